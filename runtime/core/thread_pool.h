@@ -1,0 +1,54 @@
+// A persistent pool of worker threads: no thread is created per operation.
+//
+//   ThreadPool pool(4);
+//   pool.parallel_for(n_rows, [&](int64_t begin, int64_t end) { ... rows [begin, end) ... });
+//
+// parallel_for splits [0, n) into one contiguous range per thread (so each thread
+// streams its own contiguous weight rows), runs them on the workers and the calling
+// thread, and returns when all are done. A pool of 1 runs everything inline.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pshard {
+
+class ThreadPool {
+public:
+  using RangeFn = std::function<void(int64_t begin, int64_t end)>;
+
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Runs fn over [0, n) split into contiguous ranges; ranges of fewer than
+  // `min_per_thread` items are not split further.
+  void parallel_for(int64_t n, const RangeFn& fn, int64_t min_per_thread = 1);
+
+  // The number of hardware threads, at least 1.
+  static int hardware_threads();
+
+private:
+  void worker_loop(int index);
+
+  int n_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
+  const RangeFn* job_ = nullptr;
+  int64_t job_n_ = 0;
+  int job_parts_ = 0;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stopping_ = false;
+};
+
+} // namespace pshard

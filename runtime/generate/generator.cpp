@@ -1,0 +1,90 @@
+#include "runtime/generate/generator.h"
+
+#include "runtime/tokenizer/utf8.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+namespace pshard {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+double GenerateTimings::generation_tokens_per_s() const {
+  // The first token comes out of the prompt pass; later ones each cost a decode step.
+  return generation_ms > 0 && n_generated > 1 ? (n_generated - 1) * 1e3 / generation_ms : 0;
+}
+
+std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int32_t n) {
+  double max_logit = -INFINITY;
+  for (float l : logits)
+    max_logit = std::max<double>(max_logit, l);
+  double sum = 0;
+  for (float l : logits)
+    sum += std::exp(static_cast<double>(l) - max_logit);
+  const double log_z = max_logit + std::log(sum);
+  std::vector<TokenId> ids(logits.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  const size_t k = std::min<size_t>(static_cast<size_t>(std::max(n, 0)), ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(),
+                    [&](TokenId a, TokenId b) {
+                      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+                    });
+  std::vector<TokenLogprob> out;
+  for (size_t i = 0; i < k; ++i)
+    out.push_back({ids[i], static_cast<float>(logits[ids[i]] - log_z)});
+  return out;
+}
+
+Result<GenerateResult> generate(LlamaSession& session, const Tokenizer& tokenizer, Sampler& sampler,
+                                std::span<const TokenId> prompt, const GenerateParams& params,
+                                const TokenCallback& on_token) {
+  if (prompt.empty())
+    return invalid_argument("the prompt is empty; give at least one token (e.g. BOS)");
+  GenerateResult r;
+  r.prompt.assign(prompt.begin(), prompt.end());
+  r.timings.n_prompt = static_cast<int64_t>(prompt.size());
+  std::vector<TokenId> history(prompt.begin(), prompt.end());
+
+  const auto t_start = std::chrono::steady_clock::now();
+  PSHARD_ASSIGN_OR_RETURN(std::span<const float> logits, session.decode(prompt));
+  r.timings.prompt_ms = ms_since(t_start);
+
+  const int64_t room = session.n_ctx() - session.n_past();
+  const int64_t limit = params.n_predict < 0 ? room : std::min<int64_t>(params.n_predict, room + 1);
+  Utf8StreamBuffer stream;
+  const auto t_gen = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < limit; ++i) {
+    if (params.top_logprobs > 0)
+      r.top_logprobs.push_back(top_logprobs(logits, params.top_logprobs));
+    const TokenId next = sampler.sample(logits, history);
+    if (i == 0)
+      r.timings.first_token_ms = ms_since(t_start);
+    if (!params.ignore_eos && tokenizer.is_end_of_generation(next)) {
+      if (params.top_logprobs > 0)
+        r.top_logprobs.pop_back();
+      break;
+    }
+    r.generated.push_back(next);
+    history.push_back(next);
+    TokenEvent event{next, stream.push(tokenizer.token_to_piece(next))};
+    const bool keep_going = !on_token || on_token(event);
+    if (!keep_going || i + 1 == limit || session.n_past() >= session.n_ctx())
+      break;
+    PSHARD_ASSIGN_OR_RETURN(logits, session.decode(std::span<const TokenId>(&next, 1)));
+  }
+  r.timings.generation_ms = ms_since(t_gen);
+  r.timings.n_generated = static_cast<int64_t>(r.generated.size());
+  if (std::string rest = stream.flush(); !rest.empty() && on_token)
+    on_token(TokenEvent{kNoToken, rest});
+  r.text = tokenizer.decode(r.generated);
+  return r;
+}
+
+} // namespace pshard

@@ -1,0 +1,67 @@
+// The generation loop: prompt prefill, then sample / decode until n_predict tokens
+// or an end-of-generation token, streaming text and timing every phase.
+//
+//   GenerateParams gp;
+//   gp.n_predict = 32;
+//   PSHARD_ASSIGN_OR_RETURN(GenerateResult r,
+//       generate(*session, *tokenizer, sampler, prompt_ids, gp,
+//                [](const TokenEvent& e) { std::cout << e.text << std::flush; return true; }));
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/model/llama_model.h"
+#include "runtime/sampler/sampler.h"
+#include "runtime/tokenizer/tokenizer.h"
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace pshard {
+
+struct GenerateParams {
+  int32_t n_predict = 128; // new tokens at most; < 0: until the context is full
+  bool ignore_eos = false;
+  int32_t top_logprobs = 0; // record the N most likely tokens of every position
+};
+
+struct TokenLogprob {
+  TokenId id;
+  float logprob; // log-softmax of the raw logits, before any sampling transform
+};
+
+struct TokenEvent {
+  TokenId id;
+  std::string text; // complete UTF-8 ready to show (may be empty while a character is split)
+};
+
+struct GenerateTimings {
+  int64_t n_prompt = 0;
+  int64_t n_generated = 0;
+  double prompt_ms = 0;     // prefill of the whole prompt
+  double generation_ms = 0; // every decode step after the prompt
+  double first_token_ms = 0; // from the start until the first token is sampled
+  double prompt_tokens_per_s() const { return prompt_ms > 0 ? n_prompt * 1e3 / prompt_ms : 0; }
+  double generation_tokens_per_s() const;
+};
+
+struct GenerateResult {
+  std::vector<TokenId> prompt;
+  std::vector<TokenId> generated;
+  std::string text; // the generated tokens decoded
+  std::vector<std::vector<TokenLogprob>> top_logprobs; // one list per generated position
+  GenerateTimings timings;
+};
+
+// Returning false from on_token stops generation after that token.
+using TokenCallback = std::function<bool(const TokenEvent&)>;
+
+Result<GenerateResult> generate(LlamaSession& session, const Tokenizer& tokenizer, Sampler& sampler,
+                                std::span<const TokenId> prompt, const GenerateParams& params,
+                                const TokenCallback& on_token = nullptr);
+
+// The n highest log-probabilities of a logit vector, highest first, ties to the lower id.
+std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int32_t n);
+
+} // namespace pshard

@@ -1,0 +1,86 @@
+#include "runtime/model/llama_model.h"
+
+#include <algorithm>
+
+namespace pshard {
+
+Result<std::unique_ptr<LlamaModel>> LlamaModel::load(const std::string& path) {
+  PSHARD_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path, gguf::OpenMode::kMapData));
+  auto model = from_file(std::move(file));
+  if (!model.ok())
+    return model.status().with_context(path);
+  return model;
+}
+
+Result<std::unique_ptr<LlamaModel>> LlamaModel::from_file(std::unique_ptr<gguf::GgufFile> file) {
+  auto model = std::unique_ptr<LlamaModel>(new LlamaModel());
+  PSHARD_ASSIGN_OR_RETURN(model->hparams_, read_llama_hparams(*file));
+  PSHARD_ASSIGN_OR_RETURN(model->weights_, bind_llama_weights(*file, model->hparams_));
+  model->sublayers_ = llama_sublayers(model->hparams_);
+  model->file_ = std::move(file);
+  return model;
+}
+
+uint64_t LlamaModel::weight_bytes() const {
+  uint64_t n = 0;
+  for (const auto& t : file_->tensors())
+    n += t.n_bytes;
+  return n;
+}
+
+uint64_t LlamaModel::n_params() const {
+  uint64_t n = 0;
+  for (const auto& t : file_->tensors())
+    n += static_cast<uint64_t>(t.n_values());
+  return n;
+}
+
+LlamaSession::LlamaSession(const LlamaModel& model, KvCache kv, int32_t threads, int64_t n_batch)
+    : model_(model), kv_(std::move(kv)), pool_(std::make_unique<ThreadPool>(threads)),
+      n_batch_(n_batch) {}
+
+Result<std::unique_ptr<LlamaSession>> LlamaSession::create(const LlamaModel& model,
+                                                           const SessionParams& params) {
+  const LlamaHParams& hp = model.hparams();
+  int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
+  if (params.n_ctx < 0)
+    return invalid_argument("context length must be positive, got " +
+                            std::to_string(params.n_ctx));
+  if (params.n_batch <= 0)
+    return invalid_argument("batch size must be positive");
+  if (params.n_threads < 0)
+    return invalid_argument("thread count must be positive, got " +
+                            std::to_string(params.n_threads));
+  const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim()));
+  auto s = std::unique_ptr<LlamaSession>(
+      new LlamaSession(model, std::move(kv), threads, std::min(params.n_batch, n_ctx)));
+  s->act_.reserve(hp, s->n_batch_);
+  return s;
+}
+
+Result<std::span<const float>> LlamaSession::decode(std::span<const TokenId> tokens) {
+  const LlamaHParams& hp = model_.hparams();
+  if (tokens.empty())
+    return invalid_argument("decode needs at least one token");
+  for (TokenId t : tokens)
+    if (t < 0 || t >= hp.n_vocab)
+      return out_of_range("token id " + std::to_string(t) + " is outside the vocabulary of " +
+                          std::to_string(hp.n_vocab));
+  if (n_past_ + static_cast<int64_t>(tokens.size()) > kv_.n_ctx())
+    return out_of_range("the context is full: " + std::to_string(n_past_) + " + " +
+                        std::to_string(tokens.size()) + " tokens exceed the context of " +
+                        std::to_string(kv_.n_ctx()) + "; use a larger context (-c)");
+  for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(n_batch_))
+    forward_chunk(tokens.subspan(begin, std::min<size_t>(n_batch_, tokens.size() - begin)));
+  return std::span<const float>(act_.logits.data(), static_cast<size_t>(hp.n_vocab));
+}
+
+void LlamaSession::forward_chunk(std::span<const TokenId> tokens) {
+  ForwardPass pass{model_.hparams(), model_.weights(), kv_, act_, *pool_, n_past_, tokens};
+  for (const SubLayer& s : model_.sublayers())
+    run_sublayer(s, pass);
+  n_past_ += static_cast<int64_t>(tokens.size());
+}
+
+} // namespace pshard

@@ -1,0 +1,77 @@
+// A llama-family model loaded from GGUF: its hyperparameters, its weights bound in
+// place to the file mapping, and its sub-layer sequence.
+//
+//   PSHARD_ASSIGN_OR_RETURN(auto model, LlamaModel::load("stories260K.gguf"));
+//   PSHARD_ASSIGN_OR_RETURN(auto session, LlamaSession::create(*model, {}));
+//   PSHARD_ASSIGN_OR_RETURN(std::span<const float> logits, session->decode(prompt_ids));
+#pragma once
+
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/model/llama_hparams.h"
+#include "runtime/model/llama_weights.h"
+#include "runtime/model/sublayer.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pshard {
+
+class LlamaModel {
+public:
+  static Result<std::unique_ptr<LlamaModel>> load(const std::string& path);
+  // For a file already opened with its data mapped.
+  static Result<std::unique_ptr<LlamaModel>> from_file(std::unique_ptr<gguf::GgufFile> file);
+
+  const gguf::GgufFile& file() const { return *file_; }
+  const LlamaHParams& hparams() const { return hparams_; }
+  const LlamaWeights& weights() const { return weights_; }
+  const std::vector<SubLayer>& sublayers() const { return sublayers_; }
+  // Bytes of all tensors, as stored in the file.
+  uint64_t weight_bytes() const;
+  uint64_t n_params() const;
+
+private:
+  std::unique_ptr<gguf::GgufFile> file_;
+  LlamaHParams hparams_;
+  LlamaWeights weights_;
+  std::vector<SubLayer> sublayers_;
+};
+
+struct SessionParams {
+  int64_t n_ctx = 0;     // 0: the model's training context, capped at 4096
+  int32_t n_threads = 0; // 0: all hardware threads
+  int64_t n_batch = 256; // most tokens per forward pass; longer inputs run in chunks
+};
+
+// One sequence being generated: KV cache, scratch activations and a thread pool.
+class LlamaSession {
+public:
+  static Result<std::unique_ptr<LlamaSession>> create(const LlamaModel& model,
+                                                      const SessionParams& params);
+
+  // Appends tokens at the current position and returns the logits of the last one.
+  // Fails (leaving the session unchanged) when a token id is out of range or the
+  // context would overflow.
+  Result<std::span<const float>> decode(std::span<const TokenId> tokens);
+
+  int64_t n_past() const { return n_past_; }
+  int64_t n_ctx() const { return kv_.n_ctx(); }
+  int32_t n_threads() const { return pool_->size(); }
+  void reset() { n_past_ = 0; }
+  // Host memory this session allocated: KV cache plus activations.
+  size_t allocated_bytes() const { return kv_.bytes() + act_.bytes(); }
+
+private:
+  LlamaSession(const LlamaModel& model, KvCache kv, int32_t threads, int64_t n_batch);
+  void forward_chunk(std::span<const TokenId> tokens);
+
+  const LlamaModel& model_;
+  KvCache kv_;
+  Activations act_;
+  std::unique_ptr<ThreadPool> pool_;
+  int64_t n_batch_;
+  int64_t n_past_ = 0;
+};
+
+} // namespace pshard

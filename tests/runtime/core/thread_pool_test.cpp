@@ -1,0 +1,52 @@
+#include "runtime/core/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+namespace pshard {
+namespace {
+
+TEST(ThreadPoolTest, CoversEveryIndexExactlyOnceWithContiguousRanges) {
+  for (int threads : {1, 2, 3, 7}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 5, 64, 1001}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> calls{0};
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        ASSERT_LE(b, e);
+        calls++;
+        for (int64_t i = b; i < e; ++i)
+          hits[static_cast<size_t>(i)]++;
+      });
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "threads " << threads << " n " << n;
+      EXPECT_LE(calls.load(), threads);
+    }
+  }
+}
+
+TEST(ThreadPoolTest, MinPerThreadLimitsSplitting) {
+  ThreadPool pool(4);
+  std::atomic<int> calls{0};
+  pool.parallel_for(10, [&](int64_t, int64_t) { calls++; }, /*min_per_thread=*/8);
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(ThreadPoolTest, ReusableAcrossManyJobs) {
+  ThreadPool pool(3);
+  int64_t total = 0;
+  for (int job = 0; job < 500; ++job) {
+    std::atomic<int64_t> sum{0};
+    pool.parallel_for(100, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        sum += i;
+    });
+    total += sum.load();
+  }
+  EXPECT_EQ(total, 500 * 4950);
+}
+
+} // namespace
+} // namespace pshard

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""End-to-end checks of pshard-run and pshard-mkmodel as a user runs them.
+
+usage: cli_test.py BUILD_DIR SHARED_DIR
+Prints 'N passed, N failed' and exits non-zero on any failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+build, shared = sys.argv[1], sys.argv[2]
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
+mk_bin = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+stories = os.path.join(shared, "models/stories260K.gguf")
+EXPECTED = [432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337,
+            410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394]
+EXPECTED_TEXT = (", there was a little girl named Lily. She loved to play outside in the park. "
+                 "One day, she saw")
+passed = failed = skipped = 0
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}")
+
+
+def known_answer_json():
+    p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "32", "--temp", "0",
+            "--json", "--top-logprobs", "3", "-t", "2", "-c", "1K")
+    check("json exit", p.returncode == 0, p.stderr)
+    out = json.loads(p.stdout)
+    check("json prompt ids", out["prompt_tokens"] == [1, 403, 407, 261, 378], out["prompt_tokens"])
+    check("json generated ids", out["generated_tokens"] == EXPECTED, out["generated_tokens"])
+    check("json text", out["text"] == EXPECTED_TEXT, out["text"])
+    first = out["top_logprobs"][0]
+    ref = [(432, -0.0318), (383, -3.548), (322, -8.121)]
+    check("logprob ids", [e["id"] for e in first] == [r[0] for r in ref], first)
+    check("logprob values", all(abs(e["logprob"] - r[1]) < 0.01 for e, r in zip(first, ref)), first)
+    check("timings", out["timings"]["predicted_n"] == 32 and out["timings"]["prompt_n"] == 5, out["timings"])
+    check("peak memory", out["memory"]["peak_resident_bytes"] > 0, out["memory"])
+
+
+def known_answer_streamed():
+    p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "32", "--temp", "0")
+    check("stream exit", p.returncode == 0, p.stderr)
+    check("stream text", p.stdout == "Once upon a time" + EXPECTED_TEXT + "\n", repr(p.stdout))
+    check("stream timings on stderr", "generation:" in p.stderr and "peak resident" in p.stderr, p.stderr)
+
+
+def errors():
+    p = run(run_bin, "-m", "/nonexistent/model.gguf", "-p", "x")
+    check("missing model fails", p.returncode != 0 and "/nonexistent/model.gguf" in p.stderr, p.stderr)
+    p = run(run_bin, "-m", stories, "--no-such-flag")
+    check("unknown flag fails", p.returncode != 0 and "no-such-flag" in (p.stderr + p.stdout), p.stderr)
+    p = run(run_bin, "-m", stories, "-p", "x", "-c", "12Q")
+    check("bad size fails", p.returncode != 0 and "12Q" in p.stderr, p.stderr)
+    p = run(run_bin, "-m", stories, "-p", "x", "--top-p", "1.5")
+    check("bad sampler param fails", p.returncode != 0 and "top" in p.stderr.lower(), p.stderr)
+
+
+def mkmodel(tmp):
+    dense = os.path.join(tmp, "dense.gguf")
+    p = run(mk_bin, "-o", dense, "--n-embd", "64", "--n-layer", "2", "--n-head", "4",
+            "--n-head-kv", "2", "--n-ff", "128", "--type", "q4_0", "--override", "token_embd=f16",
+            "--tokenizer-from", os.path.join(shared, "vocab/ggml-vocab-llama-spm.gguf"))
+    check("mkmodel dense", p.returncode == 0, p.stderr)
+    p = run(run_bin, "-m", dense, "-p", "Hello world", "-n", "8", "--temp", "0", "--json")
+    check("run generated model", p.returncode == 0 and len(json.loads(p.stdout)["generated_tokens"]) > 0,
+          p.stderr)
+    sparse = os.path.join(tmp, "sparse.gguf")
+    p = run(mk_bin, "-o", sparse, "--sparse", "--n-embd", "4096", "--n-layer", "8", "--n-head", "64",
+            "--n-head-kv", "4", "--n-ff", "1536", "--n-expert", "128", "--n-expert-used", "8",
+            "--type", "q4_0")
+    check("mkmodel sparse", p.returncode == 0, p.stderr)
+    st = os.stat(sparse)
+    check("sparse is big", st.st_size > 8 * 3 * 4096 * 1536 * 128 * 18 // 32, st.st_size)
+    check("sparse is a hole", st.st_blocks * 512 < st.st_size // 100, (st.st_blocks, st.st_size))
+    p = run(mk_bin, "-o", os.path.join(tmp, "bad.gguf"), "--n-ff", "172", "--type", "q8_0")
+    check("mkmodel block mismatch fails", p.returncode != 0 and "ffn_down" in p.stderr, p.stderr)
+    check("no half-written file", not os.path.exists(os.path.join(tmp, "bad.gguf")))
+
+
+if os.path.exists(stories):
+    known_answer_json()
+    known_answer_streamed()
+    errors()
+else:
+    skipped += 1
+    print(f"SKIP known-answer tests: {stories} is not present")
+with tempfile.TemporaryDirectory() as tmp:
+    mkmodel(tmp)
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pshard builds with. Safe to run again: it only
+# calls apt-get when something is missing. Needs root (or sudo) on a fresh machine.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ ccache pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libflatbuffers-dev flatbuffers-compiler libcli11-dev
+  clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
+  python3
+)
+if [[ "${PSHARD_WITH_COMPILER:-0}" == 1 ]]; then
+  packages+=(libmlir-16-dev mlir-16-tools llvm-16-dev llvm-16-tools)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+echo "pshard: installing ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) != 0 ]]; then sudo="sudo"; fi
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,26 @@
+// pshard-run's options, with llama.cpp's flag names where they exist.
+#pragma once
+
+#include "runtime/sampler/sampler.h"
+
+#include <cstdint>
+#include <string>
+
+namespace pshard {
+
+struct RunOptions {
+  std::string model_path;
+  std::string prompt;
+  std::string prompt_file;
+  int32_t n_predict = 128;
+  int32_t n_threads = 0;
+  std::string ctx_size = "0"; // a size: K/M suffixes allowed
+  int64_t n_batch = 256;
+  SamplerParams sampling;
+  int64_t seed = -1;          // -1: a random seed, reported in the output
+  bool ignore_eos = false;
+  bool json = false;
+  int32_t top_logprobs = 0;
+};
+
+} // namespace pshard

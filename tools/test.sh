@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The README's second command (and CI's): install what is missing, build
+# everything with the tests, and run the whole suite three ways:
+#   1. the normal build (RelWithDebInfo), every test;
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build, every test;
+#   3. the GGUF reader's libFuzzer target for a bounded time (clang).
+# PSHARD_TEST_FAST=1 runs only the first.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+
+bash "$root/tools/install-deps.sh"
+
+run_suite() { # name, build dir, build target, ctest regex, extra cmake args...
+  local name=$1 dir=$2 target=$3 regex=$4
+  shift 4
+  echo "=== pshard tests: $name ($dir)" >&2
+  cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
+  cmake --build "$dir" --target "$target" -j "$jobs"
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900 -R "$regex"
+}
+
+run_suite main "$root/build-test" all . -DCMAKE_BUILD_TYPE=RelWithDebInfo
+if [[ "${PSHARD_TEST_FAST:-0}" != 1 ]]; then
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    run_suite "asan+ubsan" "$root/build-asan" all . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPSHARD_SANITIZE=ON -DPSHARD_ENABLE_CUDA=OFF
+  CC=clang CXX=clang++ run_suite fuzz "$root/build-fuzz" gguf_fuzz fuzz \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSHARD_FUZZ=ON -DPSHARD_ENABLE_CUDA=OFF
+fi
+echo "pshard: all test suites passed" >&2
