@@ -71,15 +71,18 @@ Result<std::span<const float>> LlamaSession::decode(std::span<const TokenId> tok
     return out_of_range("the context is full: " + std::to_string(n_past_) + " + " +
                         std::to_string(tokens.size()) + " tokens exceed the context of " +
                         std::to_string(kv_.n_ctx()) + "; use a larger context (-c)");
-  for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(n_batch_))
-    forward_chunk(tokens.subspan(begin, std::min<size_t>(n_batch_, tokens.size() - begin)));
+  for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(n_batch_)) {
+    const size_t n = std::min<size_t>(n_batch_, tokens.size() - begin);
+    forward_chunk(tokens.subspan(begin, n), /*compute_logits=*/begin + n == tokens.size());
+  }
   return std::span<const float>(act_.logits.data(), static_cast<size_t>(hp.n_vocab));
 }
 
-void LlamaSession::forward_chunk(std::span<const TokenId> tokens) {
+void LlamaSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
   ForwardPass pass{model_.hparams(), model_.weights(), kv_, act_, *pool_, n_past_, tokens};
   for (const SubLayer& s : model_.sublayers())
-    run_sublayer(s, pass);
+    if (s.kind != SubLayerKind::kHead || compute_logits)
+      run_sublayer(s, pass);
   n_past_ += static_cast<int64_t>(tokens.size());
 }
 

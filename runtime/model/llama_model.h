@@ -64,7 +64,8 @@ public:
 
 private:
   LlamaSession(const LlamaModel& model, KvCache kv, int32_t threads, int64_t n_batch);
-  void forward_chunk(std::span<const TokenId> tokens);
+  // Only the last chunk of a prompt needs the head (its logits are the ones returned).
+  void forward_chunk(std::span<const TokenId> tokens, bool compute_logits);
 
   const LlamaModel& model_;
   KvCache kv_;

@@ -21,9 +21,10 @@ void JsonWriter::before_value() {
   if (stack_.empty())
     return;
   if (!stack_.back().empty)
-    out_ << ',';
+    out_ << (stack_.back().inline_items && pretty_ ? ", " : ",");
   stack_.back().empty = false;
-  newline();
+  if (!stack_.back().inline_items)
+    newline();
 }
 
 JsonWriter& JsonWriter::begin_object() {
@@ -33,20 +34,21 @@ JsonWriter& JsonWriter::begin_object() {
   return *this;
 }
 
-JsonWriter& JsonWriter::begin_array() {
+JsonWriter& JsonWriter::begin_array(bool inline_items) {
   before_value();
   out_ << '[';
-  stack_.push_back({false});
+  stack_.push_back({false, inline_items});
   return *this;
 }
 
 JsonWriter& JsonWriter::end_object() { return end_array(); }
 
 JsonWriter& JsonWriter::end_array() {
-  const bool is_object = stack_.back().is_object, empty = stack_.back().empty;
+  const Level level = stack_.back();
   stack_.pop_back();
-  if (!empty)
+  if (!level.empty && !level.inline_items)
     newline();
+  const bool is_object = level.is_object;
   out_ << (is_object ? '}' : ']');
   if (stack_.empty() && pretty_)
     out_ << '\n';

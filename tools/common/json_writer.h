@@ -21,7 +21,8 @@ public:
 
   JsonWriter& begin_object();
   JsonWriter& end_object();
-  JsonWriter& begin_array();
+  // inline_items: keep the items on one line (for arrays of numbers).
+  JsonWriter& begin_array(bool inline_items = false);
   JsonWriter& end_array();
   JsonWriter& key(std::string_view k);
   JsonWriter& value(std::string_view s);
@@ -43,6 +44,7 @@ private:
   bool pretty_;
   struct Level {
     bool is_object;
+    bool inline_items = false;
     bool empty = true;
   };
   std::vector<Level> stack_;

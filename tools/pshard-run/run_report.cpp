@@ -38,11 +38,11 @@ void write_json_report(std::ostream& out, const RunReport& r) {
   const GenerateResult& g = r.result;
   JsonWriter j(out);
   j.begin_object();
-  j.key("prompt_tokens").begin_array();
+  j.key("prompt_tokens").begin_array(/*inline_items=*/true);
   for (TokenId id : g.prompt)
     j.value(id);
   j.end_array();
-  j.key("generated_tokens").begin_array();
+  j.key("generated_tokens").begin_array(/*inline_items=*/true);
   for (TokenId id : g.generated)
     j.value(id);
   j.end_array();

@@ -1,0 +1,190 @@
+// quantize_row / dequantize_row: bit-exact block layouts, ggml's rounding rules,
+// round-trip error bounds, and dequantization against a float64 reading of the bytes.
+#include "kernel_test_util.h"
+#include "runtime/kernels/convert.h"
+#include "runtime/kernels/quantize.h"
+
+#include <cmath>
+#include <cstring>
+#include <gtest/gtest.h>
+
+namespace pshard {
+namespace {
+
+constexpr TensorType kFloatTypes[] = {TensorType::kF32, TensorType::kF16, TensorType::kBF16};
+constexpr TensorType kQuantTypes[] = {TensorType::kQ8_0, TensorType::kQ4_0};
+
+uint16_t read_u16(const uint8_t *p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+// The value of element i of a quantized row, read from the layout in tensor_type.h.
+double reference_value(TensorType type, const uint8_t *row, int64_t i) {
+  const int64_t b = i / 32, j = i % 32;
+  if (type == TensorType::kQ8_0) {
+    const uint8_t *block = row + b * 34;
+    return double(fp16_to_fp32(read_u16(block))) * static_cast<int8_t>(block[2 + j]);
+  }
+  const uint8_t *block = row + b * 18;
+  const int nib = j < 16 ? (block[2 + j] & 15) : (block[2 + j - 16] >> 4);
+  return double(fp16_to_fp32(read_u16(block))) * (nib - 8);
+}
+
+TEST(Quantize, Q8_0KnownFloatsGiveKnownBytes) {
+  // amax 127 makes d = 1 exactly, so q = roundf(x): halves round away from zero.
+  float x[32] = {127, -127, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 0.49f, -3.2f};
+  uint8_t block[34];
+  ASSERT_TRUE(quantize_row(TensorType::kQ8_0, x, block, 32).ok());
+  const uint8_t expected[11] = {0x00, 0x3c, 0x7f, 0x81, 0x01, 0xff, 0x02, 0x03, 0xfd, 0x00, 0xfd};
+  EXPECT_EQ(std::memcmp(block, expected, sizeof expected), 0);
+  for (int j = 9; j < 32; ++j)
+    EXPECT_EQ(block[2 + j], 0) << j;
+}
+
+TEST(Quantize, Q4_0KnownFloatsGiveKnownBytes) {
+  // max = -8 (largest magnitude, sign kept, first of the tie with +8) so d = 1;
+  // q = min(15, trunc(x + 8.5)); +8 clamps to 15.
+  float x[32] = {};
+  x[0] = -8;
+  x[1] = 8;
+  x[2] = 7;
+  x[3] = 0.5f;
+  x[4] = -0.5f;
+  x[5] = 0.49f;
+  x[6] = -3.7f;
+  x[16] = 1;
+  x[17] = -1;
+  uint8_t block[18];
+  ASSERT_TRUE(quantize_row(TensorType::kQ4_0, x, block, 32).ok());
+  EXPECT_EQ(read_u16(block), 0x3c00);
+  const uint8_t q_lo[16] = {0, 15, 15, 9, 8, 8, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+  const uint8_t q_hi[16] = {9, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+  for (int j = 0; j < 16; ++j)
+    EXPECT_EQ(block[2 + j], q_lo[j] | q_hi[j] << 4) << j;
+}
+
+TEST(Quantize, Q4_0ScaleKeepsTheSignOfTheFirstLargestValue) {
+  float x[32] = {4, -4, 1};
+  uint8_t block[18];
+  ASSERT_TRUE(quantize_row(TensorType::kQ4_0, x, block, 32).ok());
+  EXPECT_EQ(read_u16(block), 0xb800); // d = 4 / -8 = -0.5
+  EXPECT_EQ(block[2] & 15, 0);        // 4 / -0.5 + 8 = 0
+  EXPECT_EQ(block[3] & 15, 15);       // -4 -> 16, clamped
+  EXPECT_EQ(block[4] & 15, 6);        // 1 -> -2 + 8.5 = 6.5 -> 6
+}
+
+TEST(Quantize, ZeroBlockHasZeroScale) {
+  float x[32] = {};
+  uint8_t q8[34], q4[18];
+  ASSERT_TRUE(quantize_row(TensorType::kQ8_0, x, q8, 32).ok());
+  ASSERT_TRUE(quantize_row(TensorType::kQ4_0, x, q4, 32).ok());
+  for (uint8_t b : q8)
+    EXPECT_EQ(b, 0);
+  EXPECT_EQ(read_u16(q4), 0x8000); // d = 0 / -8 = -0, as ggml's reference stores it
+  for (int j = 2; j < 18; ++j)
+    EXPECT_EQ(q4[j], 0x88);
+}
+
+TEST(Dequantize, HandBuiltBlocksGiveExactValues) {
+  uint8_t q4[18] = {0x00, 0x38}; // d = 0.5
+  for (int j = 0; j < 16; ++j)
+    q4[2 + j] = static_cast<uint8_t>(j | (15 - j) << 4);
+  float out[32];
+  dequantize_row(TensorType::kQ4_0, q4, out, 32);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(out[j], (j - 8) * 0.5f) << j;
+    EXPECT_EQ(out[j + 16], (7 - j) * 0.5f) << j;
+  }
+  uint8_t q8[34] = {0x00, 0xb4}; // d = -0.25
+  for (int j = 0; j < 32; ++j)
+    q8[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(j * 8 - 128));
+  dequantize_row(TensorType::kQ8_0, q8, out, 32);
+  for (int j = 0; j < 32; ++j)
+    EXPECT_EQ(out[j], (j * 8 - 128) * -0.25f) << j;
+}
+
+// Random bytes (any quants, any finite scale) decode to exactly d * q.
+TEST(Dequantize, RandomBlocksMatchFloat64Reading) {
+  std::mt19937 rng(3);
+  for (TensorType type : kQuantTypes) {
+    for (int64_t n : {32, 64, 96, 4160}) {
+      std::vector<uint8_t> bytes(test::row_bytes(type, n));
+      for (uint8_t &b : bytes)
+        b = static_cast<uint8_t>(rng());
+      const size_t block = type == TensorType::kQ8_0 ? 34 : 18;
+      for (size_t off = 0; off < bytes.size(); off += block) // finite scales
+        bytes[off + 1] &= 0xbf;                              // top exponent bit clear: |d| < 2
+      std::vector<float> out(n);
+      dequantize_row(type, bytes.data(), out.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(double(out[i]), reference_value(type, bytes.data(), i))
+            << tensor_type_name(type) << " n=" << n << " i=" << i;
+    }
+  }
+}
+
+// Round trip: |x - x'| <= d/2 + |q| * (fp16 error of d); Q4_0's one clamped level
+// (the opposite extreme) can be off by a whole step d.
+TEST(Quantize, QuantizedRoundTripWithinHalfAStep) {
+  for (TensorType type : kQuantTypes) {
+    for (int64_t n : {32, 64, 96, 4160}) {
+      const std::vector<float> x = test::random_floats(n, static_cast<uint32_t>(n), 3.0f);
+      std::vector<uint8_t> q(test::row_bytes(type, n));
+      ASSERT_TRUE(quantize_row(type, x.data(), q.data(), n).ok());
+      std::vector<float> back(n);
+      dequantize_row(type, q.data(), back.data(), n);
+      for (int64_t b = 0; b < n / 32; ++b) {
+        double amax = 0;
+        for (int j = 0; j < 32; ++j)
+          amax = std::max(amax, std::fabs(double(x[b * 32 + j])));
+        const double step = type == TensorType::kQ8_0 ? amax / 127 : amax / 8;
+        const double levels = type == TensorType::kQ8_0 ? 127 : 8;
+        const double bound =
+            step * (type == TensorType::kQ8_0 ? 0.5 : 1.0) + levels * step * 0x1p-11 + 1e-6 * amax;
+        for (int j = 0; j < 32; ++j) {
+          const int64_t i = b * 32 + j;
+          ASSERT_LE(std::fabs(double(back[i]) - x[i]), bound)
+              << tensor_type_name(type) << " n=" << n << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
+// Float types: the round trip is exactly the type's own rounding of each value.
+TEST(Quantize, FloatTypesRoundTripAtOddSizes) {
+  for (TensorType type : kFloatTypes) {
+    for (int64_t n : {1, 7, 33, 1001}) {
+      const std::vector<float> x = test::random_floats(n, static_cast<uint32_t>(n + 11), 100.0f);
+      std::vector<uint8_t> q(test::row_bytes(type, n));
+      ASSERT_TRUE(quantize_row(type, x.data(), q.data(), n).ok());
+      std::vector<float> back(n);
+      dequantize_row(type, q.data(), back.data(), n);
+      const double rel = type == TensorType::kF32 ? 0 : type == TensorType::kF16 ? 0x1p-11 : 0x1p-8;
+      for (int64_t i = 0; i < n; ++i) {
+        float expected = x[i];
+        if (type == TensorType::kF16)
+          expected = fp16_to_fp32(fp32_to_fp16(x[i]));
+        if (type == TensorType::kBF16)
+          expected = bf16_to_fp32(fp32_to_bf16(x[i]));
+        ASSERT_EQ(back[i], expected) << tensor_type_name(type) << " i=" << i;
+        ASSERT_LE(std::fabs(double(back[i]) - x[i]), rel * std::fabs(double(x[i])) + 0x1p-24);
+      }
+    }
+  }
+}
+
+TEST(Quantize, RejectsPartialBlocks) {
+  float x[64] = {};
+  uint8_t out[256];
+  EXPECT_EQ(quantize_row(TensorType::kQ8_0, x, out, 33).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_row(TensorType::kQ4_0, x, out, 16).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_row(TensorType::kF16, x, out, -1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_row(static_cast<TensorType>(12), x, out, 32).code(), StatusCode::kUnsupported);
+  EXPECT_TRUE(quantize_row(TensorType::kF32, x, out, 7).ok());
+}
+
+} // namespace
+} // namespace pshard

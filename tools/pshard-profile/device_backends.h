@@ -1,0 +1,27 @@
+// Choosing what pshard-profile measures besides the CPU (--backend).
+//
+//   auto  the GPU when this build can measure one, else the CPU alone
+//   cpu   the CPU alone; the profile records "no GPU"
+//   emu   the emulated GPU of the hybrid runtime (host memory, throttled copy engine)
+//   cuda  the CUDA GPU (cuBLASLt matmuls, cudaMemcpyAsync)
+//
+// emu and cuda implement DeviceMeasurer (runtime/profile/device_measurer.h) in their
+// backends; until those land they answer kUnsupported with what is missing.
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/profile/device_measurer.h"
+
+#include <memory>
+#include <string>
+
+namespace pshard::profiling {
+
+struct DeviceChoice {
+  std::unique_ptr<DeviceMeasurer> device; // null: CPU only
+  std::string gpu_status;                 // recorded in the profile when device is null
+};
+
+Result<DeviceChoice> choose_device(const std::string& backend);
+
+} // namespace pshard::profiling

@@ -1,0 +1,83 @@
+// The measurement suite behind pshard-profile: which cells are measured, in what
+// order, under which time budget, and the assembly of the profile.
+//
+// The time budget is shared out evenly per cell ("unit"), so the default run takes
+// about two minutes and --quick about ten seconds whatever the machine's speed; a
+// faster machine just repeats each cell more often.
+//
+//   SuiteOptions options;
+//   options.quick = true;
+//   PSHARD_ASSIGN_OR_RETURN(fb::ProfileT profile, run_suite(options));
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/profile/device_measurer.h"
+#include "runtime/tensor/tensor_type.h"
+#include "schemas/profile_generated.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pshard::profiling {
+
+struct SuiteOptions {
+  bool quick = false;
+  std::vector<int> threads;       // empty: 1, 2, 4, … and the hardware thread count
+  double budget_s = 0;            // measuring time; 0: 100 s, or 10 s with quick
+  uint64_t read_buffer_bytes = 0; // 0: 512 MiB, or 128 MiB with quick
+  double copy_rate = 0;           // cap on the emulated copy load in bytes/s; 0: full speed
+  int64_t max_tokens = 0;         // largest token tier; 0: 512, or 64 with quick
+  bool show_progress = true;
+  std::string machine_name;       // empty: derived from the CPU
+  std::string description;
+  std::string command_line;
+  std::string tool_version;
+  DeviceMeasurer* device = nullptr; // null: no GPU is measured
+  std::string gpu_status;           // why, when device is null
+};
+
+// The cells to measure.
+struct SuiteGrid {
+  std::vector<TensorType> types;
+  std::vector<uint64_t> matrix_bytes;  // size buckets, ascending
+  std::vector<int64_t> tokens;         // tiers 1, 2, 4, …
+  std::vector<int64_t> load_tokens;    // the tiers measured again under load
+  std::vector<int> threads;
+  std::vector<int64_t> ctx_lens;
+  std::vector<uint64_t> transfer_bytes;
+  uint64_t read_buffer_bytes = 0;
+  uint64_t copy_buffer_bytes = 0;
+  double budget_s = 0;
+};
+
+Result<SuiteGrid> make_grid(const SuiteOptions& options);
+
+// Budget units per kind of cell: a bandwidth cell streams hundreds of MiB per repetition.
+inline constexpr double kMatmulUnits = 1, kAttentionUnits = 1, kReadUnits = 4, kCopyUnits = 2,
+                        kTransferUnits = 1;
+
+// Total units of a grid (for the progress bar and the per-unit budget).
+double cpu_units(const SuiteGrid& grid);
+double device_units(const SuiteGrid& grid);
+
+class Progress;
+class CopyLoad;
+
+// What the CPU part fills in.
+struct CpuTables {
+  std::unique_ptr<fb::CpuMeasurementsT> cpu;
+  std::unique_ptr<fb::UnderLoadT> under_load;
+};
+
+// CPU figures idle and under `copy_load`.
+Result<CpuTables> measure_cpu(const SuiteGrid& grid, CopyLoad& copy_load, Progress& progress,
+                              double unit_s);
+
+// GPU figures, transfers, and transfers while the CPU computes (appended to under_load).
+Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
+                      double unit_s, fb::ProfileT& profile);
+
+Result<fb::ProfileT> run_suite(const SuiteOptions& options);
+
+} // namespace pshard::profiling

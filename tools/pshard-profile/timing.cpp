@@ -1,0 +1,39 @@
+#include "tools/pshard-profile/timing.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace pshard::profiling {
+
+double now_seconds() {
+  using Clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+Timing time_repeated(const std::function<void(int rep)>& fn, double budget_s, int min_reps,
+                     int max_reps) {
+  const double start = now_seconds();
+  fn(0);
+  std::vector<double> times;
+  for (int rep = 1;; ++rep) {
+    const double t0 = now_seconds();
+    fn(rep);
+    const double t1 = now_seconds();
+    times.push_back(t1 - t0);
+    const double elapsed = t1 - start;
+    const int n = static_cast<int>(times.size());
+    if (n >= max_reps || (n >= min_reps && elapsed >= budget_s) || elapsed >= 3 * budget_s)
+      break;
+  }
+  return {median(times), static_cast<uint32_t>(times.size())};
+}
+
+} // namespace pshard::profiling
