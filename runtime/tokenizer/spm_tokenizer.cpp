@@ -1,0 +1,287 @@
+#include "runtime/tokenizer/spm_tokenizer.h"
+
+#include "runtime/tokenizer/utf8.h"
+
+#include <algorithm>
+#include <queue>
+
+namespace pshard {
+namespace {
+
+constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";     // U+2581 "▁"
+constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD"; // U+FFFD, shown for <unk>
+
+// Control tokens that end a turn in common chat templates, by text; files do
+// not always name them in tokenizer.ggml.eot_token_id.
+constexpr std::string_view kEndOfTurnTexts[] = {"<|end|>",    "<|endoftext|>", "<|eot_id|>",
+                                                "<|im_end|>", "<end_of_turn>", "<EOT>"};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1;
+}
+
+// The byte of a "<0xAB>" piece, or -1.
+int parse_byte_piece(std::string_view text) {
+  if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>')
+    return -1;
+  const int hi = hex_digit(text[3]);
+  const int lo = hex_digit(text[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+bool is_mergeable(TokenType type) {
+  return type == TokenType::kNormal || type == TokenType::kUserDefined ||
+         type == TokenType::kUndefined;
+}
+
+// One symbol of the BPE working list: a span of the escaped text, linked to its
+// neighbours. A symbol merged into its left neighbour gets length 0.
+struct Symbol {
+  int prev;
+  int next;
+  size_t start;
+  size_t length;
+};
+
+// A candidate merge of symbols `left` and `left`'s successor. `length` is the
+// pair's combined length when queued: if either side changed since, the entry
+// is stale and skipped (symbols only grow, merged-away ones become 0).
+struct Bigram {
+  float score;
+  int left;
+  int right;
+  size_t length;
+};
+
+// Highest score first; on equal scores the leftmost pair.
+struct BigramOrder {
+  bool operator()(const Bigram &a, const Bigram &b) const {
+    return a.score < b.score || (a.score == b.score && a.left > b.left);
+  }
+};
+
+} // namespace
+
+Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::create(Vocabulary vocab) {
+  PSHARD_RETURN_IF_ERROR(validate_vocabulary(vocab));
+  return std::unique_ptr<SpmTokenizer>(new SpmTokenizer(std::move(vocab)));
+}
+
+SpmTokenizer::SpmTokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
+  byte_tokens_.fill(kNoToken);
+  end_of_generation_.assign(vocab_.tokens.size(), false);
+  pieces_.reserve(vocab_.tokens.size());
+  for (TokenId id = 0; id < vocab_.size(); ++id) {
+    const TokenData &token = vocab_.tokens[id];
+    if (is_mergeable(token.type))
+      pieces_.emplace(token.text, id); // the first of duplicate texts wins
+    if (token.type == TokenType::kByte) {
+      const int byte = parse_byte_piece(token.text);
+      if (byte >= 0 && byte_tokens_[byte] == kNoToken)
+        byte_tokens_[byte] = id;
+    }
+    const bool special = token.type == TokenType::kUserDefined ||
+                         token.type == TokenType::kControl || token.type == TokenType::kUnknown;
+    if (special && !token.text.empty())
+      specials_by_first_byte_[static_cast<unsigned char>(token.text[0])].push_back(id);
+    const bool ends_turn =
+        (token.type == TokenType::kControl || token.type == TokenType::kUserDefined) &&
+        std::find(std::begin(kEndOfTurnTexts), std::end(kEndOfTurnTexts), token.text) !=
+            std::end(kEndOfTurnTexts);
+    end_of_generation_[id] = ends_turn;
+  }
+  for (TokenId id : {vocab_.eos_id, vocab_.eot_id, vocab_.eom_id})
+    if (id != kNoToken)
+      end_of_generation_[id] = true;
+  for (auto &candidates : specials_by_first_byte_)
+    std::stable_sort(candidates.begin(), candidates.end(), [this](TokenId a, TokenId b) {
+      return vocab_.tokens[a].text.size() > vocab_.tokens[b].text.size();
+    });
+}
+
+size_t SpmTokenizer::match_special(std::string_view text, size_t pos, bool parse_special,
+                                   TokenId *id) const {
+  const auto &candidates = specials_by_first_byte_[static_cast<unsigned char>(text[pos])];
+  for (TokenId candidate : candidates) {
+    const TokenData &token = vocab_.tokens[candidate];
+    if (token.type != TokenType::kUserDefined && !parse_special)
+      continue;
+    if (text.substr(pos, token.text.size()) == token.text) {
+      *id = candidate;
+      return token.text.size();
+    }
+  }
+  return 0;
+}
+
+std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos,
+                                          bool parse_special) const {
+  std::vector<TokenId> out;
+  out.reserve(text.size() / 3 + 2);
+  if (add_bos && vocab_.bos_id != kNoToken)
+    out.push_back(vocab_.bos_id);
+
+  // The space prefix goes at the start of the text and after every special
+  // token, as SentencePiece sees each run between special tokens as a text.
+  bool after_special = true;
+  size_t run_start = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    TokenId special = kNoToken;
+    const size_t matched = match_special(text, pos, parse_special, &special);
+    if (matched == 0) {
+      pos +=
+          std::min(utf8_sequence_length(static_cast<unsigned char>(text[pos])), text.size() - pos);
+      continue;
+    }
+    if (pos > run_start) {
+      encode_text(text.substr(run_start, pos - run_start), vocab_.add_space_prefix && after_special,
+                  out);
+    }
+    out.push_back(special);
+    after_special = true;
+    pos += matched;
+    run_start = pos;
+  }
+  if (run_start < text.size())
+    encode_text(text.substr(run_start), vocab_.add_space_prefix && after_special, out);
+
+  if (add_bos && vocab_.add_eos && vocab_.eos_id != kNoToken)
+    out.push_back(vocab_.eos_id);
+  return out;
+}
+
+void SpmTokenizer::encode_text(std::string_view text, bool space_prefix,
+                               std::vector<TokenId> &out) const {
+  std::string escaped;
+  escaped.reserve(text.size() + kSpaceMarker.size() * 4);
+  if (space_prefix)
+    escaped.append(kSpaceMarker);
+  for (char c : text) {
+    if (c == ' ')
+      escaped.append(kSpaceMarker);
+    else
+      escaped.push_back(c);
+  }
+
+  std::vector<Symbol> symbols;
+  symbols.reserve(escaped.size());
+  for (size_t pos = 0; pos < escaped.size();) {
+    const size_t length = std::min(utf8_sequence_length(static_cast<unsigned char>(escaped[pos])),
+                                   escaped.size() - pos);
+    const int index = static_cast<int>(symbols.size());
+    symbols.push_back({index - 1, index + 1, pos, length});
+    pos += length;
+  }
+  if (symbols.empty())
+    return;
+  symbols.back().next = -1;
+
+  const std::string_view view = escaped;
+  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
+  auto try_queue = [&](int left, int right) {
+    if (left < 0 || right < 0)
+      return;
+    const size_t length = symbols[left].length + symbols[right].length;
+    const auto found = pieces_.find(view.substr(symbols[left].start, length));
+    if (found != pieces_.end())
+      queue.push({vocab_.tokens[found->second].score, left, right, length});
+  };
+  for (int i = 0; i + 1 < static_cast<int>(symbols.size()); ++i)
+    try_queue(i, i + 1);
+
+  while (!queue.empty()) {
+    const Bigram bigram = queue.top();
+    queue.pop();
+    Symbol &left = symbols[bigram.left];
+    Symbol &right = symbols[bigram.right];
+    if (left.length == 0 || right.length == 0 || left.length + right.length != bigram.length)
+      continue; // stale: one side merged with something else since
+    left.length += right.length;
+    right.length = 0;
+    left.next = right.next;
+    if (right.next >= 0)
+      symbols[right.next].prev = bigram.left;
+    try_queue(left.prev, bigram.left);
+    try_queue(bigram.left, left.next);
+  }
+
+  for (int i = 0; i >= 0; i = symbols[i].next)
+    emit_symbol(view.substr(symbols[i].start, symbols[i].length), out);
+}
+
+void SpmTokenizer::emit_symbol(std::string_view symbol, std::vector<TokenId> &out) const {
+  if (const auto found = pieces_.find(symbol); found != pieces_.end()) {
+    out.push_back(found->second);
+    return;
+  }
+  const bool has_all_bytes = std::all_of(symbol.begin(), symbol.end(), [this](char c) {
+    return byte_tokens_[static_cast<unsigned char>(c)] != kNoToken;
+  });
+  if (has_all_bytes) {
+    for (char c : symbol)
+      out.push_back(byte_tokens_[static_cast<unsigned char>(c)]);
+  } else if (vocab_.unk_id != kNoToken) {
+    out.push_back(vocab_.unk_id);
+  }
+}
+
+std::string SpmTokenizer::token_to_piece(TokenId id) const {
+  if (id < 0 || id >= vocab_.size())
+    return {};
+  const TokenData &token = vocab_.tokens[id];
+  switch (token.type) {
+  case TokenType::kControl:
+    return {};
+  case TokenType::kUnknown:
+    return std::string(kReplacementChar);
+  case TokenType::kByte: {
+    const int byte = parse_byte_piece(token.text);
+    if (byte >= 0)
+      return std::string(1, static_cast<char>(byte));
+    break; // a malformed byte piece shows as its text
+  }
+  default:
+    break;
+  }
+  std::string piece;
+  piece.reserve(token.text.size());
+  for (size_t pos = 0; pos < token.text.size();) {
+    if (std::string_view(token.text).substr(pos, kSpaceMarker.size()) == kSpaceMarker) {
+      piece.push_back(' ');
+      pos += kSpaceMarker.size();
+    } else {
+      piece.push_back(token.text[pos++]);
+    }
+  }
+  return piece;
+}
+
+std::string SpmTokenizer::decode(std::span<const TokenId> ids) const {
+  std::string text;
+  // The space prefix encode() added shows up as a leading space on the first
+  // piece that has text; control tokens before it (BOS) show as nothing.
+  bool strip_space = vocab_.add_space_prefix;
+  for (TokenId id : ids) {
+    if (id >= 0 && id < vocab_.size() && vocab_.tokens[id].type == TokenType::kControl)
+      continue;
+    std::string piece = token_to_piece(id);
+    if (strip_space && !piece.empty() && piece[0] == ' ')
+      piece.erase(0, 1);
+    strip_space = false;
+    text += piece;
+  }
+  return text;
+}
+
+bool SpmTokenizer::is_end_of_generation(TokenId id) const {
+  return id >= 0 && id < vocab_.size() && end_of_generation_[id];
+}
+
+} // namespace pshard

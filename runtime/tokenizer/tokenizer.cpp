@@ -1,0 +1,43 @@
+#include "runtime/tokenizer/tokenizer.h"
+
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/tokenizer/spm_tokenizer.h"
+#include "runtime/tokenizer/vocabulary.h"
+
+namespace pshard {
+namespace {
+
+// The kinds GGUF files name in tokenizer.ggml.model that pshard knows of but
+// does not tokenize yet, with what they are, for the error message.
+const char *describe_unsupported_kind(std::string_view model) {
+  if (model == "gpt2")
+    return "byte-level BPE";
+  if (model == "bert")
+    return "WordPiece";
+  if (model == "t5")
+    return "SentencePiece Unigram";
+  if (model == "rwkv")
+    return "RWKV greedy";
+  if (model == "no_vocab" || model == "none")
+    return "no vocabulary";
+  return nullptr;
+}
+
+} // namespace
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const gguf::GgufFile &file) {
+  PSHARD_ASSIGN_OR_RETURN(std::string model, file.get_string("tokenizer.ggml.model"));
+  if (model == "llama") {
+    PSHARD_ASSIGN_OR_RETURN(Vocabulary vocab, load_vocabulary(file));
+    PSHARD_ASSIGN_OR_RETURN(std::unique_ptr<SpmTokenizer> spm,
+                            SpmTokenizer::create(std::move(vocab)));
+    return std::unique_ptr<Tokenizer>(std::move(spm));
+  }
+  const char *kind = describe_unsupported_kind(model);
+  return unsupported("tokenizer.ggml.model \"" + model + "\"" +
+                     (kind ? std::string(" (") + kind + ")" : std::string()) +
+                     " is not supported yet; pshard tokenizes \"llama\" (SentencePiece BPE) "
+                     "vocabularies");
+}
+
+} // namespace pshard

@@ -1,0 +1,185 @@
+#include "runtime/tokenizer/vocabulary.h"
+
+#include "runtime/gguf/gguf_file.h"
+
+#include <limits>
+#include <optional>
+#include <type_traits>
+
+namespace pshard {
+namespace {
+
+constexpr const char *kTokensKey = "tokenizer.ggml.tokens";
+constexpr const char *kScoresKey = "tokenizer.ggml.scores";
+constexpr const char *kTypesKey = "tokenizer.ggml.token_type";
+
+// Any integer alternative of a GGUF value; nullopt for floats, strings, arrays.
+std::optional<int64_t> integer_of(const gguf::Value &value) {
+  return std::visit(
+      [](const auto &v) -> std::optional<int64_t> {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          if constexpr (std::is_same_v<T, uint64_t>) {
+            if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+              return std::nullopt;
+          }
+          return static_cast<int64_t>(v);
+        } else {
+          return std::nullopt;
+        }
+      },
+      value.v);
+}
+
+Status read_tokens(const gguf::GgufFile &file, Vocabulary &vocab) {
+  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *tokens, file.get_array(kTokensKey));
+  if (tokens->element_type != gguf::ValueType::kString)
+    return invalid_format(std::string(kTokensKey) + " must be an array of strings, found " +
+                          gguf::value_type_name(tokens->element_type));
+  vocab.tokens.resize(tokens->items.size());
+  for (size_t i = 0; i < tokens->items.size(); ++i) {
+    const auto *text = std::get_if<std::string>(&tokens->items[i].v);
+    if (text == nullptr)
+      return invalid_format(std::string(kTokensKey) + "[" + std::to_string(i) +
+                            "] is not a string");
+    vocab.tokens[i].text = *text;
+  }
+  return Status::ok_status();
+}
+
+Status check_length(const char *key, size_t found, size_t expected) {
+  if (found == expected)
+    return Status::ok_status();
+  return invalid_format(std::string(key) + " has " + std::to_string(found) +
+                        " entries but tokenizer.ggml.tokens has " + std::to_string(expected));
+}
+
+Status read_scores(const gguf::GgufFile &file, Vocabulary &vocab) {
+  if (file.find(kScoresKey) == nullptr)
+    return Status::ok_status();
+  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *scores, file.get_array(kScoresKey));
+  PSHARD_RETURN_IF_ERROR(check_length(kScoresKey, scores->items.size(), vocab.tokens.size()));
+  for (size_t i = 0; i < scores->items.size(); ++i) {
+    const gguf::Value &item = scores->items[i];
+    if (const auto *f = std::get_if<float>(&item.v))
+      vocab.tokens[i].score = *f;
+    else if (const auto *d = std::get_if<double>(&item.v))
+      vocab.tokens[i].score = static_cast<float>(*d);
+    else
+      return invalid_format(std::string(kScoresKey) + "[" + std::to_string(i) + "] is " +
+                            gguf::value_type_name(item.type()) + ", expected float32");
+  }
+  return Status::ok_status();
+}
+
+Status read_token_types(const gguf::GgufFile &file, Vocabulary &vocab) {
+  if (file.find(kTypesKey) == nullptr)
+    return Status::ok_status();
+  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *types, file.get_array(kTypesKey));
+  PSHARD_RETURN_IF_ERROR(check_length(kTypesKey, types->items.size(), vocab.tokens.size()));
+  for (size_t i = 0; i < types->items.size(); ++i) {
+    std::optional<int64_t> type = integer_of(types->items[i]);
+    if (!type || *type < 0 || *type > static_cast<int64_t>(TokenType::kByte))
+      return invalid_format(std::string(kTypesKey) + "[" + std::to_string(i) +
+                            "] is not a token type (0..6)");
+    vocab.tokens[i].type = static_cast<TokenType>(*type);
+  }
+  return Status::ok_status();
+}
+
+TokenId find_text(const Vocabulary &vocab, std::string_view text) {
+  for (int32_t i = 0; i < vocab.size(); ++i)
+    if (vocab.tokens[i].text == text)
+      return i;
+  return kNoToken;
+}
+
+// A special id from `key`; `fallback` when absent. -1 and 0xFFFFFFFF mean
+// "none" (converters write either, e.g. stories260K's padding id); other ids
+// past the vocabulary are an error.
+Result<TokenId> read_special_id(const gguf::GgufFile &file, const char *key, TokenId fallback,
+                                int32_t n_vocab) {
+  const gguf::Value *value = file.find(key);
+  if (value == nullptr)
+    return fallback;
+  const std::optional<int64_t> integer = integer_of(*value);
+  if (!integer.has_value() && value->type() == gguf::ValueType::kUint64)
+    return kNoToken; // past INT64_MAX: all ones
+  if (!integer.has_value())
+    return invalid_format(std::string(key) + " must be an integer, found " +
+                          gguf::value_type_name(value->type()));
+  const int64_t id = *integer;
+  if (id < 0 || id == 0xFFFFFFFFll)
+    return kNoToken;
+  if (id >= n_vocab)
+    return invalid_format(std::string(key) + " = " + std::to_string(id) +
+                          " is out of range for a vocabulary of " + std::to_string(n_vocab) +
+                          " tokens");
+  return static_cast<TokenId>(id);
+}
+
+Result<bool> read_flag(const gguf::GgufFile &file, const char *key, bool fallback) {
+  if (file.find(key) == nullptr)
+    return fallback;
+  return file.get_bool(key);
+}
+
+} // namespace
+
+Status validate_vocabulary(const Vocabulary &vocab) {
+  if (vocab.tokens.empty())
+    return invalid_format("the vocabulary is empty");
+  if (vocab.tokens.size() > static_cast<size_t>(std::numeric_limits<TokenId>::max()))
+    return invalid_format("the vocabulary has more tokens than a TokenId can index");
+  const std::pair<const char *, TokenId> specials[] = {
+      {"bos", vocab.bos_id},     {"eos", vocab.eos_id}, {"unknown", vocab.unk_id},
+      {"padding", vocab.pad_id}, {"eot", vocab.eot_id}, {"eom", vocab.eom_id}};
+  for (const auto &[name, id] : specials)
+    if (id != kNoToken && (id < 0 || id >= vocab.size()))
+      return invalid_format(std::string("the ") + name + " token id " + std::to_string(id) +
+                            " is out of range for a vocabulary of " + std::to_string(vocab.size()) +
+                            " tokens");
+  return Status::ok_status();
+}
+
+Result<Vocabulary> load_vocabulary(const gguf::GgufFile &file) {
+  Vocabulary vocab;
+  PSHARD_ASSIGN_OR_RETURN(vocab.model, file.get_string("tokenizer.ggml.model"));
+  if (file.find("tokenizer.ggml.pre") != nullptr) {
+    PSHARD_ASSIGN_OR_RETURN(vocab.pre, file.get_string("tokenizer.ggml.pre"));
+  }
+  PSHARD_RETURN_IF_ERROR(read_tokens(file, vocab));
+  PSHARD_RETURN_IF_ERROR(read_scores(file, vocab));
+  PSHARD_RETURN_IF_ERROR(read_token_types(file, vocab));
+  if (vocab.tokens.empty())
+    return invalid_format(std::string(kTokensKey) + " is empty");
+
+  // llama.cpp-converted SPM files sometimes omit the ids; the SentencePiece
+  // defaults are the tokens with these names.
+  const bool spm = vocab.model == "llama";
+  const int32_t n = vocab.size();
+  PSHARD_ASSIGN_OR_RETURN(vocab.bos_id,
+                          read_special_id(file, "tokenizer.ggml.bos_token_id",
+                                          spm ? find_text(vocab, "<s>") : kNoToken, n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.eos_id,
+                          read_special_id(file, "tokenizer.ggml.eos_token_id",
+                                          spm ? find_text(vocab, "</s>") : kNoToken, n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.unk_id,
+                          read_special_id(file, "tokenizer.ggml.unknown_token_id",
+                                          spm ? find_text(vocab, "<unk>") : kNoToken, n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.pad_id,
+                          read_special_id(file, "tokenizer.ggml.padding_token_id", kNoToken, n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.eot_id,
+                          read_special_id(file, "tokenizer.ggml.eot_token_id", kNoToken, n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.eom_id,
+                          read_special_id(file, "tokenizer.ggml.eom_token_id", kNoToken, n));
+
+  PSHARD_ASSIGN_OR_RETURN(vocab.add_bos, read_flag(file, "tokenizer.ggml.add_bos_token", spm));
+  PSHARD_ASSIGN_OR_RETURN(vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token", false));
+  PSHARD_ASSIGN_OR_RETURN(vocab.add_space_prefix,
+                          read_flag(file, "tokenizer.ggml.add_space_prefix", true));
+  PSHARD_RETURN_IF_ERROR(validate_vocabulary(vocab));
+  return vocab;
+}
+
+} // namespace pshard

@@ -1,0 +1,162 @@
+// load_vocabulary / Tokenizer::from_gguf on small GGUF files written here:
+// defaults for absent keys and a clear error for each kind of bad metadata.
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/gguf/gguf_writer.h"
+#include "runtime/tokenizer/tokenizer.h"
+#include "runtime/tokenizer/vocabulary.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace pshard {
+namespace {
+
+using gguf::Array;
+using gguf::Value;
+using gguf::ValueType;
+
+Value strings(const std::vector<std::string> &items) {
+  Array array{ValueType::kString, {}};
+  for (const auto &s : items)
+    array.items.push_back(Value{s});
+  return Value{array};
+}
+
+Value floats(const std::vector<float> &items) {
+  Array array{ValueType::kFloat32, {}};
+  for (float f : items)
+    array.items.push_back(Value{f});
+  return Value{array};
+}
+
+Value ints(const std::vector<int32_t> &items) {
+  Array array{ValueType::kInt32, {}};
+  for (int32_t i : items)
+    array.items.push_back(Value{i});
+  return Value{array};
+}
+
+// A valid SPM vocabulary that spells "▁hi" (id 3) as ▁ + h -> ▁h, ▁h + i -> ▁hi;
+// tests change or drop keys before writing.
+gguf::GgufWriter base_writer() {
+  gguf::GgufWriter w;
+  w.set("tokenizer.ggml.model", Value{std::string("llama")});
+  w.set("tokenizer.ggml.tokens", strings({"<unk>", "<s>", "</s>", "\xE2\x96\x81hi", "\xE2\x96\x81",
+                                          "h", "i", "\xE2\x96\x81h"}));
+  w.set("tokenizer.ggml.scores", floats({0, 0, 0, -1, -2, -2, -2, -1}));
+  w.set("tokenizer.ggml.token_type", ints({2, 3, 3, 1, 1, 1, 1, 1}));
+  return w;
+}
+
+class VocabMetadata : public testing::Test {
+protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("pshard_vocab_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+              "_" + testing::UnitTest::GetInstance()->current_test_info()->name() + ".gguf"))
+                .string();
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  Result<std::unique_ptr<Tokenizer>> build(const gguf::GgufWriter &w) {
+    Status written = w.write(path_);
+    if (!written.ok())
+      return written;
+    PSHARD_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path_));
+    return Tokenizer::from_gguf(*file);
+  }
+
+  void expect_error(const gguf::GgufWriter &w, StatusCode code, const std::string &needle) {
+    auto tok = build(w);
+    ASSERT_FALSE(tok.ok());
+    EXPECT_EQ(tok.status().code(), code) << tok.status().to_string();
+    EXPECT_NE(tok.status().message().find(needle), std::string::npos) << tok.status().message();
+  }
+
+  std::string path_;
+};
+
+TEST_F(VocabMetadata, AbsentKeysTakeSpmDefaults) {
+  auto tok = build(base_writer());
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ((*tok)->bos(), 1);
+  EXPECT_EQ((*tok)->eos(), 2);
+  EXPECT_TRUE((*tok)->add_bos_by_default());
+  EXPECT_EQ((*tok)->encode("hi", true), (std::vector<TokenId>{1, 3}));
+}
+
+TEST_F(VocabMetadata, ExplicitIdsAndFlagsAreRead) {
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.bos_token_id", Value{uint32_t{2}});
+  w.set("tokenizer.ggml.eos_token_id", Value{uint32_t{1}});
+  w.set("tokenizer.ggml.add_bos_token", Value{false});
+  w.set("tokenizer.ggml.add_space_prefix", Value{false});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ((*tok)->bos(), 2);
+  EXPECT_EQ((*tok)->eos(), 1);
+  EXPECT_FALSE((*tok)->add_bos_by_default());
+  EXPECT_EQ((*tok)->encode(" hi", false), (std::vector<TokenId>{3}));
+}
+
+TEST_F(VocabMetadata, ScoresOfAnotherLengthAreRejected) {
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.scores", floats({0, 0, 0}));
+  expect_error(w, StatusCode::kInvalidFormat,
+               "tokenizer.ggml.scores has 3 entries but tokenizer.ggml.tokens has 8");
+}
+
+TEST_F(VocabMetadata, TokenTypesOfAnotherLengthAreRejected) {
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.token_type", ints({1, 1, 1, 1, 1}));
+  expect_error(w, StatusCode::kInvalidFormat, "tokenizer.ggml.token_type has 5 entries");
+}
+
+TEST_F(VocabMetadata, UnknownTokenTypeIsRejected) {
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.token_type", ints({2, 3, 3, 9, 1, 1, 1, 1}));
+  expect_error(w, StatusCode::kInvalidFormat, "tokenizer.ggml.token_type[3]");
+}
+
+TEST_F(VocabMetadata, OutOfRangeSpecialIdIsRejected) {
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.eos_token_id", Value{uint32_t{8}});
+  expect_error(w, StatusCode::kInvalidFormat, "tokenizer.ggml.eos_token_id = 8 is out of range");
+}
+
+TEST_F(VocabMetadata, AllOnesOrNegativeIdMeansNone) {
+  // Converters write -1, or uint32 0xFFFFFFFF, for "this vocabulary has none".
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.padding_token_id", Value{uint32_t{0xFFFFFFFFu}});
+  w.set("tokenizer.ggml.bos_token_id", Value{int32_t{-1}});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ((*tok)->bos(), kNoToken);
+  EXPECT_EQ((*tok)->encode("hi", true), (std::vector<TokenId>{3}));
+}
+
+TEST_F(VocabMetadata, TokensMustBeStrings) {
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.tokens", ints({1, 2, 3, 4, 5, 6, 7, 8}));
+  expect_error(w, StatusCode::kInvalidFormat, "array of strings");
+}
+
+TEST_F(VocabMetadata, MissingModelKeyIsAnError) {
+  gguf::GgufWriter w;
+  w.set("tokenizer.ggml.tokens", strings({"a"}));
+  auto tok = build(w);
+  ASSERT_FALSE(tok.ok());
+  EXPECT_NE(tok.status().message().find("tokenizer.ggml.model"), std::string::npos)
+      << tok.status().message();
+}
+
+TEST_F(VocabMetadata, OtherModelKindsAreUnsupported) {
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.model", Value{std::string("gpt2")});
+  expect_error(w, StatusCode::kUnsupported, "\"gpt2\" (byte-level BPE)");
+  w.set("tokenizer.ggml.model", Value{std::string("bert")});
+  expect_error(w, StatusCode::kUnsupported, "\"bert\" (WordPiece)");
+}
+
+} // namespace
+} // namespace pshard
