@@ -41,7 +41,9 @@ int print_profile_from_json(const std::string& text, const std::string& path, bo
 
 const std::vector<Inspector>& inspectors() {
   static const std::vector<Inspector> all = {
-      {"PSHP", "machine profile", "pshprof", print_profile, print_profile_from_json},
+      {"PSHP", "machine profile", "pshprof", true, print_profile, print_profile_from_json, nullptr},
+      {"PSHS", "schedule", "pshard", true, print_schedule, print_schedule_from_json,
+       "\"sublayers\""},
   };
   return all;
 }

@@ -8,7 +8,6 @@
 #include "tools/pshard-inspect/inspectors.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -43,10 +42,10 @@ std::string known_kinds() {
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pshard-inspect: print a pshard file (machine profile) as tables or JSON"};
+  CLI::App app{"pshard-inspect: print a pshard file (machine profile, schedule) as tables or JSON"};
   std::string path;
   bool json = false;
-  app.add_option("file", path, "*.pshprof, or a profile's JSON form")->required();
+  app.add_option("file", path, "*.pshprof, *.pshard, or their JSON form")->required();
   app.add_flag("--json", json, "print JSON instead of tables");
   CLI11_PARSE(app, argc, argv);
 
@@ -65,20 +64,27 @@ int main(int argc, char** argv) {
     ++first;
   if (first < bytes.size() && bytes[first] == '{') {
     const std::string text(bytes.begin(), bytes.end());
+    for (const auto& kind : kinds) // a kind recognised by its own key first
+      if (kind.print_from_json && kind.json_key && text.find(kind.json_key) != std::string::npos)
+        return kind.print_from_json(text, path, json);
     for (const auto& kind : kinds)
-      if (kind.print_from_json)
+      if (kind.print_from_json && !kind.json_key)
         return kind.print_from_json(text, path, json);
   }
 
-  if (bytes.size() >= 8)
-    for (const auto& kind : kinds)
-      if (printable(bytes, 4, 4) == kind.identifier)
-        return kind.print({bytes.data(), bytes.size()}, path, json);
+  for (const auto& kind : kinds) {
+    const size_t at = kind.size_prefixed ? 8 : 4;
+    if (bytes.size() >= at + 4 && printable(bytes, at, 4) == kind.identifier)
+      return kind.print({bytes.data(), bytes.size()}, path, json);
+  }
 
-  std::fprintf(stderr, "pshard-inspect: '%s' is not a file pshard-inspect knows: %s (it reads %s)\n",
+  std::fprintf(stderr,
+               "pshard-inspect: '%s' is not a file pshard-inspect knows: %s (it reads %s)\n",
                path.c_str(),
-               bytes.size() < 8 ? ("only " + std::to_string(bytes.size()) + " bytes").c_str()
-                                : ("identifier '" + printable(bytes, 4, 4) + "'").c_str(),
+               bytes.size() < 12 ? ("only " + std::to_string(bytes.size()) + " bytes").c_str()
+                                 : ("no known identifier at offset 4 or 8: '" +
+                                    printable(bytes, 4, 4) + "', '" + printable(bytes, 8, 4) + "'")
+                                       .c_str(),
                known_kinds().c_str());
   return 1;
 }

@@ -65,7 +65,8 @@ Result<double> HostCopyLoad::stop() {
 }
 
 std::string DeviceCopyLoad::description() const {
-  return device_.backend_name() + " host->device copies from pinned memory, 32 MiB each, back to back";
+  return device_.backend_name() +
+         " host->device copies from pinned memory, 32 MiB each, back to back";
 }
 
 void ComputeLoad::start() {

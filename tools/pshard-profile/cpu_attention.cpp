@@ -47,7 +47,10 @@ void reference_attention(const AttentionShape& s, const float* q, const KvCache&
                          ThreadPool& pool) {
   const int64_t group = std::max<int64_t>(1, s.n_heads / s.n_kv_heads);
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-  const int64_t stride = s.n_kv_heads * s.head_dim; // floats from one position to the next
+  // Head-major: each KV head's positions are contiguous, so a head streams its cache
+  // instead of touching a new page per position.
+  const int64_t stride = s.head_dim;
+  const int64_t head_stride = kv.max_ctx * s.head_dim;
   const float* kbase = reinterpret_cast<const float*>(kv.k.data());
   const float* vbase = reinterpret_cast<const float*>(kv.v.data());
   pool.parallel_for(s.n_tokens * s.n_heads, [&](int64_t begin, int64_t end) {
@@ -55,8 +58,8 @@ void reference_attention(const AttentionShape& s, const float* q, const KvCache&
     for (int64_t th = begin; th < end; ++th) {
       const int64_t h = th % s.n_heads;
       const float* qh = q + th * s.head_dim;
-      const float* kh = kbase + (h / group) * s.head_dim;
-      const float* vh = vbase + (h / group) * s.head_dim;
+      const float* kh = kbase + (h / group) * head_stride;
+      const float* vh = vbase + (h / group) * head_stride;
       float max_score = -INFINITY;
       for (int64_t p = 0; p < s.ctx_len; ++p) {
         scores[p] = dot(qh, kh + p * stride, s.head_dim) * scale;
@@ -79,8 +82,8 @@ void reference_attention(const AttentionShape& s, const float* q, const KvCache&
   });
 }
 
-fb::AttentionPointT time_cpu_attention(const KvCache& kv, const AttentionShape& s,
-                                       ThreadPool& pool, double budget_s) {
+fb::AttentionPointT time_cpu_attention(const KvCache& kv, const AttentionShape& s, ThreadPool& pool,
+                                       double budget_s) {
   std::vector<float> q(static_cast<size_t>(s.n_tokens * s.n_heads * s.head_dim), 0.05f);
   std::vector<float> out(q.size());
   const Timing t =

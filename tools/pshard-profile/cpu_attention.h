@@ -20,7 +20,7 @@ namespace pshard::profiling {
 inline constexpr const char* kCpuAttentionOp =
     "reference attention v1 (per-head dot, softmax, weighted sum; f32 KV)";
 
-// K and V as [position][kv_head][head_dim] floats.
+// K and V as [kv_head][position][head_dim] floats.
 struct KvCache {
   KvCache(int64_t max_ctx, const AttentionShape& shape);
   int64_t max_ctx;

@@ -14,10 +14,10 @@ namespace {
 // The ISA features pshard's kernels dispatch on, or that explain their speed.
 const std::set<std::string>& interesting_flags() {
   static const std::set<std::string> flags = {
-      "sse4_2",      "avx",         "avx2",      "fma",         "f16c",       "avx_vnni",
-      "avx512f",     "avx512bw",    "avx512vl",  "avx512_vnni", "avx512_bf16", "avx512_fp16",
-      "avx512vbmi",  "amx_tile",    "amx_bf16",  "amx_int8",    "asimd",      "asimddp",
-      "sve",         "sve2",        "i8mm",      "bf16"};
+      "sse4_2",     "avx",      "avx2",     "fma",         "f16c",        "avx_vnni",
+      "avx512f",    "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+      "avx512vbmi", "amx_tile", "amx_bf16", "amx_int8",    "asimd",       "asimddp",
+      "sve",        "sve2",     "i8mm",     "bf16"};
   return flags;
 }
 
@@ -96,8 +96,8 @@ fb::CpuInfoT describe_host_cpu() {
   cpu.isa_features.assign(flags.begin(), flags.end());
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
   cpu.logical_cpus = online > 0 ? static_cast<uint32_t>(online) : 1;
-  cpu.cores = physical_cores.empty() ? cpu.logical_cpus
-                                     : static_cast<uint32_t>(physical_cores.size());
+  cpu.cores =
+      physical_cores.empty() ? cpu.logical_cpus : static_cast<uint32_t>(physical_cores.size());
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages > 0 && page > 0)
     cpu.ram_bytes = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);

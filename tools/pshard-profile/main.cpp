@@ -11,7 +11,6 @@
 #include "tools/pshard-profile/suite.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <iostream>
 
@@ -41,9 +40,9 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", options.quick, "small grid, about 10 s (for tests)");
   app.add_option("--threads", options.threads, "thread counts to measure, e.g. 1,2,4")
       ->delimiter(',');
-  auto* json_opt = app.add_option("--json", json_path,
-                                  "also write the readable JSON (to FILE, or beside -o)")
-                       ->expected(0, 1);
+  auto* json_opt =
+      app.add_option("--json", json_path, "also write the readable JSON (to FILE, or beside -o)")
+          ->expected(0, 1);
   app.add_option("--backend", backend, "auto, cpu, emu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "emu", "cuda"}));
   app.add_option("--budget", options.budget_s, "seconds of measuring (default 100, quick 10)");

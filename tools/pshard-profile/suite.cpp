@@ -59,12 +59,15 @@ Result<SuiteGrid> make_grid(const SuiteOptions& o) {
   // Buckets: inside L2, inside a client LLC, far outside any LLC (weights from DRAM).
   g.matrix_bytes = o.quick ? std::vector<uint64_t>{1 * kMiB, 64 * kMiB}
                            : std::vector<uint64_t>{1 * kMiB, 16 * kMiB, 256 * kMiB};
-  g.ctx_lens = o.quick ? std::vector<int64_t>{512, 4096} : std::vector<int64_t>{256, 1024, 4096, 16384};
+  g.ctx_lens =
+      o.quick ? std::vector<int64_t>{512, 4096} : std::vector<int64_t>{256, 1024, 4096, 16384};
   g.transfer_bytes = {4096, 64 * 1024, 1 * kMiB, 16 * kMiB, 64 * kMiB};
-  g.read_buffer_bytes = o.read_buffer_bytes > 0 ? o.read_buffer_bytes : (o.quick ? 128 : 512) * kMiB;
+  g.read_buffer_bytes =
+      o.read_buffer_bytes > 0 ? o.read_buffer_bytes : (o.quick ? 128 : 512) * kMiB;
   if (g.read_buffer_bytes < kMiB)
-    return invalid_argument("the read buffer must be at least 1 MiB (it should be several times the "
-                            "last-level cache)");
+    return invalid_argument(
+        "the read buffer must be at least 1 MiB (it should be several times the "
+        "last-level cache)");
   g.copy_buffer_bytes = (o.quick ? 64 : 128) * kMiB;
   g.budget_s = o.budget_s > 0 ? o.budget_s : (o.quick ? 10.0 : 100.0);
   return g;

@@ -29,7 +29,7 @@ struct SuiteOptions {
   double copy_rate = 0;           // cap on the emulated copy load in bytes/s; 0: full speed
   int64_t max_tokens = 0;         // largest token tier; 0: 512, or 64 with quick
   bool show_progress = true;
-  std::string machine_name;       // empty: derived from the CPU
+  std::string machine_name; // empty: derived from the CPU
   std::string description;
   std::string command_line;
   std::string tool_version;
@@ -40,9 +40,9 @@ struct SuiteOptions {
 // The cells to measure.
 struct SuiteGrid {
   std::vector<TensorType> types;
-  std::vector<uint64_t> matrix_bytes;  // size buckets, ascending
-  std::vector<int64_t> tokens;         // tiers 1, 2, 4, …
-  std::vector<int64_t> load_tokens;    // the tiers measured again under load
+  std::vector<uint64_t> matrix_bytes; // size buckets, ascending
+  std::vector<int64_t> tokens;        // tiers 1, 2, 4, …
+  std::vector<int64_t> load_tokens;   // the tiers measured again under load
   std::vector<int> threads;
   std::vector<int64_t> ctx_lens;
   std::vector<uint64_t> transfer_bytes;

@@ -1,6 +1,8 @@
 // The CPU half of the suite: matmul per type x size x threads x tokens, attention per
 // context length, read and copy bandwidth — then the same under a concurrent copy load,
 // and the copy bandwidth under a concurrent matmul.
+#include "runtime/kernels/matmul.h"
+#include "runtime/profile/profile_report.h"
 #include "tools/pshard-profile/background_load.h"
 #include "tools/pshard-profile/cpu_attention.h"
 #include "tools/pshard-profile/cpu_matmul.h"
@@ -8,9 +10,6 @@
 #include "tools/pshard-profile/progress.h"
 #include "tools/pshard-profile/suite.h"
 #include "tools/pshard-profile/timing.h"
-
-#include "runtime/kernels/matmul.h"
-#include "runtime/profile/profile_report.h"
 
 #include <algorithm>
 #include <map>
@@ -41,7 +40,8 @@ struct LoadMeter {
 
 std::string matmul_label(TensorType type, uint64_t bytes, int64_t n, int threads, bool loaded) {
   return std::string("cpu matmul ") + tensor_type_name(type) + " " + format_bytes(double(bytes)) +
-         " n=" + std::to_string(n) + " thr=" + std::to_string(threads) + (loaded ? " (loaded)" : "");
+         " n=" + std::to_string(n) + " thr=" + std::to_string(threads) +
+         (loaded ? " (loaded)" : "");
 }
 
 Status measure_matmul(const SuiteGrid& grid, std::map<int, std::unique_ptr<ThreadPool>>& pools,
@@ -97,7 +97,8 @@ void measure_read(const SuiteGrid& grid, std::map<int, std::unique_ptr<ThreadPoo
                   const HostBuffer& buffer, Progress& progress, double unit_s,
                   std::vector<std::unique_ptr<fb::BandwidthPointT>>& out, bool loaded) {
   for (int threads : grid.threads) {
-    progress.step("cpu read bandwidth thr=" + std::to_string(threads) + (loaded ? " (loaded)" : ""));
+    progress.step("cpu read bandwidth thr=" + std::to_string(threads) +
+                  (loaded ? " (loaded)" : ""));
     out.push_back(std::make_unique<fb::BandwidthPointT>(
         time_read_bandwidth(buffer, *pools[threads], kReadUnits * unit_s)));
     progress.advance(kReadUnits);
@@ -166,9 +167,9 @@ Result<CpuTables> measure_cpu(const SuiteGrid& grid, CopyLoad& copy_load, Progre
     MatrixView view{w.type, w.data.data(), w.rows, w.cols, w.row_bytes};
     matmul(view, x.data(), 1, y.data(), pool);
   });
-  out.under_load->compute_description =
-      "pshard::matmul q4_0 " + format_bytes(double(w.bucket_bytes)) + ", n_tokens=1, " +
-      std::to_string(busy_threads) + " threads, in a loop";
+  out.under_load->compute_description = "pshard::matmul q4_0 " +
+                                        format_bytes(double(w.bucket_bytes)) + ", n_tokens=1, " +
+                                        std::to_string(busy_threads) + " threads, in a loop";
   progress.step("host memcpy bandwidth (CPU busy)");
   compute.start();
   out.under_load->copy_bandwidth.push_back(std::make_unique<fb::BandwidthPointT>(

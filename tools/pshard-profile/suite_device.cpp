@@ -2,13 +2,12 @@
 // backends are profiled by the same grid: GPU matmul and attention, device read
 // bandwidth, launch overhead, transfers per size both ways from pinned and pageable
 // memory, and the transfers again while the CPU computes.
+#include "runtime/kernels/matmul.h"
 #include "tools/pshard-profile/background_load.h"
 #include "tools/pshard-profile/cpu_matmul.h"
 #include "tools/pshard-profile/progress.h"
 #include "tools/pshard-profile/suite.h"
 #include "tools/pshard-profile/timing.h"
-
-#include "runtime/kernels/matmul.h"
 
 #include <memory>
 
@@ -38,12 +37,13 @@ Status measure_transfers(const SuiteGrid& grid, DeviceMeasurer& device, Progress
   for (Direction dir : {Direction::kHostToDevice, Direction::kDeviceToHost})
     for (HostMemoryKind mem : {HostMemoryKind::kPinned, HostMemoryKind::kPageable})
       for (uint64_t bytes : grid.transfer_bytes) {
-        progress.step(std::string("transfer ") + (dir == Direction::kHostToDevice ? "h2d " : "d2h ") +
+        progress.step(std::string("transfer ") +
+                      (dir == Direction::kHostToDevice ? "h2d " : "d2h ") +
                       (mem == HostMemoryKind::kPinned ? "pinned " : "pageable ") +
                       std::to_string(bytes) + (loaded ? " (CPU busy)" : ""));
-        PSHARD_ASSIGN_OR_RETURN(
-            Timing t, time_device([&] { return device.time_transfer(dir, mem, bytes); },
-                                  kTransferUnits * unit_s));
+        PSHARD_ASSIGN_OR_RETURN(Timing t,
+                                time_device([&] { return device.time_transfer(dir, mem, bytes); },
+                                            kTransferUnits * unit_s));
         auto p = std::make_unique<fb::TransferPointT>();
         p->direction = static_cast<fb::TransferDirection>(dir);
         p->memory = static_cast<fb::HostMemory>(mem);
@@ -70,7 +70,8 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
       PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, kMatmulCols));
       const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(bytes / row_bytes));
       for (int64_t n : grid.tokens) {
-        progress.step(std::string("gpu matmul ") + tensor_type_name(type) + " n=" + std::to_string(n));
+        progress.step(std::string("gpu matmul ") + tensor_type_name(type) +
+                      " n=" + std::to_string(n));
         PSHARD_ASSIGN_OR_RETURN(
             Timing t, time_device([&] { return device.time_matmul(type, n, rows, kMatmulCols); },
                                   kMatmulUnits * unit_s));
@@ -91,8 +92,8 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
     AttentionShape shape;
     shape.ctx_len = ctx;
     progress.step("gpu attention ctx=" + std::to_string(ctx));
-    Result<Timing> t = time_device([&] { return device.time_attention(shape); },
-                                   kAttentionUnits * unit_s);
+    Result<Timing> t =
+        time_device([&] { return device.time_attention(shape); }, kAttentionUnits * unit_s);
     progress.advance(kAttentionUnits);
     if (!t.ok() && t.status().code() == StatusCode::kUnsupported)
       break; // optional
@@ -110,8 +111,9 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
     gpu->attention.push_back(std::move(p));
   }
   progress.step("gpu read bandwidth");
-  PSHARD_ASSIGN_OR_RETURN(Timing read, time_device([&] { return device.time_device_read(grid.read_buffer_bytes); },
-                                                   kReadUnits * unit_s));
+  PSHARD_ASSIGN_OR_RETURN(
+      Timing read, time_device([&] { return device.time_device_read(grid.read_buffer_bytes); },
+                               kReadUnits * unit_s));
   gpu->read_bandwidth_bytes_per_s = static_cast<double>(grid.read_buffer_bytes) / read.seconds;
   Result<Timing> launch = time_device([&] { return device.time_launch_overhead(); }, unit_s);
   if (launch.ok())
@@ -136,7 +138,8 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
     matmul(view, x.data(), 1, y.data(), pool);
   });
   compute.start();
-  Status loaded = measure_transfers(grid, device, progress, unit_s, profile.under_load->transfers, true);
+  Status loaded =
+      measure_transfers(grid, device, progress, unit_s, profile.under_load->transfers, true);
   compute.stop();
   return loaded;
 }

@@ -13,8 +13,8 @@
 namespace pshard::profiling {
 
 struct Timing {
-  double seconds = 0;        // median of the timed repetitions
-  uint32_t repetitions = 0;  // timed repetitions (the warm-up is not counted)
+  double seconds = 0;       // median of the timed repetitions
+  uint32_t repetitions = 0; // timed repetitions (the warm-up is not counted)
 };
 
 // Monotonic seconds.

@@ -1,0 +1,143 @@
+// What the estimator asks of a machine: achieved throughputs and fixed costs. An
+// abstract interface so that the estimator can be tested against hand-made numbers
+// (FixedMachineModel) and run in production against a measured profile
+// (ProfileMachineModel, over runtime/profile's ProfileLookup).
+//
+//   PSHARD_ASSIGN_OR_RETURN(Profile profile, Profile::load_file("laptop.pshprof"));
+//   PSHARD_ASSIGN_OR_RETURN(auto machine, planner::ProfileMachineModel::create(profile));
+//   double f = machine->cpu_matmul_flops(TensorType::kQ4_0, 1, 64 << 20, 8, Load::kUnderLoad);
+//
+// All rates are positive and finite (an implementation clamps what its source lacks),
+// so the estimator never divides by zero. Units: FLOP/s, bytes/s, seconds, bytes.
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/profile/profile.h"
+#include "runtime/profile/profile_lookup.h"
+#include "runtime/tensor/tensor_type.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace pshard::planner {
+
+// What a schedule artifact records about the machine it was planned for.
+struct MachineSummary {
+  std::string name;        // "laptop-rtx4060-8gb"
+  std::string cpu;         // CPU model
+  std::string gpu;         // GPU name, or "" without a GPU
+  uint64_t vram_bytes = 0;
+  uint64_t ram_bytes = 0;
+  uint32_t cpu_threads = 0; // logical CPUs
+  uint64_t profile_fingerprint = 0; // Profile::fingerprint(); 0 for a hand-made model
+};
+
+class MachineModel {
+public:
+  virtual ~MachineModel() = default;
+
+  virtual MachineSummary summary() const = 0;
+  virtual bool has_gpu() const = 0;
+  virtual uint64_t vram_bytes() const = 0;
+  virtual int default_threads() const = 0;
+
+  // CPU: achieved FLOP/s of a matmul over a `matrix_bytes` matrix of `type`, of attention,
+  // and the streaming read bandwidth. kUnderLoad: while host->device copies run.
+  virtual double cpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
+                                  int threads, Load load) const = 0;
+  virtual double cpu_attention_flops(int64_t ctx, int64_t n_tokens, int threads,
+                                     Load load) const = 0;
+  virtual double cpu_read_bandwidth(int threads, Load load) const = 0;
+  // Fixed cost of one sub-layer on the CPU (thread-pool dispatch, barriers).
+  virtual double cpu_overhead_s() const = 0;
+
+  // GPU (only called when has_gpu()).
+  virtual double gpu_matmul_flops(TensorType type, int64_t n_tokens,
+                                  uint64_t matrix_bytes) const = 0;
+  virtual double gpu_attention_flops(int64_t ctx, int64_t n_tokens) const = 0;
+  virtual double gpu_read_bandwidth() const = 0;
+  virtual double gpu_launch_overhead_s() const = 0; // per kernel
+
+  // Seconds for one host->device / device->host copy of `bytes` (latency included) from
+  // pinned memory. kUnderLoad: while the CPU computes.
+  virtual double h2d_seconds(uint64_t bytes, Load load) const = 0;
+  virtual double d2h_seconds(uint64_t bytes, Load load) const = 0;
+};
+
+// Hand-made constants: one figure per quantity, whatever the type or size. For tests and
+// for what-if planning ("a machine with twice the PCIe bandwidth").
+struct FixedMachineParams {
+  std::string name = "fixed";
+  bool has_gpu = true;
+  uint64_t vram_bytes = 8ull << 30;
+  int threads = 8;
+  double cpu_flops = 200e9;           // at `threads` threads; scales linearly below
+  double cpu_bandwidth = 50e9;
+  double cpu_overhead_s = 0;
+  double cpu_load_factor = 1.0;       // CPU throughput multiplier under load (≤ 1)
+  double gpu_flops = 20e12;
+  double gpu_bandwidth = 250e9;
+  double gpu_launch_s = 0;
+  double h2d_bandwidth = 12e9;
+  double d2h_bandwidth = 12e9;
+  double copy_latency_s = 0;
+  double copy_load_factor = 1.0;      // copy bandwidth multiplier under load (≤ 1)
+};
+
+class FixedMachineModel final : public MachineModel {
+public:
+  explicit FixedMachineModel(FixedMachineParams p) : p_(std::move(p)) {}
+  const FixedMachineParams& params() const { return p_; }
+
+  MachineSummary summary() const override;
+  bool has_gpu() const override { return p_.has_gpu; }
+  uint64_t vram_bytes() const override { return p_.has_gpu ? p_.vram_bytes : 0; }
+  int default_threads() const override { return p_.threads; }
+  double cpu_matmul_flops(TensorType, int64_t, uint64_t, int threads, Load) const override;
+  double cpu_attention_flops(int64_t, int64_t, int threads, Load) const override;
+  double cpu_read_bandwidth(int threads, Load) const override;
+  double cpu_overhead_s() const override { return p_.cpu_overhead_s; }
+  double gpu_matmul_flops(TensorType, int64_t, uint64_t) const override { return p_.gpu_flops; }
+  double gpu_attention_flops(int64_t, int64_t) const override { return p_.gpu_flops; }
+  double gpu_read_bandwidth() const override { return p_.gpu_bandwidth; }
+  double gpu_launch_overhead_s() const override { return p_.gpu_launch_s; }
+  double h2d_seconds(uint64_t bytes, Load load) const override;
+  double d2h_seconds(uint64_t bytes, Load load) const override;
+
+private:
+  double cpu_scale(int threads, Load load) const;
+  FixedMachineParams p_;
+};
+
+// Over a measured or reference profile. create() fails when the profile lacks a table the
+// estimator needs (naming it); GPU tables are only required when the profile has a GPU.
+// The Profile must outlive the model.
+class ProfileMachineModel final : public MachineModel {
+public:
+  static Result<std::unique_ptr<ProfileMachineModel>> create(const Profile& profile);
+
+  MachineSummary summary() const override { return summary_; }
+  bool has_gpu() const override { return lookup_.has_gpu(); }
+  uint64_t vram_bytes() const override { return summary_.vram_bytes; }
+  int default_threads() const override { return default_threads_; }
+  double cpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes, int threads,
+                          Load load) const override;
+  double cpu_attention_flops(int64_t ctx, int64_t n_tokens, int threads, Load load) const override;
+  double cpu_read_bandwidth(int threads, Load load) const override;
+  double cpu_overhead_s() const override { return 5e-6; }
+  double gpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes) const override;
+  double gpu_attention_flops(int64_t ctx, int64_t n_tokens) const override;
+  double gpu_read_bandwidth() const override;
+  double gpu_launch_overhead_s() const override;
+  double h2d_seconds(uint64_t bytes, Load load) const override;
+  double d2h_seconds(uint64_t bytes, Load load) const override;
+
+private:
+  explicit ProfileMachineModel(const Profile& profile) : lookup_(profile) {}
+  ProfileLookup lookup_;
+  MachineSummary summary_;
+  int default_threads_ = 1;
+};
+
+} // namespace pshard::planner

@@ -1,0 +1,26 @@
+// The schedule emitter: a PlanGrid (with its model graph) as a *.pshard FlatBuffer
+// (schemas/schedule.fbs). The bytes are re-read with the runtime's own loader before
+// anything is written, so the compiler never ships a file the runtime would refuse.
+//
+//   PSHARD_RETURN_IF_ERROR(planner::write_schedule_file(graph, grid, "model.pshard",
+//                                                      "pshard-compile 0.1.0"));
+#pragma once
+
+#include "runtime/core/status.h"
+#include "pshard/Planner/ModelGraph.h"
+#include "pshard/Planner/Plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pshard::planner {
+
+Result<std::vector<uint8_t>> serialize_schedule(const ModelGraph& graph, const PlanGrid& grid,
+                                                const std::string& created_by);
+
+// Atomic: a temporary file beside `path`, then rename.
+Status write_schedule_file(const ModelGraph& graph, const PlanGrid& grid, const std::string& path,
+                           const std::string& created_by);
+
+} // namespace pshard::planner

@@ -1,0 +1,135 @@
+// The machine model over a profile. The estimator asks many questions per plan grid, so
+// every answer is clamped to a positive finite figure here; a weight type the profile
+// did not measure borrows the nearest measured one (F16 for BF16, then Q8_0, Q4_0, F32),
+// because the compiler must still plan a model whose exact type was not profiled.
+#include "pshard/Planner/MachineModel.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pshard::planner {
+namespace {
+
+constexpr double kTiny = 1e-3; // a floor so that no rate is 0 (1 mFLOP/s or 1 mB/s)
+
+double positive(const Result<double>& r, double fallback) {
+  if (!r.ok() || !std::isfinite(*r) || *r <= 0)
+    return fallback;
+  return *r;
+}
+
+const TensorType kFallbackOrder[] = {TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0,
+                                     TensorType::kF32, TensorType::kBF16};
+
+template <typename Ask> double by_type(TensorType type, Ask ask) {
+  Result<double> r = ask(type);
+  if (r.ok() && *r > 0)
+    return *r;
+  for (TensorType other : kFallbackOrder)
+    if (other != type) {
+      r = ask(other);
+      if (r.ok() && *r > 0)
+        return *r;
+    }
+  return kTiny;
+}
+
+} // namespace
+
+Result<std::unique_ptr<ProfileMachineModel>> ProfileMachineModel::create(const Profile& profile) {
+  std::unique_ptr<ProfileMachineModel> m(new ProfileMachineModel(profile));
+  const fb::ProfileT& p = profile.data();
+  // The estimator cannot plan without these; name the first missing one.
+  PSHARD_RETURN_IF_ERROR(m->lookup_.cpu_read_bandwidth(1).status().with_context(
+      "the profile cannot drive the planner"));
+  bool any_matmul = false;
+  for (TensorType t : kFallbackOrder)
+    any_matmul = any_matmul || m->lookup_.cpu_matmul_flops(t, 1, 1 << 20, 1).ok();
+  if (!any_matmul)
+    return not_found("the profile has no CPU matmul measurements; re-run pshard-profile");
+  if (m->lookup_.has_gpu()) {
+    PSHARD_RETURN_IF_ERROR(m->lookup_.gpu_read_bandwidth().status().with_context(
+        "the profile cannot drive the planner"));
+    PSHARD_RETURN_IF_ERROR(
+        m->lookup_.transfer_seconds(Direction::kHostToDevice, 1 << 20, HostMemoryKind::kPinned)
+            .status()
+            .with_context("the profile cannot drive the planner"));
+  }
+
+  MachineSummary& s = m->summary_;
+  s.profile_fingerprint = profile.fingerprint();
+  if (p.machine) {
+    s.name = p.machine->name;
+    if (p.machine->cpu) {
+      s.cpu = p.machine->cpu->model;
+      s.ram_bytes = p.machine->cpu->ram_bytes;
+      s.cpu_threads = p.machine->cpu->logical_cpus;
+    }
+    if (p.machine->gpu && m->lookup_.has_gpu()) {
+      s.gpu = p.machine->gpu->name;
+      s.vram_bytes = p.machine->gpu->vram_bytes;
+    }
+  }
+  // Plan for the most threads the profile measured: beyond that we would extrapolate.
+  uint32_t threads = 0;
+  if (p.cpu)
+    for (uint32_t t : p.cpu->thread_counts)
+      threads = std::max(threads, t);
+  if (threads == 0)
+    threads = s.cpu_threads;
+  m->default_threads_ = static_cast<int>(std::max<uint32_t>(threads, 1));
+  return m;
+}
+
+double ProfileMachineModel::cpu_matmul_flops(TensorType type, int64_t n_tokens,
+                                             uint64_t matrix_bytes, int threads, Load load) const {
+  return by_type(type, [&](TensorType t) {
+    return lookup_.cpu_matmul_flops(t, n_tokens, matrix_bytes, threads, load);
+  });
+}
+
+double ProfileMachineModel::cpu_attention_flops(int64_t ctx, int64_t n_tokens, int threads,
+                                                Load load) const {
+  const Result<double> r = lookup_.cpu_attention_flops(ctx, n_tokens, threads, load);
+  // Without attention cells, treat attention as an F32 matmul of the same work.
+  return positive(r, cpu_matmul_flops(TensorType::kF32, n_tokens, 16 << 20, threads, load));
+}
+
+double ProfileMachineModel::cpu_read_bandwidth(int threads, Load load) const {
+  return positive(lookup_.cpu_read_bandwidth(threads, load), kTiny);
+}
+
+double ProfileMachineModel::gpu_matmul_flops(TensorType type, int64_t n_tokens,
+                                             uint64_t matrix_bytes) const {
+  return by_type(type, [&](TensorType t) {
+    return lookup_.gpu_matmul_flops(t, n_tokens, matrix_bytes);
+  });
+}
+
+double ProfileMachineModel::gpu_attention_flops(int64_t ctx, int64_t n_tokens) const {
+  const Result<double> r = lookup_.gpu_attention_flops(ctx, n_tokens);
+  return positive(r, gpu_matmul_flops(TensorType::kF16, n_tokens, 16 << 20));
+}
+
+double ProfileMachineModel::gpu_read_bandwidth() const {
+  return positive(lookup_.gpu_read_bandwidth(), kTiny);
+}
+
+double ProfileMachineModel::gpu_launch_overhead_s() const {
+  const Result<double> r = lookup_.gpu_launch_overhead_s();
+  return r.ok() && std::isfinite(*r) && *r >= 0 ? *r : 5e-6;
+}
+
+double ProfileMachineModel::h2d_seconds(uint64_t bytes, Load load) const {
+  const Result<double> r =
+      lookup_.transfer_seconds(Direction::kHostToDevice, bytes, HostMemoryKind::kPinned, load);
+  return r.ok() && std::isfinite(*r) && *r >= 0 ? *r : static_cast<double>(bytes) / kTiny;
+}
+
+double ProfileMachineModel::d2h_seconds(uint64_t bytes, Load load) const {
+  const Result<double> r =
+      lookup_.transfer_seconds(Direction::kDeviceToHost, bytes, HostMemoryKind::kPinned, load);
+  return r.ok() && std::isfinite(*r) && *r >= 0 ? *r : h2d_seconds(bytes, load);
+}
+
+} // namespace pshard::planner

@@ -1,0 +1,136 @@
+// Roofline of one sub-layer: each matrix group and the attention core are priced as
+// max(flops / achieved FLOP/s, bytes / bandwidth), summed, plus a fixed overhead. Pricing
+// per group (not the whole sub-layer at once) matters for mixed-type models and for MoE,
+// where the router is a tiny F32 matmul and the experts are large quantized ones.
+#include "pshard/Planner/Estimator.h"
+
+#include <algorithm>
+
+namespace pshard::planner {
+namespace {
+
+struct Work {
+  double flops = 0;
+  double bytes = 0;
+};
+
+// Kernel launches of one sub-layer on the GPU: norms, matmuls, RoPE, attention, adds.
+int kernels_of(const SubLayerInfo& s) {
+  switch (s.kind) {
+  case SubLayerKind::kEmbed: return 1;
+  case SubLayerKind::kAttention: return 8;
+  case SubLayerKind::kFfn: return 6;
+  case SubLayerKind::kMoe: return 6 + 3 * static_cast<int>(std::max<int64_t>(s.n_expert_used, 1));
+  case SubLayerKind::kHead: return 2;
+  }
+  return 1;
+}
+
+// The work of one matrix group at n tokens: how many distinct matrices are read and how
+// many tokens each sees on average.
+struct GroupWork {
+  Work work;
+  double tokens_per_matrix = 1;
+};
+
+GroupWork group_work(const SubLayerInfo& s, const MatmulGroup& m, int64_t n) {
+  GroupWork g;
+  const double tokens = m.last_token_only ? 1.0 : static_cast<double>(n);
+  double matrices = static_cast<double>(m.count);
+  if (m.pool > m.count) // experts: distinct ones touched by n tokens
+    matrices = s.expected_experts(m.last_token_only ? 1 : n);
+  g.work.flops = 2.0 * static_cast<double>(m.rows) * static_cast<double>(m.cols) *
+                 static_cast<double>(m.count) * tokens;
+  g.work.bytes = matrices * static_cast<double>(m.matrix_bytes);
+  g.tokens_per_matrix = std::max(1.0, tokens * static_cast<double>(m.count) / matrices);
+  return g;
+}
+
+double roofline(const Work& w, double flops_per_s, double bytes_per_s) {
+  return std::max(w.flops / flops_per_s, w.bytes / bytes_per_s);
+}
+
+} // namespace
+
+SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
+                               const MachineModel& machine, int64_t tier, int64_t n_ctx,
+                               TensorType kv_type, int threads) {
+  SubLayerCost c;
+  const bool gpu = machine.has_gpu();
+  const double cpu_bw = machine.cpu_read_bandwidth(threads, Load::kIdle);
+  const double cpu_bw_loaded = machine.cpu_read_bandwidth(threads, Load::kUnderLoad);
+  const double gpu_bw = gpu ? machine.gpu_read_bandwidth() : 1.0;
+
+  if (s.kind == SubLayerKind::kEmbed) { // a gather: bytes only
+    const Work w{0, s.weight_bytes_read(tier) + static_cast<double>(graph.hidden_bytes(tier))};
+    c.cpu_s = w.bytes / cpu_bw;
+    c.cpu_loaded_s = w.bytes / cpu_bw_loaded;
+    c.gpu_s = w.bytes / gpu_bw;
+  }
+  for (const auto& m : s.matmuls) {
+    const GroupWork g = group_work(s, m, tier);
+    const auto tokens = static_cast<int64_t>(g.tokens_per_matrix + 0.5);
+    c.cpu_s += roofline(g.work,
+                        machine.cpu_matmul_flops(m.type, tokens, m.matrix_bytes, threads, Load::kIdle),
+                        cpu_bw);
+    c.cpu_loaded_s += roofline(
+        g.work, machine.cpu_matmul_flops(m.type, tokens, m.matrix_bytes, threads, Load::kUnderLoad),
+        cpu_bw_loaded);
+    if (gpu)
+      c.gpu_s += roofline(g.work, machine.gpu_matmul_flops(m.type, tokens, m.matrix_bytes), gpu_bw);
+  }
+  const double kv_per_token = static_cast<double>(s.kv_bytes_per_token(kv_type));
+  if (s.kind == SubLayerKind::kAttention) {
+    const Work w{4.0 * static_cast<double>(s.n_head * s.head_dim) * static_cast<double>(n_ctx) *
+                     static_cast<double>(tier),
+                 kv_per_token * static_cast<double>(n_ctx + tier)};
+    c.cpu_s += roofline(w, machine.cpu_attention_flops(n_ctx, tier, threads, Load::kIdle), cpu_bw);
+    c.cpu_loaded_s += roofline(
+        w, machine.cpu_attention_flops(n_ctx, tier, threads, Load::kUnderLoad), cpu_bw_loaded);
+    if (gpu)
+      c.gpu_s += roofline(w, machine.gpu_attention_flops(n_ctx, tier), gpu_bw);
+  }
+  c.cpu_s += machine.cpu_overhead_s();
+  c.cpu_loaded_s += machine.cpu_overhead_s();
+  if (!gpu)
+    return c;
+  c.gpu_s += machine.gpu_launch_overhead_s() * kernels_of(s);
+
+  // Streaming: what the pass copies (expected) and what the slot must hold (worst case).
+  // A streamed attention block's KV cache lives on the host (only resident attention keeps
+  // its KV in VRAM), so its cached positions travel with the weights.
+  const double kv_copy = kv_per_token * static_cast<double>(n_ctx);
+  c.stream_bytes = static_cast<uint64_t>(s.weight_bytes_read(tier) + kv_copy);
+  c.slot_bytes = s.weight_bytes_needed(tier) + static_cast<uint64_t>(kv_copy);
+  if (s.kind == SubLayerKind::kEmbed)
+    c.stream_bytes = c.slot_bytes = s.weight_bytes_needed(tier);
+  c.copy_s = machine.h2d_seconds(c.stream_bytes, Load::kIdle);
+  c.copy_loaded_s = machine.h2d_seconds(c.stream_bytes, Load::kUnderLoad);
+  if (kv_copy > 0) { // the new positions go back to the host cache
+    const auto written = static_cast<uint64_t>(kv_per_token * static_cast<double>(tier));
+    c.copy_s += machine.d2h_seconds(written, Load::kIdle);
+    c.copy_loaded_s += machine.d2h_seconds(written, Load::kUnderLoad);
+  }
+  c.copy_needs_input = s.kind == SubLayerKind::kMoe && s.max_experts(tier) < s.n_expert;
+  return c;
+}
+
+SubLayerCosts estimate_costs(const ModelGraph& graph, const MachineModel& machine, int64_t tier,
+                             int64_t n_ctx, TensorType kv_type, int threads) {
+  SubLayerCosts costs;
+  costs.tier = tier;
+  costs.n_ctx = n_ctx;
+  costs.sublayers.reserve(graph.sublayers.size());
+  for (const auto& s : graph.sublayers)
+    costs.sublayers.push_back(estimate_sublayer(s, graph, machine, tier, n_ctx, kv_type, threads));
+  if (machine.has_gpu()) {
+    costs.h2d_hidden_s = machine.h2d_seconds(graph.hidden_bytes(tier), Load::kIdle);
+    costs.d2h_hidden_s = machine.d2h_seconds(graph.hidden_bytes(tier), Load::kIdle);
+    costs.d2h_logits_s = machine.d2h_seconds(
+        static_cast<uint64_t>(graph.hparams.n_vocab) * sizeof(float), Load::kIdle);
+    costs.h2d_tokens_s = machine.h2d_seconds(static_cast<uint64_t>(tier) * 4, Load::kIdle);
+  }
+  return costs;
+}
+
+} // namespace pshard::planner

@@ -1,0 +1,131 @@
+// Per-token cost figures of sub-layers (see the conventions in ModelGraph.h).
+#include "pshard/Planner/ModelGraph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace pshard::planner {
+
+const char* sublayer_kind_name(SubLayerKind kind) {
+  switch (kind) {
+  case SubLayerKind::kEmbed: return "embed";
+  case SubLayerKind::kAttention: return "attn";
+  case SubLayerKind::kFfn: return "ffn";
+  case SubLayerKind::kMoe: return "moe";
+  case SubLayerKind::kHead: return "head";
+  }
+  return "?";
+}
+
+double SubLayerInfo::expected_experts(int64_t n_tokens) const {
+  if (n_expert <= 0)
+    return 0;
+  const double e = static_cast<double>(n_expert);
+  const double k = static_cast<double>(std::min(n_expert_used, n_expert));
+  // Each token picks k of E distinct experts; a given expert is missed by one token with
+  // probability 1 − k/E, by all n (independent routing) with (1 − k/E)^n.
+  return e * (1.0 - std::pow(1.0 - k / e, static_cast<double>(std::max<int64_t>(n_tokens, 1))));
+}
+
+int64_t SubLayerInfo::max_experts(int64_t n_tokens) const {
+  return std::min(n_expert, std::max<int64_t>(n_tokens, 1) * n_expert_used);
+}
+
+double SubLayerInfo::weight_bytes_read(int64_t n_tokens) const {
+  switch (kind) {
+  case SubLayerKind::kEmbed:
+    return std::min(static_cast<double>(weight_bytes),
+                    static_cast<double>(embed_row_bytes) * static_cast<double>(n_tokens));
+  case SubLayerKind::kMoe:
+    return static_cast<double>(shared_bytes) +
+           expected_experts(n_tokens) * static_cast<double>(expert_bytes);
+  default:
+    return static_cast<double>(weight_bytes);
+  }
+}
+
+uint64_t SubLayerInfo::weight_bytes_needed(int64_t n_tokens) const {
+  switch (kind) {
+  case SubLayerKind::kEmbed: // only the gathered rows go to the GPU
+    return std::min(weight_bytes, embed_row_bytes * static_cast<uint64_t>(n_tokens));
+  case SubLayerKind::kMoe:
+    return shared_bytes + static_cast<uint64_t>(max_experts(n_tokens)) * expert_bytes;
+  default:
+    return weight_bytes;
+  }
+}
+
+double SubLayerInfo::flops(int64_t n_tokens, int64_t ctx) const {
+  const double n = static_cast<double>(n_tokens);
+  double total = 0;
+  for (const auto& m : matmuls) {
+    const double tokens = m.last_token_only ? 1.0 : n;
+    total += 2.0 * static_cast<double>(m.rows) * static_cast<double>(m.cols) *
+             static_cast<double>(m.count) * tokens;
+  }
+  if (kind == SubLayerKind::kAttention)
+    total += 4.0 * static_cast<double>(n_head * head_dim) * static_cast<double>(ctx) * n;
+  return total;
+}
+
+uint64_t SubLayerInfo::kv_bytes_per_token(TensorType kv_type) const {
+  if (kind != SubLayerKind::kAttention)
+    return 0;
+  const Result<size_t> bytes = tensor_bytes(kv_type, kv_values_per_token);
+  return bytes.ok() ? *bytes : static_cast<uint64_t>(kv_values_per_token) * 4;
+}
+
+double SubLayerInfo::bytes_moved(int64_t n_tokens, int64_t ctx, TensorType kv_type) const {
+  const double kv = static_cast<double>(kv_bytes_per_token(kv_type));
+  return weight_bytes_read(n_tokens) + kv * static_cast<double>(ctx) +
+         kv * static_cast<double>(n_tokens);
+}
+
+TensorType SubLayerInfo::dominant_type() const {
+  std::map<TensorType, uint64_t> by_type;
+  for (const auto& t : tensors)
+    by_type[t.type] += t.bytes;
+  TensorType best = TensorType::kF32;
+  uint64_t most = 0;
+  for (const auto& [type, bytes] : by_type)
+    if (bytes > most) {
+      most = bytes;
+      best = type;
+    }
+  return best;
+}
+
+uint64_t ModelGraph::total_weight_bytes() const {
+  uint64_t total = 0;
+  for (const auto& s : sublayers)
+    total += s.weight_bytes;
+  return total;
+}
+
+uint64_t ModelGraph::hidden_bytes(int64_t n_tokens) const {
+  return static_cast<uint64_t>(n_tokens * hparams.n_embd) * sizeof(float);
+}
+
+uint64_t ModelGraph::activation_bytes(int64_t n_tokens) const {
+  const LlamaHParams& hp = hparams;
+  // Mirrors runtime/model/sublayer.h's Activations: hidden, normed, q, k, v, attn_out,
+  // proj, gate, up per token, the MoE scratch, and logits of one token.
+  int64_t per_token = 3 * hp.n_embd + 2 * hp.q_dim() + 2 * hp.kv_dim() + 2 * hp.n_ff;
+  if (hp.is_moe())
+    per_token += hp.n_expert + 3 * hp.n_embd;
+  return static_cast<uint64_t>(per_token * n_tokens + hp.n_vocab) * sizeof(float);
+}
+
+uint64_t ModelGraph::attention_workspace_bytes(int64_t n_tokens) const {
+  return static_cast<uint64_t>(n_tokens * hparams.n_head * kAttentionTile) * sizeof(float);
+}
+
+int ModelGraph::index_of(const std::string& sublayer_name) const {
+  for (size_t i = 0; i < sublayers.size(); ++i)
+    if (sublayers[i].name == sublayer_name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+} // namespace pshard::planner

@@ -1,0 +1,107 @@
+// The plan invariants the runtime relies on, checked after planning (and by tests).
+#include "pshard/Planner/ModelGraph.h"
+#include "pshard/Planner/Plan.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace pshard::planner {
+namespace {
+
+std::string where(const Plan& p) {
+  return "plan (budget " + std::to_string(p.budget_bytes) + " B, tier " + std::to_string(p.tier) + ")";
+}
+
+} // namespace
+
+Status validate_plan(const ModelGraph& graph, const CompileOptions& options, const Plan& plan) {
+  const size_t n = graph.sublayers.size();
+  if (plan.placements.size() != n)
+    return internal_error(where(plan) + " places " + std::to_string(plan.placements.size()) +
+                          " sub-layers, the model has " + std::to_string(n));
+  if (plan.arena_bytes > plan.budget_bytes)
+    return internal_error(where(plan) + " arena " + std::to_string(plan.arena_bytes) +
+                          " B exceeds the budget");
+  std::vector<const VramBuffer*> sorted;
+  std::vector<int> weights_of(n, 0), kv_of(n, 0);
+  int slots = 0;
+  for (const VramBuffer& b : plan.vram_layout) {
+    if (b.offset % kVramAlignment != 0)
+      return internal_error(where(plan) + " has a misaligned buffer at " + std::to_string(b.offset));
+    if (b.offset > plan.arena_bytes || b.size > plan.arena_bytes - b.offset)
+      return internal_error(where(plan) + " has a buffer outside its arena");
+    if (b.kind == BufferKind::kWeights || b.kind == BufferKind::kKvCache) {
+      if (b.sublayer < 0 || static_cast<size_t>(b.sublayer) >= n)
+        return internal_error(where(plan) + " has a buffer for a sub-layer that does not exist");
+      const auto i = static_cast<size_t>(b.sublayer);
+      if (plan.placements[i] != Placement::kGpuResident)
+        return internal_error(where(plan) + " keeps " + graph.sublayers[i].name +
+                              " in VRAM but does not place it gpu_resident");
+      ++(b.kind == BufferKind::kWeights ? weights_of : kv_of)[i];
+    }
+    if (b.kind == BufferKind::kStreamSlot) {
+      ++slots;
+      if (b.size < plan.stream_slot_bytes)
+        return internal_error(where(plan) + " has a streaming slot smaller than stream_slot_bytes");
+    }
+    sorted.push_back(&b);
+  }
+  std::sort(sorted.begin(), sorted.end(),
+            [](const VramBuffer* a, const VramBuffer* b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i - 1]->offset + sorted[i - 1]->size > sorted[i]->offset)
+      return internal_error(where(plan) + " has overlapping buffers at " +
+                            std::to_string(sorted[i - 1]->offset) + " and " +
+                            std::to_string(sorted[i]->offset));
+  std::vector<int32_t> expected_order;
+  for (size_t i = 0; i < n; ++i) {
+    const SubLayerInfo& s = graph.sublayers[i];
+    if (plan.placements[i] == Placement::kGpuResident) {
+      if (weights_of[i] != static_cast<int>(s.tensors.size()))
+        return internal_error(where(plan) + " lays out " + std::to_string(weights_of[i]) + " of " +
+                              std::to_string(s.tensors.size()) + " tensors of resident " + s.name);
+      if ((s.kind == SubLayerKind::kAttention) != (kv_of[i] == 1))
+        return internal_error(where(plan) + " has no KV cache buffer for resident " + s.name);
+    }
+    if (plan.placements[i] == Placement::kGpuStreamed) {
+      expected_order.push_back(static_cast<int32_t>(i));
+      if (s.weight_bytes_needed(plan.tier) > plan.stream_slot_bytes)
+        return internal_error(where(plan) + " streams " + s.name + " into a slot too small for it");
+    }
+  }
+  if (plan.stream_order != expected_order)
+    return internal_error(where(plan) + " stream order is not the streamed sub-layers in order");
+  if (!expected_order.empty() && (slots < 1 || slots != plan.stream_slot_count))
+    return internal_error(where(plan) + " streams weights without matching streaming slots");
+  (void)options;
+  return Status::ok_status();
+}
+
+Status validate_grid(const ModelGraph& graph, const PlanGrid& grid) {
+  if (grid.plans.size() != grid.budgets.size())
+    return internal_error("the grid has rows for " + std::to_string(grid.plans.size()) + " of " +
+                          std::to_string(grid.budgets.size()) + " budgets");
+  for (size_t b = 0; b < grid.plans.size(); ++b) {
+    const auto& row = grid.plans[b];
+    if (row.size() != grid.tiers.size())
+      return internal_error("budget " + std::to_string(grid.budgets[b]) + " lacks plans for some tiers");
+    for (const Plan& p : row)
+      PSHARD_RETURN_IF_ERROR(validate_plan(graph, grid.options, p));
+    // A tier switch must never reload: identical resident buffers at identical offsets.
+    auto resident_buffers = [](const Plan& p) {
+      std::vector<std::tuple<int, int32_t, int32_t, uint64_t, uint64_t>> out;
+      for (const auto& buf : p.vram_layout)
+        if (buf.kind == BufferKind::kWeights || buf.kind == BufferKind::kKvCache)
+          out.emplace_back(static_cast<int>(buf.kind), buf.sublayer, buf.tensor, buf.offset, buf.size);
+      return out;
+    };
+    for (size_t t = 1; t < row.size(); ++t)
+      if (resident_buffers(row[t]) != resident_buffers(row[0]))
+        return internal_error("budget " + std::to_string(grid.budgets[b]) + ": tier " +
+                              std::to_string(row[t].tier) + " has another resident set than tier " +
+                              std::to_string(row[0].tier));
+  }
+  return Status::ok_status();
+}
+
+} // namespace pshard::planner

@@ -1,0 +1,271 @@
+// plan_grid: budgets × tiers of plans. See Planner.h for the steps; this file strings
+// them together and owns the budget ladder and the minimum-budget check.
+#include "PlannerInternal.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pshard::planner {
+
+using detail::Candidate;
+using detail::ResidentSet;
+using detail::TierCosts;
+
+namespace {
+
+constexpr uint64_t kLadderStep = 64ull << 20; // auto budgets are multiples of 64 MiB
+constexpr double kVramHeadroom = 0.9;         // the driver, display and context need the rest
+
+std::string mib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+uint64_t gpu_fixed_bytes(const ModelGraph& graph, int64_t tier) {
+  return detail::align_up(graph.activation_bytes(tier)) +
+         detail::align_up(graph.attention_workspace_bytes(tier));
+}
+
+Status normalize(const ModelGraph& graph, CompileOptions* o) {
+  if (graph.sublayers.empty())
+    return invalid_argument("the model graph has no sub-layers");
+  if (o->n_ctx < 1)
+    return invalid_argument("the context length must be at least 1 (got " + std::to_string(o->n_ctx) + ")");
+  if (o->tiers.empty())
+    return invalid_argument("no tiers given: pass at least one, e.g. --tiers 1,4,16,64,256");
+  std::sort(o->tiers.begin(), o->tiers.end());
+  o->tiers.erase(std::unique(o->tiers.begin(), o->tiers.end()), o->tiers.end());
+  if (o->tiers.front() < 1)
+    return invalid_argument("tiers are token counts and must be ≥ 1");
+  std::sort(o->budgets.begin(), o->budgets.end());
+  o->budgets.erase(std::unique(o->budgets.begin(), o->budgets.end()), o->budgets.end());
+  return Status::ok_status();
+}
+
+std::vector<TierCosts> tier_costs(const ModelGraph& graph, const MachineModel& machine,
+                                  const CompileOptions& o) {
+  std::vector<TierCosts> out;
+  for (int64_t tier : o.tiers)
+    out.push_back({tier, estimate_costs(graph, machine, tier, o.n_ctx, o.kv_type, o.threads),
+                   gpu_fixed_bytes(graph, tier)});
+  return out;
+}
+
+Candidate candidate_for(const CompileOptions& o, const TierCosts& tc, uint64_t budget,
+                        const ResidentSet& rs) {
+  switch (o.strategy) {
+  case Strategy::kGpuOnly:
+  case Strategy::kStatic:
+  case Strategy::kDynamic:
+    return detail::build_strategy(o.strategy, tc, budget, rs);
+  case Strategy::kLayers: {
+    Candidate c = detail::build_strategy(Strategy::kStatic, tc, budget, rs);
+    c.strategy = Strategy::kLayers;
+    return c;
+  }
+  default:
+    return detail::best_fixed(tc, budget, rs);
+  }
+}
+
+// Time per token summed over tiers: decode (tier 1) weighs most, as it does for users.
+double objective(const CompileOptions& o, const std::vector<TierCosts>& tiers, uint64_t budget,
+                 const ResidentSet& rs) {
+  double total = 0;
+  for (const auto& tc : tiers)
+    total += candidate_for(o, tc, budget, rs).seconds / static_cast<double>(tc.tier);
+  return total;
+}
+
+ResidentSet choose_resident_set(const ModelGraph& graph, const CompileOptions& o,
+                                const std::vector<TierCosts>& tiers, uint64_t budget) {
+  if (o.strategy == Strategy::kLayers)
+    return detail::layers_resident_set(graph, o, tiers, budget);
+  std::vector<ResidentSet> options = detail::resident_candidates(graph, o, tiers, budget);
+  if (o.strategy == Strategy::kAuto)
+    options.push_back(detail::layers_resident_set(graph, o, tiers, budget));
+  size_t best = 0;
+  double best_objective = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < options.size(); ++i) {
+    const double v = objective(o, tiers, budget, options[i]);
+    if (v < best_objective) {
+      best_objective = v;
+      best = i;
+    }
+  }
+  return std::move(options[best]);
+}
+
+Result<std::vector<Plan>> plan_budget(const ModelGraph& graph, const CompileOptions& o,
+                                      const std::vector<TierCosts>& tiers, uint64_t budget) {
+  std::vector<Plan> plans;
+  const size_t n = graph.sublayers.size();
+  if (budget == 0) { // the CPU-only fallback
+    const ResidentSet none = detail::make_resident_set(graph, o, std::vector<bool>(n, false));
+    for (const auto& tc : tiers) {
+      Candidate c;
+      c.strategy = Strategy::kCpuOnly;
+      c.placements.assign(n, Placement::kCpu);
+      PSHARD_ASSIGN_OR_RETURN(Plan p, detail::finalize_plan(graph, o, o.threads, tc, 0, none, c));
+      plans.push_back(std::move(p));
+    }
+    return plans;
+  }
+  const ResidentSet rs = choose_resident_set(graph, o, tiers, budget);
+  std::vector<SubLayerKind> kinds;
+  for (const auto& s : graph.sublayers)
+    kinds.push_back(s.kind);
+  for (const auto& tc : tiers) {
+    Candidate c = candidate_for(o, tc, budget, rs);
+    if (o.strategy == Strategy::kAuto) {
+      // Search from every fixed strategy, not only the best: they sit in different basins.
+      Candidate best = c;
+      for (Strategy s : {Strategy::kStatic, Strategy::kDynamic, Strategy::kGpuOnly}) {
+        Candidate found = detail::local_search(tc, budget, rs, kinds,
+                                               detail::build_strategy(s, tc, budget, rs));
+        if (found.seconds < best.seconds)
+          best = std::move(found);
+      }
+      c = std::move(best);
+      c.strategy = detail::describe(c);
+    }
+    if (!c.feasible())
+      return internal_error("no feasible plan for budget " + mib(budget) + ", tier " +
+                            std::to_string(tc.tier) + " although it is above the minimum");
+    PSHARD_ASSIGN_OR_RETURN(Plan p, detail::finalize_plan(graph, o, o.threads, tc, budget, rs, c));
+    plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
+} // namespace
+
+uint64_t minimum_budget(const ModelGraph& graph, const CompileOptions& options) {
+  uint64_t smallest_attention = 0;
+  bool found = false;
+  for (size_t i = 0; i < graph.sublayers.size(); ++i)
+    if (graph.sublayers[i].kind == SubLayerKind::kAttention) {
+      const uint64_t b = detail::resident_bytes_of(graph, options, i);
+      smallest_attention = found ? std::min(smallest_attention, b) : b;
+      found = true;
+    }
+  uint64_t fixed = 0;
+  for (int64_t tier : options.tiers)
+    fixed = std::max(fixed, gpu_fixed_bytes(graph, tier));
+  return smallest_attention + fixed;
+}
+
+std::vector<uint64_t> auto_budgets(const ModelGraph& graph, const MachineModel& machine,
+                                   const CompileOptions& options) {
+  if (!machine.has_gpu())
+    return {0};
+  const uint64_t lo = (minimum_budget(graph, options) + kLadderStep - 1) / kLadderStep * kLadderStep;
+  const auto hi = static_cast<uint64_t>(static_cast<double>(machine.vram_bytes()) * kVramHeadroom) /
+                  kLadderStep * kLadderStep;
+  if (hi < lo)
+    return {};
+  const int m = std::max(options.max_budgets, 1);
+  std::vector<uint64_t> out;
+  for (int i = 0; i < m; ++i) {
+    const double f = m == 1 ? 1.0 : static_cast<double>(i) / (m - 1);
+    const double b = static_cast<double>(lo) * std::pow(static_cast<double>(hi) / static_cast<double>(lo), f);
+    const uint64_t rounded = std::max(lo, static_cast<uint64_t>(b) / kLadderStep * kLadderStep);
+    if (out.empty() || rounded > out.back())
+      out.push_back(rounded);
+  }
+  return out;
+}
+
+Result<PlanGrid> plan_grid(const ModelGraph& graph, const MachineModel& machine,
+                           const CompileOptions& options_in) {
+  CompileOptions o = options_in;
+  PSHARD_RETURN_IF_ERROR(normalize(graph, &o));
+  if (o.threads <= 0)
+    o.threads = machine.default_threads();
+  const uint64_t minimum = minimum_budget(graph, o);
+  const std::string context = " for this model (" + graph.name + ") at context " +
+                              std::to_string(o.n_ctx) + " and tiers up to " +
+                              std::to_string(o.tiers.back());
+  if (o.budgets.empty()) {
+    o.budgets = auto_budgets(graph, machine, o);
+    if (o.budgets.empty())
+      return Status(StatusCode::kOutOfMemory,
+                    "the GPU's " + mib(machine.vram_bytes()) + " of VRAM is below the minimum budget " +
+                        mib(minimum) + context + "; lower -c or the largest tier, or use --budgets 0");
+  }
+  for (uint64_t b : o.budgets) {
+    if (b > 0 && !machine.has_gpu())
+      return invalid_argument("budget " + mib(b) + " asks for VRAM, but the profile has no GPU; "
+                              "use --budgets 0 (CPU only) or a profile measured with a GPU");
+    if (b > 0 && b < minimum)
+      return Status(StatusCode::kOutOfMemory,
+                    "budget " + mib(b) + " (" + std::to_string(b) + " B) cannot hold even the " +
+                        "smallest plan: the minimum budget is " + mib(minimum) + " (" +
+                        std::to_string(minimum) + " B)" + context +
+                        " (one attention block with its KV cache, activations and workspace); "
+                        "raise the budget, lower -c, or use 0 for a CPU-only plan");
+  }
+
+  PlanGrid grid;
+  grid.budgets = o.budgets;
+  grid.tiers = o.tiers;
+  grid.options = o;
+  grid.model_fingerprint = graph.fingerprint;
+  grid.machine = machine.summary();
+  grid.minimum_budget_bytes = minimum;
+  const std::vector<TierCosts> tiers = tier_costs(graph, machine, o);
+  for (uint64_t budget : o.budgets) {
+    PSHARD_ASSIGN_OR_RETURN(std::vector<Plan> row, plan_budget(graph, o, tiers, budget));
+    grid.plans.push_back(std::move(row));
+  }
+  return grid;
+}
+
+Result<Plan> plan_fixed_strategy(const ModelGraph& graph, const MachineModel& machine,
+                                 const CompileOptions& options, Strategy strategy, uint64_t budget,
+                                 int64_t tier, const std::vector<bool>& resident) {
+  if (resident.size() != graph.sublayers.size())
+    return invalid_argument("the resident set has " + std::to_string(resident.size()) +
+                            " entries for " + std::to_string(graph.sublayers.size()) + " sub-layers");
+  CompileOptions o = options;
+  if (o.threads <= 0)
+    o.threads = machine.default_threads();
+  const TierCosts tc{tier, estimate_costs(graph, machine, tier, o.n_ctx, o.kv_type, o.threads),
+                     gpu_fixed_bytes(graph, tier)};
+  const ResidentSet rs = detail::make_resident_set(graph, o, resident);
+  Candidate c = detail::build_strategy(strategy == Strategy::kLayers ? Strategy::kStatic : strategy,
+                                       tc, budget, rs);
+  c.strategy = strategy;
+  if (!c.feasible())
+    return Status(StatusCode::kOutOfMemory, std::string("strategy ") + strategy_name(strategy) +
+                                                " does not fit budget " + mib(budget) +
+                                                " with this resident set");
+  return detail::finalize_plan(graph, o, o.threads, tc, budget, rs, c);
+}
+
+} // namespace pshard::planner
+
+// plan_grid's steps exposed one by one for the MLIR passes (see PlannerInternal.h).
+namespace pshard::planner::detail {
+
+std::vector<TierCosts> costs_per_tier(const ModelGraph& graph, const MachineModel& machine,
+                                      const CompileOptions& options) {
+  return tier_costs(graph, machine, options);
+}
+
+uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier) {
+  return gpu_fixed_bytes(graph, tier);
+}
+
+ResidentSet pick_resident_set(const ModelGraph& graph, const CompileOptions& options,
+                              const std::vector<TierCosts>& tiers, uint64_t budget) {
+  return choose_resident_set(graph, options, tiers, budget);
+}
+
+Candidate strategy_candidate(const CompileOptions& options, const TierCosts& tc, uint64_t budget,
+                             const ResidentSet& rs) {
+  return candidate_for(options, tc, budget, rs);
+}
+
+} // namespace pshard::planner::detail

@@ -1,0 +1,151 @@
+// PlanGrid -> FlatBuffer via the generated object API: the T types mirror the schema
+// one to one, so every field the schema has is visibly filled here.
+#include "pshard/Target/ScheduleEmitter.h"
+
+#include "runtime/profile/profile.h"
+#include "runtime/schedule/schedule_file.h"
+
+namespace pshard::planner {
+namespace {
+
+namespace sfb = fb::schedule;
+
+std::unique_ptr<sfb::ModelInfoT> model_info(const ModelGraph& g) {
+  auto m = std::make_unique<sfb::ModelInfoT>();
+  m->name = g.name;
+  m->architecture = g.architecture;
+  m->fingerprint_hi = g.fingerprint.hi;
+  m->fingerprint_lo = g.fingerprint.lo;
+  m->file_size = g.file_size;
+  m->total_weight_bytes = g.total_weight_bytes();
+  const LlamaHParams& hp = g.hparams;
+  m->n_vocab = hp.n_vocab;
+  m->n_embd = hp.n_embd;
+  m->n_layer = hp.n_layer;
+  m->n_head = hp.n_head;
+  m->n_head_kv = hp.n_head_kv;
+  m->head_dim = hp.head_dim;
+  m->n_ff = hp.n_ff;
+  m->n_expert = hp.n_expert;
+  m->n_expert_used = hp.n_expert_used;
+  return m;
+}
+
+std::unique_ptr<sfb::MachineInfoT> machine_info(const MachineSummary& s) {
+  auto m = std::make_unique<sfb::MachineInfoT>();
+  m->profile_fingerprint = s.profile_fingerprint;
+  m->name = s.name;
+  m->cpu = s.cpu;
+  m->gpu = s.gpu;
+  m->vram_bytes = s.vram_bytes;
+  m->ram_bytes = s.ram_bytes;
+  m->cpu_threads = s.cpu_threads;
+  return m;
+}
+
+std::unique_ptr<sfb::CompileOptionsT> options_of(const PlanGrid& grid) {
+  auto o = std::make_unique<sfb::CompileOptionsT>();
+  o->pshard_version = grid.options.pshard_version;
+  o->n_ctx = grid.options.n_ctx;
+  o->kv_type = static_cast<uint32_t>(grid.options.kv_type);
+  o->threads = grid.options.threads;
+  o->tiers = grid.tiers;
+  o->budgets = grid.budgets;
+  o->strategy = strategy_name(grid.options.strategy);
+  o->minimum_budget_bytes = grid.minimum_budget_bytes;
+  return o;
+}
+
+std::unique_ptr<sfb::SubLayerT> sublayer_of(const SubLayerInfo& s, TensorType kv_type) {
+  auto out = std::make_unique<sfb::SubLayerT>();
+  out->name = s.name;
+  out->kind = static_cast<sfb::SubLayerKind>(s.kind);
+  out->layer = static_cast<int32_t>(s.layer);
+  for (const TensorRef& t : s.tensors) {
+    auto tensor = std::make_unique<sfb::TensorT>();
+    tensor->name = t.name;
+    tensor->dims = t.dims;
+    tensor->type = static_cast<uint32_t>(t.type);
+    tensor->file_offset = t.file_offset;
+    tensor->bytes = t.bytes;
+    out->tensors.push_back(std::move(tensor));
+  }
+  out->weight_bytes = s.weight_bytes;
+  out->kv_bytes_per_token = s.kv_bytes_per_token(kv_type);
+  out->n_expert = static_cast<int32_t>(s.n_expert);
+  out->n_expert_used = static_cast<int32_t>(s.n_expert_used);
+  out->expert_bytes = s.expert_bytes;
+  return out;
+}
+
+std::unique_ptr<sfb::PlanT> plan_of(const Plan& p) {
+  auto out = std::make_unique<sfb::PlanT>();
+  out->budget_bytes = p.budget_bytes;
+  out->tier = p.tier;
+  out->strategy = p.strategy;
+  for (Placement q : p.placements)
+    out->placements.push_back(static_cast<sfb::Placement>(q));
+  out->stream_order = p.stream_order;
+  out->prefetch_depth = p.prefetch_depth;
+  out->stream_slot_count = p.stream_slot_count;
+  out->stream_slot_bytes = p.stream_slot_bytes;
+  for (const VramBuffer& b : p.vram_layout) {
+    auto buf = std::make_unique<sfb::VramBufferT>();
+    buf->kind = static_cast<sfb::BufferKind>(b.kind);
+    buf->sublayer = b.sublayer;
+    buf->index = b.tensor;
+    buf->offset = b.offset;
+    buf->size = b.size;
+    out->vram_layout.push_back(std::move(buf));
+  }
+  out->arena_bytes = p.arena_bytes;
+  out->cpu_threads = p.cpu_threads;
+  out->predicted_ms_per_pass = p.predicted_ms_per_pass;
+  out->predicted_tokens_per_s = p.predicted_tokens_per_s;
+  out->vram_bytes = p.peak_vram_bytes();
+  out->cpu_busy_ms = p.cpu_busy_ms;
+  out->gpu_busy_ms = p.gpu_busy_ms;
+  out->copy_busy_ms = p.copy_busy_ms;
+  return out;
+}
+
+} // namespace
+
+Result<std::vector<uint8_t>> serialize_schedule(const ModelGraph& graph, const PlanGrid& grid,
+                                                const std::string& created_by) {
+  PSHARD_RETURN_IF_ERROR(validate_grid(graph, grid));
+  sfb::ScheduleT s;
+  s.schema_major = kScheduleSchemaMajor;
+  s.schema_minor = kScheduleSchemaMinor;
+  s.created_by = created_by;
+  s.model = model_info(graph);
+  s.machine = machine_info(grid.machine);
+  s.options = options_of(grid);
+  for (const SubLayerInfo& sub : graph.sublayers)
+    s.sublayers.push_back(sublayer_of(sub, grid.options.kv_type));
+  s.budgets = grid.budgets;
+  s.tiers = grid.tiers;
+  for (size_t b = 0; b < grid.budgets.size(); ++b) {
+    auto row = std::make_unique<sfb::BudgetPlansT>();
+    row->budget_bytes = grid.budgets[b];
+    for (const Plan& p : grid.plans[b])
+      row->plans.push_back(plan_of(p));
+    s.grid.push_back(std::move(row));
+  }
+  flatbuffers::FlatBufferBuilder builder(64 * 1024);
+  sfb::FinishSizePrefixedScheduleBuffer(builder, sfb::Schedule::Pack(builder, &s));
+  std::vector<uint8_t> bytes(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize());
+  // Read it back exactly as the runtime will.
+  const Result<Schedule> check = Schedule::load_bytes(bytes);
+  if (!check.ok())
+    return internal_error("the emitted schedule does not load: " + check.status().message());
+  return bytes;
+}
+
+Status write_schedule_file(const ModelGraph& graph, const PlanGrid& grid, const std::string& path,
+                           const std::string& created_by) {
+  PSHARD_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, serialize_schedule(graph, grid, created_by));
+  return write_file_atomically(path, bytes);
+}
+
+} // namespace pshard::planner

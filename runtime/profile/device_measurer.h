@@ -1,0 +1,74 @@
+// What a device backend gives pshard-profile: primitive timings on its device.
+//
+// The suite in tools/pshard-profile owns the grid (weight types, token counts, sizes,
+// transfer sizes), repetitions, medians and time budgets, and writes the profile
+// tables; a backend answers only "how long does this one operation take here". So the
+// CUDA backend (cuBLASLt matmuls, cudaMemcpyAsync from pinned and pageable memory) and
+// the emulated GPU (host memory, a copy engine throttled to a configured PCIe bandwidth)
+// each implement a handful of small functions, and both are profiled identically.
+//
+//   class CudaMeasurer final : public DeviceMeasurer { ... };   // runtime/backends/cuda
+//   std::unique_ptr<DeviceMeasurer> m = ...;
+//   PSHARD_ASSIGN_OR_RETURN(double s, m->time_transfer(Direction::kHostToDevice,
+//                                                      HostMemoryKind::kPinned, 64 << 20));
+//
+// Every time_* call returns the seconds of ONE operation, synchronised (the operation
+// has finished on the device when the call returns), with any allocation and setup done
+// before the clock starts. The suite repeats calls and takes medians itself.
+//
+// Optional parts: time_attention and time_launch_overhead may return kUnsupported; the
+// suite then leaves those tables empty. Everything else is required.
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/profile/profile_lookup.h"
+#include "runtime/tensor/tensor_type.h"
+#include "schemas/profile_generated.h"
+
+#include <cstdint>
+#include <string>
+
+namespace pshard {
+
+struct AttentionShape {
+  int64_t ctx_len = 0;
+  int64_t n_tokens = 1;
+  int64_t n_heads = 32;
+  int64_t n_kv_heads = 8;
+  int64_t head_dim = 128;
+};
+
+class DeviceMeasurer {
+public:
+  virtual ~DeviceMeasurer() = default;
+
+  // "cuda", "emu"
+  virtual std::string backend_name() const = 0;
+  // The device as the profile records it (name, compute capability, VRAM, PCIe link,
+  // driver and toolkit versions), source = Measured.
+  virtual Result<fb::GpuInfoT> describe() = 0;
+  // Identifiers of the timed kernels, stored so a new kernel can be told apart.
+  virtual std::string matmul_op() const = 0;
+  virtual std::string attention_op() const = 0;
+
+  // y[n_tokens x rows] = x * W^T with W (rows x cols of `type`) resident on the device.
+  virtual Result<double> time_matmul(TensorType type, int64_t n_tokens, int64_t rows,
+                                     int64_t cols) = 0;
+  // Optional: one layer's attention with the KV cache resident on the device.
+  virtual Result<double> time_attention(const AttentionShape& shape) = 0;
+  // Reading `bytes` of device memory once (its bandwidth roof).
+  virtual Result<double> time_device_read(uint64_t bytes) = 0;
+  // Optional: an empty kernel, launch to completion.
+  virtual Result<double> time_launch_overhead() = 0;
+  // One copy of `bytes` between host memory of the given kind and the device.
+  virtual Result<double> time_transfer(Direction direction, HostMemoryKind memory,
+                                       uint64_t bytes) = 0;
+
+  // Host-to-device copies of `chunk_bytes` from pinned memory, back to back, until
+  // stop_copy_load(): the load under which the suite measures the CPU figures again.
+  virtual Status start_copy_load(uint64_t chunk_bytes) = 0;
+  // Stops the copies; returns the bytes/s they achieved while running.
+  virtual Result<double> stop_copy_load() = 0;
+};
+
+} // namespace pshard

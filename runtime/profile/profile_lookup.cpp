@@ -1,0 +1,246 @@
+// Builds the interpolation tables once from the unpacked profile; each question is then
+// a table name plus coordinates.
+#include "runtime/profile/profile_lookup.h"
+
+namespace pshard {
+namespace {
+
+static_assert(static_cast<uint32_t>(TensorType::kF32) ==
+              static_cast<uint32_t>(fb::WeightType::F32));
+static_assert(static_cast<uint32_t>(TensorType::kF16) ==
+              static_cast<uint32_t>(fb::WeightType::F16));
+static_assert(static_cast<uint32_t>(TensorType::kBF16) ==
+              static_cast<uint32_t>(fb::WeightType::BF16));
+static_assert(static_cast<uint32_t>(TensorType::kQ8_0) ==
+              static_cast<uint32_t>(fb::WeightType::Q8_0));
+static_assert(static_cast<uint32_t>(TensorType::kQ4_0) ==
+              static_cast<uint32_t>(fb::WeightType::Q4_0));
+
+using Coords = std::array<double, kMaxGridAxes>;
+using Table = ProfileLookup::Table;
+constexpr AxisScale kLog = AxisScale::kLog;
+constexpr AxisScale kLin = AxisScale::kLinear;
+
+std::string type_key(fb::WeightType type) {
+  const char* name = fb::EnumNameWeightType(type);
+  return *name ? name : "type" + std::to_string(static_cast<uint32_t>(type));
+}
+std::string type_key(TensorType type) { return type_key(static_cast<fb::WeightType>(type)); }
+
+std::string transfer_key(int direction, int memory) {
+  return std::string("transfer/") + (direction == 0 ? "h2d" : "d2h") + "/" +
+         (memory == 0 ? "pinned" : "pageable");
+}
+
+Coords matmul_coords(const fb::MatmulPointT& p, bool with_threads) {
+  return {double(p.n_tokens), double(p.matrix_bytes), with_threads ? double(p.threads) : 0, 0};
+}
+Coords attention_coords(const fb::AttentionPointT& p, bool with_threads) {
+  return {double(p.ctx_len), double(p.n_tokens), with_threads ? double(p.threads) : 0, 0};
+}
+
+// Ratio cells: each loaded cell divided by the idle figure at the same coordinates.
+void add_load_ratio(Table& table, const Coords& at, double loaded) {
+  if (table.idle.empty())
+    return;
+  const double idle = interpolate(table.idle, table.scales, at);
+  if (idle > 0 && loaded > 0)
+    table.load_ratio.push_back({at, loaded / idle});
+}
+
+void add_matmul(std::map<std::string, Table>& tables, const std::string& prefix,
+                const std::vector<std::unique_ptr<fb::MatmulPointT>>& idle,
+                const std::vector<std::unique_ptr<fb::MatmulPointT>>* loaded, bool threads) {
+  const std::vector<AxisScale> scales =
+      threads ? std::vector<AxisScale>{kLog, kLog, kLin} : std::vector<AxisScale>{kLog, kLog};
+  for (const auto& p : idle) {
+    Table& t = tables[prefix + type_key(p->weight_type)];
+    t.scales = scales;
+    t.idle.push_back({matmul_coords(*p, threads), p->flops_per_s});
+  }
+  if (loaded)
+    for (const auto& p : *loaded) {
+      auto it = tables.find(prefix + type_key(p->weight_type));
+      if (it != tables.end())
+        add_load_ratio(it->second, matmul_coords(*p, threads), p->flops_per_s);
+    }
+}
+
+void add_attention(std::map<std::string, Table>& tables, const std::string& key,
+                   const std::vector<std::unique_ptr<fb::AttentionPointT>>& idle,
+                   const std::vector<std::unique_ptr<fb::AttentionPointT>>* loaded, bool threads) {
+  if (idle.empty())
+    return;
+  Table& t = tables[key];
+  t.scales =
+      threads ? std::vector<AxisScale>{kLog, kLog, kLin} : std::vector<AxisScale>{kLog, kLog};
+  for (const auto& p : idle)
+    t.idle.push_back({attention_coords(*p, threads), p->flops_per_s});
+  if (loaded)
+    for (const auto& p : *loaded)
+      add_load_ratio(t, attention_coords(*p, threads), p->flops_per_s);
+}
+
+void add_bandwidth(std::map<std::string, Table>& tables, const std::string& key,
+                   const std::vector<std::unique_ptr<fb::BandwidthPointT>>& idle,
+                   const std::vector<std::unique_ptr<fb::BandwidthPointT>>* loaded) {
+  if (idle.empty())
+    return;
+  Table& t = tables[key];
+  t.scales = {kLin};
+  for (const auto& p : idle)
+    t.idle.push_back({{double(p->threads), 0, 0, 0}, p->bytes_per_s});
+  if (loaded)
+    for (const auto& p : *loaded)
+      add_load_ratio(t, {double(p->threads), 0, 0, 0}, p->bytes_per_s);
+}
+
+void add_transfers(std::map<std::string, Table>& tables, std::map<std::string, double>& latency,
+                   const std::vector<std::unique_ptr<fb::TransferPointT>>& idle,
+                   const std::vector<std::unique_ptr<fb::TransferPointT>>* loaded) {
+  std::map<std::string, uint64_t> smallest;
+  for (const auto& p : idle) {
+    const std::string key = transfer_key(int(p->direction), int(p->memory));
+    Table& t = tables[key];
+    t.scales = {kLog};
+    t.idle.push_back({{double(p->bytes), 0, 0, 0}, p->bytes_per_s});
+    auto s = smallest.find(key);
+    if (s == smallest.end() || p->bytes < s->second) {
+      smallest[key] = p->bytes;
+      latency[key.substr(9)] = p->seconds; // strip "transfer/"
+    }
+  }
+  if (loaded)
+    for (const auto& p : *loaded) {
+      auto it = tables.find(transfer_key(int(p->direction), int(p->memory)));
+      if (it != tables.end())
+        add_load_ratio(it->second, {double(p->bytes), 0, 0, 0}, p->bytes_per_s);
+    }
+}
+
+} // namespace
+
+ProfileLookup::ProfileLookup(const Profile& profile) {
+  const fb::ProfileT& d = profile.data();
+  const fb::UnderLoadT* load = d.under_load.get();
+  if (d.cpu) {
+    add_matmul(tables_, "cpu_matmul/", d.cpu->matmul, load ? &load->cpu_matmul : nullptr, true);
+    add_attention(tables_, "cpu_attention", d.cpu->attention, load ? &load->cpu_attention : nullptr,
+                  true);
+    add_bandwidth(tables_, "cpu_read_bw", d.cpu->read_bandwidth,
+                  load ? &load->cpu_read_bandwidth : nullptr);
+    add_bandwidth(tables_, "host_copy", d.cpu->copy_bandwidth,
+                  load ? &load->copy_bandwidth : nullptr);
+  }
+  has_gpu_ = d.gpu != nullptr;
+  gpu_status_ = d.machine && !d.machine->gpu_status.empty() ? d.machine->gpu_status
+                : has_gpu_                                  ? "present"
+                                                            : "no GPU recorded";
+  if (d.gpu) {
+    add_matmul(tables_, "gpu_matmul/", d.gpu->matmul, nullptr, false);
+    add_attention(tables_, "gpu_attention", d.gpu->attention, nullptr, false);
+    gpu_read_bandwidth_ = d.gpu->read_bandwidth_bytes_per_s;
+    gpu_launch_overhead_s_ = d.gpu->launch_overhead_s;
+  }
+  if (d.transfers)
+    add_transfers(tables_, transfer_latency_, d.transfers->points,
+                  load ? &load->transfers : nullptr);
+}
+
+Result<double> ProfileLookup::lookup(const std::string& key, const Coords& at, Load load,
+                                     const std::string& what) const {
+  auto it = tables_.find(key);
+  if (it == tables_.end() || it->second.idle.empty())
+    return not_found("the profile has no " + what + " measurements");
+  const Table& t = it->second;
+  double value = interpolate(t.idle, t.scales, at);
+  if (load == Load::kUnderLoad) {
+    if (t.load_ratio.empty())
+      return not_found("the profile has no under-load " + what + " measurements");
+    value *= interpolate(t.load_ratio, t.scales, at);
+  }
+  return value;
+}
+
+Status ProfileLookup::gpu_missing() const {
+  return not_found("the profile has no GPU: " + gpu_status_);
+}
+
+Result<double> ProfileLookup::cpu_matmul_flops(TensorType type, int64_t n_tokens,
+                                               uint64_t matrix_bytes, int threads,
+                                               Load load) const {
+  return lookup("cpu_matmul/" + type_key(type),
+                {double(n_tokens), double(matrix_bytes), double(threads), 0}, load,
+                "CPU " + std::string(tensor_type_name(type)) + " matmul");
+}
+
+Result<double> ProfileLookup::cpu_attention_flops(int64_t ctx_len, int64_t n_tokens, int threads,
+                                                  Load load) const {
+  return lookup("cpu_attention", {double(ctx_len), double(n_tokens), double(threads), 0}, load,
+                "CPU attention");
+}
+
+Result<double> ProfileLookup::cpu_read_bandwidth(int threads, Load load) const {
+  return lookup("cpu_read_bw", {double(threads), 0, 0, 0}, load, "CPU memory read bandwidth");
+}
+
+Result<double> ProfileLookup::host_copy_bandwidth(Load load) const {
+  return lookup("host_copy", {1, 0, 0, 0}, load, "host memcpy bandwidth");
+}
+
+Result<double> ProfileLookup::gpu_matmul_flops(TensorType type, int64_t n_tokens,
+                                               uint64_t matrix_bytes) const {
+  if (!has_gpu_)
+    return gpu_missing();
+  return lookup("gpu_matmul/" + type_key(type), {double(n_tokens), double(matrix_bytes), 0, 0},
+                Load::kIdle, "GPU " + std::string(tensor_type_name(type)) + " matmul");
+}
+
+Result<double> ProfileLookup::gpu_attention_flops(int64_t ctx_len, int64_t n_tokens) const {
+  if (!has_gpu_)
+    return gpu_missing();
+  return lookup("gpu_attention", {double(ctx_len), double(n_tokens), 0, 0}, Load::kIdle,
+                "GPU attention");
+}
+
+Result<double> ProfileLookup::gpu_read_bandwidth() const {
+  if (!has_gpu_)
+    return gpu_missing();
+  if (!(gpu_read_bandwidth_ > 0))
+    return not_found("the profile has no GPU memory bandwidth");
+  return gpu_read_bandwidth_;
+}
+
+Result<double> ProfileLookup::gpu_launch_overhead_s() const {
+  if (!has_gpu_)
+    return gpu_missing();
+  if (!(gpu_launch_overhead_s_ > 0))
+    return not_found("the profile has no GPU launch overhead");
+  return gpu_launch_overhead_s_;
+}
+
+Result<double> ProfileLookup::transfer_bandwidth(Direction direction, uint64_t bytes,
+                                                 HostMemoryKind memory, Load load) const {
+  if (!has_gpu_)
+    return gpu_missing();
+  const std::string key = transfer_key(int(direction), int(memory));
+  return lookup(key, {double(bytes), 0, 0, 0}, load, key.substr(9) + " transfer");
+}
+
+Result<double> ProfileLookup::transfer_seconds(Direction direction, uint64_t bytes,
+                                               HostMemoryKind memory, Load load) const {
+  PSHARD_ASSIGN_OR_RETURN(double bandwidth, transfer_bandwidth(direction, bytes, memory, load));
+  return double(bytes) / bandwidth;
+}
+
+Result<double> ProfileLookup::transfer_latency_s(Direction direction, HostMemoryKind memory) const {
+  if (!has_gpu_)
+    return gpu_missing();
+  const std::string key = transfer_key(int(direction), int(memory)).substr(9);
+  auto it = transfer_latency_.find(key);
+  if (it == transfer_latency_.end())
+    return not_found("the profile has no " + key + " transfer measurements");
+  return it->second;
+}
+
+} // namespace pshard

@@ -1,0 +1,85 @@
+// Questions the compiler's estimator asks a profile, answered by interpolating between
+// measured buckets (see interpolate.h): log-space on token counts and sizes, linear on
+// thread counts, clamped outside what was measured.
+//
+//   ProfileLookup look(profile);
+//   Result<double> f = look.cpu_matmul_flops(TensorType::kQ4_0, /*n_tokens=*/1,
+//                                            /*matrix_bytes=*/64 << 20, /*threads=*/8);
+//   Result<double> bw = look.transfer_bandwidth(Direction::kHostToDevice, 32 << 20,
+//                                               HostMemoryKind::kPinned, Load::kUnderLoad);
+//   if (!look.has_gpu()) ...   // gpu_* return kNotFound "the profile has no GPU: <why>"
+//
+// Under load (Load::kUnderLoad) a figure is the idle figure times the loaded/idle ratio
+// interpolated over the cells measured under load, so a profile may measure under load
+// on a coarser grid than idle. A query the profile has no cells for returns kNotFound
+// naming what is missing.
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/profile/interpolate.h"
+#include "runtime/profile/profile.h"
+#include "runtime/tensor/tensor_type.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pshard {
+
+enum class Load { kIdle, kUnderLoad };
+enum class Direction { kHostToDevice, kDeviceToHost };
+enum class HostMemoryKind { kPinned, kPageable };
+
+class ProfileLookup {
+public:
+  explicit ProfileLookup(const Profile& profile);
+
+  bool has_gpu() const { return has_gpu_; }
+  const std::string& gpu_status() const { return gpu_status_; }
+
+  // Achieved FLOP/s of runtime/kernels matmul on `matrix_bytes` of `type` weights.
+  Result<double> cpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
+                                  int threads, Load load = Load::kIdle) const;
+  // Achieved FLOP/s of one layer's attention over ctx_len cached positions.
+  Result<double> cpu_attention_flops(int64_t ctx_len, int64_t n_tokens, int threads,
+                                     Load load = Load::kIdle) const;
+  // Bytes/s streaming memory much larger than the last-level cache.
+  Result<double> cpu_read_bandwidth(int threads, Load load = Load::kIdle) const;
+  // Bytes/s of a host memcpy (the emulated GPU's copy engine ceiling).
+  Result<double> host_copy_bandwidth(Load load = Load::kIdle) const;
+
+  Result<double> gpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes) const;
+  Result<double> gpu_attention_flops(int64_t ctx_len, int64_t n_tokens) const;
+  Result<double> gpu_read_bandwidth() const;
+  Result<double> gpu_launch_overhead_s() const;
+
+  // Effective bandwidth of one transfer of `bytes` (latency included).
+  Result<double> transfer_bandwidth(Direction direction, uint64_t bytes, HostMemoryKind memory,
+                                    Load load = Load::kIdle) const;
+  // Seconds for one transfer of `bytes`: bytes / transfer_bandwidth(bytes).
+  Result<double> transfer_seconds(Direction direction, uint64_t bytes, HostMemoryKind memory,
+                                  Load load = Load::kIdle) const;
+  // Time of the smallest measured transfer: the fixed cost of any copy.
+  Result<double> transfer_latency_s(Direction direction, HostMemoryKind memory) const;
+
+  // One interpolation table: idle cells plus loaded/idle ratio cells on the same axes.
+  struct Table {
+    std::vector<AxisScale> scales;
+    std::vector<GridCell> idle;
+    std::vector<GridCell> load_ratio;
+  };
+
+private:
+  Result<double> lookup(const std::string& key, const std::array<double, kMaxGridAxes>& at,
+                        Load load, const std::string& what) const;
+  Status gpu_missing() const;
+
+  std::map<std::string, Table> tables_; // "cpu_matmul/q4_0", "transfer/h2d/pinned", …
+  bool has_gpu_ = false;
+  std::string gpu_status_;
+  double gpu_read_bandwidth_ = 0;
+  double gpu_launch_overhead_s_ = 0;
+  std::map<std::string, double> transfer_latency_; // "h2d/pinned" → seconds
+};
+
+} // namespace pshard

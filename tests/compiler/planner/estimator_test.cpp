@@ -1,0 +1,141 @@
+// The estimator against hand-computed cases: the event simulation's overlap, slot reuse,
+// prefetch depth and routing dependency, and the roofline of one sub-layer.
+#include "pshard/Planner/Estimator.h"
+
+#include <gtest/gtest.h>
+
+namespace pshard::planner {
+namespace {
+
+using P = Placement;
+
+// Costs in milliseconds (as seconds × 1e-3) for readable arithmetic.
+SubLayerCost cost(double cpu_ms, double gpu_ms, double copy_ms) {
+  SubLayerCost c;
+  c.cpu_s = c.cpu_loaded_s = cpu_ms * 1e-3;
+  c.gpu_s = gpu_ms * 1e-3;
+  c.copy_s = c.copy_loaded_s = copy_ms * 1e-3;
+  c.slot_bytes = c.stream_bytes = 1;
+  return c;
+}
+
+double ms(const SubLayerCosts& costs, std::vector<P> placements, int slots, int depth = 0) {
+  return simulate_seconds(costs, placements, slots, depth) * 1e3;
+}
+
+TEST(Simulate, CopyOverlapsCpuWork) {
+  // s0 on the CPU (10 ms) while s1's weights stream in (6 ms); s1 then waits only for its
+  // input: 10 ms + 1 ms crossing + 2 ms GPU + 0.5 ms logits back = 13.5 ms.
+  SubLayerCosts costs;
+  costs.sublayers = {cost(10, 1, 4), cost(20, 2, 6)};
+  costs.h2d_hidden_s = 1e-3;
+  costs.d2h_logits_s = 0.5e-3;
+  EXPECT_NEAR(ms(costs, {P::kCpu, P::kGpuStreamed}, 1), 13.5, 1e-9);
+  // A copy longer than the CPU work is exposed: 15 ms copy, then 2 ms + 0.5 ms.
+  costs.sublayers[1] = cost(20, 2, 15);
+  EXPECT_NEAR(ms(costs, {P::kCpu, P::kGpuStreamed}, 1), 17.5, 1e-9);
+  // All on the CPU: 10 + 20, nothing crosses.
+  EXPECT_NEAR(ms(costs, {P::kCpu, P::kCpu}, 0), 30.0, 1e-9);
+  // Device change GPU -> CPU costs the d2h crossing.
+  costs.d2h_hidden_s = 0.25e-3;
+  costs.h2d_tokens_s = 0.125e-3;
+  EXPECT_NEAR(ms(costs, {P::kGpuResident, P::kCpu}, 0), 0.125 + 1 + 0.25 + 20, 1e-9);
+}
+
+TEST(Simulate, SlotReuseWaitsForTheLastUser) {
+  // Three streamed sub-layers, 3 ms copies, 2 ms compute.
+  SubLayerCosts costs;
+  costs.sublayers = {cost(9, 2, 3), cost(9, 2, 3), cost(9, 2, 3)};
+  // One slot: copy k+1 waits for sub-layer k: 0-3 c0, 3-5 s0, 5-8 c1, 8-10 s1, 10-13 c2, 13-15 s2.
+  EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed, P::kGpuStreamed}, 1), 15.0, 1e-9);
+  // Two slots: c0 0-3, c1 3-6, s0 3-5, s1 6-8, c2 waits for s0 (5) and the engine (6): 6-9, s2 9-11.
+  EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed, P::kGpuStreamed}, 2), 11.0, 1e-9);
+  // Two slots but prefetch depth 1 behaves like one slot.
+  EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed, P::kGpuStreamed}, 2, 1), 15.0, 1e-9);
+}
+
+TEST(Simulate, RoutedExpertsWaitForTheirInput) {
+  SubLayerCosts costs;
+  costs.sublayers = {cost(10, 1, 1), cost(20, 2, 6)};
+  costs.sublayers[1].copy_needs_input = true; // MoE: the router picks what to copy
+  // The copy starts only when s0 is done (10 ms): 10 + 6 + 2.
+  EXPECT_NEAR(ms(costs, {P::kCpu, P::kGpuStreamed}, 1), 18.0, 1e-9);
+}
+
+TEST(Simulate, RecordsPerSubLayerTimesAndBusyTime) {
+  LlamaHParams hp;
+  hp.n_layer = 0;
+  ModelGraph graph;
+  graph.sublayers.resize(2);
+  SubLayerCosts costs;
+  costs.sublayers = {cost(10, 1, 4), cost(20, 2, 6)};
+  Plan plan;
+  plan.placements = {P::kCpu, P::kGpuStreamed};
+  plan.stream_order = {1};
+  plan.stream_slot_count = 1;
+  const SimResult r = simulate(graph, costs, plan);
+  EXPECT_NEAR(r.seconds, 12e-3, 1e-12);
+  EXPECT_NEAR(r.cpu_busy_s, 10e-3, 1e-12);
+  EXPECT_NEAR(r.gpu_busy_s, 2e-3, 1e-12);
+  EXPECT_NEAR(r.copy_busy_s, 6e-3, 1e-12);
+  ASSERT_EQ(r.end_s.size(), 2u);
+  EXPECT_NEAR(r.start_s[1], 10e-3, 1e-12);
+}
+
+TEST(Roofline, FfnIsTheMaxOfComputeAndBandwidthPerMatrix) {
+  LlamaHParams hp;
+  hp.n_vocab = 256;
+  hp.n_embd = 64;
+  hp.n_layer = 1;
+  hp.n_ff = 128;
+  hp.n_head = 4;
+  hp.n_head_kv = 4;
+  hp.head_dim = 16;
+  const ModelGraph graph = synthetic_model_graph(hp, TensorType::kF32);
+  FixedMachineParams p;
+  p.cpu_flops = 1e9;
+  p.cpu_bandwidth = 1e9;
+  p.gpu_flops = 1e12;
+  p.gpu_bandwidth = 1e11;
+  p.h2d_bandwidth = 1e10;
+  const FixedMachineModel machine(p);
+  const SubLayerInfo& ffn = graph.sublayers[2];
+  ASSERT_EQ(ffn.name, "ffn[0]");
+  // Three 64×128 F32 matrices (32 KiB each). At 1 token: flops 2·64·128 = 16384 per matrix
+  // (16.4 µs at 1 GFLOP/s), bytes 32768 (32.8 µs at 1 GB/s): bandwidth-bound.
+  const SubLayerCost c1 = estimate_sublayer(ffn, graph, machine, 1, 16, TensorType::kF32, 8);
+  EXPECT_NEAR(c1.cpu_s, 3 * 32768 / 1e9, 1e-12);
+  // At 64 tokens: flops 64 × 16384 = 1.05 MFLOP per matrix: compute-bound.
+  const SubLayerCost c64 = estimate_sublayer(ffn, graph, machine, 64, 16, TensorType::kF32, 8);
+  EXPECT_NEAR(c64.cpu_s, 3 * 64 * 16384 / 1e9, 1e-12);
+  // The copy moves the whole sub-layer (norm included) at 10 GB/s.
+  EXPECT_EQ(c1.stream_bytes, ffn.weight_bytes);
+  EXPECT_NEAR(c1.copy_s, static_cast<double>(ffn.weight_bytes) / 1e10, 1e-12);
+}
+
+TEST(ModelGraph, MoeTouchesMoreDistinctExpertsAtLargerTiers) {
+  LlamaHParams hp;
+  hp.n_vocab = 256;
+  hp.n_embd = 64;
+  hp.n_layer = 2;
+  hp.n_ff = 32;
+  hp.n_head = 4;
+  hp.n_head_kv = 2;
+  hp.head_dim = 16;
+  hp.n_expert = 128;
+  hp.n_expert_used = 8;
+  const ModelGraph graph = synthetic_model_graph(hp, TensorType::kQ8_0);
+  const SubLayerInfo& moe = graph.sublayers[2];
+  ASSERT_EQ(moe.name, "moe[0]");
+  EXPECT_NEAR(moe.expected_experts(1), 8.0, 1e-9);
+  EXPECT_GT(moe.expected_experts(16), 8.0 * 7);
+  EXPECT_LT(moe.expected_experts(16), 128.0);
+  EXPECT_NEAR(moe.expected_experts(1000), 128.0, 1e-6);
+  EXPECT_EQ(moe.max_experts(4), 32);
+  EXPECT_EQ(moe.max_experts(64), 128);
+  EXPECT_LT(moe.weight_bytes_read(1), moe.weight_bytes / 10);
+  EXPECT_EQ(moe.weight_bytes_needed(1000), moe.weight_bytes);
+}
+
+} // namespace
+} // namespace pshard::planner

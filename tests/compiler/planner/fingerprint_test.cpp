@@ -1,0 +1,105 @@
+// The model fingerprint: stable for the same file, different for any change of a tensor's
+// type or shape or of the metadata. And the sub-layer table built from a real GGUF.
+#include "pshard/Planner/ModelGraph.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/schedule/model_fingerprint.h"
+#include "tools/pshard-mkmodel/model_generator.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace pshard {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("pshard_fp_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+ModelFingerprint fingerprint_of(const ModelSpec& spec, const std::string& name) {
+  const std::string path = temp_path(name);
+  const Status written = write_llama_model(spec, path);
+  EXPECT_TRUE(written.ok()) << written.to_string();
+  auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
+  EXPECT_TRUE(file.ok()) << file.status().to_string();
+  std::filesystem::remove(path);
+  return file.ok() ? model_fingerprint(**file) : ModelFingerprint{};
+}
+
+ModelSpec base_spec() {
+  ModelSpec spec;
+  spec.n_embd = 64;
+  spec.n_layer = 2;
+  spec.n_head = 4;
+  spec.n_ff = 128;
+  spec.sparse = true; // headers only: the fingerprint never reads data
+  return spec;
+}
+
+TEST(ModelFingerprint, StableAndSensitive) {
+  const ModelFingerprint a = fingerprint_of(base_spec(), "a.gguf");
+  EXPECT_FALSE(a.is_zero());
+  EXPECT_EQ(a, fingerprint_of(base_spec(), "a2.gguf"));
+  EXPECT_EQ(a.hex().size(), 32u);
+
+  ModelSpec type = base_spec();
+  type.overrides["ffn_down"] = TensorType::kF16; // one tensor's type
+  EXPECT_NE(a, fingerprint_of(type, "type.gguf"));
+
+  ModelSpec shape = base_spec();
+  shape.n_ff = 160; // tensor shapes
+  EXPECT_NE(a, fingerprint_of(shape, "shape.gguf"));
+
+  ModelSpec meta = base_spec();
+  meta.rope_freq_base = 500000.0f; // one metadata value, no tensor change
+  EXPECT_NE(a, fingerprint_of(meta, "meta.gguf"));
+
+  ModelSpec name = base_spec();
+  name.name = "another name";
+  EXPECT_NE(a, fingerprint_of(name, "name.gguf"));
+}
+
+TEST(ModelFingerprint, HasherSeparatesFieldBoundaries) {
+  Hasher128 x, y;
+  x.str("ab");
+  x.str("c");
+  y.str("a");
+  y.str("bc");
+  EXPECT_NE(x.finish(), y.finish());
+  Hasher128 z;
+  EXPECT_NE(z.finish().hi, z.finish().lo);
+}
+
+TEST(ModelGraph, FromAGeneratedMoeFile) {
+  ModelSpec spec = base_spec();
+  spec.n_expert = 8;
+  spec.n_expert_used = 2;
+  const std::string path = temp_path("moe.gguf");
+  ASSERT_TRUE(write_llama_model(spec, path).ok());
+  auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  auto graph = planner::build_model_graph(**file);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  const std::vector<std::string> names = {"embed", "attn[0]", "moe[0]", "attn[1]", "moe[1]", "head"};
+  ASSERT_EQ(graph->sublayers.size(), names.size());
+  uint64_t tensor_bytes = 0, tensors = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(graph->sublayers[i].name, names[i]);
+    for (const auto& t : graph->sublayers[i].tensors) {
+      tensor_bytes += t.bytes;
+      ++tensors;
+      EXPECT_GE(t.file_offset, (*file)->data_offset());
+    }
+  }
+  EXPECT_EQ(tensors, (*file)->tensors().size()); // every tensor in exactly one sub-layer
+  EXPECT_EQ(tensor_bytes, graph->total_weight_bytes());
+  EXPECT_EQ(graph->sublayers[2].n_expert, 8);
+  EXPECT_GT(graph->sublayers[2].expert_bytes, 0u);
+  EXPECT_EQ(graph->fingerprint, model_fingerprint(**file));
+}
+
+} // namespace
+} // namespace pshard

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Golden schedules: compile fixed models against shipped reference profiles and compare
+with the committed goldens using pshard-diff --strict (any placement change or a predicted
+slowdown past 2% fails).
+
+    golden_test.py <build dir> <shared dir>            # check (what CI runs)
+    golden_test.py <build dir> <shared dir> --update   # rewrite goldens/ on purpose
+
+Goldens are the JSON twin of the artifact (pshard-inspect --json), so a change shows up as
+a readable diff in review. Update them only when a planner or estimator change is meant to
+move schedules, and say why in the commit.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDENS = os.path.join(HERE, "goldens")
+SKIP = 77  # ctest SKIP_RETURN_CODE
+
+# name, model (None: generated), profile, extra pshard-compile arguments
+CASES = [
+    ("stories260K-laptop", "stories260K.gguf", "laptop-rtx4060-8gb",
+     ["--budgets", "0,4M,16M,64M", "--tiers", "1,16,256", "-c", "512"]),
+    # One budget and two tiers keep the golden small (its sub-layer table alone lists
+    # ~850 tensors); the full 10 x 6 grid's speed is checked by planner_test.
+    ("moe235b-shape-laptop", None, "laptop-rtx4060-8gb",
+     ["--budgets", "2G", "--tiers", "1,64", "-c", "1024"]),
+]
+
+# Qwen3-235B-A22B's shape, headers only (a sparse file: no 120 GB on disk).
+MOE_235B = ["--n-embd", "4096", "--n-layer", "94", "--n-head", "64", "--n-head-kv", "4",
+            "--n-ff", "1536", "--n-expert", "128", "--n-expert-used", "8", "--type", "q4_0",
+            "--vocab", "151936", "--sparse", "--name", "moe-235b-shape"]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def main():
+    build, shared = sys.argv[1], sys.argv[2]
+    update = "--update" in sys.argv[3:]
+    tool = lambda name: os.path.join(build, "tools", name, name)
+    failures, skipped = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        generated = None
+        for name, model, profile, extra in CASES:
+            if model is None:
+                if generated is None:
+                    generated = os.path.join(tmp, "moe235b.gguf")
+                    r = run([tool("pshard-mkmodel"), "-o", generated] + MOE_235B)
+                    if r.returncode:
+                        failures.append(f"{name}: pshard-mkmodel failed: {r.stderr}")
+                        continue
+                model_path = generated
+            else:
+                model_path = os.path.join(shared, "models", model)
+                if not os.path.exists(model_path):
+                    skipped.append(f"{name}: {model_path} is absent")
+                    continue
+            out = os.path.join(tmp, name + ".pshard")
+            prof = os.path.join(build, "profiles", profile + ".pshprof")
+            r = run([tool("pshard-compile"), "-m", model_path, "--profile", prof, "-o", out, "-q"]
+                    + extra)
+            if r.returncode:
+                failures.append(f"{name}: pshard-compile failed: {r.stderr}")
+                continue
+            golden = os.path.join(GOLDENS, name + ".json")
+            if update:
+                r = run([tool("pshard-inspect"), out, "--json"])
+                if r.returncode:
+                    failures.append(f"{name}: pshard-inspect failed: {r.stderr}")
+                    continue
+                with open(golden, "w") as f:
+                    f.write(r.stdout)
+                print(f"updated {golden}")
+                continue
+            if not os.path.exists(golden):
+                failures.append(f"{name}: no golden {golden}; run with --update to create it")
+                continue
+            r = run([tool("pshard-diff"), golden, out, "--strict"])
+            print(f"== {name}\n{r.stdout}{r.stderr}")
+            if r.returncode:
+                failures.append(f"{name}: schedule changed against {golden} (exit {r.returncode})")
+    for s in skipped:
+        print("skipped:", s)
+    for f in failures:
+        print("FAILED:", f)
+    if failures:
+        return 1
+    return SKIP if skipped and len(skipped) == len(CASES) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+// Budgets: the minimum-budget error, CPU-only plans, no-GPU machines, the auto ladder, and
+// the 235B-shaped MoE planning time against the shipped laptop profile.
+#include "pshard/Planner/Planner.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+
+namespace pshard::planner {
+namespace {
+
+LlamaHParams small_model() {
+  LlamaHParams hp;
+  hp.name = "small";
+  hp.n_vocab = 32000;
+  hp.n_embd = 2048;
+  hp.n_layer = 16;
+  hp.n_head = 32;
+  hp.n_head_kv = 8;
+  hp.head_dim = 64;
+  hp.n_ff = 8192;
+  return hp;
+}
+
+TEST(PlannerBudgets, BelowTheMinimumIsAnErrorNamingIt) {
+  const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);
+  const FixedMachineModel machine({});
+  CompileOptions o;
+  const uint64_t minimum = minimum_budget(graph, o);
+  o.budgets = {minimum - 1};
+  const Result<PlanGrid> grid = plan_grid(graph, machine, o);
+  ASSERT_FALSE(grid.ok());
+  EXPECT_EQ(grid.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(grid.status().message().find(std::to_string(minimum) + " B"), std::string::npos)
+      << grid.status().message();
+  EXPECT_NE(grid.status().message().find("context 4096"), std::string::npos);
+  o.budgets = {minimum};
+  EXPECT_TRUE(plan_grid(graph, machine, o).ok());
+  // A longer context needs more: the minimum grows with the KV cache.
+  CompileOptions longer = o;
+  longer.n_ctx = 32768;
+  EXPECT_GT(minimum_budget(graph, longer), minimum);
+}
+
+TEST(PlannerBudgets, ZeroMeansCpuOnly) {
+  const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);
+  const FixedMachineModel machine({});
+  CompileOptions o;
+  o.budgets = {0, 1ull << 30};
+  const Result<PlanGrid> grid = plan_grid(graph, machine, o);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  for (const Plan& p : grid->plans[0]) {
+    EXPECT_EQ(p.strategy, "cpu-only");
+    EXPECT_EQ(p.arena_bytes, 0u);
+    EXPECT_EQ(p.count(Placement::kCpu), static_cast<int>(graph.sublayers.size()));
+  }
+}
+
+TEST(PlannerBudgets, NoGpuMachine) {
+  const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);
+  FixedMachineParams p;
+  p.has_gpu = false;
+  const FixedMachineModel machine(p);
+  CompileOptions o;
+  const Result<PlanGrid> grid = plan_grid(graph, machine, o);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  EXPECT_EQ(grid->budgets, std::vector<uint64_t>{0});
+  o.budgets = {1ull << 30};
+  EXPECT_EQ(plan_grid(graph, machine, o).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PlannerBudgets, AutoLadderRisesToTheVram) {
+  const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);
+  FixedMachineParams p;
+  p.vram_bytes = 8ull << 30;
+  const FixedMachineModel machine(p);
+  CompileOptions o;
+  const std::vector<uint64_t> ladder = auto_budgets(graph, machine, o);
+  ASSERT_GE(ladder.size(), 5u);
+  EXPECT_GE(ladder.front(), minimum_budget(graph, o));
+  EXPECT_LE(ladder.back(), p.vram_bytes);
+  EXPECT_TRUE(std::is_sorted(ladder.begin(), ladder.end()));
+}
+
+TEST(PlannerBudgets, DifferentStrategiesWinWhereTheyShould) {
+  // Decode (tier 1) at a small budget keeps most non-resident sub-layers on the CPU
+  // (streaming only what hides behind CPU work); a large tier streams most to the GPU.
+  const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);
+  FixedMachineParams p;
+  p.cpu_flops = 300e9;
+  p.cpu_bandwidth = 60e9;
+  p.gpu_flops = 30e12;
+  p.gpu_bandwidth = 250e9;
+  p.h2d_bandwidth = 12e9;
+  const FixedMachineModel machine(p);
+  CompileOptions o;
+  o.budgets = {256ull << 20};
+  o.tiers = {1, 256};
+  const Result<PlanGrid> grid = plan_grid(graph, machine, o);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  const Plan& decode = grid->at(0, 0);
+  const Plan& prefill = grid->at(0, 1);
+  EXPECT_GT(decode.count(Placement::kCpu), decode.count(Placement::kGpuStreamed)) << decode.strategy;
+  EXPECT_GT(prefill.count(Placement::kGpuStreamed), prefill.count(Placement::kCpu)) << prefill.strategy;
+  EXPECT_EQ(decode.count(Placement::kGpuResident), prefill.count(Placement::kGpuResident));
+}
+
+TEST(PlannerTiming, Moe235bShapeTenBudgetsSixTiers) {
+  const std::string path = std::string(PSHARD_PROFILES_BUILD_DIR) + "/laptop-rtx4060-8gb.pshprof";
+  if (!std::filesystem::exists(path))
+    GTEST_SKIP() << "shipped profile not built: " << path;
+  Result<Profile> profile = Profile::load_file(path);
+  ASSERT_TRUE(profile.ok()) << profile.status().to_string();
+  auto machine = ProfileMachineModel::create(*profile);
+  ASSERT_TRUE(machine.ok()) << machine.status().to_string();
+  LlamaHParams hp; // Qwen3-235B-A22B's shape
+  hp.name = "235b-shape";
+  hp.n_vocab = 151936;
+  hp.n_embd = 4096;
+  hp.n_layer = 94;
+  hp.n_head = 64;
+  hp.n_head_kv = 4;
+  hp.head_dim = 128;
+  hp.n_ff = 1536;
+  hp.n_expert = 128;
+  hp.n_expert_used = 8;
+  const auto start = std::chrono::steady_clock::now();
+  const ModelGraph graph = synthetic_model_graph(hp, TensorType::kQ4_0);
+  CompileOptions o;
+  o.tiers = {1, 4, 16, 64, 256, 512};
+  o.max_budgets = 10;
+  const Result<PlanGrid> grid = plan_grid(graph, **machine, o);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  std::printf("235B-shaped MoE (190 sub-layers): %zu budgets x %zu tiers planned in %.1f ms\n",
+              grid->budgets.size(), grid->tiers.size(), seconds * 1e3);
+  EXPECT_EQ(grid->budgets.size() * grid->tiers.size(), 60u);
+  EXPECT_LT(seconds, 5.0); // a sanity bound only; the target is well under a second
+  EXPECT_TRUE(validate_grid(graph, *grid).ok());
+}
+
+} // namespace
+} // namespace pshard::planner

@@ -1,0 +1,125 @@
+// Properties of plan_grid over random model shapes and machines: every plan is valid
+// (arena ≤ budget, no overlapping buffers, every sub-layer placed once, the same resident
+// set across the tiers of a budget), and the chosen plan is never predicted slower than
+// GPU-only, Static or Dynamic on the same resident set.
+#include "pshard/Planner/Planner.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace pshard::planner {
+namespace {
+
+LlamaHParams random_shape(std::mt19937_64& rng) {
+  auto pick = [&](std::initializer_list<int64_t> v) {
+    return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
+  };
+  LlamaHParams hp;
+  hp.name = "random";
+  hp.n_embd = pick({256, 512, 1024, 2048, 4096});
+  hp.n_head = pick({4, 8, 16, 32});
+  hp.head_dim = hp.n_embd / hp.n_head;
+  hp.n_head_kv = std::max<int64_t>(1, hp.n_head / pick({1, 2, 4, 8}));
+  hp.n_layer = pick({1, 2, 4, 8, 16, 32});
+  hp.n_ff = hp.n_embd * pick({2, 3, 4});
+  hp.n_vocab = pick({512, 32000, 128000});
+  if (pick({0, 1}) == 1) {
+    hp.n_expert = pick({4, 8, 64});
+    hp.n_expert_used = std::min<int64_t>(hp.n_expert, pick({1, 2, 8}));
+    hp.n_ff = hp.n_embd / 2;
+  }
+  return hp;
+}
+
+FixedMachineParams random_machine(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> f(0.0, 1.0);
+  auto log_uniform = [&](double lo, double hi) { return lo * std::pow(hi / lo, f(rng)); };
+  FixedMachineParams p;
+  p.vram_bytes = static_cast<uint64_t>(log_uniform(2e9, 32e9));
+  p.threads = 8;
+  p.cpu_flops = log_uniform(50e9, 2e12);
+  p.cpu_bandwidth = log_uniform(20e9, 120e9);
+  p.cpu_overhead_s = log_uniform(1e-6, 50e-6);
+  p.cpu_load_factor = 0.6 + 0.4 * f(rng);
+  p.gpu_flops = log_uniform(5e12, 200e12);
+  p.gpu_bandwidth = log_uniform(200e9, 2e12);
+  p.gpu_launch_s = log_uniform(2e-6, 20e-6);
+  p.h2d_bandwidth = log_uniform(3e9, 60e9);
+  p.d2h_bandwidth = p.h2d_bandwidth;
+  p.copy_latency_s = log_uniform(2e-6, 30e-6);
+  p.copy_load_factor = 0.5 + 0.5 * f(rng);
+  return p;
+}
+
+std::vector<bool> resident_of(const Plan& p) {
+  std::vector<bool> r;
+  for (Placement q : p.placements)
+    r.push_back(q == Placement::kGpuResident);
+  return r;
+}
+
+TEST(PlannerProperties, RandomShapesAndMachines) {
+  std::mt19937_64 rng(20240611);
+  for (int trial = 0; trial < 40; ++trial) {
+    const LlamaHParams hp = random_shape(rng);
+    const TensorType type = trial % 3 == 0 ? TensorType::kF16 : TensorType::kQ4_0;
+    const ModelGraph graph = synthetic_model_graph(hp, type);
+    const FixedMachineModel machine(random_machine(rng));
+    CompileOptions o;
+    o.n_ctx = trial % 2 ? 4096 : 512;
+    o.tiers = {1, 4, 64, 256};
+    o.max_budgets = 5;
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(hp.n_layer) +
+                 " layers, n_embd " + std::to_string(hp.n_embd) + ", experts " +
+                 std::to_string(hp.n_expert));
+    const Result<PlanGrid> grid = plan_grid(graph, machine, o);
+    if (!grid.ok()) { // only a VRAM below the model's minimum may refuse
+      EXPECT_EQ(grid.status().code(), StatusCode::kOutOfMemory) << grid.status().to_string();
+      continue;
+    }
+    ASSERT_TRUE(validate_grid(graph, *grid).ok()) << validate_grid(graph, *grid).to_string();
+    for (size_t b = 0; b < grid->budgets.size(); ++b)
+      for (size_t t = 0; t < grid->tiers.size(); ++t) {
+        const Plan& p = grid->at(b, t);
+        ASSERT_EQ(p.placements.size(), graph.sublayers.size());
+        EXPECT_LE(p.arena_bytes, p.budget_bytes);
+        EXPECT_GT(p.predicted_ms_per_pass, 0);
+        for (Strategy s : {Strategy::kGpuOnly, Strategy::kStatic, Strategy::kDynamic}) {
+          const Result<Plan> fixed = plan_fixed_strategy(graph, machine, grid->options, s,
+                                                         p.budget_bytes, p.tier, resident_of(p));
+          if (!fixed.ok())
+            continue;
+          EXPECT_LE(p.predicted_ms_per_pass, fixed->predicted_ms_per_pass * (1 + 1e-9))
+              << strategy_name(s) << " beats the chosen " << p.strategy << " at budget "
+              << p.budget_bytes << " tier " << p.tier;
+        }
+      }
+  }
+}
+
+TEST(PlannerProperties, ForcedStrategiesAreValidToo) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 10; ++trial) {
+    const ModelGraph graph = synthetic_model_graph(random_shape(rng), TensorType::kQ8_0);
+    const FixedMachineModel machine(random_machine(rng));
+    for (Strategy s : {Strategy::kGpuOnly, Strategy::kStatic, Strategy::kDynamic, Strategy::kLayers}) {
+      CompileOptions o;
+      o.strategy = s;
+      o.max_budgets = 4;
+      const Result<PlanGrid> grid = plan_grid(graph, machine, o);
+      if (!grid.ok())
+        continue;
+      EXPECT_TRUE(validate_grid(graph, *grid).ok()) << strategy_name(s);
+      for (const auto& row : grid->plans)
+        for (const Plan& p : row) {
+          EXPECT_EQ(p.strategy, strategy_name(s));
+          if (s == Strategy::kStatic || s == Strategy::kLayers)
+            EXPECT_EQ(p.count(Placement::kGpuStreamed), 0);
+        }
+    }
+  }
+}
+
+} // namespace
+} // namespace pshard::planner

@@ -1,0 +1,85 @@
+// A small hand-made profile whose numbers make interpolation easy to check by hand.
+//
+// CPU q4_0 matmul at 1 MiB and 64 MiB, tokens 1 and 4, threads 1 and 2:
+//   flops = base(size) * tokens * threads, base(1 MiB) = 10e9, base(64 MiB) = 4e9
+// read bandwidth: 10 GB/s at 1 thread, 16 GB/s at 2.
+// Under load: q4_0 64 MiB at 1 token, 1 and 2 threads, at 0.5 of idle.
+// Transfers host->device pinned: 4 KiB in 10 us, 1 MiB at 20 GB/s, 64 MiB at 25 GB/s.
+#pragma once
+
+#include "schemas/profile_generated.h"
+
+#include <memory>
+
+namespace pshard::testing {
+
+inline std::unique_ptr<fb::MatmulPointT>
+matmul_cell(fb::WeightType type, uint32_t n, uint64_t bytes, uint32_t threads, double flops) {
+  auto p = std::make_unique<fb::MatmulPointT>();
+  p->weight_type = type;
+  p->n_tokens = n;
+  p->matrix_bytes = bytes;
+  p->threads = threads;
+  p->rows = 1;
+  p->cols = 4096;
+  p->flops_per_s = flops;
+  p->seconds = 1;
+  p->repetitions = 3;
+  return p;
+}
+
+inline fb::ProfileT synthetic_profile(bool with_gpu = false) {
+  constexpr uint64_t kMiB = 1u << 20;
+  fb::ProfileT p;
+  p.machine = std::make_unique<fb::MachineT>();
+  p.machine->name = "synthetic";
+  p.machine->gpu_status = with_gpu ? "present" : "no GPU: synthetic test machine";
+  p.machine->cpu = std::make_unique<fb::CpuInfoT>();
+  p.machine->cpu->model = "Test CPU";
+  p.machine->cpu->cores = 2;
+  p.machine->cpu->source = fb::Provenance::FromSpecification;
+
+  p.cpu = std::make_unique<fb::CpuMeasurementsT>();
+  p.cpu->matmul_op = "test";
+  for (uint64_t bytes : {kMiB, 64 * kMiB})
+    for (uint32_t n : {1u, 4u})
+      for (uint32_t t : {1u, 2u}) {
+        const double base = bytes == kMiB ? 10e9 : 4e9;
+        p.cpu->matmul.push_back(matmul_cell(fb::WeightType::Q4_0, n, bytes, t, base * n * t));
+      }
+  for (uint32_t t : {1u, 2u}) {
+    auto bw = std::make_unique<fb::BandwidthPointT>();
+    bw->threads = t;
+    bw->buffer_bytes = 512 * kMiB;
+    bw->bytes_per_s = t == 1 ? 10e9 : 16e9;
+    p.cpu->read_bandwidth.push_back(std::move(bw));
+  }
+  p.under_load = std::make_unique<fb::UnderLoadT>();
+  for (uint32_t t : {1u, 2u})
+    p.under_load->cpu_matmul.push_back(
+        matmul_cell(fb::WeightType::Q4_0, 1, 64 * kMiB, t, 0.5 * 4e9 * t));
+
+  if (with_gpu) {
+    p.machine->gpu = std::make_unique<fb::GpuInfoT>();
+    p.machine->gpu->name = "Test GPU";
+    p.gpu = std::make_unique<fb::GpuMeasurementsT>();
+    p.gpu->matmul.push_back(matmul_cell(fb::WeightType::Q4_0, 1, 64 * kMiB, 0, 100e9));
+    p.gpu->launch_overhead_s = 5e-6;
+    p.gpu->read_bandwidth_bytes_per_s = 250e9;
+    p.transfers = std::make_unique<fb::TransferMeasurementsT>();
+    const std::pair<uint64_t, double> cells[] = {
+        {4096, 4096 / 10e-6}, {kMiB, 20e9}, {64 * kMiB, 25e9}};
+    for (const auto& [bytes, bw] : cells) {
+      auto t = std::make_unique<fb::TransferPointT>();
+      t->direction = fb::TransferDirection::HostToDevice;
+      t->memory = fb::HostMemory::Pinned;
+      t->bytes = bytes;
+      t->bytes_per_s = bw;
+      t->seconds = double(bytes) / bw;
+      p.transfers->points.push_back(std::move(t));
+    }
+  }
+  return p;
+}
+
+} // namespace pshard::testing

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""pshard-bench on a tiny generated model: JSON rows with llama-bench's fields,
+the derived columns, a markdown table and a progress line on stderr.
+
+usage: bench_cli_test.py BUILD_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+build = sys.argv[1]
+bench = os.path.join(build, "tools/pshard-bench/pshard-bench")
+mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+failures = []
+
+
+def check(name, cond, detail=""):
+    if not cond:
+        failures.append(f"{name}: {detail}")
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    model = os.path.join(tmp, "tiny-q4_0.gguf")
+    p = run(mkmodel, "-o", model, "--type", "q4_0", "--n-embd", "64", "--n-ff", "128")
+    check("mkmodel", p.returncode == 0, p.stderr)
+
+    p = run(bench, "-m", model, "-p", "8", "-n", "4", "-r", "1", "-t", "1,2", "-o", "json",
+            "--bw-mib", "16")
+    check("json exit", p.returncode == 0, p.stderr)
+    rows = json.loads(p.stdout) if p.returncode == 0 else []
+    check("row count", len(rows) == 4, f"{len(rows)} rows")
+    for r in rows:
+        for field in ("model_filename", "model_type", "model_size", "model_n_params", "n_threads",
+                      "n_prompt", "n_gen", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
+                      "samples_ts", "isa", "mem_read_bw_bytes_per_s", "bw_ratio", "gflops"):
+            check("field " + field, field in r, json.dumps(r))
+        check("positive t/s", r.get("avg_ts", 0) > 0, json.dumps(r))
+        check("one sample", len(r.get("samples_ts", [])) == 1, json.dumps(r))
+        if r.get("n_gen", 0) > 0:
+            check("tg bw ratio", r.get("bw_ratio", 0) > 0, json.dumps(r))
+        else:
+            check("pp gflops", r.get("gflops", 0) > 0, json.dumps(r))
+    check("sweep", sorted((r["n_threads"], r["n_prompt"], r["n_gen"]) for r in rows) ==
+          [(1, 0, 4), (1, 8, 0), (2, 0, 4), (2, 8, 0)], str(rows))
+    check("progress on stderr", "[1/4]" in p.stderr, p.stderr)
+
+    p = run(bench, "-m", model, "-p", "0", "-n", "2", "-r", "2", "-t", "1", "--bw-mib", "16",
+            "--isa", "scalar")
+    check("md exit", p.returncode == 0, p.stderr)
+    check("md table", "| model |" in p.stdout and "tg2" in p.stdout and "pp" not in p.stdout
+          and "scalar" in p.stdout, p.stdout)
+
+    p = run(bench, "-m", model, "--isa", "sse9")
+    check("bad isa refused", p.returncode != 0 and "sse9" in p.stderr, p.stderr)
+
+for f in failures:
+    print("FAIL", f)
+print(f"{'FAILED' if failures else 'ok'}: {len(failures)} failures")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,117 @@
+// pshard-compile: plan a model for a machine ahead of time and write the schedule artifact.
+//
+//   pshard-compile -m model.gguf --profile laptop.pshprof -o model.pshard
+//   pshard-compile -m model.gguf --profile laptop.pshprof -o model.pshard
+//       --budgets 512M,1G,2G,4G --tiers 1,4,16,64,256 -c 4096 -t 8 --strategy auto
+//
+// Reads only the GGUF's metadata. Prints the budget × tier summary (which strategy won,
+// how many sub-layers are resident / streamed / on the CPU, predicted ms per pass and
+// tokens/s, VRAM used) from the written artifact, exactly as the runtime will read it.
+#include "pshard/Planner/Planner.h"
+#include "pshard/Target/ScheduleEmitter.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/profile/profile.h"
+#include "tools/common/size_parse.h"
+#include "tools/schedule/schedule_report.h"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+int fail(const pshard::Status& s) {
+  std::cerr << "pshard-compile: " << s.to_string() << "\n";
+  return 1;
+}
+
+pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out) {
+  if (text == "auto")
+    return pshard::Status::ok_status();
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    PSHARD_ASSIGN_OR_RETURN(uint64_t bytes, pshard::parse_size(item));
+    out->push_back(bytes);
+  }
+  return pshard::Status::ok_status();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::string model_path, profile_path, out_path, budgets = "auto", strategy = "auto",
+                                                  kv_type = "f32";
+  pshard::planner::CompileOptions options;
+  bool quiet = false;
+  CLI::App app{"pshard-compile: plan a model for a machine and write its schedule (*.pshard)"};
+  app.add_option("-m,--model", model_path, "the model (GGUF; only its metadata is read)")->required();
+  app.add_option("--profile", profile_path, "the machine profile (*.pshprof)")->required();
+  app.add_option("-o,--output", out_path, "the schedule artifact to write (*.pshard)")->required();
+  app.add_option("--budgets", budgets,
+                 "VRAM budgets, e.g. 512M,1G,2G,4G (0: a CPU-only plan), or auto: a ladder "
+                 "from the minimum budget up to the profiled VRAM")->capture_default_str();
+  app.add_option("--tiers", options.tiers, "token tiers (new tokens per pass)")
+      ->delimiter(',')->capture_default_str();
+  app.add_option("-c,--ctx", options.n_ctx, "context length to plan for")->capture_default_str();
+  app.add_option("-t,--threads", options.threads, "CPU threads (0: the profile's most)")
+      ->capture_default_str();
+  app.add_option("--kv-type", kv_type, "KV cache element type")->capture_default_str();
+  app.add_option("--strategy", strategy,
+                 "auto (search), or force one: gpu-only, static, dynamic, layers")
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", quiet, "do not print the summary");
+  CLI11_PARSE(app, argc, argv);
+
+  if (pshard::Status s = parse_budgets(budgets, &options.budgets); !s.ok())
+    return fail(s);
+  auto parsed_strategy = pshard::planner::parse_strategy(strategy);
+  if (!parsed_strategy.ok())
+    return fail(parsed_strategy.status());
+  options.strategy = *parsed_strategy;
+  auto parsed_kv = pshard::parse_tensor_type(kv_type);
+  if (!parsed_kv.ok())
+    return fail(parsed_kv.status());
+  options.kv_type = *parsed_kv;
+  options.pshard_version = PSHARD_VERSION;
+
+  auto file = pshard::gguf::GgufFile::open(model_path, pshard::gguf::OpenMode::kMetadataOnly);
+  if (!file.ok())
+    return fail(file.status());
+  auto profile = pshard::Profile::load_file(profile_path);
+  if (!profile.ok())
+    return fail(profile.status());
+  auto machine = pshard::planner::ProfileMachineModel::create(*profile);
+  if (!machine.ok())
+    return fail(machine.status().with_context("profile '" + profile_path + "'"));
+
+  const auto start = std::chrono::steady_clock::now();
+  auto graph = pshard::planner::build_model_graph(**file);
+  if (!graph.ok())
+    return fail(graph.status());
+  auto grid = pshard::planner::plan_grid(*graph, **machine, options);
+  if (!grid.ok())
+    return fail(grid.status());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const std::string tool = std::string("pshard-compile ") + PSHARD_VERSION;
+  if (pshard::Status s = pshard::planner::write_schedule_file(*graph, *grid, out_path, tool); !s.ok())
+    return fail(s);
+  auto written = pshard::Schedule::load_file(out_path);
+  if (!written.ok())
+    return fail(written.status());
+  if (!quiet) {
+    std::cout << graph->name << ": " << graph->sublayers.size() << " sub-layers, "
+              << pshard::format_bytes(graph->total_weight_bytes()) << " of weights; machine "
+              << grid->machine.name << "; context " << grid->options.n_ctx << ", "
+              << grid->options.threads << " threads; minimum budget "
+              << pshard::format_bytes(grid->minimum_budget_bytes) << "\n";
+    pshard::print_summary(*written, std::cout);
+    std::cout << "planned " << grid->budgets.size() << " budgets x " << grid->tiers.size()
+              << " tiers in " << seconds * 1e3 << " ms; wrote " << out_path << "\n";
+  }
+  return 0;
+}

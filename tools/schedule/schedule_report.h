@@ -1,0 +1,44 @@
+// Text views of a schedule artifact shared by pshard-compile (its summary), pshard-inspect
+// (tables) and pshard-diff (what changed between two artifacts).
+//
+//   print_summary(schedule, std::cout);            // budget × tier table
+//   DiffResult d = diff_schedules(old_s, new_s, {.tolerance = 0.02}, std::cout);
+//   return d.failed(strict) ? 1 : 0;
+#pragma once
+
+#include "runtime/schedule/schedule_file.h"
+
+#include <ostream>
+#include <string>
+
+namespace pshard {
+
+std::string format_bytes(uint64_t bytes); // "1.50 GiB", "512 MiB", "300 KiB", "12 B"
+// One letter per sub-layer: R resident, S streamed, C cpu ("CRCRS…").
+std::string placement_letters(const SchedulePlan& plan);
+
+// budget × tier: strategy, resident/streamed/CPU counts, ms per pass, tokens/s, VRAM.
+void print_summary(const Schedule& schedule, std::ostream& out);
+// Everything pshard-inspect shows: model, machine, options, sub-layers, summary, and each
+// plan's placements, streaming and layout totals.
+void print_schedule_tables(const Schedule& schedule, std::ostream& out);
+
+struct DiffOptions {
+  double tolerance = 0.02; // relative slowdown of a predicted time that counts as a regression
+};
+
+struct DiffResult {
+  bool incompatible = false;  // other sub-layers, budgets or tiers: plans cannot be paired
+  int regressions = 0;        // plans predicted slower than old × (1 + tolerance)
+  int improvements = 0;
+  int placement_changes = 0;  // plans whose placements differ
+  bool failed(bool strict) const {
+    return incompatible || regressions > 0 || (strict && placement_changes > 0);
+  }
+};
+
+// Pairs plans by (budget, tier) and prints, per pair, placement changes and time deltas.
+DiffResult diff_schedules(const Schedule& old_schedule, const Schedule& new_schedule,
+                          const DiffOptions& options, std::ostream& out);
+
+} // namespace pshard
