@@ -1,0 +1,139 @@
+// Opening GGUF files: metadata-only reads of the header, whole-file read-only
+// mappings, and in-memory images. Parsing itself is in gguf_parser.cpp.
+#include "runtime/gguf/gguf_file.h"
+
+#include "runtime/gguf/gguf_internal.h"
+#include "runtime/gguf/gguf_parser.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace pshard::gguf {
+namespace {
+
+// Most headers (a 32k vocabulary, a few hundred tensors) fit in the first read;
+// larger ones (150k+ vocabularies) take a retry or two.
+constexpr uint64_t kFirstHeaderRead = uint64_t{256} << 10;
+
+class FileDescriptor {
+public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+private:
+  int fd_;
+};
+
+Status errno_status(const std::string& action, const std::string& path, int err) {
+  std::string msg = "cannot " + action + " '" + path + "': " + std::strerror(err);
+  if (err == ENOENT)
+    return not_found(std::move(msg));
+  return io_error(std::move(msg));
+}
+
+// Reads bytes [from, to) of the file into out[from, to).
+Status read_range(int fd, const std::string& path, uint8_t* out, size_t from, size_t to) {
+  size_t done = from;
+  while (done < to) {
+    const ssize_t got = ::pread(fd, out + done, to - done, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return errno_status("read", path, errno);
+    if (got == 0)
+      return io_error("'" + path + "' became shorter while it was being read");
+    done += static_cast<size_t>(got);
+  }
+  return Status::ok_status();
+}
+
+} // namespace
+
+GgufFile::~GgufFile() {
+  if (mapping_ != nullptr)
+    ::munmap(mapping_, mapping_size_);
+}
+
+Result<std::unique_ptr<GgufFile>> GgufFile::parse(std::span<const uint8_t> bytes) {
+  std::unique_ptr<GgufFile> file(new GgufFile());
+  GgufParser parser(bytes, bytes.size());
+  PSHARD_RETURN_IF_ERROR(parser.parse_into(*file));
+  file->file_size_ = bytes.size();
+  file->data_ = bytes.data();
+  return file;
+}
+
+Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path, OpenMode mode) {
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0)
+    return errno_status("open", path, errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return errno_status("stat", path, errno);
+  if (!S_ISREG(st.st_mode))
+    return invalid_argument("'" + path + "' is not a regular file");
+  const auto file_size = static_cast<uint64_t>(st.st_size);
+  if (file_size == 0)
+    return invalid_format(path + ": the file is empty, not a GGUF file");
+
+  std::unique_ptr<GgufFile> file(new GgufFile());
+  if (mode == OpenMode::kMapData) {
+    void* mapping = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (mapping == MAP_FAILED)
+      return errno_status("map", path, errno);
+    // Owned from here on, so every failure below unmaps it.
+    file->mapping_ = mapping;
+    file->mapping_size_ = file_size;
+    const auto* bytes = static_cast<const uint8_t*>(mapping);
+    GgufParser parser(std::span<const uint8_t>(bytes, file_size), file_size);
+    PSHARD_RETURN_IF_ERROR(parser.parse_into(*file).with_context(path));
+    file->data_ = bytes;
+  } else {
+    // Read a prefix; if the header is longer, read a longer one and parse again.
+    // Tensor data is never read, so this costs the same on a 100 GB file.
+    uint64_t want = std::min(file_size, kFirstHeaderRead);
+    std::vector<uint8_t> prefix;
+    for (;;) {
+      const size_t have = prefix.size();
+      prefix.resize(want);
+      PSHARD_RETURN_IF_ERROR(read_range(fd.get(), path, prefix.data(), have, prefix.size()));
+      GgufParser parser(prefix, file_size);
+      Status status = parser.parse_into(*file);
+      if (status.ok())
+        break;
+      if (!parser.needs_more())
+        return status.with_context(path);
+      const uint64_t doubled = std::min(want * 2, detail::kMaxHeaderBytes);
+      want = std::min(file_size, std::max(parser.bytes_needed(), doubled));
+      file.reset(new GgufFile());
+    }
+  }
+  file->path_ = path;
+  file->file_size_ = file_size;
+  return file;
+}
+
+const uint8_t* GgufFile::tensor_data(const TensorInfo& tensor) const {
+  if (data_ == nullptr)
+    return nullptr;
+  return data_ + data_offset_ + tensor.offset;
+}
+
+std::span<const uint8_t> GgufFile::mapped_bytes() const {
+  if (data_ == nullptr)
+    return {};
+  return {data_, file_size_};
+}
+
+} // namespace pshard::gguf
