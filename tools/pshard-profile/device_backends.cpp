@@ -2,18 +2,26 @@
 
 #include "tools/pshard-profile/machine_info.h"
 
+#include "runtime/backends/emu/emu_measurer.h"
+
 namespace pshard::profiling {
 
-Result<DeviceChoice> choose_device(const std::string& backend) {
+Result<DeviceChoice> choose_device(const std::string& backend, const EmuSettings& emu) {
   DeviceChoice choice;
   if (backend == "cpu") {
     choice.gpu_status = "not measured: --backend cpu";
     return choice;
   }
-  if (backend == "emu")
-    return unsupported("--backend emu: the emulated GPU is not built yet (it comes with the hybrid "
-                       "runtime's emu backend, which will implement DeviceMeasurer); use "
-                       "--backend cpu for now");
+  if (backend == "emu") {
+    EmuOptions o;
+    o.memory_bytes = emu.memory_bytes;
+    o.link.bytes_per_s = emu.pcie_gbps * 1e9;
+    o.link.latency_s = emu.pcie_latency_us * 1e-6;
+    o.compute_threads = emu.compute_threads;
+    PSHARD_ASSIGN_OR_RETURN(auto m, EmuMeasurer::create(o));
+    choice.device = std::move(m);
+    return choice;
+  }
   if (backend == "cuda")
     return unsupported("--backend cuda: GPU measurement is not built yet (it comes with the CUDA "
                        "backend, which will implement DeviceMeasurer); use --backend cpu for now");

@@ -17,11 +17,20 @@
 
 namespace pshard::profiling {
 
+// How the emulated GPU is set up (--backend emu): the same settings pshard-run
+// --backend emu takes, so the profile describes the device the plans will run on.
+struct EmuSettings {
+  double pcie_gbps = 16;     // the emulated link, GB/s
+  double pcie_latency_us = 10;
+  int compute_threads = 1;   // the emulated GPU's kernel threads
+  uint64_t memory_bytes = 8ull << 30;
+};
+
 struct DeviceChoice {
   std::unique_ptr<DeviceMeasurer> device; // null: CPU only
   std::string gpu_status;                 // recorded in the profile when device is null
 };
 
-Result<DeviceChoice> choose_device(const std::string& backend);
+Result<DeviceChoice> choose_device(const std::string& backend, const EmuSettings& emu = {});
 
 } // namespace pshard::profiling

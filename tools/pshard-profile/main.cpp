@@ -21,6 +21,16 @@ int fail(const pshard::Status& status) {
   return 1;
 }
 
+// The argument as a shell would need it, so the recorded command can be rerun.
+std::string shell_quoted(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_of(" \t'\"\\$`*?;&|<>()") == std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string beside(const std::string& path, const std::string& extension) {
   const size_t slash = path.find_last_of('/');
   const size_t dot = path.find_last_of('.');
@@ -50,6 +60,16 @@ int main(int argc, char** argv) {
   app.add_option("--copy-rate", copy_rate,
                  "cap of the emulated copy load without a GPU, bytes/s, e.g. 25G (default: none)");
   app.add_option("--max-tokens", options.max_tokens, "largest token tier (default 512, quick 64)");
+  profiling::EmuSettings emu;
+  app.add_option("--emu-pcie", emu.pcie_gbps, "with --backend emu: the emulated PCIe link, GB/s")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--emu-latency-us", emu.pcie_latency_us, "with --backend emu: latency per copy")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--emu-threads", emu.compute_threads, "with --backend emu: its kernel threads")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--name", options.machine_name, "machine name recorded in the profile");
   app.add_option("--description", options.description, "free text recorded in the profile");
   app.add_flag("-q,--quiet", quiet, "no progress bar and no summary");
@@ -67,7 +87,7 @@ int main(int argc, char** argv) {
       return fail(rate.status());
     options.copy_rate = static_cast<double>(*rate);
   }
-  Result<profiling::DeviceChoice> device = profiling::choose_device(backend);
+  Result<profiling::DeviceChoice> device = profiling::choose_device(backend, emu);
   if (!device.ok())
     return fail(device.status());
   options.device = device->device.get();
@@ -75,7 +95,7 @@ int main(int argc, char** argv) {
   options.show_progress = !quiet;
   options.tool_version = PSHARD_VERSION;
   for (int i = 0; i < argc; ++i)
-    options.command_line += (i ? " " : "") + std::string(argv[i]);
+    options.command_line += (i ? " " : "") + shell_quoted(argv[i]);
 
   Result<fb::ProfileT> measured = profiling::run_suite(options);
   if (!measured.ok())

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""pshard-compile + pshard-run --backend emu as a user runs them: same tokens as the CPU
+whatever the plan, the JSON `stats`, the trace, and clear errors for bad input.
+
+usage: hybrid_cli_test.py BUILD_DIR SHARED_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+build, shared = sys.argv[1], sys.argv[2]
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
+compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
+profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
+stories = os.path.join(shared, "models/stories260K.gguf")
+EXPECTED = [432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337]
+passed = failed = 0
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}")
+
+
+def compile_schedule(out, *extra):
+    p = run(compile_bin, "-m", stories, "--profile", profile, "-o", out, "--tiers", "1,4,16",
+            "-c", "256", "-q", *extra)
+    check("compile " + " ".join(extra), p.returncode == 0, p.stderr)
+
+
+def generate(*extra):
+    p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "16", "--temp", "0",
+            "-t", "2", "--json", *extra)
+    return p, (json.loads(p.stdout) if p.returncode == 0 else None)
+
+
+def main(tmp):
+    auto = os.path.join(tmp, "auto.pshard")
+    streamed = os.path.join(tmp, "gpu-only.pshard")
+    compile_schedule(auto, "--budgets", "0,512K,768K,2M")
+    compile_schedule(streamed, "--budgets", "768K", "--strategy", "gpu-only")
+    for backend in ["cpu", "emu"]:
+        for vram in ["0", "512K", "768K", "2M"]:
+            p, out = generate("-s", auto, "--backend", backend, "--vram", vram)
+            check(f"{backend} {vram} runs", p.returncode == 0, p.stderr)
+            if out:
+                check(f"{backend} {vram} tokens", out["generated_tokens"] == EXPECTED,
+                      out["generated_tokens"])
+    trace = os.path.join(tmp, "trace.json")
+    p, out = generate("-s", streamed, "--backend", "emu", "--vram", "768K", "--trace", trace)
+    check("streamed runs", p.returncode == 0, p.stderr)
+    if out:
+        st = out["stats"]
+        check("streamed tokens", out["generated_tokens"] == EXPECTED, out["generated_tokens"])
+        check("stats fields", all(k in st for k in ["peak_vram_bytes", "bytes_streamed", "plans"]), st)
+        check("peak within budget", 0 < st["peak_vram_bytes"] <= 768 * 1024, st)
+        check("bytes streamed", st["bytes_streamed"] > 0, st)
+        check("plans with predicted and measured ms",
+              st["plans"] and all(p["predicted_ms_per_pass"] > 0 and p["measured_ms_per_pass"] > 0
+                                  for p in st["plans"]), st["plans"])
+        events = json.load(open(trace))["traceEvents"]
+        tracks = {e["tid"] for e in events if e.get("ph") == "X"}
+        check("trace has CPU, compute and copy tracks", {1, 2} <= tracks, tracks)
+    p = run(run_bin, "-m", stories, "-s", streamed, "-p", "x", "-n", "4", "--vram", "800K")
+    check("text report shows plans", p.returncode == 0 and "plan:" in p.stderr, p.stderr)
+    # Bad input: clear errors, non-zero exit.
+    p = run(run_bin, "-m", stories, "-s", streamed, "-p", "x", "--vram", "100K")
+    check("budget below minimum", p.returncode != 0 and "smallest" in p.stderr, p.stderr)
+    p = run(run_bin, "-m", stories, "-s", auto, "-p", "x", "-c", "1K")
+    check("context longer than compiled", p.returncode != 0 and "compiled for" in p.stderr, p.stderr)
+    other = os.path.join(shared, "models/stories260K-F16.gguf")
+    if os.path.exists(other):
+        p = run(run_bin, "-m", other, "-s", auto, "-p", "x")
+        check("another model's schedule", p.returncode != 0 and "fingerprint" in p.stderr.lower(),
+              p.stderr)
+    bad = os.path.join(tmp, "bad.pshard")
+    with open(auto, "rb") as f:
+        data = f.read()
+    with open(bad, "wb") as f:
+        f.write(data[: len(data) // 3])
+    p = run(run_bin, "-m", stories, "-s", bad, "-p", "x")
+    check("truncated schedule", p.returncode != 0 and "bad.pshard" in p.stderr, p.stderr)
+
+
+if not os.path.exists(stories):
+    print(f"SKIP: {stories} is not present")
+    sys.exit(0)
+with tempfile.TemporaryDirectory() as tmp:
+    main(tmp)
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
