@@ -1,9 +1,11 @@
-// Scalar reference versions of the element-wise and per-token ops. Reductions use
-// the fixed lane order of float_lanes.h, so results do not depend on how (or
-// whether) the compiler vectorises them.
+// The element-wise and per-token ops. The reductions and exp-heavy ones (RMSNorm's
+// sum of squares, softmax, SiLU) run on the active ISA path's kernels
+// (kernel_set.h); RoPE's per-pair angles are computed once per call and the
+// rotation is cheap, so it stays portable.
 #include "runtime/kernels/ops.h"
 
-#include "runtime/kernels/float_lanes.h"
+#include "runtime/kernels/attention_kernel.h"
+#include "runtime/kernels/kernel_set.h"
 
 #include <cmath>
 
@@ -12,7 +14,7 @@ namespace pshard {
 void rms_norm(const float *x, const float *weight, float *y, int64_t n, float eps) {
   if (n <= 0)
     return;
-  const float mean = kernels::dot_f32(x, x, n) / static_cast<float>(n);
+  const float mean = kernels::kernel_set().ops.sum_squares(x, n) / static_cast<float>(n);
   const float scale = 1.0f / std::sqrt(mean + eps);
   for (int64_t i = 0; i < n; ++i)
     y[i] = x[i] * scale * weight[i];
@@ -38,34 +40,13 @@ void rope(float *v, int64_t n_heads, int64_t pos, const RopeParams &p) {
   }
 }
 
-void softmax(float *x, int64_t n) {
-  if (n <= 0)
-    return;
-  float max = x[0];
-  for (int64_t i = 1; i < n; ++i)
-    max = x[i] > max ? x[i] : max;
-  // Every entry masked: there is no distribution; zeros are safer than NaN.
-  if (std::isinf(max) && max < 0) {
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = 0.0f;
-    return;
-  }
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
-  }
-  const float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; ++i)
-    x[i] *= inv;
-}
+void softmax(float *x, int64_t n) { kernels::kernel_set().ops.softmax(x, n); }
 
 void silu_mul(const float *gate, const float *up, float *out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    out[i] = g / (1.0f + std::exp(-g)) * up[i];
-  }
+  kernels::kernel_set().ops.silu_mul(gate, up, out, n);
 }
+
+void attend_head(const AttendHead &a) { kernels::kernel_set().ops.attend(a); }
 
 void add_inplace(float *y, const float *x, int64_t n) {
   for (int64_t i = 0; i < n; ++i)

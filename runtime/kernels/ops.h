@@ -1,6 +1,6 @@
 // Element-wise and small per-token operations of the Llama forward pass, on
-// float activations. Scalar reference versions; the CPU speed work vectorises them
-// behind the same signatures.
+// float activations, on the active ISA path (cpu_isa.h): the scalar path is the
+// reference, the SIMD paths agree with it to float rounding (a vector exp of ~1 ulp).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,11 @@
-// dot_row and matmul: accuracy against float64, and the determinism contract —
-// bit-identical across thread counts, and a token's result independent of how many
-// tokens share the call (the decoded multi-token path equals the single-row path).
+// matmul on every ISA path this CPU has (paths it lacks are skipped, saying so):
+// every type x odd shapes (1..17 tokens, odd row counts, odd block counts, row
+// tails, padded rows) against float64 references within stated bounds, and the
+// determinism contract — bit-identical across thread counts, and a token's result
+// independent of how many tokens share the call (prefill tiles == decode tiles).
 #include "kernel_test_util.h"
+#include "runtime/kernels/convert.h"
+#include "runtime/kernels/cpu_isa.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/quantize.h"
 
@@ -12,51 +16,70 @@
 namespace pshard {
 namespace {
 
+using kernels::Isa;
+
 constexpr TensorType kAllTypes[] = {TensorType::kF32, TensorType::kF16, TensorType::kBF16,
                                     TensorType::kQ8_0, TensorType::kQ4_0};
 
 bool is_quantized(TensorType t) { return t == TensorType::kQ8_0 || t == TensorType::kQ4_0; }
 
-// Float error bound of the kernels' reduction, relative to sum |w * x|: each of the
-// 8 lanes adds n/8 products, then a 3-level tree; quantized types sum a 32-value
-// block that way, scale it, and add the n/32 block sums one after another.
-double error_bound(TensorType type, int64_t n, double abs_sum) {
-  const double steps = is_quantized(type) ? (32.0 / 8 + 3 + 1) + n / 32.0 : n / 8.0 + 3;
-  return (steps + 2) * 0x1p-24 * abs_sum + 1e-30;
+// The q8 activation format's definition (act_quant.h), restated independently.
+void quantize_activations(const float* x, int64_t n, std::vector<float>* d, std::vector<int>* q) {
+  for (int64_t b = 0; b < n / 32; ++b) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j)
+      amax = std::fmax(amax, std::fabs(x[b * 32 + j]));
+    const float scale = amax / 127.0f, inv = scale != 0 ? 1.0f / scale : 0.0f;
+    d->push_back(scale);
+    for (int j = 0; j < 32; ++j)
+      q->push_back(static_cast<int>(std::roundf(x[b * 32 + j] * inv)));
+  }
 }
 
 struct Reference {
   double value = 0, abs_sum = 0;
+  int64_t terms = 0; // sequential additions a kernel may make, for the rounding bound
 };
 
-// float64 dot of the dequantized row (dequantization is exact, checked in quantize_test).
-Reference reference_dot(TensorType type, const uint8_t *row, const float *x, int64_t n) {
+// float64 value of what the kernels compute. Float types: dot(w, x). Quantized
+// types: sum over blocks of d_w * d_x * (exact integer dot of the quants).
+Reference reference_dot(TensorType type, const uint8_t* row, const float* x, int64_t n) {
   std::vector<float> w(n);
   dequantize_row(type, row, w.data(), n);
   Reference r;
-  for (int64_t i = 0; i < n; ++i) {
-    r.value += double(w[i]) * x[i];
-    r.abs_sum += std::fabs(double(w[i]) * x[i]);
+  if (!is_quantized(type)) {
+    for (int64_t i = 0; i < n; ++i) {
+      r.value += double(w[i]) * x[i];
+      r.abs_sum += std::fabs(double(w[i]) * x[i]);
+    }
+    r.terms = n;
+    return r;
   }
+  std::vector<float> dx;
+  std::vector<int> qx;
+  quantize_activations(x, n, &dx, &qx);
+  const size_t block_bytes = type == TensorType::kQ8_0 ? 34 : 18;
+  for (int64_t b = 0; b < n / 32; ++b) {
+    uint16_t h;
+    std::memcpy(&h, row + b * block_bytes, 2);
+    const double dw = fp16_to_fp32(h);
+    double block = 0, block_abs = 0;
+    for (int j = 0; j < 32; ++j) {
+      const double qw = dw != 0 ? std::nearbyint(w[b * 32 + j] / dw) : 0; // exact small ints
+      block += qw * qx[b * 32 + j];
+      block_abs += std::fabs(qw * qx[b * 32 + j]);
+    }
+    r.value += dw * dx[b] * block;
+    r.abs_sum += std::fabs(dw * dx[b]) * block_abs;
+  }
+  r.terms = n / 32;
   return r;
 }
 
-TEST(DotRow, MatchesFloat64WithinStatedBound) {
-  for (TensorType type : kAllTypes) {
-    const std::vector<int64_t> sizes = is_quantized(type) ? std::vector<int64_t>{32, 64, 96, 4160}
-                                                          : std::vector<int64_t>{1, 7, 33, 1001};
-    for (int64_t n : sizes) {
-      const size_t bytes = test::row_bytes(type, n);
-      const std::vector<uint8_t> row = test::random_matrix(type, 1, n, bytes, 5);
-      ASSERT_FALSE(row.empty());
-      const std::vector<float> x = test::random_floats(n, 99);
-      const Reference ref = reference_dot(type, row.data(), x.data(), n);
-      const float got = dot_row(type, row.data(), x.data(), n);
-      EXPECT_LE(std::fabs(got - ref.value), error_bound(type, n, ref.abs_sum))
-          << tensor_type_name(type) << " n=" << n << " got " << got << " want " << ref.value;
-    }
-  }
-}
+// Every path adds at most `terms` products per lane one after another, then
+// reduces at most 16 lanes in a 4-level tree; each product is rounded at most
+// twice (scale products of the quantized types).
+double error_bound(const Reference& r) { return (r.terms + 8) * 0x1p-24 * r.abs_sum + 1e-30; }
 
 struct Case {
   TensorType type;
@@ -64,51 +87,118 @@ struct Case {
   size_t padding; // extra bytes between rows (keeping float rows aligned, as GGUF does)
 };
 
-std::vector<float> run_matmul(const Case &c, const std::vector<uint8_t> &w, size_t stride,
-                              const std::vector<float> &x, int threads) {
+std::vector<Case> odd_cases() {
+  std::vector<Case> cases;
+  for (TensorType type : kAllTypes) {
+    for (int64_t n_tokens = 1; n_tokens <= 17; ++n_tokens)
+      cases.push_back({type, 37, 160, n_tokens, 0}); // 5 blocks: a lone last block
+    for (int64_t n_tokens : {1, 4, 7})
+      cases.push_back({type, 5, 4160, n_tokens, 8});
+    cases.push_back({type, 1, 32, 3, 0});
+    cases.push_back({type, 18, 96, 9, 4});
+    if (!is_quantized(type))
+      for (int64_t n_tokens : {1, 3, 17}) {
+        cases.push_back({type, 7, 33, n_tokens, 4}); // row tails below one vector
+        cases.push_back({type, 3, 1001, n_tokens, 0});
+        cases.push_back({type, 9, 7, n_tokens, 2});
+      }
+  }
+  return cases;
+}
+
+std::vector<float> run_matmul(const Case& c, const std::vector<uint8_t>& w, size_t stride,
+                              const float* x, int64_t n_tokens, int threads) {
   ThreadPool pool(threads);
-  std::vector<float> y(c.rows * c.n_tokens, -1.0f);
-  matmul({c.type, w.data(), c.rows, c.cols, stride}, x.data(), c.n_tokens, y.data(), pool);
+  std::vector<float> y(c.rows * n_tokens, -1.0f);
+  matmul({c.type, w.data(), c.rows, c.cols, stride}, x, n_tokens, y.data(), pool);
   return y;
 }
 
-TEST(Matmul, AccurateDeterministicAndIndependentOfTokenCount) {
-  std::vector<Case> cases;
-  for (TensorType type : kAllTypes)
-    for (int64_t n_tokens : {1, 3, 17}) {
-      cases.push_back({type, 37, 160, n_tokens, 0});
-      cases.push_back({type, 5, 4160, n_tokens, 8});
-      if (!is_quantized(type))
-        cases.push_back({type, 7, 33, n_tokens, 4});
-    }
-  for (const Case &c : cases) {
-    SCOPED_TRACE(testing::Message() << tensor_type_name(c.type) << " rows=" << c.rows
-                                    << " cols=" << c.cols << " tokens=" << c.n_tokens);
+class MatmulOnIsa : public testing::TestWithParam<Isa> {
+protected:
+  void SetUp() override {
+    if (!kernels::force_isa(GetParam()))
+      GTEST_SKIP() << "this CPU lacks the " << kernels::isa_name(GetParam()) << " path";
+  }
+  void TearDown() override { kernels::force_isa(kernels::detected_isa()); }
+};
+
+TEST_P(MatmulOnIsa, AccurateDeterministicAndIndependentOfTokenCount) {
+  for (const Case& c : odd_cases()) {
+    SCOPED_TRACE(testing::Message() << tensor_type_name(c.type) << " rows=" << c.rows << " cols="
+                                    << c.cols << " tokens=" << c.n_tokens);
     const size_t stride = test::row_bytes(c.type, c.cols) + c.padding;
     const std::vector<uint8_t> w = test::random_matrix(c.type, c.rows, c.cols, stride, 17);
     ASSERT_FALSE(w.empty());
     const std::vector<float> x = test::random_floats(c.cols * c.n_tokens, 23);
 
-    const std::vector<float> y1 = run_matmul(c, w, stride, x, 1);
+    const std::vector<float> y1 = run_matmul(c, w, stride, x.data(), c.n_tokens, 1);
     for (int threads : {2, 3}) {
-      const std::vector<float> yn = run_matmul(c, w, stride, x, threads);
+      const std::vector<float> yn = run_matmul(c, w, stride, x.data(), c.n_tokens, threads);
       ASSERT_EQ(std::memcmp(y1.data(), yn.data(), y1.size() * sizeof(float)), 0)
           << threads << " threads differ from 1";
     }
     for (int64_t t = 0; t < c.n_tokens; ++t) {
+      const float* xt = x.data() + t * c.cols;
+      const std::vector<float> alone = run_matmul(c, w, stride, xt, 1, 2);
       for (int64_t r = 0; r < c.rows; ++r) {
-        const uint8_t *row = w.data() + r * stride;
-        const float *xt = x.data() + t * c.cols;
         const float got = y1[t * c.rows + r];
-        // Bit-identical to the single-row kernel, whatever path matmul took.
-        ASSERT_EQ(got, dot_row(c.type, row, xt, c.cols)) << "t=" << t << " r=" << r;
-        const Reference ref = reference_dot(c.type, row, xt, c.cols);
-        ASSERT_LE(std::fabs(got - ref.value), error_bound(c.type, c.cols, ref.abs_sum))
-            << "t=" << t << " r=" << r;
+        ASSERT_EQ(got, alone[r]) << "t=" << t << " r=" << r << ": differs from a 1-token call";
+        const Reference ref = reference_dot(c.type, w.data() + r * stride, xt, c.cols);
+        ASSERT_LE(std::fabs(got - ref.value), error_bound(ref))
+            << "t=" << t << " r=" << r << " got " << got << " want " << ref.value;
       }
     }
   }
 }
+
+// dot_row is matmul for one row and one token.
+TEST_P(MatmulOnIsa, DotRowEqualsMatmul) {
+  const Case c{TensorType::kQ4_0, 3, 256, 1, 0};
+  for (TensorType type : kAllTypes) {
+    Case tc = c;
+    tc.type = type;
+    const size_t stride = test::row_bytes(type, c.cols);
+    const std::vector<uint8_t> w = test::random_matrix(type, c.rows, c.cols, stride, 3);
+    const std::vector<float> x = test::random_floats(c.cols, 4);
+    const std::vector<float> y = run_matmul(tc, w, stride, x.data(), 1, 1);
+    for (int64_t r = 0; r < c.rows; ++r)
+      EXPECT_EQ(y[r], dot_row(type, w.data() + r * stride, x.data(), c.cols))
+          << tensor_type_name(type);
+  }
+}
+
+// The activations of quantized matmuls are rounded to 8 bits per block of 32: the
+// result is within sum |w| * d_x / 2 of the exact float product.
+TEST_P(MatmulOnIsa, QuantizedActivationErrorIsBounded) {
+  for (TensorType type : {TensorType::kQ8_0, TensorType::kQ4_0}) {
+    const int64_t n = 4096;
+    const std::vector<uint8_t> row = test::random_matrix(type, 1, n, test::row_bytes(type, n), 8);
+    const std::vector<float> x = test::random_floats(n, 9);
+    std::vector<float> w(n);
+    dequantize_row(type, row.data(), w.data(), n);
+    double exact = 0, bound = 0, abs_sum = 0;
+    for (int64_t b = 0; b < n / 32; ++b) {
+      double amax = 0, wsum = 0;
+      for (int j = 0; j < 32; ++j) {
+        exact += double(w[b * 32 + j]) * x[b * 32 + j];
+        abs_sum += std::fabs(double(w[b * 32 + j]) * x[b * 32 + j]);
+        amax = std::fmax(amax, std::fabs(x[b * 32 + j]));
+        wsum += std::fabs(w[b * 32 + j]);
+      }
+      bound += wsum * amax / 127 / 2;
+    }
+    const float got = dot_row(type, row.data(), x.data(), n);
+    EXPECT_LE(std::fabs(got - exact), bound * 1.001) << tensor_type_name(type);
+    EXPECT_LT(bound, 0.02 * abs_sum) << "8-bit activations should cost under 2% of sum |w * x|";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, MatmulOnIsa,
+                         testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512),
+                         [](const testing::TestParamInfo<Isa>& i) {
+                           return std::string(kernels::isa_name(i.param));
+                         });
 
 TEST(Matmul, EmptyShapesWriteNothing) {
   ThreadPool pool(2);
@@ -118,6 +208,20 @@ TEST(Matmul, EmptyShapesWriteNothing) {
   matmul({TensorType::kF32, nullptr, 1, 4, 16}, x, 0, y, pool);
   EXPECT_EQ(y[0], 1);
   EXPECT_EQ(y[3], 4);
+}
+
+TEST(CpuIsa, ParsesNamesAndRefusesUnsupportedPaths) {
+  Isa isa;
+  EXPECT_TRUE(kernels::parse_isa("AVX2", &isa));
+  EXPECT_EQ(isa, Isa::kAvx2);
+  EXPECT_FALSE(kernels::parse_isa("sse9", &isa));
+  EXPECT_TRUE(kernels::isa_supported(Isa::kScalar));
+  EXPECT_TRUE(kernels::force_isa(Isa::kScalar));
+  EXPECT_EQ(kernels::active_isa(), Isa::kScalar);
+  EXPECT_TRUE(kernels::force_isa(kernels::detected_isa()));
+  if (kernels::detected_isa() != Isa::kAvx512) {
+    EXPECT_FALSE(kernels::force_isa(Isa::kAvx512));
+  }
 }
 
 } // namespace

@@ -1,0 +1,125 @@
+// AVX2 + FMA element-wise and attention kernels: sum of squares (RMSNorm),
+// softmax, SiLU-gated product and one-head attention, with a vector exp accurate
+// to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+#include "runtime/kernels/simd_exports.h"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+namespace pshard::kernels::avx2 {
+namespace {
+
+float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// The first `rest` lanes set (rest in 0..8), for maskload / maskstore.
+__m256i tail_mask(int64_t rest) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), lanes);
+}
+
+// e^x as in the AVX-512 file, with 2^n built in the exponent field: computed as
+// 2^(n-1) * 2 so n = 128 (x near ln(FLT_MAX)) still works; below -86.6 (where
+// 2^(n-1) would be subnormal) the result is flushed to 0.
+__m256 exp_ps(__m256 x) {
+  x = _mm256_min_ps(_mm256_set1_ps(88.7228f), x);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187045e-06f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23);
+  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(bits)), _mm256_set1_ps(2.0f));
+  const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-86.6f), _CMP_LT_OQ);
+  return _mm256_andnot_ps(tiny, y);
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
+  if (i < n) {
+    const __m256i m = tail_mask(n - i);
+    acc = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), acc);
+  }
+  return hsum(acc);
+}
+
+} // namespace
+
+float sum_squares(const float* x, int64_t n) { return dot(x, x, n); }
+
+void softmax(float* x, int64_t n) {
+  if (n <= 0)
+    return;
+  float max = x[0];
+  for (int64_t i = 1; i < n; ++i)
+    max = x[i] > max ? x[i] : max;
+  if (max == -__builtin_inff()) { // every entry masked: zeros are safer than NaN
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = 0.0f;
+    return;
+  }
+  const __m256 m = _mm256_set1_ps(max);
+  __m256 sum = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i t = tail_mask(n - i < 8 ? n - i : 8);
+    const __m256 e = _mm256_and_ps(exp_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, t), m)),
+                                   _mm256_castsi256_ps(t));
+    _mm256_maskstore_ps(x + i, t, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i t = tail_mask(n - i < 8 ? n - i : 8);
+    _mm256_maskstore_ps(x + i, t, _mm256_mul_ps(_mm256_maskload_ps(x + i, t), inv));
+  }
+}
+
+void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i t = tail_mask(n - i < 8 ? n - i : 8);
+    const __m256 g = _mm256_maskload_ps(gate + i, t);
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    const __m256 s = _mm256_div_ps(g, _mm256_add_ps(one, e));
+    _mm256_maskstore_ps(out + i, t, _mm256_mul_ps(s, _mm256_maskload_ps(up + i, t)));
+  }
+}
+
+void attend(const AttendHead& a) {
+  for (int64_t j = 0; j < a.n_kv; ++j)
+    a.scores[j] = dot(a.q, a.k + j * a.kv_stride, a.head_dim) * a.scale;
+  softmax(a.scores, a.n_kv);
+  for (int64_t c = 0; c < a.head_dim; c += 32) {
+    __m256 acc[4];
+    __m256i m[4];
+    for (int u = 0; u < 4; ++u) {
+      const int64_t rest = a.head_dim - c - 8 * u;
+      m[u] = tail_mask(rest >= 8 ? 8 : rest > 0 ? rest : 0);
+      acc[u] = _mm256_setzero_ps();
+    }
+    for (int64_t j = 0; j < a.n_kv; ++j) {
+      const __m256 w = _mm256_set1_ps(a.scores[j]);
+      const float* v = a.v + j * a.kv_stride + c;
+      for (int u = 0; u < 4; ++u)
+        acc[u] = _mm256_fmadd_ps(w, _mm256_maskload_ps(v + 8 * u, m[u]), acc[u]);
+    }
+    for (int u = 0; u < 4; ++u)
+      _mm256_maskstore_ps(a.out + c + 8 * u, m[u], acc[u]);
+  }
+}
+
+} // namespace pshard::kernels::avx2
+#endif

@@ -1,0 +1,154 @@
+// AVX2 kernels for Q8_0 and Q4_0 weights, and the AVX2 kernel set.
+//
+// One weight block (32 values) fills a ymm register; vpmaddubsw multiplies unsigned
+// by signed bytes into int16 pairs and vpmaddwd with ones sums them into 8 int32
+// lanes (no int16 saturation: |pair| <= 2 * 128 * 127 < 32768).
+//   Q8_0  signed weights: |w| times the activations with w's sign (vpsignb).
+//   Q4_0  the nibbles 0..15 as they are ([low nibbles | high nibbles] = values
+//         0..15 | 16..31); the -8 offset is removed by adding a precomputed
+//         -8 * (lane's activation sum).
+// Each int32 lane is scaled by the weight and activation block scales into 8 float
+// lanes per (row, token).
+//
+// Packed activations per token: q (nb * 32 bytes, natural order), d (nb floats),
+// corr (nb * 8 int32, Q4_0 only but always present).
+#include "runtime/kernels/kernel_set.h"
+#include "runtime/kernels/simd_exports.h"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include "runtime/kernels/act_quant.h"
+#include "runtime/kernels/tile_driver.h"
+
+#include <immintrin.h>
+
+namespace pshard::kernels {
+namespace {
+
+size_t act_bytes(int64_t cols) {
+  return static_cast<size_t>(round_up(cols / kActBlock * (32 + 4 + 32), 64));
+}
+
+void pack(const float* x, int64_t cols, uint8_t* dst) {
+  const int64_t nb = cols / kActBlock;
+  int8_t* q = reinterpret_cast<int8_t*>(dst);
+  float* d = reinterpret_cast<float*>(dst + nb * 32);
+  int32_t* corr = reinterpret_cast<int32_t*>(dst + nb * 36);
+  for (int64_t b = 0; b < nb; ++b) {
+    int8_t* qb = q + b * kActBlock;
+    d[b] = quantize_act_block(x + b * kActBlock, qb);
+    for (int lane = 0; lane < 8; ++lane)
+      corr[b * 8 + lane] = -8 * (qb[4 * lane] + qb[4 * lane + 1] + qb[4 * lane + 2] + qb[4 * lane + 3]);
+  }
+}
+
+__m256 block_scale(const uint8_t* block) {
+  uint16_t h;
+  __builtin_memcpy(&h, block, 2);
+  return _mm256_set1_ps(_mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))));
+}
+
+struct Q8Weights {
+  static constexpr size_t kBlock = 34;
+  // The magnitudes; `sign` keeps the signs to move onto the activations.
+  static __m256i load(const uint8_t* b, __m256i* sign) {
+    *sign = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2));
+    return _mm256_sign_epi8(*sign, *sign);
+  }
+  static __m256i pairs(__m256i w, __m256i sign, __m256i x, const int32_t*) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_sign_epi8(x, sign)), _mm256_set1_epi16(1));
+  }
+};
+
+struct Q4Weights {
+  static constexpr size_t kBlock = 18;
+  static __m256i load(const uint8_t* b, __m256i*) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+    const __m128i mask = _mm_set1_epi8(0x0f);
+    const __m128i lo = _mm_and_si128(v, mask), hi = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  }
+  static __m256i pairs(__m256i w, __m256i, __m256i x, const int32_t* corr) {
+    const __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1));
+    return _mm256_add_epi32(sums, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
+  }
+};
+
+template <class W> struct QuantTile {
+  static constexpr int kRows = 2, kTokens = 4, kDecodeRows = 4;
+
+  template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
+    const int64_t nb = a.w.cols / kActBlock;
+    const uint8_t* rows[R];
+    for (int i = 0; i < R; ++i)
+      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
+    const uint8_t* xs[T];
+    for (int j = 0; j < T; ++j)
+      xs[j] = a.act + (t + j) * a.act_stride;
+    __m256 acc[R][T];
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < T; ++j)
+        acc[i][j] = _mm256_setzero_ps();
+
+    for (int64_t b = 0; b < nb; ++b) {
+      __m256i wq[R], sign[R];
+      __m256 wd[R];
+      for (int i = 0; i < R; ++i) {
+        const uint8_t* block = rows[i] + b * W::kBlock;
+        // Weights come from a file mapping in 4 KiB pages, where the hardware
+        // prefetchers stop: prefetch ahead in every row.
+        _mm_prefetch(reinterpret_cast<const char*>(block + 4096), _MM_HINT_T0);
+        wq[i] = W::load(block, &sign[i]);
+        wd[i] = block_scale(block);
+      }
+      for (int j = 0; j < T; ++j) {
+        const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(xs[j] + b * 32));
+        const __m256 xd = _mm256_broadcast_ss(reinterpret_cast<const float*>(xs[j] + nb * 32) + b);
+        const int32_t* corr = reinterpret_cast<const int32_t*>(xs[j] + nb * 36) + b * 8;
+        for (int i = 0; i < R; ++i) {
+          const __m256i isum = W::pairs(wq[i], sign[i], xq, corr);
+          const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), wd[i]);
+          acc[i][j] = _mm256_fmadd_ps(scaled, xd, acc[i][j]);
+        }
+      }
+    }
+    for (int j = 0; j < T; ++j)
+      for (int i = 0; i < R; ++i) {
+        const __m256 v = acc[i][j];
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        s = _mm_add_ss(s, _mm_movehdup_ps(s));
+        a.y[(t + j) * a.ldy + r + i] = _mm_cvtss_f32(s);
+      }
+  }
+};
+
+template <class W>
+void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
+                int64_t n_tokens, float* y, int64_t ldy) {
+  run_tiles<QuantTile<W>>(w, r0, r1, act, stride, n_tokens, y, ldy);
+}
+
+size_t no_packing(int64_t) { return 0; }
+void no_pack(const float*, int64_t, uint8_t*) {}
+
+constexpr KernelSet kAvx2 = {
+    Isa::kAvx2,
+    {no_packing, no_pack, avx2::gemm_f32},
+    {no_packing, no_pack, avx2::gemm_f16},
+    {no_packing, no_pack, avx2::gemm_bf16},
+    {act_bytes, pack, gemm_quant<Q8Weights>},
+    {act_bytes, pack, gemm_quant<Q4Weights>},
+    {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::attend},
+    avx2::stream_sum,
+};
+
+} // namespace
+
+const KernelSet& avx2_kernel_set() { return kAvx2; }
+
+} // namespace pshard::kernels
+#else
+namespace pshard::kernels {
+const KernelSet& avx2_kernel_set() { return scalar_kernel_set(); }
+} // namespace pshard::kernels
+#endif

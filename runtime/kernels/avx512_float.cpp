@@ -1,0 +1,156 @@
+// AVX-512 kernels for float weight rows (F32, F16, BF16): weights widened to f32
+// in registers (vcvtph2ps for F16, a 16-bit shift for BF16) and FMA'd with the
+// f32 activations. A 4-row x 6-token register tile (24 accumulators of 16 lanes)
+// widens each weight vector once for six tokens; a single token uses 4-row tiles,
+// four independent weight streams. The row tail uses masked loads.
+#include "runtime/kernels/simd_exports.h"
+
+#if defined(__AVX512F__)
+#include "runtime/kernels/tile_driver.h"
+
+#include <immintrin.h>
+#include <stdlib.h>
+
+namespace pshard::kernels::avx512 {
+namespace {
+
+struct F32Weights {
+  static constexpr size_t kBytes = 4;
+  static __m512 load(const uint8_t* p) { return _mm512_loadu_ps(p); }
+  static __m512 load_tail(const uint8_t* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+};
+
+struct F16Weights {
+  static constexpr size_t kBytes = 2;
+  static __m512 load(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static __m512 load_tail(const uint8_t* p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+  }
+};
+
+struct Bf16Weights {
+  static constexpr size_t kBytes = 2;
+  static __m512 widen(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  static __m512 load(const uint8_t* p) {
+    return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static __m512 load_tail(const uint8_t* p, __mmask16 m) {
+    return widen(_mm256_maskz_loadu_epi16(m, p));
+  }
+};
+
+template <class W> struct FloatTile {
+  static constexpr int kRows = 4, kTokens = 6, kDecodeRows = 4;
+
+  template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
+    const int64_t n = a.w.cols;
+    const uint8_t* rows[R];
+    for (int i = 0; i < R; ++i)
+      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
+    const float* xs[T];
+    for (int j = 0; j < T; ++j)
+      xs[j] = reinterpret_cast<const float*>(a.act + (t + j) * a.act_stride);
+    __m512 acc[R][T];
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < T; ++j)
+        acc[i][j] = _mm512_setzero_ps();
+
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+      __m512 wv[R];
+      for (int i = 0; i < R; ++i) {
+        // Weights come from a file mapping in 4 KiB pages, where the hardware
+        // prefetchers stop: prefetch ahead in every row.
+        _mm_prefetch(reinterpret_cast<const char*>(rows[i] + k * W::kBytes + 4096), _MM_HINT_T0);
+        wv[i] = W::load(rows[i] + k * W::kBytes);
+      }
+      for (int j = 0; j < T; ++j) {
+        const __m512 xv = _mm512_loadu_ps(xs[j] + k);
+        for (int i = 0; i < R; ++i)
+          acc[i][j] = _mm512_fmadd_ps(wv[i], xv, acc[i][j]);
+      }
+    }
+    if (k < n) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
+      __m512 wv[R];
+      for (int i = 0; i < R; ++i)
+        wv[i] = W::load_tail(rows[i] + k * W::kBytes, m);
+      for (int j = 0; j < T; ++j) {
+        const __m512 xv = _mm512_maskz_loadu_ps(m, xs[j] + k);
+        for (int i = 0; i < R; ++i)
+          acc[i][j] = _mm512_fmadd_ps(wv[i], xv, acc[i][j]);
+      }
+    }
+    for (int j = 0; j < T; ++j)
+      for (int i = 0; i < R; ++i)
+        a.y[(t + j) * a.ldy + r + i] = _mm512_reduce_add_ps(acc[i][j]);
+  }
+};
+
+} // namespace
+
+void gemm_f32(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
+              int64_t n_tokens, float* y, int64_t ldy) {
+  run_tiles<FloatTile<F32Weights>>(w, r0, r1, act, stride, n_tokens, y, ldy);
+}
+
+// Prefill: a row tile's F16 weights are widened to f32 once (exact) and the f32
+// tile kernel reuses them for every token tile, instead of re-widening them per
+// token tile (vcvtph2ps is slower than the FMAs it feeds). The instruction
+// sequence per (row, token) is that of the F16 kernel, so results do not change.
+void gemm_f16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
+              int64_t n_tokens, float* y, int64_t ldy) {
+  using Tile = FloatTile<F16Weights>;
+  const int64_t cols = w.cols;
+  const size_t row_floats = static_cast<size_t>((cols + 15) / 16 * 16);
+  float* wide = n_tokens > Tile::kTokens
+                    ? static_cast<float*>(aligned_alloc(64, Tile::kRows * row_floats * sizeof(float)))
+                    : nullptr;
+  if (wide == nullptr) {
+    run_tiles<Tile>(w, r0, r1, act, stride, n_tokens, y, ldy);
+    return;
+  }
+  for (int64_t r = r0; r < r1; r += Tile::kRows) {
+    const int64_t rows = r1 - r < Tile::kRows ? r1 - r : Tile::kRows;
+    for (int64_t i = 0; i < rows; ++i) {
+      const uint8_t* src = w.data + (r + i) * w.row_bytes;
+      float* dst = wide + i * row_floats;
+      int64_t k = 0;
+      for (; k + 16 <= cols; k += 16)
+        _mm512_storeu_ps(dst + k, F16Weights::load(src + 2 * k));
+      for (; k < cols; ++k) {
+        uint16_t h;
+        __builtin_memcpy(&h, src + 2 * k, 2);
+        dst[k] = _cvtsh_ss(h);
+      }
+    }
+    const MatrixView tile_rows{w.type, reinterpret_cast<const uint8_t*>(wide), rows, cols,
+                               row_floats * sizeof(float)};
+    // y shifted so that row 0 of the tile lands on row r.
+    run_tiles<FloatTile<F32Weights>>(tile_rows, 0, rows, act, stride, n_tokens, y + r, ldy);
+  }
+  free(wide);
+}
+
+void gemm_bf16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
+               int64_t n_tokens, float* y, int64_t ldy) {
+  run_tiles<FloatTile<Bf16Weights>>(w, r0, r1, act, stride, n_tokens, y, ldy);
+}
+
+float stream_sum(const float* data, int64_t n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (int64_t i = 0; i < n; i += 64) {
+    s0 = _mm512_add_ps(s0, _mm512_load_ps(data + i));
+    s1 = _mm512_add_ps(s1, _mm512_load_ps(data + i + 16));
+    s2 = _mm512_add_ps(s2, _mm512_load_ps(data + i + 32));
+    s3 = _mm512_add_ps(s3, _mm512_load_ps(data + i + 48));
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+} // namespace pshard::kernels::avx512
+#endif

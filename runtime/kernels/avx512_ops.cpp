@@ -1,0 +1,123 @@
+// AVX-512 element-wise and attention kernels: sum of squares (RMSNorm), softmax,
+// SiLU-gated product and one-head attention. exp is a vector polynomial accurate
+// to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+#include "runtime/kernels/simd_exports.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+namespace pshard::kernels::avx512 {
+namespace {
+
+__mmask16 tail_mask(int64_t rest) { return static_cast<__mmask16>((1u << rest) - 1); }
+
+// e^x: x = n ln2 + r with |r| <= ln2 / 2, e^r by its degree-7 Taylor polynomial
+// (truncation error below 1e-9), times 2^n by vscalefps, which also gives inf and
+// 0 beyond float's range. The clamp keeps -inf from turning into NaN (inf - inf);
+// its operand order lets a NaN input through.
+__m512 exp_ps(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), _mm512_min_ps(_mm512_set1_ps(89.0f), x));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+  if (i < n) {
+    const __mmask16 m = tail_mask(n - i);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+
+} // namespace
+
+float sum_squares(const float* x, int64_t n) { return dot(x, x, n); }
+
+void softmax(float* x, int64_t n) {
+  if (n <= 0)
+    return;
+  __m512 vmax = _mm512_set1_ps(-__builtin_inff());
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(x + i));
+  if (i < n)
+    vmax = _mm512_mask_max_ps(vmax, tail_mask(n - i), vmax, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+  const float max = _mm512_reduce_max_ps(vmax);
+  if (max == -__builtin_inff()) { // every entry masked: zeros are safer than NaN
+    for (int64_t j = 0; j < n; ++j)
+      x[j] = 0.0f;
+    return;
+  }
+  const __m512 m = _mm512_set1_ps(max);
+  __m512 sum = _mm512_setzero_ps();
+  for (i = 0; i + 16 <= n; i += 16) {
+    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), m));
+    _mm512_storeu_ps(x + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (i < n) {
+    const __mmask16 t = tail_mask(n - i);
+    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + i), m));
+    _mm512_mask_storeu_ps(x + i, t, e);
+    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(t, e));
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  for (i = 0; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
+  if (i < n)
+    _mm512_mask_storeu_ps(x + i, tail_mask(n - i),
+                          _mm512_mul_ps(_mm512_maskz_loadu_ps(tail_mask(n - i), x + i), inv));
+}
+
+void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 t = n - i >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(n - i);
+    const __m512 g = _mm512_maskz_loadu_ps(t, gate + i);
+    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), g));
+    const __m512 s = _mm512_div_ps(g, _mm512_add_ps(one, e));
+    _mm512_mask_storeu_ps(out + i, t, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(t, up + i)));
+  }
+}
+
+void attend(const AttendHead& a) {
+  for (int64_t j = 0; j < a.n_kv; ++j)
+    a.scores[j] = dot(a.q, a.k + j * a.kv_stride, a.head_dim) * a.scale;
+  softmax(a.scores, a.n_kv);
+  // Four vectors of the output at a time stay in registers over all positions.
+  for (int64_t c = 0; c < a.head_dim; c += 64) {
+    __m512 acc[4];
+    __mmask16 m[4];
+    for (int u = 0; u < 4; ++u) {
+      const int64_t rest = a.head_dim - c - 16 * u;
+      m[u] = rest >= 16 ? static_cast<__mmask16>(0xffff) : rest > 0 ? tail_mask(rest) : 0;
+      acc[u] = _mm512_setzero_ps();
+    }
+    for (int64_t j = 0; j < a.n_kv; ++j) {
+      const __m512 w = _mm512_set1_ps(a.scores[j]);
+      const float* v = a.v + j * a.kv_stride + c;
+      for (int u = 0; u < 4; ++u)
+        acc[u] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(m[u], v + 16 * u), acc[u]);
+    }
+    for (int u = 0; u < 4; ++u)
+      _mm512_mask_storeu_ps(a.out + c + 16 * u, m[u], acc[u]);
+  }
+}
+
+} // namespace pshard::kernels::avx512
+#endif

@@ -1,0 +1,205 @@
+// AVX-512 VNNI kernels for Q8_0 and Q4_0 weights, and the AVX-512 kernel set.
+//
+// Two weight blocks (64 values) fill one 512-bit register of unsigned bytes:
+//   Q4_0  the nibbles as they are (0..15), arranged [lo(b) lo(b+1) hi(b) hi(b+1)]
+//   Q8_0  the int8 quants + 128 (xor 0x80), arranged [b b+1]
+// vpdpbusd multiplies them with the signed q8 activations and sums each group of
+// four into an int32 lane. The offset (8 or 128) times the activation sum is
+// subtracted for free by starting the accumulation from a precomputed
+// -offset * (lane's activation sum). Each lane is then scaled by the weight and
+// activation block scales and added to 16 float lanes per (row, token).
+//
+// The packing lays each token's activations out in exactly the weights' lane order:
+//   q     nb2 * 32 bytes     (nb2 = blocks rounded up to even; the pad is zero)
+//   dx    nb2 * 8 floats     the block scale of every lane
+//   corr  nb2 * 8 int32      -offset * sum of the lane's four activation bytes
+#include "runtime/kernels/kernel_set.h"
+#include "runtime/kernels/simd_exports.h"
+
+#if defined(__AVX512F__)
+#include "runtime/kernels/act_quant.h" // kActBlock, round_up
+#include "runtime/kernels/tile_driver.h"
+
+#include <immintrin.h>
+
+namespace pshard::kernels {
+namespace {
+
+constexpr size_t kQ8Block = 34, kQ4Block = 18;
+constexpr int64_t kPrefetchAhead = 4096; // bytes ahead of the current block in each row
+
+int64_t pairs_of(int64_t cols) { return (cols / kActBlock + 1) / 2; }
+
+size_t act_bytes(int64_t cols) { return static_cast<size_t>(pairs_of(cols)) * 192; }
+
+// quantize_act_block (act_quant.h) in vector form: the same IEEE operations, so
+// the same quants and scale bit for bit (the kernel tests compare the paths).
+float quantize_block_avx512(const float* x, int8_t* q) {
+  const __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
+  const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)));
+  const float d = amax / 127.0f;
+  const __m512 id = _mm512_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+  for (int h = 0; h < 2; ++h) {
+    const __m512 v = _mm512_mul_ps(h == 0 ? a : b, id);
+    __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m512 frac = _mm512_sub_ps(v, t);
+    t = _mm512_mask_add_ps(t, _mm512_cmp_ps_mask(frac, _mm512_set1_ps(0.5f), _CMP_GE_OQ), t,
+                           _mm512_set1_ps(1.0f));
+    t = _mm512_mask_sub_ps(t, _mm512_cmp_ps_mask(frac, _mm512_set1_ps(-0.5f), _CMP_LE_OQ), t,
+                           _mm512_set1_ps(1.0f));
+    t = _mm512_max_ps(_mm512_set1_ps(-127.0f), _mm512_min_ps(_mm512_set1_ps(127.0f), t));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16 * h), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(t)));
+  }
+  return d;
+}
+
+// Q8_0 pairs lay a block's 32 quants out whole, [b b+1]; Q4_0 pairs split them
+// into halves, [lo(b) lo(b+1) hi(b) hi(b+1)], matching the nibble unpacking.
+template <bool SplitHalves, int Offset>
+void pack(const float* x, int64_t cols, uint8_t* dst) {
+  const int64_t nb = cols / kActBlock, pairs = pairs_of(cols);
+  int8_t* q = reinterpret_cast<int8_t*>(dst);
+  float* dx = reinterpret_cast<float*>(dst + pairs * 64);
+  int32_t* corr = reinterpret_cast<int32_t*>(dst + pairs * 128);
+  for (int64_t p = 0; p < pairs; ++p) {
+    int8_t* qp = q + p * 64;
+    float d[2] = {0.0f, 0.0f};
+    for (int half = 0; half < 2; ++half) {
+      int8_t block[kActBlock] = {};
+      if (2 * p + half < nb)
+        d[half] = quantize_block_avx512(x + (2 * p + half) * kActBlock, block);
+      if (SplitHalves) {
+        __builtin_memcpy(qp + half * 16, block, 16);
+        __builtin_memcpy(qp + 32 + half * 16, block + 16, 16);
+      } else {
+        __builtin_memcpy(qp + half * 32, block, 32);
+      }
+    }
+    for (int lane = 0; lane < 16; ++lane) {
+      // The block a lane belongs to: the one owning its four bytes.
+      const int half = SplitHalves ? (lane / 4) & 1 : lane / 8;
+      dx[p * 16 + lane] = d[half];
+      const int8_t* g = qp + 4 * lane;
+      corr[p * 16 + lane] = -Offset * (g[0] + g[1] + g[2] + g[3]);
+    }
+  }
+}
+
+// A pair of weight scales (f16) spread over the 16 lanes by `idx`. The two
+// halves go into one xmm with a load and an insert (b1 null: a lone last block).
+__m512 pair_scales(const uint8_t* b0, const uint8_t* b1, __m512i idx) {
+  uint16_t d0, d1 = 0;
+  __builtin_memcpy(&d0, b0, 2);
+  if (b1 != nullptr)
+    __builtin_memcpy(&d1, b1, 2);
+  const __m128i h = _mm_insert_epi16(_mm_cvtsi32_si128(d0), d1, 1);
+  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(_mm_cvtph_ps(h)));
+}
+
+struct Q8Weights {
+  static constexpr size_t kBlock = kQ8Block;
+  static constexpr int kOffset = 128;
+  static __m512i lanes() { return _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0); }
+  // b1 null: a lone last block; its half stays zero.
+  static void load(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+    const __m256i lo = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2)), flip);
+    const __m256i hi = b1 != nullptr
+        ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), flip)
+        : _mm256_setzero_si256();
+    *q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    *d = pair_scales(b0, b1, lanes());
+  }
+};
+
+struct Q4Weights {
+  static constexpr size_t kBlock = kQ4Block;
+  static constexpr int kOffset = 8;
+  static __m512i lanes() { return _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0); }
+  static void load(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 2));
+    const __m128i c = b1 != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + 2))
+                                    : _mm_setzero_si128();
+    const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), c, 1);
+    const __m256i mask = _mm256_set1_epi8(0x0f);
+    const __m256i lo = _mm256_and_si256(v, mask);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+    *q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    *d = pair_scales(b0, b1, lanes());
+  }
+};
+
+template <class W> struct QuantTile {
+  static constexpr int kRows = 4, kTokens = 4, kDecodeRows = 4;
+
+  template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
+    const int64_t nb = a.w.cols / kActBlock, pairs = pairs_of(a.w.cols);
+    const uint8_t* rows[R];
+    for (int i = 0; i < R; ++i)
+      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
+    const uint8_t* xs[T];
+    for (int j = 0; j < T; ++j)
+      xs[j] = a.act + (t + j) * a.act_stride;
+    __m512 acc[R][T];
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < T; ++j)
+        acc[i][j] = _mm512_setzero_ps();
+
+    for (int64_t p = 0; p < pairs; ++p) {
+      const bool lone = 2 * p + 1 == nb;
+      __m512i wq[R];
+      __m512 wd[R];
+      for (int i = 0; i < R; ++i) {
+        const uint8_t* b0 = rows[i] + 2 * p * W::kBlock;
+        // The hardware prefetchers stop at 4 KiB page boundaries, and weights come
+        // from a file mapping in 4 KiB pages: prefetch a few cache lines ahead.
+        _mm_prefetch(reinterpret_cast<const char*>(b0 + kPrefetchAhead), _MM_HINT_T0);
+        W::load(b0, lone ? nullptr : b0 + W::kBlock, &wq[i], &wd[i]);
+      }
+      for (int j = 0; j < T; ++j) {
+        const __m512i xq = _mm512_load_si512(xs[j] + p * 64);
+        const __m512 xd = _mm512_load_ps(reinterpret_cast<const float*>(xs[j] + pairs * 64) + p * 16);
+        const __m512i corr = _mm512_load_si512(xs[j] + pairs * 128 + p * 64);
+        for (int i = 0; i < R; ++i) {
+          const __m512i isum = _mm512_dpbusd_epi32(corr, wq[i], xq);
+          const __m512 scaled = _mm512_mul_ps(_mm512_cvtepi32_ps(isum), wd[i]);
+          acc[i][j] = _mm512_fmadd_ps(scaled, xd, acc[i][j]);
+        }
+      }
+    }
+    for (int j = 0; j < T; ++j)
+      for (int i = 0; i < R; ++i)
+        a.y[(t + j) * a.ldy + r + i] = _mm512_reduce_add_ps(acc[i][j]);
+  }
+};
+
+template <class W>
+void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
+                int64_t n_tokens, float* y, int64_t ldy) {
+  run_tiles<QuantTile<W>>(w, r0, r1, act, stride, n_tokens, y, ldy);
+}
+
+size_t no_packing(int64_t) { return 0; }
+void no_pack(const float*, int64_t, uint8_t*) {}
+
+constexpr KernelSet kAvx512 = {
+    Isa::kAvx512,
+    {no_packing, no_pack, avx512::gemm_f32},
+    {no_packing, no_pack, avx512::gemm_f16},
+    {no_packing, no_pack, avx512::gemm_bf16},
+    {act_bytes, pack<false, Q8Weights::kOffset>, gemm_quant<Q8Weights>},
+    {act_bytes, pack<true, Q4Weights::kOffset>, gemm_quant<Q4Weights>},
+    {avx512::sum_squares, avx512::softmax, avx512::silu_mul, avx512::attend},
+    avx512::stream_sum,
+};
+
+} // namespace
+
+const KernelSet& avx512_kernel_set() { return kAvx512; }
+
+} // namespace pshard::kernels
+#else
+namespace pshard::kernels {
+const KernelSet& avx512_kernel_set() { return scalar_kernel_set(); }
+} // namespace pshard::kernels
+#endif

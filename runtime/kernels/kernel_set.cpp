@@ -1,0 +1,35 @@
+#include "runtime/kernels/kernel_set.h"
+
+#include "runtime/kernels/stream.h"
+
+namespace pshard::kernels {
+
+const KernelSet& kernel_set() {
+  switch (active_isa()) {
+  case Isa::kAvx512: return avx512_kernel_set();
+  case Isa::kAvx2: return avx2_kernel_set();
+  case Isa::kScalar: break;
+  }
+  return scalar_kernel_set();
+}
+
+const TypeKernels* type_kernels(const KernelSet& set, TensorType type) {
+  switch (type) {
+  case TensorType::kF32: return &set.f32;
+  case TensorType::kF16: return &set.f16;
+  case TensorType::kBF16: return &set.bf16;
+  case TensorType::kQ8_0: return &set.q8_0;
+  case TensorType::kQ4_0: return &set.q4_0;
+  }
+  return nullptr;
+}
+
+} // namespace pshard::kernels
+
+namespace pshard {
+
+float stream_sum(const float* data, int64_t n) { return kernels::kernel_set().stream_sum(data, n); }
+
+const char* kernels_isa_name() { return kernels::isa_name(kernels::active_isa()); }
+
+} // namespace pshard

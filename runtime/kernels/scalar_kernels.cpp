@@ -1,0 +1,121 @@
+// The portable kernel set: plain loops, also the reference the SIMD paths are
+// tested against. Float rows use the fixed lane order of float_lanes.h; quantized
+// rows take exact integer dot products of each weight block with the q8 activation
+// block, then add (isum * d_w) * d_x block after block.
+#include "runtime/kernels/act_quant.h"
+#include "runtime/kernels/float_lanes.h"
+#include "runtime/kernels/fp16_inline.h"
+#include "runtime/kernels/kernel_set.h"
+#include "runtime/kernels/quant_blocks.h"
+#include "runtime/kernels/scalar_ops.h"
+
+namespace pshard::kernels {
+namespace {
+
+// 16-bit rows are widened in chunks of this many values (a multiple of kLanes, so
+// the lanes see the same order as one pass over a fully widened row).
+constexpr int64_t kChunk = 256;
+
+size_t no_packing(int64_t) { return 0; }
+void no_pack(const float*, int64_t, uint8_t*) {}
+
+template <float (*Widen)(uint16_t)> float dot_16bit(const uint8_t* row, const float* x, int64_t n) {
+  const uint16_t* src = reinterpret_cast<const uint16_t*>(row);
+  float buf[kChunk];
+  Lanes lanes;
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t len = n - i < kChunk ? n - i : kChunk;
+    for (int64_t j = 0; j < len; ++j)
+      buf[j] = Widen(src[i + j]);
+    lanes_add_products(lanes, buf, x + i, len);
+  }
+  return lanes_total(lanes);
+}
+
+float dot_f32_row(const uint8_t* row, const float* x, int64_t n) {
+  return dot_f32(reinterpret_cast<const float*>(row), x, n);
+}
+
+template <float (*Dot)(const uint8_t*, const float*, int64_t)>
+void gemm_float(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
+                int64_t n_tokens, float* y, int64_t ldy) {
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t t = 0; t < n_tokens; ++t)
+      y[t * ldy + r] =
+          Dot(w.data + r * w.row_bytes, reinterpret_cast<const float*>(act + t * stride), w.cols);
+}
+
+// Packed activations: nb float scales, then nb blocks of 32 int8 quants.
+size_t q8_act_bytes(int64_t cols) {
+  const int64_t nb = cols / kActBlock;
+  return static_cast<size_t>(round_up(nb * (4 + kActBlock), 64));
+}
+
+void q8_act_pack(const float* x, int64_t cols, uint8_t* dst) {
+  const int64_t nb = cols / kActBlock;
+  float* d = reinterpret_cast<float*>(dst);
+  int8_t* q = reinterpret_cast<int8_t*>(dst + nb * 4);
+  for (int64_t b = 0; b < nb; ++b)
+    d[b] = quantize_act_block(x + b * kActBlock, q + b * kActBlock);
+}
+
+int q8_0_block_dot(const uint8_t* block, const int8_t* q) {
+  const int8_t* w = reinterpret_cast<const int8_t*>(block + 2);
+  int sum = 0;
+  for (int j = 0; j < kActBlock; ++j)
+    sum += w[j] * q[j];
+  return sum;
+}
+
+int q4_0_block_dot(const uint8_t* block, const int8_t* q) {
+  const uint8_t* qs = block + 2;
+  int sum = 0;
+  for (int j = 0; j < kActBlock / 2; ++j)
+    sum += ((qs[j] & 0x0f) - 8) * q[j] + ((qs[j] >> 4) - 8) * q[j + kActBlock / 2];
+  return sum;
+}
+
+template <int (*BlockDot)(const uint8_t*, const int8_t*), size_t BlockBytes>
+void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
+                int64_t n_tokens, float* y, int64_t ldy) {
+  const int64_t nb = w.cols / kActBlock;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = w.data + r * w.row_bytes;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const float* d = reinterpret_cast<const float*>(act + t * stride);
+      const int8_t* q = reinterpret_cast<const int8_t*>(act + t * stride + nb * 4);
+      float sum = 0.0f;
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* block = row + b * BlockBytes;
+        const float isum = static_cast<float>(BlockDot(block, q + b * kActBlock));
+        sum += isum * block_scale(block) * d[b];
+      }
+      y[t * ldy + r] = sum;
+    }
+  }
+}
+
+float stream_sum(const float* data, int64_t n) {
+  Lanes l;
+  for (int64_t i = 0; i < n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k)
+      l.acc[k] += data[i + k];
+  return lanes_total(l);
+}
+
+constexpr KernelSet kScalar = {
+    Isa::kScalar,
+    {no_packing, no_pack, gemm_float<dot_f32_row>},
+    {no_packing, no_pack, gemm_float<dot_16bit<half_to_float>>},
+    {no_packing, no_pack, gemm_float<dot_16bit<bf16_to_fp32>>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<q8_0_block_dot, kQ8_0Bytes>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<q4_0_block_dot, kQ4_0Bytes>},
+    {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::attend},
+    stream_sum,
+};
+
+} // namespace
+
+const KernelSet& scalar_kernel_set() { return kScalar; }
+
+} // namespace pshard::kernels

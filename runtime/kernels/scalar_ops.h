@@ -1,0 +1,15 @@
+// Private: the portable op kernels of the scalar kernel set.
+#pragma once
+
+#include "runtime/kernels/attention_kernel.h"
+
+#include <cstdint>
+
+namespace pshard::kernels::scalar {
+
+float sum_squares(const float* x, int64_t n);
+void softmax(float* x, int64_t n);
+void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+void attend(const AttendHead& a);
+
+} // namespace pshard::kernels::scalar

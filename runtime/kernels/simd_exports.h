@@ -1,0 +1,35 @@
+// Private: the functions each ISA's float and ops files export to that ISA's kernel set
+// (built in its quant file). Plain functions with ISA-specific names, so every
+// set is a constant-initialised table: no code compiled for an ISA runs before
+// the CPU check has chosen that ISA.
+#pragma once
+
+#include "runtime/kernels/attention_kernel.h"
+#include "runtime/kernels/matmul.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pshard::kernels {
+
+#define PSHARD_DECLARE_ISA_KERNELS(ns)                                                          \
+  namespace ns {                                                                                  \
+  void gemm_f32(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,  \
+                int64_t n_tokens, float* y, int64_t ldy);                                         \
+  void gemm_f16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,  \
+                int64_t n_tokens, float* y, int64_t ldy);                                         \
+  void gemm_bf16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride, \
+                 int64_t n_tokens, float* y, int64_t ldy);                                        \
+  float stream_sum(const float* data, int64_t n);                                                 \
+  float sum_squares(const float* x, int64_t n);                                                   \
+  void softmax(float* x, int64_t n);                                                              \
+  void silu_mul(const float* gate, const float* up, float* out, int64_t n);                       \
+  void attend(const AttendHead& a);                                                               \
+  }
+
+PSHARD_DECLARE_ISA_KERNELS(avx2)
+PSHARD_DECLARE_ISA_KERNELS(avx512)
+
+#undef PSHARD_DECLARE_ISA_KERNELS
+
+} // namespace pshard::kernels

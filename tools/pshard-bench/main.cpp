@@ -1,0 +1,176 @@
+// pshard-bench: llama-bench's table for pshard's CPU runtime, with the machine's
+// memory read bandwidth measured in the same run.
+//
+//   pshard-bench -m llama1b-q4_0.gguf -p 128 -n 32 -t 1,2 -r 5
+//   pshard-bench -m a.gguf,b.gguf -p 0 -n 32 --isa avx512,avx2 -o json
+//
+// For every tg row it prints achieved bytes/s (weight bytes read per token x
+// tokens/s) as a share of the measured bandwidth; for pp rows the matmul GFLOP/s.
+#include "runtime/core/thread_pool.h"
+#include "runtime/kernels/cpu_isa.h"
+#include "runtime/model/llama_model.h"
+#include "tools/pshard-bench/bench_output.h"
+#include "tools/pshard-bench/memory_bandwidth.h"
+#include "tools/pshard-bench/model_bench.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <map>
+#include <sstream>
+
+namespace {
+
+using namespace pshard;
+using namespace pshard::bench;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty())
+      out.push_back(item);
+  return out;
+}
+
+bool parse_ints(const std::string& s, std::vector<int64_t>* out) {
+  out->clear();
+  for (const std::string& item : split(s)) {
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (*end != '\0' || v < 0)
+      return false;
+    out->push_back(v);
+  }
+  return !out->empty();
+}
+
+int fail(const std::string& message) {
+  std::cerr << "pshard-bench: " << message << "\n";
+  return 1;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  BenchOptions opt;
+  std::vector<std::string> models;
+  std::string prompts = "512", gens = "128", threads, isas;
+  CLI::App app{"pshard-bench: prompt-processing and generation speed, llama-bench style"};
+  app.add_option("-m,--model", models, "GGUF model(s); repeat or separate with commas")->required();
+  app.add_option("-p,--n-prompt", prompts, "prompt lengths (ppN tests); 0 skips")->capture_default_str();
+  app.add_option("-n,--n-gen", gens, "generated lengths (tgN tests); 0 skips")->capture_default_str();
+  app.add_option("-t,--threads", threads, "thread counts, e.g. 1,2 (default: all hardware threads)");
+  app.add_option("-r,--repetitions", opt.repetitions, "repetitions of each test")->capture_default_str();
+  app.add_option("-o,--output", opt.output, "output format: md, csv or json")
+      ->check(CLI::IsMember({"md", "csv", "json"}))->capture_default_str();
+  app.add_option("--isa", isas, "ISA paths to sweep, e.g. avx512,avx2 (default: the active one; "
+                                "PSHARD_ISA caps it)");
+  app.add_option("--bw-mib", opt.bandwidth_mib, "MiB read by the bandwidth probe")->capture_default_str();
+  app.add_flag("--pin", opt.pin_threads, "pin the bandwidth probe's threads (PSHARD_PIN_THREADS=1 "
+                                         "pins the model's too)");
+  CLI11_PARSE(app, argc, argv);
+
+  for (const std::string& m : models)
+    for (const std::string& part : split(m))
+      opt.models.push_back(part);
+  if (!parse_ints(prompts, &opt.n_prompt) || !parse_ints(gens, &opt.n_gen))
+    return fail("-p and -n take comma-separated non-negative integers");
+  std::vector<int64_t> thread_list;
+  if (threads.empty())
+    thread_list = {ThreadPool::hardware_threads()};
+  else if (!parse_ints(threads, &thread_list))
+    return fail("-t takes comma-separated positive integers");
+  for (int64_t t : thread_list) {
+    if (t <= 0)
+      return fail("-t takes comma-separated positive integers");
+    opt.threads.push_back(static_cast<int>(t));
+  }
+  if (opt.repetitions < 1)
+    return fail("-r must be at least 1");
+  std::vector<kernels::Isa> isa_list;
+  for (const std::string& name : split(isas)) {
+    kernels::Isa isa;
+    if (!kernels::parse_isa(name, &isa))
+      return fail("unknown ISA '" + name + "' (expected scalar, avx2 or avx512)");
+    if (!kernels::isa_supported(isa))
+      return fail(std::string("this CPU lacks the ") + kernels::isa_name(isa) + " path");
+    isa_list.push_back(isa);
+  }
+  if (isa_list.empty())
+    isa_list.push_back(kernels::active_isa());
+
+  // The bandwidth probe runs on the best path, whatever path the models run.
+  MachineInfo machine{cpu_model_name(), {}};
+  std::map<int, double> bandwidth;
+  const kernels::Isa model_isa = kernels::active_isa();
+  kernels::force_isa(kernels::detected_isa());
+  for (int t : opt.threads) {
+    if (bandwidth.count(t))
+      continue;
+    std::cerr << "pshard-bench: measuring memory read bandwidth with " << t << " thread(s)...\n";
+    bandwidth[t] = measure_read_bandwidth(t, static_cast<size_t>(opt.bandwidth_mib) << 20, 9,
+                                          opt.pin_threads);
+    machine.bandwidth.push_back({t, bandwidth[t]});
+  }
+  kernels::force_isa(model_isa);
+
+  std::vector<BenchRow> rows;
+  int test_index = 0;
+  const size_t n_tests = opt.models.size() * isa_list.size() * opt.threads.size() *
+                         (opt.n_prompt.size() + opt.n_gen.size());
+  for (const std::string& path : opt.models) {
+    auto model = LlamaModel::load(path);
+    if (!model.ok())
+      return fail(model.status().to_string());
+    const ModelFacts facts = describe_model(**model, base_name(path));
+    for (kernels::Isa isa : isa_list) {
+      kernels::force_isa(isa);
+      for (int t : opt.threads) {
+        std::vector<std::pair<int64_t, int64_t>> tests;
+        for (int64_t p : opt.n_prompt)
+          if (p > 0)
+            tests.push_back({p, 0});
+        for (int64_t g : opt.n_gen)
+          if (g > 0)
+            tests.push_back({0, g});
+        for (const auto& [p, g] : tests) {
+          ++test_index;
+          BenchRow row;
+          row.model = facts;
+          row.isa = kernels::isa_name(isa);
+          row.n_threads = t;
+          row.n_prompt = p;
+          row.n_gen = g;
+          row.mem_bw_bytes_per_s = bandwidth[t];
+          auto progress = [&](int rep) {
+            std::cerr << "pshard-bench: [" << test_index << "/" << n_tests << "] " << facts.filename
+                      << " " << row.isa << " threads " << t << " " << row.test_name() << " "
+                      << (rep == 0 ? std::string("warm-up")
+                                   : "rep " + std::to_string(rep) + "/" +
+                                         std::to_string(opt.repetitions))
+                      << "\n";
+          };
+          if (Status s = run_test(**model, opt.repetitions, row, progress); !s.ok())
+            return fail(s.to_string());
+          rows.push_back(row);
+        }
+      }
+    }
+  }
+  kernels::force_isa(model_isa);
+
+  if (opt.output == "json")
+    print_json(std::cout, rows, machine);
+  else if (opt.output == "csv")
+    print_csv(std::cout, rows, machine);
+  else
+    print_markdown(std::cout, rows, machine);
+  return 0;
+}
