@@ -10,7 +10,9 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
   python3
 )
-if [[ "${PSHARD_WITH_COMPILER:-0}" == 1 ]]; then
+# The planner compiler's MLIR (PSHARD_WITH_COMPILER=0 skips it: the compiler's MLIR
+# half is then not built, everything else is).
+if [[ "${PSHARD_WITH_COMPILER:-1}" == 1 ]]; then
   packages+=(libmlir-16-dev mlir-16-tools llvm-16-dev llvm-16-tools)
 fi
 

@@ -17,15 +17,28 @@ run_suite() { # name, build dir, build target, ctest regex, extra cmake args...
   echo "=== pshard tests: $name ($dir)" >&2
   cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
   cmake --build "$dir" --target "$target" -j "$jobs"
-  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900 -R "$regex"
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900 -R "$regex" |
+    tee "$dir/ctest-summary.log"
+  # ctest's "N% tests passed, F tests failed out of T" line, summed over the suites.
+  local line
+  line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$dir/ctest-summary.log" | tail -1)
+  total_failed=$((total_failed + $(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<<"$line")))
+  total_run=$((total_run + $(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")))
 }
+total_run=0
+total_failed=0
 
-run_suite main "$root/build-test" all . -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The CUDA backend compiles (its tests skip without a GPU) for one architecture here to
+# keep the build short; tools/gpu-check.sh builds for the GPU it runs on.
+run_suite main "$root/build-test" all . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CUDA_ARCHITECTURES="${PSHARD_TEST_CUDA_ARCHS:-86}"
 if [[ "${PSHARD_TEST_FAST:-0}" != 1 ]]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_suite "asan+ubsan" "$root/build-asan" all . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DPSHARD_SANITIZE=ON -DPSHARD_ENABLE_CUDA=OFF
+    -DPSHARD_SANITIZE=ON -DPSHARD_ENABLE_CUDA=OFF -DPSHARD_BUILD_COMPILER=OFF
   CC=clang CXX=clang++ run_suite fuzz "$root/build-fuzz" gguf_fuzz fuzz \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSHARD_FUZZ=ON -DPSHARD_ENABLE_CUDA=OFF
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSHARD_FUZZ=ON -DPSHARD_ENABLE_CUDA=OFF \
+    -DPSHARD_BUILD_COMPILER=OFF
 fi
 echo "pshard: all test suites passed" >&2
+echo "$((total_run - total_failed)) passed, $total_failed failed"

@@ -3,6 +3,8 @@
 //   pshard-compile -m model.gguf --profile laptop.pshprof -o model.pshard
 //   pshard-compile -m model.gguf --profile laptop.pshprof -o model.pshard
 //       --budgets 512M,1G,2G,4G --tiers 1,4,16,64,256 -c 4096 -t 8 --strategy auto
+//   pshard-compile -m model.gguf --profile laptop.pshprof --emit mlir   # the IR, planned
+//       by the MLIR pass pipeline (builds with PSHARD_BUILD_COMPILER)
 //
 // Reads only the GGUF's metadata. Prints the budget × tier summary (which strategy won,
 // how many sub-layers are resident / streamed / on the CPU, predicted ms per pass and
@@ -12,6 +14,7 @@
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/profile/profile.h"
 #include "tools/common/size_parse.h"
+#include "tools/pshard-compile/emit_mlir.h"
 #include "tools/schedule/schedule_report.h"
 
 #include <CLI/CLI.hpp>
@@ -43,13 +46,20 @@ pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out
 
 int main(int argc, char** argv) {
   std::string model_path, profile_path, out_path, budgets = "auto", strategy = "auto",
-                                                  kv_type = "f32";
+                                                  kv_type = "f32", emit = "artifact";
   pshard::planner::CompileOptions options;
   bool quiet = false;
   CLI::App app{"pshard-compile: plan a model for a machine and write its schedule (*.pshard)"};
   app.add_option("-m,--model", model_path, "the model (GGUF; only its metadata is read)")->required();
   app.add_option("--profile", profile_path, "the machine profile (*.pshprof)")->required();
-  app.add_option("-o,--output", out_path, "the schedule artifact to write (*.pshard)")->required();
+  app.add_option("-o,--output", out_path,
+                 "the schedule artifact to write (*.pshard); with --emit mlir, the IR (default: "
+                 "stdout)");
+  app.add_option("--emit", emit,
+                 "artifact (the *.pshard schedule), or mlir: the pshard IR planned by the MLIR "
+                 "pass pipeline")
+      ->check(CLI::IsMember({"artifact", "mlir"}))
+      ->capture_default_str();
   app.add_option("--budgets", budgets,
                  "VRAM budgets, e.g. 512M,1G,2G,4G (0: a CPU-only plan), or auto: a ladder "
                  "from the minimum budget up to the profiled VRAM")->capture_default_str();
@@ -76,6 +86,21 @@ int main(int argc, char** argv) {
     return fail(parsed_kv.status());
   options.kv_type = *parsed_kv;
   options.pshard_version = PSHARD_VERSION;
+
+  if (emit == "mlir") {
+#ifdef PSHARD_HAVE_MLIR
+    pshard::tools::EmitMlirRequest request{model_path, profile_path, out_path, strategy, options};
+    if (pshard::Status s = pshard::tools::emit_mlir(request); !s.ok())
+      return fail(s);
+    return 0;
+#else
+    return fail(pshard::unsupported(
+        "--emit mlir needs the compiler's MLIR part: install MLIR 16 (libmlir-16-dev "
+        "mlir-16-tools llvm-16-dev llvm-16-tools) and configure with -DPSHARD_BUILD_COMPILER=ON"));
+#endif
+  }
+  if (out_path.empty())
+    return fail(pshard::invalid_argument("-o/--output is required: the schedule artifact to write"));
 
   auto file = pshard::gguf::GgufFile::open(model_path, pshard::gguf::OpenMode::kMetadataOnly);
   if (!file.ok())

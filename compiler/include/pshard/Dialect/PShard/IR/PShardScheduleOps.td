@@ -1,0 +1,192 @@
+//===- PShardScheduleOps.td - costs, resident sets and plans -*- tablegen -*-===//
+//
+// What the planning passes add beside a `pshard.model`: one `pshard.schedule` holding
+// per-tier costs (`pshard.tier` / `pshard.cost`, from pshard-annotate-costs) and per
+// budget the resident set (`pshard.budget`, from pshard-choose-resident-set) with the
+// candidate and chosen plans (`pshard.plan`) and their VRAM layouts (`pshard.buffer`).
+//
+// Times are integer nanoseconds and sizes integer bytes, so the IR prints exactly and
+// tests can match numbers without float formatting in the way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PSHARD_DIALECT_PSHARD_IR_PSHARDSCHEDULEOPS_TD
+#define PSHARD_DIALECT_PSHARD_IR_PSHARDSCHEDULEOPS_TD
+
+include "pshard/Dialect/PShard/IR/PShardBase.td"
+include "pshard/Dialect/PShard/IR/PShardEnums.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+def PShard_ScheduleOp : PShard_Op<"schedule", [
+    Symbol, IsolatedFromAbove, SingleBlock, NoTerminator]> {
+  let summary = "The plans for one model on one machine";
+  let description = [{
+    Refers to its `pshard.model` by symbol and records the machine the costs came from
+    (`machine` name, `profile` fingerprint in hex, `vram` bytes, CPU `threads`) and the
+    token `tiers` planned for. Its body holds one `pshard.tier` per tier, then one
+    `pshard.budget` per VRAM budget, ascending.
+
+    ```mlir
+    pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0" vram 8589934592
+        threads 8 tiers [1, 16] {
+      pshard.tier 1 h2d_hidden_ns 21 d2h_hidden_ns 21 d2h_logits_ns 170 h2d_tokens_ns 0 {
+        pshard.cost "embed" cpu_ns 2 cpu_loaded_ns 2 gpu_ns 0 copy_ns 2901 ...
+      }
+      pshard.budget 1073741824 resident ["attn[0]"] { ... }
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$model,
+                       StrAttr:$machine, StrAttr:$profile, PShard_CountAttr:$vram,
+                       PShard_CountAttr:$threads, DenseI64ArrayAttr:$tiers);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `for` $model `machine` $machine `profile` $profile `vram` $vram
+    `threads` $threads `tiers` $tiers attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The model this schedule plans for; null when the symbol does not resolve.
+    ::pshard::ir::ModelOp getModelOp();
+  }];
+}
+
+def PShard_TierOp : PShard_Op<"tier", [
+    HasParent<"ScheduleOp">, SingleBlock, NoTerminator]> {
+  let summary = "Predicted costs of every sub-layer at one token tier";
+  let description = [{
+    One `pshard.cost` per sub-layer of the model, in model order, plus what crossing
+    PCIe costs at this tier: the hidden state of `tier` tokens each way, one token's
+    logits back from the GPU, and the token ids to the GPU.
+
+    ```mlir
+    pshard.tier 16 h2d_hidden_ns 341 d2h_hidden_ns 341 d2h_logits_ns 170 h2d_tokens_ns 5 {
+      pshard.cost "attn[0]" cpu_ns 1200 cpu_loaded_ns 1200 gpu_ns 15 copy_ns 1451
+          copy_loaded_ns 1451 stream_bytes 17408 slot_bytes 17408
+    }
+    ```
+  }];
+  let arguments = (ins PShard_CountAttr:$tier, PShard_CountAttr:$h2d_hidden_ns,
+                       PShard_CountAttr:$d2h_hidden_ns, PShard_CountAttr:$d2h_logits_ns,
+                       PShard_CountAttr:$h2d_tokens_ns);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $tier `h2d_hidden_ns` $h2d_hidden_ns `d2h_hidden_ns` $d2h_hidden_ns
+    `d2h_logits_ns` $d2h_logits_ns `h2d_tokens_ns` $h2d_tokens_ns attr-dict-with-keyword
+    $body
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def PShard_CostOp : PShard_Op<"cost", [HasParent<"TierOp">]> {
+  let summary = "One sub-layer's predicted times at one tier";
+  let description = [{
+    Roofline times of the sub-layer on the CPU (idle and while copies run), on the GPU,
+    and of copying what a streamed pass needs (idle and while the CPU computes);
+    `stream_bytes` is what a streamed pass copies (expected experts for MoE),
+    `slot_bytes` the most it may need in a streaming slot. `copy_needs_input` marks a
+    MoE block whose copy waits for routing.
+
+    ```mlir
+    pshard.cost "ffn[0]" cpu_ns 2100 cpu_loaded_ns 2100 gpu_ns 10 copy_ns 2176
+        copy_loaded_ns 2176 stream_bytes 26112 slot_bytes 26112
+    ```
+  }];
+  let arguments = (ins StrAttr:$sublayer, PShard_CountAttr:$cpu_ns,
+                       PShard_CountAttr:$cpu_loaded_ns, PShard_CountAttr:$gpu_ns,
+                       PShard_CountAttr:$copy_ns, PShard_CountAttr:$copy_loaded_ns,
+                       PShard_CountAttr:$stream_bytes, PShard_CountAttr:$slot_bytes,
+                       UnitAttr:$copy_needs_input);
+  let assemblyFormat = [{
+    $sublayer `cpu_ns` $cpu_ns `cpu_loaded_ns` $cpu_loaded_ns `gpu_ns` $gpu_ns
+    `copy_ns` $copy_ns `copy_loaded_ns` $copy_loaded_ns `stream_bytes` $stream_bytes
+    `slot_bytes` $slot_bytes (`copy_needs_input` $copy_needs_input^)? attr-dict
+  }];
+}
+
+def PShard_BudgetOp : PShard_Op<"budget", [
+    HasParent<"ScheduleOp">, SingleBlock, NoTerminator]> {
+  let summary = "One VRAM budget: its resident set and its plans";
+  let description = [{
+    `resident` names the sub-layers whose weights (and KV cache) stay in VRAM under
+    this budget. It is the same for every tier, so switching tiers never reloads
+    weights: every `pshard.plan` in the body places exactly these sub-layers
+    `gpu_resident`. Budget 0 means CPU only.
+
+    ```mlir
+    pshard.budget 1073741824 resident ["attn[0]", "attn[1]"] {
+      pshard.plan tier 1 static placements "CRCRCC" ... selected
+    }
+    ```
+  }];
+  let arguments = (ins PShard_CountAttr:$budget, StrArrayAttr:$resident);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$budget `resident` $resident attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+}
+
+def PShard_PlanOp : PShard_Op<"plan", [
+    HasParent<"BudgetOp">, SingleBlock, NoTerminator]> {
+  let summary = "One plan for one (budget, tier)";
+  let description = [{
+    `placements` has one letter per sub-layer in model order: `R` gpu_resident
+    (weights in VRAM), `S` gpu_streamed (weights copied into a streaming slot just
+    before use), `C` cpu. `order` lists the streamed sub-layers' indices in copy order;
+    copies run up to `prefetch` streamed sub-layers ahead into `slots` slots of
+    `slot_bytes` each. `time_ns` is the estimator's predicted time of one pass of
+    `tier` tokens, with the busy time of each resource; `vram` is the arena size of
+    the layout (0 until pshard-layout-vram ran), whose buffers the body lists.
+    `selected` marks the plan the runtime gets for this (budget, tier).
+
+    ```mlir
+    pshard.plan tier 1 dynamic placements "CRSRCC" order [2] prefetch 1 slots 1 x 26112
+        threads 8 time_ns 5230 busy_ns [4100, 30, 2176] vram 70144 selected {
+      pshard.buffer weights of "attn[0]" index 0 at 0 size 256
+      pshard.buffer stream_slot index 0 at 43776 size 26112
+    }
+    ```
+  }];
+  let arguments = (ins PShard_CountAttr:$tier, PShard_Strategy:$strategy,
+                       StrAttr:$placements, DenseI64ArrayAttr:$order,
+                       PShard_CountAttr:$prefetch, PShard_CountAttr:$slots,
+                       PShard_CountAttr:$slot_bytes, PShard_CountAttr:$threads,
+                       PShard_CountAttr:$time_ns, DenseI64ArrayAttr:$busy_ns,
+                       PShard_CountAttr:$vram, UnitAttr:$selected);
+  let regions = (region SizedRegion<1>:$layout);
+  let assemblyFormat = [{
+    `tier` $tier $strategy `placements` $placements `order` $order `prefetch` $prefetch
+    `slots` $slots `x` $slot_bytes `threads` $threads `time_ns` $time_ns
+    `busy_ns` $busy_ns `vram` $vram (`selected` $selected^)? attr-dict-with-keyword
+    $layout
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The placement letters of the plan: 'R', 'S' or 'C'.
+    static constexpr char kResident = 'R', kStreamed = 'S', kCpu = 'C';
+  }];
+}
+
+def PShard_BufferOp : PShard_Op<"buffer", [HasParent<"PlanOp">]> {
+  let summary = "One buffer of a plan's VRAM arena";
+  let description = [{
+    What a plan allocates on the GPU, at `offset` bytes inside one arena: a resident
+    tensor (`weights of` its sub-layer, `index` of the tensor in the sub-layer), the
+    KV cache of a resident attention block, a streaming slot (`index`), the
+    activations of one pass, or kernel workspace. Buffers never overlap and the arena
+    never exceeds the budget.
+
+    ```mlir
+    pshard.buffer kv_cache of "attn[0]" at 4608 size 32768
+    pshard.buffer activations at 70144 size 8192
+    ```
+  }];
+  let arguments = (ins PShard_BufferKind:$kind, OptionalAttr<StrAttr>:$sublayer,
+                       OptionalAttr<PShard_CountAttr>:$index,
+                       PShard_CountAttr:$offset, PShard_CountAttr:$size);
+  let assemblyFormat = [{
+    $kind (`of` $sublayer^)? (`index` $index^)? `at` $offset `size` $size attr-dict
+  }];
+}
+
+#endif // PSHARD_DIALECT_PSHARD_IR_PSHARDSCHEDULEOPS_TD

@@ -1,0 +1,211 @@
+// planner::ModelGraph <-> pshard.model. Every field the planner reads has a home in the
+// IR, so the two directions are plain copies; the summary attributes (weights per type,
+// flops, bytes at tier 1 and full context) are computed by the planner's own formulas
+// so the document and the planner never disagree.
+#include "pshard/Import/ModelGraphIR.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cctype>
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using pshard::planner::MatmulGroup;
+using pshard::planner::ModelGraph;
+using pshard::planner::SubLayerInfo;
+using pshard::planner::SubLayerKind;
+using pshard::planner::TensorRef;
+
+namespace pshard::ir {
+namespace {
+
+WeightType toIR(TensorType t) { return static_cast<WeightType>(static_cast<uint32_t>(t)); }
+TensorType fromIR(WeightType t) { return static_cast<TensorType>(static_cast<uint32_t>(t)); }
+uint64_t roundCount(double v) { return v <= 0 ? 0 : static_cast<uint64_t>(std::llround(v)); }
+
+// The hyperparameters as one dictionary: the IR shows them, and activation and workspace
+// sizes (ModelGraph::activation_bytes) are computed from them when reading back.
+DictionaryAttr hparamsAttr(Builder& b, const ModelGraph& g) {
+  const LlamaHParams& hp = g.hparams;
+  auto i = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  auto f = [&](float v) { return b.getF32FloatAttr(v); };
+  NamedAttrList list;
+  list.append("arch", b.getStringAttr(g.architecture));
+  list.append("name", b.getStringAttr(g.name));
+  list.append("n_vocab", i(hp.n_vocab));
+  list.append("n_ctx_train", i(hp.n_ctx_train));
+  list.append("n_embd", i(hp.n_embd));
+  list.append("n_layer", i(hp.n_layer));
+  list.append("n_ff", i(hp.n_ff));
+  list.append("n_head", i(hp.n_head));
+  list.append("n_head_kv", i(hp.n_head_kv));
+  list.append("head_dim", i(hp.head_dim));
+  list.append("rope_dim", i(hp.rope_dim));
+  list.append("n_expert", i(hp.n_expert));
+  list.append("n_expert_used", i(hp.n_expert_used));
+  list.append("rms_eps", f(hp.rms_eps));
+  list.append("rope_freq_base", f(hp.rope_freq_base));
+  list.append("rope_freq_scale", f(hp.rope_freq_scale));
+  return list.getDictionary(b.getContext());
+}
+
+DictionaryAttr weightsAttr(Builder& b, const SubLayerInfo& s) {
+  std::map<std::string, int64_t> byType;
+  for (const TensorRef& t : s.tensors)
+    byType[stringifyWeightType(toIR(t.type)).str()] += static_cast<int64_t>(t.bytes);
+  NamedAttrList list;
+  for (const auto& [type, bytes] : byType)
+    list.append(type, b.getI64IntegerAttr(bytes));
+  return list.getDictionary(b.getContext());
+}
+
+Operation* createSubLayer(OpBuilder& b, Location loc, const SubLayerInfo& s, DictionaryAttr w,
+                          uint64_t flops, uint64_t bytes, TensorType kvType) {
+  const uint64_t layer = static_cast<uint64_t>(std::max<int64_t>(s.layer, 0));
+  switch (s.kind) {
+  case SubLayerKind::kEmbed:
+    return b.create<EmbedOp>(loc, s.name, s.embed_row_bytes, w, flops, bytes);
+  case SubLayerKind::kAttention:
+    return b.create<AttnOp>(loc, s.name, layer, s.n_head, s.head_dim, s.kv_values_per_token,
+                            s.kv_bytes_per_token(kvType), w, flops, bytes);
+  case SubLayerKind::kFfn:
+    return b.create<FfnOp>(loc, s.name, layer, w, flops, bytes);
+  case SubLayerKind::kMoe:
+    return b.create<MoeOp>(loc, s.name, layer, s.n_expert_used, s.n_expert, s.expert_bytes,
+                           s.shared_bytes, w, flops, bytes);
+  case SubLayerKind::kHead:
+    return b.create<HeadOp>(loc, s.name, w, flops, bytes);
+  }
+  return nullptr;
+}
+
+// Reads an integer hyperparameter, failing with the key's name when it is missing.
+LogicalResult readHParam(ModelOp model, StringRef key, int64_t& out) {
+  auto value = model.getHparams().getAs<IntegerAttr>(key);
+  if (!value)
+    return model.emitOpError("hparams lack the integer '") << key << "'";
+  out = value.getInt();
+  return success();
+}
+
+float readFloat(ModelOp model, StringRef key, float fallback) {
+  auto value = model.getHparams().getAs<FloatAttr>(key);
+  return value ? static_cast<float>(value.getValueAsDouble()) : fallback;
+}
+
+} // namespace
+
+std::string defaultModelSymbol(const ModelGraph& graph) {
+  std::string name = graph.name;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      c = '_';
+  return name.empty() ? "model" : name;
+}
+
+ModelOp buildModelOp(OpBuilder& b, Location loc, const ModelGraph& graph,
+                     const ModelImportOptions& options) {
+  std::string symbol = options.sym_name.empty() ? defaultModelSymbol(graph) : options.sym_name;
+  auto model = b.create<ModelOp>(loc, symbol, graph.fingerprint.hex(), graph.file_size,
+                                 options.n_ctx, toIR(options.kv_type), hparamsAttr(b, graph));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&model.getBody().emplaceBlock());
+  for (const SubLayerInfo& s : graph.sublayers) {
+    uint64_t flops = roundCount(s.flops(1, options.n_ctx));
+    uint64_t bytes = roundCount(s.bytes_moved(1, options.n_ctx, options.kv_type));
+    Operation* op = createSubLayer(b, loc, s, weightsAttr(b, s), flops, bytes, options.kv_type);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&op->getRegion(0).emplaceBlock());
+    for (const TensorRef& t : s.tensors)
+      b.create<TensorOp>(loc, t.name, toIR(t.type), t.dims, t.file_offset, t.bytes);
+    for (const MatmulGroup& m : s.matmuls)
+      b.create<MatmulOp>(loc, toIR(m.type), m.rows, m.cols, m.matrix_bytes, m.count, m.pool,
+                         m.last_token_only);
+  }
+  return model;
+}
+
+int64_t contextOf(ModelOp model) { return static_cast<int64_t>(model.getNCtx()); }
+TensorType kvTypeOf(ModelOp model) { return fromIR(model.getKvType()); }
+
+FailureOr<ModelGraph> readModelGraph(ModelOp model) {
+  ModelGraph g;
+  DictionaryAttr hp = model.getHparams();
+  if (auto arch = hp.getAs<StringAttr>("arch"))
+    g.architecture = arch.str();
+  if (auto name = hp.getAs<StringAttr>("name"))
+    g.name = name.str();
+  LlamaHParams& h = g.hparams;
+  h.name = g.name;
+  if (failed(readHParam(model, "n_vocab", h.n_vocab)) ||
+      failed(readHParam(model, "n_embd", h.n_embd)) ||
+      failed(readHParam(model, "n_layer", h.n_layer)) ||
+      failed(readHParam(model, "n_ff", h.n_ff)) || failed(readHParam(model, "n_head", h.n_head)) ||
+      failed(readHParam(model, "n_head_kv", h.n_head_kv)) ||
+      failed(readHParam(model, "head_dim", h.head_dim)))
+    return failure();
+  h.n_ctx_train = model.getHParam("n_ctx_train");
+  h.rope_dim = model.getHParam("rope_dim", h.head_dim);
+  h.n_expert = model.getHParam("n_expert");
+  h.n_expert_used = model.getHParam("n_expert_used");
+  h.rms_eps = readFloat(model, "rms_eps", h.rms_eps);
+  h.rope_freq_base = readFloat(model, "rope_freq_base", h.rope_freq_base);
+  h.rope_freq_scale = readFloat(model, "rope_freq_scale", h.rope_freq_scale);
+
+  // 32 hex digits, hi then lo (ModelFingerprint::hex).
+  StringRef hex = model.getFingerprint();
+  if (hex.size() != 32 || hex.take_front(16).getAsInteger(16, g.fingerprint.hi) ||
+      hex.drop_front(16).getAsInteger(16, g.fingerprint.lo))
+    return model.emitOpError("fingerprint '") << hex << "' is not 32 hex digits";
+  g.file_size = model.getFileSize();
+
+  for (SubLayerOpInterface op : model.getSubLayers()) {
+    SubLayerInfo s;
+    s.name = op.getSubLayerName().str();
+    s.layer = op.getLayerIndex();
+    llvm::TypeSwitch<Operation*>(op.getOperation())
+        .Case([&](EmbedOp e) {
+          s.kind = SubLayerKind::kEmbed;
+          s.embed_row_bytes = e.getRowBytes();
+        })
+        .Case([&](AttnOp a) {
+          s.kind = SubLayerKind::kAttention;
+          s.n_head = static_cast<int64_t>(a.getNHead());
+          s.head_dim = static_cast<int64_t>(a.getHeadDim());
+          s.kv_values_per_token = static_cast<int64_t>(a.getKvValues());
+        })
+        .Case([&](FfnOp) { s.kind = SubLayerKind::kFfn; })
+        .Case([&](MoeOp m) {
+          s.kind = SubLayerKind::kMoe;
+          s.n_expert = static_cast<int64_t>(m.getExperts());
+          s.n_expert_used = static_cast<int64_t>(m.getExpertsUsed());
+          s.expert_bytes = m.getExpertBytes();
+          s.shared_bytes = m.getSharedBytes();
+        })
+        .Case([&](HeadOp) { s.kind = SubLayerKind::kHead; });
+    for (Operation& child : *op.getBodyBlock()) {
+      if (auto t = dyn_cast<TensorOp>(child)) {
+        s.tensors.push_back({t.getName().str(),
+                             std::vector<int64_t>(t.getDims().begin(), t.getDims().end()),
+                             fromIR(t.getType()), t.getOffset(), t.getBytes()});
+        s.weight_bytes += t.getBytes();
+      } else if (auto m = dyn_cast<MatmulOp>(child)) {
+        MatmulGroup group;
+        group.type = fromIR(m.getType());
+        group.rows = static_cast<int64_t>(m.getRows());
+        group.cols = static_cast<int64_t>(m.getCols());
+        group.matrix_bytes = m.getMatrixBytes();
+        group.count = static_cast<int64_t>(m.getCount());
+        group.pool = static_cast<int64_t>(m.getPool());
+        group.last_token_only = m.getLastToken();
+        s.matmuls.push_back(group);
+      }
+    }
+    g.sublayers.push_back(std::move(s));
+  }
+  return g;
+}
+
+} // namespace pshard::ir

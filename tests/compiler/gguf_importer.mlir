@@ -1,0 +1,37 @@
+// RUN: pshard-mkmodel -o %t.dense.gguf --n-layer 2 --n-embd 64 --n-head 4 --n-head-kv 2 --n-ff 128 --vocab 512 --type q8_0 --name "tiny dense"
+// RUN: pshard-compile -m %t.dense.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir -c 512 --kv-type f16 --tiers 1 --budgets 0 | FileCheck %s --check-prefix=DENSE
+// RUN: pshard-mkmodel -o %t.moe.gguf --sparse --n-layer 1 --n-embd 64 --n-head 4 --n-ff 32 --n-expert 8 --n-expert-used 2 --vocab 512 --type q4_0 --tied-output --name moe
+// RUN: pshard-compile -m %t.moe.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir --tiers 1 --budgets 0 | FileCheck %s --check-prefix=MOE
+// RUN: not pshard-compile -m %t.missing.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+
+// The GGUF importer (compiler/lib/Import), through pshard-compile --emit mlir: a
+// pshard.model from the file's metadata and tensor table only, then the planning
+// pipeline's schedule beside it.
+
+// A dense file: the symbol comes from general.name, the context and KV type from the
+// options, the tensors with their file offsets, and the matmul groups per sub-layer.
+// DENSE-LABEL: pshard.model @tiny_dense fingerprint "{{[0-9a-f]+}}" size {{[0-9]+}} context 512 kv f16
+// DENSE-SAME:    n_layer = 2
+// DENSE:         pshard.embed "embed" row_bytes 68 weights {q8_0 = 34816}
+// DENSE-NEXT:      pshard.tensor "token_embd.weight" q8_0 [64, 512] offset {{[0-9]+}} bytes 34816
+// DENSE:         pshard.attn "attn[0]" layer 0 heads 4 x 16 kv_values 64 kv 128
+// DENSE:           pshard.matmul q8_0 64 x 64 bytes 4352 count 1 of 1
+// DENSE:         pshard.ffn "ffn[0]" layer 0
+// DENSE:         pshard.attn "attn[1]" layer 1
+// DENSE:         pshard.ffn "ffn[1]" layer 1
+// DENSE:         pshard.head "head"
+// DENSE:           pshard.matmul q8_0 512 x 64 bytes 34816 count 1 of 1 last_token
+// DENSE:       pshard.schedule @tiny_dense_plans for @tiny_dense machine "laptop-rtx4060-8gb"
+// DENSE:         pshard.plan tier 1 cpu_only placements "CCCCCC" {{.*}} selected
+
+// A MoE file written as headers only (its data a hole): nothing but metadata is read.
+// Its experts are one tensor per projection, two of eight used per token; with a tied
+// output the head multiplies by the embedding's tensor.
+// MOE-LABEL: pshard.model @moe
+// MOE:         pshard.moe "moe[0]" layer 0 experts 2 of 8
+// MOE:           pshard.matmul q4_0 32 x 64 bytes 1152 count 2 of 8
+// MOE:         pshard.head "head"
+// MOE:           pshard.tensor "token_embd.weight" q4_0
+
+// A file that is not there is an error naming it.
+// MISSING: pshard-compile: {{.*}}cannot import '{{.*}}.missing.gguf'

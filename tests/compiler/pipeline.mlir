@@ -1,0 +1,51 @@
+// RUN: pshard-opt %s --pshard-plan="profile=fixed tiers=1,16 budgets=0,80K" | FileCheck %s
+// RUN: pshard-opt %s --pshard-plan="profile=fixed tiers=1,16 budgets=0,80K strategy=static" | FileCheck %s --check-prefix=STATIC
+// RUN: pshard-opt %s --pshard-plan="profile=%profiles/desktop-rtx4090-24gb.pshprof tiers=1" | FileCheck %s --check-prefix=LADDER
+
+// The pshard-plan pipeline (Passes.cpp): costs, resident sets, candidates, search,
+// selection and layout in one go — one selected, laid-out plan per (budget, tier).
+
+// 80 KiB holds the whole model: every sub-layer resident and on the GPU, in one arena
+// that grows with the tier's activations and never exceeds the budget. Budget 0 runs on
+// the CPU.
+// CHECK-LABEL: pshard.schedule @tiny_plans for @tiny machine "fixed"
+// CHECK:         pshard.budget 0 resident [] {
+// CHECK-NEXT:      pshard.plan tier 1 cpu_only placements "CCCC" {{.*}} vram 0 selected {
+// CHECK-NEXT:      }
+// CHECK-NEXT:      pshard.plan tier 16 cpu_only placements "CCCC" {{.*}} vram 0 selected {
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    pshard.budget 81920 resident ["embed", "attn[0]", "ffn[0]", "head"] {
+// CHECK-NEXT:      pshard.plan tier 1 gpu_only placements "RRRR" {{.*}} vram 31744 selected {
+// CHECK:             pshard.buffer workspace at 29696 size 2048
+// CHECK:           pshard.plan tier 16 gpu_only placements "RRRR" {{.*}} vram 81664 selected {
+// CHECK:             pshard.buffer workspace at 48896 size 32768
+// A forced strategy keeps its name and skips the search.
+// STATIC-LABEL: pshard.schedule @tiny_plans
+// STATIC:         pshard.plan tier 1 static placements "RRRR" {{.*}} selected
+// STATIC-NOT:     search
+// STATIC-NOT:     gpu_only
+// Without budgets, a ladder of nine budgets from 64 MiB up to 90% of the profiled GPU's 24 GB.
+// LADDER-LABEL: pshard.schedule @tiny_plans for @tiny machine "desktop-rtx4090-24gb"
+// LADDER:         pshard.budget 67108864
+// LADDER-COUNT-8: pshard.budget
+pshard.model @tiny fingerprint "000102030405060708090a0b0c0d0e0f" size 16384 context 256 kv f16 hparams {arch = "llama", name = "tiny", n_vocab = 64, n_embd = 32, n_layer = 1, n_ff = 64, n_head = 2, n_head_kv = 1, head_dim = 16} {
+  pshard.embed "embed" row_bytes 34 weights {q8_0 = 2176} flops 0 bytes 34 {
+    pshard.tensor "token_embd.weight" q8_0 [32, 64] offset 4096 bytes 2176
+  }
+  pshard.attn "attn[0]" layer 0 heads 2 x 16 kv_values 32 kv 64 weights {q8_0 = 2176} flops 36864 bytes 18624 {
+    pshard.tensor "blk.0.attn_q.weight" q8_0 [32, 32] offset 6272 bytes 1088
+    pshard.tensor "blk.0.attn_output.weight" q8_0 [32, 32] offset 7360 bytes 1088
+    pshard.matmul q8_0 32 x 32 bytes 1088 count 2 of 2
+  }
+  pshard.ffn "ffn[0]" layer 0 weights {q8_0 = 4352} flops 8192 bytes 4352 {
+    pshard.tensor "blk.0.ffn_up.weight" q8_0 [32, 64] offset 8448 bytes 2176
+    pshard.tensor "blk.0.ffn_down.weight" q8_0 [64, 32] offset 10624 bytes 2176
+    pshard.matmul q8_0 64 x 32 bytes 2176 count 1 of 1
+    pshard.matmul q8_0 32 x 64 bytes 2176 count 1 of 1
+  }
+  pshard.head "head" weights {q8_0 = 2176} flops 4096 bytes 2176 {
+    pshard.tensor "output.weight" q8_0 [32, 64] offset 12800 bytes 2176
+    pshard.matmul q8_0 64 x 32 bytes 2176 count 1 of 1 last_token
+  }
+}

@@ -1,0 +1,65 @@
+// pshard-compile --emit mlir (see emit_mlir.h): import the GGUF's metadata as a
+// pshard.model, run the planning pipeline with the tool's options, print the module.
+// Diagnostics are collected into the returned Status, so the tool reports them as it
+// reports every other error.
+#include "tools/pshard-compile/emit_mlir.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "pshard/Dialect/PShard/Transforms/Passes.h"
+#include "pshard/Import/GgufImporter.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace pshard::tools {
+
+Status emit_mlir(const EmitMlirRequest& request) {
+  mlir::MLIRContext context;
+  context.getOrLoadDialect<ir::PShardDialect>();
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
+    os << d.getLocation() << ": " << d << "\n";
+    for (const mlir::Diagnostic& note : d.getNotes())
+      os << "  note: " << note << "\n";
+    return mlir::success();
+  });
+  context.printOpOnDiagnostic(false);
+
+  const planner::CompileOptions& o = request.options;
+  ir::ModelImportOptions import;
+  import.n_ctx = o.n_ctx;
+  import.kv_type = o.kv_type;
+  mlir::OwningOpRef<mlir::ModuleOp> module = ir::importGguf(&context, request.model_path, import);
+  if (!module)
+    return invalid_argument("cannot import '" + request.model_path + "': " + os.str());
+
+  ir::PlanningPipelineOptions pipeline;
+  pipeline.profile = request.profile_path;
+  pipeline.tiers = llvm::ArrayRef<int64_t>(o.tiers);
+  std::vector<std::string> budgets; // none: the pass's auto ladder
+  for (uint64_t budget : o.budgets)
+    budgets.push_back(std::to_string(budget));
+  pipeline.budgets = llvm::ArrayRef<std::string>(budgets);
+  pipeline.threads = o.threads;
+  pipeline.strategy = request.strategy;
+  mlir::PassManager pm(&context);
+  ir::buildPlanningPipeline(pm, pipeline);
+  if (mlir::failed(pm.run(*module)))
+    return invalid_argument("planning '" + request.model_path + "' failed: " + os.str());
+
+  if (request.out_path.empty()) {
+    module->print(llvm::outs());
+    return Status::ok_status();
+  }
+  std::error_code error;
+  llvm::raw_fd_ostream out(request.out_path, error, llvm::sys::fs::OF_Text);
+  if (error)
+    return invalid_argument("cannot write '" + request.out_path + "': " + error.message());
+  module->print(out);
+  return Status::ok_status();
+}
+
+} // namespace pshard::tools
