@@ -119,15 +119,11 @@ Result<std::vector<Plan>> plan_budget(const ModelGraph& graph, const CompileOpti
   for (const auto& tc : tiers) {
     Candidate c = candidate_for(o, tc, budget, rs);
     if (o.strategy == Strategy::kAuto) {
-      // Search from every fixed strategy, not only the best: they sit in different basins.
-      Candidate best = c;
-      for (Strategy s : {Strategy::kStatic, Strategy::kDynamic, Strategy::kGpuOnly}) {
-        Candidate found = detail::local_search(tc, budget, rs, kinds,
-                                               detail::build_strategy(s, tc, budget, rs));
-        if (found.seconds < best.seconds)
-          best = std::move(found);
-      }
-      c = std::move(best);
+      // c is the best of these three, so it is among the starts.
+      std::vector<Candidate> starts;
+      for (Strategy s : {Strategy::kStatic, Strategy::kDynamic, Strategy::kGpuOnly})
+        starts.push_back(detail::build_strategy(s, tc, budget, rs));
+      c = detail::search_from_starts(tc, budget, rs, kinds, starts);
       c.strategy = detail::describe(c);
     }
     if (!c.feasible())

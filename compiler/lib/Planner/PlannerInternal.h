@@ -51,6 +51,12 @@ Candidate best_fixed(const TierCosts& tc, uint64_t budget, const ResidentSet& rs
 // sub-layer at a time, keeping improvements. `kinds` is the kind of each sub-layer.
 Candidate local_search(const TierCosts& tc, uint64_t budget, const ResidentSet& rs,
                        const std::vector<SubLayerKind>& kinds, Candidate start);
+// The fastest of `starts` and of a local search from each of them: the fixed strategies
+// sit in different basins, so searching from the best one alone misses plans. Shared by
+// plan_grid and the MLIR search pass so the two cannot drift apart.
+Candidate search_from_starts(const TierCosts& tc, uint64_t budget, const ResidentSet& rs,
+                             const std::vector<SubLayerKind>& kinds,
+                             const std::vector<Candidate>& starts);
 // Names a chosen candidate by what it does: everything on the GPU reads "gpu-only",
 // nothing streamed "static", whatever its origin; otherwise the origin's name.
 Strategy describe(const Candidate& c);

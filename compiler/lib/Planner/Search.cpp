@@ -79,4 +79,19 @@ Candidate local_search(const TierCosts& tc, uint64_t budget, const ResidentSet& 
   return found.seconds < start.seconds - kMinGain ? found : start;
 }
 
+Candidate search_from_starts(const TierCosts& tc, uint64_t budget, const ResidentSet& rs,
+                             const std::vector<SubLayerKind>& kinds,
+                             const std::vector<Candidate>& starts) {
+  Candidate best;
+  for (const Candidate& start : starts)
+    if (start.seconds < best.seconds)
+      best = start;
+  for (const Candidate& start : starts) {
+    Candidate found = local_search(tc, budget, rs, kinds, start);
+    if (found.seconds < best.seconds)
+      best = std::move(found);
+  }
+  return best;
+}
+
 } // namespace pshard::planner::detail

@@ -55,6 +55,7 @@ struct SearchPlacementsPass : impl::SearchPlacementsPassBase<SearchPlacementsPas
         const pd::TierCosts* tc = state->costsOf(static_cast<int64_t>(tier));
         if (!tc)
           return plans.front().emitOpError("is for tier ") << tier << ", which has no costs";
+        std::vector<pd::Candidate> starts;
         pd::Candidate best;
         for (PlanOp plan : plans) {
           // Recomputed rather than read back, so that nanosecond rounding in the IR
@@ -63,15 +64,9 @@ struct SearchPlacementsPass : impl::SearchPlacementsPassBase<SearchPlacementsPas
           pd::finish_candidate(*tc, budget.getBudget(), rs, &start);
           if (start.seconds < best.seconds)
             best = start;
+          starts.push_back(std::move(start));
         }
-        pd::Candidate found = best;
-        for (PlanOp plan : plans) {
-          pd::Candidate start = state->candidateOf(plan);
-          pd::finish_candidate(*tc, budget.getBudget(), rs, &start);
-          pd::Candidate c = pd::local_search(*tc, budget.getBudget(), rs, kinds, start);
-          if (c.seconds < found.seconds)
-            found = std::move(c);
-        }
+        pd::Candidate found = pd::search_from_starts(*tc, budget.getBudget(), rs, kinds, starts);
         if (!(found.seconds < best.seconds)) // no flip helped: the fixed strategies stand
           continue;
         found.strategy = planner::Strategy::kSearch;
