@@ -42,7 +42,7 @@ std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int32_t n)
   return out;
 }
 
-Result<GenerateResult> generate(LlamaSession& session, const Tokenizer& tokenizer, Sampler& sampler,
+Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sampler& sampler,
                                 std::span<const TokenId> prompt, const GenerateParams& params,
                                 const TokenCallback& on_token) {
   if (prompt.empty())
@@ -73,7 +73,8 @@ Result<GenerateResult> generate(LlamaSession& session, const Tokenizer& tokenize
     }
     r.generated.push_back(next);
     history.push_back(next);
-    TokenEvent event{next, stream.push(tokenizer.token_to_piece(next))};
+    TokenEvent event{next, stream.push(tokenizer.token_to_piece(next)),
+                     params.top_logprobs > 0 ? &r.top_logprobs.back() : nullptr};
     const bool keep_going = !on_token || on_token(event);
     if (!keep_going || i + 1 == limit || session.n_past() >= session.n_ctx())
       break;
@@ -82,7 +83,7 @@ Result<GenerateResult> generate(LlamaSession& session, const Tokenizer& tokenize
   r.timings.generation_ms = ms_since(t_gen);
   r.timings.n_generated = static_cast<int64_t>(r.generated.size());
   if (std::string rest = stream.flush(); !rest.empty() && on_token)
-    on_token(TokenEvent{kNoToken, rest});
+    on_token(TokenEvent{kNoToken, rest, nullptr});
   r.text = tokenizer.decode(r.generated);
   return r;
 }

@@ -34,6 +34,8 @@ struct TokenLogprob {
 struct TokenEvent {
   TokenId id;
   std::string text; // complete UTF-8 ready to show (may be empty while a character is split)
+  // With GenerateParams::top_logprobs: this position's most likely tokens (else null).
+  const std::vector<TokenLogprob>* top = nullptr;
 };
 
 struct GenerateTimings {
@@ -57,7 +59,7 @@ struct GenerateResult {
 // Returning false from on_token stops generation after that token.
 using TokenCallback = std::function<bool(const TokenEvent&)>;
 
-Result<GenerateResult> generate(LlamaSession& session, const Tokenizer& tokenizer, Sampler& sampler,
+Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sampler& sampler,
                                 std::span<const TokenId> prompt, const GenerateParams& params,
                                 const TokenCallback& on_token = nullptr);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/device/ops.h"
 
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,8 @@ public:
   float* v(int64_t layer, int64_t pos) { return v_.get() + offset(layer, pos); }
   const float* k(int64_t layer, int64_t pos) const { return k_.get() + offset(layer, pos); }
   const float* v(int64_t layer, int64_t pos) const { return v_.get() + offset(layer, pos); }
+  // One layer's K and V rows (for Ops).
+  KvView layer(int64_t il) { return {k(il, 0), v(il, 0), n_ctx_, kv_dim_}; }
 
 private:
   size_t offset(int64_t layer, int64_t pos) const {

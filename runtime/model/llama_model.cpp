@@ -37,7 +37,7 @@ uint64_t LlamaModel::n_params() const {
 
 LlamaSession::LlamaSession(const LlamaModel& model, KvCache kv, int32_t threads, int64_t n_batch)
     : model_(model), kv_(std::move(kv)), pool_(std::make_unique<ThreadPool>(threads)),
-      n_batch_(n_batch) {}
+      cpu_(std::make_unique<CpuOps>(*pool_)), n_batch_(n_batch) {}
 
 Result<std::unique_ptr<LlamaSession>> LlamaSession::create(const LlamaModel& model,
                                                            const SessionParams& params) {
@@ -75,14 +75,15 @@ Result<std::span<const float>> LlamaSession::decode(std::span<const TokenId> tok
     const size_t n = std::min<size_t>(n_batch_, tokens.size() - begin);
     forward_chunk(tokens.subspan(begin, n), /*compute_logits=*/begin + n == tokens.size());
   }
-  return std::span<const float>(act_.logits.data(), static_cast<size_t>(hp.n_vocab));
+  return std::span<const float>(act_.ptrs().logits, static_cast<size_t>(hp.n_vocab));
 }
 
 void LlamaSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
-  ForwardPass pass{model_.hparams(), model_.weights(), kv_, act_, *pool_, n_past_, tokens};
+  ForwardPass pass{model_.hparams(), *cpu_, act_.ptrs(), n_past_, tokens};
   for (const SubLayer& s : model_.sublayers())
     if (s.kind != SubLayerKind::kHead || compute_logits)
-      run_sublayer(s, pass);
+      run_sublayer(s, pass, host_sublayer_weights(model_.weights(), s),
+                   s.kind == SubLayerKind::kAttention ? kv_.layer(s.layer) : KvView{});
   n_past_ += static_cast<int64_t>(tokens.size());
 }
 

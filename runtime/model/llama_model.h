@@ -6,7 +6,9 @@
 //   PSHARD_ASSIGN_OR_RETURN(std::span<const float> logits, session->decode(prompt_ids));
 #pragma once
 
+#include "runtime/backends/cpu/cpu_ops.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/model/decoder.h"
 #include "runtime/model/llama_hparams.h"
 #include "runtime/model/llama_weights.h"
 #include "runtime/model/sublayer.h"
@@ -45,7 +47,7 @@ struct SessionParams {
 };
 
 // One sequence being generated: KV cache, scratch activations and a thread pool.
-class LlamaSession {
+class LlamaSession final : public Decoder {
 public:
   static Result<std::unique_ptr<LlamaSession>> create(const LlamaModel& model,
                                                       const SessionParams& params);
@@ -53,10 +55,10 @@ public:
   // Appends tokens at the current position and returns the logits of the last one.
   // Fails (leaving the session unchanged) when a token id is out of range or the
   // context would overflow.
-  Result<std::span<const float>> decode(std::span<const TokenId> tokens);
+  Result<std::span<const float>> decode(std::span<const TokenId> tokens) override;
 
-  int64_t n_past() const { return n_past_; }
-  int64_t n_ctx() const { return kv_.n_ctx(); }
+  int64_t n_past() const override { return n_past_; }
+  int64_t n_ctx() const override { return kv_.n_ctx(); }
   int32_t n_threads() const { return pool_->size(); }
   void reset() { n_past_ = 0; }
   // Host memory this session allocated: KV cache plus activations.
@@ -71,6 +73,7 @@ private:
   KvCache kv_;
   Activations act_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<CpuOps> cpu_;
   int64_t n_batch_;
   int64_t n_past_ = 0;
 };

@@ -43,7 +43,7 @@ public:
   Result<ExpertWeights> experts(const std::string& name, int64_t cols, int64_t rows,
                                 int64_t n_expert) {
     PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, find(name, {cols, rows, n_expert}));
-    return ExpertWeights{view(*t, rows, cols), n_expert};
+    return ExpertWeights{view(*t, rows, cols), n_expert, {}};
   }
 
   Result<VectorWeight> vector(const std::string& name, int64_t n, bool required = true) {

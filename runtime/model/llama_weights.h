@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/device/ops.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/model/llama_hparams.h"
@@ -21,15 +22,7 @@ struct VectorWeight {
 };
 
 // A 3-D expert tensor: n_expert matrices of rows x cols, one after the other.
-struct ExpertWeights {
-  MatrixView first;      // expert 0
-  int64_t n_expert = 0;
-  MatrixView expert(int64_t e) const {
-    MatrixView v = first;
-    v.data += static_cast<size_t>(e) * static_cast<size_t>(first.rows) * first.row_bytes;
-    return v;
-  }
-};
+using ExpertWeights = ExpertMatrices;
 
 struct AttentionWeights {
   VectorWeight norm;

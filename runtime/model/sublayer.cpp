@@ -1,8 +1,5 @@
 #include "runtime/model/sublayer.h"
 
-#include "runtime/kernels/ops.h"
-#include "runtime/kernels/quantize.h"
-
 namespace pshard {
 
 std::vector<SubLayer> llama_sublayers(const LlamaHParams& hp) {
@@ -20,73 +17,123 @@ std::vector<SubLayer> llama_sublayers(const LlamaHParams& hp) {
   return out;
 }
 
-void Activations::reserve(const LlamaHParams& hp, int64_t n) {
-  if (n <= max_tokens)
-    return;
-  max_tokens = n;
-  auto size = [n](std::vector<float>& v, int64_t per_token) {
-    v.assign(static_cast<size_t>(n * per_token), 0.0f);
+namespace {
+
+// Per-token widths in carve order; logits (one token) come last.
+struct Widths {
+  int64_t hidden, normed, q, k, v, attn_out, proj, gate, up, router, expert_in, expert_out, moe_out;
+};
+
+Widths widths(const LlamaHParams& hp) {
+  const int64_t moe = hp.is_moe() ? hp.n_embd : 0;
+  return {hp.n_embd, hp.n_embd, hp.q_dim(),  hp.kv_dim(), hp.kv_dim(), hp.q_dim(), hp.n_embd,
+          hp.n_ff,   hp.n_ff,   hp.n_expert, moe,         moe,         moe};
+}
+
+} // namespace
+
+size_t activation_floats(const LlamaHParams& hp, int64_t n) {
+  const Widths w = widths(hp);
+  const int64_t per_token = w.hidden + w.normed + w.q + w.k + w.v + w.attn_out + w.proj + w.gate +
+                            w.up + w.router + w.expert_in + w.expert_out + w.moe_out;
+  return static_cast<size_t>(per_token * n + hp.n_vocab);
+}
+
+ActivationPtrs carve_activations(const LlamaHParams& hp, int64_t n, float* base) {
+  const Widths w = widths(hp);
+  ActivationPtrs a;
+  float* at = base;
+  auto take = [&](float*& p, int64_t per_token) {
+    p = at;
+    at += per_token * n;
   };
-  size(hidden, hp.n_embd);
-  size(normed, hp.n_embd);
-  size(q, hp.q_dim());
-  size(k, hp.kv_dim());
-  size(v, hp.kv_dim());
-  size(attn_out, hp.q_dim());
-  size(proj, hp.n_embd);
-  size(gate, hp.n_ff);
-  size(up, hp.n_ff);
-  size(router, hp.n_expert);
-  const int64_t moe_width = hp.is_moe() ? hp.n_embd : 0;
-  size(expert_in, moe_width);
-  size(expert_out, moe_width);
-  size(moe_out, moe_width);
-  logits.assign(static_cast<size_t>(hp.n_vocab), 0.0f);
+  take(a.hidden, w.hidden);
+  take(a.normed, w.normed);
+  take(a.q, w.q);
+  take(a.k, w.k);
+  take(a.v, w.v);
+  take(a.attn_out, w.attn_out);
+  take(a.proj, w.proj);
+  take(a.gate, w.gate);
+  take(a.up, w.up);
+  take(a.router, w.router);
+  take(a.expert_in, w.expert_in);
+  take(a.expert_out, w.expert_out);
+  take(a.moe_out, w.moe_out);
+  a.logits = at;
+  return a;
 }
 
-size_t Activations::bytes() const {
-  size_t n = 0;
-  for (const auto* v : {&hidden, &normed, &q, &k, &v, &attn_out, &proj, &gate, &up, &router,
-                        &expert_in, &expert_out, &moe_out, &logits})
-    n += v->size() * sizeof(float);
-  return n;
+void Activations::reserve(const LlamaHParams& hp, int64_t n) {
+  if (n <= max_tokens_)
+    return;
+  max_tokens_ = n;
+  storage_.assign(activation_floats(hp, n), 0.0f);
+  ptrs_ = carve_activations(hp, n, storage_.data());
 }
 
-void embed_forward(ForwardPass& p) {
-  const MatrixView& emb = p.weights.token_embd;
-  for (int64_t t = 0; t < p.n_tokens(); ++t) {
-    const uint8_t* row = emb.data + static_cast<size_t>(p.tokens[t]) * emb.row_bytes;
-    dequantize_row(emb.type, row, p.act.hidden.data() + t * p.hp.n_embd, p.hp.n_embd);
-  }
-}
-
-void ffn_forward(ForwardPass& p, int64_t layer) {
-  const FfnWeights& w = p.weights.layers[static_cast<size_t>(layer)].ffn;
-  const int64_t n = p.n_tokens(), d = p.hp.n_embd, ff = p.hp.n_ff;
-  Activations& a = p.act;
-  for (int64_t t = 0; t < n; ++t)
-    rms_norm(a.hidden.data() + t * d, w.norm.data, a.normed.data() + t * d, d, p.hp.rms_eps);
-  matmul(w.gate, a.normed.data(), n, a.gate.data(), p.pool);
-  matmul(w.up, a.normed.data(), n, a.up.data(), p.pool);
-  silu_mul(a.gate.data(), a.up.data(), a.gate.data(), n * ff);
-  matmul(w.down, a.gate.data(), n, a.proj.data(), p.pool);
-  add_inplace(a.hidden.data(), a.proj.data(), n * d);
-}
-
-void head_forward(ForwardPass& p) {
-  const int64_t d = p.hp.n_embd;
-  const float* last = p.act.hidden.data() + (p.n_tokens() - 1) * d;
-  rms_norm(last, p.weights.output_norm.data, p.act.normed.data(), d, p.hp.rms_eps);
-  matmul(p.weights.output, p.act.normed.data(), 1, p.act.logits.data(), p.pool);
-}
-
-void run_sublayer(const SubLayer& s, ForwardPass& p) {
+SubLayerWeights host_sublayer_weights(const LlamaWeights& w, const SubLayer& s) {
+  SubLayerWeights out;
   switch (s.kind) {
-  case SubLayerKind::kEmbed: embed_forward(p); return;
-  case SubLayerKind::kAttention: attention_forward(p, s.layer); return;
-  case SubLayerKind::kFfn: ffn_forward(p, s.layer); return;
-  case SubLayerKind::kMoe: moe_forward(p, s.layer); return;
-  case SubLayerKind::kHead: head_forward(p); return;
+  case SubLayerKind::kEmbed:
+    out.embed = w.token_embd;
+    break;
+  case SubLayerKind::kAttention:
+    out.attn = w.layers[static_cast<size_t>(s.layer)].attn;
+    out.rope_freqs = w.rope_freqs.data;
+    break;
+  case SubLayerKind::kFfn:
+    out.ffn = w.layers[static_cast<size_t>(s.layer)].ffn;
+    break;
+  case SubLayerKind::kMoe:
+    out.moe = w.layers[static_cast<size_t>(s.layer)].moe;
+    break;
+  case SubLayerKind::kHead:
+    out.head = {w.output_norm.data, w.output};
+    break;
+  }
+  return out;
+}
+
+void embed_forward(ForwardPass& p, const MatrixView& table) {
+  p.ops.embed_rows(table, p.tokens, p.act.hidden);
+}
+
+void ffn_forward(ForwardPass& p, const FfnWeights& w) {
+  const int64_t n = p.n_tokens(), d = p.hp.n_embd, ff = p.hp.n_ff;
+  const ActivationPtrs& a = p.act;
+  p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, p.hp.rms_eps);
+  p.ops.matmul(w.gate, a.normed, n, a.gate);
+  p.ops.matmul(w.up, a.normed, n, a.up);
+  p.ops.silu_mul(a.gate, a.up, a.gate, n * ff);
+  p.ops.matmul(w.down, a.gate, n, a.proj);
+  p.ops.add(a.hidden, a.proj, n * d);
+}
+
+void head_forward(ForwardPass& p, const HeadWeights& w) {
+  const int64_t d = p.hp.n_embd;
+  const float* last = p.act.hidden + (p.n_tokens() - 1) * d;
+  p.ops.rms_norm(last, w.norm, p.act.normed, 1, d, p.hp.rms_eps);
+  p.ops.matmul(w.output, p.act.normed, 1, p.act.logits);
+}
+
+void run_sublayer(const SubLayer& s, ForwardPass& p, const SubLayerWeights& w, const KvView& kv) {
+  switch (s.kind) {
+  case SubLayerKind::kEmbed:
+    embed_forward(p, w.embed);
+    return;
+  case SubLayerKind::kAttention:
+    attention_forward(p, w.attn, w.rope_freqs, kv);
+    return;
+  case SubLayerKind::kFfn:
+    ffn_forward(p, w.ffn);
+    return;
+  case SubLayerKind::kMoe:
+    moe_forward(p, w.moe);
+    return;
+  case SubLayerKind::kHead:
+    head_forward(p, w.head);
+    return;
   }
 }
 

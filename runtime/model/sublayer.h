@@ -1,9 +1,16 @@
 // The forward pass as the sequence of sub-layers the planner schedules:
 // embed, then per layer attn[i] and ffn[i] (or moe[i]), then head. Each runs on
-// the activations of one batch of new tokens.
+// the activations of one batch of new tokens, through an Ops (runtime/device/ops.h):
+// the same code runs on the host CPU or enqueued on a device, with the weights,
+// activations and KV cache it is given living in that Ops' memory.
+//
+//   CpuOps cpu(pool);
+//   ForwardPass pass{hp, cpu, act.ptrs(), /*pos0=*/n_past, tokens};
+//   for (const SubLayer& s : model.sublayers())
+//     run_sublayer(s, pass, host_sublayer_weights(model.weights(), s), kv.layer(s.layer));
 #pragma once
 
-#include "runtime/core/thread_pool.h"
+#include "runtime/device/ops.h"
 #include "runtime/model/kv_cache.h"
 #include "runtime/model/llama_hparams.h"
 #include "runtime/model/llama_weights.h"
@@ -16,49 +23,86 @@
 
 namespace pshard {
 
-
-
 enum class SubLayerKind { kEmbed, kAttention, kFfn, kMoe, kHead };
 
 struct SubLayer {
   SubLayerKind kind;
-  int64_t layer; // -1 for embed and head
+  int64_t layer;    // -1 for embed and head
   std::string name; // "embed", "attn[3]", "ffn[3]", "moe[3]", "head"
 };
 
 // The sub-layers of a model in execution order.
 std::vector<SubLayer> llama_sublayers(const LlamaHParams& hp);
 
-// Scratch buffers of one forward pass, sized for up to max_tokens new tokens.
-struct Activations {
-  void reserve(const LlamaHParams& hp, int64_t max_tokens);
-  size_t bytes() const;
-
-  int64_t max_tokens = 0;
-  std::vector<float> hidden, normed, q, k, v, attn_out, proj, gate, up, logits;
-  // MoE only: router logits, rows gathered for one expert, and the weighted sum.
-  std::vector<float> router, expert_in, expert_out, moe_out;
+// One pass's activation buffers, in host or device memory. Only `hidden` (the
+// residual stream) lives from one sub-layer to the next; the rest is scratch.
+struct ActivationPtrs {
+  float *hidden = nullptr, *normed = nullptr, *q = nullptr, *k = nullptr, *v = nullptr,
+        *attn_out = nullptr, *proj = nullptr, *gate = nullptr, *up = nullptr;
+  // MoE only: router logits, rows gathered for one expert, its output, the weighted sum.
+  float *router = nullptr, *expert_in = nullptr, *expert_out = nullptr, *moe_out = nullptr;
+  float* logits = nullptr; // of one token
 };
+
+// Floats of the activations of a pass of n tokens, packed in one buffer. The planner's
+// ModelGraph::activation_bytes mirrors this (it sizes the device's activation buffer).
+size_t activation_floats(const LlamaHParams& hp, int64_t n_tokens);
+// Carves activation_floats(hp, n_tokens) floats at `base` into the buffers.
+ActivationPtrs carve_activations(const LlamaHParams& hp, int64_t n_tokens, float* base);
+
+// Host activations, sized for up to max_tokens new tokens.
+class Activations {
+public:
+  void reserve(const LlamaHParams& hp, int64_t max_tokens);
+  size_t bytes() const { return storage_.size() * sizeof(float); }
+  int64_t max_tokens() const { return max_tokens_; }
+  const ActivationPtrs& ptrs() const { return ptrs_; }
+
+private:
+  int64_t max_tokens_ = 0;
+  std::vector<float> storage_;
+  ActivationPtrs ptrs_;
+};
+
+struct HeadWeights {
+  const float* norm = nullptr;
+  MatrixView output;
+};
+
+// Everything one sub-layer reads, in the memory of the Ops that runs it. Only the
+// member of the sub-layer's kind is set.
+struct SubLayerWeights {
+  MatrixView embed;
+  AttentionWeights attn;
+  const float* rope_freqs = nullptr; // attention: llama3 frequency factors, or null
+  FfnWeights ffn;
+  MoeWeights moe;
+  HeadWeights head;
+};
+
+// The weights of sub-layer `s` where the model maps them (host memory).
+SubLayerWeights host_sublayer_weights(const LlamaWeights& w, const SubLayer& s);
 
 // What a sub-layer reads and writes during one pass over tokens [pos0, pos0 + n_tokens).
 struct ForwardPass {
   const LlamaHParams& hp;
-  const LlamaWeights& weights;
-  KvCache& kv;
-  Activations& act;
-  ThreadPool& pool;
+  Ops& ops;
+  const ActivationPtrs& act;
   int64_t pos0 = 0;
-  std::span<const TokenId> tokens;
+  std::span<const TokenId> tokens; // host memory
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
 };
 
-void embed_forward(ForwardPass& pass);
-void attention_forward(ForwardPass& pass, int64_t layer);
-void ffn_forward(ForwardPass& pass, int64_t layer);
-void moe_forward(ForwardPass& pass, int64_t layer);
+void embed_forward(ForwardPass& pass, const MatrixView& table);
+void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
+                       const KvView& kv);
+void ffn_forward(ForwardPass& pass, const FfnWeights& w);
+void moe_forward(ForwardPass& pass, const MoeWeights& w);
 // Logits of the last token of the batch into act.logits.
-void head_forward(ForwardPass& pass);
+void head_forward(ForwardPass& pass, const HeadWeights& w);
 
-void run_sublayer(const SubLayer& sublayer, ForwardPass& pass);
+// `kv` is the layer's cache for attention sub-layers and ignored otherwise.
+void run_sublayer(const SubLayer& sublayer, ForwardPass& pass, const SubLayerWeights& w,
+                  const KvView& kv);
 
 } // namespace pshard

@@ -3,6 +3,9 @@
 #include "tools/pshard-profile/machine_info.h"
 
 #include "runtime/backends/emu/emu_measurer.h"
+#ifdef PSHARD_HAVE_CUDA
+#include "runtime/backends/cuda/cuda_measurer.h"
+#endif
 
 namespace pshard::profiling {
 
@@ -22,10 +25,24 @@ Result<DeviceChoice> choose_device(const std::string& backend, const EmuSettings
     choice.device = std::move(m);
     return choice;
   }
-  if (backend == "cuda")
-    return unsupported("--backend cuda: GPU measurement is not built yet (it comes with the CUDA "
-                       "backend, which will implement DeviceMeasurer); use --backend cpu for now");
+  if (backend == "cuda") {
+#ifdef PSHARD_HAVE_CUDA
+    PSHARD_ASSIGN_OR_RETURN(auto m, CudaMeasurer::create());
+    choice.device = std::move(m);
+    return choice;
+#else
+    return unsupported("--backend cuda: this build has no CUDA backend (configure with the CUDA "
+                       "toolkit installed, see docs/cuda.md); use --backend cpu or emu");
+#endif
+  }
   if (backend == "auto") {
+#ifdef PSHARD_HAVE_CUDA
+    if (cuda::cuda_device_available().ok()) {
+      PSHARD_ASSIGN_OR_RETURN(auto m, CudaMeasurer::create());
+      choice.device = std::move(m);
+      return choice;
+    }
+#endif
     // Word the status after what the machine has, so the profile says the truth about
     // a GPU it did not measure.
     choice.gpu_status = nvidia_gpu_visible()

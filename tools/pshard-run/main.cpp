@@ -1,19 +1,15 @@
-// pshard-run: generate text with a GGUF model.
+// pshard-run: generate text with a GGUF model, on the CPU or across the CPU and a
+// (real or emulated) GPU with a precompiled schedule. Built on the C API (pshard.h).
 //
 //   pshard-run -m stories260K.gguf -p "Once upon a time" -n 32 --temp 0
+//   pshard-run -m model.gguf -s model.pshard --backend emu --vram 512M --trace trace.json
 //   pshard-run -m model.gguf -f prompt.txt --json --top-logprobs 3
 #include "tools/pshard-run/run_options.h"
 #include "tools/pshard-run/run_report.h"
 
-#include "runtime/generate/generator.h"
-#include "tools/common/size_parse.h"
-
 #include <CLI/CLI.hpp>
-
-#include <chrono>
 #include <fstream>
 #include <iostream>
-#include <random>
 #include <sstream>
 
 namespace pshard {
@@ -30,41 +26,14 @@ Result<std::string> read_prompt(const RunOptions& o) {
   return ss.str();
 }
 
-Status run(RunOptions o) {
-  PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
+Status run(const RunOptions& o) {
+  PSHARD_RETURN_IF_ERROR(validate_sampler_params(o.sampling));
   PSHARD_ASSIGN_OR_RETURN(std::string prompt_text, read_prompt(o));
-  PSHARD_ASSIGN_OR_RETURN(auto model, LlamaModel::load(o.model_path));
-  PSHARD_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::from_gguf(model->file()));
-  if (tokenizer->n_vocab() != model->hparams().n_vocab)
-    return invalid_format("the tokenizer has " + std::to_string(tokenizer->n_vocab()) +
-                          " tokens but the model's embedding has " +
-                          std::to_string(model->hparams().n_vocab));
-  PSHARD_ASSIGN_OR_RETURN(auto session,
-                          LlamaSession::create(*model, {static_cast<int64_t>(n_ctx), o.n_threads,
-                                                        o.n_batch}));
-  o.sampling.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
-  PSHARD_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(o.sampling));
-
-  std::vector<TokenId> prompt = tokenizer->encode(prompt_text, tokenizer->add_bos_by_default());
-  GenerateParams gp;
-  gp.n_predict = o.n_predict;
-  gp.ignore_eos = o.ignore_eos;
-  gp.top_logprobs = o.top_logprobs;
-  TokenCallback stream = nullptr;
-  if (!o.json) {
-    std::cout << prompt_text << std::flush;
-    stream = [](const TokenEvent& e) {
-      std::cout << e.text << std::flush;
-      return true;
-    };
-  }
-  PSHARD_ASSIGN_OR_RETURN(GenerateResult result,
-                          generate(*session, *tokenizer, sampler, prompt, gp, stream));
-  const RunReport report{*model, *session, result, o.sampling.seed};
+  PSHARD_ASSIGN_OR_RETURN(RunResult result, run_generation(o, prompt_text));
   if (o.json)
-    write_json_report(std::cout, report);
+    write_json_report(std::cout, result);
   else
-    write_text_report(std::cout, std::cerr, report);
+    write_text_report(std::cout, std::cerr, result);
   return Status::ok_status();
 }
 
@@ -75,22 +44,39 @@ int main(int argc, char** argv) {
   pshard::RunOptions o;
   CLI::App app{"pshard-run: generate text with a GGUF model"};
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
+  app.add_option("-s,--schedule", o.schedule_path,
+                 "schedule artifact (*.pshard from pshard-compile); without it everything runs "
+                 "on the CPU");
+  app.add_option("--backend", o.backend,
+                 "cpu, emu (emulated GPU), cuda, or auto (emu with a "
+                 "schedule, else cpu)")
+      ->check(CLI::IsMember({"auto", "cpu", "emu", "cuda"}));
+  app.add_option("--vram", o.vram, "VRAM budget, K/M/G suffixes (default: the schedule's largest)");
+  app.add_option("--emu-pcie", o.emu_pcie_gbps,
+                 "emulated PCIe bandwidth in GB/s (default: what the schedule was planned with)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of every pass");
   app.add_option("-p,--prompt", o.prompt, "prompt text");
   app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->excludes("-p");
-  app.add_option("-n,--n-predict", o.n_predict, "tokens to generate (-1: until the context is full)");
-  app.add_option("-t,--threads", o.n_threads, "CPU threads (0: all)")->check(CLI::NonNegativeNumber);
-  app.add_option("-c,--ctx-size", o.ctx_size, "context length in tokens, K suffix allowed (0: model's, at most 4096)");
-  app.add_option("-b,--batch-size", o.n_batch, "most tokens per forward pass")->check(CLI::PositiveNumber);
+  app.add_option("-n,--n-predict", o.n_predict,
+                 "tokens to generate (-1: until the context is full)");
+  app.add_option("-t,--threads", o.n_threads, "CPU threads (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("-c,--ctx-size", o.ctx_size,
+                 "context length in tokens, K suffix allowed (0: model's, at most 4096)");
+  app.add_option("-b,--batch-size", o.n_batch, "most tokens per forward pass (without a schedule)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--temp", o.sampling.temperature, "temperature (0: greedy)");
   app.add_option("--top-k", o.sampling.top_k, "top-k sampling (0: off)");
   app.add_option("--top-p", o.sampling.top_p, "top-p sampling (1: off)");
   app.add_option("--min-p", o.sampling.min_p, "min-p sampling (0: off)");
   app.add_option("--repeat-penalty", o.sampling.repeat_penalty, "repetition penalty (1: off)");
   app.add_option("--repeat-last-n", o.sampling.repeat_last_n, "tokens the penalty looks back over");
-  app.add_option("-s,--seed", o.seed, "RNG seed (-1: random)");
+  app.add_option("--seed", o.seed, "RNG seed (-1: random)");
   app.add_flag("--ignore-eos", o.ignore_eos, "keep generating past end-of-sequence");
   app.add_flag("--json", o.json, "print one JSON object instead of streaming text");
-  app.add_option("--top-logprobs", o.top_logprobs, "with --json: the N most likely tokens per position")
+  app.add_option("--top-logprobs", o.top_logprobs,
+                 "with --json: the N most likely tokens per position")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 

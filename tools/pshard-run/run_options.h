@@ -17,10 +17,16 @@ struct RunOptions {
   std::string ctx_size = "0"; // a size: K/M suffixes allowed
   int64_t n_batch = 256;
   SamplerParams sampling;
-  int64_t seed = -1;          // -1: a random seed, reported in the output
+  int64_t seed = -1; // -1: a random seed, reported in the output
   bool ignore_eos = false;
   bool json = false;
   int32_t top_logprobs = 0;
+  // The hybrid runtime.
+  std::string schedule_path;    // -s: a *.pshard artifact; empty: everything on the CPU
+  std::string backend = "auto"; // auto: emu with a schedule (cuda once built), else cpu
+  std::string vram;             // a size; empty: the schedule's largest budget
+  double emu_pcie_gbps = 0;     // 0: the link the schedule was planned with
+  std::string trace_path;       // Chrome/Perfetto trace of every pass
 };
 
 } // namespace pshard

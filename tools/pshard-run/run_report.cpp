@@ -10,69 +10,120 @@ namespace {
 
 double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
+double per_second(int64_t n, double ms) { return ms > 0 ? static_cast<double>(n) * 1e3 / ms : 0; }
+
+// The first token comes out of the prompt pass; later ones each cost a decode step.
+double generation_per_second(const pshard_generate_result& t) {
+  return t.generation_ms > 0 && t.n_generated > 1 ? (t.n_generated - 1) * 1e3 / t.generation_ms : 0;
+}
+
+void write_plans(std::ostream& err, const RunResult& r) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "device:      %s, budget %.1f MiB, peak VRAM %.1f MiB, %.1f MiB streamed, "
+                "%lld budget switches\n",
+                r.backend.c_str(), mib(r.stats.vram_budget), mib(r.stats.peak_vram_bytes),
+                mib(r.stats.bytes_streamed), static_cast<long long>(r.stats.budget_switches));
+  err << line;
+  for (const PlanLine& p : r.plans) {
+    std::snprintf(line, sizeof line,
+                  "plan:        budget %9.1f MiB tier %4lld %-9s %5lld passes, predicted %8.3f ms, "
+                  "measured %8.3f ms per pass\n",
+                  mib(p.stats.budget_bytes), static_cast<long long>(p.stats.tier),
+                  p.strategy.c_str(), static_cast<long long>(p.stats.passes),
+                  p.stats.predicted_ms_per_pass, p.stats.measured_ms_per_pass);
+    err << line;
+  }
+}
+
 } // namespace
 
-void write_text_report(std::ostream& out, std::ostream& err, const RunReport& r) {
-  const GenerateTimings& t = r.result.timings;
+void write_text_report(std::ostream& out, std::ostream& err, const RunResult& r) {
+  const pshard_generate_result& t = r.timings;
   out << "\n" << std::flush;
   char line[256];
   std::snprintf(line, sizeof line, "prompt:      %6lld tokens in %9.2f ms (%8.2f tokens/s)\n",
-                static_cast<long long>(t.n_prompt), t.prompt_ms, t.prompt_tokens_per_s());
+                static_cast<long long>(t.n_prompt), t.prompt_ms,
+                per_second(t.n_prompt, t.prompt_ms));
   err << line;
   std::snprintf(line, sizeof line, "generation:  %6lld tokens in %9.2f ms (%8.2f tokens/s)\n",
-                static_cast<long long>(t.n_generated), t.generation_ms,
-                t.generation_tokens_per_s());
+                static_cast<long long>(t.n_generated), t.generation_ms, generation_per_second(t));
   err << line;
   std::snprintf(line, sizeof line, "first token: %9.2f ms after the start\n", t.first_token_ms);
   err << line;
   std::snprintf(line, sizeof line,
                 "memory:      peak resident %.1f MiB (model file %.1f MiB mapped, KV cache + "
                 "activations %.1f MiB allocated), %d threads, seed %llu\n",
-                mib(peak_resident_bytes()), mib(r.model.file().file_size()),
-                mib(r.session.allocated_bytes()), r.session.n_threads(),
-                static_cast<unsigned long long>(r.seed));
+                mib(peak_resident_bytes()), mib(pshard_model_file_bytes(r.model.get())),
+                mib(pshard_context_host_bytes(r.context.get())),
+                pshard_context_n_threads(r.context.get()), static_cast<unsigned long long>(r.seed));
   err << line;
+  if (pshard_model_has_schedule(r.model.get()))
+    write_plans(err, r);
 }
 
-void write_json_report(std::ostream& out, const RunReport& r) {
-  const GenerateResult& g = r.result;
+void write_json_report(std::ostream& out, const RunResult& r) {
   JsonWriter j(out);
   j.begin_object();
   j.key("prompt_tokens").begin_array(/*inline_items=*/true);
-  for (TokenId id : g.prompt)
+  for (pshard_token id : r.prompt)
     j.value(id);
   j.end_array();
   j.key("generated_tokens").begin_array(/*inline_items=*/true);
-  for (TokenId id : g.generated)
+  for (pshard_token id : r.generated)
     j.value(id);
   j.end_array();
-  j.key("text").value(g.text);
-  if (!g.top_logprobs.empty()) {
+  j.key("text").value(r.text);
+  if (!r.top_logprobs.empty()) {
     j.key("top_logprobs").begin_array();
-    for (const auto& position : g.top_logprobs) {
+    for (const auto& position : r.top_logprobs) {
       j.begin_array();
-      for (const TokenLogprob& lp : position)
-        j.begin_object().key("id").value(lp.id).key("logprob").value(lp.logprob).end_object();
+      for (const auto& [id, lp] : position)
+        j.begin_object().key("id").value(id).key("logprob").value(lp).end_object();
       j.end_array();
     }
     j.end_array();
   }
-  const GenerateTimings& t = g.timings;
+  const pshard_generate_result& t = r.timings;
   j.key("timings").begin_object();
   j.key("prompt_n").value(t.n_prompt);
   j.key("prompt_ms").value(t.prompt_ms);
-  j.key("prompt_per_second").value(t.prompt_tokens_per_s());
+  j.key("prompt_per_second").value(per_second(t.n_prompt, t.prompt_ms));
   j.key("predicted_n").value(t.n_generated);
   j.key("predicted_ms").value(t.generation_ms);
-  j.key("predicted_per_second").value(t.generation_tokens_per_s());
+  j.key("predicted_per_second").value(generation_per_second(t));
   j.key("time_to_first_token_ms").value(t.first_token_ms);
   j.end_object();
   j.key("memory").begin_object();
   j.key("peak_resident_bytes").value(peak_resident_bytes());
-  j.key("model_file_bytes").value(r.model.file().file_size());
-  j.key("allocated_bytes").value(static_cast<uint64_t>(r.session.allocated_bytes()));
+  j.key("model_file_bytes").value(pshard_model_file_bytes(r.model.get()));
+  j.key("allocated_bytes").value(pshard_context_host_bytes(r.context.get()));
   j.end_object();
-  j.key("n_threads").value(static_cast<int64_t>(r.session.n_threads()));
+  j.key("stats").begin_object();
+  j.key("backend").value(r.backend);
+  j.key("schedule").value(pshard_model_has_schedule(r.model.get()));
+  j.key("vram_budget_bytes").value(r.stats.vram_budget);
+  j.key("peak_vram_bytes").value(r.stats.peak_vram_bytes);
+  j.key("bytes_streamed").value(r.stats.bytes_streamed);
+  j.key("bytes_crossed").value(r.stats.bytes_crossed);
+  j.key("budget_switches").value(r.stats.budget_switches);
+  j.key("passes").value(r.stats.passes);
+  j.key("plans").begin_array();
+  for (const PlanLine& p : r.plans) {
+    j.begin_object();
+    j.key("budget_bytes").value(p.stats.budget_bytes);
+    j.key("tier").value(p.stats.tier);
+    j.key("strategy").value(p.strategy);
+    j.key("passes").value(p.stats.passes);
+    j.key("tokens").value(p.stats.tokens);
+    j.key("predicted_ms_per_pass").value(p.stats.predicted_ms_per_pass);
+    j.key("measured_ms_per_pass").value(p.stats.measured_ms_per_pass);
+    j.key("bytes_streamed").value(p.stats.bytes_streamed);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  j.key("n_threads").value(static_cast<int64_t>(pshard_context_n_threads(r.context.get())));
   j.key("seed").value(r.seed);
   j.end_object();
 }

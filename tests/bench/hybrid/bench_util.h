@@ -41,8 +41,10 @@ inline Result<std::string> bench_model(const std::string& dir) {
 }
 
 inline Result<Schedule> compile(const std::string& model_path, const planner::MachineModel& m,
-                                planner::CompileOptions o, planner::ModelGraph* graph_out = nullptr) {
-  PSHARD_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(model_path, gguf::OpenMode::kMetadataOnly));
+                                planner::CompileOptions o,
+                                planner::ModelGraph* graph_out = nullptr) {
+  PSHARD_ASSIGN_OR_RETURN(auto file,
+                          gguf::GgufFile::open(model_path, gguf::OpenMode::kMetadataOnly));
   PSHARD_ASSIGN_OR_RETURN(planner::ModelGraph graph, planner::build_model_graph(*file));
   PSHARD_ASSIGN_OR_RETURN(planner::PlanGrid grid, planner::plan_grid(graph, m, o));
   PSHARD_ASSIGN_OR_RETURN(auto bytes, planner::serialize_schedule(graph, grid, "hybrid-bench"));
@@ -69,16 +71,22 @@ inline PassBreakdown breakdown(const Timeline& t, int64_t pass) {
       continue;
     const double ms = static_cast<double>(s.end_ns - s.begin_ns) / 1e6;
     switch (s.track) {
-    case Track::kCpu: b.cpu_ms += ms; break;
-    case Track::kCompute: b.compute_ms += ms; break;
-    case Track::kTransfer: b.transfer_ms += ms; break;
+    case Track::kCpu:
+      b.cpu_ms += ms;
+      break;
+    case Track::kCompute:
+      b.compute_ms += ms;
+      break;
+    case Track::kTransfer:
+      b.transfer_ms += ms;
+      break;
     case Track::kCopy: {
       b.copy_ms += ms;
       ++b.copies;
       double under = 0;
       for (const Slice* c : cpu)
-        under += static_cast<double>(std::max<int64_t>(
-                     0, std::min(s.end_ns, c->end_ns) - std::max(s.begin_ns, c->begin_ns))) /
+        under += static_cast<double>(std::max<int64_t>(0, std::min(s.end_ns, c->end_ns) -
+                                                              std::max(s.begin_ns, c->begin_ns))) /
                  1e6;
       b.copy_under_cpu_ms += under;
       b.copies_during_cpu += under > 0;

@@ -6,7 +6,6 @@
 //
 //   estimator_loop_bench [--pcie GBPS] [--profile emu.pshprof] [--dir DIR]
 #include "bench_util.h"
-
 #include "runtime/backends/emu/emu_measurer.h"
 #include "tools/pshard-profile/suite.h"
 

@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
   const SchedulePlan& plan = sched->plan({0, 0});
   int n_cpu = 0, n_stream = 0, n_res = 0;
   for (auto p : plan.placements)
-    (p == fb::schedule::Placement::Cpu ? n_cpu : p == fb::schedule::Placement::GpuStreamed ? n_stream : n_res)++;
+    (p == fb::schedule::Placement::Cpu           ? n_cpu
+     : p == fb::schedule::Placement::GpuStreamed ? n_stream
+                                                 : n_res)++;
   std::printf("plan: %s, budget %.1f MiB, tier 1: %d resident, %d streamed, %d on the CPU, "
               "%d slots, prefetch depth %d, predicted %.3f ms/pass\n",
               plan.strategy.c_str(), plan.budget_bytes / 1048576.0, n_res, n_stream, n_cpu,

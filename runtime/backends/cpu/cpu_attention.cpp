@@ -1,0 +1,39 @@
+// Causal grouped-query attention over a KV cache on the CPU: one query head of one
+// token per work item, two-pass softmax, so the result does not depend on how the
+// items are split over threads.
+#include "runtime/backends/cpu/cpu_ops.h"
+#include "runtime/kernels/attention_kernel.h"
+
+#include <cmath>
+#include <vector>
+
+namespace pshard {
+namespace {
+
+// The scores, softmax and weighted sum run in the active ISA path's kernel.
+void attend_one_head(const float* q, const KvView& kv, int64_t kv_offset, int64_t n_kv,
+                     int64_t head_dim, float scale, float* out, std::vector<float>& scores) {
+  scores.resize(static_cast<size_t>(n_kv));
+  attend_head({q, kv.k + kv_offset, kv.v + kv_offset, kv.kv_dim, n_kv, head_dim, scale, out,
+               scores.data()});
+}
+
+} // namespace
+
+void CpuOps::attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
+                       int64_t n_tokens, float* out) {
+  const int64_t hd = shape.head_dim, n_head = shape.n_head;
+  const int64_t q_dim = n_head * hd;
+  const int64_t group = n_head / shape.n_head_kv;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  pool_.parallel_for(n_tokens * n_head, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> scores;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / n_head, h = item % n_head;
+      attend_one_head(q + t * q_dim + h * hd, kv, (h / group) * hd, pos0 + t + 1, hd, scale,
+                      out + t * q_dim + h * hd, scores);
+    }
+  });
+}
+
+} // namespace pshard

@@ -1,0 +1,59 @@
+// The MoE dispatch on the CPU: routing, then each expert's SiLU-gated FFN over the
+// tokens routed to it. Experts run in index order over their tokens, so each weight
+// matrix is read once per pass and the summation order is fixed.
+#include "runtime/backends/cpu/cpu_ops.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace pshard {
+
+std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_tokens,
+                                              int64_t n_expert, int64_t k) {
+  std::vector<std::vector<MoeRoute>> routes(static_cast<size_t>(n_expert));
+  std::vector<int64_t> order(static_cast<size_t>(n_expert));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    float* probs = router_logits + t * n_expert;
+    softmax(probs, n_expert);
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t x, int64_t y) {
+      return probs[x] > probs[y] || (probs[x] == probs[y] && x < y);
+    });
+    float sum = 0.0f;
+    for (int64_t i = 0; i < k; ++i)
+      sum += probs[order[static_cast<size_t>(i)]];
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t e = order[static_cast<size_t>(i)];
+      routes[static_cast<size_t>(e)].push_back({t, probs[e] / sum});
+    }
+  }
+  return routes;
+}
+
+void CpuOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n,
+                          float* out) {
+  const int64_t d = moe.n_embd, ff = moe.n_ff;
+  const auto routes = moe_routes(router_logits, n, moe.gate.n_expert, moe.n_expert_used);
+  std::fill_n(out, n * d, 0.0f);
+  for (int64_t e = 0; e < moe.gate.n_expert; ++e) {
+    const auto& r = routes[static_cast<size_t>(e)];
+    const int64_t m = static_cast<int64_t>(r.size());
+    if (m == 0)
+      continue;
+    for (int64_t i = 0; i < m; ++i)
+      std::copy_n(x + r[static_cast<size_t>(i)].token * d, d, moe.expert_in + i * d);
+    matmul(moe.gate.expert(e), moe.expert_in, m, moe.gate_buf);
+    matmul(moe.up.expert(e), moe.expert_in, m, moe.up_buf);
+    pshard::silu_mul(moe.gate_buf, moe.up_buf, moe.gate_buf, m * ff);
+    matmul(moe.down.expert(e), moe.gate_buf, m, moe.expert_out);
+    for (int64_t i = 0; i < m; ++i) {
+      float* o = out + r[static_cast<size_t>(i)].token * d;
+      const float* y = moe.expert_out + i * d;
+      const float wt = r[static_cast<size_t>(i)].weight;
+      for (int64_t j = 0; j < d; ++j)
+        o[j] += wt * y[j];
+    }
+  }
+}
+
+} // namespace pshard

@@ -1,0 +1,45 @@
+#include "runtime/backends/cpu/cpu_ops.h"
+
+#include "runtime/kernels/quantize.h"
+
+#include <algorithm>
+
+namespace pshard {
+
+void CpuOps::rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
+                      float eps) {
+  for (int64_t t = 0; t < n_tokens; ++t)
+    pshard::rms_norm(x + t * d, weight, y + t * d, d, eps);
+}
+
+void CpuOps::matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) {
+  pshard::matmul(w, x, n_tokens, y, pool_);
+}
+
+void CpuOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p) {
+  const int64_t row = n_heads * p.head_dim;
+  for (int64_t t = 0; t < n_tokens; ++t)
+    pshard::rope(x + t * row, n_heads, pos0 + t, p);
+}
+
+void CpuOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
+                       int64_t n_tokens) {
+  const size_t at = static_cast<size_t>(pos0 * kv.kv_dim);
+  std::copy_n(k, n_tokens * kv.kv_dim, kv.k + at);
+  std::copy_n(v, n_tokens * kv.kv_dim, kv.v + at);
+}
+
+void CpuOps::silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  pshard::silu_mul(gate, up, out, n);
+}
+
+void CpuOps::add(float* y, const float* x, int64_t n) { add_inplace(y, x, n); }
+
+void CpuOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const uint8_t* row = table.data + static_cast<size_t>(tokens[t]) * table.row_bytes;
+    dequantize_row(table.type, row, out + static_cast<int64_t>(t) * table.cols, table.cols);
+  }
+}
+
+} // namespace pshard

@@ -1,0 +1,54 @@
+// The host CPU as an Ops: each call runs before it returns, split over a thread pool.
+// This is pshard's reference path: the emulated GPU runs these same functions, so
+// every backend but CUDA reproduces its results bit for bit.
+//
+//   ThreadPool pool(8);
+//   CpuOps cpu(pool);
+//   cpu.matmul(w, x, n_tokens, y);  // done when it returns
+#pragma once
+
+#include "runtime/core/thread_pool.h"
+#include "runtime/device/ops.h"
+
+#include <vector>
+
+namespace pshard {
+
+class CpuOps final : public Ops {
+public:
+  explicit CpuOps(ThreadPool& pool) : pool_(pool) {}
+  ThreadPool& pool() { return pool_; }
+
+  void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
+                float eps) override;
+  void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) override;
+  void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
+            const RopeParams& p) override;
+  void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
+                 int64_t n_tokens) override;
+  void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
+                 int64_t n_tokens, float* out) override;
+  void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void add(float* y, const float* x, int64_t n) override;
+  void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) override;
+  void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n_tokens,
+                    float* out) override;
+
+private:
+  ThreadPool& pool_;
+};
+
+// One token's route to an expert, with its renormalised weight.
+struct MoeRoute {
+  int64_t token;
+  float weight;
+};
+
+// Softmax over each token's router logits (in place), then the top-k experts per token,
+// weights renormalised to sum to one, ties to the lower index: routes[e] lists the
+// tokens of expert e in token order. Shared by the dispatch and by the executor, which
+// routes on the host to stream only the experts a pass needs.
+std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_tokens,
+                                              int64_t n_expert, int64_t n_expert_used);
+
+} // namespace pshard

@@ -1,0 +1,107 @@
+#include "runtime/backends/cuda/cuda_device.h"
+
+namespace pshard {
+
+using cuda::CudaEvent;
+
+Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const CudaOptions& options) {
+  PSHARD_RETURN_IF_ERROR(cuda::cuda_device_available());
+  std::unique_ptr<CudaDevice> d(new CudaDevice(options));
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device_ordinal));
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&d->props_, options.device_ordinal));
+  d->info_.backend = "cuda";
+  d->info_.name = d->props_.name;
+  d->info_.memory_bytes = d->props_.totalGlobalMem;
+  PSHARD_RETURN_IF_ERROR(d->streams_.create());
+  PSHARD_RETURN_IF_ERROR(d->lt_.create());
+  d->ops_ = std::make_unique<cuda::CudaOps>(d->streams_.stream(Queue::kCompute), d->sticky_, d->lt_);
+  return d;
+}
+
+CudaDevice::~CudaDevice() {
+  (void)streams_.synchronize_all();
+  arena_.release();
+}
+
+void CudaDevice::note(cudaError_t e, const char* what, int line) {
+  if (e != cudaSuccess)
+    sticky_.note(cuda::cuda_status(e, what, __FILE__, line));
+}
+
+Result<uint8_t*> CudaDevice::allocate_arena(uint64_t bytes) {
+  // One allocation: the plan's arena, then the kernel workspace (256-byte aligned).
+  const uint64_t plan = (bytes + 255) / 256 * 256;
+  Result<uint8_t*> base = arena_.allocate(plan + cuda::CudaWorkspace::kBytes);
+  if (!base.ok())
+    return base.status().with_context("the plan's arena (" + std::to_string(bytes >> 20) +
+                                      " MiB) plus the CUDA kernel workspace (" +
+                                      std::to_string(cuda::CudaWorkspace::kBytes >> 20) + " MiB)");
+  plan_bytes_ = bytes;
+  const cuda::CudaWorkspace ws = cuda::CudaWorkspace::at(*base + plan);
+  lt_.set_workspace(ws.lt, cuda::CudaWorkspace::kLtBytes);
+  ops_->set_workspace(ws);
+  return *base;
+}
+
+void CudaDevice::free_arena() {
+  sticky_.note(streams_.synchronize_all());
+  lt_.set_workspace(nullptr, 0);
+  ops_->set_workspace({});
+  arena_.release();
+  plan_bytes_ = 0;
+}
+
+Status CudaDevice::register_host_memory(const void* host, uint64_t bytes) {
+  return transfer_.register_source(host, bytes);
+}
+
+void CudaDevice::unregister_host_memory(const void* host) {
+  sticky_.note(streams_.synchronize_all()); // no copy may still read it
+  transfer_.unregister_source(host);
+}
+
+Result<uint8_t*> CudaDevice::map_host_memory(void* host, uint64_t bytes) {
+  return transfer_.map(host, bytes);
+}
+
+void CudaDevice::copy_to_device(Queue q, void* dst, const void* src, uint64_t bytes) {
+  if (bytes > 0)
+    transfer_.copy_to_device(streams_.stream(q), dst, src, bytes, sticky_);
+}
+
+void CudaDevice::copy_to_host(Queue q, void* dst, const void* src, uint64_t bytes) {
+  if (bytes > 0)
+    transfer_.copy_to_host(streams_.stream(q), dst, src, bytes, sticky_);
+}
+
+Result<std::unique_ptr<DeviceEvent>> CudaDevice::create_event() { return streams_.create_event(); }
+
+void CudaDevice::record(DeviceEvent& event, Queue q) {
+  auto& e = static_cast<CudaEvent&>(event);
+  note(cudaEventRecord(e.event, streams_.stream(q)), "record", __LINE__);
+  e.recorded = true;
+}
+
+void CudaDevice::wait(Queue q, const DeviceEvent& event) {
+  // A never-recorded CUDA event counts as complete, as device.h asks.
+  const auto& e = static_cast<const CudaEvent&>(event);
+  note(cudaStreamWaitEvent(streams_.stream(q), e.event, 0), "wait", __LINE__);
+}
+
+Status CudaDevice::synchronize(const DeviceEvent& event) {
+  const auto& e = static_cast<const CudaEvent&>(event);
+  if (e.recorded)
+    note(cudaEventSynchronize(e.event), "synchronize(event)", __LINE__);
+  return sticky_.get();
+}
+
+Status CudaDevice::synchronize() {
+  sticky_.note(streams_.synchronize_all());
+  return sticky_.get();
+}
+
+Result<int64_t> CudaDevice::completion_time_ns(const DeviceEvent& event) {
+  return streams_.completion_time_ns(static_cast<const CudaEvent&>(event));
+}
+
+} // namespace pshard

@@ -1,0 +1,218 @@
+#include "runtime/backends/cuda/cuda_measurer.h"
+
+#include "runtime/kernels/quantize.h"
+
+#include <chrono>
+#include <vector>
+
+namespace pshard {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Pinned or pageable host memory for a copy.
+struct HostBuffer {
+  HostBuffer(uint64_t bytes, bool pinned) : pinned_(pinned) {
+    if (pinned) {
+      void* p = nullptr;
+      if (cudaMallocHost(&p, bytes) == cudaSuccess)
+        data = static_cast<uint8_t*>(p);
+    } else {
+      pageable_.assign(bytes, 1);
+      data = pageable_.data();
+    }
+  }
+  ~HostBuffer() {
+    if (pinned_ && data)
+      (void)cudaFreeHost(data);
+  }
+  uint8_t* data = nullptr;
+
+private:
+  bool pinned_;
+  std::vector<uint8_t> pageable_;
+};
+
+} // namespace
+
+Result<std::unique_ptr<CudaMeasurer>> CudaMeasurer::create(const CudaOptions& options) {
+  PSHARD_ASSIGN_OR_RETURN(auto device, CudaDevice::create(options));
+  return std::unique_ptr<CudaMeasurer>(new CudaMeasurer(std::move(device)));
+}
+
+CudaMeasurer::~CudaMeasurer() {
+  if (load_.joinable())
+    (void)stop_copy_load();
+}
+
+Result<fb::GpuInfoT> CudaMeasurer::describe() {
+  const cudaDeviceProp& p = device_->properties();
+  fb::GpuInfoT g;
+  g.name = p.name;
+  g.compute_capability_major = static_cast<uint32_t>(p.major);
+  g.compute_capability_minor = static_cast<uint32_t>(p.minor);
+  g.sm_count = static_cast<uint32_t>(p.multiProcessorCount);
+  g.vram_bytes = p.totalGlobalMem;
+  PSHARD_ASSIGN_OR_RETURN(double read_s, time_device_read(256ull << 20));
+  g.vram_bandwidth_bytes_per_s = static_cast<double>(256ull << 20) / read_s;
+  int driver = 0;
+  (void)cudaDriverGetVersion(&driver);
+  g.driver_version = "CUDA driver API " + std::to_string(driver / 1000) + "." +
+                     std::to_string(driver % 1000 / 10);
+  g.toolkit_version = "CUDA runtime " + std::to_string(CUDART_VERSION / 1000) + "." +
+                      std::to_string(CUDART_VERSION % 1000 / 10);
+  g.source = fb::Provenance::Measured;
+  return g; // PCIe generation and lanes need NVML, which pshard does not link: left 0
+}
+
+Result<uint8_t*> CudaMeasurer::scratch(uint64_t bytes) {
+  if (device_->arena() != nullptr && device_->arena_bytes() >= bytes)
+    return device_->arena();
+  device_->free_arena();
+  filled_ = {-1, 0, 0};
+  return device_->allocate_arena(std::max<uint64_t>(bytes, 64ull << 20));
+}
+
+template <typename F> Result<double> CudaMeasurer::time_compute(F&& enqueue) {
+  PSHARD_RETURN_IF_ERROR(device_->synchronize());
+  PSHARD_ASSIGN_OR_RETURN(auto start, device_->create_event());
+  PSHARD_ASSIGN_OR_RETURN(auto stop, device_->create_event());
+  device_->record(*start, Queue::kCompute);
+  enqueue();
+  device_->record(*stop, Queue::kCompute);
+  PSHARD_RETURN_IF_ERROR(device_->synchronize(*stop));
+  float ms = 0;
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(
+      &ms, static_cast<cuda::CudaEvent&>(*start).event, static_cast<cuda::CudaEvent&>(*stop).event));
+  return static_cast<double>(ms) * 1e-3;
+}
+
+Result<double> CudaMeasurer::time_matmul(TensorType type, int64_t n_tokens, int64_t rows,
+                                         int64_t cols) {
+  PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, cols));
+  const uint64_t w_bytes = static_cast<uint64_t>(rows) * row_bytes;
+  const uint64_t x_off = (w_bytes + 255) / 256 * 256;
+  const uint64_t y_off = x_off + (static_cast<uint64_t>(n_tokens * cols) * 4 + 255) / 256 * 256;
+  PSHARD_ASSIGN_OR_RETURN(uint8_t* base, scratch(y_off + static_cast<uint64_t>(n_tokens * rows) * 4));
+  if (filled_ != std::make_tuple(static_cast<int>(type), rows, cols)) {
+    // Valid weights (finite scales): one quantized row uploaded, then doubled on the device.
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t c = 0; c < cols; ++c)
+      row[static_cast<size_t>(c)] = static_cast<float>((c * 7919) % 257) / 257.0f - 0.5f;
+    std::vector<uint8_t> q(row_bytes);
+    PSHARD_RETURN_IF_ERROR(quantize_row(type, row.data(), q.data(), cols));
+    PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpy(base, q.data(), row_bytes, cudaMemcpyHostToDevice));
+    for (uint64_t done = row_bytes; done < w_bytes; done *= 2)
+      PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpy(base + done, base, std::min(done, w_bytes - done),
+                                             cudaMemcpyDeviceToDevice));
+    PSHARD_CUDA_RETURN_IF_ERROR(cudaMemset(base + x_off, 0, static_cast<size_t>(n_tokens * cols) * 4));
+    filled_ = {static_cast<int>(type), rows, cols};
+  }
+  const MatrixView w{type, base, rows, cols, row_bytes};
+  auto* x = reinterpret_cast<const float*>(base + x_off);
+  auto* y = reinterpret_cast<float*>(base + y_off);
+  return time_compute([&] { device_->compute().matmul(w, x, n_tokens, y); });
+}
+
+Result<double> CudaMeasurer::time_attention(const AttentionShape& s) {
+  const int64_t kv_dim = s.n_kv_heads * s.head_dim, q_dim = s.n_heads * s.head_dim;
+  const uint64_t cache = static_cast<uint64_t>(s.ctx_len * kv_dim) * 4;
+  const uint64_t act = static_cast<uint64_t>(s.n_tokens * q_dim) * 4;
+  PSHARD_ASSIGN_OR_RETURN(uint8_t* base, scratch(2 * cache + 2 * act + 1024));
+  filled_ = {-1, 0, 0};
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaMemset(base, 0, 2 * cache + 2 * act));
+  KvView kv{reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + cache), s.ctx_len, kv_dim};
+  auto* q = reinterpret_cast<const float*>(base + 2 * cache);
+  auto* out = reinterpret_cast<float*>(base + 2 * cache + act);
+  const AttentionDims dims{s.n_heads, s.n_kv_heads, s.head_dim};
+  const int64_t pos0 = std::max<int64_t>(0, s.ctx_len - s.n_tokens);
+  return time_compute([&] { device_->compute().attention(q, kv, dims, pos0, s.n_tokens, out); });
+}
+
+// A device-to-device copy of bytes/2 reads bytes/2 and writes bytes/2: `bytes` of
+// traffic, the bandwidth roof that memory-bound kernels see.
+Result<double> CudaMeasurer::time_device_read(uint64_t bytes) {
+  PSHARD_ASSIGN_OR_RETURN(uint8_t* base, scratch(bytes));
+  filled_ = {-1, 0, 0};
+  const uint64_t half = bytes / 2;
+  cudaStream_t s = device_->stream(Queue::kCompute);
+  return time_compute([&] {
+    (void)cudaMemcpyAsync(base + half, base, half, cudaMemcpyDeviceToDevice, s);
+  });
+}
+
+Result<double> CudaMeasurer::time_launch_overhead() {
+  PSHARD_ASSIGN_OR_RETURN(uint8_t* base, scratch(256));
+  auto* y = reinterpret_cast<float*>(base);
+  PSHARD_RETURN_IF_ERROR(device_->synchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  device_->compute().add(y, y, 1); // the smallest kernel the backend has
+  PSHARD_RETURN_IF_ERROR(device_->synchronize());
+  return seconds_since(t0);
+}
+
+Result<double> CudaMeasurer::time_transfer(Direction direction, HostMemoryKind memory,
+                                           uint64_t bytes) {
+  PSHARD_ASSIGN_OR_RETURN(uint8_t* dev, scratch(bytes));
+  filled_ = {-1, 0, 0};
+  HostBuffer host(bytes, memory == HostMemoryKind::kPinned);
+  if (host.data == nullptr)
+    return Status(StatusCode::kOutOfMemory, "cudaMallocHost of " + std::to_string(bytes) + " bytes");
+  cudaStream_t s = device_->stream(Queue::kCopy);
+  const auto kind = direction == Direction::kHostToDevice ? cudaMemcpyHostToDevice
+                                                          : cudaMemcpyDeviceToHost;
+  void* dst = direction == Direction::kHostToDevice ? static_cast<void*>(dev) : host.data;
+  const void* src = direction == Direction::kHostToDevice ? static_cast<void*>(host.data) : dev;
+  PSHARD_RETURN_IF_ERROR(device_->synchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, kind, s));
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s));
+  return seconds_since(t0);
+}
+
+Status CudaMeasurer::start_copy_load(uint64_t chunk_bytes) {
+  if (load_.joinable())
+    return invalid_argument("start_copy_load: a copy load is already running");
+  PSHARD_ASSIGN_OR_RETURN(uint8_t* dev, scratch(chunk_bytes));
+  filled_ = {-1, 0, 0};
+  load_stop_ = false;
+  load_bytes_ = 0;
+  load_status_ = Status::ok_status();
+  cudaStream_t s = device_->stream(Queue::kCopy);
+  const int ordinal = 0;
+  load_ = std::thread([this, dev, chunk_bytes, s, ordinal] {
+    (void)cudaSetDevice(ordinal);
+    HostBuffer host(chunk_bytes, true);
+    if (host.data == nullptr) {
+      load_status_ = Status(StatusCode::kOutOfMemory, "copy load: cudaMallocHost failed");
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!load_stop_) {
+      Status st = PSHARD_CUDA_STATUS(cudaMemcpyAsync(dev, host.data, chunk_bytes,
+                                                     cudaMemcpyHostToDevice, s));
+      if (st.ok())
+        st = PSHARD_CUDA_STATUS(cudaStreamSynchronize(s));
+      if (!st.ok()) {
+        load_status_ = st;
+        break;
+      }
+      load_bytes_ += chunk_bytes;
+    }
+    load_seconds_ = seconds_since(t0);
+  });
+  return Status::ok_status();
+}
+
+Result<double> CudaMeasurer::stop_copy_load() {
+  if (!load_.joinable())
+    return invalid_argument("stop_copy_load without start_copy_load");
+  load_stop_ = true;
+  load_.join();
+  PSHARD_RETURN_IF_ERROR(load_status_);
+  return load_seconds_ > 0 ? static_cast<double>(load_bytes_) / load_seconds_ : 0.0;
+}
+
+} // namespace pshard

@@ -1,0 +1,49 @@
+// pshard-profile --backend cuda: the GPU's primitive timings (device_measurer.h says
+// what each call means). Operations run through the backend's own Ops, so the profile
+// measures the very kernels plans will run; device time comes from cudaEvents around
+// the operation, host-visible time (copies, launch overhead) from the host clock.
+#pragma once
+
+#include "runtime/backends/cuda/cuda_device.h"
+#include "runtime/profile/device_measurer.h"
+
+#include <atomic>
+#include <thread>
+#include <tuple>
+
+namespace pshard {
+
+class CudaMeasurer final : public DeviceMeasurer {
+public:
+  static Result<std::unique_ptr<CudaMeasurer>> create(const CudaOptions& options = {});
+  ~CudaMeasurer() override;
+
+  std::string backend_name() const override { return "cuda"; }
+  Result<fb::GpuInfoT> describe() override;
+  std::string matmul_op() const override { return "cuda:matvec<=8t/cublaslt-f32acc"; }
+  std::string attention_op() const override { return "cuda:flash-tile32"; }
+  Result<double> time_matmul(TensorType type, int64_t n_tokens, int64_t rows, int64_t cols) override;
+  Result<double> time_attention(const AttentionShape& shape) override;
+  Result<double> time_device_read(uint64_t bytes) override;
+  Result<double> time_launch_overhead() override;
+  Result<double> time_transfer(Direction direction, HostMemoryKind memory, uint64_t bytes) override;
+  Status start_copy_load(uint64_t chunk_bytes) override;
+  Result<double> stop_copy_load() override;
+
+private:
+  explicit CudaMeasurer(std::unique_ptr<CudaDevice> d) : device_(std::move(d)) {}
+  // Device memory of at least `bytes` (the arena, regrown when too small).
+  Result<uint8_t*> scratch(uint64_t bytes);
+  // Seconds of the work enqueued by `enqueue` on the compute stream, by events.
+  template <typename F> Result<double> time_compute(F&& enqueue);
+
+  std::unique_ptr<CudaDevice> device_;
+  std::tuple<int, int64_t, int64_t> filled_{-1, 0, 0}; // weights in scratch: type, rows, cols
+  std::thread load_;
+  std::atomic<bool> load_stop_{false};
+  std::atomic<uint64_t> load_bytes_{0};
+  double load_seconds_ = 0;
+  Status load_status_;
+};
+
+} // namespace pshard

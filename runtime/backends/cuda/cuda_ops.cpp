@@ -1,0 +1,80 @@
+// The per-token and elementwise Ops of the CUDA backend (matmul and MoE are in
+// cuda_matmul.cpp): thin launchers over kernels/, with failures kept sticky.
+#include "runtime/backends/cuda/cuda_ops.h"
+
+#include "runtime/backends/cuda/kernels/kernels.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace pshard::cuda {
+
+void CudaOps::note(cudaError_t e, const char* what, int line) {
+  if (e != cudaSuccess)
+    sticky_.note(cuda_status(e, what, __FILE__, line));
+}
+
+bool CudaOps::need_workspace(const char* op) {
+  if (ws_.ready())
+    return true;
+  sticky_.note(invalid_argument(std::string("CUDA ") + op +
+                                " before the arena was allocated (its workspace lives there)"));
+  return false;
+}
+
+void CudaOps::rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
+                       float eps) {
+  note(kernels::rms_norm(x, weight, y, n_tokens, d, eps, stream_), "rms_norm", __LINE__);
+}
+
+void CudaOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p) {
+  note(kernels::rope(x, n_tokens, n_heads, p.head_dim, p.rot_dim, pos0, p.freq_base, p.freq_scale,
+                     p.freq_factors, stream_),
+       "rope", __LINE__);
+}
+
+void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
+                        int64_t n_tokens) {
+  const size_t at = static_cast<size_t>(pos0 * kv.kv_dim);
+  const size_t bytes = static_cast<size_t>(n_tokens * kv.kv_dim) * sizeof(float);
+  note(cudaMemcpyAsync(kv.k + at, k, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append K",
+       __LINE__);
+  note(cudaMemcpyAsync(kv.v + at, v, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append V",
+       __LINE__);
+}
+
+void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& shape,
+                        int64_t pos0, int64_t n_tokens, float* out) {
+  note(kernels::attention(q, kv.k, kv.v, kv.kv_dim, shape.n_head, shape.n_head_kv, shape.head_dim,
+                          pos0, n_tokens, out, stream_),
+       "attention", __LINE__);
+}
+
+void CudaOps::silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  note(kernels::silu_mul(gate, up, out, n, stream_), "silu_mul", __LINE__);
+}
+
+void CudaOps::add(float* y, const float* x, int64_t n) {
+  note(kernels::add(y, x, n, stream_), "add", __LINE__);
+}
+
+void CudaOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {
+  if (tokens.empty() || !need_workspace("embed_rows"))
+    return;
+  // Token ids are host memory: copied into the workspace in stream order. A pageable
+  // source is staged by the driver before cudaMemcpyAsync returns, so the caller's
+  // span may go away right after this call.
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  const int64_t chunk = std::min<int64_t>(CudaWorkspace::kIds, 65535); // grid.y
+  for (int64_t t0 = 0; t0 < n; t0 += chunk) {
+    const int64_t nc = std::min<int64_t>(chunk, n - t0);
+    note(cudaMemcpyAsync(ws_.ids, tokens.data() + t0, static_cast<size_t>(nc) * sizeof(int32_t),
+                         cudaMemcpyHostToDevice, stream_),
+         "embed_rows ids", __LINE__);
+    note(kernels::embed_rows(table.type, table.data, table.row_bytes, table.cols, ws_.ids, nc,
+                             out + t0 * table.cols, stream_),
+         "embed_rows", __LINE__);
+  }
+}
+
+} // namespace pshard::cuda

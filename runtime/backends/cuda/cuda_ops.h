@@ -1,0 +1,55 @@
+// The CUDA backend's Ops: every call enqueues kernels (or cuBLASLt GEMMs) on the compute
+// stream and returns; a failure is kept in the device's sticky error and reported by
+// the next Device::synchronize, as ops.h requires.
+//
+// Matmuls: up to kernels::kMatvecMaxTokens tokens run the matrix-vector kernels (decode:
+// one read of the weights); more tokens run cuBLASLt — f32 weights directly, f16/bf16
+// weights against activations converted to the same type, Q8_0/Q4_0 weights
+// dequantized to f16 in row chunks into the workspace (prefill: compute-bound, so the
+// extra pass over the weights is cheap next to the GEMM).
+#pragma once
+
+#include "runtime/backends/cuda/cublaslt_matmul.h"
+#include "runtime/backends/cuda/cuda_status.h"
+#include "runtime/backends/cuda/cuda_workspace.h"
+#include "runtime/device/ops.h"
+
+#include <cuda_runtime_api.h>
+
+namespace pshard::cuda {
+
+class CudaOps final : public Ops {
+public:
+  CudaOps(cudaStream_t stream, StickyError& sticky, LtMatmul& lt)
+      : stream_(stream), sticky_(sticky), lt_(lt) {}
+  // The workspace moves with the arena (null while there is none).
+  void set_workspace(const CudaWorkspace& ws) { ws_ = ws; }
+
+  void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
+                float eps) override;
+  void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) override;
+  void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
+            const RopeParams& p) override;
+  void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
+                 int64_t n_tokens) override;
+  void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
+                 int64_t n_tokens, float* out) override;
+  void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void add(float* y, const float* x, int64_t n) override;
+  void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) override;
+  void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
+                    int64_t n_tokens, float* out) override;
+
+private:
+  void note(cudaError_t e, const char* what, int line);
+  bool need_workspace(const char* op);
+  Status gemm_float(const MatrixView& w, const float* x, int64_t n_tokens, float* y);
+  Status gemm_quant(const MatrixView& w, const float* x, int64_t n_tokens, float* y);
+
+  cudaStream_t stream_;
+  StickyError& sticky_;
+  LtMatmul& lt_;
+  CudaWorkspace ws_;
+};
+
+} // namespace pshard::cuda

@@ -1,0 +1,125 @@
+// Causal grouped-query attention over the KV cache in VRAM, flash-attention style: keys
+// and values stream through shared memory in tiles of 32 positions and each query head
+// keeps a running max, sum and weighted accumulator (online softmax), so memory is
+// O(tile), never O(context²).
+//
+// A block serves one token and one KV head: the K/V tile it loads is shared by the warps
+// of that KV head's query heads (GQA), one warp per query head, up to kMaxWarps per
+// block (grid.z covers larger groups). In a warp, lane j scores key j of the tile, and
+// lane l owns head dimensions l, l + 32, … of the accumulator.
+#include "runtime/backends/cuda/kernels/block_formats.cuh"
+#include "runtime/backends/cuda/kernels/kernels.h"
+
+#include <cmath>
+
+namespace pshard::cuda::kernels {
+namespace {
+
+constexpr int kTile = 32;
+constexpr int kMaxWarps = 8;
+constexpr int kMaxDimsPerLane = 8; // head_dim <= 256
+
+__global__ void attention_kernel(const float* q, const float* kc, const float* vc, int64_t kv_dim,
+                                 int64_t n_head, int64_t group, int64_t hd, int64_t pos0,
+                                 float scale, float* out) {
+  extern __shared__ float smem[];
+  const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
+  float* ks = smem;
+  float* vs = ks + kTile * kstride;
+  float* qs = vs + kTile * hd;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
+  const int64_t t = blockIdx.x, g = blockIdx.y;
+  const int64_t head_in_group = blockIdx.z * kMaxWarps + warp;
+  const bool active = head_in_group < group;
+  const int64_t h = g * group + head_in_group;
+  const int64_t n_kv = pos0 + t + 1; // causal: positions [0, pos0 + t]
+  float* qw = qs + warp * hd;
+  if (active)
+    for (int64_t d = lane; d < hd; d += 32)
+      qw[d] = q[(t * n_head + h) * hd + d];
+  float m = -INFINITY, l = 0.0f;
+  float acc[kMaxDimsPerLane] = {};
+  for (int64_t j0 = 0; j0 < n_kv; j0 += kTile) {
+    __syncthreads(); // the previous tile is consumed (and qw written, the first time)
+    const int64_t rows = n_kv - j0 < kTile ? n_kv - j0 : kTile;
+    for (int64_t i = threadIdx.x; i < rows * hd; i += blockDim.x) {
+      const int64_t j = i / hd, d = i % hd;
+      const int64_t src = (j0 + j) * kv_dim + g * hd + d;
+      ks[j * kstride + d] = kc[src];
+      vs[j * hd + d] = vc[src];
+    }
+    __syncthreads();
+    if (!active)
+      continue;
+    float s = -INFINITY;
+    if (lane < rows) {
+      float dot = 0.0f;
+      for (int64_t d = 0; d < hd; ++d)
+        dot += qw[d] * ks[lane * kstride + d];
+      s = dot * scale;
+    }
+    float tile_max = s;
+    for (int o = 16; o > 0; o >>= 1)
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, o));
+    const float m_new = fmaxf(m, tile_max);
+    const float p = lane < rows ? expf(s - m_new) : 0.0f;
+    const float corr = expf(m - m_new);
+    float p_sum = p;
+    for (int o = 16; o > 0; o >>= 1)
+      p_sum += __shfl_xor_sync(0xffffffffu, p_sum, o);
+    l = l * corr + p_sum;
+    m = m_new;
+#pragma unroll
+    for (int i = 0; i < kMaxDimsPerLane; ++i)
+      acc[i] *= corr;
+    for (int j = 0; j < rows; ++j) {
+      const float pj = __shfl_sync(0xffffffffu, p, j);
+#pragma unroll
+      for (int i = 0; i < kMaxDimsPerLane; ++i) {
+        const int64_t d = lane + 32 * i;
+        if (d < hd)
+          acc[i] += pj * vs[j * hd + d];
+      }
+    }
+  }
+  (void)nw;
+  if (!active)
+    return;
+  const float inv = 1.0f / l;
+#pragma unroll
+  for (int i = 0; i < kMaxDimsPerLane; ++i) {
+    const int64_t d = lane + 32 * i;
+    if (d < hd)
+      out[(t * n_head + h) * hd + d] = acc[i] * inv;
+  }
+}
+
+} // namespace
+
+cudaError_t attention(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim,
+                      int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t pos0,
+                      int64_t n_tokens, float* out, cudaStream_t s) {
+  if (head_dim <= 0 || head_dim > 32 * kMaxDimsPerLane || n_head_kv <= 0 ||
+      n_head % n_head_kv != 0)
+    return cudaErrorInvalidValue;
+  if (n_tokens <= 0)
+    return cudaGetLastError();
+  const int64_t group = n_head / n_head_kv;
+  const int warps = static_cast<int>(group < kMaxWarps ? group : kMaxWarps);
+  const size_t smem =
+      sizeof(float) * static_cast<size_t>(kTile * (head_dim + 1) + kTile * head_dim + warps * head_dim);
+  if (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (e != cudaSuccess)
+      return e;
+  }
+  const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(n_head_kv),
+                  static_cast<unsigned>((group + kMaxWarps - 1) / kMaxWarps));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  attention_kernel<<<grid, warps * 32, smem, s>>>(q, k_cache, v_cache, kv_dim, n_head, group,
+                                                   head_dim, pos0, scale, out);
+  return cudaGetLastError();
+}
+
+} // namespace pshard::cuda::kernels

@@ -1,0 +1,152 @@
+// Per-token and elementwise kernels: RMSNorm, RoPE, SiLU·mul, residual add, embedding
+// gather, and the conversions feeding cuBLASLt. All memory-bound; written for clarity.
+#include "runtime/backends/cuda/kernels/block_formats.cuh"
+#include "runtime/backends/cuda/kernels/kernels.h"
+
+namespace pshard::cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+// One block per token: sum of squares reduced in shared memory, then scale.
+__global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_t d, float eps) {
+  const float* xr = x + blockIdx.x * d;
+  float* yr = y + blockIdx.x * d;
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+    sum += xr[i] * xr[i];
+  for (int o = 16; o > 0; o >>= 1)
+    sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  __shared__ float warp_sums[kThreads / 32];
+  if ((threadIdx.x & 31) == 0)
+    warp_sums[threadIdx.x / 32] = sum;
+  __syncthreads();
+  float total = 0.0f;
+  for (int i = 0; i < kThreads / 32; ++i)
+    total += warp_sums[i];
+  const float scale = rsqrtf(total / static_cast<float>(d) + eps);
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+    yr[i] = xr[i] * scale * w[i];
+}
+
+// One thread per (token, head, pair). Angles as the CPU computes them (float powf).
+__global__ void rope_kernel(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+                            int64_t rot_dim, int64_t pos0, float base, float scale,
+                            const float* factors) {
+  const int64_t pairs = rot_dim / 2;
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n_tokens * n_heads * pairs)
+    return;
+  const int64_t p = i % pairs, h = (i / pairs) % n_heads, t = i / (pairs * n_heads);
+  const float exponent = -2.0f * static_cast<float>(p) / static_cast<float>(rot_dim);
+  float theta = static_cast<float>(pos0 + t) * scale * powf(base, exponent);
+  if (factors != nullptr)
+    theta /= factors[p];
+  float s, c;
+  sincosf(theta, &s, &c);
+  float* pair = x + (t * n_heads + h) * head_dim + 2 * p;
+  const float x0 = pair[0], x1 = pair[1];
+  pair[0] = x0 * c - x1 * s;
+  pair[1] = x0 * s + x1 * c;
+}
+
+__global__ void silu_mul_kernel(const float* g, const float* u, float* out, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+__global__ void add_kernel(float* y, const float* x, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    y[i] += x[i];
+}
+
+template <TensorType T>
+__global__ void embed_kernel(const uint8_t* table, size_t row_bytes, int64_t cols,
+                             const int32_t* ids, float* out) {
+  const uint8_t* row = table + static_cast<size_t>(ids[blockIdx.y]) * row_bytes;
+  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (c < cols)
+    out[blockIdx.y * cols + c] = weight_at<T>(row, c);
+}
+
+template <TensorType T>
+__global__ void dequant_kernel(const uint8_t* w, size_t row_bytes, int64_t cols, __half* dst) {
+  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (c < cols)
+    dst[blockIdx.y * cols + c] = __float2half(weight_at<T>(w + blockIdx.y * row_bytes, c));
+}
+
+__global__ void convert_kernel(const float* x, int64_t n, void* dst, bool to_bf16) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  if (to_bf16)
+    static_cast<__nv_bfloat16*>(dst)[i] = __float2bfloat16(x[i]);
+  else
+    static_cast<__half*>(dst)[i] = __float2half(x[i]);
+}
+
+} // namespace
+
+cudaError_t rms_norm(const float* x, const float* w, float* y, int64_t n_tokens, int64_t d,
+                     float eps, cudaStream_t s) {
+  if (n_tokens > 0)
+    rms_norm_kernel<<<static_cast<unsigned>(n_tokens), kThreads, 0, s>>>(x, w, y, d, eps);
+  return cudaGetLastError();
+}
+
+cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t rot_dim,
+                 int64_t pos0, float base, float scale, const float* factors, cudaStream_t s) {
+  const int64_t n = n_tokens * n_heads * (rot_dim / 2);
+  if (n > 0)
+    rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, n_tokens, n_heads, head_dim,
+                                                             rot_dim, pos0, base, scale, factors);
+  return cudaGetLastError();
+}
+
+cudaError_t silu_mul(const float* g, const float* u, float* out, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    silu_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g, u, out, n);
+  return cudaGetLastError();
+}
+
+cudaError_t add(float* y, const float* x, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    add_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(y, x, n);
+  return cudaGetLastError();
+}
+
+cudaError_t embed_rows(TensorType type, const uint8_t* table, size_t row_bytes, int64_t cols,
+                       const int32_t* ids, int64_t n_tokens, float* out, cudaStream_t s) {
+  if (n_tokens <= 0 || cols <= 0)
+    return cudaGetLastError();
+  const dim3 grid(blocks_for(cols, kThreads), static_cast<unsigned>(n_tokens));
+  if (!dispatch_type(type, [&](auto t) {
+        embed_kernel<decltype(t)::value><<<grid, kThreads, 0, s>>>(table, row_bytes, cols, ids, out);
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t dequantize_to_half(TensorType type, const uint8_t* w, size_t row_bytes, int64_t rows,
+                               int64_t cols, void* dst, cudaStream_t s) {
+  if (rows <= 0 || cols <= 0)
+    return cudaGetLastError();
+  const dim3 grid(blocks_for(cols, kThreads), static_cast<unsigned>(rows));
+  if (!dispatch_type(type, [&](auto t) {
+        dequant_kernel<decltype(t)::value>
+            <<<grid, kThreads, 0, s>>>(w, row_bytes, cols, static_cast<__half*>(dst));
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t convert_floats(const float* x, int64_t n, void* dst, bool to_bf16, cudaStream_t s) {
+  if (n > 0)
+    convert_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, n, dst, to_bf16);
+  return cudaGetLastError();
+}
+
+} // namespace pshard::cuda::kernels

@@ -1,0 +1,63 @@
+// Launchers of the CUDA backend's kernels, callable from plain C++ (only cudaStream_t
+// crosses). Each enqueues on `stream` and returns the launch's error (a bad
+// configuration); failures while running surface at the next synchronize.
+//
+// Pointers are device addresses. Weight rows follow GGUF's layouts
+// (runtime/tensor/tensor_type.h); quantized rows hold whole 32-value blocks.
+#pragma once
+
+#include "runtime/tensor/tensor_type.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace pshard::cuda::kernels {
+
+// The matrix-vector path takes at most this many tokens per weight read.
+inline constexpr int kMatvecMaxTokens = 8;
+
+// --- elementwise.cu ---------------------------------------------------------------------
+cudaError_t rms_norm(const float* x, const float* w, float* y, int64_t n_tokens, int64_t d,
+                     float eps, cudaStream_t s);
+// freq_factors: device pointer or null.
+cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t rot_dim,
+                 int64_t pos0, float freq_base, float freq_scale, const float* freq_factors,
+                 cudaStream_t s);
+cudaError_t silu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
+cudaError_t add(float* y, const float* x, int64_t n, cudaStream_t s);
+// out[t] = row ids[t] of the table as floats (ids: device memory).
+cudaError_t embed_rows(TensorType type, const uint8_t* table, size_t row_bytes, int64_t cols,
+                       const int32_t* ids, int64_t n_tokens, float* out, cudaStream_t s);
+// rows x cols of `type` to half (dst dense, ld = cols), for cuBLASLt.
+cudaError_t dequantize_to_half(TensorType type, const uint8_t* w, size_t row_bytes, int64_t rows,
+                               int64_t cols, void* dst_half, cudaStream_t s);
+// n floats to half (to_bf16 = false) or bfloat16.
+cudaError_t convert_floats(const float* x, int64_t n, void* dst, bool to_bf16, cudaStream_t s);
+
+// --- matvec.cu --------------------------------------------------------------------------
+// y[t][r] = dot(W row r, x[t]) for n_tokens <= kMatvecMaxTokens (y's row stride: ldy).
+cudaError_t matvec(TensorType type, const uint8_t* w, size_t row_bytes, int64_t rows, int64_t cols,
+                   const float* x, int64_t n_tokens, float* y, int64_t ldy, cudaStream_t s);
+// Each token its own expert: y[t] = W_{experts[t * stride]} x[t] for n_tokens tokens, the
+// weight of expert e starting at weights[e] (a device array of n_expert pointers).
+cudaError_t matvec_routed(TensorType type, const uint8_t* const* weights, const int32_t* experts,
+                          int64_t stride, size_t row_bytes, int64_t rows, int64_t cols,
+                          const float* x, int64_t n_tokens, float* y, cudaStream_t s);
+
+// --- attention.cu -----------------------------------------------------------------------
+cudaError_t attention(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim,
+                      int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t pos0,
+                      int64_t n_tokens, float* out, cudaStream_t s);
+
+// --- moe.cu -----------------------------------------------------------------------------
+// Softmax over each token's n_expert logits (in place), top-k (ties to the lower index),
+// weights renormalised; each token's k routes sorted by expert index, so sums run in the
+// CPU's order.
+cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
+                      int32_t* experts, float* weights, cudaStream_t s);
+// out[t] (+)= weights[t * stride] * expert_out[t] over d values; `first` assigns.
+cudaError_t moe_accumulate(const float* expert_out, const float* weights, int64_t stride,
+                           int64_t n_tokens, int64_t d, bool first, float* out, cudaStream_t s);
+
+} // namespace pshard::cuda::kernels

@@ -1,0 +1,49 @@
+#include "runtime/backends/emu/emu_ops.h"
+
+#include <vector>
+
+namespace pshard::emu {
+
+void EmuOps::rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
+                      float eps) {
+  q_.push_work([=, this] { cpu_.rms_norm(x, weight, y, n_tokens, d, eps); });
+}
+
+void EmuOps::matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) {
+  q_.push_work([=, this] { cpu_.matmul(w, x, n_tokens, y); });
+}
+
+void EmuOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p) {
+  q_.push_work([=, this] { cpu_.rope(x, n_tokens, n_heads, pos0, p); });
+}
+
+void EmuOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
+                       int64_t n_tokens) {
+  q_.push_work([=, this] { cpu_.kv_append(kv, k, v, pos0, n_tokens); });
+}
+
+void EmuOps::attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
+                       int64_t n_tokens, float* out) {
+  q_.push_work([=, this] { cpu_.attention(q, kv, shape, pos0, n_tokens, out); });
+}
+
+void EmuOps::silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  q_.push_work([=, this] { cpu_.silu_mul(gate, up, out, n); });
+}
+
+void EmuOps::add(float* y, const float* x, int64_t n) {
+  q_.push_work([=, this] { cpu_.add(y, x, n); });
+}
+
+void EmuOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {
+  q_.push_work([=, this, ids = std::vector<TokenId>(tokens.begin(), tokens.end())] {
+    cpu_.embed_rows(table, ids, out);
+  });
+}
+
+void EmuOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
+                          int64_t n_tokens, float* out) {
+  q_.push_work([=, this] { cpu_.moe_dispatch(x, router_logits, moe, n_tokens, out); });
+}
+
+} // namespace pshard::emu

@@ -1,0 +1,35 @@
+// The emulated GPU's kernels: each Ops call is queued on the compute thread, which runs
+// the CPU implementation. Arguments are captured by value (token ids copied), since
+// the call returns before the work runs.
+#pragma once
+
+#include "runtime/backends/cpu/cpu_ops.h"
+#include "runtime/backends/emu/emu_queue.h"
+
+namespace pshard::emu {
+
+class EmuOps final : public Ops {
+public:
+  EmuOps(EmuQueue& compute, CpuOps& cpu) : q_(compute), cpu_(cpu) {}
+
+  void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
+                float eps) override;
+  void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) override;
+  void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
+            const RopeParams& p) override;
+  void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
+                 int64_t n_tokens) override;
+  void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
+                 int64_t n_tokens, float* out) override;
+  void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void add(float* y, const float* x, int64_t n) override;
+  void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) override;
+  void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n_tokens,
+                    float* out) override;
+
+private:
+  EmuQueue& q_;
+  CpuOps& cpu_;
+};
+
+} // namespace pshard::emu

@@ -1,0 +1,170 @@
+// pshard.h: the context handle — creation, decoding, the VRAM budget, statistics.
+#include "runtime/capi/capi_internal.h"
+
+#include <new>
+
+using namespace pshard;
+using pshard::capi::fail;
+
+extern "C" {
+
+pshard_context_params pshard_context_default_params(void) {
+  pshard_context_params p{};
+  p.size = sizeof p;
+  p.backend = PSHARD_BACKEND_CPU;
+  p.n_batch = 256;
+  p.emu_pcie_latency_us = 10;
+  p.emu_compute_threads = 1;
+  return p;
+}
+
+pshard_status pshard_context_create(pshard_model* model, const pshard_context_params* params,
+                                    pshard_context** out_context) {
+  if (!model)
+    return capi::null_argument("pshard_context_create", "model");
+  if (!out_context)
+    return capi::null_argument("pshard_context_create", "out_context");
+  *out_context = nullptr;
+  const pshard_context_params p = capi::read_params(params, pshard_context_default_params());
+  auto c = std::unique_ptr<pshard_context>(new (std::nothrow) pshard_context());
+  if (!c)
+    return fail(Status(StatusCode::kOutOfMemory, "pshard_context_create: out of host memory"));
+  c->model = model;
+  auto device = capi::make_device(p, *model);
+  if (!device.ok())
+    return fail(device.status());
+  c->device = std::move(device).value();
+  HybridParams hp;
+  hp.n_ctx = p.n_ctx;
+  hp.n_threads = p.n_threads;
+  hp.vram_budget = p.vram_budget;
+  hp.n_batch = p.n_batch;
+  const Schedule* schedule = model->schedule ? &*model->schedule : nullptr;
+  auto session = HybridSession::create(*model->model, schedule, c->device.get(), hp);
+  if (!session.ok())
+    return fail(session.status());
+  c->session = std::move(session).value();
+  if (p.trace) {
+    c->timeline = std::make_unique<Timeline>();
+    c->session->set_timeline(c->timeline.get());
+  }
+  *out_context = c.release();
+  return PSHARD_OK;
+}
+
+void pshard_context_free(pshard_context* context) {
+  if (!context)
+    return;
+  context->session.reset(); // before the device it runs on
+  delete context;
+}
+
+int64_t pshard_context_n_ctx(const pshard_context* c) { return c ? c->session->n_ctx() : 0; }
+int64_t pshard_context_n_past(const pshard_context* c) { return c ? c->session->n_past() : 0; }
+int32_t pshard_context_n_threads(const pshard_context* c) {
+  return c ? c->session->n_threads() : 0;
+}
+uint64_t pshard_context_host_bytes(const pshard_context* c) {
+  return c ? c->session->host_bytes() : 0;
+}
+
+void pshard_context_reset(pshard_context* c) {
+  if (c)
+    c->session->reset();
+}
+
+pshard_status pshard_context_set_vram_budget(pshard_context* c, uint64_t bytes) {
+  if (!c)
+    return capi::null_argument("pshard_context_set_vram_budget", "context");
+  if (Status st = c->session->set_budget(bytes); !st.ok())
+    return fail(st);
+  return PSHARD_OK;
+}
+
+pshard_status pshard_context_decode(pshard_context* c, const pshard_token* tokens, size_t n_tokens,
+                                    const float** logits) {
+  if (!c)
+    return capi::null_argument("pshard_context_decode", "context");
+  if (!tokens && n_tokens > 0)
+    return capi::null_argument("pshard_context_decode", "tokens");
+  auto l = c->session->decode(std::span<const TokenId>(tokens, n_tokens));
+  if (!l.ok())
+    return fail(l.status());
+  if (logits)
+    *logits = l->data();
+  return PSHARD_OK;
+}
+
+pshard_stats pshard_stats_init(void) {
+  pshard_stats s{};
+  s.size = sizeof s;
+  return s;
+}
+
+pshard_plan_stats pshard_plan_stats_init(void) {
+  pshard_plan_stats s{};
+  s.size = sizeof s;
+  return s;
+}
+
+pshard_status pshard_context_get_stats(const pshard_context* c, pshard_stats* out) {
+  if (!c)
+    return capi::null_argument("pshard_context_get_stats", "context");
+  if (!out)
+    return capi::null_argument("pshard_context_get_stats", "out");
+  const SessionStats& st = c->session->stats();
+  pshard_stats s = pshard_stats_init();
+  s.passes = st.passes;
+  s.vram_budget = c->session->budget();
+  s.peak_vram_bytes = st.peak_device_bytes;
+  s.bytes_streamed = st.bytes_streamed;
+  s.bytes_crossed = st.bytes_crossed;
+  s.bytes_switched = st.bytes_switched;
+  s.budget_switches = st.budget_switches;
+  s.n_plans = st.plans.size();
+  capi::write_out(out, s);
+  return PSHARD_OK;
+}
+
+pshard_status pshard_context_get_plan_stats(const pshard_context* c, size_t index,
+                                            pshard_plan_stats* out) {
+  if (!c)
+    return capi::null_argument("pshard_context_get_plan_stats", "context");
+  if (!out)
+    return capi::null_argument("pshard_context_get_plan_stats", "out");
+  const auto& plans = c->session->stats().plans;
+  if (index >= plans.size())
+    return fail(out_of_range("plan index " + std::to_string(index) + " is past the " +
+                             std::to_string(plans.size()) + " plans used"));
+  const PlanUse& u = plans[index];
+  pshard_plan_stats s = pshard_plan_stats_init();
+  s.budget_bytes = u.budget_bytes;
+  s.tier = u.tier;
+  s.strategy = u.strategy.c_str();
+  s.passes = u.passes;
+  s.tokens = u.tokens;
+  s.predicted_ms_per_pass = u.predicted_ms_per_pass;
+  s.measured_ms_per_pass = u.measured_ms_per_pass();
+  s.bytes_streamed = u.bytes_streamed;
+  capi::write_out(out, s);
+  return PSHARD_OK;
+}
+
+void pshard_context_reset_stats(pshard_context* c) {
+  if (c)
+    c->session->reset_stats();
+}
+
+pshard_status pshard_context_write_trace(const pshard_context* c, const char* path) {
+  if (!c)
+    return capi::null_argument("pshard_context_write_trace", "context");
+  if (!path)
+    return capi::null_argument("pshard_context_write_trace", "path");
+  if (!c->timeline)
+    return fail(invalid_argument("the context records no trace: create it with params.trace"));
+  if (Status st = c->timeline->write_json(path); !st.ok())
+    return fail(st);
+  return PSHARD_OK;
+}
+
+} // extern "C"

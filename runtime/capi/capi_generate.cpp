@@ -1,0 +1,93 @@
+// pshard.h: generation — prefill, sampling and decoding with a per-token callback.
+#include "runtime/capi/capi_internal.h"
+#include "runtime/generate/generator.h"
+
+using namespace pshard;
+using pshard::capi::fail;
+
+extern "C" {
+
+pshard_generate_params pshard_generate_default_params(void) {
+  const SamplerParams sp;
+  pshard_generate_params p{};
+  p.size = sizeof p;
+  p.n_predict = 128;
+  p.temperature = sp.temperature;
+  p.top_k = sp.top_k;
+  p.top_p = sp.top_p;
+  p.min_p = sp.min_p;
+  p.repeat_penalty = sp.repeat_penalty;
+  p.repeat_last_n = sp.repeat_last_n;
+  p.seed = sp.seed;
+  return p;
+}
+
+pshard_generate_result pshard_generate_result_init(void) {
+  pshard_generate_result r{};
+  r.size = sizeof r;
+  return r;
+}
+
+pshard_status pshard_context_generate(pshard_context* c, const pshard_token* prompt,
+                                      size_t n_prompt, const pshard_generate_params* params,
+                                      pshard_token_callback on_token, void* user_data,
+                                      pshard_generate_result* result) {
+  if (!c)
+    return capi::null_argument("pshard_context_generate", "context");
+  if (!prompt && n_prompt > 0)
+    return capi::null_argument("pshard_context_generate", "prompt");
+  const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
+  SamplerParams sp;
+  sp.temperature = p.temperature;
+  sp.top_k = p.top_k;
+  sp.top_p = p.top_p;
+  sp.min_p = p.min_p;
+  sp.repeat_penalty = p.repeat_penalty;
+  sp.repeat_last_n = p.repeat_last_n;
+  sp.seed = p.seed;
+  auto sampler = Sampler::create(sp);
+  if (!sampler.ok())
+    return fail(sampler.status());
+  GenerateParams gp;
+  gp.n_predict = p.n_predict;
+  gp.ignore_eos = p.ignore_eos;
+  gp.top_logprobs = p.top_logprobs;
+  TokenCallback callback = nullptr;
+  std::vector<pshard_token> top_ids;
+  std::vector<float> top_lp;
+  if (on_token)
+    callback = [&](const TokenEvent& e) {
+      pshard_token_event ev{};
+      ev.token = e.id;
+      ev.text = e.text.data();
+      ev.text_len = e.text.size();
+      if (e.top) {
+        top_ids.clear();
+        top_lp.clear();
+        for (const TokenLogprob& t : *e.top) {
+          top_ids.push_back(t.id);
+          top_lp.push_back(t.logprob);
+        }
+        ev.n_top = static_cast<int32_t>(top_ids.size());
+        ev.top_ids = top_ids.data();
+        ev.top_logprobs = top_lp.data();
+      }
+      return on_token(&ev, user_data);
+    };
+  auto r = generate(*c->session, *c->model->tokenizer, *sampler,
+                    std::span<const TokenId>(prompt, n_prompt), gp, callback);
+  if (!r.ok())
+    return fail(r.status());
+  if (result) {
+    pshard_generate_result out = pshard_generate_result_init();
+    out.n_prompt = r->timings.n_prompt;
+    out.n_generated = r->timings.n_generated;
+    out.prompt_ms = r->timings.prompt_ms;
+    out.generation_ms = r->timings.generation_ms;
+    out.first_token_ms = r->timings.first_token_ms;
+    capi::write_out(result, out);
+  }
+  return PSHARD_OK;
+}
+
+} // extern "C"

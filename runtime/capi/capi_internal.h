@@ -1,0 +1,59 @@
+// The C API's handles and error plumbing (not installed; pshard.h is the interface).
+#pragma once
+
+#include "pshard/pshard.h"
+#include "runtime/device/device.h"
+#include "runtime/executor/hybrid_session.h"
+#include "runtime/executor/timeline.h"
+#include "runtime/model/llama_model.h"
+#include "runtime/schedule/schedule_file.h"
+#include "runtime/tokenizer/tokenizer.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+struct pshard_model {
+  std::unique_ptr<pshard::LlamaModel> model;
+  std::unique_ptr<pshard::Tokenizer> tokenizer;
+  std::optional<pshard::Schedule> schedule;
+};
+
+struct pshard_context {
+  pshard_model* model = nullptr;
+  std::unique_ptr<pshard::Device> device; // null on the cpu backend
+  std::unique_ptr<pshard::HybridSession> session;
+  std::unique_ptr<pshard::Timeline> timeline;
+};
+
+namespace pshard::capi {
+
+// Records the failure for pshard_last_error() and returns its code.
+pshard_status fail(const Status& status);
+pshard_status ok();
+const char* last_error_message();
+// The NULL-argument check every entry point does first.
+pshard_status null_argument(const char* function, const char* argument);
+// The caller's struct copied over defaults: fields past the caller's `size` keep their
+// defaults, so an older caller works against a newer library.
+template <typename T> T read_params(const T* in, T defaults) {
+  if (in) {
+    const size_t n = in->size < sizeof(T) ? in->size : sizeof(T);
+    std::memcpy(static_cast<void*>(&defaults), in, n);
+    defaults.size = sizeof(T);
+  }
+  return defaults;
+}
+// Writes `value` into the caller's struct up to its `size`.
+template <typename T> void write_out(T* out, T value) {
+  const size_t n = out->size < sizeof(T) ? out->size : sizeof(T);
+  value.size = out->size;
+  std::memcpy(static_cast<void*>(out), &value, n);
+}
+
+// The device of a backend (null for cpu), sized and linked after the context params
+// and the schedule the model carries.
+Result<std::unique_ptr<Device>> make_device(const pshard_context_params& p, const pshard_model& m);
+
+} // namespace pshard::capi

@@ -1,0 +1,145 @@
+// pshard.h: errors and the model handle.
+#include "runtime/capi/capi_internal.h"
+
+#include <new>
+
+namespace pshard::capi {
+namespace {
+
+thread_local std::string last_error;
+
+} // namespace
+
+pshard_status fail(const Status& status) {
+  last_error = status.to_string();
+  return static_cast<pshard_status>(static_cast<int>(status.code()));
+}
+
+pshard_status ok() { return PSHARD_OK; }
+
+const char* last_error_message() { return last_error.c_str(); }
+
+pshard_status null_argument(const char* function, const char* argument) {
+  return fail(invalid_argument(std::string(function) + ": `" + argument + "` must not be NULL"));
+}
+
+} // namespace pshard::capi
+
+using namespace pshard;
+using pshard::capi::fail;
+
+extern "C" {
+
+const char* pshard_last_error(void) { return capi::last_error_message(); }
+
+const char* pshard_status_name(pshard_status status) {
+  return status_code_name(static_cast<StatusCode>(static_cast<int>(status)));
+}
+
+pshard_model_params pshard_model_default_params(void) {
+  pshard_model_params p{};
+  p.size = sizeof p;
+  return p;
+}
+
+pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params* params,
+                                pshard_model** out_model) {
+  if (!gguf_path)
+    return capi::null_argument("pshard_model_load", "gguf_path");
+  if (!out_model)
+    return capi::null_argument("pshard_model_load", "out_model");
+  *out_model = nullptr;
+  const pshard_model_params p = capi::read_params(params, pshard_model_default_params());
+  auto m = std::unique_ptr<pshard_model>(new (std::nothrow) pshard_model());
+  if (!m)
+    return fail(Status(StatusCode::kOutOfMemory, "pshard_model_load: out of host memory"));
+  auto model = LlamaModel::load(gguf_path);
+  if (!model.ok())
+    return fail(model.status());
+  m->model = std::move(model).value();
+  auto tokenizer = Tokenizer::from_gguf(m->model->file());
+  if (!tokenizer.ok())
+    return fail(tokenizer.status().with_context(gguf_path));
+  m->tokenizer = std::move(tokenizer).value();
+  if (m->tokenizer->n_vocab() != m->model->hparams().n_vocab)
+    return fail(invalid_format("the tokenizer has " + std::to_string(m->tokenizer->n_vocab()) +
+                               " tokens but the model's embedding has " +
+                               std::to_string(m->model->hparams().n_vocab)));
+  if (p.schedule_path) {
+    auto s = Schedule::load_file(p.schedule_path);
+    if (!s.ok())
+      return fail(s.status());
+    if (Status st = s->check_model(m->model->file()); !st.ok())
+      return fail(st);
+    m->schedule.emplace(std::move(s).value());
+  }
+  *out_model = m.release();
+  return PSHARD_OK;
+}
+
+void pshard_model_free(pshard_model* model) { delete model; }
+
+int32_t pshard_model_n_vocab(const pshard_model* model) {
+  return model ? static_cast<int32_t>(model->model->hparams().n_vocab) : 0;
+}
+
+uint64_t pshard_model_file_bytes(const pshard_model* model) {
+  return model ? model->model->file().file_size() : 0;
+}
+
+bool pshard_model_has_schedule(const pshard_model* model) {
+  return model && model->schedule.has_value();
+}
+
+bool pshard_model_add_bos_by_default(const pshard_model* model) {
+  return model && model->tokenizer->add_bos_by_default();
+}
+
+pshard_status pshard_model_schedule_budgets(const pshard_model* model, uint64_t* budgets,
+                                            size_t capacity, size_t* n_budgets) {
+  if (!model)
+    return capi::null_argument("pshard_model_schedule_budgets", "model");
+  if (!n_budgets)
+    return capi::null_argument("pshard_model_schedule_budgets", "n_budgets");
+  *n_budgets = model->schedule ? model->schedule->budgets().size() : 0;
+  for (size_t i = 0; budgets && i < *n_budgets && i < capacity; ++i)
+    budgets[i] = model->schedule->budgets()[i];
+  return PSHARD_OK;
+}
+
+pshard_status pshard_model_tokenize(const pshard_model* model, const char* text, size_t text_len,
+                                    bool add_bos, pshard_token* tokens, size_t capacity,
+                                    size_t* n_tokens) {
+  if (!model)
+    return capi::null_argument("pshard_model_tokenize", "model");
+  if (!text && text_len > 0)
+    return capi::null_argument("pshard_model_tokenize", "text");
+  if (!n_tokens)
+    return capi::null_argument("pshard_model_tokenize", "n_tokens");
+  const std::vector<TokenId> ids =
+      model->tokenizer->encode(std::string_view(text ? text : "", text_len), add_bos);
+  *n_tokens = ids.size();
+  if (ids.size() > capacity || (!tokens && !ids.empty()))
+    return fail(out_of_range("the text has " + std::to_string(ids.size()) +
+                             " tokens, more than the buffer's " + std::to_string(capacity)));
+  std::copy(ids.begin(), ids.end(), tokens);
+  return PSHARD_OK;
+}
+
+pshard_status pshard_model_detokenize(const pshard_model* model, const pshard_token* tokens,
+                                      size_t n_tokens, char* text, size_t capacity,
+                                      size_t* text_len) {
+  if (!model)
+    return capi::null_argument("pshard_model_detokenize", "model");
+  if (!tokens && n_tokens > 0)
+    return capi::null_argument("pshard_model_detokenize", "tokens");
+  if (!text_len)
+    return capi::null_argument("pshard_model_detokenize", "text_len");
+  const std::string s = model->tokenizer->decode(std::span<const TokenId>(tokens, n_tokens));
+  *text_len = s.size();
+  if (text)
+    std::memcpy(text, s.data(), std::min(capacity, s.size()));
+  return PSHARD_OK;
+}
+
+} // extern "C"

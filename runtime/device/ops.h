@@ -1,0 +1,113 @@
+// The operations of the Llama forward pass, as one small interface that both the
+// host CPU and a device implement, so the sub-layer code (runtime/model) is written
+// once and runs on either.
+//
+//   CpuOps cpu(pool);                         // runtime/backends/cpu: runs now
+//   Ops& dev = device.compute();              // a Device: enqueued on its compute queue
+//   attention_forward(pass_on(cpu), w, kv);   // the same code, either place
+//
+// Pointers: every float* and every MatrixView::data handed to an Ops is an address in
+// the memory that Ops executes on — host memory (the model's mapping, host vectors)
+// for the CPU, device memory (the VRAM arena) for a device. Sub-layer code may do
+// pointer arithmetic on them but never dereferences them. Token ids are the exception:
+// they are always host memory, and a device copies them as it needs.
+//
+// Ordering: calls on one Ops execute in call order (a CPU runs each before returning;
+// a device queues them). A device's ops never fail at the call: a backend records its
+// first failure and reports it at Device::synchronize (as CUDA's sticky errors do).
+//
+// Determinism: every implementation must give the CPU's results bit for bit on the
+// cpu and emu backends (the emu runs the very same CPU kernels); the CUDA backend
+// matches within float tolerance. Nothing here may depend on how work is split.
+#pragma once
+
+#include "runtime/kernels/matmul.h"
+#include "runtime/kernels/ops.h"
+#include "runtime/tokenizer/token_id.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace pshard {
+
+// One layer's KV cache: K and V rows of kv_dim floats for positions [0, n_ctx).
+struct KvView {
+  float* k = nullptr;
+  float* v = nullptr;
+  int64_t n_ctx = 0;
+  int64_t kv_dim = 0;
+};
+
+// Attention geometry (grouped-query: n_head query heads share n_head_kv KV heads).
+struct AttentionDims {
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;
+};
+
+// n_expert matrices of equal shape: expert e starts at `first.data + e * stride`,
+// unless `placed` is non-empty — then at placed[e] (a streaming slot holding only the
+// experts a pass routes to; null for the others, which the pass never reads).
+struct ExpertMatrices {
+  MatrixView first;
+  int64_t n_expert = 0;
+  std::vector<const uint8_t*> placed;
+
+  size_t stride() const { return static_cast<size_t>(first.rows) * first.row_bytes; }
+  MatrixView expert(int64_t e) const {
+    MatrixView v = first;
+    v.data = placed.empty() ? first.data + static_cast<size_t>(e) * stride()
+                            : placed[static_cast<size_t>(e)];
+    return v;
+  }
+};
+
+// The experts of one MoE block and the scratch its dispatch uses (sized for n tokens:
+// expert_in and expert_out n x n_embd, gate and up n x n_ff).
+struct MoeDispatch {
+  ExpertMatrices gate, up, down;
+  int64_t n_expert_used = 0;
+  int64_t n_embd = 0;
+  int64_t n_ff = 0;
+  float* expert_in = nullptr;
+  float* expert_out = nullptr;
+  float* gate_buf = nullptr;
+  float* up_buf = nullptr;
+};
+
+class Ops {
+public:
+  virtual ~Ops() = default;
+
+  // y[t] = rms_norm(x[t]) * weight for n_tokens rows of d values (x and y may alias).
+  virtual void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
+                        float eps) = 0;
+  // y[n_tokens x w.rows] = x[n_tokens x w.cols] * W^T, W in this Ops' memory.
+  virtual void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) = 0;
+  // RoPE on n_tokens rows of n_heads heads; token t has position pos0 + t.
+  // Rows are dense (n_heads * p.head_dim values each).
+  virtual void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
+                    const RopeParams& p) = 0;
+  // Writes K and V rows of n_tokens tokens at positions [pos0, pos0 + n_tokens).
+  virtual void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
+                         int64_t n_tokens) = 0;
+  // Causal attention of n_tokens queries (token t at pos0 + t sees positions
+  // [0, pos0 + t]) over the cache; out is n_tokens x n_head * head_dim.
+  virtual void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
+                         int64_t n_tokens, float* out) = 0;
+  // out[i] = silu(gate[i]) * up[i] over n values.
+  virtual void silu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
+  // y[i] += x[i] over n values.
+  virtual void add(float* y, const float* x, int64_t n) = 0;
+  // out[t] = row tokens[t] of the table, as floats (tokens are host memory).
+  virtual void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) = 0;
+  // The MoE block after its router matmul: softmax over router_logits (n_tokens x
+  // n_expert, overwritten with probabilities), top-k experts per token with weights
+  // renormalised to sum to one (ties to the lower index), each expert's SiLU-gated FFN
+  // over the tokens routed to it in expert order, weighted sum into out (n x n_embd).
+  virtual void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
+                            int64_t n_tokens, float* out) = 0;
+};
+
+} // namespace pshard

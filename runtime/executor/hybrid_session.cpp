@@ -1,0 +1,167 @@
+#include "runtime/executor/hybrid_session.h"
+
+#include "runtime/executor/pass_runner.h"
+
+#include <algorithm>
+
+namespace pshard {
+namespace {
+
+const fb::schedule::CompileOptions* options_of(const Schedule& s) { return s.root().options(); }
+
+// The checks an artifact must pass besides its own verification and the model
+// fingerprint: what it was compiled for must cover what the session asks.
+Status check_compile_options(const Schedule& s, int64_t n_ctx) {
+  const auto* o = options_of(s);
+  if (!o)
+    return invalid_format("the schedule has no compile options; recompile it with pshard-compile");
+  if (n_ctx > o->n_ctx())
+    return invalid_argument("a context of " + std::to_string(n_ctx) +
+                            " tokens is longer than the schedule was compiled for (" +
+                            std::to_string(o->n_ctx()) + "); use a context of at most " +
+                            std::to_string(o->n_ctx()) + " or recompile with --ctx " +
+                            std::to_string(n_ctx));
+  if (o->kv_type() != static_cast<uint32_t>(TensorType::kF32))
+    return unsupported("the schedule plans a KV cache of ggml type " +
+                       std::to_string(o->kv_type()) +
+                       ", the runtime keeps it in F32; recompile with the default KV type");
+  return Status::ok_status();
+}
+
+} // namespace
+
+HybridSession::HybridSession(const LlamaModel& model, const Schedule* schedule, Device* device,
+                             KvCache kv, int32_t threads)
+    : model_(model), schedule_(schedule), device_(device), kv_(std::move(kv)),
+      pool_(std::make_unique<ThreadPool>(threads)), cpu_(std::make_unique<CpuOps>(*pool_)) {}
+
+HybridSession::~HybridSession() {
+  if (device_) {
+    (void)device_->synchronize();
+    device_->free_arena();
+    if (registered_host_)
+      device_->unregister_host_memory(model_.file().mapped_bytes().data());
+  }
+}
+
+Result<std::unique_ptr<HybridSession>> HybridSession::create(const LlamaModel& model,
+                                                             const Schedule* schedule,
+                                                             Device* device,
+                                                             const HybridParams& params) {
+  const LlamaHParams& hp = model.hparams();
+  if (params.n_ctx < 0)
+    return invalid_argument("context length must be positive, got " + std::to_string(params.n_ctx));
+  if (params.n_threads < 0)
+    return invalid_argument("thread count must be positive, got " +
+                            std::to_string(params.n_threads));
+  if (params.n_batch <= 0)
+    return invalid_argument("batch size must be positive");
+  int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
+  std::vector<SubLayerTensors> tensors;
+  if (schedule) {
+    if (params.n_ctx == 0)
+      n_ctx =
+          std::min<int64_t>(n_ctx, options_of(*schedule) ? options_of(*schedule)->n_ctx() : n_ctx);
+    PSHARD_RETURN_IF_ERROR(schedule->check_model(model.file()));
+    PSHARD_RETURN_IF_ERROR(check_compile_options(*schedule, n_ctx));
+    PSHARD_ASSIGN_OR_RETURN(tensors, bind_sublayer_tensors(*schedule, model));
+  }
+  const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim()));
+  auto s = std::unique_ptr<HybridSession>(
+      new HybridSession(model, schedule, device, std::move(kv), threads));
+  s->n_ctx_ = n_ctx;
+  s->tensors_ = std::move(tensors);
+  for (const SubLayer& sl : model.sublayers())
+    s->host_weights_.push_back(host_sublayer_weights(model.weights(), sl));
+  s->max_chunk_ = schedule ? schedule->tiers().back() : std::min(params.n_batch, n_ctx);
+  if (params.force_tier > 0) {
+    const auto& tiers = schedule ? schedule->tiers() : std::vector<int64_t>{};
+    if (std::find(tiers.begin(), tiers.end(), params.force_tier) == tiers.end())
+      return invalid_argument("tier " + std::to_string(params.force_tier) +
+                              " is not one the schedule was compiled for");
+    s->max_chunk_ = s->force_tier_ = params.force_tier;
+  }
+  s->act_.reserve(hp, s->max_chunk_);
+  if (device && schedule) {
+    s->events_ = std::make_unique<EventPool>(*device);
+    const auto image = model.file().mapped_bytes();
+    PSHARD_RETURN_IF_ERROR(device->register_host_memory(image.data(), image.size()));
+    s->registered_host_ = true;
+  }
+  if (schedule) {
+    PSHARD_RETURN_IF_ERROR(s->set_budget(params.vram_budget));
+    s->stats_.budget_switches = 0; // the first upload is no switch
+  }
+  return s;
+}
+
+Result<std::span<const float>> HybridSession::decode(std::span<const TokenId> tokens) {
+  const LlamaHParams& hp = model_.hparams();
+  if (tokens.empty())
+    return invalid_argument("decode needs at least one token");
+  for (TokenId t : tokens)
+    if (t < 0 || t >= hp.n_vocab)
+      return out_of_range("token id " + std::to_string(t) + " is outside the vocabulary of " +
+                          std::to_string(hp.n_vocab));
+  if (n_past_ + static_cast<int64_t>(tokens.size()) > n_ctx_)
+    return out_of_range("the context is full: " + std::to_string(n_past_) + " + " +
+                        std::to_string(tokens.size()) + " tokens exceed the context of " +
+                        std::to_string(n_ctx_) + "; use a larger context (-c)");
+  const size_t chunk = static_cast<size_t>(max_chunk_);
+  for (size_t begin = 0; begin < tokens.size(); begin += chunk) {
+    const size_t n = std::min(chunk, tokens.size() - begin);
+    PSHARD_RETURN_IF_ERROR(forward_chunk(tokens.subspan(begin, n), begin + n == tokens.size()));
+  }
+  return std::span<const float>(act_.ptrs().logits, static_cast<size_t>(hp.n_vocab));
+}
+
+Result<PlanRuntime*> HybridSession::plan_runtime(PlanIndex at) {
+  const auto key = std::make_pair(at.budget, at.tier);
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    const PlanInputs in{model_, tensors_, host_weights_, kv_, *device_, device_->arena(), n_ctx_};
+    PSHARD_ASSIGN_OR_RETURN(PlanRuntime r, build_plan_runtime(schedule_->plan(at), in));
+    it = plans_.emplace(key, std::move(r)).first;
+  }
+  return &it->second;
+}
+
+Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
+  PassContext ctx{model_,        host_weights_, schedule_ ? &tensors_ : nullptr,
+                  *cpu_,         act_.ptrs(),   kv_,
+                  nullptr,       nullptr,       nullptr,
+                  timeline_,     tokens,        n_past_,
+                  compute_logits};
+  const SchedulePlan* plan = nullptr;
+  if (schedule_ && residency_ >= 0) {
+    const int64_t n_select = force_tier_ > 0 ? force_tier_ : static_cast<int64_t>(tokens.size());
+    PSHARD_ASSIGN_OR_RETURN(PlanIndex at, schedule_->select(n_select, budget_));
+    plan = &schedule_->plan(at);
+    if (device_) {
+      if (static_cast<int>(at.budget) != residency_)
+        return internal_error("the plan's budget is not the one the arena holds");
+      PSHARD_ASSIGN_OR_RETURN(ctx.plan, plan_runtime(at));
+      ctx.device = device_;
+      ctx.events = events_.get();
+    }
+  }
+  if (timeline_)
+    timeline_->set_pass(stats_.passes);
+  auto pass = run_pass(ctx);
+  if (!pass.ok()) {
+    if (device_)
+      (void)device_->synchronize(); // leave no work queued on a failed pass
+    return pass.status();
+  }
+  if (plan) {
+    pass->budget_bytes = plan->budget_bytes;
+    pass->tier = plan->tier;
+    pass->predicted_ms = plan->predicted_ms_per_pass;
+  }
+  stats_.add(*pass, plan ? plan->strategy : "cpu-only");
+  n_past_ += static_cast<int64_t>(tokens.size());
+  return Status::ok_status();
+}
+
+} // namespace pshard

@@ -1,0 +1,115 @@
+// A generation session that executes a schedule's plans across the CPU and a device.
+//
+//   PSHARD_ASSIGN_OR_RETURN(auto schedule, Schedule::load_file("model.pshard"));
+//   PSHARD_ASSIGN_OR_RETURN(auto device, EmuDevice::create(emu_options));
+//   HybridParams params;
+//   params.vram_budget = 2ull << 30;
+//   PSHARD_ASSIGN_OR_RETURN(auto session,
+//       HybridSession::create(*model, &schedule, device.get(), params));
+//   PSHARD_ASSIGN_OR_RETURN(auto logits, session->decode(prompt_ids));
+//   PSHARD_RETURN_IF_ERROR(session->set_budget(512ull << 20));   // the app needs VRAM back
+//
+// Each forward pass looks its plan up — the smallest tier holding its new tokens, the
+// largest compiled budget within the budget in force — and runs it (pass_runner.h); a
+// prompt longer than the largest tier runs in chunks of it. Nothing is planned at run
+// time. Without a schedule every sub-layer runs on the CPU; without a device (the cpu
+// backend) the plans are looked up and reported but run on the CPU. On cpu and emu the
+// results are bit-identical whatever the plan.
+//
+// The arena holds the current budget's resident weights and the KV caches of resident
+// attention; a budget change (set_budget) moves between budgets between passes,
+// uploading and evicting only the difference, moving KV caches between host and device
+// as their placement changes. During the switch device memory first shrinks, then
+// grows: it never exceeds the larger of the two budgets, and is within the new one when
+// set_budget returns.
+#pragma once
+
+#include "runtime/backends/cpu/cpu_ops.h"
+#include "runtime/executor/plan_runtime.h"
+#include "runtime/executor/session_stats.h"
+#include "runtime/executor/timeline.h"
+#include "runtime/model/decoder.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace pshard {
+
+struct HybridParams {
+  int64_t n_ctx = 0;        // 0: the model's training context, capped at 4096 and at the
+                            // context the schedule was compiled for
+  int32_t n_threads = 0;    // CPU threads; 0: all hardware threads
+  uint64_t vram_budget = 0; // bytes the device may use (schedule and device only)
+  int64_t n_batch = 256;    // without a schedule: most tokens per pass
+  int64_t force_tier = 0;   // tests and benchmarks: every pass uses the plan of this
+                            // compiled tier (longer inputs run in chunks of it); 0: lookup
+};
+
+class HybridSession final : public Decoder {
+public:
+  // `schedule` and `device` may be null (see above); both must outlive the session.
+  static Result<std::unique_ptr<HybridSession>> create(const LlamaModel& model,
+                                                       const Schedule* schedule, Device* device,
+                                                       const HybridParams& params);
+  ~HybridSession() override;
+
+  Result<std::span<const float>> decode(std::span<const TokenId> tokens) override;
+  int64_t n_past() const override { return n_past_; }
+  int64_t n_ctx() const override { return n_ctx_; }
+  void reset() { n_past_ = 0; }
+
+  // Moves to the plans of the largest compiled budget ≤ bytes. kOutOfMemory naming the
+  // smallest compiled budget when bytes is below it (the session keeps its budget);
+  // 0 runs everything on the CPU and frees the device memory.
+  Status set_budget(uint64_t bytes);
+  uint64_t budget() const { return budget_; }
+
+  const SessionStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+  // Slices of every pass go to `timeline` (null: none); it must outlive its use.
+  void set_timeline(Timeline* timeline) { timeline_ = timeline; }
+  int32_t n_threads() const { return pool_->size(); }
+  // Host memory the session allocated: KV cache plus activations.
+  size_t host_bytes() const { return kv_.bytes() + act_.bytes(); }
+  // The largest tier (chunk size of a long prompt).
+  int64_t max_tokens_per_pass() const { return max_chunk_; }
+
+private:
+  HybridSession(const LlamaModel& model, const Schedule* schedule, Device* device, KvCache kv,
+                int32_t threads);
+  Status forward_chunk(std::span<const TokenId> tokens, bool compute_logits);
+  Result<PlanRuntime*> plan_runtime(PlanIndex at);
+  // residency.cpp: the budget switch.
+  Status switch_to(int budget_index);
+  Result<int> budget_index_for(uint64_t bytes) const;
+  uint64_t arena_bytes_for(int budget_index) const;
+  Status evict_kv(const std::optional<PlanLayout>& from, const std::optional<PlanLayout>& to);
+  Status upload(const PlanLayout& to, const std::optional<PlanLayout>& kept_from);
+  Status fall_back_to_cpu(const Status& why);
+
+  const LlamaModel& model_;
+  const Schedule* schedule_;
+  Device* device_;
+  std::vector<SubLayerTensors> tensors_;
+  std::vector<SubLayerWeights> host_weights_;
+  KvCache kv_;
+  Activations act_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<CpuOps> cpu_;
+  std::unique_ptr<EventPool> events_;
+  int64_t n_ctx_ = 0;
+  int64_t n_past_ = 0;
+  int64_t max_chunk_ = 256;
+  int64_t force_tier_ = 0;
+  uint64_t budget_ = 0;
+  int residency_ = -1; // budget index whose resident set the arena holds; -1: none
+  std::optional<PlanLayout> resident_layout_;
+  std::map<std::pair<size_t, size_t>, PlanRuntime> plans_;
+  SessionStats stats_;
+  Timeline* timeline_ = nullptr;
+  bool registered_host_ = false;
+  bool budget_set_ = false; // a budget is in force (messages say which one is kept)
+};
+
+} // namespace pshard

@@ -1,0 +1,312 @@
+#include "runtime/executor/pass_runner.h"
+
+#include <chrono>
+
+namespace pshard {
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class PassRunner {
+public:
+  explicit PassRunner(PassContext& c)
+      : c_(c), hp_(c.model.hparams()), host_pass_{hp_, c.cpu, c.host_act, c.pos0, c.tokens},
+        dev_pass_{hp_, c.device ? c.device->compute() : static_cast<Ops&>(c.cpu),
+                  c.plan ? c.plan->device_act : c.host_act, c.pos0, c.tokens} {}
+
+  Status run();
+  PassStats stats;
+
+private:
+  struct Pending { // a device slice, resolved once the pass has finished
+    Track track;
+    std::string name;
+    DeviceEvent* begin;
+    DeviceEvent* end;
+    uint64_t bytes;
+  };
+  bool on_device(size_t i) const { return c_.plan && c_.device && c_.plan->on_device[i]; }
+  uint64_t hidden_bytes() const {
+    return static_cast<uint64_t>(c_.tokens.size() * hp_.n_embd) * sizeof(float);
+  }
+  Result<DeviceEvent*> mark(Queue q);
+  Status issue_ready_copies();
+  Status issue_copy(int k);
+  Status to_host();
+  Status to_device();
+  Status route_on_host(size_t i);
+  Status run_cpu(size_t i);
+  Status run_device(size_t i);
+  Status logits_to_host();
+  void resolve_slices();
+
+  PassContext& c_;
+  const LlamaHParams& hp_;
+  ForwardPass host_pass_, dev_pass_;
+  bool host_valid_ = true, device_valid_ = false; // where the hidden state is current
+  int next_copy_ = 0, done_enqueued_ = 0;
+  std::vector<DeviceEvent*> copied_, done_;
+  std::vector<SlotPacking> moe_pack_;        // per sub-layer, routed on the host
+  std::vector<SubLayerWeights> moe_weights_; // per sub-layer, routed on the host
+  std::vector<bool> routed_;                 // per stream index
+  SlotPacking gathered_;                     // the embed rows of a gathering copy
+  std::vector<TokenId> row_ids_;             // 0..n-1: rows of the gathered table
+  std::vector<Pending> pending_;
+};
+
+Result<DeviceEvent*> PassRunner::mark(Queue q) {
+  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * e, c_.events->next());
+  c_.device->record(*e, q);
+  return e;
+}
+
+Status PassRunner::run() {
+  const auto& subs = c_.model.sublayers();
+  if (c_.plan && c_.device) {
+    const size_t n_streamed = c_.plan->plan->stream_order.size();
+    copied_.assign(n_streamed, nullptr);
+    done_.assign(n_streamed, nullptr);
+    routed_.assign(n_streamed, false);
+    moe_pack_.resize(subs.size());
+    moe_weights_.resize(subs.size());
+    const PlanLayout& l = c_.plan->layout;
+    if (l.workspace_offset != kNoOffset)
+      c_.device->set_workspace(c_.device->arena() + l.workspace_offset, l.workspace_bytes);
+    PSHARD_RETURN_IF_ERROR(issue_ready_copies());
+  }
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (subs[i].kind == SubLayerKind::kHead && !c_.compute_logits)
+      continue;
+    PSHARD_RETURN_IF_ERROR(on_device(i) ? run_device(i) : run_cpu(i));
+  }
+  if (c_.device && c_.plan) {
+    PSHARD_RETURN_IF_ERROR(c_.device->synchronize());
+    resolve_slices();
+  }
+  return Status::ok_status();
+}
+
+Status PassRunner::issue_ready_copies() {
+  const PlanRuntime& p = *c_.plan;
+  const int n = static_cast<int>(p.plan->stream_order.size());
+  while (next_copy_ < n) {
+    const int k = next_copy_;
+    const size_t i = static_cast<size_t>(p.plan->stream_order[static_cast<size_t>(k)]);
+    const bool slot_free = k < p.slot_count || k - p.slot_count < done_enqueued_;
+    const bool in_depth = k < p.prefetch_depth || k - p.prefetch_depth < done_enqueued_;
+    if (!slot_free || !in_depth || (p.route_on_host[i] && !routed_[static_cast<size_t>(k)]))
+      break;
+    PSHARD_RETURN_IF_ERROR(issue_copy(k));
+    ++next_copy_;
+  }
+  return Status::ok_status();
+}
+
+Status PassRunner::issue_copy(int k) {
+  const PlanRuntime& p = *c_.plan;
+  Device& d = *c_.device;
+  const size_t i = static_cast<size_t>(p.plan->stream_order[static_cast<size_t>(k)]);
+  if (k >= p.slot_count)
+    d.wait(Queue::kCopy, *done_[static_cast<size_t>(k - p.slot_count)]);
+  if (k >= p.prefetch_depth)
+    d.wait(Queue::kCopy, *done_[static_cast<size_t>(k - p.prefetch_depth)]);
+  DeviceEvent* begin = nullptr;
+  if (c_.timeline) {
+    PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kCopy));
+  }
+  uint8_t* slot = d.arena() + p.layout.slot_offset[static_cast<size_t>(k % p.slot_count)];
+  if (p.gather_rows[i]) {
+    const MatrixView& table = c_.host_weights[i].embed;
+    gathered_.pieces.clear();
+    for (size_t t = 0; t < c_.tokens.size(); ++t)
+      gathered_.pieces.push_back({table.data + static_cast<size_t>(c_.tokens[t]) * table.row_bytes,
+                                  table.row_bytes, t * table.row_bytes, 0, -1});
+  }
+  const SlotPacking& pack = p.gather_rows[i]     ? gathered_
+                            : p.route_on_host[i] ? moe_pack_[i]
+                                                 : p.packing[i];
+  uint64_t bytes = 0;
+  for (const SlotPiece& piece : pack.pieces) {
+    d.copy_to_device(Queue::kCopy, slot + piece.offset, piece.host, piece.bytes);
+    bytes += piece.bytes;
+  }
+  PSHARD_ASSIGN_OR_RETURN(copied_[static_cast<size_t>(k)], mark(Queue::kCopy));
+  stats.bytes_streamed += bytes;
+  if (c_.timeline)
+    pending_.push_back({Track::kCopy, c_.model.sublayers()[i].name, begin,
+                        copied_[static_cast<size_t>(k)], bytes});
+  return Status::ok_status();
+}
+
+Status PassRunner::to_host() {
+  if (host_valid_)
+    return Status::ok_status();
+  Device& d = *c_.device;
+  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * computed, mark(Queue::kCompute));
+  d.wait(Queue::kTransfer, *computed);
+  DeviceEvent* begin = nullptr;
+  if (c_.timeline) {
+    PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kTransfer));
+  }
+  d.copy_to_host(Queue::kTransfer, c_.host_act.hidden, dev_pass_.act.hidden, hidden_bytes());
+  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * arrived, mark(Queue::kTransfer));
+  PSHARD_RETURN_IF_ERROR(d.synchronize(*arrived));
+  if (c_.timeline)
+    pending_.push_back({Track::kTransfer, "hidden to host", begin, arrived, hidden_bytes()});
+  stats.bytes_crossed += hidden_bytes();
+  host_valid_ = true;
+  return Status::ok_status();
+}
+
+Status PassRunner::to_device() {
+  if (device_valid_)
+    return Status::ok_status();
+  Device& d = *c_.device;
+  DeviceEvent* begin = nullptr;
+  if (c_.timeline) {
+    PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kTransfer));
+  }
+  d.copy_to_device(Queue::kTransfer, dev_pass_.act.hidden, c_.host_act.hidden, hidden_bytes());
+  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * arrived, mark(Queue::kTransfer));
+  d.wait(Queue::kCompute, *arrived);
+  if (c_.timeline)
+    pending_.push_back({Track::kTransfer, "hidden to device", begin, arrived, hidden_bytes()});
+  stats.bytes_crossed += hidden_bytes();
+  device_valid_ = true;
+  return Status::ok_status();
+}
+
+// A streamed MoE whose experts do not all fit its slot: route on the host (the same
+// kernels the device runs, so the same experts), then copy only those experts.
+Status PassRunner::route_on_host(size_t i) {
+  PSHARD_RETURN_IF_ERROR(to_host());
+  const PlanRuntime& p = *c_.plan;
+  const SubLayer& s = c_.model.sublayers()[i];
+  const MoeWeights& w = c_.host_weights[i].moe;
+  const int64_t n = static_cast<int64_t>(c_.tokens.size());
+  const ActivationPtrs& a = c_.host_act;
+  c_.cpu.rms_norm(a.hidden, w.norm.data, a.normed, n, hp_.n_embd, hp_.rms_eps);
+  c_.cpu.matmul(w.router, a.normed, n, a.router);
+  const auto routes = moe_routes(a.router, n, hp_.n_expert, hp_.n_expert_used);
+  std::vector<int64_t> experts;
+  for (size_t e = 0; e < routes.size(); ++e)
+    if (!routes[e].empty())
+      experts.push_back(static_cast<int64_t>(e));
+  const int k = p.stream_index[i];
+  PSHARD_ASSIGN_OR_RETURN(
+      moe_pack_[i], pack_experts((*c_.tensors)[i], experts, p.plan->stream_slot_bytes, s.name));
+  uint8_t* slot = c_.device->arena() + p.layout.slot_offset[static_cast<size_t>(k % p.slot_count)];
+  std::vector<uint8_t*> bases((*c_.tensors)[i].tensors.size(), nullptr);
+  for (const SlotPiece& piece : moe_pack_[i].pieces)
+    if (piece.expert < 0)
+      bases[static_cast<size_t>(piece.tensor)] = slot + piece.offset;
+  PSHARD_ASSIGN_OR_RETURN(moe_weights_[i],
+                          rebase_weights(s, c_.host_weights[i], (*c_.tensors)[i], bases));
+  place_experts((*c_.tensors)[i], moe_pack_[i], slot, w, &moe_weights_[i].moe);
+  routed_[static_cast<size_t>(k)] = true;
+  return Status::ok_status();
+}
+
+Status PassRunner::run_cpu(size_t i) {
+  const SubLayer& s = c_.model.sublayers()[i];
+  if (s.kind != SubLayerKind::kEmbed)
+    PSHARD_RETURN_IF_ERROR(to_host());
+  const int64_t t0 = now_ns();
+  run_sublayer(s, host_pass_, c_.host_weights[i],
+               s.kind == SubLayerKind::kAttention ? c_.host_kv.layer(s.layer) : KvView{});
+  if (c_.timeline)
+    c_.timeline->add(Track::kCpu, s.name, t0, now_ns());
+  host_valid_ = true;
+  device_valid_ = false;
+  return Status::ok_status();
+}
+
+Status PassRunner::run_device(size_t i) {
+  const PlanRuntime& p = *c_.plan;
+  Device& d = *c_.device;
+  const SubLayer& s = c_.model.sublayers()[i];
+  const int k = p.stream_index[i];
+  if (k >= 0 && p.route_on_host[i])
+    PSHARD_RETURN_IF_ERROR(route_on_host(i));
+  if (s.kind != SubLayerKind::kEmbed)
+    PSHARD_RETURN_IF_ERROR(to_device());
+  if (k >= 0) {
+    PSHARD_RETURN_IF_ERROR(issue_ready_copies());
+    if (!copied_[static_cast<size_t>(k)])
+      return internal_error("the copy of " + s.name + " was not issued before its use");
+    d.wait(Queue::kCompute, *copied_[static_cast<size_t>(k)]);
+  }
+  DeviceEvent* begin = nullptr;
+  if (c_.timeline) {
+    PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kCompute));
+  }
+  const SubLayerWeights& w = k >= 0 && p.route_on_host[i] ? moe_weights_[i] : p.device_weights[i];
+  if (p.gather_rows[i]) {
+    row_ids_.resize(c_.tokens.size());
+    for (size_t t = 0; t < row_ids_.size(); ++t)
+      row_ids_[t] = static_cast<TokenId>(t);
+    ForwardPass gathered{hp_, dev_pass_.ops, dev_pass_.act, c_.pos0, row_ids_};
+    run_sublayer(s, gathered, w, {});
+  } else {
+    run_sublayer(s, dev_pass_, w, p.device_kv[i]);
+  }
+  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * end, mark(Queue::kCompute));
+  if (c_.timeline)
+    pending_.push_back({Track::kCompute, s.name, begin, end, 0});
+  device_valid_ = true;
+  host_valid_ = false;
+  if (k >= 0) {
+    done_[static_cast<size_t>(k)] = end;
+    done_enqueued_ = k + 1;
+    PSHARD_RETURN_IF_ERROR(issue_ready_copies());
+  }
+  if (s.kind == SubLayerKind::kHead)
+    return logits_to_host();
+  return Status::ok_status();
+}
+
+Status PassRunner::logits_to_host() {
+  Device& d = *c_.device;
+  const uint64_t bytes = static_cast<uint64_t>(hp_.n_vocab) * sizeof(float);
+  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * computed, mark(Queue::kCompute));
+  d.wait(Queue::kTransfer, *computed);
+  DeviceEvent* begin = nullptr;
+  if (c_.timeline) {
+    PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kTransfer));
+  }
+  d.copy_to_host(Queue::kTransfer, c_.host_act.logits, dev_pass_.act.logits, bytes);
+  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * arrived, mark(Queue::kTransfer));
+  if (c_.timeline)
+    pending_.push_back({Track::kTransfer, "logits to host", begin, arrived, bytes});
+  stats.bytes_crossed += bytes;
+  return d.synchronize(*arrived);
+}
+
+void PassRunner::resolve_slices() {
+  for (const Pending& s : pending_) {
+    auto b = c_.device->completion_time_ns(*s.begin);
+    auto e = c_.device->completion_time_ns(*s.end);
+    if (!b.ok() || !e.ok())
+      return; // the device does not time events: CPU slices only
+    c_.timeline->add(s.track, s.name, *b, *e, s.bytes);
+  }
+}
+
+} // namespace
+
+Result<PassStats> run_pass(PassContext& ctx) {
+  const int64_t t0 = now_ns();
+  if (ctx.events)
+    ctx.events->reset();
+  PassRunner runner(ctx);
+  PSHARD_RETURN_IF_ERROR(runner.run());
+  runner.stats.n_tokens = static_cast<int64_t>(ctx.tokens.size());
+  runner.stats.measured_ms = static_cast<double>(now_ns() - t0) / 1e6;
+  return runner.stats;
+}
+
+} // namespace pshard

@@ -1,0 +1,36 @@
+// One forward pass of a plan: a plain loop over the sub-layers in order, nothing
+// decided at run time. CPU sub-layers run on the host now; device sub-layers are
+// enqueued on the compute queue; streamed weights are copied into their slots on the
+// copy queue as far ahead as the plan allows (copy k waits for streamed sub-layer
+// k − slots to free its slot and for k − prefetch_depth, as the planner's estimator
+// simulates), so copies run while the CPU works; the hidden state crosses between host
+// and device only where the placement changes.
+#pragma once
+
+#include "runtime/backends/cpu/cpu_ops.h"
+#include "runtime/executor/plan_runtime.h"
+#include "runtime/executor/session_stats.h"
+#include "runtime/executor/timeline.h"
+
+namespace pshard {
+
+struct PassContext {
+  const LlamaModel& model;
+  const std::vector<SubLayerWeights>& host_weights;
+  const std::vector<SubLayerTensors>* tensors; // with a schedule
+  CpuOps& cpu;
+  const ActivationPtrs& host_act;
+  KvCache& host_kv;
+  Device* device = nullptr;    // null: every sub-layer on the CPU
+  PlanRuntime* plan = nullptr; // null: every sub-layer on the CPU
+  EventPool* events = nullptr;
+  Timeline* timeline = nullptr; // null: no slices recorded
+  std::span<const TokenId> tokens;
+  int64_t pos0 = 0;
+  bool compute_logits = true;
+};
+
+// Runs the pass and waits for all its device work. Fills bytes and measured_ms.
+Result<PassStats> run_pass(PassContext& ctx);
+
+} // namespace pshard

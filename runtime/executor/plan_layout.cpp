@@ -1,0 +1,96 @@
+#include "runtime/executor/plan_layout.h"
+
+namespace pshard {
+namespace {
+
+namespace sfb = fb::schedule;
+
+Status bad_layout(const SchedulePlan& p, const std::string& what) {
+  return invalid_format("the plan for budget " + std::to_string(p.budget_bytes) + " B, tier " +
+                        std::to_string(p.tier) + " has an unusable VRAM layout: " + what +
+                        "; recompile the schedule with pshard-compile");
+}
+
+bool on_gpu(sfb::Placement p) { return p != sfb::Placement::Cpu; }
+
+} // namespace
+
+uint64_t kv_layer_bytes(const LlamaHParams& hp, int64_t n_ctx) {
+  return 2ull * static_cast<uint64_t>(n_ctx) * static_cast<uint64_t>(hp.kv_dim()) * sizeof(float);
+}
+
+Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const LlamaModel& model,
+                                  const std::vector<SubLayerTensors>& tensors, int64_t n_ctx) {
+  const auto& subs = model.sublayers();
+  const LlamaHParams& hp = model.hparams();
+  PlanLayout l;
+  l.arena_bytes = plan.arena_bytes;
+  l.tensor_offset.resize(subs.size());
+  for (size_t i = 0; i < subs.size(); ++i)
+    l.tensor_offset[i].assign(tensors[i].tensors.size(), kNoOffset);
+  l.kv_offset.assign(subs.size(), kNoOffset);
+  l.slot_offset.assign(static_cast<size_t>(std::max(plan.stream_slot_count, 0)), kNoOffset);
+  uint64_t activations_size = 0;
+  for (const SchedulePlan::Buffer& b : plan.vram_layout) {
+    const size_t s = static_cast<size_t>(std::max(b.sublayer, 0));
+    switch (b.kind) {
+    case sfb::BufferKind::Weights: {
+      if (b.sublayer < 0 || b.index < 0 ||
+          static_cast<size_t>(b.index) >= tensors[s].tensors.size())
+        return bad_layout(plan, "a weights buffer names no tensor");
+      if (b.size < tensors[s].tensors[static_cast<size_t>(b.index)].bytes)
+        return bad_layout(plan, "the buffer of " +
+                                    tensors[s].tensors[static_cast<size_t>(b.index)].name +
+                                    " is smaller than the tensor");
+      l.tensor_offset[s][static_cast<size_t>(b.index)] = b.offset;
+      break;
+    }
+    case sfb::BufferKind::KvCache:
+      if (b.sublayer < 0 || subs[s].kind != SubLayerKind::kAttention)
+        return bad_layout(plan, "a KV cache buffer belongs to no attention sub-layer");
+      if (b.size < kv_layer_bytes(hp, n_ctx))
+        return bad_layout(plan, "the KV cache of " + subs[s].name + " holds fewer than " +
+                                    std::to_string(n_ctx) + " positions");
+      l.kv_offset[s] = b.offset;
+      break;
+    case sfb::BufferKind::StreamSlot:
+      if (b.index < 0 || static_cast<size_t>(b.index) >= l.slot_offset.size() ||
+          b.size < plan.stream_slot_bytes)
+        return bad_layout(plan, "a streaming slot buffer is out of range or too small");
+      l.slot_offset[static_cast<size_t>(b.index)] = b.offset;
+      break;
+    case sfb::BufferKind::Activations:
+      l.activations_offset = b.offset;
+      activations_size = b.size;
+      break;
+    case sfb::BufferKind::Workspace: // scratch for tiled kernels (CUDA)
+      l.workspace_offset = b.offset;
+      l.workspace_bytes = b.size;
+      break;
+    }
+  }
+  bool any_gpu = false;
+  for (size_t i = 0; i < subs.size(); ++i) {
+    const sfb::Placement p = plan.placements[i];
+    any_gpu = any_gpu || on_gpu(p);
+    if (p != sfb::Placement::GpuResident)
+      continue;
+    for (size_t j = 0; j < l.tensor_offset[i].size(); ++j)
+      if (l.tensor_offset[i][j] == kNoOffset)
+        return bad_layout(plan, "resident " + subs[i].name + " has no buffer for tensor " +
+                                    tensors[i].tensors[j].name);
+    if (subs[i].kind == SubLayerKind::kAttention && l.kv_offset[i] == kNoOffset)
+      return bad_layout(plan, "resident " + subs[i].name + " has no KV cache buffer");
+  }
+  for (uint64_t o : l.slot_offset)
+    if (o == kNoOffset)
+      return bad_layout(plan, "a streaming slot has no buffer");
+  const uint64_t act_need = activation_floats(hp, plan.tier) * sizeof(float);
+  if (any_gpu && (l.activations_offset == kNoOffset || activations_size < act_need))
+    return bad_layout(plan, "the activation buffer is missing or smaller than the " +
+                                std::to_string(act_need) + " B a pass of " +
+                                std::to_string(plan.tier) + " tokens needs");
+  return l;
+}
+
+} // namespace pshard

@@ -1,0 +1,35 @@
+// One plan's VRAM layout resolved against the model and the session: the arena offset
+// of every resident tensor and KV cache, of each streaming slot and of the activation
+// buffer — each checked to hold what the runtime will put there, so nothing the
+// executor writes can leave its buffer.
+#pragma once
+
+#include "runtime/executor/sublayer_tensors.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace pshard {
+
+inline constexpr uint64_t kNoOffset = ~0ull;
+
+struct PlanLayout {
+  // Per sub-layer: arena offset of each tensor when resident (kNoOffset otherwise).
+  std::vector<std::vector<uint64_t>> tensor_offset;
+  // Per sub-layer: arena offset of the KV cache of a resident attention sub-layer.
+  std::vector<uint64_t> kv_offset;
+  std::vector<uint64_t> slot_offset; // per streaming slot
+  uint64_t activations_offset = kNoOffset;
+  uint64_t workspace_offset = kNoOffset; // kernel scratch (Device::set_workspace)
+  uint64_t workspace_bytes = 0;
+  uint64_t arena_bytes = 0;
+};
+
+// Bytes of one layer's KV cache at n_ctx positions (K then V, F32).
+uint64_t kv_layer_bytes(const LlamaHParams& hp, int64_t n_ctx);
+
+// Resolves `plan` for a session of context n_ctx (≤ the context compiled for).
+Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const LlamaModel& model,
+                                  const std::vector<SubLayerTensors>& tensors, int64_t n_ctx);
+
+} // namespace pshard

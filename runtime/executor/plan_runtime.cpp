@@ -1,0 +1,108 @@
+#include "runtime/executor/plan_runtime.h"
+
+namespace pshard {
+namespace {
+
+namespace sfb = fb::schedule;
+
+std::vector<uint8_t*> bases_at(uint8_t* arena, const std::vector<uint64_t>& offsets) {
+  std::vector<uint8_t*> out;
+  for (uint64_t o : offsets)
+    out.push_back(o == kNoOffset ? nullptr : arena + o);
+  return out;
+}
+
+} // namespace
+
+Result<DeviceEvent*> EventPool::next() {
+  if (used_ == events_.size()) {
+    PSHARD_ASSIGN_OR_RETURN(auto e, device_.create_event());
+    events_.push_back(std::move(e));
+  }
+  return events_[used_++].get();
+}
+
+Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInputs& in) {
+  const auto& subs = in.model.sublayers();
+  const LlamaHParams& hp = in.model.hparams();
+  PlanRuntime r;
+  r.plan = &plan;
+  PSHARD_ASSIGN_OR_RETURN(r.layout, resolve_layout(plan, in.model, in.tensors, in.n_ctx));
+  const size_t n = subs.size();
+  r.on_device.assign(n, false);
+  r.stream_index.assign(n, -1);
+  r.device_weights.resize(n);
+  r.packing.resize(n);
+  r.route_on_host.assign(n, false);
+  r.gather_rows.assign(n, false);
+  r.device_kv.resize(n);
+  r.slot_count = plan.stream_slot_count;
+  r.prefetch_depth = std::max(plan.prefetch_depth, 1);
+  for (size_t k = 0; k < plan.stream_order.size(); ++k)
+    r.stream_index[static_cast<size_t>(plan.stream_order[k])] = static_cast<int>(k);
+
+  for (size_t i = 0; i < n; ++i) {
+    const sfb::Placement p = plan.placements[i];
+    if (p == sfb::Placement::Cpu)
+      continue;
+    r.on_device[i] = true;
+    const SubLayer& s = subs[i];
+    if (p == sfb::Placement::GpuResident) {
+      const auto bases = bases_at(in.arena, r.layout.tensor_offset[i]);
+      PSHARD_ASSIGN_OR_RETURN(r.device_weights[i],
+                              rebase_weights(s, in.host_weights[i], in.tensors[i], bases));
+      if (s.kind == SubLayerKind::kAttention) {
+        float* k = reinterpret_cast<float*>(in.arena + r.layout.kv_offset[i]);
+        r.device_kv[i] = {k, k + in.n_ctx * hp.kv_dim(), in.n_ctx, hp.kv_dim()};
+      }
+      continue;
+    }
+    // Streamed: copy k of the stream order goes to slot k mod S, the same every pass.
+    if (r.stream_index[i] < 0)
+      return invalid_format("the plan streams " + s.name + " but its stream order omits it");
+    uint8_t* slot =
+        in.arena + r.layout.slot_offset[static_cast<size_t>(r.stream_index[i] % r.slot_count)];
+    auto pack = pack_slot(in.tensors[i], plan.stream_slot_bytes, s.name);
+    std::vector<uint8_t*> bases(in.tensors[i].tensors.size(), nullptr);
+    if (pack.ok()) {
+      r.packing[i] = std::move(pack).value();
+      for (const SlotPiece& piece : r.packing[i].pieces)
+        bases[static_cast<size_t>(piece.tensor)] = slot + piece.offset;
+    } else if (s.kind == SubLayerKind::kEmbed) {
+      // The slot holds only the rows of the pass's tokens, row t at t * row_bytes; the
+      // device gathers rows 0..n-1 of that small table.
+      r.gather_rows[i] = true;
+      MatrixView table = in.host_weights[i].embed;
+      table.data = slot;
+      table.rows = plan.tier;
+      if (table.row_bytes * static_cast<uint64_t>(plan.tier) > plan.stream_slot_bytes)
+        return pack.status();
+      r.device_weights[i].embed = table;
+      continue;
+    } else if (s.kind == SubLayerKind::kMoe) {
+      // Only the experts a pass routes to will be copied (pack_experts, per pass); the
+      // shared tensors' addresses are set then too.
+      r.route_on_host[i] = true;
+    } else {
+      return pack.status();
+    }
+    PSHARD_ASSIGN_OR_RETURN(r.device_weights[i],
+                            rebase_weights(s, in.host_weights[i], in.tensors[i], bases));
+    if (s.kind == SubLayerKind::kAttention) {
+      // Plans keep a streamed attention's KV cache in host RAM; the device reaches it
+      // through a mapping.
+      KvView host = in.host_kv.layer(s.layer);
+      const uint64_t bytes = static_cast<uint64_t>(in.n_ctx * hp.kv_dim()) * sizeof(float);
+      PSHARD_ASSIGN_OR_RETURN(uint8_t * k, in.device.map_host_memory(host.k, bytes));
+      PSHARD_ASSIGN_OR_RETURN(uint8_t * v, in.device.map_host_memory(host.v, bytes));
+      r.device_kv[i] = {reinterpret_cast<float*>(k), reinterpret_cast<float*>(v), in.n_ctx,
+                        hp.kv_dim()};
+    }
+  }
+  if (r.layout.activations_offset != kNoOffset)
+    r.device_act = carve_activations(
+        hp, plan.tier, reinterpret_cast<float*>(in.arena + r.layout.activations_offset));
+  return r;
+}
+
+} // namespace pshard

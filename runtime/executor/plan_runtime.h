@@ -1,0 +1,57 @@
+// A plan made ready to execute against the arena the session holds: device views of
+// every resident sub-layer's weights and KV cache, each streamed sub-layer's slot and
+// packing, and the device activation buffers. Built once per plan (after a budget
+// switch, again), so a pass does no planning and no layout work.
+#pragma once
+
+#include "runtime/device/device.h"
+#include "runtime/executor/plan_layout.h"
+
+#include <memory>
+#include <vector>
+
+namespace pshard {
+
+struct PlanRuntime {
+  const SchedulePlan* plan = nullptr;
+  PlanLayout layout;
+  // Per sub-layer.
+  std::vector<bool> on_device;
+  std::vector<int> stream_index;               // position in plan->stream_order, or -1
+  std::vector<SubLayerWeights> device_weights; // resident and (fully packed) streamed
+  std::vector<SlotPacking> packing;            // streamed, fully packed
+  std::vector<bool> route_on_host;             // streamed MoE whose experts do not all fit
+  std::vector<bool> gather_rows;               // streamed embed: only the pass's token rows
+  std::vector<KvView> device_kv;               // attention on the device
+  ActivationPtrs device_act;
+  int slot_count = 0;
+  int prefetch_depth = 1;
+};
+
+// What the builder needs from the session.
+struct PlanInputs {
+  const LlamaModel& model;
+  const std::vector<SubLayerTensors>& tensors;
+  const std::vector<SubLayerWeights>& host_weights;
+  KvCache& host_kv;
+  Device& device;
+  uint8_t* arena;
+  int64_t n_ctx;
+};
+
+Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInputs& in);
+
+// Events handed out during a pass and reused by the next (all complete by then).
+class EventPool {
+public:
+  explicit EventPool(Device& device) : device_(device) {}
+  Result<DeviceEvent*> next();
+  void reset() { used_ = 0; }
+
+private:
+  Device& device_;
+  std::vector<std::unique_ptr<DeviceEvent>> events_;
+  size_t used_ = 0;
+};
+
+} // namespace pshard

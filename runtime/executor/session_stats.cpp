@@ -1,0 +1,24 @@
+#include "runtime/executor/session_stats.h"
+
+namespace pshard {
+
+void SessionStats::add(const PassStats& p, const std::string& strategy) {
+  ++passes;
+  bytes_streamed += p.bytes_streamed;
+  bytes_crossed += p.bytes_crossed;
+  last_pass = p;
+  PlanUse* use = nullptr;
+  for (PlanUse& u : plans)
+    if (u.budget_bytes == p.budget_bytes && u.tier == p.tier)
+      use = &u;
+  if (!use) {
+    plans.push_back({p.budget_bytes, p.tier, strategy, p.predicted_ms});
+    use = &plans.back();
+  }
+  ++use->passes;
+  use->tokens += p.n_tokens;
+  use->measured_ms_total += p.measured_ms;
+  use->bytes_streamed += p.bytes_streamed;
+}
+
+} // namespace pshard

@@ -1,0 +1,48 @@
+// What a hybrid session measured: per pass, per plan used, and in total — the numbers
+// pshard-run prints and the C API returns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pshard {
+
+// One forward pass (a decode step, or one chunk of a prompt).
+struct PassStats {
+  uint64_t budget_bytes = 0; // the compiled budget of the plan used (0: CPU only)
+  int64_t tier = 0;          // the plan's tier (0: no artifact)
+  int64_t n_tokens = 0;
+  double predicted_ms = 0;     // the plan's prediction for one pass
+  double measured_ms = 0;      // host wall time of the pass, device work included
+  uint64_t bytes_streamed = 0; // weights copied into streaming slots
+  uint64_t bytes_crossed = 0;  // activations and logits between host and device
+};
+
+// Every pass that used one plan.
+struct PlanUse {
+  uint64_t budget_bytes = 0;
+  int64_t tier = 0;
+  std::string strategy;
+  double predicted_ms_per_pass = 0;
+  int64_t passes = 0;
+  int64_t tokens = 0;
+  double measured_ms_total = 0;
+  uint64_t bytes_streamed = 0;
+  double measured_ms_per_pass() const { return passes > 0 ? measured_ms_total / passes : 0; }
+};
+
+struct SessionStats {
+  std::vector<PlanUse> plans; // in order of first use
+  int64_t passes = 0;
+  uint64_t bytes_streamed = 0; // weights into streaming slots, all passes
+  uint64_t bytes_crossed = 0;
+  uint64_t bytes_switched = 0; // uploads and KV moves of budget switches
+  int64_t budget_switches = 0;
+  uint64_t peak_device_bytes = 0; // the largest arena held at any moment
+  PassStats last_pass;
+
+  void add(const PassStats& pass, const std::string& strategy);
+};
+
+} // namespace pshard

@@ -1,0 +1,251 @@
+/* pshard.h — the C API: run a GGUF model across the CPU and a small GPU with a
+ * precompiled schedule (pshard-compile), from any language with a C FFI.
+ *
+ *   pshard_model_params mp = pshard_model_default_params();
+ *   mp.schedule_path = "model.pshard";             // or NULL: everything on the CPU
+ *   pshard_model* model;
+ *   if (pshard_model_load("model.gguf", &mp, &model) != PSHARD_OK) {
+ *     fprintf(stderr, "%s\n", pshard_last_error());
+ *     return 1;
+ *   }
+ *   pshard_context_params cp = pshard_context_default_params();
+ *   cp.backend = PSHARD_BACKEND_EMU;                // or CUDA on a GPU machine
+ *   cp.vram_budget = 2ull << 30;
+ *   pshard_context* ctx;
+ *   pshard_context_create(model, &cp, &ctx);
+ *
+ *   pshard_token prompt[512];
+ *   size_t n_prompt;
+ *   pshard_model_tokenize(model, "Once upon a time", 16, true, prompt, 512, &n_prompt);
+ *   pshard_generate_params gp = pshard_generate_default_params();
+ *   gp.n_predict = 64;
+ *   pshard_context_generate(ctx, prompt, n_prompt, &gp, print_token, NULL, NULL);
+ *   pshard_context_set_vram_budget(ctx, 512ull << 20); // the app needs VRAM back
+ *
+ *   pshard_stats st = pshard_stats_init();
+ *   pshard_context_get_stats(ctx, &st);               // plans used, bytes streamed, peak VRAM
+ *   pshard_context_free(ctx);
+ *   pshard_model_free(model);
+ *
+ * Conventions (improving on llama.h):
+ * - Opaque handles; functions are pshard_<object>_<verb>.
+ * - Every fallible call returns a pshard_status; results come through out-pointers.
+ *   On failure pshard_last_error() says what went wrong and what would fix it (the
+ *   message of the last failed call on the calling thread).
+ * - Parameter structs start with `size` (sizeof the struct the caller was compiled
+ *   with), set by their *_default_params() / *_init(): new fields are only appended, so
+ *   an older caller keeps working against a newer library.
+ * - The library never aborts or exits on bad input.
+ * - A context is used by one thread at a time; separate contexts may run concurrently.
+ */
+#ifndef PSHARD_H
+#define PSHARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(PSHARD_SHARED)
+#if defined(PSHARD_BUILD)
+#define PSHARD_API __declspec(dllexport)
+#else
+#define PSHARD_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define PSHARD_API __attribute__((visibility("default")))
+#else
+#define PSHARD_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PSHARD_API_VERSION 1
+
+/* Grouped as in runtime/core/status.h: caller errors, bad input data, environment, bugs. */
+typedef enum pshard_status {
+  PSHARD_OK = 0,
+  PSHARD_ERROR_INVALID_ARGUMENT = 1,
+  PSHARD_ERROR_OUT_OF_RANGE = 2,
+  PSHARD_ERROR_NOT_FOUND = 3,
+  PSHARD_ERROR_INVALID_FORMAT = 10, /* a file's bytes are malformed or truncated */
+  PSHARD_ERROR_UNSUPPORTED = 11,
+  PSHARD_ERROR_VERSION_MISMATCH = 12, /* a schedule schema this build does not read */
+  PSHARD_ERROR_MODEL_MISMATCH = 13,   /* a schedule compiled for another model */
+  PSHARD_ERROR_IO = 20,
+  PSHARD_ERROR_OUT_OF_MEMORY = 21, /* host or device memory, or a budget too small */
+  PSHARD_ERROR_DEVICE = 22,
+  PSHARD_ERROR_INTERNAL = 30,
+} pshard_status;
+
+typedef enum pshard_backend {
+  PSHARD_BACKEND_CPU = 0,  /* everything on the host (plans are looked up and reported) */
+  PSHARD_BACKEND_EMU = 1,  /* the emulated GPU: host memory, throttled PCIe copies */
+  PSHARD_BACKEND_CUDA = 2, /* an NVIDIA GPU (when built with CUDA) */
+} pshard_backend;
+
+typedef int32_t pshard_token;
+typedef struct pshard_model pshard_model;
+typedef struct pshard_context pshard_context;
+
+/* ---- errors ------------------------------------------------------------------ */
+PSHARD_API const char* pshard_last_error(void);
+PSHARD_API const char* pshard_status_name(pshard_status status); /* "out of memory" */
+
+/* ---- model ------------------------------------------------------------------- */
+typedef struct pshard_model_params {
+  size_t size;
+  const char* schedule_path; /* a *.pshard artifact for this model, or NULL */
+} pshard_model_params;
+
+PSHARD_API pshard_model_params pshard_model_default_params(void);
+/* Maps the GGUF, loads and verifies the schedule (identifier, version, model
+ * fingerprint). */
+PSHARD_API pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params* params,
+                                           pshard_model** out_model);
+PSHARD_API void pshard_model_free(pshard_model* model);
+PSHARD_API int32_t pshard_model_n_vocab(const pshard_model* model);
+PSHARD_API uint64_t pshard_model_file_bytes(const pshard_model* model);
+PSHARD_API bool pshard_model_has_schedule(const pshard_model* model);
+PSHARD_API bool pshard_model_add_bos_by_default(const pshard_model* model);
+/* The schedule's compiled VRAM budgets, ascending (none without a schedule): up to
+ * `capacity` into `budgets`, the count into *n_budgets. */
+PSHARD_API pshard_status pshard_model_schedule_budgets(const pshard_model* model, uint64_t* budgets,
+                                                       size_t capacity, size_t* n_budgets);
+/* Text -> tokens. *n_tokens receives the count; PSHARD_ERROR_OUT_OF_RANGE (with the
+ * count needed in *n_tokens) when `capacity` is too small. */
+PSHARD_API pshard_status pshard_model_tokenize(const pshard_model* model, const char* text,
+                                               size_t text_len, bool add_bos, pshard_token* tokens,
+                                               size_t capacity, size_t* n_tokens);
+/* Tokens -> text (control tokens dropped, SPM's leading space removed). Writes up to
+ * `capacity` bytes, no terminator; *text_len receives the full length. */
+PSHARD_API pshard_status pshard_model_detokenize(const pshard_model* model,
+                                                 const pshard_token* tokens, size_t n_tokens,
+                                                 char* text, size_t capacity, size_t* text_len);
+
+/* ---- context ----------------------------------------------------------------- */
+typedef struct pshard_context_params {
+  size_t size;
+  pshard_backend backend;
+  uint64_t vram_budget;        /* bytes the device may use (with a schedule) */
+  int32_t n_threads;           /* 0: all hardware threads */
+  int64_t n_ctx;               /* 0: the model's, at most 4096 and the compiled context */
+  int64_t n_batch;             /* without a schedule: most tokens per pass */
+  double emu_pcie_gbps;        /* emu link, GB/s; 0: what the schedule was planned with */
+  double emu_pcie_latency_us;  /* emu link latency per copy */
+  uint64_t emu_memory_bytes;   /* emu capacity; 0: the schedule's machine VRAM (or the
+                                  largest budget) */
+  int32_t emu_compute_threads; /* emu kernel threads (default 1) */
+  bool trace;                  /* record a timeline for pshard_context_write_trace */
+} pshard_context_params;
+
+PSHARD_API pshard_context_params pshard_context_default_params(void);
+PSHARD_API pshard_status pshard_context_create(pshard_model* model,
+                                               const pshard_context_params* params,
+                                               pshard_context** out_context);
+PSHARD_API void pshard_context_free(pshard_context* context);
+PSHARD_API int64_t pshard_context_n_ctx(const pshard_context* context);
+PSHARD_API int64_t pshard_context_n_past(const pshard_context* context);
+PSHARD_API int32_t pshard_context_n_threads(const pshard_context* context);
+/* Host memory the context allocated (KV cache, activations). */
+PSHARD_API uint64_t pshard_context_host_bytes(const pshard_context* context);
+/* Forgets the sequence (the KV cache is reused from position 0). */
+PSHARD_API void pshard_context_reset(pshard_context* context);
+/* Between passes: moves to the plans of the largest compiled budget <= bytes (0: all
+ * on the CPU). Below the smallest compiled budget: PSHARD_ERROR_OUT_OF_MEMORY and the
+ * context keeps its budget. */
+PSHARD_API pshard_status pshard_context_set_vram_budget(pshard_context* context, uint64_t bytes);
+
+/* Appends tokens; *logits (n_vocab floats, valid until the next call) are those of
+ * the last one. */
+PSHARD_API pshard_status pshard_context_decode(pshard_context* context, const pshard_token* tokens,
+                                               size_t n_tokens, const float** logits);
+
+typedef struct pshard_generate_params {
+  size_t size;
+  int32_t n_predict; /* new tokens at most; < 0: until the context is full */
+  bool ignore_eos;
+  float temperature;    /* <= 0: greedy */
+  int32_t top_k;        /* 0: off */
+  float top_p;          /* 1: off */
+  float min_p;          /* 0: off */
+  float repeat_penalty; /* 1: off */
+  int32_t repeat_last_n;
+  uint64_t seed;
+  int32_t top_logprobs; /* report the N most likely tokens of each position */
+} pshard_generate_params;
+
+PSHARD_API pshard_generate_params pshard_generate_default_params(void);
+
+typedef struct pshard_token_event {
+  pshard_token token; /* -1 for the final flush of a split character */
+  const char* text;   /* complete UTF-8 ready to show (may be empty) */
+  size_t text_len;
+  int32_t n_top; /* entries in top_ids / top_logprobs */
+  const pshard_token* top_ids;
+  const float* top_logprobs; /* log-softmax of the raw logits, highest first */
+} pshard_token_event;
+
+/* Return false to stop after this token. */
+typedef bool (*pshard_token_callback)(const pshard_token_event* event, void* user_data);
+
+typedef struct pshard_generate_result {
+  size_t size;
+  int64_t n_prompt;
+  int64_t n_generated;
+  double prompt_ms;      /* prefill of the whole prompt */
+  double generation_ms;  /* every decode step after it */
+  double first_token_ms; /* from the start until the first token is sampled */
+} pshard_generate_result;
+
+PSHARD_API pshard_generate_result pshard_generate_result_init(void);
+/* Prefill, then sample and decode until n_predict tokens or end of generation, calling
+ * on_token for each. `result` may be NULL. */
+PSHARD_API pshard_status pshard_context_generate(pshard_context* context,
+                                                 const pshard_token* prompt, size_t n_prompt,
+                                                 const pshard_generate_params* params,
+                                                 pshard_token_callback on_token, void* user_data,
+                                                 pshard_generate_result* result);
+
+/* ---- statistics -------------------------------------------------------------- */
+typedef struct pshard_stats {
+  size_t size;
+  int64_t passes;
+  uint64_t vram_budget;     /* in force now */
+  uint64_t peak_vram_bytes; /* the largest arena held at any moment */
+  uint64_t bytes_streamed;  /* weights copied into streaming slots */
+  uint64_t bytes_crossed;   /* activations and logits between host and device */
+  uint64_t bytes_switched;  /* moved by budget switches */
+  int64_t budget_switches;
+  size_t n_plans; /* plans used: read them with pshard_context_get_plan_stats */
+} pshard_stats;
+
+typedef struct pshard_plan_stats {
+  size_t size;
+  uint64_t budget_bytes; /* the compiled budget (0: CPU only) */
+  int64_t tier;          /* 0: no schedule */
+  const char* strategy;  /* valid until the next call on the context */
+  int64_t passes;
+  int64_t tokens;
+  double predicted_ms_per_pass;
+  double measured_ms_per_pass;
+  uint64_t bytes_streamed;
+} pshard_plan_stats;
+
+PSHARD_API pshard_stats pshard_stats_init(void);
+PSHARD_API pshard_plan_stats pshard_plan_stats_init(void);
+PSHARD_API pshard_status pshard_context_get_stats(const pshard_context* context, pshard_stats* out);
+PSHARD_API pshard_status pshard_context_get_plan_stats(const pshard_context* context, size_t index,
+                                                       pshard_plan_stats* out);
+PSHARD_API void pshard_context_reset_stats(pshard_context* context);
+/* A Chrome/Perfetto trace of every pass since creation (params.trace must be set):
+ * one track each for the CPU, device compute, weight copies and activation transfers. */
+PSHARD_API pshard_status pshard_context_write_trace(const pshard_context* context,
+                                                    const char* path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PSHARD_H */

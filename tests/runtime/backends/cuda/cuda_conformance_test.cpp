@@ -1,0 +1,186 @@
+// Conformance: every Ops operation of the CUDA backend against the CPU backend (the
+// reference path) on random inputs at odd shapes. Error is ||gpu - cpu|| / ||cpu|| over
+// the whole output, bounded per case:
+//
+//   f32 weights, elementwise ops, attention      1e-5 .. 1e-4  (summation order, expf/powf ulps)
+//   f16 weights                                  2e-3  (prefill rounds activations to f16)
+//   bf16 weights                                 1e-2  (prefill rounds activations to bf16)
+//   q8_0 / q4_0 weights                          2e-2  (the CPU rounds activations to 8 bits;
+//                                                       the GPU keeps them float)
+#include "cuda_test_util.h"
+
+#include "runtime/backends/cpu/cpu_ops.h"
+#include "runtime/kernels/quantize.h"
+
+namespace pshard {
+namespace {
+
+using namespace cuda_testing;
+
+class CudaConformance : public ::testing::Test {
+protected:
+  void SetUp() override {
+    PSHARD_SKIP_WITHOUT_CUDA();
+    auto d = CudaDevice::create();
+    ASSERT_TRUE(d.ok()) << d.status().to_string();
+    device_ = std::move(*d);
+    ASSERT_TRUE(device_->allocate_arena(256ull << 20).ok());
+    buf_ = std::make_unique<DeviceBuffers>(*device_);
+  }
+  Ops& gpu() { return device_->compute(); }
+  void sync() { ASSERT_TRUE(device_->synchronize().ok()) << device_->synchronize().to_string(); }
+
+  ThreadPool pool_{2};
+  CpuOps cpu_{pool_};
+  std::unique_ptr<CudaDevice> device_;
+  std::unique_ptr<DeviceBuffers> buf_;
+};
+
+// A rows x cols weight matrix of `type` from random floats, on host and device.
+struct Weights {
+  std::vector<uint8_t> host;
+  MatrixView cpu, gpu;
+};
+
+Weights make_weights(DeviceBuffers& buf, TensorType type, int64_t rows, int64_t cols, uint32_t seed) {
+  Weights w;
+  const size_t row_bytes = *tensor_bytes(type, cols);
+  w.host.resize(row_bytes * static_cast<size_t>(rows));
+  const std::vector<float> f = random_floats(static_cast<size_t>(rows * cols), seed);
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_TRUE(quantize_row(type, f.data() + r * cols, w.host.data() + r * row_bytes, cols).ok());
+  w.cpu = {type, w.host.data(), rows, cols, row_bytes};
+  w.gpu = w.cpu;
+  w.gpu.data = buf.upload(w.host);
+  return w;
+}
+
+double matmul_bound(TensorType t) {
+  switch (t) {
+  case TensorType::kF32: return 1e-5;
+  case TensorType::kF16: return 2e-3;
+  case TensorType::kBF16: return 1e-2;
+  default: return 2e-2;
+  }
+}
+
+TEST_F(CudaConformance, RmsNorm) {
+  const int64_t n = 3, d = 77;
+  const auto x = random_floats(n * d, 1), w = random_floats(d, 2);
+  std::vector<float> want(n * d);
+  cpu_.rms_norm(x.data(), w.data(), want.data(), n, d, 1e-5f);
+  float* gx = buf_->upload(x);
+  gpu().rms_norm(gx, buf_->upload(w), gx, n, d, 1e-5f); // in place, as ops.h allows
+  sync();
+  EXPECT_LE(relative_error(buf_->download(gx, n * d), want), 1e-5);
+}
+
+TEST_F(CudaConformance, MatmulEveryTypeAndTokenCount) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
+                          TensorType::kQ4_0}) {
+    const bool quant = type == TensorType::kQ8_0 || type == TensorType::kQ4_0;
+    const int64_t rows = 67, cols = quant ? 160 : 75; // odd; quantized rows are whole blocks
+    const Weights w = make_weights(*buf_, type, rows, cols, 3);
+    for (int64_t n : {1, 5, 8, 9, 33}) { // matvec path up to 8 tokens, cuBLASLt past it
+      SCOPED_TRACE(std::string(tensor_type_name(type)) + " n_tokens " + std::to_string(n));
+      const auto x = random_floats(static_cast<size_t>(n * cols), 4);
+      std::vector<float> want(static_cast<size_t>(n * rows));
+      cpu_.matmul(w.cpu, x.data(), n, want.data());
+      float* gy = buf_->zeros(static_cast<size_t>(n * rows));
+      gpu().matmul(w.gpu, buf_->upload(x), n, gy);
+      sync();
+      EXPECT_LE(relative_error(buf_->download(gy, want.size()), want), matmul_bound(type));
+    }
+  }
+}
+
+TEST_F(CudaConformance, LargePrefillMatmulChunksThroughTheWorkspace) {
+  // 1100 tokens x 4096 columns of f16 activations overflow one workspace chunk (8 MiB).
+  const int64_t rows = 96, cols = 4096, n = 1100;
+  const Weights w = make_weights(*buf_, TensorType::kQ8_0, rows, cols, 5);
+  const auto x = random_floats(static_cast<size_t>(n * cols), 6);
+  std::vector<float> want(static_cast<size_t>(n * rows));
+  cpu_.matmul(w.cpu, x.data(), n, want.data());
+  float* gy = buf_->zeros(want.size());
+  gpu().matmul(w.gpu, buf_->upload(x), n, gy);
+  sync();
+  EXPECT_LE(relative_error(buf_->download(gy, want.size()), want), 2e-2);
+}
+
+TEST_F(CudaConformance, RopeWithAndWithoutFrequencyFactors) {
+  const int64_t n = 3, heads = 5, hd = 12;
+  const auto factors = random_floats(4, 7, 1.0f, 4.0f);
+  for (bool with_factors : {false, true}) {
+    RopeParams p;
+    p.head_dim = hd;
+    p.rot_dim = 8; // partial rotation: the last 4 values of each head stay
+    p.freq_base = 500000.0f;
+    p.freq_scale = 0.5f;
+    auto x = random_floats(n * heads * hd, 8);
+    float* gx = buf_->upload(x);
+    RopeParams gp = p;
+    if (with_factors) {
+      p.freq_factors = factors.data();
+      gp.freq_factors = buf_->upload(factors);
+    }
+    cpu_.rope(x.data(), n, heads, 37, p);
+    gpu().rope(gx, n, heads, 37, gp);
+    sync();
+    EXPECT_LE(relative_error(buf_->download(gx, x.size()), x), 1e-5) << with_factors;
+  }
+}
+
+TEST_F(CudaConformance, KvAppendThenAttentionAcrossTiles) {
+  // GQA 6 query heads over 2 KV heads; 70 cached positions span three 32-key tiles.
+  for (int64_t hd : {20, 128}) {
+    const AttentionDims dims{6, 2, hd};
+    const int64_t kv_dim = dims.n_head_kv * hd, ctx = 80, pos0 = 65, n = 5;
+    std::vector<float> kh = random_floats(ctx * kv_dim, 9), vh = random_floats(ctx * kv_dim, 10);
+    const auto k_new = random_floats(n * kv_dim, 11), v_new = random_floats(n * kv_dim, 12);
+    const auto q = random_floats(n * dims.n_head * hd, 13, -3.0f, 3.0f);
+    float* gk = buf_->upload(kh);
+    float* gv = buf_->upload(vh);
+    KvView ckv{kh.data(), vh.data(), ctx, kv_dim}, gkv{gk, gv, ctx, kv_dim};
+    std::vector<float> want(q.size());
+    cpu_.kv_append(ckv, k_new.data(), v_new.data(), pos0, n);
+    cpu_.attention(q.data(), ckv, dims, pos0, n, want.data());
+    float* gout = buf_->zeros(q.size());
+    gpu().kv_append(gkv, buf_->upload(k_new), buf_->upload(v_new), pos0, n);
+    gpu().attention(buf_->upload(q), gkv, dims, pos0, n, gout);
+    sync();
+    EXPECT_EQ(buf_->download(gk, kh.size()), kh) << "kv_append K, head_dim " << hd;
+    EXPECT_LE(relative_error(buf_->download(gout, want.size()), want), 1e-4) << "head_dim " << hd;
+  }
+}
+
+TEST_F(CudaConformance, SiluMulAndAdd) {
+  const int64_t n = 1001;
+  const auto g = random_floats(n, 14, -6.0f, 6.0f), u = random_floats(n, 15);
+  std::vector<float> want(n), y = random_floats(n, 16);
+  cpu_.silu_mul(g.data(), u.data(), want.data(), n);
+  float* gout = buf_->zeros(n);
+  float* gy = buf_->upload(y);
+  gpu().silu_mul(buf_->upload(g), buf_->upload(u), gout, n);
+  gpu().add(gy, gout, n);
+  cpu_.add(y.data(), want.data(), n);
+  sync();
+  EXPECT_LE(relative_error(buf_->download(gout, n), want), 1e-5);
+  EXPECT_LE(relative_error(buf_->download(gy, n), y), 1e-5);
+}
+
+TEST_F(CudaConformance, EmbedRowsEveryType) {
+  const std::vector<TokenId> tokens = {3, 0, 40, 3};
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
+                          TensorType::kQ4_0}) {
+    const Weights table = make_weights(*buf_, type, 41, 96, 17);
+    std::vector<float> want(tokens.size() * 96);
+    cpu_.embed_rows(table.cpu, tokens, want.data());
+    float* gout = buf_->zeros(want.size());
+    gpu().embed_rows(table.gpu, std::vector<TokenId>(tokens), gout); // a temporary: copied at the call
+    sync();
+    EXPECT_EQ(buf_->download(gout, want.size()), want) << tensor_type_name(type);
+  }
+}
+
+} // namespace
+} // namespace pshard

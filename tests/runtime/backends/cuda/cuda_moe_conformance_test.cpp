@@ -1,0 +1,116 @@
+// Conformance of the MoE dispatch: routing (softmax, top-k with ties to the lower index,
+// renormalised weights) and the experts' SiLU-gated FFNs, against the CPU backend, for
+// strided experts and for experts placed at scattered addresses (streaming slots).
+// Bounds as in cuda_conformance_test.cpp: f16 2e-3, q8_0 2e-2; router probabilities 1e-5.
+#include "cuda_test_util.h"
+
+#include "runtime/backends/cpu/cpu_ops.h"
+#include "runtime/kernels/quantize.h"
+
+namespace pshard {
+namespace {
+
+using namespace cuda_testing;
+
+struct Experts {
+  std::vector<uint8_t> host;
+  ExpertMatrices cpu, gpu;
+};
+
+// n_expert matrices of rows x cols, contiguous; `scatter` places them on the device in
+// reverse order through `placed`, as a streaming slot would.
+Experts make_experts(DeviceBuffers& buf, TensorType type, int64_t n_expert, int64_t rows,
+                     int64_t cols, uint32_t seed, bool scatter) {
+  Experts e;
+  const size_t row_bytes = *tensor_bytes(type, cols);
+  const size_t stride = row_bytes * static_cast<size_t>(rows);
+  e.host.resize(stride * static_cast<size_t>(n_expert));
+  const auto f = random_floats(static_cast<size_t>(n_expert * rows * cols), seed, -0.5f, 0.5f);
+  for (int64_t r = 0; r < n_expert * rows; ++r)
+    EXPECT_TRUE(quantize_row(type, f.data() + r * cols, e.host.data() + r * row_bytes, cols).ok());
+  e.cpu.first = {type, e.host.data(), rows, cols, row_bytes};
+  e.cpu.n_expert = n_expert;
+  e.gpu = e.cpu;
+  if (!scatter) {
+    e.gpu.first.data = buf.upload(e.host);
+    return e;
+  }
+  e.gpu.placed.resize(static_cast<size_t>(n_expert));
+  for (int64_t x = n_expert - 1; x >= 0; --x) {
+    std::vector<uint8_t> one(e.host.begin() + static_cast<std::ptrdiff_t>(x * stride),
+                             e.host.begin() + static_cast<std::ptrdiff_t>((x + 1) * stride));
+    e.gpu.placed[static_cast<size_t>(x)] = buf.upload(one);
+  }
+  e.gpu.first.data = e.gpu.placed[0];
+  return e;
+}
+
+struct MoeCase {
+  TensorType type;
+  int64_t n_tokens;
+  bool scatter;
+};
+
+void PrintTo(const MoeCase& c, std::ostream* os) {
+  *os << tensor_type_name(c.type) << ", " << c.n_tokens << " tokens"
+      << (c.scatter ? ", placed experts" : ", strided experts");
+}
+
+class CudaMoe : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(CudaMoe, DispatchMatchesTheCpu) {
+  PSHARD_SKIP_WITHOUT_CUDA();
+  const MoeCase c = GetParam();
+  auto d = CudaDevice::create();
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  ASSERT_TRUE((*d)->allocate_arena(64ull << 20).ok());
+  DeviceBuffers buf(**d);
+  ThreadPool pool(2);
+  CpuOps cpu(pool);
+
+  const int64_t n = c.n_tokens, n_expert = 5, k = 2, dm = 64, ff = 96;
+  const Experts gate = make_experts(buf, c.type, n_expert, ff, dm, 21, c.scatter);
+  const Experts up = make_experts(buf, c.type, n_expert, ff, dm, 22, c.scatter);
+  const Experts down = make_experts(buf, c.type, n_expert, dm, ff, 23, c.scatter);
+  const auto x = random_floats(static_cast<size_t>(n * dm), 24);
+  auto logits = random_floats(static_cast<size_t>(n * n_expert), 25, -2.0f, 2.0f);
+  logits[1] = logits[3]; // a tie in token 0: the lower index must win on both backends
+
+  MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff};
+  std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), want(n * dm);
+  cm.expert_in = in.data();
+  cm.expert_out = eo.data();
+  cm.gate_buf = gb.data();
+  cm.up_buf = ub.data();
+  std::vector<float> cpu_logits = logits;
+  cpu.moe_dispatch(x.data(), cpu_logits.data(), cm, n, want.data());
+
+  MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff};
+  gm.expert_in = buf.zeros(n * dm);
+  gm.expert_out = buf.zeros(n * dm);
+  gm.gate_buf = buf.zeros(n * ff);
+  gm.up_buf = buf.zeros(n * ff);
+  float* glogits = buf.upload(logits);
+  float* gout = buf.zeros(n * dm);
+  (*d)->compute().moe_dispatch(buf.upload(x), glogits, gm, n, gout);
+  const Status s = (*d)->synchronize();
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  EXPECT_LE(relative_error(buf.download(glogits, logits.size()), cpu_logits), 1e-5)
+      << "router probabilities";
+  const double bound = c.type == TensorType::kF16 ? 2e-3 : 2e-2;
+  EXPECT_LE(relative_error(buf.download(gout, want.size()), want), bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaMoe,
+                         ::testing::Values(MoeCase{TensorType::kF16, 3, false},
+                                           MoeCase{TensorType::kQ8_0, 11, false},
+                                           MoeCase{TensorType::kQ8_0, 4, true},
+                                           MoeCase{TensorType::kQ4_0, 1, true}),
+                         [](const auto& info) {
+                           return std::string(tensor_type_name(info.param.type)) + "_" +
+                                  std::to_string(info.param.n_tokens) + "tokens" +
+                                  (info.param.scatter ? "_placed" : "_strided");
+                         });
+
+} // namespace
+} // namespace pshard

@@ -1,0 +1,115 @@
+// Plan invariance on the GPU: every plan of an artifact — every budget × tier, for the
+// searched plans and each forced strategy — run on the CUDA backend gives the plain CPU
+// session's greedy tokens, and logits within a relative L2 error of 3e-2 per pass (the
+// CPU rounds activations to 8 bits for Q8_0 weights, the GPU keeps them float; float
+// models agree far closer). The arena never exceeds the plan's budget.
+#include "executor_test_util.h"
+#include "cuda_test_util.h"
+
+#include "tools/pshard-mkmodel/model_generator.h"
+
+#include <cctype>
+
+namespace pshard {
+namespace {
+
+using namespace pshard::testing;
+
+const std::vector<TokenId> kPrompt = {1, 403, 407, 261, 378, 290, 311};
+constexpr int kSteps = 10;
+constexpr int64_t kCtx = 64;
+constexpr double kLogitBound = 3e-2;
+
+std::string model_path(const std::string& name) {
+  if (name.rfind("mk-", 0) != 0)
+    return shared_model(name);
+  const std::string path = ::testing::TempDir() + "/cuda-" + name + ".gguf";
+  if (std::filesystem::exists(path))
+    return path;
+  ModelSpec spec; // as the executor's invariance test makes them
+  spec.name = name;
+  spec.n_embd = 96;
+  spec.n_layer = 6;
+  spec.n_head = 6;
+  spec.n_head_kv = 2;
+  spec.n_ff = 160;
+  spec.type = TensorType::kQ8_0;
+  spec.overrides["attn_v"] = TensorType::kF16;
+  if (name.find("moe") != std::string::npos) {
+    spec.n_expert = 8;
+    spec.n_expert_used = 2;
+    spec.tied_output = true;
+  }
+  const Status s = write_llama_model(spec, path);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return path;
+}
+
+::testing::AssertionResult close_trace(const Trace& want, const Trace& got) {
+  if (want.tokens != got.tokens)
+    return ::testing::AssertionFailure() << "greedy tokens differ";
+  for (size_t i = 0; i < want.logits.size(); ++i) {
+    const double e = cuda_testing::relative_error(got.logits[i], want.logits[i]);
+    if (e > kLogitBound)
+      return ::testing::AssertionFailure() << "pass " << i << ": logits relative error " << e;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class CudaPlanInvariance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaPlanInvariance, EveryPlanGivesTheCpuTokens) {
+  PSHARD_SKIP_WITHOUT_CUDA();
+  const std::string path = model_path(GetParam());
+  PSHARD_SKIP_IF_MISSING(path);
+  auto model = LlamaModel::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  auto reference_session = LlamaSession::create(**model, {kCtx, 2, 256});
+  ASSERT_TRUE(reference_session.ok());
+  Trace reference;
+  ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));
+
+  int plans = 0;
+  for (planner::Strategy strategy :
+       {planner::Strategy::kAuto, planner::Strategy::kGpuOnly, planner::Strategy::kStatic,
+        planner::Strategy::kDynamic, planner::Strategy::kLayers}) {
+    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const Schedule& sched = compiled->schedule;
+    for (uint64_t budget : sched.budgets())
+      for (int64_t tier : sched.tiers()) {
+        SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
+                     std::to_string(budget) + " tier " + std::to_string(tier));
+        HybridParams params;
+        params.n_ctx = kCtx;
+        params.n_threads = 2;
+        params.vram_budget = budget;
+        params.force_tier = tier;
+        auto device = CudaDevice::create();
+        ASSERT_TRUE(device.ok()) << device.status().to_string();
+        auto session = HybridSession::create(**model, &sched, device->get(), params);
+        ASSERT_TRUE(session.ok()) << session.status().to_string();
+        Trace trace;
+        ASSERT_OK(greedy_trace(**session, kPrompt, kSteps, &trace));
+        EXPECT_TRUE(close_trace(reference, trace));
+        EXPECT_LE((*device)->arena_bytes(), budget);
+        ++plans;
+      }
+  }
+  std::cout << GetParam() << ": " << plans << " plans agree on the GPU\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CudaPlanInvariance,
+                         ::testing::Values("stories260K.gguf", "stories260K-Q8_0-mixed.gguf",
+                                           "stories260K-moe4x2-exact.gguf", "mk-dense6",
+                                           "mk-moe6"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch)))
+                               ch = '_';
+                           return n;
+                         });
+
+} // namespace
+} // namespace pshard

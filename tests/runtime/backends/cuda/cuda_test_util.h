@@ -1,0 +1,78 @@
+// Helpers of the CUDA backend tests: skipping without a GPU (with the driver's reason),
+// a bump allocator over the device arena, uploads and downloads, and the error measure
+// the conformance bounds are stated in.
+#pragma once
+
+#include "runtime/backends/cuda/cuda_device.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+// Skips the test, naming why there is no usable GPU, e.g. "no CUDA device:
+// cudaGetDeviceCount returned 35 (CUDA driver version is insufficient for CUDA runtime version)".
+#define PSHARD_SKIP_WITHOUT_CUDA()                                                                 \
+  do {                                                                                             \
+    const ::pshard::Status s_ = ::pshard::cuda::cuda_device_available();                          \
+    if (!s_.ok())                                                                                  \
+      GTEST_SKIP() << s_.message();                                                                \
+  } while (0)
+
+namespace pshard::cuda_testing {
+
+// Places buffers in the arena one after the other (256-byte aligned) and copies data in
+// and out synchronously; tests read results only after device.synchronize().
+class DeviceBuffers {
+public:
+  explicit DeviceBuffers(CudaDevice& d) : d_(d) {}
+  uint8_t* alloc(size_t bytes) {
+    uint8_t* p = d_.arena() + used_;
+    used_ += (bytes + 255) / 256 * 256;
+    EXPECT_LE(used_, d_.arena_bytes()) << "test arena too small";
+    return p;
+  }
+  template <typename T> T* upload(const std::vector<T>& v) {
+    auto* p = reinterpret_cast<T*>(alloc(v.size() * sizeof(T)));
+    EXPECT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    return p;
+  }
+  float* zeros(size_t n) {
+    auto* p = reinterpret_cast<float*>(alloc(n * 4));
+    EXPECT_EQ(cudaMemset(p, 0, n * 4), cudaSuccess);
+    return p;
+  }
+  template <typename T> std::vector<T> download(const T* p, size_t n) {
+    std::vector<T> v(n);
+    EXPECT_EQ(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return v;
+  }
+
+private:
+  CudaDevice& d_;
+  size_t used_ = 0;
+};
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v)
+    x = dist(rng);
+  return v;
+}
+
+// ||got - want|| / ||want|| (L2 over the whole output): one number per op that does not
+// blow up where single outputs cancel to near zero.
+inline double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = static_cast<double>(got[i]) - want[i];
+    num += d * d;
+    den += static_cast<double>(want[i]) * want[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+} // namespace pshard::cuda_testing

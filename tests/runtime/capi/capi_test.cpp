@@ -1,0 +1,189 @@
+// The C API (pshard.h) as an app uses it: load with and without a schedule, generate
+// with a callback, change the VRAM budget, read statistics, write a trace; errors as
+// status codes with a message; parameter structs from an older caller (smaller size).
+#include "pshard/Planner/Planner.h"
+#include "pshard/Target/ScheduleEmitter.h"
+#include "pshard/pshard.h"
+#include "runtime/gguf/gguf_file.h"
+
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::string kModel = std::string(PSHARD_SHARED_DIR) + "/models/stories260K.gguf";
+const std::vector<pshard_token> kExpected = {432, 383, 286, 261, 376, 298, 315, 421,
+                                             395, 317, 426, 338, 401, 396, 267, 337};
+
+#define SKIP_WITHOUT_MODEL()                                                                       \
+  if (!std::filesystem::exists(kModel))                                                            \
+  GTEST_SKIP() << "shared model " << kModel << " is not present"
+
+// A schedule for stories260K written to a temporary file: budgets from the minimum up.
+std::string schedule_file(std::vector<uint64_t>* budgets) {
+  const std::string path = ::testing::TempDir() + "/capi_stories.pshard";
+  auto file = pshard::gguf::GgufFile::open(kModel, pshard::gguf::OpenMode::kMetadataOnly);
+  auto graph = pshard::planner::build_model_graph(**file);
+  pshard::planner::FixedMachineParams mp;
+  mp.cpu_flops = 2e9;
+  mp.h2d_bandwidth = mp.d2h_bandwidth = 2e9;
+  pshard::planner::FixedMachineModel machine(mp);
+  pshard::planner::CompileOptions o;
+  o.tiers = {1, 4, 16};
+  o.n_ctx = 128;
+  o.strategy = pshard::planner::Strategy::kGpuOnly; // streams: the stats have something to say
+  const uint64_t lo = pshard::planner::minimum_budget(*graph, o);
+  o.budgets = {lo, lo + graph->total_weight_bytes() / 2};
+  *budgets = o.budgets;
+  auto grid = pshard::planner::plan_grid(*graph, machine, o);
+  EXPECT_TRUE(grid.ok()) << grid.status().to_string();
+  EXPECT_TRUE(pshard::planner::write_schedule_file(*graph, *grid, path, "capi-test").ok());
+  return path;
+}
+
+struct Collected {
+  std::vector<pshard_token> tokens;
+  std::string text;
+};
+
+bool collect(const pshard_token_event* e, void* user) {
+  auto* c = static_cast<Collected*>(user);
+  if (e->token >= 0)
+    c->tokens.push_back(e->token);
+  c->text.append(e->text, e->text_len);
+  return true;
+}
+
+std::vector<pshard_token> generate(pshard_model* m, pshard_context* ctx, int n) {
+  pshard_token prompt[64];
+  size_t n_prompt = 0;
+  EXPECT_EQ(pshard_model_tokenize(m, "Once upon a time", 16, true, prompt, 64, &n_prompt),
+            PSHARD_OK);
+  pshard_generate_params gp = pshard_generate_default_params();
+  gp.n_predict = n;
+  gp.temperature = 0;
+  Collected c;
+  pshard_generate_result r = pshard_generate_result_init();
+  EXPECT_EQ(pshard_context_generate(ctx, prompt, n_prompt, &gp, collect, &c, &r), PSHARD_OK)
+      << pshard_last_error();
+  EXPECT_EQ(r.n_generated, static_cast<int64_t>(c.tokens.size()));
+  return c.tokens;
+}
+
+TEST(CApi, GeneratesTheReferenceTokensOnTheCpu) {
+  SKIP_WITHOUT_MODEL();
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), nullptr, &m), PSHARD_OK) << pshard_last_error();
+  EXPECT_FALSE(pshard_model_has_schedule(m));
+  pshard_context* ctx = nullptr;
+  ASSERT_EQ(pshard_context_create(m, nullptr, &ctx), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(generate(m, ctx, 16), kExpected);
+  pshard_context_free(ctx);
+  pshard_model_free(m);
+}
+
+TEST(CApi, RunsAScheduleOnTheEmulatedGpuAndReportsStatistics) {
+  SKIP_WITHOUT_MODEL();
+  std::vector<uint64_t> budgets;
+  const std::string schedule = schedule_file(&budgets);
+  pshard_model_params mp = pshard_model_default_params();
+  mp.schedule_path = schedule.c_str();
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), &mp, &m), PSHARD_OK) << pshard_last_error();
+  size_t n = 0;
+  uint64_t got[8];
+  ASSERT_EQ(pshard_model_schedule_budgets(m, got, 8, &n), PSHARD_OK);
+  ASSERT_EQ(n, budgets.size());
+  pshard_context_params cp = pshard_context_default_params();
+  cp.backend = PSHARD_BACKEND_EMU;
+  cp.vram_budget = budgets.back();
+  cp.emu_pcie_gbps = 20;
+  cp.trace = true;
+  pshard_context* ctx = nullptr;
+  ASSERT_EQ(pshard_context_create(m, &cp, &ctx), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(generate(m, ctx, 16), kExpected);
+
+  // The app needs VRAM back: below the minimum is refused, the context goes on.
+  EXPECT_EQ(pshard_context_set_vram_budget(ctx, budgets.front() / 2), PSHARD_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(pshard_last_error()).find("keeps its budget"), std::string::npos);
+  ASSERT_EQ(pshard_context_set_vram_budget(ctx, budgets.front()), PSHARD_OK) << pshard_last_error();
+  pshard_context_reset(ctx);
+  EXPECT_EQ(generate(m, ctx, 16), kExpected);
+
+  pshard_stats st = pshard_stats_init();
+  ASSERT_EQ(pshard_context_get_stats(ctx, &st), PSHARD_OK);
+  EXPECT_EQ(st.vram_budget, budgets.front());
+  EXPECT_LE(st.peak_vram_bytes, budgets.back());
+  EXPECT_GT(st.bytes_streamed, 0u);
+  EXPECT_EQ(st.budget_switches, 1);
+  ASSERT_GE(st.n_plans, 2u);
+  pshard_plan_stats ps = pshard_plan_stats_init();
+  ASSERT_EQ(pshard_context_get_plan_stats(ctx, 0, &ps), PSHARD_OK);
+  EXPECT_GT(ps.passes, 0);
+  EXPECT_GT(ps.predicted_ms_per_pass, 0);
+  EXPECT_GT(ps.measured_ms_per_pass, 0);
+  EXPECT_STREQ(ps.strategy, "gpu-only");
+  EXPECT_EQ(pshard_context_get_plan_stats(ctx, 99, &ps), PSHARD_ERROR_OUT_OF_RANGE);
+
+  const std::string trace = ::testing::TempDir() + "/capi_trace.json";
+  ASSERT_EQ(pshard_context_write_trace(ctx, trace.c_str()), PSHARD_OK) << pshard_last_error();
+  std::ifstream in(trace);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(text.find("device copy"), std::string::npos);
+  pshard_context_free(ctx);
+  pshard_model_free(m);
+}
+
+TEST(CApi, ErrorsAreStatusCodesWithAMessage) {
+  pshard_model* m = nullptr;
+  EXPECT_EQ(pshard_model_load(nullptr, nullptr, &m), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("gguf_path"), std::string::npos);
+  const pshard_status s = pshard_model_load("/nonexistent/model.gguf", nullptr, &m);
+  EXPECT_NE(s, PSHARD_OK);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_NE(std::string(pshard_last_error()).find("/nonexistent/model.gguf"), std::string::npos);
+  EXPECT_STREQ(pshard_status_name(PSHARD_ERROR_OUT_OF_MEMORY), "out of memory");
+  EXPECT_EQ(pshard_context_decode(nullptr, nullptr, 0, nullptr), PSHARD_ERROR_INVALID_ARGUMENT);
+  SKIP_WITHOUT_MODEL();
+  pshard_model_params mp = pshard_model_default_params();
+  mp.schedule_path = "/nonexistent/model.pshard";
+  EXPECT_NE(pshard_model_load(kModel.c_str(), &mp, &m), PSHARD_OK);
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), nullptr, &m), PSHARD_OK);
+  pshard_context_params cp = pshard_context_default_params();
+  cp.backend = PSHARD_BACKEND_CUDA;
+  pshard_context* ctx = nullptr;
+  EXPECT_NE(pshard_context_create(m, &cp, &ctx), PSHARD_OK); // no CUDA in this build
+  EXPECT_FALSE(std::string(pshard_last_error()).empty());
+  pshard_token few[2];
+  size_t n = 0;
+  EXPECT_EQ(pshard_model_tokenize(m, "Once upon a time", 16, true, few, 2, &n),
+            PSHARD_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(n, 5u); // the count needed
+  pshard_model_free(m);
+}
+
+TEST(CApi, AnOlderCallersSmallerParamsGetDefaultsForNewFields) {
+  SKIP_WITHOUT_MODEL();
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), nullptr, &m), PSHARD_OK);
+  pshard_context_params cp = pshard_context_default_params();
+  cp.n_threads = 1;
+  cp.n_batch = -5;                                    // past the old size: must be ignored
+  cp.size = offsetof(pshard_context_params, n_batch); // an older caller's struct
+  pshard_context* ctx = nullptr;
+  ASSERT_EQ(pshard_context_create(m, &cp, &ctx), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(pshard_context_n_threads(ctx), 1);
+  pshard_stats st{};
+  st.size = offsetof(pshard_stats, bytes_streamed); // reads only what it knows
+  ASSERT_EQ(pshard_context_get_stats(ctx, &st), PSHARD_OK);
+  EXPECT_EQ(st.bytes_streamed, 0u);
+  pshard_context_free(ctx);
+  pshard_model_free(m);
+}
+
+} // namespace

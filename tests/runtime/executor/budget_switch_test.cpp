@@ -1,0 +1,100 @@
+// Budget changes during a long generation: at random between passes the VRAM budget
+// moves (up, down, to zero, to values between compiled budgets). The tokens and logits
+// must not change, and the emulated GPU — whose hard capacity the test lowers to the
+// budget in force — must never hold more than that budget.
+#include "executor_test_util.h"
+
+#include <random>
+
+namespace pshard {
+namespace {
+
+using namespace pshard::testing;
+
+const std::vector<TokenId> kPrompt = {1, 403, 407, 261, 378};
+
+// Sets the budget the way an app shares a GPU: when lowering, the memory is given back
+// before the lower capacity applies; when raising, the capacity grows first.
+void change_budget(HybridSession& s, EmuDevice& d, uint64_t budget, uint64_t memory) {
+  const uint64_t old = s.budget();
+  if (budget > old)
+    ASSERT_OK(d.set_capacity(std::min(std::max<uint64_t>(budget, 1), memory)));
+  d.reset_peak();
+  ASSERT_OK(s.set_budget(budget));
+  EXPECT_LE(d.peak_allocated_bytes(), std::max(old, budget)) << "during the switch";
+  EXPECT_LE(d.arena_bytes(), budget) << "after the switch";
+  ASSERT_OK(d.set_capacity(std::min(std::max<uint64_t>(budget, 1), memory)));
+  d.reset_peak();
+}
+
+void run_random_budgets(const std::string& path, planner::Strategy strategy, uint32_t seed) {
+  auto model = LlamaModel::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  constexpr int64_t kCtx = 160;
+  constexpr int kSteps = 120;
+  auto reference_session = LlamaSession::create(**model, {kCtx, 2, 256});
+  ASSERT_TRUE(reference_session.ok());
+  Trace reference;
+  ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));
+
+  auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const Schedule& sched = compiled->schedule;
+  std::vector<uint64_t> choices(sched.budgets().begin(), sched.budgets().end());
+  choices.push_back(0);                                   // everything back to the CPU
+  for (size_t i = 0; i + 1 < sched.budgets().size(); ++i) // between compiled budgets
+    choices.push_back((sched.budgets()[i] + sched.budgets()[i + 1]) / 2);
+  const uint64_t memory = sched.budgets().back();
+
+  auto device = EmuDevice::create(fast_emu(memory));
+  ASSERT_TRUE(device.ok());
+  EmuDevice& d = **device;
+  HybridParams params;
+  params.n_ctx = kCtx;
+  params.n_threads = 2;
+  params.vram_budget = sched.budgets().back();
+  auto session = HybridSession::create(**model, &sched, &d, params);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  HybridSession& s = **session;
+
+  std::mt19937 rng(seed);
+  Trace got;
+  auto logits = s.decode(kPrompt);
+  ASSERT_TRUE(logits.ok()) << logits.status().to_string();
+  for (int i = 0; i < kSteps; ++i) {
+    got.logits.emplace_back(logits->begin(), logits->end());
+    const TokenId next = argmax(*logits);
+    got.tokens.push_back(next);
+    if (i + 1 == kSteps)
+      break;
+    if (rng() % 3 == 0) {
+      change_budget(s, d, choices[rng() % choices.size()], memory);
+      if (::testing::Test::HasFatalFailure())
+        return;
+    }
+    logits = s.decode(std::span<const TokenId>(&next, 1));
+    ASSERT_TRUE(logits.ok()) << logits.status().to_string();
+    EXPECT_LE(d.peak_allocated_bytes(), s.budget()) << "during pass " << i;
+  }
+  EXPECT_TRUE(same_trace(reference, got));
+  EXPECT_GT(s.stats().budget_switches, 10);
+  std::cout << path << ": " << s.stats().budget_switches << " budget switches, "
+            << s.stats().bytes_switched << " B moved by them, " << s.stats().bytes_streamed
+            << " B streamed\n";
+}
+
+TEST(BudgetSwitch, RandomBudgetsKeepTokensAndStayWithinBudget) {
+  const std::string path = shared_model("stories260K.gguf");
+  PSHARD_SKIP_IF_MISSING(path);
+  run_random_budgets(path, planner::Strategy::kAuto, 1);
+  run_random_budgets(path, planner::Strategy::kDynamic, 2);
+}
+
+TEST(BudgetSwitch, MoeModelKeepsTokensAcrossBudgets) {
+  const std::string path = shared_model("stories260K-moe4x2-noise10.gguf");
+  PSHARD_SKIP_IF_MISSING(path);
+  run_random_budgets(path, planner::Strategy::kGpuOnly, 3);
+}
+
+} // namespace
+} // namespace pshard

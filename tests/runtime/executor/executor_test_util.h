@@ -1,0 +1,127 @@
+// Helpers of the executor tests: schedules compiled in-process by the planner (no
+// files, no profile: a hand-made machine), reference runs on the plain CPU session, and
+// greedy runs of a hybrid session that record every pass's logits.
+#pragma once
+
+#include "pshard/Planner/Planner.h"
+#include "pshard/Target/ScheduleEmitter.h"
+#include "runtime/backends/emu/emu_device.h"
+#include "runtime/executor/hybrid_session.h"
+#include "runtime/model/llama_model.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+namespace pshard::testing {
+
+inline std::string shared_model(const std::string& name) {
+  return std::string(PSHARD_SHARED_DIR) + "/models/" + name;
+}
+
+#define PSHARD_SKIP_IF_MISSING(path)                                                               \
+  if (!std::filesystem::exists(path))                                                              \
+  GTEST_SKIP() << "shared model " << (path) << " is not present"
+
+#define ASSERT_OK(expr)                                                                            \
+  do {                                                                                             \
+    const ::pshard::Status s_ = (expr);                                                            \
+    ASSERT_TRUE(s_.ok()) << s_.to_string();                                                        \
+  } while (0)
+
+// A machine whose GPU is much faster than its CPU and whose link is slow, so the
+// planner's plans really place, stream and cross.
+inline planner::FixedMachineParams test_machine() {
+  planner::FixedMachineParams m;
+  m.name = "executor-test";
+  m.vram_bytes = 64ull << 20;
+  m.threads = 2;
+  m.cpu_flops = 2e9;
+  m.cpu_bandwidth = 5e9;
+  m.gpu_flops = 200e9;
+  m.gpu_bandwidth = 100e9;
+  m.h2d_bandwidth = 2e9;
+  m.d2h_bandwidth = 2e9;
+  m.copy_latency_s = 5e-6;
+  return m;
+}
+
+struct Compiled {
+  planner::ModelGraph graph;
+  uint64_t minimum_budget = 0;
+  Schedule schedule;
+};
+
+// Budgets from the minimum to past the whole model, so plans range from "one attention
+// block resident" to "everything resident".
+inline std::vector<uint64_t> budget_ladder(const planner::ModelGraph& g, uint64_t minimum) {
+  const uint64_t w = g.total_weight_bytes();
+  return {minimum, minimum + w / 4, minimum + w / 2, minimum + w + (w >> 1)};
+}
+
+inline Result<Compiled> compile_schedule(const std::string& model_path, planner::Strategy strategy,
+                                         std::vector<int64_t> tiers, int64_t n_ctx,
+                                         std::vector<uint64_t> budgets = {},
+                                         planner::FixedMachineParams machine = test_machine()) {
+  PSHARD_ASSIGN_OR_RETURN(auto file,
+                          gguf::GgufFile::open(model_path, gguf::OpenMode::kMetadataOnly));
+  PSHARD_ASSIGN_OR_RETURN(planner::ModelGraph graph, planner::build_model_graph(*file));
+  planner::FixedMachineModel m(machine);
+  planner::CompileOptions o;
+  o.tiers = std::move(tiers);
+  o.n_ctx = n_ctx;
+  o.threads = machine.threads;
+  o.strategy = strategy;
+  const uint64_t minimum = planner::minimum_budget(graph, o);
+  o.budgets = budgets.empty() ? budget_ladder(graph, minimum) : std::move(budgets);
+  PSHARD_ASSIGN_OR_RETURN(planner::PlanGrid grid, planner::plan_grid(graph, m, o));
+  PSHARD_ASSIGN_OR_RETURN(auto bytes, planner::serialize_schedule(graph, grid, "executor-test"));
+  PSHARD_ASSIGN_OR_RETURN(Schedule s, Schedule::load_bytes(bytes));
+  return Compiled{std::move(graph), minimum, std::move(s)};
+}
+
+inline EmuOptions fast_emu(uint64_t memory_bytes) {
+  EmuOptions o;
+  o.memory_bytes = memory_bytes;
+  o.link.bytes_per_s = 50e9; // fast: the tests check results, not speed
+  o.link.latency_s = 0;
+  return o;
+}
+
+// The logits after the prompt and after each greedy token, and the tokens.
+struct Trace {
+  std::vector<std::vector<float>> logits;
+  std::vector<TokenId> tokens;
+};
+
+inline TokenId argmax(std::span<const float> l) {
+  return static_cast<TokenId>(std::max_element(l.begin(), l.end()) - l.begin());
+}
+
+inline Status greedy_trace(Decoder& d, const std::vector<TokenId>& prompt, int n, Trace* out) {
+  PSHARD_ASSIGN_OR_RETURN(std::span<const float> l, d.decode(prompt));
+  for (int i = 0;; ++i) {
+    out->logits.emplace_back(l.begin(), l.end());
+    const TokenId next = argmax(l);
+    out->tokens.push_back(next);
+    if (i + 1 == n)
+      return Status::ok_status();
+    PSHARD_ASSIGN_OR_RETURN(l, d.decode(std::span<const TokenId>(&next, 1)));
+  }
+}
+
+// Bit-for-bit equality of two traces; the message names the first difference.
+inline ::testing::AssertionResult same_trace(const Trace& want, const Trace& got) {
+  if (want.tokens != got.tokens)
+    return ::testing::AssertionFailure() << "tokens differ";
+  for (size_t i = 0; i < want.logits.size(); ++i)
+    if (want.logits[i].size() != got.logits[i].size() ||
+        std::memcmp(want.logits[i].data(), got.logits[i].data(),
+                    want.logits[i].size() * sizeof(float)) != 0)
+      return ::testing::AssertionFailure() << "logits of step " << i << " differ";
+  return ::testing::AssertionSuccess();
+}
+
+} // namespace pshard::testing

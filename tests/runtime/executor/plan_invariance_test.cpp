@@ -1,0 +1,139 @@
+// Plan invariance: on the cpu and emu backends every plan of an artifact — every
+// budget × tier, for the searched plans and each forced strategy — gives the logits
+// and greedy tokens of the plain CPU session, bit for bit. Run on stories260K, its
+// quantized and MoE variants, and multi-layer models made with pshard-mkmodel (one a
+// MoE with more experts than a tier-1 slot holds, so routed-expert streaming runs).
+#include "executor_test_util.h"
+#include "tools/pshard-mkmodel/model_generator.h"
+
+namespace pshard {
+namespace {
+
+using namespace pshard::testing;
+
+const std::vector<TokenId> kPrompt = {1, 403, 407, 261, 378, 290, 311};
+constexpr int kSteps = 10;
+constexpr int64_t kCtx = 64;
+
+std::string generated_model(const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  if (std::filesystem::exists(path))
+    return path;
+  ModelSpec spec;
+  spec.name = name;
+  spec.n_embd = 96;
+  spec.n_layer = 6;
+  spec.n_head = 6;
+  spec.n_head_kv = 2;
+  spec.n_ff = 160;
+  spec.type = TensorType::kQ8_0;
+  spec.overrides["attn_v"] = TensorType::kF16;
+  if (name.find("moe") != std::string::npos) {
+    spec.n_expert = 8;
+    spec.n_expert_used = 2;
+    spec.tied_output = true;
+  }
+  const Status s = write_llama_model(spec, path);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return path;
+}
+
+std::string model_path(const std::string& name) {
+  return name.rfind("mk-", 0) == 0 ? generated_model(name + ".gguf") : shared_model(name);
+}
+
+// Streamed sub-layers of the plan (budget, tier) whose slot is smaller than their
+// weights: a MoE copying only routed experts, an embedding copying only its rows.
+int count_partial_streams(const Schedule& s, uint64_t budget, int64_t tier) {
+  const auto* subs = s.root().sublayers();
+  int n = 0;
+  for (size_t b = 0; b < s.budgets().size(); ++b)
+    for (size_t t = 0; t < s.tiers().size(); ++t) {
+      const SchedulePlan& p = s.plan({b, t});
+      if (p.budget_bytes != budget || p.tier != tier)
+        continue;
+      for (int32_t i : p.stream_order) {
+        n +=
+            subs->Get(static_cast<flatbuffers::uoffset_t>(i))->weight_bytes() > p.stream_slot_bytes;
+      }
+    }
+  return n;
+}
+
+class PlanInvariance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
+  const std::string path = model_path(GetParam());
+  PSHARD_SKIP_IF_MISSING(path);
+  auto model = LlamaModel::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  auto reference_session = LlamaSession::create(**model, {kCtx, 2, 256});
+  ASSERT_TRUE(reference_session.ok());
+  Trace reference;
+  ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));
+
+  int plans = 0, streaming = 0, crossing = 0, routed = 0;
+  for (planner::Strategy strategy :
+       {planner::Strategy::kAuto, planner::Strategy::kGpuOnly, planner::Strategy::kStatic,
+        planner::Strategy::kDynamic, planner::Strategy::kLayers}) {
+    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx);
+    ASSERT_TRUE(compiled.ok()) << planner::strategy_name(strategy) << ": "
+                               << compiled.status().to_string();
+    const Schedule& sched = compiled->schedule;
+    for (uint64_t budget : sched.budgets())
+      for (int64_t tier : sched.tiers()) {
+        SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
+                     std::to_string(budget) + " tier " + std::to_string(tier));
+        HybridParams params;
+        params.n_ctx = kCtx;
+        params.n_threads = 2;
+        params.vram_budget = budget;
+        params.force_tier = tier;
+        // cpu backend: the plan is looked up, every sub-layer runs on the host.
+        auto on_cpu = HybridSession::create(**model, &sched, nullptr, params);
+        ASSERT_TRUE(on_cpu.ok()) << on_cpu.status().to_string();
+        Trace cpu_trace;
+        ASSERT_OK(greedy_trace(**on_cpu, kPrompt, kSteps, &cpu_trace));
+        EXPECT_TRUE(same_trace(reference, cpu_trace)) << "cpu backend";
+        // emu backend with a capacity of exactly the budget.
+        auto device = EmuDevice::create(fast_emu(std::max<uint64_t>(budget, 1)));
+        ASSERT_TRUE(device.ok());
+        auto on_emu = HybridSession::create(**model, &sched, device->get(), params);
+        ASSERT_TRUE(on_emu.ok()) << on_emu.status().to_string();
+        Trace emu_trace;
+        ASSERT_OK(greedy_trace(**on_emu, kPrompt, kSteps, &emu_trace));
+        EXPECT_TRUE(same_trace(reference, emu_trace)) << "emu backend";
+        EXPECT_LE((*device)->peak_allocated_bytes(), budget);
+        const SessionStats& st = (*on_emu)->stats();
+        ++plans;
+        streaming += st.bytes_streamed > 0;
+        crossing += st.bytes_crossed > 0;
+        routed += count_partial_streams(sched, budget, tier);
+      }
+  }
+  std::cout << GetParam() << ": " << plans << " plans, " << streaming << " streamed weights, "
+            << crossing << " crossed host/device, " << routed
+            << " streamed sub-layers that copy part of their weights (routed experts, "
+               "gathered embedding rows)\n";
+  EXPECT_GT(streaming, 0) << "no plan streamed weights: the test would not cover streaming";
+  EXPECT_GT(crossing, 0);
+  if ((*model)->hparams().is_moe()) {
+    EXPECT_GT(routed, 0) << "no plan streamed routed experts";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, PlanInvariance,
+                         ::testing::Values("stories260K.gguf", "stories260K-Q8_0-mixed.gguf",
+                                           "stories260K-moe4x2-exact.gguf",
+                                           "stories260K-moe4x2-noise10.gguf", "mk-dense6",
+                                           "mk-moe6"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
+                           return n;
+                         });
+
+} // namespace
+} // namespace pshard

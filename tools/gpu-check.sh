@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# gpu-check.sh RESULTS_DIR — the CUDA backend's check on a machine with an NVIDIA GPU.
+#
+# In under 8 minutes, downloading nothing:
+#   1. finds or builds the binaries (CUDA for this GPU's architecture only),
+#   2. runs the GPU tests (device contract, conformance against the CPU, plan invariance),
+#   3. profiles the GPU and CPU (pshard-profile --backend cuda),
+#   4. generates an 8B-shaped model (Llama-3-8B geometry) in F16 and Q8_0,
+#   5. compiles it for budgets 2, 4, 8 GiB and full residency, searched and with each
+#      forced strategy (gpu-only, static, dynamic, layers),
+#   6. runs pshard-run with each plan (prompt of ~1024 tokens, then decode), and
+#      compares the two transfer modes (cudaHostRegister vs pinned staging),
+# then prints a table and writes RESULTS_DIR/gpu-check.json (and every run's own JSON
+# under RESULTS_DIR/runs/). Runs are ordered by importance; when the time budget is
+# nearly spent the rest are recorded as skipped rather than overrunning.
+#
+# Environment:
+#   PSHARD_BUILD_DIR     a build folder made elsewhere (see docs/cuda.md for the binaries
+#                        to carry); without it, this script configures and builds one
+#                        (needs FlatBuffers, CLI11 and GoogleTest on this machine)
+#   PSHARD_CUDA_ARCH     CUDA architecture to build (default: nvidia-smi's, else 90)
+#   PSHARD_CHECK_SECONDS overall time budget (default 450)
+#   PSHARD_CHECK_DENSE=1 write random weights (default: sparse files, zero weights —
+#                        same bytes moved and multiplied, much faster to make)
+#   PSHARD_CHECK_SCHEDULES  a folder of llama8b-<f16|q8_0>-<strategy>.pshard compiled elsewhere
+#                        (when pshard-compile cannot run here: it links LLVM) from this
+#                        machine's profile; the models are deterministic, so they match
+#   PSHARD_CHECK_DRY_RUN=1  no GPU needed: the emu backend stands in for cuda and the
+#                        model is shrunk (checks this script on a CPU-only machine)
+set -euo pipefail
+
+usage() { echo "usage: $0 RESULTS_DIR" >&2; exit 2; }
+[[ $# -eq 1 ]] || usage
+
+RESULTS=$(mkdir -p "$1" && cd "$1" && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+START=$(date +%s)
+BUDGET_S=${PSHARD_CHECK_SECONDS:-450}
+DRY=${PSHARD_CHECK_DRY_RUN:-0}
+BACKEND=cuda
+[[ $DRY == 1 ]] && BACKEND=emu
+LOG="$RESULTS/gpu-check.log"
+mkdir -p "$RESULTS/runs" "$RESULTS/work"
+: >"$LOG"
+
+say() { printf '[%4ds] %s\n' "$(($(date +%s) - START))" "$*" | tee -a "$LOG" >&2; }
+elapsed() { echo $(($(date +%s) - START)); }
+time_left() { echo $((BUDGET_S - $(elapsed))); }
+
+# --- 1. binaries -------------------------------------------------------------------
+detect_arch() {
+  local cap
+  if [[ -n ${PSHARD_CUDA_ARCH:-} ]]; then
+    echo "$PSHARD_CUDA_ARCH"
+  elif cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1) &&
+    [[ $cap =~ ^[0-9]+\.[0-9]+$ ]]; then
+    echo "${cap/./}"
+  else
+    echo 90
+  fi
+}
+
+BUILD=${PSHARD_BUILD_DIR:-}
+if [[ -z $BUILD ]]; then
+  ARCH=$(detect_arch)
+  BUILD="$RESULTS/build"
+  say "building for sm_$ARCH in $BUILD"
+  if ! cmake -S "$REPO" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="$ARCH" >>"$LOG" 2>&1; then
+    say "configure failed (see $LOG): build elsewhere and set PSHARD_BUILD_DIR (docs/cuda.md)"
+    exit 1
+  fi
+  ninja -C "$BUILD" pshard-run pshard-compile pshard-mkmodel pshard-profile \
+    cuda_device_test cuda_conformance_test cuda_plan_invariance_test >>"$LOG" 2>&1 ||
+    { say "build failed (see $LOG)"; exit 1; }
+fi
+
+# A binary by name anywhere under the build folder (a carried flat folder works too).
+bin() {
+  local found
+  found=$(find "$BUILD" -name "$1" -type f -perm -u+x 2>/dev/null | head -n1)
+  [[ -n $found ]] || { say "missing binary $1 under $BUILD"; return 1; }
+  echo "$found"
+}
+RUN=$(bin pshard-run)
+# pshard-run loads libpshard.so; a carried build folder's RPATH points elsewhere.
+LIBPSHARD=$(find "$BUILD" -name 'libpshard.so*' 2>/dev/null | head -n1)
+if [[ -n $LIBPSHARD ]]; then
+  LD_LIBRARY_PATH="$(dirname "$LIBPSHARD")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH
+fi
+COMPILE=$(bin pshard-compile || true) # optional: see PSHARD_CHECK_SCHEDULES
+MKMODEL=$(bin pshard-mkmodel)
+PROFILE=$(bin pshard-profile)
+
+GPU_NAME=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null |
+  head -n1 || true)
+say "GPU: ${GPU_NAME:-none visible (dry run: $DRY)}"
+
+# --- 2. GPU tests ------------------------------------------------------------------
+TESTS_JSON=""
+for t in cuda_device_test cuda_conformance_test cuda_plan_invariance_test; do
+  exe=$(bin "$t" || true)
+  if [[ -z $exe ]]; then
+    TESTS_JSON+="{\"test\":\"$t\",\"result\":\"missing\"},"
+    continue
+  fi
+  say "test $t"
+  status=passed
+  # Models the invariance test reads come from the shared folder when it is there.
+  if ! (cd "$RESULTS/work" && timeout 150 "$exe" --gtest_brief=1 \
+    --gtest_output="json:$RESULTS/$t.json") >"$RESULTS/$t.log" 2>&1; then
+    status=failed
+  fi
+  grep -q '\[  SKIPPED \]' "$RESULTS/$t.log" && [[ $status == passed ]] && status=skipped
+  say "  $status ($(grep -c '\[       OK \]' "$RESULTS/$t.log" || true) ok)"
+  TESTS_JSON+="{\"test\":\"$t\",\"result\":\"$status\"},"
+done
+
+# --- 3. profile --------------------------------------------------------------------
+PROF="$RESULTS/machine.pshprof"
+PROFILE_ARGS=(--budget 45) # seconds of measuring; the full grid, prefill tiers included
+[[ $DRY == 1 ]] && PROFILE_ARGS=(--quick)
+say "profiling ($BACKEND)"
+if ! timeout 150 "$PROFILE" -o "$PROF" --json "$RESULTS/machine.pshprof.json" --backend "$BACKEND" \
+  "${PROFILE_ARGS[@]}" -q >>"$LOG" 2>&1; then
+  say "pshard-profile failed (see $LOG)"
+  exit 1
+fi
+
+# --- 4. models ---------------------------------------------------------------------
+# Llama-3-8B: n_embd 4096, 32 layers, 32 heads, 8 KV heads, FFN 14336, vocab 128256.
+GEOMETRY=(--n-embd 4096 --n-layer 32 --n-head 32 --n-head-kv 8 --n-ff 14336 --vocab 128256
+  --ctx 8192 --rope-freq-base 500000)
+if [[ $DRY == 1 ]]; then
+  GEOMETRY=(--n-embd 256 --n-layer 4 --n-head 8 --n-head-kv 2 --n-ff 512 --vocab 2048)
+fi
+SPARSE=(--sparse)
+[[ ${PSHARD_CHECK_DENSE:-0} == 1 ]] && SPARSE=()
+for type in f16 q8_0; do
+  model="$RESULTS/work/llama8b-$type.gguf"
+  say "pshard-mkmodel $type"
+  "$MKMODEL" -o "$model" --name "llama3-8b-shaped-$type" --type "$type" "${GEOMETRY[@]}" \
+    "${SPARSE[@]}" >>"$LOG" 2>&1
+done
+
+# --- 5. schedules ------------------------------------------------------------------
+CTX=2048
+full_budget_gib() { # weights + 2 GiB for KV cache, activations, slots and workspace
+  local bytes
+  bytes=$(stat -c %s "$1")
+  echo $(((bytes >> 30) + 3))
+}
+STRATEGIES=(auto gpu-only static dynamic layers)
+if [[ -n ${PSHARD_CHECK_SCHEDULES:-} ]]; then
+  say "using schedules from $PSHARD_CHECK_SCHEDULES"
+  cp "$PSHARD_CHECK_SCHEDULES"/llama8b-*.pshard "$RESULTS/work/" || say "  no schedules there"
+elif ! "$COMPILE" --help >/dev/null 2>&1; then
+  say "pshard-compile does not start here ($(ldd "$COMPILE" 2>/dev/null | grep -c 'not found') \
+libraries not found): compile elsewhere from $PROF and set PSHARD_CHECK_SCHEDULES"
+  STRATEGIES=()
+fi
+for type in f16 q8_0; do
+  [[ ${#STRATEGIES[@]} -gt 0 && -z ${PSHARD_CHECK_SCHEDULES:-} ]] || break
+  model="$RESULTS/work/llama8b-$type.gguf"
+  budgets="2G,4G,8G,$(full_budget_gib "$model")G"
+  [[ $DRY == 1 ]] && budgets="8M,16M,32M,64M"
+  for s in "${STRATEGIES[@]}"; do
+    say "pshard-compile $type --strategy $s --budgets $budgets"
+    "$COMPILE" -m "$model" --profile "$PROF" -o "$RESULTS/work/llama8b-$type-$s.pshard" \
+      --budgets "$budgets" -c "$CTX" --strategy "$s" -q >>"$LOG" 2>&1 ||
+      say "  compile failed (see $LOG)"
+  done
+done
+
+# --- 6. runs -----------------------------------------------------------------------
+PROMPT="$RESULTS/work/prompt-1024.txt"
+# The generated vocabulary has a token per printable character, the copied ones a token
+# per common word: about 1024 tokens either way (the table shows the exact count).
+printf 'a%.0s' $(seq 1023) >"$PROMPT"
+N_PREDICT=${PSHARD_CHECK_PREDICT:-16}
+
+# "key": number from a compact JSON text.
+json_num() { grep -o "\"$1\":[-0-9.eE+]*" <<<"$2" | head -n1 | cut -d: -f2 || true; }
+
+# A number with one decimal (divided by $2 when given), or "-" when absent.
+fmt1() { [[ -n $1 ]] && awk -v v="$1" -v d="${2:-1}" 'BEGIN { printf "%.1f", v / d }' || echo -; }
+
+ROWS_JSON=""
+TABLE="$RESULTS/gpu-check.txt"
+printf '%-7s %-9s %-8s %-9s %9s %9s %12s %15s %17s %s\n' model strategy budget transfer \
+  'decode/s' 'TTFT ms' 'MiB stream/t' 'peak/budget MiB' 'pred/meas ms/pass' result >"$TABLE"
+
+run_one() { # type strategy budget transfer
+  local type=$1 s=$2 budget=$3 transfer=$4 name out compact res tier1
+  name="$type-$s-$budget-$transfer"
+  out="$RESULTS/runs/$name.json"
+  local sched="$RESULTS/work/llama8b-$type-$s.pshard"
+  if (($(time_left) < 20)); then
+    res="skipped: time budget spent"
+  elif [[ ! -f $sched ]]; then
+    res="skipped: no schedule"
+  elif PSHARD_CUDA_TRANSFER=$transfer timeout "$(($(time_left) < 90 ? $(time_left) : 90))" \
+    "$RUN" -m "$RESULTS/work/llama8b-$type.gguf" -s "$sched" --backend "$BACKEND" \
+    --vram "$budget" -f "$PROMPT" -n "$N_PREDICT" -c "$CTX" --temp 0 --ignore-eos --json \
+    >"$out" 2>"$RESULTS/runs/$name.err"; then
+    res=ok
+  else
+    res="failed (runs/$name.err)"
+  fi
+  compact=""
+  [[ $res == ok ]] && compact=$(tr -d ' \n\t' <"$out")
+  # The decode plan: tier 1's line in stats.plans.
+  tier1=$(tr '{' '\n' <<<"$compact" | grep '"tier":1,' | head -n1 || true)
+  local tps ttft streamed passes peak vbudget pred meas per_tok
+  tps=$(json_num predicted_per_second "$compact")
+  ttft=$(json_num time_to_first_token_ms "$compact")
+  peak=$(json_num peak_vram_bytes "$compact")
+  vbudget=$(json_num vram_budget_bytes "$compact")
+  # Per decode pass: the tier-1 plan's own bytes and passes (prefill passes excluded).
+  streamed=$(json_num bytes_streamed "$tier1")
+  passes=$(json_num passes "$tier1")
+  pred=$(json_num predicted_ms_per_pass "$tier1")
+  meas=$(json_num measured_ms_per_pass "$tier1")
+  per_tok=""
+  [[ -n $streamed && -n $passes && $passes != 0 ]] && per_tok=$((streamed / passes))
+  printf '%-7s %-9s %-8s %-9s %9s %9s %12s %15s %17s %s\n' "$type" "$s" "$budget" "$transfer" \
+    "$(fmt1 "$tps")" "$(fmt1 "$ttft")" "$(fmt1 "$per_tok" 1048576)" \
+    "$([[ -n $peak ]] && echo "$((peak >> 20))/$((vbudget >> 20))" || echo -)" \
+    "$(fmt1 "$pred")/$(fmt1 "$meas")" "$res" | tee -a "$TABLE" >&2
+  ROWS_JSON+="{\"model\":\"$type\",\"strategy\":\"$s\",\"budget\":\"$budget\","
+  ROWS_JSON+="\"transfer\":\"$transfer\",\"result\":\"$res\",\"decode_tokens_per_s\":${tps:-null},"
+  ROWS_JSON+="\"time_to_first_token_ms\":${ttft:-null},\"prompt_tokens\":$(json_num prompt_n "$compact" | grep . || echo null),"
+  ROWS_JSON+="\"bytes_streamed_per_decode_pass\":${per_tok:-null},\"peak_vram_bytes\":${peak:-null},"
+  ROWS_JSON+="\"vram_budget_bytes\":${vbudget:-null},\"decode_predicted_ms_per_pass\":${pred:-null},"
+  ROWS_JSON+="\"decode_measured_ms_per_pass\":${meas:-null}},"
+}
+
+BUDGETS=(2G 4G 8G)
+if [[ $DRY == 1 ]]; then
+  BUDGETS=(8M 16M 32M)
+  FULL=(64M 64M)
+else
+  FULL=("$(full_budget_gib "$RESULTS/work/llama8b-f16.gguf")G"
+    "$(full_budget_gib "$RESULTS/work/llama8b-q8_0.gguf")G")
+fi
+say "runs: searched plans first, then the transfer comparison, then forced strategies"
+for i in 0 1; do
+  type=$([[ $i == 0 ]] && echo q8_0 || echo f16)
+  full=${FULL[$((1 - i))]}
+  for b in "${BUDGETS[@]}" "$full"; do run_one "$type" auto "$b" register; done
+done
+run_one q8_0 auto "${BUDGETS[1]}" staging # vs the register run of the same plan above
+for s in gpu-only static dynamic layers; do
+  for type in q8_0 f16; do
+    full=${FULL[0]}
+    [[ $type == q8_0 ]] && full=${FULL[1]}
+    for b in "${BUDGETS[@]}" "$full"; do run_one "$type" "$s" "$b" register; done
+  done
+done
+
+# --- summary -----------------------------------------------------------------------
+{
+  printf '{"gpu":"%s","backend":"%s","dry_run":%s,"elapsed_s":%d,' "${GPU_NAME:-}" "$BACKEND" \
+    "$([[ $DRY == 1 ]] && echo true || echo false)" "$(elapsed)"
+  printf '"tests":[%s],"runs":[%s]}\n' "${TESTS_JSON%,}" "${ROWS_JSON%,}"
+} >"$RESULTS/gpu-check.json"
+cat "$TABLE"
+say "done: $RESULTS/gpu-check.json, $TABLE"

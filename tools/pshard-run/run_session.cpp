@@ -1,0 +1,146 @@
+#include "tools/pshard-run/run_session.h"
+
+#include "tools/common/size_parse.h"
+
+#include <algorithm>
+#include <iostream>
+#include <random>
+
+namespace pshard {
+namespace {
+
+// pshard_last_error() reads "<kind>: <message>"; the Status adds the kind back.
+Status last_error(pshard_status code) {
+  std::string message = pshard_last_error();
+  const std::string kind = std::string(pshard_status_name(code)) + ": ";
+  if (message.rfind(kind, 0) == 0)
+    message.erase(0, kind.size());
+  return Status(static_cast<StatusCode>(static_cast<int>(code)), message);
+}
+
+#define PSHARD_C_CALL(expr)                                                                        \
+  do {                                                                                             \
+    const pshard_status code_ = (expr);                                                            \
+    if (code_ != PSHARD_OK)                                                                        \
+      return last_error(code_);                                                                    \
+  } while (0)
+
+Result<pshard_backend> parse_backend(const std::string& name, bool has_schedule) {
+  if (name == "cpu")
+    return PSHARD_BACKEND_CPU;
+  if (name == "emu")
+    return PSHARD_BACKEND_EMU;
+  if (name == "cuda")
+    return PSHARD_BACKEND_CUDA;
+  if (name == "auto")
+    return has_schedule ? PSHARD_BACKEND_EMU : PSHARD_BACKEND_CPU;
+  return invalid_argument("unknown --backend '" + name + "' (expected cpu, emu, cuda or auto)");
+}
+
+const char* backend_name(pshard_backend b) {
+  return b == PSHARD_BACKEND_EMU ? "emu" : b == PSHARD_BACKEND_CUDA ? "cuda" : "cpu";
+}
+
+struct Collector {
+  RunResult* r;
+  bool stream;
+};
+
+bool on_token(const pshard_token_event* e, void* user) {
+  auto* c = static_cast<Collector*>(user);
+  if (e->token >= 0) {
+    c->r->generated.push_back(e->token);
+    if (e->n_top > 0) {
+      std::vector<std::pair<pshard_token, float>> top;
+      for (int32_t i = 0; i < e->n_top; ++i)
+        top.emplace_back(e->top_ids[i], e->top_logprobs[i]);
+      c->r->top_logprobs.push_back(std::move(top));
+    }
+  }
+  if (c->stream)
+    std::cout.write(e->text, static_cast<std::streamsize>(e->text_len)).flush();
+  return true;
+}
+
+} // namespace
+
+Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_text) {
+  PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
+  uint64_t vram = 0;
+  if (!o.vram.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(vram, parse_size(o.vram));
+  }
+  RunResult r;
+  pshard_model_params mp = pshard_model_default_params();
+  mp.schedule_path = o.schedule_path.empty() ? nullptr : o.schedule_path.c_str();
+  pshard_model* model = nullptr;
+  PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
+  r.model.reset(model);
+
+  PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
+                          parse_backend(o.backend, pshard_model_has_schedule(model)));
+  r.backend = backend_name(backend);
+  pshard_context_params cp = pshard_context_default_params();
+  cp.backend = backend;
+  cp.n_threads = o.n_threads;
+  cp.n_ctx = static_cast<int64_t>(n_ctx);
+  cp.n_batch = o.n_batch;
+  if (o.vram.empty()) { // default: the largest compiled budget
+    size_t n = 0;
+    PSHARD_C_CALL(pshard_model_schedule_budgets(model, nullptr, 0, &n));
+    std::vector<uint64_t> budgets(n);
+    PSHARD_C_CALL(pshard_model_schedule_budgets(model, budgets.data(), n, &n));
+    vram = n > 0 ? budgets.back() : 0;
+  }
+  cp.vram_budget = vram;
+  cp.emu_pcie_gbps = o.emu_pcie_gbps;
+  cp.trace = !o.trace_path.empty();
+  pshard_context* ctx = nullptr;
+  PSHARD_C_CALL(pshard_context_create(model, &cp, &ctx));
+  r.context.reset(ctx);
+
+  r.prompt.resize(prompt_text.size() + 8);
+  size_t n_prompt = 0;
+  PSHARD_C_CALL(pshard_model_tokenize(model, prompt_text.data(), prompt_text.size(),
+                                      pshard_model_add_bos_by_default(model), r.prompt.data(),
+                                      r.prompt.size(), &n_prompt));
+  r.prompt.resize(n_prompt);
+
+  r.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
+  pshard_generate_params gp = pshard_generate_default_params();
+  gp.n_predict = o.n_predict;
+  gp.ignore_eos = o.ignore_eos;
+  gp.temperature = o.sampling.temperature;
+  gp.top_k = o.sampling.top_k;
+  gp.top_p = o.sampling.top_p;
+  gp.min_p = o.sampling.min_p;
+  gp.repeat_penalty = o.sampling.repeat_penalty;
+  gp.repeat_last_n = o.sampling.repeat_last_n;
+  gp.seed = r.seed;
+  gp.top_logprobs = o.top_logprobs;
+  if (!o.json)
+    std::cout << prompt_text << std::flush;
+  Collector collector{&r, !o.json};
+  PSHARD_C_CALL(pshard_context_generate(ctx, r.prompt.data(), r.prompt.size(), &gp, on_token,
+                                        &collector, &r.timings));
+
+  size_t len = 0;
+  PSHARD_C_CALL(
+      pshard_model_detokenize(model, r.generated.data(), r.generated.size(), nullptr, 0, &len));
+  r.text.resize(len);
+  PSHARD_C_CALL(pshard_model_detokenize(model, r.generated.data(), r.generated.size(),
+                                        r.text.data(), len, &len));
+  PSHARD_C_CALL(pshard_context_get_stats(ctx, &r.stats));
+  for (size_t i = 0; i < r.stats.n_plans; ++i) {
+    PlanLine line{pshard_plan_stats_init(), ""};
+    PSHARD_C_CALL(pshard_context_get_plan_stats(ctx, i, &line.stats));
+    line.strategy = line.stats.strategy ? line.stats.strategy : "";
+    line.stats.strategy = nullptr;
+    r.plans.push_back(std::move(line));
+  }
+  if (!o.trace_path.empty())
+    PSHARD_C_CALL(pshard_context_write_trace(ctx, o.trace_path.c_str()));
+  return r;
+}
+
+} // namespace pshard

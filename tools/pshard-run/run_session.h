@@ -1,0 +1,47 @@
+// pshard-run's use of the C API (pshard.h): load, create a context, tokenize, generate,
+// collect what the report prints. RAII holders for the handles.
+#pragma once
+
+#include "pshard/pshard.h"
+#include "runtime/core/status.h"
+#include "tools/pshard-run/run_options.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pshard {
+
+struct ModelFree {
+  void operator()(pshard_model* m) const { pshard_model_free(m); }
+};
+struct ContextFree {
+  void operator()(pshard_context* c) const { pshard_context_free(c); }
+};
+using ModelHandle = std::unique_ptr<pshard_model, ModelFree>;
+using ContextHandle = std::unique_ptr<pshard_context, ContextFree>;
+
+struct PlanLine {
+  pshard_plan_stats stats;
+  std::string strategy;
+};
+
+struct RunResult {
+  ModelHandle model;
+  ContextHandle context;
+  std::vector<pshard_token> prompt;
+  std::vector<pshard_token> generated;
+  std::string text; // the generated tokens detokenized
+  std::vector<std::vector<std::pair<pshard_token, float>>> top_logprobs;
+  pshard_generate_result timings = pshard_generate_result_init();
+  pshard_stats stats = pshard_stats_init();
+  std::vector<PlanLine> plans;
+  uint64_t seed = 0;
+  std::string backend; // as resolved
+};
+
+// Streams text to stdout as it comes unless o.json. Fails with pshard_last_error().
+Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_text);
+
+} // namespace pshard
