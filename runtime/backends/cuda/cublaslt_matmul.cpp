@@ -43,13 +43,13 @@ Status LtMatmul::gemm(const GemmArgs& g, cudaStream_t stream) {
   Desc desc;
   PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&desc.h, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t trans_a = CUBLAS_OP_T;
-  PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
-      desc.h, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
+  PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                               &trans_a, sizeof(trans_a)));
   Layout a, b, d;
-  PSHARD_CUBLAS_RETURN_IF_ERROR(
-      cublasLtMatrixLayoutCreate(&a.h, g.type, static_cast<uint64_t>(g.k), static_cast<uint64_t>(g.m), g.lda));
-  PSHARD_CUBLAS_RETURN_IF_ERROR(
-      cublasLtMatrixLayoutCreate(&b.h, g.type, static_cast<uint64_t>(g.k), static_cast<uint64_t>(g.n), g.k));
+  PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&a.h, g.type, static_cast<uint64_t>(g.k),
+                                                           static_cast<uint64_t>(g.m), g.lda));
+  PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&b.h, g.type, static_cast<uint64_t>(g.k),
+                                                           static_cast<uint64_t>(g.n), g.k));
   PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(
       &d.h, CUDA_R_32F, static_cast<uint64_t>(g.m), static_cast<uint64_t>(g.n), g.ldd));
 
@@ -70,20 +70,19 @@ Status LtMatmul::gemm(const GemmArgs& g, cudaStream_t stream) {
     const uint64_t ws = workspace_bytes_;
     PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(
         pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
-    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    for (auto attr :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       PSHARD_CUBLAS_RETURN_IF_ERROR(
           cublasLtMatmulPreferenceSetAttribute(pref.h, attr, &align, sizeof(align)));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(
-        handle_, desc.h, a.h, b.h, d.h, d.h, pref.h, 1, &result, &found));
+    PSHARD_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(handle_, desc.h, a.h, b.h, d.h,
+                                                                 d.h, pref.h, 1, &result, &found));
     if (found == 0)
-      return Status(StatusCode::kDeviceError,
-                    "cuBLASLt has no algorithm for a " + std::to_string(g.m) + "x" +
-                        std::to_string(g.n) + "x" + std::to_string(g.k) + " GEMM");
+      return Status(StatusCode::kDeviceError, "cuBLASLt has no algorithm for a " +
+                                                  std::to_string(g.m) + "x" + std::to_string(g.n) +
+                                                  "x" + std::to_string(g.k) + " GEMM");
     algo = result.algo;
     std::lock_guard<std::mutex> lock(mu_);
     if (algos_.size() < 4096)

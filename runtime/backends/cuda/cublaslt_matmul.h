@@ -13,10 +13,9 @@
 
 #include "runtime/core/status.h"
 
+#include <cstdint>
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
-
-#include <cstdint>
 #include <map>
 #include <mutex>
 #include <tuple>

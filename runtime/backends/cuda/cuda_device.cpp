@@ -14,7 +14,8 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const CudaOptions& option
   d->info_.memory_bytes = d->props_.totalGlobalMem;
   PSHARD_RETURN_IF_ERROR(d->streams_.create());
   PSHARD_RETURN_IF_ERROR(d->lt_.create());
-  d->ops_ = std::make_unique<cuda::CudaOps>(d->streams_.stream(Queue::kCompute), d->sticky_, d->lt_);
+  d->ops_ =
+      std::make_unique<cuda::CudaOps>(d->streams_.stream(Queue::kCompute), d->sticky_, d->lt_);
   return d;
 }
 

@@ -2,7 +2,6 @@
 // cuBLASLt for prefill (cuda_ops.h says which path runs when), and the MoE block routed
 // on the device so the host never waits for the router.
 #include "runtime/backends/cuda/cuda_ops.h"
-
 #include "runtime/backends/cuda/kernels/kernels.h"
 
 #include <algorithm>
@@ -65,8 +64,7 @@ Status CudaOps::gemm_float(const MatrixView& w, const float* x, int64_t n_tokens
 // chunk, one GEMM per (token chunk, row chunk) writing a block of y.
 Status CudaOps::gemm_quant(const MatrixView& w, const float* x, int64_t n_tokens, float* y) {
   const int64_t token_chunk = std::max<int64_t>(1, CudaWorkspace::kActBytes / 2 / w.cols);
-  const int64_t row_chunk =
-      std::clamp<int64_t>(CudaWorkspace::kWeightBytes / 2 / w.cols, 1, 65535);
+  const int64_t row_chunk = std::clamp<int64_t>(CudaWorkspace::kWeightBytes / 2 / w.cols, 1, 65535);
   GemmArgs g;
   g.type = CUDA_R_16F;
   g.lda = w.cols;

@@ -59,8 +59,8 @@ Result<fb::GpuInfoT> CudaMeasurer::describe() {
   g.vram_bandwidth_bytes_per_s = static_cast<double>(256ull << 20) / read_s;
   int driver = 0;
   (void)cudaDriverGetVersion(&driver);
-  g.driver_version = "CUDA driver API " + std::to_string(driver / 1000) + "." +
-                     std::to_string(driver % 1000 / 10);
+  g.driver_version =
+      "CUDA driver API " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
   g.toolkit_version = "CUDA runtime " + std::to_string(CUDART_VERSION / 1000) + "." +
                       std::to_string(CUDART_VERSION % 1000 / 10);
   g.source = fb::Provenance::Measured;
@@ -84,8 +84,8 @@ template <typename F> Result<double> CudaMeasurer::time_compute(F&& enqueue) {
   device_->record(*stop, Queue::kCompute);
   PSHARD_RETURN_IF_ERROR(device_->synchronize(*stop));
   float ms = 0;
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(
-      &ms, static_cast<cuda::CudaEvent&>(*start).event, static_cast<cuda::CudaEvent&>(*stop).event));
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, static_cast<cuda::CudaEvent&>(*start).event,
+                                                   static_cast<cuda::CudaEvent&>(*stop).event));
   return static_cast<double>(ms) * 1e-3;
 }
 
@@ -95,7 +95,8 @@ Result<double> CudaMeasurer::time_matmul(TensorType type, int64_t n_tokens, int6
   const uint64_t w_bytes = static_cast<uint64_t>(rows) * row_bytes;
   const uint64_t x_off = (w_bytes + 255) / 256 * 256;
   const uint64_t y_off = x_off + (static_cast<uint64_t>(n_tokens * cols) * 4 + 255) / 256 * 256;
-  PSHARD_ASSIGN_OR_RETURN(uint8_t* base, scratch(y_off + static_cast<uint64_t>(n_tokens * rows) * 4));
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * base,
+                          scratch(y_off + static_cast<uint64_t>(n_tokens * rows) * 4));
   if (filled_ != std::make_tuple(static_cast<int>(type), rows, cols)) {
     // Valid weights (finite scales): one quantized row uploaded, then doubled on the device.
     std::vector<float> row(static_cast<size_t>(cols));
@@ -105,9 +106,10 @@ Result<double> CudaMeasurer::time_matmul(TensorType type, int64_t n_tokens, int6
     PSHARD_RETURN_IF_ERROR(quantize_row(type, row.data(), q.data(), cols));
     PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpy(base, q.data(), row_bytes, cudaMemcpyHostToDevice));
     for (uint64_t done = row_bytes; done < w_bytes; done *= 2)
-      PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpy(base + done, base, std::min(done, w_bytes - done),
-                                             cudaMemcpyDeviceToDevice));
-    PSHARD_CUDA_RETURN_IF_ERROR(cudaMemset(base + x_off, 0, static_cast<size_t>(n_tokens * cols) * 4));
+      PSHARD_CUDA_RETURN_IF_ERROR(
+          cudaMemcpy(base + done, base, std::min(done, w_bytes - done), cudaMemcpyDeviceToDevice));
+    PSHARD_CUDA_RETURN_IF_ERROR(
+        cudaMemset(base + x_off, 0, static_cast<size_t>(n_tokens * cols) * 4));
     filled_ = {static_cast<int>(type), rows, cols};
   }
   const MatrixView w{type, base, rows, cols, row_bytes};
@@ -120,10 +122,11 @@ Result<double> CudaMeasurer::time_attention(const AttentionShape& s) {
   const int64_t kv_dim = s.n_kv_heads * s.head_dim, q_dim = s.n_heads * s.head_dim;
   const uint64_t cache = static_cast<uint64_t>(s.ctx_len * kv_dim) * 4;
   const uint64_t act = static_cast<uint64_t>(s.n_tokens * q_dim) * 4;
-  PSHARD_ASSIGN_OR_RETURN(uint8_t* base, scratch(2 * cache + 2 * act + 1024));
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(2 * cache + 2 * act + 1024));
   filled_ = {-1, 0, 0};
   PSHARD_CUDA_RETURN_IF_ERROR(cudaMemset(base, 0, 2 * cache + 2 * act));
-  KvView kv{reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + cache), s.ctx_len, kv_dim};
+  KvView kv{reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + cache), s.ctx_len,
+            kv_dim};
   auto* q = reinterpret_cast<const float*>(base + 2 * cache);
   auto* out = reinterpret_cast<float*>(base + 2 * cache + act);
   const AttentionDims dims{s.n_heads, s.n_kv_heads, s.head_dim};
@@ -134,17 +137,16 @@ Result<double> CudaMeasurer::time_attention(const AttentionShape& s) {
 // A device-to-device copy of bytes/2 reads bytes/2 and writes bytes/2: `bytes` of
 // traffic, the bandwidth roof that memory-bound kernels see.
 Result<double> CudaMeasurer::time_device_read(uint64_t bytes) {
-  PSHARD_ASSIGN_OR_RETURN(uint8_t* base, scratch(bytes));
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(bytes));
   filled_ = {-1, 0, 0};
   const uint64_t half = bytes / 2;
   cudaStream_t s = device_->stream(Queue::kCompute);
-  return time_compute([&] {
-    (void)cudaMemcpyAsync(base + half, base, half, cudaMemcpyDeviceToDevice, s);
-  });
+  return time_compute(
+      [&] { (void)cudaMemcpyAsync(base + half, base, half, cudaMemcpyDeviceToDevice, s); });
 }
 
 Result<double> CudaMeasurer::time_launch_overhead() {
-  PSHARD_ASSIGN_OR_RETURN(uint8_t* base, scratch(256));
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(256));
   auto* y = reinterpret_cast<float*>(base);
   PSHARD_RETURN_IF_ERROR(device_->synchronize());
   const auto t0 = std::chrono::steady_clock::now();
@@ -155,14 +157,15 @@ Result<double> CudaMeasurer::time_launch_overhead() {
 
 Result<double> CudaMeasurer::time_transfer(Direction direction, HostMemoryKind memory,
                                            uint64_t bytes) {
-  PSHARD_ASSIGN_OR_RETURN(uint8_t* dev, scratch(bytes));
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * dev, scratch(bytes));
   filled_ = {-1, 0, 0};
   HostBuffer host(bytes, memory == HostMemoryKind::kPinned);
   if (host.data == nullptr)
-    return Status(StatusCode::kOutOfMemory, "cudaMallocHost of " + std::to_string(bytes) + " bytes");
+    return Status(StatusCode::kOutOfMemory,
+                  "cudaMallocHost of " + std::to_string(bytes) + " bytes");
   cudaStream_t s = device_->stream(Queue::kCopy);
-  const auto kind = direction == Direction::kHostToDevice ? cudaMemcpyHostToDevice
-                                                          : cudaMemcpyDeviceToHost;
+  const auto kind =
+      direction == Direction::kHostToDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   void* dst = direction == Direction::kHostToDevice ? static_cast<void*>(dev) : host.data;
   const void* src = direction == Direction::kHostToDevice ? static_cast<void*>(host.data) : dev;
   PSHARD_RETURN_IF_ERROR(device_->synchronize());
@@ -175,7 +178,7 @@ Result<double> CudaMeasurer::time_transfer(Direction direction, HostMemoryKind m
 Status CudaMeasurer::start_copy_load(uint64_t chunk_bytes) {
   if (load_.joinable())
     return invalid_argument("start_copy_load: a copy load is already running");
-  PSHARD_ASSIGN_OR_RETURN(uint8_t* dev, scratch(chunk_bytes));
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * dev, scratch(chunk_bytes));
   filled_ = {-1, 0, 0};
   load_stop_ = false;
   load_bytes_ = 0;
@@ -191,8 +194,8 @@ Status CudaMeasurer::start_copy_load(uint64_t chunk_bytes) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     while (!load_stop_) {
-      Status st = PSHARD_CUDA_STATUS(cudaMemcpyAsync(dev, host.data, chunk_bytes,
-                                                     cudaMemcpyHostToDevice, s));
+      Status st = PSHARD_CUDA_STATUS(
+          cudaMemcpyAsync(dev, host.data, chunk_bytes, cudaMemcpyHostToDevice, s));
       if (st.ok())
         st = PSHARD_CUDA_STATUS(cudaStreamSynchronize(s));
       if (!st.ok()) {

@@ -22,7 +22,8 @@ public:
   Result<fb::GpuInfoT> describe() override;
   std::string matmul_op() const override { return "cuda:matvec<=8t/cublaslt-f32acc"; }
   std::string attention_op() const override { return "cuda:flash-tile32"; }
-  Result<double> time_matmul(TensorType type, int64_t n_tokens, int64_t rows, int64_t cols) override;
+  Result<double> time_matmul(TensorType type, int64_t n_tokens, int64_t rows,
+                             int64_t cols) override;
   Result<double> time_attention(const AttentionShape& shape) override;
   Result<double> time_device_read(uint64_t bytes) override;
   Result<double> time_launch_overhead() override;

@@ -43,8 +43,8 @@ void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_
        __LINE__);
 }
 
-void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& shape,
-                        int64_t pos0, int64_t n_tokens, float* out) {
+void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
+                        int64_t n_tokens, float* out) {
   note(kernels::attention(q, kv.k, kv.v, kv.kv_dim, shape.n_head, shape.n_head_kv, shape.head_dim,
                           pos0, n_tokens, out, stream_),
        "attention", __LINE__);

@@ -37,8 +37,8 @@ public:
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void add(float* y, const float* x, int64_t n) override;
   void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) override;
-  void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
-                    int64_t n_tokens, float* out) override;
+  void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n_tokens,
+                    float* out) override;
 
 private:
   void note(cudaError_t e, const char* what, int line);

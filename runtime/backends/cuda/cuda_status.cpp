@@ -17,9 +17,8 @@ std::string where(const char* file, int line) {
 Status cuda_status(cudaError_t error, const char* expr, const char* file, int line) {
   if (error == cudaSuccess)
     return Status::ok_status();
-  const std::string msg = std::string(cudaGetErrorName(error)) + " (" +
-                          cudaGetErrorString(error) + ") from " + expr + " at " +
-                          where(file, line);
+  const std::string msg = std::string(cudaGetErrorName(error)) + " (" + cudaGetErrorString(error) +
+                          ") from " + expr + " at " + where(file, line);
   const StatusCode code =
       error == cudaErrorMemoryAllocation ? StatusCode::kOutOfMemory : StatusCode::kDeviceError;
   return Status(code, msg);
@@ -31,8 +30,8 @@ Status cublas_status(cublasStatus_t status, const char* expr, const char* file, 
   const std::string msg = std::string("cuBLASLt ") + cublasLtGetStatusName(status) + " (" +
                           cublasLtGetStatusString(status) + ") from " + expr + " at " +
                           where(file, line);
-  const StatusCode code = status == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::kOutOfMemory
-                                                               : StatusCode::kDeviceError;
+  const StatusCode code =
+      status == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::kOutOfMemory : StatusCode::kDeviceError;
   return Status(code, msg);
 }
 
@@ -41,9 +40,9 @@ Status cuda_device_available() {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError(); // not sticky, but keep later calls clean
-    return Status(StatusCode::kDeviceError,
-                  "no CUDA device: cudaGetDeviceCount returned " + std::to_string(int(e)) + " (" +
-                      cudaGetErrorString(e) + ")");
+    return Status(StatusCode::kDeviceError, "no CUDA device: cudaGetDeviceCount returned " +
+                                                std::to_string(int(e)) + " (" +
+                                                cudaGetErrorString(e) + ")");
   }
   if (count == 0)
     return Status(StatusCode::kDeviceError, "no CUDA device: cudaGetDeviceCount found 0 devices");

@@ -12,7 +12,6 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
-
 #include <mutex>
 
 namespace pshard::cuda {

@@ -10,9 +10,8 @@
 #include "runtime/core/status.h"
 #include "runtime/device/device.h"
 
-#include <cuda_runtime_api.h>
-
 #include <array>
+#include <cuda_runtime_api.h>
 
 namespace pshard::cuda {
 

@@ -54,8 +54,8 @@ Status TransferEngine::register_source(const void* host, uint64_t bytes) {
 
 void TransferEngine::unregister_source(const void* host) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find_if(ranges_.begin(), ranges_.end(),
-                         [&](const Range& r) { return r.begin == host; });
+  auto it =
+      std::find_if(ranges_.begin(), ranges_.end(), [&](const Range& r) { return r.begin == host; });
   if (it == ranges_.end())
     return;
   if (it->registered)
@@ -114,8 +114,8 @@ void TransferEngine::staged_copy(cudaStream_t stream, uint8_t* dst, const uint8_
   }
 }
 
-void TransferEngine::copy_to_device(cudaStream_t stream, void* dst, const void* src,
-                                    uint64_t bytes, StickyError& sticky) {
+void TransferEngine::copy_to_device(cudaStream_t stream, void* dst, const void* src, uint64_t bytes,
+                                    StickyError& sticky) {
   std::lock_guard<std::mutex> lock(mu_);
   const Range* r = find(src, bytes);
   if (r != nullptr && !r->registered) {
@@ -125,8 +125,7 @@ void TransferEngine::copy_to_device(cudaStream_t stream, void* dst, const void* 
   }
   // Registered memory DMAs directly; other (pageable) memory is staged by the driver,
   // which has copied the source by the time cudaMemcpyAsync returns.
-  sticky.note(
-      PSHARD_CUDA_STATUS(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream)));
+  sticky.note(PSHARD_CUDA_STATUS(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream)));
 }
 
 } // namespace pshard::cuda
@@ -170,8 +169,8 @@ void CUDART_CB TransferEngine::finish_bounce(void* arg) {
 void TransferEngine::copy_to_host(cudaStream_t stream, void* dst, const void* src, uint64_t bytes,
                                   StickyError& sticky) {
   cudaPointerAttributes attr{};
-  const bool pinned = cudaPointerGetAttributes(&attr, dst) == cudaSuccess &&
-                      attr.type == cudaMemoryTypeHost;
+  const bool pinned =
+      cudaPointerGetAttributes(&attr, dst) == cudaSuccess && attr.type == cudaMemoryTypeHost;
   (void)cudaGetLastError();
   if (pinned) {
     sticky.note(
@@ -183,8 +182,8 @@ void TransferEngine::copy_to_host(cudaStream_t stream, void* dst, const void* sr
     return;
   b->dst = dst;
   b->bytes = bytes;
-  sticky.note(PSHARD_CUDA_STATUS(
-      cudaMemcpyAsync(b->pinned, src, bytes, cudaMemcpyDeviceToHost, stream)));
+  sticky.note(
+      PSHARD_CUDA_STATUS(cudaMemcpyAsync(b->pinned, src, bytes, cudaMemcpyDeviceToHost, stream)));
   sticky.note(PSHARD_CUDA_STATUS(cudaLaunchHostFunc(stream, finish_bounce, b)));
 }
 

@@ -15,9 +15,8 @@
 
 #include "runtime/backends/cuda/cuda_status.h"
 
-#include <cuda_runtime_api.h>
-
 #include <cstdint>
+#include <cuda_runtime_api.h>
 #include <mutex>
 #include <vector>
 

@@ -16,8 +16,8 @@ struct CudaWorkspace {
   static constexpr int64_t kIds = 65536;              // token ids per embed chunk
   static constexpr int64_t kRoutes = 65536;           // token x k routes per MoE chunk
   static constexpr int64_t kExpertPtrs = 3 * 1024;    // gate, up, down tables
-  static constexpr size_t kBytes = kLtBytes + kActBytes + kWeightBytes + kIds * 4 +
-                                   kRoutes * 8 + kExpertPtrs * sizeof(void*);
+  static constexpr size_t kBytes =
+      kLtBytes + kActBytes + kWeightBytes + kIds * 4 + kRoutes * 8 + kExpertPtrs * sizeof(void*);
 
   uint8_t* lt = nullptr;
   uint8_t* act = nullptr;

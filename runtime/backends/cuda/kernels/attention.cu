@@ -99,15 +99,14 @@ __global__ void attention_kernel(const float* q, const float* kc, const float* v
 cudaError_t attention(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim,
                       int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t pos0,
                       int64_t n_tokens, float* out, cudaStream_t s) {
-  if (head_dim <= 0 || head_dim > 32 * kMaxDimsPerLane || n_head_kv <= 0 ||
-      n_head % n_head_kv != 0)
+  if (head_dim <= 0 || head_dim > 32 * kMaxDimsPerLane || n_head_kv <= 0 || n_head % n_head_kv != 0)
     return cudaErrorInvalidValue;
   if (n_tokens <= 0)
     return cudaGetLastError();
   const int64_t group = n_head / n_head_kv;
   const int warps = static_cast<int>(group < kMaxWarps ? group : kMaxWarps);
-  const size_t smem =
-      sizeof(float) * static_cast<size_t>(kTile * (head_dim + 1) + kTile * head_dim + warps * head_dim);
+  const size_t smem = sizeof(float) * static_cast<size_t>(kTile * (head_dim + 1) +
+                                                          kTile * head_dim + warps * head_dim);
   if (smem > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(
         attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
@@ -118,7 +117,7 @@ cudaError_t attention(const float* q, const float* k_cache, const float* v_cache
                   static_cast<unsigned>((group + kMaxWarps - 1) / kMaxWarps));
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   attention_kernel<<<grid, warps * 32, smem, s>>>(q, k_cache, v_cache, kv_dim, n_head, group,
-                                                   head_dim, pos0, scale, out);
+                                                  head_dim, pos0, scale, out);
   return cudaGetLastError();
 }
 

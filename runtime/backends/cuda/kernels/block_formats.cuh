@@ -3,10 +3,9 @@
 
 #include "runtime/tensor/tensor_type.h"
 
+#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-
-#include <cstdint>
 
 namespace pshard::cuda::kernels {
 
@@ -38,11 +37,21 @@ template <TensorType T> __device__ __forceinline__ float weight_at(const uint8_t
 // Calls f(TensorType constant) for a runtime type; false for an unknown type.
 template <typename F> bool dispatch_type(TensorType t, F&& f) {
   switch (t) {
-  case TensorType::kF32: f(std::integral_constant<TensorType, TensorType::kF32>{}); return true;
-  case TensorType::kF16: f(std::integral_constant<TensorType, TensorType::kF16>{}); return true;
-  case TensorType::kBF16: f(std::integral_constant<TensorType, TensorType::kBF16>{}); return true;
-  case TensorType::kQ8_0: f(std::integral_constant<TensorType, TensorType::kQ8_0>{}); return true;
-  case TensorType::kQ4_0: f(std::integral_constant<TensorType, TensorType::kQ4_0>{}); return true;
+  case TensorType::kF32:
+    f(std::integral_constant<TensorType, TensorType::kF32>{});
+    return true;
+  case TensorType::kF16:
+    f(std::integral_constant<TensorType, TensorType::kF16>{});
+    return true;
+  case TensorType::kBF16:
+    f(std::integral_constant<TensorType, TensorType::kBF16>{});
+    return true;
+  case TensorType::kQ8_0:
+    f(std::integral_constant<TensorType, TensorType::kQ8_0>{});
+    return true;
+  case TensorType::kQ4_0:
+    f(std::integral_constant<TensorType, TensorType::kQ4_0>{});
+    return true;
   }
   return false;
 }

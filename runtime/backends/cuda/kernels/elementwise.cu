@@ -124,7 +124,8 @@ cudaError_t embed_rows(TensorType type, const uint8_t* table, size_t row_bytes, 
     return cudaGetLastError();
   const dim3 grid(blocks_for(cols, kThreads), static_cast<unsigned>(n_tokens));
   if (!dispatch_type(type, [&](auto t) {
-        embed_kernel<decltype(t)::value><<<grid, kThreads, 0, s>>>(table, row_bytes, cols, ids, out);
+        embed_kernel<decltype(t)::value>
+            <<<grid, kThreads, 0, s>>>(table, row_bytes, cols, ids, out);
       }))
     return cudaErrorInvalidValue;
   return cudaGetLastError();

@@ -8,9 +8,8 @@
 
 #include "runtime/tensor/tensor_type.h"
 
-#include <cuda_runtime_api.h>
-
 #include <cstdint>
+#include <cuda_runtime_api.h>
 
 namespace pshard::cuda::kernels {
 

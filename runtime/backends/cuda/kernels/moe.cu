@@ -71,8 +71,8 @@ cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t
   if (k <= 0 || k > kMaxUsed || k > n_expert)
     return cudaErrorInvalidValue;
   if (n_tokens > 0)
-    moe_route_kernel<<<blocks_for(n_tokens, 64), 64, 0, s>>>(logits, n_tokens, n_expert, k,
-                                                              experts, weights);
+    moe_route_kernel<<<blocks_for(n_tokens, 64), 64, 0, s>>>(logits, n_tokens, n_expert, k, experts,
+                                                             weights);
   return cudaGetLastError();
 }
 
@@ -81,7 +81,7 @@ cudaError_t moe_accumulate(const float* eo, const float* w, int64_t stride, int6
   const int64_t n = n_tokens * d;
   if (n > 0)
     moe_accumulate_kernel<<<blocks_for(n, 256), 256, 0, s>>>(eo, w, stride, n_tokens, d, first,
-                                                              out);
+                                                             out);
   return cudaGetLastError();
 }
 

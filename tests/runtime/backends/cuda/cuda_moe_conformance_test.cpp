@@ -3,7 +3,6 @@
 // strided experts and for experts placed at scattered addresses (streaming slots).
 // Bounds as in cuda_conformance_test.cpp: f16 2e-3, q8_0 2e-2; router probabilities 1e-5.
 #include "cuda_test_util.h"
-
 #include "runtime/backends/cpu/cpu_ops.h"
 #include "runtime/kernels/quantize.h"
 

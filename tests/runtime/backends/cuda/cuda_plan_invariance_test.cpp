@@ -3,9 +3,8 @@
 // session's greedy tokens, and logits within a relative L2 error of 3e-2 per pass (the
 // CPU rounds activations to 8 bits for Q8_0 weights, the GPU keeps them float; float
 // models agree far closer). The arena never exceeds the plan's budget.
-#include "executor_test_util.h"
 #include "cuda_test_util.h"
-
+#include "executor_test_util.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
 #include <cctype>
@@ -101,8 +100,7 @@ TEST_P(CudaPlanInvariance, EveryPlanGivesTheCpuTokens) {
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaPlanInvariance,
                          ::testing::Values("stories260K.gguf", "stories260K-Q8_0-mixed.gguf",
-                                           "stories260K-moe4x2-exact.gguf", "mk-dense6",
-                                           "mk-moe6"),
+                                           "stories260K-moe4x2-exact.gguf", "mk-dense6", "mk-moe6"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& ch : n)

@@ -5,9 +5,8 @@
 
 #include "runtime/backends/cuda/cuda_device.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+#include <gtest/gtest.h>
 #include <random>
 #include <vector>
 
@@ -15,7 +14,7 @@
 // cudaGetDeviceCount returned 35 (CUDA driver version is insufficient for CUDA runtime version)".
 #define PSHARD_SKIP_WITHOUT_CUDA()                                                                 \
   do {                                                                                             \
-    const ::pshard::Status s_ = ::pshard::cuda::cuda_device_available();                          \
+    const ::pshard::Status s_ = ::pshard::cuda::cuda_device_available();                           \
     if (!s_.ok())                                                                                  \
       GTEST_SKIP() << s_.message();                                                                \
   } while (0)
@@ -54,7 +53,8 @@ private:
   size_t used_ = 0;
 };
 
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f,
+                                        float hi = 1.0f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
