@@ -2,32 +2,12 @@
 // message that names it (too short, foreign file, other version, corrupt/truncated).
 #include "runtime/profile/profile.h"
 
-#include <cstdio>
+#include "runtime/core/file_bytes.h"
 
 namespace pshard {
 namespace {
 
 constexpr size_t kHeaderBytes = 12; // size prefix + root offset + identifier
-// flatbuffers::Verifier asserts below this; a profile is a few hundred KB at most.
-constexpr size_t kMaxProfileBytes = size_t{1} << 30;
-
-std::string printable_identifier(std::span<const uint8_t> id) {
-  std::string out;
-  for (uint8_t c : id) {
-    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    }
-  }
-  return out;
-}
-
-std::string version_string(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
 
 std::string supported_versions() {
   return "this build reads profile schema " + std::to_string(kProfileSchemaMajor) + ".0 to " +

@@ -35,6 +35,9 @@
 
 namespace pshard {
 
+// flatbuffers::Verifier handles up to 2 GiB; a profile is a few hundred KB at most.
+inline constexpr size_t kMaxProfileBytes = size_t{1} << 30;
+
 // The schema version this build writes and the newest it reads.
 inline constexpr uint32_t kProfileSchemaMajor =
     static_cast<uint32_t>(fb::ProfileVersionMajor::Current);

@@ -2,6 +2,8 @@
 // must not throw, so no iostreams error states to translate.
 #include "runtime/profile/profile.h"
 
+#include "runtime/core/file_bytes.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -13,37 +15,11 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
-Status read_whole_file(const std::string& path, std::vector<uint8_t>* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return io_error("cannot open '" + path + "': " + errno_text());
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return io_error("'" + path + "' is not a regular file");
-  }
-  out->resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < out->size()) {
-    const ssize_t n = ::read(fd, out->data() + done, out->size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      const std::string why = n < 0 ? errno_text() : "file shrank while reading";
-      ::close(fd);
-      return io_error("cannot read '" + path + "': " + why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return Status::ok_status();
-}
-
 } // namespace
 
 Result<Profile> Profile::load_file(const std::string& path) {
   std::vector<uint8_t> bytes;
-  PSHARD_RETURN_IF_ERROR(read_whole_file(path, &bytes));
+  PSHARD_RETURN_IF_ERROR(read_whole_file(path, kMaxProfileBytes, "pshard profile", &bytes));
   Result<Profile> profile = load_bytes(bytes);
   if (!profile.ok())
     return profile.status().with_context("while loading '" + path + "'");

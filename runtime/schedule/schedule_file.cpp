@@ -3,6 +3,8 @@
 // inconsistent grid, another model).
 #include "runtime/schedule/schedule_file.h"
 
+#include "runtime/core/file_bytes.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,58 +21,9 @@ constexpr size_t kHeaderBytes = 12; // size prefix + root offset + identifier
 // flatbuffers::Verifier handles up to 2 GiB; a schedule is a few MB at most.
 constexpr size_t kMaxScheduleBytes = size_t{1} << 30;
 
-std::string printable_identifier(std::span<const uint8_t> id) {
-  std::string out;
-  for (uint8_t c : id) {
-    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    }
-  }
-  return out;
-}
-
-std::string version_string(uint32_t major, uint32_t minor) {
-  return std::to_string(major) + "." + std::to_string(minor);
-}
-
 std::string supported_versions() {
   return "this build reads schedule schema " + std::to_string(kScheduleSchemaMajor) + ".0 to " +
          version_string(kScheduleSchemaMajor, kScheduleSchemaMinor);
-}
-
-Status read_whole_file(const std::string& path, std::vector<uint8_t>* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return io_error("cannot open '" + path + "': " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return io_error("'" + path + "' is not a regular file");
-  }
-  if (static_cast<uint64_t>(st.st_size) > kMaxScheduleBytes) {
-    ::close(fd);
-    return invalid_format("'" + path + "' is " + std::to_string(st.st_size) +
-                          " bytes, far larger than any schedule artifact");
-  }
-  out->resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < out->size()) {
-    const ssize_t n = ::read(fd, out->data() + done, out->size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      const std::string why = n < 0 ? std::strerror(errno) : "file shrank while reading";
-      ::close(fd);
-      return io_error("cannot read '" + path + "': " + why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return Status::ok_status();
 }
 
 } // namespace
@@ -141,7 +94,7 @@ Result<Schedule> Schedule::load_bytes(std::span<const uint8_t> bytes) {
 
 Result<Schedule> Schedule::load_file(const std::string& path) {
   std::vector<uint8_t> bytes;
-  PSHARD_RETURN_IF_ERROR(read_whole_file(path, &bytes));
+  PSHARD_RETURN_IF_ERROR(read_whole_file(path, kMaxScheduleBytes, "schedule artifact", &bytes));
   Result<Schedule> schedule = load_bytes(bytes);
   if (!schedule.ok())
     return schedule.status().with_context("while loading '" + path + "'");
