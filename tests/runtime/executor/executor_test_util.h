@@ -8,6 +8,7 @@
 #include "runtime/backends/emu/emu_device.h"
 #include "runtime/executor/hybrid_session.h"
 #include "runtime/model/llama_model.h"
+#include "tools/pshard-mkmodel/model_generator.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -19,6 +20,35 @@ namespace pshard::testing {
 
 inline std::string shared_model(const std::string& name) {
   return std::string(PSHARD_SHARED_DIR) + "/models/" + name;
+}
+
+// The models the plan-invariance tests run: shared ones by file name, and "mk-*" ones
+// generated once into the test temp dir — 6 layers, grouped-query attention, Q8_0 with
+// an F16 attn_v; "moe" in the name adds 8 experts (top-2) and a tied output. `prefix`
+// keeps each test binary's files apart.
+inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
+  if (name.rfind("mk-", 0) != 0)
+    return shared_model(name);
+  const std::string path = ::testing::TempDir() + "/" + prefix + name + ".gguf";
+  if (std::filesystem::exists(path))
+    return path;
+  ModelSpec spec;
+  spec.name = name;
+  spec.n_embd = 96;
+  spec.n_layer = 6;
+  spec.n_head = 6;
+  spec.n_head_kv = 2;
+  spec.n_ff = 160;
+  spec.type = TensorType::kQ8_0;
+  spec.overrides["attn_v"] = TensorType::kF16;
+  if (name.find("moe") != std::string::npos) {
+    spec.n_expert = 8;
+    spec.n_expert_used = 2;
+    spec.tied_output = true;
+  }
+  const Status s = write_llama_model(spec, path);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return path;
 }
 
 #define PSHARD_SKIP_IF_MISSING(path)                                                               \

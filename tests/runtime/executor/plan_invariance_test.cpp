@@ -4,7 +4,6 @@
 // quantized and MoE variants, and multi-layer models made with pshard-mkmodel (one a
 // MoE with more experts than a tier-1 slot holds, so routed-expert streaming runs).
 #include "executor_test_util.h"
-#include "tools/pshard-mkmodel/model_generator.h"
 
 namespace pshard {
 namespace {
@@ -14,33 +13,6 @@ using namespace pshard::testing;
 const std::vector<TokenId> kPrompt = {1, 403, 407, 261, 378, 290, 311};
 constexpr int kSteps = 10;
 constexpr int64_t kCtx = 64;
-
-std::string generated_model(const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/" + name;
-  if (std::filesystem::exists(path))
-    return path;
-  ModelSpec spec;
-  spec.name = name;
-  spec.n_embd = 96;
-  spec.n_layer = 6;
-  spec.n_head = 6;
-  spec.n_head_kv = 2;
-  spec.n_ff = 160;
-  spec.type = TensorType::kQ8_0;
-  spec.overrides["attn_v"] = TensorType::kF16;
-  if (name.find("moe") != std::string::npos) {
-    spec.n_expert = 8;
-    spec.n_expert_used = 2;
-    spec.tied_output = true;
-  }
-  const Status s = write_llama_model(spec, path);
-  EXPECT_TRUE(s.ok()) << s.to_string();
-  return path;
-}
-
-std::string model_path(const std::string& name) {
-  return name.rfind("mk-", 0) == 0 ? generated_model(name + ".gguf") : shared_model(name);
-}
 
 // Streamed sub-layers of the plan (budget, tier) whose slot is smaller than their
 // weights: a MoE copying only routed experts, an embedding copying only its rows.
@@ -63,7 +35,7 @@ int count_partial_streams(const Schedule& s, uint64_t budget, int64_t tier) {
 class PlanInvariance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
-  const std::string path = model_path(GetParam());
+  const std::string path = invariance_model_path(GetParam());
   PSHARD_SKIP_IF_MISSING(path);
   auto model = LlamaModel::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();

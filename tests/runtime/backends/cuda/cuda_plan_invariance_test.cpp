@@ -5,7 +5,6 @@
 // models agree far closer). The arena never exceeds the plan's budget.
 #include "cuda_test_util.h"
 #include "executor_test_util.h"
-#include "tools/pshard-mkmodel/model_generator.h"
 
 #include <cctype>
 
@@ -18,31 +17,6 @@ const std::vector<TokenId> kPrompt = {1, 403, 407, 261, 378, 290, 311};
 constexpr int kSteps = 10;
 constexpr int64_t kCtx = 64;
 constexpr double kLogitBound = 3e-2;
-
-std::string model_path(const std::string& name) {
-  if (name.rfind("mk-", 0) != 0)
-    return shared_model(name);
-  const std::string path = ::testing::TempDir() + "/cuda-" + name + ".gguf";
-  if (std::filesystem::exists(path))
-    return path;
-  ModelSpec spec; // as the executor's invariance test makes them
-  spec.name = name;
-  spec.n_embd = 96;
-  spec.n_layer = 6;
-  spec.n_head = 6;
-  spec.n_head_kv = 2;
-  spec.n_ff = 160;
-  spec.type = TensorType::kQ8_0;
-  spec.overrides["attn_v"] = TensorType::kF16;
-  if (name.find("moe") != std::string::npos) {
-    spec.n_expert = 8;
-    spec.n_expert_used = 2;
-    spec.tied_output = true;
-  }
-  const Status s = write_llama_model(spec, path);
-  EXPECT_TRUE(s.ok()) << s.to_string();
-  return path;
-}
 
 ::testing::AssertionResult close_trace(const Trace& want, const Trace& got) {
   if (want.tokens != got.tokens)
@@ -59,7 +33,7 @@ class CudaPlanInvariance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaPlanInvariance, EveryPlanGivesTheCpuTokens) {
   PSHARD_SKIP_WITHOUT_CUDA();
-  const std::string path = model_path(GetParam());
+  const std::string path = invariance_model_path(GetParam(), "cuda-");
   PSHARD_SKIP_IF_MISSING(path);
   auto model = LlamaModel::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
