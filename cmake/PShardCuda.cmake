@@ -9,7 +9,10 @@ if(PSHARD_ENABLE_CUDA)
       # Client GPUs (RTX 30/40/50) and the H200 used for checks; override on the command line.
       set(CMAKE_CUDA_ARCHITECTURES 86 89 90 120)
     endif()
-    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+    # The CUDA runtime linked statically: binaries built here need only the driver and
+    # libcublasLt on a GPU machine (docs/cuda.md, "Running it from a build made
+    # elsewhere"). One copy per process: pshard-run reaches CUDA only through libpshard.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(PSHARD_HAVE_CUDA ON)

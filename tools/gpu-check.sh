@@ -15,16 +15,19 @@
 # nearly spent the rest are recorded as skipped rather than overrunning.
 #
 # Environment:
-#   PSHARD_BUILD_DIR     a build folder made elsewhere (see docs/cuda.md for the binaries
-#                        to carry); without it, this script configures and builds one
+#   PSHARD_BUILD_DIR     binaries made elsewhere: a build folder, or a flat folder of the
+#                        eight files docs/cuda.md lists (built with
+#                        -DPSHARD_BUILD_COMPILER=OFF they need only libc, libstdc++ and
+#                        libcublasLt here); without it, this script configures and builds
 #                        (needs FlatBuffers, CLI11 and GoogleTest on this machine)
 #   PSHARD_CUDA_ARCH     CUDA architecture to build (default: nvidia-smi's, else 90)
 #   PSHARD_CHECK_SECONDS overall time budget (default 450)
 #   PSHARD_CHECK_DENSE=1 write random weights (default: sparse files, zero weights —
 #                        same bytes moved and multiplied, much faster to make)
 #   PSHARD_CHECK_SCHEDULES  a folder of llama8b-<f16|q8_0>-<strategy>.pshard compiled elsewhere
-#                        (when pshard-compile cannot run here: it links LLVM) from this
-#                        machine's profile; the models are deterministic, so they match
+#                        from this machine's profile, instead of compiling here (needed
+#                        only when pshard-compile cannot run here, e.g. one built with
+#                        the MLIR part links LLVM); the models are deterministic
 #   PSHARD_CHECK_DRY_RUN=1  no GPU needed: the emu backend stands in for cuda and the
 #                        model is shrunk (checks this script on a CPU-only machine)
 set -euo pipefail
@@ -92,6 +95,12 @@ fi
 COMPILE=$(bin pshard-compile || true) # optional: see PSHARD_CHECK_SCHEDULES
 MKMODEL=$(bin pshard-mkmodel)
 PROFILE=$(bin pshard-profile)
+# Name what a carried binary lacks here before anything fails obscurely.
+for b in "$RUN" "$LIBPSHARD" "$COMPILE" "$MKMODEL" "$PROFILE"; do
+  [[ -n $b ]] || continue
+  missing=$(ldd "$b" 2>/dev/null | awk '/not found/ { print $1 }' | tr '\n' ' ' || true)
+  [[ -z $missing ]] || say "$(basename "$b") needs libraries this machine lacks: $missing"
+done
 
 GPU_NAME=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null |
   head -n1 || true)

@@ -44,16 +44,27 @@ else
   echo "pshard: 1/3 using the shipped profile $profile (PSHARD_PROFILE=measure measures this machine)" >&2
 fi
 
+# The budgets are what the plans may use besides the GPU kernels' fixed scratch: none on
+# the emulated GPU, CUDA's (the profile's kernel_workspace_bytes, ~37 MiB) on a real one.
+scratch=0
+[[ $backend == cuda ]] && scratch=38559744
+kib() { echo "$((scratch / 1024 + $1))K"; }
+budgets="0,$(kib 512),$(kib 768),$(kib 2048)"
+vram=$(kib 768)
+ws=(--kernel-workspace "$scratch")
+
 echo "pshard: 2/3 compiling plans for $(basename "$model") ($(du -k "$model" | cut -f1) KiB)" >&2
 "$build/tools/pshard-compile/pshard-compile" -m "$model" --profile "$profile" \
-  -o "$work/model.pshard" --budgets 0,512K,768K,2M --tiers 1,4,16 -c 256
+  -o "$work/model.pshard" --budgets "$budgets" --tiers 1,4,16 -c 256 "${ws[@]}"
 "$build/tools/pshard-compile/pshard-compile" -m "$model" --profile "$profile" \
-  -o "$work/model-streamed.pshard" --budgets 768K --tiers 1,4,16 -c 256 --strategy gpu-only -q
+  -o "$work/model-streamed.pshard" --budgets "$vram" --tiers 1,4,16 -c 256 --strategy gpu-only \
+  -q "${ws[@]}"
 
-echo "pshard: 3/3 running on $backend with a 768 KiB VRAM budget (the model is larger)" >&2
+echo "pshard: 3/3 running on $backend with a VRAM budget of 768 KiB besides the kernels'" \
+  "scratch (the model is larger)" >&2
 "$build/tools/pshard-run/pshard-run" -m "$model" -s "$work/model.pshard" --backend "$backend" \
-  --vram 768K -c 256 -p "Once upon a time" -n 64 --temp 0
+  --vram "$vram" -c 256 -p "Once upon a time" -n 64 --temp 0
 echo "pshard: again with every sub-layer on the GPU, weights streamed ($work/trace.json)" >&2
 "$build/tools/pshard-run/pshard-run" -m "$model" -s "$work/model-streamed.pshard" \
-  --backend "$backend" --vram 768K -c 256 -p "Once upon a time" -n 64 --temp 0 \
+  --backend "$backend" --vram "$vram" -c 256 -p "Once upon a time" -n 64 --temp 0 \
   --trace "$work/trace.json"

@@ -33,6 +33,9 @@ GPU_F16_EFFICIENCY = 0.60       # of dense FP16 tensor peak with FP32 accumulate
 GPU_QUANT_EFFICIENCY = 0.40     # dequantize + FP16 tensor GEMM
 GPU_DRAM_ACHIEVABLE = 0.85      # of VRAM theoretical bandwidth
 GPU_LAUNCH_S = 5e-6
+# The CUDA backend's fixed kernel scratch (runtime/backends/cuda/cuda_workspace.h,
+# CudaWorkspace::kBytes): every GPU plan reserves it inside the budget. Keep in step.
+CUDA_KERNEL_WORKSPACE_BYTES = (4 + 8 + 24) * 2**20 + 65536 * 4 + 65536 * 8 + 3 * 1024 * 8
 PCIE_PINNED = {"HostToDevice": 0.82, "DeviceToHost": 0.80}  # of theoretical, per direction
 PCIE_PAGEABLE = 0.45
 LATENCY_S = {"Pinned": 8e-6, "Pageable": 12e-6}
@@ -151,7 +154,7 @@ def profile(m):
     big = MATRIX_BYTES[-1]
     return {
         "schema_major": 1,
-        "schema_minor": 0,
+        "schema_minor": 1,
         "machine": {
             "name": m["name"],
             "description": m["description"],
@@ -163,7 +166,8 @@ def profile(m):
                     "compute_capability_minor": gpu["cc"][1], "sm_count": gpu["sms"],
                     "vram_bytes": gpu["vram"], "vram_bandwidth_bytes_per_s": gpu["vram_bw"],
                     "pcie_generation": gpu["pcie_gen"], "pcie_lanes": gpu["lanes"],
-                    "driver_version": "", "toolkit_version": "", "source": spec},
+                    "driver_version": "", "toolkit_version": "", "source": spec,
+                    "kernel_workspace_bytes": CUDA_KERNEL_WORKSPACE_BYTES},
             "gpu_status": "present (from specification)",
         },
         "run": {"tool": "profiles/reference/make_reference.py", "command_line":

@@ -122,10 +122,17 @@ public:
   // The forward pass's operations, enqueued on Queue::kCompute; pointers are device
   // addresses (inside the arena) except token ids (see ops.h).
   virtual Ops& compute() = 0;
-  // OPTIONAL: kernel scratch inside the arena (the plan's workspace buffer, e.g. tiled
-  // attention scores), set by the executor before each pass; the kernels must not
-  // allocate device memory of their own. Default: ignored (emu needs none).
+  // OPTIONAL: kernel scratch inside the arena (the plan's workspace buffer: tiled
+  // attention scores and the backend's fixed kernel scratch), set by the executor before
+  // each pass; the kernels must not allocate device memory of their own. The executor
+  // has waited for every queue since the previous pass (run_pass ends with
+  // synchronize()), so the old workspace is no longer read when it moves; a backend may
+  // still synchronize when the address changes. Default: ignored (emu needs none).
   virtual void set_workspace(uint8_t* device_ptr, uint64_t bytes);
+  // OPTIONAL: the bytes of the workspace buffer this device's kernels need at least (the
+  // figure its profile reports as kernel_workspace_bytes). A session refuses a schedule
+  // with a GPU plan whose workspace is smaller. Default 0 (emu needs none).
+  virtual uint64_t kernel_workspace_bytes() const { return 0; }
 };
 
 } // namespace pshard

@@ -26,6 +26,7 @@
 #include "runtime/tokenizer/token_id.h"
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -63,8 +64,25 @@ struct ExpertMatrices {
   }
 };
 
+// The routes of one MoE pass, decided on the host (host memory, like token ids): for
+// each token its k experts in ascending index order and their renormalised weights —
+// the experts the executor copied into a streaming slot (ExpertMatrices::placed).
+struct MoeRoutes {
+  int64_t n_tokens = 0;
+  int64_t k = 0;
+  std::vector<int32_t> experts; // n_tokens x k
+  std::vector<float> weights;   // n_tokens x k
+};
+
 // The experts of one MoE block and the scratch its dispatch uses (sized for n tokens:
 // expert_in and expert_out n x n_embd, gate and up n x n_ff).
+//
+// `routes`, when set, are the routes the host computed from this pass's router logits,
+// and the placed experts are exactly theirs: a device whose routing could differ from
+// the host's in the last bit (CUDA: another softmax, another summation order) must use
+// them, or a near-tie would pick an expert that was never copied (a null address). The
+// cpu and emu compute bit-identical logits with the host's own kernels, so their
+// routing equals these routes and they may recompute it.
 struct MoeDispatch {
   ExpertMatrices gate, up, down;
   int64_t n_expert_used = 0;
@@ -74,6 +92,7 @@ struct MoeDispatch {
   float* expert_out = nullptr;
   float* gate_buf = nullptr;
   float* up_buf = nullptr;
+  std::shared_ptr<const MoeRoutes> routes; // host-decided routes, or null (route here)
 };
 
 class Ops {

@@ -84,6 +84,10 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const LlamaModel& m
   }
   s->act_.reserve(hp, s->max_chunk_);
   if (device && schedule) {
+    for (size_t b = 0; b < schedule->budgets().size(); ++b)
+      for (size_t t = 0; t < schedule->tiers().size(); ++t)
+        PSHARD_RETURN_IF_ERROR(check_kernel_workspace(
+            schedule->plan({b, t}), device->kernel_workspace_bytes(), device->info().backend));
     s->events_ = std::make_unique<EventPool>(*device);
     const auto image = model.file().mapped_bytes();
     PSHARD_RETURN_IF_ERROR(device->register_host_memory(image.data(), image.size()));

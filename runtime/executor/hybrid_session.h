@@ -30,6 +30,7 @@
 #include "runtime/executor/timeline.h"
 #include "runtime/model/decoder.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,9 @@ public:
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return n_ctx_; }
   void reset() { n_past_ = 0; }
+  // Forgets the positions from `n_past` on, keeping those before: the next pass writes
+  // its KV rows over theirs (benchmarks re-run a pass at a fixed context this way).
+  void truncate(int64_t n_past) { n_past_ = std::clamp<int64_t>(n_past, 0, n_past_); }
 
   // Moves to the plans of the largest compiled budget ≤ bytes. kOutOfMemory naming the
   // smallest compiled budget when bytes is below it (the session keeps its budget);

@@ -1,5 +1,7 @@
 #include "runtime/executor/pass_runner.h"
 
+#include "runtime/executor/host_routes.h"
+
 #include <chrono>
 
 namespace pshard {
@@ -180,8 +182,9 @@ Status PassRunner::to_device() {
   return Status::ok_status();
 }
 
-// A streamed MoE whose experts do not all fit its slot: route on the host (the same
-// kernels the device runs, so the same experts), then copy only those experts.
+// A streamed MoE whose experts do not all fit its slot: route on the host, copy only
+// the routed experts, and hand the device these routes, so it runs exactly the experts
+// it was given (a device with other rounding could otherwise pick one never copied).
 Status PassRunner::route_on_host(size_t i) {
   PSHARD_RETURN_IF_ERROR(to_host());
   const PlanRuntime& p = *c_.plan;
@@ -207,6 +210,8 @@ Status PassRunner::route_on_host(size_t i) {
   PSHARD_ASSIGN_OR_RETURN(moe_weights_[i],
                           rebase_weights(s, c_.host_weights[i], (*c_.tensors)[i], bases));
   place_experts((*c_.tensors)[i], moe_pack_[i], slot, w, &moe_weights_[i].moe);
+  PSHARD_ASSIGN_OR_RETURN(moe_weights_[i].moe.host_routes,
+                          routes_by_token(routes, n, hp_.n_expert_used));
   routed_[static_cast<size_t>(k)] = true;
   return Status::ok_status();
 }

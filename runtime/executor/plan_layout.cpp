@@ -1,5 +1,7 @@
 #include "runtime/executor/plan_layout.h"
 
+#include <algorithm>
+
 namespace pshard {
 namespace {
 
@@ -14,6 +16,27 @@ Status bad_layout(const SchedulePlan& p, const std::string& what) {
 bool on_gpu(sfb::Placement p) { return p != sfb::Placement::Cpu; }
 
 } // namespace
+
+Status check_kernel_workspace(const SchedulePlan& plan, uint64_t kernel_bytes,
+                              const std::string& backend) {
+  if (kernel_bytes == 0 ||
+      std::none_of(plan.placements.begin(), plan.placements.end(), on_gpu))
+    return Status::ok_status();
+  uint64_t workspace = 0;
+  for (const SchedulePlan::Buffer& b : plan.vram_layout)
+    if (b.kind == sfb::BufferKind::Workspace)
+      workspace = std::max(workspace, b.size);
+  if (workspace >= kernel_bytes)
+    return Status::ok_status();
+  return invalid_argument(
+      "the plan for budget " + std::to_string(plan.budget_bytes) + " B, tier " +
+      std::to_string(plan.tier) + " reserves a workspace of " + std::to_string(workspace) +
+      " B, but the " + backend + " backend's kernels need " + std::to_string(kernel_bytes) +
+      " B there: the schedule was compiled against a profile without this GPU's kernel "
+      "scratch (an emu or an older profile, or --kernel-workspace); recompile it with "
+      "pshard-compile against a profile of this GPU (pshard-profile --backend " + backend +
+      ", or a shipped reference profile)");
+}
 
 uint64_t kv_layer_bytes(const LlamaHParams& hp, int64_t n_ctx) {
   return 2ull * static_cast<uint64_t>(n_ctx) * static_cast<uint64_t>(hp.kv_dim()) * sizeof(float);

@@ -32,4 +32,11 @@ uint64_t kv_layer_bytes(const LlamaHParams& hp, int64_t n_ctx);
 Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const LlamaModel& model,
                                   const std::vector<SubLayerTensors>& tensors, int64_t n_ctx);
 
+// A plan that runs anything on the device must give it a workspace buffer of at least
+// `kernel_bytes` (Device::kernel_workspace_bytes): a schedule compiled against a
+// profile without that kernel scratch (an emu or a pre-1.1 profile) is refused with both
+// sizes and the fix, instead of the kernels failing mid-pass.
+Status check_kernel_workspace(const SchedulePlan& plan, uint64_t kernel_bytes,
+                              const std::string& backend);
+
 } // namespace pshard

@@ -38,6 +38,9 @@ struct MoeWeights {
   VectorWeight norm;
   MatrixView router;     // n_expert x n_embd
   ExpertWeights gate, up, down;
+  // Set by the executor for a pass it routed on the host (only the routed experts were
+  // copied): the dispatch uses these routes (see MoeDispatch::routes).
+  std::shared_ptr<const MoeRoutes> host_routes;
 };
 
 struct LayerWeights {

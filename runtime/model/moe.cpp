@@ -12,7 +12,8 @@ void moe_forward(ForwardPass& p, const MoeWeights& w) {
   p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, hp.rms_eps);
   p.ops.matmul(w.router, a.normed, n, a.router);
   const MoeDispatch dispatch{w.gate,  w.up,        w.down,       hp.n_expert_used, d,
-                             hp.n_ff, a.expert_in, a.expert_out, a.gate,           a.up};
+                             hp.n_ff, a.expert_in, a.expert_out, a.gate,           a.up,
+                             w.host_routes};
   p.ops.moe_dispatch(a.normed, a.router, dispatch, n, a.moe_out);
   p.ops.add(a.hidden, a.moe_out, n * d);
 }

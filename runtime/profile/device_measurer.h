@@ -14,7 +14,9 @@
 //
 // Every time_* call returns the seconds of ONE operation, synchronised (the operation
 // has finished on the device when the call returns), with any allocation and setup done
-// before the clock starts. The suite repeats calls and takes medians itself.
+// before the clock starts. An operation too short to time alone is run several times
+// back to back inside one synchronize and divided, so small operations are not charged
+// a synchronize round trip. The suite repeats calls and takes medians itself.
 //
 // Optional parts: time_attention and time_launch_overhead may return kUnsupported; the
 // suite then leaves those tables empty. Everything else is required.
@@ -58,7 +60,9 @@ public:
   virtual Result<double> time_attention(const AttentionShape& shape) = 0;
   // Reading `bytes` of device memory once (its bandwidth roof).
   virtual Result<double> time_device_read(uint64_t bytes) = 0;
-  // Optional: an empty kernel, launch to completion.
+  // Optional: the cost of one kernel in a stream of back-to-back tiny kernels (what the
+  // estimator charges per kernel): a burst of them, one synchronize, divided — not one
+  // launch between two synchronizes, which is a host round trip.
   virtual Result<double> time_launch_overhead() = 0;
   // One copy of `bytes` between host memory of the given kind and the device.
   virtual Result<double> time_transfer(Direction direction, HostMemoryKind memory,

@@ -64,6 +64,9 @@ std::string machine_section(const fb::ProfileT& d) {
                g.pcie_generation, g.pcie_lanes, provenance(g.source));
     if (!g.driver_version.empty() || !g.toolkit_version.empty())
       out += "  driver  " + g.driver_version + ", toolkit " + g.toolkit_version + "\n";
+    if (g.kernel_workspace_bytes > 0)
+      out += "  scratch " + format_bytes(double(g.kernel_workspace_bytes)) +
+             " of kernel workspace in every GPU plan\n";
   } else {
     out += "  gpu     none (" + m.gpu_status + ")\n";
   }

@@ -105,9 +105,55 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0 when the bytes there are not
+// one (a stray continuation byte, a truncated sequence, an overlong form, a surrogate,
+// or past U+10FFFF). Generated text can hold such bytes: byte-fallback tokens spell a
+// character over several tokens, and a generation may stop in the middle of one.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF; // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    lo = c == 0xE0 ? 0xA0 : 0x80; // no overlong forms
+    hi = c == 0xED ? 0x9F : 0xBF; // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    lo = c == 0xF0 ? 0x90 : 0x80;
+    hi = c == 0xF4 ? 0x8F : 0xBF; // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi)
+    return 0;
+  for (size_t k = 2; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
+  return n;
+}
+
+} // namespace
+
 void JsonWriter::write_escaped(std::ostream& out, std::string_view s) {
   out << '"';
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) { // JSON must be valid UTF-8: a malformed byte becomes U+FFFD
+      const size_t n = utf8_sequence_length(s, i);
+      if (n == 0) {
+        out << "\\ufffd";
+        ++i;
+      } else {
+        out << s.substr(i, n);
+        i += n;
+      }
+      continue;
+    }
     switch (c) {
     case '"': out << "\\\""; break;
     case '\\': out << "\\\\"; break;
@@ -120,9 +166,10 @@ void JsonWriter::write_escaped(std::ostream& out, std::string_view s) {
         std::snprintf(buf, sizeof buf, "\\u%04x", c);
         out << buf;
       } else {
-        out << static_cast<char>(c); // UTF-8 passes through
+        out << static_cast<char>(c);
       }
     }
+    ++i;
   }
   out << '"';
 }

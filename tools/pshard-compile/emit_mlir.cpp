@@ -44,6 +44,8 @@ Status emit_mlir(const EmitMlirRequest& request) {
     budgets.push_back(std::to_string(budget));
   pipeline.budgets = llvm::ArrayRef<std::string>(budgets);
   pipeline.threads = o.threads;
+  pipeline.kernelWorkspace =
+      o.kernel_workspace_bytes ? static_cast<int64_t>(*o.kernel_workspace_bytes) : -1;
   pipeline.strategy = request.strategy;
   mlir::PassManager pm(&context);
   ir::buildPlanningPipeline(pm, pipeline);

@@ -46,7 +46,8 @@ pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out
 
 int main(int argc, char** argv) {
   std::string model_path, profile_path, out_path, budgets = "auto", strategy = "auto",
-                                                  kv_type = "f32", emit = "artifact";
+                                                  kv_type = "f32", emit = "artifact",
+                                                  kernel_workspace = "profile";
   pshard::planner::CompileOptions options;
   bool quiet = false;
   CLI::App app{"pshard-compile: plan a model for a machine and write its schedule (*.pshard)"};
@@ -72,8 +73,20 @@ int main(int argc, char** argv) {
   app.add_option("--strategy", strategy,
                  "auto (search), or force one: gpu-only, static, dynamic, layers")
       ->capture_default_str();
+  app.add_option("--kernel-workspace", kernel_workspace,
+                 "kernel scratch every GPU plan reserves inside its budget: profile (the "
+                 "profile's figure; CUDA's ~37 MiB), or bytes, e.g. 0 to plan for the "
+                 "emulated GPU only (the CUDA backend refuses such plans)")
+      ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "do not print the summary");
   CLI11_PARSE(app, argc, argv);
+
+  if (kernel_workspace != "profile") {
+    auto bytes = pshard::parse_size(kernel_workspace);
+    if (!bytes.ok())
+      return fail(bytes.status().with_context("--kernel-workspace takes profile or a size"));
+    options.kernel_workspace_bytes = *bytes;
+  }
 
   if (pshard::Status s = parse_budgets(budgets, &options.budgets); !s.ok())
     return fail(s);

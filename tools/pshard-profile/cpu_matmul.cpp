@@ -31,7 +31,9 @@ Result<MatmulWeights> MatmulWeights::make(TensorType type, uint64_t bucket_bytes
   w.bucket_bytes = bucket_bytes;
   PSHARD_ASSIGN_OR_RETURN(w.row_bytes, tensor_bytes(type, kMatmulCols));
   w.rows = std::max<int64_t>(1, static_cast<int64_t>(bucket_bytes / w.row_bytes));
-  w.data = HostBuffer(static_cast<size_t>(w.rows) * w.row_bytes);
+  const uint64_t matrix = static_cast<uint64_t>(w.rows) * w.row_bytes;
+  w.copies = static_cast<int64_t>((kColdFootprint + matrix - 1) / matrix);
+  w.data = HostBuffer(static_cast<size_t>(w.copies * w.rows) * w.row_bytes);
   if (!w.data.ok())
     return Status(StatusCode::kOutOfMemory,
                   "cannot allocate " + std::to_string(w.data.size()) + " bytes of weights");
@@ -41,8 +43,9 @@ Result<MatmulWeights> MatmulWeights::make(TensorType type, uint64_t bucket_bytes
   for (int64_t r = 0; r < kTileRows; ++r)
     PSHARD_RETURN_IF_ERROR(quantize_row(type, values.data() + r * kMatmulCols,
                                         tile.data() + r * w.row_bytes, kMatmulCols));
-  for (int64_t r = 0; r < w.rows; r += kTileRows) {
-    const int64_t n = std::min(kTileRows, w.rows - r);
+  const int64_t all_rows = w.copies * w.rows;
+  for (int64_t r = 0; r < all_rows; r += kTileRows) {
+    const int64_t n = std::min(kTileRows, all_rows - r);
     std::memcpy(w.data.data() + r * w.row_bytes, tile.data(), static_cast<size_t>(n) * w.row_bytes);
   }
   return w;
@@ -68,7 +71,9 @@ fb::MatmulPointT time_cpu_matmul(const MatmulWeights& w, int64_t n_tokens, Threa
       [&](int rep) {
         MatrixView view;
         view.type = w.type;
-        view.data = w.data.data() + (rep % n_slices) * rows_per_call * w.row_bytes;
+        // Every copy's first slice, then every copy's second, ...: each call reads
+        // rows no call read since the cache was last filled with others.
+        view.data = w.copy(rep) + ((rep / w.copies) % n_slices) * rows_per_call * w.row_bytes;
         view.rows = rows_per_call;
         view.cols = w.cols;
         view.row_bytes = w.row_bytes;

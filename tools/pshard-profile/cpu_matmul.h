@@ -5,6 +5,11 @@
 // bucket's bytes hold. The weights are a small quantized tile repeated (the values do
 // not change the speed; quantizing 256 MiB would take longer than timing it).
 //
+// A model pass reads each of its matrices once, from DRAM (models are far larger than
+// the last-level cache), so a small bucket's matrix is laid out in copies that fill
+// kColdFootprint and the timed calls rotate through them: re-reading one 1 MiB matrix
+// would time it from the cache, twice as fast as a model ever sees it.
+//
 // Large token counts on large matrices would take seconds per product, so a timed call
 // may run a slice of the rows, rotating through the matrix: the slice comes from DRAM
 // (the matrix is far larger than the cache) exactly as the whole product's rows would,
@@ -26,6 +31,7 @@
 namespace pshard::profiling {
 
 inline constexpr int64_t kMatmulCols = 4096;
+inline constexpr uint64_t kColdFootprint = 128ull << 20; // ≥ 4 x the LLC of most client CPUs
 inline constexpr const char* kCpuMatmulOp = "pshard::matmul (runtime/kernels/matmul.h), cols=4096";
 
 struct MatmulWeights {
@@ -34,7 +40,12 @@ struct MatmulWeights {
   int64_t rows = 0;
   int64_t cols = kMatmulCols;
   size_t row_bytes = 0;
+  int64_t copies = 1; // of the rows x cols matrix, back to back in data
   HostBuffer data;
+
+  const uint8_t* copy(int64_t i) const {
+    return data.data() + static_cast<size_t>(i % copies) * static_cast<size_t>(rows) * row_bytes;
+  }
 
   static Result<MatmulWeights> make(TensorType type, uint64_t bucket_bytes);
 };

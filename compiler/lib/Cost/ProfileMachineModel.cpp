@@ -68,6 +68,7 @@ Result<std::unique_ptr<ProfileMachineModel>> ProfileMachineModel::create(const P
     if (p.machine->gpu && m->lookup_.has_gpu()) {
       s.gpu = p.machine->gpu->name;
       s.vram_bytes = p.machine->gpu->vram_bytes;
+      m->kernel_workspace_bytes_ = p.machine->gpu->kernel_workspace_bytes;
     }
   }
   // Plan for the most threads the profile measured: beyond that we would extrapolate.

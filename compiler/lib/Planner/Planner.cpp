@@ -22,9 +22,24 @@ std::string mib(uint64_t bytes) {
   return buf;
 }
 
-uint64_t gpu_fixed_bytes(const ModelGraph& graph, int64_t tier) {
-  return detail::align_up(graph.activation_bytes(tier)) +
-         detail::align_up(graph.attention_workspace_bytes(tier));
+std::string kernel_note(uint64_t kernel_workspace) {
+  return kernel_workspace == 0 ? std::string()
+                               : ", of which " + mib(kernel_workspace) +
+                                     " is the GPU backend's kernel scratch";
+}
+
+// The kernel scratch to reserve: the option when set, else the machine's figure.
+uint64_t kernel_workspace_of(const MachineModel& machine, const CompileOptions& o) {
+  return o.kernel_workspace_bytes.value_or(machine.has_gpu() ? machine.kernel_workspace_bytes()
+                                                             : 0);
+}
+
+TierCosts costs_of_tier(const ModelGraph& graph, const MachineModel& machine,
+                        const CompileOptions& o, int64_t tier) {
+  const uint64_t kernel = kernel_workspace_of(machine, o);
+  return {tier, estimate_costs(graph, machine, tier, o.n_ctx, o.kv_type, o.threads),
+          detail::gpu_fixed_bytes_of(graph, tier, kernel),
+          detail::workspace_bytes_of(graph, tier, kernel)};
 }
 
 Status normalize(const ModelGraph& graph, CompileOptions* o) {
@@ -47,8 +62,7 @@ std::vector<TierCosts> tier_costs(const ModelGraph& graph, const MachineModel& m
                                   const CompileOptions& o) {
   std::vector<TierCosts> out;
   for (int64_t tier : o.tiers)
-    out.push_back({tier, estimate_costs(graph, machine, tier, o.n_ctx, o.kv_type, o.threads),
-                   gpu_fixed_bytes(graph, tier)});
+    out.push_back(costs_of_tier(graph, machine, o, tier));
   return out;
 }
 
@@ -138,6 +152,27 @@ Result<std::vector<Plan>> plan_budget(const ModelGraph& graph, const CompileOpti
 } // namespace
 
 uint64_t minimum_budget(const ModelGraph& graph, const CompileOptions& options) {
+  return detail::minimum_budget_with(graph, options, options.kernel_workspace_bytes.value_or(0));
+}
+
+uint64_t minimum_budget(const ModelGraph& graph, const MachineModel& machine,
+                        const CompileOptions& options) {
+  return detail::minimum_budget_with(graph, options, kernel_workspace_of(machine, options));
+}
+
+namespace detail {
+
+uint64_t workspace_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace) {
+  return graph.attention_workspace_bytes(tier) + kernel_workspace;
+}
+
+uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace) {
+  return align_up(graph.activation_bytes(tier)) +
+         align_up(workspace_bytes_of(graph, tier, kernel_workspace));
+}
+
+uint64_t minimum_budget_with(const ModelGraph& graph, const CompileOptions& options,
+                             uint64_t kernel_workspace) {
   uint64_t smallest_attention = 0;
   bool found = false;
   for (size_t i = 0; i < graph.sublayers.size(); ++i)
@@ -148,15 +183,18 @@ uint64_t minimum_budget(const ModelGraph& graph, const CompileOptions& options) 
     }
   uint64_t fixed = 0;
   for (int64_t tier : options.tiers)
-    fixed = std::max(fixed, gpu_fixed_bytes(graph, tier));
+    fixed = std::max(fixed, gpu_fixed_bytes_of(graph, tier, kernel_workspace));
   return smallest_attention + fixed;
 }
+
+} // namespace detail
 
 std::vector<uint64_t> auto_budgets(const ModelGraph& graph, const MachineModel& machine,
                                    const CompileOptions& options) {
   if (!machine.has_gpu())
     return {0};
-  const uint64_t lo = (minimum_budget(graph, options) + kLadderStep - 1) / kLadderStep * kLadderStep;
+  const uint64_t lo =
+      (minimum_budget(graph, machine, options) + kLadderStep - 1) / kLadderStep * kLadderStep;
   const auto hi = static_cast<uint64_t>(static_cast<double>(machine.vram_bytes()) * kVramHeadroom) /
                   kLadderStep * kLadderStep;
   if (hi < lo)
@@ -179,6 +217,7 @@ Result<PlanGrid> plan_grid(const ModelGraph& graph, const MachineModel& machine,
   PSHARD_RETURN_IF_ERROR(normalize(graph, &o));
   if (o.threads <= 0)
     o.threads = machine.default_threads();
+  o.kernel_workspace_bytes = kernel_workspace_of(machine, o);
   const uint64_t minimum = minimum_budget(graph, o);
   const std::string context = " for this model (" + graph.name + ") at context " +
                               std::to_string(o.n_ctx) + " and tiers up to " +
@@ -199,8 +238,9 @@ Result<PlanGrid> plan_grid(const ModelGraph& graph, const MachineModel& machine,
                     "budget " + mib(b) + " (" + std::to_string(b) + " B) cannot hold even the " +
                         "smallest plan: the minimum budget is " + mib(minimum) + " (" +
                         std::to_string(minimum) + " B)" + context +
-                        " (one attention block with its KV cache, activations and workspace); "
-                        "raise the budget, lower -c, or use 0 for a CPU-only plan");
+                        " (one attention block with its KV cache, activations and workspace" +
+                        kernel_note(*o.kernel_workspace_bytes) +
+                        "); raise the budget, lower -c, or use 0 for a CPU-only plan");
   }
 
   PlanGrid grid;
@@ -227,8 +267,7 @@ Result<Plan> plan_fixed_strategy(const ModelGraph& graph, const MachineModel& ma
   CompileOptions o = options;
   if (o.threads <= 0)
     o.threads = machine.default_threads();
-  const TierCosts tc{tier, estimate_costs(graph, machine, tier, o.n_ctx, o.kv_type, o.threads),
-                     gpu_fixed_bytes(graph, tier)};
+  const TierCosts tc = costs_of_tier(graph, machine, o, tier);
   const ResidentSet rs = detail::make_resident_set(graph, o, resident);
   Candidate c = detail::build_strategy(strategy == Strategy::kLayers ? Strategy::kStatic : strategy,
                                        tc, budget, rs);
@@ -248,10 +287,6 @@ namespace pshard::planner::detail {
 std::vector<TierCosts> costs_per_tier(const ModelGraph& graph, const MachineModel& machine,
                                       const CompileOptions& options) {
   return tier_costs(graph, machine, options);
-}
-
-uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier) {
-  return gpu_fixed_bytes(graph, tier);
 }
 
 ResidentSet pick_resident_set(const ModelGraph& graph, const CompileOptions& options,

@@ -16,7 +16,18 @@ struct TierCosts {
   int64_t tier = 1;
   SubLayerCosts costs;
   uint64_t gpu_fixed_bytes = 0; // activations + workspace, needed once anything runs on GPU
+  uint64_t workspace_bytes = 0; // the workspace buffer: attention tiles + kernel scratch
 };
+
+// The workspace buffer of a GPU plan at `tier`: the tiled-attention scratch plus the
+// backend's fixed kernel scratch (CompileOptions::kernel_workspace_bytes, resolved).
+uint64_t workspace_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace);
+// Activations + workspace, aligned as laid out: what a GPU plan needs besides weights.
+uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace);
+// The smallest budget a GPU plan fits at every tier (Planner.h's minimum_budget with the
+// kernel scratch given), for the MLIR passes, which read it from the IR.
+uint64_t minimum_budget_with(const ModelGraph& graph, const CompileOptions& options,
+                             uint64_t kernel_workspace);
 
 // What one budget's plans share: the resident set and its bytes.
 struct ResidentSet {
@@ -81,10 +92,10 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const CompileOptions& option
 // PShard/Transforms), which run them one pass at a time on the IR. Same code as
 // plan_grid's, so both pshard-compile paths plan alike.
 namespace pshard::planner::detail {
-// Per-tier costs with the GPU's fixed bytes (activations + workspace) of each tier.
+// Per-tier costs with the GPU's fixed bytes (activations + workspace) of each tier;
+// options.kernel_workspace_bytes unset takes the machine's figure.
 std::vector<TierCosts> costs_per_tier(const ModelGraph& graph, const MachineModel& machine,
                                       const CompileOptions& options);
-uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier);
 // The resident set plan_grid uses for `budget` (> 0) under options.strategy.
 ResidentSet pick_resident_set(const ModelGraph& graph, const CompileOptions& options,
                               const std::vector<TierCosts>& tiers, uint64_t budget);

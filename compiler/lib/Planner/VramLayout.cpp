@@ -45,7 +45,7 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const CompileOptions& option
     place(BufferKind::kStreamSlot, -1, slot, c.slot_bytes);
   if (gpu_used) {
     place(BufferKind::kActivations, -1, -1, graph.activation_bytes(tc.tier));
-    place(BufferKind::kWorkspace, -1, -1, graph.attention_workspace_bytes(tc.tier));
+    place(BufferKind::kWorkspace, -1, -1, tc.workspace_bytes); // attention + kernel scratch
   }
   plan.arena_bytes = offset;
   if (plan.arena_bytes > budget)

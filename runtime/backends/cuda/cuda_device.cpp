@@ -29,27 +29,51 @@ void CudaDevice::note(cudaError_t e, const char* what, int line) {
     sticky_.note(cuda::cuda_status(e, what, __FILE__, line));
 }
 
-Result<uint8_t*> CudaDevice::allocate_arena(uint64_t bytes) {
-  // One allocation: the plan's arena, then the kernel workspace (256-byte aligned).
-  const uint64_t plan = (bytes + 255) / 256 * 256;
-  Result<uint8_t*> base = arena_.allocate(plan + cuda::CudaWorkspace::kBytes);
-  if (!base.ok())
-    return base.status().with_context("the plan's arena (" + std::to_string(bytes >> 20) +
-                                      " MiB) plus the CUDA kernel workspace (" +
-                                      std::to_string(cuda::CudaWorkspace::kBytes >> 20) + " MiB)");
-  plan_bytes_ = bytes;
-  const cuda::CudaWorkspace ws = cuda::CudaWorkspace::at(*base + plan);
-  lt_.set_workspace(ws.lt, cuda::CudaWorkspace::kLtBytes);
-  ops_->set_workspace(ws);
-  return *base;
-}
+// Exactly the plan's arena: the kernel scratch lives in its workspace buffer, so the
+// budget the plan was made for is all the memory pshard takes.
+Result<uint8_t*> CudaDevice::allocate_arena(uint64_t bytes) { return arena_.allocate(bytes); }
 
 void CudaDevice::free_arena() {
   sticky_.note(streams_.synchronize_all());
+  drop_workspace();
+  arena_.release();
+}
+
+void CudaDevice::drop_workspace() {
+  workspace_ = nullptr;
+  workspace_bytes_ = 0;
   lt_.set_workspace(nullptr, 0);
   ops_->set_workspace({});
-  arena_.release();
-  plan_bytes_ = 0;
+}
+
+void CudaDevice::set_workspace(uint8_t* ptr, uint64_t bytes) {
+  if (ptr == workspace_ && bytes == workspace_bytes_ && ptr != nullptr)
+    return; // the same plan again, or another plan with the same workspace
+  // Work queued against the old place may still read it, and the new place may have
+  // held another plan's buffers: wait for both. The executor synchronizes after every
+  // pass, so this costs nothing there; it keeps any other caller correct.
+  sticky_.note(streams_.synchronize_all());
+  drop_workspace();
+  if (ptr == nullptr)
+    return;
+  const uint8_t* end = arena_.base() + arena_.size();
+  if (ptr < arena_.base() || ptr + bytes > end) {
+    sticky_.note(internal_error("the CUDA kernel workspace must lie inside the arena"));
+    return;
+  }
+  if (bytes < cuda::CudaWorkspace::kBytes || reinterpret_cast<uintptr_t>(ptr) % 256 != 0) {
+    sticky_.note(invalid_argument(
+        "the plan's workspace buffer (" + std::to_string(bytes) + " B at arena offset " +
+        std::to_string(ptr - arena_.base()) + ") cannot hold the CUDA kernel workspace (" +
+        std::to_string(cuda::CudaWorkspace::kBytes) + " B, 256-byte aligned); recompile the "
+        "schedule with pshard-compile against a profile measured with --backend cuda"));
+    return;
+  }
+  workspace_ = ptr;
+  workspace_bytes_ = bytes;
+  const cuda::CudaWorkspace ws = cuda::CudaWorkspace::at(ptr);
+  lt_.set_workspace(ws.lt, cuda::CudaWorkspace::kLtBytes);
+  ops_->set_workspace(ws);
 }
 
 Status CudaDevice::register_host_memory(const void* host, uint64_t bytes) {

@@ -2,12 +2,15 @@
 //
 //   PSHARD_ASSIGN_OR_RETURN(auto gpu, CudaDevice::create({}));   // fails cleanly without a GPU
 //   PSHARD_ASSIGN_OR_RETURN(uint8_t* arena, gpu->allocate_arena(plan_bytes));
+//   gpu->set_workspace(arena + workspace_offset, workspace_bytes); // the plan's buffer
 //   gpu->compute().matmul(w, x, 1, y);                           // enqueued on the compute stream
 //   PSHARD_RETURN_IF_ERROR(gpu->synchronize());
 //
-// - Memory: allocate_arena makes the process's one device allocation: the plan's
-//   arena plus, at its tail, the fixed kernel workspace (cuda_workspace.h,
-//   CudaWorkspace::kBytes). arena_bytes() reports the plan's part.
+// - Memory: allocate_arena makes the process's one device allocation, exactly the
+//   plan's arena, so the budget covers everything. The kernels' fixed scratch
+//   (cuda_workspace.h, CudaWorkspace::kBytes) is carved from the plan's workspace
+//   buffer, which the planner sizes from the profile's kernel_workspace_bytes; a
+//   workspace smaller than that is refused (kernel_workspace_bytes() tells the session).
 // - Queues: one non-blocking stream each (cuda_streams_events.h).
 // - Copies: the transfer engine (cuda_transfer.h): register the model's mapping
 //   read-only, or stage through pinned buffers (PSHARD_CUDA_TRANSFER).
@@ -39,7 +42,7 @@ public:
   Result<uint8_t*> allocate_arena(uint64_t bytes) override;
   void free_arena() override;
   uint8_t* arena() const override { return arena_.base(); }
-  uint64_t arena_bytes() const override { return arena_.base() ? plan_bytes_ : 0; }
+  uint64_t arena_bytes() const override { return arena_.size(); }
 
   Status register_host_memory(const void* host, uint64_t bytes) override;
   void unregister_host_memory(const void* host) override;
@@ -54,18 +57,23 @@ public:
   Status synchronize() override;
   Result<int64_t> completion_time_ns(const DeviceEvent& event) override;
   Ops& compute() override { return *ops_; }
+  // Carves the kernel scratch from [device_ptr, device_ptr + bytes) (inside the arena);
+  // too small or misaligned is a sticky error, and kernels needing it then fail cleanly.
+  void set_workspace(uint8_t* device_ptr, uint64_t bytes) override;
+  uint64_t kernel_workspace_bytes() const override { return cuda::CudaWorkspace::kBytes; }
 
   // For the measurer and tests (not part of Device).
   cudaStream_t stream(Queue q) const { return streams_.stream(q); }
   cuda::LtMatmul& lt() { return lt_; }
   const cudaDeviceProp& properties() const { return props_; }
   cuda::TransferMode transfer_mode() const { return transfer_.mode(); }
-  // Bytes of the one device allocation: arena + workspace (0 without an arena).
-  uint64_t device_allocation_bytes() const { return arena_.size(); }
+  // Where the kernel scratch is now (null until set_workspace).
+  uint8_t* workspace() const { return workspace_; }
 
 private:
   explicit CudaDevice(const CudaOptions& options) : transfer_(options.transfer) {}
   void note(cudaError_t e, const char* what, int line);
+  void drop_workspace();
 
   DeviceInfo info_;
   cudaDeviceProp props_{};
@@ -73,7 +81,8 @@ private:
   cuda::CudaStreams streams_;
   cuda::LtMatmul lt_;
   cuda::CudaArena arena_;
-  uint64_t plan_bytes_ = 0;
+  uint8_t* workspace_ = nullptr;
+  uint64_t workspace_bytes_ = 0;
   cuda::TransferEngine transfer_;
   std::unique_ptr<cuda::CudaOps> ops_;
 };

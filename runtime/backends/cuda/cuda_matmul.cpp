@@ -87,9 +87,11 @@ Status CudaOps::gemm_quant(const MatrixView& w, const float* x, int64_t n_tokens
   return Status::ok_status();
 }
 
-// Routing on the device (softmax, top-k, renormalise), then for each of the k routes of
-// every token: gate and up (each token with its own expert's weights), SiLU·mul, down,
-// and the weighted accumulation — in expert-index order per token, as the CPU sums.
+// Routing on the device (softmax, top-k, renormalise) — or the host's routes when the
+// executor routed the pass and copied only those experts (MoeDispatch::routes) — then
+// for each of the k routes of every token: gate and up (each token with its own
+// expert's weights), SiLU·mul, down, and the weighted accumulation — in expert-index
+// order per token, as the CPU sums.
 void CudaOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
                            int64_t n_tokens, float* out) {
   const int64_t n_expert = moe.gate.n_expert, k = moe.n_expert_used;
@@ -100,6 +102,16 @@ void CudaOps::moe_dispatch(const float* x, float* router_logits, const MoeDispat
     sticky_.note(unsupported("CUDA moe_dispatch: " + std::to_string(n_expert) + " experts, " +
                              std::to_string(k) + " used (at most " +
                              std::to_string(CudaWorkspace::kExpertPtrs / 3) + " experts)"));
+    return;
+  }
+  const MoeRoutes* host = moe.routes.get();
+  if (host && (host->n_tokens != n_tokens || host->k != k ||
+               host->experts.size() != static_cast<size_t>(n_tokens * k) ||
+               host->weights.size() != host->experts.size())) {
+    sticky_.note(internal_error("CUDA moe_dispatch: the host's routes cover " +
+                                std::to_string(host->n_tokens) + " tokens x " +
+                                std::to_string(host->k) + ", the pass " +
+                                std::to_string(n_tokens) + " x " + std::to_string(k)));
     return;
   }
   // Expert weight addresses (placed slots or strided), copied in stream order; the host
@@ -122,9 +134,20 @@ void CudaOps::moe_dispatch(const float* x, float* router_logits, const MoeDispat
   const int64_t chunk = std::min<int64_t>(CudaWorkspace::kRoutes / k, 65535);
   for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
     const int64_t nc = std::min(chunk, n_tokens - t0);
-    note(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k, ws_.route_experts,
-                            ws_.route_weights, stream_),
-         "moe_route", __LINE__);
+    if (host) {
+      // Host memory: staged by the driver before the call returns, like the ids.
+      const size_t n_routes = static_cast<size_t>(nc * k);
+      note(cudaMemcpyAsync(ws_.route_experts, host->experts.data() + t0 * k,
+                           n_routes * sizeof(int32_t), cudaMemcpyHostToDevice, stream_),
+           "moe host routes", __LINE__);
+      note(cudaMemcpyAsync(ws_.route_weights, host->weights.data() + t0 * k,
+                           n_routes * sizeof(float), cudaMemcpyHostToDevice, stream_),
+           "moe host route weights", __LINE__);
+    } else {
+      note(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k, ws_.route_experts,
+                              ws_.route_weights, stream_),
+           "moe_route", __LINE__);
+    }
     for (int64_t j = 0; j < k; ++j) {
       const int32_t* ex = ws_.route_experts + j;
       note(kernels::matvec_routed(g.type, gate_ptrs, ex, k, g.row_bytes, ff, d, x + t0 * d, nc,

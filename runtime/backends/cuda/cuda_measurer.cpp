@@ -2,6 +2,7 @@
 
 #include "runtime/kernels/quantize.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -11,6 +12,15 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// Back-to-back tiny kernels timed for the launch overhead: enough that one host
+// synchronize (tens of microseconds) adds well under a percent per kernel.
+constexpr int kLaunchBurst = 200;
+// An operation shorter than this is repeated back to back between one pair of events,
+// so what is timed is its cost in a stream of work (as in a forward pass), not the
+// idle GPU waiting for one launch.
+constexpr double kMinTimedSeconds = 200e-6;
+constexpr int kMaxRepeats = 64;
 
 // Pinned or pageable host memory for a copy.
 struct HostBuffer {
@@ -64,29 +74,55 @@ Result<fb::GpuInfoT> CudaMeasurer::describe() {
   g.toolkit_version = "CUDA runtime " + std::to_string(CUDART_VERSION / 1000) + "." +
                       std::to_string(CUDART_VERSION % 1000 / 10);
   g.source = fb::Provenance::Measured;
+  // Every GPU plan must leave the kernels this scratch (cuda_workspace.h).
+  g.kernel_workspace_bytes = cuda::CudaWorkspace::kBytes;
   return g; // PCIe generation and lanes need NVML, which pshard does not link: left 0
 }
 
+// The measurer's own arena (no plan, no budget): `bytes` for the operands, then the
+// kernel workspace, handed to set_workspace as the executor hands a plan's buffer.
 Result<uint8_t*> CudaMeasurer::scratch(uint64_t bytes) {
-  if (device_->arena() != nullptr && device_->arena_bytes() >= bytes)
+  const uint64_t operands = (bytes + 255) / 256 * 256;
+  if (device_->arena() != nullptr && scratch_bytes_ >= operands)
     return device_->arena();
   device_->free_arena();
   filled_ = {-1, 0, 0};
-  return device_->allocate_arena(std::max<uint64_t>(bytes, 64ull << 20));
+  scratch_bytes_ = 0;
+  const uint64_t size = std::max<uint64_t>(operands, 64ull << 20);
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * base,
+                          device_->allocate_arena(size + cuda::CudaWorkspace::kBytes));
+  device_->set_workspace(base + size, cuda::CudaWorkspace::kBytes);
+  PSHARD_RETURN_IF_ERROR(device_->synchronize());
+  scratch_bytes_ = size;
+  return base;
 }
 
-template <typename F> Result<double> CudaMeasurer::time_compute(F&& enqueue) {
+// Device seconds of `repeats` back-to-back runs of `enqueue`, by events.
+template <typename F> Result<double> CudaMeasurer::time_events(F& enqueue, int repeats) {
   PSHARD_RETURN_IF_ERROR(device_->synchronize());
   PSHARD_ASSIGN_OR_RETURN(auto start, device_->create_event());
   PSHARD_ASSIGN_OR_RETURN(auto stop, device_->create_event());
   device_->record(*start, Queue::kCompute);
-  enqueue();
+  for (int r = 0; r < repeats; ++r)
+    enqueue();
   device_->record(*stop, Queue::kCompute);
   PSHARD_RETURN_IF_ERROR(device_->synchronize(*stop));
   float ms = 0;
   PSHARD_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, static_cast<cuda::CudaEvent&>(*start).event,
                                                    static_cast<cuda::CudaEvent&>(*stop).event));
   return static_cast<double>(ms) * 1e-3;
+}
+
+// Seconds of one run. A short operation is timed again as several back-to-back runs
+// and divided, so the launch latency of an idle GPU is not charged to it.
+template <typename F> Result<double> CudaMeasurer::time_compute(F&& enqueue) {
+  PSHARD_ASSIGN_OR_RETURN(double once, time_events(enqueue, 1));
+  if (once >= kMinTimedSeconds)
+    return once;
+  const int repeats = static_cast<int>(
+      std::clamp(kMinTimedSeconds / std::max(once, 1e-7), 2.0, static_cast<double>(kMaxRepeats)));
+  PSHARD_ASSIGN_OR_RETURN(double all, time_events(enqueue, repeats));
+  return all / repeats;
 }
 
 Result<double> CudaMeasurer::time_matmul(TensorType type, int64_t n_tokens, int64_t rows,
@@ -145,14 +181,21 @@ Result<double> CudaMeasurer::time_device_read(uint64_t bytes) {
       [&] { (void)cudaMemcpyAsync(base + half, base, half, cudaMemcpyDeviceToDevice, s); });
 }
 
+// The estimator multiplies this by the kernels of a sub-layer, which run back to back on
+// one stream: so it is the amortized cost of one kernel in a burst of the smallest
+// kernel the backend has (host launch and device turnaround, whichever bounds), by the
+// host clock over the whole burst — not one launch between two synchronizes, which
+// would charge every kernel a host round trip.
 Result<double> CudaMeasurer::time_launch_overhead() {
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(256));
   auto* y = reinterpret_cast<float*>(base);
+  device_->compute().add(y, y, 1); // warm: the first launch loads the module
   PSHARD_RETURN_IF_ERROR(device_->synchronize());
   const auto t0 = std::chrono::steady_clock::now();
-  device_->compute().add(y, y, 1); // the smallest kernel the backend has
+  for (int i = 0; i < kLaunchBurst; ++i)
+    device_->compute().add(y, y, 1);
   PSHARD_RETURN_IF_ERROR(device_->synchronize());
-  return seconds_since(t0);
+  return seconds_since(t0) / kLaunchBurst;
 }
 
 Result<double> CudaMeasurer::time_transfer(Direction direction, HostMemoryKind memory,

@@ -1,7 +1,8 @@
 // pshard-profile --backend cuda: the GPU's primitive timings (device_measurer.h says
 // what each call means). Operations run through the backend's own Ops, so the profile
 // measures the very kernels plans will run; device time comes from cudaEvents around
-// the operation, host-visible time (copies, launch overhead) from the host clock.
+// the operation (repeated back to back when short), host-visible time (copies, the
+// per-kernel launch overhead of a burst) from the host clock.
 #pragma once
 
 #include "runtime/backends/cuda/cuda_device.h"
@@ -33,12 +34,16 @@ public:
 
 private:
   explicit CudaMeasurer(std::unique_ptr<CudaDevice> d) : device_(std::move(d)) {}
-  // Device memory of at least `bytes` (the arena, regrown when too small).
+  // Device memory of at least `bytes` (the arena, regrown when too small; the kernel
+  // workspace follows it).
   Result<uint8_t*> scratch(uint64_t bytes);
-  // Seconds of the work enqueued by `enqueue` on the compute stream, by events.
+  // Seconds of one run of the work `enqueue` puts on the compute stream, by events;
+  // short work is repeated back to back and divided (see kMinTimedSeconds).
   template <typename F> Result<double> time_compute(F&& enqueue);
+  template <typename F> Result<double> time_events(F& enqueue, int repeats);
 
   std::unique_ptr<CudaDevice> device_;
+  uint64_t scratch_bytes_ = 0;                          // of the arena, before the workspace
   std::tuple<int, int64_t, int64_t> filled_{-1, 0, 0}; // weights in scratch: type, rows, cols
   std::thread load_;
   std::atomic<bool> load_stop_{false};

@@ -18,7 +18,8 @@ bool CudaOps::need_workspace(const char* op) {
   if (ws_.ready())
     return true;
   sticky_.note(invalid_argument(std::string("CUDA ") + op +
-                                " before the arena was allocated (its workspace lives there)"));
+                                " without a kernel workspace: the device's set_workspace was "
+                                "not given the plan's workspace buffer, or it was too small"));
   return false;
 }
 

@@ -1,7 +1,10 @@
-// The CUDA backend's kernel scratch, carved from the tail of the one device allocation
-// (see CudaDevice::allocate_arena): cuBLASLt's workspace, the f16/bf16 copies of
+// The CUDA backend's kernel scratch, carved from the start of the plan's workspace
+// buffer (CudaDevice::set_workspace): cuBLASLt's workspace, the f16/bf16 copies of
 // activations and the dequantized weight rows that prefill GEMMs read, token ids, MoE
 // routes and expert pointer tables. Fixed size, so every GEMM is chunked to fit it.
+// The CUDA measurer reports kBytes as the profile's kernel_workspace_bytes, which the
+// planner reserves in every GPU plan (profiles/reference/make_reference.py repeats the
+// figure for the reference profiles: change both together).
 #pragma once
 
 #include <cstddef>

@@ -39,8 +39,13 @@ private:
   explicit EmuMeasurer(std::unique_ptr<EmuDevice> device) : device_(std::move(device)) {}
   // Device memory for one measurement: the arena grown to `bytes` (never shrunk).
   Result<uint8_t*> scratch(uint64_t bytes);
-  // Seconds from enqueueing `work` to its completion on the device.
+  // Seconds from enqueueing `work` to its completion on the device (one round trip:
+  // right for copies, whose latency a pass pays too).
   Result<double> time_on_device(const std::function<void()>& work);
+  // Seconds per `work` when many are enqueued back to back, as a pass enqueues its
+  // kernels: the queue hand-off and the wake-up of the synchronize are paid once per
+  // batch, not per kernel (a pass synchronizes only where activations cross).
+  Result<double> time_back_to_back(const std::function<void()>& work);
 
   std::unique_ptr<EmuDevice> device_;
   std::vector<uint8_t> host_;

@@ -43,6 +43,50 @@ TEST(PlannerBudgets, BelowTheMinimumIsAnErrorNamingIt) {
   EXPECT_GT(minimum_budget(graph, longer), minimum);
 }
 
+// The GPU backend's fixed kernel scratch is inside the budget: every GPU plan's
+// workspace buffer holds it and the minimum budget grows by it; the compile option
+// overrides the machine's figure.
+TEST(PlannerBudgets, EveryGpuPlanReservesTheKernelScratch) {
+  const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);
+  FixedMachineParams p;
+  p.kernel_workspace_bytes = 37ull << 20;
+  const FixedMachineModel cuda_like(p);
+  const FixedMachineModel emu_like({});
+  CompileOptions o;
+  o.tiers = {1, 16};
+  const uint64_t plain = minimum_budget(graph, emu_like, o);
+  const uint64_t with_scratch = minimum_budget(graph, cuda_like, o);
+  EXPECT_EQ(with_scratch - plain, 37ull << 20);
+  EXPECT_EQ(minimum_budget(graph, o), plain) << "options without the figure count none";
+
+  o.budgets = {0, with_scratch, 1ull << 30};
+  const Result<PlanGrid> grid = plan_grid(graph, cuda_like, o);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  EXPECT_EQ(grid->options.kernel_workspace_bytes, std::optional<uint64_t>(37ull << 20));
+  EXPECT_EQ(grid->minimum_budget_bytes, with_scratch);
+  for (size_t b = 0; b < grid->budgets.size(); ++b)
+    for (size_t t = 0; t < grid->tiers.size(); ++t) {
+      const Plan& plan = grid->at(b, t);
+      uint64_t workspace = 0;
+      for (const VramBuffer& buf : plan.vram_layout)
+        if (buf.kind == BufferKind::kWorkspace)
+          workspace = buf.size;
+      if (grid->budgets[b] == 0) {
+        EXPECT_EQ(workspace, 0u);
+        continue;
+      }
+      EXPECT_EQ(workspace, graph.attention_workspace_bytes(plan.tier) + (37ull << 20));
+      EXPECT_LE(plan.arena_bytes, plan.budget_bytes);
+    }
+  o.budgets = {with_scratch - 1};
+  const Result<PlanGrid> below = plan_grid(graph, cuda_like, o);
+  ASSERT_FALSE(below.ok());
+  EXPECT_NE(below.status().message().find("kernel scratch"), std::string::npos)
+      << below.status().message();
+  o.kernel_workspace_bytes = 0; // planning for the emulated GPU on a CUDA profile
+  EXPECT_TRUE(plan_grid(graph, cuda_like, o).ok());
+}
+
 TEST(PlannerBudgets, ZeroMeansCpuOnly) {
   const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);
   const FixedMachineModel machine({});

@@ -104,7 +104,7 @@ inline Result<Compiled> compile_schedule(const std::string& model_path, planner:
   o.n_ctx = n_ctx;
   o.threads = machine.threads;
   o.strategy = strategy;
-  const uint64_t minimum = planner::minimum_budget(graph, o);
+  const uint64_t minimum = planner::minimum_budget(graph, m, o);
   o.budgets = budgets.empty() ? budget_ladder(graph, minimum) : std::move(budgets);
   PSHARD_ASSIGN_OR_RETURN(planner::PlanGrid grid, planner::plan_grid(graph, m, o));
   PSHARD_ASSIGN_OR_RETURN(auto bytes, planner::serialize_schedule(graph, grid, "executor-test"));

@@ -135,6 +135,22 @@ TEST(ProfileIo, OlderMajorIsRefused) {
   EXPECT_EQ(r.status().code(), StatusCode::kVersionMismatch);
 }
 
+// 1.1 appended GpuInfo.kernel_workspace_bytes: a 1.0 file (written before it existed)
+// still loads, and reads it as 0 — no kernel scratch, which is what 1.0 plans assumed.
+TEST(ProfileIo, Version1_0StillLoadsWithoutKernelScratch) {
+  fb::ProfileT p = testing::synthetic_profile(true);
+  p.schema_major = 1;
+  p.schema_minor = 0;
+  ASSERT_TRUE(p.machine && p.machine->gpu);
+  flatbuffers::FlatBufferBuilder builder;
+  fb::FinishSizePrefixedProfileBuffer(builder, fb::Profile::Pack(builder, &p));
+  Result<Profile> r = Profile::load_bytes(
+      std::vector<uint8_t>(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->data().schema_minor, 0u);
+  EXPECT_EQ(r->data().machine->gpu->kernel_workspace_bytes, 0u);
+}
+
 TEST(ProfileIo, NewerMinorIsRefusedNamingTheVersions) {
   Result<Profile> r =
       Profile::load_bytes(serialize_with_version(kProfileSchemaMajor, kProfileSchemaMinor + 1));

@@ -73,6 +73,10 @@ TEST(ShippedProfiles, ReferenceProfilesLoadAndAreMarkedFromSpecification) {
       EXPECT_GT(*look.cpu_matmul_flops(TensorType::kQ4_0, 1, 64u << 20, 8, load), 1e9);
     }
     EXPECT_GT(*look.gpu_matmul_flops(TensorType::kF16, 512, 256u << 20), 1e12);
+    // CUDA cards: every plan reserves the CUDA kernels' scratch (CudaWorkspace::kBytes,
+    // runtime/backends/cuda/cuda_workspace.h; make_reference.py repeats it).
+    EXPECT_EQ(d.machine->gpu->kernel_workspace_bytes,
+              (4ull + 8 + 24) * (1 << 20) + 65536 * 4 + 65536 * 8 + 3 * 1024 * 8);
   }
 }
 

@@ -58,6 +58,10 @@ public:
   virtual double gpu_attention_flops(int64_t ctx, int64_t n_tokens) const = 0;
   virtual double gpu_read_bandwidth() const = 0;
   virtual double gpu_launch_overhead_s() const = 0; // per kernel
+  // Device scratch the GPU backend's kernels need besides a plan's buffers (CUDA's
+  // cuBLASLt workspace and staging): every GPU plan reserves it in its workspace
+  // buffer, inside the budget. 0: the backend needs none (the emulated GPU).
+  virtual uint64_t kernel_workspace_bytes() const = 0;
 
   // Seconds for one host->device / device->host copy of `bytes` (latency included) from
   // pinned memory. kUnderLoad: while the CPU computes.
@@ -83,6 +87,7 @@ struct FixedMachineParams {
   double d2h_bandwidth = 12e9;
   double copy_latency_s = 0;
   double copy_load_factor = 1.0;      // copy bandwidth multiplier under load (≤ 1)
+  uint64_t kernel_workspace_bytes = 0; // the backend's fixed kernel scratch
 };
 
 class FixedMachineModel final : public MachineModel {
@@ -102,6 +107,9 @@ public:
   double gpu_attention_flops(int64_t, int64_t) const override { return p_.gpu_flops; }
   double gpu_read_bandwidth() const override { return p_.gpu_bandwidth; }
   double gpu_launch_overhead_s() const override { return p_.gpu_launch_s; }
+  uint64_t kernel_workspace_bytes() const override {
+    return p_.has_gpu ? p_.kernel_workspace_bytes : 0;
+  }
   double h2d_seconds(uint64_t bytes, Load load) const override;
   double d2h_seconds(uint64_t bytes, Load load) const override;
 
@@ -130,6 +138,7 @@ public:
   double gpu_attention_flops(int64_t ctx, int64_t n_tokens) const override;
   double gpu_read_bandwidth() const override;
   double gpu_launch_overhead_s() const override;
+  uint64_t kernel_workspace_bytes() const override { return kernel_workspace_bytes_; }
   double h2d_seconds(uint64_t bytes, Load load) const override;
   double d2h_seconds(uint64_t bytes, Load load) const override;
 
@@ -138,6 +147,7 @@ private:
   ProfileLookup lookup_;
   MachineSummary summary_;
   int default_threads_ = 1;
+  uint64_t kernel_workspace_bytes_ = 0;
 };
 
 } // namespace pshard::planner

@@ -22,6 +22,7 @@
 #include "pshard/Planner/MachineModel.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,10 @@ struct CompileOptions {
   int threads = 0;                 // 0: the machine's default
   Strategy strategy = Strategy::kAuto;
   int max_budgets = 10;            // auto ladder length
+  // Kernel scratch every GPU plan reserves in its workspace buffer. Unset: the machine's
+  // figure (MachineModel::kernel_workspace_bytes; plan_grid fills it in). 0 plans for a
+  // backend without kernel scratch (the emulated GPU; the CUDA backend refuses them).
+  std::optional<uint64_t> kernel_workspace_bytes;
   std::string pshard_version;      // filled by the tool; stored in the artifact
 };
 

@@ -18,7 +18,9 @@
 //      search flips one sub-layer at a time (cpu ↔ gpu_streamed) keeping every
 //      improvement. The chosen plan is never predicted slower than the fixed strategies;
 //   3. the VRAM layout places resident tensors, KV caches, slots, activations and
-//      workspace in one arena and checks it against the budget.
+//      workspace in one arena and checks it against the budget. The workspace holds the
+//      tiled-attention scratch and the GPU backend's fixed kernel scratch (the profile's
+//      kernel_workspace_bytes), so everything the runtime allocates is inside the budget.
 // A forced strategy (options.strategy ≠ kAuto) skips the search; `layers` then uses its
 // own resident set (the first N whole layers, N as large as fits, everything else on
 // the CPU). Budget 0 means a CPU-only plan; a budget above 0 but below the smallest GPU
@@ -33,8 +35,13 @@
 namespace pshard::planner {
 
 // The smallest budget a GPU plan fits at every tier of `options` (one attention block
-// resident with its KV cache, plus activations and workspace of the largest tier).
+// resident with its KV cache, plus activations and workspace of the largest tier; the
+// workspace includes the backend's kernel scratch). The first form counts
+// options.kernel_workspace_bytes (unset: none), the second resolves it from the machine
+// as plan_grid does.
 uint64_t minimum_budget(const ModelGraph& graph, const CompileOptions& options);
+uint64_t minimum_budget(const ModelGraph& graph, const MachineModel& machine,
+                        const CompileOptions& options);
 
 // The auto ladder: from the minimum budget up to the machine's VRAM, geometric.
 std::vector<uint64_t> auto_budgets(const ModelGraph& graph, const MachineModel& machine,

@@ -23,7 +23,8 @@ protected:
     auto d = CudaDevice::create();
     ASSERT_TRUE(d.ok()) << d.status().to_string();
     device_ = std::move(*d);
-    ASSERT_TRUE(device_->allocate_arena(256ull << 20).ok());
+    const Status arena = allocate_arena_with_workspace(*device_, 256ull << 20);
+    ASSERT_TRUE(arena.ok()) << arena.to_string();
     buf_ = std::make_unique<DeviceBuffers>(*device_);
   }
   Ops& gpu() { return device_->compute(); }

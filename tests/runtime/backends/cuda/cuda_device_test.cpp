@@ -49,6 +49,42 @@ TEST(CudaDevice, OneArenaAtATime) {
   EXPECT_TRUE(d->allocate_arena(1 << 20).ok());
 }
 
+// The arena is all the device memory pshard takes: the kernels' scratch comes out of the
+// plan's workspace buffer, and one too small for it is a clear sticky error.
+TEST(CudaDevice, TheKernelWorkspaceLivesInsideTheArena) {
+  PSHARD_SKIP_WITHOUT_CUDA();
+  auto d = make_device();
+  ASSERT_TRUE(d);
+  size_t free_before = 0, free_after = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  const uint64_t bytes = 64ull << 20;
+  ASSERT_TRUE(d->allocate_arena(bytes).ok());
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_EQ(d->arena_bytes(), bytes);
+  // cudaMalloc rounds to its page size (2 MiB); nothing past that.
+  EXPECT_LE(free_before - free_after, bytes + (2u << 20));
+
+  const std::vector<TokenId> ids = {1, 2};
+  float* out = reinterpret_cast<float*>(d->arena());
+  const MatrixView table{TensorType::kF32, d->arena(), 8, 4, 16};
+  d->set_workspace(d->arena() + (1 << 20), d->kernel_workspace_bytes() - 256);
+  d->compute().embed_rows(table, ids, out);
+  Status s = d->synchronize();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cannot hold the CUDA kernel workspace"), std::string::npos)
+      << s.to_string();
+
+  auto fresh = make_device();
+  ASSERT_TRUE(fresh);
+  ASSERT_TRUE(fresh->allocate_arena(bytes).ok());
+  fresh->set_workspace(fresh->arena() + (1 << 20), fresh->kernel_workspace_bytes());
+  EXPECT_EQ(fresh->workspace(), fresh->arena() + (1 << 20));
+  const MatrixView t2{TensorType::kF32, fresh->arena(), 8, 4, 16};
+  fresh->compute().embed_rows(t2, ids, reinterpret_cast<float*>(fresh->arena()) + 64);
+  s = fresh->synchronize();
+  EXPECT_TRUE(s.ok()) << s.to_string();
+}
+
 TEST(CudaDevice, OutOfMemoryIsAStatusAndTheDeviceStaysUsable) {
   PSHARD_SKIP_WITHOUT_CUDA();
   auto d = make_device();

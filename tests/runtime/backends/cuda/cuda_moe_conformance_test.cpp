@@ -62,7 +62,8 @@ TEST_P(CudaMoe, DispatchMatchesTheCpu) {
   const MoeCase c = GetParam();
   auto d = CudaDevice::create();
   ASSERT_TRUE(d.ok()) << d.status().to_string();
-  ASSERT_TRUE((*d)->allocate_arena(64ull << 20).ok());
+  const Status arena = allocate_arena_with_workspace(**d, 64ull << 20);
+  ASSERT_TRUE(arena.ok()) << arena.to_string();
   DeviceBuffers buf(**d);
   ThreadPool pool(2);
   CpuOps cpu(pool);
@@ -98,6 +99,74 @@ TEST_P(CudaMoe, DispatchMatchesTheCpu) {
       << "router probabilities";
   const double bound = c.type == TensorType::kF16 ? 2e-3 : 2e-2;
   EXPECT_LE(relative_error(buf.download(gout, want.size()), want), bound);
+}
+
+// A pass the executor routed on the host: only the routed experts are placed (the rest
+// null), and the device's own logits would pick an unplaced expert (as a float near-tie
+// can). The dispatch must follow the host's routes: no fault, the CPU's result.
+TEST(CudaMoeHostRoutes, TheDeviceRunsOnlyTheExpertsTheHostRouted) {
+  PSHARD_SKIP_WITHOUT_CUDA();
+  auto d = CudaDevice::create();
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  const Status arena = allocate_arena_with_workspace(**d, 64ull << 20);
+  ASSERT_TRUE(arena.ok()) << arena.to_string();
+  DeviceBuffers buf(**d);
+  ThreadPool pool(2);
+  CpuOps cpu(pool);
+
+  const int64_t n = 3, n_expert = 6, k = 2, dm = 64, ff = 96;
+  const TensorType type = TensorType::kQ8_0;
+  Experts gate = make_experts(buf, type, n_expert, ff, dm, 31, true);
+  Experts up = make_experts(buf, type, n_expert, ff, dm, 32, true);
+  Experts down = make_experts(buf, type, n_expert, dm, ff, 33, true);
+  const auto x = random_floats(static_cast<size_t>(n * dm), 34);
+  auto logits = random_floats(static_cast<size_t>(n * n_expert), 35, -2.0f, 2.0f);
+  std::vector<float> routed_logits = logits;
+  const auto by_expert = moe_routes(routed_logits.data(), n, n_expert, k);
+  auto routes = std::make_shared<MoeRoutes>();
+  routes->n_tokens = n;
+  routes->k = k;
+  routes->experts.resize(static_cast<size_t>(n * k));
+  routes->weights.resize(static_cast<size_t>(n * k));
+  std::vector<int64_t> filled(static_cast<size_t>(n), 0);
+  for (int64_t e = 0; e < n_expert; ++e)
+    for (const MoeRoute& r : by_expert[static_cast<size_t>(e)]) {
+      const size_t at = static_cast<size_t>(r.token * k + filled[static_cast<size_t>(r.token)]++);
+      routes->experts[at] = static_cast<int32_t>(e);
+      routes->weights[at] = r.weight;
+    }
+  int64_t unrouted = -1;
+  for (int64_t e = 0; e < n_expert; ++e)
+    if (by_expert[static_cast<size_t>(e)].empty()) {
+      unrouted = e;
+      for (Experts* m : {&gate, &up, &down})
+        m->gpu.placed[static_cast<size_t>(e)] = nullptr;
+    }
+  ASSERT_GE(unrouted, 0) << "3 tokens x 2 of 6 experts leave one unrouted";
+
+  MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff};
+  std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), want(n * dm);
+  cm.expert_in = in.data();
+  cm.expert_out = eo.data();
+  cm.gate_buf = gb.data();
+  cm.up_buf = ub.data();
+  std::vector<float> cpu_logits = logits;
+  cpu.moe_dispatch(x.data(), cpu_logits.data(), cm, n, want.data());
+
+  std::vector<float> device_logits = logits;
+  for (int64_t t = 0; t < n; ++t)
+    device_logits[static_cast<size_t>(t * n_expert + unrouted)] = 50.0f; // "rounding"
+  MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff};
+  gm.expert_in = buf.zeros(n * dm);
+  gm.expert_out = buf.zeros(n * dm);
+  gm.gate_buf = buf.zeros(n * ff);
+  gm.up_buf = buf.zeros(n * ff);
+  gm.routes = routes;
+  float* gout = buf.zeros(n * dm);
+  (*d)->compute().moe_dispatch(buf.upload(x), buf.upload(device_logits), gm, n, gout);
+  const Status s = (*d)->synchronize();
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  EXPECT_LE(relative_error(buf.download(gout, want.size()), want), 2e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CudaMoe,

@@ -46,7 +46,11 @@ TEST_P(CudaPlanInvariance, EveryPlanGivesTheCpuTokens) {
   for (planner::Strategy strategy :
        {planner::Strategy::kAuto, planner::Strategy::kGpuOnly, planner::Strategy::kStatic,
         planner::Strategy::kDynamic, planner::Strategy::kLayers}) {
-    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx);
+    // Plans for this backend reserve its kernel scratch, as a CUDA profile makes them.
+    planner::FixedMachineParams machine = test_machine();
+    machine.kernel_workspace_bytes = cuda::CudaWorkspace::kBytes;
+    machine.vram_bytes = 1ull << 30;
+    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx, {}, machine);
     ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
     const Schedule& sched = compiled->schedule;
     for (uint64_t budget : sched.budgets())

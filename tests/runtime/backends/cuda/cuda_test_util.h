@@ -21,15 +21,29 @@
 
 namespace pshard::cuda_testing {
 
-// Places buffers in the arena one after the other (256-byte aligned) and copies data in
-// and out synchronously; tests read results only after device.synchronize().
+// An arena of `bytes` for a test's buffers plus the kernel workspace at its tail, handed
+// to set_workspace as the executor hands a plan's workspace buffer (the kernels that
+// need scratch — prefill GEMMs, embed_rows, MoE — fail without one).
+inline Status allocate_arena_with_workspace(CudaDevice& d, uint64_t bytes) {
+  const uint64_t operands = (bytes + 255) / 256 * 256;
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * base,
+                          d.allocate_arena(operands + cuda::CudaWorkspace::kBytes));
+  d.set_workspace(base + operands, cuda::CudaWorkspace::kBytes);
+  return d.synchronize();
+}
+
+// Places buffers in the arena one after the other (256-byte aligned), before the
+// workspace when there is one, and copies data in and out synchronously; tests read
+// results only after device.synchronize().
 class DeviceBuffers {
 public:
   explicit DeviceBuffers(CudaDevice& d) : d_(d) {}
   uint8_t* alloc(size_t bytes) {
     uint8_t* p = d_.arena() + used_;
     used_ += (bytes + 255) / 256 * 256;
-    EXPECT_LE(used_, d_.arena_bytes()) << "test arena too small";
+    const uint64_t room = d_.workspace() ? static_cast<uint64_t>(d_.workspace() - d_.arena())
+                                         : d_.arena_bytes();
+    EXPECT_LE(used_, room) << "test arena too small";
     return p;
   }
   template <typename T> T* upload(const std::vector<T>& v) {

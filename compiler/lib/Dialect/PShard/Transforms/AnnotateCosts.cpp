@@ -55,6 +55,10 @@ struct AnnotateCostsPass : impl::AnnotateCostsPassBase<AnnotateCostsPass> {
     options.kv_type = kvTypeOf(model);
     options.tiers.assign(tierList.begin(), tierList.end());
     options.threads = threads > 0 ? static_cast<int>(threads) : machine.default_threads();
+    if (kernelWorkspace >= 0)
+      options.kernel_workspace_bytes = static_cast<uint64_t>(kernelWorkspace);
+    const uint64_t kernel = options.kernel_workspace_bytes.value_or(
+        machine.has_gpu() ? machine.kernel_workspace_bytes() : 0);
 
     const planner::MachineSummary summary = machine.summary();
     std::string fingerprint;
@@ -64,7 +68,10 @@ struct AnnotateCostsPass : impl::AnnotateCostsPassBase<AnnotateCostsPass> {
     b.setInsertionPointAfter(model);
     auto schedule = b.create<ScheduleOp>(model.getLoc(), name, model.getSymName(), summary.name,
                                          fingerprint, machine.has_gpu() ? machine.vram_bytes() : 0,
-                                         options.threads, tierList);
+                                         options.threads, tierList,
+                                         // printed only when there is kernel scratch
+                                         kernel > 0 ? b.getI64IntegerAttr(static_cast<int64_t>(kernel))
+                                                    : IntegerAttr());
     b.setInsertionPointToStart(&schedule.getBody().emplaceBlock());
     for (const planner::detail::TierCosts& tc :
          planner::detail::costs_per_tier(*graph, machine, options))

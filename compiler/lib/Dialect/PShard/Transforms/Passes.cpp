@@ -24,6 +24,7 @@ void buildPlanningPipeline(mlir::OpPassManager& pm, const PlanningPipelineOption
   costs.profile = options.profile;
   costs.tiers = tiers;
   costs.threads = options.threads;
+  costs.kernelWorkspace = options.kernelWorkspace;
   pm.addPass(createAnnotateCostsPass(costs));
 
   ChooseResidentSetPassOptions resident;

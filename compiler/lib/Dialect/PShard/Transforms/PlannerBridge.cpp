@@ -122,13 +122,15 @@ FailureOr<ScheduleState> ScheduleState::load(ScheduleOp schedule, StringRef stra
   o.kv_type = kvTypeOf(state.model);
   o.threads = static_cast<int>(schedule.getThreads());
   o.tiers.assign(schedule.getTiers().begin(), schedule.getTiers().end());
+  o.kernel_workspace_bytes = schedule.getKernelWorkspace().value_or(0);
   for (BudgetOp budget : schedule.getBody().front().getOps<BudgetOp>())
     o.budgets.push_back(budget.getBudget());
 
   for (TierOp tier : schedule.getBody().front().getOps<TierOp>()) {
     pd::TierCosts tc;
     tc.tier = static_cast<int64_t>(tier.getTier());
-    tc.gpu_fixed_bytes = pd::gpu_fixed_bytes_of(state.graph, tc.tier);
+    tc.gpu_fixed_bytes = pd::gpu_fixed_bytes_of(state.graph, tc.tier, *o.kernel_workspace_bytes);
+    tc.workspace_bytes = pd::workspace_bytes_of(state.graph, tc.tier, *o.kernel_workspace_bytes);
     planner::SubLayerCosts& costs = tc.costs;
     costs.tier = tc.tier;
     costs.n_ctx = o.n_ctx;

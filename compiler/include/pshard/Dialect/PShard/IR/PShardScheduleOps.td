@@ -23,8 +23,10 @@ def PShard_ScheduleOp : PShard_Op<"schedule", [
   let description = [{
     Refers to its `pshard.model` by symbol and records the machine the costs came from
     (`machine` name, `profile` fingerprint in hex, `vram` bytes, CPU `threads`) and the
-    token `tiers` planned for. Its body holds one `pshard.tier` per tier, then one
-    `pshard.budget` per VRAM budget, ascending.
+    token `tiers` planned for, and the GPU backend's fixed `kernel_workspace` in bytes
+    (absent: none) that every GPU plan reserves in its workspace buffer. Its body
+    holds one `pshard.tier` per tier, then one `pshard.budget` per VRAM budget,
+    ascending.
 
     ```mlir
     pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0" vram 8589934592
@@ -38,11 +40,13 @@ def PShard_ScheduleOp : PShard_Op<"schedule", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$model,
                        StrAttr:$machine, StrAttr:$profile, PShard_CountAttr:$vram,
-                       PShard_CountAttr:$threads, DenseI64ArrayAttr:$tiers);
+                       PShard_CountAttr:$threads, DenseI64ArrayAttr:$tiers,
+                       OptionalAttr<PShard_CountAttr>:$kernel_workspace);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `for` $model `machine` $machine `profile` $profile `vram` $vram
-    `threads` $threads `tiers` $tiers attr-dict-with-keyword $body
+    `threads` $threads `tiers` $tiers (`kernel_workspace` $kernel_workspace^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{

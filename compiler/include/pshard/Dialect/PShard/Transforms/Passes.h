@@ -33,6 +33,10 @@ struct PlanningPipelineOptions : mlir::PassPipelineOptions<PlanningPipelineOptio
                                   llvm::cl::desc("VRAM budgets (bytes, K/M/G) or auto")};
   Option<int64_t> threads{*this, "threads", llvm::cl::desc("CPU threads (0: machine default)"),
                           llvm::cl::init(0)};
+  Option<int64_t> kernelWorkspace{
+      *this, "kernel-workspace",
+      llvm::cl::desc("Kernel scratch bytes every GPU plan reserves (-1: the profile's)"),
+      llvm::cl::init(-1)};
   Option<std::string> strategy{*this, "strategy",
                                llvm::cl::desc("auto, gpu-only, static, dynamic or layers"),
                                llvm::cl::init("auto")};

@@ -54,6 +54,8 @@ def AnnotateCostsPass : Pass<"pshard-annotate-costs", "::mlir::ModuleOp"> {
                "Token tiers, ascending (default 1,4,16,64,256)">,
     Option<"threads", "threads", "int64_t", /*default=*/"0",
            "CPU threads (0: the machine's default)">,
+    Option<"kernelWorkspace", "kernel-workspace", "int64_t", /*default=*/"-1",
+           "Kernel scratch bytes every GPU plan reserves (-1: the profile's figure)">,
   ];
 }
 

@@ -1,0 +1,234 @@
+// What the executor hands a device besides weights, checked on the emulated GPU behind a
+// recording wrapper (so no GPU is needed to catch a CUDA-only defect):
+// - a MoE pass routed on the host gives the device the host's routes, and every expert
+//   they name was copied (a device that recomputed the routing with other rounding
+//   could pick an expert that was never copied: a null address on CUDA);
+// - every GPU plan's workspace buffer holds the device's fixed kernel scratch, inside
+//   the arena and the budget; a schedule planned without it is refused at session
+//   creation, naming both sizes and the fix.
+#include "executor_test_util.h"
+#include "runtime/executor/host_routes.h"
+
+namespace pshard {
+namespace {
+
+using namespace pshard::testing;
+
+// Forwards to the emu's Ops; checks every MoE dispatch the executor enqueues.
+class CheckingOps final : public Ops {
+public:
+  explicit CheckingOps(Ops& inner) : inner_(inner) {}
+  int routed_dispatches = 0;
+
+  void rms_norm(const float* x, const float* w, float* y, int64_t n, int64_t d,
+                float eps) override {
+    inner_.rms_norm(x, w, y, n, d, eps);
+  }
+  void matmul(const MatrixView& w, const float* x, int64_t n, float* y) override {
+    inner_.matmul(w, x, n, y);
+  }
+  void rope(float* x, int64_t n, int64_t h, int64_t pos0, const RopeParams& p) override {
+    inner_.rope(x, n, h, pos0, p);
+  }
+  void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
+                 int64_t n) override {
+    inner_.kv_append(kv, k, v, pos0, n);
+  }
+  void attention(const float* q, const KvView& kv, const AttentionDims& s, int64_t pos0,
+                 int64_t n, float* out) override {
+    inner_.attention(q, kv, s, pos0, n, out);
+  }
+  void silu_mul(const float* g, const float* u, float* out, int64_t n) override {
+    inner_.silu_mul(g, u, out, n);
+  }
+  void add(float* y, const float* x, int64_t n) override { inner_.add(y, x, n); }
+  void embed_rows(const MatrixView& t, std::span<const TokenId> ids, float* out) override {
+    inner_.embed_rows(t, ids, out);
+  }
+  void moe_dispatch(const float* x, float* logits, const MoeDispatch& moe, int64_t n,
+                    float* out) override {
+    if (!moe.gate.placed.empty()) {
+      ++routed_dispatches;
+      EXPECT_TRUE(moe.routes) << "a pass routed on the host must hand the device its routes";
+      if (moe.routes) {
+        EXPECT_EQ(moe.routes->n_tokens, n);
+        EXPECT_EQ(moe.routes->k, moe.n_expert_used);
+        for (size_t i = 0; i < moe.routes->experts.size(); ++i) {
+          const int32_t e = moe.routes->experts[i];
+          ASSERT_TRUE(e >= 0 && e < moe.gate.n_expert) << "route " << i << " names expert " << e;
+          if (i % static_cast<size_t>(moe.routes->k) > 0)
+            EXPECT_LT(moe.routes->experts[i - 1], e) << "experts ascend per token";
+          for (const ExpertMatrices* m : {&moe.gate, &moe.up, &moe.down})
+            EXPECT_NE(m->placed[static_cast<size_t>(e)], nullptr)
+                << "expert " << e << " is routed but was not copied";
+        }
+      }
+    }
+    inner_.moe_dispatch(x, logits, moe, n, out);
+  }
+
+private:
+  Ops& inner_;
+};
+
+// The emulated GPU, claiming a kernel scratch of `kernel_bytes` and recording what the
+// executor hands it.
+class CheckingDevice final : public Device {
+public:
+  CheckingDevice(std::unique_ptr<EmuDevice> emu, uint64_t kernel_bytes)
+      : emu_(std::move(emu)), ops_(emu_->compute()), kernel_bytes_(kernel_bytes) {}
+  CheckingOps& ops() { return ops_; }
+  int workspaces_set = 0;
+
+  DeviceInfo info() const override { return emu_->info(); }
+  Result<uint8_t*> allocate_arena(uint64_t b) override { return emu_->allocate_arena(b); }
+  Status resize_arena(uint64_t b) override { return emu_->resize_arena(b); }
+  void free_arena() override { emu_->free_arena(); }
+  uint8_t* arena() const override { return emu_->arena(); }
+  uint64_t arena_bytes() const override { return emu_->arena_bytes(); }
+  Status register_host_memory(const void* h, uint64_t b) override {
+    return emu_->register_host_memory(h, b);
+  }
+  void unregister_host_memory(const void* h) override { emu_->unregister_host_memory(h); }
+  Result<uint8_t*> map_host_memory(void* h, uint64_t b) override {
+    return emu_->map_host_memory(h, b);
+  }
+  void copy_to_device(Queue q, void* d, const void* h, uint64_t b) override {
+    emu_->copy_to_device(q, d, h, b);
+  }
+  void copy_to_host(Queue q, void* h, const void* d, uint64_t b) override {
+    emu_->copy_to_host(q, h, d, b);
+  }
+  Result<std::unique_ptr<DeviceEvent>> create_event() override { return emu_->create_event(); }
+  void record(DeviceEvent& e, Queue q) override { emu_->record(e, q); }
+  void wait(Queue q, const DeviceEvent& e) override { emu_->wait(q, e); }
+  Status synchronize(const DeviceEvent& e) override { return emu_->synchronize(e); }
+  Status synchronize() override { return emu_->synchronize(); }
+  Result<int64_t> completion_time_ns(const DeviceEvent& e) override {
+    return emu_->completion_time_ns(e);
+  }
+  Ops& compute() override { return ops_; }
+  uint64_t kernel_workspace_bytes() const override { return kernel_bytes_; }
+  void set_workspace(uint8_t* p, uint64_t bytes) override {
+    ++workspaces_set;
+    EXPECT_GE(bytes, kernel_bytes_) << "the plan's workspace cannot hold the kernel scratch";
+    EXPECT_GE(p, arena());
+    EXPECT_LE(p + bytes, arena() + arena_bytes()) << "the workspace leaves the arena";
+    emu_->set_workspace(p, bytes);
+  }
+
+private:
+  std::unique_ptr<EmuDevice> emu_;
+  CheckingOps ops_;
+  uint64_t kernel_bytes_;
+};
+
+TEST(HostRoutes, PerTokenInAscendingExpertOrder) {
+  // Token 0 -> experts 3 and 1, token 1 -> experts 0 and 3 (moe_routes lists by expert).
+  const std::vector<std::vector<MoeRoute>> by_expert = {
+      {{1, 0.25f}}, {{0, 0.5f}}, {}, {{0, 0.5f}, {1, 0.75f}}};
+  auto r = routes_by_token(by_expert, 2, 2);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)->experts, (std::vector<int32_t>{1, 3, 0, 3}));
+  EXPECT_EQ((*r)->weights, (std::vector<float>{0.5f, 0.5f, 0.25f, 0.75f}));
+}
+
+TEST(HostRoutes, ATokenWithoutItsKExpertsIsAnInternalError) {
+  const std::vector<std::vector<MoeRoute>> by_expert = {{{0, 1.0f}}, {}};
+  auto r = routes_by_token(by_expert, 2, 1); // token 1 has no expert
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+}
+
+constexpr int64_t kCtx = 64;
+const std::vector<TokenId> kPrompt = {1, 40, 47, 26, 37, 29, 31};
+
+TEST(DeviceHandoff, RoutedExpertsComeWithTheHostsRoutes) {
+  const std::string path = invariance_model_path("mk-moe6", "handoff-");
+  auto model = LlamaModel::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  auto reference_session = LlamaSession::create(**model, {kCtx, 2, 256});
+  ASSERT_TRUE(reference_session.ok());
+  Trace reference;
+  ASSERT_OK(greedy_trace(**reference_session, kPrompt, 4, &reference));
+
+  int routed = 0;
+  auto compiled = compile_schedule(path, planner::Strategy::kGpuOnly, {1, 4, 16}, kCtx);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const Schedule& sched = compiled->schedule;
+  for (uint64_t budget : sched.budgets())
+    for (int64_t tier : sched.tiers()) {
+      SCOPED_TRACE("budget " + std::to_string(budget) + " tier " + std::to_string(tier));
+      auto emu = EmuDevice::create(fast_emu(budget));
+      ASSERT_TRUE(emu.ok());
+      CheckingDevice device(std::move(*emu), 0);
+      HybridParams params;
+      params.n_ctx = kCtx;
+      params.n_threads = 2;
+      params.vram_budget = budget;
+      params.force_tier = tier;
+      auto session = HybridSession::create(**model, &sched, &device, params);
+      ASSERT_TRUE(session.ok()) << session.status().to_string();
+      Trace trace;
+      ASSERT_OK(greedy_trace(**session, kPrompt, 4, &trace));
+      EXPECT_TRUE(same_trace(reference, trace)) << "the emu stays bit-identical to the CPU";
+      routed += device.ops().routed_dispatches;
+    }
+  EXPECT_GT(routed, 0) << "no pass streamed routed experts: the test would check nothing";
+}
+
+TEST(DeviceHandoff, EveryGpuPlanHoldsTheKernelScratchWithinItsBudget) {
+  const std::string path = invariance_model_path("mk-dense6", "handoff-");
+  auto model = LlamaModel::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  const uint64_t kernel = 3ull << 20;
+  planner::FixedMachineParams machine = test_machine();
+  machine.kernel_workspace_bytes = kernel;
+  auto compiled =
+      compile_schedule(path, planner::Strategy::kAuto, {1, 16}, kCtx, {}, machine);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  EXPECT_GE(compiled->minimum_budget, kernel);
+  const Schedule& sched = compiled->schedule;
+  for (uint64_t budget : sched.budgets())
+    for (int64_t tier : sched.tiers()) {
+      SCOPED_TRACE("budget " + std::to_string(budget) + " tier " + std::to_string(tier));
+      auto emu = EmuDevice::create(fast_emu(budget));
+      ASSERT_TRUE(emu.ok());
+      CheckingDevice device(std::move(*emu), kernel);
+      HybridParams params;
+      params.n_ctx = kCtx;
+      params.n_threads = 2;
+      params.vram_budget = budget;
+      params.force_tier = tier;
+      auto session = HybridSession::create(**model, &sched, &device, params);
+      ASSERT_TRUE(session.ok()) << session.status().to_string();
+      Trace trace;
+      ASSERT_OK(greedy_trace(**session, kPrompt, 2, &trace));
+      EXPECT_GT(device.workspaces_set, 0);
+      EXPECT_LE(device.arena_bytes(), budget);
+    }
+}
+
+TEST(DeviceHandoff, APlanWithoutTheKernelScratchIsRefusedAtCreation) {
+  const std::string path = invariance_model_path("mk-dense6", "handoff-");
+  auto model = LlamaModel::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  auto compiled = compile_schedule(path, planner::Strategy::kGpuOnly, {1}, kCtx); // no scratch
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const uint64_t budget = compiled->schedule.budgets().back();
+  auto emu = EmuDevice::create(fast_emu(budget + (64ull << 20)));
+  ASSERT_TRUE(emu.ok());
+  CheckingDevice device(std::move(*emu), 32ull << 20);
+  HybridParams params;
+  params.n_ctx = kCtx;
+  params.vram_budget = budget;
+  auto session = HybridSession::create(**model, &compiled->schedule, &device, params);
+  ASSERT_FALSE(session.ok());
+  const std::string m = session.status().message();
+  EXPECT_NE(m.find(std::to_string(32ull << 20) + " B"), std::string::npos) << m;
+  EXPECT_NE(m.find("reserves a workspace of"), std::string::npos) << m;
+  EXPECT_NE(m.find("recompile"), std::string::npos) << m;
+}
+
+} // namespace
+} // namespace pshard
