@@ -111,22 +111,33 @@ ResidentSet choose_resident_set(const ModelGraph& graph, const CompileOptions& o
   return std::move(options[best]);
 }
 
+// The resident set of every budget (none for budget 0), with their layout ranks.
+std::vector<ResidentSet> resident_sets(const ModelGraph& graph, const CompileOptions& o,
+                                       const std::vector<TierCosts>& tiers) {
+  std::vector<ResidentSet> sets;
+  for (uint64_t budget : o.budgets)
+    sets.push_back(budget == 0 ? detail::make_resident_set(
+                                     graph, o, std::vector<bool>(graph.sublayers.size(), false))
+                               : choose_resident_set(graph, o, tiers, budget));
+  detail::assign_layout_ranks(sets);
+  return sets;
+}
+
 Result<std::vector<Plan>> plan_budget(const ModelGraph& graph, const CompileOptions& o,
-                                      const std::vector<TierCosts>& tiers, uint64_t budget) {
+                                      const std::vector<TierCosts>& tiers, uint64_t budget,
+                                      const ResidentSet& rs) {
   std::vector<Plan> plans;
   const size_t n = graph.sublayers.size();
   if (budget == 0) { // the CPU-only fallback
-    const ResidentSet none = detail::make_resident_set(graph, o, std::vector<bool>(n, false));
     for (const auto& tc : tiers) {
       Candidate c;
       c.strategy = Strategy::kCpuOnly;
       c.placements.assign(n, Placement::kCpu);
-      PSHARD_ASSIGN_OR_RETURN(Plan p, detail::finalize_plan(graph, o, o.threads, tc, 0, none, c));
+      PSHARD_ASSIGN_OR_RETURN(Plan p, detail::finalize_plan(graph, o, o.threads, tc, 0, rs, c));
       plans.push_back(std::move(p));
     }
     return plans;
   }
-  const ResidentSet rs = choose_resident_set(graph, o, tiers, budget);
   std::vector<SubLayerKind> kinds;
   for (const auto& s : graph.sublayers)
     kinds.push_back(s.kind);
@@ -251,8 +262,10 @@ Result<PlanGrid> plan_grid(const ModelGraph& graph, const MachineModel& machine,
   grid.machine = machine.summary();
   grid.minimum_budget_bytes = minimum;
   const std::vector<TierCosts> tiers = tier_costs(graph, machine, o);
-  for (uint64_t budget : o.budgets) {
-    PSHARD_ASSIGN_OR_RETURN(std::vector<Plan> row, plan_budget(graph, o, tiers, budget));
+  const std::vector<ResidentSet> sets = resident_sets(graph, o, tiers);
+  for (size_t b = 0; b < o.budgets.size(); ++b) {
+    PSHARD_ASSIGN_OR_RETURN(std::vector<Plan> row,
+                            plan_budget(graph, o, tiers, o.budgets[b], sets[b]));
     grid.plans.push_back(std::move(row));
   }
   return grid;

@@ -33,7 +33,16 @@ uint64_t minimum_budget_with(const ModelGraph& graph, const CompileOptions& opti
 struct ResidentSet {
   std::vector<bool> resident; // per sub-layer: weights (and KV for attention) in VRAM
   uint64_t bytes = 0;         // aligned, as laid out
+  // Per sub-layer: from which budget on (among consecutive ones) it has been resident
+  // (assign_layout_ranks). The arena lays resident buffers out by (rank, sub-layer), so
+  // when one budget's set nests in the next one's, its buffers sit at the same offsets
+  // in both arenas and the switch uploads or evicts only the difference. Empty:
+  // sub-layer order.
+  std::vector<int> layout_rank;
 };
+
+// Fills layout_rank of every set; `by_budget` are the sets of ascending budgets.
+void assign_layout_ranks(std::vector<ResidentSet>& by_budget);
 
 struct Candidate {
   Strategy strategy = Strategy::kStatic;

@@ -35,6 +35,20 @@ ResidentSet make_resident_set(const ModelGraph& graph, const CompileOptions& opt
   return rs;
 }
 
+void assign_layout_ranks(std::vector<ResidentSet>& by_budget) {
+  // Set k ranks a sub-layer by where its run of consecutive budgets holding it, ending
+  // at k, began. A buffer both k and k+1 hold keeps its rank, and one new in k+1 ranks
+  // last: when set k nests in set k+1, set k+1's layout is set k's plus a tail.
+  std::vector<int> run_start;
+  for (size_t k = 0; k < by_budget.size(); ++k) {
+    ResidentSet& rs = by_budget[k];
+    run_start.resize(rs.resident.size(), -1);
+    for (size_t i = 0; i < rs.resident.size(); ++i)
+      run_start[i] = !rs.resident[i] ? -1 : run_start[i] >= 0 ? run_start[i] : static_cast<int>(k);
+    rs.layout_rank = run_start;
+  }
+}
+
 namespace {
 
 std::vector<size_t> priority_order(const ModelGraph& graph, const CompileOptions& options,

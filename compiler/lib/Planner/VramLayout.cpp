@@ -1,12 +1,30 @@
 // From a candidate to a Plan: the VRAM layout in one arena and the estimator's figures.
 //
-// Arena order: resident tensors and KV caches first, in sub-layer order — identical for
-// every tier of a budget, so their offsets never move on a tier switch — then the
-// streaming slots, the activations and the workspace, which are scratch and may differ
-// per tier. Every buffer starts at a multiple of kVramAlignment.
+// Arena order: resident tensors and KV caches first — identical for every tier of a
+// budget, so their offsets never move on a tier switch, and ordered by the smallest
+// budget holding them (ResidentSet::layout_rank), so a budget switch keeps what both
+// budgets hold in place — then the streaming slots, the activations and the workspace,
+// which are scratch and may differ per tier. Every buffer starts at a multiple of kVramAlignment.
 #include "PlannerInternal.h"
 
+#include <algorithm>
+
 namespace pshard::planner::detail {
+namespace {
+
+// Resident sub-layers by (layout rank, index): see ResidentSet::layout_rank.
+std::vector<size_t> resident_layout_order(const ResidentSet& rs) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < rs.resident.size(); ++i)
+    if (rs.resident[i])
+      order.push_back(i);
+  if (rs.layout_rank.size() == rs.resident.size())
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return rs.layout_rank[a] < rs.layout_rank[b]; });
+  return order;
+}
+
+} // namespace
 
 Result<Plan> finalize_plan(const ModelGraph& graph, const CompileOptions& options, int threads,
                            const TierCosts& tc, uint64_t budget, const ResidentSet& rs,
@@ -30,10 +48,9 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const CompileOptions& option
     offset += align_up(size);
   };
   bool gpu_used = false;
-  for (size_t i = 0; i < c.placements.size(); ++i) {
-    gpu_used = gpu_used || on_gpu(c.placements[i]);
-    if (!rs.resident[i])
-      continue;
+  for (Placement p : c.placements)
+    gpu_used = gpu_used || on_gpu(p);
+  for (size_t i : resident_layout_order(rs)) {
     const SubLayerInfo& s = graph.sublayers[i];
     for (size_t t = 0; t < s.tensors.size(); ++t)
       place(BufferKind::kWeights, static_cast<int32_t>(i), static_cast<int32_t>(t), s.tensors[t].bytes);

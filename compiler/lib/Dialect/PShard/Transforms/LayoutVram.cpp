@@ -4,6 +4,9 @@
 #include "PlannerBridge.h"
 #include "pshard/Dialect/PShard/Transforms/Passes.h"
 
+#include <algorithm>
+#include <vector>
+
 using namespace mlir;
 namespace pd = pshard::planner::detail;
 
@@ -27,8 +30,20 @@ struct LayoutVramPass : impl::LayoutVramPassBase<LayoutVramPass> {
     if (failed(state))
       return failure();
     const int threads = static_cast<int>(schedule.getThreads());
-    for (BudgetOp budget : schedule.getBody().front().getOps<BudgetOp>()) {
-      const pd::ResidentSet rs = state->residentSetOf(budget);
+    // Every budget's resident set first: their layout ranks depend on all of them.
+    std::vector<BudgetOp> budgets;
+    for (BudgetOp budget : schedule.getBody().front().getOps<BudgetOp>())
+      budgets.push_back(budget);
+    std::stable_sort(budgets.begin(), budgets.end(), [](BudgetOp a, BudgetOp b) {
+      return a.getBudget() < b.getBudget();
+    });
+    std::vector<pd::ResidentSet> sets;
+    for (BudgetOp budget : budgets)
+      sets.push_back(state->residentSetOf(budget));
+    pd::assign_layout_ranks(sets);
+    for (size_t b = 0; b < budgets.size(); ++b) {
+      BudgetOp budget = budgets[b];
+      const pd::ResidentSet& rs = sets[b];
       for (PlanOp plan : budget.getBody().front().getOps<PlanOp>()) {
         const pd::TierCosts* tc = state->costsOf(static_cast<int64_t>(plan.getTier()));
         if (!tc)
