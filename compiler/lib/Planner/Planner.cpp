@@ -206,10 +206,19 @@ std::vector<uint64_t> auto_budgets(const ModelGraph& graph, const MachineModel& 
     return {0};
   const uint64_t lo =
       (minimum_budget(graph, machine, options) + kLadderStep - 1) / kLadderStep * kLadderStep;
-  const auto hi = static_cast<uint64_t>(static_cast<double>(machine.vram_bytes()) * kVramHeadroom) /
-                  kLadderStep * kLadderStep;
+  auto hi = static_cast<uint64_t>(static_cast<double>(machine.vram_bytes()) * kVramHeadroom) /
+            kLadderStep * kLadderStep;
   if (hi < lo)
     return {};
+  // Past full residency a larger budget buys nothing: the ladder ends at the rung that
+  // holds every sub-layer with its KV cache and the largest tier's scratch.
+  const uint64_t kernel = kernel_workspace_of(machine, options);
+  uint64_t full = 0, fixed = 0;
+  for (size_t i = 0; i < graph.sublayers.size(); ++i)
+    full += detail::align_up(detail::resident_bytes_of(graph, options, i));
+  for (int64_t tier : options.tiers)
+    fixed = std::max(fixed, detail::gpu_fixed_bytes_of(graph, tier, kernel));
+  hi = std::min(hi, std::max(lo, (full + fixed + kLadderStep - 1) / kLadderStep * kLadderStep));
   const int m = std::max(options.max_budgets, 1);
   std::vector<uint64_t> out;
   for (int i = 0; i < m; ++i) {

@@ -127,6 +127,15 @@ TEST(PlannerBudgets, AutoLadderRisesToTheVram) {
   EXPECT_GE(ladder.front(), minimum_budget(graph, o));
   EXPECT_LE(ladder.back(), p.vram_bytes);
   EXPECT_TRUE(std::is_sorted(ladder.begin(), ladder.end()));
+  // This ~1 GB model fits 8 GiB many times over: the top rung is full residency, not the
+  // VRAM, and it holds every sub-layer.
+  EXPECT_LT(ladder.back(), 2ull << 30);
+  o.budgets = {ladder.back()};
+  const Result<PlanGrid> grid = plan_grid(graph, machine, o);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  for (const Plan& plan : grid->plans[0])
+    for (Placement pl : plan.placements)
+      EXPECT_EQ(pl, Placement::kGpuResident) << "tier " << plan.tier;
 }
 
 TEST(PlannerBudgets, DifferentStrategiesWinWhereTheyShould) {
