@@ -4,6 +4,7 @@
 // budget in force — must never hold more than that budget.
 #include "executor_test_util.h"
 
+#include <map>
 #include <random>
 
 namespace pshard {
@@ -94,6 +95,58 @@ TEST(BudgetSwitch, MoeModelKeepsTokensAcrossBudgets) {
   const std::string path = shared_model("stories260K-moe4x2-noise10.gguf");
   PSHARD_SKIP_IF_MISSING(path);
   run_random_budgets(path, planner::Strategy::kGpuOnly, 3);
+}
+
+// Raising the budget step by step uploads only what the larger budget adds: greedy
+// (static) resident sets nest, the planner keeps a smaller budget's buffers at their
+// offsets, and the switch leaves those in place. Before any pass the KV caches are
+// empty, so every byte a switch moves is a weight the smaller budget did not hold.
+TEST(BudgetSwitch, RaisingTheBudgetUploadsOnlyTheNewWeights) {
+  const std::string path = shared_model("stories260K.gguf");
+  PSHARD_SKIP_IF_MISSING(path);
+  auto model = LlamaModel::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  auto compiled = compile_schedule(path, planner::Strategy::kStatic, {1, 4}, 64);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const Schedule& sched = compiled->schedule;
+  ASSERT_GE(sched.budgets().size(), 3u);
+  auto weights_of = [&](size_t b) {
+    std::map<std::pair<int32_t, int32_t>, uint64_t> w;
+    for (const auto& buf : sched.plan({b, 0}).vram_layout)
+      if (buf.kind == fb::schedule::BufferKind::Weights)
+        w[{buf.sublayer, buf.index}] = buf.size;
+    return w;
+  };
+  auto device = EmuDevice::create(fast_emu(sched.budgets().back()));
+  ASSERT_TRUE(device.ok());
+  HybridParams params;
+  params.n_ctx = 64;
+  params.n_threads = 1;
+  params.vram_budget = sched.budgets().front();
+  auto session = HybridSession::create(**model, &sched, device->get(), params);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  HybridSession& s = **session;
+  uint64_t uploaded_total = 0;
+  for (size_t b = 1; b < sched.budgets().size(); ++b) {
+    const auto held = weights_of(b - 1), next = weights_of(b);
+    uint64_t added = 0;
+    for (const auto& [key, bytes] : next)
+      if (!held.count(key))
+        added += bytes;
+    const uint64_t before = s.stats().bytes_switched;
+    ASSERT_OK(s.set_budget(sched.budgets()[b]));
+    EXPECT_EQ(s.stats().bytes_switched - before, added)
+        << "budget " << sched.budgets()[b - 1] << " -> " << sched.budgets()[b];
+    uploaded_total += added;
+  }
+  EXPECT_GT(uploaded_total, 0u);
+  // And the weights in place are right: the session still gives the CPU's tokens.
+  auto reference = LlamaSession::create(**model, {64, 1, 256});
+  ASSERT_TRUE(reference.ok());
+  Trace want, got;
+  ASSERT_OK(greedy_trace(**reference, kPrompt, 8, &want));
+  ASSERT_OK(greedy_trace(s, kPrompt, 8, &got));
+  EXPECT_TRUE(same_trace(want, got));
 }
 
 } // namespace
