@@ -48,20 +48,50 @@ void add_load_ratio(Table& table, const Coords& at, double loaded) {
     table.load_ratio.push_back({at, loaded / idle});
 }
 
+// The row length most of a type's cells were measured at.
+double reference_cols(const std::vector<const fb::MatmulPointT*>& points) {
+  std::map<uint32_t, int> count;
+  for (const auto* p : points)
+    ++count[p->cols];
+  uint32_t best = 0;
+  int most = 0;
+  for (const auto& [cols, n] : count)
+    if (n > most) {
+      best = cols;
+      most = n;
+    }
+  return best;
+}
+
 void add_matmul(std::map<std::string, Table>& tables, const std::string& prefix,
                 const std::vector<std::unique_ptr<fb::MatmulPointT>>& idle,
                 const std::vector<std::unique_ptr<fb::MatmulPointT>>* loaded, bool threads) {
   const std::vector<AxisScale> scales =
       threads ? std::vector<AxisScale>{kLog, kLog, kLin} : std::vector<AxisScale>{kLog, kLog};
-  for (const auto& p : idle) {
-    Table& t = tables[prefix + type_key(p->weight_type)];
+  std::map<std::string, std::vector<const fb::MatmulPointT*>> by_type;
+  for (const auto& p : idle)
+    by_type[prefix + type_key(p->weight_type)].push_back(p.get());
+  for (const auto& [key, points] : by_type) {
+    Table& t = tables[key];
     t.scales = scales;
-    t.idle.push_back({matmul_coords(*p, threads), p->flops_per_s});
+    t.reference_cols = reference_cols(points);
+    for (const auto* p : points)
+      if (p->cols == t.reference_cols)
+        t.idle.push_back({matmul_coords(*p, threads), p->flops_per_s});
+    for (const auto* p : points) {
+      if (p->cols == t.reference_cols || p->cols == 0 || t.reference_cols == 0)
+        continue;
+      const double ref = interpolate(t.idle, t.scales, matmul_coords(*p, threads));
+      if (ref <= 0 || p->flops_per_s <= 0)
+        continue;
+      t.cols_ratio.push_back({{double(p->n_tokens), double(p->cols), 0, 0}, p->flops_per_s / ref});
+      t.cols_ratio.push_back({{double(p->n_tokens), t.reference_cols, 0, 0}, 1.0});
+    }
   }
   if (loaded)
     for (const auto& p : *loaded) {
       auto it = tables.find(prefix + type_key(p->weight_type));
-      if (it != tables.end())
+      if (it != tables.end() && p->cols == it->second.reference_cols)
         add_load_ratio(it->second, matmul_coords(*p, threads), p->flops_per_s);
     }
 }
@@ -148,7 +178,7 @@ ProfileLookup::ProfileLookup(const Profile& profile) {
 }
 
 Result<double> ProfileLookup::lookup(const std::string& key, const Coords& at, Load load,
-                                     const std::string& what) const {
+                                     const std::string& what, int64_t cols) const {
   auto it = tables_.find(key);
   if (it == tables_.end() || it->second.idle.empty())
     return not_found("the profile has no " + what + " measurements");
@@ -159,6 +189,10 @@ Result<double> ProfileLookup::lookup(const std::string& key, const Coords& at, L
       return not_found("the profile has no under-load " + what + " measurements");
     value *= interpolate(t.load_ratio, t.scales, at);
   }
+  if (cols > 0 && !t.cols_ratio.empty()) {
+    const AxisScale cols_scales[] = {kLog, kLog};
+    value *= interpolate(t.cols_ratio, cols_scales, {at[0], double(cols), 0, 0});
+  }
   return value;
 }
 
@@ -167,11 +201,11 @@ Status ProfileLookup::gpu_missing() const {
 }
 
 Result<double> ProfileLookup::cpu_matmul_flops(TensorType type, int64_t n_tokens,
-                                               uint64_t matrix_bytes, int threads,
-                                               Load load) const {
+                                               uint64_t matrix_bytes, int threads, Load load,
+                                               int64_t cols) const {
   return lookup("cpu_matmul/" + type_key(type),
                 {double(n_tokens), double(matrix_bytes), double(threads), 0}, load,
-                "CPU " + std::string(tensor_type_name(type)) + " matmul");
+                "CPU " + std::string(tensor_type_name(type)) + " matmul", cols);
 }
 
 Result<double> ProfileLookup::cpu_attention_flops(int64_t ctx_len, int64_t n_tokens, int threads,
@@ -189,11 +223,11 @@ Result<double> ProfileLookup::host_copy_bandwidth(Load load) const {
 }
 
 Result<double> ProfileLookup::gpu_matmul_flops(TensorType type, int64_t n_tokens,
-                                               uint64_t matrix_bytes) const {
+                                               uint64_t matrix_bytes, int64_t cols) const {
   if (!has_gpu_)
     return gpu_missing();
   return lookup("gpu_matmul/" + type_key(type), {double(n_tokens), double(matrix_bytes), 0, 0},
-                Load::kIdle, "GPU " + std::string(tensor_type_name(type)) + " matmul");
+                Load::kIdle, "GPU " + std::string(tensor_type_name(type)) + " matmul", cols);
 }
 
 Result<double> ProfileLookup::gpu_attention_flops(int64_t ctx_len, int64_t n_tokens) const {

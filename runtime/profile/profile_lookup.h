@@ -37,9 +37,13 @@ public:
   bool has_gpu() const { return has_gpu_; }
   const std::string& gpu_status() const { return gpu_status_; }
 
-  // Achieved FLOP/s of runtime/kernels matmul on `matrix_bytes` of `type` weights.
+  // Achieved FLOP/s of runtime/kernels matmul on `matrix_bytes` of `type` weights with
+  // rows of `cols` values (0: the profile's reference row length). Most cells are
+  // measured at one row length; cells at others give a ratio over (tokens, row length)
+  // that scales the answer, since short rows cost more per byte (per-row reductions,
+  // prefetch streams restarting).
   Result<double> cpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
-                                  int threads, Load load = Load::kIdle) const;
+                                  int threads, Load load = Load::kIdle, int64_t cols = 0) const;
   // Achieved FLOP/s of one layer's attention over ctx_len cached positions.
   Result<double> cpu_attention_flops(int64_t ctx_len, int64_t n_tokens, int threads,
                                      Load load = Load::kIdle) const;
@@ -48,7 +52,8 @@ public:
   // Bytes/s of a host memcpy (the emulated GPU's copy engine ceiling).
   Result<double> host_copy_bandwidth(Load load = Load::kIdle) const;
 
-  Result<double> gpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes) const;
+  Result<double> gpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
+                                  int64_t cols = 0) const;
   Result<double> gpu_attention_flops(int64_t ctx_len, int64_t n_tokens) const;
   Result<double> gpu_read_bandwidth() const;
   Result<double> gpu_launch_overhead_s() const;
@@ -62,16 +67,19 @@ public:
   // Time of the smallest measured transfer: the fixed cost of any copy.
   Result<double> transfer_latency_s(Direction direction, HostMemoryKind memory) const;
 
-  // One interpolation table: idle cells plus loaded/idle ratio cells on the same axes.
+  // One interpolation table: idle cells plus loaded/idle ratio cells on the same axes;
+  // for matmuls also the ratio cells of other row lengths over (tokens, cols).
   struct Table {
     std::vector<AxisScale> scales;
     std::vector<GridCell> idle;
     std::vector<GridCell> load_ratio;
+    double reference_cols = 0;
+    std::vector<GridCell> cols_ratio;
   };
 
 private:
   Result<double> lookup(const std::string& key, const std::array<double, kMaxGridAxes>& at,
-                        Load load, const std::string& what) const;
+                        Load load, const std::string& what, int64_t cols = 0) const;
   Status gpu_missing() const;
 
   std::map<std::string, Table> tables_; // "cpu_matmul/q4_0", "transfer/h2d/pinned", …

@@ -86,27 +86,27 @@ std::string run_section(const fb::ProfileT& d) {
   return out;
 }
 
-// Rows (type, size, threads) x columns (n_tokens), GFLOP/s.
+// Rows (type, size, row length, threads) x columns (n_tokens), GFLOP/s.
 std::string matmul_table(const std::string& title,
                          const std::vector<std::unique_ptr<fb::MatmulPointT>>& points) {
   if (points.empty())
     return "";
-  using Row = std::tuple<uint32_t, uint64_t, uint32_t>;
+  using Row = std::tuple<uint32_t, uint64_t, uint32_t, uint32_t>;
   std::set<uint32_t> tokens;
   std::map<Row, std::map<uint32_t, double>> rows;
   for (const auto& p : points) {
     tokens.insert(p->n_tokens);
-    rows[{static_cast<uint32_t>(p->weight_type), p->matrix_bytes, p->threads}][p->n_tokens] =
-        p->flops_per_s;
+    rows[{static_cast<uint32_t>(p->weight_type), p->matrix_bytes, p->cols, p->threads}]
+        [p->n_tokens] = p->flops_per_s;
   }
-  std::string out = title + " (GFLOP/s by tokens per pass)\n  type   matrix     thr";
+  std::string out = title + " (GFLOP/s by tokens per pass)\n  type   matrix      cols  thr";
   for (uint32_t n : tokens)
     out += format(" %7s", ("n=" + std::to_string(n)).c_str());
   out += "\n";
   for (const auto& [key, cells] : rows) {
-    const auto [type, bytes, threads] = key;
-    out += format("  %-6s %-10s %3u", fb::EnumNameWeightType(static_cast<fb::WeightType>(type)),
-                  format_bytes(double(bytes)).c_str(), threads);
+    const auto [type, bytes, cols, threads] = key;
+    out += format("  %-6s %-10s %5u %4u", fb::EnumNameWeightType(static_cast<fb::WeightType>(type)),
+                  format_bytes(double(bytes)).c_str(), cols, threads);
     for (uint32_t n : tokens) {
       auto it = cells.find(n);
       out += it == cells.end() ? format(" %7s", "-") : format(" %7.1f", it->second / 1e9);

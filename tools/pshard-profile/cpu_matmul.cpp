@@ -25,11 +25,12 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
 
 } // namespace
 
-Result<MatmulWeights> MatmulWeights::make(TensorType type, uint64_t bucket_bytes) {
+Result<MatmulWeights> MatmulWeights::make(TensorType type, uint64_t bucket_bytes, int64_t cols) {
   MatmulWeights w;
   w.type = type;
   w.bucket_bytes = bucket_bytes;
-  PSHARD_ASSIGN_OR_RETURN(w.row_bytes, tensor_bytes(type, kMatmulCols));
+  w.cols = cols;
+  PSHARD_ASSIGN_OR_RETURN(w.row_bytes, tensor_bytes(type, cols));
   w.rows = std::max<int64_t>(1, static_cast<int64_t>(bucket_bytes / w.row_bytes));
   const uint64_t matrix = static_cast<uint64_t>(w.rows) * w.row_bytes;
   w.copies = static_cast<int64_t>((kColdFootprint + matrix - 1) / matrix);
@@ -38,11 +39,11 @@ Result<MatmulWeights> MatmulWeights::make(TensorType type, uint64_t bucket_bytes
     return Status(StatusCode::kOutOfMemory,
                   "cannot allocate " + std::to_string(w.data.size()) + " bytes of weights");
 
-  const std::vector<float> values = random_floats(static_cast<size_t>(kTileRows * kMatmulCols), 1);
+  const std::vector<float> values = random_floats(static_cast<size_t>(kTileRows * cols), 1);
   std::vector<uint8_t> tile(static_cast<size_t>(kTileRows) * w.row_bytes);
   for (int64_t r = 0; r < kTileRows; ++r)
-    PSHARD_RETURN_IF_ERROR(quantize_row(type, values.data() + r * kMatmulCols,
-                                        tile.data() + r * w.row_bytes, kMatmulCols));
+    PSHARD_RETURN_IF_ERROR(
+        quantize_row(type, values.data() + r * cols, tile.data() + r * w.row_bytes, cols));
   const int64_t all_rows = w.copies * w.rows;
   for (int64_t r = 0; r < all_rows; r += kTileRows) {
     const int64_t n = std::min(kTileRows, all_rows - r);

@@ -1,8 +1,8 @@
 // Timing the project's CPU matmul (runtime/kernels/matmul.h) on one weight type and
 // matrix-size bucket.
 //
-// A bucket's matrix is cols = 4096 wide (a typical hidden size) and as many rows as the
-// bucket's bytes hold. The weights are a small quantized tile repeated (the values do
+// A bucket's matrix is cols = 4096 wide (a typical hidden size; the suite also times a
+// few other widths) and as many rows as the bucket's bytes hold. The weights are a small quantized tile repeated (the values do
 // not change the speed; quantizing 256 MiB would take longer than timing it).
 //
 // A model pass reads each of its matrices once, from DRAM (models are far larger than
@@ -47,7 +47,8 @@ struct MatmulWeights {
     return data.data() + static_cast<size_t>(i % copies) * static_cast<size_t>(rows) * row_bytes;
   }
 
-  static Result<MatmulWeights> make(TensorType type, uint64_t bucket_bytes);
+  static Result<MatmulWeights> make(TensorType type, uint64_t bucket_bytes,
+                                    int64_t cols = kMatmulCols);
 };
 
 // Seconds per row per token from the last cell measured on the same weights and pool.

@@ -55,6 +55,10 @@ Result<SuiteGrid> make_grid(const SuiteOptions& o) {
     g.tokens.push_back(n);
   for (size_t i = 0; i < g.tokens.size(); i += 2)
     g.load_tokens.push_back(g.tokens[i]);
+  g.extra_cols = {1024, 16384}; // narrow models' hidden size; wide FFN down-projections
+  g.extra_tokens = {g.tokens.front()};
+  if (g.tokens.back() != g.tokens.front())
+    g.extra_tokens.push_back(g.tokens.back());
 
   // Buckets: inside L2, inside a client LLC, far outside any LLC (weights from DRAM).
   g.matrix_bytes = o.quick ? std::vector<uint64_t>{1 * kMiB, 64 * kMiB}
@@ -76,13 +80,15 @@ Result<SuiteGrid> make_grid(const SuiteOptions& o) {
 double cpu_units(const SuiteGrid& g) {
   const double types = double(g.types.size()), threads = double(g.threads.size());
   return kMatmulUnits * types * threads *
-             (double(g.matrix_bytes.size() * g.tokens.size()) + double(g.load_tokens.size())) +
+             (double(g.matrix_bytes.size() * g.tokens.size()) + double(g.load_tokens.size()) +
+              double(g.extra_cols.size() * g.extra_tokens.size())) +
          kAttentionUnits * 2 * threads * double(g.ctx_lens.size()) + kReadUnits * 2 * threads +
          kCopyUnits * 2;
 }
 
 double device_units(const SuiteGrid& g) {
-  return kMatmulUnits * double(g.types.size() * g.matrix_bytes.size() * g.tokens.size()) +
+  return kMatmulUnits * double(g.types.size() * (g.matrix_bytes.size() * g.tokens.size() +
+                                                 g.extra_cols.size() * g.extra_tokens.size())) +
          kAttentionUnits * double(g.ctx_lens.size()) + kReadUnits + 1 +
          kTransferUnits * 2 * 4 * double(g.transfer_bytes.size());
 }

@@ -43,6 +43,10 @@ struct SuiteGrid {
   std::vector<uint64_t> matrix_bytes; // size buckets, ascending
   std::vector<int64_t> tokens;        // tiers 1, 2, 4, …
   std::vector<int64_t> load_tokens;   // the tiers measured again under load
+  // Other row lengths than kMatmulCols, measured on the largest bucket at the first and
+  // last tier only: the lookup turns them into a ratio over (tokens, row length).
+  std::vector<int64_t> extra_cols;
+  std::vector<int64_t> extra_tokens;
   std::vector<int> threads;
   std::vector<int64_t> ctx_lens;
   std::vector<uint64_t> transfer_bytes;

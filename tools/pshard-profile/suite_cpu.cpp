@@ -58,10 +58,24 @@ Status measure_matmul(const SuiteGrid& grid, std::map<int, std::unique_ptr<Threa
           progress.advance(kMatmulUnits);
         }
       }
-      // Under load only on the largest bucket: that is where weights stream from DRAM
-      // and compete with the copies; the reader scales the other buckets by its ratio.
+      // Under load and other row lengths only on the largest bucket: that is where
+      // weights stream from DRAM, as in a pass; the reader scales the other buckets by
+      // their ratios.
       if (bytes != grid.matrix_bytes.back())
         continue;
+      for (int64_t cols : grid.extra_cols) {
+        PSHARD_ASSIGN_OR_RETURN(MatmulWeights narrow, MatmulWeights::make(type, bytes, cols));
+        for (int threads : grid.threads) {
+          MatmulRate rate;
+          for (int64_t n : grid.extra_tokens) {
+            progress.step(matmul_label(type, bytes, n, threads, false) + " cols=" +
+                          std::to_string(cols));
+            out.cpu->matmul.push_back(std::make_unique<fb::MatmulPointT>(
+                time_cpu_matmul(narrow, n, *pools[threads], kMatmulUnits * unit_s, rate)));
+            progress.advance(kMatmulUnits);
+          }
+        }
+      }
       PSHARD_RETURN_IF_ERROR(meter.under_load([&] {
         for (int threads : grid.threads) {
           MatmulRate rate;

@@ -65,29 +65,36 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
   gpu->source = fb::Provenance::Measured;
   gpu->matmul_op = device.matmul_op();
   gpu->attention_op = device.attention_op();
-  for (TensorType type : grid.types)
-    for (uint64_t bytes : grid.matrix_bytes) {
-      PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, kMatmulCols));
-      const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(bytes / row_bytes));
-      for (int64_t n : grid.tokens) {
-        progress.step(std::string("gpu matmul ") + tensor_type_name(type) +
-                      " n=" + std::to_string(n));
-        PSHARD_ASSIGN_OR_RETURN(
-            Timing t, time_device([&] { return device.time_matmul(type, n, rows, kMatmulCols); },
-                                  kMatmulUnits * unit_s));
-        auto p = std::make_unique<fb::MatmulPointT>();
-        p->weight_type = static_cast<fb::WeightType>(type);
-        p->n_tokens = static_cast<uint32_t>(n);
-        p->matrix_bytes = bytes;
-        p->rows = static_cast<uint32_t>(rows);
-        p->cols = static_cast<uint32_t>(kMatmulCols);
-        p->seconds = t.seconds;
-        p->flops_per_s = 2.0 * static_cast<double>(rows * kMatmulCols * n) / t.seconds;
-        p->repetitions = t.repetitions;
-        gpu->matmul.push_back(std::move(p));
-        progress.advance(kMatmulUnits);
-      }
-    }
+  auto time_matmul = [&](TensorType type, uint64_t bytes, int64_t cols, int64_t n) -> Status {
+    PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, cols));
+    const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(bytes / row_bytes));
+    progress.step(std::string("gpu matmul ") + tensor_type_name(type) + " n=" + std::to_string(n) +
+                  (cols == kMatmulCols ? "" : " cols=" + std::to_string(cols)));
+    PSHARD_ASSIGN_OR_RETURN(Timing t,
+                            time_device([&] { return device.time_matmul(type, n, rows, cols); },
+                                        kMatmulUnits * unit_s));
+    auto p = std::make_unique<fb::MatmulPointT>();
+    p->weight_type = static_cast<fb::WeightType>(type);
+    p->n_tokens = static_cast<uint32_t>(n);
+    p->matrix_bytes = bytes;
+    p->rows = static_cast<uint32_t>(rows);
+    p->cols = static_cast<uint32_t>(cols);
+    p->seconds = t.seconds;
+    p->flops_per_s = 2.0 * static_cast<double>(rows * cols * n) / t.seconds;
+    p->repetitions = t.repetitions;
+    gpu->matmul.push_back(std::move(p));
+    progress.advance(kMatmulUnits);
+    return Status::ok_status();
+  };
+  for (TensorType type : grid.types) {
+    for (uint64_t bytes : grid.matrix_bytes)
+      for (int64_t n : grid.tokens)
+        PSHARD_RETURN_IF_ERROR(time_matmul(type, bytes, kMatmulCols, n));
+    // Other row lengths on the largest bucket (see SuiteGrid::extra_cols).
+    for (int64_t cols : grid.extra_cols)
+      for (int64_t n : grid.extra_tokens)
+        PSHARD_RETURN_IF_ERROR(time_matmul(type, grid.matrix_bytes.back(), cols, n));
+  }
   for (int64_t ctx : grid.ctx_lens) {
     AttentionShape shape;
     shape.ctx_len = ctx;

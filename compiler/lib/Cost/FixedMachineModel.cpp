@@ -23,8 +23,8 @@ double FixedMachineModel::cpu_scale(int threads, Load load) const {
   return share * (load == Load::kUnderLoad ? p_.cpu_load_factor : 1.0);
 }
 
-double FixedMachineModel::cpu_matmul_flops(TensorType, int64_t, uint64_t, int threads,
-                                           Load load) const {
+double FixedMachineModel::cpu_matmul_flops(TensorType, int64_t, uint64_t, int threads, Load load,
+                                           int64_t) const {
   return p_.cpu_flops * cpu_scale(threads, load);
 }
 

@@ -83,9 +83,10 @@ Result<std::unique_ptr<ProfileMachineModel>> ProfileMachineModel::create(const P
 }
 
 double ProfileMachineModel::cpu_matmul_flops(TensorType type, int64_t n_tokens,
-                                             uint64_t matrix_bytes, int threads, Load load) const {
+                                             uint64_t matrix_bytes, int threads, Load load,
+                                             int64_t cols) const {
   return by_type(type, [&](TensorType t) {
-    return lookup_.cpu_matmul_flops(t, n_tokens, matrix_bytes, threads, load);
+    return lookup_.cpu_matmul_flops(t, n_tokens, matrix_bytes, threads, load, cols);
   });
 }
 
@@ -93,7 +94,7 @@ double ProfileMachineModel::cpu_attention_flops(int64_t ctx, int64_t n_tokens, i
                                                 Load load) const {
   const Result<double> r = lookup_.cpu_attention_flops(ctx, n_tokens, threads, load);
   // Without attention cells, treat attention as an F32 matmul of the same work.
-  return positive(r, cpu_matmul_flops(TensorType::kF32, n_tokens, 16 << 20, threads, load));
+  return positive(r, cpu_matmul_flops(TensorType::kF32, n_tokens, 16 << 20, threads, load, 0));
 }
 
 double ProfileMachineModel::cpu_read_bandwidth(int threads, Load load) const {
@@ -101,15 +102,15 @@ double ProfileMachineModel::cpu_read_bandwidth(int threads, Load load) const {
 }
 
 double ProfileMachineModel::gpu_matmul_flops(TensorType type, int64_t n_tokens,
-                                             uint64_t matrix_bytes) const {
+                                             uint64_t matrix_bytes, int64_t cols) const {
   return by_type(type, [&](TensorType t) {
-    return lookup_.gpu_matmul_flops(t, n_tokens, matrix_bytes);
+    return lookup_.gpu_matmul_flops(t, n_tokens, matrix_bytes, cols);
   });
 }
 
 double ProfileMachineModel::gpu_attention_flops(int64_t ctx, int64_t n_tokens) const {
   const Result<double> r = lookup_.gpu_attention_flops(ctx, n_tokens);
-  return positive(r, gpu_matmul_flops(TensorType::kF16, n_tokens, 16 << 20));
+  return positive(r, gpu_matmul_flops(TensorType::kF16, n_tokens, 16 << 20, 0));
 }
 
 double ProfileMachineModel::gpu_read_bandwidth() const {

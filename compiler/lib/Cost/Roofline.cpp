@@ -70,14 +70,16 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
   for (const auto& m : s.matmuls) {
     const GroupWork g = group_work(s, m, tier);
     const auto tokens = static_cast<int64_t>(g.tokens_per_matrix + 0.5);
-    c.cpu_s += roofline(g.work,
-                        machine.cpu_matmul_flops(m.type, tokens, m.matrix_bytes, threads, Load::kIdle),
-                        cpu_bw);
+    c.cpu_s += roofline(
+        g.work, machine.cpu_matmul_flops(m.type, tokens, m.matrix_bytes, threads, Load::kIdle, m.cols),
+        cpu_bw);
     c.cpu_loaded_s += roofline(
-        g.work, machine.cpu_matmul_flops(m.type, tokens, m.matrix_bytes, threads, Load::kUnderLoad),
+        g.work,
+        machine.cpu_matmul_flops(m.type, tokens, m.matrix_bytes, threads, Load::kUnderLoad, m.cols),
         cpu_bw_loaded);
     if (gpu)
-      c.gpu_s += roofline(g.work, machine.gpu_matmul_flops(m.type, tokens, m.matrix_bytes), gpu_bw);
+      c.gpu_s += roofline(g.work, machine.gpu_matmul_flops(m.type, tokens, m.matrix_bytes, m.cols),
+                          gpu_bw);
   }
   const double kv_per_token = static_cast<double>(s.kv_bytes_per_token(kv_type));
   if (s.kind == SubLayerKind::kAttention) {

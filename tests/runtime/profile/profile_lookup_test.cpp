@@ -39,6 +39,38 @@ TEST(ProfileLookup, MatmulClampsOutsideTheGrid) {
   EXPECT_DOUBLE_EQ(*look.cpu_matmul_flops(TensorType::kQ4_0, 1, kMiB, 16), 20e9);
 }
 
+// Cells at another row length than the reference (4096) become a ratio over (tokens,
+// row length) applied to every size and thread count; without a row length, or in a
+// profile without such cells, nothing changes.
+TEST(ProfileLookup, OtherRowLengthsScaleByTheirMeasuredRatio) {
+  fb::ProfileT raw = testing::synthetic_profile(false);
+  // At 1024 values per row: 0.5 of the reference at 1 token, 0.8 at 4 tokens (64 MiB).
+  auto narrow = [&](uint32_t n, uint32_t t, double ratio) {
+    auto p = testing::matmul_cell(fb::WeightType::Q4_0, n, 64 * kMiB, t, ratio * 4e9 * n * t);
+    p->cols = 1024;
+    raw.cpu->matmul.push_back(std::move(p));
+  };
+  narrow(1, 1, 0.5);
+  narrow(1, 2, 0.5);
+  narrow(4, 1, 0.8);
+  Result<Profile> profile = Profile::from_object(std::move(raw));
+  ASSERT_TRUE(profile.ok()) << profile.status().to_string();
+  const ProfileLookup look(*profile);
+  const auto q4 = TensorType::kQ4_0;
+  EXPECT_NEAR(*look.cpu_matmul_flops(q4, 1, kMiB, 1, Load::kIdle, 1024), 0.5 * 10e9, 1);
+  EXPECT_NEAR(*look.cpu_matmul_flops(q4, 4, 64 * kMiB, 2, Load::kIdle, 1024), 0.8 * 32e9, 1);
+  // 2048 is halfway between 1024 and 4096 in log2: ratio 0.75 at 1 token.
+  EXPECT_NEAR(*look.cpu_matmul_flops(q4, 1, kMiB, 1, Load::kIdle, 2048), 0.75 * 10e9, 1);
+  // Narrower than measured clamps to the narrowest; no row length: the reference figure.
+  EXPECT_NEAR(*look.cpu_matmul_flops(q4, 1, kMiB, 1, Load::kIdle, 256), 0.5 * 10e9, 1);
+  EXPECT_DOUBLE_EQ(*look.cpu_matmul_flops(q4, 1, kMiB, 1), 10e9);
+  EXPECT_DOUBLE_EQ(*look.cpu_matmul_flops(q4, 1, kMiB, 1, Load::kIdle, 4096), 10e9);
+  // The reference cells alone make the grid: the narrow cells are not averaged into it.
+  EXPECT_DOUBLE_EQ(*look.cpu_matmul_flops(q4, 1, 64 * kMiB, 1), 4e9);
+  // A profile without narrow cells ignores the row length.
+  EXPECT_DOUBLE_EQ(*make_lookup(false).cpu_matmul_flops(q4, 1, kMiB, 1, Load::kIdle, 1024), 10e9);
+}
+
 TEST(ProfileLookup, UnderLoadScalesByTheMeasuredRatio) {
   const ProfileLookup look = make_lookup(false);
   // Measured under load only at 64 MiB / 1 token, ratio 0.5 everywhere: applied to any cell.

@@ -5,7 +5,7 @@
 //
 //   PSHARD_ASSIGN_OR_RETURN(Profile profile, Profile::load_file("laptop.pshprof"));
 //   PSHARD_ASSIGN_OR_RETURN(auto machine, planner::ProfileMachineModel::create(profile));
-//   double f = machine->cpu_matmul_flops(TensorType::kQ4_0, 1, 64 << 20, 8, Load::kUnderLoad);
+//   double f = machine->cpu_matmul_flops(TensorType::kQ4_0, 1, 64 << 20, 8, Load::kUnderLoad, 4096);
 //
 // All rates are positive and finite (an implementation clamps what its source lacks),
 // so the estimator never divides by zero. Units: FLOP/s, bytes/s, seconds, bytes.
@@ -42,10 +42,11 @@ public:
   virtual uint64_t vram_bytes() const = 0;
   virtual int default_threads() const = 0;
 
-  // CPU: achieved FLOP/s of a matmul over a `matrix_bytes` matrix of `type`, of attention,
-  // and the streaming read bandwidth. kUnderLoad: while host->device copies run.
+  // CPU: achieved FLOP/s of a matmul over a `matrix_bytes` matrix of `type` with rows of
+  // `cols` values (0: unknown), of attention, and the streaming read bandwidth.
+  // kUnderLoad: while host->device copies run.
   virtual double cpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
-                                  int threads, Load load) const = 0;
+                                  int threads, Load load, int64_t cols) const = 0;
   virtual double cpu_attention_flops(int64_t ctx, int64_t n_tokens, int threads,
                                      Load load) const = 0;
   virtual double cpu_read_bandwidth(int threads, Load load) const = 0;
@@ -53,8 +54,8 @@ public:
   virtual double cpu_overhead_s() const = 0;
 
   // GPU (only called when has_gpu()).
-  virtual double gpu_matmul_flops(TensorType type, int64_t n_tokens,
-                                  uint64_t matrix_bytes) const = 0;
+  virtual double gpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
+                                  int64_t cols) const = 0;
   virtual double gpu_attention_flops(int64_t ctx, int64_t n_tokens) const = 0;
   virtual double gpu_read_bandwidth() const = 0;
   virtual double gpu_launch_overhead_s() const = 0; // per kernel
@@ -99,11 +100,14 @@ public:
   bool has_gpu() const override { return p_.has_gpu; }
   uint64_t vram_bytes() const override { return p_.has_gpu ? p_.vram_bytes : 0; }
   int default_threads() const override { return p_.threads; }
-  double cpu_matmul_flops(TensorType, int64_t, uint64_t, int threads, Load) const override;
+  double cpu_matmul_flops(TensorType, int64_t, uint64_t, int threads, Load,
+                          int64_t) const override;
   double cpu_attention_flops(int64_t, int64_t, int threads, Load) const override;
   double cpu_read_bandwidth(int threads, Load) const override;
   double cpu_overhead_s() const override { return p_.cpu_overhead_s; }
-  double gpu_matmul_flops(TensorType, int64_t, uint64_t) const override { return p_.gpu_flops; }
+  double gpu_matmul_flops(TensorType, int64_t, uint64_t, int64_t) const override {
+    return p_.gpu_flops;
+  }
   double gpu_attention_flops(int64_t, int64_t) const override { return p_.gpu_flops; }
   double gpu_read_bandwidth() const override { return p_.gpu_bandwidth; }
   double gpu_launch_overhead_s() const override { return p_.gpu_launch_s; }
@@ -130,11 +134,12 @@ public:
   uint64_t vram_bytes() const override { return summary_.vram_bytes; }
   int default_threads() const override { return default_threads_; }
   double cpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes, int threads,
-                          Load load) const override;
+                          Load load, int64_t cols) const override;
   double cpu_attention_flops(int64_t ctx, int64_t n_tokens, int threads, Load load) const override;
   double cpu_read_bandwidth(int threads, Load load) const override;
   double cpu_overhead_s() const override { return 5e-6; }
-  double gpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes) const override;
+  double gpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
+                          int64_t cols) const override;
   double gpu_attention_flops(int64_t ctx, int64_t n_tokens) const override;
   double gpu_read_bandwidth() const override;
   double gpu_launch_overhead_s() const override;
