@@ -67,6 +67,12 @@ ThreadPool::ThreadPool(int n_threads, bool pin_threads) : n_threads_(std::max(1,
     workers_.emplace_back([this, i] { worker_loop(i); });
   if (pin_threads || pin_from_environment()) {
 #if defined(__linux__)
+    // The caller is pinned too, for the pool's lifetime only: threads it creates
+    // later inherit its affinity, and a pool pinned for a measurement must not
+    // leave the next pool's workers all on CPU 0.
+    caller_affinity_ = std::make_unique<cpu_set_t>();
+    if (pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), caller_affinity_.get()) != 0)
+      caller_affinity_.reset();
     pin_to_cpu(pthread_self(), 0);
 #endif
     for (int i = 1; i < n_threads_; ++i)
@@ -82,6 +88,10 @@ ThreadPool::~ThreadPool() {
   work_cv_.notify_all();
   for (auto& t : workers_)
     t.join();
+#if defined(__linux__)
+  if (caller_affinity_ != nullptr)
+    pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), caller_affinity_.get());
+#endif
 }
 
 int ThreadPool::hardware_threads() {

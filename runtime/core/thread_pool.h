@@ -17,9 +17,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace pshard {
 
@@ -60,6 +65,11 @@ private:
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0}; // workers yet to finish the current generation
   std::atomic<bool> stopping_{false};
+#if defined(__linux__)
+  // The constructing thread's affinity before pinning, restored on destruction
+  // (null when not pinned). Destroy the pool on the thread that created it.
+  std::unique_ptr<cpu_set_t> caller_affinity_;
+#endif
 };
 
 } // namespace pshard

@@ -18,6 +18,7 @@
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "runtime/kernels/act_quant.h"
 #include "runtime/kernels/tile_driver.h"
+#include "runtime/kernels/unroll.h"
 
 #include <immintrin.h>
 
@@ -79,31 +80,39 @@ template <class W> struct QuantTile {
   template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
     const int64_t nb = a.w.cols / kActBlock;
     const uint8_t* rows[R];
+    PSHARD_UNROLL
     for (int i = 0; i < R; ++i)
       rows[i] = a.w.data + (r + i) * a.w.row_bytes;
     const uint8_t* xs[T];
+    PSHARD_UNROLL
     for (int j = 0; j < T; ++j)
       xs[j] = a.act + (t + j) * a.act_stride;
     __m256 acc[R][T];
+    PSHARD_UNROLL
     for (int i = 0; i < R; ++i)
+      PSHARD_UNROLL
       for (int j = 0; j < T; ++j)
         acc[i][j] = _mm256_setzero_ps();
 
     for (int64_t b = 0; b < nb; ++b) {
       __m256i wq[R], sign[R];
       __m256 wd[R];
+      PSHARD_UNROLL
       for (int i = 0; i < R; ++i) {
         const uint8_t* block = rows[i] + b * W::kBlock;
         // Weights come from a file mapping in 4 KiB pages, where the hardware
-        // prefetchers stop: prefetch ahead in every row.
-        _mm_prefetch(reinterpret_cast<const char*>(block + 4096), _MM_HINT_T0);
+        // prefetchers stop: prefetch ahead in every row, into L2 (T1: into L1
+        // the lines arrive far too early and evict the tile's operands).
+        _mm_prefetch(reinterpret_cast<const char*>(block + 4096), _MM_HINT_T1);
         wq[i] = W::load(block, &sign[i]);
         wd[i] = block_scale(block);
       }
+      PSHARD_UNROLL
       for (int j = 0; j < T; ++j) {
         const __m256i xq = _mm256_load_si256(reinterpret_cast<const __m256i*>(xs[j] + b * 32));
         const __m256 xd = _mm256_broadcast_ss(reinterpret_cast<const float*>(xs[j] + nb * 32) + b);
         const int32_t* corr = reinterpret_cast<const int32_t*>(xs[j] + nb * 36) + b * 8;
+        PSHARD_UNROLL
         for (int i = 0; i < R; ++i) {
           const __m256i isum = W::pairs(wq[i], sign[i], xq, corr);
           const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), wd[i]);
@@ -111,7 +120,9 @@ template <class W> struct QuantTile {
         }
       }
     }
+    PSHARD_UNROLL
     for (int j = 0; j < T; ++j)
+      PSHARD_UNROLL
       for (int i = 0; i < R; ++i) {
         const __m256 v = acc[i][j];
         __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

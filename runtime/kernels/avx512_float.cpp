@@ -7,9 +7,9 @@
 
 #if defined(__AVX512F__)
 #include "runtime/kernels/tile_driver.h"
+#include "runtime/kernels/unroll.h"
 
 #include <immintrin.h>
-#include <stdlib.h>
 
 namespace pshard::kernels::avx512 {
 namespace {
@@ -49,27 +49,35 @@ template <class W> struct FloatTile {
   template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
     const int64_t n = a.w.cols;
     const uint8_t* rows[R];
+    PSHARD_UNROLL
     for (int i = 0; i < R; ++i)
       rows[i] = a.w.data + (r + i) * a.w.row_bytes;
     const float* xs[T];
+    PSHARD_UNROLL
     for (int j = 0; j < T; ++j)
       xs[j] = reinterpret_cast<const float*>(a.act + (t + j) * a.act_stride);
     __m512 acc[R][T];
+    PSHARD_UNROLL
     for (int i = 0; i < R; ++i)
+      PSHARD_UNROLL
       for (int j = 0; j < T; ++j)
         acc[i][j] = _mm512_setzero_ps();
 
     int64_t k = 0;
     for (; k + 16 <= n; k += 16) {
       __m512 wv[R];
+      PSHARD_UNROLL
       for (int i = 0; i < R; ++i) {
         // Weights come from a file mapping in 4 KiB pages, where the hardware
-        // prefetchers stop: prefetch ahead in every row.
-        _mm_prefetch(reinterpret_cast<const char*>(rows[i] + k * W::kBytes + 4096), _MM_HINT_T0);
+        // prefetchers stop: prefetch ahead in every row, into L2 (T1: into L1
+        // the lines arrive far too early and evict the tile's operands).
+        _mm_prefetch(reinterpret_cast<const char*>(rows[i] + k * W::kBytes + 4096), _MM_HINT_T1);
         wv[i] = W::load(rows[i] + k * W::kBytes);
       }
+      PSHARD_UNROLL
       for (int j = 0; j < T; ++j) {
         const __m512 xv = _mm512_loadu_ps(xs[j] + k);
+        PSHARD_UNROLL
         for (int i = 0; i < R; ++i)
           acc[i][j] = _mm512_fmadd_ps(wv[i], xv, acc[i][j]);
       }
@@ -77,15 +85,20 @@ template <class W> struct FloatTile {
     if (k < n) {
       const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
       __m512 wv[R];
+      PSHARD_UNROLL
       for (int i = 0; i < R; ++i)
         wv[i] = W::load_tail(rows[i] + k * W::kBytes, m);
+      PSHARD_UNROLL
       for (int j = 0; j < T; ++j) {
         const __m512 xv = _mm512_maskz_loadu_ps(m, xs[j] + k);
+        PSHARD_UNROLL
         for (int i = 0; i < R; ++i)
           acc[i][j] = _mm512_fmadd_ps(wv[i], xv, acc[i][j]);
       }
     }
+    PSHARD_UNROLL
     for (int j = 0; j < T; ++j)
+      PSHARD_UNROLL
       for (int i = 0; i < R; ++i)
         a.y[(t + j) * a.ldy + r + i] = _mm512_reduce_add_ps(acc[i][j]);
   }
@@ -98,42 +111,12 @@ void gemm_f32(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, s
   run_tiles<FloatTile<F32Weights>>(w, r0, r1, act, stride, n_tokens, y, ldy);
 }
 
-// Prefill: a row tile's F16 weights are widened to f32 once (exact) and the f32
-// tile kernel reuses them for every token tile, instead of re-widening them per
-// token tile (vcvtph2ps is slower than the FMAs it feeds). The instruction
-// sequence per (row, token) is that of the F16 kernel, so results do not change.
+// F16 and BF16 weights are widened in registers for every token tile, also in
+// prefill: vcvtph2ps (or the BF16 shift) runs beside the FMAs, four per 24 FMAs,
+// and reading 2-byte weights keeps a panel's weights in L2 at half the bytes.
 void gemm_f16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
               int64_t n_tokens, float* y, int64_t ldy) {
-  using Tile = FloatTile<F16Weights>;
-  const int64_t cols = w.cols;
-  const size_t row_floats = static_cast<size_t>((cols + 15) / 16 * 16);
-  float* wide = n_tokens > Tile::kTokens
-                    ? static_cast<float*>(aligned_alloc(64, Tile::kRows * row_floats * sizeof(float)))
-                    : nullptr;
-  if (wide == nullptr) {
-    run_tiles<Tile>(w, r0, r1, act, stride, n_tokens, y, ldy);
-    return;
-  }
-  for (int64_t r = r0; r < r1; r += Tile::kRows) {
-    const int64_t rows = r1 - r < Tile::kRows ? r1 - r : Tile::kRows;
-    for (int64_t i = 0; i < rows; ++i) {
-      const uint8_t* src = w.data + (r + i) * w.row_bytes;
-      float* dst = wide + i * row_floats;
-      int64_t k = 0;
-      for (; k + 16 <= cols; k += 16)
-        _mm512_storeu_ps(dst + k, F16Weights::load(src + 2 * k));
-      for (; k < cols; ++k) {
-        uint16_t h;
-        __builtin_memcpy(&h, src + 2 * k, 2);
-        dst[k] = _cvtsh_ss(h);
-      }
-    }
-    const MatrixView tile_rows{w.type, reinterpret_cast<const uint8_t*>(wide), rows, cols,
-                               row_floats * sizeof(float)};
-    // y shifted so that row 0 of the tile lands on row r.
-    run_tiles<FloatTile<F32Weights>>(tile_rows, 0, rows, act, stride, n_tokens, y + r, ldy);
-  }
-  free(wide);
+  run_tiles<FloatTile<F16Weights>>(w, r0, r1, act, stride, n_tokens, y, ldy);
 }
 
 void gemm_bf16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,

@@ -5,6 +5,7 @@
 
 #include "runtime/kernels/kernel_set.h"
 
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -17,6 +18,8 @@ constexpr int64_t kMinWorkPerThread = 32 * 1024;
 // Rows are handed out in groups of 16: 64 bytes of each token's output, so two
 // threads never write the same cache line.
 constexpr int64_t kRowGroup = 16;
+// Addresses this far apart share an L1 set (32 KiB, 8 ways, 64-byte lines).
+constexpr size_t kCacheSetPeriod = 4096;
 
 void fill_nan(float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
@@ -86,6 +89,19 @@ void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
       pool.parallel_for(n_tokens, pack);
     act = buf;
     stride = packed;
+  } else if (n_tokens > 1 && stride % kCacheSetPeriod == 0) {
+    // Float activations whose rows lie a multiple of 4 KiB apart all map to the
+    // same L1 sets, so a register tile's token rows evict each other: copy them to
+    // a stride one cache line longer (same values, so the same results).
+    thread_local AlignedScratch scratch;
+    const size_t padded = stride + 64;
+    uint8_t* buf = scratch.get(padded * static_cast<size_t>(n_tokens));
+    pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        std::memcpy(buf + t * padded, x + t * cols, stride);
+    });
+    act = buf;
+    stride = padded;
   }
 
   const int64_t groups = (rows + kRowGroup - 1) / kRowGroup;

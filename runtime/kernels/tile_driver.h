@@ -51,18 +51,26 @@ template <class K> TileFn tile_for(int rows, int tokens) {
                        (rows - 1) * K::kTokens + (tokens - 1));
 }
 
+// Rows per panel in prefill: the panel's weights stay in L2 while every token
+// tile passes over them.
+constexpr int64_t kTilePanelRows = 32;
+
 template <class K>
 void run_tiles(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t act_stride,
                int64_t n_tokens, float* y, int64_t ldy) {
   const TileArgs args{w, act, act_stride, y, ldy};
   const int64_t row_step = n_tokens == 1 ? K::kDecodeRows : K::kRows;
-  // Rows outside, tokens inside: a row tile's weights are read from memory once and
-  // stay in cache while every token tile uses them.
-  for (int64_t r = r0; r < r1; r += row_step) {
-    const int rows = static_cast<int>(r1 - r < row_step ? r1 - r : row_step);
+  // Panels of rows outside, token tiles inside, the panel's row tiles innermost:
+  // the panel's weights are read from memory once and stay in L2, and a token
+  // tile's activations stay in L1/L2 while the panel's row tiles use them.
+  for (int64_t p = r0; p < r1; p += kTilePanelRows) {
+    const int64_t p1 = r1 - p < kTilePanelRows ? r1 : p + kTilePanelRows;
     for (int64_t t = 0; t < n_tokens; t += K::kTokens) {
       const int tokens = static_cast<int>(n_tokens - t < K::kTokens ? n_tokens - t : K::kTokens);
-      tile_for<K>(rows, tokens)(args, r, t);
+      for (int64_t r = p; r < p1; r += row_step) {
+        const int rows = static_cast<int>(p1 - r < row_step ? p1 - r : row_step);
+        tile_for<K>(rows, tokens)(args, r, t);
+      }
     }
   }
 }

@@ -72,9 +72,14 @@ void register_all() {
     int64_t rows, cols, tokens;
   };
   // The 1B model's FFN up (8192 x 2048) and down (2048 x 8192) at decode; a
-  // 2048 x 2048 projection at prefill.
+  // 256 x 2048 decode whose weights stay in L2 (the kernel's compute ceiling,
+  // memory aside); a 16384 x 8192 decode far larger than the L3 even in Q4_0 (the
+  // other decode shapes fit a 32 MiB L3 when quantized); a 2048 x 2048 projection
+  // at prefill.
   const Shape shapes[] = {{"decode_8192x2048", 8192, 2048, 1},
                           {"decode_2048x8192", 2048, 8192, 1},
+                          {"decode_cached_256x2048", 256, 2048, 1},
+                          {"decode_16384x8192", 16384, 8192, 1},
                           {"prefill128_2048x2048", 2048, 2048, 128}};
   for (TensorType type : types)
     for (kernels::Isa isa : isas)

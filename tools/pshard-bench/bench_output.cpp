@@ -52,7 +52,8 @@ void print_markdown(std::ostream& out, const std::vector<BenchRow>& rows, const 
         << (r.n_gen > 0 && r.n_prompt == 0 ? fmt("%.1f%%", 100 * r.bandwidth_ratio()) : "")
         << " |\n";
   }
-  out << "\nCPU: " << m.cpu_info << "; memory read bandwidth (sum-reduce, median):";
+  out << "\nCPU: " << m.cpu_info
+      << "; memory read bandwidth (sum-reduce; best median of 4k/2m pages x unpinned/pinned):";
   for (const auto& [threads, bw] : m.bandwidth)
     out << " " << threads << " thread" << (threads == 1 ? "" : "s") << " "
         << fmt("%.1f GB/s", bw / 1e9) << ";";

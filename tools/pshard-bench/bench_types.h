@@ -17,7 +17,6 @@ struct BenchOptions {
   int repetitions = 5;
   std::string output = "md";
   int64_t bandwidth_mib = 512;   // buffer for the read-bandwidth probe, >> last-level cache
-  bool pin_threads = false;
 };
 
 // What a model reads and computes per token, for the derived columns.

@@ -73,8 +73,6 @@ int main(int argc, char** argv) {
   app.add_option("--isa", isas, "ISA paths to sweep, e.g. avx512,avx2 (default: the active one; "
                                 "PSHARD_ISA caps it)");
   app.add_option("--bw-mib", opt.bandwidth_mib, "MiB read by the bandwidth probe")->capture_default_str();
-  app.add_flag("--pin", opt.pin_threads, "pin the bandwidth probe's threads (PSHARD_PIN_THREADS=1 "
-                                         "pins the model's too)");
   CLI11_PARSE(app, argc, argv);
 
   for (const std::string& m : models)
@@ -115,8 +113,11 @@ int main(int argc, char** argv) {
     if (bandwidth.count(t))
       continue;
     std::cerr << "pshard-bench: measuring memory read bandwidth with " << t << " thread(s)...\n";
-    bandwidth[t] = measure_read_bandwidth(t, static_cast<size_t>(opt.bandwidth_mib) << 20, 9,
-                                          opt.pin_threads);
+    const BandwidthProbe probe =
+        measure_read_bandwidth(t, static_cast<size_t>(opt.bandwidth_mib) << 20, 9);
+    for (const BandwidthVariant& v : probe.variants)
+      std::cerr << "pshard-bench:   " << v.name << ": " << v.bytes_per_s / 1e9 << " GB/s\n";
+    bandwidth[t] = probe.best_bytes_per_s;
     machine.bandwidth.push_back({t, bandwidth[t]});
   }
   kernels::force_isa(model_isa);

@@ -5,6 +5,11 @@
 #include <atomic>
 #include <vector>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 namespace pshard {
 namespace {
 
@@ -47,6 +52,21 @@ TEST(ThreadPoolTest, ReusableAcrossManyJobs) {
   }
   EXPECT_EQ(total, 500 * 4950);
 }
+
+#if defined(__linux__)
+// A pinned pool pins its creator to CPU 0 only while it lives: threads the creator
+// starts afterwards (the next pool's workers) inherit its affinity.
+TEST(ThreadPoolTest, PinnedPoolRestoresTheCallersAffinity) {
+  cpu_set_t before, after;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof before, &before), 0);
+  {
+    ThreadPool pool(2, /*pin_threads=*/true);
+    pool.parallel_for(2, [](int64_t, int64_t) {});
+  }
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
+}
+#endif
 
 } // namespace
 } // namespace pshard

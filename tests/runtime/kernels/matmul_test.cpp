@@ -1,5 +1,5 @@
 // matmul on every ISA path this CPU has (paths it lacks are skipped, saying so):
-// every type x odd shapes (1..17 tokens, odd row counts, odd block counts, row
+// every type x odd shapes (1..17 and 33 tokens, odd row counts, odd block counts, row
 // tails, padded rows) against float64 references within stated bounds, and the
 // determinism contract — bit-identical across thread counts, and a token's result
 // independent of how many tokens share the call (prefill tiles == decode tiles).
@@ -96,6 +96,11 @@ std::vector<Case> odd_cases() {
       cases.push_back({type, 5, 4160, n_tokens, 8});
     cases.push_back({type, 1, 32, 3, 0});
     cases.push_back({type, 18, 96, 9, 4});
+    // Prefill's blocking: 70 rows are two 32-row panels and a partial one; 33 tokens
+    // end in partial token tiles; F32 rows of 1024 values lie 4 KiB apart, which
+    // matmul copies to a padded stride first (several tokens only).
+    for (int64_t n_tokens : {5, 13, 33})
+      cases.push_back({type, 70, 1024, n_tokens, 0});
     if (!is_quantized(type))
       for (int64_t n_tokens : {1, 3, 17}) {
         cases.push_back({type, 7, 33, n_tokens, 4}); // row tails below one vector
