@@ -58,6 +58,32 @@ Status read_range(int fd, const std::string& path, uint8_t* out, size_t from, si
   return Status::ok_status();
 }
 
+// Anonymous memory for `bytes`, starting on a 2 MiB boundary and asked to be backed by
+// transparent huge pages (the kernel may decline: then it is ordinary memory). The
+// reservation is over-allocated by 2 MiB and trimmed to the aligned range.
+Result<void*> huge_page_memory(uint64_t bytes, size_t* size_out) {
+  constexpr size_t kHuge = 2u << 20;
+  const size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* raw = ::mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+  if (raw == MAP_FAILED)
+    return Status(StatusCode::kOutOfMemory, "cannot allocate " + std::to_string(size) +
+                                                " bytes to read the model into: " +
+                                                std::strerror(errno) + "; use the mapped file");
+  const auto begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + kHuge - 1) / kHuge * kHuge;
+  if (aligned > begin)
+    ::munmap(raw, aligned - begin);
+  const uintptr_t end = begin + size + kHuge;
+  if (end > aligned + size)
+    ::munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
+#if defined(MADV_HUGEPAGE)
+  ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE); // advice only
+#endif
+  *size_out = size;
+  return reinterpret_cast<void*>(aligned);
+}
+
 } // namespace
 
 GgufFile::~GgufFile() {
@@ -88,13 +114,25 @@ Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path, OpenMo
     return invalid_format(path + ": the file is empty, not a GGUF file");
 
   std::unique_ptr<GgufFile> file(new GgufFile());
-  if (mode == OpenMode::kMapData) {
-    void* mapping = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (mapping == MAP_FAILED)
-      return errno_status("map", path, errno);
+  if (mode == OpenMode::kMapData || mode == OpenMode::kReadData) {
+    void* mapping = nullptr;
+    size_t mapping_size = 0;
+    if (mode == OpenMode::kMapData) {
+      mapping = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+      if (mapping == MAP_FAILED)
+        return errno_status("map", path, errno);
+      mapping_size = file_size;
+    } else {
+      PSHARD_ASSIGN_OR_RETURN(mapping, huge_page_memory(file_size, &mapping_size));
+    }
     // Owned from here on, so every failure below unmaps it.
     file->mapping_ = mapping;
-    file->mapping_size_ = file_size;
+    file->mapping_size_ = mapping_size;
+    if (mode == OpenMode::kReadData) {
+      PSHARD_RETURN_IF_ERROR(
+          read_range(fd.get(), path, static_cast<uint8_t*>(mapping), 0, file_size));
+      ::mprotect(mapping, mapping_size, PROT_READ); // read-only like a mapping; advisory
+    }
     const auto* bytes = static_cast<const uint8_t*>(mapping);
     GgufParser parser(std::span<const uint8_t>(bytes, file_size), file_size);
     PSHARD_RETURN_IF_ERROR(parser.parse_into(*file).with_context(path));

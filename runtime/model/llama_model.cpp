@@ -4,8 +4,11 @@
 
 namespace pshard {
 
-Result<std::unique_ptr<LlamaModel>> LlamaModel::load(const std::string& path) {
-  PSHARD_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path, gguf::OpenMode::kMapData));
+Result<std::unique_ptr<LlamaModel>> LlamaModel::load(const std::string& path,
+                                                     gguf::OpenMode data) {
+  if (data == gguf::OpenMode::kMetadataOnly)
+    return invalid_argument("a model needs its weights: open it with kMapData or kReadData");
+  PSHARD_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path, data));
   auto model = from_file(std::move(file));
   if (!model.ok())
     return model.status().with_context(path);

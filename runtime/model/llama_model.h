@@ -21,7 +21,10 @@ namespace pshard {
 
 class LlamaModel {
 public:
-  static Result<std::unique_ptr<LlamaModel>> load(const std::string& path);
+  // `data`: kMapData uses the weights in place from a read-only mapping (the default,
+  // llama.cpp's mmap); kReadData copies them into huge-page memory (--no-mmap).
+  static Result<std::unique_ptr<LlamaModel>> load(
+      const std::string& path, gguf::OpenMode data = gguf::OpenMode::kMapData);
   // For a file already opened with its data mapped.
   static Result<std::unique_ptr<LlamaModel>> from_file(std::unique_ptr<gguf::GgufFile> file);
 

@@ -2,6 +2,7 @@
 
 #include "tools/common/json_writer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -42,12 +43,17 @@ std::string cpu_model_name() {
 }
 
 void print_markdown(std::ostream& out, const std::vector<BenchRow>& rows, const MachineInfo& m) {
-  out << "| model | size | params | isa | threads | test | t/s | GFLOP/s | % mem bw |\n"
-      << "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n";
+  // As llama-bench: the mmap column only when some row does not use the mapping.
+  const bool mmap_column =
+      std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return !r.use_mmap; });
+  out << "| model | size | params | isa | threads |" << (mmap_column ? " mmap |" : "")
+      << " test | t/s | GFLOP/s | % mem bw |\n"
+      << "| --- | ---: | ---: | --- | ---: |" << (mmap_column ? " ---: |" : "")
+      << " ---: | ---: | ---: | ---: |\n";
   for (const BenchRow& r : rows) {
     out << "| " << r.model.type_label << " | " << size_label(r.model.size_bytes) << " | "
         << params_label(r.model.n_params) << " | " << r.isa << " | " << r.n_threads << " | "
-        << r.test_name() << " | " << fmt("%.2f", r.avg_ts()) << " ± " << fmt("%.2f", r.stddev_ts())
+        << (mmap_column ? (r.use_mmap ? "1 | " : "0 | ") : "") << r.test_name() << " | " << fmt("%.2f", r.avg_ts()) << " ± " << fmt("%.2f", r.stddev_ts())
         << " | " << (r.n_prompt > 0 ? fmt("%.1f", r.gflops()) : "") << " | "
         << (r.n_gen > 0 && r.n_prompt == 0 ? fmt("%.1f%%", 100 * r.bandwidth_ratio()) : "")
         << " |\n";
@@ -62,12 +68,13 @@ void print_markdown(std::ostream& out, const std::vector<BenchRow>& rows, const 
 
 void print_csv(std::ostream& out, const std::vector<BenchRow>& rows, const MachineInfo& m) {
   out << "cpu_info,model_filename,model_type,model_size,model_n_params,isa,n_batch,n_threads,"
-         "n_prompt,n_gen,avg_ns,stddev_ns,avg_ts,stddev_ts,gflops,mem_read_bw_bytes_per_s,"
+         "use_mmap,n_prompt,n_gen,avg_ns,stddev_ns,avg_ts,stddev_ts,gflops,mem_read_bw_bytes_per_s,"
          "weight_bytes_per_token,bw_ratio\n";
   for (const BenchRow& r : rows)
     out << csv_quote(m.cpu_info) << "," << csv_quote(r.model.filename) << ","
         << csv_quote(r.model.type_label) << "," << r.model.size_bytes << "," << r.model.n_params
-        << "," << r.isa << "," << r.n_batch << "," << r.n_threads << "," << r.n_prompt << ","
+        << "," << r.isa << "," << r.n_batch << "," << r.n_threads << "," << r.use_mmap << ","
+        << r.n_prompt << ","
         << r.n_gen << "," << fmt("%.0f", r.avg_ns()) << "," << fmt("%.0f", r.stddev_ns()) << ","
         << fmt("%.6f", r.avg_ts()) << "," << fmt("%.6f", r.stddev_ts()) << ","
         << fmt("%.3f", r.gflops()) << "," << fmt("%.0f", r.mem_bw_bytes_per_s) << ","
@@ -88,6 +95,7 @@ void print_json(std::ostream& out, const std::vector<BenchRow>& rows, const Mach
     j.key("isa").value(r.isa);
     j.key("n_batch").value(r.n_batch);
     j.key("n_threads").value(static_cast<int64_t>(r.n_threads));
+    j.key("use_mmap").value(r.use_mmap);
     j.key("n_prompt").value(r.n_prompt);
     j.key("n_gen").value(r.n_gen);
     j.key("test").value(r.test_name());

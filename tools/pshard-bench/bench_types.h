@@ -14,6 +14,7 @@ struct BenchOptions {
   std::vector<int64_t> n_gen = {128};
   std::vector<int> threads;
   std::vector<std::string> isas; // empty: the active path (PSHARD_ISA caps it)
+  std::vector<int64_t> use_mmap = {1}; // 1: weights from the file mapping; 0: read into RAM
   int repetitions = 5;
   std::string output = "md";
   int64_t bandwidth_mib = 512;   // buffer for the read-bandwidth probe, >> last-level cache
@@ -35,6 +36,7 @@ struct BenchRow {
   ModelFacts model;
   std::string isa;
   int n_threads = 0;
+  bool use_mmap = true;
   int64_t n_batch = 0;
   int64_t n_prompt = 0;
   int64_t n_gen = 0;

@@ -14,7 +14,7 @@
 #include "tools/pshard-bench/model_bench.h"
 
 #include <CLI/CLI.hpp>
-
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -61,18 +61,29 @@ std::string base_name(const std::string& path) {
 int main(int argc, char** argv) {
   BenchOptions opt;
   std::vector<std::string> models;
-  std::string prompts = "512", gens = "128", threads, isas;
+  std::string prompts = "512", gens = "128", threads, isas, mmaps = "1";
   CLI::App app{"pshard-bench: prompt-processing and generation speed, llama-bench style"};
   app.add_option("-m,--model", models, "GGUF model(s); repeat or separate with commas")->required();
-  app.add_option("-p,--n-prompt", prompts, "prompt lengths (ppN tests); 0 skips")->capture_default_str();
-  app.add_option("-n,--n-gen", gens, "generated lengths (tgN tests); 0 skips")->capture_default_str();
-  app.add_option("-t,--threads", threads, "thread counts, e.g. 1,2 (default: all hardware threads)");
-  app.add_option("-r,--repetitions", opt.repetitions, "repetitions of each test")->capture_default_str();
+  app.add_option("-p,--n-prompt", prompts, "prompt lengths (ppN tests); 0 skips")
+      ->capture_default_str();
+  app.add_option("-n,--n-gen", gens, "generated lengths (tgN tests); 0 skips")
+      ->capture_default_str();
+  app.add_option("-t,--threads", threads,
+                 "thread counts, e.g. 1,2 (default: all hardware threads)");
+  app.add_option("-r,--repetitions", opt.repetitions, "repetitions of each test")
+      ->capture_default_str();
   app.add_option("-o,--output", opt.output, "output format: md, csv or json")
-      ->check(CLI::IsMember({"md", "csv", "json"}))->capture_default_str();
-  app.add_option("--isa", isas, "ISA paths to sweep, e.g. avx512,avx2 (default: the active one; "
-                                "PSHARD_ISA caps it)");
-  app.add_option("--bw-mib", opt.bandwidth_mib, "MiB read by the bandwidth probe")->capture_default_str();
+      ->check(CLI::IsMember({"md", "csv", "json"}))
+      ->capture_default_str();
+  app.add_option("--isa", isas,
+                 "ISA paths to sweep, e.g. avx512,avx2 (default: the active one; "
+                 "PSHARD_ISA caps it)");
+  app.add_option("--bw-mib", opt.bandwidth_mib, "MiB read by the bandwidth probe")
+      ->capture_default_str();
+  app.add_option("--mmap", mmaps,
+                 "1: weights used in place from the file mapping; 0: read into RAM on huge "
+                 "pages (llama.cpp's --no-mmap); 0,1 sweeps both (llama-bench: -mmp)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   for (const std::string& m : models)
@@ -92,6 +103,9 @@ int main(int argc, char** argv) {
   }
   if (opt.repetitions < 1)
     return fail("-r must be at least 1");
+  if (!parse_ints(mmaps, &opt.use_mmap) ||
+      std::any_of(opt.use_mmap.begin(), opt.use_mmap.end(), [](int64_t v) { return v > 1; }))
+    return fail("--mmap takes 0, 1 or 0,1");
   std::vector<kernels::Isa> isa_list;
   for (const std::string& name : split(isas)) {
     kernels::Isa isa;
@@ -124,47 +138,51 @@ int main(int argc, char** argv) {
 
   std::vector<BenchRow> rows;
   int test_index = 0;
-  const size_t n_tests = opt.models.size() * isa_list.size() * opt.threads.size() *
-                         (opt.n_prompt.size() + opt.n_gen.size());
-  for (const std::string& path : opt.models) {
-    auto model = LlamaModel::load(path);
-    if (!model.ok())
-      return fail(model.status().to_string());
-    const ModelFacts facts = describe_model(**model, base_name(path));
-    for (kernels::Isa isa : isa_list) {
-      kernels::force_isa(isa);
-      for (int t : opt.threads) {
-        std::vector<std::pair<int64_t, int64_t>> tests;
-        for (int64_t p : opt.n_prompt)
-          if (p > 0)
-            tests.push_back({p, 0});
-        for (int64_t g : opt.n_gen)
-          if (g > 0)
-            tests.push_back({0, g});
-        for (const auto& [p, g] : tests) {
-          ++test_index;
-          BenchRow row;
-          row.model = facts;
-          row.isa = kernels::isa_name(isa);
-          row.n_threads = t;
-          row.n_prompt = p;
-          row.n_gen = g;
-          row.mem_bw_bytes_per_s = bandwidth[t];
-          auto progress = [&](int rep) {
-            std::cerr << "pshard-bench: [" << test_index << "/" << n_tests << "] " << facts.filename
-                      << " " << row.isa << " threads " << t << " " << row.test_name() << " "
-                      << (rep == 0 ? std::string("warm-up")
-                                   : "rep " + std::to_string(rep) + "/" +
-                                         std::to_string(opt.repetitions))
-                      << "\n";
-          };
-          if (Status s = run_test(**model, opt.repetitions, row, progress); !s.ok())
-            return fail(s.to_string());
-          rows.push_back(row);
+  const size_t n_tests = opt.models.size() * opt.use_mmap.size() * isa_list.size() *
+                         opt.threads.size() * (opt.n_prompt.size() + opt.n_gen.size());
+  for (const std::string& path : opt.models)
+    for (int64_t use_mmap : opt.use_mmap) {
+      auto model =
+          LlamaModel::load(path, use_mmap ? gguf::OpenMode::kMapData : gguf::OpenMode::kReadData);
+      if (!model.ok())
+        return fail(model.status().to_string());
+      const ModelFacts facts = describe_model(**model, base_name(path));
+      for (kernels::Isa isa : isa_list) {
+        kernels::force_isa(isa);
+        for (int t : opt.threads) {
+          std::vector<std::pair<int64_t, int64_t>> tests;
+          for (int64_t p : opt.n_prompt)
+            if (p > 0)
+              tests.push_back({p, 0});
+          for (int64_t g : opt.n_gen)
+            if (g > 0)
+              tests.push_back({0, g});
+          for (const auto& [p, g] : tests) {
+            ++test_index;
+            BenchRow row;
+            row.model = facts;
+            row.isa = kernels::isa_name(isa);
+            row.n_threads = t;
+            row.use_mmap = use_mmap != 0;
+            row.n_prompt = p;
+            row.n_gen = g;
+            row.mem_bw_bytes_per_s = bandwidth[t];
+            auto progress = [&](int rep) {
+              std::cerr << "pshard-bench: [" << test_index << "/" << n_tests << "] "
+                        << facts.filename << " " << row.isa << " threads " << t << " "
+                        << row.test_name() << " "
+                        << (rep == 0 ? std::string("warm-up")
+                                     : "rep " + std::to_string(rep) + "/" +
+                                           std::to_string(opt.repetitions))
+                        << "\n";
+            };
+            if (Status s = run_test(**model, opt.repetitions, row, progress); !s.ok())
+              return fail(s.to_string());
+            rows.push_back(row);
+          }
         }
       }
     }
-  }
   kernels::force_isa(model_isa);
 
   if (opt.output == "json")

@@ -1,12 +1,10 @@
-// Timing one layer's attention on the CPU over a KV cache of ctx_len positions.
+// Timing one layer's attention on the CPU — the runtime's own kernel (CpuOps::attention,
+// runtime/kernels/attention_kernel.h) — over a KV cache of ctx_len positions plus the
+// pass's new tokens: f32 K/V rows, grouped-query heads (Llama-3-8B shape: 32 query
+// heads, 8 KV heads, head_dim 128). Single-token passes read the whole cache per token;
+// multi-token passes reuse each cached row for every query, so the suite times both.
 //
-// pshard's own attention kernel comes later; until then this times a plain reference
-// loop (per query head: q·k over the cache, softmax, weighted sum of v), float K/V,
-// grouped-query heads (Llama-3-8B shape: 32 query heads, 8 KV heads, head_dim 128).
-// The op name is stored in the profile so that the figures can be told apart from
-// those of the real kernel and remeasured.
-//
-//   KvCache kv(/*max_ctx=*/16384, shape);
+//   KvCache kv(/*max_ctx=*/16384 + 64, shape);
 //   fb::AttentionPointT cell = time_cpu_attention(kv, shape_with_ctx, pool, 0.3);
 #pragma once
 
@@ -18,9 +16,9 @@
 namespace pshard::profiling {
 
 inline constexpr const char* kCpuAttentionOp =
-    "reference attention v1 (per-head dot, softmax, weighted sum; f32 KV)";
+    "pshard CpuOps::attention (runtime/kernels attention kernel; f32 KV)";
 
-// K and V as [kv_head][position][head_dim] floats.
+// K and V as [position][n_kv_heads * head_dim] floats, as the runtime's KV cache.
 struct KvCache {
   KvCache(int64_t max_ctx, const AttentionShape& shape);
   int64_t max_ctx;
@@ -28,11 +26,10 @@ struct KvCache {
   HostBuffer v;
 };
 
-// out[t][h][:] = softmax(q[t][h] · K[:, h/g]) V[:, h/g] over shape.ctx_len positions.
-void reference_attention(const AttentionShape& shape, const float* q, const KvCache& kv, float* out,
-                         ThreadPool& pool);
-
-fb::AttentionPointT time_cpu_attention(const KvCache& kv, const AttentionShape& shape,
+// shape.n_tokens new queries at positions [ctx_len, ctx_len + n_tokens) over the cache
+// (kv.max_ctx must hold them). FLOPs counted as the estimator does: 4 * heads *
+// head_dim * ctx_len per new token.
+fb::AttentionPointT time_cpu_attention(KvCache& kv, const AttentionShape& shape,
                                        ThreadPool& pool, double budget_s);
 
 } // namespace pshard::profiling

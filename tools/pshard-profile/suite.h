@@ -49,6 +49,7 @@ struct SuiteGrid {
   std::vector<int64_t> extra_tokens;
   std::vector<int> threads;
   std::vector<int64_t> ctx_lens;
+  std::vector<int64_t> attention_tokens; // new tokens per attention pass: decode, prefill
   std::vector<uint64_t> transfer_bytes;
   uint64_t read_buffer_bytes = 0;
   uint64_t copy_buffer_bytes = 0;

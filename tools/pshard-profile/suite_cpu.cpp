@@ -93,18 +93,20 @@ Status measure_matmul(const SuiteGrid& grid, std::map<int, std::unique_ptr<Threa
 }
 
 void measure_attention(const SuiteGrid& grid, std::map<int, std::unique_ptr<ThreadPool>>& pools,
-                       const KvCache& kv, Progress& progress, double unit_s,
+                       KvCache& kv, Progress& progress, double unit_s,
                        std::vector<std::unique_ptr<fb::AttentionPointT>>& out, bool loaded) {
   for (int threads : grid.threads)
-    for (int64_t ctx : grid.ctx_lens) {
-      AttentionShape shape;
-      shape.ctx_len = ctx;
-      progress.step("cpu attention ctx=" + std::to_string(ctx) + " thr=" + std::to_string(threads) +
-                    (loaded ? " (loaded)" : ""));
-      out.push_back(std::make_unique<fb::AttentionPointT>(
-          time_cpu_attention(kv, shape, *pools[threads], kAttentionUnits * unit_s)));
-      progress.advance(kAttentionUnits);
-    }
+    for (int64_t ctx : grid.ctx_lens)
+      for (int64_t n : grid.attention_tokens) {
+        AttentionShape shape;
+        shape.ctx_len = ctx;
+        shape.n_tokens = n;
+        progress.step("cpu attention ctx=" + std::to_string(ctx) + " n=" + std::to_string(n) +
+                      " thr=" + std::to_string(threads) + (loaded ? " (loaded)" : ""));
+        out.push_back(std::make_unique<fb::AttentionPointT>(
+            time_cpu_attention(kv, shape, *pools[threads], kAttentionUnits * unit_s)));
+        progress.advance(kAttentionUnits);
+      }
 }
 
 void measure_read(const SuiteGrid& grid, std::map<int, std::unique_ptr<ThreadPool>>& pools,
@@ -142,7 +144,7 @@ Result<CpuTables> measure_cpu(const SuiteGrid& grid, CopyLoad& copy_load, Progre
   PSHARD_RETURN_IF_ERROR(measure_matmul(grid, pools, meter, progress, unit_s, out));
   {
     AttentionShape shape;
-    KvCache kv(grid.ctx_lens.back(), shape);
+    KvCache kv(grid.ctx_lens.back() + grid.attention_tokens.back(), shape);
     if (!kv.k.ok() || !kv.v.ok())
       return Status(StatusCode::kOutOfMemory, "cannot allocate the attention KV cache");
     measure_attention(grid, pools, kv, progress, unit_s, out.cpu->attention, false);

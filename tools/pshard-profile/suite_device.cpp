@@ -95,28 +95,35 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
       for (int64_t n : grid.extra_tokens)
         PSHARD_RETURN_IF_ERROR(time_matmul(type, grid.matrix_bytes.back(), cols, n));
   }
-  for (int64_t ctx : grid.ctx_lens) {
-    AttentionShape shape;
-    shape.ctx_len = ctx;
-    progress.step("gpu attention ctx=" + std::to_string(ctx));
-    Result<Timing> t =
-        time_device([&] { return device.time_attention(shape); }, kAttentionUnits * unit_s);
-    progress.advance(kAttentionUnits);
-    if (!t.ok() && t.status().code() == StatusCode::kUnsupported)
-      break; // optional
-    PSHARD_RETURN_IF_ERROR(t.status());
-    auto p = std::make_unique<fb::AttentionPointT>();
-    p->ctx_len = static_cast<uint32_t>(ctx);
-    p->n_tokens = 1;
-    p->n_heads = static_cast<uint32_t>(shape.n_heads);
-    p->n_kv_heads = static_cast<uint32_t>(shape.n_kv_heads);
-    p->head_dim = static_cast<uint32_t>(shape.head_dim);
-    p->seconds = t->seconds;
-    p->flops_per_s = 4.0 * double(ctx * shape.head_dim * shape.n_heads) / t->seconds;
-    p->bytes_per_s = 2.0 * double(ctx * shape.n_kv_heads * shape.head_dim * 4) / t->seconds;
-    p->repetitions = t->repetitions;
-    gpu->attention.push_back(std::move(p));
-  }
+  bool attention_supported = true;
+  for (int64_t ctx : grid.ctx_lens)
+    for (int64_t n : grid.attention_tokens) {
+      if (!attention_supported)
+        break;
+      AttentionShape shape;
+      shape.ctx_len = ctx;
+      shape.n_tokens = n;
+      progress.step("gpu attention ctx=" + std::to_string(ctx) + " n=" + std::to_string(n));
+      Result<Timing> t =
+          time_device([&] { return device.time_attention(shape); }, kAttentionUnits * unit_s);
+      progress.advance(kAttentionUnits);
+      if (!t.ok() && t.status().code() == StatusCode::kUnsupported) {
+        attention_supported = false; // optional
+        break;
+      }
+      PSHARD_RETURN_IF_ERROR(t.status());
+      auto p = std::make_unique<fb::AttentionPointT>();
+      p->ctx_len = static_cast<uint32_t>(ctx);
+      p->n_tokens = static_cast<uint32_t>(n);
+      p->n_heads = static_cast<uint32_t>(shape.n_heads);
+      p->n_kv_heads = static_cast<uint32_t>(shape.n_kv_heads);
+      p->head_dim = static_cast<uint32_t>(shape.head_dim);
+      p->seconds = t->seconds;
+      p->flops_per_s = 4.0 * double(n * ctx * shape.head_dim * shape.n_heads) / t->seconds;
+      p->bytes_per_s = 2.0 * double(ctx * shape.n_kv_heads * shape.head_dim * 4) / t->seconds;
+      p->repetitions = t->repetitions;
+      gpu->attention.push_back(std::move(p));
+    }
   progress.step("gpu read bandwidth");
   PSHARD_ASSIGN_OR_RETURN(
       Timing read, time_device([&] { return device.time_device_read(grid.read_buffer_bytes); },

@@ -22,12 +22,18 @@ inline int fail(const Status& s) {
   return 1;
 }
 
+// A generated model in `dir`, made once and reused by later runs (named after the spec).
+inline Result<std::string> generated_model(const std::string& dir, const ModelSpec& spec) {
+  const std::string path = dir + "/" + spec.name + "-" + tensor_type_name(spec.type) + ".gguf";
+  if (std::filesystem::exists(path))
+    return path;
+  PSHARD_RETURN_IF_ERROR(write_llama_model(spec, path));
+  return path;
+}
+
 // ~60 MB of F16 weights in 8 layers: a streamed FFN copy takes milliseconds on a
 // few-GB/s link and a CPU FFN about as long, so overlap shows.
 inline Result<std::string> bench_model(const std::string& dir) {
-  const std::string path = dir + "/hybrid-bench-f16.gguf";
-  if (std::filesystem::exists(path))
-    return path;
   ModelSpec spec;
   spec.name = "hybrid-bench";
   spec.n_embd = 512;
@@ -36,8 +42,7 @@ inline Result<std::string> bench_model(const std::string& dir) {
   spec.n_head_kv = 4;
   spec.n_ff = 1536;
   spec.type = TensorType::kF16;
-  PSHARD_RETURN_IF_ERROR(write_llama_model(spec, path));
-  return path;
+  return generated_model(dir, spec);
 }
 
 inline Result<Schedule> compile(const std::string& model_path, const planner::MachineModel& m,

@@ -2,6 +2,7 @@
 // in shared/models/README.md (llama.cpp on the CPU).
 #include "model_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace pshard {
@@ -83,6 +84,32 @@ TEST(LlamaModelTest, LogitsIndependentOfThreadsAndChunking) {
   ASSERT_EQ(one.size(), chunked.size());
   for (size_t i = 0; i < one.size(); ++i)
     EXPECT_NEAR(one[i], chunked[i], 1e-3f * (1 + std::fabs(one[i])));
+}
+
+// --mmap 0: the weights read into (huge-page) RAM instead of used from the mapping give
+// the same bytes and so the same logits; a metadata-only open cannot make a model.
+TEST(LlamaModelTest, ReadIntoMemoryGivesTheMappedLogits) {
+  const std::string path = shared_model("stories260K.gguf");
+  PSHARD_SKIP_IF_MISSING(path);
+  auto mapped = LlamaModel::load(path);
+  auto read = LlamaModel::load(path, gguf::OpenMode::kReadData);
+  ASSERT_TRUE(mapped.ok() && read.ok()) << read.status().to_string();
+  const auto a = (*mapped)->file().mapped_bytes(), b = (*read)->file().mapped_bytes();
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_NE(a.data(), b.data());
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin()));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % (2u << 20), 0u) << "not on a huge-page boundary";
+  auto logits = [&](const LlamaModel& m) {
+    auto s = LlamaSession::create(m, {64, 2, 256});
+    EXPECT_TRUE(s.ok());
+    auto l = (*s)->decode(kPrompt);
+    EXPECT_TRUE(l.ok());
+    return std::vector<float>(l->begin(), l->end());
+  };
+  EXPECT_EQ(logits(**mapped), logits(**read));
+  auto metadata = LlamaModel::load(path, gguf::OpenMode::kMetadataOnly);
+  ASSERT_FALSE(metadata.ok());
+  EXPECT_EQ(metadata.status().code(), StatusCode::kInvalidArgument);
 }
 
 } // namespace
