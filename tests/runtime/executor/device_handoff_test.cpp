@@ -34,8 +34,8 @@ public:
                  int64_t n) override {
     inner_.kv_append(kv, k, v, pos0, n);
   }
-  void attention(const float* q, const KvView& kv, const AttentionDims& s, int64_t pos0,
-                 int64_t n, float* out) override {
+  void attention(const float* q, const KvView& kv, const AttentionDims& s, int64_t pos0, int64_t n,
+                 float* out) override {
     inner_.attention(q, kv, s, pos0, n, out);
   }
   void silu_mul(const float* g, const float* u, float* out, int64_t n) override {
@@ -143,6 +143,30 @@ TEST(HostRoutes, ATokenWithoutItsKExpertsIsAnInternalError) {
 constexpr int64_t kCtx = 64;
 const std::vector<TokenId> kPrompt = {1, 40, 47, 26, 37, 29, 31};
 
+// Runs `steps` greedy tokens with every plan of `sched` forced in turn on a checking
+// emulated device whose backend needs `kernel_bytes` of scratch; `check` sees each run.
+template <typename Check>
+void for_every_plan(const LlamaModel& model, const Schedule& sched, uint64_t kernel_bytes,
+                    int steps, Check check) {
+  for (uint64_t budget : sched.budgets())
+    for (int64_t tier : sched.tiers()) {
+      SCOPED_TRACE("budget " + std::to_string(budget) + " tier " + std::to_string(tier));
+      auto emu = EmuDevice::create(fast_emu(budget));
+      ASSERT_TRUE(emu.ok());
+      CheckingDevice device(std::move(*emu), kernel_bytes);
+      HybridParams params;
+      params.n_ctx = kCtx;
+      params.n_threads = 2;
+      params.vram_budget = budget;
+      params.force_tier = tier;
+      auto session = HybridSession::create(model, &sched, &device, params);
+      ASSERT_TRUE(session.ok()) << session.status().to_string();
+      Trace trace;
+      ASSERT_OK(greedy_trace(**session, kPrompt, steps, &trace));
+      check(device, budget, trace);
+    }
+}
+
 TEST(DeviceHandoff, RoutedExpertsComeWithTheHostsRoutes) {
   const std::string path = invariance_model_path("mk-moe6", "handoff-");
   auto model = LlamaModel::load(path);
@@ -156,24 +180,10 @@ TEST(DeviceHandoff, RoutedExpertsComeWithTheHostsRoutes) {
   auto compiled = compile_schedule(path, planner::Strategy::kGpuOnly, {1, 4, 16}, kCtx);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   const Schedule& sched = compiled->schedule;
-  for (uint64_t budget : sched.budgets())
-    for (int64_t tier : sched.tiers()) {
-      SCOPED_TRACE("budget " + std::to_string(budget) + " tier " + std::to_string(tier));
-      auto emu = EmuDevice::create(fast_emu(budget));
-      ASSERT_TRUE(emu.ok());
-      CheckingDevice device(std::move(*emu), 0);
-      HybridParams params;
-      params.n_ctx = kCtx;
-      params.n_threads = 2;
-      params.vram_budget = budget;
-      params.force_tier = tier;
-      auto session = HybridSession::create(**model, &sched, &device, params);
-      ASSERT_TRUE(session.ok()) << session.status().to_string();
-      Trace trace;
-      ASSERT_OK(greedy_trace(**session, kPrompt, 4, &trace));
-      EXPECT_TRUE(same_trace(reference, trace)) << "the emu stays bit-identical to the CPU";
-      routed += device.ops().routed_dispatches;
-    }
+  for_every_plan(**model, sched, 0, 4, [&](CheckingDevice& device, uint64_t, const Trace& trace) {
+    EXPECT_TRUE(same_trace(reference, trace)) << "the emu stays bit-identical to the CPU";
+    routed += device.ops().routed_dispatches;
+  });
   EXPECT_GT(routed, 0) << "no pass streamed routed experts: the test would check nothing";
 }
 
@@ -184,29 +194,15 @@ TEST(DeviceHandoff, EveryGpuPlanHoldsTheKernelScratchWithinItsBudget) {
   const uint64_t kernel = 3ull << 20;
   planner::FixedMachineParams machine = test_machine();
   machine.kernel_workspace_bytes = kernel;
-  auto compiled =
-      compile_schedule(path, planner::Strategy::kAuto, {1, 16}, kCtx, {}, machine);
+  auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 16}, kCtx, {}, machine);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   EXPECT_GE(compiled->minimum_budget, kernel);
   const Schedule& sched = compiled->schedule;
-  for (uint64_t budget : sched.budgets())
-    for (int64_t tier : sched.tiers()) {
-      SCOPED_TRACE("budget " + std::to_string(budget) + " tier " + std::to_string(tier));
-      auto emu = EmuDevice::create(fast_emu(budget));
-      ASSERT_TRUE(emu.ok());
-      CheckingDevice device(std::move(*emu), kernel);
-      HybridParams params;
-      params.n_ctx = kCtx;
-      params.n_threads = 2;
-      params.vram_budget = budget;
-      params.force_tier = tier;
-      auto session = HybridSession::create(**model, &sched, &device, params);
-      ASSERT_TRUE(session.ok()) << session.status().to_string();
-      Trace trace;
-      ASSERT_OK(greedy_trace(**session, kPrompt, 2, &trace));
-      EXPECT_GT(device.workspaces_set, 0);
-      EXPECT_LE(device.arena_bytes(), budget);
-    }
+  for_every_plan(**model, sched, kernel, 2,
+                 [](CheckingDevice& device, uint64_t budget, const Trace&) {
+                   EXPECT_GT(device.workspaces_set, 0);
+                   EXPECT_LE(device.arena_bytes(), budget);
+                 });
 }
 
 TEST(DeviceHandoff, APlanWithoutTheKernelScratchIsRefusedAtCreation) {

@@ -44,6 +44,22 @@ Experts make_experts(DeviceBuffers& buf, TensorType type, int64_t n_expert, int6
   return e;
 }
 
+// The CPU's output for these experts and router logits (turned into routing weights in
+// place, as moe_dispatch does): what the device must match.
+std::vector<float> cpu_dispatch(CpuOps& cpu, const Experts& gate, const Experts& up,
+                                const Experts& down, int64_t k, const std::vector<float>& x,
+                                std::vector<float>& logits, int64_t n) {
+  const int64_t dm = gate.cpu.first.cols, ff = gate.cpu.first.rows;
+  MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff};
+  std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), out(n * dm);
+  cm.expert_in = in.data();
+  cm.expert_out = eo.data();
+  cm.gate_buf = gb.data();
+  cm.up_buf = ub.data();
+  cpu.moe_dispatch(x.data(), logits.data(), cm, n, out.data());
+  return out;
+}
+
 struct MoeCase {
   TensorType type;
   int64_t n_tokens;
@@ -76,14 +92,8 @@ TEST_P(CudaMoe, DispatchMatchesTheCpu) {
   auto logits = random_floats(static_cast<size_t>(n * n_expert), 25, -2.0f, 2.0f);
   logits[1] = logits[3]; // a tie in token 0: the lower index must win on both backends
 
-  MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff};
-  std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), want(n * dm);
-  cm.expert_in = in.data();
-  cm.expert_out = eo.data();
-  cm.gate_buf = gb.data();
-  cm.up_buf = ub.data();
   std::vector<float> cpu_logits = logits;
-  cpu.moe_dispatch(x.data(), cpu_logits.data(), cm, n, want.data());
+  const std::vector<float> want = cpu_dispatch(cpu, gate, up, down, k, x, cpu_logits, n);
 
   MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff};
   gm.expert_in = buf.zeros(n * dm);
@@ -144,14 +154,8 @@ TEST(CudaMoeHostRoutes, TheDeviceRunsOnlyTheExpertsTheHostRouted) {
     }
   ASSERT_GE(unrouted, 0) << "3 tokens x 2 of 6 experts leave one unrouted";
 
-  MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff};
-  std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), want(n * dm);
-  cm.expert_in = in.data();
-  cm.expert_out = eo.data();
-  cm.gate_buf = gb.data();
-  cm.up_buf = ub.data();
   std::vector<float> cpu_logits = logits;
-  cpu.moe_dispatch(x.data(), cpu_logits.data(), cm, n, want.data());
+  const std::vector<float> want = cpu_dispatch(cpu, gate, up, down, k, x, cpu_logits, n);
 
   std::vector<float> device_logits = logits;
   for (int64_t t = 0; t < n; ++t)
