@@ -39,6 +39,7 @@ const char* pshard_status_name(pshard_status status) {
 pshard_model_params pshard_model_default_params(void) {
   pshard_model_params p{};
   p.size = sizeof p;
+  p.use_mmap = true;
   return p;
 }
 
@@ -53,7 +54,8 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
   auto m = std::unique_ptr<pshard_model>(new (std::nothrow) pshard_model());
   if (!m)
     return fail(Status(StatusCode::kOutOfMemory, "pshard_model_load: out of host memory"));
-  auto model = LlamaModel::load(gguf_path);
+  auto model = LlamaModel::load(gguf_path, p.use_mmap ? gguf::OpenMode::kMapData
+                                                      : gguf::OpenMode::kReadData);
   if (!model.ok())
     return fail(model.status());
   m->model = std::move(model).value();

@@ -57,6 +57,14 @@ def known_answer_streamed():
     check("stream timings on stderr", "generation:" in p.stderr and "peak resident" in p.stderr, p.stderr)
 
 
+def known_answer_without_mmap():
+    # --no-mmap reads the weights into RAM instead of using the mapping: same answer.
+    p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "32", "--temp", "0",
+            "--no-mmap")
+    check("--no-mmap exit code", p.returncode == 0, p.stderr)
+    check("--no-mmap text", p.stdout == "Once upon a time" + EXPECTED_TEXT + "\n", repr(p.stdout))
+
+
 def errors():
     p = run(run_bin, "-m", "/nonexistent/model.gguf", "-p", "x")
     check("missing model fails", p.returncode != 0 and "/nonexistent/model.gguf" in p.stderr, p.stderr)
@@ -93,6 +101,7 @@ def mkmodel(tmp):
 if os.path.exists(stories):
     known_answer_json()
     known_answer_streamed()
+    known_answer_without_mmap()
     errors()
 else:
     skipped += 1

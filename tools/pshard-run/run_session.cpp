@@ -73,6 +73,7 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
   RunResult r;
   pshard_model_params mp = pshard_model_default_params();
   mp.schedule_path = o.schedule_path.empty() ? nullptr : o.schedule_path.c_str();
+  mp.use_mmap = !o.no_mmap;
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   r.model.reset(model);

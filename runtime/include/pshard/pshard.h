@@ -97,6 +97,9 @@ PSHARD_API const char* pshard_status_name(pshard_status status); /* "out of memo
 typedef struct pshard_model_params {
   size_t size;
   const char* schedule_path; /* a *.pshard artifact for this model, or NULL */
+  bool use_mmap;             /* true (default): weights used in place from the file mapping;
+                                false: read into RAM on huge pages (llama.cpp's --no-mmap) —
+                                a copy, but decoding streams it faster */
 } pshard_model_params;
 
 PSHARD_API pshard_model_params pshard_model_default_params(void);
