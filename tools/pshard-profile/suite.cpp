@@ -69,7 +69,7 @@ Result<SuiteGrid> make_grid(const SuiteOptions& o) {
   // rate no longer changes much, and longer passes at 16K positions would take seconds.
   g.attention_tokens = {1};
   if (g.tokens.back() > 1)
-    g.attention_tokens.push_back(std::min<int64_t>(64, g.tokens.back()));
+    g.attention_tokens.push_back(std::min<int64_t>(o.quick ? 16 : 64, g.tokens.back()));
   g.transfer_bytes = {4096, 64 * 1024, 1 * kMiB, 16 * kMiB, 64 * kMiB};
   g.read_buffer_bytes =
       o.read_buffer_bytes > 0 ? o.read_buffer_bytes : (o.quick ? 128 : 512) * kMiB;
@@ -86,7 +86,7 @@ double cpu_units(const SuiteGrid& g) {
   const double types = double(g.types.size()), threads = double(g.threads.size());
   return kMatmulUnits * types * threads *
              (double(g.matrix_bytes.size() * g.tokens.size()) + double(g.load_tokens.size()) +
-              double(g.extra_cols.size() * g.extra_tokens.size())) +
+              double(g.extra_cols.size() * g.extra_tokens.size()) / threads) +
          kAttentionUnits * 2 * threads * double(g.ctx_lens.size() * g.attention_tokens.size()) +
          kReadUnits * 2 * threads +
          kCopyUnits * 2;

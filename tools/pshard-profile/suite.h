@@ -44,7 +44,8 @@ struct SuiteGrid {
   std::vector<int64_t> tokens;        // tiers 1, 2, 4, …
   std::vector<int64_t> load_tokens;   // the tiers measured again under load
   // Other row lengths than kMatmulCols, measured on the largest bucket at the first and
-  // last tier only: the lookup turns them into a ratio over (tokens, row length).
+  // last tier and the most threads only: the lookup turns them into a ratio over (tokens,
+  // row length), the same for every size and thread count.
   std::vector<int64_t> extra_cols;
   std::vector<int64_t> extra_tokens;
   std::vector<int> threads;

@@ -65,15 +65,14 @@ Status measure_matmul(const SuiteGrid& grid, std::map<int, std::unique_ptr<Threa
         continue;
       for (int64_t cols : grid.extra_cols) {
         PSHARD_ASSIGN_OR_RETURN(MatmulWeights narrow, MatmulWeights::make(type, bytes, cols));
-        for (int threads : grid.threads) {
-          MatmulRate rate;
-          for (int64_t n : grid.extra_tokens) {
-            progress.step(matmul_label(type, bytes, n, threads, false) + " cols=" +
-                          std::to_string(cols));
-            out.cpu->matmul.push_back(std::make_unique<fb::MatmulPointT>(
-                time_cpu_matmul(narrow, n, *pools[threads], kMatmulUnits * unit_s, rate)));
-            progress.advance(kMatmulUnits);
-          }
+        const int threads = grid.threads.back();
+        MatmulRate rate;
+        for (int64_t n : grid.extra_tokens) {
+          progress.step(matmul_label(type, bytes, n, threads, false) + " cols=" +
+                        std::to_string(cols));
+          out.cpu->matmul.push_back(std::make_unique<fb::MatmulPointT>(
+              time_cpu_matmul(narrow, n, *pools[threads], kMatmulUnits * unit_s, rate)));
+          progress.advance(kMatmulUnits);
         }
       }
       PSHARD_RETURN_IF_ERROR(meter.under_load([&] {
