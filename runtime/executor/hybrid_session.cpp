@@ -102,16 +102,7 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const LlamaModel& m
 
 Result<std::span<const float>> HybridSession::decode(std::span<const TokenId> tokens) {
   const LlamaHParams& hp = model_.hparams();
-  if (tokens.empty())
-    return invalid_argument("decode needs at least one token");
-  for (TokenId t : tokens)
-    if (t < 0 || t >= hp.n_vocab)
-      return out_of_range("token id " + std::to_string(t) + " is outside the vocabulary of " +
-                          std::to_string(hp.n_vocab));
-  if (n_past_ + static_cast<int64_t>(tokens.size()) > n_ctx_)
-    return out_of_range("the context is full: " + std::to_string(n_past_) + " + " +
-                        std::to_string(tokens.size()) + " tokens exceed the context of " +
-                        std::to_string(n_ctx_) + "; use a larger context (-c)");
+  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, n_ctx_));
   const size_t chunk = static_cast<size_t>(max_chunk_);
   for (size_t begin = 0; begin < tokens.size(); begin += chunk) {
     const size_t n = std::min(chunk, tokens.size() - begin);

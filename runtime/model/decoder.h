@@ -21,4 +21,9 @@ public:
   virtual int64_t n_ctx() const = 0;
 };
 
+// The checks every decode() makes before touching the session: at least one token,
+// every id inside the vocabulary, and room in the context for all of them.
+Status check_decode_input(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,
+                          int64_t n_ctx);
+
 } // namespace pshard

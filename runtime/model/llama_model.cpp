@@ -64,16 +64,7 @@ Result<std::unique_ptr<LlamaSession>> LlamaSession::create(const LlamaModel& mod
 
 Result<std::span<const float>> LlamaSession::decode(std::span<const TokenId> tokens) {
   const LlamaHParams& hp = model_.hparams();
-  if (tokens.empty())
-    return invalid_argument("decode needs at least one token");
-  for (TokenId t : tokens)
-    if (t < 0 || t >= hp.n_vocab)
-      return out_of_range("token id " + std::to_string(t) + " is outside the vocabulary of " +
-                          std::to_string(hp.n_vocab));
-  if (n_past_ + static_cast<int64_t>(tokens.size()) > kv_.n_ctx())
-    return out_of_range("the context is full: " + std::to_string(n_past_) + " + " +
-                        std::to_string(tokens.size()) + " tokens exceed the context of " +
-                        std::to_string(kv_.n_ctx()) + "; use a larger context (-c)");
+  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, kv_.n_ctx()));
   for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(n_batch_)) {
     const size_t n = std::min<size_t>(n_batch_, tokens.size() - begin);
     forward_chunk(tokens.subspan(begin, n), /*compute_logits=*/begin + n == tokens.size());

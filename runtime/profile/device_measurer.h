@@ -32,6 +32,11 @@
 
 namespace pshard {
 
+// Host memory that timed matmuls rotate through, in copies of the matrix: a pass reads
+// each matrix once from DRAM, so a measurement must not re-read one from the cache.
+// At least 4x the last-level cache of most client CPUs.
+inline constexpr uint64_t kColdHostFootprint = 128ull << 20;
+
 struct AttentionShape {
   int64_t ctx_len = 0;
   int64_t n_tokens = 1;

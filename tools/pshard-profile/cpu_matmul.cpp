@@ -33,7 +33,7 @@ Result<MatmulWeights> MatmulWeights::make(TensorType type, uint64_t bucket_bytes
   PSHARD_ASSIGN_OR_RETURN(w.row_bytes, tensor_bytes(type, cols));
   w.rows = std::max<int64_t>(1, static_cast<int64_t>(bucket_bytes / w.row_bytes));
   const uint64_t matrix = static_cast<uint64_t>(w.rows) * w.row_bytes;
-  w.copies = static_cast<int64_t>((kColdFootprint + matrix - 1) / matrix);
+  w.copies = static_cast<int64_t>((kColdHostFootprint + matrix - 1) / matrix);
   w.data = HostBuffer(static_cast<size_t>(w.copies * w.rows) * w.row_bytes);
   if (!w.data.ok())
     return Status(StatusCode::kOutOfMemory,

@@ -7,7 +7,7 @@
 //
 // A model pass reads each of its matrices once, from DRAM (models are far larger than
 // the last-level cache), so a small bucket's matrix is laid out in copies that fill
-// kColdFootprint and the timed calls rotate through them: re-reading one 1 MiB matrix
+// kColdHostFootprint (device_measurer.h) and the timed calls rotate through them: re-reading one 1 MiB matrix
 // would time it from the cache, twice as fast as a model ever sees it.
 //
 // Large token counts on large matrices would take seconds per product, so a timed call
@@ -22,6 +22,7 @@
 
 #include "runtime/core/status.h"
 #include "runtime/core/thread_pool.h"
+#include "runtime/profile/device_measurer.h"
 #include "runtime/tensor/tensor_type.h"
 #include "schemas/profile_generated.h"
 #include "tools/pshard-profile/host_buffer.h"
@@ -31,7 +32,6 @@
 namespace pshard::profiling {
 
 inline constexpr int64_t kMatmulCols = 4096;
-inline constexpr uint64_t kColdFootprint = 128ull << 20; // ≥ 4 x the LLC of most client CPUs
 inline constexpr const char* kCpuMatmulOp = "pshard::matmul (runtime/kernels/matmul.h), cols=4096";
 
 struct MatmulWeights {

@@ -96,12 +96,11 @@ Result<double> EmuMeasurer::time_back_to_back(const std::function<void()>& work)
 
 Result<double> EmuMeasurer::time_matmul(TensorType type, int64_t n, int64_t rows, int64_t cols) {
   // A pass reads each matrix once, from DRAM (the emulated VRAM is host memory and
-  // models outgrow the LLC), so small matrices are timed in copies filling 128 MiB,
+  // models outgrow the LLC), so small matrices are timed in copies filling kColdHostFootprint,
   // one after another, never a cache-hot re-read of the same one.
-  constexpr uint64_t kColdFootprint = 128ull << 20;
   PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, cols));
   const uint64_t w_bytes = (row_bytes * static_cast<uint64_t>(rows) + 63) / 64 * 64;
-  const uint64_t copies = (kColdFootprint + w_bytes - 1) / w_bytes;
+  const uint64_t copies = (kColdHostFootprint + w_bytes - 1) / w_bytes;
   const uint64_t x_bytes = static_cast<uint64_t>(n * cols) * sizeof(float);
   const uint64_t y_bytes = static_cast<uint64_t>(n * rows) * sizeof(float);
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(copies * w_bytes + x_bytes + y_bytes + 64));
