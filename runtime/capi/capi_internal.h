@@ -5,7 +5,7 @@
 #include "runtime/device/device.h"
 #include "runtime/executor/hybrid_session.h"
 #include "runtime/executor/timeline.h"
-#include "runtime/model/llama_model.h"
+#include "runtime/model/model.h"
 #include "runtime/schedule/schedule_file.h"
 #include "runtime/tokenizer/tokenizer.h"
 
@@ -15,7 +15,7 @@
 #include <string>
 
 struct pshard_model {
-  std::unique_ptr<pshard::LlamaModel> model;
+  std::unique_ptr<pshard::Model> model;
   std::unique_ptr<pshard::Tokenizer> tokenizer;
   std::optional<pshard::Schedule> schedule;
 };

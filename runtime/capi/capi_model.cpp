@@ -54,7 +54,7 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
   auto m = std::unique_ptr<pshard_model>(new (std::nothrow) pshard_model());
   if (!m)
     return fail(Status(StatusCode::kOutOfMemory, "pshard_model_load: out of host memory"));
-  auto model = LlamaModel::load(gguf_path, p.use_mmap ? gguf::OpenMode::kMapData
+  auto model = Model::load(gguf_path, p.use_mmap ? gguf::OpenMode::kMapData
                                                       : gguf::OpenMode::kReadData);
   if (!model.ok())
     return fail(model.status());

@@ -93,6 +93,9 @@ struct MoeDispatch {
   float* gate_buf = nullptr;
   float* up_buf = nullptr;
   std::shared_ptr<const MoeRoutes> routes; // host-decided routes, or null (route here)
+  // The top-k probabilities renormalised to sum to one (Mixtral, Qwen3-MoE), or used as
+  // the softmax over all experts gave them (Qwen2-MoE).
+  bool normalize_weights = true;
 };
 
 class Ops {
@@ -119,11 +122,18 @@ public:
   virtual void silu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
   // y[i] += x[i] over n values.
   virtual void add(float* y, const float* x, int64_t n) = 0;
+  // y[t][i] += bias[i] for n_tokens rows of d values (bias in this Ops' memory).
+  virtual void add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) = 0;
+  // y[t][i] += sigmoid(gate[t]) * x[t][i] for n_tokens rows of d values (a shared
+  // expert's output scaled by its gate logit).
+  virtual void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens,
+                         int64_t d) = 0;
   // out[t] = row tokens[t] of the table, as floats (tokens are host memory).
   virtual void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) = 0;
   // The MoE block after its router matmul: softmax over router_logits (n_tokens x
-  // n_expert, overwritten with probabilities), top-k experts per token with weights
-  // renormalised to sum to one (ties to the lower index), each expert's SiLU-gated FFN
+  // n_expert, overwritten with probabilities), top-k experts per token (ties to the
+  // lower index) with weights renormalised to sum to one when moe.normalize_weights
+  // says so, each expert's SiLU-gated FFN
   // over the tokens routed to it in expert order, weighted sum into out (n x n_embd).
   virtual void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
                             int64_t n_tokens, float* out) = 0;

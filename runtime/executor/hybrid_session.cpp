@@ -30,7 +30,7 @@ Status check_compile_options(const Schedule& s, int64_t n_ctx) {
 
 } // namespace
 
-HybridSession::HybridSession(const LlamaModel& model, const Schedule* schedule, Device* device,
+HybridSession::HybridSession(const Model& model, const Schedule* schedule, Device* device,
                              KvCache kv, int32_t threads)
     : model_(model), schedule_(schedule), device_(device), kv_(std::move(kv)),
       pool_(std::make_unique<ThreadPool>(threads)), cpu_(std::make_unique<CpuOps>(*pool_)) {}
@@ -44,11 +44,11 @@ HybridSession::~HybridSession() {
   }
 }
 
-Result<std::unique_ptr<HybridSession>> HybridSession::create(const LlamaModel& model,
+Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
                                                              const Schedule* schedule,
                                                              Device* device,
                                                              const HybridParams& params) {
-  const LlamaHParams& hp = model.hparams();
+  const ModelHParams& hp = model.hparams();
   if (params.n_ctx < 0)
     return invalid_argument("context length must be positive, got " + std::to_string(params.n_ctx));
   if (params.n_threads < 0)
@@ -101,7 +101,7 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const LlamaModel& m
 }
 
 Result<std::span<const float>> HybridSession::decode(std::span<const TokenId> tokens) {
-  const LlamaHParams& hp = model_.hparams();
+  const ModelHParams& hp = model_.hparams();
   PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, n_ctx_));
   const size_t chunk = static_cast<size_t>(max_chunk_);
   for (size_t begin = 0; begin < tokens.size(); begin += chunk) {

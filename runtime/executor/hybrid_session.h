@@ -50,7 +50,7 @@ struct HybridParams {
 class HybridSession final : public Decoder {
 public:
   // `schedule` and `device` may be null (see above); both must outlive the session.
-  static Result<std::unique_ptr<HybridSession>> create(const LlamaModel& model,
+  static Result<std::unique_ptr<HybridSession>> create(const Model& model,
                                                        const Schedule* schedule, Device* device,
                                                        const HybridParams& params);
   ~HybridSession() override;
@@ -80,7 +80,7 @@ public:
   int64_t max_tokens_per_pass() const { return max_chunk_; }
 
 private:
-  HybridSession(const LlamaModel& model, const Schedule* schedule, Device* device, KvCache kv,
+  HybridSession(const Model& model, const Schedule* schedule, Device* device, KvCache kv,
                 int32_t threads);
   Status forward_chunk(std::span<const TokenId> tokens, bool compute_logits);
   Result<PlanRuntime*> plan_runtime(PlanIndex at);
@@ -92,7 +92,7 @@ private:
   Status upload(const PlanLayout& to, const std::optional<PlanLayout>& kept_from);
   Status fall_back_to_cpu(const Status& why);
 
-  const LlamaModel& model_;
+  const Model& model_;
   const Schedule* schedule_;
   Device* device_;
   std::vector<SubLayerTensors> tensors_;

@@ -47,7 +47,7 @@ private:
   void resolve_slices();
 
   PassContext& c_;
-  const LlamaHParams& hp_;
+  const ModelHParams& hp_;
   ForwardPass host_pass_, dev_pass_;
   bool host_valid_ = true, device_valid_ = false; // where the hidden state is current
   int next_copy_ = 0, done_enqueued_ = 0;
@@ -194,7 +194,8 @@ Status PassRunner::route_on_host(size_t i) {
   const ActivationPtrs& a = c_.host_act;
   c_.cpu.rms_norm(a.hidden, w.norm.data, a.normed, n, hp_.n_embd, hp_.rms_eps);
   c_.cpu.matmul(w.router, a.normed, n, a.router);
-  const auto routes = moe_routes(a.router, n, hp_.n_expert, hp_.n_expert_used);
+  const auto routes =
+      moe_routes(a.router, n, hp_.n_expert, hp_.n_expert_used, hp_.normalize_expert_weights);
   std::vector<int64_t> experts;
   for (size_t e = 0; e < routes.size(); ++e)
     if (!routes[e].empty())

@@ -15,7 +15,7 @@
 namespace pshard {
 
 struct PassContext {
-  const LlamaModel& model;
+  const Model& model;
   const std::vector<SubLayerWeights>& host_weights;
   const std::vector<SubLayerTensors>* tensors; // with a schedule
   CpuOps& cpu;

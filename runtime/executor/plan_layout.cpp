@@ -38,14 +38,14 @@ Status check_kernel_workspace(const SchedulePlan& plan, uint64_t kernel_bytes,
       ", or a shipped reference profile)");
 }
 
-uint64_t kv_layer_bytes(const LlamaHParams& hp, int64_t n_ctx) {
+uint64_t kv_layer_bytes(const ModelHParams& hp, int64_t n_ctx) {
   return 2ull * static_cast<uint64_t>(n_ctx) * static_cast<uint64_t>(hp.kv_dim()) * sizeof(float);
 }
 
-Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const LlamaModel& model,
+Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
                                   const std::vector<SubLayerTensors>& tensors, int64_t n_ctx) {
   const auto& subs = model.sublayers();
-  const LlamaHParams& hp = model.hparams();
+  const ModelHParams& hp = model.hparams();
   PlanLayout l;
   l.arena_bytes = plan.arena_bytes;
   l.tensor_offset.resize(subs.size());

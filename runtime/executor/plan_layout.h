@@ -26,10 +26,10 @@ struct PlanLayout {
 };
 
 // Bytes of one layer's KV cache at n_ctx positions (K then V, F32).
-uint64_t kv_layer_bytes(const LlamaHParams& hp, int64_t n_ctx);
+uint64_t kv_layer_bytes(const ModelHParams& hp, int64_t n_ctx);
 
 // Resolves `plan` for a session of context n_ctx (≤ the context compiled for).
-Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const LlamaModel& model,
+Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
                                   const std::vector<SubLayerTensors>& tensors, int64_t n_ctx);
 
 // A plan that runs anything on the device must give it a workspace buffer of at least

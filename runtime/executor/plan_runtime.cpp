@@ -24,7 +24,7 @@ Result<DeviceEvent*> EventPool::next() {
 
 Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInputs& in) {
   const auto& subs = in.model.sublayers();
-  const LlamaHParams& hp = in.model.hparams();
+  const ModelHParams& hp = in.model.hparams();
   PlanRuntime r;
   r.plan = &plan;
   PSHARD_ASSIGN_OR_RETURN(r.layout, resolve_layout(plan, in.model, in.tensors, in.n_ctx));

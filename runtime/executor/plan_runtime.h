@@ -30,7 +30,7 @@ struct PlanRuntime {
 
 // What the builder needs from the session.
 struct PlanInputs {
-  const LlamaModel& model;
+  const Model& model;
   const std::vector<SubLayerTensors>& tensors;
   const std::vector<SubLayerWeights>& host_weights;
   KvCache& host_kv;

@@ -110,7 +110,7 @@ Status HybridSession::evict_kv(const std::optional<PlanLayout>& held,
                                const std::optional<PlanLayout>& to) {
   if (!held)
     return Status::ok_status();
-  const LlamaHParams& hp = model_.hparams();
+  const ModelHParams& hp = model_.hparams();
   const uint64_t rows = static_cast<uint64_t>(n_past_ * hp.kv_dim()) * sizeof(float);
   const auto& subs = model_.sublayers();
   for (size_t i = 0; i < subs.size(); ++i) {
@@ -128,7 +128,7 @@ Status HybridSession::evict_kv(const std::optional<PlanLayout>& held,
 
 // Uploads what `to` holds and the arena (laid out as `kept_from`) does not.
 Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayout>& kept_from) {
-  const LlamaHParams& hp = model_.hparams();
+  const ModelHParams& hp = model_.hparams();
   const auto& subs = model_.sublayers();
   uint8_t* arena = device_->arena();
   for (size_t i = 0; i < subs.size(); ++i) {

@@ -27,7 +27,7 @@ uint64_t SubLayerTensors::bytes() const {
 }
 
 Result<std::vector<SubLayerTensors>> bind_sublayer_tensors(const Schedule& schedule,
-                                                           const LlamaModel& model) {
+                                                           const Model& model) {
   const auto* subs = schedule.root().sublayers();
   const auto& mine = model.sublayers();
   if (subs->size() != mine.size())

@@ -11,7 +11,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
-#include "runtime/model/llama_model.h"
+#include "runtime/model/model.h"
 #include "runtime/schedule/schedule_file.h"
 
 #include <cstdint>
@@ -40,7 +40,7 @@ struct SubLayerTensors {
 // Checks that the schedule's sub-layers are the model's (names, kinds, and every
 // tensor's file offset and size) and binds each tensor to its bytes in the mapping.
 Result<std::vector<SubLayerTensors>> bind_sublayer_tensors(const Schedule& schedule,
-                                                           const LlamaModel& model);
+                                                           const Model& model);
 
 // Where each piece goes in a streaming slot: F32 tensors first so every float stays
 // 4-byte aligned, then the rest, each piece at the widest alignment (256 down to 2

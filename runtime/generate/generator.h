@@ -9,7 +9,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
-#include "runtime/model/llama_model.h"
+#include "runtime/model/model.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/tokenizer/tokenizer.h"
 

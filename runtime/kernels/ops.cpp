@@ -6,6 +6,7 @@
 
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/kernel_set.h"
+#include "runtime/kernels/rope_math.h"
 
 #include <cmath>
 
@@ -25,17 +26,17 @@ void rms_norm(const float *x, const float *weight, float *y, int64_t n, float ep
 // The loop runs over pairs outside heads: each cos/sin is computed once per call.
 void rope(float *v, int64_t n_heads, int64_t pos, const RopeParams &p) {
   const int64_t pairs = p.rot_dim / 2;
+  const YarnCorrDims corr = yarn_corr_dims(p);
   for (int64_t i = 0; i < pairs; ++i) {
-    const float exponent = -2.0f * static_cast<float>(i) / static_cast<float>(p.rot_dim);
-    float theta = static_cast<float>(pos) * p.freq_scale * std::pow(p.freq_base, exponent);
-    if (p.freq_factors != nullptr)
-      theta /= p.freq_factors[i];
-    const float c = std::cos(theta), s = std::sin(theta);
+    float c, s;
+    rope_pair_cos_sin(p, i, pos, corr, &c, &s);
+    int64_t a, b;
+    rope_pair_offsets(p, i, &a, &b);
     for (int64_t h = 0; h < n_heads; ++h) {
-      float *pair = v + h * p.head_dim + 2 * i;
-      const float x0 = pair[0], x1 = pair[1];
-      pair[0] = x0 * c - x1 * s;
-      pair[1] = x0 * s + x1 * c;
+      float *head = v + h * p.head_dim;
+      const float x0 = head[a], x1 = head[b];
+      head[a] = x0 * c - x1 * s;
+      head[b] = x0 * s + x1 * c;
     }
   }
 }

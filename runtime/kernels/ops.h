@@ -10,16 +10,25 @@ namespace pshard {
 // y = x / sqrt(mean(x^2) + eps) * weight, over n values (x and y may alias).
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 
-// Rotates adjacent pairs (v[2i], v[2i+1]) of each of n_heads heads of head_dim
-// values by angle pos * theta_i, theta_i = freq_scale * base^(-2i/rot_dim) /
-// freq_factor_i ("normal" RoPE as used by GGUF llama models; Q and K rows are
-// stored permuted for it). Only the first rot_dim values of each head rotate.
+// Rotates pairs of each of n_heads heads of head_dim values by angle pos * theta_i
+// (the formula, with linear, llama3 and YaRN scaling, is in rope_math.h). `neox`
+// false: adjacent pairs (v[2i], v[2i+1]), GGUF llama (q/k rows stored permuted for
+// it); true: (v[i], v[i + rot_dim/2]), GPT-NeoX and Qwen. Only the first rot_dim
+// values of each head rotate.
+enum class RopeScaling : uint8_t { kNone, kLinear, kLlama3, kYarn };
 struct RopeParams {
   int64_t head_dim = 0;
   int64_t rot_dim = 0;
   float freq_base = 10000.0f;
-  float freq_scale = 1.0f;            // 1 / linear scaling factor
+  float freq_scale = 1.0f;             // 1 / linear (or YaRN) scaling factor
   const float* freq_factors = nullptr; // rot_dim/2 divisors (llama3 rope_freqs), or null
+  bool neox = false;
+  RopeScaling scaling = RopeScaling::kNone;
+  // llama3 without a rope_freqs tensor: the divisors come from these.
+  float scaling_factor = 1.0f, low_freq_factor = 1.0f, high_freq_factor = 4.0f;
+  int64_t n_ctx_orig = 0;              // llama3 and YaRN: the context trained on
+  // YaRN (ext_factor 0: off).
+  float ext_factor = 0.0f, attn_factor = 1.0f, beta_fast = 32.0f, beta_slow = 1.0f;
 };
 void rope(float* v, int64_t n_heads, int64_t pos, const RopeParams& p);
 

@@ -1,12 +1,13 @@
-// The attention sub-layer: RMSNorm, Q/K/V projections, RoPE, KV-cache append, causal
-// grouped-query attention over the cache, output projection, residual.
+// The attention sub-layer: RMSNorm, Q/K/V projections (+ biases), per-head q/k RMSNorm
+// (Qwen3), RoPE (normal or NeoX, with the model's scaling), KV-cache append, causal
+// grouped-query attention over the cache, output projection (+ bias), residual.
 #include "runtime/model/sublayer.h"
 
 namespace pshard {
 
 void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv) {
-  const LlamaHParams& hp = p.hp;
+  const ModelHParams& hp = p.hp;
   const ActivationPtrs& a = p.act;
   const int64_t n = p.n_tokens(), d = hp.n_embd;
 
@@ -14,15 +15,25 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   p.ops.matmul(w.wq, a.normed, n, a.q);
   p.ops.matmul(w.wk, a.normed, n, a.k);
   p.ops.matmul(w.wv, a.normed, n, a.v);
+  if (w.bq.data) {
+    p.ops.add_bias(a.q, w.bq.data, n, hp.q_dim());
+    p.ops.add_bias(a.k, w.bk.data, n, hp.kv_dim());
+    p.ops.add_bias(a.v, w.bv.data, n, hp.kv_dim());
+  }
+  if (w.q_norm.data) { // each head its own row of head_dim values
+    p.ops.rms_norm(a.q, w.q_norm.data, a.q, n * hp.n_head, hp.head_dim, hp.rms_eps);
+    p.ops.rms_norm(a.k, w.k_norm.data, a.k, n * hp.n_head_kv, hp.head_dim, hp.rms_eps);
+  }
 
-  const RopeParams rope{hp.head_dim, hp.rope_dim, hp.rope_freq_base, hp.rope_freq_scale,
-                        rope_freqs};
+  const RopeParams rope = hp.rope(rope_freqs);
   p.ops.rope(a.q, n, hp.n_head, p.pos0, rope);
   p.ops.rope(a.k, n, hp.n_head_kv, p.pos0, rope);
   p.ops.kv_append(kv, a.k, a.v, p.pos0, n);
   p.ops.attention(a.q, kv, {hp.n_head, hp.n_head_kv, hp.head_dim}, p.pos0, n, a.attn_out);
 
   p.ops.matmul(w.wo, a.attn_out, n, a.proj);
+  if (w.bo.data)
+    p.ops.add_bias(a.proj, w.bo.data, n, d);
   p.ops.add(a.hidden, a.proj, n * d);
 }
 

@@ -1,5 +1,5 @@
 // What the generation loop needs from a session: decode tokens, report the position.
-// LlamaSession (all-CPU) and the hybrid executor's session both implement it.
+// CpuSession (all-CPU) and the hybrid executor's session both implement it.
 #pragma once
 
 #include "runtime/core/status.h"

@@ -2,44 +2,31 @@
 
 namespace pshard {
 
-std::vector<SubLayer> llama_sublayers(const LlamaHParams& hp) {
-  std::vector<SubLayer> out;
-  out.push_back({SubLayerKind::kEmbed, -1, "embed"});
-  for (int64_t il = 0; il < hp.n_layer; ++il) {
-    const std::string idx = "[" + std::to_string(il) + "]";
-    out.push_back({SubLayerKind::kAttention, il, "attn" + idx});
-    if (hp.is_moe())
-      out.push_back({SubLayerKind::kMoe, il, "moe" + idx});
-    else
-      out.push_back({SubLayerKind::kFfn, il, "ffn" + idx});
-  }
-  out.push_back({SubLayerKind::kHead, -1, "head"});
-  return out;
-}
-
 namespace {
 
 // Per-token widths in carve order; logits (one token) come last.
 struct Widths {
-  int64_t hidden, normed, q, k, v, attn_out, proj, gate, up, router, expert_in, expert_out, moe_out;
+  int64_t hidden, normed, q, k, v, attn_out, proj, gate, up, router, expert_in, expert_out, moe_out,
+      shexp_gate;
 };
 
-Widths widths(const LlamaHParams& hp) {
-  const int64_t moe = hp.is_moe() ? hp.n_embd : 0;
-  return {hp.n_embd, hp.n_embd, hp.q_dim(),  hp.kv_dim(), hp.kv_dim(), hp.q_dim(), hp.n_embd,
-          hp.n_ff,   hp.n_ff,   hp.n_expert, moe,         moe,         moe};
+Widths widths(const ModelHParams& hp) {
+  const int64_t moe = hp.is_moe() ? hp.n_embd : 0, ff = hp.ffn_scratch_width();
+  return {hp.n_embd,   hp.n_embd, hp.q_dim(), hp.kv_dim(), hp.kv_dim(),
+          hp.q_dim(),  hp.n_embd, ff,         ff,          hp.n_expert,
+          moe,         moe,       moe,        hp.has_shared_expert() ? 1 : 0};
 }
 
 } // namespace
 
-size_t activation_floats(const LlamaHParams& hp, int64_t n) {
+size_t activation_floats(const ModelHParams& hp, int64_t n) {
   const Widths w = widths(hp);
   const int64_t per_token = w.hidden + w.normed + w.q + w.k + w.v + w.attn_out + w.proj + w.gate +
-                            w.up + w.router + w.expert_in + w.expert_out + w.moe_out;
+                            w.up + w.router + w.expert_in + w.expert_out + w.moe_out + w.shexp_gate;
   return static_cast<size_t>(per_token * n + hp.n_vocab);
 }
 
-ActivationPtrs carve_activations(const LlamaHParams& hp, int64_t n, float* base) {
+ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n, float* base) {
   const Widths w = widths(hp);
   ActivationPtrs a;
   float* at = base;
@@ -60,11 +47,12 @@ ActivationPtrs carve_activations(const LlamaHParams& hp, int64_t n, float* base)
   take(a.expert_in, w.expert_in);
   take(a.expert_out, w.expert_out);
   take(a.moe_out, w.moe_out);
+  take(a.shexp_gate, w.shexp_gate);
   a.logits = at;
   return a;
 }
 
-void Activations::reserve(const LlamaHParams& hp, int64_t n) {
+void Activations::reserve(const ModelHParams& hp, int64_t n) {
   if (n <= max_tokens_)
     return;
   max_tokens_ = n;
@@ -72,7 +60,7 @@ void Activations::reserve(const LlamaHParams& hp, int64_t n) {
   ptrs_ = carve_activations(hp, n, storage_.data());
 }
 
-SubLayerWeights host_sublayer_weights(const LlamaWeights& w, const SubLayer& s) {
+SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s) {
   SubLayerWeights out;
   switch (s.kind) {
   case SubLayerKind::kEmbed:
@@ -99,14 +87,20 @@ void embed_forward(ForwardPass& p, const MatrixView& table) {
   p.ops.embed_rows(table, p.tokens, p.act.hidden);
 }
 
-void ffn_forward(ForwardPass& p, const FfnWeights& w) {
-  const int64_t n = p.n_tokens(), d = p.hp.n_embd, ff = p.hp.n_ff;
+void swiglu_forward(ForwardPass& p, const FfnWeights& w, float* out) {
+  const int64_t n = p.n_tokens(), ff = w.gate.rows;
   const ActivationPtrs& a = p.act;
-  p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, p.hp.rms_eps);
   p.ops.matmul(w.gate, a.normed, n, a.gate);
   p.ops.matmul(w.up, a.normed, n, a.up);
   p.ops.silu_mul(a.gate, a.up, a.gate, n * ff);
-  p.ops.matmul(w.down, a.gate, n, a.proj);
+  p.ops.matmul(w.down, a.gate, n, out);
+}
+
+void ffn_forward(ForwardPass& p, const FfnWeights& w) {
+  const int64_t n = p.n_tokens(), d = p.hp.n_embd;
+  const ActivationPtrs& a = p.act;
+  p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, p.hp.rms_eps);
+  swiglu_forward(p, w, a.proj);
   p.ops.add(a.hidden, a.proj, n * d);
 }
 

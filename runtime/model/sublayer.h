@@ -11,9 +11,10 @@
 #pragma once
 
 #include "runtime/device/ops.h"
+#include "runtime/model/hparams.h"
 #include "runtime/model/kv_cache.h"
-#include "runtime/model/llama_hparams.h"
-#include "runtime/model/llama_weights.h"
+#include "runtime/model/sublayer_list.h"
+#include "runtime/model/weights.h"
 #include "runtime/tokenizer/token_id.h"
 
 #include <cstdint>
@@ -23,37 +24,28 @@
 
 namespace pshard {
 
-enum class SubLayerKind { kEmbed, kAttention, kFfn, kMoe, kHead };
-
-struct SubLayer {
-  SubLayerKind kind;
-  int64_t layer;    // -1 for embed and head
-  std::string name; // "embed", "attn[3]", "ffn[3]", "moe[3]", "head"
-};
-
-// The sub-layers of a model in execution order.
-std::vector<SubLayer> llama_sublayers(const LlamaHParams& hp);
-
 // One pass's activation buffers, in host or device memory. Only `hidden` (the
 // residual stream) lives from one sub-layer to the next; the rest is scratch.
 struct ActivationPtrs {
   float *hidden = nullptr, *normed = nullptr, *q = nullptr, *k = nullptr, *v = nullptr,
         *attn_out = nullptr, *proj = nullptr, *gate = nullptr, *up = nullptr;
-  // MoE only: router logits, rows gathered for one expert, its output, the weighted sum.
-  float *router = nullptr, *expert_in = nullptr, *expert_out = nullptr, *moe_out = nullptr;
+  // MoE only: router logits, rows gathered for one expert, its output, the weighted sum,
+  // and the shared expert's gate logit (one per token; with a shared expert only).
+  float *router = nullptr, *expert_in = nullptr, *expert_out = nullptr, *moe_out = nullptr,
+        *shexp_gate = nullptr;
   float* logits = nullptr; // of one token
 };
 
 // Floats of the activations of a pass of n tokens, packed in one buffer. The planner's
 // ModelGraph::activation_bytes mirrors this (it sizes the device's activation buffer).
-size_t activation_floats(const LlamaHParams& hp, int64_t n_tokens);
+size_t activation_floats(const ModelHParams& hp, int64_t n_tokens);
 // Carves activation_floats(hp, n_tokens) floats at `base` into the buffers.
-ActivationPtrs carve_activations(const LlamaHParams& hp, int64_t n_tokens, float* base);
+ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n_tokens, float* base);
 
 // Host activations, sized for up to max_tokens new tokens.
 class Activations {
 public:
-  void reserve(const LlamaHParams& hp, int64_t max_tokens);
+  void reserve(const ModelHParams& hp, int64_t max_tokens);
   size_t bytes() const { return storage_.size() * sizeof(float); }
   int64_t max_tokens() const { return max_tokens_; }
   const ActivationPtrs& ptrs() const { return ptrs_; }
@@ -81,11 +73,11 @@ struct SubLayerWeights {
 };
 
 // The weights of sub-layer `s` where the model maps them (host memory).
-SubLayerWeights host_sublayer_weights(const LlamaWeights& w, const SubLayer& s);
+SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s);
 
 // What a sub-layer reads and writes during one pass over tokens [pos0, pos0 + n_tokens).
 struct ForwardPass {
-  const LlamaHParams& hp;
+  const ModelHParams& hp;
   Ops& ops;
   const ActivationPtrs& act;
   int64_t pos0 = 0;
@@ -97,6 +89,8 @@ void embed_forward(ForwardPass& pass, const MatrixView& table);
 void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv);
 void ffn_forward(ForwardPass& pass, const FfnWeights& w);
+// The SwiGLU of `w` over act.normed into out (n_tokens x n_embd), scratch act.gate/up.
+void swiglu_forward(ForwardPass& pass, const FfnWeights& w, float* out);
 void moe_forward(ForwardPass& pass, const MoeWeights& w);
 // Logits of the last token of the batch into act.logits.
 void head_forward(ForwardPass& pass, const HeadWeights& w);

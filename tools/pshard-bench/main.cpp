@@ -8,7 +8,7 @@
 // tokens/s) as a share of the measured bandwidth; for pp rows the matmul GFLOP/s.
 #include "runtime/core/thread_pool.h"
 #include "runtime/kernels/cpu_isa.h"
-#include "runtime/model/llama_model.h"
+#include "runtime/model/model.h"
 #include "tools/pshard-bench/bench_output.h"
 #include "tools/pshard-bench/memory_bandwidth.h"
 #include "tools/pshard-bench/model_bench.h"
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   for (const std::string& path : opt.models)
     for (int64_t use_mmap : opt.use_mmap) {
       auto model =
-          LlamaModel::load(path, use_mmap ? gguf::OpenMode::kMapData : gguf::OpenMode::kReadData);
+          Model::load(path, use_mmap ? gguf::OpenMode::kMapData : gguf::OpenMode::kReadData);
       if (!model.ok())
         return fail(model.status().to_string());
       const ModelFacts facts = describe_model(**model, base_name(path));

@@ -34,9 +34,9 @@ std::vector<TokenId> random_tokens(int64_t n, int64_t n_vocab, uint32_t seed) {
 
 } // namespace
 
-ModelFacts describe_model(const LlamaModel& model, const std::string& filename) {
-  const LlamaHParams& hp = model.hparams();
-  const LlamaWeights& w = model.weights();
+ModelFacts describe_model(const Model& model, const std::string& filename) {
+  const ModelHParams& hp = model.hparams();
+  const ModelWeights& w = model.weights();
   ModelFacts f;
   f.filename = filename;
   f.size_bytes = model.weight_bytes();
@@ -77,13 +77,13 @@ ModelFacts describe_model(const LlamaModel& model, const std::string& filename) 
   return f;
 }
 
-Status run_test(const LlamaModel& model, int repetitions, BenchRow& row,
+Status run_test(const Model& model, int repetitions, BenchRow& row,
                 const std::function<void(int rep)>& progress) {
   const int64_t n_vocab = model.hparams().n_vocab;
   const int64_t n_ctx = std::max<int64_t>(row.n_prompt + row.n_gen, 16);
   row.n_batch = std::max<int64_t>(row.n_prompt, 1);
   PSHARD_ASSIGN_OR_RETURN(auto session,
-                          LlamaSession::create(model, {n_ctx, row.n_threads, row.n_batch}));
+                          CpuSession::create(model, {n_ctx, row.n_threads, row.n_batch}));
   const std::vector<TokenId> prompt = random_tokens(row.n_prompt, n_vocab, 1);
   const std::vector<TokenId> gen = random_tokens(row.n_gen, n_vocab, 2);
 

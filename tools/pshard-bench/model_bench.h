@@ -4,17 +4,17 @@
 #pragma once
 
 #include "runtime/core/status.h"
-#include "runtime/model/llama_model.h"
+#include "runtime/model/model.h"
 #include "tools/pshard-bench/bench_types.h"
 
 #include <functional>
 
 namespace pshard::bench {
 
-ModelFacts describe_model(const LlamaModel& model, const std::string& filename);
+ModelFacts describe_model(const Model& model, const std::string& filename);
 
 // Fills row.samples_ns. `progress` is called before each repetition (0 = warm-up).
-Status run_test(const LlamaModel& model, int repetitions, BenchRow& row,
+Status run_test(const Model& model, int repetitions, BenchRow& row,
                 const std::function<void(int rep)>& progress);
 
 } // namespace pshard::bench

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   spec.type = *parsed;
   if (pshard::Status s = pshard::parse_type_overrides(overrides, &spec); !s.ok())
     return fail(s);
-  if (pshard::Status s = pshard::write_llama_model(spec, out); !s.ok())
+  if (pshard::Status s = pshard::write_model(spec, out); !s.ok())
     return fail(s);
   return 0;
 }

@@ -142,7 +142,7 @@ Status parse_type_overrides(const std::string& text, ModelSpec* spec) {
   return Status::ok_status();
 }
 
-Status write_llama_model(const ModelSpec& s, const std::string& path) {
+Status write_model(const ModelSpec& s, const std::string& path) {
   PSHARD_RETURN_IF_ERROR(check_spec(s));
   ModelWriter m(s);
   gguf::GgufWriter& w = m.writer();

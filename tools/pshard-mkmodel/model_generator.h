@@ -6,7 +6,7 @@
 //   ModelSpec spec;
 //   spec.n_embd = 2048; spec.n_layer = 16; spec.n_head = 32; spec.n_head_kv = 8;
 //   spec.n_ff = 8192; spec.type = TensorType::kQ4_0;
-//   PSHARD_RETURN_IF_ERROR(write_llama_model(spec, "llama-1b-q4_0.gguf"));
+//   PSHARD_RETURN_IF_ERROR(write_model(spec, "llama-1b-q4_0.gguf"));
 #pragma once
 
 #include "runtime/core/status.h"
@@ -44,6 +44,6 @@ struct ModelSpec {
 // Parses "ffn_down=f32,token_embd=q8_0" into spec.overrides.
 Status parse_type_overrides(const std::string& text, ModelSpec* spec);
 
-Status write_llama_model(const ModelSpec& spec, const std::string& path);
+Status write_model(const ModelSpec& spec, const std::string& path);
 
 } // namespace pshard

@@ -28,7 +28,7 @@ uint64_t roundCount(double v) { return v <= 0 ? 0 : static_cast<uint64_t>(std::l
 // The hyperparameters as one dictionary: the IR shows them, and activation and workspace
 // sizes (ModelGraph::activation_bytes) are computed from them when reading back.
 DictionaryAttr hparamsAttr(Builder& b, const ModelGraph& g) {
-  const LlamaHParams& hp = g.hparams;
+  const ModelHParams& hp = g.hparams;
   auto i = [&](int64_t v) { return b.getI64IntegerAttr(v); };
   auto f = [&](float v) { return b.getF32FloatAttr(v); };
   NamedAttrList list;
@@ -137,7 +137,7 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
     g.architecture = arch.str();
   if (auto name = hp.getAs<StringAttr>("name"))
     g.name = name.str();
-  LlamaHParams& h = g.hparams;
+  ModelHParams& h = g.hparams;
   h.name = g.name;
   if (failed(readHParam(model, "n_vocab", h.n_vocab)) ||
       failed(readHParam(model, "n_embd", h.n_embd)) ||

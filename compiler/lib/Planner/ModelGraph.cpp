@@ -22,7 +22,7 @@ SubLayerInfo make_sublayer(std::string name, SubLayerKind kind, int64_t layer) {
 }
 
 // The sub-layer skeleton in execution order, as runtime/model/sublayer.cpp makes it.
-std::vector<SubLayerInfo> skeleton(const LlamaHParams& hp) {
+std::vector<SubLayerInfo> skeleton(const ModelHParams& hp) {
   std::vector<SubLayerInfo> out;
   out.push_back(make_sublayer("embed", SubLayerKind::kEmbed, -1));
   for (int64_t il = 0; il < hp.n_layer; ++il) {
@@ -72,7 +72,7 @@ MatmulGroup matmul_of(const TensorRef& t, int64_t count, int64_t pool) {
   return g;
 }
 
-Status assign(std::vector<SubLayerInfo>& subs, const LlamaHParams& hp, const TensorRef& t,
+Status assign(std::vector<SubLayerInfo>& subs, const ModelHParams& hp, const TensorRef& t,
               bool tied_output) {
   auto attn = [&](int64_t il) -> SubLayerInfo& { return subs[static_cast<size_t>(1 + 2 * il)]; };
   auto ffn = [&](int64_t il) -> SubLayerInfo& { return subs[static_cast<size_t>(2 + 2 * il)]; };
@@ -125,7 +125,7 @@ Status assign(std::vector<SubLayerInfo>& subs, const LlamaHParams& hp, const Ten
   return Status::ok_status();
 }
 
-ModelGraph assemble(const LlamaHParams& hp, std::vector<SubLayerInfo> subs) {
+ModelGraph assemble(const ModelHParams& hp, std::vector<SubLayerInfo> subs) {
   ModelGraph g;
   g.hparams = hp;
   g.name = hp.name;
@@ -140,7 +140,7 @@ ModelGraph assemble(const LlamaHParams& hp, std::vector<SubLayerInfo> subs) {
 } // namespace
 
 Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
-  PSHARD_ASSIGN_OR_RETURN(LlamaHParams hp, read_llama_hparams(file));
+  PSHARD_ASSIGN_OR_RETURN(ModelHParams hp, read_model_hparams(file));
   if (hp.n_layer < 1)
     return unsupported("the model has no layers (llama.block_count = 0)");
   const bool tied = file.find_tensor("output.weight") == nullptr;
@@ -161,7 +161,7 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
   return g;
 }
 
-ModelGraph synthetic_model_graph(const LlamaHParams& hp, TensorType type) {
+ModelGraph synthetic_model_graph(const ModelHParams& hp, TensorType type) {
   std::vector<SubLayerInfo> subs = skeleton(hp);
   uint64_t offset = 0;
   auto add = [&](const std::string& name, std::vector<int64_t> dims, TensorType ty) {

@@ -108,7 +108,7 @@ uint64_t ModelGraph::hidden_bytes(int64_t n_tokens) const {
 }
 
 uint64_t ModelGraph::activation_bytes(int64_t n_tokens) const {
-  const LlamaHParams& hp = hparams;
+  const ModelHParams& hp = hparams;
   // Mirrors runtime/model/sublayer.h's Activations: hidden, normed, q, k, v, attn_out,
   // proj, gate, up per token, the MoE scratch, and logits of one token.
   int64_t per_token = 3 * hp.n_embd + 2 * hp.q_dim() + 2 * hp.kv_dim() + 2 * hp.n_ff;

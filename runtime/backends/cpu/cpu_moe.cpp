@@ -9,7 +9,7 @@
 namespace pshard {
 
 std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_tokens,
-                                              int64_t n_expert, int64_t k) {
+                                              int64_t n_expert, int64_t k, bool normalize) {
   std::vector<std::vector<MoeRoute>> routes(static_cast<size_t>(n_expert));
   std::vector<int64_t> order(static_cast<size_t>(n_expert));
   for (int64_t t = 0; t < n_tokens; ++t) {
@@ -22,6 +22,8 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
     float sum = 0.0f;
     for (int64_t i = 0; i < k; ++i)
       sum += probs[order[static_cast<size_t>(i)]];
+    if (!normalize)
+      sum = 1.0f;
     for (int64_t i = 0; i < k; ++i) {
       const int64_t e = order[static_cast<size_t>(i)];
       routes[static_cast<size_t>(e)].push_back({t, probs[e] / sum});
@@ -33,7 +35,8 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
 void CpuOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n,
                           float* out) {
   const int64_t d = moe.n_embd, ff = moe.n_ff;
-  const auto routes = moe_routes(router_logits, n, moe.gate.n_expert, moe.n_expert_used);
+  const auto routes =
+      moe_routes(router_logits, n, moe.gate.n_expert, moe.n_expert_used, moe.normalize_weights);
   std::fill_n(out, n * d, 0.0f);
   for (int64_t e = 0; e < moe.gate.n_expert; ++e) {
     const auto& r = routes[static_cast<size_t>(e)];

@@ -3,6 +3,7 @@
 #include "runtime/kernels/quantize.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pshard {
 
@@ -34,6 +35,19 @@ void CpuOps::silu_mul(const float* gate, const float* up, float* out, int64_t n)
 }
 
 void CpuOps::add(float* y, const float* x, int64_t n) { add_inplace(y, x, n); }
+
+void CpuOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) {
+  for (int64_t t = 0; t < n_tokens; ++t)
+    add_inplace(y + t * d, bias, d);
+}
+
+void CpuOps::add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d) {
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const float g = 1.0f / (1.0f + std::exp(-gate[t]));
+    for (int64_t i = 0; i < d; ++i)
+      y[t * d + i] += g * x[t * d + i];
+  }
+}
 
 void CpuOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {
   for (size_t t = 0; t < tokens.size(); ++t) {

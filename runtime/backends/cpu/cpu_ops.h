@@ -30,6 +30,9 @@ public:
                  int64_t n_tokens, float* out) override;
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void add(float* y, const float* x, int64_t n) override;
+  void add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) override;
+  void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens,
+                 int64_t d) override;
   void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) override;
   void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n_tokens,
                     float* out) override;
@@ -45,10 +48,11 @@ struct MoeRoute {
 };
 
 // Softmax over each token's router logits (in place), then the top-k experts per token,
-// weights renormalised to sum to one, ties to the lower index: routes[e] lists the
-// tokens of expert e in token order. Shared by the dispatch and by the executor, which
-// routes on the host to stream only the experts a pass needs.
+// ties to the lower index, weights renormalised to sum to one when `normalize`:
+// routes[e] lists the tokens of expert e in token order. Shared by the dispatch and by
+// the executor, which routes on the host to stream only the experts a pass needs.
 std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_tokens,
-                                              int64_t n_expert, int64_t n_expert_used);
+                                              int64_t n_expert, int64_t n_expert_used,
+                                              bool normalize);
 
 } // namespace pshard

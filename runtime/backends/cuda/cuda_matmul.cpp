@@ -144,7 +144,8 @@ void CudaOps::moe_dispatch(const float* x, float* router_logits, const MoeDispat
                            n_routes * sizeof(float), cudaMemcpyHostToDevice, stream_),
            "moe host route weights", __LINE__);
     } else {
-      note(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k, ws_.route_experts,
+      note(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k, moe.normalize_weights,
+                              ws_.route_experts,
                               ws_.route_weights, stream_),
            "moe_route", __LINE__);
     }

@@ -29,9 +29,7 @@ void CudaOps::rms_norm(const float* x, const float* weight, float* y, int64_t n_
 }
 
 void CudaOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p) {
-  note(kernels::rope(x, n_tokens, n_heads, p.head_dim, p.rot_dim, pos0, p.freq_base, p.freq_scale,
-                     p.freq_factors, stream_),
-       "rope", __LINE__);
+  note(kernels::rope(x, n_tokens, n_heads, pos0, p, stream_), "rope", __LINE__);
 }
 
 void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
@@ -57,6 +55,14 @@ void CudaOps::silu_mul(const float* gate, const float* up, float* out, int64_t n
 
 void CudaOps::add(float* y, const float* x, int64_t n) {
   note(kernels::add(y, x, n, stream_), "add", __LINE__);
+}
+
+void CudaOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) {
+  note(kernels::add_bias(y, bias, n_tokens, d, stream_), "add_bias", __LINE__);
+}
+
+void CudaOps::add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d) {
+  note(kernels::add_gated(y, x, gate, n_tokens, d, stream_), "add_gated", __LINE__);
 }
 
 void CudaOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {

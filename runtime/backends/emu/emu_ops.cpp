@@ -35,6 +35,14 @@ void EmuOps::add(float* y, const float* x, int64_t n) {
   q_.push_work([=, this] { cpu_.add(y, x, n); });
 }
 
+void EmuOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) {
+  q_.push_work([=, this] { cpu_.add_bias(y, bias, n_tokens, d); });
+}
+
+void EmuOps::add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d) {
+  q_.push_work([=, this] { cpu_.add_gated(y, x, gate, n_tokens, d); });
+}
+
 void EmuOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {
   q_.push_work([=, this, ids = std::vector<TokenId>(tokens.begin(), tokens.end())] {
     cpu_.embed_rows(table, ids, out);

@@ -23,6 +23,9 @@ public:
                  int64_t n_tokens, float* out) override;
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void add(float* y, const float* x, int64_t n) override;
+  void add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) override;
+  void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens,
+                 int64_t d) override;
   void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) override;
   void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n_tokens,
                     float* out) override;

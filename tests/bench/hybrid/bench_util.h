@@ -27,7 +27,7 @@ inline Result<std::string> generated_model(const std::string& dir, const ModelSp
   const std::string path = dir + "/" + spec.name + "-" + tensor_type_name(spec.type) + ".gguf";
   if (std::filesystem::exists(path))
     return path;
-  PSHARD_RETURN_IF_ERROR(write_llama_model(spec, path));
+  PSHARD_RETURN_IF_ERROR(write_model(spec, path));
   return path;
 }
 

@@ -34,7 +34,7 @@ Result<Profile> emu_profile(const EmuOptions& eo, const std::string& path) {
 // Median measured ms of passes of `tier` tokens with the plan of that tier, each at a
 // full KV cache: the context the estimator prices every plan at (n_ctx cached
 // positions read by attention, and copied for streamed attention blocks).
-Result<double> measure(const LlamaModel& model, const Schedule& s, EmuOptions eo, uint64_t budget,
+Result<double> measure(const Model& model, const Schedule& s, EmuOptions eo, uint64_t budget,
                        int64_t tier, int64_t n_ctx) {
   eo.memory_bytes = std::max<uint64_t>(budget, 1 << 20);
   PSHARD_ASSIGN_OR_RETURN(auto device, EmuDevice::create(eo));
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   auto path = generated_model(dir, spec);
   if (!path.ok())
     return fail(path.status());
-  auto model = LlamaModel::load(*path);
+  auto model = Model::load(*path);
   if (!model.ok())
     return fail(model.status());
   std::printf("profiling the emulated GPU (PCIe %.1f GB/s, 1 compute thread)...\n", gbps);

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   auto path = bench_model(dir);
   if (!path.ok())
     return fail(path.status());
-  auto model = LlamaModel::load(*path);
+  auto model = Model::load(*path);
   if (!model.ok())
     return fail(model.status());
 

@@ -28,7 +28,7 @@ protected:
     spec.sparse = true;
     model_path_ = (std::filesystem::temp_directory_path() /
                    ("pshard_artifact_" + std::to_string(::getpid()) + ".gguf")).string();
-    ASSERT_TRUE(write_llama_model(spec, model_path_).ok());
+    ASSERT_TRUE(write_model(spec, model_path_).ok());
     auto file = gguf::GgufFile::open(model_path_, gguf::OpenMode::kMetadataOnly);
     ASSERT_TRUE(file.ok());
     file_ = std::move(*file);
@@ -175,7 +175,7 @@ TEST_F(Artifact, AnotherModelIsRefusedNamingBothFingerprints) {
   other.type = TensorType::kF16; // same shape, another quantization
   other.sparse = true;
   const std::string path = model_path_ + ".other.gguf";
-  ASSERT_TRUE(write_llama_model(other, path).ok());
+  ASSERT_TRUE(write_model(other, path).ok());
   auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
   std::filesystem::remove(path);
   ASSERT_TRUE(file.ok());

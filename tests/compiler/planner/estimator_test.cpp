@@ -63,7 +63,7 @@ TEST(Simulate, RoutedExpertsWaitForTheirInput) {
 }
 
 TEST(Simulate, RecordsPerSubLayerTimesAndBusyTime) {
-  LlamaHParams hp;
+  ModelHParams hp;
   hp.n_layer = 0;
   ModelGraph graph;
   graph.sublayers.resize(2);
@@ -83,7 +83,7 @@ TEST(Simulate, RecordsPerSubLayerTimesAndBusyTime) {
 }
 
 TEST(Roofline, FfnIsTheMaxOfComputeAndBandwidthPerMatrix) {
-  LlamaHParams hp;
+  ModelHParams hp;
   hp.n_vocab = 256;
   hp.n_embd = 64;
   hp.n_layer = 1;
@@ -114,7 +114,7 @@ TEST(Roofline, FfnIsTheMaxOfComputeAndBandwidthPerMatrix) {
 }
 
 TEST(ModelGraph, MoeTouchesMoreDistinctExpertsAtLargerTiers) {
-  LlamaHParams hp;
+  ModelHParams hp;
   hp.n_vocab = 256;
   hp.n_embd = 64;
   hp.n_layer = 2;

@@ -20,7 +20,7 @@ std::string temp_path(const std::string& name) {
 
 ModelFingerprint fingerprint_of(const ModelSpec& spec, const std::string& name) {
   const std::string path = temp_path(name);
-  const Status written = write_llama_model(spec, path);
+  const Status written = write_model(spec, path);
   EXPECT_TRUE(written.ok()) << written.to_string();
   auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
   EXPECT_TRUE(file.ok()) << file.status().to_string();
@@ -77,7 +77,7 @@ TEST(ModelGraph, FromAGeneratedMoeFile) {
   spec.n_expert = 8;
   spec.n_expert_used = 2;
   const std::string path = temp_path("moe.gguf");
-  ASSERT_TRUE(write_llama_model(spec, path).ok());
+  ASSERT_TRUE(write_model(spec, path).ok());
   auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
   ASSERT_TRUE(file.ok()) << file.status().to_string();
   auto graph = planner::build_model_graph(**file);

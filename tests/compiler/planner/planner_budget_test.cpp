@@ -12,8 +12,8 @@
 namespace pshard::planner {
 namespace {
 
-LlamaHParams small_model() {
-  LlamaHParams hp;
+ModelHParams small_model() {
+  ModelHParams hp;
   hp.name = "small";
   hp.n_vocab = 32000;
   hp.n_embd = 2048;
@@ -169,7 +169,7 @@ TEST(PlannerTiming, Moe235bShapeTenBudgetsSixTiers) {
   ASSERT_TRUE(profile.ok()) << profile.status().to_string();
   auto machine = ProfileMachineModel::create(*profile);
   ASSERT_TRUE(machine.ok()) << machine.status().to_string();
-  LlamaHParams hp; // Qwen3-235B-A22B's shape
+  ModelHParams hp; // Qwen3-235B-A22B's shape
   hp.name = "235b-shape";
   hp.n_vocab = 151936;
   hp.n_embd = 4096;

@@ -11,11 +11,11 @@
 namespace pshard::planner {
 namespace {
 
-LlamaHParams random_shape(std::mt19937_64& rng) {
+ModelHParams random_shape(std::mt19937_64& rng) {
   auto pick = [&](std::initializer_list<int64_t> v) {
     return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
   };
-  LlamaHParams hp;
+  ModelHParams hp;
   hp.name = "random";
   hp.n_embd = pick({256, 512, 1024, 2048, 4096});
   hp.n_head = pick({4, 8, 16, 32});
@@ -62,7 +62,7 @@ std::vector<bool> resident_of(const Plan& p) {
 TEST(PlannerProperties, RandomShapesAndMachines) {
   std::mt19937_64 rng(20240611);
   for (int trial = 0; trial < 40; ++trial) {
-    const LlamaHParams hp = random_shape(rng);
+    const ModelHParams hp = random_shape(rng);
     const TensorType type = trial % 3 == 0 ? TensorType::kF16 : TensorType::kQ4_0;
     const ModelGraph graph = synthetic_model_graph(hp, type);
     const FixedMachineModel machine(random_machine(rng));

@@ -11,7 +11,7 @@ using namespace pshard::testing;
 const std::vector<TokenId> kPrompt = {1, 403, 407, 261, 378};
 
 struct Fixture {
-  std::unique_ptr<LlamaModel> model;
+  std::unique_ptr<Model> model;
   Compiled compiled;
 };
 
@@ -19,7 +19,7 @@ std::optional<Fixture> load(const std::string& name) {
   const std::string path = shared_model(name);
   if (!std::filesystem::exists(path))
     return std::nullopt;
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 4, 16}, 64);
   EXPECT_TRUE(model.ok() && compiled.ok());
   if (!model.ok() || !compiled.ok())
@@ -37,7 +37,7 @@ HybridParams params_with(uint64_t budget) {
 
 TEST(BadInputs, ArtifactForAnotherModelIsRefusedNamingBothFingerprints) {
   auto f = load("stories260K.gguf");
-  auto other = LlamaModel::load(shared_model("stories260K-F16.gguf"));
+  auto other = Model::load(shared_model("stories260K-F16.gguf"));
   if (!f || !other.ok())
     GTEST_SKIP() << "shared models are not present";
   auto s = HybridSession::create(**other, &f->compiled.schedule, nullptr,
@@ -95,7 +95,7 @@ TEST(BadInputs, BudgetChangeBelowTheMinimumFailsAndTheSessionGoesOn) {
   auto f = load("stories260K.gguf");
   if (!f)
     GTEST_SKIP() << "shared model is not present";
-  auto reference_session = LlamaSession::create(*f->model, {64, 1, 256});
+  auto reference_session = CpuSession::create(*f->model, {64, 1, 256});
   ASSERT_TRUE(reference_session.ok());
   Trace reference;
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, 8, &reference));
@@ -148,7 +148,7 @@ TEST(BadInputs, DeviceSmallerThanTheBudgetFailsLikeAnOutOfMemory) {
   ASSERT_OK((*device2)->set_capacity(sched.budgets().front()));
   const Status st = (*s2)->set_budget(sched.budgets().back());
   EXPECT_EQ(st.code(), StatusCode::kOutOfMemory) << st.to_string();
-  auto reference_session = LlamaSession::create(*f->model, {64, 1, 256});
+  auto reference_session = CpuSession::create(*f->model, {64, 1, 256});
   ASSERT_TRUE(reference_session.ok());
   Trace reference, got;
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, 6, &reference));

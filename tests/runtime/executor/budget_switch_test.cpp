@@ -29,11 +29,11 @@ void change_budget(HybridSession& s, EmuDevice& d, uint64_t budget, uint64_t mem
 }
 
 void run_random_budgets(const std::string& path, planner::Strategy strategy, uint32_t seed) {
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
   constexpr int64_t kCtx = 160;
   constexpr int kSteps = 120;
-  auto reference_session = LlamaSession::create(**model, {kCtx, 2, 256});
+  auto reference_session = CpuSession::create(**model, {kCtx, 2, 256});
   ASSERT_TRUE(reference_session.ok());
   Trace reference;
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));
@@ -104,7 +104,7 @@ TEST(BudgetSwitch, MoeModelKeepsTokensAcrossBudgets) {
 TEST(BudgetSwitch, RaisingTheBudgetUploadsOnlyTheNewWeights) {
   const std::string path = shared_model("stories260K.gguf");
   PSHARD_SKIP_IF_MISSING(path);
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
   auto compiled = compile_schedule(path, planner::Strategy::kStatic, {1, 4}, 64);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
@@ -141,7 +141,7 @@ TEST(BudgetSwitch, RaisingTheBudgetUploadsOnlyTheNewWeights) {
   }
   EXPECT_GT(uploaded_total, 0u);
   // And the weights in place are right: the session still gives the CPU's tokens.
-  auto reference = LlamaSession::create(**model, {64, 1, 256});
+  auto reference = CpuSession::create(**model, {64, 1, 256});
   ASSERT_TRUE(reference.ok());
   Trace want, got;
   ASSERT_OK(greedy_trace(**reference, kPrompt, 8, &want));

@@ -42,6 +42,12 @@ public:
     inner_.silu_mul(g, u, out, n);
   }
   void add(float* y, const float* x, int64_t n) override { inner_.add(y, x, n); }
+  void add_bias(float* y, const float* b, int64_t n, int64_t d) override {
+    inner_.add_bias(y, b, n, d);
+  }
+  void add_gated(float* y, const float* x, const float* g, int64_t n, int64_t d) override {
+    inner_.add_gated(y, x, g, n, d);
+  }
   void embed_rows(const MatrixView& t, std::span<const TokenId> ids, float* out) override {
     inner_.embed_rows(t, ids, out);
   }
@@ -146,7 +152,7 @@ const std::vector<TokenId> kPrompt = {1, 40, 47, 26, 37, 29, 31};
 // Runs `steps` greedy tokens with every plan of `sched` forced in turn on a checking
 // emulated device whose backend needs `kernel_bytes` of scratch; `check` sees each run.
 template <typename Check>
-void for_every_plan(const LlamaModel& model, const Schedule& sched, uint64_t kernel_bytes,
+void for_every_plan(const Model& model, const Schedule& sched, uint64_t kernel_bytes,
                     int steps, Check check) {
   for (uint64_t budget : sched.budgets())
     for (int64_t tier : sched.tiers()) {
@@ -169,9 +175,9 @@ void for_every_plan(const LlamaModel& model, const Schedule& sched, uint64_t ker
 
 TEST(DeviceHandoff, RoutedExpertsComeWithTheHostsRoutes) {
   const std::string path = invariance_model_path("mk-moe6", "handoff-");
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
-  auto reference_session = LlamaSession::create(**model, {kCtx, 2, 256});
+  auto reference_session = CpuSession::create(**model, {kCtx, 2, 256});
   ASSERT_TRUE(reference_session.ok());
   Trace reference;
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, 4, &reference));
@@ -189,7 +195,7 @@ TEST(DeviceHandoff, RoutedExpertsComeWithTheHostsRoutes) {
 
 TEST(DeviceHandoff, EveryGpuPlanHoldsTheKernelScratchWithinItsBudget) {
   const std::string path = invariance_model_path("mk-dense6", "handoff-");
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
   const uint64_t kernel = 3ull << 20;
   planner::FixedMachineParams machine = test_machine();
@@ -207,7 +213,7 @@ TEST(DeviceHandoff, EveryGpuPlanHoldsTheKernelScratchWithinItsBudget) {
 
 TEST(DeviceHandoff, APlanWithoutTheKernelScratchIsRefusedAtCreation) {
   const std::string path = invariance_model_path("mk-dense6", "handoff-");
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
   auto compiled = compile_schedule(path, planner::Strategy::kGpuOnly, {1}, kCtx); // no scratch
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();

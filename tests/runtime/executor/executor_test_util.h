@@ -7,7 +7,7 @@
 #include "pshard/Target/ScheduleEmitter.h"
 #include "runtime/backends/emu/emu_device.h"
 #include "runtime/executor/hybrid_session.h"
-#include "runtime/model/llama_model.h"
+#include "runtime/model/model.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
 #include <algorithm>
@@ -46,7 +46,7 @@ inline std::string invariance_model_path(const std::string& name, const std::str
     spec.n_expert_used = 2;
     spec.tied_output = true;
   }
-  const Status s = write_llama_model(spec, path);
+  const Status s = write_model(spec, path);
   EXPECT_TRUE(s.ok()) << s.to_string();
   return path;
 }

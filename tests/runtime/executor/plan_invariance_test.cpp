@@ -37,9 +37,9 @@ class PlanInvariance : public ::testing::TestWithParam<std::string> {};
 TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
   const std::string path = invariance_model_path(GetParam());
   PSHARD_SKIP_IF_MISSING(path);
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
-  auto reference_session = LlamaSession::create(**model, {kCtx, 2, 256});
+  auto reference_session = CpuSession::create(**model, {kCtx, 2, 256});
   ASSERT_TRUE(reference_session.ok());
   Trace reference;
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));

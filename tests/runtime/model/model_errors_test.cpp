@@ -23,7 +23,7 @@ protected:
 
   std::string make(ModelSpec spec, const std::string& name) {
     const std::string path = (dir_ / name).string();
-    Status s = write_llama_model(spec, path);
+    Status s = write_model(spec, path);
     EXPECT_TRUE(s.ok()) << s.to_string();
     return path;
   }
@@ -89,7 +89,7 @@ TEST_F(ModelFilesTest, RefusesOtherArchitectures) {
   const std::string path = rewrite(make(small_spec(), "m.gguf"), "gpt2.gguf", [](auto& md, auto&) {
     set_string(md, "general.architecture", "gpt2");
   });
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(model.status().message().find("'gpt2'"), std::string::npos);
@@ -99,7 +99,7 @@ TEST_F(ModelFilesTest, NamesAMissingTensor) {
   const std::string path = rewrite(make(small_spec(), "m.gguf"), "missing.gguf", [](auto&, auto& t) {
     std::erase_if(t, [](const gguf::TensorInfo& i) { return i.name == "blk.1.ffn_up.weight"; });
   });
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.status().message().find("blk.1.ffn_up.weight"), std::string::npos);
 }
@@ -110,16 +110,16 @@ TEST_F(ModelFilesTest, NamesAShapeThatDisagreesWithMetadata) {
       if (kv.key == "llama.feed_forward_length")
         kv.value = gguf::Value{uint32_t{128}};
   });
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.status().message().find("blk.0.ffn_gate.weight"), std::string::npos);
   EXPECT_NE(model.status().message().find("shape"), std::string::npos);
 }
 
 TEST_F(ModelFilesTest, SessionRejectsBadTokensAndContextOverflowWithoutChangingState) {
-  auto model = LlamaModel::load(make(small_spec(), "m.gguf"));
+  auto model = Model::load(make(small_spec(), "m.gguf"));
   ASSERT_TRUE(model.ok());
-  auto session = LlamaSession::create(**model, {8, 1, 4});
+  auto session = CpuSession::create(**model, {8, 1, 4});
   ASSERT_TRUE(session.ok());
   std::vector<TokenId> bad = {1, 100000};
   auto r = (*session)->decode(bad);

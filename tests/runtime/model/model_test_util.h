@@ -22,11 +22,11 @@ inline std::string shared_model(const std::string& name) {
 // Greedy continuation of `prompt` by the model at `path`.
 inline GenerateResult greedy(const std::string& path, const std::string& prompt, int32_t n,
                              int32_t threads = 1, int64_t n_batch = 256, int32_t top_logprobs = 0) {
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   EXPECT_TRUE(model.ok()) << model.status().to_string();
   auto tokenizer = Tokenizer::from_gguf((*model)->file());
   EXPECT_TRUE(tokenizer.ok()) << tokenizer.status().to_string();
-  auto session = LlamaSession::create(**model, {0, threads, n_batch});
+  auto session = CpuSession::create(**model, {0, threads, n_batch});
   EXPECT_TRUE(session.ok()) << session.status().to_string();
   SamplerParams sp;
   sp.temperature = 0;

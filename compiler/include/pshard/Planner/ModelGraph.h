@@ -22,7 +22,7 @@
 
 #include "runtime/core/status.h"
 #include "runtime/gguf/gguf_file.h"
-#include "runtime/model/llama_hparams.h"
+#include "runtime/model/hparams.h"
 #include "runtime/schedule/model_fingerprint.h"
 #include "runtime/tensor/tensor_type.h"
 
@@ -94,7 +94,7 @@ struct SubLayerInfo {
 struct ModelGraph {
   std::string name;         // general.name
   std::string architecture; // "llama"
-  LlamaHParams hparams;
+  ModelHParams hparams;
   std::vector<SubLayerInfo> sublayers; // execution order
   ModelFingerprint fingerprint;
   uint64_t file_size = 0;
@@ -112,12 +112,12 @@ struct ModelGraph {
 
 inline constexpr int64_t kAttentionTile = 256;
 
-// Fails (naming the key or tensor) on anything read_llama_hparams refuses or on a
+// Fails (naming the key or tensor) on anything read_model_hparams refuses or on a
 // tensor the llama layout expects but the file lacks.
 Result<ModelGraph> build_model_graph(const gguf::GgufFile& file);
 
 // A graph from hyperparameters alone, every matrix of `type` (property tests and
 // benchmarks on random shapes without writing files). Tensor offsets are synthetic.
-ModelGraph synthetic_model_graph(const LlamaHParams& hp, TensorType type);
+ModelGraph synthetic_model_graph(const ModelHParams& hp, TensorType type);
 
 } // namespace pshard::planner

@@ -18,7 +18,7 @@ std::unique_ptr<sfb::ModelInfoT> model_info(const ModelGraph& g) {
   m->fingerprint_lo = g.fingerprint.lo;
   m->file_size = g.file_size;
   m->total_weight_bytes = g.total_weight_bytes();
-  const LlamaHParams& hp = g.hparams;
+  const ModelHParams& hp = g.hparams;
   m->n_vocab = hp.n_vocab;
   m->n_embd = hp.n_embd;
   m->n_layer = hp.n_layer;

@@ -1,7 +1,9 @@
-// Per-token and elementwise kernels: RMSNorm, RoPE, SiLU·mul, residual add, embedding
+// Per-token and elementwise kernels: RMSNorm, RoPE, SiLU·mul, residual, bias and gated
+// adds, embedding
 // gather, and the conversions feeding cuBLASLt. All memory-bound; written for clarity.
 #include "runtime/backends/cuda/kernels/block_formats.cuh"
 #include "runtime/backends/cuda/kernels/kernels.h"
+#include "runtime/kernels/rope_math.h"
 
 namespace pshard::cuda::kernels {
 namespace {
@@ -29,25 +31,35 @@ __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_
     yr[i] = xr[i] * scale * w[i];
 }
 
-// One thread per (token, head, pair). Angles as the CPU computes them (float powf).
-__global__ void rope_kernel(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
-                            int64_t rot_dim, int64_t pos0, float base, float scale,
-                            const float* factors) {
-  const int64_t pairs = rot_dim / 2;
+// One thread per (token, head, pair); the angle from rope_math.h, as the CPU computes it.
+__global__ void rope_kernel(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
+                            RopeParams rp, YarnCorrDims corr) {
+  const int64_t pairs = rp.rot_dim / 2;
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n_tokens * n_heads * pairs)
     return;
   const int64_t p = i % pairs, h = (i / pairs) % n_heads, t = i / (pairs * n_heads);
-  const float exponent = -2.0f * static_cast<float>(p) / static_cast<float>(rot_dim);
-  float theta = static_cast<float>(pos0 + t) * scale * powf(base, exponent);
-  if (factors != nullptr)
-    theta /= factors[p];
-  float s, c;
-  sincosf(theta, &s, &c);
-  float* pair = x + (t * n_heads + h) * head_dim + 2 * p;
-  const float x0 = pair[0], x1 = pair[1];
-  pair[0] = x0 * c - x1 * s;
-  pair[1] = x0 * s + x1 * c;
+  float c, s;
+  rope_pair_cos_sin(rp, p, pos0 + t, corr, &c, &s);
+  int64_t a, b;
+  rope_pair_offsets(rp, p, &a, &b);
+  float* head = x + (t * n_heads + h) * rp.head_dim;
+  const float x0 = head[a], x1 = head[b];
+  head[a] = x0 * c - x1 * s;
+  head[b] = x0 * s + x1 * c;
+}
+
+__global__ void add_bias_kernel(float* y, const float* bias, int64_t n, int64_t d) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    y[i] += bias[i % d];
+}
+
+__global__ void add_gated_kernel(float* y, const float* x, const float* gate, int64_t n,
+                                 int64_t d) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    y[i] += x[i] / (1.0f + expf(-gate[i / d]));
 }
 
 __global__ void silu_mul_kernel(const float* g, const float* u, float* out, int64_t n) {
@@ -97,12 +109,27 @@ cudaError_t rms_norm(const float* x, const float* w, float* y, int64_t n_tokens,
   return cudaGetLastError();
 }
 
-cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t rot_dim,
-                 int64_t pos0, float base, float scale, const float* factors, cudaStream_t s) {
-  const int64_t n = n_tokens * n_heads * (rot_dim / 2);
+cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p,
+                 cudaStream_t s) {
+  const int64_t n = n_tokens * n_heads * (p.rot_dim / 2);
   if (n > 0)
-    rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, n_tokens, n_heads, head_dim,
-                                                             rot_dim, pos0, base, scale, factors);
+    rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, n_tokens, n_heads, pos0, p,
+                                                             yarn_corr_dims(p));
+  return cudaGetLastError();
+}
+
+cudaError_t add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d, cudaStream_t s) {
+  const int64_t n = n_tokens * d;
+  if (n > 0)
+    add_bias_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(y, bias, n, d);
+  return cudaGetLastError();
+}
+
+cudaError_t add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d,
+                      cudaStream_t s) {
+  const int64_t n = n_tokens * d;
+  if (n > 0)
+    add_gated_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(y, x, gate, n, d);
   return cudaGetLastError();
 }
 

@@ -6,6 +6,7 @@
 // (runtime/tensor/tensor_type.h); quantized rows hold whole 32-value blocks.
 #pragma once
 
+#include "runtime/kernels/ops.h"
 #include "runtime/tensor/tensor_type.h"
 
 #include <cstdint>
@@ -19,10 +20,14 @@ inline constexpr int kMatvecMaxTokens = 8;
 // --- elementwise.cu ---------------------------------------------------------------------
 cudaError_t rms_norm(const float* x, const float* w, float* y, int64_t n_tokens, int64_t d,
                      float eps, cudaStream_t s);
-// freq_factors: device pointer or null.
-cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim, int64_t rot_dim,
-                 int64_t pos0, float freq_base, float freq_scale, const float* freq_factors,
+// p.freq_factors: a device pointer or null.
+cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p,
                  cudaStream_t s);
+// y[t][i] += bias[i] over n_tokens rows of d.
+cudaError_t add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d, cudaStream_t s);
+// y[t][i] += sigmoid(gate[t]) * x[t][i] over n_tokens rows of d.
+cudaError_t add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d,
+                      cudaStream_t s);
 cudaError_t silu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
 cudaError_t add(float* y, const float* x, int64_t n, cudaStream_t s);
 // out[t] = row ids[t] of the table as floats (ids: device memory).
@@ -51,10 +56,10 @@ cudaError_t attention(const float* q, const float* k_cache, const float* v_cache
 
 // --- moe.cu -----------------------------------------------------------------------------
 // Softmax over each token's n_expert logits (in place), top-k (ties to the lower index),
-// weights renormalised; each token's k routes sorted by expert index, so sums run in the
-// CPU's order.
+// weights renormalised when `normalize`; each token's k routes sorted by expert index, so
+// sums run in the CPU's order.
 cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
-                      int32_t* experts, float* weights, cudaStream_t s);
+                      bool normalize, int32_t* experts, float* weights, cudaStream_t s);
 // out[t] (+)= weights[t * stride] * expert_out[t] over d values; `first` assigns.
 cudaError_t moe_accumulate(const float* expert_out, const float* weights, int64_t stride,
                            int64_t n_tokens, int64_t d, bool first, float* out, cudaStream_t s);

@@ -1,5 +1,5 @@
-// The MoE router on the device: softmax, top-k (ties to the lower index), renormalised
-// weights, and the weighted combine of the experts' outputs. One thread per token for
+// The MoE router on the device: softmax, top-k (ties to the lower index), weights
+// (renormalised when the model asks), and the weighted combine of the experts' outputs. One thread per token for
 // routing — n_expert is at most a few hundred, and this runs once per MoE block.
 #include "runtime/backends/cuda/kernels/block_formats.cuh"
 #include "runtime/backends/cuda/kernels/kernels.h"
@@ -12,7 +12,7 @@ namespace {
 constexpr int kMaxUsed = 64;
 
 __global__ void moe_route_kernel(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
-                                 int32_t* experts, float* weights) {
+                                 bool normalize, int32_t* experts, float* weights) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (t >= n_tokens)
     return;
@@ -51,7 +51,7 @@ __global__ void moe_route_kernel(float* logits, int64_t n_tokens, int64_t n_expe
     }
   for (int64_t i = 0; i < k; ++i) {
     experts[t * k + i] = chosen[i];
-    weights[t * k + i] = p[chosen[i]] / chosen_sum;
+    weights[t * k + i] = normalize ? p[chosen[i]] / chosen_sum : p[chosen[i]];
   }
 }
 
@@ -67,12 +67,12 @@ __global__ void moe_accumulate_kernel(const float* eo, const float* w, int64_t s
 } // namespace
 
 cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
-                      int32_t* experts, float* weights, cudaStream_t s) {
+                      bool normalize, int32_t* experts, float* weights, cudaStream_t s) {
   if (k <= 0 || k > kMaxUsed || k > n_expert)
     return cudaErrorInvalidValue;
   if (n_tokens > 0)
-    moe_route_kernel<<<blocks_for(n_tokens, 64), 64, 0, s>>>(logits, n_tokens, n_expert, k, experts,
-                                                             weights);
+    moe_route_kernel<<<blocks_for(n_tokens, 64), 64, 0, s>>>(logits, n_tokens, n_expert, k,
+                                                             normalize, experts, weights);
   return cudaGetLastError();
 }
 

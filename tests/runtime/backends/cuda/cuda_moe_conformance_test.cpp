@@ -132,7 +132,7 @@ TEST(CudaMoeHostRoutes, TheDeviceRunsOnlyTheExpertsTheHostRouted) {
   const auto x = random_floats(static_cast<size_t>(n * dm), 34);
   auto logits = random_floats(static_cast<size_t>(n * n_expert), 35, -2.0f, 2.0f);
   std::vector<float> routed_logits = logits;
-  const auto by_expert = moe_routes(routed_logits.data(), n, n_expert, k);
+  const auto by_expert = moe_routes(routed_logits.data(), n, n_expert, k, /*normalize=*/true);
   auto routes = std::make_shared<MoeRoutes>();
   routes->n_tokens = n;
   routes->k = k;

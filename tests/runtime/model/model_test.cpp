@@ -65,13 +65,13 @@ TEST(LlamaModelTest, NoisyMoeRoutesDifferentlyButStaysDeterministic) {
 TEST(LlamaModelTest, LogitsIndependentOfThreadsAndChunking) {
   const std::string path = shared_model("stories260K.gguf");
   PSHARD_SKIP_IF_MISSING(path);
-  auto model = LlamaModel::load(path);
+  auto model = Model::load(path);
   ASSERT_TRUE(model.ok());
   std::vector<TokenId> prompt;
   for (int i = 0; i < 40; ++i)
     prompt.push_back(static_cast<TokenId>(3 + (i * 37) % 500));
   auto logits_for = [&](int32_t threads, int64_t batch) {
-    auto s = LlamaSession::create(**model, {128, threads, batch});
+    auto s = CpuSession::create(**model, {128, threads, batch});
     EXPECT_TRUE(s.ok());
     auto l = (*s)->decode(prompt);
     EXPECT_TRUE(l.ok());
@@ -91,23 +91,23 @@ TEST(LlamaModelTest, LogitsIndependentOfThreadsAndChunking) {
 TEST(LlamaModelTest, ReadIntoMemoryGivesTheMappedLogits) {
   const std::string path = shared_model("stories260K.gguf");
   PSHARD_SKIP_IF_MISSING(path);
-  auto mapped = LlamaModel::load(path);
-  auto read = LlamaModel::load(path, gguf::OpenMode::kReadData);
+  auto mapped = Model::load(path);
+  auto read = Model::load(path, gguf::OpenMode::kReadData);
   ASSERT_TRUE(mapped.ok() && read.ok()) << read.status().to_string();
   const auto a = (*mapped)->file().mapped_bytes(), b = (*read)->file().mapped_bytes();
   ASSERT_EQ(a.size(), b.size());
   EXPECT_NE(a.data(), b.data());
   EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin()));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % (2u << 20), 0u) << "not on a huge-page boundary";
-  auto logits = [&](const LlamaModel& m) {
-    auto s = LlamaSession::create(m, {64, 2, 256});
+  auto logits = [&](const Model& m) {
+    auto s = CpuSession::create(m, {64, 2, 256});
     EXPECT_TRUE(s.ok());
     auto l = (*s)->decode(kPrompt);
     EXPECT_TRUE(l.ok());
     return std::vector<float>(l->begin(), l->end());
   };
   EXPECT_EQ(logits(**mapped), logits(**read));
-  auto metadata = LlamaModel::load(path, gguf::OpenMode::kMetadataOnly);
+  auto metadata = Model::load(path, gguf::OpenMode::kMetadataOnly);
   ASSERT_FALSE(metadata.ok());
   EXPECT_EQ(metadata.status().code(), StatusCode::kInvalidArgument);
 }

@@ -1,16 +1,16 @@
-// A llama-family model loaded from GGUF: its hyperparameters, its weights bound in
-// place to the file mapping, and its sub-layer sequence.
+// A model of any supported architecture family loaded from GGUF: its hyperparameters,
+// its weights bound in place to the file mapping, and its sub-layer sequence.
 //
-//   PSHARD_ASSIGN_OR_RETURN(auto model, LlamaModel::load("stories260K.gguf"));
-//   PSHARD_ASSIGN_OR_RETURN(auto session, LlamaSession::create(*model, {}));
+//   PSHARD_ASSIGN_OR_RETURN(auto model, Model::load("stories260K.gguf"));
+//   PSHARD_ASSIGN_OR_RETURN(auto session, CpuSession::create(*model, {}));
 //   PSHARD_ASSIGN_OR_RETURN(std::span<const float> logits, session->decode(prompt_ids));
 #pragma once
 
 #include "runtime/backends/cpu/cpu_ops.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/model/decoder.h"
-#include "runtime/model/llama_hparams.h"
-#include "runtime/model/llama_weights.h"
+#include "runtime/model/hparams.h"
+#include "runtime/model/weights.h"
 #include "runtime/model/sublayer.h"
 
 #include <memory>
@@ -19,18 +19,18 @@
 
 namespace pshard {
 
-class LlamaModel {
+class Model {
 public:
   // `data`: kMapData uses the weights in place from a read-only mapping (the default,
   // llama.cpp's mmap); kReadData copies them into huge-page memory (--no-mmap).
-  static Result<std::unique_ptr<LlamaModel>> load(
+  static Result<std::unique_ptr<Model>> load(
       const std::string& path, gguf::OpenMode data = gguf::OpenMode::kMapData);
   // For a file already opened with its data mapped.
-  static Result<std::unique_ptr<LlamaModel>> from_file(std::unique_ptr<gguf::GgufFile> file);
+  static Result<std::unique_ptr<Model>> from_file(std::unique_ptr<gguf::GgufFile> file);
 
   const gguf::GgufFile& file() const { return *file_; }
-  const LlamaHParams& hparams() const { return hparams_; }
-  const LlamaWeights& weights() const { return weights_; }
+  const ModelHParams& hparams() const { return hparams_; }
+  const ModelWeights& weights() const { return weights_; }
   const std::vector<SubLayer>& sublayers() const { return sublayers_; }
   // Bytes of all tensors, as stored in the file.
   uint64_t weight_bytes() const;
@@ -38,8 +38,8 @@ public:
 
 private:
   std::unique_ptr<gguf::GgufFile> file_;
-  LlamaHParams hparams_;
-  LlamaWeights weights_;
+  ModelHParams hparams_;
+  ModelWeights weights_;
   std::vector<SubLayer> sublayers_;
 };
 
@@ -50,9 +50,9 @@ struct SessionParams {
 };
 
 // One sequence being generated: KV cache, scratch activations and a thread pool.
-class LlamaSession final : public Decoder {
+class CpuSession final : public Decoder {
 public:
-  static Result<std::unique_ptr<LlamaSession>> create(const LlamaModel& model,
+  static Result<std::unique_ptr<CpuSession>> create(const Model& model,
                                                       const SessionParams& params);
 
   // Appends tokens at the current position and returns the logits of the last one.
@@ -68,11 +68,11 @@ public:
   size_t allocated_bytes() const { return kv_.bytes() + act_.bytes(); }
 
 private:
-  LlamaSession(const LlamaModel& model, KvCache kv, int32_t threads, int64_t n_batch);
+  CpuSession(const Model& model, KvCache kv, int32_t threads, int64_t n_batch);
   // Only the last chunk of a prompt needs the head (its logits are the ones returned).
   void forward_chunk(std::span<const TokenId> tokens, bool compute_logits);
 
-  const LlamaModel& model_;
+  const Model& model_;
   KvCache kv_;
   Activations act_;
   std::unique_ptr<ThreadPool> pool_;

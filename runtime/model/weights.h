@@ -1,21 +1,26 @@
-// The tensors of a llama-family model, bound in place to the GGUF mapping.
+// The tensors of a model, bound in place to the GGUF mapping, by the layout of
+// tensor_layout.h (the same description the planner prices).
 //
-// Matrices are never copied: a MatrixView points into the mapped file. Only the
-// 1-D norm vectors of a non-F32 file are converted to floats (a few KB per layer).
+// Matrices are never copied: a MatrixView points into the mapped file. Only the 1-D
+// vectors (norms, biases) of a non-F32 file are converted to floats (a few KB per layer).
+//
+//   PSHARD_ASSIGN_OR_RETURN(ModelWeights w, bind_model_weights(*file, hp));
+//   const AttentionWeights& a = w.layers[0].attn;  // a.bq.data is null without biases
 #pragma once
 
 #include "runtime/core/status.h"
 #include "runtime/device/ops.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/kernels/matmul.h"
-#include "runtime/model/llama_hparams.h"
+#include "runtime/model/hparams.h"
 
 #include <memory>
 #include <vector>
 
 namespace pshard {
 
-// A 1-D F32 vector from the file, in place when the file stores F32.
+// A 1-D F32 vector from the file, in place when the file stores F32; null when the
+// model has no such tensor.
 struct VectorWeight {
   const float* data = nullptr;
   std::shared_ptr<std::vector<float>> converted; // backing store when the file is not F32
@@ -27,6 +32,8 @@ using ExpertWeights = ExpertMatrices;
 struct AttentionWeights {
   VectorWeight norm;
   MatrixView wq, wk, wv, wo;
+  VectorWeight bq, bk, bv, bo;   // biases (qwen2 family; optional for llama)
+  VectorWeight q_norm, k_norm;   // per-head RMSNorm before RoPE (qwen3 family)
 };
 
 struct FfnWeights {
@@ -38,6 +45,11 @@ struct MoeWeights {
   VectorWeight norm;
   MatrixView router;     // n_expert x n_embd
   ExpertWeights gate, up, down;
+  // The shared expert every token runs (qwen2moe): a SwiGLU FFN (its norm unused: it
+  // reads the block's normed input) whose output is scaled by sigmoid(shexp_gate_inp · x).
+  // Matrices null when the model has none.
+  FfnWeights shexp;
+  MatrixView shexp_gate_inp; // 1 x n_embd
   // Set by the executor for a pass it routed on the host (only the routed experts were
   // copied): the dispatch uses these routes (see MoeDispatch::routes).
   std::shared_ptr<const MoeRoutes> host_routes;
@@ -49,17 +61,16 @@ struct LayerWeights {
   MoeWeights moe;        // MoE models
 };
 
-struct LlamaWeights {
+struct ModelWeights {
   MatrixView token_embd; // n_vocab rows of n_embd
   VectorWeight output_norm;
   MatrixView output;     // token_embd when the output is tied
-  bool tied_output = false;
   VectorWeight rope_freqs; // llama3 frequency factors, or null
   std::vector<LayerWeights> layers;
 };
 
 // Checks every expected tensor's presence, shape and type against the
-// hyperparameters, and refuses tensors the llama architecture does not have.
-Result<LlamaWeights> bind_llama_weights(const gguf::GgufFile& file, const LlamaHParams& hp);
+// hyperparameters, and refuses tensors the architecture does not have.
+Result<ModelWeights> bind_model_weights(const gguf::GgufFile& file, const ModelHParams& hp);
 
 } // namespace pshard

@@ -1,10 +1,10 @@
-#include "runtime/model/llama_model.h"
+#include "runtime/model/model.h"
 
 #include <algorithm>
 
 namespace pshard {
 
-Result<std::unique_ptr<LlamaModel>> LlamaModel::load(const std::string& path,
+Result<std::unique_ptr<Model>> Model::load(const std::string& path,
                                                      gguf::OpenMode data) {
   if (data == gguf::OpenMode::kMetadataOnly)
     return invalid_argument("a model needs its weights: open it with kMapData or kReadData");
@@ -15,36 +15,36 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::load(const std::string& path,
   return model;
 }
 
-Result<std::unique_ptr<LlamaModel>> LlamaModel::from_file(std::unique_ptr<gguf::GgufFile> file) {
-  auto model = std::unique_ptr<LlamaModel>(new LlamaModel());
-  PSHARD_ASSIGN_OR_RETURN(model->hparams_, read_llama_hparams(*file));
-  PSHARD_ASSIGN_OR_RETURN(model->weights_, bind_llama_weights(*file, model->hparams_));
-  model->sublayers_ = llama_sublayers(model->hparams_);
+Result<std::unique_ptr<Model>> Model::from_file(std::unique_ptr<gguf::GgufFile> file) {
+  auto model = std::unique_ptr<Model>(new Model());
+  PSHARD_ASSIGN_OR_RETURN(model->hparams_, read_model_hparams(*file));
+  PSHARD_ASSIGN_OR_RETURN(model->weights_, bind_model_weights(*file, model->hparams_));
+  model->sublayers_ = model_sublayers(model->hparams_);
   model->file_ = std::move(file);
   return model;
 }
 
-uint64_t LlamaModel::weight_bytes() const {
+uint64_t Model::weight_bytes() const {
   uint64_t n = 0;
   for (const auto& t : file_->tensors())
     n += t.n_bytes;
   return n;
 }
 
-uint64_t LlamaModel::n_params() const {
+uint64_t Model::n_params() const {
   uint64_t n = 0;
   for (const auto& t : file_->tensors())
     n += static_cast<uint64_t>(t.n_values());
   return n;
 }
 
-LlamaSession::LlamaSession(const LlamaModel& model, KvCache kv, int32_t threads, int64_t n_batch)
+CpuSession::CpuSession(const Model& model, KvCache kv, int32_t threads, int64_t n_batch)
     : model_(model), kv_(std::move(kv)), pool_(std::make_unique<ThreadPool>(threads)),
       cpu_(std::make_unique<CpuOps>(*pool_)), n_batch_(n_batch) {}
 
-Result<std::unique_ptr<LlamaSession>> LlamaSession::create(const LlamaModel& model,
+Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
                                                            const SessionParams& params) {
-  const LlamaHParams& hp = model.hparams();
+  const ModelHParams& hp = model.hparams();
   int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
   if (params.n_ctx < 0)
     return invalid_argument("context length must be positive, got " +
@@ -56,14 +56,14 @@ Result<std::unique_ptr<LlamaSession>> LlamaSession::create(const LlamaModel& mod
                             std::to_string(params.n_threads));
   const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
   PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim()));
-  auto s = std::unique_ptr<LlamaSession>(
-      new LlamaSession(model, std::move(kv), threads, std::min(params.n_batch, n_ctx)));
+  auto s = std::unique_ptr<CpuSession>(
+      new CpuSession(model, std::move(kv), threads, std::min(params.n_batch, n_ctx)));
   s->act_.reserve(hp, s->n_batch_);
   return s;
 }
 
-Result<std::span<const float>> LlamaSession::decode(std::span<const TokenId> tokens) {
-  const LlamaHParams& hp = model_.hparams();
+Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> tokens) {
+  const ModelHParams& hp = model_.hparams();
   PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, kv_.n_ctx()));
   for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(n_batch_)) {
     const size_t n = std::min<size_t>(n_batch_, tokens.size() - begin);
@@ -72,7 +72,7 @@ Result<std::span<const float>> LlamaSession::decode(std::span<const TokenId> tok
   return std::span<const float>(act_.ptrs().logits, static_cast<size_t>(hp.n_vocab));
 }
 
-void LlamaSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
+void CpuSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
   ForwardPass pass{model_.hparams(), *cpu_, act_.ptrs(), n_past_, tokens};
   for (const SubLayer& s : model_.sublayers())
     if (s.kind != SubLayerKind::kHead || compute_logits)

@@ -1,0 +1,103 @@
+// The rotation angle of one RoPE pair, written once for the CPU kernels and the CUDA
+// kernels (the functions are host+device under nvcc), so every backend rotates by
+// the same formula.
+//
+// For pair i of a head (rotating dimensions 2i and 2i+1 in kNormal style, i and
+// i + rot_dim/2 in NeoX style) at position pos:
+//   theta_extrap = pos * freq_base^(-2i / rot_dim) / freq_factor_i
+//   none/linear/llama3:  theta = freq_scale * theta_extrap, magnitude 1
+//     (llama3's freq_factor_i come from the rope_freqs tensor or, when the file has
+//     none, from its scaling keys: llama3_freq_factor below);
+//   yarn: theta mixes interpolation and extrapolation per dimension,
+//     theta = theta_interp * (1 - r_i) + theta_extrap * r_i, r_i = ramp_i * ext_factor,
+//     and cos/sin are scaled by attn_factor * (1 + 0.1 ln(1 / freq_scale))
+//     (YaRN, Peng et al. 2023, §3.2–3.4; ramp_i is 1 for dimensions whose wavelength is
+//     short compared with the original context, 0 for long ones, linear between the
+//     dimensions where beta_fast and beta_slow rotations fit in n_ctx_orig).
+//
+//   float c, s;
+//   rope_pair_cos_sin(p, i, pos, yarn_corr_dims(p), &c, &s);
+#pragma once
+
+#include "runtime/kernels/ops.h"
+
+#include <math.h>
+
+#if defined(__CUDACC__)
+#define PSHARD_HOST_DEVICE __host__ __device__
+#else
+#define PSHARD_HOST_DEVICE
+#endif
+
+namespace pshard {
+
+struct YarnCorrDims {
+  float low = 0.0f, high = 0.0f;
+};
+
+// The dimension at which a rotation of n_rot full turns over n_ctx_orig positions lies.
+PSHARD_HOST_DEVICE inline float yarn_corr_dim(const RopeParams& p, float n_rot) {
+  return static_cast<float>(p.rot_dim) *
+         logf(static_cast<float>(p.n_ctx_orig) / (n_rot * 2.0f * 3.14159265358979f)) /
+         (2.0f * logf(p.freq_base));
+}
+
+PSHARD_HOST_DEVICE inline YarnCorrDims yarn_corr_dims(const RopeParams& p) {
+  if (p.ext_factor == 0.0f || p.n_ctx_orig <= 0)
+    return {};
+  const float lo = floorf(yarn_corr_dim(p, p.beta_fast));
+  const float hi = ceilf(yarn_corr_dim(p, p.beta_slow));
+  return {lo > 0.0f ? lo : 0.0f, hi < p.rot_dim - 1 ? hi : static_cast<float>(p.rot_dim - 1)};
+}
+
+// Llama 3.1's per-pair divisor from its scaling keys: long wavelengths are slowed by
+// `factor`, short ones kept, a smooth blend between (the same values the converter
+// writes into rope_freqs.weight).
+PSHARD_HOST_DEVICE inline float llama3_freq_factor(const RopeParams& p, int64_t i) {
+  const float freq = powf(p.freq_base, -2.0f * static_cast<float>(i) / static_cast<float>(p.rot_dim));
+  const float wavelen = 2.0f * 3.14159265358979f / freq;
+  const float orig = static_cast<float>(p.n_ctx_orig);
+  const float low_wavelen = orig / p.low_freq_factor, high_wavelen = orig / p.high_freq_factor;
+  if (wavelen < high_wavelen)
+    return 1.0f;
+  if (wavelen > low_wavelen)
+    return p.scaling_factor;
+  const float smooth = (orig / wavelen - p.low_freq_factor) / (p.high_freq_factor - p.low_freq_factor);
+  return 1.0f / ((1.0f - smooth) / p.scaling_factor + smooth);
+}
+
+PSHARD_HOST_DEVICE inline void rope_pair_cos_sin(const RopeParams& p, int64_t i, int64_t pos,
+                                                 YarnCorrDims corr, float* c, float* s) {
+  const float exponent = -2.0f * static_cast<float>(i) / static_cast<float>(p.rot_dim);
+  float theta_extrap = static_cast<float>(pos) * powf(p.freq_base, exponent);
+  if (p.freq_factors != nullptr)
+    theta_extrap /= p.freq_factors[i];
+  else if (p.scaling == RopeScaling::kLlama3)
+    theta_extrap /= llama3_freq_factor(p, i);
+  float theta = p.freq_scale * theta_extrap;
+  float mscale = p.attn_factor;
+  if (p.ext_factor != 0.0f) {
+    const float y = (static_cast<float>(i) - corr.low) /
+                    (corr.high - corr.low > 0.001f ? corr.high - corr.low : 0.001f);
+    const float ramp = 1.0f - (y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y);
+    const float mix = ramp * p.ext_factor;
+    theta = theta * (1.0f - mix) + theta_extrap * mix;
+    mscale *= 1.0f + 0.1f * logf(1.0f / p.freq_scale);
+  }
+  *c = cosf(theta) * mscale;
+  *s = sinf(theta) * mscale;
+}
+
+// The two values pair i rotates, as offsets into a head.
+PSHARD_HOST_DEVICE inline void rope_pair_offsets(const RopeParams& p, int64_t i, int64_t* a,
+                                                 int64_t* b) {
+  if (p.neox) {
+    *a = i;
+    *b = i + p.rot_dim / 2;
+  } else {
+    *a = 2 * i;
+    *b = 2 * i + 1;
+  }
+}
+
+} // namespace pshard

@@ -1,0 +1,68 @@
+// Architecture families: what distinguishes one GGUF `general.architecture` from
+// another, declared as data, one small file per family (llama.cpp, qwen2.cpp, …). The
+// runtime (hyperparameters, weight binding, forward pass) and the compiler (the
+// planner's sub-layer table, bytes and FLOPs) both read the same description, so
+// adding a family is one file here plus tests.
+//
+// Every family shares the transformer skeleton pshard runs: embed, per layer a
+// pre-norm attention block and a pre-norm FFN or MoE block, head. A family picks the
+// options of that skeleton: RoPE style, which optional tensors exist (biases, per-head
+// q/k norms, a shared expert), and how the router weighs its experts. Tensor names are
+// GGUF's (llama.cpp's) and the same in every family.
+//
+//   const ArchFamily* f = find_arch_family("qwen3moe");
+//   if (!f) return unsupported(unknown_arch_message("qwen3moe"));
+//   f->rope_style == RopeStyle::kNeox;   // rotates (x[i], x[i + d/2])
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace pshard {
+
+// How RoPE pairs the values of a head. kNormal: adjacent pairs (x[2i], x[2i+1]), GGUF
+// llama (its q/k rows are stored permuted for it). kNeox: halves (x[i], x[i + d/2]),
+// as GPT-NeoX and the Qwen families.
+enum class RopeStyle : unsigned char { kNormal, kNeox };
+
+// Whether a family's layers have a tensor: never (the file may not have it), maybe
+// (decided by the file, all layers alike), always (a file without it is refused).
+enum class Presence : unsigned char { kAbsent, kOptional, kRequired };
+
+// The feed-forward block: dense SwiGLU, routed experts, or either (llama: a MoE when
+// `{arch}.expert_count` is set, as Mixtral).
+enum class FfnForm : unsigned char { kDense, kMoe, kDenseOrMoe };
+
+struct ArchFamily {
+  std::string_view name;    // general.architecture, also the metadata key prefix
+  std::string_view summary; // for messages and listings: "Qwen3 MoE (Qwen3-30B-A3B, -235B-A22B)"
+  RopeStyle rope_style = RopeStyle::kNormal;
+  FfnForm ffn = FfnForm::kDense;
+  Presence qkv_bias = Presence::kAbsent;    // attn_{q,k,v}.bias
+  Presence out_bias = Presence::kAbsent;    // attn_output.bias
+  Presence qk_norm = Presence::kAbsent;     // attn_{q,k}_norm: RMSNorm of each head before RoPE
+  Presence shared_expert = Presence::kAbsent; // ffn_{gate,up,down}_shexp + sigmoid gate
+  // Routed experts' width from `{arch}.expert_feed_forward_length` (else feed_forward_length).
+  bool expert_width_key = false;
+  // The top-k router probabilities are renormalised to sum to one (Mixtral, Qwen3-MoE) or
+  // used as they come out of the softmax over all experts (Qwen2-MoE).
+  // `{arch}.expert_weights_norm` in the file overrides it.
+  bool normalize_expert_weights = true;
+};
+
+// The family of `general.architecture`, or null.
+const ArchFamily* find_arch_family(std::string_view arch);
+// Every family pshard runs, in a fixed order (for messages and tests).
+std::span<const ArchFamily* const> arch_families();
+// "architecture 'X' is not supported; pshard runs: llama (…), qwen2 (…), …"
+std::string unknown_arch_message(std::string_view arch);
+
+// The families, one per file in this folder.
+extern const ArchFamily kLlamaFamily;
+extern const ArchFamily kQwen2Family;
+extern const ArchFamily kQwen2MoeFamily;
+extern const ArchFamily kQwen3Family;
+extern const ArchFamily kQwen3MoeFamily;
+
+} // namespace pshard

@@ -1,0 +1,210 @@
+// Reading the hyperparameters: the family from general.architecture, every count under
+// the `{arch}.` prefix, then which optional parts the file's tensors have.
+#include "runtime/model/hparams.h"
+
+#include "runtime/model/hparams_keys.h"
+
+#include <algorithm>
+
+namespace pshard {
+namespace {
+
+Status check_positive(const std::string& what, int64_t v) {
+  if (v <= 0)
+    return invalid_format(what + " must be positive, got " + std::to_string(v));
+  return Status::ok_status();
+}
+
+// Every layer has blk.N.<role>.weight, or none does; `present` says which.
+Status layers_agree(const gguf::GgufFile& f, const ModelHParams& hp, const std::string& role,
+                    bool* present) {
+  auto has = [&](int64_t il) {
+    return f.find_tensor("blk." + std::to_string(il) + "." + role) != nullptr;
+  };
+  *present = has(0);
+  for (int64_t il = 1; il < hp.n_layer; ++il)
+    if (has(il) != *present)
+      return invalid_format("tensor '" + role + "' is in layer " + std::to_string(*present ? 0 : il) +
+                            " but not in layer " + std::to_string(*present ? il : 0) +
+                            "; every layer of a " + std::string(hp.family->name) +
+                            " model must have the same tensors");
+  return Status::ok_status();
+}
+
+// Decides an optional part from the file: absent (the file must not have it),
+// optional (whatever the file has, all layers alike) or required.
+Status resolve_part(const gguf::GgufFile& f, const ModelHParams& hp, Presence presence,
+                    const std::string& role, const char* what, bool* out) {
+  bool present = false;
+  PSHARD_RETURN_IF_ERROR(layers_agree(f, hp, role, &present));
+  if (presence == Presence::kRequired && !present)
+    return invalid_format("tensor 'blk.0." + role + "' is missing: " +
+                          std::string(hp.family->name) + " models have " + what);
+  *out = presence != Presence::kAbsent && present;
+  return Status::ok_status();
+}
+
+// The width of a tensor's output dimension (dims[1]) in layer 0, or 0 when absent.
+int64_t layer0_rows(const gguf::GgufFile& f, const std::string& role) {
+  const gguf::TensorInfo* t = f.find_tensor("blk.0." + role);
+  return t && t->dims.size() >= 2 ? t->dims[1] : 0;
+}
+
+Status read_attention(const HParamKeys& k, ModelHParams& hp) {
+  PSHARD_RETURN_IF_ERROR(k.required("attention.head_count", &hp.n_head));
+  hp.n_head_kv = hp.n_head;
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.head_count_kv", &hp.n_head_kv));
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.head_count"), hp.n_head));
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.head_count_kv"), hp.n_head_kv));
+  if (hp.n_head % hp.n_head_kv != 0)
+    return invalid_format(k.key("attention.head_count") + " " + std::to_string(hp.n_head) +
+                          " is not a multiple of " + k.key("attention.head_count_kv") + " " +
+                          std::to_string(hp.n_head_kv));
+  int64_t key_length = 0, value_length = 0;
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.key_length", &key_length));
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.value_length", &value_length));
+  if (key_length == 0 && value_length == 0) {
+    if (hp.n_embd % hp.n_head != 0)
+      return invalid_format(k.key("embedding_length") + " " + std::to_string(hp.n_embd) +
+                            " is not a multiple of " + k.key("attention.head_count") + " " +
+                            std::to_string(hp.n_head) + " and " + k.key("attention.key_length") +
+                            " is absent: the head size is unknown");
+    hp.head_dim = hp.n_embd / hp.n_head;
+  } else {
+    if (key_length == 0)
+      key_length = value_length;
+    if (value_length == 0)
+      value_length = key_length;
+    if (key_length != value_length)
+      return unsupported(k.key("attention.key_length") + " " + std::to_string(key_length) +
+                         " differs from " + k.key("attention.value_length") + " " +
+                         std::to_string(value_length) +
+                         "; pshard runs attention whose keys and values have one head size");
+    hp.head_dim = key_length;
+  }
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.key_length"), hp.head_dim));
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.layer_norm_rms_epsilon", &hp.rms_eps));
+  if (!(hp.rms_eps > 0.0f))
+    return invalid_format(k.key("attention.layer_norm_rms_epsilon") + " must be positive");
+  return Status::ok_status();
+}
+
+Status read_experts(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
+  const FfnForm form = hp.family->ffn;
+  PSHARD_RETURN_IF_ERROR(k.optional("expert_count", &hp.n_expert));
+  PSHARD_RETURN_IF_ERROR(k.optional("expert_used_count", &hp.n_expert_used));
+  if (form == FfnForm::kDense && hp.n_expert > 0)
+    return unsupported(k.key("expert_count") + " is set, but " + std::string(hp.family->name) +
+                       " models are dense; is general.architecture right?");
+  if (form == FfnForm::kMoe && hp.n_expert <= 0)
+    return invalid_format("metadata key '" + k.key("expert_count") + "' is missing or zero; it is "
+                          "required for " + std::string(hp.family->name) + " models");
+  if (hp.n_expert <= 0) {
+    if (hp.n_expert_used != 0)
+      return invalid_format(k.key("expert_used_count") + " is set but " + k.key("expert_count") +
+                            " is not");
+    return Status::ok_status();
+  }
+  if (hp.n_expert_used <= 0 || hp.n_expert_used > hp.n_expert)
+    return invalid_format(k.key("expert_used_count") + " " + std::to_string(hp.n_expert_used) +
+                          " must be between 1 and " + k.key("expert_count") + " " +
+                          std::to_string(hp.n_expert));
+  // Files written before the width keys existed: the tensors' own shape.
+  hp.n_ff_exp = hp.n_ff;
+  if (hp.family->expert_width_key) {
+    hp.n_ff_exp = layer0_rows(f, "ffn_gate_exps.weight");
+    PSHARD_RETURN_IF_ERROR(k.optional("expert_feed_forward_length", &hp.n_ff_exp));
+  }
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("expert_feed_forward_length"), hp.n_ff_exp));
+  hp.normalize_expert_weights = hp.family->normalize_expert_weights;
+  PSHARD_RETURN_IF_ERROR(k.optional("expert_weights_norm", &hp.normalize_expert_weights));
+  bool shared = false;
+  PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, hp.family->shared_expert, "ffn_gate_shexp.weight",
+                                      "a shared expert (ffn_*_shexp)", &shared));
+  if (shared) {
+    hp.n_ff_shexp = layer0_rows(f, "ffn_gate_shexp.weight");
+    PSHARD_RETURN_IF_ERROR(k.optional("expert_shared_feed_forward_length", &hp.n_ff_shexp));
+    PSHARD_RETURN_IF_ERROR(
+        check_positive(k.key("expert_shared_feed_forward_length"), hp.n_ff_shexp));
+  }
+  return Status::ok_status();
+}
+
+Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
+  const ArchFamily& fam = *hp.family;
+  PSHARD_RETURN_IF_ERROR(
+      resolve_part(f, hp, fam.qkv_bias, "attn_q.bias", "q/k/v biases", &hp.qkv_bias));
+  PSHARD_RETURN_IF_ERROR(
+      resolve_part(f, hp, fam.out_bias, "attn_output.bias", "output biases", &hp.out_bias));
+  PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.qk_norm, "attn_q_norm.weight",
+                                      "per-head q/k norms (attn_q_norm, attn_k_norm)",
+                                      &hp.qk_norm));
+  hp.tied_output = f.find_tensor("output.weight") == nullptr;
+  return Status::ok_status();
+}
+
+} // namespace
+
+int64_t ModelHParams::ffn_scratch_width() const {
+  if (!is_moe())
+    return n_ff;
+  return std::max(n_ff_exp, n_ff_shexp);
+}
+
+RopeParams ModelHParams::rope(const float* freq_factors) const {
+  RopeParams p;
+  p.head_dim = head_dim;
+  p.rot_dim = rope_dim;
+  p.freq_base = rope_freq_base;
+  p.freq_scale = rope_freq_scale;
+  p.freq_factors = freq_factors;
+  p.neox = family->rope_style == RopeStyle::kNeox;
+  p.scaling = rope_scaling;
+  p.scaling_factor = rope_scaling_factor;
+  p.low_freq_factor = rope_low_freq_factor;
+  p.high_freq_factor = rope_high_freq_factor;
+  p.n_ctx_orig = rope_ctx_orig;
+  p.ext_factor = yarn_ext_factor;
+  p.attn_factor = yarn_attn_factor;
+  p.beta_fast = yarn_beta_fast;
+  p.beta_slow = yarn_beta_slow;
+  return p;
+}
+
+Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
+  PSHARD_ASSIGN_OR_RETURN(std::string arch, f.get_string("general.architecture"));
+  ModelHParams hp;
+  hp.family = find_arch_family(arch);
+  if (!hp.family)
+    return unsupported(unknown_arch_message(arch));
+  const HParamKeys k(f, *hp.family);
+  if (f.find("general.name")) {
+    PSHARD_ASSIGN_OR_RETURN(hp.name, f.get_string("general.name"));
+  }
+  PSHARD_RETURN_IF_ERROR(k.required("embedding_length", &hp.n_embd));
+  PSHARD_RETURN_IF_ERROR(k.required("block_count", &hp.n_layer));
+  if (hp.family->ffn == FfnForm::kMoe)
+    PSHARD_RETURN_IF_ERROR(k.optional("feed_forward_length", &hp.n_ff));
+  else
+    PSHARD_RETURN_IF_ERROR(k.required("feed_forward_length", &hp.n_ff));
+  hp.n_ctx_train = 4096;
+  PSHARD_RETURN_IF_ERROR(k.optional("context_length", &hp.n_ctx_train));
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("embedding_length"), hp.n_embd));
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("block_count"), hp.n_layer));
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("context_length"), hp.n_ctx_train));
+  PSHARD_RETURN_IF_ERROR(read_attention(k, hp));
+  PSHARD_RETURN_IF_ERROR(read_rope(k, hp));
+  PSHARD_RETURN_IF_ERROR(read_experts(f, k, hp));
+  if (!hp.is_moe())
+    PSHARD_RETURN_IF_ERROR(check_positive(k.key("feed_forward_length"), hp.n_ff));
+  PSHARD_RETURN_IF_ERROR(read_optional_parts(f, hp));
+
+  // The vocabulary size is the embedding's row count; metadata may omit it.
+  if (const gguf::TensorInfo* emb = f.find_tensor("token_embd.weight"); emb && emb->dims.size() == 2)
+    hp.n_vocab = emb->dims[1];
+  PSHARD_RETURN_IF_ERROR(k.optional("vocab_size", &hp.n_vocab));
+  PSHARD_RETURN_IF_ERROR(check_positive("the vocabulary size", hp.n_vocab));
+  return hp;
+}
+
+} // namespace pshard

@@ -1,0 +1,69 @@
+// Hyperparameters of a model of any supported architecture family
+// (runtime/model/arch), read from GGUF metadata under the `{arch}.` prefix, plus the
+// optional parts this particular file has (biases, q/k norms, a shared expert, a tied
+// output), so the forward pass and the planner need not look at the file again.
+//
+//   PSHARD_ASSIGN_OR_RETURN(ModelHParams hp, read_model_hparams(*file));
+//   hp.family->name;      // "qwen3moe"
+//   hp.q_dim();           // n_head * head_dim (5120 != 4096 for Mistral-NeMo)
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/kernels/ops.h"
+#include "runtime/model/arch/arch_family.h"
+
+#include <cstdint>
+#include <string>
+
+namespace pshard {
+
+struct ModelHParams {
+  const ArchFamily* family = &kLlamaFamily;
+  std::string name; // general.name, for messages
+  int64_t n_vocab = 0;
+  int64_t n_ctx_train = 0;
+  int64_t n_embd = 0;
+  int64_t n_layer = 0;
+  int64_t n_ff = 0; // dense FFN width (MoE models: unused by their layers)
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0; // attention.key_length, else n_embd / n_head
+  int64_t rope_dim = 0; // leading values of each head that RoPE rotates
+  float rms_eps = 1e-5f;
+  float rope_freq_base = 10000.0f;
+  float rope_freq_scale = 1.0f; // 1 / linear or YaRN scaling factor
+  // RoPE scaling beyond linear (llama3 keys, YaRN), as the kernels take it.
+  RopeScaling rope_scaling = RopeScaling::kNone;
+  float rope_scaling_factor = 1.0f, rope_low_freq_factor = 1.0f, rope_high_freq_factor = 4.0f;
+  int64_t rope_ctx_orig = 0;
+  float yarn_ext_factor = 0.0f, yarn_attn_factor = 1.0f, yarn_beta_fast = 32.0f,
+        yarn_beta_slow = 1.0f;
+  // MoE (n_expert 0: dense).
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;
+  int64_t n_ff_exp = 0;   // width of one routed expert
+  int64_t n_ff_shexp = 0; // width of the shared expert (0: none)
+  bool normalize_expert_weights = true;
+  // Optional parts present in this file (all layers alike).
+  bool qkv_bias = false;
+  bool out_bias = false;
+  bool qk_norm = false;
+  bool tied_output = false; // no output.weight: the head multiplies by token_embd
+
+  bool is_moe() const { return n_expert > 0; }
+  bool has_shared_expert() const { return n_ff_shexp > 0; }
+  int64_t q_dim() const { return n_head * head_dim; }
+  int64_t kv_dim() const { return n_head_kv * head_dim; }
+  // Width of the FFN scratch (gate/up activations): the largest FFN the layers run.
+  int64_t ffn_scratch_width() const;
+  // The RoPE of this model for its attention blocks (freq_factors: rope_freqs or null).
+  RopeParams rope(const float* freq_factors) const;
+};
+
+// Fails with a message naming the key (or tensor) for anything missing, inconsistent
+// or unsupported: an architecture without a family, an unknown RoPE scaling type, a
+// layer that has an optional tensor another layer lacks, …
+Result<ModelHParams> read_model_hparams(const gguf::GgufFile& file);
+
+} // namespace pshard

@@ -1,0 +1,36 @@
+// Private to the hyperparameter reader: typed reads of `{arch}.<key>` metadata with
+// errors that name the full key, and the RoPE part of the reader (hparams_rope.cpp).
+#pragma once
+
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/model/hparams.h"
+
+#include <string>
+
+namespace pshard {
+
+class HParamKeys {
+public:
+  HParamKeys(const gguf::GgufFile& file, const ArchFamily& family)
+      : file_(file), family_(family), prefix_(std::string(family.name) + ".") {}
+
+  std::string key(const std::string& suffix) const { return prefix_ + suffix; }
+  bool has(const std::string& suffix) const { return file_.find(key(suffix)) != nullptr; }
+
+  // Leave *out unchanged when the key is absent.
+  Status optional(const std::string& suffix, int64_t* out) const;
+  Status optional(const std::string& suffix, float* out) const;
+  Status optional(const std::string& suffix, bool* out) const;
+  Status optional(const std::string& suffix, std::string* out) const;
+  Status required(const std::string& suffix, int64_t* out) const;
+
+private:
+  const gguf::GgufFile& file_;
+  const ArchFamily& family_;
+  std::string prefix_;
+};
+
+// rope.freq_base, rope.dimension_count and rope.scaling.* (none, linear, llama3, yarn).
+Status read_rope(const HParamKeys& keys, ModelHParams& hp);
+
+} // namespace pshard

@@ -1,0 +1,93 @@
+// RoPE hyperparameters: base, rotated dimensions and the scaling a long-context model
+// was trained with — linear (positions divided by the factor), llama3 (Llama 3.1+:
+// per-frequency divisors, from the rope_freqs tensor or from these keys) and YaRN
+// (Qwen2.5/Qwen3 long-context: interpolation blended per dimension, attention scaled).
+#include "runtime/model/hparams_keys.h"
+
+namespace pshard {
+namespace {
+
+Status positive(const HParamKeys& k, const char* suffix, float v) {
+  if (!(v > 0.0f))
+    return invalid_format(k.key(suffix) + " must be positive, got " + std::to_string(v));
+  return Status::ok_status();
+}
+
+Status read_llama3(const HParamKeys& k, ModelHParams& hp) {
+  hp.rope_scaling = RopeScaling::kLlama3;
+  hp.rope_scaling_factor = 8.0f;
+  hp.rope_low_freq_factor = 1.0f;
+  hp.rope_high_freq_factor = 4.0f;
+  hp.rope_ctx_orig = 8192;
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.factor", &hp.rope_scaling_factor));
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.low_freq_factor", &hp.rope_low_freq_factor));
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.high_freq_factor", &hp.rope_high_freq_factor));
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.original_context_length", &hp.rope_ctx_orig));
+  PSHARD_RETURN_IF_ERROR(positive(k, "rope.scaling.factor", hp.rope_scaling_factor));
+  PSHARD_RETURN_IF_ERROR(positive(k, "rope.scaling.low_freq_factor", hp.rope_low_freq_factor));
+  if (!(hp.rope_high_freq_factor > hp.rope_low_freq_factor))
+    return invalid_format(k.key("rope.scaling.high_freq_factor") +
+                          " must be larger than " + k.key("rope.scaling.low_freq_factor"));
+  if (hp.rope_ctx_orig <= 0)
+    return invalid_format(k.key("rope.scaling.original_context_length") + " must be positive");
+  return Status::ok_status();
+}
+
+Status read_yarn(const HParamKeys& k, ModelHParams& hp, float factor) {
+  hp.rope_scaling = RopeScaling::kYarn;
+  hp.rope_freq_scale = 1.0f / factor;
+  hp.rope_ctx_orig = hp.n_ctx_train;
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.original_context_length", &hp.rope_ctx_orig));
+  if (hp.rope_ctx_orig <= 0)
+    return invalid_format(k.key("rope.scaling.original_context_length") + " must be positive");
+  hp.yarn_ext_factor = 1.0f;
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.yarn_ext_factor", &hp.yarn_ext_factor));
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.attn_factor", &hp.yarn_attn_factor));
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.yarn_attn_factor", &hp.yarn_attn_factor));
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.yarn_beta_fast", &hp.yarn_beta_fast));
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.yarn_beta_slow", &hp.yarn_beta_slow));
+  PSHARD_RETURN_IF_ERROR(positive(k, "rope.scaling.attn_factor", hp.yarn_attn_factor));
+  if (!(hp.yarn_beta_fast > hp.yarn_beta_slow) || !(hp.yarn_beta_slow > 0.0f))
+    return invalid_format(k.key("rope.scaling.yarn_beta_fast") + " must exceed " +
+                          k.key("rope.scaling.yarn_beta_slow") + ", both positive");
+  return Status::ok_status();
+}
+
+} // namespace
+
+Status read_rope(const HParamKeys& k, ModelHParams& hp) {
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.freq_base", &hp.rope_freq_base));
+  PSHARD_RETURN_IF_ERROR(positive(k, "rope.freq_base", hp.rope_freq_base));
+  hp.rope_dim = hp.head_dim;
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.dimension_count", &hp.rope_dim));
+  if (hp.rope_dim <= 0 || hp.rope_dim > hp.head_dim || hp.rope_dim % 2 != 0)
+    return invalid_format(k.key("rope.dimension_count") + " " + std::to_string(hp.rope_dim) +
+                          " must be even and within the head size " + std::to_string(hp.head_dim));
+
+  std::string type = "none";
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.type", &type));
+  float factor = 1.0f;
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.factor", &factor));
+  // Older converters wrote only the linear factor.
+  if (!k.has("rope.scaling.type") && k.has("rope.scale_linear")) {
+    type = "linear";
+    PSHARD_RETURN_IF_ERROR(k.optional("rope.scale_linear", &factor));
+  }
+  if (type == "none" || ((type == "linear" || type == "yarn") && factor == 1.0f))
+    return Status::ok_status();
+  if (type == "linear" || type == "yarn") {
+    PSHARD_RETURN_IF_ERROR(positive(k, "rope.scaling.factor", factor));
+    if (type == "yarn")
+      return read_yarn(k, hp, factor);
+    hp.rope_scaling = RopeScaling::kLinear;
+    hp.rope_freq_scale = 1.0f / factor;
+    return Status::ok_status();
+  }
+  if (type == "llama3")
+    return read_llama3(k, hp);
+  return unsupported(k.key("rope.scaling.type") + " '" + type +
+                     "' is not supported; pshard supports none, linear, llama3 (or the "
+                     "rope_freqs tensor) and yarn");
+}
+
+} // namespace pshard

@@ -1,0 +1,113 @@
+#include "runtime/model/tensor_layout.h"
+
+namespace pshard {
+namespace {
+
+using R = WeightRole;
+
+class SpecList {
+public:
+  explicit SpecList(int64_t layer)
+      : prefix_(layer >= 0 ? "blk." + std::to_string(layer) + "." : std::string()) {}
+
+  void add(const std::string& role, const char* suffix, std::vector<int64_t> dims, WeightRole r,
+           bool required = true) {
+    out.push_back({prefix_ + role + suffix, std::move(dims), r, required});
+  }
+  std::vector<TensorSpec> out;
+
+private:
+  std::string prefix_;
+};
+
+void attention(const ModelHParams& hp, SpecList& l) {
+  const int64_t d = hp.n_embd, q = hp.q_dim(), kv = hp.kv_dim();
+  l.add("attn_norm", ".weight", {d}, R::kAttnNorm);
+  l.add("attn_q", ".weight", {d, q}, R::kWq);
+  l.add("attn_k", ".weight", {d, kv}, R::kWk);
+  l.add("attn_v", ".weight", {d, kv}, R::kWv);
+  l.add("attn_output", ".weight", {q, d}, R::kWo);
+  if (hp.qkv_bias) {
+    l.add("attn_q", ".bias", {q}, R::kBq);
+    l.add("attn_k", ".bias", {kv}, R::kBk);
+    l.add("attn_v", ".bias", {kv}, R::kBv);
+  }
+  if (hp.out_bias)
+    l.add("attn_output", ".bias", {d}, R::kBo);
+  if (hp.qk_norm) {
+    l.add("attn_q_norm", ".weight", {hp.head_dim}, R::kQNorm);
+    l.add("attn_k_norm", ".weight", {hp.head_dim}, R::kKNorm);
+  }
+  // One tensor outside the blocks that every attention block reads.
+  l.out.push_back({"rope_freqs.weight", {hp.rope_dim / 2}, R::kRopeFreqs, false});
+}
+
+void dense_ffn(const ModelHParams& hp, SpecList& l) {
+  const int64_t d = hp.n_embd, ff = hp.n_ff;
+  l.add("ffn_norm", ".weight", {d}, R::kFfnNorm);
+  l.add("ffn_gate", ".weight", {d, ff}, R::kFfnGate);
+  l.add("ffn_up", ".weight", {d, ff}, R::kFfnUp);
+  l.add("ffn_down", ".weight", {ff, d}, R::kFfnDown);
+}
+
+void moe(const ModelHParams& hp, SpecList& l) {
+  const int64_t d = hp.n_embd, ff = hp.n_ff_exp, ne = hp.n_expert;
+  l.add("ffn_norm", ".weight", {d}, R::kFfnNorm);
+  l.add("ffn_gate_inp", ".weight", {d, ne}, R::kRouter);
+  l.add("ffn_gate_exps", ".weight", {d, ff, ne}, R::kGateExps);
+  l.add("ffn_up_exps", ".weight", {d, ff, ne}, R::kUpExps);
+  l.add("ffn_down_exps", ".weight", {ff, d, ne}, R::kDownExps);
+  if (hp.has_shared_expert()) {
+    const int64_t sff = hp.n_ff_shexp;
+    l.add("ffn_gate_inp_shexp", ".weight", {d}, R::kShexpGateInp);
+    l.add("ffn_gate_shexp", ".weight", {d, sff}, R::kShexpGate);
+    l.add("ffn_up_shexp", ".weight", {d, sff}, R::kShexpUp);
+    l.add("ffn_down_shexp", ".weight", {sff, d}, R::kShexpDown);
+  }
+}
+
+} // namespace
+
+bool TensorSpec::is_matrix() const {
+  switch (role) {
+  case R::kOutput: case R::kWq: case R::kWk: case R::kWv: case R::kWo:
+  case R::kFfnGate: case R::kFfnUp: case R::kFfnDown: case R::kRouter:
+  case R::kGateExps: case R::kUpExps: case R::kDownExps:
+  case R::kShexpGateInp: case R::kShexpGate: case R::kShexpUp: case R::kShexpDown:
+    return true;
+  case R::kTokenEmbd: // gathered by the embed; a matrix only as the tied head (kOutput)
+  default:
+    return false;
+  }
+}
+
+bool TensorSpec::is_experts() const {
+  return role == R::kGateExps || role == R::kUpExps || role == R::kDownExps;
+}
+
+std::vector<TensorSpec> sublayer_tensor_specs(const ModelHParams& hp, const SubLayer& s) {
+  SpecList l(s.layer);
+  const int64_t d = hp.n_embd;
+  switch (s.kind) {
+  case SubLayerKind::kEmbed:
+    l.add("token_embd", ".weight", {d, hp.n_vocab}, R::kTokenEmbd);
+    break;
+  case SubLayerKind::kAttention:
+    attention(hp, l);
+    break;
+  case SubLayerKind::kFfn:
+    dense_ffn(hp, l);
+    break;
+  case SubLayerKind::kMoe:
+    moe(hp, l);
+    break;
+  case SubLayerKind::kHead:
+    l.add("output_norm", ".weight", {d}, R::kOutputNorm);
+    // Tied: the head multiplies by the embedding table (and needs its own GPU copy).
+    l.add(hp.tied_output ? "token_embd" : "output", ".weight", {d, hp.n_vocab}, R::kOutput);
+    break;
+  }
+  return std::move(l.out);
+}
+
+} // namespace pshard

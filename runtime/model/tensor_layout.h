@@ -1,0 +1,52 @@
+// Which GGUF tensors each sub-layer owns, with their shapes, for a model's
+// hyperparameters: the one description of the weights that the runtime binds
+// (weights.cpp) and the planner prices (compiler/lib/Planner/ModelGraph.cpp). A family's
+// optional parts (biases, q/k norms, shared expert, tied output) appear only when the
+// hyperparameters say the file has them, so a tensor outside this list is an error.
+//
+//   for (const SubLayer& s : model_sublayers(hp))
+//     for (const TensorSpec& t : sublayer_tensor_specs(hp, s))
+//       std::cout << s.name << ": " << t.name << (t.is_matrix() ? " (matmul)" : "") << "\n";
+#pragma once
+
+#include "runtime/model/hparams.h"
+#include "runtime/model/sublayer_list.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pshard {
+
+// What a tensor is to the forward pass.
+enum class WeightRole : uint8_t {
+  kTokenEmbd,  // embed: rows gathered; also the head's matrix when the output is tied
+  kOutputNorm, // head
+  kOutput,     // head
+  kRopeFreqs,  // attention: llama3 frequency divisors (optional, shared by all layers)
+  kAttnNorm, kWq, kWk, kWv, kWo,
+  kBq, kBk, kBv, kBo,   // attention biases
+  kQNorm, kKNorm,       // per-head RMSNorm weights (head_dim)
+  kFfnNorm, kFfnGate, kFfnUp, kFfnDown,
+  kRouter,              // moe: n_expert x n_embd router logits
+  kGateExps, kUpExps, kDownExps,          // moe: n_expert stacked matrices
+  kShexpGateInp,        // moe: the shared expert's sigmoid gate, one row of n_embd
+  kShexpGate, kShexpUp, kShexpDown,       // moe: the shared expert
+};
+
+struct TensorSpec {
+  std::string name;          // "blk.3.attn_q.weight"
+  std::vector<int64_t> dims; // GGUF order: dims[0] is the row (input) length
+  WeightRole role;
+  bool required = true;      // false: used when the file has it (rope_freqs)
+
+  // Multiplied with activations (priced as a matmul); otherwise a vector (norm, bias).
+  bool is_matrix() const;
+  // A stack of n_expert matrices (dims[2] experts).
+  bool is_experts() const;
+};
+
+// The tensors of sub-layer `s`, in a fixed order.
+std::vector<TensorSpec> sublayer_tensor_specs(const ModelHParams& hp, const SubLayer& s);
+
+} // namespace pshard

@@ -1,0 +1,137 @@
+// Binding: for every sub-layer, each tensor of its layout is looked up, its shape
+// checked and its bytes placed into the weight struct by role; a tensor of the file
+// that no layout names is refused (an architecture pshard does not run as described).
+#include "runtime/model/weights.h"
+
+#include "runtime/kernels/quantize.h"
+#include "runtime/model/sublayer_list.h"
+#include "runtime/model/tensor_layout.h"
+
+#include <set>
+#include <string>
+
+namespace pshard {
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Looks tensors up by spec, checking shapes and remembering which were used.
+class TensorBinder {
+public:
+  TensorBinder(const gguf::GgufFile& file, const ModelHParams& hp) : file_(file), hp_(hp) {}
+
+  // The tensor of `spec`, or null when an optional one is absent.
+  Result<const gguf::TensorInfo*> find(const TensorSpec& spec) {
+    const gguf::TensorInfo* t = file_.find_tensor(spec.name);
+    if (!t) {
+      if (!spec.required)
+        return static_cast<const gguf::TensorInfo*>(nullptr);
+      return invalid_format("tensor '" + spec.name + "' is missing from the model (a " +
+                            std::string(hp_.family->name) + " model needs it)");
+    }
+    if (t->dims != spec.dims)
+      return invalid_format("tensor '" + spec.name + "' has shape " + dims_text(t->dims) +
+                            ", expected " + dims_text(spec.dims) + " from the model's metadata");
+    used_.insert(spec.name);
+    return t;
+  }
+
+  MatrixView matrix(const gguf::TensorInfo& t) const {
+    const int64_t cols = t.dims[0], rows = t.dims.size() > 1 ? t.dims[1] : 1;
+    const size_t row_bytes = tensor_bytes(t.type, cols).value();
+    return MatrixView{t.type, file_.tensor_data(t), rows, cols, row_bytes};
+  }
+
+  VectorWeight vector(const gguf::TensorInfo& t) const {
+    VectorWeight w;
+    const uint8_t* bytes = file_.tensor_data(t);
+    if (t.type == TensorType::kF32) {
+      w.data = reinterpret_cast<const float*>(bytes);
+      return w;
+    }
+    const int64_t n = t.dims[0];
+    w.converted = std::make_shared<std::vector<float>>(static_cast<size_t>(n));
+    dequantize_row(t.type, bytes, w.converted->data(), n);
+    w.data = w.converted->data();
+    return w;
+  }
+
+  Status check_all_used() const {
+    for (const auto& t : file_.tensors())
+      if (!used_.count(t.name))
+        return unsupported("tensor '" + t.name + "' is not part of the " +
+                           std::string(hp_.family->name) +
+                           " architecture as pshard runs it (is general.architecture right, "
+                           "or does the file carry extra tensors?)");
+    return Status::ok_status();
+  }
+
+private:
+  const gguf::GgufFile& file_;
+  const ModelHParams& hp_;
+  std::set<std::string> used_;
+};
+
+// Where a role's tensor goes; `layer` is null for embed and head.
+void place(TensorBinder& b, const TensorSpec& spec, const gguf::TensorInfo& t, ModelWeights& w,
+             LayerWeights* layer) {
+  auto vec = [&](VectorWeight& v) { v = b.vector(t); };
+  auto mat = [&](MatrixView& m) { m = b.matrix(t); };
+  auto exps = [&](ExpertWeights& e) { e = ExpertWeights{b.matrix(t), t.dims[2], {}}; };
+  switch (spec.role) {
+  case WeightRole::kTokenEmbd: mat(w.token_embd); break;
+  case WeightRole::kOutputNorm: vec(w.output_norm); break;
+  case WeightRole::kOutput: mat(w.output); break;
+  case WeightRole::kRopeFreqs: if (!w.rope_freqs.data) vec(w.rope_freqs); break;
+  case WeightRole::kAttnNorm: vec(layer->attn.norm); break;
+  case WeightRole::kWq: mat(layer->attn.wq); break;
+  case WeightRole::kWk: mat(layer->attn.wk); break;
+  case WeightRole::kWv: mat(layer->attn.wv); break;
+  case WeightRole::kWo: mat(layer->attn.wo); break;
+  case WeightRole::kBq: vec(layer->attn.bq); break;
+  case WeightRole::kBk: vec(layer->attn.bk); break;
+  case WeightRole::kBv: vec(layer->attn.bv); break;
+  case WeightRole::kBo: vec(layer->attn.bo); break;
+  case WeightRole::kQNorm: vec(layer->attn.q_norm); break;
+  case WeightRole::kKNorm: vec(layer->attn.k_norm); break;
+  case WeightRole::kFfnNorm: vec(layer->ffn.norm); layer->moe.norm = layer->ffn.norm; break;
+  case WeightRole::kFfnGate: mat(layer->ffn.gate); break;
+  case WeightRole::kFfnUp: mat(layer->ffn.up); break;
+  case WeightRole::kFfnDown: mat(layer->ffn.down); break;
+  case WeightRole::kRouter: mat(layer->moe.router); break;
+  case WeightRole::kGateExps: exps(layer->moe.gate); break;
+  case WeightRole::kUpExps: exps(layer->moe.up); break;
+  case WeightRole::kDownExps: exps(layer->moe.down); break;
+  case WeightRole::kShexpGateInp: mat(layer->moe.shexp_gate_inp); break;
+  case WeightRole::kShexpGate: mat(layer->moe.shexp.gate); break;
+  case WeightRole::kShexpUp: mat(layer->moe.shexp.up); break;
+  case WeightRole::kShexpDown: mat(layer->moe.shexp.down); break;
+  }
+}
+
+} // namespace
+
+Result<ModelWeights> bind_model_weights(const gguf::GgufFile& file, const ModelHParams& hp) {
+  if (!file.has_data())
+    return invalid_argument("the model was opened metadata-only; open it with its data mapped");
+  TensorBinder b(file, hp);
+  ModelWeights w;
+  w.layers.resize(static_cast<size_t>(hp.n_layer));
+  for (const SubLayer& s : model_sublayers(hp)) {
+    LayerWeights* layer = s.layer >= 0 ? &w.layers[static_cast<size_t>(s.layer)] : nullptr;
+    for (const TensorSpec& spec : sublayer_tensor_specs(hp, s)) {
+      PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, b.find(spec));
+      if (t)
+        place(b, spec, *t, w, layer);
+    }
+  }
+  PSHARD_RETURN_IF_ERROR(b.check_all_used());
+  return w;
+}
+
+} // namespace pshard
