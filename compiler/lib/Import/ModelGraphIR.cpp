@@ -45,6 +45,8 @@ DictionaryAttr hparamsAttr(Builder& b, const ModelGraph& g) {
   list.append("rope_dim", i(hp.rope_dim));
   list.append("n_expert", i(hp.n_expert));
   list.append("n_expert_used", i(hp.n_expert_used));
+  list.append("n_ff_exp", i(hp.n_ff_exp));
+  list.append("n_ff_shexp", i(hp.n_ff_shexp));
   list.append("rms_eps", f(hp.rms_eps));
   list.append("rope_freq_base", f(hp.rope_freq_base));
   list.append("rope_freq_scale", f(hp.rope_freq_scale));
@@ -135,6 +137,9 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
   DictionaryAttr hp = model.getHparams();
   if (auto arch = hp.getAs<StringAttr>("arch"))
     g.architecture = arch.str();
+  g.hparams.family = find_arch_family(g.architecture.empty() ? "llama" : g.architecture);
+  if (!g.hparams.family)
+    return model.emitOpError(unknown_arch_message(g.architecture));
   if (auto name = hp.getAs<StringAttr>("name"))
     g.name = name.str();
   ModelHParams& h = g.hparams;
@@ -150,6 +155,8 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
   h.rope_dim = model.getHParam("rope_dim", h.head_dim);
   h.n_expert = model.getHParam("n_expert");
   h.n_expert_used = model.getHParam("n_expert_used");
+  h.n_ff_exp = model.getHParam("n_ff_exp", h.n_expert > 0 ? h.n_ff : 0);
+  h.n_ff_shexp = model.getHParam("n_ff_shexp");
   h.rms_eps = readFloat(model, "rms_eps", h.rms_eps);
   h.rope_freq_base = readFloat(model, "rope_freq_base", h.rope_freq_base);
   h.rope_freq_scale = readFloat(model, "rope_freq_scale", h.rope_freq_scale);

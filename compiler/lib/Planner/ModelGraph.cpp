@@ -1,66 +1,18 @@
 // Building the sub-layer table from GGUF tensor infos (or from hyperparameters alone):
-// every tensor is assigned to exactly one sub-layer by its name, as the runtime's
-// llama layout binds them (runtime/model/llama_weights.cpp), and priced as matmuls.
+// the tensors of each sub-layer are the ones the model's tensor layout names
+// (runtime/model/tensor_layout.h, the same description the runtime binds), priced as
+// matmuls by their role.
 #include "pshard/Planner/ModelGraph.h"
 
-#include <charconv>
-#include <map>
+#include "runtime/model/tensor_layout.h"
+
+#include <set>
 
 namespace pshard::planner {
 namespace {
 
-std::string indexed(const char* base, int64_t layer) {
-  return std::string(base) + "[" + std::to_string(layer) + "]";
-}
-
-SubLayerInfo make_sublayer(std::string name, SubLayerKind kind, int64_t layer) {
-  SubLayerInfo s;
-  s.name = std::move(name);
-  s.kind = kind;
-  s.layer = layer;
-  return s;
-}
-
-// The sub-layer skeleton in execution order, as runtime/model/sublayer.cpp makes it.
-std::vector<SubLayerInfo> skeleton(const ModelHParams& hp) {
-  std::vector<SubLayerInfo> out;
-  out.push_back(make_sublayer("embed", SubLayerKind::kEmbed, -1));
-  for (int64_t il = 0; il < hp.n_layer; ++il) {
-    SubLayerInfo attn = make_sublayer(indexed("attn", il), SubLayerKind::kAttention, il);
-    attn.kv_values_per_token = 2 * hp.kv_dim();
-    attn.n_head = hp.n_head;
-    attn.head_dim = hp.head_dim;
-    out.push_back(std::move(attn));
-    SubLayerInfo ffn = make_sublayer(indexed(hp.is_moe() ? "moe" : "ffn", il),
-                                     hp.is_moe() ? SubLayerKind::kMoe : SubLayerKind::kFfn, il);
-    ffn.n_expert = hp.n_expert;
-    ffn.n_expert_used = hp.n_expert_used;
-    out.push_back(std::move(ffn));
-  }
-  out.push_back(make_sublayer("head", SubLayerKind::kHead, -1));
-  return out;
-}
-
-// "blk.12.attn_q.weight" -> (12, "attn_q"); false for names outside blocks.
-bool split_block_name(const std::string& name, int64_t* layer, std::string* role) {
-  if (name.rfind("blk.", 0) != 0)
-    return false;
-  const size_t dot = name.find('.', 4);
-  if (dot == std::string::npos)
-    return false;
-  int64_t il = 0;
-  const auto [end, ec] = std::from_chars(name.data() + 4, name.data() + dot, il);
-  if (ec != std::errc() || end != name.data() + dot)
-    return false;
-  const size_t suffix = name.rfind(".weight");
-  if (suffix == std::string::npos || suffix <= dot)
-    return false;
-  *layer = il;
-  *role = name.substr(dot + 1, suffix - dot - 1);
-  return true;
-}
-
-// A matrix stored as dims {cols, rows} (or {cols, rows, n_expert} for experts).
+// A matrix stored as dims {cols, rows} (or {cols, rows, n_expert} for experts; a 1-D
+// gate vector is one row).
 MatmulGroup matmul_of(const TensorRef& t, int64_t count, int64_t pool) {
   MatmulGroup g;
   g.type = t.type;
@@ -72,67 +24,47 @@ MatmulGroup matmul_of(const TensorRef& t, int64_t count, int64_t pool) {
   return g;
 }
 
-Status assign(std::vector<SubLayerInfo>& subs, const ModelHParams& hp, const TensorRef& t,
-              bool tied_output) {
-  auto attn = [&](int64_t il) -> SubLayerInfo& { return subs[static_cast<size_t>(1 + 2 * il)]; };
-  auto ffn = [&](int64_t il) -> SubLayerInfo& { return subs[static_cast<size_t>(2 + 2 * il)]; };
-  SubLayerInfo& embed = subs.front();
-  SubLayerInfo& head = subs.back();
-  int64_t il = 0;
-  std::string role;
-  if (t.name == "token_embd.weight") {
-    embed.tensors.push_back(t);
-    embed.embed_row_bytes = t.dims.size() > 1 && t.dims[1] > 0
-                                ? t.bytes / static_cast<uint64_t>(t.dims[1]) : t.bytes;
-    if (tied_output) { // the head multiplies by the same matrix; it needs its own copy on GPU
-      head.tensors.push_back(t);
-      head.matmuls.push_back(matmul_of(t, 1, 1));
-      head.matmuls.back().last_token_only = true;
-    }
-  } else if (t.name == "output_norm.weight") {
-    head.tensors.push_back(t);
-  } else if (t.name == "output.weight") {
-    head.tensors.push_back(t);
-    head.matmuls.push_back(matmul_of(t, 1, 1));
-    head.matmuls.back().last_token_only = true;
-  } else if (t.name == "rope_freqs.weight") {
-    for (int64_t l = 0; l < hp.n_layer; ++l) // every attention block reads it (tiny)
-      attn(l).tensors.push_back(t);
-  } else if (split_block_name(t.name, &il, &role) && il >= 0 && il < hp.n_layer) {
-    if (role.rfind("attn_", 0) == 0) {
-      attn(il).tensors.push_back(t);
-      if (role != "attn_norm")
-        attn(il).matmuls.push_back(matmul_of(t, 1, 1));
-    } else if (role.rfind("ffn_", 0) == 0) {
-      SubLayerInfo& f = ffn(il);
-      f.tensors.push_back(t);
-      const bool expert = role.size() > 5 && role.compare(role.size() - 5, 5, "_exps") == 0;
-      if (expert) {
-        f.matmuls.push_back(matmul_of(t, hp.n_expert_used, hp.n_expert));
-        f.expert_bytes += f.matmuls.back().matrix_bytes;
-      } else {
-        if (role != "ffn_norm")
-          f.matmuls.push_back(matmul_of(t, 1, 1));
-        f.shared_bytes += t.bytes;
-      }
-    } else {
-      return unsupported("tensor '" + t.name + "' is not part of the llama layout the planner "
-                         "knows (attn_*, ffn_*)");
-    }
-  } else {
-    return unsupported("tensor '" + t.name + "' is not part of the llama layout the planner knows");
+SubLayerInfo make_sublayer(const ModelHParams& hp, const SubLayer& sl) {
+  SubLayerInfo s;
+  s.name = sl.name;
+  s.kind = static_cast<SubLayerKind>(static_cast<int>(sl.kind));
+  s.layer = sl.layer;
+  if (s.kind == SubLayerKind::kAttention) {
+    s.kv_values_per_token = 2 * hp.kv_dim();
+    s.n_head = hp.n_head;
+    s.head_dim = hp.head_dim;
+  } else if (s.kind == SubLayerKind::kMoe) {
+    s.n_expert = hp.n_expert;
+    s.n_expert_used = hp.n_expert_used;
   }
-  return Status::ok_status();
+  return s;
+}
+
+// Adds one tensor of the layout to its sub-layer: its bytes, and how it is priced.
+void add_tensor(SubLayerInfo& s, const ModelHParams& hp, const TensorSpec& spec, TensorRef t) {
+  if (spec.role == WeightRole::kTokenEmbd)
+    s.embed_row_bytes =
+        t.dims.size() > 1 && t.dims[1] > 0 ? t.bytes / static_cast<uint64_t>(t.dims[1]) : t.bytes;
+  if (spec.is_experts()) {
+    s.matmuls.push_back(matmul_of(t, hp.n_expert_used, hp.n_expert));
+    s.expert_bytes += s.matmuls.back().matrix_bytes;
+  } else {
+    if (spec.is_matrix()) {
+      s.matmuls.push_back(matmul_of(t, 1, 1));
+      s.matmuls.back().last_token_only = spec.role == WeightRole::kOutput;
+    }
+    if (s.kind == SubLayerKind::kMoe) // router, norm, shared expert: read by every token
+      s.shared_bytes += t.bytes;
+  }
+  s.weight_bytes += t.bytes;
+  s.tensors.push_back(std::move(t));
 }
 
 ModelGraph assemble(const ModelHParams& hp, std::vector<SubLayerInfo> subs) {
   ModelGraph g;
   g.hparams = hp;
   g.name = hp.name;
-  g.architecture = "llama";
-  for (auto& s : subs)
-    for (const auto& t : s.tensors)
-      s.weight_bytes += t.bytes;
+  g.architecture = std::string(hp.family->name);
   g.sublayers = std::move(subs);
   return g;
 }
@@ -141,20 +73,34 @@ ModelGraph assemble(const ModelHParams& hp, std::vector<SubLayerInfo> subs) {
 
 Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
   PSHARD_ASSIGN_OR_RETURN(ModelHParams hp, read_model_hparams(file));
-  if (hp.n_layer < 1)
-    return unsupported("the model has no layers (llama.block_count = 0)");
-  const bool tied = file.find_tensor("output.weight") == nullptr;
-  std::vector<SubLayerInfo> subs = skeleton(hp);
-  for (const auto& info : file.tensors()) {
-    TensorRef t{info.name, info.dims, info.type, file.data_offset() + info.offset, info.n_bytes};
-    PSHARD_RETURN_IF_ERROR(assign(subs, hp, t, tied).with_context("in '" + file.path() + "'"));
+  std::vector<SubLayerInfo> subs;
+  std::set<std::string> claimed;
+  for (const SubLayer& sl : model_sublayers(hp)) {
+    SubLayerInfo s = make_sublayer(hp, sl);
+    for (const TensorSpec& spec : sublayer_tensor_specs(hp, sl)) {
+      const gguf::TensorInfo* info = file.find_tensor(spec.name);
+      if (!info) {
+        if (!spec.required)
+          continue;
+        return invalid_format("tensor '" + spec.name + "' is missing from '" + file.path() +
+                              "' (sub-layer " + sl.name + " of a " + std::string(hp.family->name) +
+                              " model needs it)");
+      }
+      if (info->dims != spec.dims)
+        return invalid_format("tensor '" + spec.name + "' of '" + file.path() +
+                              "' does not have the shape its metadata implies");
+      claimed.insert(spec.name);
+      add_tensor(s, hp, spec,
+                 {info->name, info->dims, info->type, file.data_offset() + info->offset,
+                  info->n_bytes});
+    }
+    subs.push_back(std::move(s));
   }
-  for (const auto& s : subs)
-    if (s.kind != SubLayerKind::kEmbed && s.matmuls.empty())
-      return unsupported("sub-layer " + s.name + " of '" + file.path() +
-                         "' has no weight matrices: the file lacks its tensors");
-  if (subs.front().tensors.empty())
-    return unsupported("'" + file.path() + "' has no token_embd.weight");
+  for (const auto& info : file.tensors())
+    if (!claimed.count(info.name))
+      return unsupported("tensor '" + info.name + "' of '" + file.path() +
+                         "' is not part of the " + std::string(hp.family->name) +
+                         " layout the planner knows");
   ModelGraph g = assemble(hp, std::move(subs));
   g.fingerprint = model_fingerprint(file);
   g.file_size = file.file_size();
@@ -162,41 +108,28 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
 }
 
 ModelGraph synthetic_model_graph(const ModelHParams& hp, TensorType type) {
-  std::vector<SubLayerInfo> subs = skeleton(hp);
+  std::vector<SubLayerInfo> subs;
   uint64_t offset = 0;
-  auto add = [&](const std::string& name, std::vector<int64_t> dims, TensorType ty) {
-    int64_t n = 1;
-    for (int64_t d : dims)
-      n *= d;
-    const Result<size_t> bytes = tensor_bytes(ty, n);
-    TensorRef t{name, std::move(dims), ty, offset,
-                bytes.ok() ? *bytes : static_cast<uint64_t>(n) * 4};
-    offset += (t.bytes + 31) / 32 * 32;
-    (void)assign(subs, hp, t, /*tied_output=*/false); // names are the known layout
-  };
-  const int64_t d = hp.n_embd;
-  add("token_embd.weight", {d, hp.n_vocab}, type);
-  for (int64_t il = 0; il < hp.n_layer; ++il) {
-    const std::string p = "blk." + std::to_string(il) + ".";
-    add(p + "attn_norm.weight", {d}, TensorType::kF32);
-    add(p + "attn_q.weight", {d, hp.q_dim()}, type);
-    add(p + "attn_k.weight", {d, hp.kv_dim()}, type);
-    add(p + "attn_v.weight", {d, hp.kv_dim()}, type);
-    add(p + "attn_output.weight", {hp.q_dim(), d}, type);
-    add(p + "ffn_norm.weight", {d}, TensorType::kF32);
-    if (hp.is_moe()) {
-      add(p + "ffn_gate_inp.weight", {d, hp.n_expert}, TensorType::kF32);
-      add(p + "ffn_gate_exps.weight", {d, hp.n_ff, hp.n_expert}, type);
-      add(p + "ffn_up_exps.weight", {d, hp.n_ff, hp.n_expert}, type);
-      add(p + "ffn_down_exps.weight", {hp.n_ff, d, hp.n_expert}, type);
-    } else {
-      add(p + "ffn_gate.weight", {d, hp.n_ff}, type);
-      add(p + "ffn_up.weight", {d, hp.n_ff}, type);
-      add(p + "ffn_down.weight", {hp.n_ff, d}, type);
+  for (const SubLayer& sl : model_sublayers(hp)) {
+    SubLayerInfo s = make_sublayer(hp, sl);
+    for (const TensorSpec& spec : sublayer_tensor_specs(hp, sl)) {
+      if (!spec.required)
+        continue;
+      // Matrices of `type`; vectors and the router stay F32, as converters keep them.
+      const bool f32 = !spec.is_matrix() || spec.role == WeightRole::kRouter ||
+                       spec.role == WeightRole::kShexpGateInp;
+      const TensorType ty = spec.role == WeightRole::kTokenEmbd ? type : f32 ? TensorType::kF32 : type;
+      int64_t n = 1;
+      for (int64_t d : spec.dims)
+        n *= d;
+      const Result<size_t> bytes = tensor_bytes(ty, n);
+      TensorRef t{spec.name, spec.dims, ty, offset,
+                  bytes.ok() ? *bytes : static_cast<uint64_t>(n) * 4};
+      offset += (t.bytes + 31) / 32 * 32;
+      add_tensor(s, hp, spec, std::move(t));
     }
+    subs.push_back(std::move(s));
   }
-  add("output_norm.weight", {d}, TensorType::kF32);
-  add("output.weight", {d, hp.n_vocab}, type);
   ModelGraph g = assemble(hp, std::move(subs));
   Hasher128 h;
   h.str("synthetic");

@@ -1,6 +1,8 @@
 // Per-token cost figures of sub-layers (see the conventions in ModelGraph.h).
 #include "pshard/Planner/ModelGraph.h"
 
+#include "runtime/model/sublayer.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -108,13 +110,8 @@ uint64_t ModelGraph::hidden_bytes(int64_t n_tokens) const {
 }
 
 uint64_t ModelGraph::activation_bytes(int64_t n_tokens) const {
-  const ModelHParams& hp = hparams;
-  // Mirrors runtime/model/sublayer.h's Activations: hidden, normed, q, k, v, attn_out,
-  // proj, gate, up per token, the MoE scratch, and logits of one token.
-  int64_t per_token = 3 * hp.n_embd + 2 * hp.q_dim() + 2 * hp.kv_dim() + 2 * hp.n_ff;
-  if (hp.is_moe())
-    per_token += hp.n_expert + 3 * hp.n_embd;
-  return static_cast<uint64_t>(per_token * n_tokens + hp.n_vocab) * sizeof(float);
+  // Exactly the runtime's buffers (runtime/model/sublayer.h's Activations).
+  return static_cast<uint64_t>(activation_floats(hparams, n_tokens)) * sizeof(float);
 }
 
 uint64_t ModelGraph::attention_workspace_bytes(int64_t n_tokens) const {

@@ -124,6 +124,7 @@ TEST(ModelGraph, MoeTouchesMoreDistinctExpertsAtLargerTiers) {
   hp.head_dim = 16;
   hp.n_expert = 128;
   hp.n_expert_used = 8;
+  hp.n_ff_exp = hp.n_ff;
   const ModelGraph graph = synthetic_model_graph(hp, TensorType::kQ8_0);
   const SubLayerInfo& moe = graph.sublayers[2];
   ASSERT_EQ(moe.name, "moe[0]");

@@ -180,6 +180,7 @@ TEST(PlannerTiming, Moe235bShapeTenBudgetsSixTiers) {
   hp.n_ff = 1536;
   hp.n_expert = 128;
   hp.n_expert_used = 8;
+  hp.n_ff_exp = hp.n_ff;
   const auto start = std::chrono::steady_clock::now();
   const ModelGraph graph = synthetic_model_graph(hp, TensorType::kQ4_0);
   CompileOptions o;

@@ -28,6 +28,7 @@ ModelHParams random_shape(std::mt19937_64& rng) {
     hp.n_expert = pick({4, 8, 64});
     hp.n_expert_used = std::min<int64_t>(hp.n_expert, pick({1, 2, 8}));
     hp.n_ff = hp.n_embd / 2;
+    hp.n_ff_exp = hp.n_ff;
   }
   return hp;
 }

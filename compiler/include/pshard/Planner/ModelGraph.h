@@ -93,7 +93,7 @@ struct SubLayerInfo {
 
 struct ModelGraph {
   std::string name;         // general.name
-  std::string architecture; // "llama"
+  std::string architecture; // general.architecture: "llama", "qwen3moe", …
   ModelHParams hparams;
   std::vector<SubLayerInfo> sublayers; // execution order
   ModelFingerprint fingerprint;
@@ -113,7 +113,8 @@ struct ModelGraph {
 inline constexpr int64_t kAttentionTile = 256;
 
 // Fails (naming the key or tensor) on anything read_model_hparams refuses or on a
-// tensor the llama layout expects but the file lacks.
+// tensor the model's layout (runtime/model/tensor_layout.h) expects but the file lacks or
+// has in another shape, or a tensor no layout names.
 Result<ModelGraph> build_model_graph(const gguf::GgufFile& file);
 
 // A graph from hyperparameters alone, every matrix of `type` (property tests and
