@@ -1,9 +1,15 @@
+// The generator walks the runtime's own tensor layout for the family, so a generated
+// model has exactly the tensors pshard binds and plans; only the metadata keys and the
+// values are written here.
 #include "tools/pshard-mkmodel/model_generator.h"
 
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/kernels/quantize.h"
+#include "runtime/model/tensor_layout.h"
+#include "tools/pshard-mkmodel/model_metadata.h"
 #include "tools/pshard-mkmodel/synthetic_vocab.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -31,6 +37,18 @@ uint64_t name_hash(const std::string& s) {
   return h;
 }
 
+// The override class of a tensor: its role name without block prefix and suffix, with
+// expert stacks under their ffn_* class ("blk.3.ffn_up_exps.weight" -> "ffn_up").
+std::string tensor_class(const std::string& name) {
+  std::string c = name;
+  if (c.rfind("blk.", 0) == 0)
+    c = c.substr(c.find('.', 4) + 1);
+  c = c.substr(0, c.find('.'));
+  if (c.size() > 5 && c.compare(c.size() - 5, 5, "_exps") == 0)
+    c.resize(c.size() - 5);
+  return c;
+}
+
 class ModelWriter {
 public:
   ModelWriter(const ModelSpec& spec) : spec_(spec) {}
@@ -42,7 +60,8 @@ public:
 
   // A weight of shape dims (dims[0] = row length) filled with uniform values of
   // standard deviation ~ 1/sqrt(row length), quantized row by row.
-  Status add_weight(const std::string& name, const std::string& cls, std::vector<int64_t> dims) {
+  Status add_weight(const std::string& name, std::vector<int64_t> dims) {
+    const std::string cls = tensor_class(name);
     const TensorType type = type_of(cls);
     const int64_t cols = dims[0];
     if (cols % tensor_type_traits(type).block_values != 0)
@@ -65,16 +84,30 @@ public:
     });
   }
 
-  // Norm weights near one, so activations keep their scale.
-  Status add_norm(const std::string& name, int64_t n) {
+  // An F32 vector: center + spread * uniform(-1, 1). Norm weights near one keep the
+  // activations' scale; biases are small.
+  Status add_vector(const std::string& name, int64_t n, float center, float spread) {
     const uint64_t seed = spec_.seed ^ name_hash(name);
     return writer_.add_tensor(name, TensorType::kF32, {n}, [=](std::span<uint8_t> out) {
       SplitMix64 rng{seed};
       auto* f = reinterpret_cast<float*>(out.data());
       for (int64_t i = 0; i < n; ++i)
-        f[i] = 1.0f + 0.1f * rng.symmetric();
+        f[i] = center + spread * rng.symmetric();
       return Status::ok_status();
     });
+  }
+
+  Status add(const TensorSpec& t) {
+    switch (t.role) {
+    case WeightRole::kBq: case WeightRole::kBk: case WeightRole::kBv: case WeightRole::kBo:
+      return add_vector(t.name, t.dims[0], 0.0f, 0.05f);
+    case WeightRole::kShexpGateInp: // one row, kept F32 as converters keep 1-D tensors
+      return add_vector(t.name, t.dims[0], 0.0f, std::sqrt(3.0f / static_cast<float>(t.dims[0])));
+    default:
+      if (t.is_matrix() || t.role == WeightRole::kTokenEmbd)
+        return add_weight(t.name, t.dims);
+      return add_vector(t.name, t.dims[0], 1.0f, 0.1f); // norms
+    }
   }
 
   gguf::GgufWriter& writer() { return writer_; }
@@ -84,45 +117,13 @@ private:
   gguf::GgufWriter writer_;
 };
 
-Status check_spec(const ModelSpec& s) {
-  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_ff <= 0 || s.n_ctx <= 0)
-    return invalid_argument("n_embd, n_layer, n_head, n_ff and the context must be positive");
-  const int64_t kv = s.n_head_kv ? s.n_head_kv : s.n_head;
-  if (s.n_embd % s.n_head != 0 || s.n_head % kv != 0)
-    return invalid_argument("n_embd must be a multiple of n_head, and n_head of n_head_kv");
-  if ((s.n_embd / s.n_head) % 2 != 0)
-    return invalid_argument("the head size n_embd / n_head must be even for RoPE");
-  if (s.n_expert < 0 || s.n_expert_used < 0 || (s.n_expert > 0) != (s.n_expert_used > 0) ||
-      s.n_expert_used > s.n_expert)
-    return invalid_argument("an MoE model needs 1 <= n_expert_used <= n_expert");
-  return Status::ok_status();
-}
-
-Status add_layer(ModelWriter& m, const ModelSpec& s, int64_t il, int64_t kv_dim) {
-  const std::string p = "blk." + std::to_string(il) + ".";
-  const int64_t d = s.n_embd, ff = s.n_ff, ne = s.n_expert;
-  PSHARD_RETURN_IF_ERROR(m.add_norm(p + "attn_norm.weight", d));
-  PSHARD_RETURN_IF_ERROR(m.add_weight(p + "attn_q.weight", "attn_q", {d, d}));
-  PSHARD_RETURN_IF_ERROR(m.add_weight(p + "attn_k.weight", "attn_k", {d, kv_dim}));
-  PSHARD_RETURN_IF_ERROR(m.add_weight(p + "attn_v.weight", "attn_v", {d, kv_dim}));
-  PSHARD_RETURN_IF_ERROR(m.add_weight(p + "attn_output.weight", "attn_output", {d, d}));
-  PSHARD_RETURN_IF_ERROR(m.add_norm(p + "ffn_norm.weight", d));
-  if (ne == 0) {
-    PSHARD_RETURN_IF_ERROR(m.add_weight(p + "ffn_gate.weight", "ffn_gate", {d, ff}));
-    PSHARD_RETURN_IF_ERROR(m.add_weight(p + "ffn_up.weight", "ffn_up", {d, ff}));
-    return m.add_weight(p + "ffn_down.weight", "ffn_down", {ff, d});
-  }
-  PSHARD_RETURN_IF_ERROR(m.add_weight(p + "ffn_gate_inp.weight", "ffn_gate_inp", {d, ne}));
-  PSHARD_RETURN_IF_ERROR(m.add_weight(p + "ffn_gate_exps.weight", "ffn_gate", {d, ff, ne}));
-  PSHARD_RETURN_IF_ERROR(m.add_weight(p + "ffn_up_exps.weight", "ffn_up", {d, ff, ne}));
-  return m.add_weight(p + "ffn_down_exps.weight", "ffn_down", {ff, d, ne});
-}
-
 } // namespace
 
 Status parse_type_overrides(const std::string& text, ModelSpec* spec) {
-  static const char* kClasses[] = {"token_embd", "output",   "attn_q", "attn_k",   "attn_v",
-                                   "attn_output", "ffn_gate", "ffn_up", "ffn_down", "ffn_gate_inp"};
+  static const char* kClasses[] = {"token_embd",     "output",       "attn_q",        "attn_k",
+                                   "attn_v",         "attn_output",  "ffn_gate",      "ffn_up",
+                                   "ffn_down",       "ffn_gate_inp", "ffn_gate_shexp", "ffn_up_shexp",
+                                   "ffn_down_shexp"};
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -131,38 +132,23 @@ Status parse_type_overrides(const std::string& text, ModelSpec* spec) {
       return invalid_argument("override '" + item + "' should look like CLASS=TYPE, e.g. ffn_down=f32");
     const std::string cls = item.substr(0, eq);
     bool known = false;
-    for (const char* c : kClasses)
+    std::string list;
+    for (const char* c : kClasses) {
       known = known || cls == c;
+      list += (list.empty() ? "" : ", ") + std::string(c);
+    }
     if (!known)
-      return invalid_argument("unknown tensor class '" + cls +
-                              "'; classes: token_embd, output, attn_q, attn_k, attn_v, "
-                              "attn_output, ffn_gate, ffn_up, ffn_down, ffn_gate_inp");
+      return invalid_argument("unknown tensor class '" + cls + "'; classes: " + list);
     PSHARD_ASSIGN_OR_RETURN(spec->overrides[cls], parse_tensor_type(item.substr(eq + 1)));
   }
   return Status::ok_status();
 }
 
 Status write_model(const ModelSpec& s, const std::string& path) {
-  PSHARD_RETURN_IF_ERROR(check_spec(s));
+  PSHARD_ASSIGN_OR_RETURN(ModelHParams hp, hparams_of_spec(s));
   ModelWriter m(s);
   gguf::GgufWriter& w = m.writer();
-  const int64_t n_head_kv = s.n_head_kv ? s.n_head_kv : s.n_head;
-  const int64_t kv_dim = s.n_embd / s.n_head * n_head_kv;
-  w.set("general.architecture", {std::string("llama")});
-  w.set("general.name", {s.name});
-  w.set("llama.context_length", {static_cast<uint32_t>(s.n_ctx)});
-  w.set("llama.embedding_length", {static_cast<uint32_t>(s.n_embd)});
-  w.set("llama.block_count", {static_cast<uint32_t>(s.n_layer)});
-  w.set("llama.feed_forward_length", {static_cast<uint32_t>(s.n_ff)});
-  w.set("llama.attention.head_count", {static_cast<uint32_t>(s.n_head)});
-  w.set("llama.attention.head_count_kv", {static_cast<uint32_t>(n_head_kv)});
-  w.set("llama.rope.dimension_count", {static_cast<uint32_t>(s.n_embd / s.n_head)});
-  w.set("llama.rope.freq_base", {s.rope_freq_base});
-  w.set("llama.attention.layer_norm_rms_epsilon", {1e-5f});
-  if (s.n_expert > 0) {
-    w.set("llama.expert_count", {static_cast<uint32_t>(s.n_expert)});
-    w.set("llama.expert_used_count", {static_cast<uint32_t>(s.n_expert_used)});
-  }
+  write_model_metadata(s, hp, w);
   int64_t n_vocab = s.n_vocab;
   if (!s.tokenizer_from.empty()) {
     PSHARD_ASSIGN_OR_RETURN(int64_t copied, copy_tokenizer(s.tokenizer_from, w));
@@ -175,14 +161,16 @@ Status write_model(const ModelSpec& s, const std::string& path) {
     n_vocab = n_vocab ? n_vocab : 512;
     PSHARD_RETURN_IF_ERROR(add_synthetic_vocab(n_vocab, w));
   }
-  w.set("llama.vocab_size", {static_cast<uint32_t>(n_vocab)});
-
-  PSHARD_RETURN_IF_ERROR(m.add_weight("token_embd.weight", "token_embd", {s.n_embd, n_vocab}));
-  PSHARD_RETURN_IF_ERROR(m.add_norm("output_norm.weight", s.n_embd));
-  if (!s.tied_output)
-    PSHARD_RETURN_IF_ERROR(m.add_weight("output.weight", "output", {s.n_embd, n_vocab}));
-  for (int64_t il = 0; il < s.n_layer; ++il)
-    PSHARD_RETURN_IF_ERROR(add_layer(m, s, il, kv_dim));
+  hp.n_vocab = n_vocab;
+  w.set(s.arch + ".vocab_size", {static_cast<uint32_t>(n_vocab)});
+  // Embedding and head first, then the layers: the order llama.cpp's converter writes.
+  std::vector<SubLayer> order = model_sublayers(hp);
+  std::stable_partition(order.begin(), order.end(), [](const SubLayer& sl) { return sl.layer < 0; });
+  for (const SubLayer& sl : order)
+    for (const TensorSpec& t : sublayer_tensor_specs(hp, sl))
+      if (t.required && !(sl.kind == SubLayerKind::kHead && hp.tied_output &&
+                          t.role == WeightRole::kOutput)) // tied: token_embd already written
+        PSHARD_RETURN_IF_ERROR(m.add(t));
   return w.write(path, gguf::GgufWriter::WriteOptions{s.sparse});
 }
 

@@ -1,7 +1,9 @@
-// Synthetic llama-family GGUF models of any shape, for tests and benchmarks:
-// deterministic random weights from a seed, any weight type (with per-class
-// overrides), a tokenizer copied from another GGUF or a small generated one, and
-// a sparse mode that writes headers only (a 235B shape without 77 GB of disk).
+// Synthetic GGUF models of any supported architecture family and shape, for tests and
+// benchmarks: the tensors are exactly those of the runtime's tensor layout
+// (runtime/model/tensor_layout.h) for the family, with deterministic random weights
+// from a seed, any weight type (with per-class overrides), a tokenizer copied from
+// another GGUF or a small generated one, and a sparse mode that writes headers only (a
+// 235B shape without 77 GB of disk).
 //
 //   ModelSpec spec;
 //   spec.n_embd = 2048; spec.n_layer = 16; spec.n_head = 32; spec.n_head_kv = 8;
@@ -19,14 +21,22 @@
 namespace pshard {
 
 struct ModelSpec {
+  std::string arch = "llama"; // general.architecture: a family of runtime/model/arch
   std::string name = "pshard-mkmodel";
   int64_t n_embd = 64;
   int64_t n_layer = 2;
   int64_t n_head = 4;
   int64_t n_head_kv = 0;   // 0: same as n_head
-  int64_t n_ff = 172;
+  int64_t head_dim = 0;    // 0: n_embd / n_head; else written as attention.key_length
+  int64_t n_ff = 172;      // the dense FFN, or one routed expert's width for MoE
   int64_t n_expert = 0;    // 0: dense
   int64_t n_expert_used = 0;
+  int64_t n_ff_shexp = 0;  // shared expert width (families that have one); 0: 4 x n_ff
+  bool qkv_bias = false;   // llama: add the optional attn_{q,k,v}.bias (others: by family)
+  // RoPE scaling written into the metadata: "none", "linear", "yarn" or "llama3".
+  std::string rope_scaling = "none";
+  float rope_scaling_factor = 1.0f;
+  int64_t rope_ctx_orig = 0; // yarn/llama3 original context (0: --ctx / scaling factor)
   int64_t n_vocab = 0;     // 0: the copied tokenizer's size, or 512 for the generated one
   int64_t n_ctx = 2048;
   float rope_freq_base = 10000.0f;
@@ -34,8 +44,9 @@ struct ModelSpec {
   uint64_t seed = 42;
   TensorType type = TensorType::kF32;
   // Per tensor class ("token_embd", "output", "attn_q", "attn_k", "attn_v",
-  // "attn_output", "ffn_gate", "ffn_up", "ffn_down", "ffn_gate_inp"); expert
-  // tensors follow their ffn_* class. Norms are always F32.
+  // "attn_output", "ffn_gate", "ffn_up", "ffn_down", "ffn_gate_inp", "ffn_gate_shexp",
+  // "ffn_up_shexp", "ffn_down_shexp"); expert tensors follow their ffn_* class. Norms,
+  // biases and the shared expert's gate vector are always F32.
   std::map<std::string, TensorType> overrides;
   std::string tokenizer_from; // a GGUF whose tokenizer.* metadata is copied
   bool sparse = false;

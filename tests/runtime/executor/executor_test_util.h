@@ -24,8 +24,11 @@ inline std::string shared_model(const std::string& name) {
 
 // The models the plan-invariance tests run: shared ones by file name, and "mk-*" ones
 // generated once into the test temp dir — 6 layers, grouped-query attention, Q8_0 with
-// an F16 attn_v; "moe" in the name adds 8 experts (top-2) and a tied output. `prefix`
-// keeps each test binary's files apart.
+// an F16 attn_v; "moe" in the name adds 8 experts (top-2) and a tied output. A family
+// name after "mk-" makes a model of that family ("mk-qwen2moe": routed + shared
+// experts, unnormalised top-k; "mk-qwen3": per-head q/k norms and a head size that is
+// not n_embd / n_head); "mk-llama-bias-yarn" has attention biases and YaRN RoPE.
+// `prefix` keeps each test binary's files apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
   if (name.rfind("mk-", 0) != 0)
     return shared_model(name);
@@ -41,6 +44,17 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   spec.n_ff = 160;
   spec.type = TensorType::kQ8_0;
   spec.overrides["attn_v"] = TensorType::kF16;
+  const std::string family = name.substr(3);
+  if (family.rfind("qwen", 0) == 0)
+    spec.arch = family;
+  if (family == "qwen3" || family == "qwen3moe" || family == "llama-bias-yarn")
+    spec.head_dim = 32;
+  if (family == "llama-bias-yarn") {
+    spec.qkv_bias = true;
+    spec.rope_scaling = "yarn";
+    spec.rope_scaling_factor = 4.0f;
+    spec.n_ctx = 64;
+  }
   if (name.find("moe") != std::string::npos) {
     spec.n_expert = 8;
     spec.n_expert_used = 2;

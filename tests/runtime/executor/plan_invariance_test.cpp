@@ -1,8 +1,9 @@
 // Plan invariance: on the cpu and emu backends every plan of an artifact — every
 // budget × tier, for the searched plans and each forced strategy — gives the logits
 // and greedy tokens of the plain CPU session, bit for bit. Run on stories260K, its
-// quantized and MoE variants, and multi-layer models made with pshard-mkmodel (one a
-// MoE with more experts than a tier-1 slot holds, so routed-expert streaming runs).
+// quantized, MoE and Qwen-family variants, and multi-layer models of every family made
+// with pshard-mkmodel (MoEs with more experts than a tier-1 slot holds, so routed-expert
+// streaming runs).
 #include "executor_test_util.h"
 
 namespace pshard {
@@ -98,7 +99,10 @@ INSTANTIATE_TEST_SUITE_P(Models, PlanInvariance,
                          ::testing::Values("stories260K.gguf", "stories260K-Q8_0-mixed.gguf",
                                            "stories260K-moe4x2-exact.gguf",
                                            "stories260K-moe4x2-noise10.gguf", "mk-dense6",
-                                           "mk-moe6"),
+                                           "mk-moe6", "stories260K-qwen2.gguf",
+                                           "stories260K-qwen3moe.gguf", "mk-qwen2",
+                                           "mk-qwen3", "mk-qwen3moe", "mk-qwen2moe",
+                                           "mk-llama-bias-yarn"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

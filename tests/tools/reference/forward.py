@@ -1,0 +1,176 @@
+"""An independent float64 forward pass of every family pshard runs, written from the
+models' published definitions (not from pshard's code), for checking pshard's logits.
+
+Families: llama (adjacent-pair RoPE, optional q/k/v/o biases, dense or Mixtral-style
+MoE), qwen2 (NeoX RoPE, q/k/v biases), qwen3 (per-head q/k RMSNorm before RoPE),
+qwen3moe (softmax over all experts, top-k renormalised), qwen2moe (top-k not
+renormalised, plus a shared expert scaled by sigmoid(gate . x)). RoPE scaling: linear,
+llama3 (rope_freqs tensor or scaling keys) and YaRN (ggml's per-dimension ramp).
+"""
+import math
+
+import numpy as np
+
+NEOX = {"qwen2", "qwen2moe", "qwen3", "qwen3moe"}
+UNNORMALISED_TOPK = {"qwen2moe"}
+
+
+def rms_norm(x, w, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x))
+    return e / e.sum()
+
+
+class Reference:
+    def __init__(self, model):
+        self.m = model
+        meta = model.meta
+        self.arch = meta["general.architecture"]
+        a = self.arch + "."
+        g = lambda k, d=None: meta.get(a + k, d)
+        self.n_embd = g("embedding_length")
+        self.n_layer = g("block_count")
+        self.n_head = g("attention.head_count")
+        self.n_head_kv = g("attention.head_count_kv", self.n_head)
+        self.head_dim = g("attention.key_length", self.n_embd // self.n_head)
+        self.n_rot = g("rope.dimension_count", self.head_dim)
+        self.base = g("rope.freq_base", 10000.0)
+        self.eps = g("attention.layer_norm_rms_epsilon", 1e-5)
+        self.n_expert = g("expert_count", 0)
+        self.k = g("expert_used_count", 0)
+        self.scaling = g("rope.scaling.type", "none")
+        self.factor = g("rope.scaling.factor", 1.0)
+        self.ctx_orig = g("rope.scaling.original_context_length", g("context_length", 4096))
+        self.low_ff = g("rope.scaling.low_freq_factor", 1.0)
+        self.high_ff = g("rope.scaling.high_freq_factor", 4.0)
+        self.freq_factors = model.tensor("rope_freqs.weight") if model.has("rope_freqs.weight") else None
+        self.angles = self._rope_angles()
+
+    # --- RoPE ------------------------------------------------------------------------
+    def _rope_angles(self):
+        """Per pair i: (multiplier of pos in theta, cos/sin magnitude)."""
+        pairs = self.n_rot // 2
+        i = np.arange(pairs, dtype=np.float64)
+        extrap = self.base ** (-2.0 * i / self.n_rot)
+        if self.freq_factors is not None:
+            extrap = extrap / self.freq_factors
+        elif self.scaling == "llama3":
+            wavelen = 2 * math.pi / extrap
+            lo_w, hi_w = self.ctx_orig / self.low_ff, self.ctx_orig / self.high_ff
+            smooth = (self.ctx_orig / wavelen - self.low_ff) / (self.high_ff - self.low_ff)
+            div = np.where(wavelen < hi_w, 1.0,
+                           np.where(wavelen > lo_w, self.factor,
+                                    1.0 / ((1 - smooth) / self.factor + smooth)))
+            extrap = extrap / div
+        mag = np.ones(pairs)
+        if self.scaling == "linear":
+            return extrap / self.factor, mag
+        if self.scaling == "yarn" and self.factor != 1.0:
+            # ggml: the dimensions where beta_fast=32 / beta_slow=1 turns fit the original
+            # context bound a ramp from extrapolation (short wavelengths) to interpolation.
+            def corr(n_turns):
+                return self.n_rot * math.log(self.ctx_orig / (n_turns * 2 * math.pi)) / (2 * math.log(self.base))
+            low = max(0.0, math.floor(corr(32.0)))
+            high = min(self.n_rot - 1.0, math.ceil(corr(1.0)))
+            ramp = 1.0 - np.clip((i - low) / max(0.001, high - low), 0.0, 1.0)
+            interp = extrap / self.factor
+            return interp * (1 - ramp) + extrap * ramp, mag * (1.0 + 0.1 * math.log(self.factor))
+        return extrap, mag
+
+    def rope(self, x, pos):
+        """x: (heads, head_dim) at position pos."""
+        mult, mag = self.angles
+        theta = pos * mult
+        c, s = np.cos(theta) * mag, np.sin(theta) * mag
+        out = x.copy()
+        pairs = self.n_rot // 2
+        if self.arch in NEOX:
+            a, b = np.arange(pairs), np.arange(pairs) + pairs
+        else:
+            a, b = 2 * np.arange(pairs), 2 * np.arange(pairs) + 1
+        out[:, a] = x[:, a] * c - x[:, b] * s
+        out[:, b] = x[:, a] * s + x[:, b] * c
+        return out
+
+    # --- blocks ------------------------------------------------------------------------
+    def t(self, name):
+        return self.m.tensor(name)
+
+    def opt(self, name):
+        return self.m.tensor(name) if self.m.has(name) else None
+
+    def attention(self, il, h, cache, pos):
+        p = f"blk.{il}."
+        x = rms_norm(h, self.t(p + "attn_norm.weight"), self.eps)
+        q, k, v = (self.t(p + n + ".weight") @ x for n in ("attn_q", "attn_k", "attn_v"))
+        for name, vec in (("attn_q", "q"), ("attn_k", "k"), ("attn_v", "v")):
+            b = self.opt(p + name + ".bias")
+            if b is not None:
+                if vec == "q": q = q + b
+                if vec == "k": k = k + b
+                if vec == "v": v = v + b
+        q = q.reshape(self.n_head, self.head_dim)
+        k = k.reshape(self.n_head_kv, self.head_dim)
+        v = v.reshape(self.n_head_kv, self.head_dim)
+        qn, kn = self.opt(p + "attn_q_norm.weight"), self.opt(p + "attn_k_norm.weight")
+        if qn is not None:
+            q, k = rms_norm(q, qn, self.eps), rms_norm(k, kn, self.eps)
+        q, k = self.rope(q, pos), self.rope(k, pos)
+        cache.append((k, v))
+        group = self.n_head // self.n_head_kv
+        out = np.zeros((self.n_head, self.head_dim))
+        for hd in range(self.n_head):
+            keys = np.stack([c[0][hd // group] for c in cache])
+            vals = np.stack([c[1][hd // group] for c in cache])
+            w = softmax(keys @ q[hd] / math.sqrt(self.head_dim))
+            out[hd] = w @ vals
+        o = self.t(p + "attn_output.weight") @ out.reshape(-1)
+        bo = self.opt(p + "attn_output.bias")
+        return h + (o + bo if bo is not None else o)
+
+    def swiglu(self, x, gate, up, down):
+        return down @ (silu(gate @ x) * (up @ x))
+
+    def ffn(self, il, h):
+        p = f"blk.{il}."
+        x = rms_norm(h, self.t(p + "ffn_norm.weight"), self.eps)
+        if self.n_expert == 0:
+            return h + self.swiglu(x, self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight"),
+                                   self.t(p + "ffn_down.weight"))
+        probs = softmax(self.t(p + "ffn_gate_inp.weight") @ x)
+        top = sorted(range(self.n_expert), key=lambda e: (-probs[e], e))[:self.k]
+        weights = probs[top]
+        if self.arch not in UNNORMALISED_TOPK:
+            weights = weights / weights.sum()
+        gate, up, down = (self.t(p + n) for n in ("ffn_gate_exps.weight", "ffn_up_exps.weight",
+                                                 "ffn_down_exps.weight"))
+        out = sum(w * self.swiglu(x, gate[e], up[e], down[e]) for e, w in zip(top, weights))
+        if self.m.has(p + "ffn_gate_shexp.weight"):
+            g = 1.0 / (1.0 + math.exp(-float(self.t(p + "ffn_gate_inp_shexp.weight") @ x)))
+            out = out + g * self.swiglu(x, self.t(p + "ffn_gate_shexp.weight"),
+                                        self.t(p + "ffn_up_shexp.weight"),
+                                        self.t(p + "ffn_down_shexp.weight"))
+        return h + out
+
+    def logprobs(self, ids):
+        """Log-softmax of the logits after each of `ids` (one row per position)."""
+        emb = self.t("token_embd.weight")
+        out_w = self.t("output.weight") if self.m.has("output.weight") else emb
+        caches = [[] for _ in range(self.n_layer)]
+        rows = []
+        for pos, tok in enumerate(ids):
+            h = emb[tok].copy()
+            for il in range(self.n_layer):
+                h = self.attention(il, h, caches[il], pos)
+                h = self.ffn(il, h)
+            logits = out_w @ rms_norm(h, self.t("output_norm.weight"), self.eps)
+            mx = logits.max()
+            rows.append(logits - mx - math.log(np.exp(logits - mx).sum()))
+        return rows

@@ -1,0 +1,123 @@
+#include "tools/pshard-mkmodel/model_metadata.h"
+
+namespace pshard {
+namespace {
+
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+Status check_shape(const ModelSpec& s, const ArchFamily& f) {
+  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_ff <= 0 || s.n_ctx <= 0)
+    return invalid_argument("n_embd, n_layer, n_head, n_ff and the context must be positive");
+  const int64_t kv = s.n_head_kv ? s.n_head_kv : s.n_head;
+  if (s.n_head_kv < 0 || s.n_head % kv != 0)
+    return invalid_argument("--n-head must be a multiple of --n-head-kv");
+  if (s.head_dim == 0 && s.n_embd % s.n_head != 0)
+    return invalid_argument("--n-embd must be a multiple of --n-head, or give --head-dim");
+  const int64_t head = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
+  if (head <= 0 || head % 2 != 0)
+    return invalid_argument("the head size must be even for RoPE, got " + std::to_string(head));
+  if (s.n_expert < 0 || s.n_expert_used < 0 || (s.n_expert > 0) != (s.n_expert_used > 0) ||
+      s.n_expert_used > s.n_expert)
+    return invalid_argument("an MoE model needs 1 <= --n-expert-used <= --n-expert");
+  if (f.ffn == FfnForm::kMoe && s.n_expert == 0)
+    return invalid_argument("a " + std::string(f.name) + " model is MoE: give --n-expert and "
+                            "--n-expert-used");
+  if (f.ffn == FfnForm::kDense && s.n_expert > 0)
+    return invalid_argument("a " + std::string(f.name) + " model is dense: --n-expert must be 0");
+  if (s.qkv_bias && f.qkv_bias == Presence::kAbsent)
+    return invalid_argument(std::string(f.name) + " models have no attention biases (--qkv-bias)");
+  if (s.n_ff_shexp != 0 && f.shared_expert == Presence::kAbsent)
+    return invalid_argument(std::string(f.name) + " models have no shared expert (--n-ff-shexp)");
+  return Status::ok_status();
+}
+
+Status apply_rope_scaling(const ModelSpec& s, ModelHParams& hp) {
+  const std::string& t = s.rope_scaling;
+  if (t == "none")
+    return Status::ok_status();
+  if (!(s.rope_scaling_factor >= 1.0f))
+    return invalid_argument("--rope-scaling-factor must be at least 1, got " +
+                            std::to_string(s.rope_scaling_factor));
+  hp.rope_scaling_factor = s.rope_scaling_factor;
+  hp.rope_ctx_orig = s.rope_ctx_orig ? s.rope_ctx_orig
+                                     : static_cast<int64_t>(static_cast<float>(s.n_ctx) /
+                                                            s.rope_scaling_factor);
+  if (t == "linear") {
+    hp.rope_scaling = RopeScaling::kLinear;
+  } else if (t == "yarn") {
+    hp.rope_scaling = RopeScaling::kYarn;
+  } else if (t == "llama3") {
+    hp.rope_scaling = RopeScaling::kLlama3;
+  } else {
+    return invalid_argument("--rope-scaling '" + t + "' is not one of none, linear, yarn, llama3");
+  }
+  return Status::ok_status();
+}
+
+} // namespace
+
+Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
+  ModelHParams hp;
+  hp.family = find_arch_family(s.arch);
+  if (!hp.family)
+    return invalid_argument("--arch: " + unknown_arch_message(s.arch));
+  PSHARD_RETURN_IF_ERROR(check_shape(s, *hp.family));
+  const ArchFamily& f = *hp.family;
+  hp.name = s.name;
+  hp.n_ctx_train = s.n_ctx;
+  hp.n_embd = s.n_embd;
+  hp.n_layer = s.n_layer;
+  hp.n_head = s.n_head;
+  hp.n_head_kv = s.n_head_kv ? s.n_head_kv : s.n_head;
+  hp.head_dim = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
+  hp.rope_dim = hp.head_dim;
+  hp.rope_freq_base = s.rope_freq_base;
+  hp.n_ff = s.n_ff;
+  hp.n_expert = s.n_expert;
+  hp.n_expert_used = s.n_expert_used;
+  if (hp.is_moe()) {
+    hp.n_ff_exp = s.n_ff;
+    if (f.shared_expert == Presence::kRequired || s.n_ff_shexp > 0)
+      hp.n_ff_shexp = s.n_ff_shexp ? s.n_ff_shexp : 4 * s.n_ff;
+  }
+  hp.qkv_bias = f.qkv_bias == Presence::kRequired || s.qkv_bias;
+  hp.qk_norm = f.qk_norm == Presence::kRequired;
+  hp.tied_output = s.tied_output;
+  PSHARD_RETURN_IF_ERROR(apply_rope_scaling(s, hp));
+  return hp;
+}
+
+void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::GgufWriter& w) {
+  const std::string a = s.arch + ".";
+  w.set("general.architecture", {s.arch});
+  w.set("general.name", {s.name});
+  w.set(a + "context_length", {u32(hp.n_ctx_train)});
+  w.set(a + "embedding_length", {u32(hp.n_embd)});
+  w.set(a + "block_count", {u32(hp.n_layer)});
+  w.set(a + "feed_forward_length", {u32(hp.n_ff)});
+  w.set(a + "attention.head_count", {u32(hp.n_head)});
+  w.set(a + "attention.head_count_kv", {u32(hp.n_head_kv)});
+  if (s.head_dim != 0) {
+    w.set(a + "attention.key_length", {u32(hp.head_dim)});
+    w.set(a + "attention.value_length", {u32(hp.head_dim)});
+  }
+  w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
+  w.set(a + "rope.freq_base", {hp.rope_freq_base});
+  w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
+  if (hp.rope_scaling != RopeScaling::kNone) {
+    w.set(a + "rope.scaling.type", {s.rope_scaling});
+    w.set(a + "rope.scaling.factor", {hp.rope_scaling_factor});
+    if (hp.rope_scaling != RopeScaling::kLinear)
+      w.set(a + "rope.scaling.original_context_length", {u32(hp.rope_ctx_orig)});
+  }
+  if (hp.is_moe()) {
+    w.set(a + "expert_count", {u32(hp.n_expert)});
+    w.set(a + "expert_used_count", {u32(hp.n_expert_used)});
+    if (hp.family->expert_width_key)
+      w.set(a + "expert_feed_forward_length", {u32(hp.n_ff_exp)});
+    if (hp.has_shared_expert())
+      w.set(a + "expert_shared_feed_forward_length", {u32(hp.n_ff_shexp)});
+  }
+}
+
+} // namespace pshard
