@@ -8,7 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libflatbuffers-dev flatbuffers-compiler libcli11-dev
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
-  python3
+  python3 python3-numpy   # numpy: the float64 reference forward pass in tests/tools
 )
 # The planner compiler's MLIR (PSHARD_WITH_COMPILER=0 skips it: the compiler's MLIR
 # half is then not built, everything else is).

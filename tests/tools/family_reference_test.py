@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Every architecture family against an independent float64 forward pass.
+
+For each family (and the optional parts: biases, a head size that is not n_embd/n_head,
+a shared expert, unnormalised top-k, linear/llama3/YaRN RoPE scaling) pshard-mkmodel
+writes a small F32 model; pshard-run generates greedily on the cpu, and on the emulated
+GPU under a gpu-only schedule whose budget is half the model's size (every sub-layer
+streamed through the device; the same tokens and log-probs bit for bit); the reference
+(reference/forward.py) re-computes the log-probabilities of every generated position
+from the GGUF file alone. pshard's must agree to 1e-3 and its greedy choice must be the
+reference's wherever the reference's top two differ by more than that.
+
+usage: family_reference_test.py BUILD_DIR   (exit 77: skipped, numpy missing)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy  # noqa: F401
+except ImportError:
+    print("SKIP: this python has no numpy (Debian: apt-get install python3-numpy)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
+from forward import Reference  # noqa: E402
+from gguf_reader import GgufModel  # noqa: E402
+
+build = sys.argv[1]
+mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
+compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
+profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
+SHAPE = ["--n-embd", "64", "--n-layer", "3", "--n-head", "4", "--n-head-kv", "2",
+         "--n-ff", "96", "--ctx", "256", "--type", "f32"]
+CASES = {
+    "llama": [],
+    "llama-bias-headdim": ["--qkv-bias", "--head-dim", "24"],
+    "llama-moe-yarn": ["--n-expert", "4", "--n-expert-used", "2", "--rope-scaling", "yarn",
+                       "--rope-scaling-factor", "4", "--rope-orig-ctx", "32"],
+    "llama-linear": ["--rope-scaling", "linear", "--rope-scaling-factor", "2"],
+    "qwen2-llama3": ["--arch", "qwen2", "--rope-scaling", "llama3", "--rope-scaling-factor", "8",
+                     "--rope-orig-ctx", "16", "--rope-freq-base", "500000"],
+    "qwen3": ["--arch", "qwen3", "--head-dim", "32"],
+    "qwen3moe": ["--arch", "qwen3moe", "--n-expert", "8", "--n-expert-used", "2",
+                 "--head-dim", "16", "--tied-output"],
+    "qwen2moe": ["--arch", "qwen2moe", "--n-expert", "8", "--n-expert-used", "2",
+                 "--n-ff-shexp", "160"],
+}
+TOL = 1e-3
+N_PREDICT = 12
+failures = 0
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL", msg)
+
+
+def generate(model, *extra):
+    p = run(run_bin, "-m", model, "-p", "Once upon a time there was", "-n", str(N_PREDICT),
+            "--temp", "0", "--ignore-eos", "--json", "--top-logprobs", "2", "-t", "2", *extra)
+    if p.returncode != 0:
+        fail(f"{model} {extra}: pshard-run failed: {p.stderr}")
+        return None
+    return json.loads(p.stdout)
+
+
+def check_against_reference(name, model, out):
+    ref = Reference(GgufModel(model))
+    ids = out["prompt_tokens"] + out["generated_tokens"]
+    rows = ref.logprobs(ids)
+    n_prompt = len(out["prompt_tokens"])
+    worst = 0.0
+    for j, tok in enumerate(out["generated_tokens"]):
+        row = rows[n_prompt - 1 + j]
+        order = row.argsort()[::-1]
+        mine = out["top_logprobs"][j][0]
+        worst = max(worst, abs(mine["logprob"] - row[mine["id"]]))
+        if row[order[0]] - row[order[1]] > TOL and tok != order[0]:
+            fail(f"{name}: position {j} pshard picked {tok}, the reference {order[0]} "
+                 f"(gap {row[order[0]] - row[order[1]]:.4f})")
+            return
+    if worst > TOL:
+        fail(f"{name}: log-probs differ from the float64 reference by up to {worst:.2e}")
+    print(f"{name}: {len(out['generated_tokens'])} tokens, log-probs within {worst:.1e} "
+          "of the float64 reference")
+
+
+def check_hybrid(name, model, tmp, cpu_out):
+    size = os.path.getsize(model)
+    budget = str(size // 2)
+    sched = os.path.join(tmp, name + ".pshard")
+    # gpu-only: every sub-layer of the family runs on the emulated device, streamed.
+    p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--budgets", budget,
+            "--tiers", "1,4,16", "-c", "256", "-q", "--kernel-workspace", "0",
+            "--strategy", "gpu-only")
+    if p.returncode != 0:
+        fail(f"{name}: pshard-compile failed: {p.stderr}")
+        return
+    out = generate(model, "-s", sched, "--backend", "emu", "--vram", budget)
+    if out is None:
+        return
+    if out["generated_tokens"] != cpu_out["generated_tokens"] or \
+            out["top_logprobs"] != cpu_out["top_logprobs"]:
+        fail(f"{name}: emu under a {budget} B budget differs from the cpu")
+    if not 0 < out["stats"]["peak_vram_bytes"] <= int(budget):
+        fail(f"{name}: peak VRAM {out['stats']['peak_vram_bytes']} outside (0, {budget}]")
+
+
+def main(tmp):
+    for name, extra in CASES.items():
+        model = os.path.join(tmp, name + ".gguf")
+        p = run(mkmodel, "-o", model, *SHAPE, "--seed", "7", *extra)
+        if p.returncode != 0:
+            fail(f"{name}: pshard-mkmodel failed: {p.stderr}")
+            continue
+        out = generate(model)
+        if out is None:
+            continue
+        check_against_reference(name, model, out)
+        check_hybrid(name, model, tmp, out)
+
+
+with tempfile.TemporaryDirectory() as d:
+    main(d)
+print("family reference:", "ok" if failures == 0 else f"{failures} failures")
+sys.exit(1 if failures else 0)
