@@ -1,5 +1,6 @@
 // Models made by pshard-mkmodel run; malformed or unsupported ones are refused
 // with messages that name the problem.
+#include "gguf_rewrite.h"
 #include "model_test_util.h"
 
 #include "runtime/gguf/gguf_writer.h"
@@ -31,23 +32,16 @@ protected:
   // Copies `src` to a new file, letting `edit` change metadata and drop tensors.
   using Edit = std::function<void(std::vector<gguf::KeyValue>&, std::vector<gguf::TensorInfo>&)>;
   std::string rewrite(const std::string& src, const std::string& name, const Edit& edit) {
-    auto file = gguf::GgufFile::open(src);
-    EXPECT_TRUE(file.ok());
-    auto metadata = (*file)->metadata();
-    auto tensors = (*file)->tensors();
-    edit(metadata, tensors);
-    gguf::GgufWriter w;
-    for (auto& kv : metadata)
-      w.set(kv.key, kv.value);
-    for (const auto& t : tensors) {
-      const uint8_t* data = (*file)->tensor_data(*(*file)->find_tensor(t.name));
-      EXPECT_TRUE(w.add_tensor(t.name, t.type, t.dims, [data](std::span<uint8_t> out) {
-                     std::memcpy(out.data(), data, out.size());
-                     return Status::ok_status();
-                   }).ok());
-    }
     const std::string path = (dir_ / name).string();
-    EXPECT_TRUE(w.write(path).ok());
+    testing::rewrite_gguf(src, path, [&](auto& md, std::vector<testing::RewrittenTensor>& t) {
+      std::vector<gguf::TensorInfo> infos;
+      for (const auto& r : t)
+        infos.push_back(r.info);
+      edit(md, infos);
+      t.clear();
+      for (const auto& i : infos)
+        t.push_back({i, i.name});
+    });
     return path;
   }
 

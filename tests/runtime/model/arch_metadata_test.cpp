@@ -1,0 +1,161 @@
+// Malformed architecture metadata and tensors, one table row each: a good model of the
+// row's family is written by pshard-mkmodel, broken by one edit, and loading it must fail
+// with the expected code and a message that names what is wrong. The same file must
+// still load before the edit (so each row tests exactly its edit).
+#include "gguf_rewrite.h"
+#include "model_test_util.h"
+
+#include "tools/pshard-mkmodel/model_generator.h"
+
+#include <filesystem>
+
+namespace pshard {
+namespace {
+
+using testing::drop_key;
+using testing::drop_tensor;
+using testing::RewrittenTensor;
+using testing::set_key;
+
+using GgufEditFn = void (*)(std::vector<gguf::KeyValue>&, std::vector<RewrittenTensor>&);
+
+struct BadCase {
+  const char* name;
+  const char* arch;
+  GgufEditFn edit;
+  StatusCode code;
+  std::vector<const char*> says; // substrings of the message
+};
+
+ModelSpec spec_for(const std::string& arch) {
+  ModelSpec s;
+  s.arch = arch;
+  s.n_embd = 32;
+  s.n_layer = 2;
+  s.n_head = 4;
+  s.n_head_kv = 2;
+  s.n_ff = 64;
+  if (arch.find("moe") != std::string::npos) {
+    s.n_expert = 4;
+    s.n_expert_used = 2;
+  }
+  return s;
+}
+
+gguf::Value u32(uint32_t v) { return gguf::Value{v}; }
+gguf::Value str(const char* v) { return gguf::Value{std::string(v)}; }
+
+// Adds `name` with the shape and bytes of `like`.
+void add_copy(std::vector<RewrittenTensor>& t, const std::string& name, const std::string& like) {
+  for (const RewrittenTensor& r : t)
+    if (r.info.name == like) {
+      RewrittenTensor copy = r;
+      copy.info.name = name;
+      t.push_back(copy);
+      return;
+    }
+  FAIL() << like << " not in the model";
+}
+
+const BadCase kCases[] = {
+    {"unknown_architecture", "llama",
+     [](auto& md, auto&) { set_key(md, "general.architecture", str("mamba")); },
+     StatusCode::kUnsupported, {"'mamba'", "qwen3moe", "qwen2"}},
+    {"missing_embedding_length", "qwen2",
+     [](auto& md, auto&) { drop_key(md, "qwen2.embedding_length"); },
+     StatusCode::kInvalidFormat, {"qwen2.embedding_length", "required"}},
+    {"heads_not_a_multiple_of_kv_heads", "qwen3",
+     [](auto& md, auto&) { set_key(md, "qwen3.attention.head_count_kv", u32(3)); },
+     StatusCode::kInvalidFormat, {"qwen3.attention.head_count_kv", "multiple"}},
+    {"key_and_value_lengths_differ", "qwen3",
+     [](auto& md, auto&) {
+       set_key(md, "qwen3.attention.key_length", u32(8));
+       set_key(md, "qwen3.attention.value_length", u32(16));
+     },
+     StatusCode::kUnsupported, {"qwen3.attention.key_length", "qwen3.attention.value_length"}},
+    {"odd_rope_dimensions", "llama",
+     [](auto& md, auto&) { set_key(md, "llama.rope.dimension_count", u32(7)); },
+     StatusCode::kInvalidFormat, {"llama.rope.dimension_count", "even"}},
+    {"unknown_rope_scaling", "qwen2",
+     [](auto& md, auto&) { set_key(md, "qwen2.rope.scaling.type", str("ntk-wild")); },
+     StatusCode::kUnsupported, {"qwen2.rope.scaling.type", "'ntk-wild'", "yarn"}},
+    {"llama3_frequency_band_reversed", "llama",
+     [](auto& md, auto&) {
+       set_key(md, "llama.rope.scaling.type", str("llama3"));
+       set_key(md, "llama.rope.scaling.low_freq_factor", gguf::Value{4.0f});
+       set_key(md, "llama.rope.scaling.high_freq_factor", gguf::Value{1.0f});
+     },
+     StatusCode::kInvalidFormat, {"llama.rope.scaling.high_freq_factor"}},
+    {"qwen3_without_q_norm", "qwen3",
+     [](auto&, auto& t) {
+       drop_tensor(t, "blk.0.attn_q_norm.weight");
+       drop_tensor(t, "blk.1.attn_q_norm.weight");
+     },
+     StatusCode::kInvalidFormat, {"attn_q_norm", "qwen3 models have"}},
+    {"qwen3_k_norm_missing_in_one_layer", "qwen3",
+     [](auto&, auto& t) { drop_tensor(t, "blk.1.attn_k_norm.weight"); },
+     StatusCode::kInvalidFormat, {"blk.1.attn_k_norm.weight", "missing"}},
+    {"qwen2_without_biases", "qwen2",
+     [](auto&, auto& t) {
+       for (const char* n : {"blk.0.attn_q.bias", "blk.1.attn_q.bias"})
+         drop_tensor(t, n);
+     },
+     StatusCode::kInvalidFormat, {"attn_q.bias", "qwen2 models have"}},
+    {"llama_bias_in_one_layer_only", "llama",
+     [](auto&, auto& t) { add_copy(t, "blk.1.attn_q.bias", "blk.1.attn_norm.weight"); },
+     StatusCode::kInvalidFormat, {"attn_q.bias", "layer 1", "layer 0"}},
+    {"dense_family_with_experts", "qwen2",
+     [](auto& md, auto&) {
+       set_key(md, "qwen2.expert_count", u32(4));
+       set_key(md, "qwen2.expert_used_count", u32(2));
+     },
+     StatusCode::kUnsupported, {"qwen2.expert_count", "dense"}},
+    {"moe_family_without_expert_count", "qwen3moe",
+     [](auto& md, auto&) { drop_key(md, "qwen3moe.expert_count"); },
+     StatusCode::kInvalidFormat, {"qwen3moe.expert_count"}},
+    {"more_experts_used_than_exist", "qwen3moe",
+     [](auto& md, auto&) { set_key(md, "qwen3moe.expert_used_count", u32(9)); },
+     StatusCode::kInvalidFormat, {"qwen3moe.expert_used_count", "between 1 and"}},
+    {"expert_width_disagrees_with_tensors", "qwen3moe",
+     [](auto& md, auto&) { set_key(md, "qwen3moe.expert_feed_forward_length", u32(32)); },
+     StatusCode::kInvalidFormat, {"ffn_gate_exps", "shape"}},
+    {"qwen2moe_without_shared_expert", "qwen2moe",
+     [](auto&, auto& t) {
+       for (int il = 0; il < 2; ++il)
+         for (const char* n : {"ffn_gate_shexp", "ffn_up_shexp", "ffn_down_shexp",
+                               "ffn_gate_inp_shexp"})
+           drop_tensor(t, "blk." + std::to_string(il) + "." + n + ".weight");
+     },
+     StatusCode::kInvalidFormat, {"ffn_gate_shexp", "shared expert"}},
+    {"tensor_the_family_does_not_have", "qwen3",
+     [](auto&, auto& t) { add_copy(t, "blk.0.ffn_gate_inp.weight", "blk.0.ffn_gate.weight"); },
+     StatusCode::kUnsupported, {"blk.0.ffn_gate_inp.weight", "qwen3 architecture"}},
+};
+
+class ArchMetadata : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ArchMetadata, IsRefusedWithAMessageNamingTheProblem) {
+  const BadCase& c = GetParam();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("pshard-arch-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string good = (dir / (std::string(c.name) + "-good.gguf")).string();
+  const std::string bad = (dir / (std::string(c.name) + "-bad.gguf")).string();
+  ASSERT_TRUE(write_model(spec_for(c.arch), good).ok());
+  ASSERT_TRUE(Model::load(good).ok()) << "the unedited " << c.arch << " model must load";
+  testing::rewrite_gguf(good, bad, c.edit);
+  auto model = Model::load(bad);
+  ASSERT_FALSE(model.ok()) << "the edited model loaded";
+  EXPECT_EQ(model.status().code(), c.code) << model.status().to_string();
+  for (const char* s : c.says)
+    EXPECT_NE(model.status().message().find(s), std::string::npos)
+        << "message lacks '" << s << "': " << model.status().message();
+  std::filesystem::remove(good);
+  std::filesystem::remove(bad);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ArchMetadata, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+} // namespace
+} // namespace pshard
