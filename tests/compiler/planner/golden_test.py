@@ -19,23 +19,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDENS = os.path.join(HERE, "goldens")
 SKIP = 77  # ctest SKIP_RETURN_CODE
 
-# name, model (None: generated), profile, extra pshard-compile arguments
+# name, model (a shared file, or "gen:KEY" for a model GENERATED below), profile, extra
+# pshard-compile arguments
 CASES = [
     # Without the CUDA kernels' ~37 MiB of scratch (as for the emulated GPU), so that
-    # MiB-sized budgets stream this 1 MB model; the 235B case below keeps the CUDA figure.
+    # MiB-sized budgets stream this 1 MB model; the large shapes below keep the CUDA figure.
     ("stories260K-laptop", "stories260K.gguf", "laptop-rtx4060-8gb",
      ["--budgets", "0,4M,16M,64M", "--tiers", "1,16,256", "-c", "512",
       "--kernel-workspace", "0"]),
-    # One budget and two tiers keep the golden small (its sub-layer table alone lists
-    # ~850 tensors); the full 10 x 6 grid's speed is checked by planner_test.
-    ("moe235b-shape-laptop", None, "laptop-rtx4060-8gb",
+    # One budget and two tiers keep these goldens small (the 235B sub-layer table alone
+    # lists ~1200 tensors); the full 10 x 6 grid's speed is checked by planner_test.
+    ("moe235b-shape-laptop", "gen:qwen3-235b-a22b", "laptop-rtx4060-8gb",
      ["--budgets", "2G", "--tiers", "1,64", "-c", "1024"]),
+    ("minitron8b-shape-laptop", "gen:minitron-8b", "laptop-rtx4060-8gb",
+     ["--budgets", "1G,4G", "--tiers", "1,64", "-c", "4096"]),
 ]
 
-# Qwen3-235B-A22B's shape, headers only (a sparse file: no 120 GB on disk).
-MOE_235B = ["--n-embd", "4096", "--n-layer", "94", "--n-head", "64", "--n-head-kv", "4",
-            "--n-ff", "1536", "--n-expert", "128", "--n-expert-used", "8", "--type", "q4_0",
-            "--vocab", "151936", "--sparse", "--name", "moe-235b-shape"]
+# Shapes of real models, headers only (sparse files: no 120 GB on disk).
+GENERATED = {
+    # Qwen3-235B-A22B: qwen3moe, 94 layers, 64 query / 4 KV heads of 128 (so the query
+    # width 8192 is twice n_embd), 128 experts of 1536, 8 used, Qwen's 151936-token vocab.
+    "qwen3-235b-a22b": ["--arch", "qwen3moe", "--n-embd", "4096", "--n-layer", "94",
+                        "--n-head", "64", "--n-head-kv", "4", "--head-dim", "128",
+                        "--n-ff", "1536", "--n-expert", "128", "--n-expert-used", "8",
+                        "--type", "q4_0", "--vocab", "151936", "--ctx", "40960",
+                        "--rope-freq-base", "1000000", "--sparse", "--name", "qwen3-235b-a22b-shape"],
+    # Mistral-NeMo-Minitron-8B: llama, 40 layers, 32 query / 8 KV heads of 128, FFN 11520,
+    # the 131072-token Tekken vocabulary.
+    "minitron-8b": ["--n-embd", "4096", "--n-layer", "40", "--n-head", "32", "--n-head-kv", "8",
+                    "--head-dim", "128", "--n-ff", "11520", "--type", "q8_0",
+                    "--vocab", "131072", "--ctx", "8192", "--rope-freq-base", "1000000",
+                    "--sparse", "--name", "minitron-8b-shape"],
+}
 
 
 def run(cmd, **kw):
@@ -48,16 +63,13 @@ def main():
     tool = lambda name: os.path.join(build, "tools", name, name)
     failures, skipped = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        generated = None
         for name, model, profile, extra in CASES:
-            if model is None:
-                if generated is None:
-                    generated = os.path.join(tmp, "moe235b.gguf")
-                    r = run([tool("pshard-mkmodel"), "-o", generated] + MOE_235B)
-                    if r.returncode:
-                        failures.append(f"{name}: pshard-mkmodel failed: {r.stderr}")
-                        continue
-                model_path = generated
+            if model.startswith("gen:"):
+                model_path = os.path.join(tmp, model[4:] + ".gguf")
+                r = run([tool("pshard-mkmodel"), "-o", model_path] + GENERATED[model[4:]])
+                if r.returncode:
+                    failures.append(f"{name}: pshard-mkmodel failed: {r.stderr}")
+                    continue
             else:
                 model_path = os.path.join(shared, "models", model)
                 if not os.path.exists(model_path):
