@@ -157,37 +157,7 @@ Result<SubLayerWeights> rebase_weights(const SubLayer& s, const SubLayerWeights&
                                        const SubLayerTensors& t, std::span<uint8_t* const> base) {
   SubLayerWeights w = host;
   bool ok = true;
-  auto mv = [&](auto& p) { ok = move(t, base, p) && ok; };
-  switch (s.kind) {
-  case SubLayerKind::kEmbed:
-    mv(w.embed.data);
-    break;
-  case SubLayerKind::kAttention:
-    mv(w.attn.norm.data);
-    mv(w.attn.wq.data);
-    mv(w.attn.wk.data);
-    mv(w.attn.wv.data);
-    mv(w.attn.wo.data);
-    mv(w.rope_freqs);
-    break;
-  case SubLayerKind::kFfn:
-    mv(w.ffn.norm.data);
-    mv(w.ffn.gate.data);
-    mv(w.ffn.up.data);
-    mv(w.ffn.down.data);
-    break;
-  case SubLayerKind::kMoe:
-    mv(w.moe.norm.data);
-    mv(w.moe.router.data);
-    mv(w.moe.gate.first.data);
-    mv(w.moe.up.first.data);
-    mv(w.moe.down.first.data);
-    break;
-  case SubLayerKind::kHead:
-    mv(w.head.norm);
-    mv(w.head.output.data);
-    break;
-  }
+  for_each_weight_pointer(s.kind, w, [&](auto& p) { ok = move(t, base, p) && ok; });
   if (!ok)
     return unsupported("a weight of " + s.name +
                        " is not stored as F32 in the model file (the "

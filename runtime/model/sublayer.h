@@ -75,6 +75,41 @@ struct SubLayerWeights {
 // The weights of sub-layer `s` where the model maps them (host memory).
 SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s);
 
+// Calls fn(p) for every weight pointer the member of `kind` holds — matrix data as
+// `const uint8_t*&`, vectors as `const float*&` — null ones included, so code that moves
+// weights between memories (the executor's rebasing onto a device) cannot miss one.
+template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerWeights& w, Fn&& fn) {
+  switch (kind) {
+  case SubLayerKind::kEmbed:
+    fn(w.embed.data);
+    return;
+  case SubLayerKind::kAttention:
+    for (VectorWeight* v : {&w.attn.norm, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo,
+                            &w.attn.q_norm, &w.attn.k_norm})
+      fn(v->data);
+    for (MatrixView* m : {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo})
+      fn(m->data);
+    fn(w.rope_freqs);
+    return;
+  case SubLayerKind::kFfn:
+    fn(w.ffn.norm.data);
+    for (MatrixView* m : {&w.ffn.gate, &w.ffn.up, &w.ffn.down})
+      fn(m->data);
+    return;
+  case SubLayerKind::kMoe:
+    fn(w.moe.norm.data);
+    for (MatrixView* m : {&w.moe.router, &w.moe.gate.first, &w.moe.up.first, &w.moe.down.first,
+                          &w.moe.shexp_gate_inp, &w.moe.shexp.gate, &w.moe.shexp.up,
+                          &w.moe.shexp.down})
+      fn(m->data);
+    return;
+  case SubLayerKind::kHead:
+    fn(w.head.norm);
+    fn(w.head.output.data);
+    return;
+  }
+}
+
 // What a sub-layer reads and writes during one pass over tokens [pos0, pos0 + n_tokens).
 struct ForwardPass {
   const ModelHParams& hp;

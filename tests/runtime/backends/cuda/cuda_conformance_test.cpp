@@ -139,6 +139,53 @@ TEST_F(CudaConformance, RopeWithAndWithoutFrequencyFactors) {
   }
 }
 
+// Both pairings (adjacent, NeoX) under every scaling: none, linear, llama3 from its keys
+// (no factor tensor), YaRN (per-dimension ramp and magnitude scale).
+TEST_F(CudaConformance, RopeStylesAndScalings) {
+  const int64_t n = 4, heads = 3, hd = 32;
+  for (bool neox : {false, true})
+    for (RopeScaling scaling : {RopeScaling::kNone, RopeScaling::kLinear, RopeScaling::kLlama3,
+                                RopeScaling::kYarn}) {
+      RopeParams p;
+      p.head_dim = hd;
+      p.rot_dim = hd;
+      p.freq_base = 1000000.0f;
+      p.neox = neox;
+      p.scaling = scaling;
+      p.scaling_factor = 8.0f;
+      p.n_ctx_orig = 256;
+      if (scaling == RopeScaling::kLinear || scaling == RopeScaling::kYarn)
+        p.freq_scale = 0.25f;
+      if (scaling == RopeScaling::kYarn)
+        p.ext_factor = 1.0f;
+      auto x = random_floats(n * heads * hd, 31);
+      float* gx = buf_->upload(x);
+      cpu_.rope(x.data(), n, heads, 1000, p);
+      gpu().rope(gx, n, heads, 1000, p);
+      sync();
+      EXPECT_LE(relative_error(buf_->download(gx, x.size()), x), 1e-5)
+          << (neox ? "neox" : "normal") << " scaling " << static_cast<int>(scaling);
+    }
+}
+
+// The Qwen sub-layer forms: q/k/v biases, per-head q/k RMSNorm (rows of head_dim), and
+// the shared expert's sigmoid-gated add.
+TEST_F(CudaConformance, BiasPerHeadNormAndGatedAdd) {
+  const int64_t n = 3, d = 40, heads = 5, hd = 8;
+  auto y = random_floats(n * d, 32);
+  const auto bias = random_floats(d, 33), x = random_floats(n * d, 34);
+  const auto gate = random_floats(n, 35, -4.0f, 4.0f), norm_w = random_floats(hd, 36, 0.5f, 1.5f);
+  float* gy = buf_->upload(y);
+  gpu().add_bias(gy, buf_->upload(bias), n, d);
+  gpu().add_gated(gy, buf_->upload(x), buf_->upload(gate), n, d);
+  gpu().rms_norm(gy, buf_->upload(norm_w), gy, n * heads, hd, 1e-6f);
+  cpu_.add_bias(y.data(), bias.data(), n, d);
+  cpu_.add_gated(y.data(), x.data(), gate.data(), n, d);
+  cpu_.rms_norm(y.data(), norm_w.data(), y.data(), n * heads, hd, 1e-6f);
+  sync();
+  EXPECT_LE(relative_error(buf_->download(gy, y.size()), y), 1e-5);
+}
+
 TEST_F(CudaConformance, KvAppendThenAttentionAcrossTiles) {
   // GQA 6 query heads over 2 KV heads; 70 cached positions span three 32-key tiles.
   for (int64_t hd : {20, 128}) {

@@ -1,5 +1,5 @@
 // Conformance of the MoE dispatch: routing (softmax, top-k with ties to the lower index,
-// renormalised weights) and the experts' SiLU-gated FFNs, against the CPU backend, for
+// weights renormalised or not) and the experts' SiLU-gated FFNs, against the CPU backend, for
 // strided experts and for experts placed at scattered addresses (streaming slots).
 // Bounds as in cuda_conformance_test.cpp: f16 2e-3, q8_0 2e-2; router probabilities 1e-5.
 #include "cuda_test_util.h"
@@ -48,9 +48,10 @@ Experts make_experts(DeviceBuffers& buf, TensorType type, int64_t n_expert, int6
 // place, as moe_dispatch does): what the device must match.
 std::vector<float> cpu_dispatch(CpuOps& cpu, const Experts& gate, const Experts& up,
                                 const Experts& down, int64_t k, const std::vector<float>& x,
-                                std::vector<float>& logits, int64_t n) {
+                                std::vector<float>& logits, int64_t n, bool normalize = true) {
   const int64_t dm = gate.cpu.first.cols, ff = gate.cpu.first.rows;
   MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff};
+  cm.normalize_weights = normalize;
   std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), out(n * dm);
   cm.expert_in = in.data();
   cm.expert_out = eo.data();
@@ -64,11 +65,13 @@ struct MoeCase {
   TensorType type;
   int64_t n_tokens;
   bool scatter;
+  bool normalize = true; // false: top-k weights as the softmax gave them (Qwen2-MoE)
 };
 
 void PrintTo(const MoeCase& c, std::ostream* os) {
   *os << tensor_type_name(c.type) << ", " << c.n_tokens << " tokens"
-      << (c.scatter ? ", placed experts" : ", strided experts");
+      << (c.scatter ? ", placed experts" : ", strided experts")
+      << (c.normalize ? "" : ", unnormalised weights");
 }
 
 class CudaMoe : public ::testing::TestWithParam<MoeCase> {};
@@ -93,9 +96,11 @@ TEST_P(CudaMoe, DispatchMatchesTheCpu) {
   logits[1] = logits[3]; // a tie in token 0: the lower index must win on both backends
 
   std::vector<float> cpu_logits = logits;
-  const std::vector<float> want = cpu_dispatch(cpu, gate, up, down, k, x, cpu_logits, n);
+  const std::vector<float> want =
+      cpu_dispatch(cpu, gate, up, down, k, x, cpu_logits, n, c.normalize);
 
   MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff};
+  gm.normalize_weights = c.normalize;
   gm.expert_in = buf.zeros(n * dm);
   gm.expert_out = buf.zeros(n * dm);
   gm.gate_buf = buf.zeros(n * ff);
@@ -177,11 +182,14 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaMoe,
                          ::testing::Values(MoeCase{TensorType::kF16, 3, false},
                                            MoeCase{TensorType::kQ8_0, 11, false},
                                            MoeCase{TensorType::kQ8_0, 4, true},
-                                           MoeCase{TensorType::kQ4_0, 1, true}),
+                                           MoeCase{TensorType::kQ4_0, 1, true},
+                                           MoeCase{TensorType::kF16, 5, false, false},
+                                           MoeCase{TensorType::kQ8_0, 2, true, false}),
                          [](const auto& info) {
                            return std::string(tensor_type_name(info.param.type)) + "_" +
                                   std::to_string(info.param.n_tokens) + "tokens" +
-                                  (info.param.scatter ? "_placed" : "_strided");
+                                  (info.param.scatter ? "_placed" : "_strided") +
+                                  (info.param.normalize ? "" : "_unnormalised");
                          });
 
 } // namespace
