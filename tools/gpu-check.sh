@@ -5,9 +5,10 @@
 #   1. finds or builds the binaries (CUDA for this GPU's architecture only),
 #   2. runs the GPU tests (device contract, conformance against the CPU, plan invariance),
 #   3. profiles the GPU and CPU (pshard-profile --backend cuda),
-#   4. generates an 8B-shaped model (Llama-3-8B geometry) in F16 and Q8_0,
-#   5. compiles it for budgets 2, 4, 8 GiB and full residency, searched and with each
-#      forced strategy (gpu-only, static, dynamic, layers),
+#   4. generates an 8B-shaped model (Llama-3-8B geometry) in F16 and Q8_0, and a
+#      Qwen3-30B-A3B-shaped qwen3moe model in Q4_0 (q/k norms, NeoX RoPE, 128 experts),
+#   5. compiles them for budgets 2, 4, 8 GiB and full residency, searched and (the 8B
+#      shapes) with each forced strategy (gpu-only, static, dynamic, layers),
 #   6. runs pshard-run with each plan (prompt of ~1024 tokens, then decode), and
 #      compares the two transfer modes (cudaHostRegister vs pinned staging),
 # then prints a table and writes RESULTS_DIR/gpu-check.json (and every run's own JSON
@@ -24,7 +25,8 @@
 #   PSHARD_CHECK_SECONDS overall time budget (default 450)
 #   PSHARD_CHECK_DENSE=1 write random weights (default: sparse files, zero weights —
 #                        same bytes moved and multiplied, much faster to make)
-#   PSHARD_CHECK_SCHEDULES  a folder of llama8b-<f16|q8_0>-<strategy>.pshard compiled elsewhere
+#   PSHARD_CHECK_SCHEDULES  a folder of llama8b-<f16|q8_0>-<strategy>.pshard and
+#                        qwen3moe30b-q4_0-auto.pshard compiled elsewhere
 #                        from this machine's profile, instead of compiling here (needed
 #                        only when pshard-compile cannot run here, e.g. one built with
 #                        the MLIR part links LLVM); the models are deterministic
@@ -114,9 +116,9 @@ write_summary() { # the JSON of whatever has run so far
     "$([[ $DRY == 1 ]] && echo true || echo false)" "$(elapsed)" >"$RESULTS/gpu-check.json"
   printf '"tests":[%s],"runs":[%s]}\n' "${TESTS_JSON%,}" "${ROWS_JSON%,}" >>"$RESULTS/gpu-check.json"
 }
-# Seconds each binary may take: the invariance test runs every plan of five models.
+# Seconds each binary may take: the invariance test runs every plan of seven models.
 declare -A TEST_TIMEOUT=([cuda_device_test]=60 [cuda_conformance_test]=60
-  [cuda_plan_invariance_test]=150)
+  [cuda_plan_invariance_test]=200)
 for t in cuda_device_test cuda_conformance_test cuda_plan_invariance_test; do
   exe=$(bin "$t" || true)
   if [[ -z $exe ]]; then
@@ -160,14 +162,28 @@ GEOMETRY=(--n-embd 4096 --n-layer 32 --n-head 32 --n-head-kv 8 --n-ff 14336 --vo
 if [[ $DRY == 1 ]]; then
   GEOMETRY=(--n-embd 256 --n-layer 4 --n-head 8 --n-head-kv 2 --n-ff 512 --vocab 2048)
 fi
+# Qwen3-30B-A3B (the paper's MoE): qwen3moe, n_embd 2048, 48 layers, 32 query / 4 KV heads
+# of 128, 128 experts of 768 with 8 used, per-head q/k norms, NeoX RoPE; Q4_0.
+MOE_GEOMETRY=(--arch qwen3moe --n-embd 2048 --n-layer 48 --n-head 32 --n-head-kv 4 --head-dim 128
+  --n-ff 768 --n-expert 128 --n-expert-used 8 --vocab 151936 --ctx 8192 --rope-freq-base 1000000)
+if [[ $DRY == 1 ]]; then
+  MOE_GEOMETRY=(--arch qwen3moe --n-embd 256 --n-layer 4 --n-head 8 --n-head-kv 2 --head-dim 32
+    --n-ff 128 --n-expert 16 --n-expert-used 4 --vocab 2048)
+fi
 SPARSE=(--sparse)
 [[ ${PSHARD_CHECK_DENSE:-0} == 1 ]] && SPARSE=()
+# The models by key: f16 and q8_0 are the Llama-3-8B shape, moe the Qwen3-30B-A3B one.
+model_file() { [[ $1 == moe ]] && echo "$RESULTS/work/qwen3moe30b-q4_0.gguf" ||
+  echo "$RESULTS/work/llama8b-$1.gguf"; }
+sched_file() { local m; m=$(model_file "$1"); echo "${m%.gguf}-$2.pshard"; }
 for type in f16 q8_0; do
-  model="$RESULTS/work/llama8b-$type.gguf"
   say "pshard-mkmodel $type"
-  "$MKMODEL" -o "$model" --name "llama3-8b-shaped-$type" --type "$type" "${GEOMETRY[@]}" \
-    "${SPARSE[@]}" >>"$LOG" 2>&1
+  "$MKMODEL" -o "$(model_file "$type")" --name "llama3-8b-shaped-$type" --type "$type" \
+    "${GEOMETRY[@]}" "${SPARSE[@]}" >>"$LOG" 2>&1
 done
+say "pshard-mkmodel moe (qwen3moe, q4_0)"
+"$MKMODEL" -o "$(model_file moe)" --name "qwen3-30b-a3b-shaped-q4_0" --type q4_0 \
+  "${MOE_GEOMETRY[@]}" "${SPARSE[@]}" >>"$LOG" 2>&1
 
 # --- 5. schedules ------------------------------------------------------------------
 CTX=2048
@@ -179,20 +195,23 @@ full_budget_gib() { # weights + 2 GiB for KV cache, activations, slots and works
 STRATEGIES=(auto gpu-only static dynamic layers)
 if [[ -n ${PSHARD_CHECK_SCHEDULES:-} ]]; then
   say "using schedules from $PSHARD_CHECK_SCHEDULES"
-  cp "$PSHARD_CHECK_SCHEDULES"/llama8b-*.pshard "$RESULTS/work/" || say "  no schedules there"
+  cp "$PSHARD_CHECK_SCHEDULES"/{llama8b,qwen3moe30b}-*.pshard "$RESULTS/work/" ||
+    say "  no schedules there"
 elif ! "$COMPILE" --help >/dev/null 2>&1; then
   say "pshard-compile does not start here ($(ldd "$COMPILE" 2>/dev/null | grep -c 'not found') \
 libraries not found): compile elsewhere from $PROF and set PSHARD_CHECK_SCHEDULES"
   STRATEGIES=()
 fi
-for type in f16 q8_0; do
+for type in f16 q8_0 moe; do
   [[ ${#STRATEGIES[@]} -gt 0 && -z ${PSHARD_CHECK_SCHEDULES:-} ]] || break
-  model="$RESULTS/work/llama8b-$type.gguf"
+  model=$(model_file "$type")
   budgets="2G,4G,8G,$(full_budget_gib "$model")G"
   [[ $DRY == 1 ]] && budgets="8M,16M,32M,64M"
-  for s in "${STRATEGIES[@]}"; do
+  strategies=("${STRATEGIES[@]}")
+  [[ $type == moe ]] && strategies=(auto)
+  for s in "${strategies[@]}"; do
     say "pshard-compile $type --strategy $s --budgets $budgets"
-    "$COMPILE" -m "$model" --profile "$PROF" -o "$RESULTS/work/llama8b-$type-$s.pshard" \
+    "$COMPILE" -m "$model" --profile "$PROF" -o "$(sched_file "$type" "$s")" \
       --budgets "$budgets" -c "$CTX" --strategy "$s" -q >>"$LOG" 2>&1 ||
       say "  compile failed (see $LOG)"
   done
@@ -219,13 +238,14 @@ run_one() { # type strategy budget transfer
   local type=$1 s=$2 budget=$3 transfer=$4 name out compact res tier1
   name="$type-$s-$budget-$transfer"
   out="$RESULTS/runs/$name.json"
-  local sched="$RESULTS/work/llama8b-$type-$s.pshard"
+  local sched
+  sched=$(sched_file "$type" "$s")
   if (($(time_left) < 20)); then
     res="skipped: time budget spent"
   elif [[ ! -f $sched ]]; then
     res="skipped: no schedule"
   elif PSHARD_CUDA_TRANSFER=$transfer timeout "$(($(time_left) < 90 ? $(time_left) : 90))" \
-    "$RUN" -m "$RESULTS/work/llama8b-$type.gguf" -s "$sched" --backend "$BACKEND" \
+    "$RUN" -m "$(model_file "$type")" -s "$sched" --backend "$BACKEND" \
     --vram "$budget" -f "$PROMPT" -n "$N_PREDICT" -c "$CTX" --temp 0 --ignore-eos --json \
     >"$out" 2>"$RESULTS/runs/$name.err"; then
     res=ok
@@ -274,6 +294,10 @@ for i in 0 1; do
   full=${FULL[$((1 - i))]}
   for b in "${BUDGETS[@]}" "$full"; do run_one "$type" auto "$b" register; done
 done
+# The Qwen3-MoE shape: attention with q/k norms and NeoX RoPE, 128 routed experts.
+full_moe="$(full_budget_gib "$(model_file moe)")G"
+[[ $DRY == 1 ]] && full_moe=64M
+for b in "${BUDGETS[@]}" "$full_moe"; do run_one moe auto "$b" register; done
 # The transfer engine's two modes on the same plans (vs the register runs above).
 run_one q8_0 auto "${BUDGETS[1]}" staging
 run_one f16 auto "${BUDGETS[1]}" staging
