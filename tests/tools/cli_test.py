@@ -74,6 +74,35 @@ def errors():
     check("bad size fails", p.returncode != 0 and "12Q" in p.stderr, p.stderr)
     p = run(run_bin, "-m", stories, "-p", "x", "--top-p", "1.5")
     check("bad sampler param fails", p.returncode != 0 and "top" in p.stderr.lower(), p.stderr)
+    numeric_ranges()
+
+
+# Every tool's numeric options: out of range is one short line naming the option and
+# the allowed range (no 300-digit bounds).
+RANGE_CASES = [
+    ("pshard-run", ["-m", "m.gguf", "--emu-pcie", "0"], "--emu-pcie", "positive"),
+    ("pshard-run", ["-m", "m.gguf", "-t", "-1"], "--threads", "between 0 and 1024"),
+    ("pshard-run", ["-m", "m.gguf", "--temp", "-0.5"], "--temp", "at least 0"),
+    ("pshard-run", ["-m", "m.gguf", "-n", "-2"], "--n-predict", "at least -1"),
+    ("pshard-compile", ["-m", "m.gguf", "--profile", "p", "--tiers", "1,0"], "--tiers", "between 1"),
+    ("pshard-compile", ["-m", "m.gguf", "--profile", "p", "-c", "0"], "--ctx", "between 1"),
+    ("pshard-mkmodel", ["-o", "x.gguf", "--n-layer", "0"], "--n-layer", "between 1"),
+    ("pshard-mkmodel", ["-o", "x.gguf", "--rope-scaling-factor", "0.5"], "--rope-scaling-factor",
+     "between 1 and 1024"),
+    ("pshard-bench", ["-m", "m.gguf", "-r", "0"], "--repetitions", "between 1 and 1000"),
+    ("pshard-profile", ["-o", "x.pshprof", "--emu-pcie", "-3"], "--emu-pcie", "positive"),
+    ("pshard-profile", ["-o", "x.pshprof", "--threads", "0"], "--threads", "between 1"),
+    ("pshard-diff", ["a", "b", "--tolerance", "-1"], "--tolerance", "at least 0"),
+]
+
+
+def numeric_ranges():
+    for tool, args, option, says in RANGE_CASES:
+        p = run(os.path.join(build, "tools", tool, tool), *args)
+        first = p.stderr.strip().splitlines()[0] if p.stderr.strip() else ""
+        check(f"{tool} {' '.join(args)}: range error",
+              p.returncode != 0 and option in first and says in first and len(first) < 120,
+              p.stderr)
 
 
 def mkmodel(tmp):

@@ -13,11 +13,15 @@
 #include "tools/pshard-bench/memory_bandwidth.h"
 #include "tools/pshard-bench/model_bench.h"
 
+#include "tools/common/cli_checks.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 #include <map>
 #include <sstream>
+
+namespace cli = pshard::cli;
 
 namespace {
 
@@ -71,7 +75,7 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", threads,
                  "thread counts, e.g. 1,2 (default: all hardware threads)");
   app.add_option("-r,--repetitions", opt.repetitions, "repetitions of each test")
-      ->capture_default_str();
+      ->capture_default_str()->check(cli::between(1, 1000));
   app.add_option("-o,--output", opt.output, "output format: md, csv or json")
       ->check(CLI::IsMember({"md", "csv", "json"}))
       ->capture_default_str();
@@ -79,7 +83,7 @@ int main(int argc, char** argv) {
                  "ISA paths to sweep, e.g. avx512,avx2 (default: the active one; "
                  "PSHARD_ISA caps it)");
   app.add_option("--bw-mib", opt.bandwidth_mib, "MiB read by the bandwidth probe")
-      ->capture_default_str();
+      ->capture_default_str()->check(cli::between(1, 1 << 20));
   app.add_option("--mmap", mmaps,
                  "1: weights used in place from the file mapping; 0: read into RAM on huge "
                  "pages (llama.cpp's --no-mmap); 0,1 sweeps both (llama-bench: -mmp)")

@@ -17,11 +17,15 @@
 #include "tools/pshard-compile/emit_mlir.h"
 #include "tools/schedule/schedule_report.h"
 
+#include "tools/common/cli_checks.h"
+
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <iostream>
 #include <sstream>
+
+namespace cli = pshard::cli;
 
 namespace {
 
@@ -65,10 +69,11 @@ int main(int argc, char** argv) {
                  "VRAM budgets, e.g. 512M,1G,2G,4G (0: a CPU-only plan), or auto: a ladder "
                  "from the minimum budget up to the profiled VRAM")->capture_default_str();
   app.add_option("--tiers", options.tiers, "token tiers (new tokens per pass)")
-      ->delimiter(',')->capture_default_str();
-  app.add_option("-c,--ctx", options.n_ctx, "context length to plan for")->capture_default_str();
+      ->delimiter(',')->capture_default_str()->check(cli::between(1, 1 << 20));
+  app.add_option("-c,--ctx", options.n_ctx, "context length to plan for")->capture_default_str()
+      ->check(cli::between(1, 1 << 24));
   app.add_option("-t,--threads", options.threads, "CPU threads (0: the profile's most)")
-      ->capture_default_str();
+      ->capture_default_str()->check(cli::between(0, cli::kMaxThreads));
   app.add_option("--kv-type", kv_type, "KV cache element type")->capture_default_str();
   app.add_option("--strategy", strategy,
                  "auto (search), or force one: gpu-only, static, dynamic, layers")

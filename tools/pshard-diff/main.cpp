@@ -10,9 +10,13 @@
 #include "runtime/schedule/schedule_json.h"
 #include "tools/schedule/schedule_report.h"
 
+#include "tools/common/cli_checks.h"
+
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+
+namespace cli = pshard::cli;
 
 int main(int argc, char** argv) {
   std::string old_path, new_path;
@@ -22,7 +26,8 @@ int main(int argc, char** argv) {
   app.add_option("old", old_path, "the reference artifact (*.pshard or its JSON)")->required();
   app.add_option("new", new_path, "the artifact to check")->required();
   app.add_option("--tolerance", options.tolerance,
-                 "relative predicted slowdown that fails (0.02 = 2%)")->capture_default_str();
+                 "relative predicted slowdown that fails (0.02 = 2%)")->capture_default_str()
+      ->check(cli::at_least(0));
   app.add_flag("--strict", strict, "also fail when any placement changes");
   CLI11_PARSE(app, argc, argv);
 

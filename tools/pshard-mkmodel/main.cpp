@@ -5,16 +5,20 @@
 //   pshard-mkmodel -o qwen3-235b-shape.gguf --arch qwen3moe --sparse --n-embd 4096 ...
 #include "tools/pshard-mkmodel/model_generator.h"
 
+#include "tools/common/cli_checks.h"
+
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+
+namespace cli = pshard::cli;
 
 int main(int argc, char** argv) {
   pshard::ModelSpec spec;
   std::string out, type = "f32", overrides;
   CLI::App app{"pshard-mkmodel: write a GGUF model of any supported family with deterministic "
                "random weights"};
-  const CLI::Range count(1, 1 << 20), size(1, 1 << 24);
+  const CLI::Validator count = cli::between(1, 1 << 20), size = cli::between(1, 1 << 24);
   app.add_option("-o,--output", out, "GGUF file to write")->required();
   app.add_option("--arch", spec.arch,
                  "architecture family: llama, qwen2, qwen2moe, qwen3, qwen3moe")
@@ -23,32 +27,32 @@ int main(int argc, char** argv) {
   app.add_option("--n-layer", spec.n_layer, "transformer layers")->capture_default_str()->check(count);
   app.add_option("--n-head", spec.n_head, "attention heads")->capture_default_str()->check(count);
   app.add_option("--n-head-kv", spec.n_head_kv, "KV heads (0: same as --n-head)")
-      ->capture_default_str()->check(CLI::Range(0, 1 << 20));
+      ->capture_default_str()->check(cli::between(0, 1 << 20));
   app.add_option("--head-dim", spec.head_dim,
                  "head size, written as attention.key_length (0: n_embd / n_head)")
-      ->capture_default_str()->check(CLI::Range(0, 1 << 16));
+      ->capture_default_str()->check(cli::between(0, 1 << 16));
   app.add_option("--n-ff", spec.n_ff, "FFN width (per expert for MoE)")->capture_default_str()->check(size);
   app.add_option("--n-expert", spec.n_expert, "experts per MoE layer (0: dense)")
-      ->capture_default_str()->check(CLI::Range(0, 1 << 16));
+      ->capture_default_str()->check(cli::between(0, 1 << 16));
   app.add_option("--n-expert-used", spec.n_expert_used, "experts used per token")
-      ->capture_default_str()->check(CLI::Range(0, 1 << 16));
+      ->capture_default_str()->check(cli::between(0, 1 << 16));
   app.add_option("--n-ff-shexp", spec.n_ff_shexp,
                  "shared expert width (qwen2moe; 0: 4 x --n-ff)")
-      ->capture_default_str()->check(CLI::Range(0, 1 << 24));
+      ->capture_default_str()->check(cli::between(0, 1 << 24));
   app.add_flag("--qkv-bias", spec.qkv_bias, "llama: add attn_q/k/v biases (qwen2 families have them)");
   app.add_option("--vocab", spec.n_vocab, "vocabulary size (0: the tokenizer's, or 512)")
-      ->capture_default_str()->check(CLI::Range(0, 1 << 24));
+      ->capture_default_str()->check(cli::between(0, 1 << 24));
   app.add_option("--ctx", spec.n_ctx, "training context length in the metadata")
       ->capture_default_str()->check(size);
   app.add_option("--rope-freq-base", spec.rope_freq_base, "RoPE base frequency")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(cli::positive());
   app.add_option("--rope-scaling", spec.rope_scaling, "RoPE scaling: none, linear, yarn, llama3")
       ->capture_default_str()->check(CLI::IsMember({"none", "linear", "yarn", "llama3"}));
   app.add_option("--rope-scaling-factor", spec.rope_scaling_factor, "RoPE scaling factor")
-      ->capture_default_str()->check(CLI::Range(1.0, 1024.0));
+      ->capture_default_str()->check(cli::between(1, 1024));
   app.add_option("--rope-orig-ctx", spec.rope_ctx_orig,
                  "yarn/llama3: the original context (0: --ctx / factor)")
-      ->capture_default_str()->check(CLI::Range(0, 1 << 24));
+      ->capture_default_str()->check(cli::between(0, 1 << 24));
   app.add_option("--seed", spec.seed, "seed of the random weights")->capture_default_str();
   app.add_option("--type", type, "weight type: f32, f16, bf16, q8_0, q4_0")->capture_default_str();
   app.add_option("--override", overrides,

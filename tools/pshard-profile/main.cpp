@@ -10,9 +10,13 @@
 #include "tools/pshard-profile/device_backends.h"
 #include "tools/pshard-profile/suite.h"
 
+#include "tools/common/cli_checks.h"
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+
+namespace cli = pshard::cli;
 
 namespace {
 
@@ -49,26 +53,28 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "profile to write (*.pshprof)")->required();
   app.add_flag("--quick", options.quick, "small grid, about 10 s (for tests)");
   app.add_option("--threads", options.threads, "thread counts to measure, e.g. 1,2,4")
-      ->delimiter(',');
+      ->delimiter(',')->check(cli::between(1, cli::kMaxThreads));
   auto* json_opt =
       app.add_option("--json", json_path, "also write the readable JSON (to FILE, or beside -o)")
           ->expected(0, 1);
   app.add_option("--backend", backend, "auto, cpu, emu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "emu", "cuda"}));
-  app.add_option("--budget", options.budget_s, "seconds of measuring (default 100, quick 10)");
+  app.add_option("--budget", options.budget_s, "seconds of measuring (default 100, quick 10)")
+      ->check(cli::positive());
   app.add_option("--read-buffer", read_buffer, "read-bandwidth buffer, e.g. 512M (default 512M)");
   app.add_option("--copy-rate", copy_rate,
                  "cap of the emulated copy load without a GPU, bytes/s, e.g. 25G (default: none)");
-  app.add_option("--max-tokens", options.max_tokens, "largest token tier (default 512, quick 64)");
+  app.add_option("--max-tokens", options.max_tokens, "largest token tier (default 512, quick 64)")
+      ->check(cli::between(1, 1 << 16));
   profiling::EmuSettings emu;
   app.add_option("--emu-pcie", emu.pcie_gbps, "with --backend emu: the emulated PCIe link, GB/s")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive())
       ->capture_default_str();
   app.add_option("--emu-latency-us", emu.pcie_latency_us, "with --backend emu: latency per copy")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::at_least(0))
       ->capture_default_str();
   app.add_option("--emu-threads", emu.compute_threads, "with --backend emu: its kernel threads")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::between(1, cli::kMaxThreads))
       ->capture_default_str();
   app.add_option("--name", options.machine_name, "machine name recorded in the profile");
   app.add_option("--description", options.description, "free text recorded in the profile");

@@ -7,10 +7,14 @@
 #include "tools/pshard-run/run_options.h"
 #include "tools/pshard-run/run_report.h"
 
+#include "tools/common/cli_checks.h"
+
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+namespace cli = pshard::cli;
 
 namespace pshard {
 namespace {
@@ -54,25 +58,29 @@ int main(int argc, char** argv) {
   app.add_option("--vram", o.vram, "VRAM budget, K/M/G suffixes (default: the schedule's largest)");
   app.add_option("--emu-pcie", o.emu_pcie_gbps,
                  "emulated PCIe bandwidth in GB/s (default: what the schedule was planned with)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::positive());
   app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of every pass");
   app.add_option("-p,--prompt", o.prompt, "prompt text");
   app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->excludes("-p");
   app.add_option("-n,--n-predict", o.n_predict,
-                 "tokens to generate (-1: until the context is full)");
+                 "tokens to generate (-1: until the context is full)")
+      ->check(cli::at_least(-1));
   app.add_option("-t,--threads", o.n_threads, "CPU threads (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::between(0, cli::kMaxThreads));
   app.add_option("-c,--ctx-size", o.ctx_size,
                  "context length in tokens, K suffix allowed (0: model's, at most 4096)");
   app.add_option("-b,--batch-size", o.n_batch, "most tokens per forward pass (without a schedule)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--temp", o.sampling.temperature, "temperature (0: greedy)");
-  app.add_option("--top-k", o.sampling.top_k, "top-k sampling (0: off)");
-  app.add_option("--top-p", o.sampling.top_p, "top-p sampling (1: off)");
-  app.add_option("--min-p", o.sampling.min_p, "min-p sampling (0: off)");
-  app.add_option("--repeat-penalty", o.sampling.repeat_penalty, "repetition penalty (1: off)");
-  app.add_option("--repeat-last-n", o.sampling.repeat_last_n, "tokens the penalty looks back over");
-  app.add_option("--seed", o.seed, "RNG seed (-1: random)");
+      ->check(cli::between(1, 1 << 20));
+  app.add_option("--temp", o.sampling.temperature, "temperature (0: greedy)")
+      ->check(cli::at_least(0));
+  app.add_option("--top-k", o.sampling.top_k, "top-k sampling (0: off)")->check(cli::at_least(0));
+  app.add_option("--top-p", o.sampling.top_p, "top-p sampling (1: off)")->check(cli::between(0, 1));
+  app.add_option("--min-p", o.sampling.min_p, "min-p sampling (0: off)")->check(cli::between(0, 1));
+  app.add_option("--repeat-penalty", o.sampling.repeat_penalty, "repetition penalty (1: off)")
+      ->check(cli::positive());
+  app.add_option("--repeat-last-n", o.sampling.repeat_last_n, "tokens the penalty looks back over")
+      ->check(cli::at_least(0));
+  app.add_option("--seed", o.seed, "RNG seed (-1: random)")->check(cli::at_least(-1));
   app.add_flag("--ignore-eos", o.ignore_eos, "keep generating past end-of-sequence");
   app.add_flag("--no-mmap", o.no_mmap,
                "read the weights into RAM on huge pages instead of using the file mapping "
@@ -80,7 +88,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", o.json, "print one JSON object instead of streaming text");
   app.add_option("--top-logprobs", o.top_logprobs,
                  "with --json: the N most likely tokens per position")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::between(0, 1000));
   CLI11_PARSE(app, argc, argv);
 
   pshard::Status status = pshard::run(o);
