@@ -183,7 +183,7 @@ Status write_llama_model(const ModelSpec& s, const std::string& path) {
     PSHARD_RETURN_IF_ERROR(m.add_weight("output.weight", "output", {s.n_embd, n_vocab}));
   for (int64_t il = 0; il < s.n_layer; ++il)
     PSHARD_RETURN_IF_ERROR(add_layer(m, s, il, kv_dim));
-  return w.write(path, gguf::GgufWriter::WriteOptions{s.sparse});
+  return w.write(path, gguf::GgufWriter::WriteOptions{s.sparse, s.split_max_tensors});
 }
 
 } // namespace pshard

@@ -146,7 +146,8 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
   const bool tied = file.find_tensor("output.weight") == nullptr;
   std::vector<SubLayerInfo> subs = skeleton(hp);
   for (const auto& info : file.tensors()) {
-    TensorRef t{info.name, info.dims, info.type, file.data_offset() + info.offset, info.n_bytes};
+    TensorRef t{info.name,   info.dims, info.type, file.tensor_file_offset(info), info.n_bytes,
+                info.shard};
     PSHARD_RETURN_IF_ERROR(assign(subs, hp, t, tied).with_context("in '" + file.path() + "'"));
   }
   for (const auto& s : subs)
@@ -157,7 +158,7 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
     return unsupported("'" + file.path() + "' has no token_embd.weight");
   ModelGraph g = assemble(hp, std::move(subs));
   g.fingerprint = model_fingerprint(file);
-  g.file_size = file.file_size();
+  g.file_size = file.total_file_size();
   return g;
 }
 

@@ -109,6 +109,7 @@ PSHARD_API pshard_status pshard_model_load(const char* gguf_path, const pshard_m
                                            pshard_model** out_model);
 PSHARD_API void pshard_model_free(pshard_model* model);
 PSHARD_API int32_t pshard_model_n_vocab(const pshard_model* model);
+/* The model file's bytes (all its files for a split model). */
 PSHARD_API uint64_t pshard_model_file_bytes(const pshard_model* model);
 PSHARD_API bool pshard_model_has_schedule(const pshard_model* model);
 PSHARD_API bool pshard_model_add_bos_by_default(const pshard_model* model);
