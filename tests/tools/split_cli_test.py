@@ -10,9 +10,10 @@ usage: split_cli_test.py BUILD_DIR SHARED_DIR
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+
+from cli_util import Checks, run
 
 build, shared = sys.argv[1], sys.argv[2]
 tools = os.path.join(build, "tools")
@@ -24,20 +25,10 @@ inspect_bin = os.path.join(tools, "pshard-inspect/pshard-inspect")
 profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
 stories = os.path.join(shared, "models/stories260K.gguf")
 EXPECTED = [432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337]
-passed = failed = 0
+checks = Checks()
+check = checks.check
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 def tokens(model, *extra):
@@ -131,8 +122,7 @@ def main():
         mkmodel_split(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return checks.finish()
 
 
 sys.exit(main())

@@ -272,10 +272,10 @@ const BadSplit kBadSplits[] = {
      StatusCode::kInvalidFormat,
      {"m-00002-of-00003.gguf' does not belong with", "a model of 9 tensors", "not 7",
       "replace it with shard 2 of 3 of the same split"}},
-    {"a shard of another split",
+    {"another split's third shard named as the second",
      [](const ScopedTempDir& d) {
        write_split(model_writer("c"), d.file("o.gguf"), 3); // same count: t0..t6 in 3+3+1
-       fs::rename(shard(d, 2, 3, "o"), shard(d, 1));        // holds t6, as m's third does
+       fs::rename(shard(d, 2, 3, "o"), shard(d, 1));
        return shard(d, 0);
      },
      StatusCode::kInvalidFormat,
