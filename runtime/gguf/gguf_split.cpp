@@ -84,6 +84,26 @@ std::string ordinal(uint64_t index, uint64_t count) {
   return "shard " + std::to_string(index + 1) + " of " + std::to_string(count);
 }
 
+// A later shard's split keys against the first's; `k` is the index its name gives it.
+Status check_sibling(const SplitKeys& first, const SplitKeys& sk, uint32_t k,
+                     const std::string& sibling, const std::string& first_path) {
+  const std::string mismatch = "'" + sibling + "' does not belong with '" + first_path + "': ";
+  const std::string fix = "; replace it with " + ordinal(k, first.count) + " of the same split";
+  if (sk.count != first.count)
+    return invalid_format(mismatch + "it is from a split in " + std::to_string(sk.count) +
+                          " files (" + kSplitCountKey + "), not " + std::to_string(first.count) +
+                          fix);
+  if (sk.no != k)
+    return invalid_format(mismatch + "its header says it is " + ordinal(sk.no, sk.count) + " (" +
+                          kSplitNoKey + " = " + std::to_string(sk.no) + "), its name " +
+                          ordinal(k, first.count) + fix);
+  if (sk.tensors_count != first.tensors_count)
+    return invalid_format(mismatch + "it is from a model of " + std::to_string(sk.tensors_count) +
+                          " tensors (" + kSplitTensorsCountKey + "), not " +
+                          std::to_string(first.tensors_count) + fix);
+  return Status::ok_status();
+}
+
 } // namespace
 
 std::string split_shard_path(std::string_view prefix, uint32_t index, uint32_t count) {
@@ -125,11 +145,10 @@ std::string split_prefix_of(std::string_view path) {
 bool is_split_key(std::string_view key) { return key.rfind("split.", 0) == 0; }
 
 Status GgufFile::add_sibling_shards(OpenMode mode) {
-  const GgufShard first = shards_.front(); // a copy: shards_ grows below
-  PSHARD_ASSIGN_OR_RETURN(const SplitKeys keys, split_keys(first));
+  PSHARD_ASSIGN_OR_RETURN(const SplitKeys keys, split_keys(shards_.front()));
   if (keys.count <= 1)
     return Status::ok_status(); // unsplit (a lone "-00001-of-00001" file is whole too)
-  const std::string& path = first.path;
+  const std::string path = shards_.front().path; // a copy: shards_ grows below
   const std::string count = std::to_string(keys.count);
   const std::optional<SplitName> name = parse_split_name(path);
   if (keys.no != 0) {
@@ -149,8 +168,8 @@ Status GgufFile::add_sibling_shards(OpenMode mode) {
     return invalid_argument("'" + path + "' is named as " + ordinal(name->index, name->count) +
                             " but its header says shard 1 of " + count + " (" + kSplitNoKey + ", " +
                             kSplitCountKey +
-                            "); it belongs to another split of the "
-                            "model: use the files of one split, named as gguf-split named them");
+                            "); it belongs to another split of the model: "
+                            "use the files of one split, named as gguf-split named them");
   for (uint32_t k = 1; k < keys.count; ++k) {
     const std::string sibling = split_shard_path(name->prefix, k, name->count);
     Status opened = add_shard_file(sibling, mode);
@@ -161,19 +180,7 @@ Status GgufFile::add_sibling_shards(OpenMode mode) {
     PSHARD_RETURN_IF_ERROR(
         opened.with_context(ordinal(k, keys.count) + " of the model '" + path + "'"));
     PSHARD_ASSIGN_OR_RETURN(const SplitKeys sk, split_keys(shards_.back()));
-    const std::string mismatch = "'" + sibling + "' does not belong with '" + path + "': ";
-    const std::string fix = "; replace it with " + ordinal(k, keys.count) + " of the same split";
-    if (sk.count != keys.count)
-      return invalid_format(mismatch + "it is from a split in " + std::to_string(sk.count) +
-                            " files (" + kSplitCountKey + "), not " + count + fix);
-    if (sk.no != k)
-      return invalid_format(mismatch + "its header says it is " + ordinal(sk.no, sk.count) + " (" +
-                            kSplitNoKey + " = " + std::to_string(sk.no) + "), its name " +
-                            ordinal(k, keys.count) + fix);
-    if (sk.tensors_count != keys.tensors_count)
-      return invalid_format(mismatch + "it is from a model of " + std::to_string(sk.tensors_count) +
-                            " tensors (" + kSplitTensorsCountKey + "), not " +
-                            std::to_string(keys.tensors_count) + fix);
+    PSHARD_RETURN_IF_ERROR(check_sibling(keys, sk, k, sibling, path));
   }
   if (tensors_.size() != keys.tensors_count)
     return invalid_format("the " + count + " shards of '" + path + "' hold " +
