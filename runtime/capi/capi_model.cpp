@@ -86,7 +86,7 @@ int32_t pshard_model_n_vocab(const pshard_model* model) {
 }
 
 uint64_t pshard_model_file_bytes(const pshard_model* model) {
-  return model ? model->model->file().file_size() : 0;
+  return model ? model->model->file().total_file_size() : 0;
 }
 
 bool pshard_model_has_schedule(const pshard_model* model) {

@@ -39,8 +39,8 @@ HybridSession::~HybridSession() {
   if (device_) {
     (void)device_->synchronize();
     device_->free_arena();
-    if (registered_host_)
-      device_->unregister_host_memory(model_.file().mapped_bytes().data());
+    for (const void* host : registered_host_)
+      device_->unregister_host_memory(host);
   }
 }
 
@@ -89,9 +89,10 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
         PSHARD_RETURN_IF_ERROR(check_kernel_workspace(
             schedule->plan({b, t}), device->kernel_workspace_bytes(), device->info().backend));
     s->events_ = std::make_unique<EventPool>(*device);
-    const auto image = model.file().mapped_bytes();
-    PSHARD_RETURN_IF_ERROR(device->register_host_memory(image.data(), image.size()));
-    s->registered_host_ = true;
+    for (const gguf::GgufShard& shard : model.file().shards()) { // each file of a split model
+      PSHARD_RETURN_IF_ERROR(device->register_host_memory(shard.bytes.data(), shard.bytes.size()));
+      s->registered_host_.push_back(shard.bytes.data());
+    }
   }
   if (schedule) {
     PSHARD_RETURN_IF_ERROR(s->set_budget(params.vram_budget));

@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace pshard {
 
@@ -112,7 +113,7 @@ private:
   std::map<std::pair<size_t, size_t>, PlanRuntime> plans_;
   SessionStats stats_;
   Timeline* timeline_ = nullptr;
-  bool registered_host_ = false;
+  std::vector<const void*> registered_host_; // the model files' images, for unregistering
   bool budget_set_ = false; // a budget is in force (messages say which one is kept)
 };
 

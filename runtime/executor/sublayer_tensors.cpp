@@ -17,6 +17,12 @@ SubLayerKind kind_of(sfb::SubLayerKind k) { return static_cast<SubLayerKind>(sta
 
 bool is_f32(const TensorBytes& t) { return t.type == TensorType::kF32; }
 
+// "1024 (4096 B)", or "1024 of file 2 (4096 B)" in a split model's later shards.
+std::string located(uint32_t shard, uint64_t offset, uint64_t bytes) {
+  return std::to_string(offset) + (shard > 0 ? " of file " + std::to_string(shard + 1) : "") +
+         " (" + std::to_string(bytes) + " B)";
+}
+
 } // namespace
 
 uint64_t SubLayerTensors::bytes() const {
@@ -34,7 +40,6 @@ Result<std::vector<SubLayerTensors>> bind_sublayer_tensors(const Schedule& sched
     return mismatch("it has " + std::to_string(subs->size()) + " sub-layers, the model " +
                     std::to_string(mine.size()));
   const gguf::GgufFile& file = model.file();
-  const std::span<const uint8_t> image = file.mapped_bytes();
   std::vector<SubLayerTensors> out(mine.size());
   for (size_t i = 0; i < mine.size(); ++i) {
     const sfb::SubLayer& s = *subs->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -49,12 +54,12 @@ Result<std::vector<SubLayerTensors>> bind_sublayer_tensors(const Schedule& sched
       const gguf::TensorInfo* info = file.find_tensor(tname);
       if (!info)
         return mismatch(name + " uses tensor '" + tname + "', which the model lacks");
-      const uint64_t offset = file.data_offset() + info->offset;
-      if (offset != t->file_offset() || info->n_bytes != t->bytes())
-        return mismatch("tensor '" + tname + "' is at " + std::to_string(offset) + " (" +
-                        std::to_string(info->n_bytes) + " B) in the model, at " +
-                        std::to_string(t->file_offset()) + " (" + std::to_string(t->bytes()) +
-                        " B) in the schedule");
+      const uint64_t offset = file.tensor_file_offset(*info);
+      if (info->shard != t->shard() || offset != t->file_offset() || info->n_bytes != t->bytes())
+        return mismatch("tensor '" + tname + "' is at " +
+                        located(info->shard, offset, info->n_bytes) + " in the model, at " +
+                        located(t->shard(), t->file_offset(), t->bytes()) + " in the schedule");
+      const std::span<const uint8_t> image = file.shards()[info->shard].bytes;
       if (offset + info->n_bytes > image.size())
         return mismatch("tensor '" + tname + "' lies past the end of the mapped model");
       TensorBytes b{tname, image.data() + offset, info->n_bytes, info->type};

@@ -87,20 +87,27 @@ Result<void*> huge_page_memory(uint64_t bytes, size_t* size_out) {
 } // namespace
 
 GgufFile::~GgufFile() {
-  if (mapping_ != nullptr)
-    ::munmap(mapping_, mapping_size_);
+  for (const auto& [address, size] : mappings_)
+    ::munmap(address, size);
 }
 
 Result<std::unique_ptr<GgufFile>> GgufFile::parse(std::span<const uint8_t> bytes) {
   std::unique_ptr<GgufFile> file(new GgufFile());
+  ParsedHeader header;
   GgufParser parser(bytes, bytes.size());
-  PSHARD_RETURN_IF_ERROR(parser.parse_into(*file));
-  file->file_size_ = bytes.size();
-  file->data_ = bytes.data();
+  PSHARD_RETURN_IF_ERROR(parser.parse_into(header));
+  PSHARD_RETURN_IF_ERROR(file->add_shard(std::move(header), "", bytes.size(), bytes));
   return file;
 }
 
 Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path, OpenMode mode) {
+  std::unique_ptr<GgufFile> file(new GgufFile());
+  PSHARD_RETURN_IF_ERROR(file->add_shard_file(path, mode));
+  PSHARD_RETURN_IF_ERROR(file->add_sibling_shards(mode));
+  return file;
+}
+
+Status GgufFile::add_shard_file(const std::string& path, OpenMode mode) {
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0)
     return errno_status("open", path, errno);
@@ -113,7 +120,7 @@ Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path, OpenMo
   if (file_size == 0)
     return invalid_format(path + ": the file is empty, not a GGUF file");
 
-  std::unique_ptr<GgufFile> file(new GgufFile());
+  ParsedHeader header;
   if (mode == OpenMode::kMapData || mode == OpenMode::kReadData) {
     void* mapping = nullptr;
     size_t mapping_size = 0;
@@ -126,52 +133,80 @@ Result<std::unique_ptr<GgufFile>> GgufFile::open(const std::string& path, OpenMo
       PSHARD_ASSIGN_OR_RETURN(mapping, huge_page_memory(file_size, &mapping_size));
     }
     // Owned from here on, so every failure below unmaps it.
-    file->mapping_ = mapping;
-    file->mapping_size_ = mapping_size;
+    mappings_.emplace_back(mapping, mapping_size);
     if (mode == OpenMode::kReadData) {
       PSHARD_RETURN_IF_ERROR(
           read_range(fd.get(), path, static_cast<uint8_t*>(mapping), 0, file_size));
       ::mprotect(mapping, mapping_size, PROT_READ); // read-only like a mapping; advisory
     }
-    const auto* bytes = static_cast<const uint8_t*>(mapping);
-    GgufParser parser(std::span<const uint8_t>(bytes, file_size), file_size);
-    PSHARD_RETURN_IF_ERROR(parser.parse_into(*file).with_context(path));
-    file->data_ = bytes;
-  } else {
-    // Read a prefix; if the header is longer, read a longer one and parse again.
-    // Tensor data is never read, so this costs the same on a 100 GB file.
-    uint64_t want = std::min(file_size, kFirstHeaderRead);
-    std::vector<uint8_t> prefix;
-    for (;;) {
-      const size_t have = prefix.size();
-      prefix.resize(want);
-      PSHARD_RETURN_IF_ERROR(read_range(fd.get(), path, prefix.data(), have, prefix.size()));
-      GgufParser parser(prefix, file_size);
-      Status status = parser.parse_into(*file);
-      if (status.ok())
-        break;
-      if (!parser.needs_more())
-        return status.with_context(path);
-      const uint64_t doubled = std::min(want * 2, detail::kMaxHeaderBytes);
-      want = std::min(file_size, std::max(parser.bytes_needed(), doubled));
-      file.reset(new GgufFile());
-    }
+    const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(mapping), file_size);
+    GgufParser parser(bytes, file_size);
+    PSHARD_RETURN_IF_ERROR(parser.parse_into(header).with_context(path));
+    return add_shard(std::move(header), path, file_size, bytes);
   }
-  file->path_ = path;
-  file->file_size_ = file_size;
-  return file;
+  // Read a prefix; if the header is longer, read a longer one and parse again.
+  // Tensor data is never read, so this costs the same on a 100 GB file.
+  uint64_t want = std::min(file_size, kFirstHeaderRead);
+  std::vector<uint8_t> prefix;
+  for (;;) {
+    const size_t have = prefix.size();
+    prefix.resize(want);
+    PSHARD_RETURN_IF_ERROR(read_range(fd.get(), path, prefix.data(), have, prefix.size()));
+    GgufParser parser(prefix, file_size);
+    Status status = parser.parse_into(header);
+    if (status.ok())
+      break;
+    if (!parser.needs_more())
+      return status.with_context(path);
+    const uint64_t doubled = std::min(want * 2, detail::kMaxHeaderBytes);
+    want = std::min(file_size, std::max(parser.bytes_needed(), doubled));
+    header = ParsedHeader();
+  }
+  return add_shard(std::move(header), path, file_size, {});
+}
+
+Status GgufFile::add_shard(ParsedHeader header, std::string path, uint64_t file_size,
+                           std::span<const uint8_t> bytes) {
+  const auto index = static_cast<uint32_t>(shards_.size());
+  GgufShard shard = std::move(header.shard);
+  shard.path = std::move(path);
+  shard.file_size = file_size;
+  shard.bytes = bytes;
+  shard.first_tensor = tensors_.size();
+  shard.n_tensors = header.tensors.size();
+  tensors_.reserve(tensors_.size() + header.tensors.size());
+  for (TensorInfo& t : header.tensors) {
+    auto [it, inserted] = tensor_index_.emplace(t.name, tensors_.size());
+    if (!inserted)
+      return invalid_format(
+          "tensor " + detail::quoted(t.name) + " is in both '" +
+          shards_[tensors_[it->second].shard].path + "' and '" + shard.path +
+          "': the shards are from different models or splits; use the shards of one split");
+    t.shard = index;
+    tensors_.push_back(std::move(t));
+  }
+  if (index == 0)
+    metadata_index_ = std::move(header.metadata_index);
+  shards_.push_back(std::move(shard));
+  return Status::ok_status();
+}
+
+uint64_t GgufFile::total_file_size() const {
+  uint64_t n = 0;
+  for (const GgufShard& s : shards_)
+    n += s.file_size;
+  return n;
+}
+
+uint64_t GgufFile::tensor_file_offset(const TensorInfo& tensor) const {
+  return shards_[tensor.shard].data_offset + tensor.offset;
 }
 
 const uint8_t* GgufFile::tensor_data(const TensorInfo& tensor) const {
-  if (data_ == nullptr)
+  const GgufShard& shard = shards_[tensor.shard];
+  if (shard.bytes.empty())
     return nullptr;
-  return data_ + data_offset_ + tensor.offset;
-}
-
-std::span<const uint8_t> GgufFile::mapped_bytes() const {
-  if (data_ == nullptr)
-    return {};
-  return {data_, file_size_};
+  return shard.bytes.data() + shard.data_offset + tensor.offset;
 }
 
 } // namespace pshard::gguf

@@ -38,7 +38,7 @@ int64_t TensorInfo::n_rows() const {
 
 const Value* GgufFile::find(std::string_view key) const {
   auto it = metadata_index_.find(std::string(key));
-  return it == metadata_index_.end() ? nullptr : &metadata_[it->second].value;
+  return it == metadata_index_.end() ? nullptr : &metadata()[it->second].value;
 }
 
 const TensorInfo* GgufFile::find_tensor(std::string_view name) const {

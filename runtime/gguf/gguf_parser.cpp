@@ -87,17 +87,17 @@ Status GgufParser::read_string(std::string& out, std::string_view what) {
   return Status::ok_status();
 }
 
-Status GgufParser::parse_into(GgufFile& file) {
+Status GgufParser::parse_into(ParsedHeader& out) {
   uint64_t n_tensors = 0;
   uint64_t n_kv = 0;
-  PSHARD_RETURN_IF_ERROR(parse_preamble(file, n_tensors, n_kv));
-  PSHARD_RETURN_IF_ERROR(parse_metadata(file, n_kv));
-  PSHARD_RETURN_IF_ERROR(read_alignment(file));
-  PSHARD_RETURN_IF_ERROR(parse_tensor_infos(file, n_tensors));
-  return check_tensor_layout(file);
+  PSHARD_RETURN_IF_ERROR(parse_preamble(out, n_tensors, n_kv));
+  PSHARD_RETURN_IF_ERROR(parse_metadata(out, n_kv));
+  PSHARD_RETURN_IF_ERROR(read_alignment(out));
+  PSHARD_RETURN_IF_ERROR(parse_tensor_infos(out, n_tensors));
+  return check_tensor_layout(out);
 }
 
-Status GgufParser::parse_preamble(GgufFile& file, uint64_t& n_tensors, uint64_t& n_kv) {
+Status GgufParser::parse_preamble(ParsedHeader& out, uint64_t& n_tensors, uint64_t& n_kv) {
   set_where("header");
   if (file_size_ == 0)
     return fail("the file is empty, not a GGUF file");
@@ -122,7 +122,7 @@ Status GgufParser::parse_preamble(GgufFile& file, uint64_t& n_tensors, uint64_t&
     return fail_unsupported("GGUF version " + std::to_string(version) +
                             " is not supported; pshard reads versions 2 and 3");
   }
-  file.version_ = version;
+  out.shard.version = version;
 
   PSHARD_RETURN_IF_ERROR(read(n_tensors, "tensor_count"));
   PSHARD_RETURN_IF_ERROR(read(n_kv, "metadata_kv_count"));
@@ -133,9 +133,10 @@ Status GgufParser::parse_preamble(GgufFile& file, uint64_t& n_tensors, uint64_t&
   return need_items(n_tensors, kMinTensorInfo, "tensor_count", 8);
 }
 
-Status GgufParser::parse_metadata(GgufFile& file, uint64_t n_kv) {
+Status GgufParser::parse_metadata(ParsedHeader& out, uint64_t n_kv) {
   // need_items() above bounds n_kv by the bytes in the buffer.
-  file.metadata_.reserve(n_kv);
+  std::vector<KeyValue>& metadata = out.shard.metadata;
+  metadata.reserve(n_kv);
   std::vector<uint64_t> key_offsets;
   key_offsets.reserve(n_kv);
   for (uint64_t i = 0; i < n_kv; ++i) {
@@ -145,7 +146,7 @@ Status GgufParser::parse_metadata(GgufFile& file, uint64_t n_kv) {
     KeyValue kv;
     PSHARD_RETURN_IF_ERROR(read_string(kv.key, "key"));
     set_where("metadata " + quoted(kv.key) + " (at byte " + std::to_string(key_offset) + ")");
-    auto [it, inserted] = file.metadata_index_.emplace(kv.key, file.metadata_.size());
+    auto [it, inserted] = out.metadata_index.emplace(kv.key, metadata.size());
     if (!inserted)
       return fail("duplicate key; it was first defined at byte " +
                   std::to_string(key_offsets[it->second]));
@@ -156,7 +157,7 @@ Status GgufParser::parse_metadata(GgufFile& file, uint64_t n_kv) {
       return fail("unknown value type " + std::to_string(type_id) + " at byte " +
                   std::to_string(pos_ - 4));
     PSHARD_RETURN_IF_ERROR(parse_value(static_cast<ValueType>(type_id), 0, kv.value));
-    file.metadata_.push_back(std::move(kv));
+    metadata.push_back(std::move(kv));
     key_offsets.push_back(key_offset);
   }
   return Status::ok_status();
@@ -224,17 +225,17 @@ Status GgufParser::parse_array(int depth, Value& out) {
   return Status::ok_status();
 }
 
-Status GgufParser::read_alignment(GgufFile& file) {
-  file.alignment_ = kDefaultAlignment;
-  auto it = file.metadata_index_.find(detail::kAlignmentKey);
-  if (it == file.metadata_index_.end())
+Status GgufParser::read_alignment(ParsedHeader& out) {
+  out.shard.alignment = kDefaultAlignment;
+  auto it = out.metadata_index.find(detail::kAlignmentKey);
+  if (it == out.metadata_index.end())
     return Status::ok_status();
-  const Value& value = file.metadata_[it->second].value;
+  const Value& value = out.shard.metadata[it->second].value;
   const auto* alignment = std::get_if<uint32_t>(&value.v);
   if (alignment == nullptr || !detail::is_power_of_two(*alignment))
     return invalid_format(std::string("metadata '") + detail::kAlignmentKey + "' is " +
                           detail::describe_value(value) + ", expected a uint32 power of two");
-  file.alignment_ = *alignment;
+  out.shard.alignment = *alignment;
   return Status::ok_status();
 }
 

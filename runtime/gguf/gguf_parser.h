@@ -14,17 +14,25 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace pshard::gguf {
+
+// One file's header as parsed: the shard's version, alignment, data offset and
+// metadata (its path, size and bytes are the opener's to fill) and its tensor infos.
+struct ParsedHeader {
+  GgufShard shard;
+  std::unordered_map<std::string, size_t> metadata_index;
+  std::vector<TensorInfo> tensors; // shard indices left 0: the opener sets them
+};
 
 class GgufParser {
 public:
   GgufParser(std::span<const uint8_t> prefix, uint64_t file_size);
 
-  // Fills `file`'s header fields (version, metadata, tensors, alignment, data
-  // offset); leaves its path and data pointers alone.
-  Status parse_into(GgufFile& file);
+  // Fills `out` from the header.
+  Status parse_into(ParsedHeader& out);
 
   // After a failed parse_into: whether the header continues past the prefix, and
   // how long a prefix the next attempt needs at least.
@@ -32,14 +40,14 @@ public:
   uint64_t bytes_needed() const { return needed_; }
 
 private:
-  Status parse_preamble(GgufFile& file, uint64_t& n_tensors, uint64_t& n_kv);
-  Status parse_metadata(GgufFile& file, uint64_t n_kv);
+  Status parse_preamble(ParsedHeader& out, uint64_t& n_tensors, uint64_t& n_kv);
+  Status parse_metadata(ParsedHeader& out, uint64_t n_kv);
   Status parse_value(ValueType type, int depth, Value& out);
   Status parse_array(int depth, Value& out);
-  Status read_alignment(GgufFile& file);
-  Status parse_tensor_infos(GgufFile& file, uint64_t n_tensors);
+  Status read_alignment(ParsedHeader& out);
+  Status parse_tensor_infos(ParsedHeader& out, uint64_t n_tensors);
   Status parse_tensor_info(TensorInfo& info);
-  Status check_tensor_layout(GgufFile& file);
+  Status check_tensor_layout(ParsedHeader& out);
 
   // Ensures `n` more bytes are readable at the cursor; `what` names them.
   Status need(uint64_t n, std::string_view what);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 
 namespace pshard::gguf {
 
@@ -19,9 +20,10 @@ std::string supported_type_list() { return "f32, f16, bf16, q8_0, q4_0"; }
 
 } // namespace
 
-Status GgufParser::parse_tensor_infos(GgufFile& file, uint64_t n_tensors) {
+Status GgufParser::parse_tensor_infos(ParsedHeader& out, uint64_t n_tensors) {
   // parse_preamble bounded n_tensors by the bytes left.
-  file.tensors_.reserve(n_tensors);
+  out.tensors.reserve(n_tensors);
+  std::unordered_map<std::string, size_t> names;
   info_offsets_.reserve(n_tensors);
   for (uint64_t i = 0; i < n_tensors; ++i) {
     const uint64_t info_offset = pos_;
@@ -31,12 +33,12 @@ Status GgufParser::parse_tensor_infos(GgufFile& file, uint64_t n_tensors) {
     PSHARD_RETURN_IF_ERROR(read_string(info.name, "name"));
     set_where("tensor " + quoted(info.name) + " (info at byte " + std::to_string(info_offset) +
               ")");
-    auto [it, inserted] = file.tensor_index_.emplace(info.name, file.tensors_.size());
+    auto [it, inserted] = names.emplace(info.name, out.tensors.size());
     if (!inserted)
       return fail("duplicate tensor name; the first tensor of that name has its info at byte " +
                   std::to_string(info_offsets_[it->second]));
     PSHARD_RETURN_IF_ERROR(parse_tensor_info(info));
-    file.tensors_.push_back(std::move(info));
+    out.tensors.push_back(std::move(info));
     info_offsets_.push_back(info_offset);
   }
   return Status::ok_status();
@@ -86,14 +88,16 @@ Status GgufParser::parse_tensor_info(TensorInfo& info) {
   return read(info.offset, "data offset");
 }
 
-Status GgufParser::check_tensor_layout(GgufFile& file) {
+Status GgufParser::check_tensor_layout(ParsedHeader& out) {
   set_where("header");
-  if (!detail::align_up(pos_, file.alignment_, file.data_offset_))
+  const uint64_t alignment = out.shard.alignment;
+  uint64_t& data_offset = out.shard.data_offset;
+  if (!detail::align_up(pos_, alignment, data_offset))
     return fail("the data section offset overflows");
 
-  const uint64_t alignment = file.alignment_;
-  for (size_t i = 0; i < file.tensors_.size(); ++i) {
-    const TensorInfo& t = file.tensors_[i];
+  const std::vector<TensorInfo>& tensors = out.tensors;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorInfo& t = tensors[i];
     set_where("tensor " + quoted(t.name) + " (info at byte " + std::to_string(info_offsets_[i]) +
               ")");
     if (t.offset % alignment != 0)
@@ -101,7 +105,7 @@ Status GgufParser::check_tensor_layout(GgufFile& file) {
                   " is not a multiple of the alignment " + std::to_string(alignment));
     uint64_t start = 0;
     uint64_t end = 0;
-    const bool overflow = __builtin_add_overflow(file.data_offset_, t.offset, &start) ||
+    const bool overflow = __builtin_add_overflow(data_offset, t.offset, &start) ||
                           __builtin_add_overflow(start, t.n_bytes, &end);
     if (overflow || end > file_size_)
       return fail("data offset " + std::to_string(t.offset) + " (byte " +
@@ -111,13 +115,13 @@ Status GgufParser::check_tensor_layout(GgufFile& file) {
   }
 
   // Overlaps: after sorting by offset each tensor must end before the next starts.
-  std::vector<size_t> order(file.tensors_.size());
+  std::vector<size_t> order(tensors.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return file.tensors_[a].offset < file.tensors_[b].offset; });
+            [&](size_t a, size_t b) { return tensors[a].offset < tensors[b].offset; });
   for (size_t k = 1; k < order.size(); ++k) {
-    const TensorInfo& prev = file.tensors_[order[k - 1]];
-    const TensorInfo& cur = file.tensors_[order[k]];
+    const TensorInfo& prev = tensors[order[k - 1]];
+    const TensorInfo& cur = tensors[order[k]];
     // Both ends were checked against the file size above, so no overflow here.
     if (prev.offset + prev.n_bytes > cur.offset) {
       set_where("tensor " + quoted(cur.name) + " (info at byte " +

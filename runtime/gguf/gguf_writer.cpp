@@ -1,101 +1,24 @@
-// Writing GGUF v3 files (layout drawn in gguf_file.h). The header is built in
-// memory; tensor data is produced one tensor at a time, so at most one tensor's
-// bytes are ever held. The file appears under its name only once complete.
+// Writing GGUF v3 files (layout drawn in gguf_file.h), whole or split in shards
+// (gguf_split.h). The header is built in memory; tensor data is produced one tensor
+// at a time, so at most one tensor's bytes are ever held. Files appear under their
+// names only once all are complete.
 #include "runtime/gguf/gguf_writer.h"
 
 #include "runtime/gguf/gguf_encode.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_internal.h"
+#include "runtime/gguf/gguf_split.h"
+#include "runtime/gguf/gguf_temp_file.h"
 
 #include <algorithm>
-#include <cerrno>
+#include <climits>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <memory>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace pshard::gguf {
 namespace {
 
 using detail::quoted;
-
-// A file being written under a temporary name; removed unless committed, so a
-// failure at any step leaves nothing behind.
-class TempFile {
-public:
-  explicit TempFile(std::string final_path)
-      : final_path_(std::move(final_path)),
-        temp_path_(final_path_ + ".tmp." + std::to_string(::getpid())) {}
-  ~TempFile() {
-    if (fd_ >= 0)
-      ::close(fd_);
-    if (!committed_)
-      ::unlink(temp_path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-
-  Status open() {
-    fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    return fd_ < 0 ? error("create") : Status::ok_status();
-  }
-
-  Status write_all(const uint8_t* data, uint64_t n) {
-    while (n > 0) {
-      const ssize_t done = ::write(fd_, data, std::min<uint64_t>(n, uint64_t{1} << 30));
-      if (done < 0 && errno == EINTR)
-        continue;
-      if (done < 0)
-        return error("write");
-      data += done;
-      n -= static_cast<uint64_t>(done);
-      written_ += static_cast<uint64_t>(done);
-    }
-    return Status::ok_status();
-  }
-
-  Status write_zeros_to(uint64_t offset) {
-    static constexpr uint8_t kZeros[4096] = {};
-    while (written_ < offset)
-      PSHARD_RETURN_IF_ERROR(write_all(kZeros, std::min<uint64_t>(offset - written_, 4096)));
-    return Status::ok_status();
-  }
-
-  // Extends the file to `size` without writing: the rest becomes a hole.
-  Status extend_to(uint64_t size) {
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
-      return error("extend");
-    return Status::ok_status();
-  }
-
-  Status commit() {
-    if (::fsync(fd_) != 0)
-      return error("flush");
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0)
-      return error("close");
-    if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0)
-      return io_error("cannot rename '" + temp_path_ + "' to '" + final_path_ +
-                      "': " + std::strerror(errno));
-    committed_ = true;
-    return Status::ok_status();
-  }
-
-private:
-  Status error(const char* action) const {
-    return io_error(std::string("cannot ") + action + " '" + temp_path_ +
-                    "': " + std::strerror(errno));
-  }
-
-  std::string final_path_;
-  std::string temp_path_;
-  int fd_ = -1;
-  uint64_t written_ = 0;
-  bool committed_ = false;
-};
 
 Result<uint64_t> alignment_of(const std::vector<KeyValue>& metadata) {
   for (const KeyValue& kv : metadata) {
@@ -160,18 +83,74 @@ Status GgufWriter::add_tensor(const std::string& name, TensorType type, std::vec
   return Status::ok_status();
 }
 
+std::vector<std::string> GgufWriter::output_paths(const std::string& path,
+                                                  const WriteOptions& options) const {
+  if (options.split_max_tensors == 0)
+    return {path};
+  const size_t per = options.split_max_tensors;
+  const size_t n = std::max<size_t>(1, (tensors_.size() + per - 1) / per);
+  std::vector<std::string> paths;
+  const std::string prefix = split_prefix_of(path);
+  for (size_t k = 0; k < n && k < kMaxSplitCount; ++k)
+    paths.push_back(split_shard_path(prefix, static_cast<uint32_t>(k), static_cast<uint32_t>(n)));
+  return paths;
+}
+
 Status GgufWriter::write(const std::string& path, WriteOptions options) const {
   PSHARD_ASSIGN_OR_RETURN(const uint64_t alignment, alignment_of(metadata_));
+  // Split keys copied from another split model would describe other files: this
+  // write's own are added below.
+  std::vector<KeyValue> model_keys;
+  for (const KeyValue& kv : metadata_)
+    if (!is_split_key(kv.key))
+      model_keys.push_back(kv);
+  if (options.split_max_tensors == 0) {
+    detail::TempFile file(path);
+    PSHARD_RETURN_IF_ERROR(
+        write_file(file, model_keys, 0, tensors_.size(), alignment, options.sparse));
+    return file.commit();
+  }
 
+  const std::vector<std::string> paths = output_paths(path, options);
+  const size_t per = options.split_max_tensors;
+  if ((tensors_.size() + per - 1) / per > kMaxSplitCount || tensors_.size() > INT32_MAX)
+    return invalid_argument(std::to_string(tensors_.size()) + " tensors at most " +
+                            std::to_string(per) + " a file make more than " +
+                            std::to_string(kMaxSplitCount) + " files; allow more tensors per file");
+  // Every shard is written and flushed before any is renamed into place.
+  std::vector<std::unique_ptr<detail::TempFile>> files;
+  for (size_t k = 0; k < paths.size(); ++k) {
+    std::vector<KeyValue> keys;
+    if (k == 0)
+      keys = model_keys;
+    else if (alignment != kDefaultAlignment) // every shard's tensors aligned alike
+      keys.push_back({detail::kAlignmentKey, Value{static_cast<uint32_t>(alignment)}});
+    keys.push_back({kSplitNoKey, Value{static_cast<uint16_t>(k)}});
+    keys.push_back({kSplitCountKey, Value{static_cast<uint16_t>(paths.size())}});
+    keys.push_back({kSplitTensorsCountKey, Value{static_cast<int32_t>(tensors_.size())}});
+    const size_t begin = std::min(tensors_.size(), k * per);
+    const size_t end = std::min(tensors_.size(), begin + per);
+    files.push_back(std::make_unique<detail::TempFile>(paths[k]));
+    PSHARD_RETURN_IF_ERROR(write_file(*files.back(), keys, begin, end, alignment, options.sparse));
+    PSHARD_RETURN_IF_ERROR(files.back()->finish());
+  }
+  for (const auto& file : files)
+    PSHARD_RETURN_IF_ERROR(file->publish());
+  return Status::ok_status();
+}
+
+Status GgufWriter::write_file(detail::TempFile& file, const std::vector<KeyValue>& metadata,
+                              size_t begin, size_t end, uint64_t alignment, bool sparse) const {
+  const std::string& path = file.final_path();
   // Each tensor starts aligned; the data section's size is padded likewise.
   std::vector<uint64_t> offsets;
-  offsets.reserve(tensors_.size());
+  offsets.reserve(end - begin);
   uint64_t data_size = 0;
-  for (const PendingTensor& t : tensors_) {
+  for (size_t i = begin; i < end; ++i) {
     offsets.push_back(data_size);
-    uint64_t end = 0;
-    if (__builtin_add_overflow(data_size, t.n_bytes, &end) ||
-        !detail::align_up(end, alignment, data_size))
+    uint64_t tensor_end = 0;
+    if (__builtin_add_overflow(data_size, tensors_[i].n_bytes, &tensor_end) ||
+        !detail::align_up(tensor_end, alignment, data_size))
       return invalid_argument("the tensors' total size overflows 64 bits");
   }
 
@@ -179,21 +158,21 @@ Status GgufWriter::write(const std::string& path, WriteOptions options) const {
   for (char c : detail::kMagic)
     header.put<char>(c);
   header.put<uint32_t>(detail::kWriteVersion);
-  header.put<uint64_t>(tensors_.size());
-  header.put<uint64_t>(metadata_.size());
-  for (const KeyValue& kv : metadata_) {
+  header.put<uint64_t>(end - begin);
+  header.put<uint64_t>(metadata.size());
+  for (const KeyValue& kv : metadata) {
     header.put_string(kv.key);
     header.put<uint32_t>(static_cast<uint32_t>(kv.value.type()));
     PSHARD_RETURN_IF_ERROR(detail::encode_value(kv.value, kv.key, header));
   }
-  for (size_t i = 0; i < tensors_.size(); ++i) {
+  for (size_t i = begin; i < end; ++i) {
     const PendingTensor& t = tensors_[i];
     header.put_string(t.name);
     header.put<uint32_t>(static_cast<uint32_t>(t.dims.size()));
     for (int64_t d : t.dims)
       header.put<uint64_t>(static_cast<uint64_t>(d));
     header.put<uint32_t>(static_cast<uint32_t>(t.type));
-    header.put<uint64_t>(offsets[i]);
+    header.put<uint64_t>(offsets[i - begin]);
   }
   uint64_t data_offset = 0;
   uint64_t total = 0;
@@ -202,16 +181,13 @@ Status GgufWriter::write(const std::string& path, WriteOptions options) const {
     return invalid_argument("the file's size overflows 64 bits");
   header.pad_to(data_offset);
 
-  TempFile file(path);
   PSHARD_RETURN_IF_ERROR(file.open());
   PSHARD_RETURN_IF_ERROR(file.write_all(header.bytes().data(), header.size()));
-  if (options.sparse) {
-    PSHARD_RETURN_IF_ERROR(file.extend_to(total));
-    return file.commit();
-  }
-  for (size_t i = 0; i < tensors_.size(); ++i) {
+  if (sparse)
+    return file.extend_to(total);
+  for (size_t i = begin; i < end; ++i) {
     const PendingTensor& t = tensors_[i];
-    PSHARD_RETURN_IF_ERROR(file.write_zeros_to(data_offset + offsets[i]));
+    PSHARD_RETURN_IF_ERROR(file.write_zeros_to(data_offset + offsets[i - begin]));
     // Zeroed, so a FillFn that writes only part (or an empty one) gives zeros.
     std::unique_ptr<uint8_t, FreeDeleter> buffer(static_cast<uint8_t*>(std::calloc(t.n_bytes, 1)));
     if (buffer == nullptr)
@@ -223,8 +199,7 @@ Status GgufWriter::write(const std::string& path, WriteOptions options) const {
               .with_context("while writing tensor " + quoted(t.name) + " to '" + path + "'"));
     PSHARD_RETURN_IF_ERROR(file.write_all(buffer.get(), t.n_bytes));
   }
-  PSHARD_RETURN_IF_ERROR(file.write_zeros_to(total));
-  return file.commit();
+  return file.write_zeros_to(total);
 }
 
 } // namespace pshard::gguf

@@ -23,7 +23,7 @@ uint64_t avalanche(uint64_t x) {
 }
 
 // Tags keep value types apart: u32 5 and i64 5 hash differently.
-enum Tag : uint64_t { kKey = 0x4b, kValue = 0x56, kTensor = 0x54, kHeader = 0x48 };
+enum Tag : uint64_t { kKey = 0x4b, kValue = 0x56, kTensor = 0x54, kHeader = 0x48, kShard = 0x53 };
 
 void hash_value(Hasher128& h, const gguf::Value& value) {
   h.u64(kValue);
@@ -54,6 +54,33 @@ void hash_value(Hasher128& h, const gguf::Value& value) {
         }
       },
       value.v);
+}
+
+// One file's header. An unsplit model's fingerprint is this of its only file, exactly
+// as before split models were read, so existing schedules stay valid.
+void hash_shard(Hasher128& h, const gguf::GgufFile& file, const gguf::GgufShard& shard) {
+  h.u64(kHeader);
+  h.u64(shard.version);
+  h.u64(shard.alignment);
+  h.u64(shard.data_offset);
+  h.u64(shard.metadata.size());
+  for (const auto& kv : shard.metadata) {
+    h.u64(kKey);
+    h.str(kv.key);
+    hash_value(h, kv.value);
+  }
+  h.u64(shard.n_tensors);
+  for (size_t i = shard.first_tensor; i < shard.first_tensor + shard.n_tensors; ++i) {
+    const gguf::TensorInfo& t = file.tensors()[i];
+    h.u64(kTensor);
+    h.str(t.name);
+    h.u64(t.dims.size());
+    for (int64_t d : t.dims)
+      h.u64(static_cast<uint64_t>(d));
+    h.u64(static_cast<uint64_t>(t.type));
+    h.u64(t.offset);
+    h.u64(t.n_bytes);
+  }
 }
 
 } // namespace
@@ -99,26 +126,13 @@ ModelFingerprint Hasher128::finish() const {
 
 ModelFingerprint model_fingerprint(const gguf::GgufFile& file) {
   Hasher128 h;
-  h.u64(kHeader);
-  h.u64(file.version());
-  h.u64(file.alignment());
-  h.u64(file.data_offset());
-  h.u64(file.metadata().size());
-  for (const auto& kv : file.metadata()) {
-    h.u64(kKey);
-    h.str(kv.key);
-    hash_value(h, kv.value);
-  }
-  h.u64(file.tensors().size());
-  for (const auto& t : file.tensors()) {
-    h.u64(kTensor);
-    h.str(t.name);
-    h.u64(t.dims.size());
-    for (int64_t d : t.dims)
-      h.u64(static_cast<uint64_t>(d));
-    h.u64(static_cast<uint64_t>(t.type));
-    h.u64(t.offset);
-    h.u64(t.n_bytes);
+  const auto& shards = file.shards();
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (i > 0) {
+      h.u64(kShard);
+      h.u64(i);
+    }
+    hash_shard(h, file, shards[i]);
   }
   return h.finish();
 }

@@ -1,7 +1,9 @@
 // The model fingerprint: a 128-bit hash of everything in a GGUF file that decides what
 // a schedule means — every metadata key/value (types included, nested arrays included)
 // and every tensor info (name, dims, type, offset) plus the alignment and version.
-// Tensor data is never read, so fingerprinting a 100 GB file costs only its header.
+// A split model's covers every shard's header, in order, so a changed, swapped or
+// re-split shard changes it. Tensor data is never read, so fingerprinting a 100 GB
+// file costs only its header.
 //
 // The compiler stores it in a schedule artifact; the runtime recomputes it from the
 // GGUF it is given and refuses the artifact when they differ (another model, another

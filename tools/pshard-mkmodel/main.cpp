@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
   app.add_option("--name", spec.name, "general.name")->capture_default_str();
   app.add_flag("--tied-output", spec.tied_output, "no output.weight: the head reuses token_embd");
   app.add_flag("--sparse", spec.sparse, "write headers only, leaving the data as a file hole");
+  app.add_option("--split-max-tensors", spec.split_max_tensors,
+                 "write a split model (llama.cpp gguf-split's layout) of at most N tensors a "
+                 "file: OUT-00001-of-0000K.gguf ... (OUT without .gguf)");
   CLI11_PARSE(app, argc, argv);
 
   auto fail = [](const pshard::Status& s) {

@@ -171,7 +171,7 @@ Status write_model(const ModelSpec& s, const std::string& path) {
       if (t.required && !(sl.kind == SubLayerKind::kHead && hp.tied_output &&
                           t.role == WeightRole::kOutput)) // tied: token_embd already written
         PSHARD_RETURN_IF_ERROR(m.add(t));
-  return w.write(path, gguf::GgufWriter::WriteOptions{s.sparse});
+  return w.write(path, gguf::GgufWriter::WriteOptions{s.sparse, s.split_max_tensors});
 }
 
 } // namespace pshard

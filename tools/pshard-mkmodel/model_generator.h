@@ -50,6 +50,7 @@ struct ModelSpec {
   std::map<std::string, TensorType> overrides;
   std::string tokenizer_from; // a GGUF whose tokenizer.* metadata is copied
   bool sparse = false;
+  uint32_t split_max_tensors = 0; // > 0: a split model (gguf-split's layout), this many a file
 };
 
 // Parses "ffn_down=f32,token_embd=q8_0" into spec.overrides.

@@ -4,6 +4,8 @@
 //   pshard-run -m stories260K.gguf -p "Once upon a time" -n 32 --temp 0
 //   pshard-run -m model.gguf -s model.pshard --backend emu --vram 512M --trace trace.json
 //   pshard-run -m model.gguf -f prompt.txt --json --top-logprobs 3
+//   pshard-run -m chat-model.gguf -cnv -sys "Be brief."            # chat on stdin/stdout
+#include "tools/pshard-run/conversation.h"
 #include "tools/pshard-run/run_options.h"
 #include "tools/pshard-run/run_report.h"
 
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 namespace cli = pshard::cli;
 
@@ -32,6 +35,8 @@ Result<std::string> read_prompt(const RunOptions& o) {
 
 Status run(const RunOptions& o) {
   PSHARD_RETURN_IF_ERROR(validate_sampler_params(o.sampling));
+  if (o.conversation)
+    return run_conversation(o, std::cin, std::cout, std::cerr, ::isatty(STDIN_FILENO) == 1);
   PSHARD_ASSIGN_OR_RETURN(std::string prompt_text, read_prompt(o));
   PSHARD_ASSIGN_OR_RETURN(RunResult result, run_generation(o, prompt_text));
   if (o.json)
@@ -89,7 +94,21 @@ int main(int argc, char** argv) {
   app.add_option("--top-logprobs", o.top_logprobs,
                  "with --json: the N most likely tokens per position")
       ->check(cli::between(0, 1000));
-  CLI11_PARSE(app, argc, argv);
+  app.add_flag("--conversation", o.conversation,
+               "chat (-cnv): each line of stdin is a user message, answered with the model's "
+               "chat template until EOF")
+      ->excludes("-p")
+      ->excludes("-f")
+      ->excludes("--json");
+  app.add_option("--system", o.system_prompt, "with --conversation: a system message (-sys)");
+  app.add_option("--chat-template", o.chat_template,
+                 "with --conversation: a template by name instead of the model's (chatml, "
+                 "llama3, mistral-v7, ...; an unknown name lists them)");
+  const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv);
+  std::vector<const char*> arg_ptrs;
+  for (const std::string& a : args)
+    arg_ptrs.push_back(a.c_str());
+  CLI11_PARSE(app, static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
 
   pshard::Status status = pshard::run(o);
   if (!status.ok()) {

@@ -28,6 +28,10 @@ struct RunOptions {
   std::string vram;             // a size; empty: the schedule's largest budget
   double emu_pcie_gbps = 0;     // 0: the link the schedule was planned with
   std::string trace_path;       // Chrome/Perfetto trace of every pass
+  // --conversation (-cnv): chat on stdin/stdout (conversation.h).
+  bool conversation = false;
+  std::string system_prompt; // --system (-sys)
+  std::string chat_template; // --chat-template NAME; empty: the model's own
 };
 
 } // namespace pshard

@@ -9,22 +9,6 @@
 namespace pshard {
 namespace {
 
-// pshard_last_error() reads "<kind>: <message>"; the Status adds the kind back.
-Status last_error(pshard_status code) {
-  std::string message = pshard_last_error();
-  const std::string kind = std::string(pshard_status_name(code)) + ": ";
-  if (message.rfind(kind, 0) == 0)
-    message.erase(0, kind.size());
-  return Status(static_cast<StatusCode>(static_cast<int>(code)), message);
-}
-
-#define PSHARD_C_CALL(expr)                                                                        \
-  do {                                                                                             \
-    const pshard_status code_ = (expr);                                                            \
-    if (code_ != PSHARD_OK)                                                                        \
-      return last_error(code_);                                                                    \
-  } while (0)
-
 Result<pshard_backend> parse_backend(const std::string& name, bool has_schedule) {
   if (name == "cpu")
     return PSHARD_BACKEND_CPU;
@@ -64,7 +48,16 @@ bool on_token(const pshard_token_event* e, void* user) {
 
 } // namespace
 
-Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_text) {
+// pshard_last_error() reads "<kind>: <message>"; the Status adds the kind back.
+Status last_error(pshard_status code) {
+  std::string message = pshard_last_error();
+  const std::string kind = std::string(pshard_status_name(code)) + ": ";
+  if (message.rfind(kind, 0) == 0)
+    message.erase(0, kind.size());
+  return Status(static_cast<StatusCode>(static_cast<int>(code)), message);
+}
+
+Result<RunResult> start_session(const RunOptions& o) {
   PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
   uint64_t vram = 0;
   if (!o.vram.empty()) {
@@ -99,15 +92,11 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
   pshard_context* ctx = nullptr;
   PSHARD_C_CALL(pshard_context_create(model, &cp, &ctx));
   r.context.reset(ctx);
-
-  r.prompt.resize(prompt_text.size() + 8);
-  size_t n_prompt = 0;
-  PSHARD_C_CALL(pshard_model_tokenize(model, prompt_text.data(), prompt_text.size(),
-                                      pshard_model_add_bos_by_default(model), r.prompt.data(),
-                                      r.prompt.size(), &n_prompt));
-  r.prompt.resize(n_prompt);
-
   r.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
+  return r;
+}
+
+pshard_generate_params generate_params(const RunOptions& o, uint64_t seed) {
   pshard_generate_params gp = pshard_generate_default_params();
   gp.n_predict = o.n_predict;
   gp.ignore_eos = o.ignore_eos;
@@ -117,8 +106,23 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
   gp.min_p = o.sampling.min_p;
   gp.repeat_penalty = o.sampling.repeat_penalty;
   gp.repeat_last_n = o.sampling.repeat_last_n;
-  gp.seed = r.seed;
+  gp.seed = seed;
   gp.top_logprobs = o.top_logprobs;
+  return gp;
+}
+
+Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_text) {
+  PSHARD_ASSIGN_OR_RETURN(RunResult r, start_session(o));
+  pshard_model* model = r.model.get();
+  pshard_context* ctx = r.context.get();
+  r.prompt.resize(prompt_text.size() + 8);
+  size_t n_prompt = 0;
+  PSHARD_C_CALL(pshard_model_tokenize(model, prompt_text.data(), prompt_text.size(),
+                                      pshard_model_add_bos_by_default(model), r.prompt.data(),
+                                      r.prompt.size(), &n_prompt));
+  r.prompt.resize(n_prompt);
+
+  const pshard_generate_params gp = generate_params(o, r.seed);
   if (!o.json)
     std::cout << prompt_text << std::flush;
   Collector collector{&r, !o.json};

@@ -44,4 +44,19 @@ struct RunResult {
 // Streams text to stdout as it comes unless o.json. Fails with pshard_last_error().
 Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_text);
 
+// The model loaded and a context created as the options say (r.model, r.context,
+// r.backend, r.seed set); what run_generation and the conversation share.
+Result<RunResult> start_session(const RunOptions& o);
+pshard_generate_params generate_params(const RunOptions& o, uint64_t seed);
+
+// A failed C API call's code and pshard_last_error() as a Status.
+Status last_error(pshard_status code);
+
+#define PSHARD_C_CALL(expr)                                                                        \
+  do {                                                                                             \
+    const pshard_status code_ = (expr);                                                            \
+    if (code_ != PSHARD_OK)                                                                        \
+      return ::pshard::last_error(code_);                                                          \
+  } while (0)
+
 } // namespace pshard

@@ -2,6 +2,7 @@
 // a terminal and in CI logs.
 #include "tools/schedule/schedule_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace pshard {
@@ -22,6 +23,16 @@ std::string printf_string(const char* fmt, double a) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, a);
   return buf;
+}
+
+// How many files of a split GGUF the sub-layers' tensors lie in (1 when unsplit).
+uint32_t files_holding_tensors(const sfb::Schedule& s) {
+  uint32_t last = 0;
+  for (const auto* sub : *s.sublayers())
+    if (sub->tensors())
+      for (const auto* t : *sub->tensors())
+        last = std::max(last, t->shard());
+  return last + 1;
 }
 
 } // namespace
@@ -71,7 +82,10 @@ void print_schedule_tables(const Schedule& schedule, std::ostream& out) {
         << m->n_layer() << " layers, n_embd " << m->n_embd();
     if (m->n_expert() > 0)
       out << ", " << m->n_expert() << " experts (" << m->n_expert_used() << " used)";
-    out << ", weights " << format_bytes(m->total_weight_bytes()) << "\n"
+    out << ", weights " << format_bytes(m->total_weight_bytes());
+    if (const uint32_t files = files_holding_tensors(s); files > 1)
+      out << " in " << files << " files (a split GGUF)";
+    out << "\n"
         << "          fingerprint " << schedule.model_fingerprint().hex() << "\n";
   }
   if (const auto* m = s.machine()) {

@@ -91,8 +91,8 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
                               "' does not have the shape its metadata implies");
       claimed.insert(spec.name);
       add_tensor(s, hp, spec,
-                 {info->name, info->dims, info->type, file.data_offset() + info->offset,
-                  info->n_bytes});
+                 {info->name, info->dims, info->type, file.tensor_file_offset(*info),
+                  info->n_bytes, info->shard});
     }
     subs.push_back(std::move(s));
   }
@@ -103,7 +103,7 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
                          " layout the planner knows");
   ModelGraph g = assemble(hp, std::move(subs));
   g.fingerprint = model_fingerprint(file);
-  g.file_size = file.file_size();
+  g.file_size = file.total_file_size();
   return g;
 }
 

@@ -109,6 +109,7 @@ PSHARD_API pshard_status pshard_model_load(const char* gguf_path, const pshard_m
                                            pshard_model** out_model);
 PSHARD_API void pshard_model_free(pshard_model* model);
 PSHARD_API int32_t pshard_model_n_vocab(const pshard_model* model);
+/* The model file's bytes (all its files for a split model). */
 PSHARD_API uint64_t pshard_model_file_bytes(const pshard_model* model);
 PSHARD_API bool pshard_model_has_schedule(const pshard_model* model);
 PSHARD_API bool pshard_model_add_bos_by_default(const pshard_model* model);
@@ -126,6 +127,42 @@ PSHARD_API pshard_status pshard_model_tokenize(const pshard_model* model, const 
 PSHARD_API pshard_status pshard_model_detokenize(const pshard_model* model,
                                                  const pshard_token* tokens, size_t n_tokens,
                                                  char* text, size_t capacity, size_t* text_len);
+
+/* ---- chat templates ----------------------------------------------------------- */
+/* A conversation rendered as the prompt text a chat model expects. pshard recognises the
+ * family of the model's Jinja template (tokenizer.chat_template) as llama.cpp does and
+ * renders it natively; tokenize the text afterwards.
+ *
+ *   pshard_chat_message chat[] = {{"system", "Be brief."}, {"user", "Hi"}};
+ *   size_t len = 0;
+ *   pshard_chat_apply_template(model, NULL, chat, 2, true, NULL, 0, &len); // size it
+ *   char* text = malloc(len);
+ *   pshard_chat_apply_template(model, NULL, chat, 2, true, text, len, &len);
+ */
+typedef struct pshard_chat_message {
+  const char* role;    /* "system", "user", "assistant" (some templates take others) */
+  const char* content; /* NUL-terminated UTF-8 */
+} pshard_chat_message;
+
+/* Renders `messages` with the template named `template_name` (one of
+ * pshard_chat_builtin_templates) or, when it is NULL, the model's own; `model` may be NULL
+ * when a name is given. add_assistant appends the opening of the assistant's turn so that
+ * the model answers next. Writes up to `capacity` bytes (no terminator) and the full
+ * length into *text_len, so a first call with capacity 0 sizes the buffer. An unknown
+ * name or an unrecognised template: PSHARD_ERROR_NOT_FOUND / PSHARD_ERROR_UNSUPPORTED
+ * with the known names in pshard_last_error(). */
+PSHARD_API pshard_status pshard_chat_apply_template(const pshard_model* model,
+                                                    const char* template_name,
+                                                    const pshard_chat_message* messages,
+                                                    size_t n_messages, bool add_assistant,
+                                                    char* text, size_t capacity, size_t* text_len);
+/* The template names pshard renders: up to `capacity` static strings into `names`, the
+ * count into *n_names. */
+PSHARD_API pshard_status pshard_chat_builtin_templates(const char** names, size_t capacity,
+                                                       size_t* n_names);
+/* The name of the template pshard_chat_apply_template(model, NULL, ...) uses (a static
+ * string), or the error saying why there is none. */
+PSHARD_API pshard_status pshard_model_chat_template(const pshard_model* model, const char** name);
 
 /* ---- context ----------------------------------------------------------------- */
 typedef struct pshard_context_params {

@@ -153,6 +153,22 @@ TEST_F(Artifact, NewerOrOtherVersionsAreRefusedNamingSupportedOnes) {
   EXPECT_NE(s.status().message().find("is not supported"), std::string::npos);
 }
 
+TEST_F(Artifact, Schema10FilesStillLoad) {
+  // 1.0 had no Tensor.shard; its artifacts (all for unsplit models) read it as 0.
+  auto old = edited([](sfb::ScheduleT& s) {
+    s.schema_minor = 0;
+    for (auto& sub : s.sublayers)
+      for (auto& t : sub->tensors)
+        t->shard = 0; // a default: not stored, exactly as a 1.0 writer left it
+  });
+  auto s = Schedule::load_bytes(old);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_TRUE(s->check_model(*file_).ok());
+  for (const auto* sub : *s->root().sublayers())
+    for (const auto* t : *sub->tensors())
+      EXPECT_EQ(t->shard(), 0u);
+}
+
 TEST_F(Artifact, InconsistentGridsAreRefused) {
   auto missing = edited([](sfb::ScheduleT& s) { s.grid[1]->plans[0]->placements.pop_back(); });
   EXPECT_EQ(Schedule::load_bytes(missing).status().code(), StatusCode::kInvalidFormat);

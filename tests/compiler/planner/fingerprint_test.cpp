@@ -1,5 +1,6 @@
 // The model fingerprint: stable for the same file, different for any change of a tensor's
-// type or shape or of the metadata. And the sub-layer table built from a real GGUF.
+// type or shape or of the metadata, or of any shard of a split model. And the sub-layer
+// table built from a real GGUF.
 #include "pshard/Planner/ModelGraph.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/schedule/model_fingerprint.h"
@@ -7,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace pshard {
 namespace {
@@ -59,6 +63,67 @@ TEST(ModelFingerprint, StableAndSensitive) {
   ModelSpec name = base_spec();
   name.name = "another name";
   EXPECT_NE(a, fingerprint_of(name, "name.gguf"));
+}
+
+// A split model's fingerprint: stable, its own, and changed by a change in any shard.
+class SplitFingerprint : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = temp_path("split");
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Writes base_spec() split at most `per_file` tensors a file under `name`.
+  std::vector<std::string> write(const std::string& name, uint32_t per_file) {
+    ModelSpec spec = base_spec();
+    spec.split_max_tensors = per_file;
+    EXPECT_TRUE(write_model(spec, dir_ + "/" + name + ".gguf").ok());
+    std::vector<std::string> paths;
+    for (const auto& e : std::filesystem::directory_iterator(dir_))
+      if (e.path().filename().string().rfind(name + "-", 0) == 0)
+        paths.push_back(e.path().string());
+    std::sort(paths.begin(), paths.end());
+    return paths;
+  }
+
+  ModelFingerprint of(const std::string& first, gguf::OpenMode mode) {
+    auto file = gguf::GgufFile::open(first, mode);
+    EXPECT_TRUE(file.ok()) << file.status().to_string();
+    return file.ok() ? model_fingerprint(**file) : ModelFingerprint{};
+  }
+
+  std::string dir_;
+};
+
+TEST_F(SplitFingerprint, StableAndDistinct) {
+  const auto a = write("a", 5);
+  ASSERT_EQ(a.size(), 5u); // 21 tensors: 5 + 5 + 5 + 5 + 1
+  const ModelFingerprint fp = of(a[0], gguf::OpenMode::kMetadataOnly);
+  EXPECT_EQ(fp, of(a[0], gguf::OpenMode::kMapData));
+  EXPECT_EQ(fp, of(write("again", 5)[0], gguf::OpenMode::kMetadataOnly));
+  EXPECT_NE(fp, fingerprint_of(base_spec(), "unsplit.gguf"));
+  EXPECT_NE(fp, of(write("other", 7)[0], gguf::OpenMode::kMetadataOnly)) << "another split";
+}
+
+TEST_F(SplitFingerprint, ChangesWithAnyShard) {
+  const auto paths = write("m", 5);
+  const ModelFingerprint fp = of(paths[0], gguf::OpenMode::kMetadataOnly);
+  for (size_t k = 0; k < paths.size(); ++k) {
+    // Rename one tensor of shard k in its header (same length: still a valid file).
+    std::ifstream in(paths[k], std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    in.close();
+    const size_t at = bytes.find(".weight");
+    ASSERT_NE(at, std::string::npos);
+    bytes[at + 1] = 'W';
+    const std::string saved = paths[k] + ".orig";
+    std::filesystem::rename(paths[k], saved);
+    std::ofstream(paths[k], std::ios::binary) << bytes;
+    EXPECT_NE(fp, of(paths[0], gguf::OpenMode::kMetadataOnly)) << "shard " << k;
+    std::filesystem::rename(saved, paths[k]);
+  }
+  EXPECT_EQ(fp, of(paths[0], gguf::OpenMode::kMetadataOnly));
 }
 
 TEST(ModelFingerprint, HasherSeparatesFieldBoundaries) {

@@ -42,8 +42,9 @@ struct TensorRef {
   std::string name;          // GGUF name, "blk.3.attn_q.weight"
   std::vector<int64_t> dims; // dims[0] is the row (contiguous) dimension
   TensorType type = TensorType::kF32;
-  uint64_t file_offset = 0;  // absolute byte offset in the GGUF file (data_offset + offset)
+  uint64_t file_offset = 0;  // absolute byte offset in its GGUF file (data_offset + offset)
   uint64_t bytes = 0;
+  uint32_t shard = 0;        // the file of a split model holding it (split.no); 0 unsplit
 };
 
 // A group of equal matrices of one sub-layer, priced together: for each token the

@@ -68,6 +68,7 @@ std::unique_ptr<sfb::SubLayerT> sublayer_of(const SubLayerInfo& s, TensorType kv
     tensor->type = static_cast<uint32_t>(t.type);
     tensor->file_offset = t.file_offset;
     tensor->bytes = t.bytes;
+    tensor->shard = t.shard;
     out->tensors.push_back(std::move(tensor));
   }
   out->weight_bytes = s.weight_bytes;

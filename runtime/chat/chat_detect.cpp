@@ -1,0 +1,118 @@
+// Which family a Jinja chat template belongs to, from substrings only — the checks and
+// their order are llama.cpp's (llm_chat_detect_template), so a model gets the format
+// llama.cpp gives it. Families pshard does not render are still recognised, so that
+// they are named in the error instead of being mistaken for a later family.
+#include "runtime/chat/chat_format.h"
+
+namespace pshard {
+namespace {
+
+struct Detected {
+  const ChatTemplate* found = nullptr;
+  std::string_view unsupported; // a family recognised but not rendered
+};
+
+Detected found(const ChatTemplate& t) { return {&t, {}}; }
+Detected not_rendered(std::string_view family) { return {nullptr, family}; }
+
+// Mistral's and Llama 2's [INST] families.
+Detected detect_inst(std::string_view t) {
+  auto has = [t](std::string_view s) { return t.find(s) != std::string_view::npos; };
+  if (has("[SYSTEM_PROMPT]")) // v7; Tekken writes no space after its tags
+    return found(has("[INST] ") || has("[SYSTEM_PROMPT] ") ? kMistralV7 : kMistralV7Tekken);
+  if (has("' [INST] ' + system_message") || has("[AVAILABLE_TOOLS]")) {
+    if (has(" [INST]"))
+      return found(kMistralV1);
+    if (has("\"[INST]\""))
+      return found(kMistralV3Tekken);
+    return found(kMistralV3);
+  }
+  if (has("content.strip()"))
+    return found(kLlama2SysStrip);
+  if (has("bos_token + '[INST]"))
+    return found(kLlama2SysBos);
+  if (has("<<SYS>>"))
+    return found(kLlama2Sys);
+  return found(kLlama2);
+}
+
+Detected detect(std::string_view t) {
+  auto has = [t](std::string_view s) { return t.find(s) != std::string_view::npos; };
+  if (has("<|im_start|>")) {
+    if (has("<|im_sep|>"))
+      return found(kPhi4);
+    if (has("<end_of_utterance>"))
+      return found(kSmolvlm);
+    return found(kChatml);
+  }
+  if (t.rfind("mistral", 0) == 0 || has("[INST]"))
+    return detect_inst(t);
+  if (has("<|assistant|>") && has("<|end|>"))
+    return found(kPhi3);
+  if (has("[gMASK]<sop>"))
+    return not_rendered("chatglm4");
+  if (has("<|assistant|>") && has("<|user|>"))
+    return has("</s>") ? found(kFalcon3) : not_rendered("glmedge");
+  if (has("<|{{ item['role'] }}|>") && has("<|begin_of_image|>"))
+    return not_rendered("glmedge");
+  if (has("<|user|>") && has("<|endoftext|>"))
+    return found(kZephyr);
+  if (has("bos_token + message['role']"))
+    return not_rendered("monarch");
+  if (has("<start_of_turn>"))
+    return found(kGemma);
+  if (has("'\\n\\nAssistant: ' + eos_token"))
+    return not_rendered("orion");
+  if (has("GPT4 Correct "))
+    return found(kOpenchat);
+  if (has("USER: ") && has("ASSISTANT: "))
+    return found(has("SYSTEM: ") ? kVicunaOrca : kVicuna);
+  if (has("### Instruction:") && has("<|EOT|>"))
+    return found(kDeepseek);
+  if (has("<|START_OF_TURN_TOKEN|>") && has("<|USER_TOKEN|>"))
+    return found(kCommandR);
+  if (has("<|start_header_id|>") && has("<|end_header_id|>"))
+    return found(kLlama3);
+  if (has("[gMASK]sop"))
+    return not_rendered("chatglm3");
+  if (has("<\xe7\x94\xa8\xe6\x88\xb7>")) // <用户>
+    return not_rendered("minicpm");
+  if (has("'Assistant: ' + message['content'] + eos_token"))
+    return found(kDeepseek2);
+  if (has("<\uff5cAssistant\uff5c>") && has("<\uff5cUser\uff5c>") &&
+      has("<\uff5cend\u2581of\u2581sentence\uff5c>"))
+    return found(kDeepseek3);
+  if (has("[|system|]") && has("[|assistant|]") && has("[|endofturn|]"))
+    return has("[|tool|]") ? not_rendered("exaone4") : found(kExaone3);
+  if (has("<|header_start|>") && has("<|header_end|>"))
+    return found(kLlama4);
+  return {};
+}
+
+std::string choose_one() {
+  return "choose one by name (pshard-run --chat-template NAME; the template name of "
+         "pshard_chat_apply_template): " +
+         chat_template_list();
+}
+
+} // namespace
+
+Result<const ChatTemplate*> detect_chat_template(std::string_view jinja) {
+  if (trim(jinja).empty())
+    return not_found("the chat template is empty; " + choose_one());
+  for (const ChatTemplate* t : chat_templates())
+    if (jinja == t->name())
+      return t;
+  const Detected d = detect(jinja);
+  if (d.found)
+    return d.found;
+  if (!d.unsupported.empty())
+    return unsupported("the chat template is " + std::string(d.unsupported) +
+                       "'s, which pshard does not render; " + choose_one());
+  const std::string_view head = jinja.substr(0, 60);
+  return unsupported("pshard does not recognise the chat template (" +
+                     std::to_string(jinja.size()) + " bytes, starting '" + std::string(head) +
+                     (head.size() < jinja.size() ? "...'" : "'") + "); " + choose_one());
+}
+
+} // namespace pshard

@@ -1,0 +1,46 @@
+// Private to runtime/chat: how the templates are rendered.
+//
+// Most formats are one turn pattern per role — a prefix, the content, a suffix — and a
+// generation prompt; they are lines of the turn table (chat_turns.cpp), rendered by one
+// function. Formats with more structure (turns that group several messages, system
+// prompts folded into a user turn) have a file of their own.
+#pragma once
+
+#include "runtime/chat/chat_template.h"
+
+#include <string>
+#include <string_view>
+
+namespace pshard {
+
+// One role's turn: prefix + content + suffix. "{role}" in the prefix becomes the
+// message's role.
+struct Turn {
+  std::string_view prefix;
+  std::string_view suffix;
+};
+
+struct TurnFormat {
+  Turn system, user, assistant;
+  Turn other;                         // any other role; used only by any-role templates
+  std::string_view generation_prompt; // after the last message when add_assistant
+  bool trim = false;                  // contents trimmed of surrounding whitespace
+  std::string_view preamble = {};     // once, before the first message
+};
+
+// Leading and trailing ASCII whitespace removed (Jinja's |trim on the text models use).
+std::string_view trim(std::string_view s);
+
+// Renders a template of the turn table (self.turns()).
+void render_turns(const ChatTemplate& self, std::span<const ChatMessage> messages,
+                  bool add_assistant, std::string& out);
+
+// The families with files of their own, and the turn table.
+extern const ChatTemplate kLlama2, kLlama2Sys, kLlama2SysBos, kLlama2SysStrip;
+extern const ChatTemplate kMistralV1, kMistralV3, kMistralV3Tekken;
+extern const ChatTemplate kGemma;
+extern const ChatTemplate kChatml, kCommandR, kDeepseek, kDeepseek2, kDeepseek3, kExaone3, kFalcon3,
+    kLlama3, kLlama4, kMistralV7, kMistralV7Tekken, kOpenchat, kPhi3, kPhi4, kSmolvlm, kVicuna,
+    kVicunaOrca, kZephyr;
+
+} // namespace pshard

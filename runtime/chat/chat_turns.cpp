@@ -1,0 +1,152 @@
+// The turn table: every format that is a prefix and a suffix per role plus a generation
+// prompt. Formats follow the model makers' published templates as llama.cpp renders
+// them; each line names the models it serves.
+#include "runtime/chat/chat_format.h"
+
+namespace pshard {
+namespace {
+
+// The same turn for every role, the role's name inside.
+constexpr TurnFormat any_role_turns(Turn turn, std::string_view generation_prompt,
+                                    bool trim = false) {
+  return TurnFormat{turn, turn, turn, turn, generation_prompt, trim};
+}
+
+constexpr TurnFormat kChatmlTurns =
+    any_role_turns({"<|im_start|>{role}\n", "<|im_end|>\n"}, "<|im_start|>assistant\n");
+constexpr TurnFormat kPhi4Turns = any_role_turns({"<|im_start|>{role}<|im_sep|>", "<|im_end|>"},
+                                                 "<|im_start|>assistant<|im_sep|>");
+constexpr TurnFormat kLlama3Turns =
+    any_role_turns({"<|start_header_id|>{role}<|end_header_id|>\n\n", "<|eot_id|>"},
+                   "<|start_header_id|>assistant<|end_header_id|>\n\n", /*trim=*/true);
+constexpr TurnFormat kLlama4Turns =
+    any_role_turns({"<|header_start|>{role}<|header_end|>\n\n", "<|eot|>"},
+                   "<|header_start|>assistant<|header_end|>\n\n", /*trim=*/true);
+constexpr TurnFormat kPhi3Turns = any_role_turns({"<|{role}|>\n", "<|end|>\n"}, "<|assistant|>\n");
+constexpr TurnFormat kFalcon3Turns = any_role_turns({"<|{role}|>\n", "\n"}, "<|assistant|>\n");
+constexpr TurnFormat kZephyrTurns =
+    any_role_turns({"<|{role}|>\n", "<|endoftext|>\n"}, "<|assistant|>\n");
+
+// Mistral's v7 templates: a system prompt of its own; the answer follows [/INST] with
+// no generation prompt. v7 puts a space after each opening tag, Tekken none.
+constexpr TurnFormat kMistralV7Turns{
+    {"[SYSTEM_PROMPT] ", "[/SYSTEM_PROMPT]"}, {"[INST] ", "[/INST]"}, {" ", "</s>"}, {}, ""};
+constexpr TurnFormat kMistralV7TekkenTurns{
+    {"[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]"}, {"[INST]", "[/INST]"}, {"", "</s>"}, {}, ""};
+
+constexpr TurnFormat kCommandRTurns{
+    {"<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>", "<|END_OF_TURN_TOKEN|>"},
+    {"<|START_OF_TURN_TOKEN|><|USER_TOKEN|>", "<|END_OF_TURN_TOKEN|>"},
+    {"<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"},
+    {},
+    "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+    /*trim=*/true};
+constexpr TurnFormat kDeepseekTurns{{"", ""},
+                                    {"### Instruction:\n", "\n"},
+                                    {"### Response:\n", "\n<|EOT|>\n"},
+                                    {},
+                                    "### Response:\n"};
+// "<｜end▁of▁sentence｜>" and friends are spelled with U+FF5C and U+2581, not ASCII.
+constexpr TurnFormat kDeepseek2Turns{{"", "\n\n"},
+                                     {"User: ", "\n\n"},
+                                     {"Assistant: ", "<\uff5cend\u2581of\u2581sentence\uff5c>"},
+                                     {},
+                                     "Assistant:"};
+constexpr TurnFormat kDeepseek3Turns{
+    {"", "\n\n"},
+    {"<\uff5cUser\uff5c>", ""},
+    {"<\uff5cAssistant\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>"},
+    {},
+    "<\uff5cAssistant\uff5c>"};
+constexpr TurnFormat kExaone3Turns{{"[|system|]", "[|endofturn|]\n"},
+                                   {"[|user|]", "\n"},
+                                   {"[|assistant|]", "[|endofturn|]\n"},
+                                   {},
+                                   "[|assistant|]",
+                                   /*trim=*/true};
+constexpr TurnFormat kOpenchatTurns{{"", "<|end_of_turn|>"},
+                                    {"GPT4 Correct User: ", "<|end_of_turn|>"},
+                                    {"GPT4 Correct Assistant: ", "<|end_of_turn|>"},
+                                    {},
+                                    "GPT4 Correct Assistant:"};
+constexpr TurnFormat kVicunaTurns{
+    {"", "\n\n"}, {"USER: ", "\n"}, {"ASSISTANT: ", "</s>\n"}, {}, "ASSISTANT:"};
+constexpr TurnFormat kVicunaOrcaTurns{
+    {"SYSTEM: ", "\n"}, {"USER: ", "\n"}, {"ASSISTANT: ", "</s>\n"}, {}, "ASSISTANT:"};
+// SmolVLM opens with <|im_start|> as its BOS but is not ChatML.
+constexpr TurnFormat kSmolvlmTurns{{"", "\n\n"},
+                                   {"User: ", "<end_of_utterance>\n"},
+                                   {"Assistant: ", "<end_of_utterance>\n"},
+                                   {},
+                                   "Assistant:",
+                                   /*trim=*/false,
+                                   "<|im_start|>"};
+
+const Turn& turn_of(const TurnFormat& f, std::string_view role) {
+  if (role == "system")
+    return f.system;
+  if (role == "user")
+    return f.user;
+  if (role == "assistant")
+    return f.assistant;
+  return f.other;
+}
+
+void append_turn_text(std::string& out, std::string_view text, std::string_view role) {
+  constexpr std::string_view kRole = "{role}";
+  const size_t at = text.find(kRole);
+  if (at == std::string_view::npos) {
+    out += text;
+    return;
+  }
+  out += text.substr(0, at);
+  out += role;
+  out += text.substr(at + kRole.size());
+}
+
+} // namespace
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\v\f\r";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos)
+    return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+void render_turns(const ChatTemplate& self, std::span<const ChatMessage> messages,
+                  bool add_assistant, std::string& out) {
+  const TurnFormat& f = *self.turns();
+  out += f.preamble;
+  for (const ChatMessage& m : messages) {
+    const Turn& turn = turn_of(f, m.role);
+    append_turn_text(out, turn.prefix, m.role);
+    out += f.trim ? trim(m.content) : std::string_view(m.content);
+    append_turn_text(out, turn.suffix, m.role);
+  }
+  if (add_assistant)
+    out += f.generation_prompt;
+}
+
+// clang-format off
+constinit const ChatTemplate kChatml("chatml", "ChatML: Qwen, Yi, Hermes, ...", render_turns, true, &kChatmlTurns);
+constinit const ChatTemplate kCommandR("command-r", "Cohere Command-R", render_turns, false, &kCommandRTurns);
+constinit const ChatTemplate kDeepseek("deepseek", "DeepSeek Coder", render_turns, false, &kDeepseekTurns);
+constinit const ChatTemplate kDeepseek2("deepseek2", "DeepSeek V2", render_turns, false, &kDeepseek2Turns);
+constinit const ChatTemplate kDeepseek3("deepseek3", "DeepSeek V3, R1", render_turns, false, &kDeepseek3Turns);
+constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false, &kExaone3Turns);
+constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);
+constinit const ChatTemplate kLlama3("llama3", "Llama 3, 3.1, 3.2, 3.3", render_turns, true, &kLlama3Turns);
+constinit const ChatTemplate kLlama4("llama4", "Llama 4", render_turns, true, &kLlama4Turns);
+constinit const ChatTemplate kMistralV7("mistral-v7", "Mistral Large 2411", render_turns, false, &kMistralV7Turns);
+constinit const ChatTemplate kMistralV7Tekken("mistral-v7-tekken", "Mistral Small 3.1", render_turns, false, &kMistralV7TekkenTurns);
+constinit const ChatTemplate kOpenchat("openchat", "OpenChat 3.5", render_turns, false, &kOpenchatTurns);
+constinit const ChatTemplate kPhi3("phi3", "Phi-3", render_turns, true, &kPhi3Turns);
+constinit const ChatTemplate kPhi4("phi4", "Phi-4", render_turns, true, &kPhi4Turns);
+constinit const ChatTemplate kSmolvlm("smolvlm", "SmolVLM", render_turns, false, &kSmolvlmTurns);
+constinit const ChatTemplate kVicuna("vicuna", "Vicuna 1.1", render_turns, false, &kVicunaTurns);
+constinit const ChatTemplate kVicunaOrca("vicuna-orca", "Orca-Vicuna", render_turns, false, &kVicunaOrcaTurns);
+constinit const ChatTemplate kZephyr("zephyr", "Zephyr", render_turns, true, &kZephyrTurns);
+// clang-format on
+
+} // namespace pshard

@@ -1,0 +1,183 @@
+#include "tools/pshard-run/conversation.h"
+
+#include "tools/pshard-run/run_session.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace pshard {
+namespace {
+
+constexpr std::string_view kSpace = " \t\n\v\f\r";
+
+std::string_view trimmed(std::string_view s) {
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos)
+    return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+bool only_space(std::string_view s) {
+  return s.find_first_not_of(kSpace) == std::string_view::npos;
+}
+
+struct Answer {
+  std::string text;
+  std::vector<pshard_token> tokens;
+  std::ostream* out;
+};
+
+bool on_token(const pshard_token_event* e, void* user) {
+  auto* a = static_cast<Answer*>(user);
+  if (e->token >= 0)
+    a->tokens.push_back(e->token);
+  a->text.append(e->text, e->text_len);
+  a->out->write(e->text, static_cast<std::streamsize>(e->text_len)).flush();
+  return true;
+}
+
+} // namespace
+
+Conversation::Conversation(pshard_model* model, pshard_context* context, std::string template_name)
+    : model_(model), context_(context), template_(std::move(template_name)) {}
+
+Result<std::string> Conversation::check_template() const {
+  if (!template_.empty()) {
+    size_t len = 0;
+    PSHARD_C_CALL(pshard_chat_apply_template(nullptr, template_.c_str(), nullptr, 0, false, nullptr,
+                                             0, &len));
+    return template_;
+  }
+  const char* detected = nullptr;
+  PSHARD_C_CALL(pshard_model_chat_template(model_, &detected));
+  return std::string(detected);
+}
+
+void Conversation::add(std::string role, std::string content) {
+  messages_.emplace_back(std::move(role), std::move(content));
+}
+
+Result<std::vector<pshard_token>>
+Conversation::answer(std::string user, const pshard_generate_params& gp, std::ostream& out) {
+  add("user", std::move(user));
+  PSHARD_ASSIGN_OR_RETURN(std::string prompt, render(/*add_assistant=*/true));
+  PSHARD_ASSIGN_OR_RETURN(std::vector<pshard_token> feed, tokens_to_feed(prompt));
+  const int64_t n_ctx = pshard_context_n_ctx(context_);
+  const int64_t before = pshard_context_n_past(context_);
+  if (before + static_cast<int64_t>(feed.size()) >= n_ctx)
+    return out_of_range("the conversation has filled the context of " + std::to_string(n_ctx) +
+                        " tokens; start again with a larger -c");
+  Answer a{"", {}, &out};
+  PSHARD_C_CALL(
+      pshard_context_generate(context_, feed.data(), feed.size(), &gp, on_token, &a, nullptr));
+  out << "\n" << std::flush;
+  const int64_t decoded =
+      pshard_context_n_past(context_) - before - static_cast<int64_t>(feed.size());
+  pending_.assign(a.tokens.begin() + std::clamp<int64_t>(decoded, 0, a.tokens.size()),
+                  a.tokens.end());
+  tokens_.insert(tokens_.end(), feed.begin(), feed.end());
+  tokens_.insert(tokens_.end(), a.tokens.begin(), a.tokens.end());
+  fed_prompt_ = std::move(prompt);
+  answer_ = a.text;
+  add("assistant", std::move(a.text));
+  return a.tokens;
+}
+
+Result<std::string> Conversation::render(bool add_assistant) const {
+  std::vector<pshard_chat_message> chat;
+  for (const auto& [role, content] : messages_)
+    chat.push_back({role.c_str(), content.c_str()});
+  const char* name = template_.empty() ? nullptr : template_.c_str();
+  size_t len = 0;
+  PSHARD_C_CALL(pshard_chat_apply_template(model_, name, chat.data(), chat.size(), add_assistant,
+                                           nullptr, 0, &len));
+  std::string text(len, '\0');
+  PSHARD_C_CALL(pshard_chat_apply_template(model_, name, chat.data(), chat.size(), add_assistant,
+                                           text.data(), len, &len));
+  return text;
+}
+
+Result<std::vector<pshard_token>> Conversation::tokenize(std::string_view text,
+                                                         bool add_bos) const {
+  std::vector<pshard_token> ids(text.size() + 8);
+  size_t n = 0;
+  PSHARD_C_CALL(
+      pshard_model_tokenize(model_, text.data(), text.size(), add_bos, ids.data(), ids.size(), &n));
+  ids.resize(n);
+  return ids;
+}
+
+// Where the last answer ends in `prompt`, the whole conversation rendered anew: after
+// the previous prompt, past the answer as the template wrote it (trimmed or not).
+std::optional<size_t> Conversation::end_of_answer(const std::string& prompt) const {
+  if (prompt.compare(0, fed_prompt_.size(), fed_prompt_) != 0)
+    return std::nullopt;
+  const std::string_view core = trimmed(answer_);
+  const size_t at = prompt.find(core, fed_prompt_.size());
+  if (at == std::string::npos ||
+      !only_space(std::string_view(prompt).substr(fed_prompt_.size(), at - fed_prompt_.size())))
+    return std::nullopt;
+  size_t end = at + core.size();
+  const size_t last = answer_.find_last_not_of(kSpace);
+  const std::string_view tail =
+      last == std::string::npos ? std::string_view() : std::string_view(answer_).substr(last + 1);
+  if (prompt.compare(end, tail.size(), tail) == 0) // the template kept the answer's tail
+    end += tail.size();
+  return end;
+}
+
+Result<std::vector<pshard_token>> Conversation::tokens_to_feed(const std::string& prompt) {
+  const std::optional<size_t> end = tokens_.empty() ? std::nullopt : end_of_answer(prompt);
+  if (!end) {
+    // The first turn, or the template rewrote what the context holds: read it all anew.
+    pshard_context_reset(context_);
+    pending_.clear();
+    tokens_.clear();
+    return tokenize(prompt, pshard_model_add_bos_by_default(model_));
+  }
+  PSHARD_ASSIGN_OR_RETURN(std::vector<pshard_token> rest,
+                          tokenize(std::string_view(prompt).substr(*end), false));
+  // tokens() lists the pending ones already; answer() appends them again with the feed.
+  tokens_.resize(tokens_.size() - pending_.size());
+  std::vector<pshard_token> feed = std::move(pending_);
+  pending_.clear();
+  feed.insert(feed.end(), rest.begin(), rest.end());
+  return feed;
+}
+
+Status run_conversation(const RunOptions& o, std::istream& in, std::ostream& out, std::ostream& err,
+                        bool interactive) {
+  PSHARD_ASSIGN_OR_RETURN(RunResult r, start_session(o));
+  Conversation chat(r.model.get(), r.context.get(), o.chat_template);
+  PSHARD_ASSIGN_OR_RETURN(const std::string name, chat.check_template());
+  err << "chat template " << name << "; one message a line, end with EOF (Ctrl-D)\n";
+  if (!o.system_prompt.empty())
+    chat.add("system", o.system_prompt);
+  std::string line;
+  for (uint64_t turn = 0;; ++turn) {
+    if (interactive)
+      out << "> " << std::flush;
+    if (!std::getline(in, line))
+      break;
+    if (only_space(line))
+      continue;
+    // Each turn samples with its own seed, so answers to the same words can differ.
+    PSHARD_RETURN_IF_ERROR(chat.answer(line, generate_params(o, r.seed + turn), out).status());
+  }
+  if (interactive)
+    out << "\n";
+  return Status::ok_status();
+}
+
+std::vector<std::string> expand_llama_flags(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::string& a : args) {
+    if (a == "-cnv")
+      a = "--conversation";
+    else if (a == "-sys")
+      a = "--system";
+  }
+  return args;
+}
+
+} // namespace pshard
