@@ -9,13 +9,14 @@
 //      highest score is merged, repeatedly (ties: the leftmost pair);
 //   4. each final symbol becomes its id, or its bytes as <0xXX> byte tokens
 //      (byte fallback), or the unknown token.
-// User-defined tokens are always cut out whole before step 1; control tokens
-// only when the caller asks for it (parse_special).
+// Added tokens are cut out first (SpecialTokenSplitter): user-defined ones
+// always, control ones when the caller asks for it (parse_special, the default).
 //
 //   PSHARD_ASSIGN_OR_RETURN(auto tok, SpmTokenizer::create(std::move(vocab)));
 //   std::vector<TokenId> ids = tok->encode("Hello world", /*add_bos=*/true);
 #pragma once
 
+#include "runtime/tokenizer/special_token_splitter.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/tokenizer/vocabulary.h"
 
@@ -36,7 +37,7 @@ public:
   SpmTokenizer &operator=(const SpmTokenizer &) = delete;
 
   std::vector<TokenId> encode(std::string_view text, bool add_bos,
-                              bool parse_special = false) const override;
+                              bool parse_special = true) const override;
   std::string token_to_piece(TokenId id) const override;
   std::string decode(std::span<const TokenId> ids) const override;
 
@@ -46,13 +47,11 @@ public:
   bool add_bos_by_default() const override { return vocab_.add_bos; }
   bool is_end_of_generation(TokenId id) const override;
 
-  const Vocabulary &vocabulary() const { return vocab_; }
+  const Vocabulary &vocabulary() const override { return vocab_; }
 
 private:
   explicit SpmTokenizer(Vocabulary vocab);
 
-  // Length of the special token that starts at text[pos] (longest wins), or 0.
-  size_t match_special(std::string_view text, size_t pos, bool parse_special, TokenId *id) const;
   // Steps 1-4 above for one run of ordinary text.
   void encode_text(std::string_view text, bool space_prefix, std::vector<TokenId> &out) const;
   // Step 4 for one symbol.
@@ -63,8 +62,7 @@ private:
   std::unordered_map<std::string_view, TokenId> pieces_;
   // byte value -> its <0xXX> token, or kNoToken.
   std::array<TokenId, 256> byte_tokens_{};
-  // Tokens matched whole before BPE, by first byte, longest first.
-  std::array<std::vector<TokenId>, 256> specials_by_first_byte_;
+  SpecialTokenSplitter specials_; // after vocab_: it points into it
   std::vector<bool> end_of_generation_;
 };
 
