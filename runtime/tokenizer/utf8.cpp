@@ -66,6 +66,17 @@ char32_t decode_utf8(std::string_view text, size_t pos, size_t* length) {
   return cp;
 }
 
+bool is_valid_utf8(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    size_t length = 0;
+    decode_utf8(text, pos, &length);
+    if (length == 0)
+      return false;
+    pos += length;
+  }
+  return true;
+}
+
 void append_utf8(char32_t cp, std::string& out) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));

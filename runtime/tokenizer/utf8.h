@@ -25,6 +25,9 @@ size_t utf8_sequence_length(unsigned char lead);
 // 0 when the bytes there are not one.
 char32_t decode_utf8(std::string_view text, size_t pos, size_t* length);
 
+// Whether `text` is whole, well-formed UTF-8 characters only.
+bool is_valid_utf8(std::string_view text);
+
 // Appends the UTF-8 encoding of `code_point` (which must be at most U+10FFFF).
 void append_utf8(char32_t code_point, std::string& out);
 

@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
   app.add_option("--repeat-last-n", o.sampling.repeat_last_n, "tokens the penalty looks back over");
   app.add_option("--seed", o.seed, "RNG seed (-1: random)");
   app.add_flag("--ignore-eos", o.ignore_eos, "keep generating past end-of-sequence");
+  app.add_flag("!--no-parse-special", o.parse_special,
+               "tokenize control-token text in the prompt (\"<s>\", \"<|im_end|>\") as plain text");
   app.add_flag("--no-mmap", o.no_mmap,
                "read the weights into RAM on huge pages instead of using the file mapping "
                "(a copy in memory; faster decoding)");
