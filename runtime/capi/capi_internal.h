@@ -38,8 +38,7 @@ const char* last_error_message();
 pshard_status null_argument(const char* function, const char* argument);
 // pshard_model_tokenize(_ex): text -> ids into the caller's buffer.
 pshard_status tokenize(const pshard_model& model, const char* text, size_t text_len, bool add_bos,
-                       bool parse_special, pshard_token* tokens, size_t capacity,
-                       size_t* n_tokens);
+                       bool parse_special, pshard_token* tokens, size_t capacity, size_t* n_tokens);
 // The caller's struct copied over defaults: fields past the caller's `size` keep their
 // defaults, so an older caller works against a newer library.
 template <typename T> T read_params(const T* in, T defaults) {

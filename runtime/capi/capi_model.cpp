@@ -140,14 +140,15 @@ pshard_tokenize_params pshard_tokenize_default_params(void) {
   return p;
 }
 
-pshard_status pshard_model_tokenize_ex(const pshard_model* model, const char* text,
-                                       size_t text_len, const pshard_tokenize_params* params,
-                                       pshard_token* tokens, size_t capacity, size_t* n_tokens) {
+pshard_status pshard_model_tokenize_ex(const pshard_model* model, const char* text, size_t text_len,
+                                       const pshard_tokenize_params* params, pshard_token* tokens,
+                                       size_t capacity, size_t* n_tokens) {
   if (!model)
     return capi::null_argument("pshard_model_tokenize", "model");
   const pshard_tokenize_params p = capi::read_params(params, pshard_tokenize_default_params());
-  return capi::tokenize(*model, text, text_len, p.add_special && model->tokenizer->add_bos_by_default(),
-                        p.parse_special, tokens, capacity, n_tokens);
+  return capi::tokenize(*model, text, text_len,
+                        p.add_special && model->tokenizer->add_bos_by_default(), p.parse_special,
+                        tokens, capacity, n_tokens);
 }
 
 pshard_status pshard_model_tokenize(const pshard_model* model, const char* text, size_t text_len,

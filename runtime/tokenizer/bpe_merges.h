@@ -52,7 +52,9 @@ public:
   // The merge of two adjacent symbols, or nullptr.
   const Merge* find(int32_t left, int32_t right) const;
   // The token whose text a symbol is, or kNoToken.
-  TokenId token(int32_t symbol) const { return symbol >= 0 && symbol < n_tokens_ ? symbol : kNoToken; }
+  TokenId token(int32_t symbol) const {
+    return symbol >= 0 && symbol < n_tokens_ ? symbol : kNoToken;
+  }
   // A symbol's text.
   std::string_view text(int32_t symbol) const;
 

@@ -1,7 +1,6 @@
 #include "runtime/tokenizer/bpe_tokenizer.h"
 
 #include "runtime/tokenizer/byte_unicode.h"
-#include "runtime/tokenizer/token_overrides.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -79,7 +78,8 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(Vocabulary vocab) {
   std::string warning;
   const PreTokenizerSpec& spec = find_pre_tokenizer(vocab.pre, &warning);
   PSHARD_ASSIGN_OR_RETURN(PreTokenizer pre, PreTokenizer::create(spec.patterns));
-  auto tok = std::unique_ptr<BpeTokenizer>(new BpeTokenizer(std::move(vocab), spec, std::move(pre)));
+  auto tok =
+      std::unique_ptr<BpeTokenizer>(new BpeTokenizer(std::move(vocab), spec, std::move(pre)));
   PSHARD_RETURN_IF_ERROR(tok->merges_.build(tok->vocab_));
   if (!warning.empty())
     tok->warnings_.push_back(std::move(warning));
@@ -89,8 +89,8 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(Vocabulary vocab) {
 }
 
 BpeTokenizer::BpeTokenizer(Vocabulary vocab, const PreTokenizerSpec& spec, PreTokenizer pre)
-    : vocab_(std::move(vocab)), spec_(&spec), pre_(std::move(pre)), specials_(vocab_),
-      end_of_generation_(end_of_generation_flags(vocab_)) {}
+    : VocabularyTokenizer(std::move(vocab)), spec_(&spec), pre_(std::move(pre)), specials_(vocab_) {
+}
 
 std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos,
                                           bool parse_special) const {
@@ -210,10 +210,6 @@ std::string BpeTokenizer::decode(std::span<const TokenId> ids) const {
   for (TokenId id : ids)
     text += token_to_piece(id);
   return text;
-}
-
-bool BpeTokenizer::is_end_of_generation(TokenId id) const {
-  return id >= 0 && id < vocab_.size() && end_of_generation_[id];
 }
 
 } // namespace pshard

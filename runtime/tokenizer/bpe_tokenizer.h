@@ -26,35 +26,24 @@
 #include "runtime/tokenizer/pre_tokenizer.h"
 #include "runtime/tokenizer/pre_tokenizer_patterns.h"
 #include "runtime/tokenizer/special_token_splitter.h"
-#include "runtime/tokenizer/tokenizer.h"
-#include "runtime/tokenizer/vocabulary.h"
+#include "runtime/tokenizer/vocabulary_tokenizer.h"
 
 #include <string>
 #include <vector>
 
 namespace pshard {
 
-class BpeTokenizer final : public Tokenizer {
+class BpeTokenizer final : public VocabularyTokenizer {
 public:
   // Validates `vocab`, builds the merge table and compiles the pre-tokenizer.
   // Missing merges give kInvalidFormat.
   static Result<std::unique_ptr<BpeTokenizer>> create(Vocabulary vocab);
-
-  // The tables point into vocab_, so the object stays where it was built.
-  BpeTokenizer(const BpeTokenizer&) = delete;
-  BpeTokenizer& operator=(const BpeTokenizer&) = delete;
 
   std::vector<TokenId> encode(std::string_view text, bool add_bos,
                               bool parse_special = true) const override;
   std::string token_to_piece(TokenId id) const override;
   std::string decode(std::span<const TokenId> ids) const override;
 
-  int32_t n_vocab() const override { return vocab_.size(); }
-  TokenId bos() const override { return vocab_.bos_id; }
-  TokenId eos() const override { return vocab_.eos_id; }
-  bool add_bos_by_default() const override { return vocab_.add_bos; }
-  bool is_end_of_generation(TokenId id) const override;
-  const Vocabulary& vocabulary() const override { return vocab_; }
   std::span<const std::string> warnings() const override { return warnings_; }
 
   // The pre-tokenizer in use (after the fallback for an unknown name).
@@ -70,12 +59,10 @@ private:
   // Step 4 for one final symbol.
   void emit_symbol(int32_t symbol, std::vector<TokenId>& out) const;
 
-  Vocabulary vocab_;
   const PreTokenizerSpec* spec_;
   PreTokenizer pre_;
   SpecialTokenSplitter specials_; // these two point into vocab_
   BpeMerges merges_;
-  std::vector<bool> end_of_generation_;
   std::vector<std::string> warnings_;
 };
 

@@ -136,9 +136,9 @@ Result<PreTokenizer> PreTokenizer::create(std::span<const std::string_view> patt
     int error = 0;
     PCRE2_SIZE error_offset = 0;
     auto expression = std::make_unique<Expression>();
-    expression->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rewritten.data()),
-                                     rewritten.size(), kCompileOptions, &error, &error_offset,
-                                     nullptr);
+    expression->code =
+        pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rewritten.data()), rewritten.size(),
+                      kCompileOptions, &error, &error_offset, nullptr);
     if (expression->code == nullptr)
       return invalid_argument("the pre-tokenizer expression \"" + std::string(pattern) +
                               "\" does not compile (at offset " + std::to_string(error_offset) +

@@ -1,7 +1,7 @@
 #include "runtime/tokenizer/pre_tokenizer_patterns.h"
 
 #include <algorithm>
-#include <array>
+#include <string>
 
 namespace pshard {
 namespace {
@@ -12,17 +12,20 @@ namespace {
 constexpr std::string_view kGpt2 =
     R"re('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)re";
 
-// Llama 3 (tiktoken cl100k-style): case-insensitive contractions, a letter run
-// with one leading non-letter, digits in threes, symbols with trailing newlines.
+// Llama 3 and Qwen2 (tiktoken cl100k-style): case-insensitive contractions, a
+// letter run with one leading non-letter, digits, symbols with trailing
+// newlines; Llama 3 groups digits in threes, Qwen2 takes them one by one.
 // tokenizer.json writes the contractions as (?i:'s|'t|...); they are spelled
 // out per letter here as llama.cpp does, so "'ſ" (long s, which folds to s) is
 // not a contraction — the only string where the two differ.
-constexpr std::string_view kLlama3 =
-    R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+constexpr std::string_view kCl100kBeforeDigits =
+    R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|)re";
+constexpr std::string_view kCl100kAfterDigits =
+    R"re(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
 
-// Qwen2 (and Qwen2.5, Qwen3): Llama 3's expression with single digits.
-constexpr std::string_view kQwen2 =
-    R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+std::string cl100k_with_digits(std::string_view digits) {
+  return std::string(kCl100kBeforeDigits) + std::string(digits) + std::string(kCl100kAfterDigits);
+}
 
 // Mistral's Tekken: words split where lower case turns to upper case. This is
 // tokenizer.json's own expression; llama.cpp rewrites it without \p{Lu} and
@@ -41,10 +44,12 @@ constexpr std::string_view kDeepseekLlmLetters =
 constexpr std::string_view kDeepseekLlmPunctuation =
     R"re(\s?[\x{21}-\x{2F}\x{3A}-\x{7E}\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}]+)re";
 // CJK ideographs (U+4E00..U+9FA5), U+0800..U+4E00 and Hangul syllables.
-constexpr std::string_view kDeepseekCjk = R"re([\x{4E00}-\x{9FA5}\x{800}-\x{4E00}\x{AC00}-\x{D7FF}]+)re";
+constexpr std::string_view kDeepseekCjk =
+    R"re([\x{4E00}-\x{9FA5}\x{800}-\x{4E00}\x{AC00}-\x{D7FF}]+)re";
 
 // DeepSeek V3: digits in threes, CJK and kana runs, then a cl100k-like rest.
-constexpr std::string_view kDeepseekV3Kana = R"re([\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+)re";
+constexpr std::string_view kDeepseekV3Kana =
+    R"re([\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+)re";
 constexpr std::string_view kDeepseekV3Rest =
     R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
 
@@ -58,6 +63,8 @@ struct NamedSpec {
 };
 
 const std::vector<NamedSpec>& specs() {
+  static const std::string llama3 = cl100k_with_digits(R"re(\p{N}{1,3})re");
+  static const std::string qwen2 = cl100k_with_digits(R"re(\p{N})re");
   static const std::vector<NamedSpec> table = [] {
     std::vector<NamedSpec> t;
     auto add = [&t](std::vector<std::string_view> names, std::vector<std::string_view> patterns,
@@ -66,9 +73,9 @@ const std::vector<NamedSpec>& specs() {
     };
     // The fallback of llama.cpp, for files that name no pre-tokenizer.
     add({"default"}, {R"re([\p{P}\$\+<=>\^~\|]+)re", kGpt2, R"re(\p{N}+)re", "[0-9][0-9][0-9]"});
-    add({"llama-bpe", "llama3", "llama-v3", "falcon3"}, {kLlama3}, true, true);
-    add({"dbrx", "smaug-bpe", "chatglm-bpe"}, {kLlama3});
-    add({"qwen2", "stablelm2", "megrez", "hunyuan"}, {kQwen2});
+    add({"llama-bpe", "llama3", "llama-v3", "falcon3"}, {llama3}, true, true);
+    add({"dbrx", "smaug-bpe", "chatglm-bpe"}, {llama3});
+    add({"qwen2", "stablelm2", "megrez", "hunyuan"}, {qwen2});
     add({"tekken"}, {kTekken}, true, true);
     add({"gpt-2", "mpt", "olmo", "jais", "phi-2", "roberta-bpe", "gigachat", "jina-es", "jina-de",
          "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "trillion"},

@@ -30,11 +30,12 @@ SpecialTokenSplitter::SpecialTokenSplitter(const Vocabulary& vocab) {
     const bool added = token.type == TokenType::kControl || token.type == TokenType::kUserDefined ||
                        token.type == TokenType::kUnknown;
     if (added && !token.text.empty())
-      candidates_.push_back({id, token.text, token.type == TokenType::kUserDefined, token.lstrip,
-                             token.rstrip});
+      candidates_.push_back(
+          {id, token.text, token.type == TokenType::kUserDefined, token.lstrip, token.rstrip});
   }
-  std::stable_sort(candidates_.begin(), candidates_.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.text.size() > b.text.size(); });
+  std::stable_sort(
+      candidates_.begin(), candidates_.end(),
+      [](const Candidate& a, const Candidate& b) { return a.text.size() > b.text.size(); });
 }
 
 std::vector<TextFragment> SpecialTokenSplitter::split(std::string_view text,

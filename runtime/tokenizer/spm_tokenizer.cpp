@@ -1,6 +1,5 @@
 #include "runtime/tokenizer/spm_tokenizer.h"
 
-#include "runtime/tokenizer/token_overrides.h"
 #include "runtime/tokenizer/utf8.h"
 
 #include <algorithm>
@@ -70,7 +69,7 @@ Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::create(Vocabulary vocab) {
 }
 
 SpmTokenizer::SpmTokenizer(Vocabulary vocab)
-    : vocab_(std::move(vocab)), specials_(vocab_), end_of_generation_(end_of_generation_flags(vocab_)) {
+    : VocabularyTokenizer(std::move(vocab)), specials_(vocab_) {
   byte_tokens_.fill(kNoToken);
   pieces_.reserve(vocab_.tokens.size());
   for (TokenId id = 0; id < vocab_.size(); ++id) {
@@ -126,8 +125,12 @@ void SpmTokenizer::encode_text(std::string_view text, bool space_prefix,
   std::vector<Symbol> symbols;
   symbols.reserve(escaped.size());
   for (size_t pos = 0; pos < escaped.size();) {
-    const size_t length = std::min(utf8_sequence_length(static_cast<unsigned char>(escaped[pos])),
-                                   escaped.size() - pos);
+    // A malformed byte is a symbol of its own: were it to take the bytes after
+    // it (as its lead bits promise, and llama.cpp lets it), it could swallow
+    // part of a "▁" and the space would not decode back.
+    size_t length = 0;
+    decode_utf8(escaped, pos, &length);
+    length = std::max<size_t>(length, 1);
     const int index = static_cast<int>(symbols.size());
     symbols.push_back({index - 1, index + 1, pos, length});
     pos += length;
@@ -231,10 +234,6 @@ std::string SpmTokenizer::decode(std::span<const TokenId> ids) const {
     text += piece;
   }
   return text;
-}
-
-bool SpmTokenizer::is_end_of_generation(TokenId id) const {
-  return id >= 0 && id < vocab_.size() && end_of_generation_[id];
 }
 
 } // namespace pshard

@@ -4,7 +4,8 @@
 // Encoding, per run of text between special tokens:
 //   1. spaces become "▁" (U+2581), and a "▁" is prepended at the start of the
 //      text and after each special token (tokenizer.ggml.add_space_prefix);
-//   2. the text is split into UTF-8 characters;
+//   2. the text is split into UTF-8 characters (a malformed byte is one of its
+//      own, so any bytes round-trip through byte fallback);
 //   3. the adjacent pair whose concatenation is a vocabulary piece with the
 //      highest score is merged, repeatedly (ties: the leftmost pair);
 //   4. each final symbol becomes its id, or its bytes as <0xXX> byte tokens
@@ -17,8 +18,7 @@
 #pragma once
 
 #include "runtime/tokenizer/special_token_splitter.h"
-#include "runtime/tokenizer/tokenizer.h"
-#include "runtime/tokenizer/vocabulary.h"
+#include "runtime/tokenizer/vocabulary_tokenizer.h"
 
 #include <array>
 #include <string_view>
@@ -27,27 +27,15 @@
 
 namespace pshard {
 
-class SpmTokenizer final : public Tokenizer {
+class SpmTokenizer final : public VocabularyTokenizer {
 public:
   // Validates `vocab` and builds the lookup tables.
   static Result<std::unique_ptr<SpmTokenizer>> create(Vocabulary vocab);
-
-  // The lookup tables point into vocab_, so the object stays where it was built.
-  SpmTokenizer(const SpmTokenizer &) = delete;
-  SpmTokenizer &operator=(const SpmTokenizer &) = delete;
 
   std::vector<TokenId> encode(std::string_view text, bool add_bos,
                               bool parse_special = true) const override;
   std::string token_to_piece(TokenId id) const override;
   std::string decode(std::span<const TokenId> ids) const override;
-
-  int32_t n_vocab() const override { return vocab_.size(); }
-  TokenId bos() const override { return vocab_.bos_id; }
-  TokenId eos() const override { return vocab_.eos_id; }
-  bool add_bos_by_default() const override { return vocab_.add_bos; }
-  bool is_end_of_generation(TokenId id) const override;
-
-  const Vocabulary &vocabulary() const override { return vocab_; }
 
 private:
   explicit SpmTokenizer(Vocabulary vocab);
@@ -57,13 +45,11 @@ private:
   // Step 4 for one symbol.
   void emit_symbol(std::string_view symbol, std::vector<TokenId> &out) const;
 
-  Vocabulary vocab_;
   // Pieces BPE may produce (normal and user-defined tokens), by text.
   std::unordered_map<std::string_view, TokenId> pieces_;
   // byte value -> its <0xXX> token, or kNoToken.
   std::array<TokenId, 256> byte_tokens_{};
-  SpecialTokenSplitter specials_; // after vocab_: it points into it
-  std::vector<bool> end_of_generation_;
+  SpecialTokenSplitter specials_; // points into vocab_
 };
 
 } // namespace pshard

@@ -11,17 +11,17 @@ namespace {
 // Gemma, GPT-2 style, CodeLlama, DeepSeek) and FIM tokens that separate files
 // or pad: sampling one ends generation.
 constexpr std::string_view kEndOfGenerationTexts[] = {
-    "<|eot_id|>",   "<|eom_id|>",      "<|im_end|>",    "<|end|>",
-    "<end_of_turn>", "<|endoftext|>",   "<EOT>",         "<｜end▁of▁sentence｜>",
-    "<|fim_pad|>",  "<fim-pad>",       "<PAD>",         "<|fim_repo|>",
-    "<|repo_name|>", "<fim-repo>",     "<REPO>",        "<|file_sep|>"};
+    "<|eot_id|>",    "<|eom_id|>",    "<|im_end|>", "<|end|>",
+    "<end_of_turn>", "<|endoftext|>", "<EOT>",      "<｜end▁of▁sentence｜>",
+    "<|fim_pad|>",   "<fim-pad>",     "<PAD>",      "<|fim_repo|>",
+    "<|repo_name|>", "<fim-repo>",    "<REPO>",     "<|file_sep|>"};
 
 // Fill-in-the-middle prefix, suffix and middle markers (Qwen, StarCoder-style,
 // DeepSeek, CodeLlama).
-constexpr std::string_view kFimTexts[] = {
-    "<|fim_prefix|>", "<fim-prefix>", "<｜fim▁begin｜>", "<PRE>",
-    "<|fim_suffix|>", "<fim-suffix>", "<｜fim▁hole｜>",  "<SUF>",
-    "<|fim_middle|>", "<fim-middle>", "<｜fim▁end｜>",   "<MID>"};
+constexpr std::string_view kFimTexts[] = {"<|fim_prefix|>", "<fim-prefix>",   "<｜fim▁begin｜>",
+                                          "<PRE>",          "<|fim_suffix|>", "<fim-suffix>",
+                                          "<｜fim▁hole｜>", "<SUF>",          "<|fim_middle|>",
+                                          "<fim-middle>",   "<｜fim▁end｜>",  "<MID>"};
 
 template <size_t N> bool is_one_of(const std::string_view (&texts)[N], std::string_view text) {
   return std::find(std::begin(texts), std::end(texts), text) != std::end(texts);

@@ -112,9 +112,9 @@ Result<std::vector<TokenId>> parse_token_ids(std::string_view text, int32_t n_vo
                               "' is not a token id; give integers separated by commas or spaces, "
                               "e.g. \"1, 15043\"");
     if (value < 0 || value >= n_vocab)
-      return out_of_range("token id " + std::string(item) + " is out of range: the vocabulary has " +
-                          std::to_string(n_vocab) + " tokens (ids 0.." +
-                          std::to_string(n_vocab - 1) + ")");
+      return out_of_range("token id " + std::string(item) +
+                          " is out of range: the vocabulary has " + std::to_string(n_vocab) +
+                          " tokens (ids 0.." + std::to_string(n_vocab - 1) + ")");
     ids.push_back(static_cast<TokenId>(value));
     pos = end;
   }

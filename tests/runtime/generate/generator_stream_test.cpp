@@ -2,10 +2,9 @@
 // character whose bytes arrive in several tokens is shown once, whole, when its
 // last byte arrives; the end of generation flushes nothing broken.
 #include "runtime/generate/generator.h"
-
 #include "runtime/tokenizer/bpe_tokenizer.h"
-#include "runtime/tokenizer/byte_unicode.h"
 #include "runtime/tokenizer/utf8.h"
+#include "tests/runtime/tokenizer/byte_level_vocab.h"
 
 #include <gtest/gtest.h>
 
@@ -40,11 +39,7 @@ std::unique_ptr<BpeTokenizer> byte_tokenizer() {
   Vocabulary v;
   v.model = "gpt2";
   v.pre = "gpt-2";
-  for (int b = 0; b < 256; ++b) {
-    std::string text;
-    append_byte_level(std::string(1, static_cast<char>(b)), text);
-    v.tokens.push_back({text});
-  }
+  v.tokens = testing_vocab::byte_level_alphabet();
   v.tokens.push_back({"<|endoftext|>", 0, TokenType::kControl});
   v.eos_id = 256;
   v.merges = {"a b"};
@@ -65,14 +60,12 @@ TEST(GenerateStream, ASplitCharacterIsShownWholeOnce) {
   ASSERT_TRUE(sampler.ok()) << sampler.status().to_string();
   std::vector<std::string> shown;
   const TokenId prompt[] = {'x'};
-  auto r = generate(decoder, *tok, *sampler, prompt, GenerateParams{},
-                    [&](const TokenEvent& e) {
-                      shown.push_back(e.text);
-                      return true;
-                    });
+  auto r = generate(decoder, *tok, *sampler, prompt, GenerateParams{}, [&](const TokenEvent& e) {
+    shown.push_back(e.text);
+    return true;
+  });
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ(shown, (std::vector<std::string>{"a", "", "", "", "\xF0\x9F\xA6\x99", "",
-                                             "\xC3\xA9"}));
+  EXPECT_EQ(shown, (std::vector<std::string>{"a", "", "", "", "\xF0\x9F\xA6\x99", "", "\xC3\xA9"}));
   for (const std::string& text : shown)
     EXPECT_TRUE(is_valid_utf8(text));
   EXPECT_EQ(r->text, "a\xF0\x9F\xA6\x99\xC3\xA9");

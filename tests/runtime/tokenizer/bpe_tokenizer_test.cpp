@@ -2,9 +2,8 @@
 // rule (merge order, ties, merges whose result is not a token, ignore_merges,
 // added tokens, BOS/EOS, lossless bytes, streaming, warnings, bad metadata).
 #include "runtime/tokenizer/bpe_tokenizer.h"
-
-#include "runtime/tokenizer/byte_unicode.h"
 #include "runtime/tokenizer/utf8.h"
+#include "tests/runtime/tokenizer/byte_level_vocab.h"
 
 #include <gtest/gtest.h>
 
@@ -12,13 +11,7 @@ namespace pshard {
 namespace {
 
 using Ids = std::vector<TokenId>;
-
-// The byte-level text of raw bytes ("a b" -> "aĠb").
-std::string bl(std::string_view raw) {
-  std::string out;
-  append_byte_level(raw, out);
-  return out;
-}
+using testing_vocab::byte_level;
 
 // Ids 0..255: the byte-level character of each byte, in byte order (so the
 // token of byte b is b); then `extra`; `merges` written as raw "left right".
@@ -29,15 +22,14 @@ Vocabulary byte_vocab(std::vector<std::pair<std::string, std::string>> merges,
   v.pre = std::move(pre);
   v.add_bos = false;
   v.add_space_prefix = false;
-  for (int b = 0; b < 256; ++b)
-    v.tokens.push_back({bl(std::string(1, static_cast<char>(b))), 0, TokenType::kNormal});
+  v.tokens = testing_vocab::byte_level_alphabet();
   for (TokenData& t : extra) {
     if (t.type == TokenType::kNormal)
-      t.text = bl(t.text);
+      t.text = byte_level(t.text);
     v.tokens.push_back(std::move(t));
   }
   for (const auto& [left, right] : merges)
-    v.merges.push_back(bl(left) + " " + bl(right));
+    v.merges.push_back(byte_level(left) + " " + byte_level(right));
   return v;
 }
 
@@ -88,8 +80,8 @@ TEST(BpeTokenizer, IgnoreMergesTakesAWholeTokenAsItIs) {
 }
 
 TEST(BpeTokenizer, AddedTokensAndTheirPieces) {
-  auto tok = make(byte_vocab({{"x", "y"}}, {{"<|end|>", 0, TokenType::kControl},
-                                            {"<x>", 0, TokenType::kUserDefined}}));
+  auto tok = make(byte_vocab(
+      {{"x", "y"}}, {{"<|end|>", 0, TokenType::kControl}, {"<x>", 0, TokenType::kUserDefined}}));
   ASSERT_NE(tok, nullptr);
   EXPECT_EQ(tok->encode("a<|end|>", false), (Ids{'a', 256}));
   EXPECT_EQ(tok->encode("a<|end|>", false, /*parse_special=*/false).size(), 8u);
@@ -105,8 +97,8 @@ TEST(BpeTokenizer, AddedTokensAndTheirPieces) {
 }
 
 TEST(BpeTokenizer, BosAndEosFollowTheMetadata) {
-  Vocabulary v = byte_vocab({{"x", "y"}}, {{"<s>", 0, TokenType::kControl},
-                                           {"</s>", 0, TokenType::kControl}});
+  Vocabulary v =
+      byte_vocab({{"x", "y"}}, {{"<s>", 0, TokenType::kControl}, {"</s>", 0, TokenType::kControl}});
   v.bos_id = 256;
   v.eos_id = 257;
   v.add_eos = true;

@@ -62,7 +62,7 @@ TEST(PreTokenizer, ExpressionsApplyInTurnToEachPiece) {
 }
 
 TEST(PreTokenizer, InvalidUtf8IsKeptBetweenMatches) {
-  EXPECT_EQ(split_as("gpt-2", "ab\xFF" "cd"), (Pieces{"ab", "\xFF", "cd"}));
+  EXPECT_EQ(split_as("gpt-2", "ab\xFFxy"), (Pieces{"ab", "\xFF", "xy"}));
   EXPECT_EQ(split_as("llama-bpe", "\xC3(x \xE2\x82"), (Pieces{"\xC3", "(x", " ", "\xE2\x82"}));
   EXPECT_EQ(split_as("qwen2", std::string("a\0b", 3)), (Pieces{"a", std::string("\0b", 2)}));
 }

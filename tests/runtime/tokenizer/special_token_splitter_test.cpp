@@ -12,9 +12,9 @@ namespace {
 Vocabulary make_vocab() {
   Vocabulary v;
   v.model = "gpt2";
-  v.tokens = {{"<s>", 0, TokenType::kControl},      {"</s>", 0, TokenType::kControl},
-              {"<unk>", 0, TokenType::kUnknown},     {"<tool>", 0, TokenType::kUserDefined},
-              {"ab", 0, TokenType::kNormal},         {"<|a|>", 0, TokenType::kControl},
+  v.tokens = {{"<s>", 0, TokenType::kControl},   {"</s>", 0, TokenType::kControl},
+              {"<unk>", 0, TokenType::kUnknown}, {"<tool>", 0, TokenType::kUserDefined},
+              {"ab", 0, TokenType::kNormal},     {"<|a|>", 0, TokenType::kControl},
               {"x<|a", 0, TokenType::kControl}};
   return v;
 }

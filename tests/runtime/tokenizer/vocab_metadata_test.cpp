@@ -2,9 +2,9 @@
 // defaults for absent keys and a clear error for each kind of bad metadata.
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_writer.h"
-#include "runtime/tokenizer/byte_unicode.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/tokenizer/vocabulary.h"
+#include "tests/runtime/tokenizer/byte_level_vocab.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -162,11 +162,8 @@ TEST_F(VocabMetadata, OtherModelKindsAreUnsupported) {
 // A byte-level BPE vocabulary: the 256 byte characters, then "hi"; one merge.
 gguf::GgufWriter bpe_writer() {
   std::vector<std::string> tokens;
-  for (int b = 0; b < 256; ++b) {
-    std::string text;
-    append_byte_level(std::string(1, static_cast<char>(b)), text);
-    tokens.push_back(text);
-  }
+  for (const TokenData& t : testing_vocab::byte_level_alphabet())
+    tokens.push_back(t.text);
   tokens.push_back("hi");
   tokens.push_back("<|im_end|>");
   gguf::GgufWriter w;
