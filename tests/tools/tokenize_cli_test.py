@@ -127,6 +127,25 @@ def errors():
     check("-p with -f", p.returncode != 0, p.stderr)
 
 
+def unknown_pre_tokenizer_warns(tmp):
+    """GPT-2's vocabulary with tokenizer.ggml.pre renamed (same length, patched in place)."""
+    with open(vocab("gpt-2"), "rb") as f:
+        data = f.read()
+    key = b"tokenizer.ggml.pre"
+    value = (8).to_bytes(4, "little") + (5).to_bytes(8, "little") + b"gpt-2"
+    at = data.find(key + value)
+    check("pre key found", at > 0, "tokenizer.ggml.pre = gpt-2 not found")
+    if at <= 0:
+        return
+    patched = os.path.join(tmp, "unknown-pre.gguf")
+    with open(patched, "wb") as f:
+        f.write(data.replace(key + value, key + value[:-5] + b"gpt-9", 1))
+    p = run(tok_bin, "-m", patched, "-p", "Hello world", "--ids")
+    check("unknown pre still tokenizes", p.returncode == 0 and ids_of(p.stdout) == [15496, 995],
+          p.stdout)
+    check("unknown pre warns", b'warning: tokenizer.ggml.pre "gpt-9"' in p.stderr, p.stderr)
+
+
 def pshard_run_with_byte_level_vocab(tmp):
     """A tiny model with GPT-2's vocabulary through pshard-run (the C API): the prompt's
     <|endoftext|> parses (or not), and what streams out is byte for byte the decode of the
@@ -160,6 +179,7 @@ def main():
         special_tokens_and_bos()
         decode_round_trip()
         errors()
+        unknown_pre_tokenizer_warns(tmp)
         pshard_run_with_byte_level_vocab(tmp)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 namespace pshard {
 namespace {
@@ -77,7 +78,9 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   r.model.reset(model);
-  std::cerr << pshard_model_load_warnings(model); // e.g. an unknown pre-tokenizer
+  std::istringstream warnings(pshard_model_load_warnings(model)); // e.g. an unknown pre-tokenizer
+  for (std::string line; std::getline(warnings, line);)
+    std::cerr << "pshard-run: warning: " << line << "\n";
 
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
                           parse_backend(o.backend, pshard_model_has_schedule(model)));

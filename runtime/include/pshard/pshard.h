@@ -146,8 +146,8 @@ PSHARD_API pshard_status pshard_model_tokenize(const pshard_model* model, const 
                                                size_t text_len, bool add_bos, pshard_token* tokens,
                                                size_t capacity, size_t* n_tokens);
 /* Tokens -> text (control tokens dropped, SPM's leading space removed; byte-level BPE
- * gives back the exact bytes). Writes up to
- * `capacity` bytes, no terminator; *text_len receives the full length. */
+ * gives back the exact bytes). Writes up to `capacity` bytes, no terminator; *text_len
+ * receives the full length. */
 PSHARD_API pshard_status pshard_model_detokenize(const pshard_model* model,
                                                  const pshard_token* tokens, size_t n_tokens,
                                                  char* text, size_t capacity, size_t* text_len);
