@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libflatbuffers-dev flatbuffers-compiler libcli11-dev
+  libpcre2-dev               # Unicode regular expressions of the BPE pre-tokenizers
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
   python3 python3-numpy   # numpy: the float64 reference forward pass in tests/tools
 )

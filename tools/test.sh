@@ -36,7 +36,7 @@ if [[ "${PSHARD_TEST_FAST:-0}" != 1 ]]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_suite "asan+ubsan" "$root/build-asan" all . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DPSHARD_SANITIZE=ON -DPSHARD_ENABLE_CUDA=OFF -DPSHARD_BUILD_COMPILER=OFF
-  CC=clang CXX=clang++ run_suite fuzz "$root/build-fuzz" gguf_fuzz fuzz \
+  CC=clang CXX=clang++ run_suite fuzz "$root/build-fuzz" fuzz_all fuzz \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSHARD_FUZZ=ON -DPSHARD_ENABLE_CUDA=OFF \
     -DPSHARD_BUILD_COMPILER=OFF
 fi

@@ -18,6 +18,7 @@ struct pshard_model {
   std::unique_ptr<pshard::Model> model;
   std::unique_ptr<pshard::Tokenizer> tokenizer;
   std::optional<pshard::Schedule> schedule;
+  std::string load_warnings; // pshard_model_load_warnings(): one per line
 };
 
 struct pshard_context {
@@ -35,6 +36,9 @@ pshard_status ok();
 const char* last_error_message();
 // The NULL-argument check every entry point does first.
 pshard_status null_argument(const char* function, const char* argument);
+// pshard_model_tokenize(_ex): text -> ids into the caller's buffer.
+pshard_status tokenize(const pshard_model& model, const char* text, size_t text_len, bool add_bos,
+                       bool parse_special, pshard_token* tokens, size_t capacity, size_t* n_tokens);
 // The caller's struct copied over defaults: fields past the caller's `size` keep their
 // defaults, so an older caller works against a newer library.
 template <typename T> T read_params(const T* in, T defaults) {

@@ -23,6 +23,23 @@ pshard_status null_argument(const char* function, const char* argument) {
   return fail(invalid_argument(std::string(function) + ": `" + argument + "` must not be NULL"));
 }
 
+pshard_status tokenize(const pshard_model& model, const char* text, size_t text_len, bool add_bos,
+                       bool parse_special, pshard_token* tokens, size_t capacity,
+                       size_t* n_tokens) {
+  if (!text && text_len > 0)
+    return null_argument("pshard_model_tokenize", "text");
+  if (!n_tokens)
+    return null_argument("pshard_model_tokenize", "n_tokens");
+  const std::vector<TokenId> ids =
+      model.tokenizer->encode(std::string_view(text ? text : "", text_len), add_bos, parse_special);
+  *n_tokens = ids.size();
+  if (ids.size() > capacity || (!tokens && !ids.empty()))
+    return fail(out_of_range("the text has " + std::to_string(ids.size()) +
+                             " tokens, more than the buffer's " + std::to_string(capacity)));
+  std::copy(ids.begin(), ids.end(), tokens);
+  return PSHARD_OK;
+}
+
 } // namespace pshard::capi
 
 using namespace pshard;
@@ -63,6 +80,8 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
   if (!tokenizer.ok())
     return fail(tokenizer.status().with_context(gguf_path));
   m->tokenizer = std::move(tokenizer).value();
+  for (const std::string& warning : m->tokenizer->warnings())
+    m->load_warnings += warning + "\n";
   if (m->tokenizer->n_vocab() != m->model->hparams().n_vocab)
     return fail(invalid_format("the tokenizer has " + std::to_string(m->tokenizer->n_vocab()) +
                                " tokens but the model's embedding has " +
@@ -109,23 +128,36 @@ pshard_status pshard_model_schedule_budgets(const pshard_model* model, uint64_t*
   return PSHARD_OK;
 }
 
+const char* pshard_model_load_warnings(const pshard_model* model) {
+  return model ? model->load_warnings.c_str() : "";
+}
+
+pshard_tokenize_params pshard_tokenize_default_params(void) {
+  pshard_tokenize_params p{};
+  p.size = sizeof p;
+  p.add_special = true;
+  p.parse_special = true;
+  return p;
+}
+
+pshard_status pshard_model_tokenize_ex(const pshard_model* model, const char* text, size_t text_len,
+                                       const pshard_tokenize_params* params, pshard_token* tokens,
+                                       size_t capacity, size_t* n_tokens) {
+  if (!model)
+    return capi::null_argument("pshard_model_tokenize", "model");
+  const pshard_tokenize_params p = capi::read_params(params, pshard_tokenize_default_params());
+  return capi::tokenize(*model, text, text_len,
+                        p.add_special && model->tokenizer->add_bos_by_default(), p.parse_special,
+                        tokens, capacity, n_tokens);
+}
+
 pshard_status pshard_model_tokenize(const pshard_model* model, const char* text, size_t text_len,
                                     bool add_bos, pshard_token* tokens, size_t capacity,
                                     size_t* n_tokens) {
   if (!model)
     return capi::null_argument("pshard_model_tokenize", "model");
-  if (!text && text_len > 0)
-    return capi::null_argument("pshard_model_tokenize", "text");
-  if (!n_tokens)
-    return capi::null_argument("pshard_model_tokenize", "n_tokens");
-  const std::vector<TokenId> ids =
-      model->tokenizer->encode(std::string_view(text ? text : "", text_len), add_bos);
-  *n_tokens = ids.size();
-  if (ids.size() > capacity || (!tokens && !ids.empty()))
-    return fail(out_of_range("the text has " + std::to_string(ids.size()) +
-                             " tokens, more than the buffer's " + std::to_string(capacity)));
-  std::copy(ids.begin(), ids.end(), tokens);
-  return PSHARD_OK;
+  return capi::tokenize(*model, text, text_len, add_bos, /*parse_special=*/true, tokens, capacity,
+                        n_tokens);
 }
 
 pshard_status pshard_model_detokenize(const pshard_model* model, const pshard_token* tokens,

@@ -11,11 +11,6 @@ namespace {
 constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";     // U+2581 "▁"
 constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD"; // U+FFFD, shown for <unk>
 
-// Control tokens that end a turn in common chat templates, by text; files do
-// not always name them in tokenizer.ggml.eot_token_id.
-constexpr std::string_view kEndOfTurnTexts[] = {"<|end|>",    "<|endoftext|>", "<|eot_id|>",
-                                                "<|im_end|>", "<end_of_turn>", "<EOT>"};
-
 int hex_digit(char c) {
   if (c >= '0' && c <= '9')
     return c - '0';
@@ -73,9 +68,9 @@ Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::create(Vocabulary vocab) {
   return std::unique_ptr<SpmTokenizer>(new SpmTokenizer(std::move(vocab)));
 }
 
-SpmTokenizer::SpmTokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
+SpmTokenizer::SpmTokenizer(Vocabulary vocab)
+    : VocabularyTokenizer(std::move(vocab)), specials_(vocab_) {
   byte_tokens_.fill(kNoToken);
-  end_of_generation_.assign(vocab_.tokens.size(), false);
   pieces_.reserve(vocab_.tokens.size());
   for (TokenId id = 0; id < vocab_.size(); ++id) {
     const TokenData &token = vocab_.tokens[id];
@@ -86,38 +81,7 @@ SpmTokenizer::SpmTokenizer(Vocabulary vocab) : vocab_(std::move(vocab)) {
       if (byte >= 0 && byte_tokens_[byte] == kNoToken)
         byte_tokens_[byte] = id;
     }
-    const bool special = token.type == TokenType::kUserDefined ||
-                         token.type == TokenType::kControl || token.type == TokenType::kUnknown;
-    if (special && !token.text.empty())
-      specials_by_first_byte_[static_cast<unsigned char>(token.text[0])].push_back(id);
-    const bool ends_turn =
-        (token.type == TokenType::kControl || token.type == TokenType::kUserDefined) &&
-        std::find(std::begin(kEndOfTurnTexts), std::end(kEndOfTurnTexts), token.text) !=
-            std::end(kEndOfTurnTexts);
-    end_of_generation_[id] = ends_turn;
   }
-  for (TokenId id : {vocab_.eos_id, vocab_.eot_id, vocab_.eom_id})
-    if (id != kNoToken)
-      end_of_generation_[id] = true;
-  for (auto &candidates : specials_by_first_byte_)
-    std::stable_sort(candidates.begin(), candidates.end(), [this](TokenId a, TokenId b) {
-      return vocab_.tokens[a].text.size() > vocab_.tokens[b].text.size();
-    });
-}
-
-size_t SpmTokenizer::match_special(std::string_view text, size_t pos, bool parse_special,
-                                   TokenId *id) const {
-  const auto &candidates = specials_by_first_byte_[static_cast<unsigned char>(text[pos])];
-  for (TokenId candidate : candidates) {
-    const TokenData &token = vocab_.tokens[candidate];
-    if (token.type != TokenType::kUserDefined && !parse_special)
-      continue;
-    if (text.substr(pos, token.text.size()) == token.text) {
-      *id = candidate;
-      return token.text.size();
-    }
-  }
-  return 0;
 }
 
 std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos,
@@ -127,30 +91,18 @@ std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos,
   if (add_bos && vocab_.bos_id != kNoToken)
     out.push_back(vocab_.bos_id);
 
-  // The space prefix goes at the start of the text and after every special
-  // token, as SentencePiece sees each run between special tokens as a text.
+  // The space prefix goes at the start of the text and after every added
+  // token, as SentencePiece sees each run between them as a text of its own.
   bool after_special = true;
-  size_t run_start = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    TokenId special = kNoToken;
-    const size_t matched = match_special(text, pos, parse_special, &special);
-    if (matched == 0) {
-      pos +=
-          std::min(utf8_sequence_length(static_cast<unsigned char>(text[pos])), text.size() - pos);
+  for (const TextFragment &fragment : specials_.split(text, parse_special)) {
+    if (fragment.token != kNoToken) {
+      out.push_back(fragment.token);
+      after_special = true;
       continue;
     }
-    if (pos > run_start) {
-      encode_text(text.substr(run_start, pos - run_start), vocab_.add_space_prefix && after_special,
-                  out);
-    }
-    out.push_back(special);
-    after_special = true;
-    pos += matched;
-    run_start = pos;
+    encode_text(fragment.text, vocab_.add_space_prefix && after_special, out);
+    after_special = false;
   }
-  if (run_start < text.size())
-    encode_text(text.substr(run_start), vocab_.add_space_prefix && after_special, out);
 
   if (add_bos && vocab_.add_eos && vocab_.eos_id != kNoToken)
     out.push_back(vocab_.eos_id);
@@ -173,8 +125,12 @@ void SpmTokenizer::encode_text(std::string_view text, bool space_prefix,
   std::vector<Symbol> symbols;
   symbols.reserve(escaped.size());
   for (size_t pos = 0; pos < escaped.size();) {
-    const size_t length = std::min(utf8_sequence_length(static_cast<unsigned char>(escaped[pos])),
-                                   escaped.size() - pos);
+    // A malformed byte is a symbol of its own: were it to take the bytes after
+    // it (as its lead bits promise, and llama.cpp lets it), it could swallow
+    // part of a "▁" and the space would not decode back.
+    size_t length = 0;
+    decode_utf8(escaped, pos, &length);
+    length = std::max<size_t>(length, 1);
     const int index = static_cast<int>(symbols.size());
     symbols.push_back({index - 1, index + 1, pos, length});
     pos += length;
@@ -278,10 +234,6 @@ std::string SpmTokenizer::decode(std::span<const TokenId> ids) const {
     text += piece;
   }
   return text;
-}
-
-bool SpmTokenizer::is_end_of_generation(TokenId id) const {
-  return id >= 0 && id < vocab_.size() && end_of_generation_[id];
 }
 
 } // namespace pshard

@@ -4,20 +4,21 @@
 // Encoding, per run of text between special tokens:
 //   1. spaces become "▁" (U+2581), and a "▁" is prepended at the start of the
 //      text and after each special token (tokenizer.ggml.add_space_prefix);
-//   2. the text is split into UTF-8 characters;
+//   2. the text is split into UTF-8 characters (a malformed byte is one of its
+//      own, so any bytes round-trip through byte fallback);
 //   3. the adjacent pair whose concatenation is a vocabulary piece with the
 //      highest score is merged, repeatedly (ties: the leftmost pair);
 //   4. each final symbol becomes its id, or its bytes as <0xXX> byte tokens
 //      (byte fallback), or the unknown token.
-// User-defined tokens are always cut out whole before step 1; control tokens
-// only when the caller asks for it (parse_special).
+// Added tokens are cut out first (SpecialTokenSplitter): user-defined ones
+// always, control ones when the caller asks for it (parse_special, the default).
 //
 //   PSHARD_ASSIGN_OR_RETURN(auto tok, SpmTokenizer::create(std::move(vocab)));
 //   std::vector<TokenId> ids = tok->encode("Hello world", /*add_bos=*/true);
 #pragma once
 
-#include "runtime/tokenizer/tokenizer.h"
-#include "runtime/tokenizer/vocabulary.h"
+#include "runtime/tokenizer/special_token_splitter.h"
+#include "runtime/tokenizer/vocabulary_tokenizer.h"
 
 #include <array>
 #include <string_view>
@@ -26,46 +27,29 @@
 
 namespace pshard {
 
-class SpmTokenizer final : public Tokenizer {
+class SpmTokenizer final : public VocabularyTokenizer {
 public:
   // Validates `vocab` and builds the lookup tables.
   static Result<std::unique_ptr<SpmTokenizer>> create(Vocabulary vocab);
 
-  // The lookup tables point into vocab_, so the object stays where it was built.
-  SpmTokenizer(const SpmTokenizer &) = delete;
-  SpmTokenizer &operator=(const SpmTokenizer &) = delete;
-
   std::vector<TokenId> encode(std::string_view text, bool add_bos,
-                              bool parse_special = false) const override;
+                              bool parse_special = true) const override;
   std::string token_to_piece(TokenId id) const override;
   std::string decode(std::span<const TokenId> ids) const override;
-
-  int32_t n_vocab() const override { return vocab_.size(); }
-  TokenId bos() const override { return vocab_.bos_id; }
-  TokenId eos() const override { return vocab_.eos_id; }
-  bool add_bos_by_default() const override { return vocab_.add_bos; }
-  bool is_end_of_generation(TokenId id) const override;
-
-  const Vocabulary &vocabulary() const { return vocab_; }
 
 private:
   explicit SpmTokenizer(Vocabulary vocab);
 
-  // Length of the special token that starts at text[pos] (longest wins), or 0.
-  size_t match_special(std::string_view text, size_t pos, bool parse_special, TokenId *id) const;
   // Steps 1-4 above for one run of ordinary text.
   void encode_text(std::string_view text, bool space_prefix, std::vector<TokenId> &out) const;
   // Step 4 for one symbol.
   void emit_symbol(std::string_view symbol, std::vector<TokenId> &out) const;
 
-  Vocabulary vocab_;
   // Pieces BPE may produce (normal and user-defined tokens), by text.
   std::unordered_map<std::string_view, TokenId> pieces_;
   // byte value -> its <0xXX> token, or kNoToken.
   std::array<TokenId, 256> byte_tokens_{};
-  // Tokens matched whole before BPE, by first byte, longest first.
-  std::array<std::vector<TokenId>, 256> specials_by_first_byte_;
-  std::vector<bool> end_of_generation_;
+  SpecialTokenSplitter specials_; // points into vocab_
 };
 
 } // namespace pshard

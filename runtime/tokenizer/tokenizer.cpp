@@ -1,6 +1,7 @@
 #include "runtime/tokenizer/tokenizer.h"
 
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/tokenizer/bpe_tokenizer.h"
 #include "runtime/tokenizer/spm_tokenizer.h"
 #include "runtime/tokenizer/vocabulary.h"
 
@@ -8,10 +9,8 @@ namespace pshard {
 namespace {
 
 // The kinds GGUF files name in tokenizer.ggml.model that pshard knows of but
-// does not tokenize yet, with what they are, for the error message.
+// does not tokenize, with what they are, for the error message.
 const char *describe_unsupported_kind(std::string_view model) {
-  if (model == "gpt2")
-    return "byte-level BPE";
   if (model == "bert")
     return "WordPiece";
   if (model == "t5")
@@ -33,11 +32,17 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const gguf::GgufFile &fi
                             SpmTokenizer::create(std::move(vocab)));
     return std::unique_ptr<Tokenizer>(std::move(spm));
   }
+  if (model == "gpt2") {
+    PSHARD_ASSIGN_OR_RETURN(Vocabulary vocab, load_vocabulary(file));
+    PSHARD_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> bpe,
+                            BpeTokenizer::create(std::move(vocab)));
+    return std::unique_ptr<Tokenizer>(std::move(bpe));
+  }
   const char *kind = describe_unsupported_kind(model);
   return unsupported("tokenizer.ggml.model \"" + model + "\"" +
                      (kind ? std::string(" (") + kind + ")" : std::string()) +
-                     " is not supported yet; pshard tokenizes \"llama\" (SentencePiece BPE) "
-                     "vocabularies");
+                     " is not supported; pshard tokenizes \"llama\" (SentencePiece BPE) and "
+                     "\"gpt2\" (byte-level BPE) vocabularies");
 }
 
 } // namespace pshard

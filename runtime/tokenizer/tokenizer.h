@@ -8,10 +8,11 @@
 //   Utf8StreamBuffer out;                        // runtime/tokenizer/utf8.h
 //   std::cout << out.push(tok->token_to_piece(next_id));   // streaming, piece by piece
 //
-// Only "llama" (SentencePiece BPE) is implemented; "gpt2" (byte-level BPE) and
-// "bert" (WordPiece) are reported as unsupported and slot in behind the same
-// interface. Implementations are immutable after construction, so one tokenizer
-// may be used from several threads at once.
+// Implemented: "llama" (SentencePiece BPE: Llama 1/2, Mistral, Phi-3) and "gpt2"
+// (byte-level BPE: Llama 3, Qwen2/2.5/3, Mistral NeMo's Tekken, DeepSeek, GPT-2,
+// Falcon, MPT, StarCoder, ...). "bert" (WordPiece), "t5" and "rwkv" are
+// reported as unsupported. Implementations are immutable after construction,
+// so one tokenizer may be used from several threads at once.
 #pragma once
 
 #include "runtime/core/status.h"
@@ -37,27 +38,31 @@ public:
   virtual ~Tokenizer() = default;
 
   // Builds the tokenizer named by tokenizer.ggml.model ("llama" = SentencePiece
-  // BPE). Other kinds ("gpt2", "bert", ...) give kUnsupported naming the kind;
-  // inconsistent metadata (lengths that differ, ids out of range) gives
-  // kInvalidFormat naming the key.
+  // BPE, "gpt2" = byte-level BPE). Other kinds ("bert", "t5", ...) give
+  // kUnsupported naming the kind; inconsistent metadata (lengths that differ,
+  // ids out of range, a merge without a space) gives kInvalidFormat naming the
+  // key. Reads only metadata: a vocabulary-only GGUF is enough.
   static Result<std::unique_ptr<Tokenizer>> from_gguf(const gguf::GgufFile &file);
 
   // Text -> ids. add_bos prepends BOS when the vocabulary has one (and appends
-  // EOS when the metadata asks for it with tokenizer.ggml.add_eos_token).
-  // parse_special: text like "<s>" or "</s>" matching a control token becomes
-  // that token; otherwise it is tokenized as ordinary text. User-defined tokens
-  // are always matched whole.
+  // EOS when the metadata asks for it with tokenizer.ggml.add_eos_token); pass
+  // add_bos_by_default() for what the model expects.
+  // parse_special (the default, as in llama.cpp): text like "<s>" or
+  // "<|im_end|>" matching a control token becomes that token; with false it is
+  // tokenized as ordinary text. User-defined tokens are always matched whole.
   virtual std::vector<TokenId> encode(std::string_view text, bool add_bos,
-                                      bool parse_special = false) const = 0;
+                                      bool parse_special = true) const = 0;
 
   // The bytes of one token as text to show (SPM: "▁" -> " ", <0xAB> byte tokens
-  // -> that single byte, control tokens -> ""). A byte token may be part of a
-  // multi-byte UTF-8 character: stream through Utf8StreamBuffer. Out-of-range
-  // ids give "".
+  // -> that single byte; byte-level BPE: "Ġ" -> " " and each character back to
+  // its byte; control tokens -> ""). A token may hold part of a multi-byte
+  // UTF-8 character: stream through Utf8StreamBuffer. Out-of-range ids give "".
   virtual std::string token_to_piece(TokenId id) const = 0;
 
   // Whole-sequence decode: the pieces concatenated, control tokens dropped, and
-  // the leading space SPM adds at the start of the text removed.
+  // (SPM only) the leading space it adds at the start of the text removed.
+  // Byte-level BPE gives back exactly the bytes encode() read, parse_special or
+  // not, unless the text held control-token text.
   virtual std::string decode(std::span<const TokenId> ids) const = 0;
 
   virtual int32_t n_vocab() const = 0;
@@ -67,6 +72,13 @@ public:
   virtual bool add_bos_by_default() const = 0;
   // EOS, EOT/EOM and the usual end-of-turn control tokens.
   virtual bool is_end_of_generation(TokenId id) const = 0;
+
+  // The metadata the tokenizer was built from (token texts and types).
+  virtual const Vocabulary& vocabulary() const = 0;
+  // Things a user should know about the vocabulary that did not stop loading,
+  // one sentence each (an unknown tokenizer.ggml.pre, for one). The library
+  // never prints them; tools do.
+  virtual std::span<const std::string> warnings() const { return {}; }
 };
 
 } // namespace pshard

@@ -37,6 +37,64 @@ size_t utf8_sequence_length(unsigned char lead) {
   return 1;
 }
 
+char32_t decode_utf8(std::string_view text, size_t pos, size_t* length) {
+  *length = 0;
+  if (pos >= text.size())
+    return 0;
+  const auto lead = static_cast<unsigned char>(text[pos]);
+  const size_t n = utf8_sequence_length(lead);
+  if (n == 1) {
+    if (lead >= 0x80)
+      return 0; // a stray continuation byte or 0xF8..0xFF
+    *length = 1;
+    return lead;
+  }
+  if (pos + n > text.size())
+    return 0;
+  char32_t cp = lead & (0xFF >> (n + 1));
+  for (size_t i = 1; i < n; ++i) {
+    const auto byte = static_cast<unsigned char>(text[pos + i]);
+    if (!is_continuation(byte))
+      return 0;
+    cp = (cp << 6) | (byte & 0x3F);
+  }
+  // Overlong forms, surrogates and values past Unicode are not UTF-8.
+  constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kSmallest[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+    return 0;
+  *length = n;
+  return cp;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    size_t length = 0;
+    decode_utf8(text, pos, &length);
+    if (length == 0)
+      return false;
+    pos += length;
+  }
+  return true;
+}
+
+void append_utf8(char32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
 std::string Utf8StreamBuffer::push(std::string_view bytes) {
   pending_.append(bytes);
   const size_t cut = complete_prefix_length(pending_);

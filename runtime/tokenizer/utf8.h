@@ -20,6 +20,17 @@ namespace pshard {
 // that malformed text still splits into something.
 size_t utf8_sequence_length(unsigned char lead);
 
+// The code point of the well-formed UTF-8 sequence at text[pos] (shortest form,
+// no surrogates, at most U+10FFFF) and its length in *length; 0 with *length =
+// 0 when the bytes there are not one.
+char32_t decode_utf8(std::string_view text, size_t pos, size_t* length);
+
+// Whether `text` is whole, well-formed UTF-8 characters only.
+bool is_valid_utf8(std::string_view text);
+
+// Appends the UTF-8 encoding of `code_point` (which must be at most U+10FFFF).
+void append_utf8(char32_t code_point, std::string& out);
+
 class Utf8StreamBuffer {
 public:
   // Appends bytes and returns the longest prefix of everything held that does

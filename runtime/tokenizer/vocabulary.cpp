@@ -1,6 +1,8 @@
 #include "runtime/tokenizer/vocabulary.h"
 
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/tokenizer/pre_tokenizer_patterns.h"
+#include "runtime/tokenizer/token_overrides.h"
 
 #include <limits>
 #include <optional>
@@ -12,6 +14,7 @@ namespace {
 constexpr const char *kTokensKey = "tokenizer.ggml.tokens";
 constexpr const char *kScoresKey = "tokenizer.ggml.scores";
 constexpr const char *kTypesKey = "tokenizer.ggml.token_type";
+constexpr const char *kMergesKey = "tokenizer.ggml.merges";
 
 // Any integer alternative of a GGUF value; nullopt for floats, strings, arrays.
 std::optional<int64_t> integer_of(const gguf::Value &value) {
@@ -31,20 +34,36 @@ std::optional<int64_t> integer_of(const gguf::Value &value) {
       value.v);
 }
 
-Status read_tokens(const gguf::GgufFile &file, Vocabulary &vocab) {
-  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *tokens, file.get_array(kTokensKey));
-  if (tokens->element_type != gguf::ValueType::kString)
-    return invalid_format(std::string(kTokensKey) + " must be an array of strings, found " +
-                          gguf::value_type_name(tokens->element_type));
-  vocab.tokens.resize(tokens->items.size());
-  for (size_t i = 0; i < tokens->items.size(); ++i) {
-    const auto *text = std::get_if<std::string>(&tokens->items[i].v);
+// Calls each(i, text) for every item of the string array `key`.
+template <typename Each>
+Status for_each_string(const gguf::GgufFile &file, const char *key, Each each) {
+  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *array, file.get_array(key));
+  if (array->element_type != gguf::ValueType::kString)
+    return invalid_format(std::string(key) + " must be an array of strings, found " +
+                          gguf::value_type_name(array->element_type));
+  for (size_t i = 0; i < array->items.size(); ++i) {
+    const auto *text = std::get_if<std::string>(&array->items[i].v);
     if (text == nullptr)
-      return invalid_format(std::string(kTokensKey) + "[" + std::to_string(i) +
-                            "] is not a string");
-    vocab.tokens[i].text = *text;
+      return invalid_format(std::string(key) + "[" + std::to_string(i) + "] is not a string");
+    each(i, *text);
   }
   return Status::ok_status();
+}
+
+Status read_tokens(const gguf::GgufFile &file, Vocabulary &vocab) {
+  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *tokens, file.get_array(kTokensKey));
+  vocab.tokens.resize(tokens->items.size());
+  return for_each_string(file, kTokensKey,
+                         [&](size_t i, const std::string &text) { vocab.tokens[i].text = text; });
+}
+
+Status read_merges(const gguf::GgufFile &file, Vocabulary &vocab) {
+  if (file.find(kMergesKey) == nullptr)
+    return Status::ok_status();
+  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *merges, file.get_array(kMergesKey));
+  vocab.merges.resize(merges->items.size());
+  return for_each_string(file, kMergesKey,
+                         [&](size_t i, const std::string &text) { vocab.merges[i] = text; });
 }
 
 Status check_length(const char *key, size_t found, size_t expected) {
@@ -151,6 +170,7 @@ Result<Vocabulary> load_vocabulary(const gguf::GgufFile &file) {
   PSHARD_RETURN_IF_ERROR(read_tokens(file, vocab));
   PSHARD_RETURN_IF_ERROR(read_scores(file, vocab));
   PSHARD_RETURN_IF_ERROR(read_token_types(file, vocab));
+  PSHARD_RETURN_IF_ERROR(read_merges(file, vocab));
   if (vocab.tokens.empty())
     return invalid_format(std::string(kTokensKey) + " is empty");
 
@@ -174,11 +194,20 @@ Result<Vocabulary> load_vocabulary(const gguf::GgufFile &file) {
   PSHARD_ASSIGN_OR_RETURN(vocab.eom_id,
                           read_special_id(file, "tokenizer.ggml.eom_token_id", kNoToken, n));
 
-  PSHARD_ASSIGN_OR_RETURN(vocab.add_bos, read_flag(file, "tokenizer.ggml.add_bos_token", spm));
+  std::string ignored;
+  const bool add_bos_default =
+      spm || (vocab.model == "gpt2" && find_pre_tokenizer(vocab.pre, &ignored).add_bos);
+  PSHARD_ASSIGN_OR_RETURN(vocab.add_bos,
+                          read_flag(file, "tokenizer.ggml.add_bos_token", add_bos_default));
   PSHARD_ASSIGN_OR_RETURN(vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token", false));
   PSHARD_ASSIGN_OR_RETURN(vocab.add_space_prefix,
                           read_flag(file, "tokenizer.ggml.add_space_prefix", true));
   PSHARD_RETURN_IF_ERROR(validate_vocabulary(vocab));
+  std::string model_name;
+  if (file.find("general.name") != nullptr) {
+    PSHARD_ASSIGN_OR_RETURN(model_name, file.get_string("general.name"));
+  }
+  apply_token_overrides(vocab, model_name);
   return vocab;
 }
 

@@ -36,12 +36,20 @@ struct TokenData {
   std::string text;
   float score = 0.0f;
   TokenType type = TokenType::kNormal;
+  // An added token that takes the whitespace before (lstrip) or after (rstrip)
+  // it when cut out of text. GGUF does not store these; load_vocabulary() sets
+  // them as llama.cpp does (runtime/tokenizer/token_overrides.h).
+  bool lstrip = false;
+  bool rstrip = false;
 };
 
 struct Vocabulary {
   std::string model; // tokenizer.ggml.model: "llama", "gpt2", "bert", ...
   std::string pre;   // tokenizer.ggml.pre (empty when absent)
   std::vector<TokenData> tokens;
+  // tokenizer.ggml.merges (byte-level BPE): "left right" pairs, the first
+  // entry merged first.
+  std::vector<std::string> merges;
 
   TokenId bos_id = kNoToken;
   TokenId eos_id = kNoToken;
@@ -62,9 +70,12 @@ struct Vocabulary {
 Status validate_vocabulary(const Vocabulary &vocab);
 
 // Reads tokenizer.ggml.* from `file` and validates it. scores and token_type are
-// optional (0 and kNormal) but, when present, must be as long as tokens.
+// optional (0 and kNormal) but, when present, must be as long as tokens;
+// merges is read when present (required by the "gpt2" tokenizer, not here).
 // Special ids missing from the metadata default, for "llama", to the tokens
-// named <s>, </s> and <unk> if the vocabulary has them.
+// named <s>, </s> and <unk> if the vocabulary has them. add_bos_token defaults
+// to true for "llama" and, for "gpt2", to what the pre-tokenizer's models use.
+// Then apply_token_overrides() marks chat and FIM tokens as llama.cpp does.
 Result<Vocabulary> load_vocabulary(const gguf::GgufFile &file);
 
 } // namespace pshard

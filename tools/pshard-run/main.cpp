@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
       ->check(cli::at_least(0));
   app.add_option("--seed", o.seed, "RNG seed (-1: random)")->check(cli::at_least(-1));
   app.add_flag("--ignore-eos", o.ignore_eos, "keep generating past end-of-sequence");
+  app.add_flag("!--no-parse-special", o.parse_special,
+               "tokenize control-token text in the prompt (\"<s>\", \"<|im_end|>\") as plain text");
   app.add_flag("--no-mmap", o.no_mmap,
                "read the weights into RAM on huge pages instead of using the file mapping "
                "(a copy in memory; faster decoding)");

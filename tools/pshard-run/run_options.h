@@ -19,6 +19,7 @@ struct RunOptions {
   SamplerParams sampling;
   int64_t seed = -1; // -1: a random seed, reported in the output
   bool ignore_eos = false;
+  bool parse_special = true; // --no-parse-special: "<s>" etc. in the prompt stay text
   bool no_mmap = false; // --no-mmap: weights read into huge-page RAM
   bool json = false;
   int32_t top_logprobs = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 namespace pshard {
 namespace {
@@ -70,6 +71,9 @@ Result<RunResult> start_session(const RunOptions& o) {
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   r.model.reset(model);
+  std::istringstream warnings(pshard_model_load_warnings(model)); // e.g. an unknown pre-tokenizer
+  for (std::string line; std::getline(warnings, line);)
+    std::cerr << "pshard-run: warning: " << line << "\n";
 
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
                           parse_backend(o.backend, pshard_model_has_schedule(model)));
@@ -117,9 +121,10 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
   pshard_context* ctx = r.context.get();
   r.prompt.resize(prompt_text.size() + 8);
   size_t n_prompt = 0;
-  PSHARD_C_CALL(pshard_model_tokenize(model, prompt_text.data(), prompt_text.size(),
-                                      pshard_model_add_bos_by_default(model), r.prompt.data(),
-                                      r.prompt.size(), &n_prompt));
+  pshard_tokenize_params tp = pshard_tokenize_default_params();
+  tp.parse_special = o.parse_special;
+  PSHARD_C_CALL(pshard_model_tokenize_ex(model, prompt_text.data(), prompt_text.size(), &tp,
+                                         r.prompt.data(), r.prompt.size(), &n_prompt));
   r.prompt.resize(n_prompt);
 
   const pshard_generate_params gp = generate_params(o, r.seed);

@@ -16,7 +16,7 @@
  *
  *   pshard_token prompt[512];
  *   size_t n_prompt;
- *   pshard_model_tokenize(model, "Once upon a time", 16, true, prompt, 512, &n_prompt);
+ *   pshard_model_tokenize_ex(model, "Once upon a time", 16, NULL, prompt, 512, &n_prompt);
  *   pshard_generate_params gp = pshard_generate_default_params();
  *   gp.n_predict = 64;
  *   pshard_context_generate(ctx, prompt, n_prompt, &gp, print_token, NULL, NULL);
@@ -117,13 +117,38 @@ PSHARD_API bool pshard_model_add_bos_by_default(const pshard_model* model);
  * `capacity` into `budgets`, the count into *n_budgets. */
 PSHARD_API pshard_status pshard_model_schedule_budgets(const pshard_model* model, uint64_t* budgets,
                                                        size_t capacity, size_t* n_budgets);
-/* Text -> tokens. *n_tokens receives the count; PSHARD_ERROR_OUT_OF_RANGE (with the
- * count needed in *n_tokens) when `capacity` is too small. */
+/* What loading the model noticed without failing (an unknown tokenizer.ggml.pre, for
+ * one), one sentence per line; "" when nothing. Valid while the model lives. */
+PSHARD_API const char* pshard_model_load_warnings(const pshard_model* model);
+
+/* Text -> tokens, for SentencePiece ("llama") and byte-level BPE ("gpt2") vocabularies. */
+typedef struct pshard_tokenize_params {
+  size_t size;
+  bool add_special;   /* true (default): BOS (and EOS) where the model's metadata asks for them
+                         (tokenizer.ggml.add_bos_token / add_eos_token), as llama.cpp's
+                         add_special */
+  bool parse_special; /* true (default): text matching a control token ("<s>", "<|im_end|>")
+                         becomes that token; false: it is tokenized as plain text. User-defined
+                         tokens are matched either way. */
+} pshard_tokenize_params;
+
+PSHARD_API pshard_tokenize_params pshard_tokenize_default_params(void);
+/* *n_tokens receives the count; PSHARD_ERROR_OUT_OF_RANGE (with the count needed in
+ * *n_tokens) when `capacity` is too small. `params` may be NULL (the defaults). */
+PSHARD_API pshard_status pshard_model_tokenize_ex(const pshard_model* model, const char* text,
+                                                  size_t text_len,
+                                                  const pshard_tokenize_params* params,
+                                                  pshard_token* tokens, size_t capacity,
+                                                  size_t* n_tokens);
+/* The first API's form: add_bos forces BOS (when the vocabulary has one) rather than
+ * following the metadata; control tokens are parsed, as pshard_model_tokenize_ex's
+ * default. */
 PSHARD_API pshard_status pshard_model_tokenize(const pshard_model* model, const char* text,
                                                size_t text_len, bool add_bos, pshard_token* tokens,
                                                size_t capacity, size_t* n_tokens);
-/* Tokens -> text (control tokens dropped, SPM's leading space removed). Writes up to
- * `capacity` bytes, no terminator; *text_len receives the full length. */
+/* Tokens -> text (control tokens dropped, SPM's leading space removed; byte-level BPE
+ * gives back the exact bytes). Writes up to `capacity` bytes, no terminator; *text_len
+ * receives the full length. */
 PSHARD_API pshard_status pshard_model_detokenize(const pshard_model* model,
                                                  const pshard_token* tokens, size_t n_tokens,
                                                  char* text, size_t capacity, size_t* text_len);

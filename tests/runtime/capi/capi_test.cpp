@@ -6,6 +6,7 @@
 #include "pshard/pshard.h"
 #include "runtime/gguf/gguf_file.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
@@ -183,6 +184,41 @@ TEST(CApi, AnOlderCallersSmallerParamsGetDefaultsForNewFields) {
   ASSERT_EQ(pshard_context_get_stats(ctx, &st), PSHARD_OK);
   EXPECT_EQ(st.bytes_streamed, 0u);
   pshard_context_free(ctx);
+  pshard_model_free(m);
+}
+
+TEST(CApi, TokenizeExParsesControlTokensByDefaultAndFollowsTheModelsBos) {
+  SKIP_WITHOUT_MODEL();
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), nullptr, &m), PSHARD_OK);
+  EXPECT_STREQ(pshard_model_load_warnings(m), "");
+  const std::string text = "<s>Once";
+  pshard_token ids[32];
+  size_t n = 0;
+  // NULL params: the defaults (the model's BOS, control tokens parsed).
+  ASSERT_EQ(pshard_model_tokenize_ex(m, text.data(), text.size(), nullptr, ids, 32, &n), PSHARD_OK);
+  const std::vector<pshard_token> parsed(ids, ids + n);
+  ASSERT_GE(parsed.size(), 3u);
+  EXPECT_EQ(parsed[0], 1);
+  EXPECT_EQ(parsed[1], 1); // "<s>" in the text is BOS too
+  pshard_tokenize_params tp = pshard_tokenize_default_params();
+  tp.add_special = false;
+  tp.parse_special = false;
+  ASSERT_EQ(pshard_model_tokenize_ex(m, text.data(), text.size(), &tp, ids, 32, &n), PSHARD_OK);
+  const std::vector<pshard_token> plain(ids, ids + n);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 1), 0);
+  EXPECT_GT(plain.size(), parsed.size() - 1);
+  // An older caller's struct that ends before parse_special gets its default (true).
+  tp = pshard_tokenize_default_params();
+  tp.parse_special = false;
+  tp.size = offsetof(pshard_tokenize_params, parse_special);
+  ASSERT_EQ(pshard_model_tokenize_ex(m, text.data(), text.size(), &tp, ids, 32, &n), PSHARD_OK);
+  EXPECT_EQ(std::vector<pshard_token>(ids, ids + n), parsed);
+  // The first API's call parses control tokens as well.
+  ASSERT_EQ(pshard_model_tokenize(m, text.data(), text.size(), true, ids, 32, &n), PSHARD_OK);
+  EXPECT_EQ(std::vector<pshard_token>(ids, ids + n), parsed);
+  EXPECT_EQ(pshard_model_tokenize_ex(nullptr, "x", 1, nullptr, ids, 32, &n),
+            PSHARD_ERROR_INVALID_ARGUMENT);
   pshard_model_free(m);
 }
 

@@ -4,6 +4,7 @@
 #include "runtime/gguf/gguf_writer.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/tokenizer/vocabulary.h"
+#include "tests/runtime/tokenizer/byte_level_vocab.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -152,10 +153,82 @@ TEST_F(VocabMetadata, MissingModelKeyIsAnError) {
 
 TEST_F(VocabMetadata, OtherModelKindsAreUnsupported) {
   gguf::GgufWriter w = base_writer();
-  w.set("tokenizer.ggml.model", Value{std::string("gpt2")});
-  expect_error(w, StatusCode::kUnsupported, "\"gpt2\" (byte-level BPE)");
   w.set("tokenizer.ggml.model", Value{std::string("bert")});
   expect_error(w, StatusCode::kUnsupported, "\"bert\" (WordPiece)");
+  w.set("tokenizer.ggml.model", Value{std::string("t5")});
+  expect_error(w, StatusCode::kUnsupported, "\"t5\" (SentencePiece Unigram)");
+}
+
+// A byte-level BPE vocabulary: the 256 byte characters, then "hi"; one merge.
+gguf::GgufWriter bpe_writer() {
+  std::vector<std::string> tokens;
+  for (const TokenData& t : testing_vocab::byte_level_alphabet())
+    tokens.push_back(t.text);
+  tokens.push_back("hi");
+  tokens.push_back("<|im_end|>");
+  gguf::GgufWriter w;
+  w.set("tokenizer.ggml.model", Value{std::string("gpt2")});
+  w.set("tokenizer.ggml.pre", Value{std::string("qwen2")});
+  w.set("tokenizer.ggml.tokens", strings(tokens));
+  w.set("tokenizer.ggml.merges", strings({"h i"}));
+  return w;
+}
+
+TEST_F(VocabMetadata, ByteLevelBpeReadsMergesAndItsDefaults) {
+  auto tok = build(bpe_writer());
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ((*tok)->encode("hi", true), (std::vector<TokenId>{256}));
+  EXPECT_EQ((*tok)->bos(), kNoToken);
+  EXPECT_FALSE((*tok)->add_bos_by_default()); // Qwen adds no BOS
+  EXPECT_TRUE((*tok)->warnings().empty());
+  // A normal token with an end-of-turn text becomes a control token, as in llama.cpp.
+  EXPECT_EQ((*tok)->vocabulary().tokens[257].type, TokenType::kControl);
+  EXPECT_TRUE((*tok)->is_end_of_generation(257));
+  EXPECT_EQ((*tok)->encode("hi<|im_end|>", false), (std::vector<TokenId>{256, 257}));
+}
+
+TEST_F(VocabMetadata, Llama3AddsBosUnlessTheFileSaysOtherwise) {
+  gguf::GgufWriter w = bpe_writer();
+  w.set("tokenizer.ggml.pre", Value{std::string("llama-bpe")});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_TRUE((*tok)->add_bos_by_default());
+  w.set("tokenizer.ggml.add_bos_token", Value{false});
+  auto explicit_off = build(w);
+  ASSERT_TRUE(explicit_off.ok()) << explicit_off.status().to_string();
+  EXPECT_FALSE((*explicit_off)->add_bos_by_default());
+}
+
+TEST_F(VocabMetadata, AnUnknownPreTokenizerIsAWarningNotAnError) {
+  gguf::GgufWriter w = bpe_writer();
+  w.set("tokenizer.ggml.pre", Value{std::string("brand-new")});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  ASSERT_EQ((*tok)->warnings().size(), 1u);
+  EXPECT_NE((*tok)->warnings()[0].find("\"brand-new\""), std::string::npos);
+}
+
+TEST_F(VocabMetadata, ByteLevelBpeNeedsStringMerges) {
+  gguf::GgufWriter w = bpe_writer();
+  w.set("tokenizer.ggml.merges", ints({1, 2}));
+  expect_error(w, StatusCode::kInvalidFormat, "tokenizer.ggml.merges must be an array of strings");
+  w.set("tokenizer.ggml.merges", strings({}));
+  expect_error(w, StatusCode::kInvalidFormat, "tokenizer.ggml.merges is missing or empty");
+}
+
+TEST_F(VocabMetadata, Phi3ChatTokensStripTheWhitespaceAfterThem) {
+  gguf::GgufWriter w = base_writer();
+  w.set("general.name", Value{std::string("Phi3")});
+  w.set("tokenizer.ggml.tokens", strings({"<unk>", "<s>", "</s>", "\xE2\x96\x81hi", "\xE2\x96\x81",
+                                          "h", "i", "\xE2\x96\x81h"}));
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  const auto& tokens = (*tok)->vocabulary().tokens;
+  EXPECT_TRUE(tokens[2].rstrip);  // </s>
+  EXPECT_FALSE(tokens[1].rstrip); // <s> keeps its whitespace
+  EXPECT_FALSE(tokens[0].rstrip); // <unk>
+  EXPECT_EQ((*tok)->encode("</s> \n hi", false), (std::vector<TokenId>{2, 3}));
+  EXPECT_EQ((*tok)->encode("<s> hi", false), (std::vector<TokenId>{1, 4, 3}));
 }
 
 } // namespace

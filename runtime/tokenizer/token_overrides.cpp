@@ -1,0 +1,77 @@
+#include "runtime/tokenizer/token_overrides.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace pshard {
+namespace {
+
+// Texts that end a turn in common chat templates (Llama 3, ChatML, Phi-3,
+// Gemma, GPT-2 style, CodeLlama, DeepSeek) and FIM tokens that separate files
+// or pad: sampling one ends generation.
+constexpr std::string_view kEndOfGenerationTexts[] = {
+    "<|eot_id|>",    "<|eom_id|>",    "<|im_end|>", "<|end|>",
+    "<end_of_turn>", "<|endoftext|>", "<EOT>",      "<｜end▁of▁sentence｜>",
+    "<|fim_pad|>",   "<fim-pad>",     "<PAD>",      "<|fim_repo|>",
+    "<|repo_name|>", "<fim-repo>",    "<REPO>",     "<|file_sep|>"};
+
+// Fill-in-the-middle prefix, suffix and middle markers (Qwen, StarCoder-style,
+// DeepSeek, CodeLlama).
+constexpr std::string_view kFimTexts[] = {"<|fim_prefix|>", "<fim-prefix>",   "<｜fim▁begin｜>",
+                                          "<PRE>",          "<|fim_suffix|>", "<fim-suffix>",
+                                          "<｜fim▁hole｜>", "<SUF>",          "<|fim_middle|>",
+                                          "<fim-middle>",   "<｜fim▁end｜>",  "<MID>"};
+
+template <size_t N> bool is_one_of(const std::string_view (&texts)[N], std::string_view text) {
+  return std::find(std::begin(texts), std::end(texts), text) != std::end(texts);
+}
+
+std::string lower_case(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void set_rstrip(Vocabulary& vocab, std::string_view text, bool value) {
+  for (TokenData& token : vocab.tokens)
+    if (token.text == text)
+      token.rstrip = value;
+}
+
+} // namespace
+
+void apply_token_overrides(Vocabulary& vocab, std::string_view model_name) {
+  for (TokenData& token : vocab.tokens)
+    if (is_one_of(kEndOfGenerationTexts, token.text) || is_one_of(kFimTexts, token.text))
+      token.type = TokenType::kControl;
+
+  const std::string name = lower_case(model_name);
+  const bool jina_v2 = vocab.pre.find("jina-v2-") != std::string::npos;
+  if (jina_v2) {
+    for (TokenData& token : vocab.tokens)
+      if (token.text == "<mask>")
+        token.lstrip = true;
+  } else if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
+    for (TokenData& token : vocab.tokens)
+      if (token.type == TokenType::kControl || token.type == TokenType::kUserDefined ||
+          token.type == TokenType::kUnknown)
+        token.rstrip = true;
+    set_rstrip(vocab, "</s>", true);
+    for (std::string_view text : {"<unk>", "<s>", "<|endoftext|>"})
+      set_rstrip(vocab, text, false);
+  }
+}
+
+std::vector<bool> end_of_generation_flags(const Vocabulary& vocab) {
+  std::vector<bool> flags(vocab.tokens.size(), false);
+  for (size_t id = 0; id < vocab.tokens.size(); ++id)
+    flags[id] = is_one_of(kEndOfGenerationTexts, vocab.tokens[id].text);
+  for (TokenId id : {vocab.eos_id, vocab.eot_id, vocab.eom_id})
+    if (id != kNoToken)
+      flags[id] = true;
+  return flags;
+}
+
+} // namespace pshard

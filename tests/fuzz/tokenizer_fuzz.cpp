@@ -1,0 +1,153 @@
+// libFuzzer target for the tokenizers: any bytes must encode, with and without
+// parsing control tokens, into ids inside the vocabulary, without crashing; and
+// where the vocabulary promises it the text must come back:
+//   - byte-level BPE, parse_special off: decode(encode(x)) == x exactly, and
+//     streaming the pieces through Utf8StreamBuffer gives the same bytes;
+//   - SentencePiece without added tokens (llama-spm), parse_special off, text
+//     without U+2581 (which SentencePiece reads as a space): the same.
+// The vocabularies are two small ones built here (so the target runs anywhere)
+// and, when PSHARD_SHARED_DIR holds them, llama-spm, GPT-2 and Qwen2's.
+// A broken promise traps, so the fuzzer reports it.
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/tokenizer/bpe_tokenizer.h"
+#include "runtime/tokenizer/spm_tokenizer.h"
+#include "runtime/tokenizer/utf8.h"
+#include "tests/runtime/tokenizer/byte_level_vocab.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace pshard;
+
+void check(bool promise) {
+  if (!promise)
+    __builtin_trap();
+}
+
+struct Target {
+  std::unique_ptr<Tokenizer> tokenizer;
+  bool byte_level = false;
+  bool spm_round_trips = false;
+};
+
+std::vector<Target>& targets() {
+  static std::vector<Target> all;
+  return all;
+}
+
+// Byte tokens, a few merges building " the" and "ing", a control and a
+// user-defined token; Llama 3's pre-tokenizer (ignore_merges on).
+std::unique_ptr<Tokenizer> small_bpe() {
+  Vocabulary v;
+  v.model = "gpt2";
+  v.pre = "llama-bpe";
+  v.tokens = testing_vocab::byte_level_alphabet();
+  for (const char* merged : {"\xC4\xA0t", "th", "\xC4\xA0th", "\xC4\xA0the", "in", "ing"})
+    v.tokens.push_back({merged});
+  v.merges = {"\xC4\xA0 t", "t h", "\xC4\xA0t h", "\xC4\xA0th e", "i n", "in g", "x y"};
+  v.tokens.push_back({"<|endoftext|>", 0, TokenType::kControl});
+  v.tokens.push_back({"<tool>", 0, TokenType::kUserDefined});
+  v.eos_id = v.size() - 2;
+  auto tok = BpeTokenizer::create(std::move(v));
+  check(tok.ok());
+  return std::move(tok).value();
+}
+
+// Byte tokens, a few pieces, <s> </s> and a user-defined token.
+std::unique_ptr<Tokenizer> small_spm() {
+  Vocabulary v;
+  v.model = "llama";
+  v.tokens = {{"<unk>", 0, TokenType::kUnknown},
+              {"<s>", 0, TokenType::kControl},
+              {"</s>", 0, TokenType::kControl},
+              {"<|u|>", 0, TokenType::kUserDefined}};
+  v.unk_id = 0;
+  v.bos_id = 1;
+  v.eos_id = 2;
+  for (int b = 0; b < 256; ++b) {
+    char text[8];
+    std::snprintf(text, sizeof text, "<0x%02X>", b);
+    v.tokens.push_back({text, 0, TokenType::kByte});
+  }
+  const std::pair<const char*, float> pieces[] = {{"\xE2\x96\x81", -1},
+                                                  {"a", -2},
+                                                  {"b", -2},
+                                                  {"\xE2\x96\x81"
+                                                   "a",
+                                                   -1.5f},
+                                                  {"ab", -1}};
+  for (const auto& [text, score] : pieces)
+    v.tokens.push_back({text, score, TokenType::kNormal});
+  auto tok = SpmTokenizer::create(std::move(v));
+  check(tok.ok());
+  return std::move(tok).value();
+}
+
+void add_shared(const char* name, bool byte_level, bool spm_round_trips) {
+#ifdef PSHARD_SHARED_DIR
+  const std::string path = std::string(PSHARD_SHARED_DIR) + "/vocab/ggml-vocab-" + name + ".gguf";
+  if (!std::filesystem::exists(path))
+    return;
+  auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
+  check(file.ok());
+  auto tok = Tokenizer::from_gguf(**file);
+  check(tok.ok());
+  targets().push_back({std::move(tok).value(), byte_level, spm_round_trips});
+#endif
+}
+
+bool has_space_marker(std::string_view text) {
+  return text.find("\xE2\x96\x81") != std::string_view::npos;
+}
+
+void exercise(const Target& target, std::string_view text, bool add_bos) {
+  const Tokenizer& tok = *target.tokenizer;
+  for (bool parse_special : {true, false}) {
+    const std::vector<TokenId> ids = tok.encode(text, add_bos, parse_special);
+    for (TokenId id : ids)
+      check(id >= 0 && id < tok.n_vocab());
+    const std::string decoded = tok.decode(ids);
+    if (parse_special)
+      continue;
+    if (target.byte_level) {
+      check(decoded == text);
+      Utf8StreamBuffer stream;
+      std::string streamed;
+      for (TokenId id : ids)
+        streamed += stream.push(tok.token_to_piece(id));
+      streamed += stream.flush();
+      check(streamed == decoded);
+    } else if (target.spm_round_trips && !has_space_marker(text)) {
+      check(decoded == text);
+    }
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  targets().push_back({small_bpe(), true, false});
+  targets().push_back({small_spm(), false, false});
+  add_shared("llama-spm", false, true);
+  add_shared("gpt-2", true, false);
+  add_shared("qwen2", true, false);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0)
+    return 0;
+  // The first byte picks BOS on or off, so the rest is the text as given.
+  const bool add_bos = (data[0] & 1) != 0;
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  for (const Target& target : targets())
+    exercise(target, text, add_bos);
+  return 0;
+}
