@@ -1,0 +1,80 @@
+// What a batching scheduler (continuous batching, a server) needs from the engine: many
+// sequences, each with its own KV cache positions, advanced together by forward passes
+// that carry the new tokens of several sequences at once.
+//
+//   PSHARD_ASSIGN_OR_RETURN(SeqId a, engine.open_sequence());
+//   PSHARD_ASSIGN_OR_RETURN(SeqId b, engine.open_sequence());
+//   std::vector<BatchEntry> pass = {{a, 1, false}, {a, 403, true}, {b, 1, true}};
+//   PSHARD_ASSIGN_OR_RETURN(BatchLogits out, engine.decode(pass));
+//   out.row(0);   // logits after a's token 403; out.row(1): after b's first token
+//   engine.close_sequence(a);   // its KV cache space returns to the pool
+//
+// Semantics every implementation keeps:
+//  - a sequence's tokens take its next positions in the order they appear in the batch;
+//    attention sees only the sequence's own earlier positions;
+//  - logits rows come back for the entries with `logits` set, in batch order, and are
+//    valid until the next decode();
+//  - results do not depend on what else shares the pass: on cpu/emu a sequence's logits
+//    are bit-identical to the same sequence decoded alone (batch invariance);
+//  - a decode that cannot run (unknown sequence, no KV space, a token out of range, more
+//    than max_batch_tokens()) fails before touching any sequence.
+// Not thread-safe: one caller (the scheduler's loop) drives an engine.
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/tokenizer/token_id.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace pshard {
+
+using SeqId = int32_t;
+
+struct BatchEntry {
+  SeqId seq = -1;
+  TokenId token = 0;
+  bool logits = false; // return the logits after this token
+};
+
+struct BatchLogits {
+  const float* data = nullptr;
+  int64_t n_vocab = 0;
+  int64_t rows = 0;
+  std::span<const float> row(int64_t i) const {
+    return {data + i * n_vocab, static_cast<size_t>(n_vocab)};
+  }
+};
+
+// KV cache space, in pages of page_tokens positions (a contiguous-cache engine reports
+// one page per sequence slot of n_ctx tokens).
+struct KvPageStats {
+  int64_t page_tokens = 0;
+  int64_t total_pages = 0;
+  int64_t used_pages = 0;
+};
+
+class BatchDecoder {
+public:
+  virtual ~BatchDecoder() = default;
+
+  // A new, empty sequence. kOutOfMemory when no KV space is left for one more.
+  virtual Result<SeqId> open_sequence() = 0;
+  // Frees the sequence's KV space; unknown ids are ignored.
+  virtual void close_sequence(SeqId seq) = 0;
+  // Positions the sequence holds (its next token goes at this position); -1 if unknown.
+  virtual int64_t sequence_length(SeqId seq) const = 0;
+  // Whether `n_tokens` more positions fit the sequence (its context and the page pool).
+  virtual bool can_append(SeqId seq, int64_t n_tokens) const = 0;
+
+  virtual Result<BatchLogits> decode(std::span<const BatchEntry> batch) = 0;
+
+  virtual int64_t n_vocab() const = 0;
+  virtual int64_t n_ctx() const = 0;            // most positions of one sequence
+  virtual int64_t max_batch_tokens() const = 0; // most entries in one decode()
+  virtual int64_t max_sequences() const = 0;
+  virtual KvPageStats kv_pages() const = 0;
+};
+
+} // namespace pshard
