@@ -33,11 +33,32 @@
 namespace pshard {
 
 // One layer's KV cache: K and V rows of kv_dim floats for positions [0, n_ctx).
+// Contiguous (pages null): position p's rows at k/v + p * kv_dim. Paged (a sequence of a
+// shared page pool, runtime/batch): position p lives in page pages[p / page_tokens] at
+// row p % page_tokens, page q's rows starting at k/v + q * page_tokens * kv_dim. The page
+// table is in the memory of the Ops that reads it.
 struct KvView {
   float* k = nullptr;
   float* v = nullptr;
   int64_t n_ctx = 0;
   int64_t kv_dim = 0;
+  const int32_t* pages = nullptr;
+  int64_t page_tokens = 0;
+
+  size_t row_offset(int64_t pos) const {
+    if (!pages)
+      return static_cast<size_t>(pos * kv_dim);
+    return (static_cast<size_t>(pages[pos / page_tokens]) * static_cast<size_t>(page_tokens) +
+            static_cast<size_t>(pos % page_tokens)) *
+           static_cast<size_t>(kv_dim);
+  }
+  // This layer's pool seen through one sequence's page table.
+  KvView with_pages(const int32_t* table, int64_t n_positions) const {
+    KvView v = *this;
+    v.pages = table;
+    v.n_ctx = n_positions;
+    return v;
+  }
 };
 
 // Attention geometry (grouped-query: n_head query heads share n_head_kv KV heads).

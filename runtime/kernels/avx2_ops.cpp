@@ -99,8 +99,10 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
 }
 
 void attend(const AttendHead& a) {
-  for (int64_t j = 0; j < a.n_kv; ++j)
-    a.scores[j] = dot(a.q, a.k + j * a.kv_stride, a.head_dim) * a.scale;
+  for_each_kv_run(a, [&](int64_t j0, const float* k, const float*, int64_t n) {
+    for (int64_t j = 0; j < n; ++j)
+      a.scores[j0 + j] = dot(a.q, k + j * a.kv_stride, a.head_dim) * a.scale;
+  });
   softmax(a.scores, a.n_kv);
   for (int64_t c = 0; c < a.head_dim; c += 32) {
     __m256 acc[4];
@@ -110,12 +112,14 @@ void attend(const AttendHead& a) {
       m[u] = tail_mask(rest >= 8 ? 8 : rest > 0 ? rest : 0);
       acc[u] = _mm256_setzero_ps();
     }
-    for (int64_t j = 0; j < a.n_kv; ++j) {
-      const __m256 w = _mm256_set1_ps(a.scores[j]);
-      const float* v = a.v + j * a.kv_stride + c;
-      for (int u = 0; u < 4; ++u)
-        acc[u] = _mm256_fmadd_ps(w, _mm256_maskload_ps(v + 8 * u, m[u]), acc[u]);
-    }
+    for_each_kv_run(a, [&](int64_t j0, const float*, const float* vr, int64_t n) {
+      for (int64_t j = 0; j < n; ++j) {
+        const __m256 w = _mm256_set1_ps(a.scores[j0 + j]);
+        const float* v = vr + j * a.kv_stride + c;
+        for (int u = 0; u < 4; ++u)
+          acc[u] = _mm256_fmadd_ps(w, _mm256_maskload_ps(v + 8 * u, m[u]), acc[u]);
+      }
+    });
     for (int u = 0; u < 4; ++u)
       _mm256_maskstore_ps(a.out + c + 8 * u, m[u], acc[u]);
   }

@@ -96,8 +96,10 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
 }
 
 void attend(const AttendHead& a) {
-  for (int64_t j = 0; j < a.n_kv; ++j)
-    a.scores[j] = dot(a.q, a.k + j * a.kv_stride, a.head_dim) * a.scale;
+  for_each_kv_run(a, [&](int64_t j0, const float* k, const float*, int64_t n) {
+    for (int64_t j = 0; j < n; ++j)
+      a.scores[j0 + j] = dot(a.q, k + j * a.kv_stride, a.head_dim) * a.scale;
+  });
   softmax(a.scores, a.n_kv);
   // Four vectors of the output at a time stay in registers over all positions.
   for (int64_t c = 0; c < a.head_dim; c += 64) {
@@ -108,12 +110,14 @@ void attend(const AttendHead& a) {
       m[u] = rest >= 16 ? static_cast<__mmask16>(0xffff) : rest > 0 ? tail_mask(rest) : 0;
       acc[u] = _mm512_setzero_ps();
     }
-    for (int64_t j = 0; j < a.n_kv; ++j) {
-      const __m512 w = _mm512_set1_ps(a.scores[j]);
-      const float* v = a.v + j * a.kv_stride + c;
-      for (int u = 0; u < 4; ++u)
-        acc[u] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(m[u], v + 16 * u), acc[u]);
-    }
+    for_each_kv_run(a, [&](int64_t j0, const float*, const float* vr, int64_t n) {
+      for (int64_t j = 0; j < n; ++j) {
+        const __m512 w = _mm512_set1_ps(a.scores[j0 + j]);
+        const float* v = vr + j * a.kv_stride + c;
+        for (int u = 0; u < 4; ++u)
+          acc[u] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(m[u], v + 16 * u), acc[u]);
+      }
+    });
     for (int u = 0; u < 4; ++u)
       _mm512_mask_storeu_ps(a.out + c + 16 * u, m[u], acc[u]);
   }

@@ -39,17 +39,21 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
 }
 
 void attend(const AttendHead& a) {
-  for (int64_t j = 0; j < a.n_kv; ++j)
-    a.scores[j] = dot_f32(a.q, a.k + j * a.kv_stride, a.head_dim) * a.scale;
+  for_each_kv_run(a, [&](int64_t j0, const float* k, const float*, int64_t n) {
+    for (int64_t j = 0; j < n; ++j)
+      a.scores[j0 + j] = dot_f32(a.q, k + j * a.kv_stride, a.head_dim) * a.scale;
+  });
   softmax(a.scores, a.n_kv);
   for (int64_t i = 0; i < a.head_dim; ++i)
     a.out[i] = 0.0f;
-  for (int64_t j = 0; j < a.n_kv; ++j) {
-    const float* v = a.v + j * a.kv_stride;
-    const float w = a.scores[j];
-    for (int64_t i = 0; i < a.head_dim; ++i)
-      a.out[i] += w * v[i];
-  }
+  for_each_kv_run(a, [&](int64_t j0, const float*, const float* vr, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float* v = vr + j * a.kv_stride;
+      const float w = a.scores[j0 + j];
+      for (int64_t i = 0; i < a.head_dim; ++i)
+        a.out[i] += w * v[i];
+    }
+  });
 }
 
 } // namespace pshard::kernels::scalar

@@ -25,11 +25,22 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
     p.ops.rms_norm(a.k, w.k_norm.data, a.k, n * hp.n_head_kv, hp.head_dim, hp.rms_eps);
   }
 
+  // Positions, the cache and what attention sees are per sequence: a batch runs them
+  // segment by segment (one sequence: one segment over all tokens).
   const RopeParams rope = hp.rope(rope_freqs);
-  p.ops.rope(a.q, n, hp.n_head, p.pos0, rope);
-  p.ops.rope(a.k, n, hp.n_head_kv, p.pos0, rope);
-  p.ops.kv_append(kv, a.k, a.v, p.pos0, n);
-  p.ops.attention(a.q, kv, {hp.n_head, hp.n_head_kv, hp.head_dim}, p.pos0, n, a.attn_out);
+  const AttentionDims dims{hp.n_head, hp.n_head_kv, hp.head_dim};
+  const SeqSegment whole{0, n, p.pos0, nullptr};
+  for (const SeqSegment& g : p.segments.empty() ? std::span<const SeqSegment>(&whole, 1)
+                                                : p.segments) {
+    const KvView seq = g.pages ? kv.with_pages(g.pages, g.pos0 + g.count) : kv;
+    float* q = a.q + g.begin * hp.q_dim();
+    float* k = a.k + g.begin * hp.kv_dim();
+    const float* v = a.v + g.begin * hp.kv_dim();
+    p.ops.rope(q, g.count, hp.n_head, g.pos0, rope);
+    p.ops.rope(k, g.count, hp.n_head_kv, g.pos0, rope);
+    p.ops.kv_append(seq, k, v, g.pos0, g.count);
+    p.ops.attention(q, seq, dims, g.pos0, g.count, a.attn_out + g.begin * hp.q_dim());
+  }
 
   p.ops.matmul(w.wo, a.attn_out, n, a.proj);
   if (w.bo.data)

@@ -1,5 +1,7 @@
 #include "runtime/model/sublayer.h"
 
+#include <algorithm>
+
 namespace pshard {
 
 namespace {
@@ -19,11 +21,11 @@ Widths widths(const ModelHParams& hp) {
 
 } // namespace
 
-size_t activation_floats(const ModelHParams& hp, int64_t n) {
+size_t activation_floats(const ModelHParams& hp, int64_t n, int64_t n_logit_rows) {
   const Widths w = widths(hp);
   const int64_t per_token = w.hidden + w.normed + w.q + w.k + w.v + w.attn_out + w.proj + w.gate +
                             w.up + w.router + w.expert_in + w.expert_out + w.moe_out + w.shexp_gate;
-  return static_cast<size_t>(per_token * n + hp.n_vocab);
+  return static_cast<size_t>(per_token * n + hp.n_vocab * n_logit_rows);
 }
 
 ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n, float* base) {
@@ -52,11 +54,13 @@ ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n, float* base)
   return a;
 }
 
-void Activations::reserve(const ModelHParams& hp, int64_t n) {
-  if (n <= max_tokens_)
+void Activations::reserve(const ModelHParams& hp, int64_t n, int64_t max_logit_rows) {
+  if (n <= max_tokens_ && max_logit_rows <= max_logit_rows_)
     return;
-  max_tokens_ = n;
-  storage_.assign(activation_floats(hp, n), 0.0f);
+  max_tokens_ = std::max(n, max_tokens_);
+  max_logit_rows_ = std::max(max_logit_rows, max_logit_rows_);
+  storage_.assign(activation_floats(hp, max_tokens_, max_logit_rows_), 0.0f);
+  n = max_tokens_;
   ptrs_ = carve_activations(hp, n, storage_.data());
 }
 
@@ -106,9 +110,12 @@ void ffn_forward(ForwardPass& p, const FfnWeights& w) {
 
 void head_forward(ForwardPass& p, const HeadWeights& w) {
   const int64_t d = p.hp.n_embd;
-  const float* last = p.act.hidden + (p.n_tokens() - 1) * d;
-  p.ops.rms_norm(last, w.norm, p.act.normed, 1, d, p.hp.rms_eps);
-  p.ops.matmul(w.output, p.act.normed, 1, p.act.logits);
+  const int64_t rows = p.n_logit_rows();
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t t = p.logit_rows.empty() ? p.n_tokens() - 1 : p.logit_rows[static_cast<size_t>(i)];
+    p.ops.rms_norm(p.act.hidden + t * d, w.norm, p.act.normed + i * d, 1, d, p.hp.rms_eps);
+  }
+  p.ops.matmul(w.output, p.act.normed, rows, p.act.logits);
 }
 
 void run_sublayer(const SubLayer& s, ForwardPass& p, const SubLayerWeights& w, const KvView& kv) {

@@ -36,22 +36,24 @@ struct ActivationPtrs {
   float* logits = nullptr; // of one token
 };
 
-// Floats of the activations of a pass of n tokens, packed in one buffer. The planner's
-// ModelGraph::activation_bytes mirrors this (it sizes the device's activation buffer).
-size_t activation_floats(const ModelHParams& hp, int64_t n_tokens);
-// Carves activation_floats(hp, n_tokens) floats at `base` into the buffers.
+// Floats of the activations of a pass of n tokens whose head computes n_logit_rows rows of
+// logits, packed in one buffer. The planner's ModelGraph::activation_bytes is this (it
+// sizes the device's activation buffer).
+size_t activation_floats(const ModelHParams& hp, int64_t n_tokens, int64_t n_logit_rows = 1);
+// Carves activation_floats(hp, n_tokens, ...) floats at `base` into the buffers.
 ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n_tokens, float* base);
 
-// Host activations, sized for up to max_tokens new tokens.
+// Host activations, sized for up to max_tokens new tokens and max_logit_rows logit rows.
 class Activations {
 public:
-  void reserve(const ModelHParams& hp, int64_t max_tokens);
+  void reserve(const ModelHParams& hp, int64_t max_tokens, int64_t max_logit_rows = 1);
   size_t bytes() const { return storage_.size() * sizeof(float); }
   int64_t max_tokens() const { return max_tokens_; }
   const ActivationPtrs& ptrs() const { return ptrs_; }
 
 private:
   int64_t max_tokens_ = 0;
+  int64_t max_logit_rows_ = 0;
   std::vector<float> storage_;
   ActivationPtrs ptrs_;
 };
@@ -110,14 +112,32 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
   }
 }
 
-// What a sub-layer reads and writes during one pass over tokens [pos0, pos0 + n_tokens).
+// A run of a pass's tokens that belong to one sequence of a batch: tokens [begin, begin +
+// count) of the pass are that sequence's positions [pos0, pos0 + count); `pages` its page
+// table in the pool the layer's KvView describes (in the memory of the Ops).
+struct SeqSegment {
+  int64_t begin = 0;
+  int64_t count = 0;
+  int64_t pos0 = 0;
+  const int32_t* pages = nullptr;
+};
+
+// What a sub-layer reads and writes during one pass. One sequence (segments empty): the
+// tokens are positions [pos0, pos0 + n_tokens) of the cache the KvView holds. A batch:
+// each segment is one sequence's tokens; only attention looks at segments — every other
+// sub-layer treats the tokens as independent rows.
 struct ForwardPass {
   const ModelHParams& hp;
   Ops& ops;
   const ActivationPtrs& act;
   int64_t pos0 = 0;
   std::span<const TokenId> tokens; // host memory
+  std::span<const SeqSegment> segments = {};
+  // Tokens whose logits the head computes, in order (act.logits row i: logit_rows[i]);
+  // empty: the last token's.
+  std::span<const int64_t> logit_rows = {};
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
+  int64_t n_logit_rows() const { return logit_rows.empty() ? 1 : static_cast<int64_t>(logit_rows.size()); }
 };
 
 void embed_forward(ForwardPass& pass, const MatrixView& table);
@@ -127,7 +147,7 @@ void ffn_forward(ForwardPass& pass, const FfnWeights& w);
 // The SwiGLU of `w` over act.normed into out (n_tokens x n_embd), scratch act.gate/up.
 void swiglu_forward(ForwardPass& pass, const FfnWeights& w, float* out);
 void moe_forward(ForwardPass& pass, const MoeWeights& w);
-// Logits of the last token of the batch into act.logits.
+// Logits of the last token (or of pass.logit_rows) into act.logits, one row each.
 void head_forward(ForwardPass& pass, const HeadWeights& w);
 
 // `kv` is the layer's cache for attention sub-layers and ignored otherwise.

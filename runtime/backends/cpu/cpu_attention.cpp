@@ -15,7 +15,7 @@ void attend_one_head(const float* q, const KvView& kv, int64_t kv_offset, int64_
                      int64_t head_dim, float scale, float* out, std::vector<float>& scores) {
   scores.resize(static_cast<size_t>(n_kv));
   attend_head({q, kv.k + kv_offset, kv.v + kv_offset, kv.kv_dim, n_kv, head_dim, scale, out,
-               scores.data()});
+               scores.data(), kv.pages, kv.page_tokens});
 }
 
 } // namespace

@@ -25,9 +25,17 @@ void CpuOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, con
 
 void CpuOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
                        int64_t n_tokens) {
-  const size_t at = static_cast<size_t>(pos0 * kv.kv_dim);
-  std::copy_n(k, n_tokens * kv.kv_dim, kv.k + at);
-  std::copy_n(v, n_tokens * kv.kv_dim, kv.v + at);
+  if (!kv.pages) {
+    const size_t at = static_cast<size_t>(pos0 * kv.kv_dim);
+    std::copy_n(k, n_tokens * kv.kv_dim, kv.k + at);
+    std::copy_n(v, n_tokens * kv.kv_dim, kv.v + at);
+    return;
+  }
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const size_t at = kv.row_offset(pos0 + t);
+    std::copy_n(k + t * kv.kv_dim, kv.kv_dim, kv.k + at);
+    std::copy_n(v + t * kv.kv_dim, kv.kv_dim, kv.v + at);
+  }
 }
 
 void CpuOps::silu_mul(const float* gate, const float* up, float* out, int64_t n) {

@@ -62,8 +62,9 @@ public:
         for (size_t i = 0; i < moe.routes->experts.size(); ++i) {
           const int32_t e = moe.routes->experts[i];
           ASSERT_TRUE(e >= 0 && e < moe.gate.n_expert) << "route " << i << " names expert " << e;
-          if (i % static_cast<size_t>(moe.routes->k) > 0)
+          if (i % static_cast<size_t>(moe.routes->k) > 0) {
             EXPECT_LT(moe.routes->experts[i - 1], e) << "experts ascend per token";
+          }
           for (const ExpertMatrices* m : {&moe.gate, &moe.up, &moe.down})
             EXPECT_NE(m->placed[static_cast<size_t>(e)], nullptr)
                 << "expert " << e << " is routed but was not copied";

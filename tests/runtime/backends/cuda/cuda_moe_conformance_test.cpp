@@ -50,7 +50,7 @@ std::vector<float> cpu_dispatch(CpuOps& cpu, const Experts& gate, const Experts&
                                 const Experts& down, int64_t k, const std::vector<float>& x,
                                 std::vector<float>& logits, int64_t n, bool normalize = true) {
   const int64_t dm = gate.cpu.first.cols, ff = gate.cpu.first.rows;
-  MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff};
+  MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
   cm.normalize_weights = normalize;
   std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), out(n * dm);
   cm.expert_in = in.data();
@@ -99,7 +99,7 @@ TEST_P(CudaMoe, DispatchMatchesTheCpu) {
   const std::vector<float> want =
       cpu_dispatch(cpu, gate, up, down, k, x, cpu_logits, n, c.normalize);
 
-  MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff};
+  MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
   gm.normalize_weights = c.normalize;
   gm.expert_in = buf.zeros(n * dm);
   gm.expert_out = buf.zeros(n * dm);
@@ -165,7 +165,7 @@ TEST(CudaMoeHostRoutes, TheDeviceRunsOnlyTheExpertsTheHostRouted) {
   std::vector<float> device_logits = logits;
   for (int64_t t = 0; t < n; ++t)
     device_logits[static_cast<size_t>(t * n_expert + unrouted)] = 50.0f; // "rounding"
-  MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff};
+  MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
   gm.expert_in = buf.zeros(n * dm);
   gm.expert_out = buf.zeros(n * dm);
   gm.gate_buf = buf.zeros(n * ff);

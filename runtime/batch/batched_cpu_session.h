@@ -1,0 +1,84 @@
+// The batched engine on the host CPU: many sequences over one paged KV cache
+// (kv_page_pool.h), each decode() one forward pass over all the new tokens of all the
+// sequences in it. Weights are read once per pass however many sequences share it, which
+// is where batching's throughput comes from; every sub-layer but attention treats the
+// tokens as independent rows, attention runs per sequence over its own pages.
+//
+//   BatchParams bp;
+//   bp.max_sequences = 16;
+//   PSHARD_ASSIGN_OR_RETURN(auto engine, BatchedCpuSession::create(model, bp));
+//   PSHARD_ASSIGN_OR_RETURN(SeqId s, engine->open_sequence());
+//   PSHARD_ASSIGN_OR_RETURN(BatchLogits out, engine->decode(entries));
+//
+// Batch invariance: the kernels compute each row with a fixed instruction sequence
+// whatever else shares the call, and paged attention visits positions in order, so a
+// sequence's logits are bit-identical to the same tokens decoded alone by a CpuSession.
+#pragma once
+
+#include "runtime/batch/batch_decoder.h"
+#include "runtime/batch/kv_page_pool.h"
+#include "runtime/model/model.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace pshard {
+
+struct BatchParams {
+  int64_t max_sequences = 8;
+  int64_t n_ctx = 0;             // most positions per sequence; 0: the model's, capped at 4096
+  int64_t max_batch_tokens = 512; // most entries per decode()
+  int64_t max_logit_rows = 0;    // most logits entries per decode(); 0: max_sequences
+  int64_t page_tokens = 16;
+  int64_t n_pages = 0;           // 0: enough for every sequence at n_ctx
+  int32_t n_threads = 0;         // 0: all hardware threads
+};
+
+class BatchedCpuSession final : public BatchDecoder {
+public:
+  static Result<std::unique_ptr<BatchedCpuSession>> create(const Model& model,
+                                                           const BatchParams& params);
+
+  Result<SeqId> open_sequence() override;
+  void close_sequence(SeqId seq) override;
+  int64_t sequence_length(SeqId seq) const override;
+  bool can_append(SeqId seq, int64_t n_tokens) const override;
+  Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;
+
+  int64_t n_vocab() const override { return model_.hparams().n_vocab; }
+  int64_t n_ctx() const override { return params_.n_ctx; }
+  int64_t max_batch_tokens() const override { return params_.max_batch_tokens; }
+  int64_t max_sequences() const override { return params_.max_sequences; }
+  KvPageStats kv_pages() const override;
+
+private:
+  struct Sequence {
+    std::vector<int32_t> pages;
+    int64_t length = 0;
+  };
+  // A checked pass: the tokens regrouped by sequence, in order of first appearance.
+  struct Plan {
+    std::vector<TokenId> tokens;
+    std::vector<SeqSegment> segments;
+    std::vector<SeqId> segment_seq;
+    std::vector<int64_t> logit_rows; // regrouped index of each logits entry, batch order
+    int64_t new_pages = 0;
+  };
+
+  BatchedCpuSession(const Model& model, const BatchParams& params,
+                    std::unique_ptr<KvPagePool> pool);
+  Result<Plan> plan(std::span<const BatchEntry> batch) const;
+  const Sequence* find(SeqId seq) const;
+  int64_t pages_for(int64_t positions) const;
+
+  const Model& model_;
+  BatchParams params_;
+  std::unique_ptr<KvPagePool> pool_;
+  std::vector<std::optional<Sequence>> seqs_; // index = SeqId
+  Activations act_;
+  std::unique_ptr<ThreadPool> threads_;
+  std::unique_ptr<CpuOps> cpu_;
+};
+
+} // namespace pshard
