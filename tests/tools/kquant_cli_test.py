@@ -16,6 +16,7 @@ import tempfile
 build, shared = sys.argv[1], sys.argv[2]
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
 compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
+mk_bin = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
 profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
 FIRST16 = [432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337]
 TEXT = (", there was a little girl named Lily. She loved to play with her toys and her friends. "
@@ -92,7 +93,27 @@ def on_emu(name, model, cpu, tmp):
             check(f"{name} weights streamed", st["bytes_streamed"] > 0, st)
 
 
+def mkmodel_types(tmp):
+    # Every new weight type and every mix: pshard-mkmodel writes it, pshard-run runs it.
+    for kind in ["q4_1", "q5_0", "q5_1", "iq4_nl", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
+                 "iq4_xs", "q4_k_m", "q5_k_m", "q3_k_m", "q2_k"]:
+        model = os.path.join(tmp, f"mk-{kind}.gguf")
+        p = run(mk_bin, "-o", model, "--n-embd", "256", "--n-layer", "2", "--n-head", "4",
+                "--n-head-kv", "2", "--n-ff", "512", "--type", kind)
+        check(f"mkmodel --type {kind}", p.returncode == 0, p.stderr)
+        if p.returncode != 0:
+            continue
+        p = run(run_bin, "-m", model, "-p", "Hello", "-n", "4", "--temp", "0", "--json")
+        check(f"run {kind} model",
+              p.returncode == 0 and len(json.loads(p.stdout)["generated_tokens"]) == 4, p.stderr)
+    p = run(mk_bin, "-o", os.path.join(tmp, "bad.gguf"), "--n-embd", "64", "--type", "q4_k")
+    check("mkmodel q4_k with rows of 64 fails", p.returncode != 0 and "q4_k" in p.stderr, p.stderr)
+    p = run(mk_bin, "-o", os.path.join(tmp, "bad.gguf"), "--type", "q4_k_x")
+    check("mkmodel unknown type lists the mixes", p.returncode != 0 and "q4_k_m" in p.stderr, p.stderr)
+
+
 with tempfile.TemporaryDirectory() as tmp:
+    mkmodel_types(tmp)
     for name in TOP3:
         model = os.path.join(shared, "models", name)
         if not os.path.exists(model):
