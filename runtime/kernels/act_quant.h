@@ -82,10 +82,20 @@ struct Q8kLayout {
   size_t bsums_offset() const { return d_offset() + static_cast<size_t>(nsb) * 4; }
 };
 
+// The 16 sums of a super-block's 256 quants, in plain loops.
+inline void q8k_sums(const int8_t* q, int16_t* sums) {
+  for (int k = 0; k < 16; ++k) {
+    int sum = 0;
+    for (int j = 0; j < 16; ++j)
+      sum += q[16 * k + j];
+    sums[k] = static_cast<int16_t>(sum);
+  }
+}
+
 // Packs one token in the q8k layout, one super-block at a time through
-// `quantize(x, q)` (256 values; returns d); the sums are exact integers.
-template <class Quantize>
-void pack_q8k_with(const float* x, int64_t cols, uint8_t* dst, Quantize quantize) {
+// `quantize(x, q)` (256 values; returns d) and `sums(q, sums)` (16 exact sums).
+template <class Quantize, class Sums>
+void pack_q8k_with(const float* x, int64_t cols, uint8_t* dst, Quantize quantize, Sums sums) {
   const Q8kLayout l = Q8kLayout::of(cols);
   int8_t* q = reinterpret_cast<int8_t*>(dst);
   float* d = reinterpret_cast<float*>(dst + l.d_offset());
@@ -93,12 +103,7 @@ void pack_q8k_with(const float* x, int64_t cols, uint8_t* dst, Quantize quantize
   for (int64_t b = 0; b < l.nsb; ++b) {
     int8_t* qb = q + b * kActSuperBlock;
     d[b] = quantize(x + b * kActSuperBlock, qb);
-    for (int k = 0; k < 16; ++k) {
-      int sum = 0;
-      for (int j = 0; j < 16; ++j)
-        sum += qb[16 * k + j];
-      bsums[16 * b + k] = static_cast<int16_t>(sum);
-    }
+    sums(qb, bsums + 16 * b);
   }
 }
 

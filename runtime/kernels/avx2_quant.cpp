@@ -162,20 +162,11 @@ template <class W> struct QuantTile {
 
   template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
     const int64_t nb = a.w.cols / kActBlock;
-    const uint8_t* rows[R];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
-    const uint8_t* xs[T];
-    PSHARD_UNROLL
-    for (int j = 0; j < T; ++j)
-      xs[j] = a.act + (t + j) * a.act_stride;
+    const TileOperands<R, T> op(a, r, t);
+    const auto& rows = op.rows;
+    const auto& xs = op.xs;
     __m256 acc[R][T];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      PSHARD_UNROLL
-      for (int j = 0; j < T; ++j)
-        acc[i][j] = _mm256_setzero_ps();
+    fill_tile(acc, _mm256_setzero_ps());
 
     for (int64_t b = 0; b < nb; ++b) {
       __m256i wq[R], sign[R];
@@ -245,12 +236,7 @@ constexpr KernelSet kAvx2 = {
     legacy<Q5_0Weights>(),
     legacy<MinWeights<true>>(),
     legacy<Iq4NlWeights>(),
-    {avx2::q8k_act_bytes, avx2::q8k_act_pack, avx2::gemm_q2_k},
-    {avx2::q8k_act_bytes, avx2::q8k_act_pack, avx2::gemm_q3_k},
-    {avx2::q8k_act_bytes, avx2::q8k_act_pack, avx2::gemm_q4_k},
-    {avx2::q8k_act_bytes, avx2::q8k_act_pack, avx2::gemm_q5_k},
-    {avx2::q8k_act_bytes, avx2::q8k_act_pack, avx2::gemm_q6_k},
-    {avx2::q8k_act_bytes, avx2::q8k_act_pack, avx2::gemm_iq4_xs},
+    PSHARD_KQUANT_TYPE_KERNELS(avx2),
     {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::attend},
     avx2::stream_sum,
 };

@@ -60,21 +60,7 @@ struct Avx512Vectors {
 
 } // namespace
 
-size_t q8k_act_bytes(int64_t cols) { return q8k_bytes(cols); }
-void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst) { q8k_pack(x, cols, dst); }
-
-#define PSHARD_AVX512_KQUANT_GEMM(name, Fmt)                                                      \
-  void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,      \
-            int64_t n_tokens, float* y, int64_t ldy) {                                            \
-    gemm_kquant<Avx512Vectors, Fmt>(w, r0, r1, act, stride, n_tokens, y, ldy);                    \
-  }
-PSHARD_AVX512_KQUANT_GEMM(gemm_q2_k, Q2KFormat)
-PSHARD_AVX512_KQUANT_GEMM(gemm_q3_k, Q3KFormat)
-PSHARD_AVX512_KQUANT_GEMM(gemm_q4_k, Q45KFormat<false>)
-PSHARD_AVX512_KQUANT_GEMM(gemm_q5_k, Q45KFormat<true>)
-PSHARD_AVX512_KQUANT_GEMM(gemm_q6_k, Q6KFormat)
-PSHARD_AVX512_KQUANT_GEMM(gemm_iq4_xs, Iq4XsFormat)
-#undef PSHARD_AVX512_KQUANT_GEMM
+PSHARD_DEFINE_KQUANT_EXPORTS(Avx512Vectors)
 
 } // namespace pshard::kernels::avx512
 #endif

@@ -107,20 +107,11 @@ template <class W> struct QuantTile {
 
   template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
     const int64_t nb = a.w.cols / kActBlock, pairs = pairs_of(a.w.cols);
-    const uint8_t* rows[R];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
-    const uint8_t* xs[T];
-    PSHARD_UNROLL
-    for (int j = 0; j < T; ++j)
-      xs[j] = a.act + (t + j) * a.act_stride;
+    const TileOperands<R, T> op(a, r, t);
+    const auto& rows = op.rows;
+    const auto& xs = op.xs;
     __m512 acc[R][T];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      PSHARD_UNROLL
-      for (int j = 0; j < T; ++j)
-        acc[i][j] = _mm512_setzero_ps();
+    fill_tile(acc, _mm512_setzero_ps());
 
     for (int64_t p = 0; p < pairs; ++p) {
       const bool lone = 2 * p + 1 == nb;
@@ -190,12 +181,7 @@ constexpr KernelSet kAvx512 = {
     legacy<Q5_0Weights>(),
     legacy<MinWeights<true>>(),
     legacy<Iq4NlWeights>(),
-    {avx512::q8k_act_bytes, avx512::q8k_act_pack, avx512::gemm_q2_k},
-    {avx512::q8k_act_bytes, avx512::q8k_act_pack, avx512::gemm_q3_k},
-    {avx512::q8k_act_bytes, avx512::q8k_act_pack, avx512::gemm_q4_k},
-    {avx512::q8k_act_bytes, avx512::q8k_act_pack, avx512::gemm_q5_k},
-    {avx512::q8k_act_bytes, avx512::q8k_act_pack, avx512::gemm_q6_k},
-    {avx512::q8k_act_bytes, avx512::q8k_act_pack, avx512::gemm_iq4_xs},
+    PSHARD_KQUANT_TYPE_KERNELS(avx512),
     {avx512::sum_squares, avx512::softmax, avx512::silu_mul, avx512::attend},
     avx512::stream_sum,
 };

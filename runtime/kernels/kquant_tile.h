@@ -40,20 +40,11 @@ template <class V, class F> struct KQuantTile {
 
   template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
     const Q8kLayout l = Q8kLayout::of(a.w.cols);
-    const uint8_t* rows[R];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
-    const uint8_t* xs[T];
-    PSHARD_UNROLL
-    for (int j = 0; j < T; ++j)
-      xs[j] = a.act + (t + j) * a.act_stride;
+    const TileOperands<R, T> op(a, r, t);
+    const auto& rows = op.rows;
+    const auto& xs = op.xs;
     Fl acc[R][T];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      PSHARD_UNROLL
-      for (int j = 0; j < T; ++j)
-        acc[i][j] = V::zero_f();
+    fill_tile(acc, V::zero_f());
 
     for (int64_t sb = 0; sb < l.nsb; ++sb) {
       const uint8_t* blocks[R];
@@ -71,11 +62,7 @@ template <class V, class F> struct KQuantTile {
         cs[i] = V::prepare_scales(ks[i].sc);
       }
       I isum[R][T];
-      PSHARD_UNROLL
-      for (int i = 0; i < R; ++i)
-        PSHARD_UNROLL
-        for (int j = 0; j < T; ++j)
-          isum[i][j] = V::zero_i();
+      fill_tile(isum, V::zero_i());
 
       for_each_chunk(
           [&]<int C>() __attribute__((always_inline)) {
@@ -129,29 +116,38 @@ void gemm_kquant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act
   run_tiles<KQuantTile<V, F>>(w, r0, r1, act, stride, n_tokens, y, ldy);
 }
 
-size_t q8k_bytes(int64_t cols) { return Q8kLayout::of(cols).bytes(); }
-
 // The q8k packing (act_quant.h), its 16-value sums from vpsadbw: the quants offset
 // by 128 are unsigned, and each 64-bit lane sums eight of them.
 void q8k_pack(const float* x, int64_t cols, uint8_t* dst) {
-  const Q8kLayout l = Q8kLayout::of(cols);
-  int8_t* q = reinterpret_cast<int8_t*>(dst);
-  float* d = reinterpret_cast<float*>(dst + l.d_offset());
-  int16_t* bsums = reinterpret_cast<int16_t*>(dst + l.bsums_offset());
-  for (int64_t b = 0; b < l.nsb; ++b) {
-    int8_t* qb = q + b * kActSuperBlock;
-    d[b] = quantize_super_block_avx2(x + b * kActSuperBlock, qb);
+  pack_q8k_with(x, cols, dst, quantize_super_block_avx2, [](const int8_t* q, int16_t* sums) {
     for (int k = 0; k < kActSuperBlock / 32; ++k) {
-      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(qb + 32 * k));
-      const __m256i sums = _mm256_sad_epu8(_mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))),
-                                           _mm256_setzero_si256());
+      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(q + 32 * k));
+      const __m256i s8 = _mm256_sad_epu8(_mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))),
+                                         _mm256_setzero_si256());
       alignas(32) int64_t s[4];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(s), sums);
-      bsums[16 * b + 2 * k] = static_cast<int16_t>(s[0] + s[1] - 16 * 128);
-      bsums[16 * b + 2 * k + 1] = static_cast<int16_t>(s[2] + s[3] - 16 * 128);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(s), s8);
+      sums[2 * k] = static_cast<int16_t>(s[0] + s[1] - 16 * 128);
+      sums[2 * k + 1] = static_cast<int16_t>(s[2] + s[3] - 16 * 128);
     }
-  }
+  });
 }
 
 } // namespace
 } // namespace pshard::kernels
+
+// Defines an ISA file's exported K-quant functions (simd_exports.h) over its vector
+// policy; use inside that ISA's namespace, after the policy.
+#define PSHARD_KQUANT_GEMM(name, Vectors, Fmt)                                                    \
+  void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,      \
+            int64_t n_tokens, float* y, int64_t ldy) {                                            \
+    gemm_kquant<Vectors, Fmt>(w, r0, r1, act, stride, n_tokens, y, ldy);                          \
+  }
+#define PSHARD_DEFINE_KQUANT_EXPORTS(Vectors)                                                     \
+  size_t q8k_act_bytes(int64_t cols) { return Q8kLayout::of(cols).bytes(); }                     \
+  void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst) { q8k_pack(x, cols, dst); }       \
+  PSHARD_KQUANT_GEMM(gemm_q2_k, Vectors, Q2KFormat)                                               \
+  PSHARD_KQUANT_GEMM(gemm_q3_k, Vectors, Q3KFormat)                                               \
+  PSHARD_KQUANT_GEMM(gemm_q4_k, Vectors, Q45KFormat<false>)                                       \
+  PSHARD_KQUANT_GEMM(gemm_q5_k, Vectors, Q45KFormat<true>)                                        \
+  PSHARD_KQUANT_GEMM(gemm_q6_k, Vectors, Q6KFormat)                                               \
+  PSHARD_KQUANT_GEMM(gemm_iq4_xs, Vectors, Iq4XsFormat)

@@ -43,6 +43,16 @@ void min_range_codes(const float* x, int levels, uint8_t* dm, int* codes) {
     codes[j] = clamped_round((x[j] - m) * id, 0, levels);
 }
 
+// Symmetric blocks: the value of largest magnitude maps to `extreme` (d stored at
+// d_at); each value's code is code(x / d).
+template <class Code> void symmetric_codes(const float* x, float extreme, uint8_t* d_at, int* codes, Code code) {
+  store_half(d_at, signed_max(x, kLegacyValues) / extreme);
+  const float d = f16_at(d_at);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  for (int j = 0; j < kLegacyValues; ++j)
+    codes[j] = code(x[j] * id);
+}
+
 } // namespace
 
 void quantize_q4_1(const float* src, uint8_t* dst, int64_t n) {
@@ -65,12 +75,8 @@ void quantize_q5_1(const float* src, uint8_t* dst, int64_t n) {
 // Q5_0: as Q4_0 with 32 levels: the value of largest magnitude maps to -16.
 void quantize_q5_0(const float* src, uint8_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; i += kLegacyValues, dst += kQ5_0Bytes) {
-    store_half(dst, signed_max(src + i, kLegacyValues) / -16.0f);
-    const float d = f16_at(dst);
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
     int codes[kLegacyValues];
-    for (int j = 0; j < kLegacyValues; ++j)
-      codes[j] = clamped_round(src[i + j] * id, -16, 15) + 16;
+    symmetric_codes(src + i, -16.0f, dst, codes, [](float v) { return clamped_round(v, -16, 15) + 16; });
     store_fifth_bits(codes, dst + 2);
     store_nibbles(codes, dst + 6);
   }
@@ -80,12 +86,8 @@ void quantize_q5_0(const float* src, uint8_t* dst, int64_t n) {
 // takes the nearest table entry.
 void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; i += kLegacyValues, dst += kIq4NlBytes) {
-    store_half(dst, signed_max(src + i, kLegacyValues) / -127.0f);
-    const float d = f16_at(dst);
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
     int codes[kLegacyValues];
-    for (int j = 0; j < kLegacyValues; ++j)
-      codes[j] = nearest_iq4_index(src[i + j] * id);
+    symmetric_codes(src + i, -127.0f, dst, codes, nearest_iq4_index);
     store_nibbles(codes, dst + 2);
   }
 }

@@ -11,6 +11,7 @@
 #include "runtime/kernels/kernel_set.h"
 #include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/scalar_quant.h"
+#include "runtime/kernels/simd_exports.h" // PSHARD_KQUANT_TYPE_KERNELS
 
 namespace pshard::kernels {
 namespace {
@@ -141,12 +142,7 @@ constexpr KernelSet kScalar = {
     {q8_act_bytes, q8_act_pack, gemm_quant<Q5_0Block>},
     {q8_act_bytes, q8_act_pack, gemm_quant<Q5_1Block>},
     {q8_act_bytes, q8_act_pack, gemm_quant<Iq4NlBlock>},
-    {scalar::q8k_act_bytes, scalar::q8k_act_pack, scalar::gemm_q2_k},
-    {scalar::q8k_act_bytes, scalar::q8k_act_pack, scalar::gemm_q3_k},
-    {scalar::q8k_act_bytes, scalar::q8k_act_pack, scalar::gemm_q4_k},
-    {scalar::q8k_act_bytes, scalar::q8k_act_pack, scalar::gemm_q5_k},
-    {scalar::q8k_act_bytes, scalar::q8k_act_pack, scalar::gemm_q6_k},
-    {scalar::q8k_act_bytes, scalar::q8k_act_pack, scalar::gemm_iq4_xs},
+    PSHARD_KQUANT_TYPE_KERNELS(scalar),
     {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::attend},
     stream_sum,
 };

@@ -161,9 +161,10 @@ void gemm_kquant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act
 size_t q8k_act_bytes(int64_t cols) { return Q8kLayout::of(cols).bytes(); }
 
 void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst) {
-  pack_q8k_with(x, cols, dst, [](const float* v, int8_t* q) {
-    return quantize_act_values(v, kActSuperBlock, q);
-  });
+  pack_q8k_with(
+      x, cols, dst,
+      [](const float* v, int8_t* q) { return quantize_act_values(v, kActSuperBlock, q); },
+      q8k_sums);
 }
 
 #define PSHARD_SCALAR_KQUANT_GEMM(name, F)                                                        \

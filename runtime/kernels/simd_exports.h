@@ -43,6 +43,15 @@ PSHARD_DECLARE_ISA_KERNELS(avx2)
 PSHARD_DECLARE_ISA_KERNELS(avx512)
 
 #undef PSHARD_DECLARE_ISA_KERNELS
+
+// The K-quant rows of an ISA's KernelSet (q2_k … iq4_xs, in KernelSet's order).
+#define PSHARD_KQUANT_TYPE_KERNELS(ns)                                                          \
+  {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q2_k},                                           \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q3_k},                                       \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q4_k},                                       \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q5_k},                                       \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q6_k},                                       \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_iq4_xs}
 #undef PSHARD_DECLARE_GEMM
 
 } // namespace pshard::kernels
