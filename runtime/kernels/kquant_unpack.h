@@ -153,12 +153,23 @@ struct Iq4XsFormat {
   static constexpr size_t kBytes = kIq4XsBytes;
   static constexpr Mins kMins = Mins::kNone;
   static constexpr bool kSigned = true;
+  // The 8 six-bit codes, byte s = code of sub-block s: nibble s of scales_l and the
+  // 2-bit field s of scales_h, each spread to byte s by shift-and-mask steps.
   static KScales scales(const uint8_t* b) {
-    uint64_t codes = 0;
-    for (int s = 0; s < 8; ++s)
-      codes |= static_cast<uint64_t>(static_cast<uint8_t>(iq4xs_scale_code(b, s) - 32)) << (8 * s);
-    const __m128i v = _mm_cvtsi64_si128(static_cast<long long>(codes));
-    return {_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(v, v)), _mm256_setzero_si256(), f16_at(b), 0.0f};
+    uint64_t low = u32_at(b + kIq4XsScalesL);
+    low = (low | low << 16) & 0x0000ffff0000ffffull;
+    low = (low | low << 8) & 0x00ff00ff00ff00ffull;
+    low = (low | low << 4) & 0x0f0f0f0f0f0f0f0full;
+    uint16_t h;
+    std::memcpy(&h, b + kIq4XsScalesH, 2);
+    uint64_t high = h;
+    high = (high | high << 24) & 0x000000ff000000ffull;
+    high = (high | high << 12) & 0x000f000f000f000full;
+    high = (high | high << 6) & 0x0303030303030303ull;
+    const __m128i codes = _mm_sub_epi8(_mm_cvtsi64_si128(static_cast<long long>(low | high << 4)),
+                                       _mm_set1_epi8(32));
+    return {_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(codes, codes)), _mm256_setzero_si256(), f16_at(b),
+            0.0f};
   }
   template <int K> static __m256i unpack(const uint8_t* b) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + kIq4XsQs + 16 * K));

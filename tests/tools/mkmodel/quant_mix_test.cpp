@@ -174,8 +174,9 @@ TEST(QuantMix, GeneratedMixesLoadAndRun) {
     auto f = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
     ASSERT_TRUE(f.ok()) << f.status().to_string();
     for (const gguf::TensorInfo& t : (*f)->tensors()) {
-      if (t.dims.size() >= 2)
+      if (t.dims.size() >= 2) {
         EXPECT_EQ(t.type, tensor_type_for(s, t.name, class_of(t.name), t.dims)) << t.name;
+      }
     }
     auto model = LlamaModel::load(path);
     ASSERT_TRUE(model.ok()) << model.status().to_string();
