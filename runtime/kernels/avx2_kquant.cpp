@@ -36,11 +36,14 @@ struct Avx2Vectors {
   // Chunk C holds sub-blocks 2C and 2C+1 of 16 values: eight int16 lanes of each scale.
   template <int C> static I chunk_scales(const ChunkScales& s) {
     constexpr int base = (C % 2) * 2 + (C / 4) * 4;
-    const __m256i idx = _mm256_setr_epi32(base, base, base, base, base + 1, base + 1, base + 1, base + 1);
+    const __m256i idx =
+        _mm256_setr_epi32(base, base, base, base, base + 1, base + 1, base + 1, base + 1);
     return _mm256_permutevar8x32_epi32((C / 2) % 2 == 0 ? s.lo : s.hi, idx);
   }
 
-  static I load_q(const uint8_t* p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(p)); }
+  static I load_q(const uint8_t* p) {
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+  }
   static I abs_bytes(I w) { return _mm256_abs_epi8(w); }
   static I sign_of(I x, I w) { return _mm256_sign_epi8(x, w); }
   static I dot(I acc, I u, I x, I sc) {

@@ -33,8 +33,8 @@ __m512 pair_scales(const uint8_t* b0, const uint8_t* b1, __m512i idx) {
 // The nibbles of a pair's quant bytes (qs1 null: zeros): [lo(b) lo(b+1) hi(b) hi(b+1)].
 __m512i pair_nibbles(const uint8_t* qs0, const uint8_t* qs1) {
   const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs0));
-  const __m128i c = qs1 != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs1))
-                                   : _mm_setzero_si128();
+  const __m128i c =
+      qs1 != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs1)) : _mm_setzero_si128();
   const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), c, 1);
   const __m256i mask = _mm256_set1_epi8(0x0f);
   const __m256i lo = _mm256_and_si256(v, mask);
@@ -50,7 +50,8 @@ __m512i add_fifth_bits(__m512i nibbles, const uint8_t* qh0, const uint8_t* qh1) 
   __builtin_memcpy(&h0, qh0, 4);
   if (qh1 != nullptr)
     __builtin_memcpy(&h1, qh1, 4);
-  const uint64_t bits = (h0 & 0xffffull) | (h1 & 0xffffull) << 16 | static_cast<uint64_t>(h0 >> 16) << 32 |
+  const uint64_t bits = (h0 & 0xffffull) | (h1 & 0xffffull) << 16 |
+                        static_cast<uint64_t>(h0 >> 16) << 32 |
                         static_cast<uint64_t>(h1 >> 16) << 48;
   return _mm512_or_si512(nibbles, _mm512_maskz_mov_epi8(bits, _mm512_set1_epi8(16)));
 }
@@ -66,14 +67,18 @@ struct Q8Weights {
   static constexpr size_t kBlock = kQ8Block;
   static constexpr int kOffset = 128;
   static constexpr bool kSplitHalves = false, kMin = false;
-  static __m512i lanes() { return _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0); }
+  static __m512i lanes() {
+    return _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  }
   // b1 null: a lone last block; its half stays zero.
   static void load_for_tokens(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-    const __m256i lo = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2)), flip);
-    const __m256i hi = b1 != nullptr
-        ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), flip)
-        : _mm256_setzero_si256();
+    const __m256i lo =
+        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2)), flip);
+    const __m256i hi =
+        b1 != nullptr
+            ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), flip)
+            : _mm256_setzero_si256();
     *q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
     *d = pair_scales(b0, b1, lanes());
   }
@@ -97,18 +102,17 @@ struct Q4Weights {
     // block loads 18 bytes; its missing half reads as zero quants and scale.
     const __mmask64 bytes = b1 != nullptr ? 0xFFFFFFFFFull : 0x3FFFFull;
     const __m512i v = _mm512_maskz_loadu_epi8(bytes, b0);
-    const __m512i quant_words = _mm512_set_epi16(
-        17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1,
-        17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1);
+    const __m512i quant_words =
+        _mm512_set_epi16(17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1, 17, 16, 15, 14, 13,
+                         12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1);
     // Low nibbles in the lower half, high nibbles in the upper half.
-    const __m512i shifts = _mm512_set_epi16(4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-                                            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i shifts = _mm512_set_epi16(4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 0, 0, 0,
+                                            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     const __m512i qs = _mm512_permutexvar_epi16(quant_words, v);
     *q = _mm512_and_si512(_mm512_srlv_epi16(qs, shifts), _mm512_set1_epi8(0x0f));
     // Lane l's block (lanes(): [b b b b b+1 b+1 b+1 b+1] twice) takes d0 or d1.
-    const __m512i scale_words = _mm512_set_epi16(
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        9, 9, 9, 9, 0, 0, 0, 0, 9, 9, 9, 9, 0, 0, 0, 0);
+    const __m512i scale_words = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9,
+                                                 9, 9, 9, 0, 0, 0, 0, 9, 9, 9, 9, 0, 0, 0, 0);
     *d = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(scale_words, v)));
   }
   // Prefill's loader: loads, inserts and integer ops, which leave the FMA pipes
@@ -160,8 +164,9 @@ struct Iq4NlWeights {
   static constexpr int kOffset = 128;
   static constexpr bool kSplitHalves = true, kMin = false;
   static void load_for_tokens(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    const __m128i table = _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)),
-                                       _mm_set1_epi8(static_cast<char>(128)));
+    const __m128i table =
+        _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)),
+                     _mm_set1_epi8(static_cast<char>(128)));
     *q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(table), pair_nibbles(b0 + 2, at(b1, 2)));
     *d = pair_scales(b0, b1, split_lanes());
   }

@@ -48,7 +48,9 @@ struct Avx512Vectors {
   static I sign_of(I x, I w) {
     return _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w), _mm512_setzero_si512(), x);
   }
-  static I dot(I acc, I u, I x, I sc) { return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u, x), sc); }
+  static I dot(I acc, I u, I x, I sc) {
+    return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u, x), sc);
+  }
   static I widen(__m256i v) { return _mm512_zextsi256_si512(v); }
   static I sub_i(I a, I b) { return _mm512_sub_epi32(a, b); }
   static F to_float(I v) { return _mm512_cvtepi32_ps(v); }

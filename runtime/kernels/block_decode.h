@@ -23,12 +23,12 @@ constexpr int kSuperValues = 256; // values per K-quant super-block
 // Byte sizes and field offsets (ggml's field order).
 constexpr size_t kQ8_0Bytes = 34, kQ4_0Bytes = 18;
 constexpr size_t kQ4_1Bytes = 20, kQ5_0Bytes = 22, kQ5_1Bytes = 24, kIq4NlBytes = 18;
-constexpr size_t kQ2KBytes = 84, kQ3KBytes = 110, kQ4KBytes = 144, kQ5KBytes = 176,
-                 kQ6KBytes = 210, kIq4XsBytes = 136;
-constexpr size_t kQ2KScales = 0, kQ2KQs = 16, kQ2KD = 80;            // dmin at 82
+constexpr size_t kQ2KBytes = 84, kQ3KBytes = 110, kQ4KBytes = 144, kQ5KBytes = 176, kQ6KBytes = 210,
+                 kIq4XsBytes = 136;
+constexpr size_t kQ2KScales = 0, kQ2KQs = 16, kQ2KD = 80; // dmin at 82
 constexpr size_t kQ3KHmask = 0, kQ3KQs = 32, kQ3KScales = 96, kQ3KD = 108;
-constexpr size_t kQ4KScales = 4, kQ4KQs = 16;                        // d at 0, dmin at 2
-constexpr size_t kQ5KScales = 4, kQ5KQh = 16, kQ5KQs = 48;           // d at 0, dmin at 2
+constexpr size_t kQ4KScales = 4, kQ4KQs = 16;              // d at 0, dmin at 2
+constexpr size_t kQ5KScales = 4, kQ5KQh = 16, kQ5KQs = 48; // d at 0, dmin at 2
 constexpr size_t kQ6KQl = 0, kQ6KQh = 128, kQ6KScales = 192, kQ6KD = 208;
 constexpr size_t kIq4XsScalesH = 2, kIq4XsScalesL = 4, kIq4XsQs = 8; // d at 0
 
@@ -45,9 +45,7 @@ inline uint32_t u32_at(const uint8_t* p) {
 }
 
 // The 4-bit code of value j (0..31) of a legacy block's 16 quant bytes.
-inline int nibble_of(const uint8_t* qs, int j) {
-  return j < 16 ? qs[j] & 15 : qs[j - 16] >> 4;
-}
+inline int nibble_of(const uint8_t* qs, int j) { return j < 16 ? qs[j] & 15 : qs[j - 16] >> 4; }
 
 // The 5-bit code of value j of a Q5_0 / Q5_1 block: the nibble plus bit j of qh.
 inline int five_bits_of(const uint8_t* qh, const uint8_t* qs, int j) {

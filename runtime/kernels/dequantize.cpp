@@ -5,10 +5,9 @@
 // a float), d * q + m and dl * q - ml round once more. So every value is the
 // float nearest the exact real value, bit for bit what ggml's dequantizers give
 // (signed zeros included) and what the float64 reference in the tests computes.
-#include "runtime/kernels/quantize.h"
-
 #include "runtime/kernels/block_decode.h"
 #include "runtime/kernels/convert.h"
+#include "runtime/kernels/quantize.h"
 
 #include <cstring>
 
@@ -110,21 +109,28 @@ int64_t dequantize_blocks(TensorType type, const uint8_t* in, float* dst, int64_
       return f16_at(b) * static_cast<float>(kIq4Values[nibble_of(b + 2, j)]);
     });
     break;
-  case TensorType::kQ2_K: dequantize_super<kQ2KBytes>(dequantize_q2_k, in, dst, whole); break;
-  case TensorType::kQ3_K: dequantize_super<kQ3KBytes>(dequantize_q3_k, in, dst, whole); break;
+  case TensorType::kQ2_K:
+    dequantize_super<kQ2KBytes>(dequantize_q2_k, in, dst, whole);
+    break;
+  case TensorType::kQ3_K:
+    dequantize_super<kQ3KBytes>(dequantize_q3_k, in, dst, whole);
+    break;
   case TensorType::kQ4_K:
     dequantize_super<kQ4KBytes>(dequantize_q45_k<q4k_code>, in, dst, whole);
     break;
   case TensorType::kQ5_K:
     dequantize_super<kQ5KBytes>(dequantize_q45_k<q5k_code>, in, dst, whole);
     break;
-  case TensorType::kQ6_K: dequantize_super<kQ6KBytes>(dequantize_q6_k, in, dst, whole); break;
+  case TensorType::kQ6_K:
+    dequantize_super<kQ6KBytes>(dequantize_q6_k, in, dst, whole);
+    break;
   case TensorType::kIQ4_XS:
     dequantize_super<kIq4XsBytes>(dequantize_iq4_xs, in, dst, whole);
     break;
   case TensorType::kF32:
   case TensorType::kF16:
-  case TensorType::kBF16: return 0; // not block types
+  case TensorType::kBF16:
+    return 0; // not block types
   }
   return whole;
 }

@@ -29,7 +29,8 @@ namespace {
 
 // Calls fn.template operator()<C>() for C = 0, 1, …: the chunk loop, unrolled, so
 // every chunk's shifts and offsets are constants.
-template <class Fn, int... C> inline void for_each_chunk(Fn&& fn, std::integer_sequence<int, C...>) {
+template <class Fn, int... C>
+inline void for_each_chunk(Fn&& fn, std::integer_sequence<int, C...>) {
   (fn.template operator()<C>(), ...);
 }
 
@@ -57,7 +58,8 @@ template <class V, class F> struct KQuantTile {
         // prefetchers stop: prefetch every line of the block ahead, into L2.
         PSHARD_UNROLL
         for (size_t line = 0; line < F::kBytes; line += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(blocks[i] + V::kPrefetchAhead + line), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(blocks[i] + V::kPrefetchAhead + line),
+                       _MM_HINT_T1);
         ks[i] = F::scales(blocks[i]);
         cs[i] = V::prepare_scales(ks[i].sc);
       }
@@ -105,8 +107,8 @@ template <class V, class F> struct KQuantTile {
     PSHARD_UNROLL
     for (int j = 0; j < T; ++j)
       PSHARD_UNROLL
-      for (int i = 0; i < R; ++i)
-        a.y[(t + j) * a.ldy + r + i] = V::sum(acc[i][j]);
+    for (int i = 0; i < R; ++i)
+      a.y[(t + j) * a.ldy + r + i] = V::sum(acc[i][j]);
   }
 };
 
@@ -122,8 +124,8 @@ void q8k_pack(const float* x, int64_t cols, uint8_t* dst) {
   pack_q8k_with(x, cols, dst, quantize_super_block_avx2, [](const int8_t* q, int16_t* sums) {
     for (int k = 0; k < kActSuperBlock / 32; ++k) {
       const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(q + 32 * k));
-      const __m256i s8 = _mm256_sad_epu8(_mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))),
-                                         _mm256_setzero_si256());
+      const __m256i s8 = _mm256_sad_epu8(
+          _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))), _mm256_setzero_si256());
       alignas(32) int64_t s[4];
       _mm256_store_si256(reinterpret_cast<__m256i*>(s), s8);
       sums[2 * k] = static_cast<int16_t>(s[0] + s[1] - 16 * 128);
@@ -137,17 +139,17 @@ void q8k_pack(const float* x, int64_t cols, uint8_t* dst) {
 
 // Defines an ISA file's exported K-quant functions (simd_exports.h) over its vector
 // policy; use inside that ISA's namespace, after the policy.
-#define PSHARD_KQUANT_GEMM(name, Vectors, Fmt)                                                    \
-  void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,      \
-            int64_t n_tokens, float* y, int64_t ldy) {                                            \
-    gemm_kquant<Vectors, Fmt>(w, r0, r1, act, stride, n_tokens, y, ldy);                          \
+#define PSHARD_KQUANT_GEMM(name, Vectors, Fmt)                                                     \
+  void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,        \
+            int64_t n_tokens, float* y, int64_t ldy) {                                             \
+    gemm_kquant<Vectors, Fmt>(w, r0, r1, act, stride, n_tokens, y, ldy);                           \
   }
-#define PSHARD_DEFINE_KQUANT_EXPORTS(Vectors)                                                     \
-  size_t q8k_act_bytes(int64_t cols) { return Q8kLayout::of(cols).bytes(); }                     \
-  void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst) { q8k_pack(x, cols, dst); }       \
-  PSHARD_KQUANT_GEMM(gemm_q2_k, Vectors, Q2KFormat)                                               \
-  PSHARD_KQUANT_GEMM(gemm_q3_k, Vectors, Q3KFormat)                                               \
-  PSHARD_KQUANT_GEMM(gemm_q4_k, Vectors, Q45KFormat<false>)                                       \
-  PSHARD_KQUANT_GEMM(gemm_q5_k, Vectors, Q45KFormat<true>)                                        \
-  PSHARD_KQUANT_GEMM(gemm_q6_k, Vectors, Q6KFormat)                                               \
+#define PSHARD_DEFINE_KQUANT_EXPORTS(Vectors)                                                      \
+  size_t q8k_act_bytes(int64_t cols) { return Q8kLayout::of(cols).bytes(); }                       \
+  void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst) { q8k_pack(x, cols, dst); }        \
+  PSHARD_KQUANT_GEMM(gemm_q2_k, Vectors, Q2KFormat)                                                \
+  PSHARD_KQUANT_GEMM(gemm_q3_k, Vectors, Q3KFormat)                                                \
+  PSHARD_KQUANT_GEMM(gemm_q4_k, Vectors, Q45KFormat<false>)                                        \
+  PSHARD_KQUANT_GEMM(gemm_q5_k, Vectors, Q45KFormat<true>)                                         \
+  PSHARD_KQUANT_GEMM(gemm_q6_k, Vectors, Q6KFormat)                                                \
   PSHARD_KQUANT_GEMM(gemm_iq4_xs, Vectors, Iq4XsFormat)

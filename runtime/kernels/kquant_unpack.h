@@ -91,10 +91,11 @@ struct Q3KFormat {
     const uint32_t a0 = u32_at(b + kQ3KScales), a1 = u32_at(b + kQ3KScales + 4),
                    a2 = u32_at(b + kQ3KScales + 8);
     const uint32_t lo = 0x0f0f0f0fu, hi = 0x03030303u;
-    const __m128i codes = _mm_setr_epi32(
-        static_cast<int>((a0 & lo) | (a2 & hi) << 4), static_cast<int>((a1 & lo) | ((a2 >> 2) & hi) << 4),
-        static_cast<int>(((a0 >> 4) & lo) | ((a2 >> 4) & hi) << 4),
-        static_cast<int>(((a1 >> 4) & lo) | ((a2 >> 6) & hi) << 4));
+    const __m128i codes =
+        _mm_setr_epi32(static_cast<int>((a0 & lo) | (a2 & hi) << 4),
+                       static_cast<int>((a1 & lo) | ((a2 >> 2) & hi) << 4),
+                       static_cast<int>(((a0 >> 4) & lo) | ((a2 >> 4) & hi) << 4),
+                       static_cast<int>(((a1 >> 4) & lo) | ((a2 >> 6) & hi) << 4));
     const __m256i sc = _mm256_cvtepi8_epi16(_mm_sub_epi8(codes, _mm_set1_epi8(32)));
     const float d = f16_at(b + kQ3KD);
     return {sc, _mm256_slli_epi16(sc, 2), d, d};
@@ -134,8 +135,8 @@ struct Q6KFormat {
   static constexpr Mins kMins = Mins::kOffset;
   static constexpr bool kSigned = false;
   static KScales scales(const uint8_t* b) {
-    const __m256i sc = _mm256_cvtepi8_epi16(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + kQ6KScales)));
+    const __m256i sc =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + kQ6KScales)));
     const float d = f16_at(b + kQ6KD);
     return {sc, _mm256_slli_epi16(sc, 5), d, d};
   }
@@ -166,15 +167,16 @@ struct Iq4XsFormat {
     high = (high | high << 24) & 0x000000ff000000ffull;
     high = (high | high << 12) & 0x000f000f000f000full;
     high = (high | high << 6) & 0x0303030303030303ull;
-    const __m128i codes = _mm_sub_epi8(_mm_cvtsi64_si128(static_cast<long long>(low | high << 4)),
-                                       _mm_set1_epi8(32));
-    return {_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(codes, codes)), _mm256_setzero_si256(), f16_at(b),
-            0.0f};
+    const __m128i codes =
+        _mm_sub_epi8(_mm_cvtsi64_si128(static_cast<long long>(low | high << 4)), _mm_set1_epi8(32));
+    return {_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(codes, codes)), _mm256_setzero_si256(),
+            f16_at(b), 0.0f};
   }
   template <int K> static __m256i unpack(const uint8_t* b) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + kIq4XsQs + 16 * K));
     const __m128i mask = _mm_set1_epi8(15);
-    const __m256i idx = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
+    const __m256i idx =
+        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), mask), _mm_and_si128(v, mask));
     const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
     return _mm256_shuffle_epi8(_mm256_set_m128i(table, table), idx);
   }
@@ -186,19 +188,22 @@ inline float quantize_super_block_avx2(const float* x, int8_t* q) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 amax = _mm256_setzero_ps();
   for (int j = 0; j < kSuperValues; j += 8)
-    amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), amax); // NaN: skipped, as in the scalar loop
+    amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)),
+                         amax); // NaN: skipped, as in the scalar loop
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
   m = _mm_max_ss(m, _mm_movehdup_ps(m));
   const float d = _mm_cvtss_f32(m) / 127.0f;
   const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
-  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), lim = _mm256_set1_ps(127.0f);
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f),
+               lim = _mm256_set1_ps(127.0f);
   auto codes = [&](const float* p) {
     const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(p), id);
     __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
     const __m256 frac = _mm256_sub_ps(v, t);
     t = _mm256_add_ps(t, _mm256_and_ps(_mm256_cmp_ps(frac, half, _CMP_GE_OQ), one));
-    t = _mm256_sub_ps(t, _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_xor_ps(half, sign), _CMP_LE_OQ), one));
+    t = _mm256_sub_ps(
+        t, _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_xor_ps(half, sign), _CMP_LE_OQ), one));
     t = _mm256_max_ps(_mm256_xor_ps(lim, sign), _mm256_min_ps(lim, t));
     return _mm256_cvttps_epi32(t);
   };

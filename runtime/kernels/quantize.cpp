@@ -5,9 +5,9 @@
 // bytes. The other types' quantizers (quantizers.h) only promise valid blocks.
 #include "runtime/kernels/quantize.h"
 
+#include "runtime/kernels/block_decode.h"
 #include "runtime/kernels/convert.h"
 #include "runtime/kernels/quantizers.h"
-#include "runtime/kernels/block_decode.h"
 
 #include <cmath>
 #include <cstring>
@@ -108,18 +108,42 @@ Status quantize_row(TensorType type, const float* src, void* dst, int64_t n) {
       h[i] = type == TensorType::kF16 ? fp32_to_fp16(src[i]) : fp32_to_bf16(src[i]);
     break;
   }
-  case TensorType::kQ8_0: kernels::quantize_q8_0(src, out, n); break;
-  case TensorType::kQ4_0: kernels::quantize_q4_0(src, out, n); break;
-  case TensorType::kQ4_1: kernels::quantize_q4_1(src, out, n); break;
-  case TensorType::kQ5_0: kernels::quantize_q5_0(src, out, n); break;
-  case TensorType::kQ5_1: kernels::quantize_q5_1(src, out, n); break;
-  case TensorType::kIQ4_NL: kernels::quantize_iq4_nl(src, out, n); break;
-  case TensorType::kQ2_K: kernels::quantize_q2_k(src, out, n); break;
-  case TensorType::kQ3_K: kernels::quantize_q3_k(src, out, n); break;
-  case TensorType::kQ4_K: kernels::quantize_q4_k(src, out, n); break;
-  case TensorType::kQ5_K: kernels::quantize_q5_k(src, out, n); break;
-  case TensorType::kQ6_K: kernels::quantize_q6_k(src, out, n); break;
-  case TensorType::kIQ4_XS: kernels::quantize_iq4_xs(src, out, n); break;
+  case TensorType::kQ8_0:
+    kernels::quantize_q8_0(src, out, n);
+    break;
+  case TensorType::kQ4_0:
+    kernels::quantize_q4_0(src, out, n);
+    break;
+  case TensorType::kQ4_1:
+    kernels::quantize_q4_1(src, out, n);
+    break;
+  case TensorType::kQ5_0:
+    kernels::quantize_q5_0(src, out, n);
+    break;
+  case TensorType::kQ5_1:
+    kernels::quantize_q5_1(src, out, n);
+    break;
+  case TensorType::kIQ4_NL:
+    kernels::quantize_iq4_nl(src, out, n);
+    break;
+  case TensorType::kQ2_K:
+    kernels::quantize_q2_k(src, out, n);
+    break;
+  case TensorType::kQ3_K:
+    kernels::quantize_q3_k(src, out, n);
+    break;
+  case TensorType::kQ4_K:
+    kernels::quantize_q4_k(src, out, n);
+    break;
+  case TensorType::kQ5_K:
+    kernels::quantize_q5_k(src, out, n);
+    break;
+  case TensorType::kQ6_K:
+    kernels::quantize_q6_k(src, out, n);
+    break;
+  case TensorType::kIQ4_XS:
+    kernels::quantize_iq4_xs(src, out, n);
+    break;
   }
   return Status::ok_status();
 }

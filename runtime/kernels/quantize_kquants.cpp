@@ -41,8 +41,8 @@ int unsigned_code(float v, float super, int max_code) {
 // Quantizes the asymmetric super-block types: sub-blocks of `sub` values, codes up
 // to `levels`, scale/min codes up to `max_code`. Writes d, dmin at d_at and returns
 // codes[256] and the sub-blocks' scale and min codes.
-void asymmetric_codes(const float* x, int sub, int levels, int max_code, uint8_t* d_at,
-                      int* codes, int* sc, int* m) {
+void asymmetric_codes(const float* x, int sub, int levels, int max_code, uint8_t* d_at, int* codes,
+                      int* sc, int* m) {
   const int n_sub = kSuperValues / sub;
   ScaleMin sm[16];
   float max_scale = 0.0f, max_min = 0.0f;
@@ -177,8 +177,10 @@ void quantize_q6_k(const float* src, uint8_t* dst, int64_t n) {
     std::memset(dst + kQ6KQl, 0, 192);
     for (int j = 0; j < kSuperValues; ++j) {
       const int c = codes[j] + 32;
-      dst[kQ6KQl + 64 * (j / 128) + j % 64] |= static_cast<uint8_t>((c & 15) << (j % 128 < 64 ? 0 : 4));
-      dst[kQ6KQh + 32 * (j / 128) + j % 32] |= static_cast<uint8_t>((c >> 4) << (2 * (j % 128 / 32)));
+      dst[kQ6KQl + 64 * (j / 128) + j % 64] |=
+          static_cast<uint8_t>((c & 15) << (j % 128 < 64 ? 0 : 4));
+      dst[kQ6KQh + 32 * (j / 128) + j % 32] |=
+          static_cast<uint8_t>((c >> 4) << (2 * (j % 128 / 32)));
     }
   }
 }

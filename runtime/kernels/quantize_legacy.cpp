@@ -45,7 +45,8 @@ void min_range_codes(const float* x, int levels, uint8_t* dm, int* codes) {
 
 // Symmetric blocks: the value of largest magnitude maps to `extreme` (d stored at
 // d_at); each value's code is code(x / d).
-template <class Code> void symmetric_codes(const float* x, float extreme, uint8_t* d_at, int* codes, Code code) {
+template <class Code>
+void symmetric_codes(const float* x, float extreme, uint8_t* d_at, int* codes, Code code) {
   store_half(d_at, signed_max(x, kLegacyValues) / extreme);
   const float d = f16_at(d_at);
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
@@ -76,7 +77,8 @@ void quantize_q5_1(const float* src, uint8_t* dst, int64_t n) {
 void quantize_q5_0(const float* src, uint8_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; i += kLegacyValues, dst += kQ5_0Bytes) {
     int codes[kLegacyValues];
-    symmetric_codes(src + i, -16.0f, dst, codes, [](float v) { return clamped_round(v, -16, 15) + 16; });
+    symmetric_codes(src + i, -16.0f, dst, codes,
+                    [](float v) { return clamped_round(v, -16, 15) + 16; });
     store_fifth_bits(codes, dst + 2);
     store_nibbles(codes, dst + 6);
   }

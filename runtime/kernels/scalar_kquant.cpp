@@ -107,7 +107,8 @@ struct Iq4Xs {
 };
 
 // One super-block's contribution for one token (see the file comment).
-template <Mins M> float super_block_dot(const KInts& w, const int8_t* q, const int16_t* bsums, float dx) {
+template <Mins M>
+float super_block_dot(const KInts& w, const int8_t* q, const int16_t* bsums, float dx) {
   int isum = 0;
   for (int s = 0; s < 16; ++s) {
     int part = 0;
@@ -167,10 +168,10 @@ void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst) {
       q8k_sums);
 }
 
-#define PSHARD_SCALAR_KQUANT_GEMM(name, F)                                                        \
-  void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,      \
-            int64_t n_tokens, float* y, int64_t ldy) {                                            \
-    gemm_kquant<F>(w, r0, r1, act, stride, n_tokens, y, ldy);                                     \
+#define PSHARD_SCALAR_KQUANT_GEMM(name, F)                                                         \
+  void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,        \
+            int64_t n_tokens, float* y, int64_t ldy) {                                             \
+    gemm_kquant<F>(w, r0, r1, act, stride, n_tokens, y, ldy);                                      \
   }
 PSHARD_SCALAR_KQUANT_GEMM(gemm_q2_k, Q2K)
 PSHARD_SCALAR_KQUANT_GEMM(gemm_q3_k, Q3K)

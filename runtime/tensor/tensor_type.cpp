@@ -35,11 +35,12 @@ constexpr std::array<TensorType, kSupported.size()> kSupportedIds = supported_id
 
 // ggml's type ids 0..39, so errors can name what a file holds.
 constexpr std::array<const char*, 40> kGgmlNames = {
-    "f32",  "f16",   "q4_0",  "q4_1",  "q4_2(removed)", "q4_3(removed)", "q5_0",   "q5_1",
-    "q8_0", "q8_1",  "q2_k",  "q3_k",  "q4_k",          "q5_k",          "q6_k",   "q8_k",
-    "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl",  "iq3_s",         "iq2_s",  "iq4_xs",
-    "i8",   "i16",   "i32",   "i64",   "f64",           "iq1_m",         "bf16",   "q4_0_4_4",
-    "q4_0_4_8", "q4_0_8_8", "tq1_0", "tq2_0", "iq4_nl_4_4", "iq4_nl_4_8", "iq4_nl_8_8", "mxfp4"};
+    "f32",   "f16",        "q4_0",       "q4_1",       "q4_2(removed)", "q4_3(removed)", "q5_0",
+    "q5_1",  "q8_0",       "q8_1",       "q2_k",       "q3_k",          "q4_k",          "q5_k",
+    "q6_k",  "q8_k",       "iq2_xxs",    "iq2_xs",     "iq3_xxs",       "iq1_s",         "iq4_nl",
+    "iq3_s", "iq2_s",      "iq4_xs",     "i8",         "i16",           "i32",           "i64",
+    "f64",   "iq1_m",      "bf16",       "q4_0_4_4",   "q4_0_4_8",      "q4_0_8_8",      "tq1_0",
+    "tq2_0", "iq4_nl_4_4", "iq4_nl_4_8", "iq4_nl_8_8", "mxfp4"};
 
 } // namespace
 

@@ -84,11 +84,20 @@ TensorType fit_rows(TensorType t, int64_t cols) {
   switch (t) {
   case T::kQ2_K:
   case T::kQ3_K:
-  case T::kIQ4_XS: t = T::kIQ4_NL; break;
-  case T::kQ4_K: t = T::kQ5_0; break;
-  case T::kQ5_K: t = T::kQ5_1; break;
-  case T::kQ6_K: t = T::kQ8_0; break;
-  default: break;
+  case T::kIQ4_XS:
+    t = T::kIQ4_NL;
+    break;
+  case T::kQ4_K:
+    t = T::kQ5_0;
+    break;
+  case T::kQ5_K:
+    t = T::kQ5_1;
+    break;
+  case T::kQ6_K:
+    t = T::kQ8_0;
+    break;
+  default:
+    break;
   }
   return cols % tensor_type_traits(t).block_values == 0 ? t : T::kF16;
 }
@@ -107,7 +116,8 @@ Result<QuantMix> parse_quant_mix(std::string_view name) {
   for (const MixName& m : kMixes)
     if (l == m.name)
       return m.mix;
-  return not_found("'" + std::string(name) + "' is not a quantization mix; mixes: q4_k_m, q5_k_m, "
+  return not_found("'" + std::string(name) +
+                   "' is not a quantization mix; mixes: q4_k_m, q5_k_m, "
                    "q3_k_m, q2_k");
 }
 

@@ -172,7 +172,8 @@ inline std::vector<RefValue> ref_block(TensorType type, const uint8_t* x) {
   }
   case TensorType::kF32:
   case TensorType::kF16:
-  case TensorType::kBF16: break;
+  case TensorType::kBF16:
+    break;
   }
   return y;
 }
@@ -183,19 +184,24 @@ inline std::vector<size_t> ref_half_fields(TensorType type) {
   case TensorType::kQ4_1:
   case TensorType::kQ5_1:
   case TensorType::kQ4_K:
-  case TensorType::kQ5_K: return {0, 2};
-  case TensorType::kQ2_K: return {80, 82};
-  case TensorType::kQ3_K: return {108};
-  case TensorType::kQ6_K: return {208};
-  default: return {0};
+  case TensorType::kQ5_K:
+    return {0, 2};
+  case TensorType::kQ2_K:
+    return {80, 82};
+  case TensorType::kQ3_K:
+    return {108};
+  case TensorType::kQ6_K:
+    return {208};
+  default:
+    return {0};
   }
 }
 
 // The quantized types, in ggml id order; legacy types have blocks of 32 values.
 inline std::vector<TensorType> ref_quantized_types() {
-  return {TensorType::kQ4_0,  TensorType::kQ4_1, TensorType::kQ5_0, TensorType::kQ5_1,
-          TensorType::kQ8_0,  TensorType::kQ2_K, TensorType::kQ3_K, TensorType::kQ4_K,
-          TensorType::kQ5_K,  TensorType::kQ6_K, TensorType::kIQ4_NL, TensorType::kIQ4_XS};
+  return {TensorType::kQ4_0, TensorType::kQ4_1, TensorType::kQ5_0,   TensorType::kQ5_1,
+          TensorType::kQ8_0, TensorType::kQ2_K, TensorType::kQ3_K,   TensorType::kQ4_K,
+          TensorType::kQ5_K, TensorType::kQ6_K, TensorType::kIQ4_NL, TensorType::kIQ4_XS};
 }
 
 } // namespace pshard::test

@@ -42,7 +42,9 @@ void expect_close_to_source(const std::string& file, TensorType main_type, doubl
       err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
       energy += double(want[i]) * want[i];
     }
-    const double bound = t.type == TensorType::kF32 ? 0 : t.type == TensorType::kQ6_K ? 0.03 : max_rel_rms;
+    const double bound = t.type == TensorType::kF32    ? 0
+                         : t.type == TensorType::kQ6_K ? 0.03
+                                                       : max_rel_rms;
     EXPECT_LE(std::sqrt(err / std::max(energy, 1e-30)), bound);
     of_main_type += t.type == main_type;
   }

@@ -32,7 +32,8 @@ class KQuantModelTest : public ::testing::TestWithParam<std::tuple<KnownAnswer, 
 protected:
   void SetUp() override {
     if (!kernels::force_isa(std::get<1>(GetParam())))
-      GTEST_SKIP() << "this CPU lacks the " << kernels::isa_name(std::get<1>(GetParam())) << " path";
+      GTEST_SKIP() << "this CPU lacks the " << kernels::isa_name(std::get<1>(GetParam()))
+                   << " path";
   }
   void TearDown() override { kernels::force_isa(kernels::detected_isa()); }
 };

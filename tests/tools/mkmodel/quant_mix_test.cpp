@@ -87,13 +87,15 @@ std::map<std::string, std::map<std::string, int>> census(QuantMix mix, int64_t n
   s.mix = mix;
   std::map<std::string, std::map<std::string, int>> out;
   for (int64_t i = 0; i < s.n_layer; ++i)
-    for (const char* cls : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
+    for (const char* cls :
+         {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
       const std::string name = "blk." + std::to_string(i) + "." + cls + ".weight";
       const int64_t cols = std::string(cls) == "ffn_down" ? s.n_ff : s.n_embd;
       ++out[cls][tensor_type_name(tensor_type_for(s, name, cls, {cols, 4096}))];
     }
   for (const char* cls : {"token_embd", "output"})
-    ++out[cls][tensor_type_name(tensor_type_for(s, std::string(cls) + ".weight", cls, {4096, 32000}))];
+    ++out[cls]
+         [tensor_type_name(tensor_type_for(s, std::string(cls) + ".weight", cls, {4096, 32000}))];
   return out;
 }
 
