@@ -14,8 +14,29 @@ import os
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 
 # Grid: the same cells as a default pshard-profile run.
-TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0"]
+BASE_TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0"]
+# Types added in schema 1.2 (ggml's block bytes / values). Their cells are extrapolated
+# from the base type nearest in bits per weight (EXTRAPOLATED_FROM): that type's kernel
+# efficiency, with their own bytes per value; the ops strings and run notes say so.
+NEW_TYPES = {"Q4_1": (20, 32), "Q5_0": (22, 32), "Q5_1": (24, 32), "Q2_K": (84, 256),
+             "Q3_K": (110, 256), "Q4_K": (144, 256), "Q5_K": (176, 256), "Q6_K": (210, 256),
+             "IQ4_NL": (18, 32), "IQ4_XS": (136, 256)}
+TYPES = BASE_TYPES + list(NEW_TYPES)
 BYTES_PER_VALUE = {"F32": 4.0, "F16": 2.0, "BF16": 2.0, "Q8_0": 34 / 32, "Q4_0": 18 / 32}
+BYTES_PER_VALUE.update({t: b / v for t, (b, v) in NEW_TYPES.items()})
+
+
+def nearest_base(wtype):
+    """The base type nearest in bits per weight (ties: fewer bits), as the estimator borrows."""
+    bits = BYTES_PER_VALUE[wtype] * 8
+    return min(BASE_TYPES, key=lambda t: (abs(BYTES_PER_VALUE[t] * 8 - bits), BYTES_PER_VALUE[t]))
+
+
+EXTRAPOLATED_FROM = {t: nearest_base(t) for t in NEW_TYPES}
+EXTRAPOLATED_NOTE = ("cells of " + ", ".join(NEW_TYPES) + " extrapolated (not from any spec): "
+                     "each the roofline of the base type nearest in bits per weight ("
+                     + ", ".join(f"{t} from {b}" for t, b in EXTRAPOLATED_FROM.items())
+                     + ") with the type's own bytes per value")
 MATRIX_BYTES = [1 * MIB, 16 * MIB, 256 * MIB]
 TOKENS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 LOAD_TOKENS = [1, 4, 16, 64, 256]
@@ -26,6 +47,7 @@ ATTN = dict(n_heads=32, n_kv_heads=8, head_dim=128)
 
 # Assumptions (README.md, "How the numbers are derived").
 CPU_KERNEL_EFFICIENCY = {"F32": 0.5, "F16": 0.4, "BF16": 0.4, "Q8_0": 0.35, "Q4_0": 0.3}
+CPU_KERNEL_EFFICIENCY.update({t: CPU_KERNEL_EFFICIENCY[b] for t, b in EXTRAPOLATED_FROM.items()})
 DRAM_ACHIEVABLE = 0.70          # of theoretical DDR5 bandwidth, streaming reads
 CACHE_BW_PER_CORE = 80e9        # bytes/s, last-level-cache reads per core
 GPU_F32_EFFICIENCY = 0.70       # of FP32 shader peak (cuBLASLt SGEMM)
@@ -154,7 +176,7 @@ def profile(m):
     big = MATRIX_BYTES[-1]
     return {
         "schema_major": 1,
-        "schema_minor": 1,
+        "schema_minor": 2,
         "machine": {
             "name": m["name"],
             "description": m["description"],
@@ -174,10 +196,12 @@ def profile(m):
                 "python3 profiles/reference/make_reference.py", "created_utc": "",
                 "duration_s": 0, "quick": False,
                 "notes": "from specification: rooflines from the spec-sheet numbers and "
-                         "assumptions in profiles/reference/README.md; not measured"},
+                         "assumptions in profiles/reference/README.md; not measured; "
+                         + EXTRAPOLATED_NOTE},
         "cpu": {
             "source": spec, "thread_counts": threads,
-            "matmul_op": "roofline from specification (pshard::matmul not measured)",
+            "matmul_op": "roofline from specification (pshard::matmul not measured); "
+                          "types added in schema 1.2 extrapolated, see run.notes",
             "matmul": [cpu_matmul_cell(cpu, t, n, b, th) for t in TYPES for b in MATRIX_BYTES
                        for th in threads for n in TOKENS],
             "attention_op": "roofline from specification (f32 KV)",
@@ -187,7 +211,8 @@ def profile(m):
         },
         "gpu": {
             "source": spec,
-            "matmul_op": "roofline from specification (cuBLASLt not measured)",
+            "matmul_op": "roofline from specification (cuBLASLt not measured); "
+                          "types added in schema 1.2 extrapolated, see run.notes",
             "matmul": [gpu_matmul_cell(gpu, t, n, b) for t in TYPES for b in MATRIX_BYTES
                        for n in TOKENS],
             "attention_op": "roofline from specification (f16 KV)",

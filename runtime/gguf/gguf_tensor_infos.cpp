@@ -16,8 +16,6 @@ namespace {
 
 bool is_known_ggml_type(uint32_t id) { return ggml_type_name(id).rfind("unknown", 0) != 0; }
 
-std::string supported_type_list() { return "f32, f16, bf16, q8_0, q4_0"; }
-
 } // namespace
 
 Status GgufParser::parse_tensor_infos(ParsedHeader& out, uint64_t n_tensors) {
@@ -73,7 +71,7 @@ Status GgufParser::parse_tensor_info(TensorInfo& info) {
     if (is_known_ggml_type(type_id))
       return fail_unsupported(
           "has type " + ggml_type_name(type_id) +
-          ", which pshard does not support; supported: " + supported_type_list());
+          ", which pshard does not support; supported: " + supported_tensor_type_list());
     return fail("type id " + std::to_string(type_id) + " at byte " + std::to_string(pos_ - 4) +
                 " is not a ggml type");
   }

@@ -1,23 +1,28 @@
-// AVX2 kernels for Q8_0 and Q4_0 weights, and the AVX2 kernel set.
+// AVX2 kernels for the legacy 32-value blocks (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// IQ4_NL), and the AVX2 kernel set.
 //
 // One weight block (32 values) fills a ymm register; vpmaddubsw multiplies unsigned
 // by signed bytes into int16 pairs and vpmaddwd with ones sums them into 8 int32
 // lanes (no int16 saturation: |pair| <= 2 * 128 * 127 < 32768).
-//   Q8_0  signed weights: |w| times the activations with w's sign (vpsignb).
-//   Q4_0  the nibbles 0..15 as they are ([low nibbles | high nibbles] = values
-//         0..15 | 16..31); the -8 offset is removed by adding a precomputed
-//         -8 * (lane's activation sum).
+//   Q8_0, IQ4_NL  signed weights (IQ4_NL's from its table by vpshufb): |w| times
+//         the activations with w's sign (vpsignb).
+//   Q4_0, Q5_0  the codes 0..15 / 0..31 as they are ([low nibbles | high nibbles]
+//         = values 0..15 | 16..31, Q5's fifth bits spread from qh); the -8 / -16
+//         offset is removed by adding a precomputed -offset * (lane's activation sum).
+//   Q4_1, Q5_1  the codes as they are; the minimum m adds m * (lane's activation sum).
 // Each int32 lane is scaled by the weight and activation block scales into 8 float
 // lanes per (row, token).
 //
 // Packed activations per token: q (nb * 32 bytes, natural order), d (nb floats),
-// corr (nb * 8 int32, Q4_0 only but always present).
+// then nb * 8 lane values: the int32 corrections -offset * (lane sum), or for the
+// types with a minimum the lane sums as floats.
 #include "runtime/kernels/kernel_set.h"
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "runtime/kernels/act_quant.h"
 #include "runtime/kernels/tile_driver.h"
+#include "runtime/tensor/tensor_type.h"
 #include "runtime/kernels/unroll.h"
 
 #include <immintrin.h>
@@ -29,16 +34,22 @@ size_t act_bytes(int64_t cols) {
   return static_cast<size_t>(round_up(cols / kActBlock * (32 + 4 + 32), 64));
 }
 
-void pack(const float* x, int64_t cols, uint8_t* dst) {
+template <int Offset, bool FloatSums> void pack(const float* x, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / kActBlock;
   int8_t* q = reinterpret_cast<int8_t*>(dst);
   float* d = reinterpret_cast<float*>(dst + nb * 32);
   int32_t* corr = reinterpret_cast<int32_t*>(dst + nb * 36);
+  float* sums = reinterpret_cast<float*>(corr);
   for (int64_t b = 0; b < nb; ++b) {
     int8_t* qb = q + b * kActBlock;
     d[b] = quantize_act_block(x + b * kActBlock, qb);
-    for (int lane = 0; lane < 8; ++lane)
-      corr[b * 8 + lane] = -8 * (qb[4 * lane] + qb[4 * lane + 1] + qb[4 * lane + 2] + qb[4 * lane + 3]);
+    for (int lane = 0; lane < 8; ++lane) {
+      const int sum = qb[4 * lane] + qb[4 * lane + 1] + qb[4 * lane + 2] + qb[4 * lane + 3];
+      if (FloatSums)
+        sums[b * 8 + lane] = static_cast<float>(sum);
+      else
+        corr[b * 8 + lane] = -Offset * sum;
+    }
   }
 }
 
@@ -48,29 +59,101 @@ __m256 block_scale(const uint8_t* block) {
   return _mm256_set1_ps(_mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))));
 }
 
+// The 32 nibbles of a block's 16 quant bytes: [low nibbles | high nibbles].
+__m256i nibble_vector(const uint8_t* qs) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  const __m128i lo = _mm_and_si128(v, mask), hi = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+
+// Byte j = 16 where bit j of the little-endian qh is set (Q5's fifth bits): byte j
+// takes qh's byte j / 8, keeps bit j % 8, and widens it to 0xff by a compare.
+__m256i fifth_bits(const uint8_t* qh) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, qh, 4);
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(16));
+}
+
+__m256i unsigned_pairs(__m256i w, __m256i x) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1));
+}
+
+__m256i signed_pairs(__m256i w, __m256i sign, __m256i x) {
+  return unsigned_pairs(w, _mm256_sign_epi8(x, sign));
+}
+
+__m256i offset_pairs(__m256i w, __m256i x, const int32_t* corr) {
+  return _mm256_add_epi32(unsigned_pairs(w, x), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
+}
+
+// W: kBlock (bytes), kMin (the block has a minimum m at byte 2), the activation
+// packing's offset, load (codes, or magnitudes with `sign`), pairs (int32 lanes).
 struct Q8Weights {
   static constexpr size_t kBlock = 34;
+  static constexpr bool kMin = false;
+  static constexpr int kOffset = 8; // unused: Q8_0 shares Q4_0's packing
   // The magnitudes; `sign` keeps the signs to move onto the activations.
   static __m256i load(const uint8_t* b, __m256i* sign) {
     *sign = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2));
     return _mm256_sign_epi8(*sign, *sign);
   }
   static __m256i pairs(__m256i w, __m256i sign, __m256i x, const int32_t*) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_sign_epi8(x, sign)), _mm256_set1_epi16(1));
+    return signed_pairs(w, sign, x);
   }
 };
 
 struct Q4Weights {
   static constexpr size_t kBlock = 18;
+  static constexpr bool kMin = false;
+  static constexpr int kOffset = 8;
+  static __m256i load(const uint8_t* b, __m256i*) { return nibble_vector(b + 2); }
+  static __m256i pairs(__m256i w, __m256i, __m256i x, const int32_t* corr) {
+    return offset_pairs(w, x, corr);
+  }
+};
+
+struct Q5_0Weights {
+  static constexpr size_t kBlock = 22;
+  static constexpr bool kMin = false;
+  static constexpr int kOffset = 16;
   static __m256i load(const uint8_t* b, __m256i*) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
-    const __m128i mask = _mm_set1_epi8(0x0f);
-    const __m128i lo = _mm_and_si128(v, mask), hi = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    return _mm256_or_si256(nibble_vector(b + 6), fifth_bits(b + 2));
   }
   static __m256i pairs(__m256i w, __m256i, __m256i x, const int32_t* corr) {
-    const __m256i sums = _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1));
-    return _mm256_add_epi32(sums, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr)));
+    return offset_pairs(w, x, corr);
+  }
+};
+
+// Q4_1 / Q5_1: codes as they are; the tile adds m * (lane sums).
+template <bool Fifth> struct MinWeights {
+  static constexpr size_t kBlock = Fifth ? 24 : 20;
+  static constexpr bool kMin = true;
+  static constexpr int kOffset = 0;
+  static __m256i load(const uint8_t* b, __m256i*) {
+    if constexpr (Fifth)
+      return _mm256_or_si256(nibble_vector(b + 8), fifth_bits(b + 4));
+    else
+      return nibble_vector(b + 4);
+  }
+  static __m256i pairs(__m256i w, __m256i, __m256i x, const int32_t*) { return unsigned_pairs(w, x); }
+};
+
+struct Iq4NlWeights {
+  static constexpr size_t kBlock = 18;
+  static constexpr bool kMin = false;
+  static constexpr int kOffset = 8; // unused, as Q8_0
+  static __m256i load(const uint8_t* b, __m256i* sign) {
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
+    *sign = _mm256_shuffle_epi8(_mm256_set_m128i(table, table), nibble_vector(b + 2));
+    return _mm256_abs_epi8(*sign);
+  }
+  static __m256i pairs(__m256i w, __m256i sign, __m256i x, const int32_t*) {
+    return signed_pairs(w, sign, x);
   }
 };
 
@@ -79,24 +162,15 @@ template <class W> struct QuantTile {
 
   template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
     const int64_t nb = a.w.cols / kActBlock;
-    const uint8_t* rows[R];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
-    const uint8_t* xs[T];
-    PSHARD_UNROLL
-    for (int j = 0; j < T; ++j)
-      xs[j] = a.act + (t + j) * a.act_stride;
+    const TileOperands<R, T> op(a, r, t);
+    const auto& rows = op.rows;
+    const auto& xs = op.xs;
     __m256 acc[R][T];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      PSHARD_UNROLL
-      for (int j = 0; j < T; ++j)
-        acc[i][j] = _mm256_setzero_ps();
+    fill_tile(acc, _mm256_setzero_ps());
 
     for (int64_t b = 0; b < nb; ++b) {
       __m256i wq[R], sign[R];
-      __m256 wd[R];
+      __m256 wd[R], wm[R];
       PSHARD_UNROLL
       for (int i = 0; i < R; ++i) {
         const uint8_t* block = rows[i] + b * W::kBlock;
@@ -106,6 +180,8 @@ template <class W> struct QuantTile {
         _mm_prefetch(reinterpret_cast<const char*>(block + 4096), _MM_HINT_T1);
         wq[i] = W::load(block, &sign[i]);
         wd[i] = block_scale(block);
+        if constexpr (W::kMin)
+          wm[i] = block_scale(block + 2);
       }
       PSHARD_UNROLL
       for (int j = 0; j < T; ++j) {
@@ -115,7 +191,9 @@ template <class W> struct QuantTile {
         PSHARD_UNROLL
         for (int i = 0; i < R; ++i) {
           const __m256i isum = W::pairs(wq[i], sign[i], xq, corr);
-          const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), wd[i]);
+          __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), wd[i]);
+          if constexpr (W::kMin)
+            scaled = _mm256_fmadd_ps(_mm256_loadu_ps(reinterpret_cast<const float*>(corr)), wm[i], scaled);
           acc[i][j] = _mm256_fmadd_ps(scaled, xd, acc[i][j]);
         }
       }
@@ -139,6 +217,11 @@ void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act,
   run_tiles<QuantTile<W>>(w, r0, r1, act, stride, n_tokens, y, ldy);
 }
 
+// A legacy type's kernels: its packing (offset corrections or float lane sums) and tile.
+template <class W> constexpr TypeKernels legacy() {
+  return {act_bytes, pack<W::kOffset, W::kMin>, gemm_quant<W>};
+}
+
 size_t no_packing(int64_t) { return 0; }
 void no_pack(const float*, int64_t, uint8_t*) {}
 
@@ -147,8 +230,13 @@ constexpr KernelSet kAvx2 = {
     {no_packing, no_pack, avx2::gemm_f32},
     {no_packing, no_pack, avx2::gemm_f16},
     {no_packing, no_pack, avx2::gemm_bf16},
-    {act_bytes, pack, gemm_quant<Q8Weights>},
-    {act_bytes, pack, gemm_quant<Q4Weights>},
+    legacy<Q8Weights>(),
+    legacy<Q4Weights>(),
+    legacy<MinWeights<false>>(),
+    legacy<Q5_0Weights>(),
+    legacy<MinWeights<true>>(),
+    legacy<Iq4NlWeights>(),
+    PSHARD_KQUANT_TYPE_KERNELS(avx2),
     {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::attend},
     avx2::stream_sum,
 };

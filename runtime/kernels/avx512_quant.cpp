@@ -1,23 +1,30 @@
-// AVX-512 VNNI kernels for Q8_0 and Q4_0 weights, and the AVX-512 kernel set.
+// AVX-512 VNNI kernels for the legacy 32-value blocks (Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1, IQ4_NL), and the AVX-512 kernel set.
 //
-// Two weight blocks (64 values) fill one 512-bit register of unsigned bytes:
-//   Q4_0  the nibbles as they are (0..15), arranged [lo(b) lo(b+1) hi(b) hi(b+1)]
+// Two weight blocks (64 values) fill one 512-bit register of unsigned bytes
+// (loaders in avx512_block_loaders.h):
+//   Q4_0, Q5_0, Q4_1, Q5_1  the codes as they are (0..15 / 0..31), arranged
+//         [lo(b) lo(b+1) hi(b) hi(b+1)]
+//   IQ4_NL  its table's values + 128, arranged likewise
 //   Q8_0  the int8 quants + 128 (xor 0x80), arranged [b b+1]
 // vpdpbusd multiplies them with the signed q8 activations and sums each group of
-// four into an int32 lane. The offset (8 or 128) times the activation sum is
+// four into an int32 lane. The offset (8, 16 or 128) times the activation sum is
 // subtracted for free by starting the accumulation from a precomputed
 // -offset * (lane's activation sum). Each lane is then scaled by the weight and
-// activation block scales and added to 16 float lanes per (row, token).
+// activation block scales and added to 16 float lanes per (row, token); Q4_1 and
+// Q5_1 add their minimum times the lane's activation sum before the activation scale.
 //
 // The packing lays each token's activations out in exactly the weights' lane order:
 //   q     nb2 * 32 bytes     (nb2 = blocks rounded up to even; the pad is zero)
 //   dx    nb2 * 8 floats     the block scale of every lane
 //   corr  nb2 * 8 int32      -offset * sum of the lane's four activation bytes
+//                            (Q4_1, Q5_1: the sums themselves, as floats)
 #include "runtime/kernels/kernel_set.h"
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX512F__)
 #include "runtime/kernels/act_quant.h" // kActBlock, round_up
+#include "runtime/kernels/avx512_block_loaders.h"
 #include "runtime/kernels/tile_driver.h"
 #include "runtime/kernels/unroll.h"
 
@@ -26,7 +33,6 @@
 namespace pshard::kernels {
 namespace {
 
-constexpr size_t kQ8Block = 34, kQ4Block = 18;
 // Bytes ahead of the current block that each row is prefetched: the best of
 // 2-32 KiB for 1B-model decode on a 2-core Zen 4 VM (Q4_0 +15-20 % and Q8_0
 // +10 % over 4 KiB; a long distance starts the 4 KiB pages' walks early).
@@ -57,14 +63,17 @@ float quantize_block_avx512(const float* x, int8_t* q) {
   return d;
 }
 
-// Q8_0 pairs lay a block's 32 quants out whole, [b b+1]; Q4_0 pairs split them
-// into halves, [lo(b) lo(b+1) hi(b) hi(b+1)], matching the nibble unpacking.
-template <bool SplitHalves, int Offset>
+// Q8_0 pairs lay a block's 32 quants out whole, [b b+1]; the nibble types' pairs
+// split them into halves, [lo(b) lo(b+1) hi(b) hi(b+1)], matching the unpacking.
+// The types with a minimum get the lanes' activation sums as floats in place of
+// the corrections.
+template <bool SplitHalves, int Offset, bool FloatSums>
 void pack(const float* x, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / kActBlock, pairs = pairs_of(cols);
   int8_t* q = reinterpret_cast<int8_t*>(dst);
   float* dx = reinterpret_cast<float*>(dst + pairs * 64);
   int32_t* corr = reinterpret_cast<int32_t*>(dst + pairs * 128);
+  float* sums = reinterpret_cast<float*>(corr);
   for (int64_t p = 0; p < pairs; ++p) {
     int8_t* qp = q + p * 64;
     float d[2] = {0.0f, 0.0f};
@@ -84,111 +93,35 @@ void pack(const float* x, int64_t cols, uint8_t* dst) {
       const int half = SplitHalves ? (lane / 4) & 1 : lane / 8;
       dx[p * 16 + lane] = d[half];
       const int8_t* g = qp + 4 * lane;
-      corr[p * 16 + lane] = -Offset * (g[0] + g[1] + g[2] + g[3]);
+      const int sum = g[0] + g[1] + g[2] + g[3];
+      if (FloatSums)
+        sums[p * 16 + lane] = static_cast<float>(sum);
+      else
+        corr[p * 16 + lane] = -Offset * sum;
     }
   }
 }
-
-// A pair of weight scales (f16) spread over the 16 lanes by `idx`. The two
-// halves go into one xmm with a load and an insert (b1 null: a lone last block).
-__m512 pair_scales(const uint8_t* b0, const uint8_t* b1, __m512i idx) {
-  uint16_t d0, d1 = 0;
-  __builtin_memcpy(&d0, b0, 2);
-  if (b1 != nullptr)
-    __builtin_memcpy(&d1, b1, 2);
-  const __m128i h = _mm_insert_epi16(_mm_cvtsi32_si128(d0), d1, 1);
-  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(_mm_cvtph_ps(h)));
-}
-
-struct Q8Weights {
-  static constexpr size_t kBlock = kQ8Block;
-  static constexpr int kOffset = 128;
-  static __m512i lanes() { return _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0); }
-  // b1 null: a lone last block; its half stays zero.
-  static void load_for_tokens(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-    const __m256i lo = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2)), flip);
-    const __m256i hi = b1 != nullptr
-        ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), flip)
-        : _mm256_setzero_si256();
-    *q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-    *d = pair_scales(b0, b1, lanes());
-  }
-  static void load_for_one_token(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    load_for_tokens(b0, b1, q, d);
-  }
-};
-
-// Q4_0 has two loaders that build the same vectors. Decode's: a pair is 36
-// contiguous bytes, [d0 qs0 d1 qs1], scales and quants 16-bit aligned, so one
-// masked load takes the pair and two word permutes spread it — the quants to
-// [qs0 qs1 qs0 qs1], the scales to the lanes' order — in half the instructions
-// of separate loads and inserts (one token's tile is bound by this unpacking).
-struct Q4Weights {
-  static constexpr size_t kBlock = kQ4Block;
-  static constexpr int kOffset = 8;
-  static __m512i lanes() { return _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0); }
-  static void load_for_one_token(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    // Words of the pair: 0 = d0, 1..8 = qs0, 9 = d1, 10..17 = qs1. A lone last
-    // block loads 18 bytes; its missing half reads as zero quants and scale.
-    const __mmask64 bytes = b1 != nullptr ? 0xFFFFFFFFFull : 0x3FFFFull;
-    const __m512i v = _mm512_maskz_loadu_epi8(bytes, b0);
-    const __m512i quant_words = _mm512_set_epi16(
-        17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1,
-        17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1);
-    // Low nibbles in the lower half, high nibbles in the upper half.
-    const __m512i shifts = _mm512_set_epi16(4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-                                            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i qs = _mm512_permutexvar_epi16(quant_words, v);
-    *q = _mm512_and_si512(_mm512_srlv_epi16(qs, shifts), _mm512_set1_epi8(0x0f));
-    // Lane l's block (lanes(): [b b b b b+1 b+1 b+1 b+1] twice) takes d0 or d1.
-    const __m512i scale_words = _mm512_set_epi16(
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        9, 9, 9, 9, 0, 0, 0, 0, 9, 9, 9, 9, 0, 0, 0, 0);
-    *d = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(scale_words, v)));
-  }
-  // Prefill's loader: loads, inserts and integer ops, which leave the FMA pipes
-  // to the tile's dot products (where the compact loader's permutes compete).
-  static void load_for_tokens(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 2));
-    const __m128i c = b1 != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + 2))
-                                    : _mm_setzero_si128();
-    const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), c, 1);
-    const __m256i mask = _mm256_set1_epi8(0x0f);
-    const __m256i lo = _mm256_and_si256(v, mask);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
-    *q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-    *d = pair_scales(b0, b1, lanes());
-  }
-};
 
 template <class W> struct QuantTile {
   static constexpr int kRows = 4, kTokens = 4, kDecodeRows = 4;
 
   template <int R, int T> static void tile(const TileArgs& a, int64_t r, int64_t t) {
     const int64_t nb = a.w.cols / kActBlock, pairs = pairs_of(a.w.cols);
-    const uint8_t* rows[R];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
-    const uint8_t* xs[T];
-    PSHARD_UNROLL
-    for (int j = 0; j < T; ++j)
-      xs[j] = a.act + (t + j) * a.act_stride;
+    const TileOperands<R, T> op(a, r, t);
+    const auto& rows = op.rows;
+    const auto& xs = op.xs;
     __m512 acc[R][T];
-    PSHARD_UNROLL
-    for (int i = 0; i < R; ++i)
-      PSHARD_UNROLL
-      for (int j = 0; j < T; ++j)
-        acc[i][j] = _mm512_setzero_ps();
+    fill_tile(acc, _mm512_setzero_ps());
 
     for (int64_t p = 0; p < pairs; ++p) {
       const bool lone = 2 * p + 1 == nb;
       __m512i wq[R];
-      __m512 wd[R];
+      __m512 wd[R], wm[R];
       PSHARD_UNROLL
       for (int i = 0; i < R; ++i) {
         const uint8_t* b0 = rows[i] + 2 * p * W::kBlock;
+        if constexpr (W::kMin)
+          wm[i] = W::mins(b0, lone ? nullptr : b0 + W::kBlock);
         // The hardware prefetchers stop at 4 KiB page boundaries, and weights come
         // from a file mapping in 4 KiB pages: prefetch ahead in every row, into L2
         // (T1; into L1, T0, whole-model decode measured ~15 % slower: the lines
@@ -206,8 +139,11 @@ template <class W> struct QuantTile {
         const __m512i corr = _mm512_load_si512(xs[j] + pairs * 128 + p * 64);
         PSHARD_UNROLL
         for (int i = 0; i < R; ++i) {
-          const __m512i isum = _mm512_dpbusd_epi32(corr, wq[i], xq);
-          const __m512 scaled = _mm512_mul_ps(_mm512_cvtepi32_ps(isum), wd[i]);
+          // With a minimum, corr holds the lane sums (floats) and nothing is offset.
+          const __m512i isum = _mm512_dpbusd_epi32(W::kMin ? _mm512_setzero_si512() : corr, wq[i], xq);
+          __m512 scaled = _mm512_mul_ps(_mm512_cvtepi32_ps(isum), wd[i]);
+          if constexpr (W::kMin)
+            scaled = _mm512_fmadd_ps(_mm512_castsi512_ps(corr), wm[i], scaled);
           acc[i][j] = _mm512_fmadd_ps(scaled, xd, acc[i][j]);
         }
       }
@@ -226,6 +162,11 @@ void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act,
   run_tiles<QuantTile<W>>(w, r0, r1, act, stride, n_tokens, y, ldy);
 }
 
+// A legacy type's kernels: the packing its loader's layout needs, and its tile.
+template <class W> constexpr TypeKernels legacy() {
+  return {act_bytes, pack<W::kSplitHalves, W::kOffset, W::kMin>, gemm_quant<W>};
+}
+
 size_t no_packing(int64_t) { return 0; }
 void no_pack(const float*, int64_t, uint8_t*) {}
 
@@ -234,8 +175,13 @@ constexpr KernelSet kAvx512 = {
     {no_packing, no_pack, avx512::gemm_f32},
     {no_packing, no_pack, avx512::gemm_f16},
     {no_packing, no_pack, avx512::gemm_bf16},
-    {act_bytes, pack<false, Q8Weights::kOffset>, gemm_quant<Q8Weights>},
-    {act_bytes, pack<true, Q4Weights::kOffset>, gemm_quant<Q4Weights>},
+    legacy<Q8Weights>(),
+    legacy<Q4Weights>(),
+    legacy<MinWeights<false>>(),
+    legacy<Q5_0Weights>(),
+    legacy<MinWeights<true>>(),
+    legacy<Iq4NlWeights>(),
+    PSHARD_KQUANT_TYPE_KERNELS(avx512),
     {avx512::sum_squares, avx512::softmax, avx512::silu_mul, avx512::attend},
     avx512::stream_sum,
 };

@@ -20,6 +20,16 @@ const TypeKernels* type_kernels(const KernelSet& set, TensorType type) {
   case TensorType::kBF16: return &set.bf16;
   case TensorType::kQ8_0: return &set.q8_0;
   case TensorType::kQ4_0: return &set.q4_0;
+  case TensorType::kQ4_1: return &set.q4_1;
+  case TensorType::kQ5_0: return &set.q5_0;
+  case TensorType::kQ5_1: return &set.q5_1;
+  case TensorType::kIQ4_NL: return &set.iq4_nl;
+  case TensorType::kQ2_K: return &set.q2_k;
+  case TensorType::kQ3_K: return &set.q3_k;
+  case TensorType::kQ4_K: return &set.q4_k;
+  case TensorType::kQ5_K: return &set.q5_k;
+  case TensorType::kQ6_K: return &set.q6_k;
+  case TensorType::kIQ4_XS: return &set.iq4_xs;
   }
   return nullptr;
 }

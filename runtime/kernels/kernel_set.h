@@ -1,9 +1,11 @@
 // Private: the per-type kernels behind matmul, one set per ISA path, chosen once.
 //
 // matmul talks only to this table. For a weight type it
-//   1. packs each token's activations once per call (quantized types: 8-bit blocks
-//      of 32 with a float scale, laid out the way that path's inner loop loads
-//      them; float types read the activations as they are, packed_bytes = 0),
+//   1. packs each token's activations once per call (act_quant.h: legacy quantized
+//      types get 8-bit blocks of 32 with a float scale, laid out the way that path's
+//      inner loop loads them; K-quants get 8-bit super-blocks of 256 with 16-value
+//      sums, one layout for all paths; float types read the activations as they
+//      are, packed_bytes = 0),
 //   2. runs gemm on a contiguous range of weight rows per thread.
 // Every path computes each output element with a fixed instruction sequence that
 // does not depend on the row range or on how many tokens share the call, so
@@ -27,8 +29,8 @@
 namespace pshard::kernels {
 
 struct TypeKernels {
-  // Bytes of one token's packed activations for rows of `cols` values (a multiple
-  // of 32); 0 when gemm reads the float activations directly.
+  // Bytes of one token's packed activations for rows of `cols` values (a whole
+  // number of the type's blocks); 0 when gemm reads the float activations directly.
   size_t (*packed_bytes)(int64_t cols);
   // Packs one token: x has cols values; dst has packed_bytes(cols) bytes, 64-aligned.
   void (*pack)(const float* x, int64_t cols, uint8_t* dst);
@@ -49,6 +51,8 @@ struct OpKernels {
 struct KernelSet {
   Isa isa;
   TypeKernels f32, f16, bf16, q8_0, q4_0;
+  TypeKernels q4_1, q5_0, q5_1, iq4_nl;               // legacy blocks, q8 activations
+  TypeKernels q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs; // super-blocks, q8k activations
   OpKernels ops;
   // Sum of n floats (n a multiple of 64, data 64-aligned), streamed: the memory
   // read-bandwidth probe uses it so it reads as fast as the kernels can.

@@ -1,13 +1,17 @@
 // The portable kernel set: plain loops, also the reference the SIMD paths are
-// tested against. Float rows use the fixed lane order of float_lanes.h; quantized
-// rows take exact integer dot products of each weight block with the q8 activation
-// block, then add (isum * d_w) * d_x block after block.
+// tested against. Float rows use the fixed lane order of float_lanes.h; legacy
+// quantized rows take exact integer dot products of each weight block with the q8
+// activation block, then add (isum * d_w) * d_x block after block; the K-quants
+// are in scalar_kquant.cpp.
 #include "runtime/kernels/act_quant.h"
+#include "runtime/kernels/block_decode.h"
+#include "runtime/kernels/convert.h"
 #include "runtime/kernels/float_lanes.h"
 #include "runtime/kernels/fp16_inline.h"
 #include "runtime/kernels/kernel_set.h"
-#include "runtime/kernels/quant_blocks.h"
 #include "runtime/kernels/scalar_ops.h"
+#include "runtime/kernels/scalar_quant.h"
+#include "runtime/kernels/simd_exports.h" // PSHARD_KQUANT_TYPE_KERNELS
 
 namespace pshard::kernels {
 namespace {
@@ -59,23 +63,40 @@ void q8_act_pack(const float* x, int64_t cols, uint8_t* dst) {
     d[b] = quantize_act_block(x + b * kActBlock, q + b * kActBlock);
 }
 
-int q8_0_block_dot(const uint8_t* block, const int8_t* q) {
-  const int8_t* w = reinterpret_cast<const int8_t*>(block + 2);
-  int sum = 0;
-  for (int j = 0; j < kActBlock; ++j)
-    sum += w[j] * q[j];
-  return sum;
-}
+// Legacy weight blocks: an exact integer dot of the codes with the q8 block, then
+// isum * d_w * d_x; types with a minimum (Q4_1, Q5_1) add m_w * d_x * sum(q).
+struct Q8_0Block {
+  static constexpr size_t kBytes = kQ8_0Bytes;
+  static constexpr bool kMin = false;
+  static int code(const uint8_t* b, int j) { return static_cast<int8_t>(b[2 + j]); }
+};
+struct Q4_0Block {
+  static constexpr size_t kBytes = kQ4_0Bytes;
+  static constexpr bool kMin = false;
+  static int code(const uint8_t* b, int j) { return nibble_of(b + 2, j) - 8; }
+};
+struct Q4_1Block {
+  static constexpr size_t kBytes = kQ4_1Bytes;
+  static constexpr bool kMin = true;
+  static int code(const uint8_t* b, int j) { return nibble_of(b + 4, j); }
+};
+struct Q5_0Block {
+  static constexpr size_t kBytes = kQ5_0Bytes;
+  static constexpr bool kMin = false;
+  static int code(const uint8_t* b, int j) { return five_bits_of(b + 2, b + 6, j) - 16; }
+};
+struct Q5_1Block {
+  static constexpr size_t kBytes = kQ5_1Bytes;
+  static constexpr bool kMin = true;
+  static int code(const uint8_t* b, int j) { return five_bits_of(b + 4, b + 8, j); }
+};
+struct Iq4NlBlock {
+  static constexpr size_t kBytes = kIq4NlBytes;
+  static constexpr bool kMin = false;
+  static int code(const uint8_t* b, int j) { return kIq4Values[nibble_of(b + 2, j)]; }
+};
 
-int q4_0_block_dot(const uint8_t* block, const int8_t* q) {
-  const uint8_t* qs = block + 2;
-  int sum = 0;
-  for (int j = 0; j < kActBlock / 2; ++j)
-    sum += ((qs[j] & 0x0f) - 8) * q[j] + ((qs[j] >> 4) - 8) * q[j + kActBlock / 2];
-  return sum;
-}
-
-template <int (*BlockDot)(const uint8_t*, const int8_t*), size_t BlockBytes>
+template <class B>
 void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
                 int64_t n_tokens, float* y, int64_t ldy) {
   const int64_t nb = w.cols / kActBlock;
@@ -86,9 +107,16 @@ void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act,
       const int8_t* q = reinterpret_cast<const int8_t*>(act + t * stride + nb * 4);
       float sum = 0.0f;
       for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* block = row + b * BlockBytes;
-        const float isum = static_cast<float>(BlockDot(block, q + b * kActBlock));
-        sum += isum * block_scale(block) * d[b];
+        const uint8_t* block = row + b * B::kBytes;
+        const int8_t* qb = q + b * kActBlock;
+        int isum = 0, qsum = 0;
+        for (int j = 0; j < kActBlock; ++j) {
+          isum += B::code(block, j) * qb[j];
+          qsum += qb[j];
+        }
+        sum += static_cast<float>(isum) * f16_at(block) * d[b];
+        if constexpr (B::kMin)
+          sum += static_cast<float>(qsum) * f16_at(block + 2) * d[b];
       }
       y[t * ldy + r] = sum;
     }
@@ -108,8 +136,13 @@ constexpr KernelSet kScalar = {
     {no_packing, no_pack, gemm_float<dot_f32_row>},
     {no_packing, no_pack, gemm_float<dot_16bit<half_to_float>>},
     {no_packing, no_pack, gemm_float<dot_16bit<bf16_to_fp32>>},
-    {q8_act_bytes, q8_act_pack, gemm_quant<q8_0_block_dot, kQ8_0Bytes>},
-    {q8_act_bytes, q8_act_pack, gemm_quant<q4_0_block_dot, kQ4_0Bytes>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<Q8_0Block>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<Q4_0Block>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<Q4_1Block>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<Q5_0Block>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<Q5_1Block>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<Iq4NlBlock>},
+    PSHARD_KQUANT_TYPE_KERNELS(scalar),
     {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::attend},
     stream_sum,
 };

@@ -1,5 +1,5 @@
-// Private: the functions each ISA's float and ops files export to that ISA's kernel set
-// (built in its quant file). Plain functions with ISA-specific names, so every
+// Private: the functions each ISA's float, K-quant and ops files export to that ISA's
+// kernel set (built in its quant file). Plain functions with ISA-specific names, so every
 // set is a constant-initialised table: no code compiled for an ISA runs before
 // the CPU check has chosen that ISA.
 #pragma once
@@ -11,6 +11,10 @@
 #include <cstdint>
 
 namespace pshard::kernels {
+
+#define PSHARD_DECLARE_GEMM(name)                                                               \
+  void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,      \
+            int64_t n_tokens, float* y, int64_t ldy);
 
 #define PSHARD_DECLARE_ISA_KERNELS(ns)                                                          \
   namespace ns {                                                                                  \
@@ -25,11 +29,29 @@ namespace pshard::kernels {
   void softmax(float* x, int64_t n);                                                              \
   void silu_mul(const float* gate, const float* up, float* out, int64_t n);                       \
   void attend(const AttendHead& a);                                                               \
+  size_t q8k_act_bytes(int64_t cols);                                                             \
+  void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                  \
+  PSHARD_DECLARE_GEMM(gemm_q2_k)                                                                  \
+  PSHARD_DECLARE_GEMM(gemm_q3_k)                                                                  \
+  PSHARD_DECLARE_GEMM(gemm_q4_k)                                                                  \
+  PSHARD_DECLARE_GEMM(gemm_q5_k)                                                                  \
+  PSHARD_DECLARE_GEMM(gemm_q6_k)                                                                  \
+  PSHARD_DECLARE_GEMM(gemm_iq4_xs)                                                                \
   }
 
 PSHARD_DECLARE_ISA_KERNELS(avx2)
 PSHARD_DECLARE_ISA_KERNELS(avx512)
 
 #undef PSHARD_DECLARE_ISA_KERNELS
+
+// The K-quant rows of an ISA's KernelSet (q2_k … iq4_xs, in KernelSet's order).
+#define PSHARD_KQUANT_TYPE_KERNELS(ns)                                                          \
+  {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q2_k},                                           \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q3_k},                                       \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q4_k},                                       \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q5_k},                                       \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_q6_k},                                       \
+      {ns::q8k_act_bytes, ns::q8k_act_pack, ns::gemm_iq4_xs}
+#undef PSHARD_DECLARE_GEMM
 
 } // namespace pshard::kernels

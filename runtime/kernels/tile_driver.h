@@ -14,6 +14,7 @@
 #pragma once
 
 #include "runtime/kernels/matmul.h"
+#include "runtime/kernels/unroll.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,29 @@ struct TileArgs {
 };
 
 using TileFn = void (*)(const TileArgs&, int64_t, int64_t);
+
+// A tile's operands: its R weight rows and its T tokens' packed activations.
+template <int R, int T> struct TileOperands {
+  const uint8_t* rows[R];
+  const uint8_t* xs[T];
+  TileOperands(const TileArgs& a, int64_t r, int64_t t) {
+    PSHARD_UNROLL
+    for (int i = 0; i < R; ++i)
+      rows[i] = a.w.data + (r + i) * a.w.row_bytes;
+    PSHARD_UNROLL
+    for (int j = 0; j < T; ++j)
+      xs[j] = a.act + (t + j) * a.act_stride;
+  }
+};
+
+// Sets every accumulator of an R x T tile to `value`.
+template <class V, int R, int T> void fill_tile(V (&acc)[R][T], V value) {
+  PSHARD_UNROLL
+  for (int i = 0; i < R; ++i)
+    PSHARD_UNROLL
+    for (int j = 0; j < T; ++j)
+      acc[i][j] = value;
+}
 
 template <class K> constexpr int max_rows() {
   return K::kRows > K::kDecodeRows ? K::kRows : K::kDecodeRows;

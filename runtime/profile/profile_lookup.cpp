@@ -5,16 +5,25 @@
 namespace pshard {
 namespace {
 
-static_assert(static_cast<uint32_t>(TensorType::kF32) ==
-              static_cast<uint32_t>(fb::WeightType::F32));
-static_assert(static_cast<uint32_t>(TensorType::kF16) ==
-              static_cast<uint32_t>(fb::WeightType::F16));
-static_assert(static_cast<uint32_t>(TensorType::kBF16) ==
-              static_cast<uint32_t>(fb::WeightType::BF16));
-static_assert(static_cast<uint32_t>(TensorType::kQ8_0) ==
-              static_cast<uint32_t>(fb::WeightType::Q8_0));
-static_assert(static_cast<uint32_t>(TensorType::kQ4_0) ==
-              static_cast<uint32_t>(fb::WeightType::Q4_0));
+// Both enums carry ggml's type ids; every supported type must have its profile value.
+#define PSHARD_SAME_ID(T, W)                                                                      \
+  static_assert(static_cast<uint32_t>(TensorType::T) == static_cast<uint32_t>(fb::WeightType::W))
+PSHARD_SAME_ID(kF32, F32);
+PSHARD_SAME_ID(kF16, F16);
+PSHARD_SAME_ID(kBF16, BF16);
+PSHARD_SAME_ID(kQ8_0, Q8_0);
+PSHARD_SAME_ID(kQ4_0, Q4_0);
+PSHARD_SAME_ID(kQ4_1, Q4_1);
+PSHARD_SAME_ID(kQ5_0, Q5_0);
+PSHARD_SAME_ID(kQ5_1, Q5_1);
+PSHARD_SAME_ID(kQ2_K, Q2_K);
+PSHARD_SAME_ID(kQ3_K, Q3_K);
+PSHARD_SAME_ID(kQ4_K, Q4_K);
+PSHARD_SAME_ID(kQ5_K, Q5_K);
+PSHARD_SAME_ID(kQ6_K, Q6_K);
+PSHARD_SAME_ID(kIQ4_NL, IQ4_NL);
+PSHARD_SAME_ID(kIQ4_XS, IQ4_XS);
+#undef PSHARD_SAME_ID
 
 using Coords = std::array<double, kMaxGridAxes>;
 using Table = ProfileLookup::Table;

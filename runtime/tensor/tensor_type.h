@@ -1,11 +1,47 @@
 // Weight types pshard runs, with GGUF's (ggml's) numeric ids and block layouts.
+// Every block is little-endian and packed (no padding); "f16" is an IEEE half.
 //
+// Float types
 //   F32   4 bytes/value
 //   F16   2 bytes/value, IEEE half
 //   BF16  2 bytes/value, upper half of an IEEE float
-//   Q8_0  blocks of 32 values: { f16 d; int8 q[32]; }               34 bytes, x = d * q
-//   Q4_0  blocks of 32 values: { f16 d; uint8 qs[16]; }             18 bytes, x = d * (nib - 8)
-//         value j < 16 is the low nibble of qs[j], value j + 16 its high nibble
+//
+// Legacy blocks of 32 values (value j < 16 is the low nibble of qs[j], value
+// j + 16 its high nibble; the fifth bit of value j is bit j of the 32-bit qh):
+//   Q4_0   { f16 d;          u8 qs[16]; }           18 B   x = d * (q - 8)
+//   Q4_1   { f16 d, m;       u8 qs[16]; }           20 B   x = d * q + m
+//   Q5_0   { f16 d;   u8 qh[4]; u8 qs[16]; }        22 B   x = d * (q - 16)
+//   Q5_1   { f16 d, m; u8 qh[4]; u8 qs[16]; }       24 B   x = d * q + m
+//   Q8_0   { f16 d;          i8 q[32]; }            34 B   x = d * q
+//   IQ4_NL { f16 d;          u8 qs[16]; }           18 B   x = d * kIq4Values[q]
+//
+// K-quant super-blocks of 256 values, in sub-blocks of 32 (Q4_K, Q5_K, IQ4_XS) or
+// 16 (Q2_K, Q3_K, Q6_K), each with its own small integer scale (and min):
+//   Q2_K   { u8 scales[16]; u8 qs[64]; f16 d, dmin; }                       84 B
+//          sub-block s (16 values): x = d * (scales[s] & 15) * q - dmin * (scales[s] >> 4)
+//          q: 2 bits; value i lives in qs[32 * (i / 128) + i % 32] >> 2 * (i % 128 / 32)
+//   Q3_K   { u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d; }              110 B
+//          x = d * (sc[s] - 32) * (q - 4), sc 6 bits (below), 16 sub-blocks of 16;
+//          q's low 2 bits as Q2_K's, its bit 2 is bit (i / 32) of hmask[i % 32]
+//   Q4_K   { f16 d, dmin; u8 scales[12]; u8 qs[128]; }                     144 B
+//          x = d * sc[s] * q - dmin * m[s], 8 sub-blocks of 32, sc/m 6 bits (below);
+//          value i is nibble (i % 64 >= 32) of qs[32 * (i / 64) + i % 32]
+//   Q5_K   { f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]; }          176 B
+//          as Q4_K, plus bit 4 of value i = bit (i / 32) of qh[i % 32]
+//   Q6_K   { u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d; }                210 B
+//          x = d * scales[i / 16] * (q - 32); q's low 4 bits: nibble (i % 128 >= 64) of
+//          ql[64 * (i / 128) + i % 64], its high 2 bits: qh[32 * (i / 128) + i % 32]
+//          >> 2 * (i % 128 / 32)
+//   IQ4_XS { f16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128]; }            136 B
+//          x = d * (ls[s] - 32) * kIq4Values[q], 8 sub-blocks of 32; ls is 6 bits:
+//          low 4 = nibble (s % 2) of scales_l[s / 2], high 2 = scales_h >> 2 * s;
+//          sub-block s is laid out like an IQ4_NL block's quants at qs + 16 * s
+//
+// The 6-bit scales of Q4_K/Q5_K (12 bytes, 8 scales sc and 8 mins m):
+//   s < 4:  sc = b[s] & 63,                        m = b[s + 4] & 63
+//   s >= 4: sc = (b[s + 4] & 15) | (b[s - 4] >> 6) << 4,  m = (b[s + 4] >> 4) | (b[s] >> 6) << 4
+// The 6-bit scales of Q3_K (12 bytes, 16 scales): low 4 bits = nibble (s >= 8) of
+// b[s % 8], high 2 bits = b[8 + s % 4] >> 2 * (s / 4).
 //
 // Rows of a quantized tensor must hold a whole number of blocks.
 #pragma once
@@ -23,9 +59,23 @@ enum class TensorType : uint32_t {
   kF32 = 0,
   kF16 = 1,
   kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
   kQ8_0 = 8,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kIQ4_NL = 20,
+  kIQ4_XS = 23,
   kBF16 = 30,
 };
+
+// The 16 values of IQ4_NL / IQ4_XS's 4-bit codes (ggml's non-linear table).
+inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                          1,    13,   25,  38,  53,  69,  89,  113};
 
 struct TensorTypeTraits {
   TensorType type;
@@ -40,10 +90,19 @@ const TensorTypeTraits& tensor_type_traits(TensorType type);
 
 inline const char* tensor_type_name(TensorType type) { return tensor_type_traits(type).name; }
 
+// Storage bits per weight, scales included (Q4_K: 4.5).
+double tensor_type_bits_per_weight(TensorType type);
+
+// Every supported type, in ggml id order.
+const TensorType* supported_tensor_types(size_t* count);
+
+// "f32, f16, q4_0, …": the supported names, for error messages.
+std::string supported_tensor_type_list();
+
 // Name of any ggml type id, supported or not (for error messages), e.g. "q4_k".
 std::string ggml_type_name(uint32_t ggml_type_id);
 
-// Parses "f32", "F16", "q8_0"… (case-insensitive).
+// Parses "f32", "F16", "q8_0", "Q4_K"… (case-insensitive).
 Result<TensorType> parse_tensor_type(std::string_view name);
 
 // Bytes of `n_values` values; fails when n_values is not a whole number of blocks.

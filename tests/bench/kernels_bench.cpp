@@ -64,8 +64,9 @@ void run(benchmark::State& state, TensorType type, kernels::Isa isa, int64_t row
 }
 
 void register_all() {
-  const TensorType types[] = {TensorType::kF32, TensorType::kF16, TensorType::kBF16,
-                              TensorType::kQ8_0, TensorType::kQ4_0};
+  size_t n_types = 0;
+  const TensorType* all = supported_tensor_types(&n_types);
+  const std::vector<TensorType> types(all, all + n_types);
   const kernels::Isa isas[] = {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvx512};
   struct Shape {
     const char* name;

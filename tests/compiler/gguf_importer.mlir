@@ -2,6 +2,8 @@
 // RUN: pshard-compile -m %t.dense.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir -c 512 --kv-type f16 --tiers 1 --budgets 0 | FileCheck %s --check-prefix=DENSE
 // RUN: pshard-mkmodel -o %t.moe.gguf --sparse --n-layer 1 --n-embd 64 --n-head 4 --n-ff 32 --n-expert 8 --n-expert-used 2 --vocab 512 --type q4_0 --tied-output --name moe
 // RUN: pshard-compile -m %t.moe.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir --tiers 1 --budgets 0 | FileCheck %s --check-prefix=MOE
+// RUN: pshard-mkmodel -o %t.mix.gguf --n-layer 2 --n-embd 256 --n-head 4 --n-head-kv 2 --n-ff 512 --vocab 512 --type q4_k_m --name mix
+// RUN: pshard-compile -m %t.mix.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir --tiers 1 --budgets 0 | FileCheck %s --check-prefix=MIX
 // RUN: not pshard-compile -m %t.missing.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 
 // The GGUF importer (compiler/lib/Import), through pshard-compile --emit mlir: a
@@ -32,6 +34,18 @@
 // MOE:           pshard.matmul q4_0 32 x 64 bytes 1152 count 2 of 8
 // MOE:         pshard.head "head"
 // MOE:           pshard.tensor "token_embd.weight" q4_0
+
+// A Q4_K_M mix (llama-quantize's recipe): every tensor keeps its own type and its real
+// bytes (a 256-value row of Q4_K is 144 bytes, of Q6_K 210); attn_v and ffn_down of
+// the last of two layers, and the output, are Q6_K.
+// MIX-LABEL: pshard.model @mix
+// MIX:         pshard.tensor "token_embd.weight" q4_k [256, 512] offset {{[0-9]+}} bytes 73728
+// MIX:         pshard.attn "attn[0]" layer 0
+// MIX:           pshard.tensor "blk.0.attn_v.weight" q4_k [256, 128]
+// MIX:         pshard.attn "attn[1]" layer 1
+// MIX:           pshard.tensor "blk.1.attn_v.weight" q6_k [256, 128] offset {{[0-9]+}} bytes 26880
+// MIX:         pshard.head "head"
+// MIX:           pshard.tensor "output.weight" q6_k [256, 512] offset {{[0-9]+}} bytes 107520
 
 // A file that is not there is an error naming it.
 // MISSING: pshard-compile: {{.*}}cannot import '{{.*}}.missing.gguf'

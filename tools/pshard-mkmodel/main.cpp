@@ -54,7 +54,10 @@ int main(int argc, char** argv) {
                  "yarn/llama3: the original context (0: --ctx / factor)")
       ->capture_default_str()->check(cli::between(0, 1 << 24));
   app.add_option("--seed", spec.seed, "seed of the random weights")->capture_default_str();
-  app.add_option("--type", type, "weight type: f32, f16, bf16, q8_0, q4_0")->capture_default_str();
+  app.add_option("--type", type,
+                 "weight type (" + pshard::supported_tensor_type_list() +
+                     ") or llama-quantize mix (q4_k_m, q5_k_m, q3_k_m, q2_k)")
+      ->capture_default_str();
   app.add_option("--override", overrides,
                  "per-class types, e.g. ffn_down=f32,token_embd=q8_0");
   app.add_option("--tokenizer-from", spec.tokenizer_from, "copy the tokenizer of this GGUF");
@@ -70,10 +73,8 @@ int main(int argc, char** argv) {
     std::cerr << "pshard-mkmodel: " << s.to_string() << "\n";
     return 1;
   };
-  auto parsed = pshard::parse_tensor_type(type);
-  if (!parsed.ok())
-    return fail(parsed.status());
-  spec.type = *parsed;
+  if (pshard::Status s = pshard::parse_type_or_mix(type, &spec); !s.ok())
+    return fail(s);
   if (pshard::Status s = pshard::parse_type_overrides(overrides, &spec); !s.ok())
     return fail(s);
   if (pshard::Status s = pshard::write_model(spec, out); !s.ok())

@@ -7,6 +7,7 @@
 #include "runtime/kernels/quantize.h"
 #include "runtime/model/tensor_layout.h"
 #include "tools/pshard-mkmodel/model_metadata.h"
+#include "tools/pshard-mkmodel/quant_mix.h"
 #include "tools/pshard-mkmodel/synthetic_vocab.h"
 
 #include <algorithm>
@@ -53,16 +54,11 @@ class ModelWriter {
 public:
   ModelWriter(const ModelSpec& spec) : spec_(spec) {}
 
-  TensorType type_of(const std::string& cls) const {
-    auto it = spec_.overrides.find(cls);
-    return it == spec_.overrides.end() ? spec_.type : it->second;
-  }
-
   // A weight of shape dims (dims[0] = row length) filled with uniform values of
   // standard deviation ~ 1/sqrt(row length), quantized row by row.
   Status add_weight(const std::string& name, std::vector<int64_t> dims) {
     const std::string cls = tensor_class(name);
-    const TensorType type = type_of(cls);
+    const TensorType type = tensor_type_for(spec_, name, cls, dims);
     const int64_t cols = dims[0];
     if (cols % tensor_type_traits(type).block_values != 0)
       return invalid_argument("tensor '" + name + "' has rows of " + std::to_string(cols) +

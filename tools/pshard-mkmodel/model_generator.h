@@ -13,6 +13,7 @@
 
 #include "runtime/core/status.h"
 #include "runtime/tensor/tensor_type.h"
+#include "tools/pshard-mkmodel/quant_mix.h"
 
 #include <cstdint>
 #include <map>
@@ -43,6 +44,7 @@ struct ModelSpec {
   bool tied_output = false; // no output.weight: the head reuses token_embd
   uint64_t seed = 42;
   TensorType type = TensorType::kF32;
+  QuantMix mix = QuantMix::kNone; // a llama-quantize recipe per tensor (quant_mix.h)
   // Per tensor class ("token_embd", "output", "attn_q", "attn_k", "attn_v",
   // "attn_output", "ffn_gate", "ffn_up", "ffn_down", "ffn_gate_inp", "ffn_gate_shexp",
   // "ffn_up_shexp", "ffn_down_shexp"); expert tensors follow their ffn_* class. Norms,

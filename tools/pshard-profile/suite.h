@@ -40,6 +40,11 @@ struct SuiteOptions {
 // The cells to measure.
 struct SuiteGrid {
   std::vector<TensorType> types;
+  // Types measured on a sparse grid: the largest bucket, the first and last tier (and
+  // the first under load), every thread count, the standard row length only. --quick uses it for the types beyond
+  // F32, F16, BF16, Q8_0 and Q4_0, so a quick profile still covers every type; the CPU
+  // only (the device suite measures `types`).
+  std::vector<TensorType> sparse_types;
   std::vector<uint64_t> matrix_bytes; // size buckets, ascending
   std::vector<int64_t> tokens;        // tiers 1, 2, 4, …
   std::vector<int64_t> load_tokens;   // the tiers measured again under load

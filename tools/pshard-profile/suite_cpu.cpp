@@ -44,50 +44,73 @@ std::string matmul_label(TensorType type, uint64_t bytes, int64_t n, int threads
          (loaded ? " (loaded)" : "");
 }
 
-Status measure_matmul(const SuiteGrid& grid, std::map<int, std::unique_ptr<ThreadPool>>& pools,
-                      LoadMeter& meter, Progress& progress, double unit_s, CpuTables& out) {
-  for (TensorType type : grid.types) {
-    for (uint64_t bytes : grid.matrix_bytes) {
-      PSHARD_ASSIGN_OR_RETURN(MatmulWeights w, MatmulWeights::make(type, bytes));
+// The cells of one type: sizes x threads x tokens idle; on the largest size also the
+// other row lengths and the load tokens under load.
+struct TypeCells {
+  std::vector<uint64_t> sizes;
+  std::vector<int64_t> tokens, load_tokens;
+  bool other_cols = true; // the grid's extra row lengths
+};
+
+Status measure_type(TensorType type, const TypeCells& cells, const SuiteGrid& grid,
+                    std::map<int, std::unique_ptr<ThreadPool>>& pools, LoadMeter& meter,
+                    Progress& progress, double unit_s, CpuTables& out) {
+  for (uint64_t bytes : cells.sizes) {
+    PSHARD_ASSIGN_OR_RETURN(MatmulWeights w, MatmulWeights::make(type, bytes));
+    for (int threads : grid.threads) {
+      MatmulRate rate;
+      for (int64_t n : cells.tokens) {
+        progress.step(matmul_label(type, bytes, n, threads, false));
+        out.cpu->matmul.push_back(std::make_unique<fb::MatmulPointT>(
+            time_cpu_matmul(w, n, *pools[threads], kMatmulUnits * unit_s, rate)));
+        progress.advance(kMatmulUnits);
+      }
+    }
+    // Under load and other row lengths only on the largest bucket: that is where
+    // weights stream from DRAM, as in a pass; the reader scales the other buckets by
+    // their ratios.
+    if (bytes != grid.matrix_bytes.back())
+      continue;
+    for (int64_t cols : cells.other_cols ? grid.extra_cols : std::vector<int64_t>{}) {
+      PSHARD_ASSIGN_OR_RETURN(MatmulWeights narrow, MatmulWeights::make(type, bytes, cols));
+      const int threads = grid.threads.back();
+      MatmulRate rate;
+      for (int64_t n : grid.extra_tokens) {
+        progress.step(matmul_label(type, bytes, n, threads, false) + " cols=" +
+                      std::to_string(cols));
+        out.cpu->matmul.push_back(std::make_unique<fb::MatmulPointT>(
+            time_cpu_matmul(narrow, n, *pools[threads], kMatmulUnits * unit_s, rate)));
+        progress.advance(kMatmulUnits);
+      }
+    }
+    PSHARD_RETURN_IF_ERROR(meter.under_load([&] {
       for (int threads : grid.threads) {
         MatmulRate rate;
-        for (int64_t n : grid.tokens) {
-          progress.step(matmul_label(type, bytes, n, threads, false));
-          out.cpu->matmul.push_back(std::make_unique<fb::MatmulPointT>(
+        for (int64_t n : cells.load_tokens) {
+          progress.step(matmul_label(type, bytes, n, threads, true));
+          out.under_load->cpu_matmul.push_back(std::make_unique<fb::MatmulPointT>(
               time_cpu_matmul(w, n, *pools[threads], kMatmulUnits * unit_s, rate)));
           progress.advance(kMatmulUnits);
         }
       }
-      // Under load and other row lengths only on the largest bucket: that is where
-      // weights stream from DRAM, as in a pass; the reader scales the other buckets by
-      // their ratios.
-      if (bytes != grid.matrix_bytes.back())
-        continue;
-      for (int64_t cols : grid.extra_cols) {
-        PSHARD_ASSIGN_OR_RETURN(MatmulWeights narrow, MatmulWeights::make(type, bytes, cols));
-        const int threads = grid.threads.back();
-        MatmulRate rate;
-        for (int64_t n : grid.extra_tokens) {
-          progress.step(matmul_label(type, bytes, n, threads, false) + " cols=" +
-                        std::to_string(cols));
-          out.cpu->matmul.push_back(std::make_unique<fb::MatmulPointT>(
-              time_cpu_matmul(narrow, n, *pools[threads], kMatmulUnits * unit_s, rate)));
-          progress.advance(kMatmulUnits);
-        }
-      }
-      PSHARD_RETURN_IF_ERROR(meter.under_load([&] {
-        for (int threads : grid.threads) {
-          MatmulRate rate;
-          for (int64_t n : grid.load_tokens) {
-            progress.step(matmul_label(type, bytes, n, threads, true));
-            out.under_load->cpu_matmul.push_back(std::make_unique<fb::MatmulPointT>(
-                time_cpu_matmul(w, n, *pools[threads], kMatmulUnits * unit_s, rate)));
-            progress.advance(kMatmulUnits);
-          }
-        }
-      }));
-    }
+    }));
   }
+  return Status::ok_status();
+}
+
+Status measure_matmul(const SuiteGrid& grid, std::map<int, std::unique_ptr<ThreadPool>>& pools,
+                      LoadMeter& meter, Progress& progress, double unit_s, CpuTables& out) {
+  const TypeCells full{grid.matrix_bytes, grid.tokens, grid.load_tokens};
+  const TypeCells sparse{{grid.matrix_bytes.back()},
+                         grid.tokens.size() > 1
+                             ? std::vector<int64_t>{grid.tokens.front(), grid.tokens.back()}
+                             : grid.tokens,
+                         {grid.load_tokens.front()},
+                         /*other_cols=*/false};
+  for (TensorType type : grid.types)
+    PSHARD_RETURN_IF_ERROR(measure_type(type, full, grid, pools, meter, progress, unit_s, out));
+  for (TensorType type : grid.sparse_types)
+    PSHARD_RETURN_IF_ERROR(measure_type(type, sparse, grid, pools, meter, progress, unit_s, out));
   return Status::ok_status();
 }
 

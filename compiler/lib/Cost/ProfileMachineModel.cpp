@@ -1,11 +1,16 @@
 // The machine model over a profile. The estimator asks many questions per plan grid, so
-// every answer is clamped to a positive finite figure here; a weight type the profile
-// did not measure borrows the nearest measured one (F16 for BF16, then Q8_0, Q4_0, F32),
-// because the compiler must still plan a model whose exact type was not profiled.
+// every answer is clamped to a positive finite figure here. A weight type the profile
+// did not measure (an older profile, or a type added since) borrows the measured type
+// nearest to it in bits per weight (Q6_K: Q8_0; Q4_K, IQ4_NL: Q4_0; Q2_K, Q3_K: Q4_0;
+// BF16: F16), its FLOP/s scaled by the ratio of their bits per weight: a matrix of the
+// same bytes then takes the same time, which is what a weight-streaming matmul (every
+// decode) does; compute-bound prefill is then off by at most that ratio. The compiler
+// must still plan a model whose exact type was not profiled.
 #include "pshard/Planner/MachineModel.h"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace pshard::planner {
 namespace {
@@ -21,16 +26,34 @@ double positive(const Result<double>& r, double fallback) {
 const TensorType kFallbackOrder[] = {TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0,
                                      TensorType::kF32, TensorType::kBF16};
 
+// Every other supported type, nearest in bits per weight first (ties: fewer bits).
+std::vector<TensorType> stand_ins(TensorType type) {
+  size_t n = 0;
+  const TensorType* all = supported_tensor_types(&n);
+  std::vector<TensorType> others;
+  for (size_t i = 0; i < n; ++i)
+    if (all[i] != type)
+      others.push_back(all[i]);
+  const double bits = tensor_type_bits_per_weight(type);
+  std::stable_sort(others.begin(), others.end(), [bits](TensorType a, TensorType b) {
+    const double da = std::fabs(tensor_type_bits_per_weight(a) - bits);
+    const double db = std::fabs(tensor_type_bits_per_weight(b) - bits);
+    if (da != db)
+      return da < db;
+    return tensor_type_bits_per_weight(a) < tensor_type_bits_per_weight(b);
+  });
+  return others;
+}
+
 template <typename Ask> double by_type(TensorType type, Ask ask) {
   Result<double> r = ask(type);
   if (r.ok() && *r > 0)
     return *r;
-  for (TensorType other : kFallbackOrder)
-    if (other != type) {
-      r = ask(other);
-      if (r.ok() && *r > 0)
-        return *r;
-    }
+  for (TensorType other : stand_ins(type)) {
+    r = ask(other);
+    if (r.ok() && *r > 0)
+      return *r * tensor_type_bits_per_weight(other) / tensor_type_bits_per_weight(type);
+  }
   return kTiny;
 }
 

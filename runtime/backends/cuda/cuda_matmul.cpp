@@ -10,7 +10,7 @@
 namespace pshard::cuda {
 namespace {
 
-bool is_quantized(TensorType t) { return t == TensorType::kQ8_0 || t == TensorType::kQ4_0; }
+bool is_quantized(TensorType t) { return tensor_type_traits(t).block_values > 1; }
 
 } // namespace
 
@@ -60,7 +60,7 @@ Status CudaOps::gemm_float(const MatrixView& w, const float* x, int64_t n_tokens
   return Status::ok_status();
 }
 
-// Q8_0/Q4_0: activations to f16 per token chunk, weights dequantized to f16 per row
+// Block types: activations to f16 per token chunk, weights dequantized to f16 per row
 // chunk, one GEMM per (token chunk, row chunk) writing a block of y.
 Status CudaOps::gemm_quant(const MatrixView& w, const float* x, int64_t n_tokens, float* y) {
   const int64_t token_chunk = std::max<int64_t>(1, CudaWorkspace::kActBytes / 2 / w.cols);

@@ -167,7 +167,8 @@ TEST(GgufWriterTest, AddTensorRejectsBadShapesTypesAndDuplicates) {
       {"b", TensorType::kF32, {int64_t{1} << 40, int64_t{1} << 40}, "overflows"},
       {"b", TensorType::kQ8_0, {48, 2}, "multiple of q8_0"},
       {"b", TensorType::kQ4_0, {16}, "multiple of q4_0"},
-      {"b", static_cast<TensorType>(12), {256}, "not a supported type"},
+      {"b", TensorType::kQ4_K, {96, 2}, "multiple of q4_k"}, // K-quants: rows of 256
+      {"b", static_cast<TensorType>(16), {256}, "not a supported type"},
   };
   for (const Case& c : cases) {
     Status s = w.add_tensor(c.name, c.type, c.dims, nullptr);

@@ -3,6 +3,7 @@
 // tails, padded rows) against float64 references within stated bounds, and the
 // determinism contract — bit-identical across thread counts, and a token's result
 // independent of how many tokens share the call (prefill tiles == decode tiles).
+#include "block_reference.h"
 #include "kernel_test_util.h"
 #include "runtime/kernels/convert.h"
 #include "runtime/kernels/cpu_isa.h"
@@ -10,7 +11,9 @@
 #include "runtime/kernels/quantize.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <random>
 #include <gtest/gtest.h>
 
 namespace pshard {
@@ -18,21 +21,29 @@ namespace {
 
 using kernels::Isa;
 
-constexpr TensorType kAllTypes[] = {TensorType::kF32, TensorType::kF16, TensorType::kBF16,
-                                    TensorType::kQ8_0, TensorType::kQ4_0};
+std::vector<TensorType> all_types() {
+  std::vector<TensorType> types = {TensorType::kF32, TensorType::kF16, TensorType::kBF16};
+  for (TensorType t : test::ref_quantized_types())
+    types.push_back(t);
+  return types;
+}
 
-bool is_quantized(TensorType t) { return t == TensorType::kQ8_0 || t == TensorType::kQ4_0; }
+bool is_quantized(TensorType t) { return tensor_type_traits(t).block_values > 1; }
+bool is_super_block(TensorType t) { return tensor_type_traits(t).block_values == 256; }
+// Values per activation block: 32 for the legacy types (q8), 256 for the K-quants (q8k).
+int64_t act_block(TensorType t) { return is_super_block(t) ? 256 : 32; }
 
-// The q8 activation format's definition (act_quant.h), restated independently.
-void quantize_activations(const float* x, int64_t n, std::vector<float>* d, std::vector<int>* q) {
-  for (int64_t b = 0; b < n / 32; ++b) {
+// The activation formats' definition (act_quant.h), restated independently.
+void quantize_activations(const float* x, int64_t n, int64_t block, std::vector<float>* d,
+                          std::vector<int>* q) {
+  for (int64_t b = 0; b < n / block; ++b) {
     float amax = 0;
-    for (int j = 0; j < 32; ++j)
-      amax = std::fmax(amax, std::fabs(x[b * 32 + j]));
+    for (int64_t j = 0; j < block; ++j)
+      amax = std::fmax(amax, std::fabs(x[b * block + j]));
     const float scale = amax / 127.0f, inv = scale != 0 ? 1.0f / scale : 0.0f;
     d->push_back(scale);
-    for (int j = 0; j < 32; ++j)
-      q->push_back(static_cast<int>(std::roundf(x[b * 32 + j] * inv)));
+    for (int64_t j = 0; j < block; ++j)
+      q->push_back(static_cast<int>(std::roundf(x[b * block + j] * inv)));
   }
 }
 
@@ -41,13 +52,26 @@ struct Reference {
   int64_t terms = 0; // sequential additions a kernel may make, for the rounding bound
 };
 
+// The float64 values of a quantized row (block_reference.h).
+std::vector<test::RefValue> reference_row(TensorType type, const uint8_t* row, int64_t n) {
+  const auto& t = tensor_type_traits(type);
+  std::vector<test::RefValue> w;
+  for (int64_t b = 0; b < n / t.block_values; ++b) {
+    const std::vector<test::RefValue> block = test::ref_block(type, row + b * t.block_bytes);
+    w.insert(w.end(), block.begin(), block.end());
+  }
+  return w;
+}
+
 // float64 value of what the kernels compute. Float types: dot(w, x). Quantized
-// types: sum over blocks of d_w * d_x * (exact integer dot of the quants).
+// types: the exact weights times the 8-bit activations, block by activation block:
+// sum_b d_x[b] * sum_j w_j * q_j (the integer products are exact in the kernels,
+// only the scaling rounds).
 Reference reference_dot(TensorType type, const uint8_t* row, const float* x, int64_t n) {
-  std::vector<float> w(n);
-  dequantize_row(type, row, w.data(), n);
   Reference r;
   if (!is_quantized(type)) {
+    std::vector<float> w(n);
+    dequantize_row(type, row, w.data(), n);
     for (int64_t i = 0; i < n; ++i) {
       r.value += double(w[i]) * x[i];
       r.abs_sum += std::fabs(double(w[i]) * x[i]);
@@ -55,24 +79,24 @@ Reference reference_dot(TensorType type, const uint8_t* row, const float* x, int
     r.terms = n;
     return r;
   }
+  const std::vector<test::RefValue> w = reference_row(type, row, n);
+  const int64_t block = act_block(type);
   std::vector<float> dx;
   std::vector<int> qx;
-  quantize_activations(x, n, &dx, &qx);
-  const size_t block_bytes = type == TensorType::kQ8_0 ? 34 : 18;
-  for (int64_t b = 0; b < n / 32; ++b) {
-    uint16_t h;
-    std::memcpy(&h, row + b * block_bytes, 2);
-    const double dw = fp16_to_fp32(h);
-    double block = 0, block_abs = 0;
-    for (int j = 0; j < 32; ++j) {
-      const double qw = dw != 0 ? std::nearbyint(w[b * 32 + j] / dw) : 0; // exact small ints
-      block += qw * qx[b * 32 + j];
-      block_abs += std::fabs(qw * qx[b * 32 + j]);
+  quantize_activations(x, n, block, &dx, &qx);
+  for (int64_t b = 0; b < n / block; ++b) {
+    double sum = 0, abs_sum = 0;
+    for (int64_t j = b * block; j < (b + 1) * block; ++j) {
+      sum += w[j].value() * qx[j];
+      abs_sum += (std::fabs(w[j].a) + std::fabs(w[j].b)) * std::abs(qx[j]);
     }
-    r.value += dw * dx[b] * block;
-    r.abs_sum += std::fabs(dw * dx[b]) * block_abs;
+    r.value += double(dx[b]) * sum;
+    r.abs_sum += std::fabs(double(dx[b])) * abs_sum;
   }
-  r.terms = n / 32;
+  // Per block a kernel rounds the scale products, the integer lanes' conversion
+  // (K-quant lanes may pass 2^24) and the additions of the scaled code and min
+  // parts: count three sequential roundings per block.
+  r.terms = 3 * (n / block);
   return r;
 }
 
@@ -89,13 +113,15 @@ struct Case {
 
 std::vector<Case> odd_cases() {
   std::vector<Case> cases;
-  for (TensorType type : kAllTypes) {
+  for (TensorType type : all_types()) {
+    // Row lengths in blocks of the type: 32 for legacy types, 256 for K-quants.
+    const int64_t unit = is_super_block(type) ? 256 : 32;
     for (int64_t n_tokens = 1; n_tokens <= 17; ++n_tokens)
-      cases.push_back({type, 37, 160, n_tokens, 0}); // 5 blocks: a lone last block
+      cases.push_back({type, 37, 5 * unit, n_tokens, 0}); // 5 blocks: a lone last block
     for (int64_t n_tokens : {1, 4, 7})
-      cases.push_back({type, 5, 4160, n_tokens, 8});
-    cases.push_back({type, 1, 32, 3, 0});
-    cases.push_back({type, 18, 96, 9, 4});
+      cases.push_back({type, 5, is_super_block(type) ? 17 * 256 : 4160, n_tokens, 8});
+    cases.push_back({type, 1, unit, 3, 0});
+    cases.push_back({type, 18, 3 * unit, 9, 4});
     // Prefill's blocking: 70 rows are two 32-row panels and a partial one; 33 tokens
     // end in partial token tiles; F32 rows of 1024 values lie 4 KiB apart, which
     // matmul copies to a padded stride first (several tokens only).
@@ -157,10 +183,46 @@ TEST_P(MatmulOnIsa, AccurateDeterministicAndIndependentOfTokenCount) {
   }
 }
 
+// Weights from random bytes (every code and scale-code pattern, moderate finite
+// scales) and from constant fills (all codes at their extremes), so the SIMD
+// unpacking sees what a quantizer may never write: against the reference, and a
+// token's result the same alone and in a tile.
+TEST_P(MatmulOnIsa, RandomBlockBytesMatchTheReference) {
+  std::mt19937 rng(5);
+  for (TensorType type : test::ref_quantized_types()) {
+    SCOPED_TRACE(tensor_type_name(type));
+    const auto& traits = tensor_type_traits(type);
+    const int64_t rows = 9, cols = 3 * (traits.block_values == 256 ? 256 : 64), n_tokens = 6;
+    const size_t stride = test::row_bytes(type, cols);
+    std::vector<uint8_t> w(stride * rows);
+    for (uint8_t& b : w)
+      b = static_cast<uint8_t>(rng());
+    for (int64_t r = 7; r < rows; ++r) // two rows of constant bytes
+      std::fill(w.begin() + r * stride, w.begin() + (r + 1) * stride, r == 7 ? 0xff : 0x00);
+    for (size_t block = 0; block < w.size(); block += traits.block_bytes)
+      for (size_t off : test::ref_half_fields(type)) { // |scale| in [2^-9, 2^3), either sign
+        const uint16_t h = static_cast<uint16_t>((rng() & 0x83ff) | (6 + rng() % 12) << 10);
+        std::memcpy(&w[block + off], &h, 2);
+      }
+    const std::vector<float> x = test::random_floats(cols * n_tokens, 6);
+    const Case c{type, rows, cols, n_tokens, 0};
+    const std::vector<float> y = run_matmul(c, w, stride, x.data(), n_tokens, 2);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const std::vector<float> alone = run_matmul(c, w, stride, x.data() + t * cols, 1, 1);
+      for (int64_t r = 0; r < rows; ++r) {
+        ASSERT_EQ(y[t * rows + r], alone[r]) << "t=" << t << " r=" << r;
+        const Reference ref = reference_dot(type, w.data() + r * stride, x.data() + t * cols, cols);
+        ASSERT_LE(std::fabs(y[t * rows + r] - ref.value), error_bound(ref))
+            << "t=" << t << " r=" << r << " got " << y[t * rows + r] << " want " << ref.value;
+      }
+    }
+  }
+}
+
 // dot_row is matmul for one row and one token.
 TEST_P(MatmulOnIsa, DotRowEqualsMatmul) {
-  const Case c{TensorType::kQ4_0, 3, 256, 1, 0};
-  for (TensorType type : kAllTypes) {
+  const Case c{TensorType::kQ4_0, 3, 512, 1, 0};
+  for (TensorType type : all_types()) {
     Case tc = c;
     tc.type = type;
     const size_t stride = test::row_bytes(type, c.cols);
@@ -173,23 +235,25 @@ TEST_P(MatmulOnIsa, DotRowEqualsMatmul) {
   }
 }
 
-// The activations of quantized matmuls are rounded to 8 bits per block of 32: the
-// result is within sum |w| * d_x / 2 of the exact float product.
+// The activations of quantized matmuls are rounded to 8 bits per activation block
+// (32 values, or 256 for the K-quants): the result is within sum |w| * d_x / 2 of
+// the exact float product.
 TEST_P(MatmulOnIsa, QuantizedActivationErrorIsBounded) {
-  for (TensorType type : {TensorType::kQ8_0, TensorType::kQ4_0}) {
-    const int64_t n = 4096;
+  for (TensorType type : test::ref_quantized_types()) {
+    SCOPED_TRACE(tensor_type_name(type));
+    const int64_t n = 4096, block = act_block(type);
     const std::vector<uint8_t> row = test::random_matrix(type, 1, n, test::row_bytes(type, n), 8);
     const std::vector<float> x = test::random_floats(n, 9);
     std::vector<float> w(n);
     dequantize_row(type, row.data(), w.data(), n);
     double exact = 0, bound = 0, abs_sum = 0;
-    for (int64_t b = 0; b < n / 32; ++b) {
+    for (int64_t b = 0; b < n / block; ++b) {
       double amax = 0, wsum = 0;
-      for (int j = 0; j < 32; ++j) {
-        exact += double(w[b * 32 + j]) * x[b * 32 + j];
-        abs_sum += std::fabs(double(w[b * 32 + j]) * x[b * 32 + j]);
-        amax = std::fmax(amax, std::fabs(x[b * 32 + j]));
-        wsum += std::fabs(w[b * 32 + j]);
+      for (int64_t j = b * block; j < (b + 1) * block; ++j) {
+        exact += double(w[j]) * x[j];
+        abs_sum += std::fabs(double(w[j]) * x[j]);
+        amax = std::fmax(amax, std::fabs(x[j]));
+        wsum += std::fabs(w[j]);
       }
       bound += wsum * amax / 127 / 2;
     }

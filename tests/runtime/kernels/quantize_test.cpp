@@ -1,5 +1,6 @@
 // quantize_row / dequantize_row: bit-exact block layouts, ggml's rounding rules,
 // round-trip error bounds, and dequantization against a float64 reading of the bytes.
+#include "block_reference.h"
 #include "kernel_test_util.h"
 #include "runtime/kernels/convert.h"
 #include "runtime/kernels/quantize.h"
@@ -182,8 +183,91 @@ TEST(Quantize, RejectsPartialBlocks) {
   EXPECT_EQ(quantize_row(TensorType::kQ8_0, x, out, 33).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(quantize_row(TensorType::kQ4_0, x, out, 16).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(quantize_row(TensorType::kF16, x, out, -1).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(quantize_row(static_cast<TensorType>(12), x, out, 32).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(quantize_row(TensorType::kQ4_K, x, out, 32).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(quantize_row(static_cast<TensorType>(16), x, out, 32).code(), StatusCode::kUnsupported);
   EXPECT_TRUE(quantize_row(TensorType::kF32, x, out, 7).ok());
+}
+
+// Every quantized type, table-driven: random blocks (any bytes, any finite scales)
+// and edge blocks (all-zero and all-one bits, the largest, smallest subnormal,
+// negative and zero scales) decode bit for bit to the float64 reading of the
+// format (block_reference.h) rounded to float, signed zeros included.
+TEST(Dequantize, EveryTypeMatchesTheFormatDefinitionBitForBit) {
+  const uint16_t edge_scales[] = {0x7bff, 0xfbff, 0x0001, 0x8001, 0x0000, 0x8000, 0x3c00, 0xb800};
+  std::mt19937 rng(12);
+  for (TensorType type : test::ref_quantized_types()) {
+    SCOPED_TRACE(tensor_type_name(type));
+    const auto& traits = tensor_type_traits(type);
+    const size_t bytes = traits.block_bytes;
+    std::vector<std::vector<uint8_t>> blocks;
+    for (int k = 0; k < 40; ++k) { // random bytes, random finite scales
+      std::vector<uint8_t> b(bytes);
+      for (uint8_t& v : b)
+        v = static_cast<uint8_t>(rng());
+      for (size_t off : test::ref_half_fields(type))
+        if (((b[off + 1] >> 2) & 0x1f) == 0x1f) // inf / nan exponent: make it finite
+          b[off + 1] &= 0xbf;
+      blocks.push_back(b);
+    }
+    for (uint8_t fill : {0x00, 0xff, 0x55, 0xaa})
+      for (uint16_t scale : edge_scales) {
+        std::vector<uint8_t> b(bytes, fill);
+        for (size_t off : test::ref_half_fields(type))
+          std::memcpy(&b[off], &scale, 2);
+        blocks.push_back(b);
+      }
+    std::vector<uint8_t> row;
+    for (const auto& b : blocks)
+      row.insert(row.end(), b.begin(), b.end());
+    const int64_t n = static_cast<int64_t>(blocks.size()) * traits.block_values;
+    std::vector<float> out(n, 1234.5f);
+    dequantize_row(type, row.data(), out.data(), n);
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      const std::vector<test::RefValue> ref = test::ref_block(type, blocks[k].data());
+      ASSERT_EQ(static_cast<int64_t>(ref.size()), traits.block_values);
+      for (int64_t j = 0; j < traits.block_values; ++j) {
+        const float want = static_cast<float>(ref[j].value());
+        const float got = out[k * traits.block_values + j];
+        ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+            << "block " << k << " value " << j << ": got " << got << " want " << want;
+      }
+    }
+  }
+}
+
+// The new types' reference quantizers write blocks that decode close to the input:
+// relative RMS error below a bound per type (a broken layout gives ~1).
+TEST(Quantize, EveryQuantizedTypeRoundTripsWithinItsPrecision) {
+  const std::pair<TensorType, double> bounds[] = {
+      {TensorType::kQ4_1, 0.08},  {TensorType::kQ5_0, 0.05},  {TensorType::kQ5_1, 0.04},
+      {TensorType::kIQ4_NL, 0.1}, {TensorType::kQ2_K, 0.45},  {TensorType::kQ3_K, 0.2},
+      {TensorType::kQ4_K, 0.1},   {TensorType::kQ5_K, 0.05},  {TensorType::kQ6_K, 0.03},
+      {TensorType::kIQ4_XS, 0.1}, {TensorType::kQ8_0, 0.008}, {TensorType::kQ4_0, 0.1}};
+  for (const auto& [type, bound] : bounds) {
+    SCOPED_TRACE(tensor_type_name(type));
+    const int64_t n = 4096;
+    for (float offset : {0.0f, 0.5f}) { // centred, and shifted (asymmetric blocks)
+      std::vector<float> x = test::random_floats(n, 77, 2.0f);
+      for (float& v : x)
+        v += offset;
+      std::vector<uint8_t> q(test::row_bytes(type, n));
+      ASSERT_TRUE(quantize_row(type, x.data(), q.data(), n).ok());
+      std::vector<float> back(n);
+      dequantize_row(type, q.data(), back.data(), n);
+      double err = 0, energy = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        err += (double(back[i]) - x[i]) * (double(back[i]) - x[i]);
+        energy += double(x[i]) * x[i];
+      }
+      EXPECT_LT(std::sqrt(err / energy), bound) << "offset " << offset;
+    }
+    std::vector<float> zeros(256, 0.0f), back(256, 1.0f);
+    std::vector<uint8_t> q(test::row_bytes(type, 256));
+    ASSERT_TRUE(quantize_row(type, zeros.data(), q.data(), 256).ok());
+    dequantize_row(type, q.data(), back.data(), 256);
+    for (float v : back)
+      ASSERT_EQ(v, 0.0f) << "zeros must stay zeros";
+  }
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // Loading, writing and the errors for bad input: truncated, foreign, other versions.
 #include "runtime/profile/profile.h"
+#include "runtime/profile/profile_lookup.h"
 #include "runtime/profile/profile_json.h"
 #include "runtime/profile/profile_report.h"
 #include "synthetic_profile.h"
@@ -149,6 +150,33 @@ TEST(ProfileIo, Version1_0StillLoadsWithoutKernelScratch) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->data().schema_minor, 0u);
   EXPECT_EQ(r->data().machine->gpu->kernel_workspace_bytes, 0u);
+}
+
+// 1.2 appended weight types: a 1.1 file (Q4_0 cells only here) loads, its cells are
+// found, and a new type has none of its own (the estimator borrows one).
+TEST(ProfileIo, Version1_1StillLoadsWithoutTheNewWeightTypes) {
+  fb::ProfileT p = testing::synthetic_profile();
+  p.schema_major = 1;
+  p.schema_minor = 1;
+  flatbuffers::FlatBufferBuilder builder;
+  fb::FinishSizePrefixedProfileBuffer(builder, fb::Profile::Pack(builder, &p));
+  Result<Profile> r = Profile::load_bytes(
+      std::vector<uint8_t>(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ProfileLookup look(*r);
+  EXPECT_TRUE(look.cpu_matmul_flops(TensorType::kQ4_0, 1, 1 << 20, 1).ok());
+  EXPECT_FALSE(look.cpu_matmul_flops(TensorType::kQ4_K, 1, 1 << 20, 1).ok());
+}
+
+// A 1.2 profile's cells for the new types are looked up by their type.
+TEST(ProfileIo, NewWeightTypesHaveTheirOwnCells) {
+  fb::ProfileT p = testing::synthetic_profile();
+  p.cpu->matmul.push_back(testing::matmul_cell(fb::WeightType::Q6_K, 1, 1 << 20, 1, 3e9));
+  auto r = Profile::from_object(std::move(p));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ProfileLookup look(*r);
+  EXPECT_DOUBLE_EQ(*look.cpu_matmul_flops(TensorType::kQ6_K, 1, 1 << 20, 1), 3e9);
+  EXPECT_STREQ(fb::EnumNameWeightType(fb::WeightType::IQ4_XS), "IQ4_XS");
 }
 
 TEST(ProfileIo, NewerMinorIsRefusedNamingTheVersions) {

@@ -1,8 +1,9 @@
 // Matrix-vector products for decode: each warp computes one output row for up to
 // kMatvecMaxTokens tokens, so a weight row is read from VRAM once per pass whatever the
 // token count — decode is bound by reading the weights, not by arithmetic. Lane l takes
-// the row's 32-value groups l, l + 32, …, which for Q8_0/Q4_0 are exactly the blocks, so
-// a block's scale is read once. Activations stay float (no activation quantization), so
+// the row's 32-value groups l, l + 32, …, which for the legacy types are exactly the
+// blocks, so a block's scale is read once; for the K-quants a group is one (or two)
+// sub-blocks of a super-block, eight neighbouring lanes sharing its super-scales. Activations stay float (no activation quantization), so
 // results differ from the CPU's quantized-activation path by that rounding only.
 #include "runtime/backends/cuda/kernels/block_formats.cuh"
 #include "runtime/backends/cuda/kernels/kernels.h"
@@ -31,6 +32,15 @@ __device__ __forceinline__ void load_group(const uint8_t* row, int64_t g, int64_
       wv[j] = d * static_cast<float>((q & 15) - 8);
       wv[j + 16] = d * static_cast<float>((q >> 4) - 8);
     }
+  } else if constexpr (!BlockOf<T>::kFloat) {
+    // Other block types: group g is a legacy block, or 32 values of a super-block
+    // (lanes next to each other read the same super-block, so the loads coalesce).
+    using B = BlockOf<T>;
+    const uint8_t* b = row + (g * 32 / B::kValues) * B::kBytes;
+    const int base = static_cast<int>(g * 32 % B::kValues);
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+      wv[i] = value_at<T>(b, base + i);
   } else {
 #pragma unroll
     for (int i = 0; i < 32; ++i) {

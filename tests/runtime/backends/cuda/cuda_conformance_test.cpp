@@ -5,7 +5,8 @@
 //   f32 weights, elementwise ops, attention      1e-5 .. 1e-4  (summation order, expf/powf ulps)
 //   f16 weights                                  2e-3  (prefill rounds activations to f16)
 //   bf16 weights                                 1e-2  (prefill rounds activations to bf16)
-//   q8_0 / q4_0 weights                          2e-2  (the CPU rounds activations to 8 bits;
+//   quantized weights (q8_0 … iq4_xs)            2e-2  (the CPU rounds activations to 8 bits,
+//                                                       per 32 or, for K-quants, 256 values;
 //                                                       the GPU keeps them float)
 #include "cuda_test_util.h"
 #include "runtime/backends/cpu/cpu_ops.h"
@@ -81,12 +82,12 @@ TEST_F(CudaConformance, RmsNorm) {
 }
 
 TEST_F(CudaConformance, MatmulEveryTypeAndTokenCount) {
-  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
-                          TensorType::kQ4_0})
-    for (int64_t cols : {75, 160}) {
-      const bool quant = type == TensorType::kQ8_0 || type == TensorType::kQ4_0;
-      if (quant && cols % 32 != 0)
-        continue; // quantized rows are whole blocks
+  size_t n_types = 0;
+  const TensorType* types = supported_tensor_types(&n_types);
+  for (TensorType type : std::vector<TensorType>(types, types + n_types))
+    for (int64_t cols : {75, 160, 512}) {
+      if (cols % tensor_type_traits(type).block_values != 0)
+        continue; // quantized rows are whole blocks (K-quants: of 256)
       // 75 columns: the generic matvec path; 160: the 16-byte vector loads of float rows.
       const int64_t rows = 67;
       const Weights w = make_weights(*buf_, type, rows, cols, 3);
@@ -224,12 +225,15 @@ TEST_F(CudaConformance, SiluMulAndAdd) {
   EXPECT_LE(relative_error(buf_->download(gy, n), y), 1e-5);
 }
 
+// The device reads every block layout with the host's arithmetic: the same floats.
 TEST_F(CudaConformance, EmbedRowsEveryType) {
   const std::vector<TokenId> tokens = {3, 0, 40, 3};
-  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
-                          TensorType::kQ4_0}) {
-    const Weights table = make_weights(*buf_, type, 41, 96, 17);
-    std::vector<float> want(tokens.size() * 96);
+  size_t n_types = 0;
+  const TensorType* types = supported_tensor_types(&n_types);
+  for (TensorType type : std::vector<TensorType>(types, types + n_types)) {
+    const int64_t cols = tensor_type_traits(type).block_values == 256 ? 512 : 96;
+    const Weights table = make_weights(*buf_, type, 41, cols, 17);
+    std::vector<float> want(tokens.size() * cols);
     cpu_.embed_rows(table.cpu, tokens, want.data());
     float* gout = buf_->zeros(want.size());
     gpu().embed_rows(table.gpu, std::vector<TokenId>(tokens),

@@ -16,7 +16,17 @@ def PShard_WeightType : I32EnumAttr<"WeightType", "a GGUF weight type", [
     I32EnumAttrCase<"f32", 0>,
     I32EnumAttrCase<"f16", 1>,
     I32EnumAttrCase<"q4_0", 2>,
+    I32EnumAttrCase<"q4_1", 3>,
+    I32EnumAttrCase<"q5_0", 6>,
+    I32EnumAttrCase<"q5_1", 7>,
     I32EnumAttrCase<"q8_0", 8>,
+    I32EnumAttrCase<"q2_k", 10>,
+    I32EnumAttrCase<"q3_k", 11>,
+    I32EnumAttrCase<"q4_k", 12>,
+    I32EnumAttrCase<"q5_k", 13>,
+    I32EnumAttrCase<"q6_k", 14>,
+    I32EnumAttrCase<"iq4_nl", 20>,
+    I32EnumAttrCase<"iq4_xs", 23>,
     I32EnumAttrCase<"bf16", 30>,
   ]> {
   let cppNamespace = "::pshard::ir";

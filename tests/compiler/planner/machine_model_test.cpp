@@ -1,0 +1,43 @@
+// ProfileMachineModel's answers for weight types the profile did not measure: the
+// measured type nearest in bits per weight, its FLOP/s scaled so that a matrix of the
+// same bytes takes the same time.
+#include "pshard/Planner/MachineModel.h"
+#include "runtime/profile/profile.h"
+#include "tests/runtime/profile/synthetic_profile.h"
+
+#include <gtest/gtest.h>
+
+namespace pshard::planner {
+namespace {
+
+TEST(ProfileMachineModel, UnmeasuredTypesBorrowTheNearestBitsPerWeight) {
+  // The synthetic profile measured Q4_0 only (4.5 bits per weight).
+  auto profile = Profile::from_object(testing::synthetic_profile());
+  ASSERT_TRUE(profile.ok()) << profile.status().to_string();
+  auto machine = ProfileMachineModel::create(*profile);
+  ASSERT_TRUE(machine.ok()) << machine.status().to_string();
+  const auto flops = [&](TensorType t) {
+    return (*machine)->cpu_matmul_flops(t, 1, 1u << 20, 1, Load::kIdle, 0);
+  };
+  const double q4_0 = flops(TensorType::kQ4_0);
+  EXPECT_DOUBLE_EQ(q4_0, 10e9);
+  // Same bits per weight: the same figure.
+  EXPECT_DOUBLE_EQ(flops(TensorType::kQ4_K), q4_0);
+  EXPECT_DOUBLE_EQ(flops(TensorType::kIQ4_NL), q4_0);
+  // Others: scaled by bits per weight, so bytes / time stays Q4_0's.
+  for (TensorType t : {TensorType::kQ6_K, TensorType::kQ2_K, TensorType::kQ8_0, TensorType::kF16}) {
+    SCOPED_TRACE(tensor_type_name(t));
+    EXPECT_DOUBLE_EQ(flops(t), q4_0 * 4.5 / tensor_type_bits_per_weight(t));
+  }
+}
+
+TEST(TensorTypeBits, CountScalesAndMins) {
+  EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ4_K), 4.5);
+  EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ6_K), 6.5625);
+  EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ2_K), 2.625);
+  EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kIQ4_XS), 4.25);
+  EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kF16), 16);
+}
+
+} // namespace
+} // namespace pshard::planner
