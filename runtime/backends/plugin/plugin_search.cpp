@@ -52,7 +52,10 @@ std::vector<std::string> plugin_dirs_beside(const std::string& loader_binary,
 PluginSearch plugin_search_from_environment(const char* env_var) {
   PluginSearch s;
   if (const char* path = std::getenv(env_var); path != nullptr && path[0] != '\0') {
-    s.explicit_path = path;
+    // Absolute: dlopen would search the library path for a bare name instead.
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(path, ec);
+    s.explicit_path = ec ? std::string(path) : absolute.string();
     s.system_search = false;
     return s;
   }

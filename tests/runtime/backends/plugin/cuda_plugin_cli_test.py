@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The CUDA plugin as a user meets it: pshard-run in the build tree and in an install.
 
-usage: cuda_plugin_cli_test.py BUILD_DIR SHARED_DIR CMAKE PLUGIN|none
+usage: cuda_plugin_cli_test.py BUILD_DIR SHARED_DIR CMAKE PLUGIN|none plain|sanitized
 
 - no binary but the plugin needs NVIDIA's libraries (readelf NEEDED), and the plugin
   exports nothing but its entry point;
@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-build, shared, cmake, plugin = sys.argv[1:5]
+build, shared, cmake, plugin, flavour = sys.argv[1:6]
 plugin = None if plugin == "none" else plugin
 stories = os.path.join(shared, "models/stories260K.gguf")
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
@@ -90,7 +90,10 @@ def small_and_untouched_on_cpu_and_emu():
     if p.returncode == 0:
         out = json.loads(p.stdout)
         rss = out["memory"]["peak_resident_bytes"]
-        check("cpu run peaks under 20 MiB resident", 0 < rss < RSS_LIMIT, f"{rss / 2**20:.1f} MiB")
+        if flavour == "sanitized":  # AddressSanitizer's shadow memory alone is more
+            skip("cpu run under 20 MiB", f"a sanitized build ({rss / 2**20:.1f} MiB)")
+        else:
+            check("cpu run peaks under 20 MiB resident", 0 < rss < RSS_LIMIT, f"{rss / 2**20:.1f} MiB")
         check("cpu run generates", len(out["generated_tokens"]) == 8, out["generated_tokens"])
     for backend in ("cpu", "emu"):
         p = pshard_run(run_bin, backend, clean_env(LD_DEBUG="files"))

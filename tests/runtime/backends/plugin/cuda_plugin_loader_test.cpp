@@ -59,6 +59,23 @@ TEST(PluginSearch, AnExplicitPathIsTheOnlyCandidate) {
   EXPECT_EQ(s.describe("ENV"), "$ENV=/c/libx.so");
 }
 
+TEST(PluginSearch, FromTheEnvironmentOrBesideThisProgram) {
+  const char* var = "PSHARD_TEST_PLUGIN_PATH";
+  ASSERT_EQ(setenv(var, "rel/libx.so", 1), 0);
+  PluginSearch s = plugin_search_from_environment(var);
+  EXPECT_TRUE(fs::path(s.explicit_path).is_absolute()) << s.explicit_path;
+  EXPECT_TRUE(s.explicit_path.ends_with("/rel/libx.so")) << s.explicit_path;
+  EXPECT_FALSE(s.system_search);
+  ASSERT_EQ(unsetenv(var), 0);
+  s = plugin_search_from_environment(var);
+  EXPECT_TRUE(s.explicit_path.empty());
+  EXPECT_TRUE(s.system_search);
+  // The loader is linked into this test, so its folder is the executable's.
+  const std::string here = fs::read_symlink("/proc/self/exe").parent_path().string();
+  ASSERT_FALSE(s.dirs.empty());
+  EXPECT_EQ(s.dirs.front(), here);
+}
+
 TEST(PluginErrors, DlopenMessagesNameTheMissingLibrary) {
   EXPECT_EQ(library_missing_in("libcublasLt.so.13: cannot open shared object file: No such "
                                "file or directory"),
