@@ -9,9 +9,10 @@ if(PSHARD_ENABLE_CUDA)
       # Client GPUs (RTX 30/40/50) and the H200 used for checks; override on the command line.
       set(CMAKE_CUDA_ARCHITECTURES 86 89 90 120)
     endif()
-    # The CUDA runtime linked statically: binaries built here need only the driver and
-    # libcublasLt on a GPU machine (docs/cuda.md, "Running it from a build made
-    # elsewhere"). One copy per process: pshard-run reaches CUDA only through libpshard.
+    # The CUDA runtime linked statically into the CUDA plugin (libpshard_cuda.so, the one
+    # binary that links CUDA): it needs only the driver and libcublasLt on a GPU machine
+    # (docs/cuda.md, "Running it from a build made elsewhere"), and nothing else needs
+    # NVIDIA's libraries at all: the runtime dlopens the plugin for --backend cuda only.
     set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)

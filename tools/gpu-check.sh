@@ -17,10 +17,11 @@
 #
 # Environment:
 #   PSHARD_BUILD_DIR     binaries made elsewhere: a build folder, or a flat folder of the
-#                        eight files docs/cuda.md lists (built with
-#                        -DPSHARD_BUILD_COMPILER=OFF they need only libc, libstdc++ and
-#                        libcublasLt here); without it, this script configures and builds
-#                        (needs FlatBuffers, CLI11 and GoogleTest on this machine)
+#                        nine files docs/cuda.md lists, the CUDA plugin libpshard_cuda.so
+#                        among them (built with -DPSHARD_BUILD_COMPILER=OFF they need only
+#                        libc, libstdc++ and — the plugin — libcublasLt here); without it,
+#                        this script configures and builds (needs FlatBuffers, CLI11 and
+#                        GoogleTest on this machine)
 #   PSHARD_CUDA_ARCH     CUDA architecture to build (default: nvidia-smi's, else 90)
 #   PSHARD_CHECK_SECONDS overall time budget (default 450)
 #   PSHARD_CHECK_DENSE=1 write random weights (default: sparse files, zero weights —
@@ -75,10 +76,13 @@ if [[ -z $BUILD ]]; then
     say "configure failed (see $LOG): build elsewhere and set PSHARD_BUILD_DIR (docs/cuda.md)"
     exit 1
   fi
-  ninja -C "$BUILD" pshard-run pshard-compile pshard-mkmodel pshard-profile \
+  ninja -C "$BUILD" pshard-run pshard-compile pshard-mkmodel pshard-profile pshard_cuda \
     cuda_device_test cuda_conformance_test cuda_plan_invariance_test >>"$LOG" 2>&1 ||
     { say "build failed (see $LOG)"; exit 1; }
 fi
+
+# Absolute, so the paths found below (the plugin's above all) hold wherever they are used.
+BUILD=$(cd "$BUILD" && pwd)
 
 # A binary by name anywhere under the build folder (a carried flat folder works too).
 bin() {
@@ -94,11 +98,20 @@ if [[ -n $LIBPSHARD ]]; then
   LD_LIBRARY_PATH="$(dirname "$LIBPSHARD")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export LD_LIBRARY_PATH
 fi
+# The CUDA plugin, which pshard-run and pshard-profile dlopen for --backend cuda: named
+# explicitly, so a carried folder's layout (or stale RUNPATHs) cannot hide it.
+PLUGIN=$(find "$BUILD" -name libpshard_cuda.so -type f 2>/dev/null | head -n1)
+if [[ -n $PLUGIN ]]; then
+  export PSHARD_CUDA_PLUGIN="$PLUGIN"
+  say "CUDA plugin: $PLUGIN"
+else
+  say "no libpshard_cuda.so under $BUILD: --backend cuda will fail (carry it, docs/cuda.md)"
+fi
 COMPILE=$(bin pshard-compile || true) # optional: see PSHARD_CHECK_SCHEDULES
 MKMODEL=$(bin pshard-mkmodel)
 PROFILE=$(bin pshard-profile)
 # Name what a carried binary lacks here before anything fails obscurely.
-for b in "$RUN" "$LIBPSHARD" "$COMPILE" "$MKMODEL" "$PROFILE"; do
+for b in "$RUN" "$LIBPSHARD" "$PLUGIN" "$COMPILE" "$MKMODEL" "$PROFILE"; do
   [[ -n $b ]] || continue
   missing=$(ldd "$b" 2>/dev/null | awk '/not found/ { print $1 }' | tr '\n' ' ' || true)
   [[ -z $missing ]] || say "$(basename "$b") needs libraries this machine lacks: $missing"
@@ -114,6 +127,8 @@ ROWS_JSON=""
 write_summary() { # the JSON of whatever has run so far
   printf '{"gpu":"%s","backend":"%s","dry_run":%s,"elapsed_s":%d,' "${GPU_NAME:-}" "$BACKEND" \
     "$([[ $DRY == 1 ]] && echo true || echo false)" "$(elapsed)" >"$RESULTS/gpu-check.json"
+  printf '"cuda_plugin":"%s","cuda_backend":"%s",' "${PLUGIN:-}" "${CUDA_BACKEND:-}" \
+    >>"$RESULTS/gpu-check.json"
   printf '"tests":[%s],"runs":[%s]}\n' "${TESTS_JSON%,}" "${ROWS_JSON%,}" >>"$RESULTS/gpu-check.json"
 }
 # Seconds each binary may take: the invariance test runs every plan of seven models.
@@ -184,6 +199,18 @@ done
 say "pshard-mkmodel moe (qwen3moe, q4_0)"
 "$MKMODEL" -o "$(model_file moe)" --name "qwen3-30b-a3b-shaped-q4_0" --type q4_0 \
   "${MOE_GEOMETRY[@]}" "${SPARSE[@]}" >>"$LOG" 2>&1
+
+# The cuda backend through the plugin, before anything depends on it: "ok" on a GPU; in
+# the dry run (no GPU) the plugin must still load and stop at the driver ("no CUDA device").
+TINY="$RESULTS/work/tiny-f16.gguf"
+"$MKMODEL" -o "$TINY" --type f16 --n-embd 256 --n-layer 2 --n-head 8 --n-head-kv 2 --n-ff 512 \
+  --vocab 2048 >>"$LOG" 2>&1
+if cuda_err=$("$RUN" -m "$TINY" -p a -n 1 -c 256 --backend cuda 2>&1 >/dev/null); then
+  CUDA_BACKEND=ok
+else
+  CUDA_BACKEND=$(tail -n1 <<<"$cuda_err" | tr -d '"\\')
+fi
+say "cuda backend: $CUDA_BACKEND"
 
 # --- 5. schedules ------------------------------------------------------------------
 CTX=2048

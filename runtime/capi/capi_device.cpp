@@ -1,12 +1,11 @@
 // The device behind a context's backend. The emulated GPU's defaults come from the
 // schedule: its memory is the planned machine's VRAM, its link the PCIe bandwidth the
 // planner assumed (recovered from a plan's predicted copy time), so a plan runs on emu
-// at the speeds it was planned for.
+// at the speeds it was planned for. The CUDA backend is a plugin loaded only here, when
+// a context asks for it (runtime/backends/plugin/cuda_plugin.h).
 #include "runtime/backends/emu/emu_device.h"
+#include "runtime/backends/plugin/cuda_plugin.h"
 #include "runtime/capi/capi_internal.h"
-#ifdef PSHARD_HAVE_CUDA
-#include "runtime/backends/cuda/cuda_device.h"
-#endif
 
 #include <algorithm>
 
@@ -67,15 +66,8 @@ Result<std::unique_ptr<Device>> make_device(const pshard_context_params& p, cons
     PSHARD_ASSIGN_OR_RETURN(auto d, EmuDevice::create(o));
     return std::unique_ptr<Device>(std::move(d));
   }
-  case PSHARD_BACKEND_CUDA: {
-#ifdef PSHARD_HAVE_CUDA
-    PSHARD_ASSIGN_OR_RETURN(auto d, CudaDevice::create());
-    return std::unique_ptr<Device>(std::move(d));
-#else
-    return unsupported("the cuda backend is not part of this build (configure with the CUDA "
-                       "toolkit installed, see docs/cuda.md); use --backend emu or cpu");
-#endif
-  }
+  case PSHARD_BACKEND_CUDA:
+    return create_cuda_device();
   }
   return invalid_argument("unknown backend " + std::to_string(static_cast<int>(p.backend)) +
                           " (expected cpu, emu or cuda)");

@@ -3,11 +3,27 @@
 #include "tools/pshard-profile/machine_info.h"
 
 #include "runtime/backends/emu/emu_measurer.h"
-#ifdef PSHARD_HAVE_CUDA
-#include "runtime/backends/cuda/cuda_measurer.h"
-#endif
+#include "runtime/backends/plugin/cuda_plugin.h"
 
 namespace pshard::profiling {
+namespace {
+
+// The GPU through the CUDA plugin (loaded here, only for --backend cuda or auto).
+Result<std::unique_ptr<DeviceMeasurer>> cuda_measurer() {
+  PSHARD_ASSIGN_OR_RETURN(const CudaPluginV1* cuda, cuda_plugin());
+  return cuda->create_measurer(0);
+}
+
+// Why auto measured no GPU, worded after what the machine has, so the profile says the
+// truth about a GPU it did not measure.
+std::string no_gpu_status(const Status& why) {
+  if (!nvidia_gpu_visible())
+    return "no GPU: no NVIDIA driver or device found";
+  return "not measured: an NVIDIA GPU is present but the CUDA backend cannot use it (" +
+         why.message() + ")";
+}
+
+} // namespace
 
 Result<DeviceChoice> choose_device(const std::string& backend, const EmuSettings& emu) {
   DeviceChoice choice;
@@ -26,29 +42,21 @@ Result<DeviceChoice> choose_device(const std::string& backend, const EmuSettings
     return choice;
   }
   if (backend == "cuda") {
-#ifdef PSHARD_HAVE_CUDA
-    PSHARD_ASSIGN_OR_RETURN(auto m, CudaMeasurer::create());
+    PSHARD_ASSIGN_OR_RETURN(auto m, cuda_measurer());
     choice.device = std::move(m);
     return choice;
-#else
-    return unsupported("--backend cuda: this build has no CUDA backend (configure with the CUDA "
-                       "toolkit installed, see docs/cuda.md); use --backend cpu or emu");
-#endif
   }
   if (backend == "auto") {
-#ifdef PSHARD_HAVE_CUDA
-    if (cuda::cuda_device_available().ok()) {
-      PSHARD_ASSIGN_OR_RETURN(auto m, CudaMeasurer::create());
+    // The GPU when the plugin loads and finds one; a missing plugin or driver is not an
+    // error here, only a reason recorded in the profile.
+    Result<const CudaPluginV1*> cuda = cuda_plugin();
+    Status usable = cuda.ok() ? (*cuda)->probe() : cuda.status();
+    if (usable.ok()) {
+      PSHARD_ASSIGN_OR_RETURN(auto m, (*cuda)->create_measurer(0));
       choice.device = std::move(m);
       return choice;
     }
-#endif
-    // Word the status after what the machine has, so the profile says the truth about
-    // a GPU it did not measure.
-    choice.gpu_status = nvidia_gpu_visible()
-                            ? "not measured: an NVIDIA GPU is present but this build has no GPU "
-                              "measurer yet (CUDA backend)"
-                            : "no GPU: no NVIDIA driver or device found";
+    choice.gpu_status = no_gpu_status(usable);
     return choice;
   }
   return invalid_argument("unknown --backend '" + backend + "' (expected auto, cpu, emu or cuda)");

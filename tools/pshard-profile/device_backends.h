@@ -1,12 +1,14 @@
 // Choosing what pshard-profile measures besides the CPU (--backend).
 //
-//   auto  the GPU when this build can measure one, else the CPU alone
+//   auto  the GPU when the CUDA plugin loads and finds one, else the CPU alone
 //   cpu   the CPU alone; the profile records "no GPU"
 //   emu   the emulated GPU of the hybrid runtime (host memory, throttled copy engine)
-//   cuda  the CUDA GPU (cuBLASLt matmuls, cudaMemcpyAsync)
+//   cuda  the CUDA GPU (cuBLASLt matmuls, cudaMemcpyAsync), through the CUDA plugin
+//         (runtime/backends/plugin/cuda_plugin.h): a missing plugin, NVIDIA library or
+//         GPU is an error saying which
 //
 // emu and cuda implement DeviceMeasurer (runtime/profile/device_measurer.h) in their
-// backends; until those land they answer kUnsupported with what is missing.
+// backends; cpu and emu never load the CUDA plugin.
 #pragma once
 
 #include "runtime/core/status.h"
