@@ -93,6 +93,10 @@ RANGE_CASES = [
     ("pshard-profile", ["-o", "x.pshprof", "--emu-pcie", "-3"], "--emu-pcie", "positive"),
     ("pshard-profile", ["-o", "x.pshprof", "--threads", "0"], "--threads", "between 1"),
     ("pshard-diff", ["a", "b", "--tolerance", "-1"], "--tolerance", "at least 0"),
+    ("pshard-gguf-split", ["a", "b", "--split-max-tensors", "0"], "--split-max-tensors",
+     "between 1"),
+    ("pshard-mkmodel", ["-o", "x", "--split-max-tensors", "-1"], "--split-max-tensors",
+     "between 0"),
 ]
 
 

@@ -11,8 +11,12 @@
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_writer.h"
 
+#include "tools/common/cli_checks.h"
+
 #include <CLI/CLI.hpp>
 #include <iostream>
+
+namespace cli = pshard::cli;
 
 int main(int argc, char** argv) {
   std::string in, out;
@@ -27,7 +31,7 @@ int main(int argc, char** argv) {
                  "with --merge, the file to write")
       ->required();
   auto* split = app.add_option("--split-max-tensors", max_tensors, "tensors per shard at most")
-                    ->check(CLI::PositiveNumber);
+                    ->check(cli::between(1, 1 << 24));
   app.add_flag("--merge", merge, "write the model as one file")->excludes(split);
   CLI11_PARSE(app, argc, argv);
 

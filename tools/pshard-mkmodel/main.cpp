@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
   app.add_flag("--sparse", spec.sparse, "write headers only, leaving the data as a file hole");
   app.add_option("--split-max-tensors", spec.split_max_tensors,
                  "write a split model (llama.cpp gguf-split's layout) of at most N tensors a "
-                 "file: OUT-00001-of-0000K.gguf ... (OUT without .gguf)");
+                 "file: OUT-00001-of-0000K.gguf ... (OUT without .gguf)")
+      ->check(cli::between(0, 1 << 24));
   CLI11_PARSE(app, argc, argv);
 
   auto fail = [](const pshard::Status& s) {
