@@ -29,8 +29,9 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
     p.n_threads = ThreadPool::hardware_threads();
   if (p.n_pages == 0)
     p.n_pages = p.max_sequences * ((p.n_ctx + p.page_tokens - 1) / p.page_tokens);
-  PSHARD_ASSIGN_OR_RETURN(auto pool,
-                          KvPagePool::create(hp.n_layer, hp.kv_dim(), p.page_tokens, p.n_pages));
+  PSHARD_RETURN_IF_ERROR(check_kv_types(p.kv_type_k, p.kv_type_v, hp.head_dim));
+  PSHARD_ASSIGN_OR_RETURN(auto pool, KvPagePool::create(hp.n_layer, hp.kv_dim(), p.page_tokens,
+                                                        p.n_pages, p.kv_type_k, p.kv_type_v));
   auto s = std::unique_ptr<BatchedCpuSession>(new BatchedCpuSession(model, p, std::move(pool)));
   s->act_.reserve(hp, p.max_batch_tokens, p.max_logit_rows);
   return s;

@@ -17,6 +17,7 @@
 
 #include "runtime/batch/batch_decoder.h"
 #include "runtime/batch/kv_page_pool.h"
+#include "runtime/model/kv_types.h"
 #include "runtime/model/model.h"
 
 #include <memory>
@@ -33,6 +34,8 @@ struct BatchParams {
   int64_t page_tokens = 16;
   int64_t n_pages = 0;           // 0: enough for every sequence at n_ctx
   int32_t n_threads = 0;         // 0: all hardware threads
+  TensorType kv_type_k = kDefaultKvType; // runtime/model/kv_types.h
+  TensorType kv_type_v = kDefaultKvType;
 };
 
 class BatchedCpuSession final : public BatchDecoder {

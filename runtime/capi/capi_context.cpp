@@ -1,5 +1,6 @@
 // pshard.h: the context handle — creation, decoding, the VRAM budget, statistics.
 #include "runtime/capi/capi_internal.h"
+#include "runtime/model/kv_types.h"
 
 #include <new>
 
@@ -15,6 +16,8 @@ pshard_context_params pshard_context_default_params(void) {
   p.n_batch = 256;
   p.emu_pcie_latency_us = 10;
   p.emu_compute_threads = 1;
+  p.kv_type_k = PSHARD_KV_DEFAULT;
+  p.kv_type_v = PSHARD_KV_DEFAULT;
   return p;
 }
 
@@ -39,6 +42,15 @@ pshard_status pshard_context_create(pshard_model* model, const pshard_context_pa
   hp.n_threads = p.n_threads;
   hp.vram_budget = p.vram_budget;
   hp.n_batch = p.n_batch;
+  for (auto [in, out] : {std::pair{p.kv_type_k, &hp.kv_type_k}, std::pair{p.kv_type_v, &hp.kv_type_v}}) {
+    if (in == PSHARD_KV_DEFAULT)
+      continue;
+    const TensorType t = static_cast<TensorType>(in);
+    if (!is_kv_type(t))
+      return fail(invalid_argument("kv_type " + std::to_string(static_cast<int>(in)) +
+                                   " is not a KV cache type: use PSHARD_KV_F32, _F16 or _Q8_0"));
+    *out = t;
+  }
   const Schedule* schedule = model->schedule ? &*model->schedule : nullptr;
   auto session = HybridSession::create(*model->model, schedule, c->device.get(), hp);
   if (!session.ok())

@@ -32,32 +32,39 @@
 
 namespace pshard {
 
-// One layer's KV cache: K and V rows of kv_dim floats for positions [0, n_ctx).
-// Contiguous (pages null): position p's rows at k/v + p * kv_dim. Paged (a sequence of a
-// shared page pool, runtime/batch): position p lives in page pages[p / page_tokens] at
-// row p % page_tokens, page q's rows starting at k/v + q * page_tokens * kv_dim. The page
+// One layer's KV cache: K and V rows of kv_dim values for positions [0, n_ctx), each of
+// its element type (F32, F16 or Q8_0: runtime/model/kv_types.h). Contiguous (pages null):
+// position p's rows at k/v + p * row bytes. Paged (a sequence of a shared page pool,
+// runtime/batch): position p lives in page pages[p / page_tokens] at row
+// p % page_tokens, page q's rows starting at k/v + q * page_tokens * row bytes. The page
 // table is in the memory of the Ops that reads it.
 struct KvView {
-  float* k = nullptr;
-  float* v = nullptr;
+  uint8_t* k = nullptr;
+  uint8_t* v = nullptr;
   int64_t n_ctx = 0;
   int64_t kv_dim = 0;
   const int32_t* pages = nullptr;
   int64_t page_tokens = 0;
+  TensorType k_type = TensorType::kF32;
+  TensorType v_type = TensorType::kF32;
 
-  size_t row_offset(int64_t pos) const {
+  size_t k_row_bytes() const { return tensor_row_bytes(k_type, kv_dim); }
+  size_t v_row_bytes() const { return tensor_row_bytes(v_type, kv_dim); }
+  // The row index of position pos in the layer's storage.
+  size_t row_index(int64_t pos) const {
     if (!pages)
-      return static_cast<size_t>(pos * kv_dim);
-    return (static_cast<size_t>(pages[pos / page_tokens]) * static_cast<size_t>(page_tokens) +
-            static_cast<size_t>(pos % page_tokens)) *
-           static_cast<size_t>(kv_dim);
+      return static_cast<size_t>(pos);
+    return static_cast<size_t>(pages[pos / page_tokens]) * static_cast<size_t>(page_tokens) +
+           static_cast<size_t>(pos % page_tokens);
   }
+  uint8_t* k_row(int64_t pos) const { return k + row_index(pos) * k_row_bytes(); }
+  uint8_t* v_row(int64_t pos) const { return v + row_index(pos) * v_row_bytes(); }
   // This layer's pool seen through one sequence's page table.
   KvView with_pages(const int32_t* table, int64_t n_positions) const {
-    KvView v = *this;
-    v.pages = table;
-    v.n_ctx = n_positions;
-    return v;
+    KvView view = *this;
+    view.pages = table;
+    view.n_ctx = n_positions;
+    return view;
   }
 };
 

@@ -1,5 +1,7 @@
 #include "runtime/executor/hybrid_session.h"
 
+#include "runtime/model/kv_types.h"
+
 #include "runtime/executor/pass_runner.h"
 
 #include <algorithm>
@@ -21,11 +23,27 @@ Status check_compile_options(const Schedule& s, int64_t n_ctx) {
                             std::to_string(o->n_ctx()) + "); use a context of at most " +
                             std::to_string(o->n_ctx()) + " or recompile with --ctx " +
                             std::to_string(n_ctx));
-  if (o->kv_type() != static_cast<uint32_t>(TensorType::kF32))
+  const TensorType planned = static_cast<TensorType>(o->kv_type());
+  if (!is_kv_type(planned))
     return unsupported("the schedule plans a KV cache of ggml type " +
                        std::to_string(o->kv_type()) +
-                       ", the runtime keeps it in F32; recompile with the default KV type");
+                       ", which this runtime does not keep; recompile with --kv-type f16");
   return Status::ok_status();
+}
+
+// The session's KV types: the caller's, else the schedule's, else the default; a
+// schedule sized its device KV buffers for its type, so another one is refused.
+Result<std::pair<TensorType, TensorType>> kv_types_of(const Schedule* s, const HybridParams& p) {
+  const TensorType planned =
+      s && options_of(*s) ? static_cast<TensorType>(options_of(*s)->kv_type()) : kDefaultKvType;
+  const TensorType k = p.kv_type_k.value_or(planned), v = p.kv_type_v.value_or(planned);
+  if (s && (k != planned || v != planned))
+    return invalid_argument(std::string("the schedule was compiled for a ") +
+                            tensor_type_name(planned) + " KV cache, not " + tensor_type_name(k) +
+                            "/" + tensor_type_name(v) + "; recompile with pshard-compile "
+                            "--kv-type " + tensor_type_name(k) + ", or run with -ctk " +
+                            tensor_type_name(planned) + " -ctv " + tensor_type_name(planned));
+  return std::make_pair(k, v);
 }
 
 } // namespace
@@ -67,7 +85,10 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
     PSHARD_ASSIGN_OR_RETURN(tensors, bind_sublayer_tensors(*schedule, model));
   }
   const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
-  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim()));
+  PSHARD_ASSIGN_OR_RETURN(auto kv_types, kv_types_of(schedule, params));
+  PSHARD_RETURN_IF_ERROR(check_kv_types(kv_types.first, kv_types.second, hp.head_dim));
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(),
+                                                      kv_types.first, kv_types.second));
   auto s = std::unique_ptr<HybridSession>(
       new HybridSession(model, schedule, device, std::move(kv), threads));
   s->n_ctx_ = n_ctx;

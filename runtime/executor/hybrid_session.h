@@ -46,6 +46,9 @@ struct HybridParams {
   int64_t n_batch = 256;    // without a schedule: most tokens per pass
   int64_t force_tier = 0;   // tests and benchmarks: every pass uses the plan of this
                             // compiled tier (longer inputs run in chunks of it); 0: lookup
+  // KV cache element types (runtime/model/kv_types.h); unset: the schedule's (its
+  // --kv-type), or kDefaultKvType without one. With a schedule they must be its type.
+  std::optional<TensorType> kv_type_k, kv_type_v;
 };
 
 class HybridSession final : public Decoder {

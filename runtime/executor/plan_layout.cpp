@@ -38,14 +38,11 @@ Status check_kernel_workspace(const SchedulePlan& plan, uint64_t kernel_bytes,
       ", or a shipped reference profile)");
 }
 
-uint64_t kv_layer_bytes(const ModelHParams& hp, int64_t n_ctx) {
-  return 2ull * static_cast<uint64_t>(n_ctx) * static_cast<uint64_t>(hp.kv_dim()) * sizeof(float);
-}
-
 Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
-                                  const std::vector<SubLayerTensors>& tensors, int64_t n_ctx) {
+                                  const std::vector<SubLayerTensors>& tensors, const KvCache& kv) {
   const auto& subs = model.sublayers();
   const ModelHParams& hp = model.hparams();
+  const int64_t n_ctx = kv.n_ctx();
   PlanLayout l;
   l.arena_bytes = plan.arena_bytes;
   l.tensor_offset.resize(subs.size());
@@ -71,7 +68,7 @@ Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
     case sfb::BufferKind::KvCache:
       if (b.sublayer < 0 || subs[s].kind != SubLayerKind::kAttention)
         return bad_layout(plan, "a KV cache buffer belongs to no attention sub-layer");
-      if (b.size < kv_layer_bytes(hp, n_ctx))
+      if (b.size < kv.k_bytes(n_ctx) + kv.v_bytes(n_ctx))
         return bad_layout(plan, "the KV cache of " + subs[s].name + " holds fewer than " +
                                     std::to_string(n_ctx) + " positions");
       l.kv_offset[s] = b.offset;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/executor/sublayer_tensors.h"
+#include "runtime/model/kv_cache.h"
 
 #include <cstdint>
 #include <vector>
@@ -25,12 +26,10 @@ struct PlanLayout {
   uint64_t arena_bytes = 0;
 };
 
-// Bytes of one layer's KV cache at n_ctx positions (K then V, F32).
-uint64_t kv_layer_bytes(const ModelHParams& hp, int64_t n_ctx);
-
-// Resolves `plan` for a session of context n_ctx (≤ the context compiled for).
+// Resolves `plan` for a session whose host KV cache is `kv` (its context ≤ the one
+// compiled for; a device KV buffer holds the same rows: K for n_ctx positions, then V).
 Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
-                                  const std::vector<SubLayerTensors>& tensors, int64_t n_ctx);
+                                  const std::vector<SubLayerTensors>& tensors, const KvCache& kv);
 
 // A plan that runs anything on the device must give it a workspace buffer of at least
 // `kernel_bytes` (Device::kernel_workspace_bytes): a schedule compiled against a

@@ -27,7 +27,7 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
   const ModelHParams& hp = in.model.hparams();
   PlanRuntime r;
   r.plan = &plan;
-  PSHARD_ASSIGN_OR_RETURN(r.layout, resolve_layout(plan, in.model, in.tensors, in.n_ctx));
+  PSHARD_ASSIGN_OR_RETURN(r.layout, resolve_layout(plan, in.model, in.tensors, in.host_kv));
   const size_t n = subs.size();
   r.on_device.assign(n, false);
   r.stream_index.assign(n, -1);
@@ -52,8 +52,11 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       PSHARD_ASSIGN_OR_RETURN(r.device_weights[i],
                               rebase_weights(s, in.host_weights[i], in.tensors[i], bases));
       if (s.kind == SubLayerKind::kAttention) {
-        float* k = reinterpret_cast<float*>(in.arena + r.layout.kv_offset[i]);
-        r.device_kv[i] = {k, k + in.n_ctx * hp.kv_dim(), in.n_ctx, hp.kv_dim()};
+        // The layer's cache as the host's, laid out K rows then V rows in the arena.
+        KvView kv = in.host_kv.layer(s.layer);
+        kv.k = in.arena + r.layout.kv_offset[i];
+        kv.v = kv.k + in.host_kv.k_bytes(in.n_ctx);
+        r.device_kv[i] = kv;
       }
       continue;
     }
@@ -92,11 +95,12 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       // Plans keep a streamed attention's KV cache in host RAM; the device reaches it
       // through a mapping.
       KvView host = in.host_kv.layer(s.layer);
-      const uint64_t bytes = static_cast<uint64_t>(in.n_ctx * hp.kv_dim()) * sizeof(float);
-      PSHARD_ASSIGN_OR_RETURN(uint8_t * k, in.device.map_host_memory(host.k, bytes));
-      PSHARD_ASSIGN_OR_RETURN(uint8_t * v, in.device.map_host_memory(host.v, bytes));
-      r.device_kv[i] = {reinterpret_cast<float*>(k), reinterpret_cast<float*>(v), in.n_ctx,
-                        hp.kv_dim()};
+      KvView mapped = host;
+      PSHARD_ASSIGN_OR_RETURN(mapped.k,
+                              in.device.map_host_memory(host.k, in.host_kv.k_bytes(in.n_ctx)));
+      PSHARD_ASSIGN_OR_RETURN(mapped.v,
+                              in.device.map_host_memory(host.v, in.host_kv.v_bytes(in.n_ctx)));
+      r.device_kv[i] = mapped;
     }
   }
   if (r.layout.activations_offset != kNoOffset)

@@ -73,7 +73,7 @@ Status HybridSession::switch_to(int b) {
   if (b >= 0 && arena_bytes_for(b) > 0) {
     // Every tier of a budget has the same resident set at the same offsets.
     PSHARD_ASSIGN_OR_RETURN(
-        to, resolve_layout(schedule_->plan({static_cast<size_t>(b), 0}), model_, tensors_, n_ctx_));
+        to, resolve_layout(schedule_->plan({static_cast<size_t>(b), 0}), model_, tensors_, kv_));
   }
   const uint64_t new_bytes = to ? arena_bytes_for(b) : 0;
   const bool can_resize = device_->arena() && device_->resize_arena(device_->arena_bytes()).ok();
@@ -110,25 +110,23 @@ Status HybridSession::evict_kv(const std::optional<PlanLayout>& held,
                                const std::optional<PlanLayout>& to) {
   if (!held)
     return Status::ok_status();
-  const ModelHParams& hp = model_.hparams();
-  const uint64_t rows = static_cast<uint64_t>(n_past_ * hp.kv_dim()) * sizeof(float);
+  const uint64_t k_rows = kv_.k_bytes(n_past_), v_rows = kv_.v_bytes(n_past_);
   const auto& subs = model_.sublayers();
   for (size_t i = 0; i < subs.size(); ++i) {
     const uint64_t at = held->kv_offset[i];
-    if (at == kNoOffset || (to && kept(held, to->kv_offset[i], at)) || rows == 0)
+    if (at == kNoOffset || (to && kept(held, to->kv_offset[i], at)) || n_past_ == 0)
       continue;
-    const float* k = reinterpret_cast<const float*>(device_->arena() + at);
+    const uint8_t* k = device_->arena() + at;
     KvView host = kv_.layer(subs[i].layer);
-    device_->copy_to_host(Queue::kTransfer, host.k, k, rows);
-    device_->copy_to_host(Queue::kTransfer, host.v, k + n_ctx_ * hp.kv_dim(), rows);
-    stats_.bytes_switched += 2 * rows;
+    device_->copy_to_host(Queue::kTransfer, host.k, k, k_rows);
+    device_->copy_to_host(Queue::kTransfer, host.v, k + kv_.k_bytes(n_ctx_), v_rows);
+    stats_.bytes_switched += k_rows + v_rows;
   }
   return device_->synchronize();
 }
 
 // Uploads what `to` holds and the arena (laid out as `kept_from`) does not.
 Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayout>& kept_from) {
-  const ModelHParams& hp = model_.hparams();
   const auto& subs = model_.sublayers();
   uint8_t* arena = device_->arena();
   for (size_t i = 0; i < subs.size(); ++i) {
@@ -143,14 +141,14 @@ Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayou
     const uint64_t at = to.kv_offset[i];
     if (at == kNoOffset || kept(kept_from, at, kept_from ? kept_from->kv_offset[i] : 0))
       continue;
-    const uint64_t rows = static_cast<uint64_t>(n_past_ * hp.kv_dim()) * sizeof(float);
-    if (rows == 0)
+    if (n_past_ == 0)
       continue;
-    float* k = reinterpret_cast<float*>(arena + at);
+    uint8_t* k = arena + at;
     KvView host = kv_.layer(subs[i].layer);
-    device_->copy_to_device(Queue::kTransfer, k, host.k, rows);
-    device_->copy_to_device(Queue::kTransfer, k + n_ctx_ * hp.kv_dim(), host.v, rows);
-    stats_.bytes_switched += 2 * rows;
+    device_->copy_to_device(Queue::kTransfer, k, host.k, kv_.k_bytes(n_past_));
+    device_->copy_to_device(Queue::kTransfer, k + kv_.k_bytes(n_ctx_), host.v,
+                            kv_.v_bytes(n_past_));
+    stats_.bytes_switched += kv_.k_bytes(n_past_) + kv_.v_bytes(n_past_);
   }
   return Status::ok_status();
 }

@@ -98,26 +98,70 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+namespace {
+
+constexpr size_t kQ8Block = 34; // Q8_0: an f16 scale, then 32 int8 quants
+
+float half_at(const uint8_t* p) {
+  uint16_t h;
+  __builtin_memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// 8 values of a K/V row starting at value i (rest of them valid), as floats.
+__m256 load8(const uint8_t* row, TensorType t, int64_t i, int64_t rest) {
+  switch (t) {
+  case TensorType::kF16: {
+    uint16_t h[8] = {};
+    __builtin_memcpy(h, row + 2 * i, static_cast<size_t>(rest < 8 ? rest : 8) * 2);
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+  }
+  case TensorType::kQ8_0: {
+    const uint8_t* b = row + (i / 32) * kQ8Block;
+    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + i % 32));
+    return _mm256_mul_ps(_mm256_set1_ps(half_at(b)), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+  }
+  default:
+    return _mm256_maskload_ps(reinterpret_cast<const float*>(row) + i,
+                              tail_mask(rest < 8 ? rest : 8));
+  }
+}
+
+float dot_row(const float* q, const uint8_t* row, TensorType t, int64_t n) {
+  if (t == TensorType::kF32)
+    return dot(q, reinterpret_cast<const float*>(row), n);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i < 8 ? n - i : 8);
+    acc = _mm256_fmadd_ps(_mm256_maskload_ps(q + i, m), load8(row, t, i, n - i), acc);
+  }
+  return hsum(acc);
+}
+
+} // namespace
+
 void attend(const AttendHead& a) {
-  for_each_kv_run(a, [&](int64_t j0, const float* k, const float*, int64_t n) {
+  for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
     for (int64_t j = 0; j < n; ++j)
-      a.scores[j0 + j] = dot(a.q, k + j * a.kv_stride, a.head_dim) * a.scale;
+      a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
   softmax(a.scores, a.n_kv);
   for (int64_t c = 0; c < a.head_dim; c += 32) {
     __m256 acc[4];
     __m256i m[4];
+    int64_t rest[4];
     for (int u = 0; u < 4; ++u) {
-      const int64_t rest = a.head_dim - c - 8 * u;
-      m[u] = tail_mask(rest >= 8 ? 8 : rest > 0 ? rest : 0);
+      rest[u] = a.head_dim - c - 8 * u;
+      m[u] = tail_mask(rest[u] >= 8 ? 8 : rest[u] > 0 ? rest[u] : 0);
       acc[u] = _mm256_setzero_ps();
     }
-    for_each_kv_run(a, [&](int64_t j0, const float*, const float* vr, int64_t n) {
+    for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
       for (int64_t j = 0; j < n; ++j) {
         const __m256 w = _mm256_set1_ps(a.scores[j0 + j]);
-        const float* v = vr + j * a.kv_stride + c;
+        const uint8_t* v = vr + j * a.v_row_bytes;
         for (int u = 0; u < 4; ++u)
-          acc[u] = _mm256_fmadd_ps(w, _mm256_maskload_ps(v + 8 * u, m[u]), acc[u]);
+          if (rest[u] > 0)
+            acc[u] = _mm256_fmadd_ps(w, load8(v, a.v_type, c + 8 * u, rest[u]), acc[u]);
       }
     });
     for (int u = 0; u < 4; ++u)

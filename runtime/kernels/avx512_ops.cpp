@@ -95,10 +95,49 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+namespace {
+
+// Q8_0 block: an f16 scale, then 32 int8 quants.
+constexpr size_t kQ8Block = 34;
+
+float half_at(const uint8_t* p) {
+  uint16_t h;
+  __builtin_memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// 16 values of a K/V row starting at value i, as floats (Q8_0: i a multiple of 16).
+__m512 load16(const uint8_t* row, TensorType t, int64_t i, __mmask16 m) {
+  switch (t) {
+  case TensorType::kF16:
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * i));
+  case TensorType::kQ8_0: {
+    const uint8_t* b = row + (i / 32) * kQ8Block;
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + i % 32));
+    return _mm512_mul_ps(_mm512_set1_ps(half_at(b)), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)));
+  }
+  default:
+    return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + i);
+  }
+}
+
+float dot_row(const float* q, const uint8_t* row, TensorType t, int64_t n) {
+  if (t == TensorType::kF32)
+    return dot(q, reinterpret_cast<const float*>(row), n);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(n - i);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + i), load16(row, t, i, m), acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+
+} // namespace
+
 void attend(const AttendHead& a) {
-  for_each_kv_run(a, [&](int64_t j0, const float* k, const float*, int64_t n) {
+  for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
     for (int64_t j = 0; j < n; ++j)
-      a.scores[j0 + j] = dot(a.q, k + j * a.kv_stride, a.head_dim) * a.scale;
+      a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
   softmax(a.scores, a.n_kv);
   // Four vectors of the output at a time stay in registers over all positions.
@@ -110,12 +149,13 @@ void attend(const AttendHead& a) {
       m[u] = rest >= 16 ? static_cast<__mmask16>(0xffff) : rest > 0 ? tail_mask(rest) : 0;
       acc[u] = _mm512_setzero_ps();
     }
-    for_each_kv_run(a, [&](int64_t j0, const float*, const float* vr, int64_t n) {
+    for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
       for (int64_t j = 0; j < n; ++j) {
         const __m512 w = _mm512_set1_ps(a.scores[j0 + j]);
-        const float* v = vr + j * a.kv_stride + c;
+        const uint8_t* v = vr + j * a.v_row_bytes;
         for (int u = 0; u < 4; ++u)
-          acc[u] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(m[u], v + 16 * u), acc[u]);
+          if (m[u])
+            acc[u] = _mm512_fmadd_ps(w, load16(v, a.v_type, c + 16 * u, m[u]), acc[u]);
       }
     });
     for (int u = 0; u < 4; ++u)

@@ -1,6 +1,7 @@
 // Portable element-wise and attention kernels: the reference the SIMD paths are
 // tested against. Reductions use the fixed lane order of float_lanes.h.
 #include "runtime/kernels/float_lanes.h"
+#include "runtime/kernels/fp16_inline.h"
 #include "runtime/kernels/scalar_ops.h"
 
 #include <cmath>
@@ -38,20 +39,56 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+namespace {
+
+constexpr size_t kQ8Block = 34; // Q8_0: an f16 scale, then 32 int8 quants
+
+float value_at(const uint8_t* row, TensorType t, int64_t i) {
+  switch (t) {
+  case TensorType::kF16: {
+    uint16_t h;
+    __builtin_memcpy(&h, row + 2 * i, 2);
+    return half_to_float(h);
+  }
+  case TensorType::kQ8_0: {
+    const uint8_t* b = row + (i / 32) * kQ8Block;
+    uint16_t h;
+    __builtin_memcpy(&h, b, 2);
+    return half_to_float(h) * static_cast<float>(static_cast<int8_t>(b[2 + i % 32]));
+  }
+  default: {
+    float f;
+    __builtin_memcpy(&f, row + 4 * i, 4);
+    return f;
+  }
+  }
+}
+
+float dot_row(const float* q, const uint8_t* row, TensorType t, int64_t n) {
+  if (t == TensorType::kF32)
+    return dot_f32(q, reinterpret_cast<const float*>(row), n);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    sum += q[i] * value_at(row, t, i);
+  return sum;
+}
+
+} // namespace
+
 void attend(const AttendHead& a) {
-  for_each_kv_run(a, [&](int64_t j0, const float* k, const float*, int64_t n) {
+  for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
     for (int64_t j = 0; j < n; ++j)
-      a.scores[j0 + j] = dot_f32(a.q, k + j * a.kv_stride, a.head_dim) * a.scale;
+      a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
   softmax(a.scores, a.n_kv);
   for (int64_t i = 0; i < a.head_dim; ++i)
     a.out[i] = 0.0f;
-  for_each_kv_run(a, [&](int64_t j0, const float*, const float* vr, int64_t n) {
+  for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
     for (int64_t j = 0; j < n; ++j) {
-      const float* v = vr + j * a.kv_stride;
+      const uint8_t* v = vr + j * a.v_row_bytes;
       const float w = a.scores[j0 + j];
       for (int64_t i = 0; i < a.head_dim; ++i)
-        a.out[i] += w * v[i];
+        a.out[i] += w * value_at(v, a.v_type, i);
     }
   });
 }

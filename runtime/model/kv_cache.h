@@ -1,5 +1,5 @@
-// The KV cache of one sequence on the host: for each layer, K and V rows of
-// kv_dim floats per position. F32 so results do not depend on where attention runs.
+// The KV cache of one sequence on the host: for each layer, K and V rows of kv_dim values
+// per position, of the cache's element types (kv_types.h).
 #pragma once
 
 #include "runtime/core/status.h"
@@ -12,26 +12,27 @@ namespace pshard {
 
 class KvCache {
 public:
-  static Result<KvCache> create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim);
+  static Result<KvCache> create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
+                                TensorType k_type = TensorType::kF32,
+                                TensorType v_type = TensorType::kF32);
 
   int64_t n_ctx() const { return n_ctx_; }
   int64_t kv_dim() const { return kv_dim_; }
-  size_t bytes() const { return 2 * elements_ * sizeof(float); }
+  TensorType k_type() const { return k_type_; }
+  TensorType v_type() const { return v_type_; }
+  size_t bytes() const { return static_cast<size_t>(n_layer_ * n_ctx_) * (k_row_ + v_row_); }
+  // Bytes of one layer's K (or V) rows for positions [0, n).
+  size_t k_bytes(int64_t n) const { return static_cast<size_t>(n) * k_row_; }
+  size_t v_bytes(int64_t n) const { return static_cast<size_t>(n) * v_row_; }
 
-  float* k(int64_t layer, int64_t pos) { return k_.get() + offset(layer, pos); }
-  float* v(int64_t layer, int64_t pos) { return v_.get() + offset(layer, pos); }
-  const float* k(int64_t layer, int64_t pos) const { return k_.get() + offset(layer, pos); }
-  const float* v(int64_t layer, int64_t pos) const { return v_.get() + offset(layer, pos); }
   // One layer's K and V rows (for Ops).
-  KvView layer(int64_t il) { return {k(il, 0), v(il, 0), n_ctx_, kv_dim_}; }
+  KvView layer(int64_t il);
 
 private:
-  size_t offset(int64_t layer, int64_t pos) const {
-    return (static_cast<size_t>(layer) * n_ctx_ + pos) * kv_dim_;
-  }
   int64_t n_layer_ = 0, n_ctx_ = 0, kv_dim_ = 0;
-  size_t elements_ = 0;
-  std::unique_ptr<float[]> k_, v_;
+  TensorType k_type_ = TensorType::kF32, v_type_ = TensorType::kF32;
+  size_t k_row_ = 0, v_row_ = 0;
+  std::unique_ptr<uint8_t[]> k_, v_;
 };
 
 } // namespace pshard

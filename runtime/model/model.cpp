@@ -55,7 +55,9 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
     return invalid_argument("thread count must be positive, got " +
                             std::to_string(params.n_threads));
   const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
-  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim()));
+  PSHARD_RETURN_IF_ERROR(check_kv_types(params.kv_type_k, params.kv_type_v, hp.head_dim));
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(),
+                                                      params.kv_type_k, params.kv_type_v));
   auto s = std::unique_ptr<CpuSession>(
       new CpuSession(model, std::move(kv), threads, std::min(params.n_batch, n_ctx)));
   s->act_.reserve(hp, s->n_batch_);

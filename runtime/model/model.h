@@ -10,6 +10,7 @@
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/model/decoder.h"
 #include "runtime/model/hparams.h"
+#include "runtime/model/kv_types.h"
 #include "runtime/model/weights.h"
 #include "runtime/model/sublayer.h"
 
@@ -47,6 +48,8 @@ struct SessionParams {
   int64_t n_ctx = 0;     // 0: the model's training context, capped at 4096
   int32_t n_threads = 0; // 0: all hardware threads
   int64_t n_batch = 256; // most tokens per forward pass; longer inputs run in chunks
+  TensorType kv_type_k = kDefaultKvType; // KV cache element types (kv_types.h)
+  TensorType kv_type_v = kDefaultKvType;
 };
 
 // One sequence being generated: KV cache, scratch activations and a thread pool.

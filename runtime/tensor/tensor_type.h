@@ -107,5 +107,10 @@ Result<TensorType> parse_tensor_type(std::string_view name);
 
 // Bytes of `n_values` values; fails when n_values is not a whole number of blocks.
 Result<size_t> tensor_bytes(TensorType type, int64_t n_values);
+// The same for a row whose length is known to be whole blocks (checked at load).
+inline size_t tensor_row_bytes(TensorType type, int64_t n_values) {
+  const TensorTypeTraits& t = tensor_type_traits(type);
+  return static_cast<size_t>(n_values / t.block_values) * t.block_bytes;
+}
 
 } // namespace pshard

@@ -8,7 +8,9 @@ GPU under a gpu-only schedule whose budget is half the model's size (every sub-l
 streamed through the device; the same tokens and log-probs bit for bit); the reference
 (reference/forward.py) re-computes the log-probabilities of every generated position
 from the GGUF file alone. pshard's must agree to 1e-3 and its greedy choice must be the
-reference's wherever the reference's top two differ by more than that.
+reference's wherever the reference's top two differ by more than that. The KV cache is
+F32 here (-ctk/-ctv f32) so only the architecture's arithmetic is compared; F16 and Q8_0
+caches are checked against this one in kv_cache_test.py.
 
 usage: family_reference_test.py BUILD_DIR   (exit 77: skipped, numpy missing)
 """
@@ -66,7 +68,8 @@ def fail(msg):
 
 def generate(model, *extra):
     p = run(run_bin, "-m", model, "-p", "Once upon a time there was", "-n", str(N_PREDICT),
-            "--temp", "0", "--ignore-eos", "--json", "--top-logprobs", "2", "-t", "2", *extra)
+            "--temp", "0", "--ignore-eos", "--json", "--top-logprobs", "2", "-t", "2",
+            "-ctk", "f32", "-ctv", "f32", *extra)
     if p.returncode != 0:
         fail(f"{model} {extra}: pshard-run failed: {p.stderr}")
         return None
@@ -101,7 +104,7 @@ def check_hybrid(name, model, tmp, cpu_out):
     # gpu-only: every sub-layer of the family runs on the emulated device, streamed.
     p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--budgets", budget,
             "--tiers", "1,4,16", "-c", "256", "-q", "--kernel-workspace", "0",
-            "--strategy", "gpu-only")
+            "--strategy", "gpu-only", "--kv-type", "f32")
     if p.returncode != 0:
         fail(f"{name}: pshard-compile failed: {p.stderr}")
         return

@@ -17,6 +17,7 @@
 #include "tools/pshard-compile/emit_mlir.h"
 #include "tools/schedule/schedule_report.h"
 
+#include "runtime/model/kv_types.h"
 #include "tools/common/cli_checks.h"
 
 #include <CLI/CLI.hpp>
@@ -50,7 +51,7 @@ pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out
 
 int main(int argc, char** argv) {
   std::string model_path, profile_path, out_path, budgets = "auto", strategy = "auto",
-                                                  kv_type = "f32", emit = "artifact",
+                                                  kv_type = "f16", emit = "artifact",
                                                   kernel_workspace = "profile";
   pshard::planner::CompileOptions options;
   bool quiet = false;
@@ -74,7 +75,10 @@ int main(int argc, char** argv) {
       ->check(cli::between(1, 1 << 24));
   app.add_option("-t,--threads", options.threads, "CPU threads (0: the profile's most)")
       ->capture_default_str()->check(cli::between(0, cli::kMaxThreads));
-  app.add_option("--kv-type", kv_type, "KV cache element type")->capture_default_str();
+  app.add_option("--kv-type", kv_type,
+                 "KV cache element type the plans size caches for: f16 (llama.cpp's default), "
+                 "q8_0 (half the bytes) or f32; pshard-run -ctk/-ctv must match")
+      ->capture_default_str();
   app.add_option("--strategy", strategy,
                  "auto (search), or force one: gpu-only, static, dynamic, layers")
       ->capture_default_str();
@@ -99,7 +103,7 @@ int main(int argc, char** argv) {
   if (!parsed_strategy.ok())
     return fail(parsed_strategy.status());
   options.strategy = *parsed_strategy;
-  auto parsed_kv = pshard::parse_tensor_type(kv_type);
+  auto parsed_kv = pshard::parse_kv_type(kv_type);
   if (!parsed_kv.ok())
     return fail(parsed_kv.status());
   options.kv_type = *parsed_kv;

@@ -32,7 +32,7 @@ fb::AttentionPointT time_cpu_attention(KvCache& kv, const AttentionShape& s, Thr
   std::vector<float> q(static_cast<size_t>(s.n_tokens * s.n_heads * s.head_dim), 0.05f);
   std::vector<float> out(q.size());
   CpuOps ops(pool);
-  const KvView view{kv.k.as<float>(), kv.v.as<float>(), kv.max_ctx, s.n_kv_heads * s.head_dim};
+  const KvView view{kv.k.as<uint8_t>(), kv.v.as<uint8_t>(), kv.max_ctx, s.n_kv_heads * s.head_dim};
   const AttentionDims dims{s.n_heads, s.n_kv_heads, s.head_dim};
   const int64_t pos0 = std::min(s.ctx_len, kv.max_ctx - s.n_tokens);
   const Timing t = time_repeated(

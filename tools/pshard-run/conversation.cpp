@@ -176,6 +176,10 @@ std::vector<std::string> expand_llama_flags(int argc, char** argv) {
       a = "--conversation";
     else if (a == "-sys")
       a = "--system";
+    else if (a == "-ctk")
+      a = "--cache-type-k";
+    else if (a == "-ctv")
+      a = "--cache-type-v";
   }
   return args;
 }

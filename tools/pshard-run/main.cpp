@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
                  "emulated PCIe bandwidth in GB/s (default: what the schedule was planned with)")
       ->check(cli::positive());
   app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of every pass");
+  app.add_option("--cache-type-k", o.cache_type_k,
+                 "KV cache type of K (-ctk): f16 (default without a schedule), q8_0, f32; with "
+                 "a schedule, its --kv-type")
+      ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
+  app.add_option("--cache-type-v", o.cache_type_v, "KV cache type of V (-ctv), as --cache-type-k")
+      ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
   app.add_option("-p,--prompt", o.prompt, "prompt text");
   app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->excludes("-p");
   app.add_option("-n,--n-predict", o.n_predict,

@@ -93,6 +93,14 @@ Result<RunResult> start_session(const RunOptions& o) {
   cp.vram_budget = vram;
   cp.emu_pcie_gbps = o.emu_pcie_gbps;
   cp.trace = !o.trace_path.empty();
+  // main() admitted only these names (-ctk / -ctv).
+  auto kv_type = [](const std::string& name) {
+    return name == "f32" ? PSHARD_KV_F32 : name == "q8_0" ? PSHARD_KV_Q8_0 : PSHARD_KV_F16;
+  };
+  if (!o.cache_type_k.empty())
+    cp.kv_type_k = kv_type(o.cache_type_k);
+  if (!o.cache_type_v.empty())
+    cp.kv_type_v = kv_type(o.cache_type_v);
   pshard_context* ctx = nullptr;
   PSHARD_C_CALL(pshard_context_create(model, &cp, &ctx));
   r.context.reset(ctx);

@@ -10,12 +10,27 @@
 namespace pshard {
 namespace {
 
-// The scores, softmax and weighted sum run in the active ISA path's kernel.
-void attend_one_head(const float* q, const KvView& kv, int64_t kv_offset, int64_t n_kv,
+// The scores, softmax and weighted sum run in the active ISA path's kernel; the head's
+// slice of every row starts head_offset values into it.
+void attend_one_head(const float* q, const KvView& kv, int64_t head_offset, int64_t n_kv,
                      int64_t head_dim, float scale, float* out, std::vector<float>& scores) {
   scores.resize(static_cast<size_t>(n_kv));
-  attend_head({q, kv.k + kv_offset, kv.v + kv_offset, kv.kv_dim, n_kv, head_dim, scale, out,
-               scores.data(), kv.pages, kv.page_tokens});
+  AttendHead a;
+  a.q = q;
+  a.k = kv.k + tensor_row_bytes(kv.k_type, head_offset);
+  a.v = kv.v + tensor_row_bytes(kv.v_type, head_offset);
+  a.k_row_bytes = kv.k_row_bytes();
+  a.v_row_bytes = kv.v_row_bytes();
+  a.k_type = kv.k_type;
+  a.v_type = kv.v_type;
+  a.n_kv = n_kv;
+  a.head_dim = head_dim;
+  a.scale = scale;
+  a.out = out;
+  a.scores = scores.data();
+  a.pages = kv.pages;
+  a.page_rows = kv.page_tokens;
+  attend_head(a);
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace pshard {
 
@@ -23,18 +24,24 @@ void CpuOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, con
     pshard::rope(x + t * row, n_heads, pos0 + t, p);
 }
 
+namespace {
+
+// One row of kv_dim floats into the cache's element type (F32 copied, F16 rounded to
+// nearest even, Q8_0 quantized as ggml does).
+void store_row(const float* x, TensorType type, int64_t n, uint8_t* dst) {
+  if (type == TensorType::kF32)
+    std::memcpy(dst, x, static_cast<size_t>(n) * sizeof(float));
+  else
+    (void)quantize_row(type, x, dst, n); // whole blocks: checked when the cache was made
+}
+
+} // namespace
+
 void CpuOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
                        int64_t n_tokens) {
-  if (!kv.pages) {
-    const size_t at = static_cast<size_t>(pos0 * kv.kv_dim);
-    std::copy_n(k, n_tokens * kv.kv_dim, kv.k + at);
-    std::copy_n(v, n_tokens * kv.kv_dim, kv.v + at);
-    return;
-  }
   for (int64_t t = 0; t < n_tokens; ++t) {
-    const size_t at = kv.row_offset(pos0 + t);
-    std::copy_n(k + t * kv.kv_dim, kv.kv_dim, kv.k + at);
-    std::copy_n(v + t * kv.kv_dim, kv.kv_dim, kv.v + at);
+    store_row(k + t * kv.kv_dim, kv.k_type, kv.kv_dim, kv.k_row(pos0 + t));
+    store_row(v + t * kv.kv_dim, kv.v_type, kv.kv_dim, kv.v_row(pos0 + t));
   }
 }
 

@@ -174,8 +174,7 @@ Result<double> CudaMeasurer::time_attention(const AttentionShape& s) {
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(2 * cache + 2 * act + 1024));
   filled_ = {-1, 0, 0};
   PSHARD_CUDA_RETURN_IF_ERROR(cudaMemset(base, 0, 2 * cache + 2 * act));
-  KvView kv{reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + cache), s.ctx_len,
-            kv_dim};
+  KvView kv{base, base + cache, s.ctx_len, kv_dim};
   auto* q = reinterpret_cast<const float*>(base + 2 * cache);
   auto* out = reinterpret_cast<float*>(base + 2 * cache + act);
   const AttentionDims dims{s.n_heads, s.n_kv_heads, s.head_dim};

@@ -32,20 +32,44 @@ void CudaOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, co
   note(kernels::rope(x, n_tokens, n_heads, pos0, p, stream_), "rope", __LINE__);
 }
 
+namespace {
+
+kernels::KvRows rows_of(const KvView& kv) {
+  kernels::KvRows r;
+  r.k = kv.k;
+  r.v = kv.v;
+  r.kv_dim = kv.kv_dim;
+  r.k_row_bytes = kv.k_row_bytes();
+  r.v_row_bytes = kv.v_row_bytes();
+  r.k_type = kv.k_type;
+  r.v_type = kv.v_type;
+  r.pages = kv.pages;
+  r.page_tokens = kv.page_tokens;
+  return r;
+}
+
+} // namespace
+
 void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
                         int64_t n_tokens) {
-  const size_t at = static_cast<size_t>(pos0 * kv.kv_dim);
-  const size_t bytes = static_cast<size_t>(n_tokens * kv.kv_dim) * sizeof(float);
-  note(cudaMemcpyAsync(kv.k + at, k, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append K",
-       __LINE__);
-  note(cudaMemcpyAsync(kv.v + at, v, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append V",
-       __LINE__);
+  if (!kv.pages && kv.k_type == TensorType::kF32 && kv.v_type == TensorType::kF32) {
+    const size_t at = static_cast<size_t>(pos0 * kv.kv_dim) * sizeof(float);
+    const size_t bytes = static_cast<size_t>(n_tokens * kv.kv_dim) * sizeof(float);
+    note(cudaMemcpyAsync(kv.k + at, k, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append K",
+         __LINE__);
+    note(cudaMemcpyAsync(kv.v + at, v, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append V",
+         __LINE__);
+    return;
+  }
+  const kernels::KvRows r = rows_of(kv);
+  note(kernels::kv_store(k, n_tokens, r, false, pos0, stream_), "kv_append K", __LINE__);
+  note(kernels::kv_store(v, n_tokens, r, true, pos0, stream_), "kv_append V", __LINE__);
 }
 
 void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
                         int64_t n_tokens, float* out) {
-  note(kernels::attention(q, kv.k, kv.v, kv.kv_dim, shape.n_head, shape.n_head_kv, shape.head_dim,
-                          pos0, n_tokens, out, stream_),
+  note(kernels::attention(q, rows_of(kv), shape.n_head, shape.n_head_kv, shape.head_dim, pos0,
+                          n_tokens, out, stream_),
        "attention", __LINE__);
 }
 

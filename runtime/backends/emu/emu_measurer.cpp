@@ -126,7 +126,7 @@ Result<double> EmuMeasurer::time_attention(const AttentionShape& s) {
   auto* f = reinterpret_cast<float*>(base);
   for (uint64_t i = 0; i < floats; ++i)
     f[i] = 0.001f * static_cast<float>(i % 997);
-  const KvView kv{f, f + kv_floats, s.ctx_len + s.n_tokens, kv_dim};
+  const KvView kv{base, base + kv_floats * sizeof(float), s.ctx_len + s.n_tokens, kv_dim};
   float* q = f + 2 * kv_floats;
   float* out = q + s.n_tokens * q_dim;
   const pshard::AttentionDims dims{s.n_heads, s.n_kv_heads, s.head_dim};

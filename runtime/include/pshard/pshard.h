@@ -190,6 +190,14 @@ PSHARD_API pshard_status pshard_chat_builtin_templates(const char** names, size_
 PSHARD_API pshard_status pshard_model_chat_template(const pshard_model* model, const char** name);
 
 /* ---- context ----------------------------------------------------------------- */
+/* KV cache element types: the values are ggml's type ids. */
+typedef enum pshard_kv_type {
+  PSHARD_KV_DEFAULT = -1,
+  PSHARD_KV_F32 = 0,
+  PSHARD_KV_F16 = 1,
+  PSHARD_KV_Q8_0 = 8,
+} pshard_kv_type;
+
 typedef struct pshard_context_params {
   size_t size;
   pshard_backend backend;
@@ -203,6 +211,11 @@ typedef struct pshard_context_params {
                                   largest budget) */
   int32_t emu_compute_threads; /* emu kernel threads (default 1) */
   bool trace;                  /* record a timeline for pshard_context_write_trace */
+  /* KV cache element types (llama.cpp's -ctk / -ctv). DEFAULT: the schedule's
+   * (pshard-compile --kv-type), or F16 without one; with a schedule another type is
+   * refused, naming the fix. Q8_0 needs a head size that is a multiple of 32. */
+  pshard_kv_type kv_type_k;
+  pshard_kv_type kv_type_v;
 } pshard_context_params;
 
 PSHARD_API pshard_context_params pshard_context_default_params(void);

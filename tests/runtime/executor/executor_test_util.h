@@ -108,7 +108,8 @@ inline std::vector<uint64_t> budget_ladder(const planner::ModelGraph& g, uint64_
 inline Result<Compiled> compile_schedule(const std::string& model_path, planner::Strategy strategy,
                                          std::vector<int64_t> tiers, int64_t n_ctx,
                                          std::vector<uint64_t> budgets = {},
-                                         planner::FixedMachineParams machine = test_machine()) {
+                                         planner::FixedMachineParams machine = test_machine(),
+                                         TensorType kv_type = kDefaultKvType) {
   PSHARD_ASSIGN_OR_RETURN(auto file,
                           gguf::GgufFile::open(model_path, gguf::OpenMode::kMetadataOnly));
   PSHARD_ASSIGN_OR_RETURN(planner::ModelGraph graph, planner::build_model_graph(*file));
@@ -118,6 +119,7 @@ inline Result<Compiled> compile_schedule(const std::string& model_path, planner:
   o.n_ctx = n_ctx;
   o.threads = machine.threads;
   o.strategy = strategy;
+  o.kv_type = kv_type;
   const uint64_t minimum = planner::minimum_budget(graph, m, o);
   o.budgets = budgets.empty() ? budget_ladder(graph, minimum) : std::move(budgets);
   PSHARD_ASSIGN_OR_RETURN(planner::PlanGrid grid, planner::plan_grid(graph, m, o));

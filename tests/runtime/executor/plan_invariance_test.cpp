@@ -35,12 +35,18 @@ int count_partial_streams(const Schedule& s, uint64_t budget, int64_t tier) {
 
 class PlanInvariance : public ::testing::TestWithParam<std::string> {};
 
+// "model" or "model:kvtype" (the KV cache type of the reference and of the schedule;
+// default f16).
 TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
-  const std::string path = invariance_model_path(GetParam());
+  const std::string param = GetParam();
+  const size_t colon = param.find(':');
+  const std::string path = invariance_model_path(param.substr(0, colon));
+  const TensorType kv =
+      colon == std::string::npos ? kDefaultKvType : parse_kv_type(param.substr(colon + 1)).value();
   PSHARD_SKIP_IF_MISSING(path);
   auto model = Model::load(path);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
-  auto reference_session = CpuSession::create(**model, {kCtx, 2, 256});
+  auto reference_session = CpuSession::create(**model, {kCtx, 2, 256, kv, kv});
   ASSERT_TRUE(reference_session.ok());
   Trace reference;
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));
@@ -49,7 +55,7 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
   for (planner::Strategy strategy :
        {planner::Strategy::kAuto, planner::Strategy::kGpuOnly, planner::Strategy::kStatic,
         planner::Strategy::kDynamic, planner::Strategy::kLayers}) {
-    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx);
+    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx, {}, test_machine(), kv);
     ASSERT_TRUE(compiled.ok()) << planner::strategy_name(strategy) << ": "
                                << compiled.status().to_string();
     const Schedule& sched = compiled->schedule;
@@ -102,7 +108,8 @@ INSTANTIATE_TEST_SUITE_P(Models, PlanInvariance,
                                            "mk-moe6", "stories260K-qwen2.gguf",
                                            "stories260K-qwen3moe.gguf", "mk-qwen2",
                                            "mk-qwen3", "mk-qwen3moe", "mk-qwen2moe",
-                                           "mk-llama-bias-yarn"),
+                                           "mk-llama-bias-yarn", "mk-qwen3:q8_0",
+                                           "mk-qwen3moe:q8_0", "stories260K.gguf:f32"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

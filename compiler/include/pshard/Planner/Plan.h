@@ -17,6 +17,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/model/kv_types.h"
 #include "runtime/schedule/model_fingerprint.h"
 #include "runtime/tensor/tensor_type.h"
 #include "pshard/Planner/MachineModel.h"
@@ -88,7 +89,7 @@ struct CompileOptions {
   std::vector<uint64_t> budgets;   // bytes; empty = auto ladder up to the profiled VRAM
   std::vector<int64_t> tiers = {1, 4, 16, 64, 256};
   int64_t n_ctx = 4096;
-  TensorType kv_type = TensorType::kF32; // the runtime's KV cache is F32
+  TensorType kv_type = kDefaultKvType; // KV cache elements (K and V alike), as the runtime keeps them
   int threads = 0;                 // 0: the machine's default
   Strategy strategy = Strategy::kAuto;
   int max_budgets = 10;            // auto ladder length

@@ -1,4 +1,5 @@
-// Causal grouped-query attention over the KV cache in VRAM, flash-attention style: keys
+// Causal grouped-query attention over the KV cache in VRAM (rows of F32, F16 or Q8_0,
+// contiguous or paged), flash-attention style: keys
 // and values stream through shared memory in tiles of 32 positions and each query head
 // keeps a running max, sum and weighted accumulator (online softmax), so memory is
 // O(tile), never O(context²).
@@ -19,9 +20,27 @@ constexpr int kTile = 32;
 constexpr int kMaxWarps = 8;
 constexpr int kMaxDimsPerLane = 8; // head_dim <= 256
 
-__global__ void attention_kernel(const float* q, const float* kc, const float* vc, int64_t kv_dim,
-                                 int64_t n_head, int64_t group, int64_t hd, int64_t pos0,
-                                 float scale, float* out) {
+// Value c of a K/V row of type t (F32, F16 or Q8_0).
+__device__ __forceinline__ float kv_value(const uint8_t* row, TensorType t, int64_t c) {
+  switch (t) {
+  case TensorType::kF16:
+    return weight_at<TensorType::kF16>(row, c);
+  case TensorType::kQ8_0:
+    return weight_at<TensorType::kQ8_0>(row, c);
+  default:
+    return weight_at<TensorType::kF32>(row, c);
+  }
+}
+
+// The row of position p: through the page table when the cache is paged.
+__device__ __forceinline__ int64_t kv_row(const KvRows& kv, int64_t p) {
+  return kv.pages ? static_cast<int64_t>(kv.pages[p / kv.page_tokens]) * kv.page_tokens +
+                        p % kv.page_tokens
+                  : p;
+}
+
+__global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int64_t group,
+                                 int64_t hd, int64_t pos0, float scale, float* out) {
   extern __shared__ float smem[];
   const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
   float* ks = smem;
@@ -44,9 +63,9 @@ __global__ void attention_kernel(const float* q, const float* kc, const float* v
     const int64_t rows = n_kv - j0 < kTile ? n_kv - j0 : kTile;
     for (int64_t i = threadIdx.x; i < rows * hd; i += blockDim.x) {
       const int64_t j = i / hd, d = i % hd;
-      const int64_t src = (j0 + j) * kv_dim + g * hd + d;
-      ks[j * kstride + d] = kc[src];
-      vs[j * hd + d] = vc[src];
+      const int64_t r = kv_row(kv, j0 + j);
+      ks[j * kstride + d] = kv_value(kv.k + r * kv.k_row_bytes, kv.k_type, g * hd + d);
+      vs[j * hd + d] = kv_value(kv.v + r * kv.v_row_bytes, kv.v_type, g * hd + d);
     }
     __syncthreads();
     if (!active)
@@ -94,11 +113,57 @@ __global__ void attention_kernel(const float* q, const float* kc, const float* v
   }
 }
 
+// One block per token: its K and V rows into the cache's types. Q8_0 as ggml quantizes
+// (d = max|x| / 127, q = round(x / d)), one warp per 32-value block.
+__global__ void kv_store_kernel(const float* x, int64_t kv_dim, uint8_t* base, size_t row_bytes,
+                                TensorType t, const int32_t* pages, int64_t page_tokens,
+                                int64_t pos0) {
+  const int64_t tok = blockIdx.x;
+  const int64_t p = pos0 + tok;
+  const int64_t r = pages ? static_cast<int64_t>(pages[p / page_tokens]) * page_tokens + p % page_tokens : p;
+  const float* src = x + tok * kv_dim;
+  uint8_t* row = base + r * row_bytes;
+  if (t == TensorType::kF32) {
+    for (int64_t i = threadIdx.x; i < kv_dim; i += blockDim.x)
+      reinterpret_cast<float*>(row)[i] = src[i];
+  } else if (t == TensorType::kF16) {
+    for (int64_t i = threadIdx.x; i < kv_dim; i += blockDim.x) {
+      const __half h = __float2half_rn(src[i]);
+      memcpy(row + 2 * i, &h, 2);
+    }
+  } else { // Q8_0
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, warps = blockDim.x / 32;
+    for (int64_t b = warp; b < kv_dim / 32; b += warps) {
+      const float v = src[b * 32 + lane];
+      float amax = fabsf(v);
+      for (int o = 16; o > 0; o >>= 1)
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+      const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+      uint8_t* blk = row + b * 34;
+      blk[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(roundf(v * id)));
+      if (lane == 0) {
+        const __half h = __float2half_rn(d);
+        memcpy(blk, &h, 2);
+      }
+    }
+  }
+}
+
 } // namespace
 
-cudaError_t attention(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim,
-                      int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t pos0,
-                      int64_t n_tokens, float* out, cudaStream_t s) {
+cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool values,
+                     int64_t pos0, cudaStream_t s) {
+  if (n_tokens <= 0)
+    return cudaGetLastError();
+  kv_store_kernel<<<static_cast<unsigned>(n_tokens), 128, 0, s>>>(
+      x, kv.kv_dim, values ? kv.v : kv.k, values ? kv.v_row_bytes : kv.k_row_bytes,
+      values ? kv.v_type : kv.k_type, kv.pages, kv.page_tokens, pos0);
+  return cudaGetLastError();
+}
+
+cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t n_head_kv,
+                      int64_t head_dim, int64_t pos0, int64_t n_tokens, float* out,
+                      cudaStream_t s) {
   if (head_dim <= 0 || head_dim > 32 * kMaxDimsPerLane || n_head_kv <= 0 || n_head % n_head_kv != 0)
     return cudaErrorInvalidValue;
   if (n_tokens <= 0)
@@ -116,8 +181,8 @@ cudaError_t attention(const float* q, const float* k_cache, const float* v_cache
   const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(n_head_kv),
                   static_cast<unsigned>((group + kMaxWarps - 1) / kMaxWarps));
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  attention_kernel<<<grid, warps * 32, smem, s>>>(q, k_cache, v_cache, kv_dim, n_head, group,
-                                                  head_dim, pos0, scale, out);
+  attention_kernel<<<grid, warps * 32, smem, s>>>(q, kv, n_head, group, head_dim, pos0, scale,
+                                                  out);
   return cudaGetLastError();
 }
 

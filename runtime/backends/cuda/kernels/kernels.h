@@ -50,9 +50,23 @@ cudaError_t matvec_routed(TensorType type, const uint8_t* const* weights, const 
                           const float* x, int64_t n_tokens, float* y, cudaStream_t s);
 
 // --- attention.cu -----------------------------------------------------------------------
-cudaError_t attention(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim,
-                      int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t pos0,
-                      int64_t n_tokens, float* out, cudaStream_t s);
+// One layer's KV cache in VRAM (runtime/device/ops.h's KvView, device pointers).
+struct KvRows {
+  uint8_t* k = nullptr;
+  uint8_t* v = nullptr;
+  int64_t kv_dim = 0;
+  size_t k_row_bytes = 0, v_row_bytes = 0;
+  TensorType k_type = TensorType::kF32, v_type = TensorType::kF32;
+  const int32_t* pages = nullptr; // device memory; null: contiguous
+  int64_t page_tokens = 0;
+};
+// Rows of n_tokens tokens (x: n_tokens x kv_dim floats) into K (values false) or V at
+// positions [pos0, pos0 + n_tokens), converted to the cache's type.
+cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool values,
+                     int64_t pos0, cudaStream_t s);
+cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t n_head_kv,
+                      int64_t head_dim, int64_t pos0, int64_t n_tokens, float* out,
+                      cudaStream_t s);
 
 // --- moe.cu -----------------------------------------------------------------------------
 // Softmax over each token's n_expert logits (in place), top-k (ties to the lower index),

@@ -187,27 +187,54 @@ TEST_F(CudaConformance, BiasPerHeadNormAndGatedAdd) {
   EXPECT_LE(relative_error(buf_->download(gy, y.size()), y), 1e-5);
 }
 
+// KV caches of every type (F32, F16, Q8_0), contiguous and paged: the rows kv_append
+// writes and the attention over them, against the CPU.
 TEST_F(CudaConformance, KvAppendThenAttentionAcrossTiles) {
   // GQA 6 query heads over 2 KV heads; 70 cached positions span three 32-key tiles.
-  for (int64_t hd : {20, 128}) {
-    const AttentionDims dims{6, 2, hd};
-    const int64_t kv_dim = dims.n_head_kv * hd, ctx = 80, pos0 = 65, n = 5;
-    std::vector<float> kh = random_floats(ctx * kv_dim, 9), vh = random_floats(ctx * kv_dim, 10);
-    const auto k_new = random_floats(n * kv_dim, 11), v_new = random_floats(n * kv_dim, 12);
-    const auto q = random_floats(n * dims.n_head * hd, 13, -3.0f, 3.0f);
-    float* gk = buf_->upload(kh);
-    float* gv = buf_->upload(vh);
-    KvView ckv{kh.data(), vh.data(), ctx, kv_dim}, gkv{gk, gv, ctx, kv_dim};
-    std::vector<float> want(q.size());
-    cpu_.kv_append(ckv, k_new.data(), v_new.data(), pos0, n);
-    cpu_.attention(q.data(), ckv, dims, pos0, n, want.data());
-    float* gout = buf_->zeros(q.size());
-    gpu().kv_append(gkv, buf_->upload(k_new), buf_->upload(v_new), pos0, n);
-    gpu().attention(buf_->upload(q), gkv, dims, pos0, n, gout);
-    sync();
-    EXPECT_EQ(buf_->download(gk, kh.size()), kh) << "kv_append K, head_dim " << hd;
-    EXPECT_LE(relative_error(buf_->download(gout, want.size()), want), 1e-4) << "head_dim " << hd;
-  }
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0})
+    for (bool paged : {false, true})
+      for (int64_t hd : {32, 128}) {
+        SCOPED_TRACE(std::string(tensor_type_name(type)) + (paged ? " paged" : "") +
+                     " head_dim " + std::to_string(hd));
+        const AttentionDims dims{6, 2, hd};
+        const int64_t kv_dim = dims.n_head_kv * hd, ctx = 80, pos0 = 65, n = 5;
+        const size_t row = *tensor_bytes(type, kv_dim);
+        std::vector<uint8_t> kh(row * ctx), vh(row * ctx);
+        const auto kf = random_floats(ctx * kv_dim, 9), vf = random_floats(ctx * kv_dim, 10);
+        for (int64_t p = 0; p < ctx; ++p) {
+          ASSERT_TRUE(quantize_row(type, kf.data() + p * kv_dim, kh.data() + p * row, kv_dim).ok());
+          ASSERT_TRUE(quantize_row(type, vf.data() + p * kv_dim, vh.data() + p * row, kv_dim).ok());
+        }
+        const auto k_new = random_floats(n * kv_dim, 11), v_new = random_floats(n * kv_dim, 12);
+        const auto q = random_floats(n * dims.n_head * hd, 13, -3.0f, 3.0f);
+        const std::vector<int32_t> pages = {4, 0, 3, 1, 2}; // 5 pages of 16 positions
+        uint8_t* gk = buf_->upload(kh);
+        uint8_t* gv = buf_->upload(vh);
+        KvView ckv{kh.data(), vh.data(), ctx, kv_dim}, gkv{gk, gv, ctx, kv_dim};
+        ckv.k_type = ckv.v_type = gkv.k_type = gkv.v_type = type;
+        if (paged) {
+          ckv = ckv.with_pages(pages.data(), ctx);
+          gkv = gkv.with_pages(buf_->upload(pages), ctx);
+          ckv.page_tokens = gkv.page_tokens = 16;
+        }
+        std::vector<float> want(q.size());
+        cpu_.kv_append(ckv, k_new.data(), v_new.data(), pos0, n);
+        cpu_.attention(q.data(), ckv, dims, pos0, n, want.data());
+        float* gout = buf_->zeros(q.size());
+        gpu().kv_append(gkv, buf_->upload(k_new), buf_->upload(v_new), pos0, n);
+        gpu().attention(buf_->upload(q), gkv, dims, pos0, n, gout);
+        sync();
+        std::vector<float> cpu_rows(ctx * kv_dim), gpu_rows(ctx * kv_dim);
+        const std::vector<uint8_t> gk_back = buf_->download(gk, kh.size());
+        for (int64_t p = 0; p < ctx; ++p) {
+          dequantize_row(type, kh.data() + p * row, cpu_rows.data() + p * kv_dim, kv_dim);
+          dequantize_row(type, gk_back.data() + p * row, gpu_rows.data() + p * kv_dim, kv_dim);
+        }
+        EXPECT_LE(relative_error(gpu_rows, cpu_rows), type == TensorType::kQ8_0 ? 1e-2 : 0.0)
+            << "kv_append K";
+        EXPECT_LE(relative_error(buf_->download(gout, want.size()), want),
+                  type == TensorType::kQ8_0 ? 1e-3 : 1e-4);
+      }
 }
 
 TEST_F(CudaConformance, SiluMulAndAdd) {

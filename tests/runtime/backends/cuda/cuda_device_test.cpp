@@ -139,7 +139,7 @@ TEST(CudaDevice, AFailedLaunchIsStickyWithFileAndLine) {
   ASSERT_TRUE(d);
   ASSERT_TRUE(d->allocate_arena(1 << 20).ok());
   float* p = reinterpret_cast<float*>(d->arena());
-  KvView kv{p, p, 4, 1000 * 2};
+  KvView kv{d->arena(), d->arena(), 4, 1000 * 2};
   // head_dim 1000 is past what the attention kernel takes: refused at launch.
   d->compute().attention(p, kv, AttentionDims{2, 2, 1000}, 0, 1, p);
   const Status s = d->synchronize();
