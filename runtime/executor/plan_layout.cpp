@@ -48,6 +48,8 @@ Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
   const ModelHParams& hp = model.hparams();
   PlanLayout l;
   l.arena_bytes = plan.arena_bytes;
+  // Resident KV caches hold the plan's context range (a shorter session: its context).
+  l.kv_positions = plan.context > 0 ? std::min(plan.context, n_ctx) : n_ctx;
   l.tensor_offset.resize(subs.size());
   for (size_t i = 0; i < subs.size(); ++i)
     l.tensor_offset[i].assign(tensors[i].tensors.size(), kNoOffset);
@@ -71,9 +73,9 @@ Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
     case sfb::BufferKind::KvCache:
       if (b.sublayer < 0 || subs[s].kind != SubLayerKind::kAttention)
         return bad_layout(plan, "a KV cache buffer belongs to no attention sub-layer");
-      if (b.size < kv_layer_bytes(hp, n_ctx))
+      if (b.size < kv_layer_bytes(hp, l.kv_positions))
         return bad_layout(plan, "the KV cache of " + subs[s].name + " holds fewer than " +
-                                    std::to_string(n_ctx) + " positions");
+                                    std::to_string(l.kv_positions) + " positions");
       l.kv_offset[s] = b.offset;
       break;
     case sfb::BufferKind::StreamSlot:

@@ -16,8 +16,10 @@ inline constexpr uint64_t kNoOffset = ~0ull;
 struct PlanLayout {
   // Per sub-layer: arena offset of each tensor when resident (kNoOffset otherwise).
   std::vector<std::vector<uint64_t>> tensor_offset;
-  // Per sub-layer: arena offset of the KV cache of a resident attention sub-layer.
+  // Per sub-layer: arena offset of the KV cache of a resident attention sub-layer, which
+  // holds kv_positions positions (K rows, then V rows).
   std::vector<uint64_t> kv_offset;
+  int64_t kv_positions = 0;
   std::vector<uint64_t> slot_offset; // per streaming slot
   uint64_t activations_offset = kNoOffset;
   uint64_t workspace_offset = kNoOffset; // kernel scratch (Device::set_workspace)
@@ -28,7 +30,8 @@ struct PlanLayout {
 // Bytes of one layer's KV cache at n_ctx positions (K then V, F32).
 uint64_t kv_layer_bytes(const ModelHParams& hp, int64_t n_ctx);
 
-// Resolves `plan` for a session of context n_ctx (≤ the context compiled for).
+// Resolves `plan` for a session of context n_ctx (≤ the context compiled for); resident
+// KV caches hold min(plan.context, n_ctx) positions.
 Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
                                   const std::vector<SubLayerTensors>& tensors, int64_t n_ctx);
 

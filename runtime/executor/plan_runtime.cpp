@@ -53,7 +53,8 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
                               rebase_weights(s, in.host_weights[i], in.tensors[i], bases));
       if (s.kind == SubLayerKind::kAttention) {
         float* k = reinterpret_cast<float*>(in.arena + r.layout.kv_offset[i]);
-        r.device_kv[i] = {k, k + in.n_ctx * hp.kv_dim(), in.n_ctx, hp.kv_dim()};
+        const int64_t positions = r.layout.kv_positions;
+        r.device_kv[i] = {k, k + positions * hp.kv_dim(), positions, hp.kv_dim()};
       }
       continue;
     }

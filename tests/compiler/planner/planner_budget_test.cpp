@@ -96,7 +96,7 @@ TEST(PlannerBudgets, ZeroMeansCpuOnly) {
   o.budgets = {0, 1ull << 30};
   const Result<PlanGrid> grid = plan_grid(graph, machine, o);
   ASSERT_TRUE(grid.ok()) << grid.status().to_string();
-  for (const Plan& p : grid->plans[0]) {
+  for (const Plan& p : grid->plans[0].back()) {
     EXPECT_EQ(p.strategy, "cpu-only");
     EXPECT_EQ(p.arena_bytes, 0u);
     EXPECT_EQ(p.count(Placement::kCpu), static_cast<int>(graph.sublayers.size()));
@@ -133,7 +133,7 @@ TEST(PlannerBudgets, AutoLadderRisesToTheVram) {
   o.budgets = {ladder.back()};
   const Result<PlanGrid> grid = plan_grid(graph, machine, o);
   ASSERT_TRUE(grid.ok()) << grid.status().to_string();
-  for (const Plan& plan : grid->plans[0])
+  for (const Plan& plan : grid->plans[0].back())
     for (Placement pl : plan.placements)
       EXPECT_EQ(pl, Placement::kGpuResident) << "tier " << plan.tier;
 }
@@ -218,7 +218,7 @@ TEST(PlannerBudgets, ResidentBuffersKeepTheirOffsetsAcrossBudgets) {
   };
   int compared = 0, nested_pairs = 0;
   for (size_t b = 0; b + 1 < grid->budgets.size(); ++b) {
-    const auto small = resident(grid->plans[b][0]), large = resident(grid->plans[b + 1][0]);
+    const auto small = resident(grid->at(b, 0)), large = resident(grid->at(b + 1, 0));
     // Only where the larger budget keeps everything the smaller one holds (greedy sets
     // nest; under auto, a budget won by the layer-wise set may not): otherwise what
     // follows an evicted buffer may move, and the switch re-uploads it.

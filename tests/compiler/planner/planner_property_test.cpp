@@ -112,8 +112,9 @@ TEST(PlannerProperties, ForcedStrategiesAreValidToo) {
       if (!grid.ok())
         continue;
       EXPECT_TRUE(validate_grid(graph, *grid).ok()) << strategy_name(s);
-      for (const auto& row : grid->plans)
-        for (const Plan& p : row) {
+      for (size_t b = 0; b < grid->budgets.size(); ++b)
+        for (size_t t = 0; t < grid->tiers.size(); ++t) {
+          const Plan& p = grid->at(b, t);
           EXPECT_EQ(p.strategy, strategy_name(s));
           if (s == Strategy::kStatic || s == Strategy::kLayers)
             EXPECT_EQ(p.count(Placement::kGpuStreamed), 0);

@@ -1,0 +1,134 @@
+// The switches between the laid-out plans of one budget, as the runtime will make them:
+// a buffer the next plan holds at the same offset with the same size stays in place;
+// every other weight it holds is uploaded, every KV cache it holds that the arena does
+// not is filled from the host, and every KV cache the previous plan held and the next one
+// does not keep goes back to the host. Tier switches happen inside a context range (both
+// ways, between any two tiers); context switches between neighbouring ranges at one tier
+// (up when the context crosses the range's end, down after a reset).
+#include "PlannerInternal.h"
+
+#include <map>
+#include <tuple>
+
+namespace pshard::planner::detail {
+namespace {
+
+using Key = std::pair<int32_t, int32_t>; // (sub-layer, tensor; -1 for the KV cache)
+
+std::map<Key, std::pair<uint64_t, uint64_t>> resident_buffers(const Plan& p) {
+  std::map<Key, std::pair<uint64_t, uint64_t>> out;
+  for (const VramBuffer& b : p.vram_layout)
+    if (b.kind == BufferKind::kWeights || b.kind == BufferKind::kKvCache)
+      out[{b.sublayer, b.kind == BufferKind::kWeights ? b.tensor : -1}] = {b.offset, b.size};
+  return out;
+}
+
+PlanSwitch switch_of(const ModelGraph& graph, const CompileOptions& options, const Plan& from,
+                     const Plan& to) {
+  PlanSwitch s;
+  s.from_context = from.context;
+  s.from_tier = from.tier;
+  s.to_context = to.context;
+  s.to_tier = to.tier;
+  const auto held = resident_buffers(from), next = resident_buffers(to);
+  auto kv_per_position = [&](int32_t sublayer) {
+    return graph.sublayers[static_cast<size_t>(sublayer)].kv_bytes_per_token(options.kv_type);
+  };
+  for (const auto& [key, where] : next) {
+    const auto it = held.find(key);
+    if (it != held.end() && it->second == where)
+      continue;
+    if (key.second >= 0)
+      s.upload_bytes += where.second;
+    else
+      s.kv_upload_bytes_per_position += kv_per_position(key.first);
+  }
+  for (const auto& [key, where] : held) {
+    const auto it = next.find(key);
+    if (it != next.end() && it->second == where)
+      continue;
+    if (key.second >= 0)
+      s.evict_bytes += where.second;
+    else
+      s.kv_download_bytes_per_position += kv_per_position(key.first);
+  }
+  return s;
+}
+
+bool moves_anything(const PlanSwitch& s) {
+  return s.upload_bytes + s.evict_bytes + s.kv_upload_bytes_per_position +
+             s.kv_download_bytes_per_position >
+         0;
+}
+
+void price(PlanSwitch* s, int64_t positions, const LinkPricing& link) {
+  s->priced_positions = positions;
+  const auto p = static_cast<uint64_t>(std::max<int64_t>(positions, 0));
+  s->predicted_ms = (link.h2d_seconds(s->upload_bytes + s->kv_upload_bytes_per_position * p) +
+                     link.d2h_seconds(s->kv_download_bytes_per_position * p)) *
+                    1e3;
+}
+
+} // namespace
+
+std::vector<PlanSwitch> switches_between(const ModelGraph& graph,
+                                         const std::vector<ContextCosts>& ccs,
+                                         const std::vector<std::vector<Plan>>& plans,
+                                         const LinkPricing& link) {
+  std::vector<PlanSwitch> out;
+  for (size_t k = 0; k < plans.size(); ++k) {
+    const CompileOptions& o = ccs[k].options;
+    // Where the workload leaves each tier: after the prompt, or (decode, and tiers the
+    // workload does not run) with the whole request cached.
+    const std::vector<WorkloadStep> steps = workload_steps(o, ccs[k].context);
+    const int64_t whole = steps.empty() ? 0 : steps.back().positions_after;
+    std::vector<int64_t> leaving(plans[k].size(), whole);
+    for (const WorkloadStep& s : steps)
+      leaving[s.tier] = s.positions_after;
+    for (size_t a = 0; a < plans[k].size(); ++a)
+      for (size_t b = 0; b < plans[k].size(); ++b) {
+        if (a == b)
+          continue;
+        PlanSwitch s = switch_of(graph, o, plans[k][a], plans[k][b]);
+        if (!moves_anything(s))
+          continue;
+        price(&s, leaving[a], link);
+        out.push_back(s);
+      }
+    if (k + 1 == plans.size())
+      continue;
+    for (size_t t = 0; t < plans[k].size(); ++t) {
+      PlanSwitch up = switch_of(graph, o, plans[k][t], plans[k + 1][t]);
+      if (moves_anything(up)) {
+        price(&up, ccs[k].context, link); // the context just crossed this range's end
+        out.push_back(up);
+      }
+      PlanSwitch down = switch_of(graph, o, plans[k + 1][t], plans[k][t]);
+      if (moves_anything(down)) {
+        price(&down, 0, link); // after a reset: nothing cached
+        out.push_back(down);
+      }
+    }
+  }
+  return out;
+}
+
+Result<std::vector<std::vector<Plan>>> cpu_only_plans(const ModelGraph& graph,
+                                                      const std::vector<ContextCosts>& ccs,
+                                                      int threads) {
+  std::vector<std::vector<Plan>> out;
+  for (const ContextCosts& cc : ccs) {
+    const BudgetChoice c = cpu_only_choice(graph, cc);
+    std::vector<Plan> row;
+    for (size_t t = 0; t < cc.tiers.size(); ++t) {
+      ResidentOffsets none = compact_offsets(graph, cc.options, c.sets[0], {});
+      PSHARD_ASSIGN_OR_RETURN(Plan p, finalize_plan(graph, cc, t, threads, 0, c.sets[0], none,
+                                                    c.plan_of_tier[t]));
+      row.push_back(std::move(p));
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+} // namespace pshard::planner::detail
