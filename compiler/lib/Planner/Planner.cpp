@@ -215,4 +215,46 @@ Result<Plan> plan_fixed_strategy(const ModelGraph& graph, const MachineModel& ma
                                detail::compact_offsets(graph, cc.options, rs, {}), c);
 }
 
+Result<Plan> plan_at_context(const ModelGraph& graph, const MachineModel& machine,
+                             const CompileOptions& options, const Plan& plan, int64_t n_ctx) {
+  CompileOptions o = options;
+  o.tiers = {plan.tier};
+  o.contexts.clear();
+  o.n_ctx = n_ctx;
+  PSHARD_ASSIGN_OR_RETURN(o, detail::resolved_options(graph, machine, o));
+  const ContextCosts cc = detail::costs_per_context(graph, machine, o).back();
+  const TierCosts& tc = cc.tiers[0];
+  const size_t n = graph.sublayers.size();
+  // Resident while the set and one slot for the largest streamed need fit the budget.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < n; ++i)
+    if (plan.placements[i] == Placement::kGpuResident && graph.sublayers[i].kind == SubLayerKind::kAttention)
+      order.push_back(i);
+  for (size_t i = 0; i < n; ++i)
+    if (plan.placements[i] == Placement::kGpuResident && graph.sublayers[i].kind != SubLayerKind::kAttention)
+      order.push_back(i);
+  for (size_t keep = order.size() + 1; keep-- > 0;) {
+    std::vector<bool> resident(n, false);
+    for (size_t k = 0; k < keep; ++k)
+      resident[order[k]] = true;
+    const ResidentSet rs = detail::make_resident_set(graph, cc.options, resident);
+    Candidate c;
+    c.strategy = Strategy::kSearch;
+    c.placements = plan.placements;
+    for (size_t i = 0; i < n; ++i)
+      if (plan.placements[i] == Placement::kGpuResident && !resident[i])
+        c.placements[i] = Placement::kGpuStreamed;
+    detail::finish_candidate(tc, plan.budget_bytes, rs, &c);
+    if (!c.feasible())
+      continue;
+    c.strategy = detail::describe(c);
+    return detail::finalize_plan(graph, cc, 0, o.threads, plan.budget_bytes, rs,
+                                 detail::compact_offsets(graph, cc.options, rs, {}), c);
+  }
+  return Status(StatusCode::kOutOfMemory,
+                "the plan for budget " + mib(plan.budget_bytes) + ", tier " +
+                    std::to_string(plan.tier) + " cannot run at context " + std::to_string(n_ctx) +
+                    ": not even one streaming slot fits beside its scratch");
+}
+
 } // namespace pshard::planner

@@ -117,6 +117,52 @@ TEST_P(ShippedProfiles, AutoIsNeverSlowerThanAForcedStrategyOrSaysWhy) {
     }
 }
 
+// Context-aware plans, the case: at 64K the KV caches dominate (512 MiB a layer in
+// F32), so the 64K range places sub-layers differently from the 1K range, and running
+// the 1K plan at 64K (its devices kept, its resident set shrunk to what fits) is at least
+// 1.3x slower than the 64K plan.
+TEST(ContextRanges, The64kPlanBeatsThe1kPlanRunAt64k) {
+  if (!std::filesystem::exists(profile_path("laptop-rtx4060-8gb")))
+    GTEST_SKIP() << "shipped profile not built";
+  auto machine = load_machine("laptop-rtx4060-8gb");
+  ASSERT_TRUE(machine.ok()) << machine.status().to_string();
+  auto graph = llama8b_graph();
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  CompileOptions o;
+  o.budgets = {1ull << 30, 2ull << 30, 4ull << 30};
+  o.tiers = {1, 16, 256};
+  o.n_ctx = 65536;
+  o.contexts = {1024, 65536};
+  const Result<PlanGrid> grid = plan_grid(*graph, *machine->model, o);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  ASSERT_EQ(grid->contexts, (std::vector<int64_t>{1024, 65536}));
+  for (size_t b = 0; b < o.budgets.size(); ++b)
+    for (size_t t = 0; t < o.tiers.size(); ++t) {
+      const Plan& short_plan = grid->at(b, t, 0);
+      const Plan& long_plan = grid->at(b, t, 1);
+      EXPECT_EQ(short_plan.context, 1024);
+      EXPECT_EQ(long_plan.context, 65536);
+      EXPECT_EQ(long_plan.context_start, 1025);
+      EXPECT_LT(long_plan.predicted_ms_at_context_start, long_plan.predicted_ms_per_pass);
+      EXPECT_NE(short_plan.placements, long_plan.placements)
+          << "budget " << short_plan.budget_bytes << " tier " << short_plan.tier;
+      const Result<Plan> stretched = plan_at_context(*graph, *machine->model, grid->options,
+                                                     short_plan, 65536);
+      ASSERT_TRUE(stretched.ok()) << stretched.status().to_string();
+      EXPECT_LE(stretched->arena_bytes, short_plan.budget_bytes);
+      const double gain = stretched->predicted_ms_per_pass / long_plan.predicted_ms_per_pass;
+      std::printf("  %4.0f MiB tier %3lld at 64K: 64K plan %10.3f ms, 1K plan run at 64K %10.3f "
+                  "ms (%.2fx); the 1K plan at 1K %8.3f ms\n",
+                  static_cast<double>(short_plan.budget_bytes) / (1 << 20),
+                  static_cast<long long>(short_plan.tier), long_plan.predicted_ms_per_pass,
+                  stretched->predicted_ms_per_pass, gain, short_plan.predicted_ms_per_pass);
+      if (t == 0) // the Done-when line: decode
+        EXPECT_GE(gain, 1.3) << "budget " << short_plan.budget_bytes;
+      else
+        EXPECT_GE(gain, 1.0) << "budget " << short_plan.budget_bytes << " tier " << short_plan.tier;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Reference, ShippedProfiles,
                          ::testing::Values("laptop-rtx4060-8gb", "desktop-rtx4090-24gb",
                                            "desktop-rtx5090-32gb"),

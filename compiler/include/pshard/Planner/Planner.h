@@ -65,4 +65,13 @@ Result<Plan> plan_fixed_strategy(const ModelGraph& graph, const MachineModel& ma
                                  uint64_t budget, int64_t tier,
                                  const std::vector<bool>& resident);
 
+// `plan` (planned for a shorter context range) run at `n_ctx` within its budget, as a
+// runtime holding only this plan would have to: every sub-layer executes where the plan
+// says (GPU or CPU), but KV caches now hold n_ctx positions, so resident sub-layers stay
+// resident only while they fit (attention first, in sub-layer order) and the other GPU
+// sub-layers stream their weights and KV cache over PCIe; the fastest slot count that
+// fits is taken. kOutOfMemory when not even one slot fits beside the scratch.
+Result<Plan> plan_at_context(const ModelGraph& graph, const MachineModel& machine,
+                             const CompileOptions& options, const Plan& plan, int64_t n_ctx);
+
 } // namespace pshard::planner

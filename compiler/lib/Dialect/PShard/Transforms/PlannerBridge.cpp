@@ -159,7 +159,8 @@ FailureOr<ScheduleState> ScheduleState::load(ScheduleOp schedule, StringRef stra
   state.link = {static_cast<uint64_t>(link[0]), static_cast<uint64_t>(link[1]),
                 static_cast<uint64_t>(link[2]), static_cast<uint64_t>(link[3])};
 
-  // Costs by context: each range takes the tiers at its end and at its start.
+  // Costs by context: each range takes the tiers at its end and at its start (absent, as
+  // in a hand-written schedule: the end's costs serve its start too).
   std::map<int64_t, std::vector<planner::SubLayerCosts>> byContext;
   for (TierOp tier : schedule.getBody().front().getOps<TierOp>()) {
     const auto context = static_cast<int64_t>(tier.getContext());
@@ -169,12 +170,12 @@ FailureOr<ScheduleState> ScheduleState::load(ScheduleOp schedule, StringRef stra
     return state;
   for (size_t k = 0; k < o.contexts.size(); ++k) {
     const int64_t end = o.contexts[k], start = k == 0 ? 1 : o.contexts[k - 1] + 1;
-    if (!byContext.count(end) || !byContext.count(start))
+    if (!byContext.count(end))
       return schedule.emitOpError("has no costs at context ")
-             << (byContext.count(end) ? start : end) << " (the range ending at " << end
-             << "): run pshard-annotate-costs with these contexts";
+             << end << ", the end of one of its ranges: run pshard-annotate-costs with these contexts";
+    const auto& at_start = byContext.count(start) ? byContext[start] : byContext[end];
     state.contexts.push_back(
-        pd::context_costs_from(state.graph, o, end, start, byContext[end], byContext[start]));
+        pd::context_costs_from(state.graph, o, end, start, byContext[end], at_start));
   }
   return state;
 }
@@ -257,9 +258,9 @@ FailureOr<pd::BudgetChoice> ScheduleState::choiceOf(BudgetOp budget) const {
       choice.sets.push_back(sets[s]);
     }
     choice.set_of_tier[t] = renumber[s];
-    choice.plan_of_tier[t] = finishedCandidateOf(budget, selected[t], sets[s]);
-    choice.plan_of_tier[t].strategy =
-        static_cast<planner::Strategy>(static_cast<uint32_t>(selected[t].getStrategy()));
+    // As selected: its slots are what the layout places (a plan that no longer fits is
+    // reported by the layout, naming the arena it would need).
+    choice.plan_of_tier[t] = candidateOf(selected[t]);
   }
   return choice;
 }

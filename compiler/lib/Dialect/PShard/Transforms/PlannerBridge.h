@@ -67,7 +67,8 @@ struct ScheduleState {
   // rounding in the IR cannot make an equal plan look faster).
   planner::detail::Candidate finishedCandidateOf(BudgetOp budget, PlanOp plan,
                                                  const planner::detail::ResidentSet& rs) const;
-  // The selected plans of a budget op as the planner's choice (sets by first use).
+  // The selected plans of a budget op as the planner's choice (sets by first use), each
+  // with the slots it was selected with.
   mlir::FailureOr<planner::detail::BudgetChoice> choiceOf(BudgetOp budget) const;
   // Where a laid-out plan keeps its resident buffers.
   planner::detail::ResidentOffsets offsetsOf(PlanOp plan) const;
