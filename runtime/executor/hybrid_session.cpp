@@ -96,7 +96,9 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   }
   if (schedule) {
     PSHARD_RETURN_IF_ERROR(s->set_budget(params.vram_budget));
+    const uint64_t peak = s->stats_.peak_device_bytes;
     s->stats_ = {}; // the first upload is no switch
+    s->stats_.peak_device_bytes = peak;
   }
   return s;
 }

@@ -29,6 +29,12 @@ bool kv_kept(const std::optional<PlanLayout>& from, const PlanLayout& to, size_t
          from->kv_positions == to.kv_positions;
 }
 
+// Two layouts whose resident buffers all coincide: moving between them copies nothing.
+bool same_residency(const PlanLayout& a, const PlanLayout& b) {
+  return a.tensor_offset == b.tensor_offset &&
+         a.kv_offset == b.kv_offset && a.kv_positions == b.kv_positions;
+}
+
 } // namespace
 
 Result<int> HybridSession::budget_index_for(uint64_t bytes) const {
@@ -102,6 +108,11 @@ Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_sw
   std::optional<PlanLayout> layout;
   if (b >= 0 && arena_bytes_for(b) > 0) {
     PSHARD_ASSIGN_OR_RETURN(layout, resolve_layout(schedule_->plan(*to), model_, tensors_, n_ctx_));
+  }
+  if (!budget_switch && held_ && to && held_->budget == to->budget &&
+      (layout ? resident_layout_ && same_residency(*resident_layout_, *layout) : !resident_layout_)) {
+    held_ = to; // the same resident set at the same offsets: nothing moves
+    return Status::ok_status();
   }
   const uint64_t new_bytes = layout ? arena_bytes_for(b) : 0;
   const bool can_resize = device_->arena() && device_->resize_arena(device_->arena_bytes()).ok();

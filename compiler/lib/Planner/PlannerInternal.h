@@ -100,8 +100,9 @@ Candidate local_search(const TierCosts& tc, uint64_t budget, const ResidentSet& 
 Candidate search_from_starts(const TierCosts& tc, uint64_t budget, const ResidentSet& rs,
                              const std::vector<SubLayerKind>& kinds,
                              const std::vector<Candidate>& starts);
-// Names a chosen candidate by what it does: everything on the GPU reads "gpu-only",
-// nothing streamed "static", whatever its origin; otherwise the origin's name.
+// Names a chosen candidate by what it does: nothing on the GPU reads "cpu-only",
+// everything on the GPU "gpu-only", nothing streamed "static", whatever its origin;
+// otherwise the origin's name.
 Strategy describe(const Candidate& c);
 
 // Greedy resident sets for a budget: attention + KV first, then by benefit per byte at

@@ -104,11 +104,14 @@ Candidate build_strategy(Strategy strategy, const TierCosts& tc, uint64_t budget
 }
 
 Strategy describe(const Candidate& c) {
-  bool streams = false, cpu = false;
+  bool streams = false, cpu = false, gpu = false;
   for (Placement p : c.placements) {
     streams = streams || p == Placement::kGpuStreamed;
     cpu = cpu || p == Placement::kCpu;
+    gpu = gpu || on_gpu(p);
   }
+  if (!gpu)
+    return Strategy::kCpuOnly;
   if (!cpu)
     return Strategy::kGpuOnly;
   if (!streams)

@@ -2,9 +2,11 @@
 // a buffer the next plan holds at the same offset with the same size stays in place;
 // every other weight it holds is uploaded, every KV cache it holds that the arena does
 // not is filled from the host, and every KV cache the previous plan held and the next one
-// does not keep goes back to the host. Tier switches happen inside a context range (both
-// ways, between any two tiers); context switches between neighbouring ranges at one tier
-// (up when the context crosses the range's end, down after a reset).
+// does not keep goes back to the host. Every ordered pair of the budget's plans that
+// moves anything is listed: a tier switch inside a context range is priced at the
+// positions the workload has cached when it leaves the tier; a move to a longer range
+// (the context crossed a range's end, perhaps with a tier change) at that range's end;
+// a move to a shorter one (after a reset) with nothing cached.
 #include "PlannerInternal.h"
 
 #include <map>
@@ -75,41 +77,28 @@ std::vector<PlanSwitch> switches_between(const ModelGraph& graph,
                                          const std::vector<ContextCosts>& ccs,
                                          const std::vector<std::vector<Plan>>& plans,
                                          const LinkPricing& link) {
-  std::vector<PlanSwitch> out;
+  // Per range, the positions cached when the workload leaves each tier: after the
+  // prompt, or (decode, and tiers the workload does not run) the whole request.
+  std::vector<std::vector<int64_t>> leaving;
   for (size_t k = 0; k < plans.size(); ++k) {
-    const CompileOptions& o = ccs[k].options;
-    // Where the workload leaves each tier: after the prompt, or (decode, and tiers the
-    // workload does not run) with the whole request cached.
-    const std::vector<WorkloadStep> steps = workload_steps(o, ccs[k].context);
-    const int64_t whole = steps.empty() ? 0 : steps.back().positions_after;
-    std::vector<int64_t> leaving(plans[k].size(), whole);
+    const std::vector<WorkloadStep> steps = workload_steps(ccs[k].options, ccs[k].context);
+    leaving.emplace_back(plans[k].size(), steps.empty() ? 0 : steps.back().positions_after);
     for (const WorkloadStep& s : steps)
-      leaving[s.tier] = s.positions_after;
-    for (size_t a = 0; a < plans[k].size(); ++a)
-      for (size_t b = 0; b < plans[k].size(); ++b) {
-        if (a == b)
-          continue;
-        PlanSwitch s = switch_of(graph, o, plans[k][a], plans[k][b]);
-        if (!moves_anything(s))
-          continue;
-        price(&s, leaving[a], link);
-        out.push_back(s);
-      }
-    if (k + 1 == plans.size())
-      continue;
-    for (size_t t = 0; t < plans[k].size(); ++t) {
-      PlanSwitch up = switch_of(graph, o, plans[k][t], plans[k + 1][t]);
-      if (moves_anything(up)) {
-        price(&up, ccs[k].context, link); // the context just crossed this range's end
-        out.push_back(up);
-      }
-      PlanSwitch down = switch_of(graph, o, plans[k + 1][t], plans[k][t]);
-      if (moves_anything(down)) {
-        price(&down, 0, link); // after a reset: nothing cached
-        out.push_back(down);
-      }
-    }
+      leaving.back()[s.tier] = s.positions_after;
   }
+  std::vector<PlanSwitch> out;
+  for (size_t ka = 0; ka < plans.size(); ++ka)
+    for (size_t a = 0; a < plans[ka].size(); ++a)
+      for (size_t kb = 0; kb < plans.size(); ++kb)
+        for (size_t b = 0; b < plans[kb].size(); ++b) {
+          if (ka == kb && a == b)
+            continue;
+          PlanSwitch s = switch_of(graph, ccs[ka].options, plans[ka][a], plans[kb][b]);
+          if (!moves_anything(s))
+            continue;
+          price(&s, ka == kb ? leaving[ka][a] : kb > ka ? ccs[ka].context : 0, link);
+          out.push_back(s);
+        }
   return out;
 }
 
