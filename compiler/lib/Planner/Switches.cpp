@@ -16,12 +16,30 @@ namespace pshard::planner::detail {
 namespace {
 
 using Key = std::pair<int32_t, int32_t>; // (sub-layer, tensor; -1 for the KV cache)
+using Buffers = std::map<Key, std::pair<uint64_t, uint64_t>>; // -> (offset, size)
 
-std::map<Key, std::pair<uint64_t, uint64_t>> resident_buffers(const Plan& p) {
-  std::map<Key, std::pair<uint64_t, uint64_t>> out;
+Buffers resident_buffers(const Plan& p) {
+  Buffers out;
   for (const VramBuffer& b : p.vram_layout)
     if (b.kind == BufferKind::kWeights || b.kind == BufferKind::kKvCache)
       out[{b.sublayer, b.kind == BufferKind::kWeights ? b.tensor : -1}] = {b.offset, b.size};
+  return out;
+}
+
+// What `wanted` holds that `held` does not hold in place (same offset and size): weight
+// bytes, and KV bytes per cached position.
+std::pair<uint64_t, uint64_t> not_in_place(const ModelGraph& graph, const CompileOptions& options,
+                                           const Buffers& held, const Buffers& wanted) {
+  std::pair<uint64_t, uint64_t> out{0, 0};
+  for (const auto& [key, where] : wanted) {
+    const auto it = held.find(key);
+    if (it != held.end() && it->second == where)
+      continue;
+    if (key.second >= 0)
+      out.first += where.second;
+    else
+      out.second += graph.sublayers[static_cast<size_t>(key.first)].kv_bytes_per_token(options.kv_type);
+  }
   return out;
 }
 
@@ -32,28 +50,9 @@ PlanSwitch switch_of(const ModelGraph& graph, const CompileOptions& options, con
   s.from_tier = from.tier;
   s.to_context = to.context;
   s.to_tier = to.tier;
-  const auto held = resident_buffers(from), next = resident_buffers(to);
-  auto kv_per_position = [&](int32_t sublayer) {
-    return graph.sublayers[static_cast<size_t>(sublayer)].kv_bytes_per_token(options.kv_type);
-  };
-  for (const auto& [key, where] : next) {
-    const auto it = held.find(key);
-    if (it != held.end() && it->second == where)
-      continue;
-    if (key.second >= 0)
-      s.upload_bytes += where.second;
-    else
-      s.kv_upload_bytes_per_position += kv_per_position(key.first);
-  }
-  for (const auto& [key, where] : held) {
-    const auto it = next.find(key);
-    if (it != next.end() && it->second == where)
-      continue;
-    if (key.second >= 0)
-      s.evict_bytes += where.second;
-    else
-      s.kv_download_bytes_per_position += kv_per_position(key.first);
-  }
+  const Buffers held = resident_buffers(from), next = resident_buffers(to);
+  std::tie(s.upload_bytes, s.kv_upload_bytes_per_position) = not_in_place(graph, options, held, next);
+  std::tie(s.evict_bytes, s.kv_download_bytes_per_position) = not_in_place(graph, options, next, held);
   return s;
 }
 

@@ -1,6 +1,7 @@
 // Budgets: the minimum-budget error, CPU-only plans, no-GPU machines, the auto ladder, and
 // the 235B-shaped MoE planning time against the shipped laptop profile.
 #include "pshard/Planner/Planner.h"
+#include "test_shapes.h"
 
 #include <gtest/gtest.h>
 
@@ -12,18 +13,7 @@
 namespace pshard::planner {
 namespace {
 
-ModelHParams small_model() {
-  ModelHParams hp;
-  hp.name = "small";
-  hp.n_vocab = 32000;
-  hp.n_embd = 2048;
-  hp.n_layer = 16;
-  hp.n_head = 32;
-  hp.n_head_kv = 8;
-  hp.head_dim = 64;
-  hp.n_ff = 8192;
-  return hp;
-}
+ModelHParams small_model() { return testing::llama1b_shape(); }
 
 TEST(PlannerBudgets, BelowTheMinimumIsAnErrorNamingIt) {
   const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -53,6 +54,13 @@ Result<Machine> load_machine(const std::string& name) {
   return m;
 }
 
+// The 8B shape and a shipped profile's machine (the test skips when the profile is not built).
+Status load_case(const std::string& profile, Machine* machine, ModelGraph* graph) {
+  PSHARD_ASSIGN_OR_RETURN(*machine, load_machine(profile));
+  PSHARD_ASSIGN_OR_RETURN(*graph, llama8b_graph());
+  return Status::ok_status();
+}
+
 const Trade* trade_at(const PlanGrid& g, uint64_t budget, int64_t context, int64_t tier) {
   for (const Trade& t : g.trades)
     if (t.budget_bytes == budget && t.context == context && t.tier == tier)
@@ -66,17 +74,17 @@ class ShippedProfiles : public ::testing::TestWithParam<std::string> {};
 TEST_P(ShippedProfiles, AutoIsNeverSlowerThanAForcedStrategyOrSaysWhy) {
   if (!std::filesystem::exists(profile_path(GetParam())))
     GTEST_SKIP() << "shipped profile not built: " << profile_path(GetParam());
-  auto machine = load_machine(GetParam());
-  ASSERT_TRUE(machine.ok()) << machine.status().to_string();
-  auto graph = llama8b_graph();
-  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  Machine machine;
+  ModelGraph graph;
+  const Status loaded = load_case(GetParam(), &machine, &graph);
+  ASSERT_TRUE(loaded.ok()) << loaded.to_string();
   CompileOptions o;
   o.budgets = {1ull << 30, 2ull << 30, 4ull << 30};
   o.tiers = {1, 16, 256};
   auto plan = [&](Strategy s) {
     CompileOptions forced = o;
     forced.strategy = s;
-    return plan_grid(*graph, *machine->model, forced);
+    return plan_grid(graph, *machine.model, forced);
   };
   const Result<PlanGrid> automatic = plan(Strategy::kAuto);
   ASSERT_TRUE(automatic.ok()) << automatic.status().to_string();
@@ -124,16 +132,16 @@ TEST_P(ShippedProfiles, AutoIsNeverSlowerThanAForcedStrategyOrSaysWhy) {
 TEST(ContextRanges, The64kPlanBeatsThe1kPlanRunAt64k) {
   if (!std::filesystem::exists(profile_path("laptop-rtx4060-8gb")))
     GTEST_SKIP() << "shipped profile not built";
-  auto machine = load_machine("laptop-rtx4060-8gb");
-  ASSERT_TRUE(machine.ok()) << machine.status().to_string();
-  auto graph = llama8b_graph();
-  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  Machine machine;
+  ModelGraph graph;
+  const Status loaded = load_case("laptop-rtx4060-8gb", &machine, &graph);
+  ASSERT_TRUE(loaded.ok()) << loaded.to_string();
   CompileOptions o;
   o.budgets = {1ull << 30, 2ull << 30, 4ull << 30};
   o.tiers = {1, 16, 256};
   o.n_ctx = 65536;
   o.contexts = {1024, 65536};
-  const Result<PlanGrid> grid = plan_grid(*graph, *machine->model, o);
+  const Result<PlanGrid> grid = plan_grid(graph, *machine.model, o);
   ASSERT_TRUE(grid.ok()) << grid.status().to_string();
   ASSERT_EQ(grid->contexts, (std::vector<int64_t>{1024, 65536}));
   for (size_t b = 0; b < o.budgets.size(); ++b)
@@ -146,7 +154,7 @@ TEST(ContextRanges, The64kPlanBeatsThe1kPlanRunAt64k) {
       EXPECT_LT(long_plan.predicted_ms_at_context_start, long_plan.predicted_ms_per_pass);
       EXPECT_NE(short_plan.placements, long_plan.placements)
           << "budget " << short_plan.budget_bytes << " tier " << short_plan.tier;
-      const Result<Plan> stretched = plan_at_context(*graph, *machine->model, grid->options,
+      const Result<Plan> stretched = plan_at_context(graph, *machine.model, grid->options,
                                                      short_plan, 65536);
       ASSERT_TRUE(stretched.ok()) << stretched.status().to_string();
       EXPECT_LE(stretched->arena_bytes, short_plan.budget_bytes);
@@ -167,11 +175,9 @@ INSTANTIATE_TEST_SUITE_P(Reference, ShippedProfiles,
                          ::testing::Values("laptop-rtx4060-8gb", "desktop-rtx4090-24gb",
                                            "desktop-rtx5090-32gb"),
                          [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return n;
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
                          });
 
 } // namespace
