@@ -317,15 +317,12 @@ BudgetChoice select_plans(const ModelGraph& graph, const ContextCosts& cc, uint6
                           const LinkPricing& link, std::vector<Trade>* trades) {
   const size_t n_tiers = cc.tiers.size();
   BudgetChoice out;
-  if (budget == 0 || cc.options.strategy != Strategy::kAuto || options.size() == 1) {
-    // One set for every tier: budget 0, a forced strategy, or nothing else to choose.
+  if (budget == 0 || cc.options.strategy != Strategy::kAuto) {
+    // One set for every tier: CPU only, or a forced strategy's shared set.
     out.sets.push_back(options.front().set);
     for (size_t t = 0; t < n_tiers; ++t) {
       out.set_of_tier.push_back(0);
-      Candidate c = options.front().best[t];
-      if (cc.options.strategy == Strategy::kAuto && budget > 0 && c.feasible())
-        c.strategy = describe(c);
-      out.plan_of_tier.push_back(std::move(c));
+      out.plan_of_tier.push_back(options.front().best[t]);
     }
     return out;
   }
