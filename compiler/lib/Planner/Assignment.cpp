@@ -24,37 +24,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr Strategy kForced[] = {Strategy::kStatic, Strategy::kDynamic, Strategy::kGpuOnly,
                                 Strategy::kLayers};
 
-// Bytes a switch between two sets moves, independent of the cached positions.
-struct SwitchBytes {
-  uint64_t weights_up = 0;
-  uint64_t kv_up_per_position = 0, kv_down_per_position = 0;
-};
-
-SwitchBytes bytes_between(const ModelGraph& graph, const CompileOptions& o, const ResidentSet& from,
-                          const ResidentSet& to) {
-  SwitchBytes b;
-  for (size_t i = 0; i < graph.sublayers.size(); ++i) {
-    if (from.resident[i] == to.resident[i])
-      continue;
-    const SubLayerInfo& s = graph.sublayers[i];
-    const uint64_t kv = s.kv_bytes_per_token(o.kv_type);
-    if (to.resident[i]) {
-      for (const TensorRef& t : s.tensors)
-        b.weights_up += t.bytes;
-      b.kv_up_per_position += kv;
-    } else {
-      b.kv_down_per_position += kv;
-    }
-  }
-  return b;
-}
-
-double seconds_of(const SwitchBytes& b, int64_t positions, const LinkPricing& link) {
-  const auto p = static_cast<uint64_t>(std::max<int64_t>(positions, 0));
-  return link.h2d_seconds(b.weights_up + b.kv_up_per_position * p) +
-         link.d2h_seconds(b.kv_down_per_position * p);
-}
-
 // The options of one (budget, context) as a table the assignment searches.
 class Assignment {
 public:
@@ -66,7 +35,7 @@ public:
     for (size_t a = 0; a < k; ++a)
       for (size_t b = 0; b < k; ++b)
         if (a != b)
-          bytes_[a * k + b] = bytes_between(graph, cc.options, sets[a].set, sets[b].set);
+          bytes_[a * k + b] = switch_bytes(graph, cc.options, sets[a].set, sets[b].set);
     time_.assign(k, std::vector<double>(cc.tiers.size(), kInf));
     for (size_t s = 0; s < k; ++s)
       for (size_t t = 0; t < cc.tiers.size(); ++t) {
@@ -82,7 +51,7 @@ public:
   size_t set_count() const { return sets_.size(); }
   double time(size_t set, size_t tier) const { return time_[set][tier]; }
   double switch_s(size_t from, size_t to, int64_t positions) const {
-    return from == to ? 0.0 : seconds_of(bytes_[from * sets_.size() + to], positions, link_);
+    return from == to ? 0.0 : bytes_[from * sets_.size() + to].seconds(positions, link_);
   }
   const std::vector<size_t>& used_tiers() const { return used_; }
   size_t decode_tier() const { return steps_.empty() ? 0 : steps_.back().tier; }
@@ -266,41 +235,6 @@ void note_trades(const ModelGraph& graph, const ContextCosts& cc, uint64_t budge
 }
 
 } // namespace
-
-std::vector<WorkloadStep> workload_steps(const CompileOptions& o, int64_t context) {
-  const std::vector<int64_t>& tiers = o.tiers;
-  auto tier_of = [&](int64_t n) {
-    for (size_t i = 0; i < tiers.size(); ++i)
-      if (tiers[i] >= n)
-        return i;
-    return tiers.size() - 1;
-  };
-  const int64_t prompt = o.workload.prompt_tokens, generated = o.workload.generated_tokens;
-  const int64_t chunk = tiers.back(), full = prompt / chunk, rest = prompt % chunk;
-  std::vector<WorkloadStep> steps;
-  auto add = [&](size_t tier, int64_t passes, int64_t positions) {
-    positions = std::min(positions, context);
-    if (!steps.empty() && steps.back().tier == tier) {
-      steps.back().passes += passes;
-      steps.back().positions_after = positions;
-    } else {
-      steps.push_back({tier, passes, positions});
-    }
-  };
-  if (full > 0)
-    add(tiers.size() - 1, full, full * chunk);
-  if (rest > 0)
-    add(tier_of(rest), 1, prompt);
-  if (generated > 0)
-    add(tier_of(1), generated, prompt + generated);
-  return steps;
-}
-
-double switch_seconds(const ModelGraph& graph, const CompileOptions& options,
-                      const ResidentSet& from, const ResidentSet& to, int64_t positions,
-                      const LinkPricing& link) {
-  return seconds_of(bytes_between(graph, options, from, to), positions, link);
-}
 
 BudgetChoice cpu_only_choice(const ModelGraph& graph, const ContextCosts& cc) {
   BudgetChoice c;

@@ -245,10 +245,16 @@ struct WorkloadStep {
   int64_t positions_after = 0;
 };
 std::vector<WorkloadStep> workload_steps(const CompileOptions& options, int64_t context);
-// Seconds a switch from set `from` to set `to` takes with `positions` cached positions:
-// weights that enter are uploaded, KV caches that enter or leave move those positions.
-double switch_seconds(const ModelGraph& graph, const CompileOptions& options,
-                      const ResidentSet& from, const ResidentSet& to, int64_t positions,
-                      const LinkPricing& link);
+// What a switch moves: weights uploaded, and KV bytes per cached position each way.
+struct SwitchBytes {
+  uint64_t weights_up = 0;
+  uint64_t kv_up_per_position = 0, kv_down_per_position = 0;
+  // Its time with `positions` cached positions at the link's pricing.
+  double seconds(int64_t positions, const LinkPricing& link) const;
+};
+// From set `from` to set `to` when the layout keeps what both hold in place: the weights
+// that enter are uploaded, the KV caches that enter or leave move their positions.
+SwitchBytes switch_bytes(const ModelGraph& graph, const CompileOptions& options,
+                         const ResidentSet& from, const ResidentSet& to);
 
 } // namespace pshard::planner::detail

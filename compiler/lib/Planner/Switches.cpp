@@ -64,10 +64,9 @@ bool moves_anything(const PlanSwitch& s) {
 
 void price(PlanSwitch* s, int64_t positions, const LinkPricing& link) {
   s->priced_positions = positions;
-  const auto p = static_cast<uint64_t>(std::max<int64_t>(positions, 0));
-  s->predicted_ms = (link.h2d_seconds(s->upload_bytes + s->kv_upload_bytes_per_position * p) +
-                     link.d2h_seconds(s->kv_download_bytes_per_position * p)) *
-                    1e3;
+  const SwitchBytes moved{s->upload_bytes, s->kv_upload_bytes_per_position,
+                          s->kv_download_bytes_per_position};
+  s->predicted_ms = moved.seconds(positions, link) * 1e3;
 }
 
 } // namespace
