@@ -85,9 +85,11 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   s->act_.reserve(hp, s->max_chunk_);
   if (device && schedule) {
     for (size_t b = 0; b < schedule->budgets().size(); ++b)
-      for (size_t t = 0; t < schedule->tiers().size(); ++t)
-        PSHARD_RETURN_IF_ERROR(check_kernel_workspace(
-            schedule->plan({b, t}), device->kernel_workspace_bytes(), device->info().backend));
+      for (size_t c = 0; c < schedule->contexts().size(); ++c)
+        for (size_t t = 0; t < schedule->tiers().size(); ++t)
+          PSHARD_RETURN_IF_ERROR(check_kernel_workspace(schedule->plan({b, t, c}),
+                                                        device->kernel_workspace_bytes(),
+                                                        device->info().backend));
     s->events_ = std::make_unique<EventPool>(*device);
     for (const gguf::GgufShard& shard : model.file().shards()) { // each file of a split model
       PSHARD_RETURN_IF_ERROR(device->register_host_memory(shard.bytes.data(), shard.bytes.size()));
