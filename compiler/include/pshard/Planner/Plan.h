@@ -43,7 +43,7 @@ inline bool on_gpu(Placement p) { return p != Placement::kCpu; }
 
 enum class BufferKind : uint8_t {
   kWeights = 0,     // one resident tensor (sub-layer and tensor index set)
-  kKvCache = 1,     // the KV cache of one resident attention sub-layer, n_ctx positions
+  kKvCache = 1,     // the KV cache of one resident attention sub-layer, Plan::context positions
   kStreamSlot = 2,  // a streaming slot (slot index set)
   kActivations = 3, // activations of one pass at this tier
   kWorkspace = 4,   // kernel scratch (tiled attention scores)
