@@ -31,8 +31,8 @@ bool kv_kept(const std::optional<PlanLayout>& from, const PlanLayout& to, size_t
 
 // Two layouts whose resident buffers all coincide: moving between them copies nothing.
 bool same_residency(const PlanLayout& a, const PlanLayout& b) {
-  return a.tensor_offset == b.tensor_offset &&
-         a.kv_offset == b.kv_offset && a.kv_positions == b.kv_positions;
+  return a.tensor_offset == b.tensor_offset && a.kv_offset == b.kv_offset &&
+         a.kv_positions == b.kv_positions;
 }
 
 } // namespace
@@ -99,7 +99,7 @@ Status HybridSession::set_budget(uint64_t bytes) {
 
 Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_switch) {
   const bool same = (!to && !held_) || (to && held_ && to->budget == held_->budget &&
-                                         to->context == held_->context && to->tier == held_->tier);
+                                        to->context == held_->context && to->tier == held_->tier);
   if (same)
     return Status::ok_status();
   const auto start = std::chrono::steady_clock::now();
@@ -110,7 +110,8 @@ Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_sw
     PSHARD_ASSIGN_OR_RETURN(layout, resolve_layout(schedule_->plan(*to), model_, tensors_, n_ctx_));
   }
   if (!budget_switch && held_ && to && held_->budget == to->budget &&
-      (layout ? resident_layout_ && same_residency(*resident_layout_, *layout) : !resident_layout_)) {
+      (layout ? resident_layout_ && same_residency(*resident_layout_, *layout)
+              : !resident_layout_)) {
     held_ = to; // the same resident set at the same offsets: nothing moves
     return Status::ok_status();
   }
@@ -149,7 +150,8 @@ Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_sw
   const ScheduleLink& link = schedule_->link();
   stats_.bytes_switched += moved.weights_up + moved.kv_up + moved.kv_down;
   stats_.switch_ms += ms;
-  stats_.switch_predicted_ms += link.h2d_ms(moved.weights_up + moved.kv_up) + link.d2h_ms(moved.kv_down);
+  stats_.switch_predicted_ms +=
+      link.h2d_ms(moved.weights_up + moved.kv_up) + link.d2h_ms(moved.kv_down);
   if (budget_switch) {
     ++stats_.budget_switches;
     return Status::ok_status();
@@ -157,7 +159,7 @@ Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_sw
   ++stats_.plan_switches;
   // A move inside one budget is a switch the compiler recorded: it must move exactly that.
   return held && to && held->budget == to->budget && can_resize ? check_recorded(*held, *to, moved)
-                                                                 : Status::ok_status();
+                                                                : Status::ok_status();
 }
 
 Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& moved) const {
@@ -168,15 +170,15 @@ Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& 
   const uint64_t kv_down = s ? s->kv_download_bytes_per_position * positions : 0;
   if (moved.weights_up == weights && moved.kv_up == kv_up && moved.kv_down == kv_down)
     return Status::ok_status();
-  return internal_error(
-      "the switch from tier " + std::to_string(schedule_->tiers()[from.tier]) + " to tier " +
-      std::to_string(schedule_->tiers()[to.tier]) + " (context " +
-      std::to_string(schedule_->contexts()[from.context]) + " to " +
-      std::to_string(schedule_->contexts()[to.context]) + ") moved " +
-      std::to_string(moved.weights_up) + " B of weights and " +
-      std::to_string(moved.kv_up + moved.kv_down) + " B of KV cache, the schedule records " +
-      std::to_string(weights) + " B and " + std::to_string(kv_up + kv_down) +
-      " B; recompile the schedule with pshard-compile");
+  return internal_error("the switch from tier " + std::to_string(schedule_->tiers()[from.tier]) +
+                        " to tier " + std::to_string(schedule_->tiers()[to.tier]) + " (context " +
+                        std::to_string(schedule_->contexts()[from.context]) + " to " +
+                        std::to_string(schedule_->contexts()[to.context]) + ") moved " +
+                        std::to_string(moved.weights_up) + " B of weights and " +
+                        std::to_string(moved.kv_up + moved.kv_down) +
+                        " B of KV cache, the schedule records " + std::to_string(weights) +
+                        " B and " + std::to_string(kv_up + kv_down) +
+                        " B; recompile the schedule with pshard-compile");
 }
 
 // Copies every device KV cache that `to` does not keep in place back to the host.

@@ -14,8 +14,8 @@ namespace sfb = fb::schedule;
 
 std::string plan_name(size_t b, size_t t, uint64_t budget, int64_t tier, int64_t context) {
   return "plan [budget " + std::to_string(b) + " = " + std::to_string(budget) + " B, tier " +
-         std::to_string(t) + " = " + std::to_string(tier) + ", context " +
-         std::to_string(context) + "]";
+         std::to_string(t) + " = " + std::to_string(tier) + ", context " + std::to_string(context) +
+         "]";
 }
 
 Status corrupt(const std::string& what) {
@@ -72,8 +72,7 @@ Status decode_plan(const sfb::Plan& in, size_t n_sublayers, const std::string& n
       if (b->sublayer() >= 0 && static_cast<size_t>(b->sublayer()) >= n_sublayers)
         return corrupt(name + " has a buffer for sub-layer " + std::to_string(b->sublayer()) +
                        ", past the model's " + std::to_string(n_sublayers));
-      out->vram_layout.push_back(
-          {b->kind(), b->sublayer(), b->index(), b->offset(), b->size()});
+      out->vram_layout.push_back({b->kind(), b->sublayer(), b->index(), b->offset(), b->size()});
     }
   return Status::ok_status();
 }
@@ -90,21 +89,24 @@ double SchedulePlan::predicted_ms_at(int64_t positions) const {
   const double f = std::clamp(static_cast<double>(positions - context_start) /
                                   static_cast<double>(context - context_start),
                               0.0, 1.0);
-  return predicted_ms_at_context_start + f * (predicted_ms_per_pass - predicted_ms_at_context_start);
+  return predicted_ms_at_context_start +
+         f * (predicted_ms_per_pass - predicted_ms_at_context_start);
 }
 
 double ScheduleLink::h2d_ms(uint64_t bytes) const {
-  return bytes == 0 ? 0
-                    : (static_cast<double>(h2d_latency_ns) +
-                       static_cast<double>(bytes) * static_cast<double>(h2d_ns_per_mib) / (1 << 20)) *
-                          1e-6;
+  return bytes == 0
+             ? 0
+             : (static_cast<double>(h2d_latency_ns) +
+                static_cast<double>(bytes) * static_cast<double>(h2d_ns_per_mib) / (1 << 20)) *
+                   1e-6;
 }
 
 double ScheduleLink::d2h_ms(uint64_t bytes) const {
-  return bytes == 0 ? 0
-                    : (static_cast<double>(d2h_latency_ns) +
-                       static_cast<double>(bytes) * static_cast<double>(d2h_ns_per_mib) / (1 << 20)) *
-                          1e-6;
+  return bytes == 0
+             ? 0
+             : (static_cast<double>(d2h_latency_ns) +
+                static_cast<double>(bytes) * static_cast<double>(d2h_ns_per_mib) / (1 << 20)) *
+                   1e-6;
 }
 
 Status Schedule::decode_budget(size_t b, const sfb::BudgetPlans& row, uint64_t budget,
@@ -122,7 +124,8 @@ Status Schedule::decode_budget(size_t b, const sfb::BudgetPlans& row, uint64_t b
     if (last) {
       plans = row.plans();
     } else {
-      const sfb::ContextPlans* range = row.shorter_contexts()->Get(static_cast<flatbuffers::uoffset_t>(c));
+      const sfb::ContextPlans* range =
+          row.shorter_contexts()->Get(static_cast<flatbuffers::uoffset_t>(c));
       if (range->context() != contexts_[c])
         return corrupt("budget " + std::to_string(budget) + " files the plans of context " +
                        std::to_string(range->context()) + " where context " +
@@ -230,8 +233,8 @@ const SchedulePlan* Schedule::cpu_only_plan(size_t context, size_t tier) const {
 
 const ScheduleSwitch* Schedule::find_switch(size_t budget, PlanIndex from, PlanIndex to) const {
   for (const ScheduleSwitch& s : switches_[budget])
-    if (s.from_context == from.context && s.from_tier == from.tier &&
-        s.to_context == to.context && s.to_tier == to.tier)
+    if (s.from_context == from.context && s.from_tier == from.tier && s.to_context == to.context &&
+        s.to_tier == to.tier)
       return &s;
   return nullptr;
 }

@@ -175,9 +175,8 @@ size_t find_or_add(std::vector<SetOptions>& options, const ResidentSet& rs, cons
 
 // What each forced strategy predicts at every tier of this (budget, context), as a
 // forced compile would plan it: its one shared set, its own placement rule.
-std::vector<std::pair<Strategy, std::vector<double>>> forced_times(const ModelGraph& graph,
-                                                                   const ContextCosts& cc,
-                                                                   uint64_t budget) {
+std::vector<std::pair<Strategy, std::vector<double>>>
+forced_times(const ModelGraph& graph, const ContextCosts& cc, uint64_t budget) {
   std::vector<std::pair<Strategy, std::vector<double>>> out;
   for (Strategy f : kForced) {
     CompileOptions o = cc.options;

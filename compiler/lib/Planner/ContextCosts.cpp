@@ -32,7 +32,8 @@ LinkPricing link_pricing(const MachineModel& machine) {
   constexpr uint64_t kSmall = 64ull << 20, kLarge = 1ull << 30;
   auto fit = [&](auto seconds, uint64_t* latency_ns, uint64_t* ns_per_mib) {
     const double small = seconds(kSmall), large = seconds(kLarge);
-    const double per_mib = std::max(0.0, (large - small) / static_cast<double>((kLarge - kSmall) >> 20));
+    const double per_mib =
+        std::max(0.0, (large - small) / static_cast<double>((kLarge - kSmall) >> 20));
     *ns_per_mib = detail::to_ns(per_mib);
     *latency_ns = detail::to_ns(std::max(0.0, small - per_mib * static_cast<double>(kSmall >> 20)));
   };
@@ -110,7 +111,8 @@ std::vector<ContextCosts> costs_per_context(const ModelGraph& graph, const Machi
       at_start.push_back(
           quantized(estimate_costs(graph, machine, tier, start, o.kv_type, o.threads)));
     }
-    out.push_back(context_costs_from(graph, o, context, start, std::move(at_end), std::move(at_start)));
+    out.push_back(
+        context_costs_from(graph, o, context, start, std::move(at_end), std::move(at_start)));
   }
   return out;
 }
@@ -126,7 +128,8 @@ Result<CompileOptions> resolved_options(const ModelGraph& graph, const MachineMo
   if (graph.sublayers.empty())
     return invalid_argument("the model graph has no sub-layers");
   if (o.n_ctx < 1)
-    return invalid_argument("the context length must be at least 1 (got " + std::to_string(o.n_ctx) + ")");
+    return invalid_argument("the context length must be at least 1 (got " +
+                            std::to_string(o.n_ctx) + ")");
   if (o.tiers.empty())
     return invalid_argument("no tiers given: pass at least one, e.g. --tiers 1,4,16,64,256");
   std::sort(o.tiers.begin(), o.tiers.end());
@@ -147,8 +150,9 @@ Result<CompileOptions> resolved_options(const ModelGraph& graph, const MachineMo
     o.contexts.push_back(o.n_ctx);
   if (o.workload.prompt_tokens < 1 || o.workload.generated_tokens < 0)
     return invalid_argument("the workload needs a prompt of at least 1 token and 0 or more "
-                            "generated tokens (got " + std::to_string(o.workload.prompt_tokens) +
-                            ":" + std::to_string(o.workload.generated_tokens) + ")");
+                            "generated tokens (got " +
+                            std::to_string(o.workload.prompt_tokens) + ":" +
+                            std::to_string(o.workload.generated_tokens) + ")");
   if (o.threads <= 0)
     o.threads = machine.default_threads();
   o.kernel_workspace_bytes = kernel_workspace_of(machine, o);

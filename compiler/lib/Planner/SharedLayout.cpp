@@ -37,7 +37,7 @@ struct Buffer {
   size_t sublayer = 0;
   int tensor = -1;
   int64_t kv_positions = 0;
-  uint64_t size = 0; // aligned
+  uint64_t size = 0;         // aligned
   std::vector<bool> held_by; // per layout set
   uint64_t offset = kNoOffset;
 };
@@ -79,9 +79,12 @@ std::vector<uint64_t> joint_layout(std::vector<Buffer>& buffers, const std::vect
     if (count(a) != count(b))
       return count(a) > count(b);
     if (sig[a] != sig[b]) // earlier sets' groups first (true before false)
-      return std::lexicographical_compare(sig[b].begin(), sig[b].end(), sig[a].begin(), sig[a].end());
-    return std::make_tuple(rank_of(a), buffers[a].sublayer, buffers[a].tensor < 0, buffers[a].tensor) <
-           std::make_tuple(rank_of(b), buffers[b].sublayer, buffers[b].tensor < 0, buffers[b].tensor);
+      return std::lexicographical_compare(sig[b].begin(), sig[b].end(), sig[a].begin(),
+                                          sig[a].end());
+    return std::make_tuple(rank_of(a), buffers[a].sublayer, buffers[a].tensor < 0,
+                           buffers[a].tensor) < std::make_tuple(rank_of(b), buffers[b].sublayer,
+                                                                buffers[b].tensor < 0,
+                                                                buffers[b].tensor);
   });
   std::vector<size_t> placed; // by offset
   std::vector<uint64_t> end(members.size(), 0);
@@ -91,16 +94,18 @@ std::vector<uint64_t> joint_layout(std::vector<Buffer>& buffers, const std::vect
       moved = false;
       for (size_t p : placed) {
         const Buffer& q = buffers[p];
-        if (q.offset < at + buffers[b].size && q.offset + q.size > at && share_a_set(sig[b], sig[p])) {
+        if (q.offset < at + buffers[b].size && q.offset + q.size > at &&
+            share_a_set(sig[b], sig[p])) {
           at = q.offset + q.size;
           moved = true;
         }
       }
     }
     buffers[b].offset = at;
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), b,
-                                   [&](size_t x, size_t y) { return buffers[x].offset < buffers[y].offset; }),
-                  b);
+    placed.insert(
+        std::upper_bound(placed.begin(), placed.end(), b,
+                         [&](size_t x, size_t y) { return buffers[x].offset < buffers[y].offset; }),
+        b);
     for (size_t j = 0; j < members.size(); ++j)
       if (sig[b][j])
         end[j] = std::max(end[j], at + buffers[b].size);
@@ -110,8 +115,8 @@ std::vector<uint64_t> joint_layout(std::vector<Buffer>& buffers, const std::vect
 
 } // namespace
 
-std::vector<std::vector<int>> layout_ranks(
-    const std::vector<std::vector<BudgetChoice>>& choices_per_budget) {
+std::vector<std::vector<int>>
+layout_ranks(const std::vector<std::vector<BudgetChoice>>& choices_per_budget) {
   // Budget k ranks a sub-layer by where its run of consecutive budgets holding it (in any
   // of their plans), ending at k, began.
   std::vector<std::vector<int>> out;
@@ -143,7 +148,8 @@ Result<LaidOutBudget> lay_out_budget(const ModelGraph& graph, const std::vector<
       uint64_t scratch = 0;
       for (size_t t = 0; t < choices[k].set_of_tier.size(); ++t)
         if (static_cast<size_t>(choices[k].set_of_tier[t]) == s)
-          scratch = std::max(scratch, scratch_of(graph, ccs[k].tiers[t], choices[k].plan_of_tier[t]));
+          scratch =
+              std::max(scratch, scratch_of(graph, ccs[k].tiers[t], choices[k].plan_of_tier[t]));
       sets.push_back({k, s, budget >= scratch ? budget - scratch : 0});
     }
   std::vector<Buffer> buffers;
@@ -151,7 +157,8 @@ Result<LaidOutBudget> lay_out_budget(const ModelGraph& graph, const std::vector<
   auto buffer_index = [&](size_t sublayer, int tensor, int64_t kv_positions, uint64_t size) {
     auto [it, added] = index.try_emplace({sublayer, tensor, kv_positions}, buffers.size());
     if (added)
-      buffers.push_back({sublayer, tensor, kv_positions, align_up(size), std::vector<bool>(sets.size())});
+      buffers.push_back(
+          {sublayer, tensor, kv_positions, align_up(size), std::vector<bool>(sets.size())});
     return it->second;
   };
   // Per layout set: its buffers by (sub-layer, tensor; -1 the KV cache).
@@ -169,8 +176,8 @@ Result<LaidOutBudget> lay_out_budget(const ModelGraph& graph, const std::vector<
         holds[j].push_back({{i, static_cast<int>(t)}, b});
       }
       if (s.kind == SubLayerKind::kAttention) {
-        const size_t b = buffer_index(i, -1, o.n_ctx,
-                                      s.kv_bytes_per_token(o.kv_type) * static_cast<uint64_t>(o.n_ctx));
+        const size_t b = buffer_index(
+            i, -1, o.n_ctx, s.kv_bytes_per_token(o.kv_type) * static_cast<uint64_t>(o.n_ctx));
         buffers[b].held_by[j] = true;
         holds[j].push_back({{i, -1}, b});
       }
@@ -190,7 +197,8 @@ Result<LaidOutBudget> lay_out_budget(const ModelGraph& graph, const std::vector<
       for (size_t i = 0; i < graph.sublayers.size(); ++i)
         at.tensor[i].assign(graph.sublayers[i].tensors.size(), kNoOffset);
       for (const auto& [key, b] : holds[j])
-        (key.second < 0 ? at.kv[key.first] : at.tensor[key.first][static_cast<size_t>(key.second)]) =
+        (key.second < 0 ? at.kv[key.first]
+                        : at.tensor[key.first][static_cast<size_t>(key.second)]) =
             buffers[b].offset;
       at.end = end[j];
       done[j] = true;
@@ -220,9 +228,9 @@ Result<LaidOutBudget> lay_out_budget(const ModelGraph& graph, const std::vector<
       size_t j = 0;
       while (!(sets[j].context == k && sets[j].set == s))
         ++j;
-      PSHARD_ASSIGN_OR_RETURN(Plan p, finalize_plan(graph, ccs[k], t, threads, budget,
-                                                    choices[k].sets[s], offsets[j],
-                                                    choices[k].plan_of_tier[t]));
+      PSHARD_ASSIGN_OR_RETURN(Plan p,
+                              finalize_plan(graph, ccs[k], t, threads, budget, choices[k].sets[s],
+                                            offsets[j], choices[k].plan_of_tier[t]));
       row.push_back(std::move(p));
     }
     out.plans.push_back(std::move(row));

@@ -38,7 +38,8 @@ std::pair<uint64_t, uint64_t> not_in_place(const ModelGraph& graph, const Compil
     if (key.second >= 0)
       out.first += where.second;
     else
-      out.second += graph.sublayers[static_cast<size_t>(key.first)].kv_bytes_per_token(options.kv_type);
+      out.second +=
+          graph.sublayers[static_cast<size_t>(key.first)].kv_bytes_per_token(options.kv_type);
   }
   return out;
 }
@@ -51,8 +52,10 @@ PlanSwitch switch_of(const ModelGraph& graph, const CompileOptions& options, con
   s.to_context = to.context;
   s.to_tier = to.tier;
   const Buffers held = resident_buffers(from), next = resident_buffers(to);
-  std::tie(s.upload_bytes, s.kv_upload_bytes_per_position) = not_in_place(graph, options, held, next);
-  std::tie(s.evict_bytes, s.kv_download_bytes_per_position) = not_in_place(graph, options, next, held);
+  std::tie(s.upload_bytes, s.kv_upload_bytes_per_position) =
+      not_in_place(graph, options, held, next);
+  std::tie(s.evict_bytes, s.kv_download_bytes_per_position) =
+      not_in_place(graph, options, next, held);
   return s;
 }
 
@@ -100,17 +103,16 @@ std::vector<PlanSwitch> switches_between(const ModelGraph& graph,
   return out;
 }
 
-Result<std::vector<std::vector<Plan>>> cpu_only_plans(const ModelGraph& graph,
-                                                      const std::vector<ContextCosts>& ccs,
-                                                      int threads) {
+Result<std::vector<std::vector<Plan>>>
+cpu_only_plans(const ModelGraph& graph, const std::vector<ContextCosts>& ccs, int threads) {
   std::vector<std::vector<Plan>> out;
   for (const ContextCosts& cc : ccs) {
     const BudgetChoice c = cpu_only_choice(graph, cc);
     std::vector<Plan> row;
     for (size_t t = 0; t < cc.tiers.size(); ++t) {
       ResidentOffsets none = compact_offsets(graph, cc.options, c.sets[0], {});
-      PSHARD_ASSIGN_OR_RETURN(Plan p, finalize_plan(graph, cc, t, threads, 0, c.sets[0], none,
-                                                    c.plan_of_tier[t]));
+      PSHARD_ASSIGN_OR_RETURN(
+          Plan p, finalize_plan(graph, cc, t, threads, 0, c.sets[0], none, c.plan_of_tier[t]));
       row.push_back(std::move(p));
     }
     out.push_back(std::move(row));

@@ -8,11 +8,10 @@
 #include "pshard/Planner/Planner.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <gtest/gtest.h>
 
 namespace pshard::planner {
 namespace {
@@ -89,7 +88,8 @@ TEST_P(ShippedProfiles, AutoIsNeverSlowerThanAForcedStrategyOrSaysWhy) {
   const Result<PlanGrid> automatic = plan(Strategy::kAuto);
   ASSERT_TRUE(automatic.ok()) << automatic.status().to_string();
   int cells = 0, trades = 0;
-  for (Strategy s : {Strategy::kGpuOnly, Strategy::kStatic, Strategy::kDynamic, Strategy::kLayers}) {
+  for (Strategy s :
+       {Strategy::kGpuOnly, Strategy::kStatic, Strategy::kDynamic, Strategy::kLayers}) {
     const Result<PlanGrid> forced = plan(s);
     ASSERT_TRUE(forced.ok()) << strategy_name(s) << ": " << forced.status().to_string();
     for (size_t b = 0; b < o.budgets.size(); ++b)
@@ -120,8 +120,8 @@ TEST_P(ShippedProfiles, AutoIsNeverSlowerThanAForcedStrategyOrSaysWhy) {
     for (size_t t = 0; t < o.tiers.size(); ++t) {
       const Plan& a = automatic->at(b, t);
       std::printf("  %4.0f MiB tier %3lld: auto %-9s %10.3f ms\n",
-                  static_cast<double>(a.budget_bytes) / (1 << 20),
-                  static_cast<long long>(a.tier), a.strategy.c_str(), a.predicted_ms_per_pass);
+                  static_cast<double>(a.budget_bytes) / (1 << 20), static_cast<long long>(a.tier),
+                  a.strategy.c_str(), a.predicted_ms_per_pass);
     }
 }
 
@@ -154,8 +154,8 @@ TEST(ContextRanges, The64kPlanBeatsThe1kPlanRunAt64k) {
       EXPECT_LT(long_plan.predicted_ms_at_context_start, long_plan.predicted_ms_per_pass);
       EXPECT_NE(short_plan.placements, long_plan.placements)
           << "budget " << short_plan.budget_bytes << " tier " << short_plan.tier;
-      const Result<Plan> stretched = plan_at_context(graph, *machine.model, grid->options,
-                                                     short_plan, 65536);
+      const Result<Plan> stretched =
+          plan_at_context(graph, *machine.model, grid->options, short_plan, 65536);
       ASSERT_TRUE(stretched.ok()) << stretched.status().to_string();
       EXPECT_LE(stretched->arena_bytes, short_plan.budget_bytes);
       const double gain = stretched->predicted_ms_per_pass / long_plan.predicted_ms_per_pass;

@@ -32,7 +32,8 @@ struct GenerateCandidatesPass : impl::GenerateCandidatesPassBase<GenerateCandida
         return budget.emitOpError("already has plans; candidates are generated once");
       const pd::ContextCosts* cc = state->costsOf(budget);
       if (!cc)
-        return budget.emitOpError("is for context ") << budget.getContext() << ", which has no costs";
+        return budget.emitOpError("is for context ")
+               << budget.getContext() << ", which has no costs";
       const std::vector<pd::ResidentSet> sets = state->residentSetsOf(budget);
       OpBuilder b = OpBuilder::atBlockEnd(&budget.getBody().front());
       for (const pd::TierCosts& tc : cc->tiers) {

@@ -41,7 +41,8 @@ struct LayoutVramPass : impl::LayoutVramPassBase<LayoutVramPass> {
     for (auto& [bytes, ops] : byBudget) {
       if (ops.size() != state->contexts.size())
         return ops.front().emitOpError("has plans for ")
-               << ops.size() << " of the schedule's " << state->contexts.size() << " context ranges";
+               << ops.size() << " of the schedule's " << state->contexts.size()
+               << " context ranges";
       std::sort(ops.begin(), ops.end(),
                 [](BudgetOp a, BudgetOp b) { return a.getContext() < b.getContext(); });
       choices.emplace_back();

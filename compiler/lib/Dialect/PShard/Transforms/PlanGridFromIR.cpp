@@ -57,8 +57,9 @@ FailureOr<planner::PlanGrid> planGridFromIR(ScheduleOp schedule, StringRef strat
           return plan.emitOpError(p.status().message());
         row.push_back(std::move(*p));
       }
-      std::stable_sort(row.begin(), row.end(),
-                       [](const planner::Plan& a, const planner::Plan& b) { return a.tier < b.tier; });
+      std::stable_sort(row.begin(), row.end(), [](const planner::Plan& a, const planner::Plan& b) {
+        return a.tier < b.tier;
+      });
       rows.push_back(std::move(row));
       for (TradeOp trade : ops[k].getBody().front().getOps<TradeOp>())
         grid.trades.push_back(tradeOf(trade));

@@ -80,8 +80,8 @@ struct SelectPlansPass : impl::SelectPlansPassBase<SelectPlansPass> {
         op.erase();
     }
     OpBuilder b = OpBuilder::atBlockEnd(&body);
-    const int64_t threads = static_cast<int64_t>(
-        budget->getParentOfType<ScheduleOp>().getThreads());
+    const int64_t threads =
+        static_cast<int64_t>(budget->getParentOfType<ScheduleOp>().getThreads());
     for (size_t s = 0; s < choice.sets.size(); ++s)
       writeResidentSet(b, budget.getLoc(), state.graph, first_set + s, choice.sets[s]);
     for (size_t t = 0; t < choice.plan_of_tier.size(); ++t) {
