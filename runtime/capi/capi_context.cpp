@@ -134,6 +134,9 @@ pshard_status pshard_context_get_stats(const pshard_context* c, pshard_stats* ou
   s.bytes_switched = st.bytes_switched;
   s.budget_switches = st.budget_switches;
   s.n_plans = st.plans.size();
+  s.plan_switches = st.plan_switches;
+  s.switch_ms = st.switch_ms;
+  s.switch_predicted_ms = st.switch_predicted_ms;
   capi::write_out(out, s);
   return PSHARD_OK;
 }
@@ -158,6 +161,7 @@ pshard_status pshard_context_get_plan_stats(const pshard_context* c, size_t inde
   s.predicted_ms_per_pass = u.predicted_ms_per_pass;
   s.measured_ms_per_pass = u.measured_ms_per_pass();
   s.bytes_streamed = u.bytes_streamed;
+  s.context = u.context;
   capi::write_out(out, s);
   return PSHARD_OK;
 }

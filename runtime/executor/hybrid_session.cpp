@@ -106,9 +106,11 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   s->act_.reserve(hp, s->max_chunk_);
   if (device && schedule) {
     for (size_t b = 0; b < schedule->budgets().size(); ++b)
-      for (size_t t = 0; t < schedule->tiers().size(); ++t)
-        PSHARD_RETURN_IF_ERROR(check_kernel_workspace(
-            schedule->plan({b, t}), device->kernel_workspace_bytes(), device->info().backend));
+      for (size_t c = 0; c < schedule->contexts().size(); ++c)
+        for (size_t t = 0; t < schedule->tiers().size(); ++t)
+          PSHARD_RETURN_IF_ERROR(check_kernel_workspace(schedule->plan({b, t, c}),
+                                                        device->kernel_workspace_bytes(),
+                                                        device->info().backend));
     s->events_ = std::make_unique<EventPool>(*device);
     for (const gguf::GgufShard& shard : model.file().shards()) { // each file of a split model
       PSHARD_RETURN_IF_ERROR(device->register_host_memory(shard.bytes.data(), shard.bytes.size()));
@@ -117,7 +119,9 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   }
   if (schedule) {
     PSHARD_RETURN_IF_ERROR(s->set_budget(params.vram_budget));
-    s->stats_.budget_switches = 0; // the first upload is no switch
+    const uint64_t peak = s->stats_.peak_device_bytes;
+    s->stats_ = {}; // the first upload is no switch
+    s->stats_.peak_device_bytes = peak;
   }
   return s;
 }
@@ -134,7 +138,7 @@ Result<std::span<const float>> HybridSession::decode(std::span<const TokenId> to
 }
 
 Result<PlanRuntime*> HybridSession::plan_runtime(PlanIndex at) {
-  const auto key = std::make_pair(at.budget, at.tier);
+  const auto key = std::make_tuple(at.budget, at.context, at.tier);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     const PlanInputs in{model_, tensors_, host_weights_, kv_, *device_, device_->arena(), n_ctx_};
@@ -144,24 +148,38 @@ Result<PlanRuntime*> HybridSession::plan_runtime(PlanIndex at) {
   return &it->second;
 }
 
+Result<const SchedulePlan*> HybridSession::plan_for_pass(int64_t n_tokens, int64_t positions,
+                                                         PlanIndex* at) {
+  if (!schedule_)
+    return nullptr;
+  const int64_t n_select = force_tier_ > 0 ? force_tier_ : n_tokens;
+  if (budget_index_ < 0) { // CPU only: the schedule's CPU-only plan, when it has one
+    PlanIndex cpu;
+    PSHARD_ASSIGN_OR_RETURN(cpu, schedule_->select(n_select, schedule_->budgets().back(), positions));
+    return schedule_->cpu_only_plan(cpu.context, cpu.tier);
+  }
+  PSHARD_ASSIGN_OR_RETURN(*at, schedule_->select(n_select, budget_, positions));
+  if (device_) {
+    if (static_cast<int>(at->budget) != budget_index_)
+      return internal_error("the plan's budget is not the one the arena holds");
+    PSHARD_RETURN_IF_ERROR(move_residency(*at, /*budget_switch=*/false));
+  }
+  return &schedule_->plan(*at);
+}
+
 Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
   PassContext ctx{model_,        host_weights_, schedule_ ? &tensors_ : nullptr,
                   *cpu_,         act_.ptrs(),   kv_,
                   nullptr,       nullptr,       nullptr,
                   timeline_,     tokens,        n_past_,
                   compute_logits};
-  const SchedulePlan* plan = nullptr;
-  if (schedule_ && residency_ >= 0) {
-    const int64_t n_select = force_tier_ > 0 ? force_tier_ : static_cast<int64_t>(tokens.size());
-    PSHARD_ASSIGN_OR_RETURN(PlanIndex at, schedule_->select(n_select, budget_));
-    plan = &schedule_->plan(at);
-    if (device_) {
-      if (static_cast<int>(at.budget) != residency_)
-        return internal_error("the plan's budget is not the one the arena holds");
-      PSHARD_ASSIGN_OR_RETURN(ctx.plan, plan_runtime(at));
-      ctx.device = device_;
-      ctx.events = events_.get();
-    }
+  const auto n = static_cast<int64_t>(tokens.size());
+  PlanIndex at;
+  PSHARD_ASSIGN_OR_RETURN(const SchedulePlan* plan, plan_for_pass(n, n_past_ + n, &at));
+  if (plan && device_ && budget_index_ >= 0) {
+    PSHARD_ASSIGN_OR_RETURN(ctx.plan, plan_runtime(at));
+    ctx.device = device_;
+    ctx.events = events_.get();
   }
   if (timeline_)
     timeline_->set_pass(stats_.passes);
@@ -174,10 +192,16 @@ Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool comput
   if (plan) {
     pass->budget_bytes = plan->budget_bytes;
     pass->tier = plan->tier;
-    pass->predicted_ms = plan->predicted_ms_per_pass;
+    pass->context = plan->context;
+    pass->predicted_ms = plan->predicted_ms_at(n_past_ + n);
+  } else if (schedule_) { // an artifact without CPU-only plans: the tier, unpredicted
+    PSHARD_ASSIGN_OR_RETURN(PlanIndex cpu, schedule_->select(force_tier_ > 0 ? force_tier_ : n,
+                                                             schedule_->budgets().back(), n_past_ + n));
+    pass->tier = schedule_->tiers()[cpu.tier];
+    pass->context = schedule_->contexts()[cpu.context];
   }
   stats_.add(*pass, plan ? plan->strategy : "cpu-only");
-  n_past_ += static_cast<int64_t>(tokens.size());
+  n_past_ += n;
   return Status::ok_status();
 }
 

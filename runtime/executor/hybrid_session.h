@@ -10,18 +10,21 @@
 //   PSHARD_RETURN_IF_ERROR(session->set_budget(512ull << 20));   // the app needs VRAM back
 //
 // Each forward pass looks its plan up — the smallest tier holding its new tokens, the
-// largest compiled budget within the budget in force — and runs it (pass_runner.h); a
-// prompt longer than the largest tier runs in chunks of it. Nothing is planned at run
-// time. Without a schedule every sub-layer runs on the CPU; without a device (the cpu
-// backend) the plans are looked up and reported but run on the CPU. On cpu and emu the
-// results are bit-identical whatever the plan.
+// smallest context range holding the positions it reaches, the largest compiled budget
+// within the budget in force — and runs it (pass_runner.h); a prompt longer than the
+// largest tier runs in chunks of it. Nothing is planned at run time. Without a schedule
+// every sub-layer runs on the CPU; without a device (the cpu backend) the plans are
+// looked up and reported but run on the CPU. On cpu and emu the results are
+// bit-identical whatever the plan.
 //
-// The arena holds the current budget's resident weights and the KV caches of resident
-// attention; a budget change (set_budget) moves between budgets between passes,
-// uploading and evicting only the difference, moving KV caches between host and device
-// as their placement changes. During the switch device memory first shrinks, then
-// grows: it never exceeds the larger of the two budgets, and is within the new one when
-// set_budget returns.
+// The arena holds the resident weights and KV caches of one plan. Moving to another plan
+// — a tier change, the context crossing a range, a budget change (set_budget) — happens
+// between passes and moves residency the same way: KV caches the new plan does not keep
+// in place go to the host, weights it adds are uploaded from the mapping, KV caches it
+// adds are filled from the host; a buffer at the same offset with the same size in both
+// plans stays untouched. Within a budget the arena keeps its size (the largest plan's);
+// across budgets device memory first shrinks, then grows: it never exceeds the larger of
+// the two budgets, and is within the new one when set_budget returns.
 #pragma once
 
 #include "runtime/backends/cpu/cpu_ops.h"
@@ -34,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 namespace pshard {
@@ -72,6 +76,9 @@ public:
   // 0 runs everything on the CPU and frees the device memory.
   Status set_budget(uint64_t bytes);
   uint64_t budget() const { return budget_; }
+  // The plan whose resident set the arena holds (none before the first pass and when
+  // running on the CPU only).
+  std::optional<PlanIndex> resident_plan() const { return held_; }
 
   const SessionStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
@@ -88,12 +95,19 @@ private:
                 int32_t threads);
   Status forward_chunk(std::span<const TokenId> tokens, bool compute_logits);
   Result<PlanRuntime*> plan_runtime(PlanIndex at);
-  // residency.cpp: the budget switch.
-  Status switch_to(int budget_index);
+  // The plan a pass of `n_tokens` new tokens reaching `positions` uses, or null (CPU only).
+  Result<const SchedulePlan*> plan_for_pass(int64_t n_tokens, int64_t positions, PlanIndex* at);
+  // residency.cpp: moving the arena to another plan's resident set (none: CPU only).
+  Status move_residency(std::optional<PlanIndex> to, bool budget_switch);
   Result<int> budget_index_for(uint64_t bytes) const;
   uint64_t arena_bytes_for(int budget_index) const;
-  Status evict_kv(const std::optional<PlanLayout>& from, const std::optional<PlanLayout>& to);
-  Status upload(const PlanLayout& to, const std::optional<PlanLayout>& kept_from);
+  struct Moved {
+    uint64_t weights_up = 0, kv_up = 0, kv_down = 0;
+  };
+  Status evict_kv(const std::optional<PlanLayout>& from, const std::optional<PlanLayout>& to,
+                  Moved* moved);
+  Status upload(const PlanLayout& to, const std::optional<PlanLayout>& kept_from, Moved* moved);
+  Status check_recorded(PlanIndex from, PlanIndex to, const Moved& moved) const;
   Status fall_back_to_cpu(const Status& why);
 
   const Model& model_;
@@ -111,9 +125,10 @@ private:
   int64_t max_chunk_ = 256;
   int64_t force_tier_ = 0;
   uint64_t budget_ = 0;
-  int residency_ = -1; // budget index whose resident set the arena holds; -1: none
+  int budget_index_ = -1;          // the compiled budget in force; -1: CPU only
+  std::optional<PlanIndex> held_;  // the plan whose resident set the arena holds
   std::optional<PlanLayout> resident_layout_;
-  std::map<std::pair<size_t, size_t>, PlanRuntime> plans_;
+  std::map<std::tuple<size_t, size_t, size_t>, PlanRuntime> plans_; // (budget, context, tier)
   SessionStats stats_;
   Timeline* timeline_ = nullptr;
   std::vector<const void*> registered_host_; // the model files' images, for unregistering

@@ -38,6 +38,8 @@ Status check_kernel_workspace(const SchedulePlan& plan, uint64_t kernel_bytes,
       ", or a shipped reference profile)");
 }
 
+uint64_t kv_layer_bytes(const KvCache& kv, int64_t n) { return kv.k_bytes(n) + kv.v_bytes(n); }
+
 Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
                                   const std::vector<SubLayerTensors>& tensors, const KvCache& kv) {
   const auto& subs = model.sublayers();
@@ -45,6 +47,8 @@ Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
   const int64_t n_ctx = kv.n_ctx();
   PlanLayout l;
   l.arena_bytes = plan.arena_bytes;
+  // Resident KV caches hold the plan's context range (a shorter session: its context).
+  l.kv_positions = plan.context > 0 ? std::min(plan.context, n_ctx) : n_ctx;
   l.tensor_offset.resize(subs.size());
   for (size_t i = 0; i < subs.size(); ++i)
     l.tensor_offset[i].assign(tensors[i].tensors.size(), kNoOffset);
@@ -68,9 +72,9 @@ Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
     case sfb::BufferKind::KvCache:
       if (b.sublayer < 0 || subs[s].kind != SubLayerKind::kAttention)
         return bad_layout(plan, "a KV cache buffer belongs to no attention sub-layer");
-      if (b.size < kv.k_bytes(n_ctx) + kv.v_bytes(n_ctx))
+      if (b.size < kv_layer_bytes(kv, l.kv_positions))
         return bad_layout(plan, "the KV cache of " + subs[s].name + " holds fewer than " +
-                                    std::to_string(n_ctx) + " positions");
+                                    std::to_string(l.kv_positions) + " positions");
       l.kv_offset[s] = b.offset;
       break;
     case sfb::BufferKind::StreamSlot:

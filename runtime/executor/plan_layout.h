@@ -17,8 +17,10 @@ inline constexpr uint64_t kNoOffset = ~0ull;
 struct PlanLayout {
   // Per sub-layer: arena offset of each tensor when resident (kNoOffset otherwise).
   std::vector<std::vector<uint64_t>> tensor_offset;
-  // Per sub-layer: arena offset of the KV cache of a resident attention sub-layer.
+  // Per sub-layer: arena offset of the KV cache of a resident attention sub-layer, which
+  // holds kv_positions positions (K rows, then V rows).
   std::vector<uint64_t> kv_offset;
+  int64_t kv_positions = 0;
   std::vector<uint64_t> slot_offset; // per streaming slot
   uint64_t activations_offset = kNoOffset;
   uint64_t workspace_offset = kNoOffset; // kernel scratch (Device::set_workspace)
@@ -26,8 +28,12 @@ struct PlanLayout {
   uint64_t arena_bytes = 0;
 };
 
-// Resolves `plan` for a session whose host KV cache is `kv` (its context ≤ the one
-// compiled for; a device KV buffer holds the same rows: K for n_ctx positions, then V).
+// Bytes of one layer's KV cache at n positions: K rows then V rows, of the host cache's types.
+uint64_t kv_layer_bytes(const KvCache& kv, int64_t n);
+
+// Resolves `plan` for a session whose host KV cache is `kv` (its context n_ctx ≤ the one
+// compiled for); resident KV caches hold min(plan.context, n_ctx) positions, of the host
+// cache's types.
 Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
                                   const std::vector<SubLayerTensors>& tensors, const KvCache& kv);
 

@@ -52,10 +52,11 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       PSHARD_ASSIGN_OR_RETURN(r.device_weights[i],
                               rebase_weights(s, in.host_weights[i], in.tensors[i], bases));
       if (s.kind == SubLayerKind::kAttention) {
-        // The layer's cache as the host's, laid out K rows then V rows in the arena.
+        // The layer's cache in the host's types, K rows then V rows for the plan's positions.
         KvView kv = in.host_kv.layer(s.layer);
+        kv.n_ctx = r.layout.kv_positions;
         kv.k = in.arena + r.layout.kv_offset[i];
-        kv.v = kv.k + in.host_kv.k_bytes(in.n_ctx);
+        kv.v = kv.k + in.host_kv.k_bytes(kv.n_ctx);
         r.device_kv[i] = kv;
       }
       continue;

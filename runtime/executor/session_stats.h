@@ -12,8 +12,9 @@ namespace pshard {
 struct PassStats {
   uint64_t budget_bytes = 0; // the compiled budget of the plan used (0: CPU only)
   int64_t tier = 0;          // the plan's tier (0: no artifact)
+  int64_t context = 0;       // the plan's context range (its upper bound; 0: no artifact)
   int64_t n_tokens = 0;
-  double predicted_ms = 0;     // the plan's prediction for one pass
+  double predicted_ms = 0;     // the plan's prediction for this pass, at its context
   double measured_ms = 0;      // host wall time of the pass, device work included
   uint64_t bytes_streamed = 0; // weights copied into streaming slots
   uint64_t bytes_crossed = 0;  // activations and logits between host and device
@@ -24,9 +25,11 @@ struct PlanUse {
   uint64_t budget_bytes = 0;
   int64_t tier = 0;
   std::string strategy;
-  double predicted_ms_per_pass = 0;
+  double predicted_ms_per_pass = 0; // the mean of its passes' predictions
+  int64_t context = 0;
   int64_t passes = 0;
   int64_t tokens = 0;
+  double predicted_ms_total = 0;
   double measured_ms_total = 0;
   uint64_t bytes_streamed = 0;
   double measured_ms_per_pass() const { return passes > 0 ? measured_ms_total / passes : 0; }
@@ -37,8 +40,11 @@ struct SessionStats {
   int64_t passes = 0;
   uint64_t bytes_streamed = 0; // weights into streaming slots, all passes
   uint64_t bytes_crossed = 0;
-  uint64_t bytes_switched = 0; // uploads and KV moves of budget switches
+  uint64_t bytes_switched = 0; // uploads and KV moves of budget and plan switches
   int64_t budget_switches = 0;
+  int64_t plan_switches = 0;      // residency moves on a tier or context change
+  double switch_ms = 0;           // wall time of all switches
+  double switch_predicted_ms = 0; // their bytes at the PCIe pricing the schedule was planned with
   uint64_t peak_device_bytes = 0; // the largest arena held at any moment
   PassStats last_pass;
 

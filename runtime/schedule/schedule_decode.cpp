@@ -1,7 +1,8 @@
 // From a verified FlatBuffer to the plans the executor reads, checking what the
-// Verifier cannot: that the grid is complete and every plan is self-consistent (one
-// placement per sub-layer, buffers inside an arena no larger than the budget). A file
-// that passes is safe to execute; one that does not is refused with the plan named.
+// Verifier cannot: that the grid is complete (every budget × context range × tier) and
+// every plan is self-consistent (one placement per sub-layer, buffers inside an arena no
+// larger than the budget), and that every switch names plans that exist. A file that
+// passes is safe to execute; one that does not is refused with the plan named.
 #include "runtime/schedule/schedule_file.h"
 
 #include <algorithm>
@@ -11,9 +12,10 @@ namespace {
 
 namespace sfb = fb::schedule;
 
-std::string plan_name(size_t b, size_t t, uint64_t budget, int64_t tier) {
+std::string plan_name(size_t b, size_t t, uint64_t budget, int64_t tier, int64_t context) {
   return "plan [budget " + std::to_string(b) + " = " + std::to_string(budget) + " B, tier " +
-         std::to_string(t) + " = " + std::to_string(tier) + "]";
+         std::to_string(t) + " = " + std::to_string(tier) + ", context " + std::to_string(context) +
+         "]";
 }
 
 Status corrupt(const std::string& what) {
@@ -51,6 +53,11 @@ Status decode_plan(const sfb::Plan& in, size_t n_sublayers, const std::string& n
   out->cpu_threads = in.cpu_threads();
   out->predicted_ms_per_pass = in.predicted_ms_per_pass();
   out->predicted_tokens_per_s = in.predicted_tokens_per_s();
+  // 1.2 fields; 1.0/1.1 files plan one range (context set by the caller) and one figure.
+  out->context_start = std::max<int64_t>(in.context_start(), 1);
+  out->predicted_ms_at_context_start = in.predicted_ms_at_context_start() > 0
+                                           ? in.predicted_ms_at_context_start()
+                                           : in.predicted_ms_per_pass();
   if (out->arena_bytes > out->budget_bytes)
     return corrupt(name + " needs an arena of " + std::to_string(out->arena_bytes) +
                    " B, more than its budget");
@@ -65,13 +72,107 @@ Status decode_plan(const sfb::Plan& in, size_t n_sublayers, const std::string& n
       if (b->sublayer() >= 0 && static_cast<size_t>(b->sublayer()) >= n_sublayers)
         return corrupt(name + " has a buffer for sub-layer " + std::to_string(b->sublayer()) +
                        ", past the model's " + std::to_string(n_sublayers));
-      out->vram_layout.push_back(
-          {b->kind(), b->sublayer(), b->index(), b->offset(), b->size()});
+      out->vram_layout.push_back({b->kind(), b->sublayer(), b->index(), b->offset(), b->size()});
     }
   return Status::ok_status();
 }
 
+template <typename T> size_t index_of(const std::vector<T>& v, T x) {
+  return static_cast<size_t>(std::find(v.begin(), v.end(), x) - v.begin());
+}
+
 } // namespace
+
+double SchedulePlan::predicted_ms_at(int64_t positions) const {
+  if (context <= context_start)
+    return predicted_ms_per_pass;
+  const double f = std::clamp(static_cast<double>(positions - context_start) /
+                                  static_cast<double>(context - context_start),
+                              0.0, 1.0);
+  return predicted_ms_at_context_start +
+         f * (predicted_ms_per_pass - predicted_ms_at_context_start);
+}
+
+double ScheduleLink::h2d_ms(uint64_t bytes) const {
+  return bytes == 0
+             ? 0
+             : (static_cast<double>(h2d_latency_ns) +
+                static_cast<double>(bytes) * static_cast<double>(h2d_ns_per_mib) / (1 << 20)) *
+                   1e-6;
+}
+
+double ScheduleLink::d2h_ms(uint64_t bytes) const {
+  return bytes == 0
+             ? 0
+             : (static_cast<double>(d2h_latency_ns) +
+                static_cast<double>(bytes) * static_cast<double>(d2h_ns_per_mib) / (1 << 20)) *
+                   1e-6;
+}
+
+Status Schedule::decode_budget(size_t b, const sfb::BudgetPlans& row, uint64_t budget,
+                               std::vector<SchedulePlan>* out,
+                               std::vector<ScheduleSwitch>* switches) const {
+  const size_t n_sublayers = root().sublayers()->size();
+  const size_t shorter = row.shorter_contexts() ? row.shorter_contexts()->size() : 0;
+  if (shorter + 1 != contexts_.size())
+    return corrupt("budget " + std::to_string(budget) + " has plans for " +
+                   std::to_string(shorter + 1) + " context ranges, the options list " +
+                   std::to_string(contexts_.size()));
+  for (size_t c = 0; c < contexts_.size(); ++c) {
+    const bool last = c + 1 == contexts_.size();
+    const flatbuffers::Vector<flatbuffers::Offset<sfb::Plan>>* plans = nullptr;
+    if (last) {
+      plans = row.plans();
+    } else {
+      const sfb::ContextPlans* range =
+          row.shorter_contexts()->Get(static_cast<flatbuffers::uoffset_t>(c));
+      if (range->context() != contexts_[c])
+        return corrupt("budget " + std::to_string(budget) + " files the plans of context " +
+                       std::to_string(range->context()) + " where context " +
+                       std::to_string(contexts_[c]) + " belongs");
+      plans = range->plans();
+    }
+    if (!plans || plans->size() != tiers_.size())
+      return corrupt("budget " + std::to_string(budget) + " has " +
+                     std::to_string(plans ? plans->size() : 0) + " plans for " +
+                     std::to_string(tiers_.size()) + " tiers at context " +
+                     std::to_string(contexts_[c]));
+    for (size_t t = 0; t < tiers_.size(); ++t) {
+      const sfb::Plan* in = plans->Get(static_cast<flatbuffers::uoffset_t>(t));
+      const std::string name = plan_name(b, t, budget, tiers_[t], contexts_[c]);
+      SchedulePlan plan;
+      PSHARD_RETURN_IF_ERROR(decode_plan(*in, n_sublayers, name, &plan));
+      plan.context = in->context() > 0 ? in->context() : contexts_[c];
+      if (plan.budget_bytes != budget || plan.tier != tiers_[t] || plan.context != contexts_[c])
+        return corrupt(name + " says budget " + std::to_string(plan.budget_bytes) + ", tier " +
+                       std::to_string(plan.tier) + ", context " + std::to_string(plan.context));
+      if (plan.context_start > plan.context)
+        return corrupt(name + " serves contexts from " + std::to_string(plan.context_start) +
+                       ", past its range's end");
+      out->push_back(std::move(plan));
+    }
+  }
+  if (row.switches())
+    for (const sfb::PlanSwitch* in : *row.switches()) {
+      ScheduleSwitch s;
+      s.from_context = index_of(contexts_, in->from_context());
+      s.to_context = index_of(contexts_, in->to_context());
+      s.from_tier = index_of(tiers_, in->from_tier());
+      s.to_tier = index_of(tiers_, in->to_tier());
+      if (s.from_context == contexts_.size() || s.to_context == contexts_.size() ||
+          s.from_tier == tiers_.size() || s.to_tier == tiers_.size())
+        return corrupt("budget " + std::to_string(budget) +
+                       " records a switch between plans it does not have");
+      s.upload_bytes = in->upload_bytes();
+      s.evict_bytes = in->evict_bytes();
+      s.kv_upload_bytes_per_position = in->kv_upload_bytes_per_position();
+      s.kv_download_bytes_per_position = in->kv_download_bytes_per_position();
+      s.priced_positions = in->priced_positions();
+      s.predicted_ms = in->predicted_ms();
+      switches->push_back(s);
+    }
+  return Status::ok_status();
+}
 
 Status Schedule::decode() {
   const sfb::Schedule& s = root();
@@ -84,33 +185,69 @@ Status Schedule::decode() {
   if (!std::is_sorted(budgets_.begin(), budgets_.end()) ||
       !std::is_sorted(tiers_.begin(), tiers_.end()) || tiers_.front() < 1)
     return corrupt("budgets and tiers must be ascending and tiers ≥ 1");
+  const sfb::CompileOptions* o = s.options();
+  const int64_t n_ctx = o ? o->n_ctx() : 0;
+  contexts_.clear();
+  if (o && o->contexts() && o->contexts()->size() > 0)
+    contexts_.assign(o->contexts()->begin(), o->contexts()->end());
+  else
+    contexts_.push_back(n_ctx);
+  if (!std::is_sorted(contexts_.begin(), contexts_.end()) ||
+      std::adjacent_find(contexts_.begin(), contexts_.end()) != contexts_.end() ||
+      contexts_.front() < 1 || contexts_.back() != n_ctx)
+    return corrupt("the context ranges must ascend and end at the compiled context");
+  if (o) {
+    link_.h2d_latency_ns = o->link_h2d_latency_ns();
+    link_.h2d_ns_per_mib = o->link_h2d_ns_per_mib();
+    link_.d2h_latency_ns = o->link_d2h_latency_ns();
+    link_.d2h_ns_per_mib = o->link_d2h_ns_per_mib();
+  }
   if (s.grid()->size() != budgets_.size())
     return corrupt("the grid has " + std::to_string(s.grid()->size()) + " budgets, the header " +
                    std::to_string(budgets_.size()));
-  const size_t n_sublayers = s.sublayers()->size();
   plans_.clear();
-  plans_.reserve(budgets_.size() * tiers_.size());
-  for (size_t b = 0; b < budgets_.size(); ++b) {
-    const sfb::BudgetPlans* row = s.grid()->Get(static_cast<flatbuffers::uoffset_t>(b));
-    if (!row->plans() || row->plans()->size() != tiers_.size())
-      return corrupt("budget " + std::to_string(budgets_[b]) + " has " +
-                     std::to_string(row->plans() ? row->plans()->size() : 0) + " plans for " +
-                     std::to_string(tiers_.size()) + " tiers");
-    for (size_t t = 0; t < tiers_.size(); ++t) {
-      const sfb::Plan* in = row->plans()->Get(static_cast<flatbuffers::uoffset_t>(t));
-      const std::string name = plan_name(b, t, budgets_[b], tiers_[t]);
-      SchedulePlan plan;
-      PSHARD_RETURN_IF_ERROR(decode_plan(*in, n_sublayers, name, &plan));
-      if (plan.budget_bytes != budgets_[b] || plan.tier != tiers_[t])
-        return corrupt(name + " says budget " + std::to_string(plan.budget_bytes) + ", tier " +
-                       std::to_string(plan.tier));
-      plans_.push_back(std::move(plan));
-    }
+  plans_.reserve(budgets_.size() * contexts_.size() * tiers_.size());
+  switches_.assign(budgets_.size(), {});
+  for (size_t b = 0; b < budgets_.size(); ++b)
+    PSHARD_RETURN_IF_ERROR(decode_budget(b, *s.grid()->Get(static_cast<flatbuffers::uoffset_t>(b)),
+                                         budgets_[b], &plans_, &switches_[b]));
+  cpu_only_.clear();
+  if (s.cpu_only()) {
+    std::vector<ScheduleSwitch> none;
+    PSHARD_RETURN_IF_ERROR(decode_budget(budgets_.size(), *s.cpu_only(), 0, &cpu_only_, &none));
+    for (const SchedulePlan& p : cpu_only_)
+      if (std::any_of(p.placements.begin(), p.placements.end(),
+                      [](sfb::Placement q) { return q != sfb::Placement::Cpu; }))
+        return corrupt("a CPU-only plan places a sub-layer on the GPU");
   }
   return Status::ok_status();
 }
 
-Result<PlanIndex> Schedule::select(int64_t n_tokens, uint64_t vram_available) const {
+const SchedulePlan* Schedule::cpu_only_plan(size_t context, size_t tier) const {
+  if (!cpu_only_.empty())
+    return &cpu_only_[context * tiers_.size() + tier];
+  if (budgets_.front() == 0)
+    return &plan({0, tier, context});
+  return nullptr;
+}
+
+const ScheduleSwitch* Schedule::find_switch(size_t budget, PlanIndex from, PlanIndex to) const {
+  for (const ScheduleSwitch& s : switches_[budget])
+    if (s.from_context == from.context && s.from_tier == from.tier && s.to_context == to.context &&
+        s.to_tier == to.tier)
+      return &s;
+  return nullptr;
+}
+
+size_t Schedule::context_index(int64_t positions) const {
+  for (size_t c = 0; c < contexts_.size(); ++c)
+    if (contexts_[c] >= positions)
+      return c;
+  return contexts_.size() - 1;
+}
+
+Result<PlanIndex> Schedule::select(int64_t n_tokens, uint64_t vram_available,
+                                   int64_t positions) const {
   if (n_tokens < 1)
     return invalid_argument("a forward pass needs at least one new token");
   PlanIndex at;
@@ -120,6 +257,7 @@ Result<PlanIndex> Schedule::select(int64_t n_tokens, uint64_t vram_available) co
       at.tier = t;
       break;
     }
+  at.context = context_index(positions);
   if (budgets_.front() > vram_available)
     return Status(StatusCode::kOutOfMemory,
                   "no compiled budget fits " + std::to_string(vram_available) +

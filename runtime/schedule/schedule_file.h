@@ -15,12 +15,14 @@
 // Loading checks, in order: size, identifier, size prefix, version (this build reads major
 // ScheduleVersionMajor::Current and minors up to ScheduleVersionMinor::Current), the
 // whole buffer with flatbuffers::Verifier, then the grid's shape (one plan per budget ×
-// tier, one placement per sub-layer, buffers inside the arena, arena ≤ budget). Each
-// failure is a Status naming the problem and, where it can, what would fix it.
+// context range × tier, one placement per sub-layer, buffers inside the arena, arena ≤
+// budget, switches between plans that exist). Each failure is a Status naming the problem
+// and, where it can, what would fix it. Files of 1.0 and 1.1 read as one context range.
 //
 //   PSHARD_ASSIGN_OR_RETURN(Schedule s, Schedule::load_file("model.pshard"));
 //   PSHARD_RETURN_IF_ERROR(s.check_model(*gguf));      // refuses another model
-//   PSHARD_ASSIGN_OR_RETURN(PlanIndex at, s.select(/*n_tokens=*/1, /*vram=*/2ull << 30));
+//   PSHARD_ASSIGN_OR_RETURN(PlanIndex at,
+//       s.select(/*n_tokens=*/1, /*vram=*/2ull << 30, /*positions=*/n_past + 1));
 //   const SchedulePlan& plan = s.plan(at);
 #pragma once
 
@@ -46,6 +48,8 @@ inline constexpr const char* kScheduleIdentifier = "PSHS";
 struct SchedulePlan {
   uint64_t budget_bytes = 0;
   int64_t tier = 0;
+  int64_t context = 0;       // the range's upper bound: resident KV caches hold as many
+  int64_t context_start = 1; // positions; the smallest context of the range
   std::string strategy;
   std::vector<fb::schedule::Placement> placements; // per sub-layer
   std::vector<int32_t> stream_order;
@@ -60,13 +64,35 @@ struct SchedulePlan {
   std::vector<Buffer> vram_layout;
   uint64_t arena_bytes = 0;
   int32_t cpu_threads = 1;
-  double predicted_ms_per_pass = 0;
+  double predicted_ms_per_pass = 0;          // at `context` positions
+  double predicted_ms_at_context_start = 0;  // at `context_start`
   double predicted_tokens_per_s = 0;
+  // The prediction for a pass whose last token sees `positions` cached positions
+  // (between the range's two predictions, linearly; clamped to the range).
+  double predicted_ms_at(int64_t positions) const;
+};
+
+// What a switch between two plans of one budget moves (BudgetPlans.switches).
+struct ScheduleSwitch {
+  size_t from_context = 0, from_tier = 0, to_context = 0, to_tier = 0; // indices
+  uint64_t upload_bytes = 0, evict_bytes = 0;
+  uint64_t kv_upload_bytes_per_position = 0, kv_download_bytes_per_position = 0;
+  int64_t priced_positions = 0;
+  double predicted_ms = 0;
+};
+
+// The PCIe pricing switches were planned with (CompileOptions.link_*): latency + bytes ×
+// rate per direction. All zero in 1.0/1.1 files.
+struct ScheduleLink {
+  uint64_t h2d_latency_ns = 0, h2d_ns_per_mib = 0, d2h_latency_ns = 0, d2h_ns_per_mib = 0;
+  double h2d_ms(uint64_t bytes) const;
+  double d2h_ms(uint64_t bytes) const;
 };
 
 struct PlanIndex {
   size_t budget = 0;
   size_t tier = 0;
+  size_t context = 0; // index into Schedule::contexts()
 };
 
 class Schedule {
@@ -85,20 +111,40 @@ public:
 
   const std::vector<uint64_t>& budgets() const { return budgets_; }
   const std::vector<int64_t>& tiers() const { return tiers_; }
-  const SchedulePlan& plan(PlanIndex at) const { return plans_[at.budget * tiers_.size() + at.tier]; }
+  // Upper bounds of the context ranges, ascending; the last is the compiled context.
+  const std::vector<int64_t>& contexts() const { return contexts_; }
+  const SchedulePlan& plan(PlanIndex at) const {
+    return plans_[(at.budget * contexts_.size() + at.context) * tiers_.size() + at.tier];
+  }
+  // The CPU-only plan of a (context, tier): the grid's budget-0 plan, or the artifact's
+  // cpu_only row; null in 1.0/1.1 files without a budget 0.
+  const SchedulePlan* cpu_only_plan(size_t context, size_t tier) const;
+  // The recorded switch between two plans of a budget; null when it moves nothing.
+  const ScheduleSwitch* find_switch(size_t budget, PlanIndex from, PlanIndex to) const;
+  const std::vector<ScheduleSwitch>& switches(size_t budget) const { return switches_[budget]; }
+  const ScheduleLink& link() const { return link_; }
   // The runtime's lookup: the smallest tier holding n_tokens (the largest tier when none
-  // does — the pass is then split into chunks of that tier), the largest budget ≤
-  // vram_available. kOutOfMemory naming the smallest budget when none fits.
-  Result<PlanIndex> select(int64_t n_tokens, uint64_t vram_available) const;
+  // does — the pass is then split into chunks of that tier), the smallest context range
+  // holding `positions` (the last when none does), the largest budget ≤ vram_available.
+  // kOutOfMemory naming the smallest budget when none fits.
+  Result<PlanIndex> select(int64_t n_tokens, uint64_t vram_available, int64_t positions = 0) const;
+  // The context range holding `positions` (the last when none does).
+  size_t context_index(int64_t positions) const;
 
 private:
   Schedule() = default;
   Status decode();
+  Status decode_budget(size_t b, const fb::schedule::BudgetPlans& row, uint64_t budget,
+                       std::vector<SchedulePlan>* out, std::vector<ScheduleSwitch>* switches) const;
 
   std::vector<uint8_t> bytes_;
   std::vector<uint64_t> budgets_;
   std::vector<int64_t> tiers_;
-  std::vector<SchedulePlan> plans_; // budget-major
+  std::vector<int64_t> contexts_;
+  std::vector<SchedulePlan> plans_;    // [budget][context][tier]
+  std::vector<SchedulePlan> cpu_only_; // [context][tier]; empty when absent
+  std::vector<std::vector<ScheduleSwitch>> switches_; // per budget
+  ScheduleLink link_;
 };
 
 // Reads the version fields of a whole (size-prefixed) file without verifying anything else.

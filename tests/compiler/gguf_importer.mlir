@@ -24,7 +24,7 @@
 // DENSE:         pshard.head "head"
 // DENSE:           pshard.matmul q8_0 512 x 64 bytes 34816 count 1 of 1 last_token
 // DENSE:       pshard.schedule @tiny_dense_plans for @tiny_dense machine "laptop-rtx4060-8gb"
-// DENSE:         pshard.plan tier 1 cpu_only placements "CCCCCC" {{.*}} selected
+// DENSE:         pshard.plan tier 1 set 0 cpu_only placements "CCCCCC" {{.*}} selected
 
 // A MoE file written as headers only (its data a hole): nothing but metadata is read.
 // Its experts are one tensor per projection, two of eight used per token; with a tied

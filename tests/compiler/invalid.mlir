@@ -143,10 +143,11 @@ pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16
   }
 }
 // A plan places every sub-layer of its model exactly once: four letters for four.
-pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] {
-  pshard.budget 65536 resident ["attn[0]"] {
+pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] contexts [16] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.budget 65536 context 16 {
+    pshard.resident_set 0 ["attn[0]"]
     // expected-error @+1 {{has 3 placements but the model has 4 sub-layers}}
-    pshard.plan tier 1 static placements "CRC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1 busy_ns [1, 0, 0] vram 0 {
+    pshard.plan tier 1 set 0 static placements "CRC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1 start_time_ns 0 busy_ns [1, 0, 0] vram 0 {
     }
   }
 }
@@ -167,11 +168,12 @@ pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16
     pshard.tensor "output.weight" q8_0 [32, 64] offset 0 bytes 2176
   }
 }
-// Every plan of a budget keeps the budget's resident set, so tier switches never reload.
-pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] {
-  pshard.budget 65536 resident ["attn[0]"] {
-    // expected-error @+1 {{places 'ffn[0]' resident, unlike its budget's resident set}}
-    pshard.plan tier 1 static placements "CRRC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1 busy_ns [1, 0, 0] vram 0 {
+// A plan keeps exactly the sub-layers of the resident set it names resident.
+pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] contexts [16] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.budget 65536 context 16 {
+    pshard.resident_set 0 ["attn[0]"]
+    // expected-error @+1 {{places 'ffn[0]' resident, unlike its resident set #0}}
+    pshard.plan tier 1 set 0 static placements "CRRC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1 start_time_ns 0 busy_ns [1, 0, 0] vram 0 {
     }
   }
 }
@@ -193,10 +195,11 @@ pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16
   }
 }
 // The copy order names exactly the streamed sub-layers.
-pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] {
-  pshard.budget 65536 resident ["attn[0]"] {
+pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] contexts [16] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.budget 65536 context 16 {
+    pshard.resident_set 0 ["attn[0]"]
     // expected-error @+1 {{streams sub-layer #3, which is not placed S}}
-    pshard.plan tier 1 dynamic placements "CRSC" order [3] prefetch 1 slots 1 x 2304 threads 8 time_ns 1 busy_ns [1, 0, 0] vram 0 {
+    pshard.plan tier 1 set 0 dynamic placements "CRSC" order [3] prefetch 1 slots 1 x 2304 threads 8 time_ns 1 start_time_ns 0 busy_ns [1, 0, 0] vram 0 {
     }
   }
 }
@@ -218,10 +221,11 @@ pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16
   }
 }
 // Buffers of one arena never overlap.
-pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] {
-  pshard.budget 65536 resident ["attn[0]"] {
+pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] contexts [16] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.budget 65536 context 16 {
+    pshard.resident_set 0 ["attn[0]"]
     // expected-error @+1 {{has overlapping buffers at [1024, 1088)}}
-    pshard.plan tier 1 static placements "CRCC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1 busy_ns [1, 0, 0] vram 4096 {
+    pshard.plan tier 1 set 0 static placements "CRCC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1 start_time_ns 0 busy_ns [1, 0, 0] vram 4096 {
       pshard.buffer weights of "attn[0]" index 0 at 0 size 1088
       pshard.buffer kv_cache of "attn[0]" at 1024 size 2048
     }
@@ -245,10 +249,11 @@ pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16
   }
 }
 // The arena never exceeds the budget.
-pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] {
-  pshard.budget 4096 resident ["attn[0]"] {
+pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] contexts [16] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.budget 4096 context 16 {
+    pshard.resident_set 0 ["attn[0]"]
     // expected-error @+1 {{needs 8192 bytes of VRAM, over its budget of 4096}}
-    pshard.plan tier 1 static placements "CRCC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1 busy_ns [1, 0, 0] vram 8192 {
+    pshard.plan tier 1 set 0 static placements "CRCC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1 start_time_ns 0 busy_ns [1, 0, 0] vram 8192 {
     }
   }
 }
@@ -270,8 +275,8 @@ pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16
   }
 }
 // A tier's costs list the model's sub-layers in model order.
-pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] {
-  pshard.tier 1 h2d_hidden_ns 1 d2h_hidden_ns 1 d2h_logits_ns 1 h2d_tokens_ns 1 {
+pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tiers [1] contexts [16] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.tier 1 context 16 h2d_hidden_ns 1 d2h_hidden_ns 1 d2h_logits_ns 1 h2d_tokens_ns 1 {
     pshard.cost "embed" cpu_ns 1 cpu_loaded_ns 1 gpu_ns 1 copy_ns 1 copy_loaded_ns 1 stream_bytes 1 slot_bytes 1
     // expected-error @+1 {{is for 'ffn[0]' but the model's sub-layer #1 is 'attn[0]'}}
     pshard.cost "ffn[0]" cpu_ns 1 cpu_loaded_ns 1 gpu_ns 1 copy_ns 1 copy_loaded_ns 1 stream_bytes 1 slot_bytes 1
@@ -282,5 +287,5 @@ pshard.schedule @p for @m machine "fixed" profile "0" vram 1048576 threads 8 tie
 
 // A schedule plans for a model of this module.
 // expected-error @+1 {{plans for @nowhere, which is not a 'pshard.model'}}
-pshard.schedule @p for @nowhere machine "fixed" profile "0" vram 0 threads 8 tiers [1] {
+pshard.schedule @p for @nowhere machine "fixed" profile "0" vram 0 threads 8 tiers [1] contexts [16] workload 1024 : 256 link [0, 87381, 0, 87381] {
 }

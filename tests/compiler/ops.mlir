@@ -66,15 +66,20 @@ pshard.model @moe fingerprint "000102030405060708090a0b0c0d0e0f" size 65536 cont
 
 // -----
 
-// A schedule: per-tier costs, a budget with its resident set and a laid-out plan.
-// CHECK-LABEL: pshard.schedule @s_plans for @s machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] {
-// CHECK-NEXT:    pshard.tier 1 h2d_hidden_ns 11 d2h_hidden_ns 11 d2h_logits_ns 21 h2d_tokens_ns 0 {
+// A schedule: per-(context, tier) costs, a budget with its resident set, a laid-out plan,
+// a switch and a trade.
+// CHECK-LABEL: pshard.schedule @s_plans for @s machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] contexts [256] workload 1024 : 256 link [0, 87381, 0, 87381] {
+// CHECK-NEXT:    pshard.tier 1 context 256 h2d_hidden_ns 11 d2h_hidden_ns 11 d2h_logits_ns 21 h2d_tokens_ns 0 {
 // CHECK-NEXT:      pshard.cost "embed" cpu_ns 3 cpu_loaded_ns 3 gpu_ns 1 copy_ns 3 copy_loaded_ns 3 stream_bytes 34 slot_bytes 34
 // CHECK:           pshard.cost "attn[0]" {{.*}} copy_needs_input
-// CHECK:         pshard.budget 65536 resident ["attn[0]"] {
-// CHECK-NEXT:      pshard.plan tier 1 dynamic placements "CRSC" order [2] prefetch 1 slots 1 x 1280 threads 8 time_ns 600 busy_ns [100, 200, 300] vram 1280 selected {
+// CHECK:         pshard.budget 65536 context 256 {
+// CHECK-NEXT:       pshard.resident_set 0 ["attn[0]"]
+// CHECK-NEXT:      pshard.plan tier 1 set 0 dynamic placements "CRSC" order [2] prefetch 1 slots 1 x 1280 threads 8 time_ns 600 start_time_ns 0 busy_ns [100, 200, 300] vram 1280 selected {
 // CHECK-NEXT:        pshard.buffer weights of "attn[0]" index 0 at 0 size 1088
 // CHECK-NEXT:        pshard.buffer stream_slot index 0 at 1088 size 192
+// CHECK-NEXT:      }
+// CHECK-NEXT:      pshard.switch tier 1 -> 1 context 256 -> 256 upload 1088 evict 0 kv_up 64 kv_down 64 positions 0 time_ns 90
+// CHECK-NEXT:      pshard.trade tier 1 auto_ns 600 forced static forced_ns 550 own_ns 540 workload_ns 9000 own_workload_ns 9100
 pshard.model @s fingerprint "000102030405060708090a0b0c0d0e0f" size 16384 context 256 kv f16 hparams {n_layer = 1} {
   pshard.embed "embed" row_bytes 34 weights {q8_0 = 2176} flops 0 bytes 34 {
     pshard.tensor "token_embd.weight" q8_0 [32, 64] offset 4096 bytes 2176
@@ -89,17 +94,20 @@ pshard.model @s fingerprint "000102030405060708090a0b0c0d0e0f" size 16384 contex
     pshard.tensor "output.weight" q8_0 [32, 64] offset 12928 bytes 2176
   }
 }
-pshard.schedule @s_plans for @s machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] {
-  pshard.tier 1 h2d_hidden_ns 11 d2h_hidden_ns 11 d2h_logits_ns 21 h2d_tokens_ns 0 {
+pshard.schedule @s_plans for @s machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] contexts [256] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.tier 1 context 256 h2d_hidden_ns 11 d2h_hidden_ns 11 d2h_logits_ns 21 h2d_tokens_ns 0 {
     pshard.cost "embed" cpu_ns 3 cpu_loaded_ns 3 gpu_ns 1 copy_ns 3 copy_loaded_ns 3 stream_bytes 34 slot_bytes 34
     pshard.cost "attn[0]" cpu_ns 372 cpu_loaded_ns 372 gpu_ns 74 copy_ns 1552 copy_loaded_ns 1552 stream_bytes 1088 slot_bytes 1088 copy_needs_input
     pshard.cost "ffn[0]" cpu_ns 87 cpu_loaded_ns 87 gpu_ns 17 copy_ns 363 copy_loaded_ns 363 stream_bytes 2176 slot_bytes 2176
     pshard.cost "head" cpu_ns 44 cpu_loaded_ns 44 gpu_ns 9 copy_ns 181 copy_loaded_ns 181 stream_bytes 2176 slot_bytes 2176
   }
-  pshard.budget 65536 resident ["attn[0]"] {
-    pshard.plan tier 1 dynamic placements "CRSC" order [2] prefetch 1 slots 1 x 1280 threads 8 time_ns 600 busy_ns [100, 200, 300] vram 1280 selected {
+  pshard.budget 65536 context 256 {
+    pshard.resident_set 0 ["attn[0]"]
+    pshard.plan tier 1 set 0 dynamic placements "CRSC" order [2] prefetch 1 slots 1 x 1280 threads 8 time_ns 600 start_time_ns 0 busy_ns [100, 200, 300] vram 1280 selected {
       pshard.buffer weights of "attn[0]" index 0 at 0 size 1088
       pshard.buffer stream_slot index 0 at 1088 size 192
     }
+    pshard.switch tier 1 -> 1 context 256 -> 256 upload 1088 evict 0 kv_up 64 kv_down 64 positions 0 time_ns 90
+    pshard.trade tier 1 auto_ns 600 forced static forced_ns 550 own_ns 540 workload_ns 9000 own_workload_ns 9100
   }
 }

@@ -1,34 +1,52 @@
 // RUN: pshard-opt %s --pshard-plan="profile=fixed tiers=1,16 budgets=0,80K" | FileCheck %s
 // RUN: pshard-opt %s --pshard-plan="profile=fixed tiers=1,16 budgets=0,80K strategy=static" | FileCheck %s --check-prefix=STATIC
 // RUN: pshard-opt %s --pshard-plan="profile=%profiles/desktop-rtx4090-24gb.pshprof tiers=1" | FileCheck %s --check-prefix=LADDER
+// The two pshard-compile paths write the same artifact, byte for byte: a dense and a MoE
+// model, budgets from CPU only to full residency, two context ranges, a forced strategy.
+// RUN: pshard-mkmodel -o %t.dense.gguf --n-layer 4 --n-embd 128 --n-head 4 --n-head-kv 2 --n-ff 384 --vocab 512 --type q8_0 --sparse
+// RUN: pshard-compile -q -m %t.dense.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --kernel-workspace 0 --budgets 0,1M,2M,6M --tiers 1,4,64 --contexts 128,512 -o %t.dense.direct.pshard
+// RUN: pshard-compile -q -m %t.dense.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --kernel-workspace 0 --budgets 0,1M,2M,6M --tiers 1,4,64 --contexts 128,512 -o %t.dense.mlir.pshard --pipeline mlir
+// RUN: cmp %t.dense.direct.pshard %t.dense.mlir.pshard
+// RUN: pshard-compile -q -m %t.dense.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --kernel-workspace 0 --budgets 1M,6M --tiers 1,64 -c 512 --strategy dynamic -o %t.dynamic.direct.pshard
+// RUN: pshard-compile -q -m %t.dense.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --kernel-workspace 0 --budgets 1M,6M --tiers 1,64 -c 512 --strategy dynamic -o %t.dynamic.mlir.pshard --pipeline mlir
+// RUN: cmp %t.dynamic.direct.pshard %t.dynamic.mlir.pshard
+// RUN: pshard-mkmodel -o %t.moe.gguf --arch qwen3moe --n-layer 3 --n-embd 128 --n-head 4 --n-head-kv 2 --head-dim 32 --n-ff 64 --n-expert 16 --n-expert-used 4 --vocab 512 --type q4_0 --sparse
+// RUN: pshard-compile -q -m %t.moe.gguf --profile %profiles/desktop-rtx5090-32gb.pshprof --tiers 1,16,256 --workload 300:40 -o %t.moe.direct.pshard
+// RUN: pshard-compile -q -m %t.moe.gguf --profile %profiles/desktop-rtx5090-32gb.pshprof --tiers 1,16,256 --workload 300:40 -o %t.moe.mlir.pshard --pipeline mlir
+// RUN: cmp %t.moe.direct.pshard %t.moe.mlir.pshard
 
 // The pshard-plan pipeline (Passes.cpp): costs, resident sets, candidates, search,
-// selection and layout in one go — one selected, laid-out plan per (budget, tier).
+// selection and layout in one go — one selected, laid-out plan per (budget, context
+// range, tier), on the resident set the selection gave its tier.
 
 // 80 KiB holds the whole model: every sub-layer resident and on the GPU, in one arena
 // that grows with the tier's activations and never exceeds the budget. Budget 0 runs on
 // the CPU.
 // CHECK-LABEL: pshard.schedule @tiny_plans for @tiny machine "fixed"
-// CHECK:         pshard.budget 0 resident [] {
-// CHECK-NEXT:      pshard.plan tier 1 cpu_only placements "CCCC" {{.*}} vram 0 selected {
+// CHECK:         pshard.budget 0 context 256 {
+// CHECK-NEXT:      pshard.resident_set 0 []
+// CHECK-NEXT:      pshard.plan tier 1 set 0 cpu_only placements "CCCC" {{.*}} vram 0 selected {
 // CHECK-NEXT:      }
-// CHECK-NEXT:      pshard.plan tier 16 cpu_only placements "CCCC" {{.*}} vram 0 selected {
+// CHECK-NEXT:      pshard.plan tier 16 set 0 cpu_only placements "CCCC" {{.*}} vram 0 selected {
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
-// CHECK-NEXT:    pshard.budget 81920 resident ["embed", "attn[0]", "ffn[0]", "head"] {
-// CHECK-NEXT:      pshard.plan tier 1 gpu_only placements "RRRR" {{.*}} vram 31744 selected {
+// CHECK-NEXT:    pshard.budget 81920 context 256 {
+// CHECK-NEXT:      pshard.resident_set 0 ["embed", "attn[0]", "ffn[0]", "head"]
+// CHECK-NEXT:      pshard.plan tier 1 set 0 gpu_only placements "RRRR" {{.*}} vram 31744 selected {
 // CHECK:             pshard.buffer workspace at 29696 size 2048
-// CHECK:           pshard.plan tier 16 gpu_only placements "RRRR" {{.*}} vram 81664 selected {
+// CHECK:           pshard.plan tier 16 set 0 gpu_only placements "RRRR" {{.*}} vram 81664 selected {
 // CHECK:             pshard.buffer workspace at 48896 size 32768
+// Both tiers keep the same set: nothing to switch.
+// CHECK-NOT:       pshard.switch
 // A forced strategy keeps its name and skips the search.
 // STATIC-LABEL: pshard.schedule @tiny_plans
-// STATIC:         pshard.plan tier 1 static placements "RRRR" {{.*}} selected
+// STATIC:         pshard.plan tier 1 set 0 static placements "RRRR" {{.*}} selected
 // STATIC-NOT:     search
 // STATIC-NOT:     gpu_only
 // Without budgets, a ladder in 64 MiB steps up to full residency (at most 90% of the
 // profiled GPU's 24 GB): this 16 KB model and the kernel scratch fit the first rung.
 // LADDER-LABEL: pshard.schedule @tiny_plans for @tiny machine "desktop-rtx4090-24gb"
-// LADDER:         pshard.budget 67108864
+// LADDER:         pshard.budget 67108864 context 256
 // LADDER-NOT:     pshard.budget
 pshard.model @tiny fingerprint "000102030405060708090a0b0c0d0e0f" size 16384 context 256 kv f16 hparams {arch = "llama", name = "tiny", n_vocab = 64, n_embd = 32, n_layer = 1, n_ff = 64, n_head = 2, n_head_kv = 1, head_dim = 16} {
   pshard.embed "embed" row_bytes 34 weights {q8_0 = 2176} flops 0 bytes 34 {

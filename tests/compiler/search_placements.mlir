@@ -11,9 +11,9 @@
 // Crossing PCIe costs 300 ns each way: moving the head to the GPU too (CRSS) saves
 // the hidden state's trip back to the CPU, which Dynamic's greedy rule does not see.
 // CHECK-LABEL: pshard.schedule @tiny_plans
-// CHECK:         pshard.plan tier 1 gpu_only placements "SRSS"
+// CHECK:         pshard.plan tier 1 set 0 gpu_only placements "SRSS"
 // CHECK-NEXT:      }
-// CHECK-NEXT:      pshard.plan tier 1 search placements "CRSS" order [2, 3] prefetch 2 slots 2 x 4352 threads 8 time_ns 630
+// CHECK-NEXT:      pshard.plan tier 1 set 0 search placements "CRSS" order [2, 3] prefetch 2 slots 2 x 4352 threads 8 time_ns 630
 // A forced strategy is compared as it is: no search.
 // FORCED-LABEL: pshard.schedule @tiny_plans
 // FORCED-NOT:     search
@@ -37,19 +37,20 @@ pshard.model @tiny fingerprint "000102030405060708090a0b0c0d0e0f" size 16384 con
     pshard.matmul q8_0 64 x 32 bytes 2176 count 1 of 1 last_token
   }
 }
-pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] {
-  pshard.tier 1 h2d_hidden_ns 300 d2h_hidden_ns 300 d2h_logits_ns 20 h2d_tokens_ns 0 {
+pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] contexts [256] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.tier 1 context 256 h2d_hidden_ns 300 d2h_hidden_ns 300 d2h_logits_ns 20 h2d_tokens_ns 0 {
     pshard.cost "embed" cpu_ns 10 cpu_loaded_ns 10 gpu_ns 5 copy_ns 200 copy_loaded_ns 200 stream_bytes 34 slot_bytes 34
     pshard.cost "attn[0]" cpu_ns 400 cpu_loaded_ns 400 gpu_ns 50 copy_ns 1500 copy_loaded_ns 1500 stream_bytes 2176 slot_bytes 2176
     pshard.cost "ffn[0]" cpu_ns 1000 cpu_loaded_ns 1000 gpu_ns 20 copy_ns 400 copy_loaded_ns 400 stream_bytes 4352 slot_bytes 4352
     pshard.cost "head" cpu_ns 50 cpu_loaded_ns 50 gpu_ns 10 copy_ns 200 copy_loaded_ns 200 stream_bytes 2176 slot_bytes 2176
   }
-  pshard.budget 40000 resident ["attn[0]"] {
-    pshard.plan tier 1 static placements "CRCC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1710 busy_ns [0, 0, 0] vram 0 {
+  pshard.budget 40000 context 256 {
+    pshard.resident_set 0 ["attn[0]"]
+    pshard.plan tier 1 set 0 static placements "CRCC" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 1710 start_time_ns 0 busy_ns [0, 0, 0] vram 0 {
     }
-    pshard.plan tier 1 dynamic placements "CRSC" order [2] prefetch 1 slots 1 x 4352 threads 8 time_ns 770 busy_ns [0, 0, 0] vram 0 {
+    pshard.plan tier 1 set 0 dynamic placements "CRSC" order [2] prefetch 1 slots 1 x 4352 threads 8 time_ns 770 start_time_ns 0 busy_ns [0, 0, 0] vram 0 {
     }
-    pshard.plan tier 1 gpu_only placements "SRSS" order [0, 2, 3] prefetch 2 slots 2 x 4352 threads 8 time_ns 830 busy_ns [0, 0, 0] vram 0 {
+    pshard.plan tier 1 set 0 gpu_only placements "SRSS" order [0, 2, 3] prefetch 2 slots 2 x 4352 threads 8 time_ns 830 start_time_ns 0 busy_ns [0, 0, 0] vram 0 {
     }
   }
 }
@@ -81,17 +82,18 @@ pshard.model @tiny fingerprint "000102030405060708090a0b0c0d0e0f" size 16384 con
     pshard.matmul q8_0 64 x 32 bytes 2176 count 1 of 1 last_token
   }
 }
-pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] {
-  pshard.tier 1 h2d_hidden_ns 10 d2h_hidden_ns 10 d2h_logits_ns 20 h2d_tokens_ns 0 {
+pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] contexts [256] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.tier 1 context 256 h2d_hidden_ns 10 d2h_hidden_ns 10 d2h_logits_ns 20 h2d_tokens_ns 0 {
     pshard.cost "embed" cpu_ns 10 cpu_loaded_ns 10 gpu_ns 5 copy_ns 200 copy_loaded_ns 200 stream_bytes 34 slot_bytes 34
     pshard.cost "attn[0]" cpu_ns 400 cpu_loaded_ns 400 gpu_ns 50 copy_ns 1500 copy_loaded_ns 1500 stream_bytes 2176 slot_bytes 2176
     pshard.cost "ffn[0]" cpu_ns 100 cpu_loaded_ns 100 gpu_ns 20 copy_ns 400 copy_loaded_ns 400 stream_bytes 4352 slot_bytes 4352
     pshard.cost "head" cpu_ns 50 cpu_loaded_ns 50 gpu_ns 10 copy_ns 200 copy_loaded_ns 200 stream_bytes 2176 slot_bytes 2176
   }
-  pshard.budget 30000 resident ["attn[0]", "ffn[0]", "head"] {
-    pshard.plan tier 1 static placements "CRRR" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 120 busy_ns [0, 0, 0] vram 0 {
+  pshard.budget 30000 context 256 {
+    pshard.resident_set 0 ["attn[0]", "ffn[0]", "head"]
+    pshard.plan tier 1 set 0 static placements "CRRR" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 120 start_time_ns 0 busy_ns [0, 0, 0] vram 0 {
     }
-    pshard.plan tier 1 gpu_only placements "SRRR" order [0] prefetch 1 slots 1 x 256 threads 8 time_ns 305 busy_ns [0, 0, 0] vram 0 {
+    pshard.plan tier 1 set 0 gpu_only placements "SRRR" order [0] prefetch 1 slots 1 x 256 threads 8 time_ns 305 start_time_ns 0 busy_ns [0, 0, 0] vram 0 {
     }
   }
 }
@@ -119,16 +121,17 @@ pshard.model @tiny fingerprint "000102030405060708090a0b0c0d0e0f" size 16384 con
   }
 }
 // Placements are searched once.
-pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] {
-  pshard.tier 1 h2d_hidden_ns 10 d2h_hidden_ns 10 d2h_logits_ns 20 h2d_tokens_ns 0 {
+pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0000000000000000" vram 8589934592 threads 8 tiers [1] contexts [256] workload 1024 : 256 link [0, 87381, 0, 87381] {
+  pshard.tier 1 context 256 h2d_hidden_ns 10 d2h_hidden_ns 10 d2h_logits_ns 20 h2d_tokens_ns 0 {
     pshard.cost "embed" cpu_ns 10 cpu_loaded_ns 10 gpu_ns 5 copy_ns 200 copy_loaded_ns 200 stream_bytes 34 slot_bytes 34
     pshard.cost "attn[0]" cpu_ns 400 cpu_loaded_ns 400 gpu_ns 50 copy_ns 1500 copy_loaded_ns 1500 stream_bytes 2176 slot_bytes 2176
     pshard.cost "ffn[0]" cpu_ns 100 cpu_loaded_ns 100 gpu_ns 20 copy_ns 400 copy_loaded_ns 400 stream_bytes 4352 slot_bytes 4352
     pshard.cost "head" cpu_ns 50 cpu_loaded_ns 50 gpu_ns 10 copy_ns 200 copy_loaded_ns 200 stream_bytes 2176 slot_bytes 2176
   }
-  pshard.budget 30000 resident ["attn[0]", "ffn[0]", "head"] {
+  pshard.budget 30000 context 256 {
+    pshard.resident_set 0 ["attn[0]", "ffn[0]", "head"]
     // expected-error @+1 {{is already a search result; placements are searched once}}
-    pshard.plan tier 1 search placements "CRRR" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 120 busy_ns [0, 0, 0] vram 0 {
+    pshard.plan tier 1 set 0 search placements "CRRR" order [] prefetch 0 slots 0 x 0 threads 8 time_ns 120 start_time_ns 0 busy_ns [0, 0, 0] vram 0 {
     }
   }
 }

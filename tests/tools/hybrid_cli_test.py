@@ -75,6 +75,30 @@ def main(tmp):
         check("trace has CPU, compute and copy tracks", {1, 2} <= tracks, tracks)
     p = run(run_bin, "-m", stories, "-s", streamed, "-p", "x", "-n", "4", "--vram", "800K")
     check("text report shows plans", p.returncode == 0 and "plan:" in p.stderr, p.stderr)
+    check("text report shows switches", "switches:" in p.stderr, p.stderr)
+    # Without device memory and without a compiled budget 0, the run uses the schedule's
+    # CPU-only plans and reports their real tiers and predictions.
+    p, out = generate("-s", streamed, "--backend", "emu", "--vram", "0")
+    check("vram 0 runs", p.returncode == 0, p.stderr)
+    if out:
+        check("vram 0 tokens", out["generated_tokens"] == EXPECTED, out["generated_tokens"])
+        plans = out["stats"]["plans"]
+        check("vram 0 plans report their tier, context and prediction",
+              plans and all(q["tier"] in (1, 4, 16) and q["context"] == 256 and
+                            q["predicted_ms_per_pass"] > 0 and q["strategy"] == "cpu-only"
+                            for q in plans), plans)
+    # Context ranges: a run that outgrows the short range moves to the long one's plans,
+    # each reported with its range and the prediction at the contexts it ran at.
+    ranged = os.path.join(tmp, "ranged.pshard")
+    compile_schedule(ranged, "--budgets", "768K", "--contexts", "8,256")
+    p, out = generate("-s", ranged, "--backend", "emu", "--vram", "768K")
+    check("ranged runs", p.returncode == 0, p.stderr)
+    if out:
+        check("ranged tokens", out["generated_tokens"] == EXPECTED, out["generated_tokens"])
+        contexts = {q["context"] for q in out["stats"]["plans"]}
+        check("ranged plans of both ranges", contexts == {8, 256}, out["stats"]["plans"])
+        check("switch stats", all(k in out["stats"] for k in ["plan_switches", "switch_ms"]),
+              out["stats"])
     # Bad input: clear errors, non-zero exit.
     p = run(compile_bin, "-m", stories, "--profile", profile, "-o", os.path.join(tmp, "x.pshard"),
             "--budgets", "768K", "-c", "256", "-q")

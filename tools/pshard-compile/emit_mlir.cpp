@@ -1,12 +1,13 @@
-// pshard-compile --emit mlir (see emit_mlir.h): import the GGUF's metadata as a
-// pshard.model, run the planning pipeline with the tool's options, print the module.
-// Diagnostics are collected into the returned Status, so the tool reports them as it
-// reports every other error.
+// pshard-compile through the MLIR pipeline (see emit_mlir.h): import the GGUF's metadata
+// as a pshard.model, run the planning pipeline with the tool's options, then print the
+// module or read the plan grid back out of it. Diagnostics are collected into the
+// returned Status, so the tool reports them as it reports every other error.
 #include "tools/pshard-compile/emit_mlir.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "pshard/Dialect/PShard/Transforms/PlanGridFromIR.h"
 #include "pshard/Dialect/PShard/Transforms/Passes.h"
 #include "pshard/Import/GgufImporter.h"
 
@@ -14,20 +15,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 namespace pshard::tools {
+namespace {
 
-Status emit_mlir(const EmitMlirRequest& request) {
-  mlir::MLIRContext context;
-  context.getOrLoadDialect<ir::PShardDialect>();
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
-    os << d.getLocation() << ": " << d << "\n";
-    for (const mlir::Diagnostic& note : d.getNotes())
-      os << "  note: " << note << "\n";
-    return mlir::success();
-  });
-  context.printOpOnDiagnostic(false);
-
+// The module, planned; `diagnostics` collects what the passes said.
+Result<mlir::OwningOpRef<mlir::ModuleOp>> planned_module(const EmitMlirRequest& request,
+                                                         mlir::MLIRContext& context,
+                                                         llvm::raw_string_ostream& os) {
   const planner::CompileOptions& o = request.options;
   ir::ModelImportOptions import;
   import.n_ctx = o.n_ctx;
@@ -39,6 +32,9 @@ Status emit_mlir(const EmitMlirRequest& request) {
   ir::PlanningPipelineOptions pipeline;
   pipeline.profile = request.profile_path;
   pipeline.tiers = llvm::ArrayRef<int64_t>(o.tiers);
+  pipeline.contexts = llvm::ArrayRef<int64_t>(o.contexts);
+  pipeline.workload = std::to_string(o.workload.prompt_tokens) + ":" +
+                      std::to_string(o.workload.generated_tokens);
   std::vector<std::string> budgets; // none: the pass's auto ladder
   for (uint64_t budget : o.budgets)
     budgets.push_back(std::to_string(budget));
@@ -51,7 +47,33 @@ Status emit_mlir(const EmitMlirRequest& request) {
   ir::buildPlanningPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*module)))
     return invalid_argument("planning '" + request.model_path + "' failed: " + os.str());
+  return module;
+}
 
+// An MLIR context whose diagnostics go to `os`.
+struct Context {
+  explicit Context(llvm::raw_string_ostream& os)
+      : handler(&context, [&os](mlir::Diagnostic& d) {
+          os << d.getLocation() << ": " << d << "\n";
+          for (const mlir::Diagnostic& note : d.getNotes())
+            os << "  note: " << note << "\n";
+          return mlir::success();
+        }) {
+    context.getOrLoadDialect<ir::PShardDialect>();
+    context.printOpOnDiagnostic(false);
+  }
+  mlir::MLIRContext context;
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+} // namespace
+
+Status emit_mlir(const EmitMlirRequest& request) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  Context c(os);
+  PSHARD_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
+                          planned_module(request, c.context, os));
   if (request.out_path.empty()) {
     module->print(llvm::outs());
     return Status::ok_status();
@@ -62,6 +84,24 @@ Status emit_mlir(const EmitMlirRequest& request) {
     return invalid_argument("cannot write '" + request.out_path + "': " + error.message());
   module->print(out);
   return Status::ok_status();
+}
+
+Result<planner::PlanGrid> plan_with_mlir(const EmitMlirRequest& request,
+                                         const planner::MachineSummary& machine) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  Context c(os);
+  PSHARD_ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module,
+                          planned_module(request, c.context, os));
+  for (ir::ScheduleOp schedule : module->getOps<ir::ScheduleOp>()) {
+    mlir::FailureOr<planner::PlanGrid> grid = ir::planGridFromIR(schedule, request.strategy, machine);
+    if (mlir::failed(grid))
+      return internal_error("reading the plans of '" + request.model_path +
+                            "' back from the IR failed: " + os.str());
+    grid->options.pshard_version = request.options.pshard_version;
+    return std::move(*grid);
+  }
+  return internal_error("the planning pipeline made no schedule for '" + request.model_path + "'");
 }
 
 } // namespace pshard::tools

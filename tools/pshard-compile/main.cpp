@@ -3,12 +3,17 @@
 //   pshard-compile -m model.gguf --profile laptop.pshprof -o model.pshard
 //   pshard-compile -m model.gguf --profile laptop.pshprof -o model.pshard
 //       --budgets 512M,1G,2G,4G --tiers 1,4,16,64,256 -c 4096 -t 8 --strategy auto
+//   pshard-compile -m model.gguf --profile laptop.pshprof -o model.pshard
+//       --contexts 4K,16K,64K --workload 1024:256
 //   pshard-compile -m model.gguf --profile laptop.pshprof --emit mlir   # the IR, planned
 //       by the MLIR pass pipeline (builds with PSHARD_BUILD_COMPILER)
+//   pshard-compile ... --pipeline mlir -o model.pshard   # the artifact, through the passes
 //
-// Reads only the GGUF's metadata. Prints the budget × tier summary (which strategy won,
-// how many sub-layers are resident / streamed / on the CPU, predicted ms per pass and
-// tokens/s, VRAM used) from the written artifact, exactly as the runtime will read it.
+// Reads only the GGUF's metadata. Prints the budget × context × tier summary (which
+// strategy won, how many sub-layers are resident / streamed / on the CPU, predicted ms
+// per pass and tokens/s, VRAM used, which resident set and what switching to it from the
+// decode plan costs) from the written artifact, exactly as the runtime will read it, then
+// every trade where sharing a resident set beat a forced strategy's faster plan.
 #include "pshard/Planner/Planner.h"
 #include "pshard/Target/ScheduleEmitter.h"
 #include "runtime/gguf/gguf_file.h"
@@ -22,7 +27,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
@@ -33,6 +40,35 @@ namespace {
 int fail(const pshard::Status& s) {
   std::cerr << "pshard-compile: " << s.to_string() << "\n";
   return 1;
+}
+
+pshard::Status parse_contexts(const std::string& text, std::vector<int64_t>* out) {
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    PSHARD_ASSIGN_OR_RETURN(uint64_t positions, pshard::parse_size(item));
+    if (positions == 0 || positions > (1u << 24))
+      return pshard::invalid_argument("--contexts takes positions between 1 and 16M, got '" +
+                                      item + "'");
+    out->push_back(static_cast<int64_t>(positions));
+  }
+  return pshard::Status::ok_status();
+}
+
+void print_trades(const pshard::planner::PlanGrid& grid, std::ostream& out) {
+  const auto& w = grid.options.workload;
+  for (const pshard::planner::Trade& t : grid.trades) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "trade: %s context %lld tier %lld: auto %.3f ms/pass on a shared resident set; "
+                  "%s takes %.3f ms (a set of its own %.3f ms), but the switches cost more: "
+                  "workload %lld:%lld %.3f ms shared, %.3f ms on its own set\n",
+                  pshard::format_bytes(t.budget_bytes).c_str(), static_cast<long long>(t.context),
+                  static_cast<long long>(t.tier), t.auto_ms, t.forced_strategy.c_str(), t.forced_ms,
+                  t.own_ms, static_cast<long long>(w.prompt_tokens),
+                  static_cast<long long>(w.generated_tokens), t.workload_ms, t.workload_own_ms);
+    out << line;
+  }
 }
 
 pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out) {
@@ -52,7 +88,8 @@ pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out
 int main(int argc, char** argv) {
   std::string model_path, profile_path, out_path, budgets = "auto", strategy = "auto",
                                                   kv_type = "f16", emit = "artifact",
-                                                  kernel_workspace = "profile";
+                                                  kernel_workspace = "profile", contexts,
+                                                  workload = "1024:256", pipeline = "direct";
   pshard::planner::CompileOptions options;
   bool quiet = false;
   CLI::App app{"pshard-compile: plan a model for a machine and write its schedule (*.pshard)"};
@@ -73,6 +110,19 @@ int main(int argc, char** argv) {
       ->delimiter(',')->capture_default_str()->check(cli::between(1, 1 << 20));
   app.add_option("-c,--ctx", options.n_ctx, "context length to plan for")->capture_default_str()
       ->check(cli::between(1, 1 << 24));
+  app.add_option("--contexts", contexts,
+                 "context ranges planned apart, e.g. 4K,16K,64K: resident KV caches sized for "
+                 "each, so short contexts leave VRAM to weights (default: one range, -c; "
+                 "without -c the largest is the context)");
+  app.add_option("--workload", workload,
+                 "PROMPT:GENERATED tokens of a typical request: switches between the plans of "
+                 "a budget are priced against it")
+      ->capture_default_str();
+  app.add_option("--pipeline", pipeline,
+                 "direct (the planner core), or mlir: the same planning through the MLIR pass "
+                 "pipeline, which must write the same artifact")
+      ->check(CLI::IsMember({"direct", "mlir"}))
+      ->capture_default_str();
   app.add_option("-t,--threads", options.threads, "CPU threads (0: the profile's most)")
       ->capture_default_str()->check(cli::between(0, cli::kMaxThreads));
   app.add_option("--kv-type", kv_type,
@@ -99,6 +149,14 @@ int main(int argc, char** argv) {
 
   if (pshard::Status s = parse_budgets(budgets, &options.budgets); !s.ok())
     return fail(s);
+  if (pshard::Status s = parse_contexts(contexts, &options.contexts); !s.ok())
+    return fail(s);
+  if (!options.contexts.empty() && app.count("--ctx") == 0)
+    options.n_ctx = *std::max_element(options.contexts.begin(), options.contexts.end());
+  auto parsed_workload = pshard::planner::parse_workload(workload);
+  if (!parsed_workload.ok())
+    return fail(parsed_workload.status());
+  options.workload = *parsed_workload;
   auto parsed_strategy = pshard::planner::parse_strategy(strategy);
   if (!parsed_strategy.ok())
     return fail(parsed_strategy.status());
@@ -109,18 +167,21 @@ int main(int argc, char** argv) {
   options.kv_type = *parsed_kv;
   options.pshard_version = PSHARD_VERSION;
 
-  if (emit == "mlir") {
 #ifdef PSHARD_HAVE_MLIR
-    pshard::tools::EmitMlirRequest request{model_path, profile_path, out_path, strategy, options};
+  const pshard::tools::EmitMlirRequest request{model_path, profile_path, out_path, strategy,
+                                               options};
+  if (emit == "mlir") {
     if (pshard::Status s = pshard::tools::emit_mlir(request); !s.ok())
       return fail(s);
     return 0;
-#else
-    return fail(pshard::unsupported(
-        "--emit mlir needs the compiler's MLIR part: install MLIR 16 (libmlir-16-dev "
-        "mlir-16-tools llvm-16-dev llvm-16-tools) and configure with -DPSHARD_BUILD_COMPILER=ON"));
-#endif
   }
+#else
+  if (emit == "mlir" || pipeline == "mlir")
+    return fail(pshard::unsupported(
+        "--emit mlir and --pipeline mlir need the compiler's MLIR part: install MLIR 16 "
+        "(libmlir-16-dev mlir-16-tools llvm-16-dev llvm-16-tools) and configure with "
+        "-DPSHARD_BUILD_COMPILER=ON"));
+#endif
   if (out_path.empty())
     return fail(pshard::invalid_argument("-o/--output is required: the schedule artifact to write"));
 
@@ -138,7 +199,14 @@ int main(int argc, char** argv) {
   auto graph = pshard::planner::build_model_graph(**file);
   if (!graph.ok())
     return fail(graph.status());
-  auto grid = pshard::planner::plan_grid(*graph, **machine, options);
+#ifdef PSHARD_HAVE_MLIR
+  pshard::Result<pshard::planner::PlanGrid> grid =
+      pipeline == "mlir" ? pshard::tools::plan_with_mlir(request, (*machine)->summary())
+                         : pshard::planner::plan_grid(*graph, **machine, options);
+#else
+  pshard::Result<pshard::planner::PlanGrid> grid =
+      pshard::planner::plan_grid(*graph, **machine, options);
+#endif
   if (!grid.ok())
     return fail(grid.status());
   const double seconds =
@@ -157,8 +225,10 @@ int main(int argc, char** argv) {
               << grid->options.threads << " threads; minimum budget "
               << pshard::format_bytes(grid->minimum_budget_bytes) << "\n";
     pshard::print_summary(*written, std::cout);
-    std::cout << "planned " << grid->budgets.size() << " budgets x " << grid->tiers.size()
-              << " tiers in " << seconds * 1e3 << " ms; wrote " << out_path << "\n";
+    print_trades(*grid, std::cout);
+    std::cout << "planned " << grid->budgets.size() << " budgets x " << grid->contexts.size()
+              << " context ranges x " << grid->tiers.size() << " tiers in " << seconds * 1e3
+              << " ms (" << pipeline << "); wrote " << out_path << "\n";
   }
   return 0;
 }

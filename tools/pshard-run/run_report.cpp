@@ -18,20 +18,28 @@ double generation_per_second(const pshard_generate_result& t) {
 }
 
 void write_plans(std::ostream& err, const RunResult& r) {
-  char line[256];
+  char line[320];
   std::snprintf(line, sizeof line,
                 "device:      %s, budget %.1f MiB, peak VRAM %.1f MiB, %.1f MiB streamed, "
                 "%lld budget switches\n",
                 r.backend.c_str(), mib(r.stats.vram_budget), mib(r.stats.peak_vram_bytes),
                 mib(r.stats.bytes_streamed), static_cast<long long>(r.stats.budget_switches));
   err << line;
+  std::snprintf(line, sizeof line,
+                "switches:    %lld tier or context switches; %.1f MiB moved by all switches in "
+                "%.3f ms (predicted %.3f ms)\n",
+                static_cast<long long>(r.stats.plan_switches), mib(r.stats.bytes_switched),
+                r.stats.switch_ms, r.stats.switch_predicted_ms);
+  err << line;
+  // Each plan with the prediction for the contexts its passes ran at.
   for (const PlanLine& p : r.plans) {
     std::snprintf(line, sizeof line,
-                  "plan:        budget %9.1f MiB tier %4lld %-9s %5lld passes, predicted %8.3f ms, "
-                  "measured %8.3f ms per pass\n",
-                  mib(p.stats.budget_bytes), static_cast<long long>(p.stats.tier),
-                  p.strategy.c_str(), static_cast<long long>(p.stats.passes),
-                  p.stats.predicted_ms_per_pass, p.stats.measured_ms_per_pass);
+                  "plan:        budget %9.1f MiB context %6lld tier %4lld %-9s %5lld passes, "
+                  "predicted %8.3f ms, measured %8.3f ms per pass\n",
+                  mib(p.stats.budget_bytes), static_cast<long long>(p.stats.context),
+                  static_cast<long long>(p.stats.tier), p.strategy.c_str(),
+                  static_cast<long long>(p.stats.passes), p.stats.predicted_ms_per_pass,
+                  p.stats.measured_ms_per_pass);
     err << line;
   }
 }
@@ -107,12 +115,17 @@ void write_json_report(std::ostream& out, const RunResult& r) {
   j.key("bytes_streamed").value(r.stats.bytes_streamed);
   j.key("bytes_crossed").value(r.stats.bytes_crossed);
   j.key("budget_switches").value(r.stats.budget_switches);
+  j.key("plan_switches").value(r.stats.plan_switches);
+  j.key("bytes_switched").value(r.stats.bytes_switched);
+  j.key("switch_ms").value(r.stats.switch_ms);
+  j.key("switch_predicted_ms").value(r.stats.switch_predicted_ms);
   j.key("passes").value(r.stats.passes);
   j.key("plans").begin_array();
   for (const PlanLine& p : r.plans) {
     j.begin_object();
     j.key("budget_bytes").value(p.stats.budget_bytes);
     j.key("tier").value(p.stats.tier);
+    j.key("context").value(p.stats.context);
     j.key("strategy").value(p.strategy);
     j.key("passes").value(p.stats.passes);
     j.key("tokens").value(p.stats.tokens);

@@ -55,22 +55,55 @@ std::string placement_letters(const SchedulePlan& plan) {
   return out;
 }
 
-void print_summary(const Schedule& schedule, std::ostream& out) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-11s %5s  %-9s %5s %5s %5s %12s %11s %11s\n", "budget", "tier",
-                "strategy", "res", "str", "cpu", "ms/pass", "tokens/s", "VRAM");
-  out << line;
-  for (size_t b = 0; b < schedule.budgets().size(); ++b)
+std::vector<std::string> resident_set_names(const Schedule& schedule, size_t budget) {
+  std::vector<std::vector<sfb::Placement>> seen;
+  std::vector<std::string> out;
+  for (size_t c = 0; c < schedule.contexts().size(); ++c)
     for (size_t t = 0; t < schedule.tiers().size(); ++t) {
-      const SchedulePlan& p = schedule.plan({b, t});
-      std::snprintf(line, sizeof line, "%-11s %5lld  %-9s %5d %5d %5d %12.3f %11.1f %11s\n",
-                    t == 0 ? format_bytes(p.budget_bytes).c_str() : "",
-                    static_cast<long long>(p.tier), p.strategy.c_str(),
-                    count(p, sfb::Placement::GpuResident), count(p, sfb::Placement::GpuStreamed),
-                    count(p, sfb::Placement::Cpu), p.predicted_ms_per_pass,
-                    p.predicted_tokens_per_s, format_bytes(p.arena_bytes).c_str());
-      out << line;
+      const SchedulePlan& p = schedule.plan({budget, t, c});
+      // A set is which sub-layers stay resident, in this context range (its KV size).
+      std::vector<sfb::Placement> key;
+      for (auto q : p.placements)
+        key.push_back(q == sfb::Placement::GpuResident ? q : sfb::Placement::Cpu);
+      key.push_back(static_cast<sfb::Placement>(c)); // ranges never share a set's KV caches
+      size_t i = 0;
+      while (i < seen.size() && seen[i] != key)
+        ++i;
+      if (i == seen.size())
+        seen.push_back(key);
+      out.push_back(i < 26 ? std::string(1, static_cast<char>('A' + i)) : std::to_string(i));
     }
+  return out;
+}
+
+void print_summary(const Schedule& schedule, std::ostream& out) {
+  char line[320];
+  std::snprintf(line, sizeof line, "%-11s %7s %5s  %-9s %5s %5s %5s %12s %11s %11s %4s %22s\n",
+                "budget", "context", "tier", "strategy", "res", "str", "cpu", "ms/pass", "tokens/s",
+                "VRAM", "set", "switch from decode");
+  out << line;
+  const size_t n_tiers = schedule.tiers().size();
+  for (size_t b = 0; b < schedule.budgets().size(); ++b) {
+    const std::vector<std::string> sets = resident_set_names(schedule, b);
+    for (size_t c = 0; c < schedule.contexts().size(); ++c)
+      for (size_t t = 0; t < n_tiers; ++t) {
+        const SchedulePlan& p = schedule.plan({b, t, c});
+        // What moving from this range's decode plan (the first tier) here copies.
+        std::string switch_in = "-";
+        if (const ScheduleSwitch* sw = schedule.find_switch(b, {b, 0, c}, {b, t, c}))
+          switch_in = format_bytes(sw->upload_bytes) + printf_string(" %.1f ms", sw->predicted_ms);
+        std::snprintf(line, sizeof line,
+                      "%-11s %7s %5lld  %-9s %5d %5d %5d %12.3f %11.1f %11s %4s %22s\n",
+                      c == 0 && t == 0 ? format_bytes(p.budget_bytes).c_str() : "",
+                      t == 0 ? std::to_string(p.context).c_str() : "",
+                      static_cast<long long>(p.tier), p.strategy.c_str(),
+                      count(p, sfb::Placement::GpuResident), count(p, sfb::Placement::GpuStreamed),
+                      count(p, sfb::Placement::Cpu), p.predicted_ms_per_pass,
+                      p.predicted_tokens_per_s, format_bytes(p.arena_bytes).c_str(),
+                      sets[c * n_tiers + t].c_str(), switch_in.c_str());
+        out << line;
+      }
+  }
 }
 
 void print_schedule_tables(const Schedule& schedule, std::ostream& out) {
@@ -95,10 +128,20 @@ void print_schedule_tables(const Schedule& schedule, std::ostream& out) {
         << (m->gpu() && m->gpu()->size() ? str(m->gpu()) : "no GPU") << ", VRAM "
         << format_bytes(m->vram_bytes()) << "; profile " << fp << "\n";
   }
-  if (const auto* o = s.options())
-    out << "options   context " << o->n_ctx() << ", " << o->threads() << " threads, strategy "
-        << str(o->strategy()) << ", minimum budget " << format_bytes(o->minimum_budget_bytes())
-        << ", pshard " << str(o->pshard_version()) << "\n";
+  if (const auto* o = s.options()) {
+    out << "options   context " << o->n_ctx() << " (ranges";
+    for (int64_t c : schedule.contexts())
+      out << " " << c;
+    out << "), " << o->threads() << " threads, strategy " << str(o->strategy())
+        << ", minimum budget " << format_bytes(o->minimum_budget_bytes()) << ", pshard "
+        << str(o->pshard_version()) << "\n";
+    if (o->workload_prompt_tokens() > 0) {
+      const ScheduleLink& l = schedule.link();
+      out << "          workload " << o->workload_prompt_tokens() << ":"
+          << o->workload_generated_tokens() << ", switches priced at "
+          << printf_string("%.2f ms", l.h2d_ms(1ull << 30)) << " per GiB to the GPU\n";
+    }
+  }
   out << "\nsub-layers (" << s.sublayers()->size() << "):\n";
   for (size_t i = 0; i < s.sublayers()->size(); ++i) {
     const auto* sub = s.sublayers()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -113,13 +156,37 @@ void print_schedule_tables(const Schedule& schedule, std::ostream& out) {
   print_summary(schedule, out);
   out << "\nplacements (R resident, S streamed, C cpu; sub-layer order as above):\n";
   for (size_t b = 0; b < schedule.budgets().size(); ++b)
-    for (size_t t = 0; t < schedule.tiers().size(); ++t) {
-      const SchedulePlan& p = schedule.plan({b, t});
-      out << "  " << format_bytes(p.budget_bytes) << " tier " << p.tier << ": "
-          << placement_letters(p) << "  slots " << p.stream_slot_count << " × "
-          << format_bytes(p.stream_slot_bytes) << ", prefetch " << p.prefetch_depth << ", "
-          << p.vram_layout.size() << " buffers\n";
+    for (size_t c = 0; c < schedule.contexts().size(); ++c)
+      for (size_t t = 0; t < schedule.tiers().size(); ++t) {
+        const SchedulePlan& p = schedule.plan({b, t, c});
+        out << "  " << format_bytes(p.budget_bytes) << " context " << p.context << " tier "
+            << p.tier << ": " << placement_letters(p) << "  slots " << p.stream_slot_count
+            << " × " << format_bytes(p.stream_slot_bytes) << ", prefetch " << p.prefetch_depth
+            << ", " << p.vram_layout.size() << " buffers\n";
+      }
+  out << "\nswitches (weights up; KV per cached position up / down; predicted at the "
+         "workload's positions):\n";
+  size_t listed = 0;
+  for (size_t b = 0; b < schedule.budgets().size(); ++b)
+    for (const ScheduleSwitch& sw : schedule.switches(b)) {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "  %-11s context %lld tier %lld -> context %lld tier %lld: %s up, KV %llu / "
+                    "%llu B per position, %.3f ms at %lld positions\n",
+                    format_bytes(schedule.budgets()[b]).c_str(),
+                    static_cast<long long>(schedule.contexts()[sw.from_context]),
+                    static_cast<long long>(schedule.tiers()[sw.from_tier]),
+                    static_cast<long long>(schedule.contexts()[sw.to_context]),
+                    static_cast<long long>(schedule.tiers()[sw.to_tier]),
+                    format_bytes(sw.upload_bytes).c_str(),
+                    static_cast<unsigned long long>(sw.kv_upload_bytes_per_position),
+                    static_cast<unsigned long long>(sw.kv_download_bytes_per_position),
+                    sw.predicted_ms, static_cast<long long>(sw.priced_positions));
+      out << line;
+      ++listed;
     }
+  if (listed == 0)
+    out << "  none: every tier of a budget keeps the same resident set\n";
 }
 
 } // namespace pshard

@@ -10,6 +10,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace pshard {
 
@@ -17,7 +18,11 @@ std::string format_bytes(uint64_t bytes); // "1.50 GiB", "512 MiB", "300 KiB", "
 // One letter per sub-layer: R resident, S streamed, C cpu ("CRCRS…").
 std::string placement_letters(const SchedulePlan& plan);
 
-// budget × tier: strategy, resident/streamed/CPU counts, ms per pass, tokens/s, VRAM.
+// The letter (A, B, …) of each plan's resident set within budget `budget`, in
+// (context, tier) order: plans with one letter hold the same sub-layers resident.
+std::vector<std::string> resident_set_names(const Schedule& schedule, size_t budget);
+// budget × context × tier: strategy, resident/streamed/CPU counts, ms per pass, tokens/s,
+// VRAM, the resident set's letter and what switching to it from the decode plan copies.
 void print_summary(const Schedule& schedule, std::ostream& out);
 // Everything pshard-inspect shows: model, machine, options, sub-layers, summary, and each
 // plan's placements, streaming and layout totals.
@@ -32,12 +37,15 @@ struct DiffResult {
   int regressions = 0;        // plans predicted slower than old × (1 + tolerance)
   int improvements = 0;
   int placement_changes = 0;  // plans whose placements differ
+  int switch_changes = 0;     // budgets whose recorded switches differ
   bool failed(bool strict) const {
-    return incompatible || regressions > 0 || (strict && placement_changes > 0);
+    return incompatible || regressions > 0 ||
+           (strict && (placement_changes > 0 || switch_changes > 0));
   }
 };
 
-// Pairs plans by (budget, tier) and prints, per pair, placement changes and time deltas.
+// Pairs plans by (budget, context, tier) and prints, per pair, placement changes and time
+// deltas, and per budget any change in the switches' bytes.
 DiffResult diff_schedules(const Schedule& old_schedule, const Schedule& new_schedule,
                           const DiffOptions& options, std::ostream& out);
 

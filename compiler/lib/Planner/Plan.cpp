@@ -1,6 +1,10 @@
 // Names of the planner's enums, as artifacts store them and users type them.
 #include "pshard/Planner/Plan.h"
 
+#include <algorithm>
+#include <optional>
+#include <tuple>
+
 namespace pshard::planner {
 
 const char* placement_name(Placement p) {
@@ -43,6 +47,45 @@ Result<Strategy> parse_strategy(const std::string& name) {
       return s;
   return invalid_argument("unknown strategy '" + name +
                           "': use auto, gpu-only, static, dynamic or layers");
+}
+
+namespace {
+
+// A token count: digits with an optional K (×1024) suffix.
+std::optional<int64_t> parse_count(const std::string& text) {
+  if (text.empty())
+    return std::nullopt;
+  int64_t scale = 1;
+  std::string digits = text;
+  if (digits.back() == 'K' || digits.back() == 'k') {
+    scale = 1024;
+    digits.pop_back();
+  }
+  if (digits.empty() || digits.size() > 12 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(digits) * scale;
+}
+
+} // namespace
+
+Result<Workload> parse_workload(const std::string& text) {
+  const size_t colon = text.find(':');
+  const std::optional<int64_t> prompt =
+      colon == std::string::npos ? std::nullopt : parse_count(text.substr(0, colon));
+  const std::optional<int64_t> generated =
+      colon == std::string::npos ? std::nullopt : parse_count(text.substr(colon + 1));
+  if (!prompt || !generated || *prompt < 1)
+    return invalid_argument("cannot read the workload '" + text +
+                            "': give PROMPT:GENERATED token counts, a prompt of at least one "
+                            "token, e.g. 1024:256");
+  return Workload{*prompt, *generated};
+}
+
+void sort_trades(std::vector<Trade>* trades) {
+  std::stable_sort(trades->begin(), trades->end(), [](const Trade& a, const Trade& b) {
+    return std::tie(a.budget_bytes, a.context, a.tier) < std::tie(b.budget_bytes, b.context, b.tier);
+  });
 }
 
 int Plan::count(Placement p) const {

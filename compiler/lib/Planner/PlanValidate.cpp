@@ -3,7 +3,6 @@
 #include "pshard/Planner/Plan.h"
 
 #include <algorithm>
-#include <tuple>
 
 namespace pshard::planner {
 namespace {
@@ -78,29 +77,41 @@ Status validate_plan(const ModelGraph& graph, const CompileOptions& options, con
 }
 
 Status validate_grid(const ModelGraph& graph, const PlanGrid& grid) {
-  if (grid.plans.size() != grid.budgets.size())
+  if (grid.plans.size() != grid.budgets.size() || grid.switches.size() != grid.budgets.size())
     return internal_error("the grid has rows for " + std::to_string(grid.plans.size()) + " of " +
                           std::to_string(grid.budgets.size()) + " budgets");
+  if (grid.contexts.empty() || grid.contexts.back() != grid.options.n_ctx)
+    return internal_error("the grid's context ranges do not end at the context planned for");
+  auto check_rows = [&](const std::vector<std::vector<Plan>>& rows, uint64_t budget) -> Status {
+    if (rows.size() != grid.contexts.size())
+      return internal_error("budget " + std::to_string(budget) + " lacks plans for some contexts");
+    for (size_t c = 0; c < rows.size(); ++c) {
+      if (rows[c].size() != grid.tiers.size())
+        return internal_error("budget " + std::to_string(budget) + " lacks plans for some tiers");
+      for (size_t t = 0; t < rows[c].size(); ++t) {
+        const Plan& p = rows[c][t];
+        if (p.budget_bytes != budget || p.tier != grid.tiers[t] || p.context != grid.contexts[c])
+          return internal_error("the plan at budget " + std::to_string(budget) + ", context " +
+                                std::to_string(grid.contexts[c]) + ", tier " +
+                                std::to_string(grid.tiers[t]) + " is filed under another cell");
+        PSHARD_RETURN_IF_ERROR(validate_plan(graph, grid.options, p));
+      }
+    }
+    return Status::ok_status();
+  };
   for (size_t b = 0; b < grid.plans.size(); ++b) {
-    const auto& row = grid.plans[b];
-    if (row.size() != grid.tiers.size())
-      return internal_error("budget " + std::to_string(grid.budgets[b]) + " lacks plans for some tiers");
-    for (const Plan& p : row)
-      PSHARD_RETURN_IF_ERROR(validate_plan(graph, grid.options, p));
-    // A tier switch must never reload: identical resident buffers at identical offsets.
-    auto resident_buffers = [](const Plan& p) {
-      std::vector<std::tuple<int, int32_t, int32_t, uint64_t, uint64_t>> out;
-      for (const auto& buf : p.vram_layout)
-        if (buf.kind == BufferKind::kWeights || buf.kind == BufferKind::kKvCache)
-          out.emplace_back(static_cast<int>(buf.kind), buf.sublayer, buf.tensor, buf.offset, buf.size);
-      return out;
+    PSHARD_RETURN_IF_ERROR(check_rows(grid.plans[b], grid.budgets[b]));
+    auto known = [&](int64_t context, int64_t tier) {
+      return std::find(grid.contexts.begin(), grid.contexts.end(), context) != grid.contexts.end() &&
+             std::find(grid.tiers.begin(), grid.tiers.end(), tier) != grid.tiers.end();
     };
-    for (size_t t = 1; t < row.size(); ++t)
-      if (resident_buffers(row[t]) != resident_buffers(row[0]))
-        return internal_error("budget " + std::to_string(grid.budgets[b]) + ": tier " +
-                              std::to_string(row[t].tier) + " has another resident set than tier " +
-                              std::to_string(row[0].tier));
+    for (const PlanSwitch& s : grid.switches[b])
+      if (!known(s.from_context, s.from_tier) || !known(s.to_context, s.to_tier))
+        return internal_error("budget " + std::to_string(grid.budgets[b]) +
+                              " records a switch between plans it does not have");
   }
+  if (!grid.cpu_only.empty())
+    PSHARD_RETURN_IF_ERROR(check_rows(grid.cpu_only, 0));
   return Status::ok_status();
 }
 

@@ -1,5 +1,6 @@
-// plan_grid: budgets × tiers of plans. See Planner.h for the steps; this file strings
-// them together and owns the budget ladder and the minimum-budget check.
+// plan_grid: budgets × context ranges × tiers of plans. See Planner.h for the steps and
+// PlannerInternal.h for the function behind each; this file strings them together and
+// owns the budget ladder and the minimum-budget check.
 #include "PlannerInternal.h"
 
 #include <algorithm>
@@ -7,8 +8,11 @@
 
 namespace pshard::planner {
 
+using detail::BudgetChoice;
 using detail::Candidate;
+using detail::ContextCosts;
 using detail::ResidentSet;
+using detail::SetOptions;
 using detail::TierCosts;
 
 namespace {
@@ -28,136 +32,32 @@ std::string kernel_note(uint64_t kernel_workspace) {
                                      " is the GPU backend's kernel scratch";
 }
 
-// The kernel scratch to reserve: the option when set, else the machine's figure.
-uint64_t kernel_workspace_of(const MachineModel& machine, const CompileOptions& o) {
-  return o.kernel_workspace_bytes.value_or(machine.has_gpu() ? machine.kernel_workspace_bytes()
-                                                             : 0);
-}
-
-TierCosts costs_of_tier(const ModelGraph& graph, const MachineModel& machine,
-                        const CompileOptions& o, int64_t tier) {
-  const uint64_t kernel = kernel_workspace_of(machine, o);
-  return {tier, estimate_costs(graph, machine, tier, o.n_ctx, o.kv_type, o.threads),
-          detail::gpu_fixed_bytes_of(graph, tier, kernel),
-          detail::workspace_bytes_of(graph, tier, kernel)};
-}
-
-Status normalize(const ModelGraph& graph, CompileOptions* o) {
-  if (graph.sublayers.empty())
-    return invalid_argument("the model graph has no sub-layers");
-  if (o->n_ctx < 1)
-    return invalid_argument("the context length must be at least 1 (got " + std::to_string(o->n_ctx) + ")");
-  if (o->tiers.empty())
-    return invalid_argument("no tiers given: pass at least one, e.g. --tiers 1,4,16,64,256");
-  std::sort(o->tiers.begin(), o->tiers.end());
-  o->tiers.erase(std::unique(o->tiers.begin(), o->tiers.end()), o->tiers.end());
-  if (o->tiers.front() < 1)
-    return invalid_argument("tiers are token counts and must be ≥ 1");
-  std::sort(o->budgets.begin(), o->budgets.end());
-  o->budgets.erase(std::unique(o->budgets.begin(), o->budgets.end()), o->budgets.end());
-  return Status::ok_status();
-}
-
-std::vector<TierCosts> tier_costs(const ModelGraph& graph, const MachineModel& machine,
-                                  const CompileOptions& o) {
-  std::vector<TierCosts> out;
-  for (int64_t tier : o.tiers)
-    out.push_back(costs_of_tier(graph, machine, o, tier));
-  return out;
-}
-
-Candidate candidate_for(const CompileOptions& o, const TierCosts& tc, uint64_t budget,
-                        const ResidentSet& rs) {
-  switch (o.strategy) {
-  case Strategy::kGpuOnly:
-  case Strategy::kStatic:
-  case Strategy::kDynamic:
-    return detail::build_strategy(o.strategy, tc, budget, rs);
-  case Strategy::kLayers: {
-    Candidate c = detail::build_strategy(Strategy::kStatic, tc, budget, rs);
-    c.strategy = Strategy::kLayers;
-    return c;
-  }
-  default:
-    return detail::best_fixed(tc, budget, rs);
-  }
-}
-
-// Time per token summed over tiers: decode (tier 1) weighs most, as it does for users.
-double objective(const CompileOptions& o, const std::vector<TierCosts>& tiers, uint64_t budget,
-                 const ResidentSet& rs) {
-  double total = 0;
-  for (const auto& tc : tiers)
-    total += candidate_for(o, tc, budget, rs).seconds / static_cast<double>(tc.tier);
-  return total;
-}
-
-ResidentSet choose_resident_set(const ModelGraph& graph, const CompileOptions& o,
-                                const std::vector<TierCosts>& tiers, uint64_t budget) {
-  if (o.strategy == Strategy::kLayers)
-    return detail::layers_resident_set(graph, o, tiers, budget);
-  std::vector<ResidentSet> options = detail::resident_candidates(graph, o, tiers, budget);
-  if (o.strategy == Strategy::kAuto)
-    options.push_back(detail::layers_resident_set(graph, o, tiers, budget));
-  size_t best = 0;
-  double best_objective = std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < options.size(); ++i) {
-    const double v = objective(o, tiers, budget, options[i]);
-    if (v < best_objective) {
-      best_objective = v;
-      best = i;
+// Steps 2 to 5 for one (budget, context): the candidates of every resident set and tier,
+// the search over the shortlisted ones, and the selection.
+BudgetChoice plan_budget(const ModelGraph& graph, const ContextCosts& cc, uint64_t budget,
+                         const BudgetChoice& smaller, const LinkPricing& link,
+                         std::vector<Trade>* trades) {
+  std::vector<SetOptions> options;
+  std::vector<std::vector<std::vector<Candidate>>> fixed; // [set][tier]
+  std::vector<std::vector<double>> best_fixed;
+  for (ResidentSet& rs : detail::candidate_sets(graph, cc, budget)) {
+    SetOptions o{std::move(rs), std::vector<Candidate>(cc.tiers.size())};
+    fixed.emplace_back();
+    best_fixed.emplace_back();
+    for (size_t t = 0; t < cc.tiers.size(); ++t) {
+      fixed.back().push_back(detail::fixed_candidates(cc.options, cc.tiers[t], budget, o.set));
+      for (const Candidate& c : fixed.back().back())
+        if (c.seconds < o.best[t].seconds)
+          o.best[t] = c;
+      best_fixed.back().push_back(o.best[t].seconds);
     }
+    options.push_back(std::move(o));
   }
-  return std::move(options[best]);
-}
-
-// The resident set of every budget (none for budget 0), with their layout ranks.
-std::vector<ResidentSet> resident_sets(const ModelGraph& graph, const CompileOptions& o,
-                                       const std::vector<TierCosts>& tiers) {
-  std::vector<ResidentSet> sets;
-  for (uint64_t budget : o.budgets)
-    sets.push_back(budget == 0 ? detail::make_resident_set(
-                                     graph, o, std::vector<bool>(graph.sublayers.size(), false))
-                               : choose_resident_set(graph, o, tiers, budget));
-  detail::assign_layout_ranks(sets);
-  return sets;
-}
-
-Result<std::vector<Plan>> plan_budget(const ModelGraph& graph, const CompileOptions& o,
-                                      const std::vector<TierCosts>& tiers, uint64_t budget,
-                                      const ResidentSet& rs) {
-  std::vector<Plan> plans;
-  const size_t n = graph.sublayers.size();
-  if (budget == 0) { // the CPU-only fallback
-    for (const auto& tc : tiers) {
-      Candidate c;
-      c.strategy = Strategy::kCpuOnly;
-      c.placements.assign(n, Placement::kCpu);
-      PSHARD_ASSIGN_OR_RETURN(Plan p, detail::finalize_plan(graph, o, o.threads, tc, 0, rs, c));
-      plans.push_back(std::move(p));
-    }
-    return plans;
-  }
-  std::vector<SubLayerKind> kinds;
-  for (const auto& s : graph.sublayers)
-    kinds.push_back(s.kind);
-  for (const auto& tc : tiers) {
-    Candidate c = candidate_for(o, tc, budget, rs);
-    if (o.strategy == Strategy::kAuto) {
-      // c is the best of these three, so it is among the starts.
-      std::vector<Candidate> starts;
-      for (Strategy s : {Strategy::kStatic, Strategy::kDynamic, Strategy::kGpuOnly})
-        starts.push_back(detail::build_strategy(s, tc, budget, rs));
-      c = detail::search_from_starts(tc, budget, rs, kinds, starts);
-      c.strategy = detail::describe(c);
-    }
-    if (!c.feasible())
-      return internal_error("no feasible plan for budget " + mib(budget) + ", tier " +
-                            std::to_string(tc.tier) + " although it is above the minimum");
-    PSHARD_ASSIGN_OR_RETURN(Plan p, detail::finalize_plan(graph, o, o.threads, tc, budget, rs, c));
-    plans.push_back(std::move(p));
-  }
-  return plans;
+  for (const detail::SetTier& p : detail::search_shortlist(cc.options, budget, best_fixed))
+    if (auto found = detail::search_pair(graph, cc.tiers[p.tier], budget, options[p.set].set,
+                                         fixed[p.set][p.tier]))
+      options[p.set].best[p.tier] = std::move(*found);
+  return detail::select_plans(graph, cc, budget, std::move(options), smaller, link, trades);
 }
 
 } // namespace
@@ -168,7 +68,7 @@ uint64_t minimum_budget(const ModelGraph& graph, const CompileOptions& options) 
 
 uint64_t minimum_budget(const ModelGraph& graph, const MachineModel& machine,
                         const CompileOptions& options) {
-  return detail::minimum_budget_with(graph, options, kernel_workspace_of(machine, options));
+  return detail::minimum_budget_with(graph, options, detail::kernel_workspace_of(machine, options));
 }
 
 namespace detail {
@@ -212,7 +112,7 @@ std::vector<uint64_t> auto_budgets(const ModelGraph& graph, const MachineModel& 
     return {};
   // Past full residency a larger budget buys nothing: the ladder ends at the rung that
   // holds every sub-layer with its KV cache and the largest tier's scratch.
-  const uint64_t kernel = kernel_workspace_of(machine, options);
+  const uint64_t kernel = detail::kernel_workspace_of(machine, options);
   uint64_t full = 0, fixed = 0;
   for (size_t i = 0; i < graph.sublayers.size(); ++i)
     full += detail::align_up(detail::resident_bytes_of(graph, options, i));
@@ -233,11 +133,7 @@ std::vector<uint64_t> auto_budgets(const ModelGraph& graph, const MachineModel& 
 
 Result<PlanGrid> plan_grid(const ModelGraph& graph, const MachineModel& machine,
                            const CompileOptions& options_in) {
-  CompileOptions o = options_in;
-  PSHARD_RETURN_IF_ERROR(normalize(graph, &o));
-  if (o.threads <= 0)
-    o.threads = machine.default_threads();
-  o.kernel_workspace_bytes = kernel_workspace_of(machine, o);
+  PSHARD_ASSIGN_OR_RETURN(CompileOptions o, detail::resolved_options(graph, machine, options_in));
   const uint64_t minimum = minimum_budget(graph, o);
   const std::string context = " for this model (" + graph.name + ") at context " +
                               std::to_string(o.n_ctx) + " and tiers up to " +
@@ -266,17 +162,33 @@ Result<PlanGrid> plan_grid(const ModelGraph& graph, const MachineModel& machine,
   PlanGrid grid;
   grid.budgets = o.budgets;
   grid.tiers = o.tiers;
+  grid.contexts = o.contexts;
   grid.options = o;
   grid.model_fingerprint = graph.fingerprint;
   grid.machine = machine.summary();
   grid.minimum_budget_bytes = minimum;
-  const std::vector<TierCosts> tiers = tier_costs(graph, machine, o);
-  const std::vector<ResidentSet> sets = resident_sets(graph, o, tiers);
-  for (size_t b = 0; b < o.budgets.size(); ++b) {
-    PSHARD_ASSIGN_OR_RETURN(std::vector<Plan> row,
-                            plan_budget(graph, o, tiers, o.budgets[b], sets[b]));
-    grid.plans.push_back(std::move(row));
+  grid.link = link_pricing(machine);
+  const std::vector<ContextCosts> ccs = detail::costs_per_context(graph, machine, o);
+  PSHARD_ASSIGN_OR_RETURN(grid.cpu_only, detail::cpu_only_plans(graph, ccs, o.threads));
+
+  // Budgets ascending per context range: each budget's choice bounds the next one's.
+  std::vector<std::vector<BudgetChoice>> choices(o.budgets.size());
+  for (const ContextCosts& cc : ccs) {
+    BudgetChoice smaller = detail::cpu_only_choice(graph, cc);
+    for (size_t b = 0; b < o.budgets.size(); ++b) {
+      choices[b].push_back(plan_budget(graph, cc, o.budgets[b], smaller, grid.link, &grid.trades));
+      smaller = choices[b].back();
+    }
   }
+  const std::vector<std::vector<int>> ranks = detail::layout_ranks(choices);
+  for (size_t b = 0; b < o.budgets.size(); ++b) {
+    PSHARD_ASSIGN_OR_RETURN(detail::LaidOutBudget laid,
+                            detail::lay_out_budget(graph, ccs, o.threads, o.budgets[b], choices[b],
+                                                   ranks[b], grid.link));
+    grid.plans.push_back(std::move(laid.plans));
+    grid.switches.push_back(std::move(laid.switches));
+  }
+  sort_trades(&grid.trades);
   return grid;
 }
 
@@ -287,38 +199,62 @@ Result<Plan> plan_fixed_strategy(const ModelGraph& graph, const MachineModel& ma
     return invalid_argument("the resident set has " + std::to_string(resident.size()) +
                             " entries for " + std::to_string(graph.sublayers.size()) + " sub-layers");
   CompileOptions o = options;
-  if (o.threads <= 0)
-    o.threads = machine.default_threads();
-  const TierCosts tc = costs_of_tier(graph, machine, o, tier);
-  const ResidentSet rs = detail::make_resident_set(graph, o, resident);
+  o.tiers = {tier};
+  o.contexts.clear();
+  PSHARD_ASSIGN_OR_RETURN(o, detail::resolved_options(graph, machine, o));
+  const ContextCosts cc = detail::costs_per_context(graph, machine, o).back();
+  const ResidentSet rs = detail::make_resident_set(graph, cc.options, resident);
   Candidate c = detail::build_strategy(strategy == Strategy::kLayers ? Strategy::kStatic : strategy,
-                                       tc, budget, rs);
+                                       cc.tiers[0], budget, rs);
   c.strategy = strategy;
   if (!c.feasible())
     return Status(StatusCode::kOutOfMemory, std::string("strategy ") + strategy_name(strategy) +
                                                 " does not fit budget " + mib(budget) +
                                                 " with this resident set");
-  return detail::finalize_plan(graph, o, o.threads, tc, budget, rs, c);
+  return detail::finalize_plan(graph, cc, 0, o.threads, budget, rs,
+                               detail::compact_offsets(graph, cc.options, rs, {}), c);
+}
+
+Result<Plan> plan_at_context(const ModelGraph& graph, const MachineModel& machine,
+                             const CompileOptions& options, const Plan& plan, int64_t n_ctx) {
+  CompileOptions o = options;
+  o.tiers = {plan.tier};
+  o.contexts.clear();
+  o.n_ctx = n_ctx;
+  PSHARD_ASSIGN_OR_RETURN(o, detail::resolved_options(graph, machine, o));
+  const ContextCosts cc = detail::costs_per_context(graph, machine, o).back();
+  const TierCosts& tc = cc.tiers[0];
+  const size_t n = graph.sublayers.size();
+  // Resident while the set and one slot for the largest streamed need fit the budget.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < n; ++i)
+    if (plan.placements[i] == Placement::kGpuResident && graph.sublayers[i].kind == SubLayerKind::kAttention)
+      order.push_back(i);
+  for (size_t i = 0; i < n; ++i)
+    if (plan.placements[i] == Placement::kGpuResident && graph.sublayers[i].kind != SubLayerKind::kAttention)
+      order.push_back(i);
+  for (size_t keep = order.size() + 1; keep-- > 0;) {
+    std::vector<bool> resident(n, false);
+    for (size_t k = 0; k < keep; ++k)
+      resident[order[k]] = true;
+    const ResidentSet rs = detail::make_resident_set(graph, cc.options, resident);
+    Candidate c;
+    c.strategy = Strategy::kSearch;
+    c.placements = plan.placements;
+    for (size_t i = 0; i < n; ++i)
+      if (plan.placements[i] == Placement::kGpuResident && !resident[i])
+        c.placements[i] = Placement::kGpuStreamed;
+    detail::finish_candidate(tc, plan.budget_bytes, rs, &c);
+    if (!c.feasible())
+      continue;
+    c.strategy = detail::describe(c);
+    return detail::finalize_plan(graph, cc, 0, o.threads, plan.budget_bytes, rs,
+                                 detail::compact_offsets(graph, cc.options, rs, {}), c);
+  }
+  return Status(StatusCode::kOutOfMemory,
+                "the plan for budget " + mib(plan.budget_bytes) + ", tier " +
+                    std::to_string(plan.tier) + " cannot run at context " + std::to_string(n_ctx) +
+                    ": not even one streaming slot fits beside its scratch");
 }
 
 } // namespace pshard::planner
-
-// plan_grid's steps exposed one by one for the MLIR passes (see PlannerInternal.h).
-namespace pshard::planner::detail {
-
-std::vector<TierCosts> costs_per_tier(const ModelGraph& graph, const MachineModel& machine,
-                                      const CompileOptions& options) {
-  return tier_costs(graph, machine, options);
-}
-
-ResidentSet pick_resident_set(const ModelGraph& graph, const CompileOptions& options,
-                              const std::vector<TierCosts>& tiers, uint64_t budget) {
-  return choose_resident_set(graph, options, tiers, budget);
-}
-
-Candidate strategy_candidate(const CompileOptions& options, const TierCosts& tc, uint64_t budget,
-                             const ResidentSet& rs) {
-  return candidate_for(options, tc, budget, rs);
-}
-
-} // namespace pshard::planner::detail

@@ -1,13 +1,14 @@
-// Which sub-layers stay in VRAM for a budget — the same for every tier of that budget,
-// so that a tier switch never reloads weights.
+// Which sub-layers stay in VRAM: the candidate resident sets of a budget (step 2).
 //
 // Priority: attention blocks with their KV cache first (small, touched every pass, and
 // the KV cache would otherwise cross PCIe), then the rest by predicted benefit per byte
-// at tier 1 (decode dominates time per token). The set is filled greedily in that order
-// up to the budget minus a reserve, for several reserves — none, and room for one or two
-// streaming slots at each tier — since the planner cannot know in advance whether a
-// byte is worth more as resident weights or as streaming room; plan_grid plans every
-// candidate and keeps the best.
+// at one tier. A set is filled greedily in that order up to the budget minus a reserve,
+// for several reserves — none, and room for one or two streaming slots at each tier —
+// since the planner cannot know in advance whether a byte is worth more as resident
+// weights or as streaming room. Forced strategies share one set over all tiers (chosen
+// by the time per token summed over tiers); auto plans every tier on every candidate and
+// lets select_plans assign sets to tiers, so each tier's priority order contributes its
+// own sets.
 #include "PlannerInternal.h"
 
 #include <algorithm>
@@ -35,29 +36,21 @@ ResidentSet make_resident_set(const ModelGraph& graph, const CompileOptions& opt
   return rs;
 }
 
-void assign_layout_ranks(std::vector<ResidentSet>& by_budget) {
-  // Set k ranks a sub-layer by where its run of consecutive budgets holding it, ending
-  // at k, began. A buffer both k and k+1 hold keeps its rank, and one new in k+1 ranks
-  // last: when set k nests in set k+1, set k+1's layout is set k's plus a tail.
-  std::vector<int> run_start;
-  for (size_t k = 0; k < by_budget.size(); ++k) {
-    ResidentSet& rs = by_budget[k];
-    run_start.resize(rs.resident.size(), -1);
-    for (size_t i = 0; i < rs.resident.size(); ++i)
-      run_start[i] = !rs.resident[i] ? -1 : run_start[i] >= 0 ? run_start[i] : static_cast<int>(k);
-    rs.layout_rank = run_start;
-  }
+ResidentSet empty_resident_set(const ModelGraph& graph) {
+  ResidentSet rs;
+  rs.resident.assign(graph.sublayers.size(), false);
+  return rs;
 }
 
 namespace {
 
 std::vector<size_t> priority_order(const ModelGraph& graph, const CompileOptions& options,
-                                   const TierCosts& tier1) {
+                                   const TierCosts& tier) {
   std::vector<size_t> attention, rest;
   for (size_t i = 0; i < graph.sublayers.size(); ++i)
     (graph.sublayers[i].kind == SubLayerKind::kAttention ? attention : rest).push_back(i);
   auto benefit_per_byte = [&](size_t i) {
-    const SubLayerCost& c = tier1.costs.sublayers[i];
+    const SubLayerCost& c = tier.costs.sublayers[i];
     const double elsewhere = std::min(c.cpu_s, c.gpu_s + c.copy_s);
     const double bytes = static_cast<double>(std::max<uint64_t>(resident_bytes_of(graph, options, i), 1));
     return std::max(0.0, elsewhere - c.gpu_s) / bytes;
@@ -76,12 +69,22 @@ uint64_t max_fixed(const std::vector<TierCosts>& tiers) {
   return m;
 }
 
+// Time per token summed over tiers: decode (tier 1) weighs most, as it does for users.
+double objective(const CompileOptions& o, const std::vector<TierCosts>& tiers, uint64_t budget,
+                 const ResidentSet& rs) {
+  double total = 0;
+  for (const auto& tc : tiers)
+    total += strategy_candidate(o, tc, budget, rs).seconds / static_cast<double>(tc.tier);
+  return total;
+}
+
 } // namespace
 
 std::vector<ResidentSet> resident_candidates(const ModelGraph& graph, const CompileOptions& options,
-                                             const std::vector<TierCosts>& tiers, uint64_t budget) {
+                                             const std::vector<TierCosts>& tiers, uint64_t budget,
+                                             size_t order_tier) {
   const size_t n = graph.sublayers.size();
-  const std::vector<size_t> order = priority_order(graph, options, tiers.front());
+  const std::vector<size_t> order = priority_order(graph, options, tiers[order_tier]);
   const uint64_t fixed = max_fixed(tiers);
 
   // Reserves: none, and one or two slots sized for the largest non-attention streamed
@@ -113,7 +116,7 @@ std::vector<ResidentSet> resident_candidates(const ModelGraph& graph, const Comp
       out.push_back(make_resident_set(graph, options, std::move(resident)));
   }
   if (out.empty()) // nothing fits beside the activations: plan with no resident weights
-    out.push_back(make_resident_set(graph, options, std::vector<bool>(n, false)));
+    out.push_back(empty_resident_set(graph));
   return out;
 }
 
@@ -132,6 +135,49 @@ ResidentSet layers_resident_set(const ModelGraph& graph, const CompileOptions& o
     used += b;
   }
   return make_resident_set(graph, options, std::move(resident));
+}
+
+ResidentSet shared_resident_set(const ModelGraph& graph, const CompileOptions& options,
+                                const std::vector<TierCosts>& tiers, uint64_t budget,
+                                Strategy strategy) {
+  CompileOptions o = options;
+  o.strategy = strategy;
+  if (strategy == Strategy::kLayers)
+    return layers_resident_set(graph, o, tiers, budget);
+  std::vector<ResidentSet> options_list = resident_candidates(graph, o, tiers, budget);
+  if (strategy == Strategy::kAuto)
+    options_list.push_back(layers_resident_set(graph, o, tiers, budget));
+  size_t best = 0;
+  double best_objective = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < options_list.size(); ++i) {
+    const double v = objective(o, tiers, budget, options_list[i]);
+    if (v < best_objective) {
+      best_objective = v;
+      best = i;
+    }
+  }
+  return std::move(options_list[best]);
+}
+
+std::vector<ResidentSet> candidate_sets(const ModelGraph& graph, const ContextCosts& cc,
+                                        uint64_t budget) {
+  const CompileOptions& o = cc.options;
+  if (budget == 0)
+    return {empty_resident_set(graph)};
+  if (o.strategy != Strategy::kAuto)
+    return {shared_resident_set(graph, o, cc.tiers, budget, o.strategy)};
+  std::vector<ResidentSet> out;
+  std::set<std::vector<bool>> seen;
+  auto add = [&](ResidentSet rs) {
+    if (seen.insert(rs.resident).second)
+      out.push_back(std::move(rs));
+  };
+  for (size_t t = 0; t < cc.tiers.size(); ++t)
+    for (ResidentSet& rs : resident_candidates(graph, o, cc.tiers, budget, t))
+      add(std::move(rs));
+  add(layers_resident_set(graph, o, cc.tiers, budget));
+  add(empty_resident_set(graph)); // CPU only, and streaming with no resident weights
+  return out;
 }
 
 } // namespace pshard::planner::detail

@@ -1,5 +1,5 @@
-// The reference system's fixed strategies on a given resident set, and the slot choice
-// that turns a placement into a feasible, estimated candidate.
+// The reference system's fixed strategies on a given resident set (step 3), and the slot
+// choice that turns a placement into a feasible, estimated candidate.
 #include "PlannerInternal.h"
 
 #include <algorithm>
@@ -104,11 +104,14 @@ Candidate build_strategy(Strategy strategy, const TierCosts& tc, uint64_t budget
 }
 
 Strategy describe(const Candidate& c) {
-  bool streams = false, cpu = false;
+  bool streams = false, cpu = false, gpu = false;
   for (Placement p : c.placements) {
     streams = streams || p == Placement::kGpuStreamed;
     cpu = cpu || p == Placement::kCpu;
+    gpu = gpu || on_gpu(p);
   }
+  if (!gpu)
+    return Strategy::kCpuOnly;
   if (!cpu)
     return Strategy::kGpuOnly;
   if (!streams)
@@ -124,6 +127,48 @@ Candidate best_fixed(const TierCosts& tc, uint64_t budget, const ResidentSet& rs
       best = std::move(c);
   }
   return best;
+}
+
+Candidate strategy_candidate(const CompileOptions& o, const TierCosts& tc, uint64_t budget,
+                             const ResidentSet& rs) {
+  switch (o.strategy) {
+  case Strategy::kGpuOnly:
+  case Strategy::kStatic:
+  case Strategy::kDynamic:
+    return build_strategy(o.strategy, tc, budget, rs);
+  case Strategy::kLayers: {
+    Candidate c = build_strategy(Strategy::kStatic, tc, budget, rs);
+    c.strategy = Strategy::kLayers;
+    return c;
+  }
+  default:
+    return best_fixed(tc, budget, rs);
+  }
+}
+
+std::vector<Candidate> fixed_candidates(const CompileOptions& options, const TierCosts& tc,
+                                        uint64_t budget, const ResidentSet& rs) {
+  std::vector<Candidate> out;
+  if (budget == 0) { // the CPU-only fallback: nothing on the device
+    Candidate c;
+    c.strategy = Strategy::kCpuOnly;
+    c.placements.assign(rs.resident.size(), Placement::kCpu);
+    finish_candidate(tc, 0, rs, &c);
+    out.push_back(std::move(c));
+    return out;
+  }
+  if (options.strategy != Strategy::kAuto) {
+    Candidate c = strategy_candidate(options, tc, budget, rs);
+    if (c.feasible())
+      out.push_back(std::move(c));
+    return out;
+  }
+  for (Strategy s : {Strategy::kStatic, Strategy::kDynamic, Strategy::kGpuOnly}) {
+    Candidate c = build_strategy(s, tc, budget, rs);
+    if (c.feasible())
+      out.push_back(std::move(c));
+  }
+  return out;
 }
 
 } // namespace pshard::planner::detail

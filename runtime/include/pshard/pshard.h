@@ -294,9 +294,12 @@ typedef struct pshard_stats {
   uint64_t peak_vram_bytes; /* the largest arena held at any moment */
   uint64_t bytes_streamed;  /* weights copied into streaming slots */
   uint64_t bytes_crossed;   /* activations and logits between host and device */
-  uint64_t bytes_switched;  /* moved by budget switches */
+  uint64_t bytes_switched;  /* moved by budget and plan switches */
   int64_t budget_switches;
   size_t n_plans; /* plans used: read them with pshard_context_get_plan_stats */
+  int64_t plan_switches;       /* residency moves on a tier or context-range change */
+  double switch_ms;            /* wall time of all switches */
+  double switch_predicted_ms;  /* their bytes at the schedule's PCIe pricing */
 } pshard_stats;
 
 typedef struct pshard_plan_stats {
@@ -306,9 +309,10 @@ typedef struct pshard_plan_stats {
   const char* strategy;  /* valid until the next call on the context */
   int64_t passes;
   int64_t tokens;
-  double predicted_ms_per_pass;
+  double predicted_ms_per_pass; /* the mean over its passes, each at the context it ran at */
   double measured_ms_per_pass;
   uint64_t bytes_streamed;
+  int64_t context; /* the plan's context range (its upper bound); 0: no schedule */
 } pshard_plan_stats;
 
 PSHARD_API pshard_stats pshard_stats_init(void);

@@ -125,8 +125,9 @@ TEST_F(Artifact, CorruptBytesNeverCrash) {
     for (int k = 0; k < 4; ++k)
       bad[12 + rng() % (bad.size() - 12)] ^= static_cast<uint8_t>(1 + rng() % 255);
     auto s = Schedule::load_bytes(bad); // may load (a flipped predicted time) but must not crash
-    if (!s.ok())
+    if (!s.ok()) {
       EXPECT_FALSE(s.status().message().empty());
+    }
   }
 }
 
@@ -167,6 +168,109 @@ TEST_F(Artifact, Schema10FilesStillLoad) {
   for (const auto* sub : *s->root().sublayers())
     for (const auto* t : *sub->tensors())
       EXPECT_EQ(t->shard(), 0u);
+}
+
+// 1.1 had one context range, one resident set per budget and no switches, CPU-only row
+// or workload: its artifacts read as one range at n_ctx with flat predictions.
+TEST_F(Artifact, Schema11FilesStillLoad) {
+  auto old = edited([](sfb::ScheduleT& s) {
+    s.schema_minor = 1;
+    s.options->contexts.clear();
+    s.options->workload_prompt_tokens = s.options->workload_generated_tokens = 0;
+    s.options->link_h2d_latency_ns = s.options->link_h2d_ns_per_mib = 0;
+    s.options->link_d2h_latency_ns = s.options->link_d2h_ns_per_mib = 0;
+    s.cpu_only.reset();
+    for (auto& row : s.grid) {
+      row->shorter_contexts.clear();
+      row->switches.clear();
+      for (auto& p : row->plans) {
+        p->context = p->context_start = 0;
+        p->predicted_ms_at_context_start = 0;
+      }
+    }
+  });
+  auto s = Schedule::load_bytes(old);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->contexts(), std::vector<int64_t>{1024});
+  for (size_t b = 0; b < s->budgets().size(); ++b) {
+    EXPECT_TRUE(s->switches(b).empty());
+    for (size_t t = 0; t < s->tiers().size(); ++t) {
+      const SchedulePlan& p = s->plan({b, t, 0});
+      EXPECT_EQ(p.context, 1024);
+      EXPECT_EQ(p.context_start, 1);
+      EXPECT_DOUBLE_EQ(p.predicted_ms_at(1), p.predicted_ms_per_pass);
+    }
+  }
+  ASSERT_NE(s->cpu_only_plan(0, 0), nullptr) << "the grid's budget 0 serves as CPU-only plans";
+  EXPECT_EQ(s->cpu_only_plan(0, 0)->budget_bytes, 0u);
+}
+
+// Context ranges and switches survive the trip through the artifact exactly.
+TEST_F(Artifact, ContextRangesAndSwitchesRoundTrip) {
+  planner::FixedMachineParams slow_link;
+  slow_link.cpu_flops = 20e9;
+  slow_link.cpu_bandwidth = 5e9;
+  slow_link.h2d_bandwidth = slow_link.d2h_bandwidth = 2e9;
+  const planner::FixedMachineModel machine(slow_link);
+  planner::CompileOptions o;
+  o.budgets = {2ull << 20, 3ull << 20, 8ull << 20};
+  o.tiers = {1, 16, 64};
+  o.n_ctx = 1024;
+  o.contexts = {128, 1024};
+  auto grid = planner::plan_grid(graph_, machine, o);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  auto bytes = planner::serialize_schedule(graph_, *grid, "test");
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  auto s = Schedule::load_bytes(*bytes);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->contexts(), grid->contexts);
+  size_t recorded = 0;
+  for (size_t b = 0; b < grid->budgets.size(); ++b) {
+    for (size_t c = 0; c < grid->contexts.size(); ++c)
+      for (size_t t = 0; t < grid->tiers.size(); ++t) {
+        const SchedulePlan& p = s->plan({b, t, c});
+        const planner::Plan& q = grid->at(b, t, c);
+        EXPECT_EQ(p.context, q.context);
+        EXPECT_EQ(p.context_start, q.context_start);
+        EXPECT_EQ(p.placements.size(), q.placements.size());
+        EXPECT_DOUBLE_EQ(p.predicted_ms_at(q.context_start), q.predicted_ms_at_context_start);
+        EXPECT_DOUBLE_EQ(p.predicted_ms_at(q.context), q.predicted_ms_per_pass);
+      }
+    ASSERT_EQ(s->switches(b).size(), grid->switches[b].size());
+    for (size_t i = 0; i < grid->switches[b].size(); ++i) {
+      const planner::PlanSwitch& w = grid->switches[b][i];
+      const ScheduleSwitch& r = s->switches(b)[i];
+      EXPECT_EQ(s->contexts()[r.from_context], w.from_context);
+      EXPECT_EQ(s->tiers()[r.to_tier], w.to_tier);
+      EXPECT_EQ(r.upload_bytes, w.upload_bytes);
+      EXPECT_EQ(r.kv_download_bytes_per_position, w.kv_download_bytes_per_position);
+      ++recorded;
+    }
+  }
+  EXPECT_GT(recorded, 0u) << "the context ranges' KV caches differ, so switches move bytes";
+  ASSERT_NE(s->cpu_only_plan(1, 2), nullptr);
+  EXPECT_EQ(s->cpu_only_plan(1, 2)->tier, 64);
+  EXPECT_EQ(s->cpu_only_plan(1, 2)->context, 1024);
+  EXPECT_NE(s->link().h2d_ns_per_mib, 0u);
+  // A switch to a tier the grid lacks, or a missing range, is refused.
+  std::unique_ptr<sfb::ScheduleT> t(sfb::GetSizePrefixedSchedule(bytes->data())->UnPack());
+  auto pack = [](sfb::ScheduleT& x) {
+    flatbuffers::FlatBufferBuilder fbb;
+    sfb::FinishSizePrefixedScheduleBuffer(fbb, sfb::Schedule::Pack(fbb, &x));
+    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  };
+  size_t with_switches = 0;
+  while (t->grid[with_switches]->switches.empty())
+    ++with_switches;
+  t->grid[with_switches]->switches[0]->to_tier = 5;
+  auto r = Schedule::load_bytes(pack(*t));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("switch between plans it does not have"), std::string::npos);
+  t->grid[with_switches]->switches[0]->to_tier = 16;
+  t->grid[0]->shorter_contexts.clear();
+  r = Schedule::load_bytes(pack(*t));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("context ranges"), std::string::npos) << r.status().message();
 }
 
 TEST_F(Artifact, InconsistentGridsAreRefused) {

@@ -1,11 +1,18 @@
 // Properties of plan_grid over random model shapes and machines: every plan is valid
-// (arena ≤ budget, no overlapping buffers, every sub-layer placed once, the same resident
-// set across the tiers of a budget), and the chosen plan is never predicted slower than
-// GPU-only, Static or Dynamic on the same resident set.
+// (arena ≤ budget, no overlapping buffers, every sub-layer placed once), the chosen plan
+// is never predicted slower than GPU-only, Static or Dynamic on the same resident set,
+// and budgets are monotonic: no larger budget is ever predicted slower at any (context,
+// tier), none slower than the CPU-only plan — on hand-made machines, the shipped
+// reference profiles and a profile of the emulated GPU.
 #include "pshard/Planner/Planner.h"
+#include "runtime/core/file_bytes.h"
+#include "runtime/profile/profile_json.h"
+#include "test_shapes.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <random>
 
 namespace pshard::planner {
@@ -112,14 +119,134 @@ TEST(PlannerProperties, ForcedStrategiesAreValidToo) {
       if (!grid.ok())
         continue;
       EXPECT_TRUE(validate_grid(graph, *grid).ok()) << strategy_name(s);
-      for (const auto& row : grid->plans)
-        for (const Plan& p : row) {
+      for (size_t b = 0; b < grid->budgets.size(); ++b)
+        for (size_t t = 0; t < grid->tiers.size(); ++t) {
+          const Plan& p = grid->at(b, t);
           EXPECT_EQ(p.strategy, strategy_name(s));
           if (s == Strategy::kStatic || s == Strategy::kLayers)
             EXPECT_EQ(p.count(Placement::kGpuStreamed), 0);
         }
     }
   }
+}
+
+// The machines of the monotonicity property: the shipped profiles with a GPU, and the
+// emulated GPU's profile (pshard-profile --backend emu, kept as JSON with the tests).
+struct ProfiledMachine {
+  std::string name;
+  std::unique_ptr<Profile> profile;
+  std::unique_ptr<ProfileMachineModel> model;
+};
+
+std::vector<ProfiledMachine> profiled_machines() {
+  std::vector<ProfiledMachine> out;
+  auto add = [&](const std::string& name, Result<Profile> p) {
+    if (!p.ok())
+      return;
+    ProfiledMachine m{name, std::make_unique<Profile>(std::move(*p)), nullptr};
+    auto model = ProfileMachineModel::create(*m.profile);
+    if (!model.ok())
+      return;
+    m.model = std::move(*model);
+    out.push_back(std::move(m));
+  };
+  for (const char* name : {"laptop-rtx4060-8gb", "desktop-rtx4090-24gb", "desktop-rtx5090-32gb"}) {
+    const std::string path = std::string(PSHARD_PROFILES_BUILD_DIR) + "/" + name + ".pshprof";
+    if (std::filesystem::exists(path))
+      add(name, Profile::load_file(path));
+  }
+  std::vector<uint8_t> json;
+  if (read_whole_file(std::string(PSHARD_PLANNER_TEST_DATA) + "/emu-2vcpu.json", 1 << 24, "profile",
+                      &json)
+          .ok())
+    add("emu", profile_from_json(std::string_view(reinterpret_cast<const char*>(json.data()),
+                                                  json.size())));
+  return out;
+}
+
+TEST(PlannerProperties, LargerBudgetsAreNeverPredictedSlower) {
+  const std::vector<ProfiledMachine> profiled = profiled_machines();
+  ASSERT_GE(profiled.size(), 1u) << "no shipped or emulated profile found";
+  bool emu_seen = false;
+  std::mt19937_64 rng(1312);
+  int grids = 0, compared = 0;
+  for (int trial = 0; trial < 36; ++trial) {
+    ModelHParams hp = random_shape(rng);
+    hp.n_vocab = std::min<int64_t>(hp.n_vocab, 32000);
+    const ModelGraph graph = synthetic_model_graph(hp, trial % 2 ? TensorType::kQ4_0 : TensorType::kQ8_0);
+    // Every machine in turn, and hand-made ones in between.
+    const size_t pick = static_cast<size_t>(trial) % (profiled.size() + 1);
+    std::unique_ptr<FixedMachineModel> fixed;
+    const MachineModel* machine = nullptr;
+    if (pick < profiled.size()) {
+      machine = profiled[pick].model.get();
+      emu_seen = emu_seen || profiled[pick].name == "emu";
+    } else {
+      fixed = std::make_unique<FixedMachineModel>(random_machine(rng));
+      machine = fixed.get();
+    }
+    CompileOptions o;
+    o.n_ctx = trial % 3 == 0 ? 8192 : 1024;
+    if (trial % 4 == 1)
+      o.contexts = {o.n_ctx / 8, o.n_ctx};
+    o.tiers = {1, 4, 64, 256};
+    if (trial % 5 == 2)
+      o.workload = {64, 4096}; // decode-heavy
+    const uint64_t lo = minimum_budget(graph, *machine, o);
+    const auto hi = static_cast<double>(graph.total_weight_bytes()) * 1.3 + static_cast<double>(lo);
+    std::uniform_real_distribution<double> f(0.0, 1.0);
+    for (int k = 0; k < 4; ++k)
+      o.budgets.push_back(static_cast<uint64_t>(static_cast<double>(lo) *
+                                                std::pow(hi / static_cast<double>(lo), f(rng))));
+    if (trial % 2 == 0)
+      o.budgets.push_back(0);
+    SCOPED_TRACE("trial " + std::to_string(trial) + " on " +
+                 (pick < profiled.size() ? profiled[pick].name : std::string("a hand-made machine")) +
+                 ": " + std::to_string(hp.n_layer) + " layers, n_embd " + std::to_string(hp.n_embd) +
+                 ", experts " + std::to_string(hp.n_expert));
+    const Result<PlanGrid> grid = plan_grid(graph, *machine, o);
+    ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+    ASSERT_TRUE(validate_grid(graph, *grid).ok()) << validate_grid(graph, *grid).to_string();
+    ++grids;
+    for (size_t c = 0; c < grid->contexts.size(); ++c)
+      for (size_t t = 0; t < grid->tiers.size(); ++t) {
+        double smaller = grid->cpu_only[c][t].predicted_ms_per_pass;
+        for (size_t b = 0; b < grid->budgets.size(); ++b) {
+          const Plan& p = grid->at(b, t, c);
+          EXPECT_LE(p.predicted_ms_per_pass, smaller * (1 + 1e-9))
+              << "budget " << p.budget_bytes << " B, context " << p.context << ", tier " << p.tier
+              << " is predicted slower than " << (b == 0 ? "CPU only" : "the budget below it");
+          smaller = p.predicted_ms_per_pass;
+          ++compared;
+        }
+      }
+  }
+  EXPECT_TRUE(emu_seen) << "the emulated GPU's profile was not among the machines";
+  std::printf("%d grids, %d (budget, context, tier) cells compared with the budget below\n", grids,
+              compared);
+}
+
+// The case: a 1B-shaped Q4_0 model on the emulated GPU's profile at context 512.
+// Budgets 0 / 160 / 320 MiB were predicted 18.2 / 19.8 / 22.2 ms at tier 1, although the
+// smaller budgets' plans fit the larger ones.
+TEST(PlannerProperties, TheEmulatedGpusLargerBudgetsAreNotSlower) {
+  std::vector<ProfiledMachine> machines = profiled_machines();
+  const auto emu = std::find_if(machines.begin(), machines.end(),
+                                [](const ProfiledMachine& m) { return m.name == "emu"; });
+  ASSERT_NE(emu, machines.end()) << "the emulated GPU's profile is missing from the test data";
+  const ModelGraph graph = synthetic_model_graph(testing::llama1b_shape(), TensorType::kQ4_0);
+  CompileOptions o;
+  o.n_ctx = 512;
+  o.budgets = {0, 160ull << 20, 320ull << 20};
+  const Result<PlanGrid> grid = plan_grid(graph, *emu->model, o);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  for (size_t t = 0; t < grid->tiers.size(); ++t) {
+    EXPECT_LE(grid->at(1, t).predicted_ms_per_pass, grid->at(0, t).predicted_ms_per_pass * (1 + 1e-9));
+    EXPECT_LE(grid->at(2, t).predicted_ms_per_pass, grid->at(1, t).predicted_ms_per_pass * (1 + 1e-9));
+  }
+  std::printf("emulated GPU, 1B Q4_0, tier 1: %.3f / %.3f / %.3f ms at 0 / 160 / 320 MiB\n",
+              grid->at(0, 0).predicted_ms_per_pass, grid->at(1, 0).predicted_ms_per_pass,
+              grid->at(2, 0).predicted_ms_per_pass);
 }
 
 } // namespace

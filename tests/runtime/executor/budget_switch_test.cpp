@@ -1,7 +1,9 @@
 // Budget changes during a long generation: at random between passes the VRAM budget
-// moves (up, down, to zero, to values between compiled budgets). The tokens and logits
-// must not change, and the emulated GPU — whose hard capacity the test lowers to the
-// budget in force — must never hold more than that budget.
+// moves (up, down, to zero, to values between compiled budgets), while the passes switch
+// tiers and the context crosses range after range. The tokens and logits must not
+// change, and the emulated GPU — whose hard capacity the test lowers to the budget in
+// force — must never hold more than that budget. A switch between the plans of one
+// budget moves exactly the bytes the schedule recorded for it.
 #include "executor_test_util.h"
 
 #include <map>
@@ -38,7 +40,8 @@ void run_random_budgets(const std::string& path, planner::Strategy strategy, uin
   Trace reference;
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));
 
-  auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx);
+  auto compiled =
+      compile_schedule(path, strategy, {1, 4, 16}, kCtx, {}, test_machine(), {24, 64, kCtx});
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   const Schedule& sched = compiled->schedule;
   std::vector<uint64_t> choices(sched.budgets().begin(), sched.budgets().end());
@@ -73,15 +76,24 @@ void run_random_budgets(const std::string& path, planner::Strategy strategy, uin
       if (::testing::Test::HasFatalFailure())
         return;
     }
+    if (rng() % 9 == 0) {
+      // A pass of another tier (three tokens), then forgotten: the next pass rewrites its
+      // positions, so the trace stays the reference's.
+      const std::vector<TokenId> burst = {next, 290, 311};
+      const auto burst_logits = s.decode(burst);
+      ASSERT_TRUE(burst_logits.ok()) << burst_logits.status().to_string();
+      s.truncate(s.n_past() - 3);
+    }
     logits = s.decode(std::span<const TokenId>(&next, 1));
     ASSERT_TRUE(logits.ok()) << logits.status().to_string();
     EXPECT_LE(d.peak_allocated_bytes(), s.budget()) << "during pass " << i;
   }
   EXPECT_TRUE(same_trace(reference, got));
   EXPECT_GT(s.stats().budget_switches, 10);
+  EXPECT_GT(s.stats().plan_switches, 0) << "no tier or context switch happened";
   std::cout << path << ": " << s.stats().budget_switches << " budget switches, "
-            << s.stats().bytes_switched << " B moved by them, " << s.stats().bytes_streamed
-            << " B streamed\n";
+            << s.stats().plan_switches << " tier or context switches, " << s.stats().bytes_switched
+            << " B moved by them, " << s.stats().bytes_streamed << " B streamed\n";
 }
 
 TEST(BudgetSwitch, RandomBudgetsKeepTokensAndStayWithinBudget) {
@@ -95,6 +107,57 @@ TEST(BudgetSwitch, MoeModelKeepsTokensAcrossBudgets) {
   const std::string path = shared_model("stories260K-moe4x2-noise10.gguf");
   PSHARD_SKIP_IF_MISSING(path);
   run_random_budgets(path, planner::Strategy::kGpuOnly, 3);
+}
+
+// A tier switch moves exactly what the schedule recorded for it: the weights the next
+// plan adds, and the cached positions of every KV cache that enters or leaves the
+// device. The machine makes decode and a 16-token prefill want different resident sets.
+TEST(BudgetSwitch, TierSwitchesMoveExactlyTheRecordedBytes) {
+  const std::string path = shared_model("stories260K.gguf");
+  PSHARD_SKIP_IF_MISSING(path);
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 16}, 64);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const Schedule& sched = compiled->schedule;
+  size_t budget = sched.budgets().size();
+  for (size_t b = 0; b < sched.budgets().size() && budget == sched.budgets().size(); ++b)
+    if (sched.find_switch(b, {b, 1, 0}, {b, 0, 0}) && sched.find_switch(b, {b, 0, 0}, {b, 1, 0}))
+      budget = b;
+  ASSERT_LT(budget, sched.budgets().size())
+      << "no budget gives decode and prefill different resident sets: nothing to test";
+  const ScheduleSwitch& to_decode = *sched.find_switch(budget, {budget, 1, 0}, {budget, 0, 0});
+  const ScheduleSwitch& to_prefill = *sched.find_switch(budget, {budget, 0, 0}, {budget, 1, 0});
+  auto device = EmuDevice::create(fast_emu(sched.budgets()[budget]));
+  ASSERT_TRUE(device.ok());
+  HybridParams params;
+  params.n_ctx = 64;
+  params.n_threads = 1;
+  params.vram_budget = sched.budgets()[budget];
+  auto session = HybridSession::create(**model, &sched, device->get(), params);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  HybridSession& s = **session;
+  const std::vector<TokenId> prompt = {1, 403, 407, 261, 378, 290, 311, 1, 403, 407};
+  ASSERT_TRUE(s.decode(prompt).ok()); // tier 16 (the first pass uploads its plan)
+  const int64_t cached = s.n_past();
+  uint64_t before = s.stats().bytes_switched;
+  const TokenId next = 290;
+  ASSERT_TRUE(s.decode(std::span<const TokenId>(&next, 1)).ok()); // tier 1: a switch
+  const auto positions = static_cast<uint64_t>(cached);
+  EXPECT_EQ(s.stats().bytes_switched - before,
+            to_decode.upload_bytes + (to_decode.kv_upload_bytes_per_position +
+                                      to_decode.kv_download_bytes_per_position) *
+                                         positions);
+  before = s.stats().bytes_switched;
+  ASSERT_TRUE(s.decode(prompt).ok()); // tier 16 again
+  EXPECT_EQ(s.stats().bytes_switched - before,
+            to_prefill.upload_bytes + (to_prefill.kv_upload_bytes_per_position +
+                                       to_prefill.kv_download_bytes_per_position) *
+                                          static_cast<uint64_t>(cached + 1));
+  EXPECT_GE(s.stats().plan_switches, 2);
+  EXPECT_GT(to_decode.upload_bytes + to_prefill.upload_bytes, 0u);
+  EXPECT_GT(s.stats().switch_ms, 0.0);
+  EXPECT_LE((*device)->peak_allocated_bytes(), sched.budgets()[budget]);
 }
 
 // Raising the budget step by step uploads only what the larger budget adds: greedy

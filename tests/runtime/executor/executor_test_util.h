@@ -105,10 +105,12 @@ inline std::vector<uint64_t> budget_ladder(const planner::ModelGraph& g, uint64_
   return {minimum, minimum + w / 4, minimum + w / 2, minimum + w + (w >> 1)};
 }
 
+// `contexts`: the context ranges planned apart (empty: one, n_ctx).
 inline Result<Compiled> compile_schedule(const std::string& model_path, planner::Strategy strategy,
                                          std::vector<int64_t> tiers, int64_t n_ctx,
                                          std::vector<uint64_t> budgets = {},
                                          planner::FixedMachineParams machine = test_machine(),
+                                         std::vector<int64_t> contexts = {},
                                          TensorType kv_type = kDefaultKvType) {
   PSHARD_ASSIGN_OR_RETURN(auto file,
                           gguf::GgufFile::open(model_path, gguf::OpenMode::kMetadataOnly));
@@ -117,6 +119,7 @@ inline Result<Compiled> compile_schedule(const std::string& model_path, planner:
   planner::CompileOptions o;
   o.tiers = std::move(tiers);
   o.n_ctx = n_ctx;
+  o.contexts = std::move(contexts);
   o.threads = machine.threads;
   o.strategy = strategy;
   o.kv_type = kv_type;

@@ -1,9 +1,10 @@
 // Plan invariance: on the cpu and emu backends every plan of an artifact — every
-// budget × tier, for the searched plans and each forced strategy — gives the logits
-// and greedy tokens of the plain CPU session, bit for bit. Run on stories260K, its
-// quantized, MoE and Qwen-family variants, and multi-layer models of every family made
-// with pshard-mkmodel (MoEs with more experts than a tier-1 slot holds, so routed-expert
-// streaming runs).
+// budget × context range × tier, for the searched plans and each forced strategy — gives
+// the logits and greedy tokens of the plain CPU session, bit for bit, and so does a run
+// that looks its plans up, switching tiers after the prompt and context ranges as the
+// context grows (moving residency each time). Run on stories260K, its quantized, MoE and
+// Qwen-family variants, and multi-layer models of every family made with pshard-mkmodel
+// (MoEs with more experts than a tier-1 slot holds, so routed-expert streaming runs).
 #include "executor_test_util.h"
 
 namespace pshard {
@@ -14,6 +15,8 @@ using namespace pshard::testing;
 const std::vector<TokenId> kPrompt = {1, 403, 407, 261, 378, 290, 311};
 constexpr int kSteps = 10;
 constexpr int64_t kCtx = 64;
+// The prompt and the first steps run in the short range, the rest past it.
+const std::vector<int64_t> kContexts = {12, kCtx};
 
 // Streamed sub-layers of the plan (budget, tier) whose slot is smaller than their
 // weights: a MoE copying only routed experts, an embedding copying only its rows.
@@ -51,18 +54,21 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
   Trace reference;
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));
 
-  int plans = 0, streaming = 0, crossing = 0, routed = 0;
+  int plans = 0, streaming = 0, crossing = 0, routed = 0, switches = 0;
   for (planner::Strategy strategy :
        {planner::Strategy::kAuto, planner::Strategy::kGpuOnly, planner::Strategy::kStatic,
         planner::Strategy::kDynamic, planner::Strategy::kLayers}) {
-    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx, {}, test_machine(), kv);
+    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx, {}, test_machine(),
+                                     kContexts, kv);
     ASSERT_TRUE(compiled.ok()) << planner::strategy_name(strategy) << ": "
                                << compiled.status().to_string();
     const Schedule& sched = compiled->schedule;
+    std::vector<int64_t> tiers = sched.tiers();
+    tiers.push_back(0); // 0: look the plan up per pass (tier and context switches)
     for (uint64_t budget : sched.budgets())
-      for (int64_t tier : sched.tiers()) {
+      for (int64_t tier : tiers) {
         SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
-                     std::to_string(budget) + " tier " + std::to_string(tier));
+                     std::to_string(budget) + " tier " + (tier ? std::to_string(tier) : "lookup"));
         HybridParams params;
         params.n_ctx = kCtx;
         params.n_threads = 2;
@@ -87,15 +93,18 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
         ++plans;
         streaming += st.bytes_streamed > 0;
         crossing += st.bytes_crossed > 0;
+        switches += static_cast<int>(st.plan_switches);
         routed += count_partial_streams(sched, budget, tier);
       }
   }
-  std::cout << GetParam() << ": " << plans << " plans, " << streaming << " streamed weights, "
-            << crossing << " crossed host/device, " << routed
+  std::cout << GetParam() << ": " << plans << " runs, " << streaming << " streamed weights, "
+            << crossing << " crossed host/device, " << switches
+            << " plan switches (tier or context range), " << routed
             << " streamed sub-layers that copy part of their weights (routed experts, "
                "gathered embedding rows)\n";
   EXPECT_GT(streaming, 0) << "no plan streamed weights: the test would not cover streaming";
   EXPECT_GT(crossing, 0);
+  EXPECT_GT(switches, 0) << "no run switched plans mid-generation";
   if ((*model)->hparams().is_moe()) {
     EXPECT_GT(routed, 0) << "no plan streamed routed experts";
   }

@@ -1,19 +1,22 @@
 // Plans and the plan grid: what the planner decides and the schedule artifact stores.
 //
-// A Plan is one (budget, tier): where every sub-layer's weights live and where it runs,
-// the order of weight copies, the streaming slots, and the VRAM layout — every buffer
-// the runtime allocates on the GPU at an offset inside ONE arena whose size never
-// exceeds the budget. A PlanGrid is budgets × tiers of plans plus what they were made
-// from (compile options, model and profile fingerprints).
+// A Plan is one (budget, context range, tier): where every sub-layer's weights live and
+// where it runs, the order of weight copies, the streaming slots, and the VRAM layout —
+// every buffer the runtime allocates on the GPU at an offset inside ONE arena whose size
+// never exceeds the budget. A PlanGrid is budgets × context ranges × tiers of plans, the
+// switches between the plans of each budget with their bytes and predicted time, plus
+// what they were made from (compile options, model and profile fingerprints).
 //
-//   const Plan& p = grid.at(/*budget_index=*/0, /*tier_index=*/0);
+//   const Plan& p = grid.at(/*budget_index=*/0, /*tier_index=*/0);   // the full context
 //   for (size_t i = 0; i < p.placements.size(); ++i)
 //     std::cout << graph.sublayers[i].name << " " << placement_name(p.placements[i]) << "\n";
 //
 // Layout invariants (checked by validate_plan): buffers do not overlap, each lies inside
 // [0, arena_bytes), arena_bytes ≤ budget_bytes; weights/KV buffers exist exactly for
-// gpu_resident sub-layers; streamed sub-layers fit their slot. For one budget every tier
-// has the same resident set at the same offsets, so a tier switch never reloads weights.
+// gpu_resident sub-layers; streamed sub-layers fit their slot. Each plan has its own
+// resident set; within a budget a buffer that two plans keep resident sits at the same
+// offset in both wherever the layout allows (then a switch between them uploads only
+// what the second adds), and every switch that moves anything is listed with its bytes.
 #pragma once
 
 #include "runtime/core/status.h"
@@ -41,7 +44,7 @@ inline bool on_gpu(Placement p) { return p != Placement::kCpu; }
 
 enum class BufferKind : uint8_t {
   kWeights = 0,     // one resident tensor (sub-layer and tensor index set)
-  kKvCache = 1,     // the KV cache of one resident attention sub-layer, n_ctx positions
+  kKvCache = 1,     // the KV cache of one resident attention sub-layer, Plan::context positions
   kStreamSlot = 2,  // a streaming slot (slot index set)
   kActivations = 3, // activations of one pass at this tier
   kWorkspace = 4,   // kernel scratch (tiled attention scores)
@@ -67,6 +70,9 @@ Result<Strategy> parse_strategy(const std::string& name);
 struct Plan {
   uint64_t budget_bytes = 0;
   int64_t tier = 1;                 // up to this many new tokens per pass
+  int64_t context = 0;              // the context range's upper bound: resident KV caches
+                                    // hold this many positions, costs are priced here
+  int64_t context_start = 1;        // the smallest context the range serves
   std::string strategy;             // which strategy produced it (strategy_name)
   std::vector<Placement> placements; // one per sub-layer, graph order
   std::vector<int32_t> stream_order; // gpu_streamed sub-layers in copy order
@@ -76,8 +82,10 @@ struct Plan {
   std::vector<VramBuffer> vram_layout;
   uint64_t arena_bytes = 0;         // = peak VRAM of the plan
   int32_t cpu_threads = 1;
-  // The estimator's prediction for one pass of `tier` tokens at n_ctx context.
+  // The estimator's prediction for one pass of `tier` tokens at `context` positions, and
+  // at `context_start` (the runtime interpolates between them for the context it runs at).
   double predicted_ms_per_pass = 0;
+  double predicted_ms_at_context_start = 0;
   double predicted_tokens_per_s = 0;
   double cpu_busy_ms = 0, gpu_busy_ms = 0, copy_busy_ms = 0;
 
@@ -85,10 +93,35 @@ struct Plan {
   int count(Placement p) const;
 };
 
+// What a user's requests look like, for pricing switches between plans: a prompt of
+// `prompt_tokens` run in chunks of the largest tier, then `generated_tokens` decode
+// passes, one switch each way per request where the plans' resident sets differ.
+struct Workload {
+  int64_t prompt_tokens = 1024;
+  int64_t generated_tokens = 256;
+};
+// "PROMPT:GENERATED" token counts, e.g. "1024:256" (K suffixes allowed: "4K:512").
+Result<Workload> parse_workload(const std::string& text);
+
+// How the compiler prices a residency switch: host->device and device->host copies as
+// latency + bytes × rate, fitted to the profile's PCIe figures under load. Integers, so
+// the artifact and the IR carry exactly the numbers the planner used.
+struct LinkPricing {
+  uint64_t h2d_latency_ns = 0, h2d_ns_per_mib = 0;
+  uint64_t d2h_latency_ns = 0, d2h_ns_per_mib = 0;
+  double h2d_seconds(uint64_t bytes) const; // 0 for 0 bytes
+  double d2h_seconds(uint64_t bytes) const;
+};
+LinkPricing link_pricing(const MachineModel& machine); // all zero without a GPU
+
 struct CompileOptions {
   std::vector<uint64_t> budgets;   // bytes; empty = auto ladder up to the profiled VRAM
   std::vector<int64_t> tiers = {1, 4, 16, 64, 256};
-  int64_t n_ctx = 4096;
+  int64_t n_ctx = 4096;            // the longest context planned for
+  // Upper bounds of the context ranges planned separately, ascending; the last is
+  // n_ctx (plan_grid appends it when missing). Empty: one range, n_ctx.
+  std::vector<int64_t> contexts;
+  Workload workload;
   TensorType kv_type = kDefaultKvType; // KV cache elements (K and V alike), as the runtime keeps them
   int threads = 0;                 // 0: the machine's default
   Strategy strategy = Strategy::kAuto;
@@ -100,24 +133,68 @@ struct CompileOptions {
   std::string pshard_version;      // filled by the tool; stored in the artifact
 };
 
+// Moving between two plans of one budget (a tier change, or the context crossing a
+// range): what the runtime copies. Weights that enter are uploaded, weights that leave
+// are dropped; KV caches that enter or leave (or change size) move their cached
+// positions between host and device. Only switches that move something are listed.
+struct PlanSwitch {
+  int64_t from_context = 0, from_tier = 0;
+  int64_t to_context = 0, to_tier = 0;
+  uint64_t upload_bytes = 0;  // weights copied to the device
+  uint64_t evict_bytes = 0;   // weights the device drops (no copy)
+  uint64_t kv_upload_bytes_per_position = 0;   // KV rows host -> device, per cached position
+  uint64_t kv_download_bytes_per_position = 0; // KV rows device -> host, per cached position
+  int64_t priced_positions = 0; // the cached positions predicted_ms assumes (the workload's)
+  double predicted_ms = 0;
+};
+
+// A (budget, context, tier) whose plan is slower than a forced strategy's because it
+// shares a resident set with other tiers: its own set would win the pass but lose more on
+// the workload's switches. pshard-compile prints these.
+struct Trade {
+  uint64_t budget_bytes = 0;
+  int64_t context = 0, tier = 0;
+  double auto_ms = 0;            // the chosen plan
+  std::string forced_strategy;   // the forced strategy that is faster at this cell
+  double forced_ms = 0;
+  double own_ms = 0;             // the fastest plan on a set of this tier's own
+  double workload_ms = 0;        // the workload's total with the chosen sets
+  double workload_own_ms = 0;    // and with this tier on its own set
+};
+
+// Trades in (budget, context, tier) order, as pshard-compile prints them.
+void sort_trades(std::vector<Trade>* trades);
+
 struct PlanGrid {
   std::vector<uint64_t> budgets;        // ascending
   std::vector<int64_t> tiers;           // ascending
-  std::vector<std::vector<Plan>> plans; // [budget index][tier index]
-  CompileOptions options;               // as resolved (budgets, threads filled in)
+  std::vector<int64_t> contexts;        // ascending upper bounds; the last is options.n_ctx
+  // [budget index][context index][tier index]
+  std::vector<std::vector<std::vector<Plan>>> plans;
+  std::vector<std::vector<PlanSwitch>> switches; // per budget
+  // The CPU-only plans ([context index][tier index]) every budget's plans are never
+  // slower than; the runtime's plan when it has no device memory.
+  std::vector<std::vector<Plan>> cpu_only;
+  std::vector<Trade> trades;
+  LinkPricing link;
+  CompileOptions options;               // as resolved (budgets, threads, contexts filled in)
   ModelFingerprint model_fingerprint;
   MachineSummary machine;
   uint64_t minimum_budget_bytes = 0;    // the smallest budget a GPU plan fits
 
+  // The plan at the full context (the last range), or at context range `context_index`.
   const Plan& at(size_t budget_index, size_t tier_index) const {
-    return plans[budget_index][tier_index];
+    return plans[budget_index].back()[tier_index];
+  }
+  const Plan& at(size_t budget_index, size_t tier_index, size_t context_index) const {
+    return plans[budget_index][context_index][tier_index];
   }
 };
 
 // Checks the layout invariants above for one plan; the error names the broken one.
 Status validate_plan(const ModelGraph& graph, const CompileOptions& options, const Plan& plan);
-// validate_plan on every plan plus: the same resident buffers at the same offsets across
-// the tiers of each budget.
+// validate_plan on every plan plus the grid's shape, and that every recorded switch
+// names two plans of its budget.
 Status validate_grid(const ModelGraph& graph, const PlanGrid& grid);
 
 } // namespace pshard::planner

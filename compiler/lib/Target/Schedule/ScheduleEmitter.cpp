@@ -53,6 +53,13 @@ std::unique_ptr<sfb::CompileOptionsT> options_of(const PlanGrid& grid) {
   o->budgets = grid.budgets;
   o->strategy = strategy_name(grid.options.strategy);
   o->minimum_budget_bytes = grid.minimum_budget_bytes;
+  o->contexts = grid.contexts;
+  o->workload_prompt_tokens = grid.options.workload.prompt_tokens;
+  o->workload_generated_tokens = grid.options.workload.generated_tokens;
+  o->link_h2d_latency_ns = grid.link.h2d_latency_ns;
+  o->link_h2d_ns_per_mib = grid.link.h2d_ns_per_mib;
+  o->link_d2h_latency_ns = grid.link.d2h_latency_ns;
+  o->link_d2h_ns_per_mib = grid.link.d2h_ns_per_mib;
   return o;
 }
 
@@ -107,6 +114,46 @@ std::unique_ptr<sfb::PlanT> plan_of(const Plan& p) {
   out->cpu_busy_ms = p.cpu_busy_ms;
   out->gpu_busy_ms = p.gpu_busy_ms;
   out->copy_busy_ms = p.copy_busy_ms;
+  out->context = p.context;
+  out->context_start = p.context_start;
+  out->predicted_ms_at_context_start = p.predicted_ms_at_context_start;
+  return out;
+}
+
+std::unique_ptr<sfb::PlanSwitchT> switch_of(const PlanSwitch& s) {
+  auto out = std::make_unique<sfb::PlanSwitchT>();
+  out->from_context = s.from_context;
+  out->from_tier = s.from_tier;
+  out->to_context = s.to_context;
+  out->to_tier = s.to_tier;
+  out->upload_bytes = s.upload_bytes;
+  out->evict_bytes = s.evict_bytes;
+  out->kv_upload_bytes_per_position = s.kv_upload_bytes_per_position;
+  out->kv_download_bytes_per_position = s.kv_download_bytes_per_position;
+  out->priced_positions = s.priced_positions;
+  out->predicted_ms = s.predicted_ms;
+  return out;
+}
+
+// One budget's plans: those at n_ctx in `plans` (as 1.1 files have them), the shorter
+// context ranges beside them.
+std::unique_ptr<sfb::BudgetPlansT> budget_plans_of(uint64_t budget,
+                                                   const std::vector<std::vector<Plan>>& rows,
+                                                   const std::vector<int64_t>& contexts,
+                                                   const std::vector<PlanSwitch>& switches) {
+  auto out = std::make_unique<sfb::BudgetPlansT>();
+  out->budget_bytes = budget;
+  for (const Plan& p : rows.back())
+    out->plans.push_back(plan_of(p));
+  for (size_t c = 0; c + 1 < rows.size(); ++c) {
+    auto range = std::make_unique<sfb::ContextPlansT>();
+    range->context = contexts[c];
+    for (const Plan& p : rows[c])
+      range->plans.push_back(plan_of(p));
+    out->shorter_contexts.push_back(std::move(range));
+  }
+  for (const PlanSwitch& s : switches)
+    out->switches.push_back(switch_of(s));
   return out;
 }
 
@@ -126,13 +173,10 @@ Result<std::vector<uint8_t>> serialize_schedule(const ModelGraph& graph, const P
     s.sublayers.push_back(sublayer_of(sub, grid.options.kv_type));
   s.budgets = grid.budgets;
   s.tiers = grid.tiers;
-  for (size_t b = 0; b < grid.budgets.size(); ++b) {
-    auto row = std::make_unique<sfb::BudgetPlansT>();
-    row->budget_bytes = grid.budgets[b];
-    for (const Plan& p : grid.plans[b])
-      row->plans.push_back(plan_of(p));
-    s.grid.push_back(std::move(row));
-  }
+  for (size_t b = 0; b < grid.budgets.size(); ++b)
+    s.grid.push_back(budget_plans_of(grid.budgets[b], grid.plans[b], grid.contexts, grid.switches[b]));
+  if (!grid.cpu_only.empty() && grid.budgets.front() != 0) // else grid[0] is it
+    s.cpu_only = budget_plans_of(0, grid.cpu_only, grid.contexts, {});
   flatbuffers::FlatBufferBuilder builder(64 * 1024);
   sfb::FinishSizePrefixedScheduleBuffer(builder, sfb::Schedule::Pack(builder, &s));
   std::vector<uint8_t> bytes(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize());

@@ -1,7 +1,7 @@
 // Verifiers of pshard.schedule and what it holds: the runtime's contract, checked on
-// the IR — one cost per sub-layer per tier, one resident set per budget shared by all of
-// its plans, placements that cover the model, and layouts that never overlap nor exceed
-// the budget.
+// the IR — one cost per sub-layer per (context, tier), plans resident exactly on their
+// resident set, placements that cover the model, and layouts that never overlap nor
+// exceed the budget.
 #include "pshard/Dialect/PShard/IR/PShardOps.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -46,30 +46,62 @@ LogicalResult ScheduleOp::verifyRegions() {
   for (size_t i = 0; i < tiers.size(); ++i)
     if (tiers[i] <= 0 || (i > 0 && tiers[i] <= tiers[i - 1]))
       return emitOpError("tiers must be positive and strictly ascending");
+  ArrayRef<int64_t> contexts = getContexts();
+  if (contexts.empty())
+    return emitOpError("needs at least one context range");
+  for (size_t i = 0; i < contexts.size(); ++i)
+    if (contexts[i] <= 0 || (i > 0 && contexts[i] <= contexts[i - 1]))
+      return emitOpError("context ranges must be positive and strictly ascending");
+  if (getLink().size() != 4)
+    return emitOpError("link must hold [h2d latency ns, h2d ns per MiB, d2h latency ns, d2h ns "
+                       "per MiB]");
 
-  // Tiers first (all of them, in order, or none before costs are annotated), then budgets
-  // ascending: the runtime looks plans up by binary search on both.
-  size_t tierIndex = 0;
-  std::optional<uint64_t> lastBudget;
+  // Tiers first, by (context, tier), each context with all tiers in order; then budgets
+  // ascending by (budget, context): the runtime looks plans up by position.
+  std::optional<std::pair<uint64_t, uint64_t>> lastTier, lastBudget;
+  size_t tiersOfContext = 0;
+  auto closeContext = [&](Operation* at) -> LogicalResult {
+    if (lastTier && tiersOfContext != tiers.size())
+      return at->emitOpError("follows costs for ")
+             << tiersOfContext << " of the schedule's " << tiers.size()
+             << " tiers at context " << lastTier->first;
+    return success();
+  };
   for (Operation& op : getBody().front()) {
     if (auto tier = dyn_cast<TierOp>(op)) {
       if (lastBudget)
         return tier.emitOpError("must come before every 'pshard.budget'");
-      if (tierIndex >= tiers.size() || static_cast<int64_t>(tier.getTier()) != tiers[tierIndex])
+      if (!lastTier || tier.getContext() != lastTier->first) {
+        if (failed(closeContext(tier)))
+          return failure();
+        if (lastTier && tier.getContext() < lastTier->first)
+          return tier.emitOpError("contexts must ascend");
+        tiersOfContext = 0;
+      }
+      if (tiersOfContext >= tiers.size() ||
+          static_cast<int64_t>(tier.getTier()) != tiers[tiersOfContext])
         return tier.emitOpError("is tier ")
                << tier.getTier() << " but the schedule's tiers, in order, expect "
-               << (tierIndex < tiers.size() ? std::to_string(tiers[tierIndex]) : "none");
-      ++tierIndex;
+               << (tiersOfContext < tiers.size() ? std::to_string(tiers[tiersOfContext]) : "none");
+      ++tiersOfContext;
+      lastTier = {tier.getContext(), tier.getTier()};
     } else if (auto budget = dyn_cast<BudgetOp>(op)) {
-      if (lastBudget && budget.getBudget() <= *lastBudget)
-        return budget.emitOpError("budgets must be strictly ascending");
-      lastBudget = budget.getBudget();
+      if (!lastBudget && failed(closeContext(budget)))
+        return failure();
+      const std::pair<uint64_t, uint64_t> key{budget.getBudget(), budget.getContext()};
+      if (lastBudget && key <= *lastBudget)
+        return budget.emitOpError("budgets must be strictly ascending by (budget, context)");
+      if (std::find(contexts.begin(), contexts.end(), static_cast<int64_t>(budget.getContext())) ==
+          contexts.end())
+        return budget.emitOpError("is for context ")
+               << budget.getContext() << ", which is not one of the schedule's ranges";
+      lastBudget = key;
     } else {
       return op.emitOpError("cannot appear in 'pshard.schedule'");
     }
   }
-  if (tierIndex != 0 && tierIndex != tiers.size())
-    return emitOpError("has costs for ") << tierIndex << " of its " << tiers.size() << " tiers";
+  if (!lastBudget)
+    return closeContext(getOperation());
   return success();
 }
 
@@ -102,31 +134,44 @@ LogicalResult BudgetOp::verifyRegions() {
   if (!model)
     return success();
   SmallVector<StringRef> names = sublayerNames(model);
-  // The resident set as a placement mask, to compare with each plan's letters.
-  std::string mask(names.size(), '-');
-  for (Attribute a : getResident()) {
-    StringRef name = a.cast<StringAttr>().getValue();
-    auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end())
-      return emitOpError("keeps '") << name << "' resident but the model has no such sub-layer";
-    char& slot = mask[it - names.begin()];
-    if (slot == PlanOp::kResident)
-      return emitOpError("lists '") << name << "' twice in its resident set";
-    slot = PlanOp::kResident;
-  }
-  llvm::DenseSet<uint64_t> selectedTiers;
+  // Each resident set as a placement mask, to compare with its plans' letters.
+  SmallVector<std::string> masks;
+  llvm::DenseSet<std::pair<uint64_t, uint64_t>> selected;
   for (Operation& op : getBody().front()) {
+    if (auto set = dyn_cast<ResidentSetOp>(op)) {
+      if (set.getIndex() != masks.size())
+        return set.emitOpError("is numbered ") << set.getIndex() << " but is set #" << masks.size()
+                                               << " of its budget";
+      std::string mask(names.size(), '-');
+      for (Attribute a : set.getResident()) {
+        StringRef name = a.cast<StringAttr>().getValue();
+        auto it = std::find(names.begin(), names.end(), name);
+        if (it == names.end())
+          return set.emitOpError("keeps '") << name << "' resident but the model has no such sub-layer";
+        char& slot = mask[it - names.begin()];
+        if (slot == PlanOp::kResident)
+          return set.emitOpError("lists '") << name << "' twice";
+        slot = PlanOp::kResident;
+      }
+      masks.push_back(std::move(mask));
+      continue;
+    }
+    if (isa<SwitchOp, TradeOp>(op))
+      continue;
     auto plan = dyn_cast<PlanOp>(op);
     if (!plan)
       return op.emitOpError("cannot appear in 'pshard.budget'");
+    if (plan.getSet() >= masks.size())
+      return plan.emitOpError("is on resident set #")
+             << plan.getSet() << ", which its budget does not list before it";
+    const std::string& mask = masks[plan.getSet()];
     StringRef letters = plan.getPlacements();
     for (size_t i = 0; i < letters.size() && i < mask.size(); ++i)
       if ((letters[i] == PlanOp::kResident) != (mask[i] == PlanOp::kResident))
         return plan.emitOpError("places '")
                << names[i] << "' " << (letters[i] == PlanOp::kResident ? "" : "not ")
-               << "resident, unlike its budget's resident set (shared by every tier so a "
-                  "tier switch never reloads weights)";
-    if (plan.getSelected() && !selectedTiers.insert(plan.getTier()).second)
+               << "resident, unlike its resident set #" << plan.getSet();
+    if (plan.getSelected() && !selected.insert({plan.getTier(), 0}).second)
       return plan.emitOpError("is a second selected plan for tier ") << plan.getTier();
     if (plan.getVram() > getBudget())
       return plan.emitOpError("needs ")

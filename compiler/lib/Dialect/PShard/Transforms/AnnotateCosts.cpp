@@ -1,10 +1,14 @@
-// pshard-annotate-costs: the estimator's per-sub-layer times for every tier, written as
-// a pshard.schedule beside each model. Every later pass plans from these numbers alone.
+// pshard-annotate-costs: the estimator's per-sub-layer times for every tier at each
+// context range's end and start, written as a pshard.schedule beside each model with the
+// workload and PCIe pricing switches are priced with. Every later pass plans from these
+// numbers alone.
 #include "PlannerBridge.h"
 #include "pshard/Dialect/PShard/Transforms/Passes.h"
 #include "pshard/Import/ModelGraphIR.h"
 
 #include "llvm/Support/Format.h"
+
+#include <map>
 
 using namespace mlir;
 
@@ -50,15 +54,27 @@ struct AnnotateCostsPass : impl::AnnotateCostsPassBase<AnnotateCostsPass> {
     FailureOr<planner::ModelGraph> graph = readModelGraph(model);
     if (failed(graph))
       return failure();
-    planner::CompileOptions options;
-    options.n_ctx = contextOf(model);
-    options.kv_type = kvTypeOf(model);
-    options.tiers.assign(tierList.begin(), tierList.end());
-    options.threads = threads > 0 ? static_cast<int>(threads) : machine.default_threads();
+    planner::CompileOptions requested;
+    requested.n_ctx = contextOf(model);
+    requested.kv_type = kvTypeOf(model);
+    requested.tiers.assign(tierList.begin(), tierList.end());
+    requested.contexts.assign(contexts.begin(), contexts.end());
+    requested.threads = static_cast<int>(threads);
     if (kernelWorkspace >= 0)
-      options.kernel_workspace_bytes = static_cast<uint64_t>(kernelWorkspace);
-    const uint64_t kernel = options.kernel_workspace_bytes.value_or(
-        machine.has_gpu() ? machine.kernel_workspace_bytes() : 0);
+      requested.kernel_workspace_bytes = static_cast<uint64_t>(kernelWorkspace);
+    if (!workload.empty()) {
+      Result<planner::Workload> w = planner::parse_workload(workload);
+      if (!w.ok())
+        return model.emitOpError(w.status().message());
+      requested.workload = *w;
+    }
+    Result<planner::CompileOptions> resolved =
+        planner::detail::resolved_options(*graph, machine, requested);
+    if (!resolved.ok())
+      return model.emitOpError(resolved.status().message());
+    const planner::CompileOptions& options = *resolved;
+    const uint64_t kernel = *options.kernel_workspace_bytes;
+    const planner::LinkPricing link = planner::link_pricing(machine);
 
     const planner::MachineSummary summary = machine.summary();
     std::string fingerprint;
@@ -66,16 +82,28 @@ struct AnnotateCostsPass : impl::AnnotateCostsPassBase<AnnotateCostsPass> {
         << llvm::format_hex_no_prefix(summary.profile_fingerprint, 16);
     OpBuilder b(model.getContext());
     b.setInsertionPointAfter(model);
-    auto schedule = b.create<ScheduleOp>(model.getLoc(), name, model.getSymName(), summary.name,
-                                         fingerprint, machine.has_gpu() ? machine.vram_bytes() : 0,
-                                         options.threads, tierList,
-                                         // printed only when there is kernel scratch
-                                         kernel > 0 ? b.getI64IntegerAttr(static_cast<int64_t>(kernel))
-                                                    : IntegerAttr());
+    const SmallVector<int64_t> linkFigures = {
+        static_cast<int64_t>(link.h2d_latency_ns), static_cast<int64_t>(link.h2d_ns_per_mib),
+        static_cast<int64_t>(link.d2h_latency_ns), static_cast<int64_t>(link.d2h_ns_per_mib)};
+    auto schedule = b.create<ScheduleOp>(
+        model.getLoc(), name, model.getSymName(), summary.name, fingerprint,
+        machine.has_gpu() ? machine.vram_bytes() : 0, options.threads, tierList, options.contexts,
+        options.workload.prompt_tokens, options.workload.generated_tokens, linkFigures,
+        // printed only when there is kernel scratch
+        kernel > 0 ? b.getI64IntegerAttr(static_cast<int64_t>(kernel)) : IntegerAttr());
     b.setInsertionPointToStart(&schedule.getBody().emplaceBlock());
-    for (const planner::detail::TierCosts& tc :
-         planner::detail::costs_per_tier(*graph, machine, options))
-      writeTier(b, model.getLoc(), *graph, tc);
+    // Every tier at each range's end and start, by context (a start that is another
+    // range's end is written once).
+    std::map<int64_t, const std::vector<planner::detail::TierCosts>*> byContext;
+    const std::vector<planner::detail::ContextCosts> costs =
+        planner::detail::costs_per_context(*graph, machine, options);
+    for (const planner::detail::ContextCosts& cc : costs) {
+      byContext.emplace(cc.context, &cc.tiers);
+      byContext.emplace(cc.start, &cc.start_tiers);
+    }
+    for (const auto& [context, tiers] : byContext)
+      for (const planner::detail::TierCosts& tc : *tiers)
+        writeTier(b, model.getLoc(), *graph, context, tc);
     return success();
   }
 };

@@ -1,5 +1,5 @@
-// pshard-choose-resident-set: one pshard.budget per VRAM budget, holding the sub-layers
-// that stay resident for every tier of that budget.
+// pshard-choose-resident-set: one pshard.budget per (VRAM budget, context range), holding
+// the resident sets its plans are built on (planner::detail::candidate_sets).
 #include "PlannerBridge.h"
 #include "pshard/Dialect/PShard/Transforms/Passes.h"
 #include "pshard/Planner/Planner.h"
@@ -61,7 +61,7 @@ struct ChooseResidentSetPass : impl::ChooseResidentSetPassBase<ChooseResidentSet
     FailureOr<ScheduleState> state = ScheduleState::load(schedule, strategy);
     if (failed(state))
       return failure();
-    if (state->tiers.empty())
+    if (state->contexts.empty())
       return schedule.emitOpError("has no costs: run pshard-annotate-costs first");
     FailureOr<std::vector<uint64_t>> list = budgetsFor(schedule, *state);
     if (failed(list))
@@ -78,16 +78,13 @@ struct ChooseResidentSetPass : impl::ChooseResidentSetPassBase<ChooseResidentSet
                << " bytes for this model at context " << state->options.n_ctx << " and tiers up to "
                << state->options.tiers.back()
                << " (one attention block with its KV cache, activations and workspace)";
-      SmallVector<StringRef> resident;
-      if (budget > 0) {
-        planner::detail::ResidentSet rs =
-            planner::detail::pick_resident_set(state->graph, state->options, state->tiers, budget);
-        for (size_t i = 0; i < rs.resident.size(); ++i)
-          if (rs.resident[i])
-            resident.push_back(state->graph.sublayers[i].name);
+      for (const planner::detail::ContextCosts& cc : state->contexts) {
+        auto op = b.create<BudgetOp>(schedule.getLoc(), budget, cc.context);
+        OpBuilder inside = OpBuilder::atBlockEnd(&op.getBody().emplaceBlock());
+        const auto sets = planner::detail::candidate_sets(state->graph, cc, budget);
+        for (size_t i = 0; i < sets.size(); ++i)
+          writeResidentSet(inside, schedule.getLoc(), state->graph, i, sets[i]);
       }
-      auto op = b.create<BudgetOp>(schedule.getLoc(), budget, b.getStrArrayAttr(resident));
-      op.getBody().emplaceBlock();
     }
     return success();
   }

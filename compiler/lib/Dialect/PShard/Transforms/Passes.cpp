@@ -18,11 +18,14 @@ void buildPlanningPipeline(mlir::OpPassManager& pm, const PlanningPipelineOption
   // The generated option structs hold list options as ArrayRefs: keep their storage
   // alive until the passes have copied them.
   SmallVector<int64_t> tiers(options.tiers.begin(), options.tiers.end());
+  SmallVector<int64_t> contexts(options.contexts.begin(), options.contexts.end());
   SmallVector<std::string> budgets(options.budgets.begin(), options.budgets.end());
 
   AnnotateCostsPassOptions costs;
   costs.profile = options.profile;
   costs.tiers = tiers;
+  costs.contexts = contexts;
+  costs.workload = options.workload;
   costs.threads = options.threads;
   costs.kernelWorkspace = options.kernelWorkspace;
   pm.addPass(createAnnotateCostsPass(costs));

@@ -47,26 +47,46 @@ std::string lettersOf(const std::vector<planner::Placement>& placements);
 struct ScheduleState {
   ModelOp model;
   planner::ModelGraph graph;
-  planner::CompileOptions options;
-  std::vector<planner::detail::TierCosts> tiers; // empty before pshard-annotate-costs
+  planner::CompileOptions options; // resolved as plan_grid resolves them
+  planner::LinkPricing link;
+  // Per context range (ascending); empty before pshard-annotate-costs.
+  std::vector<planner::detail::ContextCosts> contexts;
 
   static mlir::FailureOr<ScheduleState> load(ScheduleOp schedule, llvm::StringRef strategy);
 
-  // The tier's costs; null when the schedule has no costs for it.
-  const planner::detail::TierCosts* costsOf(int64_t tier) const;
-  // The budget's resident set as the planner's mask.
-  planner::detail::ResidentSet residentSetOf(BudgetOp budget) const;
-  // A plan's placements and slots as a planner candidate.
+  // The range a budget op plans for; null when the schedule has no costs for it.
+  const planner::detail::ContextCosts* costsOf(BudgetOp budget) const;
+  size_t contextIndexOf(BudgetOp budget) const;
+  // The index of `tier` in options.tiers (options.tiers.size() when absent).
+  size_t tierIndexOf(uint64_t tier) const;
+  // The budget's resident sets, in order.
+  std::vector<planner::detail::ResidentSet> residentSetsOf(BudgetOp budget) const;
+  // A plan's placements and slots as a planner candidate (seconds as the IR says).
   planner::detail::Candidate candidateOf(PlanOp plan) const;
+  // A plan's candidate with its seconds recomputed from the costs (so nanosecond
+  // rounding in the IR cannot make an equal plan look faster).
+  planner::detail::Candidate finishedCandidateOf(BudgetOp budget, PlanOp plan,
+                                                 const planner::detail::ResidentSet& rs) const;
+  // The selected plans of a budget op as the planner's choice (sets by first use), each
+  // with the slots it was selected with.
+  mlir::FailureOr<planner::detail::BudgetChoice> choiceOf(BudgetOp budget) const;
+  // Where a laid-out plan keeps its resident buffers.
+  planner::detail::ResidentOffsets offsetsOf(PlanOp plan) const;
 };
 
 // Writers. Times become integer nanoseconds.
-uint64_t toNs(double seconds);
 TierOp writeTier(mlir::OpBuilder& b, mlir::Location loc, const planner::ModelGraph& graph,
-                 const planner::detail::TierCosts& tc);
-PlanOp writeCandidate(mlir::OpBuilder& b, mlir::Location loc, int64_t tier, int64_t threads,
-                      const planner::detail::Candidate& c);
+                 int64_t context, const planner::detail::TierCosts& tc);
+ResidentSetOp writeResidentSet(mlir::OpBuilder& b, mlir::Location loc,
+                               const planner::ModelGraph& graph, size_t index,
+                               const planner::detail::ResidentSet& rs);
+PlanOp writeCandidate(mlir::OpBuilder& b, mlir::Location loc, int64_t tier, size_t set,
+                      int64_t threads, const planner::detail::Candidate& c);
 // Replaces `op`'s plan fields and layout with a finalized planner::Plan.
 void writeFinalPlan(PlanOp op, const planner::ModelGraph& graph, const planner::Plan& plan);
+SwitchOp writeSwitch(mlir::OpBuilder& b, mlir::Location loc, const planner::PlanSwitch& s);
+TradeOp writeTrade(mlir::OpBuilder& b, mlir::Location loc, const planner::Trade& t);
+// A trade op read back (budget and context from its budget op).
+planner::Trade tradeOf(TradeOp op);
 
 } // namespace pshard::ir

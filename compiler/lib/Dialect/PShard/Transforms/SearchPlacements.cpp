@@ -1,11 +1,11 @@
-// pshard-search-placements: local search from every fixed-strategy candidate — moving
-// whole kinds of sub-layers, then one sub-layer at a time, between the CPU and GPU
-// streaming — as plan_grid does; the best result joins the candidates as a `search` plan
-// when the simulation says it beats them all.
+// pshard-search-placements: local search — moving whole kinds of sub-layers, then one
+// sub-layer at a time, between the CPU and GPU streaming — from every fixed-strategy
+// candidate of the (resident set, tier) pairs planner::detail::search_shortlist picks;
+// the result joins the candidates as a `search` plan when it beats them all.
 #include "PlannerBridge.h"
 #include "pshard/Dialect/PShard/Transforms/Passes.h"
 
-#include "llvm/ADT/MapVector.h"
+#include <map>
 
 using namespace mlir;
 namespace pd = pshard::planner::detail;
@@ -34,47 +34,46 @@ struct SearchPlacementsPass : impl::SearchPlacementsPassBase<SearchPlacementsPas
     });
     if (searched.wasInterrupted())
       return failure();
-    if (strategy != "auto") // a forced strategy is compared as it is, unsearched
-      return success();
-    FailureOr<ScheduleState> state = ScheduleState::load(schedule, "auto");
+    FailureOr<ScheduleState> state = ScheduleState::load(schedule, strategy);
     if (failed(state))
       return failure();
-    std::vector<planner::SubLayerKind> kinds;
-    for (const planner::SubLayerInfo& s : state->graph.sublayers)
-      kinds.push_back(s.kind);
-    for (BudgetOp budget : schedule.getBody().front().getOps<BudgetOp>()) {
-      if (budget.getBudget() == 0) // CPU only: nothing to place
+    for (BudgetOp budget : schedule.getBody().front().getOps<BudgetOp>())
+      if (failed(searchBudget(*state, budget)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult searchBudget(const ScheduleState& state, BudgetOp budget) {
+    const pd::ContextCosts* cc = state.costsOf(budget);
+    if (!cc)
+      return budget.emitOpError("is for context ") << budget.getContext() << ", which has no costs";
+    const std::vector<pd::ResidentSet> sets = state.residentSetsOf(budget);
+    const size_t n_tiers = cc->tiers.size();
+    // The candidates of each (set, tier) in order, their seconds recomputed (so that
+    // nanosecond rounding in the IR cannot make an equal plan look faster).
+    std::map<pd::SetTier, std::pair<std::vector<pd::Candidate>, PlanOp>> pairs;
+    std::vector<std::vector<double>> best(sets.size(),
+                                          std::vector<double>(n_tiers, pd::Candidate().seconds));
+    for (PlanOp plan : budget.getBody().front().getOps<PlanOp>()) {
+      const size_t t = state.tierIndexOf(plan.getTier());
+      if (t == n_tiers || plan.getSet() >= sets.size())
+        return plan.emitOpError("is for tier ") << plan.getTier() << " or a set its budget lacks";
+      pd::Candidate c = state.finishedCandidateOf(budget, plan, sets[plan.getSet()]);
+      best[plan.getSet()][t] = std::min(best[plan.getSet()][t], c.seconds);
+      auto& entry = pairs[{plan.getSet(), t}];
+      entry.first.push_back(std::move(c));
+      entry.second = plan;
+    }
+    for (const pd::SetTier& p : pd::search_shortlist(cc->options, budget.getBudget(), best)) {
+      auto& [starts, last] = pairs[p];
+      std::optional<pd::Candidate> found =
+          pd::search_pair(state.graph, cc->tiers[p.tier], budget.getBudget(), sets[p.set], starts);
+      if (!found)
         continue;
-      // The candidates of each tier, in order, so the search starts from every one of
-      // them: the fixed strategies sit in different basins.
-      llvm::MapVector<uint64_t, SmallVector<PlanOp>> perTier;
-      for (PlanOp plan : budget.getBody().front().getOps<PlanOp>())
-        perTier[plan.getTier()].push_back(plan);
-      const pd::ResidentSet rs = state->residentSetOf(budget);
-      for (auto& [tier, plans] : perTier) {
-        const pd::TierCosts* tc = state->costsOf(static_cast<int64_t>(tier));
-        if (!tc)
-          return plans.front().emitOpError("is for tier ") << tier << ", which has no costs";
-        std::vector<pd::Candidate> starts;
-        pd::Candidate best;
-        for (PlanOp plan : plans) {
-          // Recomputed rather than read back, so that nanosecond rounding in the IR
-          // cannot make an equal plan look faster.
-          pd::Candidate start = state->candidateOf(plan);
-          pd::finish_candidate(*tc, budget.getBudget(), rs, &start);
-          if (start.seconds < best.seconds)
-            best = start;
-          starts.push_back(std::move(start));
-        }
-        pd::Candidate found = pd::search_from_starts(*tc, budget.getBudget(), rs, kinds, starts);
-        if (!(found.seconds < best.seconds)) // no flip helped: the fixed strategies stand
-          continue;
-        found.strategy = planner::Strategy::kSearch;
-        OpBuilder b(plans.back().getContext());
-        b.setInsertionPointAfter(plans.back());
-        writeCandidate(b, plans.back().getLoc(), static_cast<int64_t>(tier),
-                       static_cast<int64_t>(schedule.getThreads()), found);
-      }
+      OpBuilder b(last.getContext());
+      b.setInsertionPointAfter(last);
+      writeCandidate(b, last.getLoc(), cc->tiers[p.tier].tier, p.set,
+                     static_cast<int64_t>(last.getThreads()), *found);
     }
     return success();
   }

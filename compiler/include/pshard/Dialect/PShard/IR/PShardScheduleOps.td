@@ -1,9 +1,11 @@
 //===- PShardScheduleOps.td - costs, resident sets and plans -*- tablegen -*-===//
 //
 // What the planning passes add beside a `pshard.model`: one `pshard.schedule` holding
-// per-tier costs (`pshard.tier` / `pshard.cost`, from pshard-annotate-costs) and per
-// budget the resident set (`pshard.budget`, from pshard-choose-resident-set) with the
-// candidate and chosen plans (`pshard.plan`) and their VRAM layouts (`pshard.buffer`).
+// per-(context, tier) costs (`pshard.tier` / `pshard.cost`, from pshard-annotate-costs)
+// and per (budget, context range) a `pshard.budget` with its resident sets
+// (`pshard.resident_set`, from pshard-choose-resident-set), the candidate and chosen
+// plans (`pshard.plan`) and their VRAM layouts (`pshard.buffer`), the switches between
+// the chosen plans (`pshard.switch`) and the trades sharing a set made (`pshard.trade`).
 //
 // Times are integer nanoseconds and sizes integer bytes, so the IR prints exactly and
 // tests can match numbers without float formatting in the way.
@@ -22,31 +24,40 @@ def PShard_ScheduleOp : PShard_Op<"schedule", [
   let summary = "The plans for one model on one machine";
   let description = [{
     Refers to its `pshard.model` by symbol and records the machine the costs came from
-    (`machine` name, `profile` fingerprint in hex, `vram` bytes, CPU `threads`) and the
-    token `tiers` planned for, and the GPU backend's fixed `kernel_workspace` in bytes
-    (absent: none) that every GPU plan reserves in its workspace buffer. Its body
-    holds one `pshard.tier` per tier, then one `pshard.budget` per VRAM budget,
-    ascending.
+    (`machine` name, `profile` fingerprint in hex, `vram` bytes, CPU `threads`), the
+    token `tiers` and the upper bounds of the context ranges (`contexts`, the last
+    being the model's context) planned for, the `workload` switches are priced
+    against (prompt tokens : generated tokens), the PCIe pricing of switches (`link`:
+    host-to-device latency ns and ns per MiB, then device-to-host), and the GPU
+    backend's fixed `kernel_workspace` in bytes (absent: none) that every GPU plan
+    reserves in its workspace buffer. Its body holds the `pshard.tier` ops, ordered by
+    (context, tier): every tier at each range's end and start; then one
+    `pshard.budget` per (budget, context range), ascending.
 
     ```mlir
     pshard.schedule @tiny_plans for @tiny machine "fixed" profile "0" vram 8589934592
-        threads 8 tiers [1, 16] {
-      pshard.tier 1 h2d_hidden_ns 21 d2h_hidden_ns 21 d2h_logits_ns 170 h2d_tokens_ns 0 {
+        threads 8 tiers [1, 16] contexts [256] workload 1024 : 256
+        link [5000, 87381, 5000, 87381] {
+      pshard.tier 1 context 1 h2d_hidden_ns 21 d2h_hidden_ns 21 ... { ... }
+      pshard.tier 1 context 256 h2d_hidden_ns 21 d2h_hidden_ns 21 ... {
         pshard.cost "embed" cpu_ns 2 cpu_loaded_ns 2 gpu_ns 0 copy_ns 2901 ...
       }
-      pshard.budget 1073741824 resident ["attn[0]"] { ... }
+      pshard.budget 1073741824 context 256 { ... }
     }
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$model,
                        StrAttr:$machine, StrAttr:$profile, PShard_CountAttr:$vram,
                        PShard_CountAttr:$threads, DenseI64ArrayAttr:$tiers,
+                       DenseI64ArrayAttr:$contexts, PShard_CountAttr:$workload_prompt,
+                       PShard_CountAttr:$workload_generated, DenseI64ArrayAttr:$link,
                        OptionalAttr<PShard_CountAttr>:$kernel_workspace);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `for` $model `machine` $machine `profile` $profile `vram` $vram
-    `threads` $threads `tiers` $tiers (`kernel_workspace` $kernel_workspace^)?
-    attr-dict-with-keyword $body
+    `threads` $threads `tiers` $tiers `contexts` $contexts
+    `workload` $workload_prompt `:` $workload_generated `link` $link
+    (`kernel_workspace` $kernel_workspace^)? attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
@@ -57,25 +68,28 @@ def PShard_ScheduleOp : PShard_Op<"schedule", [
 
 def PShard_TierOp : PShard_Op<"tier", [
     HasParent<"ScheduleOp">, SingleBlock, NoTerminator]> {
-  let summary = "Predicted costs of every sub-layer at one token tier";
+  let summary = "Predicted costs of every sub-layer at one token tier and context";
   let description = [{
-    One `pshard.cost` per sub-layer of the model, in model order, plus what crossing
-    PCIe costs at this tier: the hidden state of `tier` tokens each way, one token's
-    logits back from the GPU, and the token ids to the GPU.
+    One `pshard.cost` per sub-layer of the model, in model order, for a pass of `tier`
+    tokens whose attention reads `context` cached positions, plus what crossing PCIe
+    costs at this tier: the hidden state of `tier` tokens each way, one token's logits
+    back from the GPU, and the token ids to the GPU.
 
     ```mlir
-    pshard.tier 16 h2d_hidden_ns 341 d2h_hidden_ns 341 d2h_logits_ns 170 h2d_tokens_ns 5 {
+    pshard.tier 16 context 256 h2d_hidden_ns 341 d2h_hidden_ns 341 d2h_logits_ns 170
+        h2d_tokens_ns 5 {
       pshard.cost "attn[0]" cpu_ns 1200 cpu_loaded_ns 1200 gpu_ns 15 copy_ns 1451
           copy_loaded_ns 1451 stream_bytes 17408 slot_bytes 17408
     }
     ```
   }];
-  let arguments = (ins PShard_CountAttr:$tier, PShard_CountAttr:$h2d_hidden_ns,
+  let arguments = (ins PShard_CountAttr:$tier, PShard_CountAttr:$context,
+                       PShard_CountAttr:$h2d_hidden_ns,
                        PShard_CountAttr:$d2h_hidden_ns, PShard_CountAttr:$d2h_logits_ns,
                        PShard_CountAttr:$h2d_tokens_ns);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $tier `h2d_hidden_ns` $h2d_hidden_ns `d2h_hidden_ns` $d2h_hidden_ns
+    $tier `context` $context `h2d_hidden_ns` $h2d_hidden_ns `d2h_hidden_ns` $d2h_hidden_ns
     `d2h_logits_ns` $d2h_logits_ns `h2d_tokens_ns` $h2d_tokens_ns attr-dict-with-keyword
     $body
   }];
@@ -110,56 +124,78 @@ def PShard_CostOp : PShard_Op<"cost", [HasParent<"TierOp">]> {
 
 def PShard_BudgetOp : PShard_Op<"budget", [
     HasParent<"ScheduleOp">, SingleBlock, NoTerminator]> {
-  let summary = "One VRAM budget: its resident set and its plans";
+  let summary = "One VRAM budget in one context range: its resident sets and plans";
   let description = [{
-    `resident` names the sub-layers whose weights (and KV cache) stay in VRAM under
-    this budget. It is the same for every tier, so switching tiers never reloads
-    weights: every `pshard.plan` in the body places exactly these sub-layers
-    `gpu_resident`. Budget 0 means CPU only.
+    The plans of one VRAM budget (bytes; 0 means CPU only) for the context range
+    ending at `context` (resident KV caches hold that many positions). The body lists
+    the `pshard.resident_set` ops the plans are built on (numbered in order), the
+    `pshard.plan` ops, each placing exactly its set's sub-layers `gpu_resident`, and,
+    once laid out, the `pshard.switch` ops between the selected plans and the
+    `pshard.trade` ops of cells where sharing a set costs a tier its own best plan.
 
     ```mlir
-    pshard.budget 1073741824 resident ["attn[0]", "attn[1]"] {
-      pshard.plan tier 1 static placements "CRCRCC" ... selected
+    pshard.budget 1073741824 context 4096 {
+      pshard.resident_set 0 ["attn[0]", "attn[1]"]
+      pshard.plan tier 1 set 0 static placements "CRCRCC" ... selected
     }
     ```
   }];
-  let arguments = (ins PShard_CountAttr:$budget, StrArrayAttr:$resident);
+  let arguments = (ins PShard_CountAttr:$budget, PShard_CountAttr:$context);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$budget `resident` $resident attr-dict-with-keyword $body";
+  let assemblyFormat = "$budget `context` $context attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
+}
+
+def PShard_ResidentSetOp : PShard_Op<"resident_set", [HasParent<"BudgetOp">]> {
+  let summary = "Sub-layers whose weights (and KV cache) stay in VRAM";
+  let description = [{
+    Candidate `index` of its budget: the sub-layers a plan on it keeps resident. Sets
+    are numbered 0, 1, … in the order they appear.
+
+    ```mlir
+    pshard.resident_set 1 ["embed", "attn[0]", "ffn[0]"]
+    ```
+  }];
+  let arguments = (ins PShard_CountAttr:$index, StrArrayAttr:$resident);
+  let assemblyFormat = "$index $resident attr-dict";
 }
 
 def PShard_PlanOp : PShard_Op<"plan", [
     HasParent<"BudgetOp">, SingleBlock, NoTerminator]> {
   let summary = "One plan for one (budget, tier)";
   let description = [{
-    `placements` has one letter per sub-layer in model order: `R` gpu_resident
-    (weights in VRAM), `S` gpu_streamed (weights copied into a streaming slot just
-    before use), `C` cpu. `order` lists the streamed sub-layers' indices in copy order;
-    copies run up to `prefetch` streamed sub-layers ahead into `slots` slots of
-    `slot_bytes` each. `time_ns` is the estimator's predicted time of one pass of
-    `tier` tokens, with the busy time of each resource; `vram` is the arena size of
-    the layout (0 until pshard-layout-vram ran), whose buffers the body lists.
-    `selected` marks the plan the runtime gets for this (budget, tier).
+    On resident set `set` of its budget. `placements` has one letter per sub-layer in
+    model order: `R` gpu_resident (weights in VRAM), `S` gpu_streamed (weights copied
+    into a streaming slot just before use), `C` cpu. `order` lists the streamed
+    sub-layers' indices in copy order; copies run up to `prefetch` streamed sub-layers
+    ahead into `slots` slots of `slot_bytes` each. `time_ns` is the estimator's
+    predicted time of one pass of `tier` tokens at the range's end, `start_time_ns` at
+    its start (0 until laid out), with the busy time of each resource; `vram` is the
+    arena size of the layout (0 until pshard-layout-vram ran), whose buffers the body
+    lists. `selected` marks the plan the runtime gets for this (budget, context, tier).
 
     ```mlir
-    pshard.plan tier 1 dynamic placements "CRSRCC" order [2] prefetch 1 slots 1 x 26112
-        threads 8 time_ns 5230 busy_ns [4100, 30, 2176] vram 70144 selected {
+    pshard.plan tier 1 set 0 dynamic placements "CRSRCC" order [2] prefetch 1 slots 1 x
+        26112 threads 8 time_ns 5230 start_time_ns 4800 busy_ns [4100, 30, 2176]
+        vram 70144 selected {
       pshard.buffer weights of "attn[0]" index 0 at 0 size 256
       pshard.buffer stream_slot index 0 at 43776 size 26112
     }
     ```
   }];
-  let arguments = (ins PShard_CountAttr:$tier, PShard_Strategy:$strategy,
+  let arguments = (ins PShard_CountAttr:$tier, PShard_CountAttr:$set,
+                       PShard_Strategy:$strategy,
                        StrAttr:$placements, DenseI64ArrayAttr:$order,
                        PShard_CountAttr:$prefetch, PShard_CountAttr:$slots,
                        PShard_CountAttr:$slot_bytes, PShard_CountAttr:$threads,
-                       PShard_CountAttr:$time_ns, DenseI64ArrayAttr:$busy_ns,
+                       PShard_CountAttr:$time_ns, PShard_CountAttr:$start_time_ns,
+                       DenseI64ArrayAttr:$busy_ns,
                        PShard_CountAttr:$vram, UnitAttr:$selected);
   let regions = (region SizedRegion<1>:$layout);
   let assemblyFormat = [{
-    `tier` $tier $strategy `placements` $placements `order` $order `prefetch` $prefetch
-    `slots` $slots `x` $slot_bytes `threads` $threads `time_ns` $time_ns
+    `tier` $tier `set` $set $strategy `placements` $placements `order` $order
+    `prefetch` $prefetch `slots` $slots `x` $slot_bytes `threads` $threads
+    `time_ns` $time_ns `start_time_ns` $start_time_ns
     `busy_ns` $busy_ns `vram` $vram (`selected` $selected^)? attr-dict-with-keyword
     $layout
   }];
@@ -190,6 +226,57 @@ def PShard_BufferOp : PShard_Op<"buffer", [HasParent<"PlanOp">]> {
                        PShard_CountAttr:$offset, PShard_CountAttr:$size);
   let assemblyFormat = [{
     $kind (`of` $sublayer^)? (`index` $index^)? `at` $offset `size` $size attr-dict
+  }];
+}
+
+def PShard_SwitchOp : PShard_Op<"switch", [HasParent<"BudgetOp">]> {
+  let summary = "What moving between two selected plans of a budget copies";
+  let description = [{
+    From the plan of `from_tier` in the range ending at `from_context` (this budget
+    op's) to the plan of `to_tier` in the range ending at `to_context`: `upload` bytes
+    of weights to the device, `evict` bytes it drops, KV cache bytes per cached
+    position up (`kv_up`) and down (`kv_down`), and the predicted time (`time_ns`) at
+    the workload's `positions` cached positions. Only switches that move anything are
+    listed.
+
+    ```mlir
+    pshard.switch tier 1 -> 256 context 4096 -> 4096 upload 419430400 evict 0 kv_up 0
+        kv_down 0 positions 1280 time_ns 35000000
+    ```
+  }];
+  let arguments = (ins PShard_CountAttr:$from_tier, PShard_CountAttr:$to_tier,
+                       PShard_CountAttr:$from_context, PShard_CountAttr:$to_context,
+                       PShard_CountAttr:$upload, PShard_CountAttr:$evict,
+                       PShard_CountAttr:$kv_up, PShard_CountAttr:$kv_down,
+                       PShard_CountAttr:$positions, PShard_CountAttr:$time_ns);
+  let assemblyFormat = [{
+    `tier` $from_tier `->` $to_tier `context` $from_context `->` $to_context
+    `upload` $upload `evict` $evict `kv_up` $kv_up `kv_down` $kv_down
+    `positions` $positions `time_ns` $time_ns attr-dict
+  }];
+}
+
+def PShard_TradeOp : PShard_Op<"trade", [HasParent<"BudgetOp">]> {
+  let summary = "A tier slower than a forced strategy because it shares a resident set";
+  let description = [{
+    The selected plan of `tier` takes `auto_ns` per pass where the forced strategy
+    `forced` takes `forced_ns`, because its own best set (`own_ns`) would cost more in
+    switches than it saves: the workload takes `workload_ns` as chosen and
+    `own_workload_ns` with the tier on its own set. pshard-compile prints these.
+
+    ```mlir
+    pshard.trade tier 16 auto_ns 463348000 forced static forced_ns 460000000
+        own_ns 455000000 workload_ns 36000000000 own_workload_ns 36100000000
+    ```
+  }];
+  let arguments = (ins PShard_CountAttr:$tier, PShard_CountAttr:$auto_ns,
+                       PShard_Strategy:$forced, PShard_CountAttr:$forced_ns,
+                       PShard_CountAttr:$own_ns, PShard_CountAttr:$workload_ns,
+                       PShard_CountAttr:$own_workload_ns);
+  let assemblyFormat = [{
+    `tier` $tier `auto_ns` $auto_ns `forced` $forced `forced_ns` $forced_ns
+    `own_ns` $own_ns `workload_ns` $workload_ns `own_workload_ns` $own_workload_ns
+    attr-dict
   }];
 }
 

@@ -29,6 +29,11 @@ struct PlanningPipelineOptions : mlir::PassPipelineOptions<PlanningPipelineOptio
                               llvm::cl::desc("Machine profile (*.pshprof), or `fixed`"),
                               llvm::cl::init("fixed")};
   ListOption<int64_t> tiers{*this, "tiers", llvm::cl::desc("Token tiers (default 1,4,16,64,256)")};
+  ListOption<int64_t> contexts{*this, "contexts",
+                               llvm::cl::desc("Context ranges' upper bounds (default: the model's)")};
+  Option<std::string> workload{*this, "workload",
+                               llvm::cl::desc("PROMPT:GENERATED tokens (default 1024:256)"),
+                               llvm::cl::init("")};
   ListOption<std::string> budgets{*this, "budgets",
                                   llvm::cl::desc("VRAM budgets (bytes, K/M/G) or auto")};
   Option<int64_t> threads{*this, "threads", llvm::cl::desc("CPU threads (0: machine default)"),

@@ -1,0 +1,123 @@
+// The switches between the laid-out plans of one budget, as the runtime will make them:
+// a buffer the next plan holds at the same offset with the same size stays in place;
+// every other weight it holds is uploaded, every KV cache it holds that the arena does
+// not is filled from the host, and every KV cache the previous plan held and the next one
+// does not keep goes back to the host. Every ordered pair of the budget's plans that
+// moves anything is listed: a tier switch inside a context range is priced at the
+// positions the workload has cached when it leaves the tier; a move to a longer range
+// (the context crossed a range's end, perhaps with a tier change) at that range's end;
+// a move to a shorter one (after a reset) with nothing cached.
+#include "PlannerInternal.h"
+
+#include <map>
+#include <tuple>
+
+namespace pshard::planner::detail {
+namespace {
+
+using Key = std::pair<int32_t, int32_t>; // (sub-layer, tensor; -1 for the KV cache)
+using Buffers = std::map<Key, std::pair<uint64_t, uint64_t>>; // -> (offset, size)
+
+Buffers resident_buffers(const Plan& p) {
+  Buffers out;
+  for (const VramBuffer& b : p.vram_layout)
+    if (b.kind == BufferKind::kWeights || b.kind == BufferKind::kKvCache)
+      out[{b.sublayer, b.kind == BufferKind::kWeights ? b.tensor : -1}] = {b.offset, b.size};
+  return out;
+}
+
+// What `wanted` holds that `held` does not hold in place (same offset and size): weight
+// bytes, and KV bytes per cached position.
+std::pair<uint64_t, uint64_t> not_in_place(const ModelGraph& graph, const CompileOptions& options,
+                                           const Buffers& held, const Buffers& wanted) {
+  std::pair<uint64_t, uint64_t> out{0, 0};
+  for (const auto& [key, where] : wanted) {
+    const auto it = held.find(key);
+    if (it != held.end() && it->second == where)
+      continue;
+    if (key.second >= 0)
+      out.first += where.second;
+    else
+      out.second +=
+          graph.sublayers[static_cast<size_t>(key.first)].kv_bytes_per_token(options.kv_type);
+  }
+  return out;
+}
+
+PlanSwitch switch_of(const ModelGraph& graph, const CompileOptions& options, const Plan& from,
+                     const Plan& to) {
+  PlanSwitch s;
+  s.from_context = from.context;
+  s.from_tier = from.tier;
+  s.to_context = to.context;
+  s.to_tier = to.tier;
+  const Buffers held = resident_buffers(from), next = resident_buffers(to);
+  std::tie(s.upload_bytes, s.kv_upload_bytes_per_position) =
+      not_in_place(graph, options, held, next);
+  std::tie(s.evict_bytes, s.kv_download_bytes_per_position) =
+      not_in_place(graph, options, next, held);
+  return s;
+}
+
+bool moves_anything(const PlanSwitch& s) {
+  return s.upload_bytes + s.evict_bytes + s.kv_upload_bytes_per_position +
+             s.kv_download_bytes_per_position >
+         0;
+}
+
+void price(PlanSwitch* s, int64_t positions, const LinkPricing& link) {
+  s->priced_positions = positions;
+  const SwitchBytes moved{s->upload_bytes, s->kv_upload_bytes_per_position,
+                          s->kv_download_bytes_per_position};
+  s->predicted_ms = moved.seconds(positions, link) * 1e3;
+}
+
+} // namespace
+
+std::vector<PlanSwitch> switches_between(const ModelGraph& graph,
+                                         const std::vector<ContextCosts>& ccs,
+                                         const std::vector<std::vector<Plan>>& plans,
+                                         const LinkPricing& link) {
+  // Per range, the positions cached when the workload leaves each tier: after the
+  // prompt, or (decode, and tiers the workload does not run) the whole request.
+  std::vector<std::vector<int64_t>> leaving;
+  for (size_t k = 0; k < plans.size(); ++k) {
+    const std::vector<WorkloadStep> steps = workload_steps(ccs[k].options, ccs[k].context);
+    leaving.emplace_back(plans[k].size(), steps.empty() ? 0 : steps.back().positions_after);
+    for (const WorkloadStep& s : steps)
+      leaving.back()[s.tier] = s.positions_after;
+  }
+  std::vector<PlanSwitch> out;
+  for (size_t ka = 0; ka < plans.size(); ++ka)
+    for (size_t a = 0; a < plans[ka].size(); ++a)
+      for (size_t kb = 0; kb < plans.size(); ++kb)
+        for (size_t b = 0; b < plans[kb].size(); ++b) {
+          if (ka == kb && a == b)
+            continue;
+          PlanSwitch s = switch_of(graph, ccs[ka].options, plans[ka][a], plans[kb][b]);
+          if (!moves_anything(s))
+            continue;
+          price(&s, ka == kb ? leaving[ka][a] : kb > ka ? ccs[ka].context : 0, link);
+          out.push_back(s);
+        }
+  return out;
+}
+
+Result<std::vector<std::vector<Plan>>>
+cpu_only_plans(const ModelGraph& graph, const std::vector<ContextCosts>& ccs, int threads) {
+  std::vector<std::vector<Plan>> out;
+  for (const ContextCosts& cc : ccs) {
+    const BudgetChoice c = cpu_only_choice(graph, cc);
+    std::vector<Plan> row;
+    for (size_t t = 0; t < cc.tiers.size(); ++t) {
+      ResidentOffsets none = compact_offsets(graph, cc.options, c.sets[0], {});
+      PSHARD_ASSIGN_OR_RETURN(
+          Plan p, finalize_plan(graph, cc, t, threads, 0, c.sets[0], none, c.plan_of_tier[t]));
+      row.push_back(std::move(p));
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+} // namespace pshard::planner::detail
