@@ -147,7 +147,7 @@ Result<bool> read_flag(const gguf::GgufFile &file, const char *key, bool fallbac
 // named <s>, </s> and <unk>, as llama.cpp-converted files sometimes omit them; for
 // WordPiece ("bert"), BOS and EOS are BERT's [CLS] and [SEP], which llama.cpp's
 // converter writes as cls_token_id and seperator_token_id (sic).
-Status read_special_ids(const gguf::GgufFile &file, Vocabulary &vocab) {
+Status read_special_ids(const gguf::GgufFile& file, Vocabulary& vocab) {
   const bool spm = vocab.model == "llama";
   const bool bert = vocab.model == "bert";
   const int32_t n = vocab.size();
@@ -155,21 +155,18 @@ Status read_special_ids(const gguf::GgufFile &file, Vocabulary &vocab) {
   const auto named = [&](std::string_view spm_text, std::string_view bert_text) {
     return spm ? find_text(vocab, spm_text) : bert ? find_text(vocab, bert_text) : kNoToken;
   };
-  PSHARD_ASSIGN_OR_RETURN(vocab.bos_id,
-                          read_special_id(file, "tokenizer.ggml.bos_token_id",
-                                          named("<s>", "[CLS]"), n));
-  PSHARD_ASSIGN_OR_RETURN(vocab.eos_id,
-                          read_special_id(file, "tokenizer.ggml.eos_token_id",
-                                          named("</s>", "[SEP]"), n));
+  PSHARD_ASSIGN_OR_RETURN(
+      vocab.bos_id, read_special_id(file, "tokenizer.ggml.bos_token_id", named("<s>", "[CLS]"), n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.eos_id, read_special_id(file, "tokenizer.ggml.eos_token_id",
+                                                        named("</s>", "[SEP]"), n));
   if (bert) {
     PSHARD_ASSIGN_OR_RETURN(vocab.bos_id,
                             read_special_id(file, "tokenizer.ggml.cls_token_id", vocab.bos_id, n));
     PSHARD_ASSIGN_OR_RETURN(
         vocab.eos_id, read_special_id(file, "tokenizer.ggml.seperator_token_id", vocab.eos_id, n));
   }
-  PSHARD_ASSIGN_OR_RETURN(vocab.unk_id,
-                          read_special_id(file, "tokenizer.ggml.unknown_token_id",
-                                          named("<unk>", "[UNK]"), n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.unk_id, read_special_id(file, "tokenizer.ggml.unknown_token_id",
+                                                        named("<unk>", "[UNK]"), n));
   PSHARD_ASSIGN_OR_RETURN(vocab.pad_id,
                           read_special_id(file, "tokenizer.ggml.padding_token_id", kNoToken, n));
   PSHARD_ASSIGN_OR_RETURN(vocab.eot_id,
@@ -182,11 +179,12 @@ Status read_special_ids(const gguf::GgufFile &file, Vocabulary &vocab) {
 // add_bos_token defaults to true for "llama" and "bert" and, for "gpt2", to what the
 // pre-tokenizer's models use. BERT ends its input with [SEP] (EOS here) unless
 // add_sep_token (llama.cpp's key for it) or add_eos_token says otherwise.
-Status read_add_flags(const gguf::GgufFile &file, Vocabulary &vocab) {
+Status read_add_flags(const gguf::GgufFile& file, Vocabulary& vocab) {
   const bool bert = vocab.model == "bert";
   std::string ignored;
-  const bool add_bos_default = vocab.model == "llama" || bert ||
-                               (vocab.model == "gpt2" && find_pre_tokenizer(vocab.pre, &ignored).add_bos);
+  const bool add_bos_default =
+      vocab.model == "llama" || bert ||
+      (vocab.model == "gpt2" && find_pre_tokenizer(vocab.pre, &ignored).add_bos);
   PSHARD_ASSIGN_OR_RETURN(vocab.add_bos,
                           read_flag(file, "tokenizer.ggml.add_bos_token", add_bos_default));
   PSHARD_ASSIGN_OR_RETURN(vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token", bert));

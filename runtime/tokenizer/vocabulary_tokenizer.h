@@ -41,8 +41,7 @@ protected:
   template <typename EncodeText>
   std::vector<TokenId> encode_around_specials(const SpecialTokenSplitter& specials,
                                               std::string_view text, bool add_bos,
-                                              bool parse_special,
-                                              EncodeText&& encode_text) const {
+                                              bool parse_special, EncodeText&& encode_text) const {
     std::vector<TokenId> out;
     out.reserve(text.size() / 3 + 2);
     if (add_bos && vocab_.bos_id != kNoToken)
