@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libflatbuffers-dev flatbuffers-compiler libcli11-dev
   libpcre2-dev               # Unicode regular expressions of the BPE pre-tokenizers
+  libicu-dev                 # Unicode data of the WordPiece normalizer (build time only)
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
   python3 python3-numpy   # numpy: the float64 reference forward pass in tests/tools
 )

@@ -94,19 +94,9 @@ BpeTokenizer::BpeTokenizer(Vocabulary vocab, const PreTokenizerSpec& spec, PreTo
 
 std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos,
                                           bool parse_special) const {
-  std::vector<TokenId> out;
-  out.reserve(text.size() / 3 + 2);
-  if (add_bos && vocab_.bos_id != kNoToken)
-    out.push_back(vocab_.bos_id);
-  for (const TextFragment& fragment : specials_.split(text, parse_special)) {
-    if (fragment.token != kNoToken)
-      out.push_back(fragment.token);
-    else
-      encode_text(fragment.text, out);
-  }
-  if (add_bos && vocab_.add_eos && vocab_.eos_id != kNoToken)
-    out.push_back(vocab_.eos_id);
-  return out;
+  return encode_around_specials(
+      specials_, text, add_bos, parse_special,
+      [this](std::string_view run, bool, std::vector<TokenId>& out) { encode_text(run, out); });
 }
 
 void BpeTokenizer::encode_text(std::string_view text, std::vector<TokenId>& out) const {
@@ -206,10 +196,7 @@ std::string BpeTokenizer::token_to_piece(TokenId id) const {
 }
 
 std::string BpeTokenizer::decode(std::span<const TokenId> ids) const {
-  std::string text;
-  for (TokenId id : ids)
-    text += token_to_piece(id);
-  return text;
+  return join_pieces(ids, /*drop_first_space=*/false);
 }
 
 } // namespace pshard

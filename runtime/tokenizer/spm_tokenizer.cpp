@@ -1,5 +1,6 @@
 #include "runtime/tokenizer/spm_tokenizer.h"
 
+#include "runtime/tokenizer/space_marker.h"
 #include "runtime/tokenizer/utf8.h"
 
 #include <algorithm>
@@ -7,9 +8,6 @@
 
 namespace pshard {
 namespace {
-
-constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";     // U+2581 "▁"
-constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD"; // U+FFFD, shown for <unk>
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9')
@@ -86,27 +84,13 @@ SpmTokenizer::SpmTokenizer(Vocabulary vocab)
 
 std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos,
                                           bool parse_special) const {
-  std::vector<TokenId> out;
-  out.reserve(text.size() / 3 + 2);
-  if (add_bos && vocab_.bos_id != kNoToken)
-    out.push_back(vocab_.bos_id);
-
-  // The space prefix goes at the start of the text and after every added
-  // token, as SentencePiece sees each run between them as a text of its own.
-  bool after_special = true;
-  for (const TextFragment &fragment : specials_.split(text, parse_special)) {
-    if (fragment.token != kNoToken) {
-      out.push_back(fragment.token);
-      after_special = true;
-      continue;
-    }
-    encode_text(fragment.text, vocab_.add_space_prefix && after_special, out);
-    after_special = false;
-  }
-
-  if (add_bos && vocab_.add_eos && vocab_.eos_id != kNoToken)
-    out.push_back(vocab_.eos_id);
-  return out;
+  // The space prefix goes at the start of the text and after every added token, as
+  // SentencePiece sees each run between them as a text of its own.
+  return encode_around_specials(
+      specials_, text, add_bos, parse_special,
+      [this](std::string_view run, bool starts_text, std::vector<TokenId> &out) {
+        encode_text(run, vocab_.add_space_prefix && starts_text, out);
+      });
 }
 
 void SpmTokenizer::encode_text(std::string_view text, bool space_prefix,
@@ -196,7 +180,7 @@ std::string SpmTokenizer::token_to_piece(TokenId id) const {
   case TokenType::kControl:
     return {};
   case TokenType::kUnknown:
-    return std::string(kReplacementChar);
+    return std::string(kReplacementCharacter);
   case TokenType::kByte: {
     const int byte = parse_byte_piece(token.text);
     if (byte >= 0)
@@ -206,34 +190,12 @@ std::string SpmTokenizer::token_to_piece(TokenId id) const {
   default:
     break;
   }
-  std::string piece;
-  piece.reserve(token.text.size());
-  for (size_t pos = 0; pos < token.text.size();) {
-    if (std::string_view(token.text).substr(pos, kSpaceMarker.size()) == kSpaceMarker) {
-      piece.push_back(' ');
-      pos += kSpaceMarker.size();
-    } else {
-      piece.push_back(token.text[pos++]);
-    }
-  }
-  return piece;
+  return replace_space_markers(token.text);
 }
 
 std::string SpmTokenizer::decode(std::span<const TokenId> ids) const {
-  std::string text;
-  // The space prefix encode() added shows up as a leading space on the first
-  // piece that has text; control tokens before it (BOS) show as nothing.
-  bool strip_space = vocab_.add_space_prefix;
-  for (TokenId id : ids) {
-    if (id >= 0 && id < vocab_.size() && vocab_.tokens[id].type == TokenType::kControl)
-      continue;
-    std::string piece = token_to_piece(id);
-    if (strip_space && !piece.empty() && piece[0] == ' ')
-      piece.erase(0, 1);
-    strip_space = false;
-    text += piece;
-  }
-  return text;
+  // The space prefix encode() added shows up as a leading space on the first piece.
+  return join_pieces(ids, /*drop_first_space=*/vocab_.add_space_prefix);
 }
 
 } // namespace pshard

@@ -8,10 +8,10 @@
 //   Utf8StreamBuffer out;                        // runtime/tokenizer/utf8.h
 //   std::cout << out.push(tok->token_to_piece(next_id));   // streaming, piece by piece
 //
-// Implemented: "llama" (SentencePiece BPE: Llama 1/2, Mistral, Phi-3) and "gpt2"
+// Implemented: "llama" (SentencePiece BPE: Llama 1/2, Mistral, Phi-3), "gpt2"
 // (byte-level BPE: Llama 3, Qwen2/2.5/3, Mistral NeMo's Tekken, DeepSeek, GPT-2,
-// Falcon, MPT, StarCoder, ...). "bert" (WordPiece), "t5" and "rwkv" are
-// reported as unsupported. Implementations are immutable after construction,
+// Falcon, MPT, StarCoder, ...) and "bert" (WordPiece: BERT, BGE, MiniLM, ...).
+// "t5" and "rwkv" are reported as unsupported. Implementations are immutable after construction,
 // so one tokenizer may be used from several threads at once.
 #pragma once
 
@@ -38,7 +38,7 @@ public:
   virtual ~Tokenizer() = default;
 
   // Builds the tokenizer named by tokenizer.ggml.model ("llama" = SentencePiece
-  // BPE, "gpt2" = byte-level BPE). Other kinds ("bert", "t5", ...) give
+  // BPE, "gpt2" = byte-level BPE, "bert" = WordPiece). Other kinds ("t5", ...) give
   // kUnsupported naming the kind; inconsistent metadata (lengths that differ,
   // ids out of range, a merge without a space) gives kInvalidFormat naming the
   // key. Reads only metadata: a vocabulary-only GGUF is enough.
@@ -55,12 +55,13 @@ public:
 
   // The bytes of one token as text to show (SPM: "▁" -> " ", <0xAB> byte tokens
   // -> that single byte; byte-level BPE: "Ġ" -> " " and each character back to
-  // its byte; control tokens -> ""). A token may hold part of a multi-byte
+  // its byte; WordPiece: "▁" -> " "; control tokens -> ""). A token may hold part of a multi-byte
   // UTF-8 character: stream through Utf8StreamBuffer. Out-of-range ids give "".
   virtual std::string token_to_piece(TokenId id) const = 0;
 
   // Whole-sequence decode: the pieces concatenated, control tokens dropped, and
-  // (SPM only) the leading space it adds at the start of the text removed.
+  // (SPM, WordPiece) the leading space before the first piece removed.
+  // WordPiece cannot give the text back: it lowercases and strips accents.
   // Byte-level BPE gives back exactly the bytes encode() read, parse_special or
   // not, unless the text held control-token text.
   virtual std::string decode(std::span<const TokenId> ids) const = 0;
@@ -68,7 +69,8 @@ public:
   virtual int32_t n_vocab() const = 0;
   virtual TokenId bos() const = 0; // kNoToken (-1) if none
   virtual TokenId eos() const = 0; // kNoToken (-1) if none
-  // tokenizer.ggml.add_bos_token; true for "llama" when the key is absent.
+  // tokenizer.ggml.add_bos_token; true for "llama" and "bert" when the key is
+  // absent. (For "bert", BOS and EOS are [CLS] and [SEP].)
   virtual bool add_bos_by_default() const = 0;
   // EOS, EOT/EOM and the usual end-of-turn control tokens.
   virtual bool is_end_of_generation(TokenId id) const = 0;

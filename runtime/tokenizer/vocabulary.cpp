@@ -143,6 +143,60 @@ Result<bool> read_flag(const gguf::GgufFile &file, const char *key, bool fallbac
   return file.get_bool(key);
 }
 
+// The special ids. Missing ones default, for SentencePiece ("llama"), to the tokens
+// named <s>, </s> and <unk>, as llama.cpp-converted files sometimes omit them; for
+// WordPiece ("bert"), BOS and EOS are BERT's [CLS] and [SEP], which llama.cpp's
+// converter writes as cls_token_id and seperator_token_id (sic).
+Status read_special_ids(const gguf::GgufFile& file, Vocabulary& vocab) {
+  const bool spm = vocab.model == "llama";
+  const bool bert = vocab.model == "bert";
+  const int32_t n = vocab.size();
+  // The token named `spm_text` or `bert_text`, as the model kind has it.
+  const auto named = [&](std::string_view spm_text, std::string_view bert_text) {
+    return spm ? find_text(vocab, spm_text) : bert ? find_text(vocab, bert_text) : kNoToken;
+  };
+  PSHARD_ASSIGN_OR_RETURN(
+      vocab.bos_id, read_special_id(file, "tokenizer.ggml.bos_token_id", named("<s>", "[CLS]"), n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.eos_id, read_special_id(file, "tokenizer.ggml.eos_token_id",
+                                                        named("</s>", "[SEP]"), n));
+  if (bert) {
+    PSHARD_ASSIGN_OR_RETURN(vocab.bos_id,
+                            read_special_id(file, "tokenizer.ggml.cls_token_id", vocab.bos_id, n));
+    PSHARD_ASSIGN_OR_RETURN(
+        vocab.eos_id, read_special_id(file, "tokenizer.ggml.seperator_token_id", vocab.eos_id, n));
+  }
+  PSHARD_ASSIGN_OR_RETURN(vocab.unk_id, read_special_id(file, "tokenizer.ggml.unknown_token_id",
+                                                        named("<unk>", "[UNK]"), n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.pad_id,
+                          read_special_id(file, "tokenizer.ggml.padding_token_id", kNoToken, n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.eot_id,
+                          read_special_id(file, "tokenizer.ggml.eot_token_id", kNoToken, n));
+  PSHARD_ASSIGN_OR_RETURN(vocab.eom_id,
+                          read_special_id(file, "tokenizer.ggml.eom_token_id", kNoToken, n));
+  return Status::ok_status();
+}
+
+// add_bos_token defaults to true for "llama" and "bert" and, for "gpt2", to what the
+// pre-tokenizer's models use. BERT ends its input with [SEP] (EOS here) unless
+// add_sep_token (llama.cpp's key for it) or add_eos_token says otherwise.
+Status read_add_flags(const gguf::GgufFile& file, Vocabulary& vocab) {
+  const bool bert = vocab.model == "bert";
+  std::string ignored;
+  const bool add_bos_default =
+      vocab.model == "llama" || bert ||
+      (vocab.model == "gpt2" && find_pre_tokenizer(vocab.pre, &ignored).add_bos);
+  PSHARD_ASSIGN_OR_RETURN(vocab.add_bos,
+                          read_flag(file, "tokenizer.ggml.add_bos_token", add_bos_default));
+  PSHARD_ASSIGN_OR_RETURN(vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token", bert));
+  if (bert) {
+    PSHARD_ASSIGN_OR_RETURN(vocab.add_eos,
+                            read_flag(file, "tokenizer.ggml.add_sep_token", vocab.add_eos));
+  }
+  PSHARD_ASSIGN_OR_RETURN(vocab.add_space_prefix,
+                          read_flag(file, "tokenizer.ggml.add_space_prefix", true));
+  return Status::ok_status();
+}
+
 } // namespace
 
 Status validate_vocabulary(const Vocabulary &vocab) {
@@ -174,34 +228,8 @@ Result<Vocabulary> load_vocabulary(const gguf::GgufFile &file) {
   if (vocab.tokens.empty())
     return invalid_format(std::string(kTokensKey) + " is empty");
 
-  // llama.cpp-converted SPM files sometimes omit the ids; the SentencePiece
-  // defaults are the tokens with these names.
-  const bool spm = vocab.model == "llama";
-  const int32_t n = vocab.size();
-  PSHARD_ASSIGN_OR_RETURN(vocab.bos_id,
-                          read_special_id(file, "tokenizer.ggml.bos_token_id",
-                                          spm ? find_text(vocab, "<s>") : kNoToken, n));
-  PSHARD_ASSIGN_OR_RETURN(vocab.eos_id,
-                          read_special_id(file, "tokenizer.ggml.eos_token_id",
-                                          spm ? find_text(vocab, "</s>") : kNoToken, n));
-  PSHARD_ASSIGN_OR_RETURN(vocab.unk_id,
-                          read_special_id(file, "tokenizer.ggml.unknown_token_id",
-                                          spm ? find_text(vocab, "<unk>") : kNoToken, n));
-  PSHARD_ASSIGN_OR_RETURN(vocab.pad_id,
-                          read_special_id(file, "tokenizer.ggml.padding_token_id", kNoToken, n));
-  PSHARD_ASSIGN_OR_RETURN(vocab.eot_id,
-                          read_special_id(file, "tokenizer.ggml.eot_token_id", kNoToken, n));
-  PSHARD_ASSIGN_OR_RETURN(vocab.eom_id,
-                          read_special_id(file, "tokenizer.ggml.eom_token_id", kNoToken, n));
-
-  std::string ignored;
-  const bool add_bos_default =
-      spm || (vocab.model == "gpt2" && find_pre_tokenizer(vocab.pre, &ignored).add_bos);
-  PSHARD_ASSIGN_OR_RETURN(vocab.add_bos,
-                          read_flag(file, "tokenizer.ggml.add_bos_token", add_bos_default));
-  PSHARD_ASSIGN_OR_RETURN(vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token", false));
-  PSHARD_ASSIGN_OR_RETURN(vocab.add_space_prefix,
-                          read_flag(file, "tokenizer.ggml.add_space_prefix", true));
+  PSHARD_RETURN_IF_ERROR(read_special_ids(file, vocab));
+  PSHARD_RETURN_IF_ERROR(read_add_flags(file, vocab));
   PSHARD_RETURN_IF_ERROR(validate_vocabulary(vocab));
   std::string model_name;
   if (file.find("general.name") != nullptr) {

@@ -73,8 +73,11 @@ Status validate_vocabulary(const Vocabulary &vocab);
 // optional (0 and kNormal) but, when present, must be as long as tokens;
 // merges is read when present (required by the "gpt2" tokenizer, not here).
 // Special ids missing from the metadata default, for "llama", to the tokens
-// named <s>, </s> and <unk> if the vocabulary has them. add_bos_token defaults
-// to true for "llama" and, for "gpt2", to what the pre-tokenizer's models use.
+// named <s>, </s> and <unk> if the vocabulary has them; for "bert", BOS and EOS
+// are cls_token_id and seperator_token_id (else [CLS] and [SEP]), the unknown
+// token [UNK]. add_bos_token defaults to true for "llama" and "bert" and, for
+// "gpt2", to what the pre-tokenizer's models use; add_eos_token to true for
+// "bert" only (its add_sep_token decides when present).
 // Then apply_token_overrides() marks chat and FIM tokens as llama.cpp does.
 Result<Vocabulary> load_vocabulary(const gguf::GgufFile &file);
 

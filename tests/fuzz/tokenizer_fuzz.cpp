@@ -4,19 +4,24 @@
 //   - byte-level BPE, parse_special off: decode(encode(x)) == x exactly, and
 //     streaming the pieces through Utf8StreamBuffer gives the same bytes;
 //   - SentencePiece without added tokens (llama-spm), parse_special off, text
-//     without U+2581 (which SentencePiece reads as a space): the same.
-// The vocabularies are two small ones built here (so the target runs anywhere)
-// and, when PSHARD_SHARED_DIR holds them, llama-spm, GPT-2 and Qwen2's.
+//     without U+2581 (which SentencePiece reads as a space): the same;
+//   - WordPiece, parse_special off, ids without the unknown token: the decoded
+//     text (lowercased, accents gone) encodes to the same ids.
+// The vocabularies are three small ones built here (so the target runs anywhere)
+// and, when PSHARD_SHARED_DIR holds them, llama-spm, GPT-2, Qwen2 and BERT's (BGE).
 // A broken promise traps, so the fuzzer reports it.
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/bpe_tokenizer.h"
 #include "runtime/tokenizer/spm_tokenizer.h"
 #include "runtime/tokenizer/utf8.h"
+#include "runtime/tokenizer/wpm_tokenizer.h"
 #include "tests/runtime/tokenizer/byte_level_vocab.h"
+#include "tests/runtime/tokenizer/wordpiece_vocab.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -31,10 +36,11 @@ void check(bool promise) {
     __builtin_trap();
 }
 
+enum class Promise { kNone, kBytesBack, kSpmTextBack, kWordPieceIdsBack };
+
 struct Target {
   std::unique_ptr<Tokenizer> tokenizer;
-  bool byte_level = false;
-  bool spm_round_trips = false;
+  Promise promise = Promise::kNone;
 };
 
 std::vector<Target>& targets() {
@@ -90,7 +96,18 @@ std::unique_ptr<Tokenizer> small_spm() {
   return std::move(tok).value();
 }
 
-void add_shared(const char* name, bool byte_level, bool spm_round_trips) {
+// BERT's control tokens, a few word-initial and inner pieces, a CJK and a punctuation
+// piece, a jamo.
+std::unique_ptr<Tokenizer> small_wpm() {
+  Vocabulary v = testing_vocab::wordpiece_vocab({"\xE2\x96\x81" "a", "\xE2\x96\x81" "ab", "b", "ba",
+                                                 "\xE2\x96\x81" ",", "\xE2\x96\x81" "\xE6\x88\x91",
+                                                 "\xE1\x84\x92", "e"});
+  auto tok = WpmTokenizer::create(std::move(v));
+  check(tok.ok());
+  return std::move(tok).value();
+}
+
+void add_shared(const char* name, Promise promise) {
 #ifdef PSHARD_SHARED_DIR
   const std::string path = std::string(PSHARD_SHARED_DIR) + "/vocab/ggml-vocab-" + name + ".gguf";
   if (!std::filesystem::exists(path))
@@ -99,7 +116,7 @@ void add_shared(const char* name, bool byte_level, bool spm_round_trips) {
   check(file.ok());
   auto tok = Tokenizer::from_gguf(**file);
   check(tok.ok());
-  targets().push_back({std::move(tok).value(), byte_level, spm_round_trips});
+  targets().push_back({std::move(tok).value(), promise});
 #endif
 }
 
@@ -116,7 +133,8 @@ void exercise(const Target& target, std::string_view text, bool add_bos) {
     const std::string decoded = tok.decode(ids);
     if (parse_special)
       continue;
-    if (target.byte_level) {
+    switch (target.promise) {
+    case Promise::kBytesBack: {
       check(decoded == text);
       Utf8StreamBuffer stream;
       std::string streamed;
@@ -124,8 +142,19 @@ void exercise(const Target& target, std::string_view text, bool add_bos) {
         streamed += stream.push(tok.token_to_piece(id));
       streamed += stream.flush();
       check(streamed == decoded);
-    } else if (target.spm_round_trips && !has_space_marker(text)) {
-      check(decoded == text);
+      break;
+    }
+    case Promise::kSpmTextBack:
+      check(has_space_marker(text) || decoded == text);
+      break;
+    case Promise::kWordPieceIdsBack: {
+      const TokenId unknown = tok.vocabulary().unk_id;
+      if (std::find(ids.begin(), ids.end(), unknown) == ids.end())
+        check(tok.encode(decoded, add_bos, false) == ids);
+      break;
+    }
+    case Promise::kNone:
+      break;
     }
   }
 }
@@ -133,11 +162,13 @@ void exercise(const Target& target, std::string_view text, bool add_bos) {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  targets().push_back({small_bpe(), true, false});
-  targets().push_back({small_spm(), false, false});
-  add_shared("llama-spm", false, true);
-  add_shared("gpt-2", true, false);
-  add_shared("qwen2", true, false);
+  targets().push_back({small_bpe(), Promise::kBytesBack});
+  targets().push_back({small_spm(), Promise::kNone});
+  targets().push_back({small_wpm(), Promise::kWordPieceIdsBack});
+  add_shared("llama-spm", Promise::kSpmTextBack);
+  add_shared("gpt-2", Promise::kBytesBack);
+  add_shared("qwen2", Promise::kBytesBack);
+  add_shared("bert-bge", Promise::kWordPieceIdsBack);
   return 0;
 }
 

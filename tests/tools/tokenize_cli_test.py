@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""pshard-tokenize on the shared vocabulary-only GGUFs, checked against the reference
-ids in NAME.gguf.out, plus its output formats and errors; and pshard-run's
+"""pshard-tokenize on the shared vocabulary-only GGUFs (SentencePiece, byte-level BPE and
+WordPiece), checked against the reference ids in NAME.gguf.out, plus its output formats and errors; and pshard-run's
 --no-parse-special and byte-level streaming on a tiny model with GPT-2's vocabulary.
 
 usage: tokenize_cli_test.py BUILD_DIR SHARED_DIR
@@ -20,10 +20,10 @@ mk_bin = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
 vocab_dir = os.path.join(shared, "vocab")
 SEPARATOR = b"\n__ggml_vocab_test__\n"
 # Every vector of these; a spread of the others (whitespace runs, emoji, CJK, digits).
-ALL_VECTORS = {"gpt-2", "llama-spm"}
+ALL_VECTORS = {"gpt-2", "llama-spm", "bert-bge"}
 SOME_VECTORS = [0, 4, 9, 18, 22, 28, 32, 42, 45]
 VOCABS = ["llama-spm", "phi-3", "gpt-2", "deepseek-llm", "deepseek-coder", "falcon", "starcoder",
-          "mpt", "refact", "llama-bpe", "qwen2"]
+          "mpt", "refact", "llama-bpe", "qwen2", "bert-bge"]
 passed = failed = 0
 
 
@@ -102,6 +102,19 @@ def special_tokens_and_bos():
     check("double BOS warned", ids_of(p.stdout)[:2] == [1, 1] and b"two" in p.stderr, p.stderr)
 
 
+def bert_cls_and_sep():
+    """WordPiece: [CLS] and [SEP] around the text by default, [MASK] parsed; decoding gives
+    the words back lowercased, without accents."""
+    ids = ids_of(run(tok_bin, "-m", vocab("bert-bge"), "-p", "Paris is the [MASK] of Fr\u00e4nce",
+                     "--ids").stdout)
+    check("bert [CLS] ... [SEP]", ids[0] == 101 and ids[-1] == 102 and 103 in ids, ids)
+    plain = ids_of(run(tok_bin, "-m", vocab("bert-bge"), "-p", "[MASK]", "--ids", "--no-bos",
+                       "--no-parse-special").stdout)
+    check("bert --no-parse-special", 103 not in plain and len(plain) == 3, plain)
+    p = run(tok_bin, "-m", vocab("bert-bge"), "--decode", ", ".join(str(i) for i in ids))
+    check("bert decode", p.returncode == 0 and p.stdout == b"paris is the of france\n", p.stdout)
+
+
 def decode_round_trip():
     text = "Hello, y'all! \U0001F999 \u6211\u60F3 \t\n  done"
     ids = run(tok_bin, "-m", vocab("qwen2"), "-p", text, "--ids").stdout.decode().strip()
@@ -114,8 +127,6 @@ def decode_round_trip():
 def errors():
     p = run(tok_bin, "-m", "/nonexistent/vocab.gguf", "-p", "x")
     check("missing file", p.returncode != 0 and b"/nonexistent/vocab.gguf" in p.stderr, p.stderr)
-    p = run(tok_bin, "-m", vocab("bert-bge"), "-p", "x")
-    check("bert unsupported", p.returncode != 0 and b'"bert" (WordPiece)' in p.stderr, p.stderr)
     p = run(tok_bin, "-m", vocab("gpt-2"))
     check("no text", p.returncode != 0 and b"-p TEXT" in p.stderr, p.stderr)
     p = run(tok_bin, "-m", vocab("gpt-2"), "--decode", "1, 50257")
@@ -177,6 +188,7 @@ def main():
         reference_ids(tmp)
         formats()
         special_tokens_and_bos()
+        bert_cls_and_sep()
         decode_round_trip()
         errors()
         unknown_pre_tokenizer_warns(tmp)

@@ -1,7 +1,6 @@
 // Tokenizers built from real GGUF vocabularies (/work/shared): the reference
-// test vectors (SentencePiece and byte-level BPE), the stories260K known
-// answer, added tokens, round trips, streaming, speed, and the errors for
-// vocabularies pshard does not tokenize.
+// test vectors (SentencePiece, byte-level BPE and WordPiece), the stories260K
+// known answer, added tokens, round trips, streaming and speed.
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/tokenizer/utf8.h"
@@ -89,6 +88,11 @@ Loaded load(const std::string &relative, std::string *why_not) {
     GTEST_SKIP() << why_not_##var;                                                                 \
   ASSERT_NE(var.tokenizer, nullptr)
 
+const std::string kSpmVocabs[] = {"llama-spm", "phi-3"};
+const std::string kByteLevelVocabs[] = {"gpt-2",     "deepseek-llm", "deepseek-coder",
+                                        "falcon",    "starcoder",    "mpt",
+                                        "refact",    "llama-bpe",    "qwen2"};
+
 class VocabVectors : public testing::TestWithParam<std::string> {};
 
 TEST_P(VocabVectors, MatchTheReferenceIds) {
@@ -107,7 +111,14 @@ TEST_P(VocabVectors, MatchTheReferenceIds) {
   EXPECT_EQ(matched, inputs.size());
 }
 
-TEST_P(VocabVectors, DecodeInvertsEncode) {
+INSTANTIATE_TEST_SUITE_P(Spm, VocabVectors, testing::ValuesIn(kSpmVocabs));
+INSTANTIATE_TEST_SUITE_P(Bpe, VocabVectors, testing::ValuesIn(kByteLevelVocabs));
+INSTANTIATE_TEST_SUITE_P(Wpm, VocabVectors, testing::Values("bert-bge"));
+
+// Every kind but WordPiece (which lowercases and strips accents) gives the text back.
+class LosslessVocab : public testing::TestWithParam<std::string> {};
+
+TEST_P(LosslessVocab, DecodeInvertsEncode) {
   const std::string name = "vocab/ggml-vocab-" + GetParam() + ".gguf";
   LOAD_OR_SKIP(loaded, name);
   for (const std::string &input : read_inputs(shared_path(name + ".inp"))) {
@@ -116,10 +127,8 @@ TEST_P(VocabVectors, DecodeInvertsEncode) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Spm, VocabVectors, testing::Values("llama-spm", "phi-3"));
-INSTANTIATE_TEST_SUITE_P(Bpe, VocabVectors,
-                         testing::Values("gpt-2", "deepseek-llm", "deepseek-coder", "falcon",
-                                         "starcoder", "mpt", "refact", "llama-bpe", "qwen2"));
+INSTANTIATE_TEST_SUITE_P(Spm, LosslessVocab, testing::ValuesIn(kSpmVocabs));
+INSTANTIATE_TEST_SUITE_P(Bpe, LosslessVocab, testing::ValuesIn(kByteLevelVocabs));
 
 // The vectors hold no added-token text, so parsing it or not gives the same ids.
 TEST_P(VocabVectors, ParseSpecialMakesNoDifferenceOnPlainText) {
@@ -243,10 +252,6 @@ TEST(GgufVocab, Qwen2ChatTokens) {
   EXPECT_EQ(tok.vocabulary().tokens[151659].type, TokenType::kControl);
 }
 
-const std::string kByteLevelVocabs[] = {"gpt-2", "deepseek-llm", "deepseek-coder",
-                                        "falcon", "starcoder", "mpt", "refact", "llama-bpe",
-                                        "qwen2"};
-
 class ByteLevelStreaming : public testing::TestWithParam<std::string> {};
 
 TEST_P(ByteLevelStreaming, SplitCharactersAreHeldBackUntilComplete) {
@@ -308,26 +313,56 @@ TEST(GgufVocab, Qwen2LoadsAndEncodesQuickly) {
   EXPECT_LT(ms(t4 - t3), 500.0);
 }
 
-void expect_unsupported(const std::string &vocab, const std::string &kind) {
-  const std::string path = shared_path("vocab/ggml-vocab-" + vocab + ".gguf");
-  if (!std::filesystem::exists(path))
-    GTEST_SKIP() << path << " is absent";
-  auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
-  ASSERT_TRUE(file.ok()) << file.status().to_string();
-  auto tok = Tokenizer::from_gguf(**file);
-  ASSERT_FALSE(tok.ok());
-  EXPECT_EQ(tok.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(tok.status().message().find("\"" + kind + "\""), std::string::npos)
-      << tok.status().message();
+TEST(GgufVocab, BertBgeAddsClsAndSep) {
+  LOAD_OR_SKIP(loaded, "vocab/ggml-vocab-bert-bge.gguf");
+  const Tokenizer &tok = *loaded.tokenizer;
+  EXPECT_EQ(tok.n_vocab(), 30522);
+  EXPECT_TRUE(tok.add_bos_by_default());
+  EXPECT_EQ(tok.bos(), 101); // [CLS]
+  EXPECT_EQ(tok.eos(), 102); // [SEP]
+  const Ids plain = tok.encode("Hello, World!", false);
+  EXPECT_EQ(plain, (Ids{7592, 1010, 2088, 999}));
+  Ids framed = {101};
+  framed.insert(framed.end(), plain.begin(), plain.end());
+  framed.push_back(102);
+  EXPECT_EQ(tok.encode("Hello, World!", tok.add_bos_by_default()), framed);
 }
 
-TEST(GgufVocab, BertIsUnsupported) { expect_unsupported("bert-bge", "bert"); }
+TEST(GgufVocab, BertBgeParsesItsControlTokens) {
+  LOAD_OR_SKIP(loaded, "vocab/ggml-vocab-bert-bge.gguf");
+  const Tokenizer &tok = *loaded.tokenizer;
+  const Ids parsed = tok.encode("paris is the [MASK] of france", false);
+  EXPECT_EQ(std::count(parsed.begin(), parsed.end(), 103), 1);
+  EXPECT_EQ(parsed.size(), 6u);
+  // As text, "[MASK]" is three words: "[", "mask", "]".
+  const Ids literal = tok.encode("paris is the [MASK] of france", false, /*parse_special=*/false);
+  EXPECT_EQ(std::count(literal.begin(), literal.end(), 103), 0);
+  EXPECT_EQ(literal.size(), 8u);
+}
 
-TEST(GgufVocab, BertBgeVectorsAreSkipped) {
-  expect_unsupported("bert-bge", "bert");
-  GTEST_SKIP() << "bert-bge is a WordPiece (\"bert\") vocabulary: WordPiece needs Unicode NFD "
-                  "normalization and case folding, which neither pshard nor PCRE2 provides "
-                  "(it would take ICU), and BERT is an encoder pshard does not run";
+TEST(GgufVocab, BertBgeDecodesWordsNotText) {
+  LOAD_OR_SKIP(loaded, "vocab/ggml-vocab-bert-bge.gguf");
+  const Tokenizer &tok = *loaded.tokenizer;
+  // Lowercased, accents gone, punctuation a word of its own; [CLS] and [SEP] show nothing.
+  EXPECT_EQ(tok.decode(tok.encode("Hello, Führer!", true)), "hello , fuhrer !");
+  EXPECT_EQ(tok.token_to_piece(7592), " hello");
+  const Ids discards = tok.encode("discards", false);
+  ASSERT_EQ(discards.size(), 2u);
+  EXPECT_EQ(tok.token_to_piece(discards[1]), "ards"); // a piece inside the word: no space
+  EXPECT_EQ(tok.token_to_piece(101), "");
+  // The unknown token stands for a whole word it could not spell.
+  EXPECT_EQ(tok.token_to_piece(100), " \xEF\xBF\xBD");
+  EXPECT_EQ(tok.decode(tok.encode("a \xF0\x9F\xA6\x99 b", false)), "a \xEF\xBF\xBD b");
+}
+
+TEST(GgufVocab, BertBgeLongWordsAreUnknown) {
+  LOAD_OR_SKIP(loaded, "vocab/ggml-vocab-bert-bge.gguf");
+  const Tokenizer &tok = *loaded.tokenizer;
+  // "aaa...": spelled in pieces up to BERT's 100 characters a word, unknown past them.
+  const Ids hundred = tok.encode(std::string(100, 'a'), false);
+  EXPECT_GT(hundred.size(), 1u);
+  EXPECT_EQ(std::count(hundred.begin(), hundred.end(), 100), 0);
+  EXPECT_EQ(tok.encode(std::string(101, 'a'), false), (Ids{100}));
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // SentencePiece BPE algorithm (merge order, byte fallback, special tokens,
 // space handling) without needing a GGUF file.
 #include "runtime/tokenizer/spm_tokenizer.h"
+#include "tests/runtime/tokenizer/token_lookup.h"
 
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@ namespace pshard {
 namespace {
 
 using Ids = std::vector<TokenId>;
+using testing_vocab::id_of;
 
 // <unk> <s> </s>, the 256 byte tokens, then `pieces` (text, score) as normal tokens.
 Vocabulary make_vocab(const std::vector<std::pair<std::string, float>> &pieces,
@@ -32,15 +34,6 @@ Vocabulary make_vocab(const std::vector<std::pair<std::string, float>> &pieces,
   for (const auto &[text, score] : pieces)
     vocab.tokens.push_back({text, score, TokenType::kNormal});
   return vocab;
-}
-
-TokenId id_of(const SpmTokenizer &tok, std::string_view text) {
-  const auto &tokens = tok.vocabulary().tokens;
-  for (size_t i = 0; i < tokens.size(); ++i)
-    if (tokens[i].text == text)
-      return static_cast<TokenId>(i);
-  ADD_FAILURE() << "no token " << text;
-  return kNoToken;
 }
 
 std::unique_ptr<SpmTokenizer> make(Vocabulary vocab) {

@@ -153,8 +153,6 @@ TEST_F(VocabMetadata, MissingModelKeyIsAnError) {
 
 TEST_F(VocabMetadata, OtherModelKindsAreUnsupported) {
   gguf::GgufWriter w = base_writer();
-  w.set("tokenizer.ggml.model", Value{std::string("bert")});
-  expect_error(w, StatusCode::kUnsupported, "\"bert\" (WordPiece)");
   w.set("tokenizer.ggml.model", Value{std::string("t5")});
   expect_error(w, StatusCode::kUnsupported, "\"t5\" (SentencePiece Unigram)");
 }
@@ -229,6 +227,58 @@ TEST_F(VocabMetadata, Phi3ChatTokensStripTheWhitespaceAfterThem) {
   EXPECT_FALSE(tokens[0].rstrip); // <unk>
   EXPECT_EQ((*tok)->encode("</s> \n hi", false), (std::vector<TokenId>{2, 3}));
   EXPECT_EQ((*tok)->encode("<s> hi", false), (std::vector<TokenId>{1, 4, 3}));
+}
+
+// A WordPiece vocabulary as llama.cpp writes BERT's, without its special ids.
+gguf::GgufWriter bert_writer() {
+  gguf::GgufWriter w;
+  w.set("tokenizer.ggml.model", Value{std::string("bert")});
+  w.set("tokenizer.ggml.tokens",
+        strings({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "\xE2\x96\x81hi", "[MASK]"}));
+  w.set("tokenizer.ggml.token_type", ints({3, 3, 3, 3, 1, 3}));
+  return w;
+}
+
+TEST_F(VocabMetadata, BertFindsClsSepAndUnknownByName) {
+  auto tok = build(bert_writer());
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ((*tok)->bos(), 2);
+  EXPECT_EQ((*tok)->eos(), 3);
+  EXPECT_EQ((*tok)->vocabulary().unk_id, 1);
+  EXPECT_TRUE((*tok)->add_bos_by_default());
+  EXPECT_EQ((*tok)->encode("Hi hey", true), (std::vector<TokenId>{2, 4, 1, 3}));
+}
+
+TEST_F(VocabMetadata, BertReadsClsAndSeparatorIds) {
+  gguf::GgufWriter w = bert_writer();
+  // The ids llama.cpp's converter writes (seperator sic) win over the names.
+  w.set("tokenizer.ggml.cls_token_id", Value{uint32_t{5}});
+  w.set("tokenizer.ggml.seperator_token_id", Value{uint32_t{0}});
+  w.set("tokenizer.ggml.unknown_token_id", Value{uint32_t{3}});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ((*tok)->encode("x", true), (std::vector<TokenId>{5, 3, 0}));
+  w.set("tokenizer.ggml.seperator_token_id", Value{uint32_t{6}});
+  expect_error(w, StatusCode::kInvalidFormat, "tokenizer.ggml.seperator_token_id = 6");
+}
+
+TEST_F(VocabMetadata, BertAddSepTokenTurnsTheSeparatorOff) {
+  gguf::GgufWriter w = bert_writer();
+  w.set("tokenizer.ggml.add_sep_token", Value{false});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ((*tok)->encode("hi", true), (std::vector<TokenId>{2, 4}));
+  w.set("tokenizer.ggml.add_bos_token", Value{false});
+  auto neither = build(w);
+  ASSERT_TRUE(neither.ok()) << neither.status().to_string();
+  EXPECT_FALSE((*neither)->add_bos_by_default());
+}
+
+TEST_F(VocabMetadata, BertWithoutAnUnknownTokenIsAnError) {
+  gguf::GgufWriter w = bert_writer();
+  w.set("tokenizer.ggml.tokens",
+        strings({"[PAD]", "[unk]", "[CLS]", "[SEP]", "\xE2\x96\x81hi", "[MASK]"}));
+  expect_error(w, StatusCode::kInvalidFormat, "needs an unknown token");
 }
 
 } // namespace
