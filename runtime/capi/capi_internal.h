@@ -2,6 +2,7 @@
 #pragma once
 
 #include "pshard/pshard.h"
+#include "runtime/backends/device_factory.h"
 #include "runtime/device/device.h"
 #include "runtime/executor/hybrid_session.h"
 #include "runtime/executor/timeline.h"
@@ -59,5 +60,6 @@ template <typename T> void write_out(T* out, T value) {
 // The device of a backend (null for cpu), sized and linked after the context params
 // and the schedule the model carries.
 Result<std::unique_ptr<Device>> make_device(const pshard_context_params& p, const pshard_model& m);
+Result<DeviceBackend> device_backend(pshard_backend backend);
 
 } // namespace pshard::capi
