@@ -42,6 +42,8 @@ Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, Scheduler
       engine_.close_sequence(*seq);
     }
   }
+  stats_.kv = engine_.kv_pages();
+  stats_.engine = engine_.stats();
 }
 
 Scheduler::~Scheduler() {
@@ -172,8 +174,18 @@ void Scheduler::apply_budget_changes() {
     std::lock_guard lock(state_mutex_);
     changes.swap(budget_changes_);
   }
+  if (changes.empty())
+    return;
+  std::vector<Status> results;
   for (auto& c : changes)
-    c->done.set_value(engine_.set_vram_budget(c->bytes));
+    results.push_back(engine_.set_vram_budget(c->bytes));
+  BatchEngineStats engine = engine_.stats();
+  {
+    std::lock_guard lock(state_mutex_); // stats() shows the new budget at once
+    stats_.engine = std::move(engine);
+  }
+  for (size_t i = 0; i < changes.size(); ++i)
+    changes[i]->done.set_value(std::move(results[i]));
 }
 
 void Scheduler::apply_cancels(std::vector<Delivery>& out) {

@@ -48,6 +48,12 @@ public:
   Status set_vram_budget(uint64_t bytes) override {
     if (!schedule_)
       return BatchDecoder::set_vram_budget(bytes);
+    const uint64_t smallest = schedule_->budgets().front();
+    if (bytes != 0 && bytes < smallest) // refused before any sequence moves, open or not
+      return Status(StatusCode::kOutOfMemory,
+                    "a VRAM budget of " + std::to_string(bytes) +
+                        " B is below the schedule's smallest compiled budget of " +
+                        std::to_string(smallest) + " B; give at least that (or 0: all on the CPU)");
     // Every session has the same plans: the first refusal changes nothing anywhere.
     for (auto& [seq, slot] : slots_)
       PSHARD_RETURN_IF_ERROR(slot.session->set_budget(bytes));

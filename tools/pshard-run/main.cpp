@@ -10,6 +10,7 @@
 #include "tools/pshard-run/run_report.h"
 
 #include "tools/common/cli_checks.h"
+#include "tools/common/llama_flags.h"
 
 #include <CLI/CLI.hpp>
 #include <fstream>
@@ -106,7 +107,8 @@ int main(int argc, char** argv) {
   app.add_option("--chat-template", o.chat_template,
                  "with --conversation: a template by name instead of the model's (chatml, "
                  "llama3, mistral-v7, ...; an unknown name lists them)");
-  const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv);
+  constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-cnv", "--conversation"}, {"-sys", "--system"}};
+  const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);
   std::vector<const char*> arg_ptrs;
   for (const std::string& a : args)
     arg_ptrs.push_back(a.c_str());

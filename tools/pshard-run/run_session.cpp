@@ -49,15 +49,6 @@ bool on_token(const pshard_token_event* e, void* user) {
 
 } // namespace
 
-// pshard_last_error() reads "<kind>: <message>"; the Status adds the kind back.
-Status last_error(pshard_status code) {
-  std::string message = pshard_last_error();
-  const std::string kind = std::string(pshard_status_name(code)) + ": ";
-  if (message.rfind(kind, 0) == 0)
-    message.erase(0, kind.size());
-  return Status(static_cast<StatusCode>(static_cast<int>(code)), message);
-}
-
 Result<RunResult> start_session(const RunOptions& o) {
   PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
   uint64_t vram = 0;
