@@ -73,9 +73,12 @@ Result<DeviceBackend> parse_device_backend(std::string_view name) {
 
 const char* device_backend_name(DeviceBackend backend) {
   switch (backend) {
-  case DeviceBackend::kCpu: return "cpu";
-  case DeviceBackend::kEmu: return "emu";
-  case DeviceBackend::kCuda: return "cuda";
+  case DeviceBackend::kCpu:
+    return "cpu";
+  case DeviceBackend::kEmu:
+    return "emu";
+  case DeviceBackend::kCuda:
+    return "cuda";
   }
   return "cpu";
 }

@@ -30,10 +30,10 @@ const char* device_backend_name(DeviceBackend backend);
 
 struct DeviceOptions {
   DeviceBackend backend = DeviceBackend::kCpu;
-  uint64_t vram_budget = 0;       // the budget the device must hold
-  double emu_pcie_gbps = 0;       // 0: what the schedule was planned with (else 16 GB/s)
+  uint64_t vram_budget = 0; // the budget the device must hold
+  double emu_pcie_gbps = 0; // 0: what the schedule was planned with (else 16 GB/s)
   double emu_pcie_latency_us = 10;
-  uint64_t emu_memory_bytes = 0;  // 0: from the schedule (see above)
+  uint64_t emu_memory_bytes = 0; // 0: from the schedule (see above)
   int emu_compute_threads = 1;
 };
 

@@ -13,13 +13,7 @@ namespace {
 // The generation params as a request (the prompt is set by the caller).
 RequestParams request_params(const pshard_generate_params& g) {
   RequestParams r;
-  r.sampling.temperature = g.temperature;
-  r.sampling.top_k = g.top_k;
-  r.sampling.top_p = g.top_p;
-  r.sampling.min_p = g.min_p;
-  r.sampling.repeat_penalty = g.repeat_penalty;
-  r.sampling.repeat_last_n = g.repeat_last_n;
-  r.sampling.seed = g.seed;
+  r.sampling = capi::sampler_params(g);
   r.max_tokens = g.n_predict < 0 ? -1 : g.n_predict;
   r.ignore_eos = g.ignore_eos;
   r.top_logprobs = g.top_logprobs;
@@ -63,12 +57,9 @@ extern "C" {
 pshard_batch_params pshard_batch_default_params(void) {
   pshard_batch_params p{};
   p.size = sizeof p;
-  p.backend = PSHARD_BACKEND_CPU;
+  capi::set_device_defaults(p);
   p.n_seq_max = 4;
   p.n_queue_max = 64;
-  p.n_batch = 256;
-  p.emu_pcie_latency_us = 10;
-  p.emu_compute_threads = 1;
   return p;
 }
 
@@ -83,18 +74,14 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   if (p.n_seq_max < 1 || p.n_queue_max < 0 || p.n_batch < 1)
     return fail(invalid_argument(
         "pshard_batch_create: n_seq_max and n_batch must be at least 1 and n_queue_max at "
-        "least 0, got " + std::to_string(p.n_seq_max) + ", " + std::to_string(p.n_batch) +
-        " and " + std::to_string(p.n_queue_max)));
+        "least 0, got " +
+        std::to_string(p.n_seq_max) + ", " + std::to_string(p.n_batch) + " and " +
+        std::to_string(p.n_queue_max)));
   SequenceEngineOptions o;
-  auto backend = capi::device_backend(p.backend);
-  if (!backend.ok())
-    return fail(backend.status());
-  o.device.backend = *backend;
-  o.device.vram_budget = p.vram_budget;
-  o.device.emu_pcie_gbps = p.emu_pcie_gbps;
-  o.device.emu_pcie_latency_us = p.emu_pcie_latency_us;
-  o.device.emu_memory_bytes = p.emu_memory_bytes;
-  o.device.emu_compute_threads = p.emu_compute_threads;
+  auto device = capi::device_options(p);
+  if (!device.ok())
+    return fail(device.status());
+  o.device = *device;
   o.n_threads = p.n_threads;
   o.n_ctx = p.n_ctx;
   o.n_batch = p.n_batch;
@@ -152,8 +139,8 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
     return capi::null_argument("pshard_batch_add", "stop_strings or stop_tokens");
   for (size_t i = 0; i < p.n_stop_strings; ++i) {
     if (!p.stop_strings[i])
-      return fail(invalid_argument("pshard_batch_add: stop string " + std::to_string(i) +
-                                   " is NULL"));
+      return fail(
+          invalid_argument("pshard_batch_add: stop string " + std::to_string(i) + " is NULL"));
     r.stop_strings.emplace_back(p.stop_strings[i]);
   }
   r.stop_tokens.assign(p.stop_tokens, p.stop_tokens + p.n_stop_tokens);

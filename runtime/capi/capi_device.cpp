@@ -7,22 +7,19 @@ namespace pshard::capi {
 
 Result<DeviceBackend> device_backend(pshard_backend backend) {
   switch (backend) {
-  case PSHARD_BACKEND_CPU: return DeviceBackend::kCpu;
-  case PSHARD_BACKEND_EMU: return DeviceBackend::kEmu;
-  case PSHARD_BACKEND_CUDA: return DeviceBackend::kCuda;
+  case PSHARD_BACKEND_CPU:
+    return DeviceBackend::kCpu;
+  case PSHARD_BACKEND_EMU:
+    return DeviceBackend::kEmu;
+  case PSHARD_BACKEND_CUDA:
+    return DeviceBackend::kCuda;
   }
   return invalid_argument("unknown backend " + std::to_string(static_cast<int>(backend)) +
                           " (expected cpu, emu or cuda)");
 }
 
 Result<std::unique_ptr<Device>> make_device(const pshard_context_params& p, const pshard_model& m) {
-  DeviceOptions o;
-  PSHARD_ASSIGN_OR_RETURN(o.backend, device_backend(p.backend));
-  o.vram_budget = p.vram_budget;
-  o.emu_pcie_gbps = p.emu_pcie_gbps;
-  o.emu_pcie_latency_us = p.emu_pcie_latency_us;
-  o.emu_memory_bytes = p.emu_memory_bytes;
-  o.emu_compute_threads = p.emu_compute_threads;
+  PSHARD_ASSIGN_OR_RETURN(DeviceOptions o, device_options(p));
   return pshard::make_device(o, m.schedule ? &*m.schedule : nullptr);
 }
 

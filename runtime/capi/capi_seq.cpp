@@ -90,8 +90,8 @@ void pshard_seq_free(pshard_seq* seq) {
   delete seq;
 }
 
-pshard_status pshard_model_token_to_piece(const pshard_model* model, pshard_token token,
-                                          char* text, size_t capacity, size_t* text_len) {
+pshard_status pshard_model_token_to_piece(const pshard_model* model, pshard_token token, char* text,
+                                          size_t capacity, size_t* text_len) {
   if (!model)
     return capi::null_argument("pshard_model_token_to_piece", "model");
   if (!text_len)

@@ -30,8 +30,8 @@ void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) co
   }
   const auto& prompt = request_.params.prompt;
   for (int64_t i = prompt_done_; i < prompt_done_ + n; ++i)
-    pass.push_back({seq_, prompt[static_cast<size_t>(i)],
-                    i + 1 == static_cast<int64_t>(prompt.size())});
+    pass.push_back(
+        {seq_, prompt[static_cast<size_t>(i)], i + 1 == static_cast<int64_t>(prompt.size())});
 }
 
 std::optional<SequenceEvent> ActiveSequence::advance(int64_t n, std::span<const float> logits,
@@ -55,9 +55,9 @@ SequenceEvent ActiveSequence::sample(std::span<const float> logits, int64_t cont
   const TokenId t = sampler_.sample(logits, history_);
   if (n_generated_ == 0)
     first_token_at_ = std::chrono::steady_clock::now();
-  const bool stop_token = (!p.ignore_eos && tokenizer_.is_end_of_generation(t)) ||
-                          std::find(p.stop_tokens.begin(), p.stop_tokens.end(), t) !=
-                              p.stop_tokens.end();
+  const bool stop_token =
+      (!p.ignore_eos && tokenizer_.is_end_of_generation(t)) ||
+      std::find(p.stop_tokens.begin(), p.stop_tokens.end(), t) != p.stop_tokens.end();
   if (stop_token) {
     SequenceEvent e = event(FinishReason::kStop);
     e.text = text_.flush();

@@ -4,16 +4,14 @@
 
 namespace pshard {
 
-std::vector<PassShare> plan_pass(std::span<const PassWant> wants, int64_t budget,
-                                 size_t rotation) {
+std::vector<PassShare> plan_pass(std::span<const PassWant> wants, int64_t budget, size_t rotation) {
   std::vector<int64_t> given(wants.size(), 0);
   std::vector<size_t> decoders;
   for (size_t i = 0; i < wants.size(); ++i)
     if (wants[i].decoding && wants[i].tokens > 0)
       decoders.push_back(i);
-  const bool prompts_wait = std::any_of(wants.begin(), wants.end(), [](const PassWant& w) {
-    return !w.decoding && w.tokens > 0;
-  });
+  const bool prompts_wait = std::any_of(
+      wants.begin(), wants.end(), [](const PassWant& w) { return !w.decoding && w.tokens > 0; });
   // One token stays for a waiting prompt, so decoders cannot shut new requests out.
   int64_t left = budget;
   const int64_t decode_cap = prompts_wait && budget > 1 ? budget - 1 : budget;

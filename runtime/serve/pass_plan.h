@@ -26,7 +26,6 @@ struct PassShare {
 };
 
 // Shares in the order of `wants` (decoders and prompts mixed as given), none empty.
-std::vector<PassShare> plan_pass(std::span<const PassWant> wants, int64_t budget,
-                                 size_t rotation);
+std::vector<PassShare> plan_pass(std::span<const PassWant> wants, int64_t budget, size_t rotation);
 
 } // namespace pshard

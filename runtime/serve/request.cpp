@@ -6,11 +6,16 @@ namespace pshard {
 
 const char* finish_reason_name(FinishReason reason) {
   switch (reason) {
-  case FinishReason::kNone: return "";
-  case FinishReason::kStop: return "stop";
-  case FinishReason::kLength: return "length";
-  case FinishReason::kCancelled: return "cancelled";
-  case FinishReason::kError: return "error";
+  case FinishReason::kNone:
+    return "";
+  case FinishReason::kStop:
+    return "stop";
+  case FinishReason::kLength:
+    return "length";
+  case FinishReason::kCancelled:
+    return "cancelled";
+  case FinishReason::kError:
+    return "error";
   }
   return "";
 }

@@ -30,12 +30,12 @@ using RequestId = int64_t;
 struct RequestParams {
   std::vector<TokenId> prompt;
   SamplerParams sampling;
-  int32_t max_tokens = -1; // new tokens at most; < 0: until the context is full
-  bool ignore_eos = false; // keep going past end-of-generation tokens
+  int32_t max_tokens = -1;               // new tokens at most; < 0: until the context is full
+  bool ignore_eos = false;               // keep going past end-of-generation tokens
   std::vector<TokenId> stop_tokens;      // also end the request (not shown, like EOS)
   std::vector<std::string> stop_strings; // end it where the text contains one (cut there)
-  bool logprobs = false;    // each token's log-probability in its event
-  int32_t top_logprobs = 0; // and the N most likely alternatives (implies logprobs)
+  bool logprobs = false;                 // each token's log-probability in its event
+  int32_t top_logprobs = 0;              // and the N most likely alternatives (implies logprobs)
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };

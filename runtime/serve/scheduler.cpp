@@ -134,8 +134,8 @@ SchedulerStats Scheduler::stats() const {
   s.active = n_active_;
   const auto now = std::chrono::steady_clock::now();
   const double window_s =
-      std::chrono::duration<double>(std::min<std::chrono::steady_clock::duration>(
-                                        now - started_, kRateWindow))
+      std::chrono::duration<double>(
+          std::min<std::chrono::steady_clock::duration>(now - started_, kRateWindow))
           .count();
   int64_t prompt = 0, generated = 0;
   for (const PassSample& p : recent_)
@@ -160,8 +160,10 @@ StepReport Scheduler::step() {
   const auto t0 = std::chrono::steady_clock::now();
   run_pass(report, out);
   publish(report, ms_since(t0));
-  report.finished = static_cast<int64_t>(std::count_if(
-      out.begin(), out.end(), [](const Delivery& d) { return d.event.finish != FinishReason::kNone; }));
+  report.finished =
+      static_cast<int64_t>(std::count_if(out.begin(), out.end(), [](const Delivery& d) {
+        return d.event.finish != FinishReason::kNone;
+      }));
   std::lock_guard delivery_lock(delivery_mutex_);
   engine_lock.unlock(); // sinks may change the budget or submit
   deliver(out);
@@ -227,9 +229,8 @@ void Scheduler::admit(std::vector<Delivery>& out) {
     auto seq = engine_.open_sequence();
     if (seq.ok() && !engine_.can_append(*seq, n_prompt)) {
       engine_.close_sequence(*seq);
-      seq = Status(StatusCode::kOutOfMemory,
-                   "the KV cache has no room for a prompt of " + std::to_string(n_prompt) +
-                       " tokens");
+      seq = Status(StatusCode::kOutOfMemory, "the KV cache has no room for a prompt of " +
+                                                 std::to_string(n_prompt) + " tokens");
     }
     if (!seq.ok()) {
       if (seq.status().code() == StatusCode::kOutOfMemory && !active_.empty()) {
@@ -247,7 +248,8 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       out.push_back({r.sink, queued_end(r, FinishReason::kError, std::move(why))});
       continue;
     }
-    active_.push_back(std::make_unique<ActiveSequence>(std::move(r), *seq, tokenizer_, next_order_++));
+    active_.push_back(
+        std::make_unique<ActiveSequence>(std::move(r), *seq, tokenizer_, next_order_++));
     std::lock_guard lock(state_mutex_);
     ++n_active_;
   }
@@ -332,9 +334,9 @@ void Scheduler::finish(size_t index, SequenceEvent event, std::vector<Delivery>&
 }
 
 void Scheduler::preempt_newest(std::vector<Delivery>& out) {
-  const auto newest = std::max_element(active_.begin(), active_.end(), [](const auto& x, const auto& y) {
-    return x->order() < y->order();
-  });
+  const auto newest =
+      std::max_element(active_.begin(), active_.end(),
+                       [](const auto& x, const auto& y) { return x->order() < y->order(); });
   const std::string others = std::to_string(active_.size() - 1);
   Status why(StatusCode::kOutOfMemory,
              "the KV cache ran out of room while " + others +

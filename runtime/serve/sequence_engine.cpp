@@ -11,8 +11,7 @@ namespace {
 
 class HybridSequenceEngine final : public BatchDecoder {
 public:
-  HybridSequenceEngine(const Model& model, const Schedule* schedule,
-                       const SequenceEngineOptions& o)
+  HybridSequenceEngine(const Model& model, const Schedule* schedule, const SequenceEngineOptions& o)
       : model_(model), schedule_(schedule), options_(o), budget_(o.device.vram_budget),
         inner_(o.max_sequences, o.n_batch, model.hparams().n_vocab, [this] { return make(); }) {}
 
@@ -88,7 +87,8 @@ private:
     hp.vram_budget = budget_;
     hp.n_batch = options_.n_batch;
     hp.force_tier = options_.force_tier;
-    PSHARD_ASSIGN_OR_RETURN(auto session, HybridSession::create(model_, schedule_, device.get(), hp));
+    PSHARD_ASSIGN_OR_RETURN(auto session,
+                            HybridSession::create(model_, schedule_, device.get(), hp));
     made_ = {std::move(device), session.get()};
     return std::unique_ptr<Decoder>(std::move(session));
   }

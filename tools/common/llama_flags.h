@@ -14,7 +14,7 @@
 namespace pshard {
 
 struct FlagSpelling {
-  std::string_view llama; // "-np"
+  std::string_view llama;     // "-np"
   std::string_view long_form; // "--parallel"
 };
 

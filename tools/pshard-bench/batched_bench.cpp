@@ -91,12 +91,13 @@ Result<BatchedReport> run_batched_bench(const BatchedOptions& o,
   e.n_ctx = o.n_ctx > 0 ? o.n_ctx : longest;
   e.n_batch = o.n_batch;
   e.max_sequences = *std::max_element(o.n_pl.begin(), o.n_pl.end());
-  PSHARD_ASSIGN_OR_RETURN(auto engine, make_sequence_engine(*model, schedule ? &*schedule : nullptr, e));
+  PSHARD_ASSIGN_OR_RETURN(auto engine,
+                          make_sequence_engine(*model, schedule ? &*schedule : nullptr, e));
   if (engine->n_ctx() < longest)
-    return invalid_argument("a sequence holds " + std::to_string(engine->n_ctx()) +
-                            " positions, fewer than the longest test's PP + TG = " +
-                            std::to_string(longest) +
-                            "; give -c (at most the context the schedule was compiled for)");
+    return invalid_argument(
+        "a sequence holds " + std::to_string(engine->n_ctx()) +
+        " positions, fewer than the longest test's PP + TG = " + std::to_string(longest) +
+        "; give -c (at most the context the schedule was compiled for)");
   r.threads = o.threads > 0 ? o.threads : ThreadPool::hardware_threads();
   r.n_ctx = engine->n_ctx();
   r.n_batch = o.n_batch;

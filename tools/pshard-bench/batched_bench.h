@@ -21,16 +21,16 @@ namespace pshard::bench {
 
 struct BatchedOptions {
   std::string model_path;
-  std::string schedule_path; // empty: everything on the CPU
+  std::string schedule_path;    // empty: everything on the CPU
   std::string backend = "auto"; // auto: emu with a schedule, else cpu
   std::string vram;             // empty: the schedule's largest budget
   double emu_pcie_gbps = 0;     // 0: what the schedule was planned with
   std::vector<int64_t> n_pp = {128};
   std::vector<int64_t> n_tg = {128};
   std::vector<int64_t> n_pl = {1, 2, 4, 8, 16};
-  int threads = 0;       // 0: all hardware threads
-  int64_t n_ctx = 0;     // per sequence; 0: the largest PP + TG
-  int64_t n_batch = 2048; // tokens one pass carries at most
+  int threads = 0;           // 0: all hardware threads
+  int64_t n_ctx = 0;         // per sequence; 0: the largest PP + TG
+  int64_t n_batch = 2048;    // tokens one pass carries at most
   std::string output = "md"; // md or jsonl
 };
 

@@ -22,11 +22,12 @@ void print_batched_markdown(std::ostream& out, const BatchedReport& r) {
       << "|-------|--------|------|--------|----------|----------|----------|----------|----------|"
          "----------|\n";
   for (const BatchedRow& row : r.rows) {
-    std::snprintf(line, sizeof line,
-                  "| %5lld | %6lld | %4lld | %6lld | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n",
-                  static_cast<long long>(row.pp), static_cast<long long>(row.tg),
-                  static_cast<long long>(row.pl), static_cast<long long>(row.n_kv()), row.t_pp,
-                  row.speed_pp(), row.t_tg, row.speed_tg(), row.t_pp + row.t_tg, row.speed());
+    std::snprintf(
+        line, sizeof line,
+        "| %5lld | %6lld | %4lld | %6lld | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n",
+        static_cast<long long>(row.pp), static_cast<long long>(row.tg),
+        static_cast<long long>(row.pl), static_cast<long long>(row.n_kv()), row.t_pp,
+        row.speed_pp(), row.t_tg, row.speed_tg(), row.t_pp + row.t_tg, row.speed());
     out << line;
   }
   const auto& plans = r.engine.sessions.plans;

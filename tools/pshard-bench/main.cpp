@@ -10,13 +10,12 @@
 #include "runtime/core/thread_pool.h"
 #include "runtime/kernels/cpu_isa.h"
 #include "runtime/model/model.h"
+#include "tools/common/cli_checks.h"
+#include "tools/common/llama_flags.h"
 #include "tools/pshard-bench/batched_bench.h"
 #include "tools/pshard-bench/bench_output.h"
 #include "tools/pshard-bench/memory_bandwidth.h"
 #include "tools/pshard-bench/model_bench.h"
-
-#include "tools/common/cli_checks.h"
-#include "tools/common/llama_flags.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -68,7 +67,8 @@ int run_batched(BatchedOptions& b, const BenchOptions& opt, const std::string& p
   b.model_path = opt.models.front();
   b.threads = opt.threads.empty() ? 0 : opt.threads.front();
   b.output = opt.output == "md" ? "md" : "jsonl";
-  if (!parse_ints(prompts, &b.n_pp) || !parse_ints(gens, &b.n_tg) || !parse_ints(parallel, &b.n_pl) ||
+  if (!parse_ints(prompts, &b.n_pp) || !parse_ints(gens, &b.n_tg) ||
+      !parse_ints(parallel, &b.n_pl) ||
       std::any_of(b.n_pl.begin(), b.n_pl.end(), [](int64_t v) { return v < 1; }))
     return fail("-npp and -ntg take comma-separated non-negative integers, -npl positive ones");
   auto report = run_batched_bench(b, [](const BatchedRow& row) {
@@ -126,12 +126,14 @@ int main(int argc, char** argv) {
                  "batched mode: a schedule (*.pshard); every pass runs its tier's plan");
   app.add_option("--backend", batched.backend, "batched mode: cpu, emu, cuda or auto")
       ->check(CLI::IsMember({"auto", "cpu", "emu", "cuda"}));
-  app.add_option("--vram", batched.vram, "batched mode: VRAM budget (default: the schedule's largest)");
+  app.add_option("--vram", batched.vram,
+                 "batched mode: VRAM budget (default: the schedule's largest)");
   app.add_option("--emu-pcie", batched.emu_pcie_gbps, "batched mode: emulated PCIe GB/s")
       ->check(cli::positive());
   app.add_option("-c,--ctx-size", batched.n_ctx, "batched mode: positions per sequence")
       ->check(cli::at_least(0));
-  app.add_option("-b,--batch-size", batched.n_batch, "batched mode: tokens one pass carries at most")
+  app.add_option("-b,--batch-size", batched.n_batch,
+                 "batched mode: tokens one pass carries at most")
       ->check(cli::between(1, 1 << 20));
   constexpr FlagSpelling kLlamaFlags[] = {
       {"-npp", "--n-pp"}, {"-ntg", "--n-tg"}, {"-npl", "--n-pl"}};
@@ -175,7 +177,8 @@ int main(int argc, char** argv) {
     isa_list.push_back(kernels::active_isa());
   if (batched_mode)
     return run_batched(batched, opt, batch_pp.empty() ? "128" : batch_pp,
-                       batch_tg.empty() ? "128" : batch_tg, batch_pl.empty() ? "1,2,4,8,16" : batch_pl);
+                       batch_tg.empty() ? "128" : batch_tg,
+                       batch_pl.empty() ? "1,2,4,8,16" : batch_pl);
 
   // The bandwidth probe runs on the best path, whatever path the models run.
   MachineInfo machine{cpu_model_name(), {}};

@@ -5,12 +5,11 @@
 //   pshard-run -m model.gguf -s model.pshard --backend emu --vram 512M --trace trace.json
 //   pshard-run -m model.gguf -f prompt.txt --json --top-logprobs 3
 //   pshard-run -m chat-model.gguf -cnv -sys "Be brief."            # chat on stdin/stdout
+#include "tools/common/cli_checks.h"
+#include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
 #include "tools/pshard-run/run_options.h"
 #include "tools/pshard-run/run_report.h"
-
-#include "tools/common/cli_checks.h"
-#include "tools/common/llama_flags.h"
 
 #include <CLI/CLI.hpp>
 #include <fstream>

@@ -11,11 +11,16 @@ json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s);
 
 const char* type_name(const json& v) {
   switch (v.type()) {
-  case json::value_t::string: return "a string";
-  case json::value_t::boolean: return "a boolean";
-  case json::value_t::array: return "an array";
-  case json::value_t::object: return "an object";
-  default: return "a number";
+  case json::value_t::string:
+    return "a string";
+  case json::value_t::boolean:
+    return "a boolean";
+  case json::value_t::array:
+    return "an array";
+  case json::value_t::object:
+    return "an object";
+  default:
+    return "a number";
   }
 }
 
@@ -41,7 +46,9 @@ const json* field(const json& body, const char* key) {
 
 json error_json(const ApiError& e) {
   return {{"error",
-           {{"message", e.message}, {"type", e.type}, {"param", or_null(e.param)},
+           {{"message", e.message},
+            {"type", e.type},
+            {"param", or_null(e.param)},
             {"code", or_null(e.code)}}}};
 }
 

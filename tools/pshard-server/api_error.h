@@ -7,7 +7,6 @@
 #include "pshard/pshard.h"
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 

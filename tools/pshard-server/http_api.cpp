@@ -23,9 +23,17 @@ void send_error(httplib::Response& res, const ApiError& e) { send(res, error_jso
 // The route a path counts under in /metrics (unknown paths together, so that probes
 // cannot grow the label set).
 std::string route_label(const std::string& path) {
-  static const char* known[] = {"/",           "/health",        "/metrics", "/tokenize",
-                                "/detokenize", "/budget",        "/v1/models", "/models",
-                                "/v1/completions", "/completions", "/v1/chat/completions",
+  static const char* known[] = {"/",
+                                "/health",
+                                "/metrics",
+                                "/tokenize",
+                                "/detokenize",
+                                "/budget",
+                                "/v1/models",
+                                "/models",
+                                "/v1/completions",
+                                "/completions",
+                                "/v1/chat/completions",
                                 "/chat/completions"};
   for (const char* k : known)
     if (path == k)
@@ -69,16 +77,17 @@ void HttpApi::install(httplib::Server& svr) {
     if (res.body.empty()) // routes answer their own errors; this is for httplib's
       send_error(res, status_error(res.status, req));
   });
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    send_error(res, {500, "server_error", "internal error: " + what, "", ""});
-  });
+  svr.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        send_error(res, {500, "server_error", "internal error: " + what, "", ""});
+      });
   svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     counters_.count(route_label(req.path), res.status);
   });
@@ -96,17 +105,22 @@ void HttpApi::install(httplib::Server& svr) {
     svr.Get(path, [this](const httplib::Request&, httplib::Response& res) { models(res); });
   svr.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
     if (req.matches[1] != engine_.model_id())
-      return send_error(res, not_found_error("The model '" + std::string(req.matches[1]) +
-                                                 "' does not exist",
-                                             "model", "model_not_found"));
-    send(res, {{"id", engine_.model_id()}, {"object", "model"}, {"created", engine_.created()},
+      return send_error(
+          res, not_found_error("The model '" + std::string(req.matches[1]) + "' does not exist",
+                               "model", "model_not_found"));
+    send(res, {{"id", engine_.model_id()},
+               {"object", "model"},
+               {"created", engine_.created()},
                {"owned_by", "pshard"}});
   });
-  svr.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
+  svr.Post("/tokenize",
+           [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
   svr.Post("/detokenize",
            [this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); });
-  svr.Get("/budget", [this](const httplib::Request& req, httplib::Response& res) { budget(req, res); });
-  svr.Post("/budget", [this](const httplib::Request& req, httplib::Response& res) { budget(req, res); });
+  svr.Get("/budget",
+          [this](const httplib::Request& req, httplib::Response& res) { budget(req, res); });
+  svr.Post("/budget",
+           [this](const httplib::Request& req, httplib::Response& res) { budget(req, res); });
   for (const char* path : {"/v1/completions", "/completions"})
     svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
       generate(req, res, Endpoint::kCompletions);
@@ -139,7 +153,8 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
   if (auto* e = std::get_if<ApiError>(&done))
     return send_error(res, *e);
   const Completion& c = std::get<Completion>(done);
-  const json logprobs = r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
+  const json logprobs =
+      r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
   send(res, completion_body(new_header(endpoint, engine_.model_id()), c, logprobs));
 }
 
@@ -160,7 +175,9 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
   res.set_chunked_content_provider(
       "text/event-stream",
       [this, s](size_t, httplib::DataSink& sink) {
-        auto write = [&sink](const std::string& text) { return sink.write(text.data(), text.size()); };
+        auto write = [&sink](const std::string& text) {
+          return sink.write(text.data(), text.size());
+        };
         if (!s->started && s->chat) { // a chat stream opens with the assistant's role
           s->started = true;
           const json opening = {{"role", "assistant"}, {"content", ""}};
@@ -191,8 +208,8 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
         }
         if (e->finish == PSHARD_FINISH_NONE)
           return true;
-        std::string tail = sse(stream_chunk(s->header, s->chat ? json::object() : json(""),
-                                            nullptr, finish_reason_json(e->finish)));
+        std::string tail = sse(stream_chunk(s->header, s->chat ? json::object() : json(""), nullptr,
+                                            finish_reason_json(e->finish)));
         if (s->include_usage)
           tail += sse(usage_chunk(s->header, e->n_prompt, e->n_generated));
         if (!write(tail + "data: [DONE]\n\n"))
@@ -230,9 +247,10 @@ void HttpApi::tokenize(const httplib::Request& req, httplib::Response& res) cons
   if (!body.contains("content"))
     return send_error(res, bad_request("'content' is required: the text to tokenize", "content",
                                        "missing_required_parameter"));
-  for (FieldError e : {read_field(body, "content", content), read_field(body, "add_special", add_special),
-                       read_field(body, "parse_special", parse_special),
-                       read_field(body, "with_pieces", with_pieces)})
+  for (FieldError e :
+       {read_field(body, "content", content), read_field(body, "add_special", add_special),
+        read_field(body, "parse_special", parse_special),
+        read_field(body, "with_pieces", with_pieces)})
     if (e)
       return send_error(res, *e);
   auto ids = engine_.tokenize(content, add_special, parse_special);
@@ -251,8 +269,9 @@ void HttpApi::detokenize(const httplib::Request& req, httplib::Response& res) co
   const json& body = std::get<json>(parsed);
   auto it = body.find("tokens");
   if (it == body.end() || !it->is_array())
-    return send_error(res, bad_request("'tokens' must be an array of token ids", "tokens",
-                                       it == body.end() ? "missing_required_parameter" : "invalid_type"));
+    return send_error(
+        res, bad_request("'tokens' must be an array of token ids", "tokens",
+                         it == body.end() ? "missing_required_parameter" : "invalid_type"));
   std::vector<pshard_token> ids;
   for (const json& t : *it) {
     if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= engine_.n_vocab())
@@ -284,14 +303,15 @@ void HttpApi::budget(const httplib::Request& req, httplib::Response& res) {
         return send_error(res, bad_request(size.status().message(), "vram", "invalid_value"));
       bytes = *size;
     } else {
-      return send_error(res, bad_request("'vram' must be a byte count or a size such as \"512M\"",
-                                         "vram", it == body.end() ? "missing_required_parameter"
-                                                                  : "invalid_type"));
+      return send_error(
+          res, bad_request("'vram' must be a byte count or a size such as \"512M\"", "vram",
+                           it == body.end() ? "missing_required_parameter" : "invalid_type"));
     }
     if (Status st = engine_.set_vram_budget(bytes); !st.ok())
-      return send_error(res, bad_request(st.message(), "vram",
-                                         st.code() == StatusCode::kUnsupported ? "no_schedule"
-                                                                               : "budget_too_small"));
+      return send_error(
+          res,
+          bad_request(st.message(), "vram",
+                      st.code() == StatusCode::kUnsupported ? "no_schedule" : "budget_too_small"));
   }
   pshard_batch_stats st = pshard_batch_stats_init();
   (void)pshard_batch_get_stats(engine_.batch(), &st);

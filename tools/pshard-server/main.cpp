@@ -15,10 +15,9 @@
 #include "tools/pshard-server/http_api.h"
 
 #include <CLI/CLI.hpp>
-#include <httplib.h>
-
 #include <csignal>
 #include <fstream>
+#include <httplib.h>
 #include <iostream>
 #include <pthread.h>
 
@@ -89,8 +88,8 @@ int serve(const ServerOptions& o) {
     }
   });
   std::cerr << "pshard-server: serving " << (*engine)->model_id() << " (" << (*engine)->backend()
-            << ", " << o.n_parallel << " slots, context " << (*engine)->n_ctx()
-            << ") on http://" << o.host << ":" << port << "\n"
+            << ", " << o.n_parallel << " slots, context " << (*engine)->n_ctx() << ") on http://"
+            << o.host << ":" << port << "\n"
             << std::flush;
   const bool listened = svr.listen_after_bind();
   pthread_kill(signal_thread.native_handle(), SIGUSR1);
@@ -108,8 +107,9 @@ int main(int argc, char** argv) {
   app.add_option("-s,--schedule", o.schedule_path,
                  "schedule artifact (*.pshard from pshard-compile); without it everything runs "
                  "on the CPU");
-  app.add_option("--backend", o.backend, "cpu, emu (emulated GPU), cuda, or auto (emu with a "
-                                          "schedule, else cpu)")
+  app.add_option("--backend", o.backend,
+                 "cpu, emu (emulated GPU), cuda, or auto (emu with a "
+                 "schedule, else cpu)")
       ->check(CLI::IsMember({"auto", "cpu", "emu", "cuda"}));
   app.add_option("--vram", o.vram, "VRAM budget, K/M/G suffixes (default: the schedule's largest)");
   app.add_option("--emu-pcie", o.emu_pcie_gbps, "emulated PCIe bandwidth in GB/s")

@@ -104,7 +104,8 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
   h.family("pshard_http_responses_total", "counter", "HTTP responses by route and status.");
   for (const auto& [key, n] : http.snapshot())
     h.sample("pshard_http_responses_total", n,
-             "route=\"" + label_value(key.first) + "\",status=\"" + std::to_string(key.second) + "\"");
+             "route=\"" + label_value(key.first) + "\",status=\"" + std::to_string(key.second) +
+                 "\"");
   return out + h.str();
 }
 

@@ -22,13 +22,15 @@ std::variant<std::string, ApiError> message_content(const json& m, size_t i) {
   if (it->is_string())
     return it->get<std::string>();
   if (!it->is_array())
-    return bad_request("'" + param + "' must be a string or an array of parts", param, "invalid_type");
+    return bad_request("'" + param + "' must be a string or an array of parts", param,
+                       "invalid_type");
   std::string text;
   for (const json& part : *it) {
     if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
         !part["text"].is_string())
-      return bad_request("'" + param + "' may only hold {\"type\": \"text\", \"text\": ...} parts; "
-                         "this model reads text only",
+      return bad_request("'" + param +
+                             "' may only hold {\"type\": \"text\", \"text\": ...} parts; "
+                             "this model reads text only",
                          param, "invalid_value");
     text += part["text"].get<std::string>();
   }
@@ -62,7 +64,7 @@ std::variant<std::string, ApiError> chat_prompt(const json& body, const ServingE
 }
 
 std::variant<std::vector<pshard_token>, ApiError> completion_prompt(const json& body,
-                                                                   const ServingEngine& engine) {
+                                                                    const ServingEngine& engine) {
   auto it = body.find("prompt");
   if (it == body.end() || it->is_null())
     return bad_request("'prompt' is required: a string or an array of token ids", "prompt",
@@ -186,9 +188,8 @@ std::variant<json, ApiError> parse_object(const std::string& body) {
   return j;
 }
 
-std::variant<GenerationRequest, ApiError> parse_generation(const std::string& text,
-                                                           Endpoint endpoint,
-                                                           const ServingEngine& engine) {
+std::variant<GenerationRequest, ApiError>
+parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine& engine) {
   auto parsed = parse_object(text);
   if (auto* e = std::get_if<ApiError>(&parsed))
     return *e;

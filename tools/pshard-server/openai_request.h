@@ -20,16 +20,15 @@ struct GenerationRequest {
   bool stream = false;
   bool include_usage = false; // stream_options.include_usage
   std::vector<pshard_token> prompt;
-  int64_t max_tokens = -1;  // -1: until the context is full
+  int64_t max_tokens = -1; // -1: until the context is full
   bool logprobs = false;
   int64_t top_logprobs = 0;
   std::vector<std::string> stop;
   pshard_generate_params sampling = pshard_generate_default_params(); // n_predict unused
 };
 
-std::variant<GenerationRequest, ApiError> parse_generation(const std::string& body,
-                                                           Endpoint endpoint,
-                                                           const ServingEngine& engine);
+std::variant<GenerationRequest, ApiError>
+parse_generation(const std::string& body, Endpoint endpoint, const ServingEngine& engine);
 
 // The body as a JSON object, or the error to answer.
 std::variant<nlohmann::json, ApiError> parse_object(const std::string& body);

@@ -12,8 +12,7 @@ ResponseHeader new_header(Endpoint endpoint, const std::string& model) {
   static std::atomic<uint64_t> counter{0};
   static const uint64_t boot = std::random_device{}();
   char id[64];
-  std::snprintf(id, sizeof id, "%s-%08llx%06llx",
-                endpoint == Endpoint::kChat ? "chatcmpl" : "cmpl",
+  std::snprintf(id, sizeof id, "%s-%08llx%06llx", endpoint == Endpoint::kChat ? "chatcmpl" : "cmpl",
                 static_cast<unsigned long long>(boot & 0xffffffffu),
                 static_cast<unsigned long long>(++counter));
   return {id, static_cast<int64_t>(std::time(nullptr)), model, endpoint};
@@ -21,9 +20,12 @@ ResponseHeader new_header(Endpoint endpoint, const std::string& model) {
 
 json finish_reason_json(pshard_finish_reason finish) {
   switch (finish) {
-  case PSHARD_FINISH_STOP: return "stop";
-  case PSHARD_FINISH_LENGTH: return "length";
-  default: return nullptr;
+  case PSHARD_FINISH_STOP:
+    return "stop";
+  case PSHARD_FINISH_LENGTH:
+    return "length";
+  default:
+    return nullptr;
   }
 }
 
@@ -76,7 +78,8 @@ json LogprobWriter::to_json(const std::vector<TokenEvent>& tokens, size_t offset
 }
 
 json completion_body(const ResponseHeader& h, const Completion& c, const json& logprobs) {
-  json choice = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_reason_json(c.finish)}};
+  json choice = {
+      {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_reason_json(c.finish)}};
   if (h.endpoint == Endpoint::kChat)
     choice["message"] = {{"role", "assistant"}, {"content", c.text}};
   else
@@ -109,9 +112,7 @@ json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_generated)
           {"usage", usage_json(n_prompt, n_generated)}};
 }
 
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
 

@@ -6,7 +6,6 @@
 #include "tools/pshard-server/request_runner.h"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 namespace pshard::server {
@@ -28,7 +27,8 @@ nlohmann::json usage_json(int64_t n_prompt, int64_t n_generated);
 // Token texts come from the engine (pieces may be parts of a UTF-8 character: `bytes`).
 class LogprobWriter {
 public:
-  LogprobWriter(const ServingEngine& engine, Endpoint endpoint) : engine_(engine), endpoint_(endpoint) {}
+  LogprobWriter(const ServingEngine& engine, Endpoint endpoint)
+      : engine_(engine), endpoint_(endpoint) {}
   // The `logprobs` of a choice holding these tokens; text_offset counts from `offset`.
   nlohmann::json to_json(const std::vector<TokenEvent>& tokens, size_t offset = 0) const;
 

@@ -39,7 +39,7 @@ struct TokenEvent {
 class RunningRequest {
 public:
   static std::variant<std::unique_ptr<RunningRequest>, ApiError> start(ServingEngine& engine,
-                                                                      const GenerationRequest& r);
+                                                                       const GenerationRequest& r);
   ~RunningRequest() = default; // seq_ first: no callback reaches the channel after
 
   // The next event, or nothing after `timeout`.

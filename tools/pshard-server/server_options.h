@@ -20,11 +20,11 @@ struct ServerOptions {
   bool no_mmap = false;
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::string api_key;          // --api-key: required as "Authorization: Bearer KEY"
-  std::string alias;            // the model's id in the API; default: the file's stem
-  std::string chat_template;    // --chat-template NAME; empty: the model's own
-  int http_threads = 0;         // 0: enough for every slot and queued request
-  std::string budget_file;      // --budget-file: SIGHUP reads the VRAM budget from it
+  std::string api_key;       // --api-key: required as "Authorization: Bearer KEY"
+  std::string alias;         // the model's id in the API; default: the file's stem
+  std::string chat_template; // --chat-template NAME; empty: the model's own
+  int http_threads = 0;      // 0: enough for every slot and queued request
+  std::string budget_file;   // --budget-file: SIGHUP reads the VRAM budget from it
 };
 
 } // namespace pshard::server

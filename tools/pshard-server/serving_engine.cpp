@@ -36,7 +36,9 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
 
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
                           backend_of(o.backend, pshard_model_has_schedule(model)));
-  e->backend_ = backend == PSHARD_BACKEND_EMU ? "emu" : backend == PSHARD_BACKEND_CUDA ? "cuda" : "cpu";
+  e->backend_ = backend == PSHARD_BACKEND_EMU    ? "emu"
+                : backend == PSHARD_BACKEND_CUDA ? "cuda"
+                                                 : "cpu";
   pshard_batch_params bp = pshard_batch_default_params();
   bp.backend = backend;
   if (!o.vram.empty()) {
@@ -85,7 +87,7 @@ void ServingEngine::step_loop() {
 }
 
 Result<std::vector<pshard_token>> ServingEngine::tokenize(std::string_view text, bool add_special,
-                                                        bool parse_special) const {
+                                                          bool parse_special) const {
   pshard_tokenize_params tp = pshard_tokenize_default_params();
   tp.add_special = add_special;
   tp.parse_special = parse_special;
@@ -111,15 +113,16 @@ std::string ServingEngine::piece(pshard_token token) const {
 
 Result<std::string> ServingEngine::detokenize(std::span<const pshard_token> tokens) const {
   size_t len = 0;
-  PSHARD_C_CALL(pshard_model_detokenize(model_.get(), tokens.data(), tokens.size(), nullptr, 0, &len));
+  PSHARD_C_CALL(
+      pshard_model_detokenize(model_.get(), tokens.data(), tokens.size(), nullptr, 0, &len));
   std::string text(len, '\0');
   PSHARD_C_CALL(
       pshard_model_detokenize(model_.get(), tokens.data(), tokens.size(), text.data(), len, &len));
   return text;
 }
 
-Result<std::string> ServingEngine::render_chat(
-    const std::vector<std::pair<std::string, std::string>>& messages) const {
+Result<std::string>
+ServingEngine::render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const {
   if (chat_template_.empty())
     return template_error_;
   std::vector<pshard_chat_message> chat;

@@ -38,7 +38,8 @@ public:
   Result<std::string> detokenize(std::span<const pshard_token> tokens) const;
   // The conversation as prompt text with the chat template (--chat-template or the
   // model's); the error says how to get one when there is none.
-  Result<std::string> render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const;
+  Result<std::string>
+  render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const;
   const std::string& chat_template() const { return chat_template_; } // "" when none
 
   std::vector<uint64_t> budgets() const; // compiled, ascending

@@ -366,13 +366,13 @@ typedef struct pshard_seq pshard_seq;
 typedef struct pshard_batch_params {
   size_t size;
   pshard_backend backend;
-  uint64_t vram_budget;  /* with a schedule; 0: its largest compiled budget */
-  int32_t n_threads;     /* CPU threads of each sequence's session; 0: all */
-  int64_t n_ctx;         /* positions per sequence; 0: the model's, at most 4096 */
-  int32_t n_seq_max;     /* sequences decoded together (llama-server's --parallel) */
-  int32_t n_queue_max;   /* requests that may wait for a sequence */
-  int64_t n_batch;       /* tokens one pass carries at most */
-  double emu_pcie_gbps;  /* as pshard_context_params */
+  uint64_t vram_budget; /* with a schedule; 0: its largest compiled budget */
+  int32_t n_threads;    /* CPU threads of each sequence's session; 0: all */
+  int64_t n_ctx;        /* positions per sequence; 0: the model's, at most 4096 */
+  int32_t n_seq_max;    /* sequences decoded together (llama-server's --parallel) */
+  int32_t n_queue_max;  /* requests that may wait for a sequence */
+  int64_t n_batch;      /* tokens one pass carries at most */
+  double emu_pcie_gbps; /* as pshard_context_params */
   double emu_pcie_latency_us;
   uint64_t emu_memory_bytes;
   int32_t emu_compute_threads;
@@ -428,13 +428,13 @@ typedef struct pshard_seq_params {
   size_t n_tokens;
   const char* text; /* the prompt as text, tokenized with the model's vocabulary */
   size_t text_len;
-  bool add_special;   /* for text: as pshard_tokenize_params (default true) */
-  bool parse_special; /* for text: as pshard_tokenize_params (default true) */
+  bool add_special;                /* for text: as pshard_tokenize_params (default true) */
+  bool parse_special;              /* for text: as pshard_tokenize_params (default true) */
   const char* const* stop_strings; /* NUL-terminated; the text is cut before the first */
   size_t n_stop_strings;
   const pshard_token* stop_tokens; /* end the sequence like an end-of-generation token */
   size_t n_stop_tokens;
-  bool logprobs; /* each event carries its token's log-probability */
+  bool logprobs;                /* each event carries its token's log-probability */
   pshard_seq_callback on_event; /* NULL: events queue for pshard_seq_poll */
   void* user_data;
 } pshard_seq_params;

@@ -94,7 +94,8 @@ TEST(CApiBatch, TheKnownAnswerInABusyBatchByCallbackAndByPoll) {
   EXPECT_GT(pshard_batch_n_ctx(batch.b), 0);
   Stream a, c;
   pshard_seq* sa = add_text(batch.b, "Once upon a time", 16, &a);
-  pshard_seq* sb = add_text(batch.b, "Lily and Ben went to the park. They saw a big dog and", 16, nullptr);
+  pshard_seq* sb =
+      add_text(batch.b, "Lily and Ben went to the park. They saw a big dog and", 16, nullptr);
   pshard_seq* sc = add_text(batch.b, "Once upon a time", 16, &c);
   EXPECT_NE(pshard_seq_id(sa), pshard_seq_id(sb));
   batch.run();
@@ -142,7 +143,8 @@ TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
   pshard_seq_params sp = pshard_seq_default_params();
   pshard_token prompt[16];
   size_t n = 0;
-  ASSERT_EQ(pshard_model_tokenize(model.m, "Once upon a time", 16, true, prompt, 16, &n), PSHARD_OK);
+  ASSERT_EQ(pshard_model_tokenize(model.m, "Once upon a time", 16, true, prompt, 16, &n),
+            PSHARD_OK);
   sp.tokens = prompt;
   sp.n_tokens = n;
   const char* stops[] = {"Lily"};
@@ -171,7 +173,8 @@ TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
   pshard_seq_free(seq);
   char piece[16];
   size_t len = 0;
-  ASSERT_EQ(pshard_model_token_to_piece(model.m, kExpected[1], piece, sizeof piece, &len), PSHARD_OK);
+  ASSERT_EQ(pshard_model_token_to_piece(model.m, kExpected[1], piece, sizeof piece, &len),
+            PSHARD_OK);
   EXPECT_EQ(std::string(piece, len), " there");
   EXPECT_EQ(pshard_model_token_to_piece(model.m, 99999, piece, sizeof piece, &len),
             PSHARD_ERROR_OUT_OF_RANGE);

@@ -2,8 +2,8 @@
 // with a callback, change the VRAM budget, read statistics, write a trace; errors as
 // status codes with a message; parameter structs from an older caller (smaller size).
 #include "pshard/pshard.h"
-#include "tests/runtime/capi/capi_test_util.h"
 #include "runtime/gguf/gguf_file.h"
+#include "tests/runtime/capi/capi_test_util.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -14,7 +14,7 @@ namespace pshard::capi_test {
 
 inline const std::string kModel = std::string(PSHARD_SHARED_DIR) + "/models/stories260K.gguf";
 inline const std::vector<int32_t> kExpected = {432, 383, 286, 261, 376, 298, 315, 421,
-                                             395, 317, 426, 338, 401, 396, 267, 337};
+                                               395, 317, 426, 338, 401, 396, 267, 337};
 
 #define SKIP_WITHOUT_MODEL()                                                                       \
   if (!std::filesystem::exists(kModel))                                                            \

@@ -159,7 +159,9 @@ public:
     return ids;
   }
   std::string token_to_piece(TokenId id) const override {
-    return id == kFakeEos || id < 0 || id >= kFakeVocab ? "" : std::string(1, static_cast<char>('a' + id));
+    return id == kFakeEos || id < 0 || id >= kFakeVocab
+               ? ""
+               : std::string(1, static_cast<char>('a' + id));
   }
   std::string decode(std::span<const TokenId> ids) const override {
     std::string s;

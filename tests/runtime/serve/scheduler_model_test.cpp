@@ -10,7 +10,6 @@
 #include "tests/runtime/serve/scheduler_test_util.h"
 
 #include <gtest/gtest.h>
-
 #include <thread>
 
 namespace pshard::testing {
@@ -132,16 +131,14 @@ TEST_F(SchedulerOnModel, OnTheEmulatedGpuUnderASmallBudgetWhileTheBudgetChanges)
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
   EXPECT_LT(budgets.front(), model_->weight_bytes()) << "a budget below the model's size";
   std::thread changer;
-  expect_batch_equals_alone(**engine, {.max_active = 3, .pass_tokens = 16},
-                            [&](Scheduler& s) {
-                              changer = std::thread([&s, &budgets] {
-                                for (uint64_t b : {budgets[1], budgets.back(), budgets.front()})
-                                  EXPECT_TRUE(s.set_vram_budget(b).ok());
-                                EXPECT_EQ(s.set_vram_budget(budgets.front() / 2).code(),
-                                          StatusCode::kOutOfMemory)
-                                    << "below the smallest compiled budget";
-                              });
-                            });
+  expect_batch_equals_alone(**engine, {.max_active = 3, .pass_tokens = 16}, [&](Scheduler& s) {
+    changer = std::thread([&s, &budgets] {
+      for (uint64_t b : {budgets[1], budgets.back(), budgets.front()})
+        EXPECT_TRUE(s.set_vram_budget(b).ok());
+      EXPECT_EQ(s.set_vram_budget(budgets.front() / 2).code(), StatusCode::kOutOfMemory)
+          << "below the smallest compiled budget";
+    });
+  });
   changer.join();
   const BatchEngineStats st = (*engine)->stats();
   EXPECT_EQ(st.vram_budget, budgets.front());

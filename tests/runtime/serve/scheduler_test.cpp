@@ -5,9 +5,8 @@
 #include "tests/runtime/serve/fake_engine.h"
 #include "tests/runtime/serve/scheduler_test_util.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+#include <gtest/gtest.h>
 
 namespace pshard::testing {
 namespace {
@@ -27,8 +26,8 @@ TEST(Scheduler, EachRequestGetsItsOwnScriptWhateverSharesThePass) {
   const std::vector<std::vector<TokenId>> prompts = {{1, 2, 3}, {4}, {5, 6, 7, 8, 9, 10}, {2, 2}};
   std::vector<RequestId> ids;
   for (size_t i = 0; i < prompts.size(); ++i)
-    ids.push_back(submit_ok(f.scheduler, greedy_request(prompts[i], 10 + static_cast<int>(i)),
-                            f.got.sink()));
+    ids.push_back(
+        submit_ok(f.scheduler, greedy_request(prompts[i], 10 + static_cast<int>(i)), f.got.sink()));
   step_until_idle(f.scheduler);
   for (size_t i = 0; i < prompts.size(); ++i) {
     const Collector::Run r = f.got.run(ids[i]);
@@ -82,14 +81,14 @@ TEST(Scheduler, AdmissionIsFirstComeFirstServed) {
   Fixture f({.max_active = 1, .max_queued = 8});
   std::vector<RequestId> ids;
   for (int i = 0; i < 4; ++i)
-    ids.push_back(submit_ok(f.scheduler, greedy_request({static_cast<TokenId>(i + 1)}, 3),
-                            f.got.sink()));
+    ids.push_back(
+        submit_ok(f.scheduler, greedy_request({static_cast<TokenId>(i + 1)}, 3), f.got.sink()));
   std::vector<RequestId> finish_order;
   while (f.scheduler.wait_for_work(std::chrono::milliseconds(0))) {
     f.scheduler.step();
     for (RequestId id : ids)
-      if (f.got.run(id).finals && std::find(finish_order.begin(), finish_order.end(), id) ==
-                                       finish_order.end())
+      if (f.got.run(id).finals &&
+          std::find(finish_order.begin(), finish_order.end(), id) == finish_order.end())
         finish_order.push_back(id);
     EXPECT_LE(f.engine.open_count(), 1);
   }
@@ -202,7 +201,9 @@ TEST(Scheduler, StopStringsStopTokensAndEndOfGeneration) {
   EXPECT_EQ(f.got.run(t).finish, FinishReason::kStop);
 
   // EOS ends a request unless ignore_eos.
-  f.engine.next = [](const std::vector<TokenId>& h) { return h.size() >= 4 ? kFakeEos : TokenId{3}; };
+  f.engine.next = [](const std::vector<TokenId>& h) {
+    return h.size() >= 4 ? kFakeEos : TokenId{3};
+  };
   const RequestId eos = submit_ok(f.scheduler, greedy_request({1, 1}, 10), f.got.sink());
   RequestParams ignoring = greedy_request({1, 1}, 5);
   ignoring.ignore_eos = true;
@@ -282,8 +283,8 @@ TEST(Scheduler, DecodersBeyondTheBudgetTakeTurnsAndPromptsStillGetIn) {
   Fixture f({.max_active = 4, .pass_tokens = 2});
   std::vector<RequestId> ids;
   for (int i = 0; i < 4; ++i)
-    ids.push_back(submit_ok(f.scheduler, greedy_request({static_cast<TokenId>(i + 1)}, 8),
-                            f.got.sink()));
+    ids.push_back(
+        submit_ok(f.scheduler, greedy_request({static_cast<TokenId>(i + 1)}, 8), f.got.sink()));
   step_until_idle(f.scheduler);
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ(f.got.run(ids[i]).tokens, scripted_greedy({static_cast<TokenId>(i + 1)}, 8));
@@ -340,7 +341,8 @@ TEST(Scheduler, WhenPagesRunOutTheNewestEndsAndTheOthersFinish) {
   const auto got_b = f.got.run(b).tokens;
   EXPECT_TRUE(std::equal(got_b.begin(), got_b.end(), want_b.begin()));
   // A prompt that does not fit even alone is an error at admission.
-  const RequestId huge = submit_ok(f.scheduler, greedy_request(std::vector<TokenId>(30, 1), 1), f.got.sink());
+  const RequestId huge =
+      submit_ok(f.scheduler, greedy_request(std::vector<TokenId>(30, 1), 1), f.got.sink());
   step_until_idle(f.scheduler);
   EXPECT_EQ(f.got.run(huge).finish, FinishReason::kError);
   EXPECT_NE(f.got.run(huge).error.message().find("no room for a prompt of 30"), std::string::npos)

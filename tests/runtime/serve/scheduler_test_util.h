@@ -4,7 +4,6 @@
 #include "runtime/serve/scheduler.h"
 
 #include <gtest/gtest.h>
-
 #include <map>
 #include <mutex>
 #include <string>

@@ -5,9 +5,8 @@
 #include "tests/runtime/serve/fake_engine.h"
 #include "tests/runtime/serve/scheduler_test_util.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
+#include <gtest/gtest.h>
 #include <thread>
 
 namespace pshard::testing {
