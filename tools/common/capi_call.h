@@ -41,6 +41,23 @@ inline Status last_error(pshard_status code) {
   return Status(static_cast<StatusCode>(static_cast<int>(code)), message);
 }
 
+// --backend's names: cpu, emu, cuda, or auto (emu with a schedule, else cpu).
+inline Result<pshard_backend> parse_backend(const std::string& name, bool has_schedule) {
+  if (name == "cpu")
+    return PSHARD_BACKEND_CPU;
+  if (name == "emu")
+    return PSHARD_BACKEND_EMU;
+  if (name == "cuda")
+    return PSHARD_BACKEND_CUDA;
+  if (name == "auto")
+    return has_schedule ? PSHARD_BACKEND_EMU : PSHARD_BACKEND_CPU;
+  return invalid_argument("unknown --backend '" + name + "' (expected cpu, emu, cuda or auto)");
+}
+
+inline const char* backend_name(pshard_backend b) {
+  return b == PSHARD_BACKEND_EMU ? "emu" : b == PSHARD_BACKEND_CUDA ? "cuda" : "cpu";
+}
+
 } // namespace pshard
 
 #define PSHARD_C_CALL(expr)                                                                        \

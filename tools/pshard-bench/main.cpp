@@ -11,6 +11,7 @@
 #include "runtime/kernels/cpu_isa.h"
 #include "runtime/model/model.h"
 #include "tools/common/cli_checks.h"
+#include "tools/common/cli_hybrid_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-bench/batched_bench.h"
 #include "tools/pshard-bench/bench_output.h"
@@ -122,14 +123,8 @@ int main(int argc, char** argv) {
   app.add_option("--n-pp", batch_pp, "batched mode (-npp): prompt lengths per sequence");
   app.add_option("--n-tg", batch_tg, "batched mode (-ntg): tokens generated per sequence");
   app.add_option("--n-pl", batch_pl, "batched mode (-npl): numbers of sequences decoded together");
-  app.add_option("-s,--schedule", batched.schedule_path,
-                 "batched mode: a schedule (*.pshard); every pass runs its tier's plan");
-  app.add_option("--backend", batched.backend, "batched mode: cpu, emu, cuda or auto")
-      ->check(CLI::IsMember({"auto", "cpu", "emu", "cuda"}));
-  app.add_option("--vram", batched.vram,
-                 "batched mode: VRAM budget (default: the schedule's largest)");
-  app.add_option("--emu-pcie", batched.emu_pcie_gbps, "batched mode: emulated PCIe GB/s")
-      ->check(cli::positive());
+  cli::add_hybrid_options(app, batched.schedule_path, batched.backend, batched.vram,
+                          batched.emu_pcie_gbps); // batched mode
   app.add_option("-c,--ctx-size", batched.n_ctx, "batched mode: positions per sequence")
       ->check(cli::at_least(0));
   app.add_option("-b,--batch-size", batched.n_batch,

@@ -10,22 +10,6 @@
 namespace pshard {
 namespace {
 
-Result<pshard_backend> parse_backend(const std::string& name, bool has_schedule) {
-  if (name == "cpu")
-    return PSHARD_BACKEND_CPU;
-  if (name == "emu")
-    return PSHARD_BACKEND_EMU;
-  if (name == "cuda")
-    return PSHARD_BACKEND_CUDA;
-  if (name == "auto")
-    return has_schedule ? PSHARD_BACKEND_EMU : PSHARD_BACKEND_CPU;
-  return invalid_argument("unknown --backend '" + name + "' (expected cpu, emu, cuda or auto)");
-}
-
-const char* backend_name(pshard_backend b) {
-  return b == PSHARD_BACKEND_EMU ? "emu" : b == PSHARD_BACKEND_CUDA ? "cuda" : "cpu";
-}
-
 struct Collector {
   RunResult* r;
   bool stream;

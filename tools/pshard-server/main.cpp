@@ -10,6 +10,7 @@
 // and engine underneath. SIGINT/SIGTERM stop it (requests in flight finish); SIGHUP
 // reads a new VRAM budget from --budget-file; POST /budget changes it too.
 #include "tools/common/cli_checks.h"
+#include "tools/common/cli_hybrid_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
 #include "tools/pshard-server/http_api.h"
@@ -104,16 +105,7 @@ int main(int argc, char** argv) {
   ServerOptions o;
   CLI::App app{"pshard-server: an OpenAI-compatible server with continuous batching"};
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
-  app.add_option("-s,--schedule", o.schedule_path,
-                 "schedule artifact (*.pshard from pshard-compile); without it everything runs "
-                 "on the CPU");
-  app.add_option("--backend", o.backend,
-                 "cpu, emu (emulated GPU), cuda, or auto (emu with a "
-                 "schedule, else cpu)")
-      ->check(CLI::IsMember({"auto", "cpu", "emu", "cuda"}));
-  app.add_option("--vram", o.vram, "VRAM budget, K/M/G suffixes (default: the schedule's largest)");
-  app.add_option("--emu-pcie", o.emu_pcie_gbps, "emulated PCIe bandwidth in GB/s")
-      ->check(cli::positive());
+  cli::add_hybrid_options(app, o.schedule_path, o.backend, o.vram, o.emu_pcie_gbps);
   app.add_option("-c,--ctx-size", o.ctx_size,
                  "positions per sequence, K suffix allowed (0: the model's, at most 4096)");
   app.add_option("--parallel", o.n_parallel, "sequences decoded together (-np)")

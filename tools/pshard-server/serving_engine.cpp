@@ -6,21 +6,6 @@
 #include <filesystem>
 
 namespace pshard::server {
-namespace {
-
-Result<pshard_backend> backend_of(const std::string& name, bool has_schedule) {
-  if (name == "cpu")
-    return PSHARD_BACKEND_CPU;
-  if (name == "emu")
-    return PSHARD_BACKEND_EMU;
-  if (name == "cuda")
-    return PSHARD_BACKEND_CUDA;
-  if (name == "auto")
-    return has_schedule ? PSHARD_BACKEND_EMU : PSHARD_BACKEND_CPU;
-  return invalid_argument("unknown --backend '" + name + "' (expected cpu, emu, cuda or auto)");
-}
-
-} // namespace
 
 Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions& o) {
   std::unique_ptr<ServingEngine> e(new ServingEngine());
@@ -35,10 +20,8 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   e->model_id_ = o.alias.empty() ? std::filesystem::path(o.model_path).stem().string() : o.alias;
 
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
-                          backend_of(o.backend, pshard_model_has_schedule(model)));
-  e->backend_ = backend == PSHARD_BACKEND_EMU    ? "emu"
-                : backend == PSHARD_BACKEND_CUDA ? "cuda"
-                                                 : "cpu";
+                          parse_backend(o.backend, pshard_model_has_schedule(model)));
+  e->backend_ = backend_name(backend);
   pshard_batch_params bp = pshard_batch_default_params();
   bp.backend = backend;
   if (!o.vram.empty()) {
