@@ -392,3 +392,34 @@ TEST(Scheduler, ABudgetChangeWithoutAStepperIsAppliedAtOnce) {
 
 } // namespace
 } // namespace pshard::testing
+
+namespace pshard::testing {
+namespace {
+
+TEST(Scheduler, CancelAllEndsEverythingAndDestructionClosesWhatRuns) {
+  FakeEngine engine(4, 64, 128, 16, 1000);
+  FakeTokenizer tokenizer;
+  Collector got;
+  {
+    Scheduler s(engine, tokenizer, {.max_active = 2, .max_queued = 4});
+    std::vector<RequestId> ids;
+    for (int i = 0; i < 4; ++i)
+      ids.push_back(submit_ok(s, greedy_request({1}, 50), got.sink()));
+    s.step();
+    s.cancel_all();
+    step_until_idle(s);
+    for (RequestId id : ids) {
+      EXPECT_EQ(got.run(id).finish, FinishReason::kCancelled);
+      EXPECT_EQ(got.run(id).finals, 1);
+    }
+    EXPECT_EQ(engine.open_count(), 0);
+    submit_ok(s, greedy_request({2}, 50), got.sink());
+    s.step();
+    EXPECT_EQ(engine.open_count(), 1);
+  } // destroyed while a request runs: its sequence is closed, no event
+  EXPECT_EQ(engine.open_count(), 0);
+  EXPECT_EQ(got.finished(), 4u);
+}
+
+} // namespace
+} // namespace pshard::testing
