@@ -9,9 +9,17 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libcli11-dev
   libpcre2-dev               # Unicode regular expressions of the BPE pre-tokenizers
   libicu-dev                 # Unicode data of the WordPiece normalizer (build time only)
+  libcpp-httplib-dev nlohmann-json3-dev   # pshard-server: HTTP and JSON
+  chromium                   # the chat page's test in a headless browser
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
   python3 python3-numpy   # numpy: the float64 reference forward pass in tests/tools
 )
+# node and npm for the server's test with the official OpenAI JavaScript library: Debian's
+# packages only where there is none (a NodeSource nodejs brings its own npm, and Debian's
+# npm would conflict with it).
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 # The planner compiler's MLIR (PSHARD_WITH_COMPILER=0 skips it: the compiler's MLIR
 # half is then not built, everything else is).
 if [[ "${PSHARD_WITH_COMPILER:-1}" == 1 ]]; then

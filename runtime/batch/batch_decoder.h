@@ -19,9 +19,14 @@
 //  - a decode that cannot run (unknown sequence, no KV space, a token out of range, more
 //    than max_batch_tokens()) fails before touching any sequence.
 // Not thread-safe: one caller (the scheduler's loop) drives an engine.
+//
+// Optional (engines that run a schedule): set_vram_budget() moves every sequence to other
+// plans between passes, stats() reports the passes per plan and tier and the device
+// memory held. The defaults are an engine without a device.
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/executor/session_stats.h"
 #include "runtime/tokenizer/token_id.h"
 
 #include <cstdint>
@@ -55,6 +60,14 @@ struct KvPageStats {
   int64_t used_pages = 0;
 };
 
+// What an engine measured, over every sequence: passes per plan (budget, tier), bytes
+// streamed, the budget in force and the device memory held now.
+struct BatchEngineStats {
+  SessionStats sessions;
+  uint64_t vram_budget = 0;
+  uint64_t device_bytes = 0;
+};
+
 class BatchDecoder {
 public:
   virtual ~BatchDecoder() = default;
@@ -75,6 +88,14 @@ public:
   virtual int64_t max_batch_tokens() const = 0; // most entries in one decode()
   virtual int64_t max_sequences() const = 0;
   virtual KvPageStats kv_pages() const = 0;
+
+  // Between passes: every sequence (and every later one) moves to the plans of the
+  // largest compiled budget <= bytes. kOutOfMemory, changing nothing, below the smallest.
+  virtual Status set_vram_budget(uint64_t bytes) {
+    return unsupported("this engine runs no schedule, so it has no VRAM budget to change "
+                       "(load the model with a schedule, -s)");
+  }
+  virtual BatchEngineStats stats() const { return {}; }
 };
 
 } // namespace pshard

@@ -12,10 +12,7 @@ extern "C" {
 pshard_context_params pshard_context_default_params(void) {
   pshard_context_params p{};
   p.size = sizeof p;
-  p.backend = PSHARD_BACKEND_CPU;
-  p.n_batch = 256;
-  p.emu_pcie_latency_us = 10;
-  p.emu_compute_threads = 1;
+  capi::set_device_defaults(p);
   p.kv_type_k = PSHARD_KV_DEFAULT;
   p.kv_type_v = PSHARD_KV_DEFAULT;
   return p;

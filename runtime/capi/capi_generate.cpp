@@ -5,6 +5,22 @@
 using namespace pshard;
 using pshard::capi::fail;
 
+namespace pshard::capi {
+
+SamplerParams sampler_params(const pshard_generate_params& p) {
+  SamplerParams sp;
+  sp.temperature = p.temperature;
+  sp.top_k = p.top_k;
+  sp.top_p = p.top_p;
+  sp.min_p = p.min_p;
+  sp.repeat_penalty = p.repeat_penalty;
+  sp.repeat_last_n = p.repeat_last_n;
+  sp.seed = p.seed;
+  return sp;
+}
+
+} // namespace pshard::capi
+
 extern "C" {
 
 pshard_generate_params pshard_generate_default_params(void) {
@@ -37,15 +53,7 @@ pshard_status pshard_context_generate(pshard_context* c, const pshard_token* pro
   if (!prompt && n_prompt > 0)
     return capi::null_argument("pshard_context_generate", "prompt");
   const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
-  SamplerParams sp;
-  sp.temperature = p.temperature;
-  sp.top_k = p.top_k;
-  sp.top_p = p.top_p;
-  sp.min_p = p.min_p;
-  sp.repeat_penalty = p.repeat_penalty;
-  sp.repeat_last_n = p.repeat_last_n;
-  sp.seed = p.seed;
-  auto sampler = Sampler::create(sp);
+  auto sampler = Sampler::create(capi::sampler_params(p));
   if (!sampler.ok())
     return fail(sampler.status());
   GenerateParams gp;

@@ -2,10 +2,12 @@
 #pragma once
 
 #include "pshard/pshard.h"
+#include "runtime/backends/device_factory.h"
 #include "runtime/device/device.h"
 #include "runtime/executor/hybrid_session.h"
 #include "runtime/executor/timeline.h"
 #include "runtime/model/model.h"
+#include "runtime/sampler/sampler.h"
 #include "runtime/schedule/schedule_file.h"
 #include "runtime/tokenizer/tokenizer.h"
 
@@ -59,5 +61,28 @@ template <typename T> void write_out(T* out, T value) {
 // The device of a backend (null for cpu), sized and linked after the context params
 // and the schedule the model carries.
 Result<std::unique_ptr<Device>> make_device(const pshard_context_params& p, const pshard_model& m);
+Result<DeviceBackend> device_backend(pshard_backend backend);
+
+// What contexts and batches share: the device fields of their params (backend,
+// vram_budget, emu_*) and their defaults.
+template <typename P> void set_device_defaults(P& p) {
+  p.backend = PSHARD_BACKEND_CPU;
+  p.n_batch = 256;
+  p.emu_pcie_latency_us = 10;
+  p.emu_compute_threads = 1;
+}
+template <typename P> Result<DeviceOptions> device_options(const P& p) {
+  DeviceOptions o;
+  PSHARD_ASSIGN_OR_RETURN(o.backend, device_backend(p.backend));
+  o.vram_budget = p.vram_budget;
+  o.emu_pcie_gbps = p.emu_pcie_gbps;
+  o.emu_pcie_latency_us = p.emu_pcie_latency_us;
+  o.emu_memory_bytes = p.emu_memory_bytes;
+  o.emu_compute_threads = p.emu_compute_threads;
+  return o;
+}
+
+// The sampler's part of the generation params.
+SamplerParams sampler_params(const pshard_generate_params& p);
 
 } // namespace pshard::capi

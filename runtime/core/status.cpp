@@ -15,6 +15,7 @@ const char* status_code_name(StatusCode code) {
   case StatusCode::kIoError: return "I/O error";
   case StatusCode::kOutOfMemory: return "out of memory";
   case StatusCode::kDeviceError: return "device error";
+  case StatusCode::kUnavailable: return "unavailable";
   case StatusCode::kInternal: return "internal error";
   }
   return "unknown status";

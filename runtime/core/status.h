@@ -37,6 +37,7 @@ enum class StatusCode : int {
   kIoError = 20,
   kOutOfMemory = 21,     // host or device memory, or a budget too small
   kDeviceError = 22,     // CUDA / cuBLASLt / driver
+  kUnavailable = 23,     // busy for now (a full queue): the same call may succeed later
   // A bug in pshard.
   kInternal = 30,
 };

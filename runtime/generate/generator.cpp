@@ -21,14 +21,18 @@ double GenerateTimings::generation_tokens_per_s() const {
   return generation_ms > 0 && n_generated > 1 ? (n_generated - 1) * 1e3 / generation_ms : 0;
 }
 
-std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int32_t n) {
+double log_sum_exp(std::span<const float> logits) {
   double max_logit = -INFINITY;
   for (float l : logits)
     max_logit = std::max<double>(max_logit, l);
   double sum = 0;
   for (float l : logits)
     sum += std::exp(static_cast<double>(l) - max_logit);
-  const double log_z = max_logit + std::log(sum);
+  return max_logit + std::log(sum);
+}
+
+std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int32_t n) {
+  const double log_z = log_sum_exp(logits);
   std::vector<TokenId> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
   const size_t k = std::min<size_t>(static_cast<size_t>(std::max(n, 0)), ids.size());

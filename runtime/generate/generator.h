@@ -65,5 +65,7 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
 
 // The n highest log-probabilities of a logit vector, highest first, ties to the lower id.
 std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int32_t n);
+// log(sum(exp(logits))): a token's log-probability is its logit minus this.
+double log_sum_exp(std::span<const float> logits);
 
 } // namespace pshard

@@ -3,17 +3,20 @@
 //
 //   pshard-bench -m llama1b-q4_0.gguf -p 128 -n 32 -t 1,2 -r 5
 //   pshard-bench -m a.gguf,b.gguf -p 0 -n 32 --isa avx512,avx2 -o json
+//   pshard-bench -m model.gguf -npp 128 -ntg 32 -npl 1,4,16 -s model.pshard   # batched mode
 //
 // For every tg row it prints achieved bytes/s (weight bytes read per token x
 // tokens/s) as a share of the measured bandwidth; for pp rows the matmul GFLOP/s.
 #include "runtime/core/thread_pool.h"
 #include "runtime/kernels/cpu_isa.h"
 #include "runtime/model/model.h"
+#include "tools/common/cli_checks.h"
+#include "tools/common/cli_hybrid_options.h"
+#include "tools/common/llama_flags.h"
+#include "tools/pshard-bench/batched_bench.h"
 #include "tools/pshard-bench/bench_output.h"
 #include "tools/pshard-bench/memory_bandwidth.h"
 #include "tools/pshard-bench/model_bench.h"
-
-#include "tools/common/cli_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -55,6 +58,32 @@ int fail(const std::string& message) {
   return 1;
 }
 
+// Batched mode (llama-batched-bench's -npp/-ntg/-npl): one model, one thread count.
+int run_batched(BatchedOptions& b, const BenchOptions& opt, const std::string& prompts,
+                const std::string& gens, const std::string& parallel) {
+  if (opt.models.size() != 1)
+    return fail("batched mode (-npp/-ntg/-npl) takes one model");
+  if (opt.threads.size() > 1)
+    return fail("batched mode takes one -t");
+  b.model_path = opt.models.front();
+  b.threads = opt.threads.empty() ? 0 : opt.threads.front();
+  b.output = opt.output == "md" ? "md" : "jsonl";
+  if (!parse_ints(prompts, &b.n_pp) || !parse_ints(gens, &b.n_tg) ||
+      !parse_ints(parallel, &b.n_pl) ||
+      std::any_of(b.n_pl.begin(), b.n_pl.end(), [](int64_t v) { return v < 1; }))
+    return fail("-npp and -ntg take comma-separated non-negative integers, -npl positive ones");
+  auto report = run_batched_bench(b, [](const BatchedRow& row) {
+    std::cerr << "pshard-bench: PP " << row.pp << " TG " << row.tg << " B " << row.pl << "\n";
+  });
+  if (!report.ok())
+    return fail(report.status().to_string());
+  if (b.output == "md")
+    print_batched_markdown(std::cout, *report);
+  else
+    print_batched_jsonl(std::cout, *report);
+  return 0;
+}
+
 std::string base_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -76,8 +105,8 @@ int main(int argc, char** argv) {
                  "thread counts, e.g. 1,2 (default: all hardware threads)");
   app.add_option("-r,--repetitions", opt.repetitions, "repetitions of each test")
       ->capture_default_str()->check(cli::between(1, 1000));
-  app.add_option("-o,--output", opt.output, "output format: md, csv or json")
-      ->check(CLI::IsMember({"md", "csv", "json"}))
+  app.add_option("-o,--output", opt.output, "output format: md, csv or json (batched: md or jsonl)")
+      ->check(CLI::IsMember({"md", "csv", "json", "jsonl"}))
       ->capture_default_str();
   app.add_option("--isa", isas,
                  "ISA paths to sweep, e.g. avx512,avx2 (default: the active one; "
@@ -88,7 +117,27 @@ int main(int argc, char** argv) {
                  "1: weights used in place from the file mapping; 0: read into RAM on huge "
                  "pages (llama.cpp's --no-mmap); 0,1 sweeps both (llama-bench: -mmp)")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  // Batched mode, llama-batched-bench's flags (-npp, -ntg, -npl) and pshard-run's.
+  BatchedOptions batched;
+  std::string batch_pp, batch_tg, batch_pl;
+  app.add_option("--n-pp", batch_pp, "batched mode (-npp): prompt lengths per sequence");
+  app.add_option("--n-tg", batch_tg, "batched mode (-ntg): tokens generated per sequence");
+  app.add_option("--n-pl", batch_pl, "batched mode (-npl): numbers of sequences decoded together");
+  cli::add_hybrid_options(app, batched.schedule_path, batched.backend, batched.vram,
+                          batched.emu_pcie_gbps); // batched mode
+  app.add_option("-c,--ctx-size", batched.n_ctx, "batched mode: positions per sequence")
+      ->check(cli::at_least(0));
+  app.add_option("-b,--batch-size", batched.n_batch,
+                 "batched mode: tokens one pass carries at most")
+      ->check(cli::between(1, 1 << 20));
+  constexpr FlagSpelling kLlamaFlags[] = {
+      {"-npp", "--n-pp"}, {"-ntg", "--n-tg"}, {"-npl", "--n-pl"}};
+  const std::vector<std::string> args = expand_llama_flags(argc, argv, kLlamaFlags);
+  std::vector<const char*> arg_ptrs;
+  for (const std::string& a : args)
+    arg_ptrs.push_back(a.c_str());
+  CLI11_PARSE(app, static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  const bool batched_mode = !batch_pp.empty() || !batch_tg.empty() || !batch_pl.empty();
 
   for (const std::string& m : models)
     for (const std::string& part : split(m))
@@ -121,6 +170,10 @@ int main(int argc, char** argv) {
   }
   if (isa_list.empty())
     isa_list.push_back(kernels::active_isa());
+  if (batched_mode)
+    return run_batched(batched, opt, batch_pp.empty() ? "128" : batch_pp,
+                       batch_tg.empty() ? "128" : batch_tg,
+                       batch_pl.empty() ? "1,2,4,8,16" : batch_pl);
 
   // The bandwidth probe runs on the best path, whatever path the models run.
   MachineInfo machine{cpu_model_name(), {}};

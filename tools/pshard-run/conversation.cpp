@@ -169,19 +169,4 @@ Status run_conversation(const RunOptions& o, std::istream& in, std::ostream& out
   return Status::ok_status();
 }
 
-std::vector<std::string> expand_llama_flags(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (std::string& a : args) {
-    if (a == "-cnv")
-      a = "--conversation";
-    else if (a == "-sys")
-      a = "--system";
-    else if (a == "-ctk")
-      a = "--cache-type-k";
-    else if (a == "-ctv")
-      a = "--cache-type-v";
-  }
-  return args;
-}
-
 } // namespace pshard

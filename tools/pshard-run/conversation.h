@@ -63,8 +63,4 @@ private:
 Status run_conversation(const RunOptions& o, std::istream& in, std::ostream& out, std::ostream& err,
                         bool interactive);
 
-// llama.cpp spells some flags with one dash and several letters (-cnv, -sys), which
-// CLI11 reads as bundled short flags; this returns argv with them spelled out.
-std::vector<std::string> expand_llama_flags(int argc, char** argv);
-
 } // namespace pshard

@@ -5,11 +5,12 @@
 //   pshard-run -m model.gguf -s model.pshard --backend emu --vram 512M --trace trace.json
 //   pshard-run -m model.gguf -f prompt.txt --json --top-logprobs 3
 //   pshard-run -m chat-model.gguf -cnv -sys "Be brief."            # chat on stdin/stdout
+#include "tools/common/cli_checks.h"
+#include "tools/common/cli_hybrid_options.h"
+#include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
 #include "tools/pshard-run/run_options.h"
 #include "tools/pshard-run/run_report.h"
-
-#include "tools/common/cli_checks.h"
 
 #include <CLI/CLI.hpp>
 #include <fstream>
@@ -53,17 +54,7 @@ int main(int argc, char** argv) {
   pshard::RunOptions o;
   CLI::App app{"pshard-run: generate text with a GGUF model"};
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
-  app.add_option("-s,--schedule", o.schedule_path,
-                 "schedule artifact (*.pshard from pshard-compile); without it everything runs "
-                 "on the CPU");
-  app.add_option("--backend", o.backend,
-                 "cpu, emu (emulated GPU), cuda, or auto (emu with a "
-                 "schedule, else cpu)")
-      ->check(CLI::IsMember({"auto", "cpu", "emu", "cuda"}));
-  app.add_option("--vram", o.vram, "VRAM budget, K/M/G suffixes (default: the schedule's largest)");
-  app.add_option("--emu-pcie", o.emu_pcie_gbps,
-                 "emulated PCIe bandwidth in GB/s (default: what the schedule was planned with)")
-      ->check(cli::positive());
+  cli::add_hybrid_options(app, o.schedule_path, o.backend, o.vram, o.emu_pcie_gbps);
   app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of every pass");
   app.add_option("--cache-type-k", o.cache_type_k,
                  "KV cache type of K (-ctk): f16 (default without a schedule), q8_0, f32; with "
@@ -112,7 +103,9 @@ int main(int argc, char** argv) {
   app.add_option("--chat-template", o.chat_template,
                  "with --conversation: a template by name instead of the model's (chatml, "
                  "llama3, mistral-v7, ...; an unknown name lists them)");
-  const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv);
+  constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-cnv", "--conversation"}, {"-sys", "--system"},
+                                                  {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
+  const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);
   std::vector<const char*> arg_ptrs;
   for (const std::string& a : args)
     arg_ptrs.push_back(a.c_str());

@@ -10,22 +10,6 @@
 namespace pshard {
 namespace {
 
-Result<pshard_backend> parse_backend(const std::string& name, bool has_schedule) {
-  if (name == "cpu")
-    return PSHARD_BACKEND_CPU;
-  if (name == "emu")
-    return PSHARD_BACKEND_EMU;
-  if (name == "cuda")
-    return PSHARD_BACKEND_CUDA;
-  if (name == "auto")
-    return has_schedule ? PSHARD_BACKEND_EMU : PSHARD_BACKEND_CPU;
-  return invalid_argument("unknown --backend '" + name + "' (expected cpu, emu, cuda or auto)");
-}
-
-const char* backend_name(pshard_backend b) {
-  return b == PSHARD_BACKEND_EMU ? "emu" : b == PSHARD_BACKEND_CUDA ? "cuda" : "cpu";
-}
-
 struct Collector {
   RunResult* r;
   bool stream;
@@ -48,15 +32,6 @@ bool on_token(const pshard_token_event* e, void* user) {
 }
 
 } // namespace
-
-// pshard_last_error() reads "<kind>: <message>"; the Status adds the kind back.
-Status last_error(pshard_status code) {
-  std::string message = pshard_last_error();
-  const std::string kind = std::string(pshard_status_name(code)) + ": ";
-  if (message.rfind(kind, 0) == 0)
-    message.erase(0, kind.size());
-  return Status(static_cast<StatusCode>(static_cast<int>(code)), message);
-}
 
 Result<RunResult> start_session(const RunOptions& o) {
   PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));

@@ -4,6 +4,7 @@
 
 #include "pshard/pshard.h"
 #include "runtime/core/status.h"
+#include "tools/common/capi_call.h"
 #include "tools/pshard-run/run_options.h"
 
 #include <memory>
@@ -12,15 +13,6 @@
 #include <vector>
 
 namespace pshard {
-
-struct ModelFree {
-  void operator()(pshard_model* m) const { pshard_model_free(m); }
-};
-struct ContextFree {
-  void operator()(pshard_context* c) const { pshard_context_free(c); }
-};
-using ModelHandle = std::unique_ptr<pshard_model, ModelFree>;
-using ContextHandle = std::unique_ptr<pshard_context, ContextFree>;
 
 struct PlanLine {
   pshard_plan_stats stats;
@@ -48,15 +40,5 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
 // r.backend, r.seed set); what run_generation and the conversation share.
 Result<RunResult> start_session(const RunOptions& o);
 pshard_generate_params generate_params(const RunOptions& o, uint64_t seed);
-
-// A failed C API call's code and pshard_last_error() as a Status.
-Status last_error(pshard_status code);
-
-#define PSHARD_C_CALL(expr)                                                                        \
-  do {                                                                                             \
-    const pshard_status code_ = (expr);                                                            \
-    if (code_ != PSHARD_OK)                                                                        \
-      return ::pshard::last_error(code_);                                                          \
-  } while (0)
 
 } // namespace pshard

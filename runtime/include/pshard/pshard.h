@@ -37,6 +37,7 @@
  *   an older caller keeps working against a newer library.
  * - The library never aborts or exits on bad input.
  * - A context is used by one thread at a time; separate contexts may run concurrently.
+ *   A batch (pshard_batch_*, below) takes requests from any thread while one steps it.
  */
 #ifndef PSHARD_H
 #define PSHARD_H
@@ -76,6 +77,7 @@ typedef enum pshard_status {
   PSHARD_ERROR_IO = 20,
   PSHARD_ERROR_OUT_OF_MEMORY = 21, /* host or device memory, or a budget too small */
   PSHARD_ERROR_DEVICE = 22,
+  PSHARD_ERROR_UNAVAILABLE = 23, /* busy for now (a batch's queue is full): retry later */
   PSHARD_ERROR_INTERNAL = 30,
 } pshard_status;
 
@@ -152,6 +154,13 @@ PSHARD_API pshard_status pshard_model_tokenize(const pshard_model* model, const 
 PSHARD_API pshard_status pshard_model_detokenize(const pshard_model* model,
                                                  const pshard_token* tokens, size_t n_tokens,
                                                  char* text, size_t capacity, size_t* text_len);
+
+/* One token's bytes as text (SPM "▁" -> " ", byte tokens -> their byte, control tokens ->
+ * ""); a token may hold part of a UTF-8 character. Writes up to `capacity` bytes, no
+ * terminator; *text_len receives the full length. An id outside the vocabulary:
+ * PSHARD_ERROR_OUT_OF_RANGE. */
+PSHARD_API pshard_status pshard_model_token_to_piece(const pshard_model* model, pshard_token token,
+                                                     char* text, size_t capacity, size_t* text_len);
 
 /* ---- chat templates ----------------------------------------------------------- */
 /* A conversation rendered as the prompt text a chat model expects. pshard recognises the
@@ -325,6 +334,202 @@ PSHARD_API void pshard_context_reset_stats(pshard_context* context);
  * one track each for the CPU, device compute, weight copies and activation transfers. */
 PSHARD_API pshard_status pshard_context_write_trace(const pshard_context* context,
                                                     const char* path);
+
+/* ---- batches: many sequences, continuous batching ------------------------------- */
+/* A batch serves many requests at once. Each pshard_batch_step() runs one forward pass
+ * that carries the next token of every running sequence and chunks of the prompts still
+ * being read (decode tokens first, so a long prompt never stalls the others' streams);
+ * requests join and leave between passes, in the order they were added. Each request has
+ * its own sampling parameters and seed, stop conditions and log-probabilities, and
+ * streams its text (whole UTF-8 characters, stop strings never shown) to a callback or
+ * a queue read with pshard_seq_poll().
+ *
+ *   pshard_batch_params bp = pshard_batch_default_params();
+ *   bp.n_seq_max = 4;                               // sequences decoded together
+ *   pshard_batch* batch;
+ *   if (pshard_batch_create(model, &bp, &batch) != PSHARD_OK) { ... pshard_last_error() }
+ *
+ *   pshard_seq_params sp = pshard_seq_default_params();
+ *   sp.text = "Once upon a time";
+ *   sp.text_len = 16;
+ *   sp.on_event = print_event;                      // NULL: read them with pshard_seq_poll
+ *   pshard_generate_params gp = pshard_generate_default_params();
+ *   gp.n_predict = 64;
+ *   gp.temperature = 0;
+ *   pshard_seq* seq;
+ *   pshard_batch_add(batch, &sp, &gp, &seq);        // from any thread
+ *   while (pshard_batch_wait(batch, 100))           // true while there is work
+ *     pshard_batch_step(batch, NULL);               // one pass
+ *   pshard_seq_free(seq);
+ *   pshard_batch_free(batch);
+ *
+ * Threads: pshard_batch_add, pshard_batch_wait, pshard_batch_has_work,
+ * pshard_batch_set_vram_budget, pshard_batch_get_stats, pshard_batch_get_plan_stats and
+ * every pshard_seq_* call may be made from any thread while another thread steps, also
+ * from inside an event callback. pshard_batch_step runs on one thread at a time
+ * (concurrent calls wait for each other); callbacks run on the thread that steps, and
+ * must not call pshard_batch_step. pshard_batch_free comes after every other call on
+ * the batch has returned; sequences may be freed before or after it.
+ *
+ * A request that could never run (a prompt longer than n_ctx, n_predict past it, bad
+ * sampling parameters) is refused by pshard_batch_add; one that cannot get a sequence or
+ * KV space waits; past n_queue_max waiting requests pshard_batch_add returns
+ * PSHARD_ERROR_UNAVAILABLE. When the KV cache is exhausted mid-generation the newest
+ * sequence ends with PSHARD_FINISH_ERROR (PSHARD_ERROR_OUT_OF_MEMORY) so that the older
+ * ones finish; no sequence's output is ever affected by another's. */
+typedef struct pshard_batch pshard_batch;
+typedef struct pshard_seq pshard_seq;
+
+typedef struct pshard_batch_params {
+  size_t size;
+  pshard_backend backend;
+  uint64_t vram_budget; /* with a schedule; 0: its largest compiled budget */
+  int32_t n_threads;    /* CPU threads of each sequence's session; 0: all */
+  int64_t n_ctx;        /* positions per sequence; 0: the model's, at most 4096 */
+  int32_t n_seq_max;    /* sequences decoded together (llama-server's --parallel) */
+  int32_t n_queue_max;  /* requests that may wait for a sequence */
+  int64_t n_batch;      /* tokens one pass carries at most */
+  double emu_pcie_gbps; /* as pshard_context_params */
+  double emu_pcie_latency_us;
+  uint64_t emu_memory_bytes;
+  int32_t emu_compute_threads;
+} pshard_batch_params;
+
+PSHARD_API pshard_batch_params pshard_batch_default_params(void);
+/* Checks the parameters by opening one sequence, so a bad budget fails here. */
+PSHARD_API pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params* params,
+                                             pshard_batch** out_batch);
+/* Ends what still runs (no more events) and frees the batch. */
+PSHARD_API void pshard_batch_free(pshard_batch* batch);
+PSHARD_API int64_t pshard_batch_n_ctx(const pshard_batch* batch);
+PSHARD_API int32_t pshard_batch_n_seq_max(const pshard_batch* batch);
+
+typedef enum pshard_finish_reason {
+  PSHARD_FINISH_NONE = 0,      /* still running */
+  PSHARD_FINISH_STOP = 1,      /* an end-of-generation token, a stop token or a stop string */
+  PSHARD_FINISH_LENGTH = 2,    /* n_predict tokens, or the context is full */
+  PSHARD_FINISH_CANCELLED = 3, /* pshard_seq_cancel, pshard_seq_free, a callback's false */
+  PSHARD_FINISH_ERROR = 4,     /* see the event's error and error_message */
+} pshard_finish_reason;
+
+/* One per sampled token, and a last one (finish != PSHARD_FINISH_NONE) that may carry a
+ * token too. Pointers are valid during the callback, or until the next pshard_seq_poll or
+ * pshard_seq_free of the sequence. */
+typedef struct pshard_seq_event {
+  int64_t seq_id;     /* pshard_seq_id() of the sequence */
+  pshard_token token; /* -1: no new token (a last event) */
+  const char* text;   /* new text to show (may be empty while a character or a possible
+                         stop string is held back) */
+  size_t text_len;
+  float logprob; /* with pshard_seq_params.logprobs: the token's log-softmax */
+  int32_t n_top; /* pshard_generate_params.top_logprobs alternatives, highest first */
+  const pshard_token* top_ids;
+  const float* top_logprobs;
+  pshard_finish_reason finish;
+  pshard_status error;       /* with PSHARD_FINISH_ERROR */
+  const char* error_message; /* "" unless an error */
+  int64_t n_prompt;
+  int64_t n_generated;   /* so far (stop tokens not counted) */
+  double queued_ms;      /* the last event: added -> got a sequence */
+  double prompt_ms;      /* got a sequence -> the prompt read */
+  double first_token_ms; /* added -> first token */
+  double total_ms;       /* added -> finished */
+} pshard_seq_event;
+
+/* Return false to cancel the sequence (the reader went away). */
+typedef bool (*pshard_seq_callback)(const pshard_seq_event* event, void* user_data);
+
+typedef struct pshard_seq_params {
+  size_t size;
+  const pshard_token* tokens; /* the prompt as tokens, or NULL and: */
+  size_t n_tokens;
+  const char* text; /* the prompt as text, tokenized with the model's vocabulary */
+  size_t text_len;
+  bool add_special;                /* for text: as pshard_tokenize_params (default true) */
+  bool parse_special;              /* for text: as pshard_tokenize_params (default true) */
+  const char* const* stop_strings; /* NUL-terminated; the text is cut before the first */
+  size_t n_stop_strings;
+  const pshard_token* stop_tokens; /* end the sequence like an end-of-generation token */
+  size_t n_stop_tokens;
+  bool logprobs;                /* each event carries its token's log-probability */
+  pshard_seq_callback on_event; /* NULL: events queue for pshard_seq_poll */
+  void* user_data;
+} pshard_seq_params;
+
+PSHARD_API pshard_seq_params pshard_seq_default_params(void);
+/* Queues a request; `generate` gives n_predict (< 0: until the context is full),
+ * ignore_eos, sampling, seed and top_logprobs (NULL: the defaults). */
+PSHARD_API pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* params,
+                                          const pshard_generate_params* generate,
+                                          pshard_seq** out_seq);
+
+typedef struct pshard_batch_step_result {
+  size_t size;
+  int64_t n_tokens; /* tokens the pass carried; 0: there was nothing to do */
+  int64_t n_sequences;
+  int64_t n_prompt_tokens;
+  int64_t n_decode_tokens;
+  int64_t n_finished; /* sequences that ended in this step */
+} pshard_batch_step_result;
+
+PSHARD_API pshard_batch_step_result pshard_batch_step_result_init(void);
+/* Admits waiting requests, ends cancelled ones, runs one pass and delivers its events.
+ * Returns at once when there is nothing to do. `result` may be NULL. */
+PSHARD_API pshard_status pshard_batch_step(pshard_batch* batch, pshard_batch_step_result* result);
+/* Whether a step has something to do (a request running or waiting, a cancel, a budget
+ * change); pshard_batch_wait blocks up to timeout_ms until it has. */
+PSHARD_API bool pshard_batch_has_work(pshard_batch* batch);
+PSHARD_API bool pshard_batch_wait(pshard_batch* batch, int32_t timeout_ms);
+/* As pshard_context_set_vram_budget, for every sequence, between two passes: returns once
+ * it is in force (at most one pass later). */
+PSHARD_API pshard_status pshard_batch_set_vram_budget(pshard_batch* batch, uint64_t bytes);
+
+typedef struct pshard_batch_stats {
+  size_t size;
+  int64_t queued;  /* waiting for a sequence */
+  int64_t running; /* holding a sequence */
+  int64_t requests_added;
+  int64_t requests_refused; /* by pshard_batch_add */
+  int64_t finished_stop;
+  int64_t finished_length;
+  int64_t finished_cancelled;
+  int64_t finished_error;
+  int64_t prompt_tokens; /* decoded, all requests */
+  int64_t generated_tokens;
+  int64_t passes;
+  double busy_ms;                /* inside passes */
+  double prompt_tokens_per_s;    /* over the last 10 s */
+  double generated_tokens_per_s; /* over the last 10 s */
+  int64_t kv_page_tokens;
+  int64_t kv_pages_total;
+  int64_t kv_pages_used;
+  uint64_t vram_budget;     /* in force */
+  uint64_t vram_bytes;      /* device memory held now, all sequences */
+  uint64_t peak_vram_bytes; /* the largest arena one session held */
+  uint64_t bytes_streamed;
+  size_t n_plans; /* plans used: pshard_batch_get_plan_stats */
+} pshard_batch_stats;
+
+PSHARD_API pshard_batch_stats pshard_batch_stats_init(void);
+/* A snapshot, published after every pass. */
+PSHARD_API pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* out);
+/* Passes per plan (budget, tier), summed over the sequences, of the latest snapshot
+ * (plan index < its n_plans); `strategy` stays valid while the batch lives. */
+PSHARD_API pshard_status pshard_batch_get_plan_stats(pshard_batch* batch, size_t index,
+                                                     pshard_plan_stats* out);
+
+/* ---- sequences (requests in a batch) ------------------------------------------ */
+PSHARD_API int64_t pshard_seq_id(const pshard_seq* seq);
+/* The next queued event (only without an on_event callback): *got says whether there
+ * was one. */
+PSHARD_API pshard_status pshard_seq_poll(pshard_seq* seq, pshard_seq_event* out, bool* got);
+/* Ends the sequence before the next pass; its last event says PSHARD_FINISH_CANCELLED. */
+PSHARD_API void pshard_seq_cancel(pshard_seq* seq);
+/* PSHARD_FINISH_NONE while it runs. */
+PSHARD_API pshard_finish_reason pshard_seq_finish_reason(const pshard_seq* seq);
+/* Cancels the sequence if it still runs; no callback of it starts after this returns
+ * (one running on the stepping thread is waited for, unless it is this call's caller). */
+PSHARD_API void pshard_seq_free(pshard_seq* seq);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,275 @@
+// pshard.h: the batch handle — creation over the serving engine, adding requests,
+// stepping, the VRAM budget and statistics.
+#include "runtime/capi/capi_batch_internal.h"
+#include "runtime/serve/sequence_engine.h"
+
+#include <new>
+
+using namespace pshard;
+using pshard::capi::fail;
+
+namespace {
+
+// The generation params as a request (the prompt is set by the caller).
+RequestParams request_params(const pshard_generate_params& g) {
+  RequestParams r;
+  r.sampling = capi::sampler_params(g);
+  r.max_tokens = g.n_predict < 0 ? -1 : g.n_predict;
+  r.ignore_eos = g.ignore_eos;
+  r.top_logprobs = g.top_logprobs;
+  return r;
+}
+
+Status read_prompt(const pshard_model& model, const pshard_seq_params& p, RequestParams& r) {
+  if (p.tokens) {
+    r.prompt.assign(p.tokens, p.tokens + p.n_tokens);
+    return Status::ok_status();
+  }
+  if (!p.text && p.text_len > 0)
+    return invalid_argument("pshard_batch_add: give the prompt as `tokens` or `text`");
+  r.prompt = model.tokenizer->encode(std::string_view(p.text ? p.text : "", p.text_len),
+                                     p.add_special, p.parse_special);
+  return Status::ok_status();
+}
+
+EventSink sink_for(std::shared_ptr<capi::SeqChannel> channel) {
+  return [channel](const SequenceEvent& e) {
+    std::lock_guard lock(channel->mutex);
+    if (e.finish != FinishReason::kNone)
+      channel->finish = e.finish;
+    if (channel->detached)
+      return false;
+    if (!channel->callback) {
+      channel->queue.push_back(e);
+      return true;
+    }
+    std::vector<pshard_token> ids;
+    std::vector<float> logprobs;
+    const pshard_seq_event c = capi::c_event(e, ids, logprobs);
+    return channel->callback(&c, channel->user_data);
+  };
+}
+
+} // namespace
+
+extern "C" {
+
+pshard_batch_params pshard_batch_default_params(void) {
+  pshard_batch_params p{};
+  p.size = sizeof p;
+  capi::set_device_defaults(p);
+  p.n_seq_max = 4;
+  p.n_queue_max = 64;
+  return p;
+}
+
+pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params* params,
+                                  pshard_batch** out_batch) {
+  if (!model)
+    return capi::null_argument("pshard_batch_create", "model");
+  if (!out_batch)
+    return capi::null_argument("pshard_batch_create", "out_batch");
+  *out_batch = nullptr;
+  const pshard_batch_params p = capi::read_params(params, pshard_batch_default_params());
+  if (p.n_seq_max < 1 || p.n_queue_max < 0 || p.n_batch < 1)
+    return fail(invalid_argument(
+        "pshard_batch_create: n_seq_max and n_batch must be at least 1 and n_queue_max at "
+        "least 0, got " +
+        std::to_string(p.n_seq_max) + ", " + std::to_string(p.n_batch) + " and " +
+        std::to_string(p.n_queue_max)));
+  SequenceEngineOptions o;
+  auto device = capi::device_options(p);
+  if (!device.ok())
+    return fail(device.status());
+  o.device = *device;
+  o.n_threads = p.n_threads;
+  o.n_ctx = p.n_ctx;
+  o.n_batch = p.n_batch;
+  o.max_sequences = p.n_seq_max;
+  const Schedule* schedule = model->schedule ? &*model->schedule : nullptr;
+  auto engine = make_sequence_engine(*model->model, schedule, o);
+  if (!engine.ok())
+    return fail(engine.status());
+  auto b = std::unique_ptr<pshard_batch>(new (std::nothrow) pshard_batch());
+  if (!b)
+    return fail(Status(StatusCode::kOutOfMemory, "pshard_batch_create: out of host memory"));
+  b->model = model;
+  b->core = std::make_shared<capi::BatchCore>();
+  b->core->engine = std::move(engine).value();
+  SchedulerOptions so;
+  so.max_active = p.n_seq_max;
+  so.max_queued = p.n_queue_max;
+  so.pass_tokens = p.n_batch;
+  b->core->scheduler = std::make_unique<Scheduler>(*b->core->engine, *model->tokenizer, so);
+  *out_batch = b.release();
+  return PSHARD_OK;
+}
+
+void pshard_batch_free(pshard_batch* batch) {
+  delete batch; // the core goes with the last reference; sequences hold it weakly
+}
+
+int64_t pshard_batch_n_ctx(const pshard_batch* b) { return b ? b->core->scheduler->n_ctx() : 0; }
+int32_t pshard_batch_n_seq_max(const pshard_batch* b) {
+  return b ? static_cast<int32_t>(b->core->engine->max_sequences()) : 0;
+}
+
+pshard_seq_params pshard_seq_default_params(void) {
+  pshard_seq_params p{};
+  p.size = sizeof p;
+  p.add_special = true;
+  p.parse_special = true;
+  return p;
+}
+
+pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* params,
+                               const pshard_generate_params* generate, pshard_seq** out_seq) {
+  if (!batch)
+    return capi::null_argument("pshard_batch_add", "batch");
+  if (!params)
+    return capi::null_argument("pshard_batch_add", "params");
+  if (!out_seq)
+    return capi::null_argument("pshard_batch_add", "out_seq");
+  *out_seq = nullptr;
+  const pshard_seq_params p = capi::read_params(params, pshard_seq_default_params());
+  RequestParams r = request_params(capi::read_params(generate, pshard_generate_default_params()));
+  if (Status st = read_prompt(*batch->model, p, r); !st.ok())
+    return fail(st);
+  if ((!p.stop_strings && p.n_stop_strings > 0) || (!p.stop_tokens && p.n_stop_tokens > 0))
+    return capi::null_argument("pshard_batch_add", "stop_strings or stop_tokens");
+  for (size_t i = 0; i < p.n_stop_strings; ++i) {
+    if (!p.stop_strings[i])
+      return fail(
+          invalid_argument("pshard_batch_add: stop string " + std::to_string(i) + " is NULL"));
+    r.stop_strings.emplace_back(p.stop_strings[i]);
+  }
+  r.stop_tokens.assign(p.stop_tokens, p.stop_tokens + p.n_stop_tokens);
+  r.logprobs = p.logprobs;
+
+  auto seq = std::unique_ptr<pshard_seq>(new (std::nothrow) pshard_seq());
+  if (!seq)
+    return fail(Status(StatusCode::kOutOfMemory, "pshard_batch_add: out of host memory"));
+  seq->channel = std::make_shared<capi::SeqChannel>();
+  seq->channel->callback = p.on_event;
+  seq->channel->user_data = p.user_data;
+  seq->batch = batch->core;
+  // The id is known only after submit(): the handle is filled under the channel's lock,
+  // which the first event (on another thread) takes too.
+  std::lock_guard lock(seq->channel->mutex);
+  auto id = batch->core->scheduler->submit(std::move(r), sink_for(seq->channel));
+  if (!id.ok())
+    return fail(id.status());
+  seq->id = *id;
+  *out_seq = seq.release();
+  return PSHARD_OK;
+}
+
+pshard_batch_step_result pshard_batch_step_result_init(void) {
+  pshard_batch_step_result r{};
+  r.size = sizeof r;
+  return r;
+}
+
+pshard_status pshard_batch_step(pshard_batch* batch, pshard_batch_step_result* result) {
+  if (!batch)
+    return capi::null_argument("pshard_batch_step", "batch");
+  const StepReport rep = batch->core->scheduler->step();
+  if (result) {
+    pshard_batch_step_result r = pshard_batch_step_result_init();
+    r.n_tokens = rep.entries;
+    r.n_sequences = rep.sequences;
+    r.n_prompt_tokens = rep.prompt_tokens;
+    r.n_decode_tokens = rep.decode_tokens;
+    r.n_finished = rep.finished;
+    capi::write_out(result, r);
+  }
+  return PSHARD_OK;
+}
+
+bool pshard_batch_has_work(pshard_batch* batch) { return pshard_batch_wait(batch, 0); }
+
+bool pshard_batch_wait(pshard_batch* batch, int32_t timeout_ms) {
+  return batch && batch->core->scheduler->wait_for_work(
+                      std::chrono::milliseconds(std::max<int32_t>(timeout_ms, 0)));
+}
+
+pshard_status pshard_batch_set_vram_budget(pshard_batch* batch, uint64_t bytes) {
+  if (!batch)
+    return capi::null_argument("pshard_batch_set_vram_budget", "batch");
+  if (Status st = batch->core->scheduler->set_vram_budget(bytes); !st.ok())
+    return fail(st);
+  return PSHARD_OK;
+}
+
+pshard_batch_stats pshard_batch_stats_init(void) {
+  pshard_batch_stats s{};
+  s.size = sizeof s;
+  return s;
+}
+
+pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* out) {
+  if (!batch)
+    return capi::null_argument("pshard_batch_get_stats", "batch");
+  if (!out)
+    return capi::null_argument("pshard_batch_get_stats", "out");
+  capi::BatchCore& core = *batch->core;
+  const SchedulerStats st = core.scheduler->stats();
+  pshard_batch_stats s = pshard_batch_stats_init();
+  s.queued = st.queued;
+  s.running = st.active;
+  s.requests_added = st.submitted;
+  s.requests_refused = st.refused;
+  s.finished_stop = st.finished[static_cast<int>(FinishReason::kStop)];
+  s.finished_length = st.finished[static_cast<int>(FinishReason::kLength)];
+  s.finished_cancelled = st.finished[static_cast<int>(FinishReason::kCancelled)];
+  s.finished_error = st.finished[static_cast<int>(FinishReason::kError)];
+  s.prompt_tokens = st.prompt_tokens;
+  s.generated_tokens = st.generated_tokens;
+  s.passes = st.passes;
+  s.busy_ms = st.busy_ms;
+  s.prompt_tokens_per_s = st.prompt_tokens_per_s;
+  s.generated_tokens_per_s = st.generated_tokens_per_s;
+  s.kv_page_tokens = st.kv.page_tokens;
+  s.kv_pages_total = st.kv.total_pages;
+  s.kv_pages_used = st.kv.used_pages;
+  s.vram_budget = st.engine.vram_budget;
+  s.vram_bytes = st.engine.device_bytes;
+  s.peak_vram_bytes = st.engine.sessions.peak_device_bytes;
+  s.bytes_streamed = st.engine.sessions.bytes_streamed;
+  s.n_plans = st.engine.sessions.plans.size();
+  {
+    std::lock_guard lock(core.stats_mutex);
+    core.snapshot = st;
+  }
+  capi::write_out(out, s);
+  return PSHARD_OK;
+}
+
+pshard_status pshard_batch_get_plan_stats(pshard_batch* batch, size_t index,
+                                          pshard_plan_stats* out) {
+  if (!batch)
+    return capi::null_argument("pshard_batch_get_plan_stats", "batch");
+  if (!out)
+    return capi::null_argument("pshard_batch_get_plan_stats", "out");
+  capi::BatchCore& core = *batch->core;
+  std::lock_guard lock(core.stats_mutex);
+  const auto& plans = core.snapshot.engine.sessions.plans;
+  if (index >= plans.size())
+    return fail(out_of_range("plan index " + std::to_string(index) + " is past the " +
+                             std::to_string(plans.size()) +
+                             " plans of the last pshard_batch_get_stats"));
+  const PlanUse& u = plans[index];
+  pshard_plan_stats s = pshard_plan_stats_init();
+  s.budget_bytes = u.budget_bytes;
+  s.tier = u.tier;
+  s.strategy = core.strategies.insert(u.strategy).first->c_str();
+  s.passes = u.passes;
+  s.tokens = u.tokens;
+  s.predicted_ms_per_pass = u.predicted_ms_per_pass;
+  s.measured_ms_per_pass = u.measured_ms_per_pass();
+  s.bytes_streamed = u.bytes_streamed;
+  capi::write_out(out, s);
+  return PSHARD_OK;
+}
+
+} // extern "C"

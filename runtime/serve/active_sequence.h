@@ -1,0 +1,66 @@
+// One admitted request inside the scheduler: its engine sequence, how much of the
+// prompt is in the KV cache, the token sampled but not yet fed, its sampler (seeded per
+// request), its text stream and its stop conditions. Only the scheduler's stepping thread
+// touches it.
+#pragma once
+
+#include "runtime/batch/batch_decoder.h"
+#include "runtime/sampler/sampler.h"
+#include "runtime/serve/request.h"
+#include "runtime/serve/text_stream.h"
+#include "runtime/tokenizer/tokenizer.h"
+
+#include <chrono>
+#include <optional>
+
+namespace pshard {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct QueuedRequest {
+  RequestId id = -1;
+  RequestParams params;
+  EventSink sink;
+  SteadyTime submitted;
+};
+
+class ActiveSequence {
+public:
+  ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer, uint64_t order);
+
+  RequestId id() const { return request_.id; }
+  SeqId seq() const { return seq_; }
+  uint64_t order() const { return order_; } // admission order: larger is newer
+  const EventSink& sink() const { return request_.sink; }
+
+  bool decoding() const { return pending_.has_value(); }
+  int64_t prompt_left() const;
+  // The next `n` entries of this sequence for a pass: its pending token, or a chunk of
+  // the prompt (logits on the prompt's last token).
+  void append_entries(int64_t n, std::vector<BatchEntry>& pass) const;
+  // After a pass that carried those entries: the prompt moves on; when the pass gave a
+  // logits row, samples from it and returns the event (finish set if the request ends).
+  // `context_left`: positions the sequence may still take after this pass.
+  std::optional<SequenceEvent> advance(int64_t n, std::span<const float> logits,
+                                       int64_t context_left);
+  // The final event of a request that ends for another reason (cancel, error).
+  SequenceEvent end(FinishReason reason, Status error = Status());
+
+private:
+  SequenceEvent sample(std::span<const float> logits, int64_t context_left);
+  SequenceEvent event(FinishReason finish);
+
+  QueuedRequest request_;
+  SeqId seq_;
+  const Tokenizer& tokenizer_;
+  uint64_t order_;
+  Sampler sampler_;
+  TextStream text_;
+  std::vector<TokenId> history_; // prompt, then generated tokens (the penalty's window)
+  int64_t prompt_done_ = 0;
+  int64_t n_generated_ = 0;
+  std::optional<TokenId> pending_;
+  SteadyTime admitted_, prompt_done_at_, first_token_at_;
+};
+
+} // namespace pshard

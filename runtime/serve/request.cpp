@@ -1,0 +1,54 @@
+#include "runtime/serve/request.h"
+
+#include <string>
+
+namespace pshard {
+
+const char* finish_reason_name(FinishReason reason) {
+  switch (reason) {
+  case FinishReason::kNone:
+    return "";
+  case FinishReason::kStop:
+    return "stop";
+  case FinishReason::kLength:
+    return "length";
+  case FinishReason::kCancelled:
+    return "cancelled";
+  case FinishReason::kError:
+    return "error";
+  }
+  return "";
+}
+
+Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx) {
+  if (r.prompt.empty())
+    return invalid_argument("the prompt is empty; give at least one token (e.g. BOS)");
+  for (size_t i = 0; i < r.prompt.size(); ++i)
+    if (r.prompt[i] < 0 || r.prompt[i] >= n_vocab)
+      return out_of_range("prompt token " + std::to_string(i) + " is " +
+                          std::to_string(r.prompt[i]) + ", outside the vocabulary of " +
+                          std::to_string(n_vocab) + " tokens");
+  const auto n_prompt = static_cast<int64_t>(r.prompt.size());
+  if (n_prompt > n_ctx)
+    return out_of_range("the prompt has " + std::to_string(n_prompt) +
+                        " tokens, more than the context of " + std::to_string(n_ctx) +
+                        " tokens a sequence holds; shorten it or serve with a larger context (-c)");
+  if (r.max_tokens >= 0 && n_prompt + r.max_tokens > n_ctx)
+    return out_of_range("the prompt's " + std::to_string(n_prompt) + " tokens and max_tokens " +
+                        std::to_string(r.max_tokens) + " exceed the context of " +
+                        std::to_string(n_ctx) + " tokens; ask for at most " +
+                        std::to_string(n_ctx - n_prompt) + " new tokens");
+  for (TokenId t : r.stop_tokens)
+    if (t < 0 || t >= n_vocab)
+      return out_of_range("stop token " + std::to_string(t) + " is outside the vocabulary of " +
+                          std::to_string(n_vocab) + " tokens");
+  for (const std::string& s : r.stop_strings)
+    if (s.empty())
+      return invalid_argument("a stop string is empty; every stop string needs a character");
+  if (r.top_logprobs < 0 || r.top_logprobs > 100)
+    return invalid_argument("top_logprobs must be between 0 and 100, got " +
+                            std::to_string(r.top_logprobs));
+  return validate_sampler_params(r.sampling);
+}
+
+} // namespace pshard

@@ -1,0 +1,76 @@
+// One generation request as the scheduler takes it, and what it reports back per token.
+//
+//   RequestParams r;
+//   r.prompt = tokenizer.encode("Once upon a time", true);
+//   r.sampling.temperature = 0;            // greedy
+//   r.max_tokens = 32;
+//   r.stop_strings = {"\n\n"};
+//   r.top_logprobs = 3;                     // each event: the chosen token's log-prob + 3 best
+//   PSHARD_ASSIGN_OR_RETURN(RequestId id, scheduler.submit(std::move(r), sink));
+//
+// A request ends exactly once, with a final event whose `finish` is not kNone: kStop
+// (an end-of-generation token, a stop token or a stop string), kLength (max_tokens, or
+// the context is full), kCancelled, or kError with the reason in `error`.
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/generate/generator.h"
+#include "runtime/sampler/sampler.h"
+#include "runtime/tokenizer/token_id.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace pshard {
+
+using RequestId = int64_t;
+
+struct RequestParams {
+  std::vector<TokenId> prompt;
+  SamplerParams sampling;
+  int32_t max_tokens = -1;               // new tokens at most; < 0: until the context is full
+  bool ignore_eos = false;               // keep going past end-of-generation tokens
+  std::vector<TokenId> stop_tokens;      // also end the request (not shown, like EOS)
+  std::vector<std::string> stop_strings; // end it where the text contains one (cut there)
+  bool logprobs = false;                 // each token's log-probability in its event
+  int32_t top_logprobs = 0;              // and the N most likely alternatives (implies logprobs)
+};
+
+enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };
+
+// OpenAI's words: "stop", "length", "cancelled", "error" ("" for kNone).
+const char* finish_reason_name(FinishReason reason);
+
+struct RequestTimings {
+  double queued_ms = 0;      // submitted -> admitted into the batch
+  double prompt_ms = 0;      // admitted -> the prompt's last chunk decoded
+  double first_token_ms = 0; // submitted -> first token sampled
+  double total_ms = 0;       // submitted -> finished
+};
+
+// One event per sampled token, and one last event when the request ends (which may also
+// carry the last token). Strings and vectors are owned by the event.
+struct SequenceEvent {
+  RequestId id = -1;
+  TokenId token = kNoToken; // kNoToken: no new token (a final event only)
+  std::string text;         // new text to show: whole UTF-8 characters, stop strings cut
+  float logprob = 0;        // with RequestParams::logprobs
+  std::vector<TokenLogprob> top;
+  FinishReason finish = FinishReason::kNone;
+  Status error; // with kError
+  int64_t n_prompt = 0;
+  int64_t n_generated = 0; // tokens generated so far (stop tokens not counted)
+  RequestTimings timings;  // complete in the final event
+};
+
+// Called on the thread that steps the scheduler, without its locks held: it may call
+// submit() or cancel(). Returning false cancels the request (a client that went away).
+using EventSink = std::function<bool(const SequenceEvent&)>;
+
+// What every request must satisfy before it queues: a prompt of known tokens that leaves
+// room for max_tokens in a context of n_ctx, valid sampling parameters.
+Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx);
+
+} // namespace pshard

@@ -1,0 +1,42 @@
+// plan_pass: decoders first, prompts first-come first-served, the budget kept, turns.
+#include "runtime/serve/pass_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace pshard {
+namespace {
+
+std::vector<std::pair<size_t, int64_t>> flat(const std::vector<PassShare>& shares) {
+  std::vector<std::pair<size_t, int64_t>> out;
+  for (const PassShare& s : shares)
+    out.emplace_back(s.index, s.tokens);
+  return out;
+}
+
+using Flat = std::vector<std::pair<size_t, int64_t>>;
+
+TEST(PassPlan, DecodersFirstThenPromptsInOrder) {
+  const std::vector<PassWant> wants = {{1, true}, {900, false}, {1, true}, {30, false}};
+  EXPECT_EQ(flat(plan_pass(wants, 256, 0)), (Flat{{0, 1}, {1, 254}, {2, 1}}));
+  EXPECT_EQ(flat(plan_pass(wants, 2000, 0)), (Flat{{0, 1}, {1, 900}, {2, 1}, {3, 30}}));
+}
+
+TEST(PassPlan, DecodersTakeTurnsAndLeaveATokenForAWaitingPrompt) {
+  const std::vector<PassWant> four = {{1, true}, {1, true}, {1, true}, {1, true}};
+  EXPECT_EQ(flat(plan_pass(four, 2, 0)), (Flat{{0, 1}, {1, 1}}));
+  EXPECT_EQ(flat(plan_pass(four, 2, 2)), (Flat{{2, 1}, {3, 1}}));
+  EXPECT_EQ(flat(plan_pass(four, 2, 3)), (Flat{{0, 1}, {3, 1}}));
+  std::vector<PassWant> with_prompt = four;
+  with_prompt.push_back({50, false});
+  EXPECT_EQ(flat(plan_pass(with_prompt, 3, 0)), (Flat{{0, 1}, {1, 1}, {4, 1}}));
+  EXPECT_EQ(flat(plan_pass(with_prompt, 1, 0)), (Flat{{0, 1}})) << "a budget of one decodes";
+}
+
+TEST(PassPlan, SequencesThatCannotMoveGetNothing) {
+  const std::vector<PassWant> wants = {{0, true}, {0, false}, {5, false}};
+  EXPECT_EQ(flat(plan_pass(wants, 8, 0)), (Flat{{2, 5}}));
+  EXPECT_TRUE(plan_pass(std::vector<PassWant>{}, 8, 0).empty());
+}
+
+} // namespace
+} // namespace pshard

@@ -1,0 +1,153 @@
+// The scheduler on the shared model: a request's greedy tokens (and log-probabilities,
+// bit for bit) in a busy batch — prompts chunked, sequences joining and leaving — are
+// the same prompt run alone through generate(), the loop pshard-run uses; on cpu with
+// PerSequenceDecoder, and on the emulated GPU under a schedule smaller than the model,
+// with the budget changed while it serves.
+#include "runtime/batch/per_sequence_decoder.h"
+#include "runtime/serve/scheduler.h"
+#include "runtime/serve/sequence_engine.h"
+#include "tests/runtime/executor/executor_test_util.h"
+#include "tests/runtime/serve/scheduler_test_util.h"
+
+#include <gtest/gtest.h>
+#include <thread>
+
+namespace pshard::testing {
+namespace {
+
+const std::string kModel = shared_model("stories260K.gguf");
+constexpr int kNew = 24;
+
+const std::vector<std::string> kPrompts = {
+    "Once upon a time",
+    "The little dog",
+    "Lily and Ben went to the park to play. They saw a big tree with red apples and",
+    "Tom",
+    "One day, a girl named Sue found a box in her room. She opened it and",
+    "The sun was hot"};
+
+struct Alone {
+  std::vector<TokenId> tokens;
+  std::vector<float> logprobs;
+  std::string text;
+};
+
+class SchedulerOnModel : public ::testing::Test {
+protected:
+  void SetUp() override {
+    PSHARD_SKIP_IF_MISSING(kModel);
+    auto m = Model::load(kModel);
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    model_ = std::move(*m);
+    auto t = Tokenizer::from_gguf(model_->file());
+    ASSERT_TRUE(t.ok());
+    tokenizer_ = std::move(*t);
+    for (const std::string& p : kPrompts)
+      prompts_.push_back(tokenizer_->encode(p, true));
+  }
+
+  Result<std::unique_ptr<Decoder>> cpu_session() {
+    PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(*model_, {256, 1, 16}));
+    return std::unique_ptr<Decoder>(std::move(s));
+  }
+
+  // What pshard-run does with the prompt: generate() on one fresh session, greedy.
+  Alone alone(const std::vector<TokenId>& prompt) {
+    auto session = cpu_session();
+    EXPECT_TRUE(session.ok());
+    Sampler sampler(greedy_request({}, 0).sampling);
+    GenerateParams gp;
+    gp.n_predict = kNew;
+    gp.top_logprobs = 1;
+    auto r = generate(**session, *tokenizer_, sampler, prompt, gp);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    Alone a{r->generated, {}, {}};
+    for (const auto& top : r->top_logprobs)
+      a.logprobs.push_back(top[0].logprob);
+    for (TokenId t : a.tokens)
+      a.text += tokenizer_->token_to_piece(t);
+    return a;
+  }
+
+  // All prompts through one scheduler, two of them joining late; each compared.
+  void expect_batch_equals_alone(BatchDecoder& engine, SchedulerOptions o,
+                                 const std::function<void(Scheduler&)>& meanwhile = {}) {
+    Scheduler scheduler(engine, *tokenizer_, o);
+    Collector got;
+    std::vector<RequestId> ids;
+    auto submit = [&](size_t i) {
+      RequestParams r = greedy_request(prompts_[i], kNew);
+      r.logprobs = true;
+      ids.push_back(submit_ok(scheduler, r, got.sink()));
+    };
+    for (size_t i = 0; i + 2 < prompts_.size(); ++i)
+      submit(i);
+    for (int i = 0; i < 5; ++i)
+      scheduler.step();
+    submit(prompts_.size() - 2);
+    submit(prompts_.size() - 1);
+    if (meanwhile)
+      meanwhile(scheduler);
+    step_until_idle(scheduler);
+    for (size_t i = 0; i < prompts_.size(); ++i) {
+      const Alone want = alone(prompts_[i]);
+      const Collector::Run r = got.run(ids[i]);
+      EXPECT_EQ(r.tokens, want.tokens) << "prompt '" << kPrompts[i] << "'";
+      EXPECT_EQ(r.text, want.text);
+      std::vector<float> lp;
+      for (const SequenceEvent& e : r.events)
+        if (e.token != kNoToken)
+          lp.push_back(e.logprob);
+      EXPECT_EQ(lp, want.logprobs) << "bit for bit, prompt '" << kPrompts[i] << "'";
+    }
+  }
+
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::vector<std::vector<TokenId>> prompts_;
+};
+
+TEST_F(SchedulerOnModel, KnownAnswerInABusyBatch) {
+  PerSequenceDecoder engine(4, 16, model_->hparams().n_vocab, [this] { return cpu_session(); });
+  const Alone a = alone(prompts_[0]);
+  EXPECT_EQ(a.text.substr(0, 40), ", there was a little girl named Lily. Sh");
+  expect_batch_equals_alone(engine, {.max_active = 4, .pass_tokens = 16});
+}
+
+TEST_F(SchedulerOnModel, OnTheEmulatedGpuUnderASmallBudgetWhileTheBudgetChanges) {
+  auto compiled = compile_schedule(kModel, planner::Strategy::kAuto, {1, 4, 16}, 256);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const std::vector<uint64_t> budgets = compiled->schedule.budgets();
+  SequenceEngineOptions o;
+  o.device.backend = DeviceBackend::kEmu;
+  o.device.vram_budget = budgets.front();
+  o.device.emu_pcie_gbps = 50;
+  o.device.emu_pcie_latency_us = 0;
+  o.n_threads = 1;
+  o.n_ctx = 256;
+  o.n_batch = 16;
+  o.max_sequences = 3;
+  auto engine = make_sequence_engine(*model_, &compiled->schedule, o);
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  EXPECT_LT(budgets.front(), model_->weight_bytes()) << "a budget below the model's size";
+  std::thread changer;
+  expect_batch_equals_alone(**engine, {.max_active = 3, .pass_tokens = 16}, [&](Scheduler& s) {
+    changer = std::thread([&s, &budgets] {
+      for (uint64_t b : {budgets[1], budgets.back(), budgets.front()})
+        EXPECT_TRUE(s.set_vram_budget(b).ok());
+      EXPECT_EQ(s.set_vram_budget(budgets.front() / 2).code(), StatusCode::kOutOfMemory)
+          << "below the smallest compiled budget";
+    });
+  });
+  changer.join();
+  const BatchEngineStats st = (*engine)->stats();
+  EXPECT_EQ(st.vram_budget, budgets.front());
+  EXPECT_GT(st.sessions.passes, 0);
+  std::set<int64_t> tiers;
+  for (const PlanUse& u : st.sessions.plans)
+    tiers.insert(u.tier);
+  EXPECT_GE(tiers.size(), 2u) << "prompt chunks and decode steps ran different tiers";
+}
+
+} // namespace
+} // namespace pshard::testing

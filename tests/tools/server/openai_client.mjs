@@ -1,0 +1,60 @@
+// The official OpenAI JavaScript library against pshard-server: chat and completion
+// requests, streamed and not, and two refusals; prints what it got as one JSON object.
+//
+// usage: node openai_client.mjs BASE_URL API_KEY MODEL PROMPT CHAT_MESSAGE MAX_TOKENS
+import OpenAI from "openai";
+
+const [baseURL, apiKey, model, prompt, message, maxTokens] = process.argv.slice(2);
+const client = new OpenAI({baseURL, apiKey, maxRetries: 0, timeout: 60000});
+const max_tokens = Number(maxTokens);
+const out = {};
+
+const completion = await client.completions.create({model, prompt, max_tokens, temperature: 0});
+out.completion = completion.choices[0].text;
+out.completion_finish = completion.choices[0].finish_reason;
+out.completion_usage = completion.usage;
+
+let streamed = "";
+for await (const chunk of await client.completions.create(
+    {model, prompt, max_tokens, temperature: 0, stream: true})) {
+  streamed += chunk.choices[0]?.text ?? "";
+}
+out.completion_stream = streamed;
+
+const messages = [{role: "user", content: message}];
+const chat = await client.chat.completions.create({model, messages, max_tokens, temperature: 0});
+out.chat = chat.choices[0].message.content;
+out.chat_role = chat.choices[0].message.role;
+out.chat_object = chat.object;
+
+let chatStreamed = "";
+let finish = null;
+const stream = await client.chat.completions.create(
+    {model, messages, max_tokens, temperature: 0, stream: true, stream_options: {include_usage: true}});
+for await (const chunk of stream) {
+  if (chunk.usage) out.chat_stream_usage = chunk.usage;
+  const choice = chunk.choices[0];
+  if (!choice) continue;
+  chatStreamed += choice.delta?.content ?? "";
+  finish = choice.finish_reason ?? finish;
+}
+out.chat_stream = chatStreamed;
+out.chat_stream_finish = finish;
+
+const models = await client.models.list();
+out.models = models.data.map((m) => m.id);
+
+async function refusal(request) {
+  try {
+    await request();
+    return {status: 200};
+  } catch (e) {
+    return {status: e.status, type: e.type, code: e.code, param: e.param, name: e.constructor.name};
+  }
+}
+out.unknown_model = await refusal(() => client.completions.create({model: "gpt-4o", prompt, max_tokens}));
+out.too_long = await refusal(() => client.completions.create({model, prompt, max_tokens: 1 << 20}));
+const wrongKey = new OpenAI({baseURL, apiKey: "wrong", maxRetries: 0});
+out.wrong_key = await refusal(() => wrongKey.completions.create({model, prompt, max_tokens}));
+
+console.log(JSON.stringify(out));

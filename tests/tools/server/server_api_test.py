@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""pshard-server's API as clients use it: OpenAI's response shapes, greedy answers equal
+to pshard-run's (alone and in a busy batch), streaming as server-sent events, logprobs,
+stop strings, /tokenize, /detokenize, /v1/models, /health, /metrics, and the VRAM
+budget changed while serving (POST /budget and SIGHUP) without changing any answer.
+
+usage: server_api_test.py BUILD_DIR SHARED_DIR
+"""
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+from server_util import Checks, Server, chat_text, run, run_text, tool
+
+build, shared = sys.argv[1], sys.argv[2]
+stories = os.path.join(shared, "models/stories260K.gguf")
+profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
+checks = Checks()
+check = checks.check
+
+PROMPTS = ["Once upon a time", "The little dog", "Tom and Sue went to the park. They saw",
+           "One day, a girl named Lily", "The sun was hot and", "Ben had a red ball",
+           "There was a big tree", "Mom said"]
+
+
+def shapes(s):
+    status, body = s.json("GET", "/health")
+    check("health", status == 200 and body == {"status": "ok"}, body)
+    status, body = s.json("GET", "/v1/models")
+    check("models list", status == 200 and body.get("object") == "list"
+          and body["data"][0]["id"] == "stories260K" and body["data"][0]["object"] == "model"
+          and body["data"][0]["meta"]["n_ctx"] == 2048, body)
+    status, body = s.json("GET", "/v1/models/stories260K")
+    check("one model", status == 200 and body["id"] == "stories260K", body)
+    status, body = s.json("GET", "/v1/models/gpt-4")
+    check("unknown model 404", status == 404 and body["error"]["code"] == "model_not_found", body)
+
+
+def completions(s):
+    want = run_text(build, stories, "Once upon a time", 32)
+    check("known answer", want.startswith(", there was a little girl named Lily."), want)
+    status, body = s.json("POST", "/v1/completions", {
+        "model": "stories260K", "prompt": "Once upon a time", "max_tokens": 32, "temperature": 0})
+    check("completion 200", status == 200, body)
+    c = body["choices"][0]
+    check("completion text == pshard-run", c["text"] == want, (c["text"], want))
+    check("completion shape", body["object"] == "text_completion" and body["id"].startswith("cmpl-")
+          and isinstance(body["created"], int) and body["model"] == "stories260K"
+          and c["index"] == 0 and c["finish_reason"] == "length" and c["logprobs"] is None, body)
+    check("usage", body["usage"] == {"prompt_tokens": 5, "completion_tokens": 32,
+                                     "total_tokens": 37}, body["usage"])
+    status, body = s.json("POST", "/v1/completions", {"prompt": [1, 403, 407, 261, 378],
+                                                      "max_tokens": 32, "temperature": 0})
+    check("token prompt", status == 200 and body["choices"][0]["text"] == want, body)
+
+    status, events, raw, done, hdrs = s.stream("/v1/completions", {
+        "prompt": "Once upon a time", "max_tokens": 32, "temperature": 0, "stream": True,
+        "stream_options": {"include_usage": True}})
+    check("stream content type", hdrs.get("Content-Type", "").startswith("text/event-stream"), hdrs)
+    text = "".join(e["choices"][0]["text"] for e in events if e["choices"])
+    check("stream text == pshard-run", status == 200 and text == want, (text, want))
+    check("stream ends with [DONE]", done and raw.rstrip().endswith("data: [DONE]"), raw[-200:])
+    finishes = [e["choices"][0]["finish_reason"] for e in events if e["choices"]]
+    check("stream finish last", finishes[-1] == "length" and all(f is None for f in finishes[:-1]),
+          finishes)
+    check("stream chunks", all(e["object"] == "text_completion" and e["id"] == events[0]["id"]
+                               for e in events), events[0])
+    check("stream usage chunk", events[-1]["choices"] == [] and
+          events[-1]["usage"]["completion_tokens"] == 32, events[-1])
+
+    status, body = s.json("POST", "/v1/completions", {
+        "prompt": "Once upon a time", "max_tokens": 32, "temperature": 0, "stop": ["Lily", "zz"]})
+    c = body["choices"][0]
+    check("stop string", c["text"] == ", there was a little girl named " and
+          c["finish_reason"] == "stop", c)
+
+    # logprobs: N alternatives per token, the chosen one's equal to pshard-run's top-1.
+    p = run(tool(build, "pshard-run"), "-m", stories, "-p", "Once upon a time", "-n", "8",
+            "--temp", "0", "-t", "1", "--json", "--top-logprobs", "2")
+    ref = json.loads(p.stdout)["top_logprobs"]
+    status, body = s.json("POST", "/v1/completions", {
+        "prompt": "Once upon a time", "max_tokens": 8, "temperature": 0, "logprobs": 2})
+    lp = body["choices"][0]["logprobs"]
+    check("logprobs lists", len(lp["tokens"]) == 8 and len(lp["token_logprobs"]) == 8
+          and len(lp["top_logprobs"]) == 8 and lp["text_offset"][0] == 0, lp)
+    check("logprobs == pshard-run", all(abs(lp["token_logprobs"][i] - ref[i][0]["logprob"]) < 1e-5
+                                        for i in range(8)), (lp["token_logprobs"], ref))
+    check("text_offset", lp["text_offset"][1] == len(lp["tokens"][0]), lp["text_offset"])
+    check("top alternatives", all(len(t) == 2 for t in lp["top_logprobs"]), lp["top_logprobs"])
+
+
+def chat(s):
+    want = chat_text(build, stories, "Tell me a story", 24)
+    req = {"model": "stories260K", "messages": [{"role": "user", "content": "Tell me a story"}],
+           "max_tokens": 24, "temperature": 0}
+    status, body = s.json("POST", "/v1/chat/completions", req)
+    check("chat 200", status == 200, body)
+    c = body["choices"][0]
+    check("chat == pshard-run -cnv", c["message"] == {"role": "assistant", "content": want},
+          (c["message"], want))
+    check("chat shape", body["object"] == "chat.completion" and body["id"].startswith("chatcmpl-")
+          and c["finish_reason"] in ("stop", "length") and "usage" in body, body)
+    status, events, raw, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
+    check("chat stream opens with the role", events[0]["choices"][0]["delta"]["role"] == "assistant",
+          events[0])
+    text = "".join(e["choices"][0]["delta"].get("content", "") for e in events)
+    check("chat stream == pshard-run -cnv", text == want, (text, want))
+    check("chat stream chunk objects", all(e["object"] == "chat.completion.chunk" for e in events)
+          and done, raw[-300:])
+    check("chat stream finish", events[-1]["choices"][0]["finish_reason"] == c["finish_reason"]
+          and events[-1]["choices"][0]["delta"] == {}, events[-1])
+    parts = dict(req, messages=[{"role": "user", "content": [{"type": "text", "text": "Tell me a "},
+                                                             {"type": "text", "text": "story"}]}])
+    status, body = s.json("POST", "/v1/chat/completions", parts)
+    check("content parts", status == 200 and body["choices"][0]["message"]["content"] == want, body)
+    status, body = s.json("POST", "/v1/chat/completions", dict(req, logprobs=True, top_logprobs=2))
+    content = body["choices"][0]["logprobs"]["content"]
+    check("chat logprobs", len(content) == body["usage"]["completion_tokens"] and
+          all(set(t) == {"token", "logprob", "bytes", "top_logprobs"} and len(t["top_logprobs"]) == 2
+              and t["logprob"] <= 0 for t in content), content[:2])
+
+
+def busy_batch(s):
+    """Eight prompts at once: each answer is the prompt's answer alone."""
+    want = {p: run_text(build, stories, p, 40) for p in PROMPTS}
+    got = {}
+
+    def one(p):
+        got[p] = s.json("POST", "/v1/completions", {"prompt": p, "max_tokens": 40, "temperature": 0})
+
+    threads = [threading.Thread(target=one, args=(p,)) for p in PROMPTS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for p in PROMPTS:
+        status, body = got[p]
+        check("busy batch: " + p, status == 200 and body["choices"][0]["text"] == want[p],
+              (body, want[p]))
+
+
+def tokenize(s):
+    status, body = s.json("POST", "/tokenize", {"content": "Once upon a time", "add_special": True})
+    check("tokenize", status == 200 and body["tokens"] == [1, 403, 407, 261, 378], body)
+    status, body = s.json("POST", "/tokenize", {"content": "Once", "with_pieces": True})
+    check("tokenize pieces", status == 200 and body["tokens"][0]["piece"].strip() == "Once", body)
+    status, body = s.json("POST", "/detokenize", {"tokens": [1, 403, 407, 261, 378]})
+    check("detokenize", status == 200 and body["content"] == "Once upon a time", body)
+
+
+def metrics(s):
+    _, hdrs, data = s.request("GET", "/metrics")
+    text = data.decode()
+    check("metrics content type", hdrs.get("Content-Type", "").startswith("text/plain"), hdrs)
+    for family in ["pshard_requests_total", "pshard_generated_tokens_total",
+                   "pshard_generated_tokens_per_second", "pshard_requests_queued",
+                   "pshard_kv_pages_used", "pshard_vram_used_bytes", "pshard_plan_passes_total",
+                   "pshard_http_responses_total"]:
+        check("metric " + family, "# TYPE " + family + " " in text, family)
+    check("generated counted", s.metric("pshard_generated_tokens_total") >= 32 * 3, text[:400])
+    check("http counted", s.metric("pshard_http_responses_total",
+                                   'route="/v1/completions",status="200"') >= 3, text[-600:])
+
+
+def budgets(tmp):
+    sched = os.path.join(tmp, "stories.pshard")
+    p = run(tool(build, "pshard-compile"), "-m", stories, "--profile", profile, "-o", sched,
+            "--tiers", "1,4,16", "-c", "256", "-q", "--kernel-workspace", "0",
+            "--budgets", "512K,768K,2M", "--strategy", "gpu-only")  # auto keeps so tiny a model on the CPU
+    check("compile", p.returncode == 0, p.stderr)
+    budget_file = os.path.join(tmp, "budget")
+    want = run_text(build, stories, "Once upon a time", 48)
+    with Server(build, stories, "-s", sched, "--backend", "emu", "-c", "256", "--emu-pcie", "50",
+                "--budget-file", budget_file) as s:
+        status, body = s.json("GET", "/budget")
+        ladder = body["budgets"]
+        check("budget ladder", status == 200 and len(ladder) >= 2 and
+              body["vram_budget"] == ladder[-1] and body["backend"] == "emu", body)
+        # Change the budget while a stream runs: the answer does not change.
+        result = {}
+        t = threading.Thread(target=lambda: result.update(r=s.stream("/v1/completions", {
+            "prompt": "Once upon a time", "max_tokens": 48, "temperature": 0, "stream": True})))
+        t.start()
+        for b in [ladder[0], ladder[-1], ladder[0]]:
+            status, body = s.json("POST", "/budget", {"vram": b})
+            check("POST /budget", status == 200 and body["vram_budget"] == b, body)
+        t.join()
+        _, events, _, _, _ = result["r"]
+        text = "".join(e["choices"][0]["text"] for e in events if e["choices"])
+        check("same answer across budget changes", text == want, (text, want))
+        status, body = s.json("POST", "/budget", {"vram": ladder[0] // 2})
+        check("below the smallest budget", status == 400 and
+              body["error"]["code"] == "budget_too_small", body)
+        status, body = s.json("POST", "/budget", {"vram": "lots"})
+        check("bad size", status == 400 and body["error"]["param"] == "vram", body)
+        with open(budget_file, "w") as f:
+            f.write(f"{ladder[-1]}\n")
+        s.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while time.time() < deadline and s.json("GET", "/budget")[1]["vram_budget"] != ladder[-1]:
+            time.sleep(0.05)
+        check("SIGHUP reads --budget-file", s.json("GET", "/budget")[1]["vram_budget"] == ladder[-1],
+              "".join(s.log[-5:]))
+        status, body = s.json("POST", "/v1/completions", {"prompt": "Once upon a time",
+                                                          "max_tokens": 48, "temperature": 0})
+        check("emu answer == cpu pshard-run", body["choices"][0]["text"] == want, body)
+        tiers = [line for line in s.request("GET", "/metrics")[2].decode().splitlines()
+                 if line.startswith("pshard_plan_passes_total{")]
+        check("passes per plan and tier", len(tiers) >= 2 and all('tier="' in t for t in tiers), tiers)
+        peak = s.metric("pshard_vram_peak_bytes")
+        check("vram peak", 0 < peak <= ladder[-1], (peak, ladder))
+        check("stops on SIGTERM", s.stop() == 0, "".join(s.log[-5:]))
+
+
+def main():
+    if not os.path.exists(stories):
+        print(f"skipped: {stories} is not present")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        with Server(build, stories, "-np", "4", "--chat-template", "chatml") as s:
+            shapes(s)
+            completions(s)
+            chat(s)
+            busy_batch(s)
+            tokenize(s)
+            metrics(s)
+            status, body = s.json("POST", "/budget", {"vram": "1G"})
+            check("no schedule, no budget", status == 400 and
+                  body["error"]["code"] == "no_schedule", body)
+        budgets(tmp)
+    return checks.finish()
+
+
+sys.exit(main())

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The official OpenAI JavaScript library (`openai` from the npm registry, installed into
+the build tree at test time) against pshard-server: completions and chat, streamed and
+not, greedy answers equal to pshard-run's for the same prompt, and the library's view of
+the error objects (404, 400, 401). Skips, saying why, without node/npm or without the
+registry.
+
+usage: server_openai_js_test.py BUILD_DIR SHARED_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from server_util import Checks, Server, chat_text, run_text
+
+build, shared = sys.argv[1], sys.argv[2]
+stories = os.path.join(shared, "models/stories260K.gguf")
+here = os.path.dirname(os.path.abspath(__file__))
+checks = Checks()
+check = checks.check
+
+
+def install_openai():
+    """The package in BUILD/tests/tools/server/openai-js; None when it cannot be had."""
+    root = os.path.join(build, "tests", "tools", "server", "openai-js")
+    if os.path.exists(os.path.join(root, "node_modules", "openai", "package.json")):
+        return root
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "package.json"), "w") as f:
+        json.dump({"name": "pshard-openai-js-test", "private": True, "type": "module"}, f)
+    try:
+        p = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "openai"],
+                           cwd=root, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        print("skipped: npm install openai timed out (is the npm registry reachable?)")
+        return None
+    if p.returncode != 0:
+        print("skipped: npm install openai failed (is the npm registry reachable?):\n" + p.stderr[-800:])
+        return None
+    return root
+
+
+def main():
+    if not os.path.exists(stories):
+        print(f"skipped: {stories} is not present")
+        return 77
+    if not shutil.which("node") or not shutil.which("npm"):
+        print("skipped: node and npm are needed (Debian: nodejs, npm)")
+        return 77
+    root = install_openai()
+    if root is None:
+        return 77
+    with open(os.path.join(root, "node_modules", "openai", "package.json")) as f:
+        print("openai JavaScript library", json.load(f)["version"])
+    script = os.path.join(root, "openai_client.mjs")
+    shutil.copyfile(os.path.join(here, "openai_client.mjs"), script)  # resolves `openai` there
+
+    prompt, message, n = "Once upon a time", "Tell me a story", 24
+    want = run_text(build, stories, prompt, n)
+    want_chat = chat_text(build, stories, message, n)
+    with Server(build, stories, "-np", "2", "--chat-template", "chatml", api_key="k3y") as s:
+        p = subprocess.run(["node", script, f"http://127.0.0.1:{s.port}/v1", "k3y", "stories260K",
+                            prompt, message, str(n)], capture_output=True, text=True, timeout=300)
+        check("node runs", p.returncode == 0, p.stderr[-2000:])
+        if p.returncode != 0:
+            return checks.finish()
+        got = json.loads(p.stdout)
+    check("completion == pshard-run", got["completion"] == want, (got["completion"], want))
+    check("completion finish and usage", got["completion_finish"] == "length" and
+          got["completion_usage"]["completion_tokens"] == n, got)
+    check("streamed completion == pshard-run", got["completion_stream"] == want,
+          (got["completion_stream"], want))
+    check("chat == pshard-run -cnv", got["chat"] == want_chat and got["chat_role"] == "assistant"
+          and got["chat_object"] == "chat.completion", (got["chat"], want_chat))
+    check("streamed chat == pshard-run -cnv", got["chat_stream"] == want_chat,
+          (got["chat_stream"], want_chat))
+    check("streamed chat finish and usage", got["chat_stream_finish"] in ("stop", "length") and
+          got["chat_stream_usage"]["prompt_tokens"] > 0, got)
+    check("models", got["models"] == ["stories260K"], got["models"])
+    check("unknown model: NotFoundError", got["unknown_model"]["status"] == 404 and
+          got["unknown_model"]["code"] == "model_not_found", got["unknown_model"])
+    check("too long: BadRequestError", got["too_long"]["status"] == 400 and
+          got["too_long"]["code"] == "context_length_exceeded" and
+          got["too_long"]["param"] == "max_tokens", got["too_long"])
+    check("wrong key: AuthenticationError", got["wrong_key"]["status"] == 401 and
+          got["wrong_key"]["name"] == "AuthenticationError", got["wrong_key"])
+    return checks.finish()
+
+
+sys.exit(main())

@@ -1,0 +1,324 @@
+#include "tools/pshard-server/http_api.h"
+
+#include "tools/common/size_parse.h"
+#include "tools/pshard-server/chat_page.h"
+#include "tools/pshard-server/openai_response.h"
+
+#include <httplib.h>
+
+namespace pshard::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kJson = "application/json";
+
+void send(httplib::Response& res, const json& body, int status = 200) {
+  res.status = status;
+  res.set_content(dump(body), kJson);
+}
+
+void send_error(httplib::Response& res, const ApiError& e) { send(res, error_json(e), e.status); }
+
+// The route a path counts under in /metrics (unknown paths together, so that probes
+// cannot grow the label set).
+std::string route_label(const std::string& path) {
+  static const char* known[] = {"/",
+                                "/health",
+                                "/metrics",
+                                "/tokenize",
+                                "/detokenize",
+                                "/budget",
+                                "/v1/models",
+                                "/models",
+                                "/v1/completions",
+                                "/completions",
+                                "/v1/chat/completions",
+                                "/chat/completions"};
+  for (const char* k : known)
+    if (path == k)
+      return path;
+  return path.rfind("/v1/models/", 0) == 0 ? "/v1/models/{id}" : "other";
+}
+
+ApiError status_error(int status, const httplib::Request& req) {
+  switch (status) {
+  case 404:
+    return not_found_error("there is no route " + req.method + " " + req.path +
+                               " (POST /v1/completions, POST /v1/chat/completions, GET /v1/models, "
+                               "GET /health, GET /metrics, POST /tokenize, POST /detokenize, "
+                               "GET or POST /budget)",
+                           "", "not_found");
+  case 413:
+    return {413, "invalid_request_error", "the request body is larger than 16 MiB", "",
+            "payload_too_large"};
+  case 400:
+    return bad_request("the request could not be read as HTTP");
+  default:
+    return {status, status >= 500 ? "server_error" : "invalid_request_error",
+            "the server answered HTTP " + std::to_string(status), "", ""};
+  }
+}
+
+} // namespace
+
+void HttpApi::install(httplib::Server& svr) {
+  svr.set_payload_max_length(16u << 20);
+  svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (authorized(req))
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res, {401, "authentication_error",
+                     "Incorrect API key provided: send it as 'Authorization: Bearer KEY' (the "
+                     "server's --api-key)",
+                     "", "invalid_api_key"});
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.body.empty()) // routes answer their own errors; this is for httplib's
+      send_error(res, status_error(res.status, req));
+  });
+  svr.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        send_error(res, {500, "server_error", "internal error: " + what, "", ""});
+      });
+  svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    counters_.count(route_label(req.path), res.status);
+  });
+
+  svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(chat_page_html(), "text/html; charset=utf-8");
+  });
+  svr.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+    send(res, {{"status", "ok"}});
+  });
+  svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(prometheus_metrics(engine_, counters_), "text/plain; version=0.0.4");
+  });
+  for (const char* path : {"/v1/models", "/models"})
+    svr.Get(path, [this](const httplib::Request&, httplib::Response& res) { models(res); });
+  svr.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+    if (req.matches[1] != engine_.model_id())
+      return send_error(
+          res, not_found_error("The model '" + std::string(req.matches[1]) + "' does not exist",
+                               "model", "model_not_found"));
+    send(res, {{"id", engine_.model_id()},
+               {"object", "model"},
+               {"created", engine_.created()},
+               {"owned_by", "pshard"}});
+  });
+  svr.Post("/tokenize",
+           [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
+  svr.Post("/detokenize",
+           [this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); });
+  svr.Get("/budget",
+          [this](const httplib::Request& req, httplib::Response& res) { budget(req, res); });
+  svr.Post("/budget",
+           [this](const httplib::Request& req, httplib::Response& res) { budget(req, res); });
+  for (const char* path : {"/v1/completions", "/completions"})
+    svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      generate(req, res, Endpoint::kCompletions);
+    });
+  for (const char* path : {"/v1/chat/completions", "/chat/completions"})
+    svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      generate(req, res, Endpoint::kChat);
+    });
+}
+
+bool HttpApi::authorized(const httplib::Request& req) const {
+  if (api_key_.empty() || (req.method == "GET" && (req.path == "/" || req.path == "/health")))
+    return true;
+  return req.get_header_value("Authorization") == "Bearer " + api_key_ ||
+         req.get_header_value("X-Api-Key") == api_key_;
+}
+
+void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
+  auto parsed = parse_generation(req.body, endpoint, engine_);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return send_error(res, *e);
+  const GenerationRequest& r = std::get<GenerationRequest>(parsed);
+  auto started = RunningRequest::start(engine_, r);
+  if (auto* e = std::get_if<ApiError>(&started))
+    return send_error(res, *e);
+  auto run = std::move(std::get<std::unique_ptr<RunningRequest>>(started));
+  if (r.stream)
+    return stream(r, std::move(run), res);
+  auto done = complete(*run);
+  if (auto* e = std::get_if<ApiError>(&done))
+    return send_error(res, *e);
+  const Completion& c = std::get<Completion>(done);
+  const json logprobs =
+      r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
+  send(res, completion_body(new_header(endpoint, engine_.model_id()), c, logprobs));
+}
+
+void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest> run,
+                     httplib::Response& res) {
+  struct State {
+    ResponseHeader header;
+    LogprobWriter logprobs;
+    bool chat, logprobs_on, include_usage, started = false;
+    size_t offset = 0;
+    std::unique_ptr<RunningRequest> run;
+  };
+  const bool chat = r.endpoint == Endpoint::kChat;
+  auto s = std::make_shared<State>(State{new_header(r.endpoint, engine_.model_id()),
+                                         LogprobWriter(engine_, r.endpoint), chat, r.logprobs,
+                                         r.include_usage, false, 0, std::move(run)});
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, s](size_t, httplib::DataSink& sink) {
+        auto write = [&sink](const std::string& text) {
+          return sink.write(text.data(), text.size());
+        };
+        if (!s->started && s->chat) { // a chat stream opens with the assistant's role
+          s->started = true;
+          const json opening = {{"role", "assistant"}, {"content", ""}};
+          if (!write(sse(stream_chunk(s->header, opening, nullptr, nullptr))))
+            return false; // the client is gone: the releaser cancels
+        }
+        std::optional<TokenEvent> e = s->run->next(std::chrono::milliseconds(200));
+        if (!e)
+          return true;
+        if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
+          const ApiError err = e->finish == PSHARD_FINISH_ERROR
+                                   ? error_from_status(e->error, e->error_message)
+                                   : ApiError{503, "unavailable_error", "the request was cancelled",
+                                              "", "cancelled"};
+          write(sse(error_json(err)) + "data: [DONE]\n\n");
+          sink.done();
+          return true;
+        }
+        if (e->token >= 0 || !e->text.empty()) {
+          json lp = nullptr;
+          if (s->logprobs_on && e->token >= 0) {
+            lp = s->logprobs.to_json({*e}, s->offset);
+            s->offset += engine_.piece(e->token).size();
+          }
+          const json text = s->chat ? json{{"content", e->text}} : json(e->text);
+          if (!write(sse(stream_chunk(s->header, text, lp, nullptr))))
+            return false;
+        }
+        if (e->finish == PSHARD_FINISH_NONE)
+          return true;
+        std::string tail = sse(stream_chunk(s->header, s->chat ? json::object() : json(""), nullptr,
+                                            finish_reason_json(e->finish)));
+        if (s->include_usage)
+          tail += sse(usage_chunk(s->header, e->n_prompt, e->n_generated));
+        if (!write(tail + "data: [DONE]\n\n"))
+          return false;
+        sink.done();
+        return true;
+      },
+      [s](bool success) {
+        if (!success)
+          s->run->cancel();
+      });
+}
+
+void HttpApi::models(httplib::Response& res) const {
+  const json model = {{"id", engine_.model_id()},
+                      {"object", "model"},
+                      {"created", engine_.created()},
+                      {"owned_by", "pshard"},
+                      {"meta",
+                       {{"n_ctx", engine_.n_ctx()},
+                        {"n_vocab", engine_.n_vocab()},
+                        {"n_parallel", pshard_batch_n_seq_max(engine_.batch())},
+                        {"backend", engine_.backend()},
+                        {"chat_template", engine_.chat_template()}}}};
+  send(res, {{"object", "list"}, {"data", json::array({model})}});
+}
+
+void HttpApi::tokenize(const httplib::Request& req, httplib::Response& res) const {
+  auto parsed = parse_object(req.body);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return send_error(res, *e);
+  const json& body = std::get<json>(parsed);
+  std::string content;
+  bool add_special = false, with_pieces = false, parse_special = true;
+  if (!body.contains("content"))
+    return send_error(res, bad_request("'content' is required: the text to tokenize", "content",
+                                       "missing_required_parameter"));
+  for (FieldError e :
+       {read_field(body, "content", content), read_field(body, "add_special", add_special),
+        read_field(body, "parse_special", parse_special),
+        read_field(body, "with_pieces", with_pieces)})
+    if (e)
+      return send_error(res, *e);
+  auto ids = engine_.tokenize(content, add_special, parse_special);
+  if (!ids.ok())
+    return send_error(res, bad_request(ids.status().message(), "content"));
+  json tokens = json::array();
+  for (pshard_token id : *ids)
+    tokens.push_back(with_pieces ? json{{"id", id}, {"piece", engine_.piece(id)}} : json(id));
+  send(res, {{"tokens", tokens}});
+}
+
+void HttpApi::detokenize(const httplib::Request& req, httplib::Response& res) const {
+  auto parsed = parse_object(req.body);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return send_error(res, *e);
+  const json& body = std::get<json>(parsed);
+  auto it = body.find("tokens");
+  if (it == body.end() || !it->is_array())
+    return send_error(
+        res, bad_request("'tokens' must be an array of token ids", "tokens",
+                         it == body.end() ? "missing_required_parameter" : "invalid_type"));
+  std::vector<pshard_token> ids;
+  for (const json& t : *it) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= engine_.n_vocab())
+      return send_error(res, bad_request("'tokens' holds " + t.dump() +
+                                             ", not a token id below the vocabulary size " +
+                                             std::to_string(engine_.n_vocab()),
+                                         "tokens", "invalid_value"));
+    ids.push_back(static_cast<pshard_token>(t.get<int64_t>()));
+  }
+  auto text = engine_.detokenize(ids);
+  if (!text.ok())
+    return send_error(res, bad_request(text.status().message(), "tokens"));
+  send(res, {{"content", *text}});
+}
+
+void HttpApi::budget(const httplib::Request& req, httplib::Response& res) {
+  if (req.method == "POST") {
+    auto parsed = parse_object(req.body);
+    if (auto* e = std::get_if<ApiError>(&parsed))
+      return send_error(res, *e);
+    const json& body = std::get<json>(parsed);
+    auto it = body.find("vram");
+    uint64_t bytes = 0;
+    if (it != body.end() && it->is_number_unsigned()) {
+      bytes = it->get<uint64_t>();
+    } else if (it != body.end() && it->is_string()) {
+      auto size = parse_size(it->get<std::string>());
+      if (!size.ok())
+        return send_error(res, bad_request(size.status().message(), "vram", "invalid_value"));
+      bytes = *size;
+    } else {
+      return send_error(
+          res, bad_request("'vram' must be a byte count or a size such as \"512M\"", "vram",
+                           it == body.end() ? "missing_required_parameter" : "invalid_type"));
+    }
+    if (Status st = engine_.set_vram_budget(bytes); !st.ok())
+      return send_error(
+          res,
+          bad_request(st.message(), "vram",
+                      st.code() == StatusCode::kUnsupported ? "no_schedule" : "budget_too_small"));
+  }
+  pshard_batch_stats st = pshard_batch_stats_init();
+  (void)pshard_batch_get_stats(engine_.batch(), &st);
+  send(res, {{"vram_budget", st.vram_budget},
+             {"vram_used", st.vram_bytes},
+             {"budgets", engine_.budgets()},
+             {"backend", engine_.backend()}});
+}
+
+} // namespace pshard::server

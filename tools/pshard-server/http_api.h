@@ -1,0 +1,50 @@
+// pshard-server's HTTP layer: routes, authentication, JSON in and out, server-sent
+// events. It talks to the engine only through ServingEngine and RunningRequest, and
+// every failure it answers is OpenAI's error object with its HTTP status:
+//
+//   400 invalid_request_error  malformed JSON, wrong types, values out of range, a prompt
+//                              longer than the context (code context_length_exceeded)
+//   401 authentication_error   a missing or wrong API key (--api-key)
+//   404 invalid_request_error  an unknown model (code model_not_found) or route
+//   413 invalid_request_error  a body over 16 MiB
+//   503 unavailable_error      every slot busy and the queue full (code server_busy): retry
+//   500 server_error           a failed forward pass
+#pragma once
+
+#include "tools/pshard-server/metrics.h"
+#include "tools/pshard-server/serving_engine.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+} // namespace httplib
+
+namespace pshard::server {
+
+struct GenerationRequest;
+class RunningRequest;
+enum class Endpoint;
+
+class HttpApi {
+public:
+  HttpApi(ServingEngine& engine, const ServerOptions& options)
+      : engine_(engine), api_key_(options.api_key) {}
+  void install(httplib::Server& server);
+
+private:
+  bool authorized(const httplib::Request& req) const;
+  void generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
+  void stream(const GenerationRequest& r, std::unique_ptr<RunningRequest> run,
+              httplib::Response& res);
+  void models(httplib::Response& res) const;
+  void tokenize(const httplib::Request& req, httplib::Response& res) const;
+  void detokenize(const httplib::Request& req, httplib::Response& res) const;
+  void budget(const httplib::Request& req, httplib::Response& res);
+
+  ServingEngine& engine_;
+  std::string api_key_;
+  HttpCounters counters_;
+};
+
+} // namespace pshard::server

@@ -1,0 +1,142 @@
+// pshard-server: an OpenAI-compatible HTTP server over continuous batching, with
+// llama-server's flags.
+//
+//   pshard-server -m model.gguf -np 4 --port 8080
+//   pshard-server -m model.gguf -s model.pshard --vram 2G -c 4096 --api-key secret
+//   curl localhost:8080/v1/chat/completions -d '{"messages":[{"role":"user","content":"Hi"}]}'
+//
+// Three parts with small interfaces: the HTTP layer (http_api.h), the engine side on the
+// C API (serving_engine.h: the batch and its stepping thread), and the C API's scheduler
+// and engine underneath. SIGINT/SIGTERM stop it (requests in flight finish); SIGHUP
+// reads a new VRAM budget from --budget-file; POST /budget changes it too.
+#include "tools/common/cli_checks.h"
+#include "tools/common/cli_hybrid_options.h"
+#include "tools/common/llama_flags.h"
+#include "tools/common/size_parse.h"
+#include "tools/pshard-server/http_api.h"
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <fstream>
+#include <httplib.h>
+#include <iostream>
+#include <pthread.h>
+
+namespace cli = pshard::cli;
+using namespace pshard;
+using namespace pshard::server;
+
+namespace {
+
+// SIGHUP: the first line of --budget-file, a size ("512M"), becomes the VRAM budget.
+void reload_budget(ServingEngine& engine, const std::string& path) {
+  if (path.empty()) {
+    std::cerr << "pshard-server: SIGHUP ignored: no --budget-file to read a budget from\n";
+    return;
+  }
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    std::cerr << "pshard-server: SIGHUP: cannot read a budget from '" << path << "'\n";
+    return;
+  }
+  auto bytes = parse_size(line);
+  Status st = bytes.ok() ? engine.set_vram_budget(*bytes) : bytes.status();
+  if (st.ok())
+    std::cerr << "pshard-server: VRAM budget now " << *bytes << " B (from " << path << ")\n";
+  else
+    std::cerr << "pshard-server: SIGHUP: " << st.to_string() << "\n";
+}
+
+int serve(const ServerOptions& o) {
+  // Signals go to one thread that waits for them (blocked everywhere else).
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1})
+    sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto engine = ServingEngine::start(o);
+  if (!engine.ok()) {
+    std::cerr << "pshard-server: " << engine.status().to_string() << "\n";
+    return 1;
+  }
+  httplib::Server svr;
+  const int http_threads = o.http_threads > 0 ? o.http_threads : o.n_parallel + o.n_queue + 8;
+  svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
+  HttpApi api(**engine, o);
+  api.install(svr);
+  int port = o.port;
+  if (port == 0)
+    port = svr.bind_to_any_port(o.host);
+  else if (!svr.bind_to_port(o.host, port))
+    port = -1;
+  if (port < 0) {
+    std::cerr << "pshard-server: cannot listen on " << o.host << ":" << o.port
+              << " (in use, or not an address of this machine)\n";
+    return 1;
+  }
+  std::thread signal_thread([&] {
+    for (;;) {
+      int sig = 0;
+      sigwait(&signals, &sig);
+      if (sig == SIGHUP) {
+        reload_budget(**engine, o.budget_file);
+        continue;
+      }
+      svr.stop(); // SIGINT, SIGTERM, or SIGUSR1 from below when listening ended
+      return;
+    }
+  });
+  std::cerr << "pshard-server: serving " << (*engine)->model_id() << " (" << (*engine)->backend()
+            << ", " << o.n_parallel << " slots, context " << (*engine)->n_ctx() << ") on http://"
+            << o.host << ":" << port << "\n"
+            << std::flush;
+  const bool listened = svr.listen_after_bind();
+  pthread_kill(signal_thread.native_handle(), SIGUSR1);
+  signal_thread.join();
+  std::cerr << "pshard-server: stopped\n";
+  return listened ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  ServerOptions o;
+  CLI::App app{"pshard-server: an OpenAI-compatible server with continuous batching"};
+  app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
+  cli::add_hybrid_options(app, o.schedule_path, o.backend, o.vram, o.emu_pcie_gbps);
+  app.add_option("-c,--ctx-size", o.ctx_size,
+                 "positions per sequence, K suffix allowed (0: the model's, at most 4096)");
+  app.add_option("--parallel", o.n_parallel, "sequences decoded together (-np)")
+      ->check(cli::between(1, 1024));
+  app.add_option("--queue", o.n_queue,
+                 "requests that may wait for a free sequence; more are answered 503")
+      ->check(cli::between(0, 1 << 20));
+  app.add_option("-b,--batch-size", o.n_batch, "tokens one forward pass carries at most")
+      ->check(cli::between(1, 1 << 20));
+  app.add_option("-t,--threads", o.n_threads, "CPU threads (0: all)")
+      ->check(cli::between(0, cli::kMaxThreads));
+  app.add_flag("--no-mmap", o.no_mmap, "read the weights into RAM instead of mapping the file");
+  app.add_option("--host", o.host, "address to listen on")->capture_default_str();
+  app.add_option("--port", o.port, "port to listen on (0: any free one, printed)")
+      ->check(cli::between(0, 65535))
+      ->capture_default_str();
+  app.add_option("--api-key", o.api_key,
+                 "require 'Authorization: Bearer KEY' on every route but GET / and /health");
+  app.add_option("-a,--alias", o.alias, "the model's name in the API (default: the file's stem)");
+  app.add_option("--chat-template", o.chat_template,
+                 "a chat template by name instead of the model's (chatml, llama3, ...)");
+  app.add_option("--threads-http", o.http_threads,
+                 "HTTP worker threads (0: slots + queue + 8, so every waiting client is read)")
+      ->check(cli::between(0, 1 << 16));
+  app.add_option("--budget-file", o.budget_file,
+                 "a file whose first line (a size, e.g. 512M) SIGHUP makes the VRAM budget");
+  constexpr FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
+  const std::vector<std::string> args = expand_llama_flags(argc, argv, kLlamaFlags);
+  std::vector<const char*> arg_ptrs;
+  for (const std::string& a : args)
+    arg_ptrs.push_back(a.c_str());
+  CLI11_PARSE(app, static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  return serve(o);
+}

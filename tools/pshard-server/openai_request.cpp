@@ -1,0 +1,241 @@
+#include "tools/pshard-server/openai_request.h"
+
+#include <limits>
+
+namespace pshard::server {
+namespace {
+
+using nlohmann::json;
+
+#define PSHARD_RETURN_IF_FIELD_ERROR(expr)                                                         \
+  do {                                                                                             \
+    if (FieldError e_ = (expr))                                                                    \
+      return *e_;                                                                                  \
+  } while (0)
+
+// A message's content: a string, or OpenAI's array of parts of which only text is taken.
+std::variant<std::string, ApiError> message_content(const json& m, size_t i) {
+  const std::string param = "messages[" + std::to_string(i) + "].content";
+  auto it = m.find("content");
+  if (it == m.end() || it->is_null())
+    return std::string();
+  if (it->is_string())
+    return it->get<std::string>();
+  if (!it->is_array())
+    return bad_request("'" + param + "' must be a string or an array of parts", param,
+                       "invalid_type");
+  std::string text;
+  for (const json& part : *it) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+        !part["text"].is_string())
+      return bad_request("'" + param +
+                             "' may only hold {\"type\": \"text\", \"text\": ...} parts; "
+                             "this model reads text only",
+                         param, "invalid_value");
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+std::variant<std::string, ApiError> chat_prompt(const json& body, const ServingEngine& engine) {
+  auto it = body.find("messages");
+  if (it == body.end() || it->is_null())
+    return bad_request("'messages' is required: the conversation so far", "messages",
+                       "missing_required_parameter");
+  if (!it->is_array() || it->empty())
+    return bad_request("'messages' must be a non-empty array of {role, content} objects",
+                       "messages", it->is_array() ? "invalid_value" : "invalid_type");
+  std::vector<std::pair<std::string, std::string>> chat;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    const std::string param = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+      return bad_request("'" + param + "' must be an object with a string 'role'", param + ".role",
+                         "invalid_type");
+    auto content = message_content(m, i);
+    if (auto* e = std::get_if<ApiError>(&content))
+      return *e;
+    chat.emplace_back(m["role"].get<std::string>(), std::get<std::string>(content));
+  }
+  auto text = engine.render_chat(chat);
+  if (!text.ok())
+    return bad_request(text.status().message(), "messages", "chat_template_unavailable");
+  return *text;
+}
+
+std::variant<std::vector<pshard_token>, ApiError> completion_prompt(const json& body,
+                                                                    const ServingEngine& engine) {
+  auto it = body.find("prompt");
+  if (it == body.end() || it->is_null())
+    return bad_request("'prompt' is required: a string or an array of token ids", "prompt",
+                       "missing_required_parameter");
+  const json* p = &*it;
+  if (p->is_array() && p->size() == 1 && (*p)[0].is_string())
+    p = &(*p)[0]; // ["text"]: one prompt
+  if (p->is_string()) {
+    auto ids = engine.tokenize(p->get<std::string>(), true);
+    if (!ids.ok())
+      return bad_request(ids.status().message(), "prompt");
+    return *ids;
+  }
+  if (!p->is_array() || p->empty())
+    return bad_request("'prompt' must be a string or a non-empty array of token ids (one prompt "
+                       "per request)",
+                       "prompt", "invalid_type");
+  std::vector<pshard_token> ids;
+  for (size_t i = 0; i < p->size(); ++i) {
+    const json& t = (*p)[i];
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= engine.n_vocab())
+      return bad_request("'prompt[" + std::to_string(i) + "]' must be a token id below the " +
+                             "vocabulary size " + std::to_string(engine.n_vocab()) + ", got " +
+                             t.dump(),
+                         "prompt", "invalid_value");
+    ids.push_back(static_cast<pshard_token>(t.get<int64_t>()));
+  }
+  return ids;
+}
+
+// Fields OpenAI has that pshard does not implement: refused, never silently ignored.
+FieldError unsupported_fields(const json& body) {
+  auto refuse = [](const char* key, const std::string& why) {
+    return ApiError{400, "invalid_request_error",
+                    std::string("'") + key + "' is not supported: " + why, key,
+                    "unsupported_parameter"};
+  };
+  for (const char* key : {"tools", "functions", "suffix"})
+    if (body.contains(key) && !body[key].is_null())
+      return refuse(key, "pshard-server generates plain text");
+  for (const char* key : {"frequency_penalty", "presence_penalty"})
+    if (body.contains(key) && body[key].is_number() && body[key].get<double>() != 0)
+      return refuse(key, "use 'repeat_penalty' (and 'repeat_last_n') instead");
+  if (body.contains("logit_bias") && body["logit_bias"].is_object() && !body["logit_bias"].empty())
+    return refuse("logit_bias", "no per-token biases");
+  if (body.contains("echo") && body["echo"].is_boolean() && body["echo"].get<bool>())
+    return refuse("echo", "the prompt is not repeated in the answer");
+  for (const char* key : {"n", "best_of"})
+    if (body.contains(key) && body[key].is_number() && body[key].get<double>() != 1)
+      return refuse(key, "one choice per request; send several requests (they run together)");
+  if (body.contains("response_format") && body["response_format"].is_object() &&
+      body["response_format"].value("type", "text") != "text")
+    return refuse("response_format", "only text");
+  return std::nullopt;
+}
+
+FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest& r) {
+  pshard_generate_params& g = r.sampling;
+  double temperature = g.temperature, top_p = g.top_p, min_p = g.min_p, penalty = g.repeat_penalty;
+  int64_t top_k = g.top_k, last_n = g.repeat_last_n, seed = static_cast<int64_t>(g.seed);
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "temperature", temperature, 0, 2));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "top_p", top_p, 0, 1));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "min_p", min_p, 0, 1));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "repeat_penalty", penalty, 0.01, 10));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "top_k", top_k, 0, 1 << 20));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "repeat_last_n", last_n, -1, 1 << 20));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "seed", seed, std::numeric_limits<int64_t>::min(),
+                                          std::numeric_limits<int64_t>::max()));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "ignore_eos", g.ignore_eos));
+  if (top_p == 0) { // OpenAI's top_p 0: only the most likely token
+    temperature = 0;
+    top_p = 1;
+  }
+  g.temperature = static_cast<float>(temperature);
+  g.top_p = static_cast<float>(top_p);
+  g.min_p = static_cast<float>(min_p);
+  g.repeat_penalty = static_cast<float>(penalty);
+  g.top_k = static_cast<int32_t>(top_k);
+  g.repeat_last_n = static_cast<int32_t>(last_n);
+  g.seed = static_cast<uint64_t>(seed);
+
+  r.max_tokens = endpoint == Endpoint::kCompletions ? 16 : -1; // OpenAI's defaults
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "max_tokens", r.max_tokens, 0, 1 << 30));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "max_completion_tokens", r.max_tokens, 0, 1 << 30));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_strings(body, "stop", 16, r.stop));
+  for (const std::string& s : r.stop)
+    if (s.empty())
+      return bad_request("'stop' strings must not be empty", "stop", "invalid_value");
+  if (endpoint == Endpoint::kCompletions) {
+    // logprobs: N alternatives per token (OpenAI allows at most 5; pshard 20).
+    int64_t n = -1;
+    PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "logprobs", n, 0, 20));
+    r.logprobs = n >= 0;
+    r.top_logprobs = std::max<int64_t>(n, 0);
+  } else {
+    PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "logprobs", r.logprobs));
+    PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "top_logprobs", r.top_logprobs, 0, 20));
+    if (r.top_logprobs > 0 && !r.logprobs)
+      return bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs", "invalid_value");
+  }
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "stream", r.stream));
+  if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object())
+      return bad_request("'stream_options' must be an object", "stream_options", "invalid_type");
+    PSHARD_RETURN_IF_FIELD_ERROR(read_field(*it, "include_usage", r.include_usage));
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::variant<json, ApiError> parse_object(const std::string& body) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return bad_request("the request body is not valid JSON; send a JSON object with "
+                       "Content-Type: application/json",
+                       "", "invalid_json");
+  if (!j.is_object())
+    return bad_request("the request body must be a JSON object, got " + std::string(j.type_name()),
+                       "", "invalid_json");
+  return j;
+}
+
+std::variant<GenerationRequest, ApiError>
+parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine& engine) {
+  auto parsed = parse_object(text);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return *e;
+  const json& body = std::get<json>(parsed);
+  GenerationRequest r;
+  r.endpoint = endpoint;
+  std::string model;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "model", model));
+  if (!model.empty() && model != engine.model_id())
+    return not_found_error("The model '" + model + "' does not exist; this server serves '" +
+                               engine.model_id() + "' (GET /v1/models)",
+                           "model", "model_not_found");
+  PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
+
+  const char* prompt_param = endpoint == Endpoint::kChat ? "messages" : "prompt";
+  if (endpoint == Endpoint::kChat) {
+    auto text = chat_prompt(body, engine);
+    if (auto* e = std::get_if<ApiError>(&text))
+      return *e;
+    auto ids = engine.tokenize(std::get<std::string>(text), true);
+    if (!ids.ok())
+      return bad_request(ids.status().message(), "messages");
+    r.prompt = std::move(*ids);
+  } else {
+    auto ids = completion_prompt(body, engine);
+    if (auto* e = std::get_if<ApiError>(&ids))
+      return *e;
+    r.prompt = std::move(std::get<std::vector<pshard_token>>(ids));
+  }
+  const auto n_prompt = static_cast<int64_t>(r.prompt.size());
+  const int64_t n_ctx = engine.n_ctx();
+  if (n_prompt > n_ctx)
+    return bad_request("This model's maximum context length is " + std::to_string(n_ctx) +
+                           " tokens. However, your " + prompt_param + " resulted in " +
+                           std::to_string(n_prompt) + " tokens. Please reduce the length.",
+                       prompt_param, "context_length_exceeded");
+  if (r.max_tokens >= 0 && n_prompt + r.max_tokens > n_ctx)
+    return bad_request("This model's maximum context length is " + std::to_string(n_ctx) +
+                           " tokens. However, you requested " +
+                           std::to_string(n_prompt + r.max_tokens) + " tokens (" +
+                           std::to_string(n_prompt) + " in the " + prompt_param + ", " +
+                           std::to_string(r.max_tokens) +
+                           " in the completion). Please reduce the length or max_tokens.",
+                       "max_tokens", "context_length_exceeded");
+  return r;
+}
+
+} // namespace pshard::server

@@ -1,0 +1,36 @@
+// OpenAI request bodies (/v1/completions, /v1/chat/completions) read into what the batch
+// takes, every mistake an ApiError naming the field: malformed JSON, wrong types, values
+// out of range, an unknown model, a prompt longer than the context or max_tokens past it,
+// parameters pshard does not implement.
+#pragma once
+
+#include "tools/pshard-server/api_error.h"
+#include "tools/pshard-server/serving_engine.h"
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace pshard::server {
+
+enum class Endpoint { kCompletions, kChat };
+
+struct GenerationRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  bool stream = false;
+  bool include_usage = false; // stream_options.include_usage
+  std::vector<pshard_token> prompt;
+  int64_t max_tokens = -1; // -1: until the context is full
+  bool logprobs = false;
+  int64_t top_logprobs = 0;
+  std::vector<std::string> stop;
+  pshard_generate_params sampling = pshard_generate_default_params(); // n_predict unused
+};
+
+std::variant<GenerationRequest, ApiError>
+parse_generation(const std::string& body, Endpoint endpoint, const ServingEngine& engine);
+
+// The body as a JSON object, or the error to answer.
+std::variant<nlohmann::json, ApiError> parse_object(const std::string& body);
+
+} // namespace pshard::server

@@ -1,0 +1,119 @@
+#include "tools/pshard-server/openai_response.h"
+
+#include <atomic>
+#include <ctime>
+#include <random>
+
+namespace pshard::server {
+
+using nlohmann::json;
+
+ResponseHeader new_header(Endpoint endpoint, const std::string& model) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t boot = std::random_device{}();
+  char id[64];
+  std::snprintf(id, sizeof id, "%s-%08llx%06llx", endpoint == Endpoint::kChat ? "chatcmpl" : "cmpl",
+                static_cast<unsigned long long>(boot & 0xffffffffu),
+                static_cast<unsigned long long>(++counter));
+  return {id, static_cast<int64_t>(std::time(nullptr)), model, endpoint};
+}
+
+json finish_reason_json(pshard_finish_reason finish) {
+  switch (finish) {
+  case PSHARD_FINISH_STOP:
+    return "stop";
+  case PSHARD_FINISH_LENGTH:
+    return "length";
+  default:
+    return nullptr;
+  }
+}
+
+json usage_json(int64_t n_prompt, int64_t n_generated) {
+  return {{"prompt_tokens", n_prompt},
+          {"completion_tokens", n_generated},
+          {"total_tokens", n_prompt + n_generated}};
+}
+
+json LogprobWriter::token_bytes(const std::string& piece) const {
+  json bytes = json::array();
+  for (unsigned char c : piece)
+    bytes.push_back(static_cast<int>(c));
+  return bytes;
+}
+
+json LogprobWriter::to_json(const std::vector<TokenEvent>& tokens, size_t offset) const {
+  if (endpoint_ == Endpoint::kChat) {
+    json content = json::array();
+    for (const TokenEvent& t : tokens) {
+      const std::string piece = engine_.piece(t.token);
+      json top = json::array();
+      for (const TokenLogprob& alt : t.top) {
+        const std::string p = engine_.piece(alt.id);
+        top.push_back({{"token", p}, {"logprob", alt.logprob}, {"bytes", token_bytes(p)}});
+      }
+      content.push_back({{"token", piece},
+                         {"logprob", t.logprob},
+                         {"bytes", token_bytes(piece)},
+                         {"top_logprobs", top}});
+    }
+    return {{"content", content}};
+  }
+  json out = {{"tokens", json::array()},
+              {"token_logprobs", json::array()},
+              {"top_logprobs", json::array()},
+              {"text_offset", json::array()}};
+  for (const TokenEvent& t : tokens) {
+    const std::string piece = engine_.piece(t.token);
+    out["tokens"].push_back(piece);
+    out["token_logprobs"].push_back(t.logprob);
+    json top = json::object();
+    for (const TokenLogprob& alt : t.top)
+      top[engine_.piece(alt.id)] = alt.logprob;
+    out["top_logprobs"].push_back(top);
+    out["text_offset"].push_back(offset);
+    offset += piece.size();
+  }
+  return out;
+}
+
+json completion_body(const ResponseHeader& h, const Completion& c, const json& logprobs) {
+  json choice = {
+      {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_reason_json(c.finish)}};
+  if (h.endpoint == Endpoint::kChat)
+    choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+  else
+    choice["text"] = c.text;
+  return {{"id", h.id},
+          {"object", h.endpoint == Endpoint::kChat ? "chat.completion" : "text_completion"},
+          {"created", h.created},
+          {"model", h.model},
+          {"choices", json::array({choice})},
+          {"usage", usage_json(c.n_prompt, c.n_generated)}};
+}
+
+json stream_chunk(const ResponseHeader& h, const json& delta_or_text, const json& logprobs,
+                  const json& finish) {
+  json choice = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish}};
+  choice[h.endpoint == Endpoint::kChat ? "delta" : "text"] = delta_or_text;
+  return {{"id", h.id},
+          {"object", h.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
+          {"created", h.created},
+          {"model", h.model},
+          {"choices", json::array({choice})}};
+}
+
+json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_generated) {
+  return {{"id", h.id},
+          {"object", h.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
+          {"created", h.created},
+          {"model", h.model},
+          {"choices", json::array()},
+          {"usage", usage_json(n_prompt, n_generated)}};
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
+
+} // namespace pshard::server

@@ -1,0 +1,53 @@
+// OpenAI's response shapes: whole answers (text_completion, chat.completion) with
+// `usage`, `finish_reason` and `logprobs`, and the chunks a stream sends
+// (text_completion / chat.completion.chunk) as server-sent events.
+#pragma once
+
+#include "tools/pshard-server/request_runner.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace pshard::server {
+
+// What every response of one request repeats.
+struct ResponseHeader {
+  std::string id; // "cmpl-..." or "chatcmpl-..."
+  int64_t created = 0;
+  std::string model;
+  Endpoint endpoint = Endpoint::kCompletions;
+};
+
+ResponseHeader new_header(Endpoint endpoint, const std::string& model);
+
+// "stop" / "length" (null while running).
+nlohmann::json finish_reason_json(pshard_finish_reason finish);
+nlohmann::json usage_json(int64_t n_prompt, int64_t n_generated);
+
+// Token texts come from the engine (pieces may be parts of a UTF-8 character: `bytes`).
+class LogprobWriter {
+public:
+  LogprobWriter(const ServingEngine& engine, Endpoint endpoint)
+      : engine_(engine), endpoint_(endpoint) {}
+  // The `logprobs` of a choice holding these tokens; text_offset counts from `offset`.
+  nlohmann::json to_json(const std::vector<TokenEvent>& tokens, size_t offset = 0) const;
+
+private:
+  nlohmann::json token_bytes(const std::string& piece) const;
+  const ServingEngine& engine_;
+  Endpoint endpoint_;
+};
+
+nlohmann::json completion_body(const ResponseHeader& h, const Completion& c,
+                               const nlohmann::json& logprobs);
+// One streamed chunk: text (or a chat delta) and, at the end, the finish reason.
+nlohmann::json stream_chunk(const ResponseHeader& h, const nlohmann::json& delta_or_text,
+                            const nlohmann::json& logprobs, const nlohmann::json& finish);
+// The chunk with no choices that carries usage (stream_options.include_usage).
+nlohmann::json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_generated);
+// "data: {...}\n\n"; invalid UTF-8 in a token's text is replaced, never sent as is.
+std::string sse(const nlohmann::json& j);
+// A JSON body for the wire (the same replacement).
+std::string dump(const nlohmann::json& j);
+
+} // namespace pshard::server

@@ -1,0 +1,84 @@
+#include "tools/pshard-server/request_runner.h"
+
+namespace pshard::server {
+
+std::variant<std::unique_ptr<RunningRequest>, ApiError>
+RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
+  auto run = std::unique_ptr<RunningRequest>(new RunningRequest());
+  std::vector<const char*> stops;
+  for (const std::string& s : r.stop)
+    stops.push_back(s.c_str());
+  pshard_seq_params sp = pshard_seq_default_params();
+  sp.tokens = r.prompt.data();
+  sp.n_tokens = r.prompt.size();
+  sp.stop_strings = stops.data();
+  sp.n_stop_strings = stops.size();
+  sp.logprobs = r.logprobs;
+  sp.on_event = on_event;
+  sp.user_data = run->channel_.get();
+  pshard_generate_params gp = r.sampling;
+  gp.n_predict = static_cast<int32_t>(r.max_tokens);
+  gp.top_logprobs = static_cast<int32_t>(r.top_logprobs);
+  pshard_seq* seq = nullptr;
+  const pshard_status st = pshard_batch_add(engine.batch(), &sp, &gp, &seq);
+  if (st != PSHARD_OK)
+    return error_from_status(st, last_error(st).message());
+  run->seq_.reset(seq);
+  return run;
+}
+
+bool RunningRequest::on_event(const pshard_seq_event* e, void* user) {
+  auto* ch = static_cast<Channel*>(user);
+  TokenEvent t;
+  t.token = e->token;
+  t.text.assign(e->text, e->text_len);
+  t.logprob = e->logprob;
+  for (int32_t i = 0; i < e->n_top; ++i)
+    t.top.push_back({e->top_ids[i], e->top_logprobs[i]});
+  t.finish = e->finish;
+  t.error = e->error;
+  t.error_message = e->error_message ? e->error_message : "";
+  t.n_prompt = e->n_prompt;
+  t.n_generated = e->n_generated;
+  {
+    std::lock_guard lock(ch->mutex);
+    ch->events.push_back(std::move(t));
+  }
+  ch->ready.notify_one();
+  return true;
+}
+
+std::optional<TokenEvent> RunningRequest::next(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(channel_->mutex);
+  if (!channel_->ready.wait_for(lock, timeout, [&] { return !channel_->events.empty(); }))
+    return std::nullopt;
+  TokenEvent e = std::move(channel_->events.front());
+  channel_->events.pop_front();
+  return e;
+}
+
+std::variant<Completion, ApiError> complete(RunningRequest& run) {
+  Completion c;
+  for (;;) {
+    std::optional<TokenEvent> e = run.next(std::chrono::seconds(1));
+    if (!e)
+      continue;
+    c.text += e->text;
+    c.n_prompt = e->n_prompt;
+    c.n_generated = e->n_generated;
+    if (e->finish == PSHARD_FINISH_ERROR)
+      return error_from_status(e->error, e->error_message);
+    if (e->finish == PSHARD_FINISH_CANCELLED)
+      return ApiError{503, "unavailable_error", "the request was cancelled: the server is stopping",
+                      "", "cancelled"};
+    const pshard_finish_reason finish = e->finish;
+    if (e->token >= 0)
+      c.tokens.push_back(std::move(*e));
+    if (finish != PSHARD_FINISH_NONE) {
+      c.finish = finish;
+      return c;
+    }
+  }
+}
+
+} // namespace pshard::server

@@ -1,0 +1,30 @@
+// pshard-server's options, with llama-server's flag names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pshard::server {
+
+struct ServerOptions {
+  std::string model_path;       // -m
+  std::string schedule_path;    // -s: a *.pshard artifact; empty: everything on the CPU
+  std::string backend = "auto"; // auto: emu with a schedule, else cpu
+  std::string vram;             // --vram: a size; empty: the schedule's largest budget
+  double emu_pcie_gbps = 0;     // 0: what the schedule was planned with
+  std::string ctx_size = "0";   // -c: positions per sequence; 0: the model's, at most 4096
+  int32_t n_parallel = 4;       // -np: sequences decoded together
+  int32_t n_queue = 64;         // --queue: requests waiting for a slot; more get 503
+  int64_t n_batch = 256;        // -b: tokens one pass carries at most
+  int32_t n_threads = 0;        // -t: CPU threads (0: all)
+  bool no_mmap = false;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string api_key;       // --api-key: required as "Authorization: Bearer KEY"
+  std::string alias;         // the model's id in the API; default: the file's stem
+  std::string chat_template; // --chat-template NAME; empty: the model's own
+  int http_threads = 0;      // 0: enough for every slot and queued request
+  std::string budget_file;   // --budget-file: SIGHUP reads the VRAM budget from it
+};
+
+} // namespace pshard::server

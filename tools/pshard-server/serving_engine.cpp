@@ -1,0 +1,138 @@
+#include "tools/pshard-server/serving_engine.h"
+
+#include "tools/common/size_parse.h"
+
+#include <ctime>
+#include <filesystem>
+
+namespace pshard::server {
+
+Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions& o) {
+  std::unique_ptr<ServingEngine> e(new ServingEngine());
+  PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
+  pshard_model_params mp = pshard_model_default_params();
+  mp.schedule_path = o.schedule_path.empty() ? nullptr : o.schedule_path.c_str();
+  mp.use_mmap = !o.no_mmap;
+  pshard_model* model = nullptr;
+  PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
+  e->model_.reset(model);
+  e->created_ = static_cast<int64_t>(std::time(nullptr));
+  e->model_id_ = o.alias.empty() ? std::filesystem::path(o.model_path).stem().string() : o.alias;
+
+  PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
+                          parse_backend(o.backend, pshard_model_has_schedule(model)));
+  e->backend_ = backend_name(backend);
+  pshard_batch_params bp = pshard_batch_default_params();
+  bp.backend = backend;
+  if (!o.vram.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(bp.vram_budget, parse_size(o.vram));
+  }
+  bp.n_threads = o.n_threads;
+  bp.n_ctx = static_cast<int64_t>(n_ctx);
+  bp.n_seq_max = o.n_parallel;
+  bp.n_queue_max = o.n_queue;
+  bp.n_batch = o.n_batch;
+  bp.emu_pcie_gbps = o.emu_pcie_gbps;
+  pshard_batch* batch = nullptr;
+  PSHARD_C_CALL(pshard_batch_create(model, &bp, &batch));
+  e->batch_.reset(batch);
+
+  // The chat template: a bad --chat-template is an error now; a model without one
+  // serves completions, and chat requests get the reason.
+  e->template_arg_ = o.chat_template;
+  const char* name = nullptr;
+  pshard_status st = PSHARD_OK;
+  if (!o.chat_template.empty()) {
+    size_t len = 0;
+    PSHARD_C_CALL(pshard_chat_apply_template(nullptr, o.chat_template.c_str(), nullptr, 0, false,
+                                             nullptr, 0, &len));
+    e->chat_template_ = o.chat_template;
+  } else if ((st = pshard_model_chat_template(model, &name)) == PSHARD_OK) {
+    e->chat_template_ = name;
+  } else {
+    e->template_error_ = last_error(st).with_context("chat completions need a chat template");
+  }
+  e->stepper_ = std::thread([raw = e.get()] { raw->step_loop(); });
+  return e;
+}
+
+ServingEngine::~ServingEngine() {
+  stop_ = true;
+  if (stepper_.joinable())
+    stepper_.join();
+  batch_.reset(); // before the model it runs
+}
+
+void ServingEngine::step_loop() {
+  while (!stop_)
+    if (pshard_batch_wait(batch_.get(), 50))
+      (void)pshard_batch_step(batch_.get(), nullptr); // failures reach their requests
+}
+
+Result<std::vector<pshard_token>> ServingEngine::tokenize(std::string_view text, bool add_special,
+                                                          bool parse_special) const {
+  pshard_tokenize_params tp = pshard_tokenize_default_params();
+  tp.add_special = add_special;
+  tp.parse_special = parse_special;
+  std::vector<pshard_token> ids(text.size() + 8);
+  size_t n = 0;
+  PSHARD_C_CALL(pshard_model_tokenize_ex(model_.get(), text.data(), text.size(), &tp, ids.data(),
+                                         ids.size(), &n));
+  ids.resize(n);
+  return ids;
+}
+
+std::string ServingEngine::piece(pshard_token token) const {
+  char buf[64];
+  size_t len = 0;
+  if (pshard_model_token_to_piece(model_.get(), token, buf, sizeof buf, &len) != PSHARD_OK)
+    return "";
+  if (len <= sizeof buf)
+    return std::string(buf, len);
+  std::string s(len, '\0');
+  (void)pshard_model_token_to_piece(model_.get(), token, s.data(), len, &len);
+  return s;
+}
+
+Result<std::string> ServingEngine::detokenize(std::span<const pshard_token> tokens) const {
+  size_t len = 0;
+  PSHARD_C_CALL(
+      pshard_model_detokenize(model_.get(), tokens.data(), tokens.size(), nullptr, 0, &len));
+  std::string text(len, '\0');
+  PSHARD_C_CALL(
+      pshard_model_detokenize(model_.get(), tokens.data(), tokens.size(), text.data(), len, &len));
+  return text;
+}
+
+Result<std::string>
+ServingEngine::render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const {
+  if (chat_template_.empty())
+    return template_error_;
+  std::vector<pshard_chat_message> chat;
+  for (const auto& [role, content] : messages)
+    chat.push_back({role.c_str(), content.c_str()});
+  const char* name = template_arg_.empty() ? nullptr : template_arg_.c_str();
+  size_t len = 0;
+  PSHARD_C_CALL(pshard_chat_apply_template(model_.get(), name, chat.data(), chat.size(), true,
+                                           nullptr, 0, &len));
+  std::string text(len, '\0');
+  PSHARD_C_CALL(pshard_chat_apply_template(model_.get(), name, chat.data(), chat.size(), true,
+                                           text.data(), len, &len));
+  return text;
+}
+
+std::vector<uint64_t> ServingEngine::budgets() const {
+  size_t n = 0;
+  if (pshard_model_schedule_budgets(model_.get(), nullptr, 0, &n) != PSHARD_OK)
+    return {};
+  std::vector<uint64_t> b(n);
+  (void)pshard_model_schedule_budgets(model_.get(), b.data(), n, &n);
+  return b;
+}
+
+Status ServingEngine::set_vram_budget(uint64_t bytes) {
+  PSHARD_C_CALL(pshard_batch_set_vram_budget(batch_.get(), bytes));
+  return Status::ok_status();
+}
+
+} // namespace pshard::server

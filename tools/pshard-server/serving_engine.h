@@ -1,0 +1,61 @@
+// pshard-server's engine side, on the C API: the model, a batch (continuous batching
+// over -np sequences) and the thread that steps it, plus the model's vocabulary and chat
+// template for the HTTP layer. Everything here may be called from any HTTP thread.
+//
+//   PSHARD_ASSIGN_OR_RETURN(auto engine, ServingEngine::start(options));
+//   PSHARD_ASSIGN_OR_RETURN(auto ids, engine->tokenize("Hello", true));
+//   engine->add(params, generate, &seq);   // events arrive on the stepping thread
+#pragma once
+
+#include "tools/common/capi_call.h"
+#include "tools/pshard-server/server_options.h"
+
+#include <atomic>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace pshard::server {
+
+class ServingEngine {
+public:
+  static Result<std::unique_ptr<ServingEngine>> start(const ServerOptions& o);
+  ~ServingEngine(); // stops stepping, then frees the batch and the model
+
+  pshard_model* model() const { return model_.get(); }
+  pshard_batch* batch() const { return batch_.get(); }
+  const std::string& model_id() const { return model_id_; }
+  const std::string& backend() const { return backend_; }
+  int64_t n_ctx() const { return pshard_batch_n_ctx(batch_.get()); }
+  int32_t n_vocab() const { return pshard_model_n_vocab(model_.get()); }
+  int64_t created() const { return created_; } // unix time the model was loaded
+
+  Result<std::vector<pshard_token>> tokenize(std::string_view text, bool add_special,
+                                             bool parse_special = true) const;
+  std::string piece(pshard_token token) const;
+  Result<std::string> detokenize(std::span<const pshard_token> tokens) const;
+  // The conversation as prompt text with the chat template (--chat-template or the
+  // model's); the error says how to get one when there is none.
+  Result<std::string>
+  render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const;
+  const std::string& chat_template() const { return chat_template_; } // "" when none
+
+  std::vector<uint64_t> budgets() const; // compiled, ascending
+  Status set_vram_budget(uint64_t bytes);
+
+private:
+  ServingEngine() = default;
+  void step_loop();
+
+  ModelHandle model_;
+  BatchHandle batch_;
+  std::string model_id_, backend_, chat_template_, template_arg_;
+  Status template_error_;
+  int64_t created_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread stepper_;
+};
+
+} // namespace pshard::server
