@@ -76,6 +76,7 @@ Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> token
 
 void CpuSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
   ForwardPass pass{model_.hparams(), *cpu_, act_.ptrs(), n_past_, tokens};
+  pass.routing = routing_;
   for (const SubLayer& s : model_.sublayers())
     if (s.kind != SubLayerKind::kHead || compute_logits)
       run_sublayer(s, pass, host_sublayer_weights(model_.weights(), s),

@@ -52,6 +52,8 @@ struct SessionParams {
   TensorType kv_type_v = kDefaultKvType;
 };
 
+class RoutingRecorder;
+
 // One sequence being generated: KV cache, scratch activations and a thread pool.
 class CpuSession final : public Decoder {
 public:
@@ -67,6 +69,8 @@ public:
   int64_t n_ctx() const override { return kv_.n_ctx(); }
   int32_t n_threads() const { return pool_->size(); }
   void reset() { n_past_ = 0; }
+  // Every later pass records its MoE routing there (null: none); must outlive the passes.
+  void set_routing_recorder(RoutingRecorder* recorder) { routing_ = recorder; }
   // Host memory this session allocated: KV cache plus activations.
   size_t allocated_bytes() const { return kv_.bytes() + act_.bytes(); }
 
@@ -82,6 +86,7 @@ private:
   std::unique_ptr<CpuOps> cpu_;
   int64_t n_batch_;
   int64_t n_past_ = 0;
+  RoutingRecorder* routing_ = nullptr;
 };
 
 } // namespace pshard

@@ -4,6 +4,8 @@
 // (qwen2moe), residual.
 #include "runtime/model/sublayer.h"
 
+#include "runtime/model/routing_recorder.h"
+
 namespace pshard {
 
 void moe_forward(ForwardPass& p, const MoeWeights& w) {
@@ -13,6 +15,8 @@ void moe_forward(ForwardPass& p, const MoeWeights& w) {
 
   p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, hp.rms_eps);
   p.ops.matmul(w.router, a.normed, n, a.router);
+  if (p.routing) // before the dispatch turns the logits into probabilities in place
+    p.routing->record(p.layer, a.router, n);
   MoeDispatch dispatch{w.gate,     w.up,     w.down, hp.n_expert_used, d,
                        hp.n_ff_exp, a.expert_in, a.expert_out, a.gate, a.up, w.host_routes};
   dispatch.normalize_weights = hp.normalize_expert_weights;

@@ -119,6 +119,7 @@ void head_forward(ForwardPass& p, const HeadWeights& w) {
 }
 
 void run_sublayer(const SubLayer& s, ForwardPass& p, const SubLayerWeights& w, const KvView& kv) {
+  p.layer = s.layer;
   switch (s.kind) {
   case SubLayerKind::kEmbed:
     embed_forward(p, w.embed);

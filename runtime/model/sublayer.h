@@ -126,6 +126,8 @@ struct SeqSegment {
 // tokens are positions [pos0, pos0 + n_tokens) of the cache the KvView holds. A batch:
 // each segment is one sequence's tokens; only attention looks at segments — every other
 // sub-layer treats the tokens as independent rows.
+class RoutingRecorder;
+
 struct ForwardPass {
   const ModelHParams& hp;
   Ops& ops;
@@ -136,6 +138,10 @@ struct ForwardPass {
   // Tokens whose logits the head computes, in order (act.logits row i: logit_rows[i]);
   // empty: the last token's.
   std::span<const int64_t> logit_rows = {};
+  // Host passes only: every MoE sub-layer hands its router logits to this recorder
+  // (pshard-profile --routing); `layer` is the sub-layer's, set by run_sublayer.
+  RoutingRecorder* routing = nullptr;
+  int64_t layer = -1;
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
   int64_t n_logit_rows() const { return logit_rows.empty() ? 1 : static_cast<int64_t>(logit_rows.size()); }
 };

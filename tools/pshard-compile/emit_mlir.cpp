@@ -25,6 +25,7 @@ Result<mlir::OwningOpRef<mlir::ModuleOp>> planned_module(const EmitMlirRequest& 
   ir::ModelImportOptions import;
   import.n_ctx = o.n_ctx;
   import.kv_type = o.kv_type;
+  import.routing = request.routing;
   mlir::OwningOpRef<mlir::ModuleOp> module = ir::importGguf(&context, request.model_path, import);
   if (!module)
     return invalid_argument("cannot import '" + request.model_path + "': " + os.str());

@@ -14,6 +14,10 @@
 
 #include <string>
 
+namespace pshard {
+struct RoutingProfile;
+}
+
 namespace pshard::tools {
 
 struct EmitMlirRequest {
@@ -23,6 +27,7 @@ struct EmitMlirRequest {
   std::string strategy = "auto";   // as --strategy takes it
   planner::CompileOptions options; // budgets (empty: auto), tiers, contexts, n_ctx, kv_type,
                                    // threads, workload, kernel scratch
+  const RoutingProfile* routing = nullptr; // --routing, or null (uniform)
 };
 
 Status emit_mlir(const EmitMlirRequest& request);

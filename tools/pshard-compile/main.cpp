@@ -5,6 +5,7 @@
 //       --budgets 512M,1G,2G,4G --tiers 1,4,16,64,256 -c 4096 -t 8 --strategy auto
 //   pshard-compile -m model.gguf --profile laptop.pshprof -o model.pshard
 //       --contexts 4K,16K,64K --workload 1024:256
+//   pshard-compile -m moe.gguf --profile laptop.pshprof -o moe.pshard --routing moe.routing.json
 //   pshard-compile -m model.gguf --profile laptop.pshprof --emit mlir   # the IR, planned
 //       by the MLIR pass pipeline (builds with PSHARD_BUILD_COMPILER)
 //   pshard-compile ... --pipeline mlir -o model.pshard   # the artifact, through the passes
@@ -23,6 +24,7 @@
 #include "tools/schedule/schedule_report.h"
 
 #include "runtime/model/kv_types.h"
+#include "runtime/model/routing_profile.h"
 #include "tools/common/cli_checks.h"
 
 #include <CLI/CLI.hpp>
@@ -31,6 +33,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace cli = pshard::cli;
@@ -89,7 +92,8 @@ int main(int argc, char** argv) {
   std::string model_path, profile_path, out_path, budgets = "auto", strategy = "auto",
                                                   kv_type = "f16", emit = "artifact",
                                                   kernel_workspace = "profile", contexts,
-                                                  workload = "1024:256", pipeline = "direct";
+                                                  workload = "1024:256", pipeline = "direct",
+                                                  routing_path;
   pshard::planner::CompileOptions options;
   bool quiet = false;
   CLI::App app{"pshard-compile: plan a model for a machine and write its schedule (*.pshard)"};
@@ -118,6 +122,9 @@ int main(int argc, char** argv) {
                  "PROMPT:GENERATED tokens of a typical request: switches between the plans of "
                  "a budget are priced against it")
       ->capture_default_str();
+  app.add_option("--routing", routing_path,
+                 "a routing profile (pshard-profile --routing) of a MoE model: passes are "
+                 "expected to touch the experts it measured, not uniformly chosen ones");
   app.add_option("--pipeline", pipeline,
                  "direct (the planner core), or mlir: the same planning through the MLIR pass "
                  "pipeline, which must write the same artifact")
@@ -166,10 +173,17 @@ int main(int argc, char** argv) {
     return fail(parsed_kv.status());
   options.kv_type = *parsed_kv;
   options.pshard_version = PSHARD_VERSION;
+  std::optional<pshard::RoutingProfile> routing;
+  if (!routing_path.empty()) {
+    auto loaded = pshard::RoutingProfile::load(routing_path);
+    if (!loaded.ok())
+      return fail(loaded.status());
+    routing = std::move(*loaded);
+  }
 
 #ifdef PSHARD_HAVE_MLIR
   const pshard::tools::EmitMlirRequest request{model_path, profile_path, out_path, strategy,
-                                               options};
+                                               options, routing ? &*routing : nullptr};
   if (emit == "mlir") {
     if (pshard::Status s = pshard::tools::emit_mlir(request); !s.ok())
       return fail(s);
@@ -199,6 +213,9 @@ int main(int argc, char** argv) {
   auto graph = pshard::planner::build_model_graph(**file);
   if (!graph.ok())
     return fail(graph.status());
+  if (routing)
+    if (pshard::Status s = pshard::planner::apply_routing_profile(*graph, *routing); !s.ok())
+      return fail(s.with_context("--routing '" + routing_path + "'"));
 #ifdef PSHARD_HAVE_MLIR
   pshard::Result<pshard::planner::PlanGrid> grid =
       pipeline == "mlir" ? pshard::tools::plan_with_mlir(request, (*machine)->summary())

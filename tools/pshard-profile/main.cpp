@@ -3,11 +3,13 @@
 //   pshard-profile -o machine.pshprof                 # about two minutes
 //   pshard-profile -o machine.pshprof --json          # also machine.json beside it
 //   pshard-profile -o quick.pshprof --quick --threads 1,2
+//   pshard-profile --routing -m moe.gguf -f text.txt -o moe.routing.json   # MoE routing
 #include "runtime/profile/profile.h"
 #include "runtime/profile/profile_json.h"
 #include "runtime/profile/profile_report.h"
 #include "tools/common/size_parse.h"
 #include "tools/pshard-profile/device_backends.h"
+#include "tools/pshard-profile/routing_mode.h"
 #include "tools/pshard-profile/suite.h"
 
 #include "tools/common/cli_checks.h"
@@ -15,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 namespace cli = pshard::cli;
 
@@ -79,7 +82,31 @@ int main(int argc, char** argv) {
   app.add_option("--name", options.machine_name, "machine name recorded in the profile");
   app.add_option("--description", options.description, "free text recorded in the profile");
   app.add_flag("-q,--quiet", quiet, "no progress bar and no summary");
+  bool routing = false;
+  profiling::RoutingOptions ro;
+  app.add_flag("--routing", routing,
+               "instead of the machine: run a MoE model (-m) over a text (-f) and write each "
+               "layer's expert frequencies to -o (JSON, for pshard-compile --routing)");
+  app.add_option("-m,--model", ro.model_path, "with --routing: the MoE model (GGUF)");
+  app.add_option("-f,--file", ro.text_path, "with --routing: the text to run");
+  app.add_option("-c,--ctx-size", ro.n_ctx, "with --routing: tokens per window of the text")
+      ->capture_default_str()->check(cli::between(2, 1 << 20));
+  app.add_option("-n,--n-tokens", ro.max_tokens, "with --routing: at most this many tokens of "
+                 "the text (0: all)")->capture_default_str()->check(cli::between(0, 1 << 30));
   CLI11_PARSE(app, argc, argv);
+  if (routing) {
+    ro.output = output;
+    ro.threads = options.threads.empty() ? 0 : options.threads.back();
+    std::ostringstream report;
+    if (Status s = profiling::run_routing_profile(ro, report); !s.ok())
+      return fail(s);
+    if (!quiet)
+      std::cout << report.str();
+    return 0;
+  }
+  if (!ro.model_path.empty() || !ro.text_path.empty())
+    return fail(invalid_argument("-m and -f are for --routing; without it pshard-profile "
+                                 "measures the machine"));
 
   if (!read_buffer.empty()) {
     Result<uint64_t> bytes = parse_size(read_buffer);

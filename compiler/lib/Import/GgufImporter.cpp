@@ -33,6 +33,12 @@ OwningOpRef<ModuleOp> importGguf(MLIRContext* context, const std::string& path,
     emitError(loc) << graph.status().message();
     return nullptr;
   }
+  if (options.routing) {
+    if (Status st = planner::apply_routing_profile(*graph, *options.routing); !st.ok()) {
+      emitError(loc) << st.message();
+      return nullptr;
+    }
+  }
   OwningOpRef<ModuleOp> module = importModelGraph(context, *graph, options);
   // Point the model's location at the file so that diagnostics name it.
   module->walk([&](ModelOp model) { model->setLoc(loc); });

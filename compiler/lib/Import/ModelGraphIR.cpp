@@ -76,7 +76,9 @@ Operation* createSubLayer(OpBuilder& b, Location loc, const SubLayerInfo& s, Dic
     return b.create<FfnOp>(loc, s.name, layer, w, flops, bytes);
   case SubLayerKind::kMoe:
     return b.create<MoeOp>(loc, s.name, layer, s.n_expert_used, s.n_expert, s.expert_bytes,
-                           s.shared_bytes, w, flops, bytes);
+                           s.shared_bytes,
+                           s.expert_prob.empty() ? nullptr : b.getF64ArrayAttr(s.expert_prob), w,
+                           flops, bytes);
   case SubLayerKind::kHead:
     return b.create<HeadOp>(loc, s.name, w, flops, bytes);
   }
@@ -190,6 +192,9 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
           s.n_expert_used = static_cast<int64_t>(m.getExpertsUsed());
           s.expert_bytes = m.getExpertBytes();
           s.shared_bytes = m.getSharedBytes();
+          if (auto prob = m.getRouting())
+            for (Attribute p : *prob)
+              s.expert_prob.push_back(cast<FloatAttr>(p).getValueAsDouble());
         })
         .Case([&](HeadOp) { s.kind = SubLayerKind::kHead; });
     for (Operation& child : *op.getBodyBlock()) {

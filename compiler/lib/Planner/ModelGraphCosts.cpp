@@ -23,11 +23,18 @@ const char* sublayer_kind_name(SubLayerKind kind) {
 double SubLayerInfo::expected_experts(int64_t n_tokens) const {
   if (n_expert <= 0)
     return 0;
-  const double e = static_cast<double>(n_expert);
-  const double k = static_cast<double>(std::min(n_expert_used, n_expert));
-  // Each token picks k of E distinct experts; a given expert is missed by one token with
-  // probability 1 − k/E, by all n (independent routing) with (1 − k/E)^n.
-  return e * (1.0 - std::pow(1.0 - k / e, static_cast<double>(std::max<int64_t>(n_tokens, 1))));
+  const double n = static_cast<double>(std::max<int64_t>(n_tokens, 1));
+  // Expert e is routed for one token with probability p_e, missed by all n (independent
+  // routing) with (1 − p_e)^n. Uniform routing: p_e = k/E, E·(1 − (1 − k/E)^n).
+  if (expert_prob.empty()) {
+    const double e = static_cast<double>(n_expert);
+    const double k = static_cast<double>(std::min(n_expert_used, n_expert));
+    return e * (1.0 - std::pow(1.0 - k / e, n));
+  }
+  double touched = 0;
+  for (double p : expert_prob)
+    touched += 1.0 - std::pow(1.0 - std::clamp(p, 0.0, 1.0), n);
+  return touched;
 }
 
 int64_t SubLayerInfo::max_experts(int64_t n_tokens) const {

@@ -23,6 +23,7 @@ struct ModelImportOptions {
   int64_t n_ctx = 4096;                  // the context the plans are made for
   TensorType kv_type = TensorType::kF32; // the runtime's KV cache element type
   std::string sym_name;                  // empty: from the model's name
+  const RoutingProfile* routing = nullptr; // importGguf: applied to the graph (--routing)
 };
 
 // The symbol a model gets by default: its general.name with anything but letters,

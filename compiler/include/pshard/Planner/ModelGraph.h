@@ -30,6 +30,10 @@
 #include <string>
 #include <vector>
 
+namespace pshard {
+struct RoutingProfile;
+}
+
 namespace pshard::planner {
 
 // Same values and order as pshard::SubLayerKind in runtime/model/sublayer.h.
@@ -75,8 +79,12 @@ struct SubLayerInfo {
   int64_t n_expert = 0, n_expert_used = 0;
   uint64_t expert_bytes = 0;           // bytes of one expert (its gate+up+down slices)
   uint64_t shared_bytes = 0;           // router and norms: read by every token
+  // Per-token probability of each expert being routed (a routing profile; sums to
+  // n_expert_used). Empty: uniform, n_expert_used / n_expert each.
+  std::vector<double> expert_prob;
 
-  // Expected distinct experts touched by n tokens (MoE), n_expert_used ≤ result ≤ n_expert.
+  // Expected distinct experts touched by n tokens (MoE), n_expert_used ≤ result ≤ n_expert:
+  // Σ_e 1 − (1 − p_e)^n over the experts' routing probabilities (uniform without a profile).
   double expected_experts(int64_t n_tokens) const;
   // Worst case: min(n_expert, n·k). What a streaming slot must hold for this tier.
   int64_t max_experts(int64_t n_tokens) const;
@@ -121,5 +129,11 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file);
 // A graph from hyperparameters alone, every matrix of `type` (property tests and
 // benchmarks on random shapes without writing files). Tensor offsets are synthetic.
 ModelGraph synthetic_model_graph(const ModelHParams& hp, TensorType type);
+
+// Sets every MoE sub-layer's expert_prob from a routing profile (pshard-profile
+// --routing), which must have been taken on a model of this shape: the same expert
+// count, experts per token and MoE layers (a profile of another quantization of the same
+// model is fine). Layers the profile saw no tokens for stay uniform.
+Status apply_routing_profile(ModelGraph& graph, const RoutingProfile& routing);
 
 } // namespace pshard::planner

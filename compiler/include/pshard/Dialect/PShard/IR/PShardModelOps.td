@@ -142,15 +142,17 @@ def PShard_FfnOp : PShard_SubLayerOp<"ffn",
 def PShard_MoeOp : PShard_SubLayerOp<"moe",
     (ins PShard_CountAttr:$layer, PShard_CountAttr:$experts_used,
          PShard_CountAttr:$experts, PShard_CountAttr:$expert_bytes,
-         PShard_CountAttr:$shared_bytes),
+         PShard_CountAttr:$shared_bytes, OptionalAttr<F64ArrayAttr>:$routing),
     "`layer` $layer `experts` $experts_used `of` $experts `expert_bytes` $expert_bytes "
-    "`shared_bytes` $shared_bytes", ["getLayerIndex"]> {
+    "`shared_bytes` $shared_bytes (`routing` $routing^)?", ["getLayerIndex"]> {
   let summary = "A mixture-of-experts feed-forward block of one layer";
   let description = [{
     A router picks `experts_used` of `experts` experts per token; `expert_bytes` is one
     expert's gate+up+down slices and `shared_bytes` what every token reads (router and
     norms). One token reads `experts_used` experts, many tokens nearly all of them, so
-    the best placement differs by tier.
+    the best placement differs by tier. `routing`, when a routing profile was given, is
+    each expert's per-token probability of being chosen (summing to `experts_used`); the
+    cost model expects the distinct experts a pass touches from it.
 
     ```mlir
     pshard.moe "moe[0]" layer 0 experts 2 of 8 expert_bytes 26112 shared_bytes 2432
