@@ -6,9 +6,10 @@ Prints 'N passed, N failed' and exits non-zero on any failure.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from cli_check import check, finish, run, skip
 
 build, shared = sys.argv[1], sys.argv[2]
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
@@ -18,20 +19,8 @@ EXPECTED = [432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396
             410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394]
 EXPECTED_TEXT = (", there was a little girl named Lily. She loved to play outside in the park. "
                  "One day, she saw")
-passed = failed = skipped = 0
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 def known_answer_json():
@@ -137,9 +126,7 @@ if os.path.exists(stories):
     known_answer_without_mmap()
     errors()
 else:
-    skipped += 1
-    print(f"SKIP known-answer tests: {stories} is not present")
+    skip(f"known-answer tests: {stories} is not present")
 with tempfile.TemporaryDirectory() as tmp:
     mkmodel(tmp)
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-sys.exit(1 if failed else 0)
+finish()

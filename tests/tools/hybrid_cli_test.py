@@ -6,9 +6,10 @@ usage: hybrid_cli_test.py BUILD_DIR SHARED_DIR
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from cli_check import check, finish, run, skip
 
 build, shared = sys.argv[1], sys.argv[2]
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
@@ -16,20 +17,8 @@ compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
 profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
 stories = os.path.join(shared, "models/stories260K.gguf")
 EXPECTED = [432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337]
-passed = failed = 0
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 def compile_schedule(out, *extra):
@@ -127,5 +116,4 @@ if not os.path.exists(stories):
     sys.exit(0)
 with tempfile.TemporaryDirectory() as tmp:
     main(tmp)
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

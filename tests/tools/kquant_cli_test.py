@@ -9,9 +9,10 @@ usage: kquant_cli_test.py BUILD_DIR SHARED_DIR
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from cli_check import check, finish, run, skip
 
 build, shared = sys.argv[1], sys.argv[2]
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
@@ -27,21 +28,8 @@ TOP3 = {
     "stories260K-x4-Q6_K.gguf": [(432, -0.0403), (383, -3.3052), (322, -7.9673)],
 }
 BUDGET = "1600K"  # both files are larger (2.5 and 3.4 MB)
-passed = failed = skipped = 0
 
 
-def run(*args, env=None):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, **(env or {})))
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 def generate(model, *extra, env=None):
@@ -117,11 +105,9 @@ with tempfile.TemporaryDirectory() as tmp:
     for name in TOP3:
         model = os.path.join(shared, "models", name)
         if not os.path.exists(model):
-            skipped += 1
-            print(f"SKIP {name}: {model} is not present")
+            skip(f"{name}: {model} is not present")
             continue
         cpu = on_cpu(name, model)
         if cpu:
             on_emu(name, model, cpu, tmp)
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-sys.exit(1 if failed else 0)
+finish()

@@ -8,9 +8,10 @@ usage: routing_cli_test.py BUILD_DIR SHARED_DIR
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from cli_check import check, finish, run, skip
 
 build, shared = sys.argv[1], sys.argv[2]
 profile_bin = os.path.join(build, "tools/pshard-profile/pshard-profile")
@@ -21,20 +22,8 @@ moe = os.path.join(shared, "models/stories260K-moe4x2-noise10.gguf")
 dense = os.path.join(shared, "models/stories260K.gguf")
 TEXT = ("Once upon a time, there was a little girl named Lily. She loved to play outside in "
         "the park with her dog. One day, she saw a big red ball under a tree.\n") * 12
-passed = failed = 0
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 if not os.path.exists(moe):
@@ -89,5 +78,4 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(compile_bin, *args[:-1], bad, "-o", os.path.join(tmp, "b.pshard"))
     check("a malformed profile is refused", p.returncode != 0 and "malformed" in p.stderr, p.stderr)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

@@ -9,9 +9,15 @@ vocabularies are absent, which ctest reports as skipped).
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+import cli_check
+from cli_check import check, finish
+
+
+def run(*args, stdin=None):  # bytes in and out: the tests compare raw UTF-8
+    return cli_check.run(*args, stdin=stdin, text=False)
 
 build, shared = sys.argv[1], sys.argv[2]
 tok_bin = os.path.join(build, "tools/pshard-tokenize/pshard-tokenize")
@@ -24,20 +30,8 @@ ALL_VECTORS = {"gpt-2", "llama-spm", "bert-bge"}
 SOME_VECTORS = [0, 4, 9, 18, 22, 28, 32, 42, 45]
 VOCABS = ["llama-spm", "phi-3", "gpt-2", "deepseek-llm", "deepseek-coder", "falcon", "starcoder",
           "mpt", "refact", "llama-bpe", "qwen2", "bert-bge"]
-passed = failed = 0
 
 
-def run(*args, stdin=None):
-    return subprocess.run(list(args), capture_output=True, timeout=300, input=stdin)
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}")
 
 
 def vocab(name):
@@ -193,8 +187,7 @@ def main():
         errors()
         unknown_pre_tokenizer_warns(tmp)
         pshard_run_with_byte_level_vocab(tmp)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    finish()
 
 
 main()
