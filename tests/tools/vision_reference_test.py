@@ -122,10 +122,15 @@ def check_image_prompt(tmp):
     img = test_image(100, 48, 21)
     png = os.path.join(tmp, "prompt.png")
     write_png(png, img.shape[1], img.shape[0], img.tobytes())
+    for batch in ("256", "3"):  # -b 3: passes that split the text and the image
+        check_image_prompt_run(lm, proj, png, batch, tmp)
+
+
+def check_image_prompt_run(lm, proj, png, batch, tmp):
     p = subprocess.run([run_bin, "-m", lm, "--mmproj", proj, "--image", png, "-p",
                         "Look: <__media__> and tell", "-n", "6", "--temp", "0", "--ignore-eos",
-                        "--json", "--top-logprobs", "2", "-t", "2", "-ctk", "f32", "-ctv", "f32"],
-                       capture_output=True, text=True, timeout=300)
+                        "--json", "--top-logprobs", "2", "-t", "2", "-ctk", "f32", "-ctv", "f32",
+                        "-b", batch], capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         return fail(f"pshard-run with an image: {p.stderr}")
     out = json.loads(p.stdout)
@@ -159,7 +164,7 @@ def check_image_prompt(tmp):
             return fail(f"image prompt: position {j} pshard picked {tok}, the reference {order[0]}")
     if worst > 1e-3:
         fail(f"image prompt: log-probs differ from the float64 reference by up to {worst:.2e}")
-    print(f"image prompt ({tx}x{ty} image tokens at {start}): {len(out['generated_tokens'])} "
+    print(f"image prompt (-b {batch}, {tx}x{ty} image tokens at {start}): {len(out['generated_tokens'])} "
           f"tokens, log-probs within {worst:.1e} of the float64 reference")
 
 

@@ -2,8 +2,9 @@
 // need a reference: the same embeddings on any thread count, refused inputs.
 #include "runtime/vision/image.h"
 #include "runtime/vision/vision_encoder.h"
-#include "tools/pshard-mkmodel/projector_generator.h"
+#include "tests/runtime/vision/vision_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -66,15 +67,8 @@ TEST(DecodeImage, RefusesWhatIsNotAnImage) {
 }
 
 TEST(EncodeImage, SameEmbeddingsOnAnyThreadCountAndRefusesPartialTokens) {
-  const std::string path = ::testing::TempDir() + "/image_test_mmproj.gguf";
-  ProjectorSpec s;
-  s.n_embd = 32;
-  s.n_head = 2;
-  s.n_ff = 48;
-  s.n_layer = 2;
-  s.projection_dim = 24;
-  ASSERT_TRUE(write_projector(s, path).ok());
-  auto proj = Projector::open(path);
+  auto proj = Projector::open(
+      testing::small_projector("image_test_mmproj", ProjectorType::kQwen25Vl, 2, 24));
   ASSERT_TRUE(proj.ok()) << proj.status().to_string();
   RgbImage img;
   img.width = 90;
@@ -99,6 +93,52 @@ TEST(EncodeImage, SameEmbeddingsOnAnyThreadCountAndRefusesPartialTokens) {
   auto refused = encode_image(**proj, partial, one);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("28"), std::string::npos);
+}
+
+// The token order: every 2x2 block exactly once, its four patches together; with
+// window attention the windows are contiguous runs whose blocks lie in one square of
+// window_tokens() blocks a side.
+TEST(VisionPass, BlocksAreAPermutationAndWindowsAreContiguousSquares) {
+  ProjectorHParams hp;
+  hp.patch_size = 14;
+  hp.n_embd = 8;
+  hp.n_head = 2;
+  hp.n_ff = 8;
+  hp.projection_dim = 8;
+  ThreadPool pool(1);
+  for (int64_t wa : {0, 2})
+    for (auto [w, h] : {std::pair{28 * 5, 28 * 3}, std::pair{28 * 2, 28 * 7}}) {
+      hp.n_wa_pattern = wa;
+      hp.window_size = 56; // 2 x 2 blocks
+      VisionInput in;
+      in.width = w;
+      in.height = h;
+      VisionPass p(hp, pool, in);
+      const int64_t bx = w / 28, by = h / 28;
+      std::vector<int32_t> sorted = p.block_order;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t i = 0; i < bx * by; ++i)
+        ASSERT_EQ(sorted[static_cast<size_t>(i)], i) << "block " << i;
+      for (size_t t = 0; t < p.pos_y.size(); ++t) {
+        const int32_t b = p.block_order[t / 4];
+        EXPECT_EQ(p.pos_y[t] / 2, b / bx);
+        EXPECT_EQ(p.pos_x[t] / 2, b % bx);
+      }
+      ASSERT_EQ(p.windows.front(), 0);
+      ASSERT_EQ(p.windows.back(), p.n_tokens());
+      if (wa == 0)
+        EXPECT_EQ(p.windows.size(), 2u);
+      for (size_t r = 0; r + 1 < p.windows.size(); r += 2) {
+        if (r > 0)
+          EXPECT_EQ(p.windows[r], p.windows[r - 1]); // contiguous
+        const int32_t first = p.block_order[static_cast<size_t>(p.windows[r] / 4)];
+        for (int64_t t = p.windows[r]; t < p.windows[r + 1] && wa > 0; t += 4) {
+          const int32_t b = p.block_order[static_cast<size_t>(t / 4)];
+          EXPECT_EQ(b / bx / 2, first / bx / 2);
+          EXPECT_EQ(b % bx / 2, first % bx / 2);
+        }
+      }
+    }
 }
 
 } // namespace

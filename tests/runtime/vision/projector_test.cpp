@@ -5,8 +5,8 @@
 #include "runtime/vision/projector.h"
 #include "runtime/vision/projector_layout.h"
 #include "tests/runtime/model/gguf_rewrite.h"
+#include "tests/runtime/vision/vision_test_util.h"
 #include "tools/pshard-mkmodel/model_generator.h"
-#include "tools/pshard-mkmodel/projector_generator.h"
 
 #include <gtest/gtest.h>
 
@@ -19,17 +19,8 @@ using testing::RewrittenTensor;
 using testing::set_key;
 
 std::string good_projector(ProjectorType type) {
-  const std::string path =
-      ::testing::TempDir() + "/projector_test_" + projector_type_name(type) + ".gguf";
-  ProjectorSpec s;
-  s.type = type;
-  s.n_embd = 32;
-  s.n_head = 2;
-  s.n_ff = 48;
-  s.n_layer = 3;
-  s.projection_dim = 40;
-  EXPECT_TRUE(write_projector(s, path).ok());
-  return path;
+  return testing::small_projector(std::string("projector_test_") + projector_type_name(type), type,
+                                  3, 40);
 }
 
 TEST(Projector, GeneratedFilesLoadWithTheirShape) {
