@@ -41,8 +41,6 @@ struct RopeParams {
   // Per pass, host memory: 3 positions (t, h, w) per token of the rows being rotated, or
   // null — then every component is the token's sequence position.
   const int32_t* positions = nullptr;
-
-  bool multimodal() const { return sections[0] + sections[1] + sections[2] > 0; }
 };
 void rope(float* v, int64_t n_heads, int64_t pos, const RopeParams& p);
 // One token's rotation with its three M-RoPE position components (p.sections).
