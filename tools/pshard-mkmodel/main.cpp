@@ -76,23 +76,25 @@ int main(int argc, char** argv) {
   app.add_option("--mmproj-type", mmproj_type, "projector type")
       ->capture_default_str()
       ->check(CLI::IsMember({"qwen2.5vl_merger", "qwen2vl_merger"}));
-  app.add_option("--v-n-embd", proj.n_embd, "vision tower width")
+  app.add_option("--v-n-embd", proj.hp.n_embd, "vision tower width")
       ->capture_default_str()
       ->check(size);
-  app.add_option("--v-n-ff", proj.n_ff, "vision FFN width")->capture_default_str()->check(size);
-  app.add_option("--v-n-layer", proj.n_layer, "vision blocks")->capture_default_str()->check(count);
-  app.add_option("--v-n-head", proj.n_head, "vision heads")->capture_default_str()->check(count);
-  app.add_option("--v-patch-size", proj.patch_size, "patch side in pixels")
+  app.add_option("--v-n-ff", proj.hp.n_ff, "vision FFN width")->capture_default_str()->check(size);
+  app.add_option("--v-n-layer", proj.hp.n_layer, "vision blocks")
+      ->capture_default_str()
+      ->check(count);
+  app.add_option("--v-n-head", proj.hp.n_head, "vision heads")->capture_default_str()->check(count);
+  app.add_option("--v-patch-size", proj.hp.patch_size, "patch side in pixels")
       ->capture_default_str()
       ->check(cli::between(1, 1024));
-  app.add_option("--v-image-size", proj.image_size, "cap on an image's longer side")
+  app.add_option("--v-image-size", proj.hp.image_size, "cap on an image's longer side")
       ->capture_default_str()
       ->check(cli::between(1, 1 << 16));
-  app.add_option("--v-wa-pattern", proj.n_wa_pattern,
+  app.add_option("--v-wa-pattern", proj.hp.n_wa_pattern,
                  "qwen2.5vl: every N-th block attends fully, the others in windows (0: all)")
       ->capture_default_str()
       ->check(cli::between(0, 1 << 16));
-  app.add_option("--v-window-size", proj.window_size, "attention window side in pixels")
+  app.add_option("--v-window-size", proj.hp.window_size, "attention window side in pixels")
       ->capture_default_str()
       ->check(cli::between(1, 1 << 16));
   app.add_option("--v-type", v_type, "projector matrix type (f32, f16)")
@@ -108,10 +110,10 @@ int main(int argc, char** argv) {
     return fail(pshard::invalid_argument("give -o FILE (a model), --mmproj-out FILE (a "
                                          "projector) or both"));
   if (!mmproj_out.empty()) {
-    proj.type = mmproj_type == "qwen2vl_merger" ? pshard::ProjectorType::kQwen2Vl
-                                                : pshard::ProjectorType::kQwen25Vl;
+    proj.hp.type = mmproj_type == "qwen2vl_merger" ? pshard::ProjectorType::kQwen2Vl
+                                                   : pshard::ProjectorType::kQwen25Vl;
     proj.type_matrices = v_type == "f16" ? pshard::TensorType::kF16 : pshard::TensorType::kF32;
-    proj.projection_dim = spec.n_embd;
+    proj.hp.projection_dim = spec.n_embd;
     proj.seed = spec.seed + 1;
     proj.sparse = spec.sparse;
     if (pshard::Status s = pshard::write_projector(proj, mmproj_out); !s.ok())

@@ -9,27 +9,11 @@ namespace {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
-gguf::Value floats(std::initializer_list<float> v) {
+gguf::Value rgb(const float v[3]) {
   gguf::Array a{gguf::ValueType::kFloat32, {}};
-  for (float x : v)
-    a.items.push_back({x});
+  for (int c = 0; c < 3; ++c)
+    a.items.push_back({v[c]});
   return {a};
-}
-
-ProjectorHParams hparams_of(const ProjectorSpec& s) {
-  ProjectorHParams hp;
-  hp.type = s.type;
-  hp.n_embd = s.n_embd;
-  hp.n_ff = s.n_ff;
-  hp.n_layer = s.n_layer;
-  hp.n_head = s.n_head;
-  hp.patch_size = s.patch_size;
-  hp.image_size = s.image_size;
-  hp.projection_dim = s.projection_dim;
-  hp.n_wa_pattern = s.type == ProjectorType::kQwen25Vl ? s.n_wa_pattern : 0;
-  hp.window_size = s.window_size;
-  hp.act = s.type == ProjectorType::kQwen25Vl ? VisionAct::kSilu : VisionAct::kQuickGelu;
-  return hp;
 }
 
 void write_metadata(const ProjectorHParams& hp, gguf::GgufWriter& w) {
@@ -42,14 +26,13 @@ void write_metadata(const ProjectorHParams& hp, gguf::GgufWriter& w) {
   w.set("clip.vision.feed_forward_length", {u32(hp.n_ff)});
   w.set("clip.vision.block_count", {u32(hp.n_layer)});
   w.set("clip.vision.attention.head_count", {u32(hp.n_head)});
-  w.set("clip.vision.attention.layer_norm_epsilon", {1e-6f});
+  w.set("clip.vision.attention.layer_norm_epsilon", {hp.eps});
   w.set("clip.vision.patch_size", {u32(hp.patch_size)});
   w.set("clip.vision.image_size", {u32(hp.image_size)});
   w.set("clip.vision.projection_dim", {u32(hp.projection_dim)});
   w.set("clip.vision.spatial_merge_size", {u32(hp.n_merge)});
-  // Qwen2-VL's preprocessor values (the CLIP ones).
-  w.set("clip.vision.image_mean", floats({0.48145466f, 0.4578275f, 0.40821073f}));
-  w.set("clip.vision.image_std", floats({0.26862954f, 0.26130258f, 0.27577711f}));
+  w.set("clip.vision.image_mean", rgb(hp.mean));
+  w.set("clip.vision.image_std", rgb(hp.std));
   if (hp.type == ProjectorType::kQwen25Vl) {
     w.set("clip.use_silu", {true});
     w.set("clip.vision.n_wa_pattern", {u32(hp.n_wa_pattern)});
@@ -59,8 +42,31 @@ void write_metadata(const ProjectorHParams& hp, gguf::GgufWriter& w) {
 
 } // namespace
 
+ProjectorHParams small_projector_hparams() {
+  ProjectorHParams hp;
+  hp.n_embd = 64;
+  hp.n_ff = 128;
+  hp.n_layer = 4;
+  hp.n_head = 4;
+  hp.image_size = 448;
+  hp.projection_dim = 64;
+  hp.n_wa_pattern = 2;
+  hp.window_size = 56;
+  // Qwen2-VL's preprocessor values (the CLIP ones).
+  const float mean[3] = {0.48145466f, 0.4578275f, 0.40821073f};
+  const float std[3] = {0.26862954f, 0.26130258f, 0.27577711f};
+  for (int c = 0; c < 3; ++c) {
+    hp.mean[c] = mean[c];
+    hp.std[c] = std[c];
+  }
+  return hp;
+}
+
 Status write_projector(const ProjectorSpec& s, const std::string& path) {
-  const ProjectorHParams hp = hparams_of(s);
+  ProjectorHParams hp = s.hp;
+  const bool qwen25 = hp.type == ProjectorType::kQwen25Vl;
+  hp.act = qwen25 ? VisionAct::kSilu : VisionAct::kQuickGelu;
+  hp.n_wa_pattern = qwen25 ? hp.n_wa_pattern : 0;
   if (hp.n_embd <= 0 || hp.n_head <= 0 || hp.n_embd % hp.n_head != 0 || hp.head_dim() % 4 != 0)
     return invalid_argument("--v-n-embd must be a multiple of --v-n-head with a head size that "
                             "is a multiple of 4");

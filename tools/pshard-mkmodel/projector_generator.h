@@ -4,7 +4,7 @@
 // reader needs, so tests and benchmarks can run vision models of any shape.
 //
 //   ProjectorSpec p;
-//   p.type = ProjectorType::kQwen25Vl; p.n_embd = 64; p.n_layer = 4; p.projection_dim = 96;
+//   p.hp.type = ProjectorType::kQwen25Vl; p.hp.n_layer = 4; p.hp.projection_dim = 96;
 //   PSHARD_RETURN_IF_ERROR(write_projector(p, "mmproj.gguf"));
 #pragma once
 
@@ -17,17 +17,14 @@
 
 namespace pshard {
 
+// A small tower: 64 wide, 4 heads, FFN 128, 4 blocks, 14-pixel patches, a 448-pixel cap,
+// 56-pixel windows with full attention every 2nd block (Qwen2.5-VL: 112 and every 8th).
+ProjectorHParams small_projector_hparams();
+
 struct ProjectorSpec {
-  ProjectorType type = ProjectorType::kQwen25Vl;
-  int64_t n_embd = 64; // the vision tower's width (C)
-  int64_t n_ff = 128;
-  int64_t n_layer = 4;
-  int64_t n_head = 4;
-  int64_t patch_size = 14;
-  int64_t image_size = 448;                    // cap on an image's longer side
-  int64_t projection_dim = 64;                 // the language model's n_embd
-  int64_t n_wa_pattern = 2;                    // qwen2.5vl: every 2nd block attends fully (0: all)
-  int64_t window_size = 56;                    // pixels per window side (Qwen2.5-VL: 112)
+  // The activation follows the type (qwen2.5vl: SiLU, qwen2vl: quick GELU), and a
+  // qwen2vl_merger projector has no windows whatever n_wa_pattern says.
+  ProjectorHParams hp = small_projector_hparams();
   TensorType type_matrices = TensorType::kF32; // matrices; the patch kernel F16 or F32 too
   uint64_t seed = 7;
   bool sparse = false;

@@ -13,12 +13,12 @@ inline std::string small_projector(const std::string& name, ProjectorType type, 
                                    int64_t projection_dim) {
   const std::string path = ::testing::TempDir() + "/" + name + ".gguf";
   ProjectorSpec s;
-  s.type = type;
-  s.n_embd = 32;
-  s.n_head = 2;
-  s.n_ff = 48;
-  s.n_layer = n_layer;
-  s.projection_dim = projection_dim;
+  s.hp.type = type;
+  s.hp.n_embd = 32;
+  s.hp.n_head = 2;
+  s.hp.n_ff = 48;
+  s.hp.n_layer = n_layer;
+  s.hp.projection_dim = projection_dim;
   const Status st = write_projector(s, path);
   EXPECT_TRUE(st.ok()) << st.to_string();
   return path;
