@@ -135,8 +135,10 @@ public:
                         float eps) = 0;
   // y[n_tokens x w.rows] = x[n_tokens x w.cols] * W^T, W in this Ops' memory.
   virtual void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) = 0;
-  // RoPE on n_tokens rows of n_heads heads; token t has position pos0 + t.
-  // Rows are dense (n_heads * p.head_dim values each).
+  // RoPE on n_tokens rows of n_heads heads; token t has position pos0 + t — or, with
+  // p.positions (M-RoPE, p.sections), positions p.positions[3t .. 3t+2], which are host
+  // memory like token ids (a device copies them; CUDA does not take them yet and reports
+  // it at synchronize). Rows are dense (n_heads * p.head_dim values each).
   virtual void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
                     const RopeParams& p) = 0;
   // Writes K and V rows of n_tokens tokens at positions [pos0, pos0 + n_tokens).

@@ -143,6 +143,9 @@ public:
   Result<bool> get_bool(std::string_view key) const;
   Result<std::string> get_string(std::string_view key) const;
   Result<const Array*> get_array(std::string_view key) const;
+  // Arrays of numbers: integers only (any integer element type), or any numbers.
+  Result<std::vector<int64_t>> get_int_array(std::string_view key) const;
+  Result<std::vector<double>> get_float_array(std::string_view key) const;
 
   // Every tensor of the model, shard by shard.
   const std::vector<TensorInfo>& tensors() const { return tensors_; }

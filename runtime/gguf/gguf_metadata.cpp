@@ -128,4 +128,44 @@ Result<const Array*> GgufFile::get_array(std::string_view key) const {
   return wrong_type(key, *value, "an array");
 }
 
+namespace {
+
+// The elements of a numeric array as doubles (integers exactly up to 2^53), or an
+// error naming the key and the element that is not a number.
+Result<std::vector<double>> numeric_items(std::string_view key, const Array& a) {
+  std::vector<double> out;
+  out.reserve(a.items.size());
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    bool ok = false;
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+            out.push_back(static_cast<double>(v));
+            ok = true;
+          }
+        },
+        a.items[i].v);
+    if (!ok)
+      return invalid_format("metadata " + quoted(key) + " element " + std::to_string(i) + " is " +
+                            describe_value(a.items[i]) + ", expected a number");
+  }
+  return out;
+}
+
+} // namespace
+
+Result<std::vector<int64_t>> GgufFile::get_int_array(std::string_view key) const {
+  PSHARD_ASSIGN_OR_RETURN(const Array* a, get_array(key));
+  if (a->element_type == ValueType::kFloat32 || a->element_type == ValueType::kFloat64)
+    return invalid_format("metadata " + quoted(key) + " is an array of floats, expected integers");
+  PSHARD_ASSIGN_OR_RETURN(std::vector<double> items, numeric_items(key, *a));
+  return std::vector<int64_t>(items.begin(), items.end());
+}
+
+Result<std::vector<double>> GgufFile::get_float_array(std::string_view key) const {
+  PSHARD_ASSIGN_OR_RETURN(const Array* a, get_array(key));
+  return numeric_items(key, *a);
+}
+
 } // namespace pshard::gguf

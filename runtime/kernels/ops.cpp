@@ -25,11 +25,16 @@ void rms_norm(const float *x, const float *weight, float *y, int64_t n, float ep
 // llama.cpp does, so positions far into a long context round the same way.
 // The loop runs over pairs outside heads: each cos/sin is computed once per call.
 void rope(float *v, int64_t n_heads, int64_t pos, const RopeParams &p) {
+  const int64_t same[3] = {pos, pos, pos};
+  rope_multi(v, n_heads, same, p);
+}
+
+void rope_multi(float *v, int64_t n_heads, const int64_t pos[3], const RopeParams &p) {
   const int64_t pairs = p.rot_dim / 2;
   const YarnCorrDims corr = yarn_corr_dims(p);
   for (int64_t i = 0; i < pairs; ++i) {
     float c, s;
-    rope_pair_cos_sin(p, i, pos, corr, &c, &s);
+    rope_pair_cos_sin(p, i, pos[rope_pair_section(p, i)], corr, &c, &s);
     int64_t a, b;
     rope_pair_offsets(p, i, &a, &b);
     for (int64_t h = 0; h < n_heads; ++h) {

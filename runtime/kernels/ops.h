@@ -15,6 +15,13 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 // false: adjacent pairs (v[2i], v[2i+1]), GGUF llama (q/k rows stored permuted for
 // it); true: (v[i], v[i + rot_dim/2]), GPT-NeoX and Qwen. Only the first rot_dim
 // values of each head rotate.
+//
+// Multimodal RoPE (M-RoPE, Qwen2-VL): `sections` splits the pairs among three position
+// components — pair i (counted modulo the sections' sum) takes the temporal position in
+// its first sections[0] pairs, the height position in the next sections[1], the width
+// position in the next sections[2]. Text tokens have all three equal, which is plain
+// NeoX RoPE at that position bit for bit (each pair's angle is the same formula of the
+// same position); image tokens carry their grid coordinates.
 enum class RopeScaling : uint8_t { kNone, kLinear, kLlama3, kYarn };
 struct RopeParams {
   int64_t head_dim = 0;
@@ -29,8 +36,15 @@ struct RopeParams {
   int64_t n_ctx_orig = 0;              // llama3 and YaRN: the context trained on
   // YaRN (ext_factor 0: off).
   float ext_factor = 0.0f, attn_factor = 1.0f, beta_fast = 32.0f, beta_slow = 1.0f;
+  // M-RoPE: pairs per position component (all zero: one position per token).
+  int32_t sections[3] = {0, 0, 0};
+  // Per pass, host memory: 3 positions (t, h, w) per token of the rows being rotated, or
+  // null — then every component is the token's sequence position.
+  const int32_t* positions = nullptr;
 };
 void rope(float* v, int64_t n_heads, int64_t pos, const RopeParams& p);
+// One token's rotation with its three M-RoPE position components (p.sections).
+void rope_multi(float* v, int64_t n_heads, const int64_t pos[3], const RopeParams& p);
 
 // In-place softmax over n values.
 void softmax(float* x, int64_t n);

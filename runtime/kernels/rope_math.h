@@ -88,6 +88,16 @@ PSHARD_HOST_DEVICE inline void rope_pair_cos_sin(const RopeParams& p, int64_t i,
   *s = sinf(theta) * mscale;
 }
 
+// Which M-RoPE position component (0 temporal, 1 height, 2 width) pair i rotates by;
+// 0 for a model without sections.
+PSHARD_HOST_DEVICE inline int rope_pair_section(const RopeParams& p, int64_t i) {
+  const int64_t s0 = p.sections[0], s1 = p.sections[1], s2 = p.sections[2];
+  if (s0 + s1 + s2 <= 0)
+    return 0;
+  const int64_t sector = i % (s0 + s1 + s2);
+  return sector < s0 ? 0 : sector < s0 + s1 ? 1 : 2;
+}
+
 // The two values pair i rotates, as offsets into a head.
 PSHARD_HOST_DEVICE inline void rope_pair_offsets(const RopeParams& p, int64_t i, int64_t* a,
                                                  int64_t* b) {

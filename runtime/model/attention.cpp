@@ -1,6 +1,6 @@
 // The attention sub-layer: RMSNorm, Q/K/V projections (+ biases), per-head q/k RMSNorm
-// (Qwen3), RoPE (normal or NeoX, with the model's scaling), KV-cache append, causal
-// grouped-query attention over the cache, output projection (+ bias), residual.
+// (Qwen3), RoPE (normal or NeoX, with the model's scaling; M-RoPE positions when given), KV-cache
+// append, causal grouped-query attention over the cache, output projection (+ bias), residual.
 #include "runtime/model/sublayer.h"
 
 namespace pshard {
@@ -27,7 +27,7 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
 
   // Positions, the cache and what attention sees are per sequence: a batch runs them
   // segment by segment (one sequence: one segment over all tokens).
-  const RopeParams rope = hp.rope(rope_freqs);
+  RopeParams rope = hp.rope(rope_freqs);
   const AttentionDims dims{hp.n_head, hp.n_head_kv, hp.head_dim};
   const SeqSegment whole{0, n, p.pos0, nullptr};
   for (const SeqSegment& g : p.segments.empty() ? std::span<const SeqSegment>(&whole, 1)
@@ -36,6 +36,8 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
     float* q = a.q + g.begin * hp.q_dim();
     float* k = a.k + g.begin * hp.kv_dim();
     const float* v = a.v + g.begin * hp.kv_dim();
+    if (!p.rope_positions.empty()) // M-RoPE: the image grid's or the text's own positions
+      rope.positions = p.rope_positions.data() + 3 * g.begin;
     p.ops.rope(q, g.count, hp.n_head, g.pos0, rope);
     p.ops.rope(k, g.count, hp.n_head_kv, g.pos0, rope);
     p.ops.kv_append(seq, k, v, g.pos0, g.count);

@@ -168,6 +168,8 @@ RopeParams ModelHParams::rope(const float* freq_factors) const {
   p.attn_factor = yarn_attn_factor;
   p.beta_fast = yarn_beta_fast;
   p.beta_slow = yarn_beta_slow;
+  for (int c = 0; c < 3; ++c)
+    p.sections[c] = rope_sections[c];
   return p;
 }
 

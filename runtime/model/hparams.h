@@ -37,6 +37,8 @@ struct ModelHParams {
   RopeScaling rope_scaling = RopeScaling::kNone;
   float rope_scaling_factor = 1.0f, rope_low_freq_factor = 1.0f, rope_high_freq_factor = 4.0f;
   int64_t rope_ctx_orig = 0;
+  // M-RoPE (families with rope_sections): rotary pairs per temporal/height/width position.
+  int32_t rope_sections[3] = {0, 0, 0};
   float yarn_ext_factor = 0.0f, yarn_attn_factor = 1.0f, yarn_beta_fast = 32.0f,
         yarn_beta_slow = 1.0f;
   // MoE (n_expert 0: dense).

@@ -16,6 +16,7 @@ public:
 
   std::string key(const std::string& suffix) const { return prefix_ + suffix; }
   bool has(const std::string& suffix) const { return file_.find(key(suffix)) != nullptr; }
+  const gguf::GgufFile& file() const { return file_; }
 
   // Leave *out unchanged when the key is absent.
   Status optional(const std::string& suffix, int64_t* out) const;
@@ -30,7 +31,8 @@ private:
   std::string prefix_;
 };
 
-// rope.freq_base, rope.dimension_count and rope.scaling.* (none, linear, llama3, yarn).
+// rope.freq_base, rope.dimension_count, rope.dimension_sections (M-RoPE) and rope.scaling.* (none,
+// linear, llama3, yarn).
 Status read_rope(const HParamKeys& keys, ModelHParams& hp);
 
 } // namespace pshard

@@ -53,6 +53,40 @@ Status read_yarn(const HParamKeys& k, ModelHParams& hp, float factor) {
   return Status::ok_status();
 }
 
+// M-RoPE: rope.dimension_sections, four counts of rotary pairs (temporal, height, width,
+// and a fourth that Qwen2-VL's files write as 0). Their sum must cover the head's pairs.
+Status read_sections(const HParamKeys& k, ModelHParams& hp) {
+  const std::string key = k.key("rope.dimension_sections");
+  if (!hp.family->rope_sections) {
+    if (k.has("rope.dimension_sections"))
+      return unsupported(key + " is set, but " + std::string(hp.family->name) +
+                         " models have no multimodal RoPE; is general.architecture right?");
+    return Status::ok_status();
+  }
+  if (!k.has("rope.dimension_sections"))
+    return invalid_format("metadata key '" + key + "' is missing; it is required for " +
+                          std::string(hp.family->name) + " models (multimodal RoPE)");
+  PSHARD_ASSIGN_OR_RETURN(std::vector<int64_t> sec, k.file().get_int_array(key));
+  if (sec.size() < 3 || sec.size() > 4)
+    return invalid_format(key + " has " + std::to_string(sec.size()) +
+                          " entries; it must have 4 (temporal, height, width, 0)");
+  if (sec.size() == 4 && sec[3] != 0)
+    return unsupported(key + "[3] is " + std::to_string(sec[3]) +
+                       "; pshard runs M-RoPE with three position components (the fourth 0)");
+  int64_t sum = 0;
+  for (int c = 0; c < 3; ++c) {
+    if (sec[static_cast<size_t>(c)] < 0)
+      return invalid_format(key + " has a negative entry");
+    sum += sec[static_cast<size_t>(c)];
+    hp.rope_sections[c] = static_cast<int32_t>(sec[static_cast<size_t>(c)]);
+  }
+  if (sum * 2 != hp.rope_dim)
+    return invalid_format(key + " sums to " + std::to_string(sum) + " pairs, but " +
+                          k.key("rope.dimension_count") + " " + std::to_string(hp.rope_dim) +
+                          " rotates " + std::to_string(hp.rope_dim / 2));
+  return Status::ok_status();
+}
+
 } // namespace
 
 Status read_rope(const HParamKeys& k, ModelHParams& hp) {
@@ -63,6 +97,7 @@ Status read_rope(const HParamKeys& k, ModelHParams& hp) {
   if (hp.rope_dim <= 0 || hp.rope_dim > hp.head_dim || hp.rope_dim % 2 != 0)
     return invalid_format(k.key("rope.dimension_count") + " " + std::to_string(hp.rope_dim) +
                           " must be even and within the head size " + std::to_string(hp.head_dim));
+  PSHARD_RETURN_IF_ERROR(read_sections(k, hp));
 
   std::string type = "none";
   PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.type", &type));

@@ -65,22 +65,46 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
 }
 
 Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> tokens) {
+  return decode(tokens, DecodeExtras{});
+}
+
+Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> tokens,
+                                                  const DecodeExtras& extra) {
   const ModelHParams& hp = model_.hparams();
-  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, kv_.n_ctx()));
+  if (extra.embeddings) {
+    const MatrixView& e = *extra.embeddings;
+    if (e.type != TensorType::kF32 || e.cols != hp.n_embd)
+      return invalid_argument("input embeddings must be F32 rows of the model's " +
+                              std::to_string(hp.n_embd) + " values");
+    PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, e.rows, n_past_, kv_.n_ctx()));
+  } else {
+    PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, kv_.n_ctx()));
+  }
+  if (!extra.rope_positions.empty() && extra.rope_positions.size() != 3 * tokens.size())
+    return invalid_argument("M-RoPE positions must be 3 per token");
   for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(n_batch_)) {
     const size_t n = std::min<size_t>(n_batch_, tokens.size() - begin);
-    forward_chunk(tokens.subspan(begin, n), /*compute_logits=*/begin + n == tokens.size());
+    DecodeExtras chunk = extra;
+    if (!extra.rope_positions.empty())
+      chunk.rope_positions = extra.rope_positions.subspan(3 * begin, 3 * n);
+    forward_chunk(tokens.subspan(begin, n), chunk, /*compute_logits=*/begin + n == tokens.size());
   }
   return std::span<const float>(act_.ptrs().logits, static_cast<size_t>(hp.n_vocab));
 }
 
-void CpuSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
+void CpuSession::forward_chunk(std::span<const TokenId> tokens, const DecodeExtras& extra,
+                               bool compute_logits) {
   ForwardPass pass{model_.hparams(), *cpu_, act_.ptrs(), n_past_, tokens};
   pass.routing = routing_;
-  for (const SubLayer& s : model_.sublayers())
-    if (s.kind != SubLayerKind::kHead || compute_logits)
-      run_sublayer(s, pass, host_sublayer_weights(model_.weights(), s),
-                   s.kind == SubLayerKind::kAttention ? kv_.layer(s.layer) : KvView{});
+  pass.rope_positions = extra.rope_positions;
+  for (const SubLayer& s : model_.sublayers()) {
+    if (s.kind == SubLayerKind::kHead && !compute_logits)
+      continue;
+    SubLayerWeights w = host_sublayer_weights(model_.weights(), s);
+    if (s.kind == SubLayerKind::kEmbed && extra.embeddings)
+      w.embed = *extra.embeddings; // the ids are rows of the given embeddings
+    run_sublayer(s, pass, w, s.kind == SubLayerKind::kAttention ? kv_.layer(s.layer) : KvView{});
+  }
   n_past_ += static_cast<int64_t>(tokens.size());
 }
 

@@ -54,6 +54,14 @@ struct SessionParams {
 
 class RoutingRecorder;
 
+// What one decode call feeds the model besides token ids (vision-language models): rows
+// of an embedding table in place of token_embd (the ids are then row indices into it,
+// as for an image's embeddings), and M-RoPE positions, 3 per token (t, h, w).
+struct DecodeExtras {
+  const MatrixView* embeddings = nullptr; // host memory, F32, n_embd columns; or null
+  std::span<const int32_t> rope_positions = {};
+};
+
 // One sequence being generated: KV cache, scratch activations and a thread pool.
 class CpuSession final : public Decoder {
 public:
@@ -64,6 +72,8 @@ public:
   // Fails (leaving the session unchanged) when a token id is out of range or the
   // context would overflow.
   Result<std::span<const float>> decode(std::span<const TokenId> tokens) override;
+  // decode() with embedding rows and/or rotary positions (runtime/vision/image_prompt.h).
+  Result<std::span<const float>> decode(std::span<const TokenId> tokens, const DecodeExtras& extra);
 
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return kv_.n_ctx(); }
@@ -77,7 +87,8 @@ public:
 private:
   CpuSession(const Model& model, KvCache kv, int32_t threads, int64_t n_batch);
   // Only the last chunk of a prompt needs the head (its logits are the ones returned).
-  void forward_chunk(std::span<const TokenId> tokens, bool compute_logits);
+  void forward_chunk(std::span<const TokenId> tokens, const DecodeExtras& extra,
+                     bool compute_logits);
 
   const Model& model_;
   KvCache kv_;

@@ -142,6 +142,10 @@ struct ForwardPass {
   // (pshard-profile --routing); `layer` is the sub-layer's, set by run_sublayer.
   RoutingRecorder* routing = nullptr;
   int64_t layer = -1;
+  // M-RoPE models (qwen2vl) after an image: 3 rotary positions (t, h, w) per token, host
+  // memory; empty: every component is the token's cache position (pos0 + t, or its
+  // segment's), which is what text-only prompts are.
+  std::span<const int32_t> rope_positions = {};
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
   int64_t n_logit_rows() const { return logit_rows.empty() ? 1 : static_cast<int64_t>(logit_rows.size()); }
 };

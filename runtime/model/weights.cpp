@@ -3,79 +3,14 @@
 // that no layout names is refused (an architecture pshard does not run as described).
 #include "runtime/model/weights.h"
 
-#include "runtime/kernels/quantize.h"
 #include "runtime/model/sublayer_list.h"
+#include "runtime/model/tensor_binder.h"
 #include "runtime/model/tensor_layout.h"
 
-#include <set>
 #include <string>
 
 namespace pshard {
 namespace {
-
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-// Looks tensors up by spec, checking shapes and remembering which were used.
-class TensorBinder {
-public:
-  TensorBinder(const gguf::GgufFile& file, const ModelHParams& hp) : file_(file), hp_(hp) {}
-
-  // The tensor of `spec`, or null when an optional one is absent.
-  Result<const gguf::TensorInfo*> find(const TensorSpec& spec) {
-    const gguf::TensorInfo* t = file_.find_tensor(spec.name);
-    if (!t) {
-      if (!spec.required)
-        return static_cast<const gguf::TensorInfo*>(nullptr);
-      return invalid_format("tensor '" + spec.name + "' is missing from the model (a " +
-                            std::string(hp_.family->name) + " model needs it)");
-    }
-    if (t->dims != spec.dims)
-      return invalid_format("tensor '" + spec.name + "' has shape " + dims_text(t->dims) +
-                            ", expected " + dims_text(spec.dims) + " from the model's metadata");
-    used_.insert(spec.name);
-    return t;
-  }
-
-  MatrixView matrix(const gguf::TensorInfo& t) const {
-    const int64_t cols = t.dims[0], rows = t.dims.size() > 1 ? t.dims[1] : 1;
-    const size_t row_bytes = tensor_bytes(t.type, cols).value();
-    return MatrixView{t.type, file_.tensor_data(t), rows, cols, row_bytes};
-  }
-
-  VectorWeight vector(const gguf::TensorInfo& t) const {
-    VectorWeight w;
-    const uint8_t* bytes = file_.tensor_data(t);
-    if (t.type == TensorType::kF32) {
-      w.data = reinterpret_cast<const float*>(bytes);
-      return w;
-    }
-    const int64_t n = t.dims[0];
-    w.converted = std::make_shared<std::vector<float>>(static_cast<size_t>(n));
-    dequantize_row(t.type, bytes, w.converted->data(), n);
-    w.data = w.converted->data();
-    return w;
-  }
-
-  Status check_all_used() const {
-    for (const auto& t : file_.tensors())
-      if (!used_.count(t.name))
-        return unsupported("tensor '" + t.name + "' is not part of the " +
-                           std::string(hp_.family->name) +
-                           " architecture as pshard runs it (is general.architecture right, "
-                           "or does the file carry extra tensors?)");
-    return Status::ok_status();
-  }
-
-private:
-  const gguf::GgufFile& file_;
-  const ModelHParams& hp_;
-  std::set<std::string> used_;
-};
 
 // Where a role's tensor goes; `layer` is null for embed and head.
 void place(TensorBinder& b, const TensorSpec& spec, const gguf::TensorInfo& t, ModelWeights& w,
@@ -119,13 +54,15 @@ void place(TensorBinder& b, const TensorSpec& spec, const gguf::TensorInfo& t, M
 Result<ModelWeights> bind_model_weights(const gguf::GgufFile& file, const ModelHParams& hp) {
   if (!file.has_data())
     return invalid_argument("the model was opened metadata-only; open it with its data mapped");
-  TensorBinder b(file, hp);
+  TensorBinder b(file, "a " + std::string(hp.family->name) + " model",
+                 std::string(hp.family->name) + " architecture");
   ModelWeights w;
   w.layers.resize(static_cast<size_t>(hp.n_layer));
   for (const SubLayer& s : model_sublayers(hp)) {
     LayerWeights* layer = s.layer >= 0 ? &w.layers[static_cast<size_t>(s.layer)] : nullptr;
     for (const TensorSpec& spec : sublayer_tensor_specs(hp, s)) {
-      PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, b.find(spec));
+      PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
+                              b.find(spec.name, spec.dims, spec.required));
       if (t)
         place(b, spec, *t, w, layer);
     }

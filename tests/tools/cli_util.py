@@ -6,7 +6,9 @@
     checks.check("runs", p.returncode == 0, p.stderr)
     sys.exit(checks.finish())
 """
+import struct
 import subprocess
+import zlib
 
 
 def run(*args, stdin=None):
@@ -29,3 +31,18 @@ class Checks:
         """Prints the tally; the script's exit status (1 on any failure)."""
         print(f"{self.passed} passed, {self.failed} failed")
         return 1 if self.failed else 0
+
+
+def write_png(path, width, height, rgb):
+    """rgb: height * width * 3 bytes, row-major -> an 8-bit RGB PNG (filter 0 on every
+    row): the signature, IHDR, one zlib IDAT, IEND, each chunk length + type + data + CRC."""
+    stride = width * 3
+    raw = b"".join(b"\x00" + bytes(rgb[y * stride:(y + 1) * stride]) for y in range(height))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) +
+                chunk(b"IEND", b""))

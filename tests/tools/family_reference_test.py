@@ -46,6 +46,8 @@ CASES = {
     "qwen2-llama3": ["--arch", "qwen2", "--rope-scaling", "llama3", "--rope-scaling-factor", "8",
                      "--rope-orig-ctx", "16", "--rope-freq-base", "500000"],
     "qwen3": ["--arch", "qwen3", "--head-dim", "32"],
+    # M-RoPE with rope.dimension_sections: a text prompt is plain NeoX RoPE.
+    "qwen2vl": ["--arch", "qwen2vl"],
     "qwen3moe": ["--arch", "qwen3moe", "--n-expert", "8", "--n-expert-used", "2",
                  "--head-dim", "16", "--tied-output"],
     "qwen2moe": ["--arch", "qwen2moe", "--n-expert", "8", "--n-expert-used", "2",

@@ -3,12 +3,12 @@
 //   pshard-mkmodel -o llama-1b.gguf --n-embd 2048 --n-layer 16 --n-head 32 --n-head-kv 8
 //       --n-ff 8192 --type q4_0 --tokenizer-from ../shared/vocab/ggml-vocab-llama-spm.gguf
 //   pshard-mkmodel -o qwen3-235b-shape.gguf --arch qwen3moe --sparse --n-embd 4096 ...
-#include "tools/pshard-mkmodel/model_generator.h"
-
+//   pshard-mkmodel -o qwen2vl.gguf --arch qwen2vl --mmproj-out mmproj.gguf --v-n-layer 4
 #include "tools/common/cli_checks.h"
+#include "tools/pshard-mkmodel/model_generator.h"
+#include "tools/pshard-mkmodel/projector_generator.h"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 namespace cli = pshard::cli;
@@ -19,9 +19,9 @@ int main(int argc, char** argv) {
   CLI::App app{"pshard-mkmodel: write a GGUF model of any supported family with deterministic "
                "random weights"};
   const CLI::Validator count = cli::between(1, 1 << 20), size = cli::between(1, 1 << 24);
-  app.add_option("-o,--output", out, "GGUF file to write")->required();
+  app.add_option("-o,--output", out, "GGUF file to write (the language model)");
   app.add_option("--arch", spec.arch,
-                 "architecture family: llama, qwen2, qwen2moe, qwen3, qwen3moe")
+                 "architecture family: llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe")
       ->capture_default_str();
   app.add_option("--n-embd", spec.n_embd, "embedding width")->capture_default_str()->check(size);
   app.add_option("--n-layer", spec.n_layer, "transformer layers")->capture_default_str()->check(count);
@@ -68,12 +68,59 @@ int main(int argc, char** argv) {
                  "write a split model (llama.cpp gguf-split's layout) of at most N tensors a "
                  "file: OUT-00001-of-0000K.gguf ... (OUT without .gguf)")
       ->check(cli::between(0, 1 << 24));
+  pshard::ProjectorSpec proj;
+  std::string mmproj_out, mmproj_type = "qwen2.5vl_merger", v_type = "f32";
+  app.add_option("--mmproj-out", mmproj_out,
+                 "also write a vision projector (llama.cpp's mmproj GGUF) whose embeddings "
+                 "have the model's --n-embd");
+  app.add_option("--mmproj-type", mmproj_type, "projector type")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"qwen2.5vl_merger", "qwen2vl_merger"}));
+  app.add_option("--v-n-embd", proj.hp.n_embd, "vision tower width")
+      ->capture_default_str()
+      ->check(size);
+  app.add_option("--v-n-ff", proj.hp.n_ff, "vision FFN width")->capture_default_str()->check(size);
+  app.add_option("--v-n-layer", proj.hp.n_layer, "vision blocks")
+      ->capture_default_str()
+      ->check(count);
+  app.add_option("--v-n-head", proj.hp.n_head, "vision heads")->capture_default_str()->check(count);
+  app.add_option("--v-patch-size", proj.hp.patch_size, "patch side in pixels")
+      ->capture_default_str()
+      ->check(cli::between(1, 1024));
+  app.add_option("--v-image-size", proj.hp.image_size, "cap on an image's longer side")
+      ->capture_default_str()
+      ->check(cli::between(1, 1 << 16));
+  app.add_option("--v-wa-pattern", proj.hp.n_wa_pattern,
+                 "qwen2.5vl: every N-th block attends fully, the others in windows (0: all)")
+      ->capture_default_str()
+      ->check(cli::between(0, 1 << 16));
+  app.add_option("--v-window-size", proj.hp.window_size, "attention window side in pixels")
+      ->capture_default_str()
+      ->check(cli::between(1, 1 << 16));
+  app.add_option("--v-type", v_type, "projector matrix type (f32, f16)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"f32", "f16"}));
   CLI11_PARSE(app, argc, argv);
 
   auto fail = [](const pshard::Status& s) {
     std::cerr << "pshard-mkmodel: " << s.to_string() << "\n";
     return 1;
   };
+  if (out.empty() && mmproj_out.empty())
+    return fail(pshard::invalid_argument("give -o FILE (a model), --mmproj-out FILE (a "
+                                         "projector) or both"));
+  if (!mmproj_out.empty()) {
+    proj.hp.type = mmproj_type == "qwen2vl_merger" ? pshard::ProjectorType::kQwen2Vl
+                                                   : pshard::ProjectorType::kQwen25Vl;
+    proj.type_matrices = v_type == "f16" ? pshard::TensorType::kF16 : pshard::TensorType::kF32;
+    proj.hp.projection_dim = spec.n_embd;
+    proj.seed = spec.seed + 1;
+    proj.sparse = spec.sparse;
+    if (pshard::Status s = pshard::write_projector(proj, mmproj_out); !s.ok())
+      return fail(s);
+  }
+  if (out.empty())
+    return 0;
   if (pshard::Status s = pshard::parse_type_or_mix(type, &spec); !s.ok())
     return fail(s);
   if (pshard::Status s = pshard::parse_type_overrides(overrides, &spec); !s.ok())

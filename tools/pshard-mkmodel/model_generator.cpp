@@ -4,10 +4,10 @@
 #include "tools/pshard-mkmodel/model_generator.h"
 
 #include "runtime/gguf/gguf_writer.h"
-#include "runtime/kernels/quantize.h"
 #include "runtime/model/tensor_layout.h"
 #include "tools/pshard-mkmodel/model_metadata.h"
 #include "tools/pshard-mkmodel/quant_mix.h"
+#include "tools/pshard-mkmodel/random_tensors.h"
 #include "tools/pshard-mkmodel/synthetic_vocab.h"
 
 #include <algorithm>
@@ -17,26 +17,6 @@
 
 namespace pshard {
 namespace {
-
-// SplitMix64: tiny, fast, and the same on every platform, so a seed names a model.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [-1, 1).
-  float symmetric() { return static_cast<float>(static_cast<int64_t>(next() >> 11) - (1ll << 52)) * 0x1p-52f; }
-};
-
-uint64_t name_hash(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s)
-    h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
 
 // The override class of a tensor: its role name without block prefix and suffix, with
 // expert stacks under their ffn_* class ("blk.3.ffn_up_exps.weight" -> "ffn_up").
@@ -54,43 +34,15 @@ class ModelWriter {
 public:
   ModelWriter(const ModelSpec& spec) : spec_(spec) {}
 
-  // A weight of shape dims (dims[0] = row length) filled with uniform values of
-  // standard deviation ~ 1/sqrt(row length), quantized row by row.
   Status add_weight(const std::string& name, std::vector<int64_t> dims) {
     const std::string cls = tensor_class(name);
     const TensorType type = tensor_type_for(spec_, name, cls, dims);
-    const int64_t cols = dims[0];
-    if (cols % tensor_type_traits(type).block_values != 0)
-      return invalid_argument("tensor '" + name + "' has rows of " + std::to_string(cols) +
-                              " values, not a whole number of " + tensor_type_name(type) +
-                              " blocks; choose another type for it, e.g. --override " + cls +
-                              "=f32");
-    const float scale = std::sqrt(3.0f / static_cast<float>(cols));
-    const uint64_t seed = spec_.seed ^ name_hash(name);
-    return writer_.add_tensor(name, type, dims, [=](std::span<uint8_t> out) {
-      SplitMix64 rng{seed};
-      const size_t row_bytes = tensor_bytes(type, cols).value();
-      std::vector<float> row(static_cast<size_t>(cols));
-      for (size_t off = 0; off + row_bytes <= out.size(); off += row_bytes) {
-        for (auto& x : row)
-          x = rng.symmetric() * scale;
-        PSHARD_RETURN_IF_ERROR(quantize_row(type, row.data(), out.data() + off, cols));
-      }
-      return Status::ok_status();
-    });
+    return add_random_matrix(writer_, name, type, std::move(dims), spec_.seed, cls);
   }
 
-  // An F32 vector: center + spread * uniform(-1, 1). Norm weights near one keep the
-  // activations' scale; biases are small.
+  // Norm weights near one keep the activations' scale; biases are small.
   Status add_vector(const std::string& name, int64_t n, float center, float spread) {
-    const uint64_t seed = spec_.seed ^ name_hash(name);
-    return writer_.add_tensor(name, TensorType::kF32, {n}, [=](std::span<uint8_t> out) {
-      SplitMix64 rng{seed};
-      auto* f = reinterpret_cast<float*>(out.data());
-      for (int64_t i = 0; i < n; ++i)
-        f[i] = center + spread * rng.symmetric();
-      return Status::ok_status();
-    });
+    return add_random_vector(writer_, name, n, center, spread, spec_.seed);
   }
 
   Status add(const TensorSpec& t) {

@@ -84,6 +84,14 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.qk_norm = f.qk_norm == Presence::kRequired;
   hp.tied_output = s.tied_output;
   PSHARD_RETURN_IF_ERROR(apply_rope_scaling(s, hp));
+  if (f.rope_sections) {
+    // Qwen2-VL's split of 64 pairs is 16/24/24: a quarter temporal, the rest shared by
+    // height and width. Any head size gets the same proportions, the width taking the rest.
+    const int32_t pairs = static_cast<int32_t>(hp.rope_dim / 2);
+    hp.rope_sections[0] = pairs / 4;
+    hp.rope_sections[1] = (pairs - pairs / 4) / 2;
+    hp.rope_sections[2] = pairs - hp.rope_sections[0] - hp.rope_sections[1];
+  }
   return hp;
 }
 
@@ -104,6 +112,12 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
   w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
   w.set(a + "rope.freq_base", {hp.rope_freq_base});
   w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
+  if (hp.family->rope_sections) {
+    gguf::Array sections{gguf::ValueType::kInt32, {}};
+    for (int32_t v : {hp.rope_sections[0], hp.rope_sections[1], hp.rope_sections[2], 0})
+      sections.items.push_back({v});
+    w.set(a + "rope.dimension_sections", {sections});
+  }
   if (hp.rope_scaling != RopeScaling::kNone) {
     w.set(a + "rope.scaling.type", {s.rope_scaling});
     w.set(a + "rope.scaling.factor", {hp.rope_scaling_factor});

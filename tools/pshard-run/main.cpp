@@ -5,10 +5,12 @@
 //   pshard-run -m model.gguf -s model.pshard --backend emu --vram 512M --trace trace.json
 //   pshard-run -m model.gguf -f prompt.txt --json --top-logprobs 3
 //   pshard-run -m chat-model.gguf -cnv -sys "Be brief."            # chat on stdin/stdout
+//   pshard-run -m qwen2vl.gguf --mmproj mmproj.gguf --image cat.png -p "<__media__>What is it?"
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
+#include "tools/pshard-run/image_run.h"
 #include "tools/pshard-run/run_options.h"
 #include "tools/pshard-run/run_report.h"
 
@@ -39,6 +41,11 @@ Status run(const RunOptions& o) {
   if (o.conversation)
     return run_conversation(o, std::cin, std::cout, std::cerr, ::isatty(STDIN_FILENO) == 1);
   PSHARD_ASSIGN_OR_RETURN(std::string prompt_text, read_prompt(o));
+  if (o.mmproj_path.empty() != o.image_path.empty())
+    return invalid_argument("--mmproj and --image go together: the projector file encodes the "
+                            "image");
+  if (!o.image_path.empty())
+    return run_image_prompt(o, prompt_text, std::cout, std::cerr);
   PSHARD_ASSIGN_OR_RETURN(RunResult result, run_generation(o, prompt_text));
   if (o.json)
     write_json_report(std::cout, result);
@@ -103,6 +110,12 @@ int main(int argc, char** argv) {
   app.add_option("--chat-template", o.chat_template,
                  "with --conversation: a template by name instead of the model's (chatml, "
                  "llama3, mistral-v7, ...; an unknown name lists them)");
+  app.add_option("--mmproj", o.mmproj_path,
+                 "vision projector file (mmproj GGUF) of a Qwen2-VL model; with --image");
+  app.add_option("--image", o.image_path,
+                 "an image (PNG, JPEG) for the prompt: at \"<__media__>\", inside "
+                 "<|vision_start|>...<|vision_end|>, or before the prompt")
+      ->excludes("--conversation");
   constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-cnv", "--conversation"}, {"-sys", "--system"},
                                                   {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
   const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);

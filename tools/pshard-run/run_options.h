@@ -35,6 +35,9 @@ struct RunOptions {
   bool conversation = false;
   std::string system_prompt; // --system (-sys)
   std::string chat_template; // --chat-template NAME; empty: the model's own
+  // Vision-language models (llama-mtmd-cli's flags; image_run.h).
+  std::string mmproj_path; // --mmproj: the projector file
+  std::string image_path;  // --image
 };
 
 } // namespace pshard

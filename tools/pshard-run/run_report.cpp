@@ -70,21 +70,21 @@ void write_text_report(std::ostream& out, std::ostream& err, const RunResult& r)
     write_plans(err, r);
 }
 
-void write_json_report(std::ostream& out, const RunResult& r) {
-  JsonWriter j(out);
-  j.begin_object();
+void write_generation_json(JsonWriter& j, const std::vector<pshard_token>& prompt,
+                           const std::vector<pshard_token>& generated, const std::string& text,
+                           const std::vector<std::vector<std::pair<pshard_token, float>>>& top) {
   j.key("prompt_tokens").begin_array(/*inline_items=*/true);
-  for (pshard_token id : r.prompt)
+  for (pshard_token id : prompt)
     j.value(id);
   j.end_array();
   j.key("generated_tokens").begin_array(/*inline_items=*/true);
-  for (pshard_token id : r.generated)
+  for (pshard_token id : generated)
     j.value(id);
   j.end_array();
-  j.key("text").value(r.text);
-  if (!r.top_logprobs.empty()) {
+  j.key("text").value(text);
+  if (!top.empty()) {
     j.key("top_logprobs").begin_array();
-    for (const auto& position : r.top_logprobs) {
+    for (const auto& position : top) {
       j.begin_array();
       for (const auto& [id, lp] : position)
         j.begin_object().key("id").value(id).key("logprob").value(lp).end_object();
@@ -92,6 +92,12 @@ void write_json_report(std::ostream& out, const RunResult& r) {
     }
     j.end_array();
   }
+}
+
+void write_json_report(std::ostream& out, const RunResult& r) {
+  JsonWriter j(out);
+  j.begin_object();
+  write_generation_json(j, r.prompt, r.generated, r.text, r.top_logprobs);
   const pshard_generate_result& t = r.timings;
   j.key("timings").begin_object();
   j.key("prompt_n").value(t.n_prompt);

@@ -20,8 +20,15 @@ void CpuOps::matmul(const MatrixView& w, const float* x, int64_t n_tokens, float
 
 void CpuOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p) {
   const int64_t row = n_heads * p.head_dim;
-  for (int64_t t = 0; t < n_tokens; ++t)
-    pshard::rope(x + t * row, n_heads, pos0 + t, p);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    if (!p.positions) {
+      pshard::rope(x + t * row, n_heads, pos0 + t, p);
+      continue;
+    }
+    const int32_t* tp = p.positions + 3 * t;
+    const int64_t pos[3] = {tp[0], tp[1], tp[2]};
+    pshard::rope_multi(x + t * row, n_heads, pos, p);
+  }
 }
 
 namespace {

@@ -29,6 +29,11 @@ void CudaOps::rms_norm(const float* x, const float* weight, float* y, int64_t n_
 }
 
 void CudaOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p) {
+  if (p.positions) { // text-only M-RoPE (null positions) is plain NeoX and runs here
+    sticky_.note(unsupported("CUDA rope: M-RoPE image positions (qwen2vl with an image) are "
+                             "not implemented on this backend yet; run with --backend cpu"));
+    return;
+  }
   note(kernels::rope(x, n_tokens, n_heads, pos0, p, stream_), "rope", __LINE__);
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/backends/emu/emu_ops.h"
 
+#include <memory>
 #include <vector>
 
 namespace pshard::emu {
@@ -14,7 +15,18 @@ void EmuOps::matmul(const MatrixView& w, const float* x, int64_t n_tokens, float
 }
 
 void EmuOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p) {
-  q_.push_work([=, this] { cpu_.rope(x, n_tokens, n_heads, pos0, p); });
+  if (!p.positions) {
+    q_.push_work([=, this] { cpu_.rope(x, n_tokens, n_heads, pos0, p); });
+    return;
+  }
+  // M-RoPE positions are host memory owned by the caller's pass: keep a copy, as for
+  // token ids, since the work runs later.
+  auto pos = std::make_shared<std::vector<int32_t>>(p.positions, p.positions + 3 * n_tokens);
+  q_.push_work([=, this] {
+    RopeParams own = p;
+    own.positions = pos->data();
+    cpu_.rope(x, n_tokens, n_heads, pos0, own);
+  });
 }
 
 void EmuOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,

@@ -49,6 +49,9 @@ struct ArchFamily {
   // used as they come out of the softmax over all experts (Qwen2-MoE).
   // `{arch}.expert_weights_norm` in the file overrides it.
   bool normalize_expert_weights = true;
+  // Multimodal RoPE: `{arch}.rope.dimension_sections` (required) splits each head's
+  // rotary pairs among temporal, height and width positions (Qwen2-VL).
+  bool rope_sections = false;
 };
 
 // The family of `general.architecture`, or null.
@@ -61,6 +64,7 @@ std::string unknown_arch_message(std::string_view arch);
 // The families, one per file in this folder.
 extern const ArchFamily kLlamaFamily;
 extern const ArchFamily kQwen2Family;
+extern const ArchFamily kQwen2VlFamily;
 extern const ArchFamily kQwen2MoeFamily;
 extern const ArchFamily kQwen3Family;
 extern const ArchFamily kQwen3MoeFamily;

@@ -83,6 +83,44 @@ TEST(Rope, MatchesFloat64WithPartialRotationAndFreqFactors) {
     }
 }
 
+// M-RoPE (Qwen2-VL): with all three positions equal it is NeoX RoPE bit for bit (text
+// tokens); with distinct ones, pair i rotates by the position of its section.
+TEST(Rope, MultimodalSectionsCollapseToNeoxAndPickTheirPosition) {
+  const int64_t n_heads = 2, head_dim = 32;
+  RopeParams p;
+  p.head_dim = head_dim;
+  p.rot_dim = head_dim;
+  p.neox = true;
+  p.freq_base = 1000000.0f;
+  p.sections[0] = 4;
+  p.sections[1] = 6;
+  p.sections[2] = 6;
+  const std::vector<float> in = test::random_floats(n_heads * head_dim, 9);
+  for (int64_t pos : {0, 3, 1234}) {
+    std::vector<float> plain = in, multi = in;
+    RopeParams neox = p;
+    neox.sections[0] = neox.sections[1] = neox.sections[2] = 0;
+    rope(plain.data(), n_heads, pos, neox);
+    const int64_t same[3] = {pos, pos, pos};
+    rope_multi(multi.data(), n_heads, same, p);
+    ASSERT_EQ(plain, multi) << "pos=" << pos;
+  }
+  const int64_t pos[3] = {5, 70, 900};
+  std::vector<float> v = in;
+  rope_multi(v.data(), n_heads, pos, p);
+  for (int64_t i = 0; i < head_dim / 2; ++i) {
+    const int64_t section = i < 4 ? 0 : i < 10 ? 1 : 2;
+    // The pair alone, rotated by its section's position as plain NeoX RoPE would.
+    std::vector<float> one = in;
+    RopeParams neox = p;
+    neox.sections[0] = neox.sections[1] = neox.sections[2] = 0;
+    rope(one.data(), n_heads, pos[section], neox);
+    for (int64_t h = 0; h < n_heads; ++h)
+      for (int64_t d : {i, i + head_dim / 2})
+        ASSERT_EQ(v[h * head_dim + d], one[h * head_dim + d]) << "pair " << i << " head " << h;
+  }
+}
+
 TEST(Softmax, SumsToOneAndMatchesFloat64) {
   for (float spread : {1.0f, 30.0f}) {
     std::vector<float> x = test::random_floats(1001, 6, spread);

@@ -61,6 +61,27 @@ const BadCase kCases[] = {
     {"unknown_architecture", "llama",
      [](auto& md, auto&) { set_key(md, "general.architecture", str("mamba")); },
      StatusCode::kUnsupported, {"'mamba'", "qwen3moe", "qwen2"}},
+    {"qwen2vl_without_rope_sections", "qwen2vl",
+     [](auto& md, auto&) { drop_key(md, "qwen2vl.rope.dimension_sections"); },
+     StatusCode::kInvalidFormat, {"qwen2vl.rope.dimension_sections", "multimodal RoPE"}},
+    {"qwen2vl_sections_not_covering_the_head", "qwen2vl",
+     [](auto& md, auto&) {
+       gguf::Array a{gguf::ValueType::kInt32, {{int32_t{1}}, {int32_t{1}}, {int32_t{1}}, {int32_t{0}}}};
+       set_key(md, "qwen2vl.rope.dimension_sections", gguf::Value{a});
+     },
+     StatusCode::kInvalidFormat, {"qwen2vl.rope.dimension_sections", "sums to 3"}},
+    {"qwen2vl_sections_not_integers", "qwen2vl",
+     [](auto& md, auto&) {
+       gguf::Array a{gguf::ValueType::kFloat32, {{1.0f}, {1.0f}, {1.0f}, {0.0f}}};
+       set_key(md, "qwen2vl.rope.dimension_sections", gguf::Value{a});
+     },
+     StatusCode::kInvalidFormat, {"qwen2vl.rope.dimension_sections", "integers"}},
+    {"qwen2_with_rope_sections", "qwen2",
+     [](auto& md, auto&) {
+       gguf::Array a{gguf::ValueType::kInt32, {{int32_t{1}}, {int32_t{1}}, {int32_t{2}}, {int32_t{0}}}};
+       set_key(md, "qwen2.rope.dimension_sections", gguf::Value{a});
+     },
+     StatusCode::kUnsupported, {"qwen2.rope.dimension_sections", "no multimodal RoPE"}},
     {"missing_embedding_length", "qwen2",
      [](auto& md, auto&) { drop_key(md, "qwen2.embedding_length"); },
      StatusCode::kInvalidFormat, {"qwen2.embedding_length", "required"}},

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-NEOX = {"qwen2", "qwen2moe", "qwen3", "qwen3moe"}
+NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe"}  # qwen2vl: M-RoPE, NeoX for text
 UNNORMALISED_TOPK = {"qwen2moe"}
 
 
@@ -51,6 +51,8 @@ class Reference:
         self.low_ff = g("rope.scaling.low_freq_factor", 1.0)
         self.high_ff = g("rope.scaling.high_freq_factor", 4.0)
         self.freq_factors = model.tensor("rope_freqs.weight") if model.has("rope_freqs.weight") else None
+        # M-RoPE (qwen2vl): pairs per temporal / height / width position.
+        self.sections = g("rope.dimension_sections", [0, 0, 0, 0])[:3]
         self.angles = self._rope_angles()
 
     # --- RoPE ------------------------------------------------------------------------
@@ -85,8 +87,14 @@ class Reference:
         return extrap, mag
 
     def rope(self, x, pos):
-        """x: (heads, head_dim) at position pos."""
+        """x: (heads, head_dim) at position pos, or at (t, h, w) with M-RoPE sections:
+        pair i (modulo the sections' sum) takes t in the first sections[0] pairs, h in the
+        next sections[1], w in the rest."""
         mult, mag = self.angles
+        if isinstance(pos, tuple):
+            s0, s1, s2 = self.sections
+            sector = np.arange(len(mult)) % (s0 + s1 + s2)
+            pos = np.where(sector < s0, pos[0], np.where(sector < s0 + s1, pos[1], pos[2]))
         theta = pos * mult
         c, s = np.cos(theta) * mag, np.sin(theta) * mag
         out = x.copy()
@@ -159,16 +167,19 @@ class Reference:
                                         self.t(p + "ffn_down_shexp.weight"))
         return h + out
 
-    def logprobs(self, ids):
-        """Log-softmax of the logits after each of `ids` (one row per position)."""
+    def logprobs(self, ids, inputs=None, positions=None):
+        """Log-softmax of the logits after each of `ids` (one row per position). `inputs`
+        maps a position to the embedding fed there instead of its token's (an image's);
+        `positions[i]` is position i's rotary position (an int, or (t, h, w))."""
         emb = self.t("token_embd.weight")
         out_w = self.t("output.weight") if self.m.has("output.weight") else emb
         caches = [[] for _ in range(self.n_layer)]
         rows = []
         for pos, tok in enumerate(ids):
-            h = emb[tok].copy()
+            h = inputs[pos].copy() if inputs and pos in inputs else emb[tok].copy()
+            rpos = positions[pos] if positions else pos
             for il in range(self.n_layer):
-                h = self.attention(il, h, caches[il], pos)
+                h = self.attention(il, h, caches[il], rpos)
                 h = self.ffn(il, h)
             logits = out_w @ rms_norm(h, self.t("output_norm.weight"), self.eps)
             mx = logits.max()

@@ -1,0 +1,65 @@
+#include "runtime/vision/image_prompt.h"
+
+#include <algorithm>
+
+namespace pshard {
+
+Status check_image_prompt_model(const ModelHParams& hp) {
+  if (!hp.family->rope_sections)
+    return invalid_argument("the language model is a " + std::string(hp.family->name) +
+                            " model; images go with Qwen2-VL language models (qwen2vl, "
+                            "multimodal RoPE) and their projector");
+  return Status::ok_status();
+}
+
+ImagePromptDecoder::ImagePromptDecoder(CpuSession& session, ImageEmbeddings image,
+                                       int64_t image_pos)
+    : session_(session), image_(std::move(image)), image_pos_(image_pos) {
+  table_ = MatrixView{TensorType::kF32, reinterpret_cast<const uint8_t*>(image_.data.data()),
+                      image_.n_tokens(), image_.n_embd,
+                      static_cast<size_t>(image_.n_embd) * sizeof(float)};
+}
+
+Result<std::span<const float>> ImagePromptDecoder::decode(std::span<const TokenId> tokens) {
+  // Split the call at the image's edges; the last run's logits are the call's.
+  const int64_t start = session_.n_past(), end = start + static_cast<int64_t>(tokens.size());
+  Result<std::span<const float>> logits = invalid_argument("decode needs at least one token");
+  for (int64_t at = start; at < end;) {
+    const int64_t edge = at < image_begin() ? std::min(end, image_begin())
+                         : at < image_end() ? std::min(end, image_end())
+                                            : end;
+    logits = decode_run(
+        tokens.subspan(static_cast<size_t>(at - start), static_cast<size_t>(edge - at)), at);
+    if (!logits.ok())
+      return logits;
+    at = edge;
+  }
+  return logits;
+}
+
+Result<std::span<const float>> ImagePromptDecoder::decode_run(std::span<const TokenId> tokens,
+                                                              int64_t slot0) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  if (slot0 < image_begin())
+    return session_.decode(tokens); // before the image: positions are the slots
+  positions_.resize(static_cast<size_t>(3 * n));
+  if (slot0 >= image_end()) {
+    const int64_t shift = std::max(image_.tokens_x, image_.tokens_y) - image_.n_tokens();
+    for (int64_t t = 0; t < n; ++t)
+      std::fill_n(positions_.begin() + 3 * t, 3, static_cast<int32_t>(slot0 + t + shift));
+    return session_.decode(tokens, DecodeExtras{nullptr, positions_});
+  }
+  rows_.resize(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t row = slot0 - image_begin() + t;
+    rows_[static_cast<size_t>(t)] = static_cast<TokenId>(row);
+    positions_[static_cast<size_t>(3 * t)] = static_cast<int32_t>(image_pos_);
+    positions_[static_cast<size_t>(3 * t + 1)] =
+        static_cast<int32_t>(image_pos_ + row / image_.tokens_x);
+    positions_[static_cast<size_t>(3 * t + 2)] =
+        static_cast<int32_t>(image_pos_ + row % image_.tokens_x);
+  }
+  return session_.decode(rows_, DecodeExtras{&table_, positions_});
+}
+
+} // namespace pshard

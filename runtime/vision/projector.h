@@ -1,0 +1,73 @@
+// A vision projector file opened for encoding images: its hyperparameters and its
+// weights bound in place to the mapping (projector_layout.h names every tensor). The
+// patch kernel is the one tensor prepared at load: a still image is both temporal
+// frames of Qwen2-VL's 3D patch convolution, so the two kernel halves are summed once
+// into one F32 matrix of C rows by 3·p·p.
+//
+//   PSHARD_ASSIGN_OR_RETURN(auto proj, Projector::open("mmproj-qwen2.5vl.gguf"));
+//   PSHARD_RETURN_IF_ERROR(proj->check_language_model(lm_hparams.n_embd));
+//   proj->hparams().projection_dim;
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/kernels/matmul.h"
+#include "runtime/model/weights.h"
+#include "runtime/vision/projector_hparams.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pshard {
+
+// A LayerNorm (weight and bias) or an RMSNorm (bias null).
+struct VisionNorm {
+  VectorWeight weight, bias;
+};
+
+struct VisionLinear {
+  MatrixView w;
+  VectorWeight b;
+};
+
+struct VisionAttentionWeights {
+  VisionNorm norm;
+  VisionLinear q, k, v, out;
+};
+
+struct VisionFfnWeights {
+  VisionNorm norm;
+  VisionLinear gate, up, down; // gate.w.data null without a gate (qwen2vl_merger)
+};
+
+struct VisionMergerWeights {
+  VisionNorm norm;
+  VisionLinear fc0, fc2; // mm.0 (4C -> 4C), GELU, mm.2 (4C -> P)
+};
+
+struct ProjectorWeights {
+  std::vector<float> patch_kernel; // C x 3·p·p, both temporal halves summed
+  MatrixView patch;                // over patch_kernel
+  std::vector<VisionAttentionWeights> attn;
+  std::vector<VisionFfnWeights> ffn;
+  VisionMergerWeights merger;
+};
+
+class Projector {
+public:
+  static Result<std::unique_ptr<Projector>> open(const std::string& path);
+
+  const ProjectorHParams& hparams() const { return hp_; }
+  const ProjectorWeights& weights() const { return w_; }
+  const std::string& path() const { return file_->path(); }
+  // Refuses a language model whose embedding width is not the projector's output.
+  Status check_language_model(int64_t lm_n_embd) const;
+
+private:
+  std::unique_ptr<gguf::GgufFile> file_;
+  ProjectorHParams hp_;
+  ProjectorWeights w_;
+};
+
+} // namespace pshard

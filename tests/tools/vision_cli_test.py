@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""pshard-run --mmproj FILE --image FILE on a generated Qwen2-VL language model and
+projector: the image's tokens take the place llama-mtmd-cli gives them (at <__media__>,
+inside <|vision_start|>...<|vision_end|>, or before the prompt), the answer depends on
+the image, and every bad input is refused with a message naming it: a missing or foreign
+projector, a projector of another embedding width, an unreadable image, a language model
+without multimodal RoPE, --image without --mmproj.
+
+usage: vision_cli_test.py BUILD_DIR
+"""
+import json
+import os
+import sys
+import tempfile
+
+from cli_util import run as run_tool, write_png
+
+build = sys.argv[1]
+mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
+failures = 0
+
+
+def run(*args):
+    return run_tool(*[str(a) for a in args])
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL", msg)
+
+
+def png(path, w, h, seed):
+    """A w x h image whose pixels depend on the seed."""
+    rgb = bytearray()
+    for y in range(h):
+        for x in range(w):
+            v = (x * 7 + y * 13 + seed * 29) % 256
+            rgb += bytes([v, (v * 3 + seed) % 256, 255 - v])
+    write_png(path, w, h, rgb)
+
+
+def generate(model, proj, image, prompt, *extra):
+    p = run(run_bin, "-m", model, "--mmproj", proj, "--image", image, "-p", prompt, "-n", "6",
+            "--temp", "0", "--ignore-eos", "--json", "--top-logprobs", "1", "-t", "2", *extra)
+    if p.returncode != 0:
+        fail(f"pshard-run {image} {prompt!r}: {p.stderr}")
+        return None
+    return json.loads(p.stdout)
+
+
+def expect_error(what, args, says):
+    p = run(run_bin, *args, "-p", "hi", "-n", "2")
+    if p.returncode == 0:
+        fail(f"{what}: pshard-run succeeded")
+    elif says not in p.stderr:
+        fail(f"{what}: the error does not say {says!r}: {p.stderr.strip()}")
+    else:
+        print(f"{what}: refused ({p.stderr.strip()[:110]})")
+
+
+def main(tmp):
+    lm, proj = os.path.join(tmp, "qwen2vl.gguf"), os.path.join(tmp, "mmproj.gguf")
+    shape = ["--n-embd", "64", "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2",
+             "--n-ff", "96", "--v-n-embd", "32", "--v-n-head", "2", "--v-n-layer", "2",
+             "--v-image-size", "112", "--v-window-size", "56"]
+    p = run(mkmodel, "-o", lm, "--arch", "qwen2vl", "--mmproj-out", proj, *shape)
+    if p.returncode != 0:
+        return fail(f"pshard-mkmodel: {p.stderr}")
+    a, b = os.path.join(tmp, "a.png"), os.path.join(tmp, "b.png")
+    png(a, 90, 60, 1)
+    png(b, 90, 60, 2)
+    text = generate(lm, proj, a, "<__media__>What is in the picture?")
+    if text is None:
+        return
+    img = text["image"]
+    n_img = img["tokens_x"] * img["tokens_y"]
+    if (img["input_width"], img["input_height"]) != (112, 84) or (img["tokens_x"], img["tokens_y"]) != (4, 3):
+        fail(f"90x60 under a 112 cap: preprocessed to {img}")
+    # Three placements of the same image give the same prompt length: text + n image tokens.
+    spans = [generate(lm, proj, a, "<|vision_start|><|image_pad|><|vision_end|>What is in the picture?"),
+             generate(lm, proj, a, "What is in the picture?")]
+    for s in spans:
+        if s is not None and len(s["prompt_tokens"]) != len(text["prompt_tokens"]):
+            fail(f"placements differ in length: {len(s['prompt_tokens'])} vs "
+                 f"{len(text['prompt_tokens'])}")
+    if spans[1] is not None and spans[1]["generated_tokens"] != text["generated_tokens"]:
+        fail("the image before the prompt and at the marker at its start gave different answers")
+    other = generate(lm, proj, b, "<__media__>What is in the picture?")
+    if other is not None and other["top_logprobs"][0] == text["top_logprobs"][0]:
+        fail("two different images gave the same first-position log-probabilities")
+    print(f"image prompt: {n_img} image tokens, {len(text['prompt_tokens'])} prompt tokens, "
+          f"generated {text['generated_tokens']}")
+
+    # Bad inputs.
+    other_width = os.path.join(tmp, "mmproj-32.gguf")
+    run(mkmodel, "--mmproj-out", other_width, "--n-embd", "32", "--v-n-embd", "32", "--v-n-head", "2")
+    qwen2 = os.path.join(tmp, "qwen2.gguf")
+    run(mkmodel, "-o", qwen2, "--arch", "qwen2", "--n-embd", "64")
+    junk = os.path.join(tmp, "junk.png")
+    with open(junk, "w") as f:
+        f.write("not an image")
+    expect_error("missing projector", ["-m", lm, "--mmproj", os.path.join(tmp, "none.gguf"), "--image", a],
+                 "does not exist")
+    expect_error("a language model as projector", ["-m", lm, "--mmproj", lm, "--image", a],
+                 "not a vision projector")
+    expect_error("projector of another width", ["-m", lm, "--mmproj", other_width, "--image", a],
+                 "embedding width is 64")
+    expect_error("unreadable image", ["-m", lm, "--mmproj", proj, "--image", junk], "cannot be decoded")
+    expect_error("missing image", ["-m", lm, "--mmproj", proj, "--image", os.path.join(tmp, "no.png")],
+                 "cannot be opened")
+    expect_error("a model without M-RoPE", ["-m", qwen2, "--mmproj", proj, "--image", a], "qwen2vl")
+    expect_error("--image without --mmproj", ["-m", lm, "--image", a], "--mmproj and --image")
+
+
+with tempfile.TemporaryDirectory() as d:
+    main(d)
+print("vision cli:", "ok" if failures == 0 else f"{failures} failures")
+sys.exit(1 if failures else 0)

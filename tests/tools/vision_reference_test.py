@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""The vision encoder against an independent float64 reference (reference/vision.py).
+
+pshard-mkmodel writes small random projectors of both types (F32 and F16 matrices, with
+and without window attention); the script writes PNG images of several sizes and aspect
+ratios (wider and taller than the cap, smaller than it, thinner than one image token);
+pshard-vision preprocesses and encodes each. Checked:
+  - the preprocessed size is the reference's, and its pixels are the reference's bicubic
+    resize within one 8-bit step (a step at a rounding tie; all but 0.5% exact);
+  - the image embeddings equal the reference's encoding of the same preprocessed input
+    within 1e-5 of the embeddings' largest magnitude (F32 arithmetic over a few blocks);
+  - an image prompt through pshard-run on a generated qwen2vl language model: the
+    log-probabilities of every generated position equal the float64 forward pass
+    (reference/forward.py) fed the reference's image embeddings at the image's positions
+    with multimodal RoPE positions (text t=h=w, image tokens (p, p+row, p+column), text
+    after the image continuing past its largest coordinate) within 1e-3;
+  - window attention matters exactly where it should: a projector whose blocks all
+    attend fully and one with windows agree on an image that fits in one window and
+    differ on an image of four windows.
+
+usage: vision_reference_test.py BUILD_DIR   (exit 77: skipped, numpy missing)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: this python has no numpy (Debian: apt-get install python3-numpy)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
+from cli_util import write_png  # noqa: E402
+from forward import Reference  # noqa: E402
+from gguf_reader import GgufModel  # noqa: E402
+import vision  # noqa: E402
+
+build = sys.argv[1]
+mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+vision_bin = os.path.join(build, "tools/pshard-vision/pshard-vision")
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
+TOL = 1e-5
+# The tower: width 64, 4 heads of 16, 3 blocks, 14-pixel patches, longer side capped at 224.
+SHAPE = ["--n-embd", "48", "--v-n-embd", "64", "--v-n-head", "4", "--v-n-ff", "96",
+         "--v-n-layer", "3", "--v-image-size", "224", "--v-window-size", "56"]
+PROJECTORS = {
+    "qwen25vl-windows": ["--mmproj-type", "qwen2.5vl_merger", "--v-wa-pattern", "2"],
+    "qwen25vl-f16": ["--mmproj-type", "qwen2.5vl_merger", "--v-wa-pattern", "3", "--v-type", "f16"],
+    "qwen25vl-full": ["--mmproj-type", "qwen2.5vl_merger", "--v-wa-pattern", "0"],
+    "qwen2vl": ["--mmproj-type", "qwen2vl_merger"],
+}
+# (width, height): wider than the cap, taller, inside it, square at the cap, a sliver.
+IMAGES = [(300, 120), (90, 250), (64, 48), (224, 224), (200, 9)]
+failures = 0
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL", msg)
+
+
+def test_image(w, h, seed):
+    """Smooth gradients plus noise: the resize has both flat and busy regions."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w]
+    base = np.stack([x * 255 / max(w - 1, 1), y * 255 / max(h - 1, 1),
+                     (x + y) * 127 / max(w + h - 2, 1)], -1)
+    return np.clip(base + rng.integers(-40, 41, (h, w, 3)), 0, 255).astype(np.uint8)
+
+
+def encode(proj, png, tmp):
+    embd, inp = os.path.join(tmp, "embd.npy"), os.path.join(tmp, "in.npy")
+    p = subprocess.run([vision_bin, "--mmproj", proj, "--image", png, "-o", embd,
+                        "--input-out", inp, "-t", "2"], capture_output=True, text=True,
+                       timeout=300)
+    if p.returncode != 0:
+        fail(f"pshard-vision {proj} {png}: {p.stderr}")
+        return None
+    return json.loads(p.stdout), np.load(embd).astype(np.float64), np.load(inp).astype(np.float64)
+
+
+def check(name, proj, png, img, tmp):
+    got = encode(proj, png, tmp)
+    if got is None:
+        return None
+    info, embd, inp = got
+    model = GgufModel(proj)
+    hp = vision.VisionHParams(model)
+    h, w = img.shape[:2]
+    want_w, want_h = vision.input_size(hp, w, h)
+    if info["input"] != [want_w, want_h]:
+        fail(f"{name} {w}x{h}: preprocessed to {info['input']}, the reference {want_w}x{want_h}")
+        return None
+    ref_in = vision.preprocess(hp, img)
+    steps = np.abs(inp - ref_in) * (hp.std[:, None, None] * 255.0)
+    if steps.max() > 1.001 or (steps > 0.01).mean() > 0.005:
+        fail(f"{name} {w}x{h}: preprocessed pixels differ by up to {steps.max():.2f} steps, "
+             f"{(steps > 0.01).mean():.2%} of them")
+    ref = vision.encode(hp, model, inp)
+    scale = np.abs(ref).max()
+    err = np.abs(embd - ref).max() / scale
+    if embd.shape != ref.shape or err > TOL:
+        fail(f"{name} {w}x{h}: embeddings {embd.shape} differ from the reference {ref.shape} "
+             f"by {err:.2e} of their scale")
+    print(f"{name} {w}x{h} -> {want_w}x{want_h} ({info['tokens'][0]}x{info['tokens'][1]} "
+          f"tokens): pixels {(steps > 0.01).mean():.2%} off by a step, embeddings within "
+          f"{err:.1e} of the float64 reference")
+    return embd
+
+
+def check_image_prompt(tmp):
+    lm, proj = os.path.join(tmp, "qwen2vl.gguf"), os.path.join(tmp, "qwen2vl-mmproj.gguf")
+    p = subprocess.run([mkmodel, "-o", lm, "--arch", "qwen2vl", "--n-layer", "2", "--n-head", "4",
+                        "--n-head-kv", "2", "--n-ff", "64", "--type", "f32", "--mmproj-out", proj,
+                        *SHAPE, "--mmproj-type", "qwen2.5vl_merger"], capture_output=True, text=True)
+    if p.returncode != 0:
+        return fail(f"pshard-mkmodel qwen2vl: {p.stderr}")
+    img = test_image(100, 48, 21)
+    png = os.path.join(tmp, "prompt.png")
+    write_png(png, img.shape[1], img.shape[0], img.tobytes())
+    for batch in ("256", "3"):  # -b 3: passes that split the text and the image
+        check_image_prompt_run(lm, proj, png, batch, tmp)
+
+
+def check_image_prompt_run(lm, proj, png, batch, tmp):
+    p = subprocess.run([run_bin, "-m", lm, "--mmproj", proj, "--image", png, "-p",
+                        "Look: <__media__> and tell", "-n", "6", "--temp", "0", "--ignore-eos",
+                        "--json", "--top-logprobs", "2", "-t", "2", "-ctk", "f32", "-ctv", "f32",
+                        "-b", batch], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        return fail(f"pshard-run with an image: {p.stderr}")
+    out = json.loads(p.stdout)
+    got = encode(proj, png, tmp)
+    if got is None:
+        return
+    _, _, inp = got
+    hp = vision.VisionHParams(GgufModel(proj))
+    image = vision.encode(hp, GgufModel(proj), inp)
+    tx, ty, start = out["image"]["tokens_x"], out["image"]["tokens_y"], out["image"]["position"]
+    n = tx * ty
+    ids = out["prompt_tokens"] + out["generated_tokens"]
+    positions = []
+    for i in range(len(ids)):
+        if i < start:
+            positions.append(i)
+        elif i < start + n:
+            r = i - start
+            positions.append((start, start + r // tx, start + r % tx))
+        else:
+            positions.append(i - n + max(tx, ty))
+    ref = Reference(GgufModel(lm))
+    rows = ref.logprobs(ids, {start + r: image[r] for r in range(n)}, positions)
+    worst = 0.0
+    for j, tok in enumerate(out["generated_tokens"]):
+        row = rows[len(out["prompt_tokens"]) - 1 + j]
+        order = row.argsort()[::-1]
+        mine = out["top_logprobs"][j][0]
+        worst = max(worst, abs(mine["logprob"] - row[mine["id"]]))
+        if row[order[0]] - row[order[1]] > 1e-3 and tok != order[0]:
+            return fail(f"image prompt: position {j} pshard picked {tok}, the reference {order[0]}")
+    if worst > 1e-3:
+        fail(f"image prompt: log-probs differ from the float64 reference by up to {worst:.2e}")
+    print(f"image prompt (-b {batch}, {tx}x{ty} image tokens at {start}): {len(out['generated_tokens'])} "
+          f"tokens, log-probs within {worst:.1e} of the float64 reference")
+
+
+def main(tmp):
+    check_image_prompt(tmp)
+    projs = {}
+    for name, extra in PROJECTORS.items():
+        path = os.path.join(tmp, name + ".gguf")
+        p = subprocess.run([mkmodel, "--mmproj-out", path, *SHAPE, *extra, "--seed", "3"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            fail(f"{name}: pshard-mkmodel failed: {p.stderr}")
+            continue
+        projs[name] = path
+    for i, (w, h) in enumerate(IMAGES):
+        img = test_image(w, h, i)
+        png = os.path.join(tmp, f"img{i}.png")
+        write_png(png, img.shape[1], img.shape[0], img.tobytes())
+        for name, path in projs.items():
+            check(name, path, png, img, tmp)
+    # Window attention: 56-pixel windows of 2x2 image tokens. An image of one window sees
+    # the same neighbours either way; one of 2x2 windows does not. "full" and "windows"
+    # share the seed, so their weights are the same.
+    if "qwen25vl-windows" in projs and "qwen25vl-full" in projs:
+        for side, same in ((56, True), (112, False)):
+            img = test_image(side, side, 10 + side)
+            png = os.path.join(tmp, f"win{side}.png")
+            write_png(png, img.shape[1], img.shape[0], img.tobytes())
+            a = check("windows", projs["qwen25vl-windows"], png, img, tmp)
+            b = check("full", projs["qwen25vl-full"], png, img, tmp)
+            if a is None or b is None:
+                continue
+            diff = np.abs(a - b).max() / np.abs(b).max()
+            if same and diff > TOL:
+                fail(f"one window ({side} px): windowed and full attention differ by {diff:.2e}")
+            if not same and diff < 1e-3:
+                fail(f"four windows ({side} px): windowed and full attention agree ({diff:.2e})")
+            print(f"{side}x{side}: windowed vs full attention differ by {diff:.1e} "
+                  f"({'expected equal' if same else 'expected different'})")
+
+
+with tempfile.TemporaryDirectory() as d:
+    main(d)
+print("vision reference:", "ok" if failures == 0 else f"{failures} failures")
+sys.exit(1 if failures else 0)

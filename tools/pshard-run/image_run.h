@@ -1,0 +1,30 @@
+// pshard-run --mmproj FILE --image FILE (llama-mtmd-cli's flags): a prompt with one image
+// for a Qwen2-VL language model, on the CPU. The image goes where the prompt says:
+//   - at llama.cpp's media marker "<__media__>", wrapped in <|vision_start|> ... <|vision_end|>;
+//   - else inside the prompt's own "<|vision_start|>...<|vision_end|>" span (what is between
+//     the two, e.g. <|image_pad|>, is replaced by the image);
+//   - else before the prompt, wrapped, as llama-mtmd-cli places an image it was given
+//     without a marker.
+// Until the C API takes images this path uses the runtime libraries directly.
+#pragma once
+
+#include "runtime/core/status.h"
+#include "tools/pshard-run/run_options.h"
+
+#include <ostream>
+#include <string>
+
+namespace pshard {
+
+// The prompt text on either side of the image, the image's wrapping included.
+struct ImagePromptText {
+  std::string before, after;
+};
+ImagePromptText split_image_prompt(const std::string& prompt);
+
+// Streams the generated text to `out`, timings (and the image's grid) to `err`; with
+// o.json one object on `out` instead.
+Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ostream& out,
+                        std::ostream& err);
+
+} // namespace pshard
