@@ -9,7 +9,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libcli11-dev
   libpcre2-dev               # Unicode regular expressions of the BPE pre-tokenizers
   libicu-dev                 # Unicode data of the WordPiece normalizer (build time only)
-  libcpp-httplib-dev nlohmann-json3-dev   # pshard-server: HTTP and JSON
+  libcpp-httplib-dev nlohmann-json3-dev   # pshard-server: HTTP and JSON; routing profiles
   libstb-dev                 # stb_image: decoding PNG and JPEG images for vision models
   chromium                   # the chat page's test in a headless browser
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
