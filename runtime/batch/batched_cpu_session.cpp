@@ -12,16 +12,21 @@ BatchedCpuSession::BatchedCpuSession(const Model& model, const BatchParams& para
       threads_(std::make_unique<ThreadPool>(params.n_threads)),
       cpu_(std::make_unique<CpuOps>(*threads_)) {}
 
-Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model& model,
-                                                                     const BatchParams& in) {
-  const ModelHParams& hp = model.hparams();
-  BatchParams p = in;
+Status check_batch_params(const BatchParams& p) {
   if (p.max_sequences <= 0 || p.max_batch_tokens <= 0 || p.page_tokens <= 0 || p.n_ctx < 0 ||
       p.n_pages < 0 || p.max_logit_rows < 0 || p.n_threads < 0)
     return invalid_argument("batch parameters must be positive (sequences " +
                             std::to_string(p.max_sequences) + ", tokens per pass " +
                             std::to_string(p.max_batch_tokens) + ", tokens per page " +
                             std::to_string(p.page_tokens) + ")");
+  return Status::ok_status();
+}
+
+Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model& model,
+                                                                     const BatchParams& in) {
+  const ModelHParams& hp = model.hparams();
+  BatchParams p = in;
+  PSHARD_RETURN_IF_ERROR(check_batch_params(p));
   if (p.n_ctx == 0)
     p.n_ctx = std::min<int64_t>(hp.n_ctx_train, 4096);
   if (p.max_logit_rows == 0)

@@ -38,6 +38,9 @@ struct BatchParams {
   TensorType kv_type_v = kDefaultKvType;
 };
 
+// kInvalidArgument naming the counts when one is not positive (0 where a default exists).
+Status check_batch_params(const BatchParams& params);
+
 class BatchedCpuSession final : public BatchDecoder {
 public:
   static Result<std::unique_ptr<BatchedCpuSession>> create(const Model& model,

@@ -9,12 +9,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
                              std::unique_ptr<Device> device, const BatchParams& in,
                              const BatchedHybridOptions& options) {
   const ModelHParams& hp = model.hparams();
-  if (in.max_sequences <= 0 || in.max_batch_tokens <= 0 || in.page_tokens <= 0 || in.n_ctx < 0 ||
-      in.n_pages < 0 || in.max_logit_rows < 0 || in.n_threads < 0)
-    return invalid_argument("batch parameters must be positive (sequences " +
-                            std::to_string(in.max_sequences) + ", tokens per pass " +
-                            std::to_string(in.max_batch_tokens) + ", tokens per page " +
-                            std::to_string(in.page_tokens) + ")");
+  PSHARD_RETURN_IF_ERROR(check_batch_params(in));
   // The context per sequence, as a HybridSession picks it: the model's, at most 4096 and
   // at most the schedule's.
   int64_t n_ctx = in.n_ctx > 0 ? in.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
