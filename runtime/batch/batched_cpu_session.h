@@ -17,11 +17,11 @@
 
 #include "runtime/batch/batch_decoder.h"
 #include "runtime/batch/kv_page_pool.h"
+#include "runtime/batch/sequence_pages.h"
 #include "runtime/model/kv_types.h"
 #include "runtime/model/model.h"
 
 #include <memory>
-#include <optional>
 #include <vector>
 
 namespace pshard {
@@ -38,47 +38,34 @@ struct BatchParams {
   TensorType kv_type_v = kDefaultKvType;
 };
 
+// kInvalidArgument naming the counts when one is not positive (0 where a default exists).
+Status check_batch_params(const BatchParams& params);
+
 class BatchedCpuSession final : public BatchDecoder {
 public:
   static Result<std::unique_ptr<BatchedCpuSession>> create(const Model& model,
                                                            const BatchParams& params);
 
-  Result<SeqId> open_sequence() override;
-  void close_sequence(SeqId seq) override;
-  int64_t sequence_length(SeqId seq) const override;
-  bool can_append(SeqId seq, int64_t n_tokens) const override;
+  Result<SeqId> open_sequence() override { return seqs_.open(); }
+  void close_sequence(SeqId seq) override { seqs_.close(seq); }
+  int64_t sequence_length(SeqId seq) const override { return seqs_.length(seq); }
+  bool can_append(SeqId seq, int64_t n) const override { return seqs_.can_append(seq, n); }
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;
 
   int64_t n_vocab() const override { return model_.hparams().n_vocab; }
   int64_t n_ctx() const override { return params_.n_ctx; }
   int64_t max_batch_tokens() const override { return params_.max_batch_tokens; }
   int64_t max_sequences() const override { return params_.max_sequences; }
-  KvPageStats kv_pages() const override;
+  KvPageStats kv_pages() const override { return seqs_.stats(); }
 
 private:
-  struct Sequence {
-    std::vector<int32_t> pages;
-    int64_t length = 0;
-  };
-  // A checked pass: the tokens regrouped by sequence, in order of first appearance.
-  struct Plan {
-    std::vector<TokenId> tokens;
-    std::vector<SeqSegment> segments;
-    std::vector<SeqId> segment_seq;
-    std::vector<int64_t> logit_rows; // regrouped index of each logits entry, batch order
-    int64_t new_pages = 0;
-  };
-
   BatchedCpuSession(const Model& model, const BatchParams& params,
                     std::unique_ptr<KvPagePool> pool);
-  Result<Plan> plan(std::span<const BatchEntry> batch) const;
-  const Sequence* find(SeqId seq) const;
-  int64_t pages_for(int64_t positions) const;
 
   const Model& model_;
   BatchParams params_;
   std::unique_ptr<KvPagePool> pool_;
-  std::vector<std::optional<Sequence>> seqs_; // index = SeqId
+  SequencePages seqs_;
   Activations act_;
   std::unique_ptr<ThreadPool> threads_;
   std::unique_ptr<CpuOps> cpu_;

@@ -40,24 +40,7 @@ Result<std::unique_ptr<KvPagePool>> KvPagePool::create(int64_t n_layer, int64_t 
                       " MiB of KV pages; use fewer parallel sequences (-np), a smaller context "
                       "or a smaller KV type");
   }
-  for (int64_t page = n_pages - 1; page >= 0; --page)
-    p->free_.push_back(static_cast<int32_t>(page));
   return p;
-}
-
-Result<int32_t> KvPagePool::take() {
-  if (free_.empty())
-    return Status(StatusCode::kOutOfMemory,
-                  "all " + std::to_string(n_pages_) + " KV pages of " +
-                      std::to_string(page_tokens_) + " tokens are in use");
-  const int32_t page = free_.back();
-  free_.pop_back();
-  return page;
-}
-
-void KvPagePool::give_back(int32_t page) {
-  if (page >= 0 && page < n_pages_)
-    free_.push_back(page);
 }
 
 KvView KvPagePool::layer(int64_t il) {

@@ -2,8 +2,6 @@
 
 #include "runtime/model/kv_types.h"
 
-#include "runtime/executor/pass_runner.h"
-
 #include <algorithm>
 
 namespace pshard {
@@ -74,6 +72,10 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
                             std::to_string(params.n_threads));
   if (params.n_batch <= 0)
     return invalid_argument("batch size must be positive");
+  if (params.kv_pool_rows < 0 || params.kv_page_tokens < 0 || params.sequences < 1 ||
+      params.max_logit_rows < 1 || (params.kv_pool_rows > 0) != (params.kv_page_tokens > 0))
+    return invalid_argument("a batch session needs a KV pool of positive rows in pages of "
+                            "positive tokens, at least one sequence and one logits row");
   int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
   std::vector<SubLayerTensors> tensors;
   if (schedule) {
@@ -87,11 +89,13 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
   PSHARD_ASSIGN_OR_RETURN(auto kv_types, kv_types_of(schedule, params));
   PSHARD_RETURN_IF_ERROR(check_kv_types(kv_types.first, kv_types.second, hp.head_dim));
-  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(),
+  const int64_t kv_rows = params.kv_pool_rows > 0 ? params.kv_pool_rows : n_ctx;
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, kv_rows, hp.kv_dim(),
                                                       kv_types.first, kv_types.second));
   auto s = std::unique_ptr<HybridSession>(
       new HybridSession(model, schedule, device, std::move(kv), threads));
   s->n_ctx_ = n_ctx;
+  s->kv_page_tokens_ = params.kv_page_tokens;
   s->tensors_ = std::move(tensors);
   for (const SubLayer& sl : model.sublayers())
     s->host_weights_.push_back(host_sublayer_weights(model.weights(), sl));
@@ -103,7 +107,7 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
                               " is not one the schedule was compiled for");
     s->max_chunk_ = s->force_tier_ = params.force_tier;
   }
-  s->act_.reserve(hp, s->max_chunk_);
+  s->act_.reserve(hp, s->max_chunk_, params.max_logit_rows);
   if (device && schedule) {
     for (size_t b = 0; b < schedule->budgets().size(); ++b)
       for (size_t c = 0; c < schedule->contexts().size(); ++c)
@@ -118,6 +122,8 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
     }
   }
   if (schedule) {
+    if (device && params.kv_pool_rows > 0)
+      PSHARD_RETURN_IF_ERROR(s->check_batch_capacity(params.sequences));
     PSHARD_RETURN_IF_ERROR(s->set_budget(params.vram_budget));
     const uint64_t peak = s->stats_.peak_device_bytes;
     s->stats_ = {}; // the first upload is no switch
@@ -141,7 +147,8 @@ Result<PlanRuntime*> HybridSession::plan_runtime(PlanIndex at) {
   const auto key = std::make_tuple(at.budget, at.context, at.tier);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
-    const PlanInputs in{model_, tensors_, host_weights_, kv_, *device_, device_->arena(), n_ctx_};
+    const PlanInputs in{model_,   tensors_,         host_weights_, kv_,
+                        *device_, device_->arena(), kv_.n_ctx()};
     PSHARD_ASSIGN_OR_RETURN(PlanRuntime r, build_plan_runtime(schedule_->plan(at), in));
     it = plans_.emplace(key, std::move(r)).first;
   }
@@ -167,15 +174,69 @@ Result<const SchedulePlan*> HybridSession::plan_for_pass(int64_t n_tokens, int64
   return &schedule_->plan(*at);
 }
 
+PassContext HybridSession::pass_context(std::span<const TokenId> tokens, int64_t pos0,
+                                        bool compute_logits) {
+  return {model_,        host_weights_, schedule_ ? &tensors_ : nullptr,
+          *cpu_,         act_.ptrs(),   kv_,
+          nullptr,       nullptr,       nullptr,
+          timeline_,     tokens,        pos0,
+          compute_logits};
+}
+
 Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
-  PassContext ctx{model_,        host_weights_, schedule_ ? &tensors_ : nullptr,
-                  *cpu_,         act_.ptrs(),   kv_,
-                  nullptr,       nullptr,       nullptr,
-                  timeline_,     tokens,        n_past_,
-                  compute_logits};
+  PassContext ctx = pass_context(tokens, n_past_, compute_logits);
   const auto n = static_cast<int64_t>(tokens.size());
+  PSHARD_RETURN_IF_ERROR(run_and_record(ctx, n_past_ + n));
+  n_past_ += n;
+  return Status::ok_status();
+}
+
+Result<const float*> HybridSession::decode_batch(const BatchPassInput& in) {
+  if (kv_page_tokens_ == 0)
+    return internal_error("decode_batch needs a session created for a batch (kv_pool_rows)");
+  if (static_cast<int64_t>(in.tokens.size()) > max_chunk_ || in.tokens.empty())
+    return invalid_argument("a batch pass carries 1 to " + std::to_string(max_chunk_) +
+                            " tokens, not " + std::to_string(in.tokens.size()));
+  if (in.rows_in_use > kv_.n_ctx())
+    return internal_error("the batch's pages lie outside the KV pool");
+  PassContext ctx = pass_context(in.tokens, 0, !in.logit_rows.empty());
+  ctx.segments = in.segments;
+  ctx.device_segments = in.device_segments;
+  ctx.logit_rows = in.logit_rows;
+  ctx.page_tokens = kv_page_tokens_;
+  batch_rows_ = in.rows_in_use;
+  PSHARD_RETURN_IF_ERROR(run_and_record(ctx, in.longest));
+  return act_.ptrs().logits;
+}
+
+Status HybridSession::check_batch_capacity(int64_t sequences) const {
+  const size_t c = schedule_->context_index(n_ctx_);
+  for (size_t b = 0; b < schedule_->budgets().size(); ++b)
+    for (size_t t = 0; t < schedule_->tiers().size(); ++t) {
+      const SchedulePlan& p = schedule_->plan({b, t, c});
+      bool resident_attention = false;
+      for (size_t i = 0; i < model_.sublayers().size(); ++i)
+        resident_attention |= model_.sublayers()[i].kind == SubLayerKind::kAttention &&
+                              p.placements[i] == fb::schedule::Placement::GpuResident;
+      if (!resident_attention || device_kv_positions(p, kv_) >= kv_.n_ctx())
+        continue;
+      return invalid_argument(
+          "the schedule's plan for budget " + std::to_string(p.budget_bytes) + " B, tier " +
+          std::to_string(p.tier) + " keeps attention resident with device KV pages for " +
+          std::to_string(p.sequences) + " sequence(s) of " + std::to_string(p.context) +
+          " positions, but this engine serves " + std::to_string(sequences) + " sequences of " +
+          std::to_string(n_ctx_) + " (" + std::to_string(kv_.n_ctx()) +
+          " pooled positions); recompile with pshard-compile --parallel " +
+          std::to_string(sequences) + ", or serve fewer sequences (-np) or a shorter context (-c)");
+    }
+  return Status::ok_status();
+}
+
+Status HybridSession::run_and_record(PassContext& ctx, int64_t positions) {
+  const auto n = static_cast<int64_t>(ctx.tokens.size());
   PlanIndex at;
-  PSHARD_ASSIGN_OR_RETURN(const SchedulePlan* plan, plan_for_pass(n, n_past_ + n, &at));
+  PSHARD_ASSIGN_OR_RETURN(const SchedulePlan* plan,
+                          plan_for_pass(n, select_positions(positions), &at));
   if (plan && device_ && budget_index_ >= 0) {
     PSHARD_ASSIGN_OR_RETURN(ctx.plan, plan_runtime(at));
     ctx.device = device_;
@@ -193,15 +254,15 @@ Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool comput
     pass->budget_bytes = plan->budget_bytes;
     pass->tier = plan->tier;
     pass->context = plan->context;
-    pass->predicted_ms = plan->predicted_ms_at(n_past_ + n);
+    pass->predicted_ms = plan->predicted_ms_at(positions);
   } else if (schedule_) { // an artifact without CPU-only plans: the tier, unpredicted
     PSHARD_ASSIGN_OR_RETURN(PlanIndex cpu, schedule_->select(force_tier_ > 0 ? force_tier_ : n,
-                                                             schedule_->budgets().back(), n_past_ + n));
+                                                             schedule_->budgets().back(),
+                                                             select_positions(positions)));
     pass->tier = schedule_->tiers()[cpu.tier];
     pass->context = schedule_->contexts()[cpu.context];
   }
   stats_.add(*pass, plan ? plan->strategy : "cpu-only");
-  n_past_ += n;
   return Status::ok_status();
 }
 

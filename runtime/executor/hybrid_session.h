@@ -28,6 +28,7 @@
 #pragma once
 
 #include "runtime/backends/cpu/cpu_ops.h"
+#include "runtime/executor/pass_runner.h"
 #include "runtime/executor/plan_runtime.h"
 #include "runtime/executor/session_stats.h"
 #include "runtime/executor/timeline.h"
@@ -53,6 +54,26 @@ struct HybridParams {
   // KV cache element types (runtime/model/kv_types.h); unset: the schedule's (its
   // --kv-type), or kDefaultKvType without one. With a schedule they must be its type.
   std::optional<TensorType> kv_type_k, kv_type_v;
+  // Batch engines (runtime/batch/batched_hybrid_session.h): the host KV cache is a pool
+  // of kv_pool_rows rows in pages of kv_page_tokens, shared by up to `sequences`
+  // sequences of n_ctx positions each, and a pass returns up to max_logit_rows rows of
+  // logits. 0: one sequence, a contiguous cache of n_ctx positions.
+  int64_t kv_pool_rows = 0;
+  int64_t kv_page_tokens = 0;
+  int64_t sequences = 1;
+  int64_t max_logit_rows = 1;
+};
+
+// One pass of a batch: the tokens regrouped by sequence, each segment's positions and
+// page table — in host memory (`segments`, for attention on the CPU) and as the device
+// reads it (`device_segments`, same order) — the rows whose logits come back, the most
+// positions a sequence reaches and the pool rows in use once the pass has run.
+struct BatchPassInput {
+  std::span<const TokenId> tokens;
+  std::span<const SeqSegment> segments, device_segments;
+  std::span<const int64_t> logit_rows;
+  int64_t longest = 0;
+  int64_t rows_in_use = 0;
 };
 
 class HybridSession final : public Decoder {
@@ -64,6 +85,9 @@ public:
   ~HybridSession() override;
 
   Result<std::span<const float>> decode(std::span<const TokenId> tokens) override;
+  // Batch mode (kv_pool_rows set): one forward pass over several sequences' tokens, at
+  // most max_tokens_per_pass() of them; logits row i (of n_vocab) is logit_rows[i]'s.
+  Result<const float*> decode_batch(const BatchPassInput& pass);
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return n_ctx_; }
   void reset() { n_past_ = 0; }
@@ -87,6 +111,8 @@ public:
   int32_t n_threads() const { return pool_->size(); }
   // Host memory the session allocated: KV cache plus activations.
   size_t host_bytes() const { return kv_.bytes() + act_.bytes(); }
+  // The host KV cache (in batch mode, the page pool the segments' tables index).
+  KvCache& host_kv() { return kv_; }
   // The largest tier (chunk size of a long prompt).
   int64_t max_tokens_per_pass() const { return max_chunk_; }
 
@@ -94,6 +120,17 @@ private:
   HybridSession(const Model& model, const Schedule* schedule, Device* device, KvCache kv,
                 int32_t threads);
   Status forward_chunk(std::span<const TokenId> tokens, bool compute_logits);
+  PassContext pass_context(std::span<const TokenId> tokens, int64_t pos0, bool compute_logits);
+  // Looks the pass's plan up, runs it and records it; `positions`: the most a sequence
+  // reaches.
+  Status run_and_record(PassContext& ctx, int64_t positions);
+  // The positions plans are selected by: a batch takes the plans of a whole sequence's
+  // context (its device KV pages hold every sequence), one sequence its own.
+  int64_t select_positions(int64_t reached) const { return kv_page_tokens_ > 0 ? n_ctx_ : reached; }
+  // The KV rows in use, which residency moves copy: one sequence's positions, or the
+  // rows the batch's pages span.
+  int64_t kv_rows() const { return kv_page_tokens_ > 0 ? batch_rows_ : n_past_; }
+  Status check_batch_capacity(int64_t sequences) const;
   Result<PlanRuntime*> plan_runtime(PlanIndex at);
   // The plan a pass of `n_tokens` new tokens reaching `positions` uses, or null (CPU only).
   Result<const SchedulePlan*> plan_for_pass(int64_t n_tokens, int64_t positions, PlanIndex* at);
@@ -124,6 +161,8 @@ private:
   int64_t n_past_ = 0;
   int64_t max_chunk_ = 256;
   int64_t force_tier_ = 0;
+  int64_t kv_page_tokens_ = 0; // batch mode: the pool's page size
+  int64_t batch_rows_ = 0;     // batch mode: pool rows in use
   uint64_t budget_ = 0;
   int budget_index_ = -1;          // the compiled budget in force; -1: CPU only
   std::optional<PlanIndex> held_;  // the plan whose resident set the arena holds

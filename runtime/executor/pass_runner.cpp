@@ -2,6 +2,7 @@
 
 #include "runtime/executor/host_routes.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace pshard {
@@ -16,9 +17,15 @@ int64_t now_ns() {
 class PassRunner {
 public:
   explicit PassRunner(PassContext& c)
-      : c_(c), hp_(c.model.hparams()), host_pass_{hp_, c.cpu, c.host_act, c.pos0, c.tokens},
-        dev_pass_{hp_, c.device ? c.device->compute() : static_cast<Ops&>(c.cpu),
-                  c.plan ? c.plan->device_act : c.host_act, c.pos0, c.tokens} {}
+      : c_(c), hp_(c.model.hparams()), host_pass_{hp_,      c.cpu,      c.host_act,  c.pos0,
+                                                  c.tokens, c.segments, c.logit_rows},
+        dev_pass_{hp_,
+                  c.device ? c.device->compute() : static_cast<Ops&>(c.cpu),
+                  c.plan ? c.plan->device_act : c.host_act,
+                  c.pos0,
+                  c.tokens,
+                  c.device_segments,
+                  c.logit_rows} {}
 
   Status run();
   PassStats stats;
@@ -43,8 +50,12 @@ private:
   Status route_on_host(size_t i);
   Status run_cpu(size_t i);
   Status run_device(size_t i);
-  Status logits_to_host();
+  Status logits_to_host(int64_t first_row, int64_t rows);
   void resolve_slices();
+  KvView paged(KvView kv) const { // a batch's caches are page pools
+    kv.page_tokens = c_.page_tokens;
+    return kv;
+  }
 
   PassContext& c_;
   const ModelHParams& hp_;
@@ -223,7 +234,7 @@ Status PassRunner::run_cpu(size_t i) {
     PSHARD_RETURN_IF_ERROR(to_host());
   const int64_t t0 = now_ns();
   run_sublayer(s, host_pass_, c_.host_weights[i],
-               s.kind == SubLayerKind::kAttention ? c_.host_kv.layer(s.layer) : KvView{});
+               s.kind == SubLayerKind::kAttention ? paged(c_.host_kv.layer(s.layer)) : KvView{});
   if (c_.timeline)
     c_.timeline->add(Track::kCpu, s.name, t0, now_ns());
   host_valid_ = true;
@@ -246,23 +257,38 @@ Status PassRunner::run_device(size_t i) {
       return internal_error("the copy of " + s.name + " was not issued before its use");
     d.wait(Queue::kCompute, *copied_[static_cast<size_t>(k)]);
   }
-  DeviceEvent* begin = nullptr;
-  if (c_.timeline) {
-    PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kCompute));
-  }
   const SubLayerWeights& w = k >= 0 && p.route_on_host[i] ? moe_weights_[i] : p.device_weights[i];
-  if (p.gather_rows[i]) {
-    row_ids_.resize(c_.tokens.size());
-    for (size_t t = 0; t < row_ids_.size(); ++t)
-      row_ids_[t] = static_cast<TokenId>(t);
-    ForwardPass gathered{hp_, dev_pass_.ops, dev_pass_.act, c_.pos0, row_ids_};
-    run_sublayer(s, gathered, w, {});
-  } else {
-    run_sublayer(s, dev_pass_, w, p.device_kv[i]);
+  // The head runs as many rows at a time as the plan's activations hold logits for (a
+  // schedule compiled for fewer parallel sequences than the batch holds fewer), each
+  // group copied to its rows of the host logits.
+  const bool head = s.kind == SubLayerKind::kHead;
+  const int64_t rows = head ? dev_pass_.n_logit_rows() : 1;
+  const int64_t step = std::clamp<int64_t>(p.device_logit_rows, 1, rows);
+  DeviceEvent* end = nullptr;
+  for (int64_t first = 0; first < rows; first += step) {
+    DeviceEvent* begin = nullptr;
+    if (c_.timeline) {
+      PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kCompute));
+    }
+    ForwardPass part = dev_pass_;
+    if (head && !c_.logit_rows.empty())
+      part.logit_rows = c_.logit_rows.subspan(static_cast<size_t>(first),
+                                              static_cast<size_t>(std::min(step, rows - first)));
+    if (p.gather_rows[i]) {
+      row_ids_.resize(c_.tokens.size());
+      for (size_t t = 0; t < row_ids_.size(); ++t)
+        row_ids_[t] = static_cast<TokenId>(t);
+      ForwardPass gathered{hp_, dev_pass_.ops, dev_pass_.act, c_.pos0, row_ids_};
+      run_sublayer(s, gathered, w, {});
+    } else {
+      run_sublayer(s, part, w, paged(p.device_kv[i]));
+    }
+    PSHARD_ASSIGN_OR_RETURN(end, mark(Queue::kCompute));
+    if (c_.timeline)
+      pending_.push_back({Track::kCompute, s.name, begin, end, 0});
+    if (head)
+      PSHARD_RETURN_IF_ERROR(logits_to_host(first, part.n_logit_rows()));
   }
-  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * end, mark(Queue::kCompute));
-  if (c_.timeline)
-    pending_.push_back({Track::kCompute, s.name, begin, end, 0});
   device_valid_ = true;
   host_valid_ = false;
   if (k >= 0) {
@@ -270,21 +296,20 @@ Status PassRunner::run_device(size_t i) {
     done_enqueued_ = k + 1;
     PSHARD_RETURN_IF_ERROR(issue_ready_copies());
   }
-  if (s.kind == SubLayerKind::kHead)
-    return logits_to_host();
   return Status::ok_status();
 }
 
-Status PassRunner::logits_to_host() {
+Status PassRunner::logits_to_host(int64_t first_row, int64_t rows) {
   Device& d = *c_.device;
-  const uint64_t bytes = static_cast<uint64_t>(hp_.n_vocab) * sizeof(float);
+  const uint64_t bytes = static_cast<uint64_t>(hp_.n_vocab * rows) * sizeof(float);
   PSHARD_ASSIGN_OR_RETURN(DeviceEvent * computed, mark(Queue::kCompute));
   d.wait(Queue::kTransfer, *computed);
   DeviceEvent* begin = nullptr;
   if (c_.timeline) {
     PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kTransfer));
   }
-  d.copy_to_host(Queue::kTransfer, c_.host_act.logits, dev_pass_.act.logits, bytes);
+  d.copy_to_host(Queue::kTransfer, c_.host_act.logits + first_row * hp_.n_vocab,
+                 dev_pass_.act.logits, bytes);
   PSHARD_ASSIGN_OR_RETURN(DeviceEvent * arrived, mark(Queue::kTransfer));
   if (c_.timeline)
     pending_.push_back({Track::kTransfer, "logits to host", begin, arrived, bytes});

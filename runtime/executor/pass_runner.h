@@ -28,6 +28,14 @@ struct PassContext {
   std::span<const TokenId> tokens;
   int64_t pos0 = 0;
   bool compute_logits = true;
+  // A batch (empty: one sequence at pos0): each sequence's tokens, positions and page
+  // table (sublayer.h's SeqSegment) — `segments` with tables in host memory for CPU-run
+  // attention, `device_segments` the same with tables the device reads; the KV caches
+  // are then page pools of page_tokens-position pages. logit_rows: the tokens whose
+  // logits come back (empty: the last).
+  std::span<const SeqSegment> segments = {}, device_segments = {};
+  std::span<const int64_t> logit_rows = {};
+  int64_t page_tokens = 0;
 };
 
 // Runs the pass and waits for all its device work. Fills bytes and measured_ms.

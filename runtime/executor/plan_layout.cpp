@@ -40,15 +40,20 @@ Status check_kernel_workspace(const SchedulePlan& plan, uint64_t kernel_bytes,
 
 uint64_t kv_layer_bytes(const KvCache& kv, int64_t n) { return kv.k_bytes(n) + kv.v_bytes(n); }
 
+int64_t device_kv_positions(const SchedulePlan& plan, const KvCache& kv) {
+  // The plan's context range per sequence (a shorter session: its context).
+  return plan.context > 0
+             ? std::min(plan.context * std::max<int64_t>(plan.sequences, 1), kv.n_ctx())
+             : kv.n_ctx();
+}
+
 Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
                                   const std::vector<SubLayerTensors>& tensors, const KvCache& kv) {
   const auto& subs = model.sublayers();
   const ModelHParams& hp = model.hparams();
-  const int64_t n_ctx = kv.n_ctx();
   PlanLayout l;
   l.arena_bytes = plan.arena_bytes;
-  // Resident KV caches hold the plan's context range (a shorter session: its context).
-  l.kv_positions = plan.context > 0 ? std::min(plan.context, n_ctx) : n_ctx;
+  l.kv_positions = device_kv_positions(plan, kv);
   l.tensor_offset.resize(subs.size());
   for (size_t i = 0; i < subs.size(); ++i)
     l.tensor_offset[i].assign(tensors[i].tensors.size(), kNoOffset);
@@ -85,7 +90,7 @@ Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
       break;
     case sfb::BufferKind::Activations:
       l.activations_offset = b.offset;
-      activations_size = b.size;
+      l.activations_bytes = activations_size = b.size;
       break;
     case sfb::BufferKind::Workspace: // scratch for tiled kernels (CUDA)
       l.workspace_offset = b.offset;

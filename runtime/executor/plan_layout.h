@@ -23,6 +23,7 @@ struct PlanLayout {
   int64_t kv_positions = 0;
   std::vector<uint64_t> slot_offset; // per streaming slot
   uint64_t activations_offset = kNoOffset;
+  uint64_t activations_bytes = 0;
   uint64_t workspace_offset = kNoOffset; // kernel scratch (Device::set_workspace)
   uint64_t workspace_bytes = 0;
   uint64_t arena_bytes = 0;
@@ -30,6 +31,11 @@ struct PlanLayout {
 
 // Bytes of one layer's KV cache at n positions: K rows then V rows, of the host cache's types.
 uint64_t kv_layer_bytes(const KvCache& kv, int64_t n);
+
+// The positions a plan's resident KV caches hold for a host cache (or page pool) of
+// kv.n_ctx() rows: its context range for each of the sequences it was compiled for, at
+// most the host's rows.
+int64_t device_kv_positions(const SchedulePlan& plan, const KvCache& kv);
 
 // Resolves `plan` for a session whose host KV cache is `kv` (its context n_ctx ≤ the one
 // compiled for); resident KV caches hold min(plan.context, n_ctx) positions, of the host

@@ -104,9 +104,16 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       r.device_kv[i] = mapped;
     }
   }
-  if (r.layout.activations_offset != kNoOffset)
+  if (r.layout.activations_offset != kNoOffset) {
     r.device_act = carve_activations(
         hp, plan.tier, reinterpret_cast<float*>(in.arena + r.layout.activations_offset));
+    // The logits rows follow the tier's activations: as many as the buffer holds.
+    const uint64_t before = activation_floats(hp, plan.tier, 0) * sizeof(float);
+    if (r.layout.activations_bytes > before)
+      r.device_logit_rows =
+          static_cast<int64_t>((r.layout.activations_bytes - before) /
+                               (static_cast<uint64_t>(hp.n_vocab) * sizeof(float)));
+  }
   return r;
 }
 

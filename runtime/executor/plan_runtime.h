@@ -24,6 +24,7 @@ struct PlanRuntime {
   std::vector<bool> gather_rows;               // streamed embed: only the pass's token rows
   std::vector<KvView> device_kv;               // attention on the device
   ActivationPtrs device_act;
+  int64_t device_logit_rows = 0; // rows of logits device_act holds
   int slot_count = 0;
   int prefetch_depth = 1;
 };
@@ -36,7 +37,7 @@ struct PlanInputs {
   KvCache& host_kv;
   Device& device;
   uint8_t* arena;
-  int64_t n_ctx;
+  int64_t n_ctx; // rows of host_kv (a batch: its page pool)
 };
 
 Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInputs& in);

@@ -81,7 +81,7 @@ Status HybridSession::set_budget(uint64_t bytes) {
     // The plan the next pass most likely takes: the one in use, at the new budget.
     PlanIndex at;
     at.budget = static_cast<size_t>(*b);
-    at.context = held_ ? held_->context : schedule_->context_index(n_past_ + 1);
+    at.context = held_ ? held_->context : schedule_->context_index(select_positions(n_past_ + 1));
     at.tier = held_ ? held_->tier : 0;
     if (!held_ && force_tier_ > 0)
       at.tier = static_cast<size_t>(
@@ -164,7 +164,7 @@ Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_sw
 
 Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& moved) const {
   const ScheduleSwitch* s = schedule_->find_switch(from.budget, from, to);
-  const auto positions = static_cast<uint64_t>(n_past_);
+  const auto positions = static_cast<uint64_t>(kv_rows());
   const uint64_t weights = s ? s->upload_bytes : 0;
   const uint64_t kv_up = s ? s->kv_upload_bytes_per_position * positions : 0;
   const uint64_t kv_down = s ? s->kv_download_bytes_per_position * positions : 0;
@@ -186,11 +186,11 @@ Status HybridSession::evict_kv(const std::optional<PlanLayout>& held,
                                const std::optional<PlanLayout>& to, Moved* moved) {
   if (!held)
     return Status::ok_status();
-  const uint64_t k_rows = kv_.k_bytes(n_past_), v_rows = kv_.v_bytes(n_past_);
+  const uint64_t k_rows = kv_.k_bytes(kv_rows()), v_rows = kv_.v_bytes(kv_rows());
   const auto& subs = model_.sublayers();
   for (size_t i = 0; i < subs.size(); ++i) {
     const uint64_t at = held->kv_offset[i];
-    if (at == kNoOffset || (to && kv_kept(held, *to, i)) || n_past_ == 0)
+    if (at == kNoOffset || (to && kv_kept(held, *to, i)) || kv_rows() == 0)
       continue;
     const uint8_t* k = device_->arena() + at;
     KvView host = kv_.layer(subs[i].layer);
@@ -218,14 +218,14 @@ Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayou
     const uint64_t at = to.kv_offset[i];
     if (at == kNoOffset || kv_kept(kept_from, to, i))
       continue;
-    if (n_past_ == 0)
+    if (kv_rows() == 0)
       continue;
     uint8_t* k = arena + at;
     KvView host = kv_.layer(subs[i].layer);
-    device_->copy_to_device(Queue::kTransfer, k, host.k, kv_.k_bytes(n_past_));
+    device_->copy_to_device(Queue::kTransfer, k, host.k, kv_.k_bytes(kv_rows()));
     device_->copy_to_device(Queue::kTransfer, k + kv_.k_bytes(to.kv_positions), host.v,
-                            kv_.v_bytes(n_past_));
-    moved->kv_up += kv_.k_bytes(n_past_) + kv_.v_bytes(n_past_);
+                            kv_.v_bytes(kv_rows()));
+    moved->kv_up += kv_.k_bytes(kv_rows()) + kv_.v_bytes(kv_rows());
   }
   return Status::ok_status();
 }

@@ -211,6 +211,11 @@ Status Schedule::decode() {
   for (size_t b = 0; b < budgets_.size(); ++b)
     PSHARD_RETURN_IF_ERROR(decode_budget(b, *s.grid()->Get(static_cast<flatbuffers::uoffset_t>(b)),
                                          budgets_[b], &plans_, &switches_[b]));
+  if (o && o->parallel() < 0)
+    return corrupt("the schedule was compiled for " + std::to_string(o->parallel()) +
+                   " parallel sequences");
+  for (SchedulePlan& p : plans_) // 1.3; older files sized every plan for one sequence
+    p.sequences = o ? std::max<int64_t>(o->parallel(), 1) : 1;
   cpu_only_.clear();
   if (s.cpu_only()) {
     std::vector<ScheduleSwitch> none;

@@ -50,6 +50,8 @@ struct SchedulePlan {
   int64_t tier = 0;
   int64_t context = 0;       // the range's upper bound: resident KV caches hold as many
   int64_t context_start = 1; // positions; the smallest context of the range
+  int64_t sequences = 1;     // resident KV caches hold `context` positions for each of
+                             // this many sequences (CompileOptions.parallel, 1.3)
   std::string strategy;
   std::vector<fb::schedule::Placement> placements; // per sub-layer
   std::vector<int32_t> stream_order;

@@ -68,7 +68,7 @@ def main(tmp):
     # The emulated GPU under a schedule below the model's size: passes per plan and tier.
     sched = os.path.join(tmp, "tiny.pshard")
     p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--tiers", "1,4,16",
-            "-c", "64", "-q", "--kernel-workspace", "0")
+            "-c", "64", "-q", "--kernel-workspace", "0", "-np", "4")
     check("compile", p.returncode == 0, p.stderr)
     p = run(bench, "-m", model, "-s", sched, "--backend", "emu", "--emu-pcie", "50", "-c", "64",
             "-npp", "16", "-ntg", "4", "-npl", "1,4", "-t", "1")

@@ -22,11 +22,13 @@ TokenId token_at(int64_t seq, int64_t pos, int64_t n_vocab) {
   return static_cast<TokenId>((seq * 131 + pos * 7 + 1) % n_vocab);
 }
 
-// Passes of at most `n_batch` entries over `entries`, failing on the first refusal.
+// Passes of at most `n_batch` entries (and at most the engine's: a schedule's largest
+// tier) over `entries`, failing on the first refusal.
 Status decode_in_passes(BatchDecoder& engine, const std::vector<BatchEntry>& entries,
                         int64_t n_batch) {
-  for (size_t at = 0; at < entries.size(); at += static_cast<size_t>(n_batch)) {
-    const size_t n = std::min(entries.size() - at, static_cast<size_t>(n_batch));
+  const auto step = static_cast<size_t>(std::min(n_batch, engine.max_batch_tokens()));
+  for (size_t at = 0; at < entries.size(); at += step) {
+    const size_t n = std::min(entries.size() - at, step);
     PSHARD_ASSIGN_OR_RETURN(BatchLogits l,
                             engine.decode(std::span<const BatchEntry>(entries.data() + at, n)));
     (void)l;

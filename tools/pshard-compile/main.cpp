@@ -18,14 +18,14 @@
 #include "pshard/Planner/Planner.h"
 #include "pshard/Target/ScheduleEmitter.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/model/kv_types.h"
+#include "runtime/model/routing_profile.h"
 #include "runtime/profile/profile.h"
+#include "tools/common/cli_checks.h"
+#include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
 #include "tools/pshard-compile/emit_mlir.h"
 #include "tools/schedule/schedule_report.h"
-
-#include "runtime/model/kv_types.h"
-#include "runtime/model/routing_profile.h"
-#include "tools/common/cli_checks.h"
 
 #include <CLI/CLI.hpp>
 
@@ -144,8 +144,19 @@ int main(int argc, char** argv) {
                  "profile's figure; CUDA's ~37 MiB), or bytes, e.g. 0 to plan for the "
                  "emulated GPU only (the CUDA backend refuses such plans)")
       ->capture_default_str();
+  app.add_option("--parallel", options.parallel,
+                 "sequences served at once (-np, as pshard-server's): resident KV caches hold "
+                 "the context for each of them (the device KV pages of a batch) and "
+                 "activations their logits; a batch engine for more sequences is refused")
+      ->capture_default_str()
+      ->check(cli::between(1, 1 << 16));
   app.add_flag("-q,--quiet", quiet, "do not print the summary");
-  CLI11_PARSE(app, argc, argv);
+  constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
+  const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);
+  std::vector<const char*> arg_ptrs;
+  for (const std::string& a : args)
+    arg_ptrs.push_back(a.c_str());
+  CLI11_PARSE(app, static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
 
   if (kernel_workspace != "profile") {
     auto bytes = pshard::parse_size(kernel_workspace);
@@ -182,6 +193,9 @@ int main(int argc, char** argv) {
   }
 
 #ifdef PSHARD_HAVE_MLIR
+  if ((emit == "mlir" || pipeline == "mlir") && options.parallel > 1)
+    return fail(pshard::unsupported("the MLIR pipeline plans for one sequence; use --pipeline "
+                                    "direct with --parallel"));
   const pshard::tools::EmitMlirRequest request{model_path, profile_path, out_path, strategy,
                                                options, routing ? &*routing : nullptr};
   if (emit == "mlir") {
@@ -239,7 +253,8 @@ int main(int argc, char** argv) {
     std::cout << graph->name << ": " << graph->sublayers.size() << " sub-layers, "
               << pshard::format_bytes(graph->total_weight_bytes()) << " of weights; machine "
               << grid->machine.name << "; context " << grid->options.n_ctx << ", "
-              << grid->options.threads << " threads; minimum budget "
+              << grid->options.threads << " threads; " << grid->options.parallel
+              << " parallel sequence(s); minimum budget "
               << pshard::format_bytes(grid->minimum_budget_bytes) << "\n";
     pshard::print_summary(*written, std::cout);
     print_trades(*grid, std::cout);

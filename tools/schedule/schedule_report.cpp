@@ -77,10 +77,14 @@ std::vector<std::string> resident_set_names(const Schedule& schedule, size_t bud
 }
 
 void print_summary(const Schedule& schedule, std::ostream& out) {
-  char line[320];
-  std::snprintf(line, sizeof line, "%-11s %7s %5s  %-9s %5s %5s %5s %12s %11s %11s %4s %22s\n",
+  char line[360];
+  const auto* o = schedule.root().options();
+  const int64_t parallel = o ? std::max<int64_t>(o->parallel(), 1) : 1;
+  out << "resident KV caches (\"KV\") hold each plan's context for " << parallel
+      << " sequence(s) (--parallel)\n";
+  std::snprintf(line, sizeof line, "%-11s %7s %5s  %-9s %5s %5s %5s %12s %11s %11s %4s %22s %10s\n",
                 "budget", "context", "tier", "strategy", "res", "str", "cpu", "ms/pass", "tokens/s",
-                "VRAM", "set", "switch from decode");
+                "VRAM", "set", "switch from decode", "KV");
   out << line;
   const size_t n_tiers = schedule.tiers().size();
   for (size_t b = 0; b < schedule.budgets().size(); ++b) {
@@ -92,15 +96,18 @@ void print_summary(const Schedule& schedule, std::ostream& out) {
         std::string switch_in = "-";
         if (const ScheduleSwitch* sw = schedule.find_switch(b, {b, 0, c}, {b, t, c}))
           switch_in = format_bytes(sw->upload_bytes) + printf_string(" %.1f ms", sw->predicted_ms);
+        uint64_t kv = 0;
+        for (const SchedulePlan::Buffer& buf : p.vram_layout)
+          kv += buf.kind == sfb::BufferKind::KvCache ? buf.size : 0;
         std::snprintf(line, sizeof line,
-                      "%-11s %7s %5lld  %-9s %5d %5d %5d %12.3f %11.1f %11s %4s %22s\n",
+                      "%-11s %7s %5lld  %-9s %5d %5d %5d %12.3f %11.1f %11s %4s %22s %10s\n",
                       c == 0 && t == 0 ? format_bytes(p.budget_bytes).c_str() : "",
                       t == 0 ? std::to_string(p.context).c_str() : "",
                       static_cast<long long>(p.tier), p.strategy.c_str(),
                       count(p, sfb::Placement::GpuResident), count(p, sfb::Placement::GpuStreamed),
                       count(p, sfb::Placement::Cpu), p.predicted_ms_per_pass,
                       p.predicted_tokens_per_s, format_bytes(p.arena_bytes).c_str(),
-                      sets[c * n_tiers + t].c_str(), switch_in.c_str());
+                      sets[c * n_tiers + t].c_str(), switch_in.c_str(), format_bytes(kv).c_str());
         out << line;
       }
   }

@@ -77,8 +77,9 @@ std::vector<TierCosts> tier_costs_from(const ModelGraph& graph, const CompileOpt
   std::vector<TierCosts> out;
   for (SubLayerCosts& c : costs) {
     const int64_t tier = c.tier;
-    out.push_back({tier, std::move(c), gpu_fixed_bytes_of(graph, tier, kernel),
-                   workspace_bytes_of(graph, tier, kernel)});
+    out.push_back({tier, std::move(c), gpu_fixed_bytes_of(graph, tier, kernel, o.parallel),
+                   workspace_bytes_of(graph, tier, kernel),
+                   activation_bytes_of(graph, tier, o.parallel)});
   }
   return out;
 }

@@ -116,9 +116,9 @@ uint64_t ModelGraph::hidden_bytes(int64_t n_tokens) const {
   return static_cast<uint64_t>(n_tokens * hparams.n_embd) * sizeof(float);
 }
 
-uint64_t ModelGraph::activation_bytes(int64_t n_tokens) const {
+uint64_t ModelGraph::activation_bytes(int64_t n_tokens, int64_t n_logit_rows) const {
   // Exactly the runtime's buffers (runtime/model/sublayer.h's Activations).
-  return static_cast<uint64_t>(activation_floats(hparams, n_tokens)) * sizeof(float);
+  return static_cast<uint64_t>(activation_floats(hparams, n_tokens, n_logit_rows)) * sizeof(float);
 }
 
 uint64_t ModelGraph::attention_workspace_bytes(int64_t n_tokens) const {

@@ -77,8 +77,18 @@ uint64_t workspace_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kern
   return graph.attention_workspace_bytes(tier) + kernel_workspace;
 }
 
-uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace) {
-  return align_up(graph.activation_bytes(tier)) +
+uint64_t activation_bytes_of(const ModelGraph& graph, int64_t tier, int64_t parallel) {
+  return graph.activation_bytes(tier, std::clamp<int64_t>(parallel, 1, tier));
+}
+
+uint64_t kv_buffer_bytes_of(const SubLayerInfo& s, const CompileOptions& options) {
+  return s.kv_bytes_per_token(options.kv_type) *
+         static_cast<uint64_t>(options.n_ctx * std::max<int64_t>(options.parallel, 1));
+}
+
+uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace,
+                            int64_t parallel) {
+  return align_up(activation_bytes_of(graph, tier, parallel)) +
          align_up(workspace_bytes_of(graph, tier, kernel_workspace));
 }
 
@@ -94,7 +104,7 @@ uint64_t minimum_budget_with(const ModelGraph& graph, const CompileOptions& opti
     }
   uint64_t fixed = 0;
   for (int64_t tier : options.tiers)
-    fixed = std::max(fixed, gpu_fixed_bytes_of(graph, tier, kernel_workspace));
+    fixed = std::max(fixed, gpu_fixed_bytes_of(graph, tier, kernel_workspace, options.parallel));
   return smallest_attention + fixed;
 }
 
@@ -117,7 +127,7 @@ std::vector<uint64_t> auto_budgets(const ModelGraph& graph, const MachineModel& 
   for (size_t i = 0; i < graph.sublayers.size(); ++i)
     full += detail::align_up(detail::resident_bytes_of(graph, options, i));
   for (int64_t tier : options.tiers)
-    fixed = std::max(fixed, detail::gpu_fixed_bytes_of(graph, tier, kernel));
+    fixed = std::max(fixed, detail::gpu_fixed_bytes_of(graph, tier, kernel, options.parallel));
   hi = std::min(hi, std::max(lo, (full + fixed + kLadderStep - 1) / kLadderStep * kLadderStep));
   const int m = std::max(options.max_budgets, 1);
   std::vector<uint64_t> out;

@@ -29,6 +29,7 @@ struct TierCosts {
   SubLayerCosts costs;
   uint64_t gpu_fixed_bytes = 0; // activations + workspace, needed once anything runs on GPU
   uint64_t workspace_bytes = 0; // the workspace buffer: attention tiles + kernel scratch
+  uint64_t activation_bytes = 0; // the pass's activations with its sequences' logits
 };
 
 // One context range: the options it is planned with (n_ctx = its upper bound, so resident
@@ -51,8 +52,13 @@ inline double quantize_ns(double seconds) { return from_ns(to_ns(seconds)); }
 // The workspace buffer of a GPU plan at `tier`: the tiled-attention scratch plus the
 // backend's fixed kernel scratch (CompileOptions::kernel_workspace_bytes, resolved).
 uint64_t workspace_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace);
+// Activations of a pass at `tier` holding the logits of min(tier, parallel) sequences.
+uint64_t activation_bytes_of(const ModelGraph& graph, int64_t tier, int64_t parallel);
+// A resident attention sub-layer's KV cache: n_ctx positions for each parallel sequence.
+uint64_t kv_buffer_bytes_of(const SubLayerInfo& s, const CompileOptions& options);
 // Activations + workspace, aligned as laid out: what a GPU plan needs besides weights.
-uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace);
+uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace,
+                            int64_t parallel = 1);
 // The smallest budget a GPU plan fits at every tier (Planner.h's minimum_budget with the
 // kernel scratch given), for the MLIR passes, which read it from the IR.
 uint64_t minimum_budget_with(const ModelGraph& graph, const CompileOptions& options,

@@ -22,7 +22,7 @@ uint64_t resident_bytes_of(const ModelGraph& graph, const CompileOptions& option
   for (const auto& t : s.tensors)
     bytes += align_up(t.bytes);
   if (s.kind == SubLayerKind::kAttention)
-    bytes += align_up(s.kv_bytes_per_token(options.kv_type) * static_cast<uint64_t>(options.n_ctx));
+    bytes += align_up(kv_buffer_bytes_of(s, options));
   return bytes;
 }
 

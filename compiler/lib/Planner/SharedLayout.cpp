@@ -53,7 +53,7 @@ bool share_a_set(const std::vector<bool>& a, const std::vector<bool>& b) {
 uint64_t scratch_of(const ModelGraph& graph, const TierCosts& tc, const Candidate& c) {
   uint64_t bytes = static_cast<uint64_t>(c.slots) * align_up(c.slot_bytes);
   if (std::any_of(c.placements.begin(), c.placements.end(), on_gpu))
-    bytes += align_up(graph.activation_bytes(tc.tier)) + align_up(tc.workspace_bytes);
+    bytes += align_up(tc.activation_bytes) + align_up(tc.workspace_bytes);
   return bytes;
 }
 
@@ -176,8 +176,7 @@ Result<LaidOutBudget> lay_out_budget(const ModelGraph& graph, const std::vector<
         holds[j].push_back({{i, static_cast<int>(t)}, b});
       }
       if (s.kind == SubLayerKind::kAttention) {
-        const size_t b = buffer_index(
-            i, -1, o.n_ctx, s.kv_bytes_per_token(o.kv_type) * static_cast<uint64_t>(o.n_ctx));
+        const size_t b = buffer_index(i, -1, o.n_ctx, kv_buffer_bytes_of(s, o));
         buffers[b].held_by[j] = true;
         holds[j].push_back({{i, -1}, b});
       }

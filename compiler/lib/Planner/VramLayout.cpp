@@ -34,7 +34,7 @@ ResidentOffsets compact_offsets(const ModelGraph& graph, const CompileOptions& o
     }
     if (s.kind == SubLayerKind::kAttention) {
       at.kv[i] = offset;
-      offset += align_up(s.kv_bytes_per_token(options.kv_type) * static_cast<uint64_t>(options.n_ctx));
+      offset += align_up(kv_buffer_bytes_of(s, options));
     }
   }
   at.end = offset;
@@ -74,9 +74,8 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const ContextCosts& cc, size
       plan.vram_layout.push_back({BufferKind::kWeights, static_cast<int32_t>(i),
                                   static_cast<int32_t>(t), at.tensor[i][t], s.tensors[t].bytes});
     if (s.kind == SubLayerKind::kAttention)
-      plan.vram_layout.push_back(
-          {BufferKind::kKvCache, static_cast<int32_t>(i), -1, at.kv[i],
-           s.kv_bytes_per_token(options.kv_type) * static_cast<uint64_t>(options.n_ctx)});
+      plan.vram_layout.push_back({BufferKind::kKvCache, static_cast<int32_t>(i), -1, at.kv[i],
+                                  kv_buffer_bytes_of(s, options)});
   }
   std::stable_sort(plan.vram_layout.begin(), plan.vram_layout.end(),
                    [](const VramBuffer& a, const VramBuffer& b) { return a.offset < b.offset; });
@@ -92,7 +91,7 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const ContextCosts& cc, size
   for (int slot = 0; slot < c.slots; ++slot)
     place(BufferKind::kStreamSlot, -1, slot, c.slot_bytes);
   if (gpu_used) {
-    place(BufferKind::kActivations, -1, -1, graph.activation_bytes(tc.tier));
+    place(BufferKind::kActivations, -1, -1, tc.activation_bytes);
     place(BufferKind::kWorkspace, -1, -1, tc.workspace_bytes); // attention + kernel scratch
   }
   plan.arena_bytes = offset;

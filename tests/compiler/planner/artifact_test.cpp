@@ -205,6 +205,26 @@ TEST_F(Artifact, Schema11FilesStillLoad) {
   EXPECT_EQ(s->cpu_only_plan(0, 0)->budget_bytes, 0u);
 }
 
+// 1.2 had no CompileOptions.parallel: its plans read as sized for one sequence; a 1.3
+// artifact carries the sequences its KV buffers were sized for into every plan, and a
+// negative count is refused.
+TEST_F(Artifact, ParallelSequencesReachEveryPlan) {
+  auto old = edited([](sfb::ScheduleT& s) {
+    s.schema_minor = 2;
+    s.options->parallel = 0;
+  });
+  auto s = Schedule::load_bytes(old);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->plan({0, 0, 0}).sequences, 1);
+  auto four = Schedule::load_bytes(edited([](sfb::ScheduleT& s) { s.options->parallel = 4; }));
+  ASSERT_TRUE(four.ok()) << four.status().to_string();
+  for (size_t b = 0; b < four->budgets().size(); ++b)
+    EXPECT_EQ(four->plan({b, 0, 0}).sequences, 4);
+  auto bad = Schedule::load_bytes(edited([](sfb::ScheduleT& s) { s.options->parallel = -2; }));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("parallel sequences"), std::string::npos);
+}
+
 // Context ranges and switches survive the trip through the artifact exactly.
 TEST_F(Artifact, ContextRangesAndSwitchesRoundTrip) {
   planner::FixedMachineParams slow_link;

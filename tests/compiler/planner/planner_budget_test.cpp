@@ -35,6 +35,41 @@ TEST(PlannerBudgets, BelowTheMinimumIsAnErrorNamingIt) {
   EXPECT_GT(minimum_budget(graph, longer), minimum);
 }
 
+// --parallel: every resident KV cache holds the context for each sequence served, the
+// activations the logits of min(tier, parallel) rows, and the minimum budget grows with
+// them; one sequence plans exactly as before.
+TEST(PlannerBudgets, ParallelSequencesSizeTheResidentKvCachesAndLogits) {
+  const ModelGraph graph = synthetic_model_graph(small_model(), TensorType::kQ4_0);
+  const FixedMachineModel machine({});
+  CompileOptions one;
+  one.tiers = {1, 4, 16};
+  one.n_ctx = 1024;
+  one.strategy = Strategy::kStatic; // attention and its KV cache resident
+  CompileOptions four = one;
+  four.parallel = 4;
+  EXPECT_GT(minimum_budget(graph, four), minimum_budget(graph, one));
+  one.budgets = four.budgets = {1ull << 30};
+  const Result<PlanGrid> a = plan_grid(graph, machine, one), b = plan_grid(graph, machine, four);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().to_string() << b.status().to_string();
+  int kv_buffers = 0;
+  for (size_t t = 0; t < one.tiers.size(); ++t) {
+    const int64_t tier = one.tiers[t];
+    for (const VramBuffer& buf : b->at(0, t).vram_layout) {
+      const SubLayerInfo* s = buf.sublayer >= 0 ? &graph.sublayers[buf.sublayer] : nullptr;
+      if (buf.kind == BufferKind::kKvCache) {
+        EXPECT_EQ(buf.size, s->kv_bytes_per_token(one.kv_type) * 1024 * 4);
+        ++kv_buffers;
+      }
+      if (buf.kind == BufferKind::kActivations)
+        EXPECT_EQ(buf.size, graph.activation_bytes(tier, std::min<int64_t>(tier, 4)));
+    }
+    for (const VramBuffer& buf : a->at(0, t).vram_layout)
+      if (buf.kind == BufferKind::kActivations)
+        EXPECT_EQ(buf.size, graph.activation_bytes(tier));
+  }
+  EXPECT_GT(kv_buffers, 0) << "no plan kept a KV cache resident";
+}
+
 // The GPU backend's fixed kernel scratch is inside the budget: every GPU plan's
 // workspace buffer holds it and the minimum budget grows by it; the compile option
 // overrides the machine's figure.

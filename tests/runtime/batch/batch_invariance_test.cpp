@@ -3,114 +3,16 @@
 // cache, each get exactly — bit for bit — the logits of the same sequence decoded alone
 // by a CpuSession (contiguous cache), for dense, quantized, MoE and Qwen-family models.
 #include "runtime/batch/batched_cpu_session.h"
+#include "tests/runtime/batch/batch_script.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <deque>
 #include <filesystem>
-#include <random>
+#include <gtest/gtest.h>
 
 namespace pshard {
 namespace {
 
-struct Script {
-  std::vector<std::vector<TokenId>> prompts;
-  int generate = 0;
-};
-
-Script make_script(int n_seq, int generate, int64_t n_vocab, uint32_t seed) {
-  std::mt19937 rng(seed);
-  Script s;
-  s.generate = generate;
-  for (int i = 0; i < n_seq; ++i) {
-    std::vector<TokenId> p(1 + rng() % 40);
-    for (TokenId& t : p)
-      t = static_cast<TokenId>(rng() % static_cast<uint32_t>(n_vocab));
-    s.prompts.push_back(std::move(p));
-  }
-  return s;
-}
-
-TokenId argmax(std::span<const float> l) {
-  return static_cast<TokenId>(std::max_element(l.begin(), l.end()) - l.begin());
-}
-
-// Every sequence alone: the logits after its prompt and after each greedy token.
-std::vector<std::vector<std::vector<float>>> alone(const Model& m, const Script& s) {
-  std::vector<std::vector<std::vector<float>>> out;
-  for (const auto& prompt : s.prompts) {
-    auto session = CpuSession::create(m, {128, 2, 256});
-    EXPECT_TRUE(session.ok());
-    std::vector<std::vector<float>> rows;
-    auto l = (*session)->decode(prompt);
-    EXPECT_TRUE(l.ok()) << l.status().to_string();
-    rows.emplace_back(l->begin(), l->end());
-    for (int g = 1; g < s.generate; ++g) {
-      const TokenId next = argmax(rows.back());
-      l = (*session)->decode(std::span<const TokenId>(&next, 1));
-      EXPECT_TRUE(l.ok());
-      rows.emplace_back(l->begin(), l->end());
-    }
-    out.push_back(std::move(rows));
-  }
-  return out;
-}
-
-// The same sequences batched: each pass takes every decoding sequence's one token first,
-// then prompt chunks in order until `per_pass` tokens.
-std::vector<std::vector<std::vector<float>>> batched(BatchDecoder& engine, const Script& s,
-                                                     int64_t per_pass) {
-  const size_t n = s.prompts.size();
-  std::vector<SeqId> ids(n);
-  std::vector<std::deque<TokenId>> pending(n);
-  std::vector<std::vector<std::vector<float>>> rows(n);
-  for (size_t i = 0; i < n; ++i) {
-    auto id = engine.open_sequence();
-    EXPECT_TRUE(id.ok()) << id.status().to_string();
-    ids[i] = *id;
-    pending[i].assign(s.prompts[i].begin(), s.prompts[i].end());
-  }
-  auto done = [&](size_t i) { return static_cast<int>(rows[i].size()) == s.generate; };
-  auto all_done = [&] {
-    for (size_t i = 0; i < n; ++i)
-      if (!done(i))
-        return false;
-    return true;
-  };
-  while (!all_done()) {
-    std::vector<BatchEntry> pass;
-    std::vector<size_t> row_owner;
-    for (int phase = 0; phase < 2; ++phase)
-      for (size_t i = 0; i < n && static_cast<int64_t>(pass.size()) < per_pass; ++i) {
-        const bool decoding = !rows[i].empty();
-        if (done(i) || pending[i].empty() || decoding != (phase == 0))
-          continue;
-        while (!pending[i].empty() && static_cast<int64_t>(pass.size()) < per_pass) {
-          const bool last = pending[i].size() == 1;
-          pass.push_back({ids[i], pending[i].front(), last});
-          pending[i].pop_front();
-          if (last)
-            row_owner.push_back(i);
-        }
-      }
-    auto out = engine.decode(pass);
-    EXPECT_TRUE(out.ok()) << out.status().to_string();
-    if (!out.ok())
-      return rows;
-    for (size_t r = 0; r < row_owner.size(); ++r) {
-      const size_t i = row_owner[r];
-      const auto row = out->row(static_cast<int64_t>(r));
-      rows[i].emplace_back(row.begin(), row.end());
-      if (!done(i))
-        pending[i].push_back(argmax(rows[i].back()));
-    }
-  }
-  for (SeqId id : ids)
-    engine.close_sequence(id);
-  return rows;
-}
+using namespace pshard::testing;
 
 std::string model_path(const std::string& name) {
   if (name.rfind("mk-", 0) != 0)
@@ -157,13 +59,13 @@ TEST_P(BatchInvariance, EverySequenceGetsItsLogitsAloneBitForBit) {
   bp.n_threads = 2;
   auto engine = BatchedCpuSession::create(**model, bp);
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
-  const auto want = alone(**model, script);
-  const auto got = batched(**engine, script, c.per_pass);
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_EQ(got[i].size(), want[i].size()) << "sequence " << i;
-    for (size_t g = 0; g < want[i].size(); ++g)
-      ASSERT_EQ(got[i][g], want[i][g]) << "sequence " << i << " step " << g;
-  }
+  const Rows want = alone(
+      [&]() -> Result<std::unique_ptr<Decoder>> {
+        PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(**model, {128, 2, 256}));
+        return std::unique_ptr<Decoder>(std::move(s));
+      },
+      script);
+  EXPECT_TRUE(same_rows(want, batched(**engine, script, c.per_pass)));
   EXPECT_EQ((*engine)->kv_pages().used_pages, 0) << "closed sequences give their pages back";
 }
 

@@ -20,7 +20,8 @@ inline const std::vector<int32_t> kExpected = {432, 383, 286, 261, 376, 298, 315
   if (!std::filesystem::exists(kModel))                                                            \
   GTEST_SKIP() << "shared model " << kModel << " is not present"
 
-// A schedule for stories260K written to a temporary file: budgets from the minimum up.
+// A schedule for stories260K written to a temporary file: budgets from the minimum up,
+// resident KV caches sized for the 3 sequences the batch tests serve.
 inline std::string schedule_file(std::vector<uint64_t>* budgets) {
   const std::string path = ::testing::TempDir() + "/capi_stories.pshard";
   auto file = pshard::gguf::GgufFile::open(kModel, pshard::gguf::OpenMode::kMetadataOnly);
@@ -33,6 +34,7 @@ inline std::string schedule_file(std::vector<uint64_t>* budgets) {
   o.tiers = {1, 4, 16};
   o.n_ctx = 128;
   o.strategy = pshard::planner::Strategy::kGpuOnly; // streams: the stats have something to say
+  o.parallel = 3;
   const uint64_t lo = pshard::planner::minimum_budget(*graph, o);
   o.budgets = {lo, lo + graph->total_weight_bytes() / 2};
   *budgets = o.budgets;

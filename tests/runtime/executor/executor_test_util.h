@@ -105,13 +105,15 @@ inline std::vector<uint64_t> budget_ladder(const planner::ModelGraph& g, uint64_
   return {minimum, minimum + w / 4, minimum + w / 2, minimum + w + (w >> 1)};
 }
 
-// `contexts`: the context ranges planned apart (empty: one, n_ctx).
+// `contexts`: the context ranges planned apart (empty: one, n_ctx); `parallel`: the
+// sequences the resident KV caches are sized for.
 inline Result<Compiled> compile_schedule(const std::string& model_path, planner::Strategy strategy,
                                          std::vector<int64_t> tiers, int64_t n_ctx,
                                          std::vector<uint64_t> budgets = {},
                                          planner::FixedMachineParams machine = test_machine(),
                                          std::vector<int64_t> contexts = {},
-                                         TensorType kv_type = kDefaultKvType) {
+                                         TensorType kv_type = kDefaultKvType,
+                                         int64_t parallel = 1) {
   PSHARD_ASSIGN_OR_RETURN(auto file,
                           gguf::GgufFile::open(model_path, gguf::OpenMode::kMetadataOnly));
   PSHARD_ASSIGN_OR_RETURN(planner::ModelGraph graph, planner::build_model_graph(*file));
@@ -123,6 +125,7 @@ inline Result<Compiled> compile_schedule(const std::string& model_path, planner:
   o.threads = machine.threads;
   o.strategy = strategy;
   o.kv_type = kv_type;
+  o.parallel = parallel;
   const uint64_t minimum = planner::minimum_budget(graph, m, o);
   o.budgets = budgets.empty() ? budget_ladder(graph, minimum) : std::move(budgets);
   PSHARD_ASSIGN_OR_RETURN(planner::PlanGrid grid, planner::plan_grid(graph, m, o));

@@ -115,7 +115,8 @@ TEST_F(SchedulerOnModel, KnownAnswerInABusyBatch) {
 }
 
 TEST_F(SchedulerOnModel, OnTheEmulatedGpuUnderASmallBudgetWhileTheBudgetChanges) {
-  auto compiled = compile_schedule(kModel, planner::Strategy::kAuto, {1, 4, 16}, 256);
+  auto compiled = compile_schedule(kModel, planner::Strategy::kAuto, {1, 4, 16}, 256, {},
+                                   test_machine(), {}, kDefaultKvType, /*parallel=*/3);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   const std::vector<uint64_t> budgets = compiled->schedule.budgets();
   SequenceEngineOptions o;

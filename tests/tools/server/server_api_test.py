@@ -170,7 +170,8 @@ def budgets(tmp):
     sched = os.path.join(tmp, "stories.pshard")
     p = run(tool(build, "pshard-compile"), "-m", stories, "--profile", profile, "-o", sched,
             "--tiers", "1,4,16", "-c", "256", "-q", "--kernel-workspace", "0",
-            "--budgets", "512K,768K,2M", "--strategy", "gpu-only")  # auto keeps so tiny a model on the CPU
+            "--budgets", "512K,768K,2M", "--strategy", "gpu-only",
+            "-np", "4")  # the server's 4 slots: resident KV pages for each  # auto keeps so tiny a model on the CPU
     check("compile", p.returncode == 0, p.stderr)
     budget_file = os.path.join(tmp, "budget")
     want = run_text(build, stories, "Once upon a time", 48)

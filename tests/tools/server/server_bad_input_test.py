@@ -152,7 +152,9 @@ def disconnect(s, want):
     t = threading.Thread(target=lambda: other.update(r=s.json("POST", "/v1/completions", dict(
         GOOD, max_tokens=40))))
     t.start()
-    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 40, "temperature": 0,
+    # Long enough that it cannot finish before the server sees the socket close (the
+    # batched engine decodes this tiny model's 40 tokens in milliseconds).
+    body = json.dumps({"prompt": "Once upon a time", "max_tokens": 2000, "temperature": 0,
                        "stream": True, "ignore_eos": True}).encode()
     sock = socket.create_connection(("127.0.0.1", s.port))
     sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -204,6 +206,7 @@ def main():
     want = run_text(build, stories, "Once upon a time", 16)
     with Server(build, stories, "-np", "2", "-c", "64", "--chat-template", "chatml") as s:
         table(s, want)
+    with Server(build, stories, "-np", "2", "-c", "2048") as s:  # room for a long stream
         disconnect(s, want)
     overload(run_text(build, stories, "Once upon a time", 2000, "--ignore-eos"))
     api_key(want)

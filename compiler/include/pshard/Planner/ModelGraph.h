@@ -112,7 +112,7 @@ struct ModelGraph {
   // The hidden state that crosses PCIe when consecutive sub-layers change device (F32).
   uint64_t hidden_bytes(int64_t n_tokens) const;
   // GPU activation buffers for a pass of n tokens (hidden, q/k/v, ffn, logits…).
-  uint64_t activation_bytes(int64_t n_tokens) const;
+  uint64_t activation_bytes(int64_t n_tokens, int64_t n_logit_rows = 1) const;
   // GPU attention scratch for n tokens: scores of one tile of kAttentionTile positions
   // per head (tiled attention, so it does not grow with the context).
   uint64_t attention_workspace_bytes(int64_t n_tokens) const;

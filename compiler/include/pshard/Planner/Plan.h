@@ -123,6 +123,10 @@ struct CompileOptions {
   std::vector<int64_t> contexts;
   Workload workload;
   TensorType kv_type = kDefaultKvType; // KV cache elements (K and V alike), as the runtime keeps them
+  // Sequences served at once (pshard-compile --parallel): resident KV caches hold n_ctx
+  // positions for each (the device KV pages of a batch), activations the logits of
+  // min(tier, parallel) rows.
+  int64_t parallel = 1;
   int threads = 0;                 // 0: the machine's default
   Strategy strategy = Strategy::kAuto;
   int max_budgets = 10;            // auto ladder length

@@ -60,6 +60,7 @@ std::unique_ptr<sfb::CompileOptionsT> options_of(const PlanGrid& grid) {
   o->link_h2d_ns_per_mib = grid.link.h2d_ns_per_mib;
   o->link_d2h_latency_ns = grid.link.d2h_latency_ns;
   o->link_d2h_ns_per_mib = grid.link.d2h_ns_per_mib;
+  o->parallel = grid.options.parallel;
   return o;
 }
 

@@ -1,0 +1,161 @@
+#include "runtime/batch/sequence_pages.h"
+
+#include <algorithm>
+#include <string>
+
+namespace pshard {
+
+SequencePages::SequencePages(const SequenceLimits& limits)
+    : limits_(limits), per_seq_((limits.n_ctx + limits.page_tokens - 1) / limits.page_tokens),
+      seqs_(static_cast<size_t>(limits.max_sequences)),
+      tables_(static_cast<size_t>(limits.max_sequences * per_seq_), -1),
+      users_(static_cast<size_t>(limits.n_pages), 0) {
+  for (int64_t page = limits.n_pages - 1; page >= 0; --page)
+    free_.push_back(static_cast<int32_t>(page));
+}
+
+Result<SeqId> SequencePages::open() {
+  auto slot = std::find_if(seqs_.begin(), seqs_.end(), [](const Sequence& s) { return !s.open; });
+  if (slot == seqs_.end())
+    return Status(StatusCode::kOutOfMemory,
+                  "all " + std::to_string(limits_.max_sequences) +
+                      " sequences are in use; close one or allow more (-np)");
+  *slot = Sequence{true, 0, 0};
+  return static_cast<SeqId>(slot - seqs_.begin());
+}
+
+void SequencePages::close(SeqId seq) {
+  if (!find(seq))
+    return;
+  Sequence& s = seqs_[static_cast<size_t>(seq)];
+  int32_t* table = tables_.data() + seq * per_seq_;
+  for (int64_t i = 0; i < s.pages; ++i) {
+    users_[static_cast<size_t>(table[i])] = 0;
+    free_.push_back(table[i]);
+    table[i] = -1;
+  }
+  s = Sequence{};
+}
+
+const SequencePages::Sequence* SequencePages::find(SeqId seq) const {
+  if (seq < 0 || static_cast<size_t>(seq) >= seqs_.size() || !seqs_[static_cast<size_t>(seq)].open)
+    return nullptr;
+  return &seqs_[static_cast<size_t>(seq)];
+}
+
+int64_t SequencePages::length(SeqId seq) const {
+  const Sequence* s = find(seq);
+  return s ? s->length : -1;
+}
+
+int64_t SequencePages::pages_for(int64_t positions) const {
+  return (positions + limits_.page_tokens - 1) / limits_.page_tokens;
+}
+
+bool SequencePages::can_append(SeqId seq, int64_t n) const {
+  const Sequence* s = find(seq);
+  if (!s || s->length + n > limits_.n_ctx)
+    return false;
+  return pages_for(s->length + n) - s->pages <= static_cast<int64_t>(free_.size());
+}
+
+KvPageStats SequencePages::stats() const {
+  return {limits_.page_tokens, limits_.n_pages,
+          limits_.n_pages - static_cast<int64_t>(free_.size())};
+}
+
+int64_t SequencePages::rows_spanned() const {
+  for (int64_t page = limits_.n_pages - 1; page >= 0; --page)
+    if (users_[static_cast<size_t>(page)])
+      return (page + 1) * limits_.page_tokens;
+  return 0;
+}
+
+Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
+                                              const PassLimits& l) const {
+  if (batch.empty())
+    return invalid_argument("a pass needs at least one token");
+  if (static_cast<int64_t>(batch.size()) > l.max_batch_tokens)
+    return invalid_argument("a pass of " + std::to_string(batch.size()) + " tokens exceeds the " +
+                            std::to_string(l.max_batch_tokens) + " a pass may carry");
+  std::vector<int64_t> count(seqs_.size(), 0);
+  AssembledPass p;
+  int64_t rows = 0;
+  for (const BatchEntry& e : batch) {
+    if (!find(e.seq))
+      return invalid_argument("sequence " + std::to_string(e.seq) + " is not open");
+    if (e.token < 0 || e.token >= l.n_vocab)
+      return Status(StatusCode::kOutOfRange, "token id " + std::to_string(e.token) +
+                                                 " is outside the vocabulary of " +
+                                                 std::to_string(l.n_vocab));
+    if (count[static_cast<size_t>(e.seq)]++ == 0)
+      p.segment_seq.push_back(e.seq);
+    rows += e.logits;
+  }
+  if (rows > l.max_logit_rows)
+    return invalid_argument("a pass asks for " + std::to_string(rows) + " logits rows, more than " +
+                            std::to_string(l.max_logit_rows));
+  // Segments in order of first appearance; each sequence's tokens keep their batch order.
+  std::vector<int64_t> next(seqs_.size(), 0);
+  int64_t at = 0;
+  for (SeqId s : p.segment_seq) {
+    const Sequence& q = *find(s);
+    const int64_t n = count[static_cast<size_t>(s)];
+    if (q.length + n > limits_.n_ctx)
+      return Status(StatusCode::kOutOfRange, "sequence " + std::to_string(s) +
+                                                 " would exceed its context of " +
+                                                 std::to_string(limits_.n_ctx) + " tokens");
+    p.new_pages += std::max<int64_t>(0, pages_for(q.length + n) - q.pages);
+    p.segments.push_back({at, n, q.length, nullptr});
+    p.longest = std::max(p.longest, q.length + n);
+    next[static_cast<size_t>(s)] = at;
+    at += n;
+  }
+  if (p.new_pages > static_cast<int64_t>(free_.size()))
+    return Status(StatusCode::kOutOfMemory, "the pass needs " + std::to_string(p.new_pages) +
+                                                " more KV pages, " + std::to_string(free_.size()) +
+                                                " are free; finish or close sequences");
+  p.tokens.resize(batch.size());
+  for (const BatchEntry& e : batch) {
+    const int64_t i = next[static_cast<size_t>(e.seq)]++;
+    p.tokens[static_cast<size_t>(i)] = e.token;
+    if (e.logits)
+      p.logit_rows.push_back(i);
+  }
+  return p;
+}
+
+void SequencePages::take_pages(AssembledPass& p) {
+  for (size_t g = 0; g < p.segments.size(); ++g) {
+    const SeqId seq = p.segment_seq[g];
+    Sequence& q = seqs_[static_cast<size_t>(seq)];
+    int32_t* table = tables_.data() + seq * per_seq_;
+    while (q.pages < pages_for(q.length + p.segments[g].count)) {
+      const int32_t page = free_.back();
+      free_.pop_back();
+      users_[static_cast<size_t>(page)] = 1;
+      table[q.pages++] = page;
+    }
+    p.segments[g].pages = table;
+  }
+}
+
+void SequencePages::release_unwritten(const AssembledPass& p) {
+  for (SeqId seq : p.segment_seq) {
+    Sequence& q = seqs_[static_cast<size_t>(seq)];
+    int32_t* table = tables_.data() + seq * per_seq_;
+    while (q.pages > pages_for(q.length)) {
+      const int32_t page = table[--q.pages];
+      users_[static_cast<size_t>(page)] = 0;
+      free_.push_back(page);
+      table[q.pages] = -1;
+    }
+  }
+}
+
+void SequencePages::advance(const AssembledPass& p) {
+  for (size_t g = 0; g < p.segments.size(); ++g)
+    seqs_[static_cast<size_t>(p.segment_seq[g])].length += p.segments[g].count;
+}
+
+} // namespace pshard
