@@ -111,6 +111,40 @@ INSTANTIATE_TEST_SUITE_P(Models, BatchHybridInvariance,
                            return n;
                          });
 
+// The upper end: 64 sequences at once on emu, every budget of an auto schedule
+// compiled for 64, plans looked up per pass (so the decode steps run the tier-64 plan).
+TEST(BatchHybridSession, SixtyFourSequencesOnEmuGetTheirLogitsAlone) {
+  const std::string path = invariance_model_path("mk-dense6", "batch-");
+  PSHARD_SKIP_IF_MISSING(path);
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  constexpr int kMany = 64;
+  const Script script = make_script(kMany, 3, (*model)->hparams().n_vocab, 11u);
+  const Rows want = alone(
+      [&]() -> Result<std::unique_ptr<Decoder>> {
+        PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(**model, {kCtx, 2, 256}));
+        return std::unique_ptr<Decoder>(std::move(s));
+      },
+      script);
+  auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 4, 16, 64}, kCtx, {},
+                                   test_machine(), {}, kDefaultKvType, kMany);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const Schedule& sched = compiled->schedule;
+  int tier64 = 0;
+  for (uint64_t budget : sched.budgets()) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    auto d = EmuDevice::create(fast_emu(std::max<uint64_t>(budget, 1)));
+    ASSERT_TRUE(d.ok());
+    auto engine = BatchedHybridSession::create(**model, &sched, std::move(d).value(),
+                                               batch_params(kMany), at(budget, 0));
+    ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+    EXPECT_TRUE(same_rows(want, batched(**engine, script, (*engine)->max_batch_tokens())));
+    for (const PlanUse& u : (*engine)->stats().sessions.plans)
+      tier64 += u.tier == 64;
+  }
+  EXPECT_GT(tier64, 0) << "no pass of 64 sequences took the tier-64 plan";
+}
+
 TEST(BatchHybridSession, RefusesMoreSequencesThanTheDeviceKvPagesHold) {
   const std::string path = invariance_model_path("mk-dense6", "batch-");
   auto model = Model::load(path);
