@@ -41,6 +41,46 @@ int64_t SubLayerInfo::max_experts(int64_t n_tokens) const {
   return std::min(n_expert, std::max<int64_t>(n_tokens, 1) * n_expert_used);
 }
 
+namespace {
+// Per-token routing probability of expert e: the profile's, else uniform k/E.
+double routing_prob(const SubLayerInfo& s, size_t e) {
+  if (s.expert_prob.empty())
+    return static_cast<double>(std::min(s.n_expert_used, s.n_expert)) /
+           static_cast<double>(s.n_expert);
+  return std::clamp(s.expert_prob[e], 0.0, 1.0);
+}
+} // namespace
+
+std::vector<int32_t> SubLayerInfo::experts_by_heat() const {
+  std::vector<int32_t> order;
+  if (kind != SubLayerKind::kMoe || n_expert <= 0)
+    return order;
+  for (int32_t e = 0; e < static_cast<int32_t>(n_expert); ++e)
+    order.push_back(e);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return routing_prob(*this, static_cast<size_t>(a)) >
+           routing_prob(*this, static_cast<size_t>(b));
+  });
+  return order;
+}
+
+double SubLayerInfo::expected_streamed_experts(int64_t n_tokens, int64_t n_hot) const {
+  if (n_expert <= 0)
+    return 0;
+  const std::vector<int32_t> order = experts_by_heat();
+  const double n = static_cast<double>(std::max<int64_t>(n_tokens, 1));
+  double touched = 0;
+  for (size_t i = static_cast<size_t>(std::clamp<int64_t>(n_hot, 0, n_expert)); i < order.size();
+       ++i)
+    touched += 1.0 - std::pow(1.0 - routing_prob(*this, static_cast<size_t>(order[i])), n);
+  return touched;
+}
+
+int64_t SubLayerInfo::max_streamed_experts(int64_t n_tokens, int64_t n_hot) const {
+  return std::min(n_expert - std::clamp<int64_t>(n_hot, 0, n_expert),
+                  std::max<int64_t>(n_tokens, 1) * n_expert_used);
+}
+
 double SubLayerInfo::weight_bytes_read(int64_t n_tokens) const {
   switch (kind) {
   case SubLayerKind::kEmbed:

@@ -2,6 +2,7 @@
 // frequencies (uniform frequencies give the uniform formula back), a profile of another
 // shape is refused, and on the Qwen3-30B-A3B shape a skewed profile predicts prefill
 // tiers faster than uniform routing while decode (k experts whatever the skew) stays.
+#include "moe_test_util.h"
 #include "pshard/Planner/Planner.h"
 #include "runtime/model/routing_profile.h"
 
@@ -43,13 +44,7 @@ RoutingProfile skewed(const ModelHParams& hp, int64_t hot, int64_t hot_slots) {
   return r;
 }
 
-const SubLayerInfo& first_moe(const ModelGraph& g) {
-  for (const SubLayerInfo& s : g.sublayers)
-    if (s.kind == SubLayerKind::kMoe)
-      return s;
-  ADD_FAILURE() << "no MoE sub-layer";
-  return g.sublayers.front();
-}
+using testing::first_moe;
 
 TEST(Routing, UniformCountsGiveTheUniformFormula) {
   const ModelHParams hp = moe_hparams(2, 128, 8);

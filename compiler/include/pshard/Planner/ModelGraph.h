@@ -88,6 +88,14 @@ struct SubLayerInfo {
   double expected_experts(int64_t n_tokens) const;
   // Worst case: min(n_expert, n·k). What a streaming slot must hold for this tier.
   int64_t max_experts(int64_t n_tokens) const;
+  // Expert ids hottest first (by expert_prob; equal probabilities, as in uniform
+  // routing, by index): the order hot experts are kept resident in. Empty unless MoE.
+  std::vector<int32_t> experts_by_heat() const;
+  // With the `n_hot` hottest experts resident: the expected distinct NON-resident
+  // experts n tokens route to (what a streamed pass copies), Σ over the others of
+  // 1 − (1 − p_e)^n, and the worst case min(n_expert − n_hot, n·k) a slot must hold.
+  double expected_streamed_experts(int64_t n_tokens, int64_t n_hot) const;
+  int64_t max_streamed_experts(int64_t n_tokens, int64_t n_hot) const;
   // Weight bytes the pass reads (expected), and the most it may need on the GPU.
   double weight_bytes_read(int64_t n_tokens) const;
   uint64_t weight_bytes_needed(int64_t n_tokens) const;
