@@ -136,8 +136,9 @@ Status Schedule::check_projector(const gguf::GgufFile& projector) const {
     return Status::ok_status();
   return Status(StatusCode::kModelMismatch,
                 "the schedule's vision plans were compiled for another projector: it expects "
-                "fingerprint " + expected.hex() + ", but '" + projector.path() + "' has " +
-                    actual.hex() + "; recompile with pshard-compile --mmproj " + projector.path());
+                "fingerprint " +
+                    expected.hex() + ", but '" + projector.path() + "' has " + actual.hex() +
+                    "; recompile with pshard-compile --mmproj " + projector.path());
 }
 
 } // namespace pshard

@@ -31,7 +31,6 @@
 #include "tools/schedule/schedule_report.h"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -92,12 +91,10 @@ pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out
 } // namespace
 
 int main(int argc, char** argv) {
-  std::string model_path, profile_path, out_path, budgets = "auto", strategy = "auto",
-                                                  kv_type = "f16", emit = "artifact",
-                                                  kernel_workspace = "profile", contexts,
-                                                  workload = "1024:256", pipeline = "direct",
-                                                  routing_path, mmproj_path,
-                                                  image_sizes = "480p,720p,1080p,1440p";
+  std::string model_path, profile_path, out_path,
+      budgets = "auto", strategy = "auto", kv_type = "f16", emit = "artifact",
+      kernel_workspace = "profile", contexts, workload = "1024:256", pipeline = "direct",
+      routing_path, mmproj_path, image_sizes = "480p,720p,1080p,1440p";
   pshard::planner::CompileOptions options;
   bool quiet = false;
   CLI::App app{"pshard-compile: plan a model for a machine and write its schedule (*.pshard)"};
@@ -259,7 +256,8 @@ int main(int argc, char** argv) {
   std::optional<pshard::planner::VisionPhasePlans> vision_plans;
   std::vector<pshard::planner::ImageTier> image_tiers;
   if (!mmproj_path.empty()) {
-    auto projector = pshard::gguf::GgufFile::open(mmproj_path, pshard::gguf::OpenMode::kMetadataOnly);
+    auto projector =
+        pshard::gguf::GgufFile::open(mmproj_path, pshard::gguf::OpenMode::kMetadataOnly);
     if (!projector.ok())
       return fail(projector.status().with_context("--mmproj"));
     auto built = pshard::planner::build_vision_graph(**projector);

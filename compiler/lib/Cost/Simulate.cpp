@@ -101,7 +101,8 @@ SimResult simulate_first(const SubLayerCosts& costs, const Plan& plan, size_t n)
 
 SimResult simulate(const ModelGraph& graph, const SubLayerCosts& costs, const Plan& plan) {
   return simulate_first(
-      costs, plan, std::min({graph.sublayers.size(), costs.sublayers.size(), plan.placements.size()}));
+      costs, plan,
+      std::min({graph.sublayers.size(), costs.sublayers.size(), plan.placements.size()}));
 }
 
 SimResult simulate(const SubLayerCosts& costs, const Plan& plan) {

@@ -4,7 +4,6 @@
 #include "runtime/schedule/model_fingerprint.h"
 
 #include <algorithm>
-#include <map>
 
 namespace pshard::planner {
 namespace {
@@ -40,20 +39,6 @@ VisionSubLayerInfo make_sublayer(const ProjectorHParams& hp, const VisionSubLaye
 }
 
 } // namespace
-
-TensorType VisionSubLayerInfo::dominant_type() const {
-  std::map<TensorType, uint64_t> by_type;
-  for (const TensorRef& t : tensors)
-    by_type[t.type] += t.bytes;
-  TensorType best = TensorType::kF32;
-  uint64_t most = 0;
-  for (const auto& [type, bytes] : by_type)
-    if (bytes > most) {
-      best = type;
-      most = bytes;
-    }
-  return best;
-}
 
 uint64_t VisionGraph::total_weight_bytes() const {
   uint64_t sum = 0;

@@ -44,8 +44,6 @@ struct VisionSubLayerInfo {
   uint64_t weight_bytes = 0;
   std::vector<VisionMatmul> matmuls;
   bool full_attention = false; // attention: attends over the whole image, not a window
-
-  TensorType dominant_type() const;
 };
 
 struct VisionGraph {

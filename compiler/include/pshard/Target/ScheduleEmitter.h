@@ -7,10 +7,10 @@
 //                                                      "pshard-compile 0.1.0"));
 #pragma once
 
-#include "runtime/core/status.h"
 #include "pshard/Planner/ModelGraph.h"
 #include "pshard/Planner/Plan.h"
 #include "pshard/Planner/VisionPlanner.h"
+#include "runtime/core/status.h"
 
 #include <cstdint>
 #include <string>
@@ -26,7 +26,6 @@ Result<std::vector<uint8_t>> serialize_schedule(const ModelGraph& graph, const P
 
 // Atomic: a temporary file beside `path`, then rename.
 Status write_schedule_file(const ModelGraph& graph, const PlanGrid& grid, const std::string& path,
-                           const std::string& created_by,
-                           const VisionPhasePlans* vision = nullptr);
+                           const std::string& created_by, const VisionPhasePlans* vision = nullptr);
 
 } // namespace pshard::planner

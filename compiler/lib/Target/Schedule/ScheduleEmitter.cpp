@@ -164,10 +164,14 @@ std::unique_ptr<sfb::BudgetPlansT> budget_plans_of(uint64_t budget,
 
 sfb::SubLayerKind vision_kind(VisionSubLayerKind k) {
   switch (k) {
-  case VisionSubLayerKind::kPatchEmbed: return sfb::SubLayerKind::VisionPatch;
-  case VisionSubLayerKind::kAttention: return sfb::SubLayerKind::VisionAttention;
-  case VisionSubLayerKind::kFfn: return sfb::SubLayerKind::VisionFfn;
-  case VisionSubLayerKind::kMerger: return sfb::SubLayerKind::VisionMerger;
+  case VisionSubLayerKind::kPatchEmbed:
+    return sfb::SubLayerKind::VisionPatch;
+  case VisionSubLayerKind::kAttention:
+    return sfb::SubLayerKind::VisionAttention;
+  case VisionSubLayerKind::kFfn:
+    return sfb::SubLayerKind::VisionFfn;
+  case VisionSubLayerKind::kMerger:
+    return sfb::SubLayerKind::VisionMerger;
   }
   return sfb::SubLayerKind::VisionPatch;
 }
