@@ -124,4 +124,21 @@ Status Schedule::check_model(const gguf::GgufFile& file) const {
                     actual.hex() + "; recompile with pshard-compile -m " + file.path());
 }
 
+Status Schedule::check_projector(const gguf::GgufFile& projector) const {
+  const sfb::VisionPhase* v = vision();
+  if (!v)
+    return Status(StatusCode::kModelMismatch,
+                  "the schedule has no vision plans; recompile with pshard-compile --mmproj " +
+                      projector.path());
+  const ModelFingerprint expected{v->fingerprint_hi(), v->fingerprint_lo()};
+  const ModelFingerprint actual = pshard::model_fingerprint(projector);
+  if (expected == actual)
+    return Status::ok_status();
+  return Status(StatusCode::kModelMismatch,
+                "the schedule's vision plans were compiled for another projector: it expects "
+                "fingerprint " +
+                    expected.hex() + ", but '" + projector.path() + "' has " + actual.hex() +
+                    "; recompile with pshard-compile --mmproj " + projector.path());
+}
+
 } // namespace pshard

@@ -110,6 +110,12 @@ public:
   ModelFingerprint model_fingerprint() const;
   // kModelMismatch naming both fingerprints when `file` is not the model planned for.
   Status check_model(const gguf::GgufFile& file) const;
+  // A VLM's vision phase (schema 1.4, pshard-compile --mmproj); null in files without
+  // one, older ones included.
+  const fb::schedule::VisionPhase* vision() const { return root().vision(); }
+  // kModelMismatch when `projector` is not the projector file planned for, or the
+  // schedule has no vision plans.
+  Status check_projector(const gguf::GgufFile& projector) const;
 
   const std::vector<uint64_t>& budgets() const { return budgets_; }
   const std::vector<int64_t>& tiers() const { return tiers_; }

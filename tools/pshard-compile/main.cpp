@@ -9,6 +9,8 @@
 //   pshard-compile -m model.gguf --profile laptop.pshprof --emit mlir   # the IR, planned
 //       by the MLIR pass pipeline (builds with PSHARD_BUILD_COMPILER)
 //   pshard-compile ... --pipeline mlir -o model.pshard   # the artifact, through the passes
+//   pshard-compile -m qwen2vl.gguf --mmproj mmproj.gguf --image-sizes 480p,1080p,1440p ...
+//       # a VLM: the vision phase planned per budget and image size too (VLMOpt)
 //
 // Reads only the GGUF's metadata. Prints the budget × context × tier summary (which
 // strategy won, how many sub-layers are resident / streamed / on the CPU, predicted ms
@@ -16,6 +18,7 @@
 // decode plan costs) from the written artifact, exactly as the runtime will read it, then
 // every trade where sharing a resident set beat a forced strategy's faster plan.
 #include "pshard/Planner/Planner.h"
+#include "pshard/Planner/VisionPlanner.h"
 #include "pshard/Target/ScheduleEmitter.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/model/kv_types.h"
@@ -28,7 +31,6 @@
 #include "tools/schedule/schedule_report.h"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -89,11 +91,10 @@ pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out
 } // namespace
 
 int main(int argc, char** argv) {
-  std::string model_path, profile_path, out_path, budgets = "auto", strategy = "auto",
-                                                  kv_type = "f16", emit = "artifact",
-                                                  kernel_workspace = "profile", contexts,
-                                                  workload = "1024:256", pipeline = "direct",
-                                                  routing_path;
+  std::string model_path, profile_path, out_path,
+      budgets = "auto", strategy = "auto", kv_type = "f16", emit = "artifact",
+      kernel_workspace = "profile", contexts, workload = "1024:256", pipeline = "direct",
+      routing_path, mmproj_path, image_sizes = "480p,720p,1080p,1440p";
   pshard::planner::CompileOptions options;
   bool quiet = false;
   CLI::App app{"pshard-compile: plan a model for a machine and write its schedule (*.pshard)"};
@@ -150,6 +151,14 @@ int main(int argc, char** argv) {
                  "activations their logits; a batch engine for more sequences is refused")
       ->capture_default_str()
       ->check(cli::between(1, 1 << 16));
+  app.add_option("--mmproj", mmproj_path,
+                 "a VLM's vision projector (llama.cpp's mmproj GGUF; only its metadata is "
+                 "read): the vision phase is planned per budget and image size as well, "
+                 "sharing the arena with the language phase in time");
+  app.add_option("--image-sizes", image_sizes,
+                 "with --mmproj, the image-size tiers the vision phase is planned for: named "
+                 "16:9 frames (360p, 480p, 720p, 1080p, 1440p, 2160p) or patch counts")
+      ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "do not print the summary");
   constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
   const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);
@@ -192,6 +201,9 @@ int main(int argc, char** argv) {
     routing = std::move(*loaded);
   }
 
+  if ((emit == "mlir" || pipeline == "mlir") && !mmproj_path.empty())
+    return fail(pshard::unsupported("the MLIR pipeline does not plan vision phases yet; use "
+                                    "--pipeline direct (the default) with --mmproj"));
 #ifdef PSHARD_HAVE_MLIR
   if ((emit == "mlir" || pipeline == "mlir") && options.parallel > 1)
     return fail(pshard::unsupported("the MLIR pipeline plans for one sequence; use --pipeline "
@@ -240,11 +252,31 @@ int main(int argc, char** argv) {
 #endif
   if (!grid.ok())
     return fail(grid.status());
+  std::optional<pshard::planner::VisionGraph> vision;
+  std::optional<pshard::planner::VisionPhasePlans> vision_plans;
+  std::vector<pshard::planner::ImageTier> image_tiers;
+  if (!mmproj_path.empty()) {
+    auto projector =
+        pshard::gguf::GgufFile::open(mmproj_path, pshard::gguf::OpenMode::kMetadataOnly);
+    if (!projector.ok())
+      return fail(projector.status().with_context("--mmproj"));
+    auto built = pshard::planner::build_vision_graph(**projector);
+    if (!built.ok())
+      return fail(built.status().with_context("--mmproj '" + mmproj_path + "'"));
+    vision = std::move(*built);
+    auto tiers = pshard::planner::parse_image_tiers(image_sizes, *vision);
+    if (!tiers.ok())
+      return fail(tiers.status().with_context("--image-sizes"));
+    image_tiers = std::move(*tiers);
+    vision_plans = pshard::planner::plan_vision_phase(*vision, **machine, *grid, image_tiers);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::string tool = std::string("pshard-compile ") + PSHARD_VERSION;
-  if (pshard::Status s = pshard::planner::write_schedule_file(*graph, *grid, out_path, tool); !s.ok())
+  if (pshard::Status s = pshard::planner::write_schedule_file(
+          *graph, *grid, out_path, tool, vision_plans ? &*vision_plans : nullptr);
+      !s.ok())
     return fail(s);
   auto written = pshard::Schedule::load_file(out_path);
   if (!written.ok())
@@ -258,6 +290,24 @@ int main(int argc, char** argv) {
               << pshard::format_bytes(grid->minimum_budget_bytes) << "\n";
     pshard::print_summary(*written, std::cout);
     print_trades(*grid, std::cout);
+    if (vision) {
+      pshard::planner::VisionPlanOptions vo;
+      vo.threads = grid->options.threads;
+      vo.kernel_workspace_bytes = grid->options.kernel_workspace_bytes.value_or(0);
+      std::cout << "vision (" << pshard::projector_type_name(vision->hp.type) << ", "
+                << vision->sublayers.size() << " sub-layers, "
+                << pshard::format_bytes(vision->total_weight_bytes())
+                << " of weights): minimum VRAM per image size, and predicted vision-phase ms "
+                   "per budget (VLMOpt: phases share the arena, vision weights streamed or on "
+                   "the CPU, tiled attention)\n"
+                << pshard::planner::vision_table(*vision, **machine, image_tiers, grid->budgets,
+                                                 grid->minimum_budget_bytes, vo);
+      const int64_t tokens = image_tiers.back().patches / (vision->hp.n_merge * vision->hp.n_merge);
+      if (tokens > grid->options.n_ctx)
+        std::cout << "note: a " << image_tiers.back().name << " image is " << tokens
+                  << " tokens, more than the planned context " << grid->options.n_ctx
+                  << "; plan with -c covering the image and the prompt\n";
+    }
     std::cout << "planned " << grid->budgets.size() << " budgets x " << grid->contexts.size()
               << " context ranges x " << grid->tiers.size() << " tiers in " << seconds * 1e3
               << " ms (" << pipeline << "); wrote " << out_path << "\n";

@@ -89,15 +89,24 @@ double run(const SubLayerCosts& costs, const Placement* placements, size_t n, in
   return total;
 }
 
-} // namespace
-
-SimResult simulate(const ModelGraph& graph, const SubLayerCosts& costs, const Plan& plan) {
+SimResult simulate_first(const SubLayerCosts& costs, const Plan& plan, size_t n) {
   SimResult r;
-  const size_t n = std::min({graph.sublayers.size(), costs.sublayers.size(), plan.placements.size()});
   r.start_s.reserve(n);
   r.end_s.reserve(n);
   run<true>(costs, plan.placements.data(), n, plan.stream_slot_count, plan.prefetch_depth, &r);
   return r;
+}
+
+} // namespace
+
+SimResult simulate(const ModelGraph& graph, const SubLayerCosts& costs, const Plan& plan) {
+  return simulate_first(
+      costs, plan,
+      std::min({graph.sublayers.size(), costs.sublayers.size(), plan.placements.size()}));
+}
+
+SimResult simulate(const SubLayerCosts& costs, const Plan& plan) {
+  return simulate_first(costs, plan, std::min(costs.sublayers.size(), plan.placements.size()));
 }
 
 double simulate_seconds(const SubLayerCosts& costs, const std::vector<Placement>& placements,

@@ -80,6 +80,8 @@ struct SimResult {
 // Preconditions (validate_plan checks them): one placement per sub-layer; stream_order
 // lists the gpu_streamed sub-layers in graph order; slot count ≥ 1 when any is streamed.
 SimResult simulate(const ModelGraph& graph, const SubLayerCosts& costs, const Plan& plan);
+// The same over costs alone (one placement per cost): the vision phase's sub-layers.
+SimResult simulate(const SubLayerCosts& costs, const Plan& plan);
 
 // A faster variant for the search: no per-sub-layer times recorded.
 double simulate_seconds(const SubLayerCosts& costs, const std::vector<Placement>& placements,

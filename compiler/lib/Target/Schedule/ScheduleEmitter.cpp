@@ -64,12 +64,8 @@ std::unique_ptr<sfb::CompileOptionsT> options_of(const PlanGrid& grid) {
   return o;
 }
 
-std::unique_ptr<sfb::SubLayerT> sublayer_of(const SubLayerInfo& s, TensorType kv_type) {
-  auto out = std::make_unique<sfb::SubLayerT>();
-  out->name = s.name;
-  out->kind = static_cast<sfb::SubLayerKind>(s.kind);
-  out->layer = static_cast<int32_t>(s.layer);
-  for (const TensorRef& t : s.tensors) {
+void add_tensors(const std::vector<TensorRef>& tensors, sfb::SubLayerT* out) {
+  for (const TensorRef& t : tensors) {
     auto tensor = std::make_unique<sfb::TensorT>();
     tensor->name = t.name;
     tensor->dims = t.dims;
@@ -79,6 +75,14 @@ std::unique_ptr<sfb::SubLayerT> sublayer_of(const SubLayerInfo& s, TensorType kv
     tensor->shard = t.shard;
     out->tensors.push_back(std::move(tensor));
   }
+}
+
+std::unique_ptr<sfb::SubLayerT> sublayer_of(const SubLayerInfo& s, TensorType kv_type) {
+  auto out = std::make_unique<sfb::SubLayerT>();
+  out->name = s.name;
+  out->kind = static_cast<sfb::SubLayerKind>(s.kind);
+  out->layer = static_cast<int32_t>(s.layer);
+  add_tensors(s.tensors, out.get());
   out->weight_bytes = s.weight_bytes;
   out->kv_bytes_per_token = s.kv_bytes_per_token(kv_type);
   out->n_expert = static_cast<int32_t>(s.n_expert);
@@ -158,11 +162,77 @@ std::unique_ptr<sfb::BudgetPlansT> budget_plans_of(uint64_t budget,
   return out;
 }
 
+sfb::SubLayerKind vision_kind(VisionSubLayerKind k) {
+  switch (k) {
+  case VisionSubLayerKind::kPatchEmbed:
+    return sfb::SubLayerKind::VisionPatch;
+  case VisionSubLayerKind::kAttention:
+    return sfb::SubLayerKind::VisionAttention;
+  case VisionSubLayerKind::kFfn:
+    return sfb::SubLayerKind::VisionFfn;
+  case VisionSubLayerKind::kMerger:
+    return sfb::SubLayerKind::VisionMerger;
+  }
+  return sfb::SubLayerKind::VisionPatch;
+}
+
+std::unique_ptr<sfb::VisionPlanT> vision_plan_of(const VisionPlan& p) {
+  auto out = std::make_unique<sfb::VisionPlanT>();
+  out->budget_bytes = p.budget_bytes;
+  out->patches = p.tier.patches;
+  out->strategy = p.strategy;
+  for (Placement q : p.placements)
+    out->placements.push_back(static_cast<sfb::Placement>(q));
+  out->stream_order = p.stream_order;
+  out->stream_slot_count = p.stream_slot_count;
+  out->stream_slot_bytes = p.stream_slot_bytes;
+  out->attention_tile = p.attention_tile;
+  out->resident_bytes = p.resident_bytes;
+  out->activation_bytes = p.activation_bytes;
+  out->workspace_bytes = p.workspace_bytes;
+  out->arena_bytes = p.arena_bytes;
+  out->predicted_ms = p.predicted_ms;
+  out->language_reload_ms = p.language_reload_ms;
+  return out;
+}
+
+std::unique_ptr<sfb::VisionPhaseT> vision_phase_of(const VisionPhasePlans& phase) {
+  const VisionGraph& g = *phase.graph;
+  auto out = std::make_unique<sfb::VisionPhaseT>();
+  out->projector_type = projector_type_name(g.hp.type);
+  out->fingerprint_hi = g.fingerprint.hi;
+  out->fingerprint_lo = g.fingerprint.lo;
+  out->file_size = g.file_size;
+  out->total_weight_bytes = g.total_weight_bytes();
+  for (const VisionSubLayerInfo& s : g.sublayers) {
+    auto sub = std::make_unique<sfb::SubLayerT>();
+    sub->name = s.id.name;
+    sub->kind = vision_kind(s.id.kind);
+    sub->layer = static_cast<int32_t>(s.id.block);
+    add_tensors(s.tensors, sub.get());
+    sub->weight_bytes = s.weight_bytes;
+    out->sublayers.push_back(std::move(sub));
+  }
+  for (const ImageTier& t : phase.tiers) {
+    out->tier_names.push_back(t.name);
+    out->tiers.push_back(t.patches);
+  }
+  for (const VisionPlan& p : phase.plans)
+    out->plans.push_back(vision_plan_of(p));
+  return out;
+}
+
 } // namespace
 
 Result<std::vector<uint8_t>> serialize_schedule(const ModelGraph& graph, const PlanGrid& grid,
-                                                const std::string& created_by) {
+                                                const std::string& created_by,
+                                                const VisionPhasePlans* vision) {
   PSHARD_RETURN_IF_ERROR(validate_grid(graph, grid));
+  if (vision) {
+    PSHARD_RETURN_IF_ERROR(validate_vision_phase(*vision));
+    if (vision->budgets != grid.budgets)
+      return internal_error("the vision phase was planned for other budgets than the grid's");
+  }
   sfb::ScheduleT s;
   s.schema_major = kScheduleSchemaMajor;
   s.schema_minor = kScheduleSchemaMinor;
@@ -178,6 +248,8 @@ Result<std::vector<uint8_t>> serialize_schedule(const ModelGraph& graph, const P
     s.grid.push_back(budget_plans_of(grid.budgets[b], grid.plans[b], grid.contexts, grid.switches[b]));
   if (!grid.cpu_only.empty() && grid.budgets.front() != 0) // else grid[0] is it
     s.cpu_only = budget_plans_of(0, grid.cpu_only, grid.contexts, {});
+  if (vision)
+    s.vision = vision_phase_of(*vision);
   flatbuffers::FlatBufferBuilder builder(64 * 1024);
   sfb::FinishSizePrefixedScheduleBuffer(builder, sfb::Schedule::Pack(builder, &s));
   std::vector<uint8_t> bytes(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize());
@@ -189,8 +261,9 @@ Result<std::vector<uint8_t>> serialize_schedule(const ModelGraph& graph, const P
 }
 
 Status write_schedule_file(const ModelGraph& graph, const PlanGrid& grid, const std::string& path,
-                           const std::string& created_by) {
-  PSHARD_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, serialize_schedule(graph, grid, created_by));
+                           const std::string& created_by, const VisionPhasePlans* vision) {
+  PSHARD_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                          serialize_schedule(graph, grid, created_by, vision));
   return write_file_atomically(path, bytes);
 }
 
