@@ -9,7 +9,10 @@ import os
 import sys
 import tempfile
 
-from cli_check import check, finish, run, skip
+from cli_util import Checks, run
+
+checks = Checks()
+check, skip = checks.check, checks.skip
 
 build, shared = sys.argv[1], sys.argv[2]
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
@@ -129,4 +132,4 @@ else:
     skip(f"known-answer tests: {stories} is not present")
 with tempfile.TemporaryDirectory() as tmp:
     mkmodel(tmp)
-finish()
+sys.exit(checks.finish())

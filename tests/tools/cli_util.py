@@ -6,19 +6,22 @@
     checks.check("runs", p.returncode == 0, p.stderr)
     sys.exit(checks.finish())
 """
+import os
 import struct
 import subprocess
 import zlib
 
 
-def run(*args, stdin=None):
-    """Runs a tool to completion (5 minutes at most), capturing its text output."""
-    return subprocess.run(list(args), input=stdin, capture_output=True, text=True, timeout=300)
+def run(*args, stdin=None, env=None, text=True):
+    """Runs a tool to completion (5 minutes at most), capturing its output (text unless
+    text=False); `env` adds to the environment."""
+    return subprocess.run([str(a) for a in args], input=stdin, capture_output=True, text=text,
+                          timeout=300, env=dict(os.environ, **env) if env else None)
 
 
 class Checks:
     def __init__(self):
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.skipped = 0
 
     def check(self, name, cond, detail=""):
         if cond:
@@ -27,9 +30,14 @@ class Checks:
             self.failed += 1
             print(f"FAIL {name}: {detail}")
 
+    def skip(self, reason):
+        self.skipped += 1
+        print(f"SKIP {reason}")
+
     def finish(self):
         """Prints the tally; the script's exit status (1 on any failure)."""
-        print(f"{self.passed} passed, {self.failed} failed")
+        skipped = f", {self.skipped} skipped" if self.skipped else ""
+        print(f"{self.passed} passed, {self.failed} failed{skipped}")
         return 1 if self.failed else 0
 
 

@@ -9,7 +9,10 @@ import os
 import sys
 import tempfile
 
-from cli_check import check, finish, run, skip
+from cli_util import Checks, run
+
+checks = Checks()
+check, skip = checks.check, checks.skip
 
 build, shared = sys.argv[1], sys.argv[2]
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
@@ -116,4 +119,4 @@ if not os.path.exists(stories):
     sys.exit(0)
 with tempfile.TemporaryDirectory() as tmp:
     main(tmp)
-finish()
+sys.exit(checks.finish())

@@ -12,7 +12,10 @@ import os
 import sys
 import tempfile
 
-from cli_check import check, finish, run, skip
+from cli_util import Checks, run
+
+checks = Checks()
+check, skip = checks.check, checks.skip
 
 build, shared = sys.argv[1], sys.argv[2]
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
@@ -110,4 +113,4 @@ with tempfile.TemporaryDirectory() as tmp:
         cpu = on_cpu(name, model)
         if cpu:
             on_emu(name, model, cpu, tmp)
-finish()
+sys.exit(checks.finish())

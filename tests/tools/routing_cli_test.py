@@ -11,7 +11,10 @@ import os
 import sys
 import tempfile
 
-from cli_check import check, finish, run, skip
+from cli_util import Checks, run
+
+checks = Checks()
+check, skip = checks.check, checks.skip
 
 build, shared = sys.argv[1], sys.argv[2]
 profile_bin = os.path.join(build, "tools/pshard-profile/pshard-profile")
@@ -78,4 +81,4 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(compile_bin, *args[:-1], bad, "-o", os.path.join(tmp, "b.pshard"))
     check("a malformed profile is refused", p.returncode != 0 and "malformed" in p.stderr, p.stderr)
 
-finish()
+sys.exit(checks.finish())

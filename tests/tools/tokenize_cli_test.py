@@ -12,12 +12,15 @@ import os
 import sys
 import tempfile
 
-import cli_check
-from cli_check import check, finish
+import cli_util
+from cli_util import Checks
+
+checks = Checks()
+check = checks.check
 
 
 def run(*args, stdin=None):  # bytes in and out: the tests compare raw UTF-8
-    return cli_check.run(*args, stdin=stdin, text=False)
+    return cli_util.run(*args, stdin=stdin, text=False)
 
 build, shared = sys.argv[1], sys.argv[2]
 tok_bin = os.path.join(build, "tools/pshard-tokenize/pshard-tokenize")
@@ -184,7 +187,7 @@ def main():
         errors()
         unknown_pre_tokenizer_warns(tmp)
         pshard_run_with_byte_level_vocab(tmp)
-    finish()
+    sys.exit(checks.finish())
 
 
 main()
