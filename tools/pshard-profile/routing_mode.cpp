@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <numeric>
 #include <ostream>
 #include <sstream>
 
@@ -30,10 +31,8 @@ double top_quarter_share(const RoutingLayer& l) {
   std::vector<uint64_t> c = l.counts;
   std::sort(c.begin(), c.end(), std::greater<>());
   const size_t quarter = std::max<size_t>(1, c.size() / 4);
-  uint64_t top = 0, all = 0;
-  for (size_t i = 0; i < c.size(); ++i)
-    (i < quarter ? top : all) += c[i];
-  all += top;
+  const uint64_t top = std::accumulate(c.begin(), c.begin() + quarter, uint64_t{0});
+  const uint64_t all = std::accumulate(c.begin(), c.end(), uint64_t{0});
   return all ? static_cast<double>(top) / static_cast<double>(all) : 0.0;
 }
 
