@@ -21,6 +21,7 @@
 #include <httplib.h>
 #include <iostream>
 #include <pthread.h>
+#include <sys/socket.h>
 
 namespace cli = pshard::cli;
 using namespace pshard;
@@ -64,6 +65,14 @@ int serve(const ServerOptions& o) {
   httplib::Server svr;
   const int http_threads = o.http_threads > 0 ? o.http_threads : o.n_parallel + o.n_queue + 8;
   svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
+  // Debian's cpp-httplib 0.11 is compiled with a listen backlog of 5: a burst of clients
+  // connecting at once overflows it and the late ones are reset. Keep the socket it creates
+  // so that the backlog can be raised once it listens (Linux lets listen() be called again).
+  socket_t listen_socket = INVALID_SOCKET;
+  svr.set_socket_options([&listen_socket](socket_t s) {
+    httplib::default_socket_options(s);
+    listen_socket = s;
+  });
   HttpApi api(**engine, o);
   api.install(svr);
   int port = o.port;
@@ -76,6 +85,9 @@ int serve(const ServerOptions& o) {
               << " (in use, or not an address of this machine)\n";
     return 1;
   }
+  if (listen_socket != INVALID_SOCKET && ::listen(listen_socket, SOMAXCONN) != 0)
+    std::cerr << "pshard-server: warning: cannot raise the listen backlog to " << SOMAXCONN
+              << "; bursts of more than 5 connections may be refused\n";
   std::thread signal_thread([&] {
     for (;;) {
       int sig = 0;
