@@ -1,11 +1,10 @@
 #include "runtime/schedule/schedule_json.h"
 
+#include "runtime/core/file_bytes.h"
 #include "runtime/core/flatbuffer_json.h"
 #include "schemas/schedule_schema_text.h"
 
 #include <cctype>
-#include <fstream>
-#include <iterator>
 
 namespace pshard {
 
@@ -20,10 +19,11 @@ Result<Schedule> schedule_from_json(std::string_view json) {
 }
 
 Result<Schedule> load_schedule_any(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return io_error("cannot open '" + path + "'");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A JSON twin is several times its artifact; 1 GiB is far beyond either.
+  std::vector<uint8_t> raw;
+  if (Status read = read_whole_file(path, 1ull << 30, "schedule artifact", &raw); !read.ok())
+    return read.with_context("while loading '" + path + "'");
+  const std::string bytes(raw.begin(), raw.end());
   size_t first = 0;
   while (first < bytes.size() && std::isspace(static_cast<unsigned char>(bytes[first])))
     ++first;

@@ -1,8 +1,7 @@
 // Decoding through stb_image (Debian libstb-dev, which ships it compiled as libstb).
 #include "runtime/vision/image.h"
 
-#include <fstream>
-#include <iterator>
+#include "runtime/core/file_bytes.h"
 
 #if PSHARD_HAVE_STB
 #include <stb_image.h>
@@ -33,12 +32,12 @@ Result<RgbImage> decode_image(std::span<const uint8_t> bytes) {
 #endif
 }
 
+// A PNG or JPEG a vision encoder is given is megabytes; 1 GiB is no image anyone means.
+constexpr uint64_t kMaxImageFileBytes = 1ull << 30;
+
 Result<RgbImage> load_image(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return not_found("image file '" + path + "' cannot be opened");
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  PSHARD_RETURN_IF_ERROR(read_whole_file(path, kMaxImageFileBytes, "image file", &bytes));
   Result<RgbImage> img = decode_image(bytes);
   if (!img.ok())
     return Status(img.status().code(), "image '" + path + "': " + img.status().message());

@@ -66,6 +66,13 @@ def errors():
     check("bad size fails", p.returncode != 0 and "12Q" in p.stderr, p.stderr)
     p = run(run_bin, "-m", stories, "-p", "x", "--top-p", "1.5")
     check("bad sampler param fails", p.returncode != 0 and "top" in p.stderr.lower(), p.stderr)
+    # A directory where a file belongs: a message, not an uncaught exception.
+    here = os.path.dirname(stories)
+    for name, args in [("pshard-run", ["-m", here, "-p", "x"]), ("pshard-inspect", [here]),
+                       ("pshard-diff", [here, here])]:
+        p = run(os.path.join(build, "tools", name, name), *args)
+        check(f"{name} given a directory", p.returncode in (1, 2) and "not a regular file" in p.stderr,
+              f"exit {p.returncode}: {p.stderr[-300:]}")
     numeric_ranges()
 
 

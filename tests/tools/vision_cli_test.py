@@ -109,7 +109,7 @@ def main(tmp):
                  "embedding width is 64")
     expect_error("unreadable image", ["-m", lm, "--mmproj", proj, "--image", junk], "cannot be decoded")
     expect_error("missing image", ["-m", lm, "--mmproj", proj, "--image", os.path.join(tmp, "no.png")],
-                 "cannot be opened")
+                 "cannot open")
     expect_error("a model without M-RoPE", ["-m", qwen2, "--mmproj", proj, "--image", a], "qwen2vl")
     expect_error("--image without --mmproj", ["-m", lm, "--image", a], "--mmproj and --image")
 

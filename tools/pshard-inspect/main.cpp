@@ -5,13 +5,12 @@
 //   pshard-inspect profiles/reference/laptop-rtx4060-8gb.json
 //
 // The kind of file is told by its FlatBuffers identifier, not its name.
+#include "runtime/core/file_bytes.h"
 #include "tools/pshard-inspect/inspectors.h"
 
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -49,13 +48,12 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print JSON instead of tables");
   CLI11_PARSE(app, argc, argv);
 
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "pshard-inspect: cannot open '%s'\n", path.c_str());
+  std::vector<uint8_t> bytes;
+  if (pshard::Status read = pshard::read_whole_file(path, 1ull << 30, "pshard file", &bytes);
+      !read.ok()) {
+    std::fprintf(stderr, "pshard-inspect: %s\n", read.to_string().c_str());
     return 1;
   }
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
   const auto& kinds = pshard::inspect::inspectors();
 
   // A readable JSON twin: try each kind that has one.

@@ -99,6 +99,9 @@ DiffResult diff_schedules(const Schedule& a, const Schedule& b, const DiffOption
           << a.switches(bi).size() << " -> " << b.switches(bi).size() << " switches)\n";
     }
   }
+  diff_vision_plans(a, b, options, out, r);
+  if (r.incompatible)
+    return r;
   out << r.regressions << " regression(s) past " << options.tolerance * 100.0 << "%, "
       << r.improvements << " improvement(s), " << r.placement_changes
       << " plan(s) with placement changes, " << r.switch_changes

@@ -194,6 +194,7 @@ void print_schedule_tables(const Schedule& schedule, std::ostream& out) {
     }
   if (listed == 0)
     out << "  none: every tier of a budget keeps the same resident set\n";
+  print_vision_tables(schedule, out);
 }
 
 } // namespace pshard

@@ -27,6 +27,9 @@ void print_summary(const Schedule& schedule, std::ostream& out);
 // Everything pshard-inspect shows: model, machine, options, sub-layers, summary, and each
 // plan's placements, streaming and layout totals.
 void print_schedule_tables(const Schedule& schedule, std::ostream& out);
+// A VLM's vision phase (schema 1.4): its sub-layers and one line per (budget, image-size
+// tier); prints nothing for a schedule without one. Part of print_schedule_tables.
+void print_vision_tables(const Schedule& schedule, std::ostream& out);
 
 struct DiffOptions {
   double tolerance = 0.02; // relative slowdown of a predicted time that counts as a regression
@@ -48,5 +51,10 @@ struct DiffResult {
 // deltas, and per budget any change in the switches' bytes.
 DiffResult diff_schedules(const Schedule& old_schedule, const Schedule& new_schedule,
                           const DiffOptions& options, std::ostream& out);
+// The vision plans' part of diff_schedules: paired by (budget, image-size tier), counted
+// into `result` as the language plans are; a vision phase in only one artifact, or over
+// other sub-layers or tiers, is incompatible.
+void diff_vision_plans(const Schedule& old_schedule, const Schedule& new_schedule,
+                       const DiffOptions& options, std::ostream& out, DiffResult& result);
 
 } // namespace pshard
