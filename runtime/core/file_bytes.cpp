@@ -41,6 +41,13 @@ Status read_whole_file(const std::string& path, uint64_t max_bytes, const std::s
   return Status::ok_status();
 }
 
+Result<std::string> read_text_file(const std::string& path, const std::string& what) {
+  std::vector<uint8_t> bytes;
+  if (Status s = read_whole_file(path, 1ull << 32, what, &bytes); !s.ok())
+    return Status(s.code(), what + ": " + s.message());
+  return std::string(bytes.begin(), bytes.end());
+}
+
 std::string printable_identifier(std::span<const uint8_t> id) {
   std::string out;
   for (uint8_t c : id) {

@@ -16,6 +16,10 @@ namespace pshard {
 Status read_whole_file(const std::string& path, uint64_t max_bytes, const std::string& what,
                        std::vector<uint8_t>* out);
 
+// A text file (a prompt, a routing profile) whole: a clear error for a missing file, a
+// directory or a device, naming `what` ("prompt file") and the path.
+Result<std::string> read_text_file(const std::string& path, const std::string& what);
+
 // A file identifier as text for messages: printable bytes as they are, others as \xNN.
 std::string printable_identifier(std::span<const uint8_t> id);
 

@@ -1,5 +1,6 @@
 #include "runtime/model/routing_profile.h"
 
+#include "runtime/core/file_bytes.h"
 #include "runtime/model/hparams.h"
 
 #include <nlohmann/json.hpp>
@@ -9,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
-#include <sstream>
 
 namespace pshard {
 namespace {
@@ -101,10 +101,8 @@ Status RoutingProfile::validate() const {
 }
 
 Result<RoutingProfile> RoutingProfile::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status(StatusCode::kNotFound, "routing profile '" + path + "' cannot be opened");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  PSHARD_ASSIGN_OR_RETURN(std::string text, read_text_file(path, "routing profile"));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     return bad_file(path, "not a JSON object");
   RoutingProfile r;

@@ -1,29 +1,24 @@
 #include "tools/pshard-profile/routing_mode.h"
 
+#include "runtime/core/file_bytes.h"
 #include "runtime/model/model.h"
 #include "runtime/model/routing_recorder.h"
 #include "runtime/tokenizer/tokenizer.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <numeric>
 #include <ostream>
-#include <sstream>
 
 namespace pshard::profiling {
 namespace {
 
 Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status(StatusCode::kNotFound, "cannot read the text file '" + path + "' (-f)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (ss.str().empty())
+  PSHARD_ASSIGN_OR_RETURN(std::string text, read_text_file(path, "the text file (-f)"));
+  if (text.empty())
     return invalid_argument("the text file '" + path + "' (-f) is empty");
-  return ss.str();
+  return text;
 }
 
 // Share of a layer's routed slots taken by its busiest quarter of experts (uniform: 25%).

@@ -7,6 +7,7 @@
 //   pshard-run -m chat-model.gguf -cnv -sys "Be brief."            # chat on stdin/stdout
 //   pshard-run -m qwen2vl.gguf --mmproj mmproj.gguf --image cat.png -p "<__media__>What is it?"
 #include "tools/common/cli_checks.h"
+#include "runtime/core/file_bytes.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
@@ -15,9 +16,7 @@
 #include "tools/pshard-run/run_report.h"
 
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <unistd.h>
 
 namespace cli = pshard::cli;
@@ -28,12 +27,7 @@ namespace {
 Result<std::string> read_prompt(const RunOptions& o) {
   if (o.prompt_file.empty())
     return o.prompt;
-  std::ifstream in(o.prompt_file, std::ios::binary);
-  if (!in)
-    return io_error("cannot read prompt file '" + o.prompt_file + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_text_file(o.prompt_file, "prompt file (-f)");
 }
 
 Status run(const RunOptions& o) {

@@ -10,6 +10,7 @@
 // and engine underneath. SIGINT/SIGTERM stop it (requests in flight finish); SIGHUP
 // reads a new VRAM budget from --budget-file; POST /budget changes it too.
 #include "tools/common/cli_checks.h"
+#include "runtime/core/file_bytes.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
@@ -17,7 +18,6 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
-#include <fstream>
 #include <httplib.h>
 #include <iostream>
 #include <pthread.h>
@@ -35,12 +35,12 @@ void reload_budget(ServingEngine& engine, const std::string& path) {
     std::cerr << "pshard-server: SIGHUP ignored: no --budget-file to read a budget from\n";
     return;
   }
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) {
-    std::cerr << "pshard-server: SIGHUP: cannot read a budget from '" << path << "'\n";
+  Result<std::string> text = read_text_file(path, "--budget-file");
+  if (!text.ok()) {
+    std::cerr << "pshard-server: SIGHUP: " << text.status().to_string() << "\n";
     return;
   }
+  const std::string line = text->substr(0, text->find_first_of("\r\n"));
   auto bytes = parse_size(line);
   Status st = bytes.ok() ? engine.set_vram_budget(*bytes) : bytes.status();
   if (st.ok())

@@ -7,14 +7,13 @@
 //   pshard-tokenize -m model.gguf -p "<s>x" --no-parse-special --show-count
 //   pshard-tokenize -m model.gguf --decode "1, 15043" --json
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/core/file_bytes.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "tools/pshard-tokenize/tokenize_output.h"
 
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 
 namespace pshard {
 namespace {
@@ -37,12 +36,7 @@ Result<std::string> read_text(const TokenizeOptions& o) {
     return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   if (o.prompt_file.empty())
     return o.prompt;
-  std::ifstream in(o.prompt_file, std::ios::binary);
-  if (!in)
-    return io_error("cannot read prompt file '" + o.prompt_file + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_text_file(o.prompt_file, "prompt file");
 }
 
 Status run(const TokenizeOptions& o, bool decode) {
