@@ -59,11 +59,13 @@ Status run_routing_profile(const RoutingOptions& o, std::ostream& report) {
   const int64_t bos = tok->bos();
   const size_t window = static_cast<size_t>(session->n_ctx() - (bos >= 0 ? 1 : 0));
   for (size_t begin = 0; begin < ids.size(); begin += window) {
+    const size_t end = std::min(ids.size(), begin + window);
     std::vector<TokenId> chunk;
+    chunk.reserve(end - begin + 1);
     if (bos >= 0)
       chunk.push_back(static_cast<TokenId>(bos));
-    chunk.insert(chunk.end(), ids.begin() + static_cast<std::ptrdiff_t>(begin),
-                 ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), begin + window)));
+    for (size_t i = begin; i < end; ++i)
+      chunk.push_back(ids[i]);
     session->reset();
     PSHARD_RETURN_IF_ERROR(session->decode(chunk).status());
     PSHARD_RETURN_IF_ERROR(recorder.status());
