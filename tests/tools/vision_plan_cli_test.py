@@ -21,7 +21,7 @@ compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
 profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
 checks = Checks()
-BUDGETS = ["0", "200K", "400K", "1M", "4M"]
+BUDGETS = ["0", "4M", "8M", "12M", "20M"]
 
 
 def png(path, w, h):
@@ -34,10 +34,12 @@ def png(path, w, h):
 
 
 def compile_schedule(lm, proj, out, sizes):
-    # --kernel-workspace 0: the emulated GPU needs no CUDA kernel scratch in its plans.
+    # --kernel-workspace 0: the emulated GPU needs no CUDA kernel scratch in its plans;
+    # gpu-only: the language model is too small for the GPU to pay otherwise. The vision
+    # plans are the planner's choice: CPU at 4M, streamed at 8M and 12M, resident at 20M.
     p = run(compile_bin, "-m", lm, "--profile", profile, "-o", out, "--tiers", "1,16", "-c", "256",
-            "-q", "--kernel-workspace", "0", "--budgets", ",".join(BUDGETS), "--mmproj", proj,
-            "--image-sizes", sizes)
+            "-q", "--kernel-workspace", "0", "--budgets", ",".join(BUDGETS), "--strategy",
+            "gpu-only", "--mmproj", proj, "--image-sizes", sizes)
     checks.check("compile --image-sizes " + sizes, p.returncode == 0, p.stderr)
 
 
@@ -51,7 +53,7 @@ def generate(lm, proj, image, *extra):
 def main(tmp):
     lm, proj = os.path.join(tmp, "qwen2vl.gguf"), os.path.join(tmp, "mmproj.gguf")
     shape = ["--n-embd", "64", "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2",
-             "--n-ff", "96", "--v-n-embd", "64", "--v-n-head", "4", "--v-n-layer", "4",
+             "--n-ff", "96", "--v-n-embd", "256", "--v-n-ff", "512", "--v-n-head", "4", "--v-n-layer", "4",
              "--v-image-size", "224", "--v-window-size", "56"]
     p = run(mkmodel, "-o", lm, "--arch", "qwen2vl", "--mmproj-out", proj, *shape)
     if p.returncode != 0:
@@ -64,6 +66,7 @@ def main(tmp):
     checks.check("cpu run", want is not None, p.stderr)
     if want is None:
         return
+    placements = set()
     for vram in BUDGETS:
         p, got = generate(lm, proj, image, "-s", schedule, "--backend", "emu", "--vram", vram)
         checks.check(f"emu --vram {vram} runs", got is not None, p.stderr)
@@ -82,10 +85,13 @@ def main(tmp):
         peak, vp, lp = got["peak_device_bytes"], v["peak_device_bytes"], lang["peak_device_bytes"]
         checks.check(f"emu --vram {vram}: peak = max(vision {vp}, language {lp})",
                      peak == max(vp, lp), str(peak))
+        placements.add("streamed" if v["streamed"] else "resident" if v["resident"] else "cpu")
         print(f"--vram {vram}: vision {v['strategy']} ({v['resident']} resident, {v['streamed']} "
               f"streamed, {v['cpu']} cpu, tile {v['attention_tile']}), predicted "
               f"{v['predicted_ms']:.2f} ms, measured {v['measured_ms']:.2f} ms; arenas vision {vp} B, "
               f"language {lp} B, peak {peak} B")
+    checks.check("the budgets cover cpu, streamed and resident vision plans",
+                 placements == {"cpu", "streamed", "resident"}, str(placements))
     # The text report names the phase.
     p = run(run_bin, "-m", lm, "--mmproj", proj, "--image", image, "-p", "<__media__>hi", "-n", "2",
             "-t", "2", "-s", schedule, "--backend", "emu", "--vram", BUDGETS[-1])
@@ -100,8 +106,8 @@ def main(tmp):
                  p.returncode != 0 and "192 patches" in p.stderr and "--image-sizes" in p.stderr,
                  p.stderr)
     other = os.path.join(tmp, "mmproj-other.gguf")
-    run(mkmodel, "--mmproj-out", other, *shape[:10], "--v-n-embd", "64", "--v-n-head", "4",
-        "--v-n-layer", "2", "--v-image-size", "224", "--v-window-size", "56")
+    run(mkmodel, "--mmproj-out", other, *shape[:10], "--v-n-embd", "256", "--v-n-ff", "512",
+        "--v-n-head", "4", "--v-n-layer", "2", "--v-image-size", "224", "--v-window-size", "56")
     foreign = os.path.join(tmp, "foreign.pshard")
     compile_schedule(lm, other, foreign, "192")
     p, _ = generate(lm, proj, image, "-s", foreign, "--backend", "emu")
