@@ -195,7 +195,7 @@ PassContext HybridSession::pass_context(std::span<const TokenId> tokens, int64_t
 }
 
 Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits,
-                                   const DecodeExtras& extra) {
+                                    const DecodeExtras& extra) {
   PassContext ctx = pass_context(tokens, n_past_, compute_logits);
   ctx.embed_rows = extra.embeddings;
   ctx.rope_positions = extra.rope_positions;

@@ -147,8 +147,8 @@ Status PassRunner::issue_copy(int k) {
                                   table.row_bytes, t * table.row_bytes, 0, -1});
   }
   const SlotPacking& pack = p.gather_rows[i] || image_embed(i) ? gathered_
-                            : p.route_on_host[i] ? moe_pack_[i]
-                                                 : p.packing[i];
+                            : p.route_on_host[i]               ? moe_pack_[i]
+                                                               : p.packing[i];
   uint64_t bytes = 0;
   for (const SlotPiece& piece : pack.pieces) {
     d.copy_to_device(Queue::kCopy, slot + piece.offset, piece.host, piece.bytes);

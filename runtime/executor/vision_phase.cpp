@@ -155,8 +155,8 @@ Status DevicePhase::lay_out() {
   resident = align_up(resident, kResidentAlign);
   if (resident > plan_.resident_bytes())
     return internal_error("the vision plan's resident sub-layers take " + mib(resident) +
-                          " here, more than the " + mib(plan_.resident_bytes()) +
-                          " it planned" + recompile);
+                          " here, more than the " + mib(plan_.resident_bytes()) + " it planned" +
+                          recompile);
   const auto* order = plan_.stream_order();
   for (flatbuffers::uoffset_t k = 0; order && k < order->size(); ++k) {
     const auto i = static_cast<size_t>(order->Get(k));
@@ -181,9 +181,10 @@ Status DevicePhase::lay_out() {
     return internal_error("the image's activations take " + mib(act_bytes) + ", more than the " +
                           mib(plan_.activation_bytes()) + " the plan has" + recompile);
   const int64_t tile = plan_.attention_tile() > 0 ? plan_.attention_tile() : kDefaultVisionTile;
-  const uint64_t per_worker = tiled_attention_scratch_bytes(tile, hp_.head_dim(), 1);
-  const auto workers =
-      std::min<int64_t>(in_.pool.size(), static_cast<int64_t>(plan_.workspace_bytes() / per_worker));
+  const uint64_t per_worker =
+      tiled_attention_scratch_bytes(tile, hp_.head_dim(), 1, pass_.n_tokens());
+  const auto workers = std::min<int64_t>(
+      in_.pool.size(), static_cast<int64_t>(plan_.workspace_bytes() / per_worker));
   if (workers < 1)
     return internal_error("the vision plan's workspace of " + mib(plan_.workspace_bytes()) +
                           " holds no attention tile of " + std::to_string(tile) + " queries (" +
@@ -230,7 +231,8 @@ Status DevicePhase::issue_copies() {
   const auto n = static_cast<int>(copied_.size());
   while (next_copy_ < n && next_copy_ < done_ + slot_count_) {
     const int k = next_copy_++;
-    const auto i = static_cast<size_t>(plan_.stream_order()->Get(static_cast<flatbuffers::uoffset_t>(k)));
+    const auto i =
+        static_cast<size_t>(plan_.stream_order()->Get(static_cast<flatbuffers::uoffset_t>(k)));
     uint8_t* slot = d_.arena() + slots_offset_ +
                     plan_.stream_slot_bytes() * static_cast<uint64_t>(k % slot_count_);
     uint64_t at = 0;
@@ -374,11 +376,14 @@ Result<VisionPhaseResult> run_vision_phase(const VisionPhaseInputs& in) {
   // Budget 0 below a smallest budget above 0: the host runs the phase, as the language
   // plans then do (the tier is still checked).
   const bool cpu_only = in.budget == 0 && in.schedule.budgets().front() > 0;
-  PSHARD_ASSIGN_OR_RETURN(
-      size_t index,
-      select_vision_plan(in.schedule, cpu_only ? in.schedule.budgets().front() : in.budget,
-                         st.patches));
+  PSHARD_ASSIGN_OR_RETURN(size_t index,
+                          select_vision_plan(in.schedule,
+                                             cpu_only ? in.schedule.budgets().front() : in.budget,
+                                             st.patches));
   const sfb::VisionPlan& plan = *v.plans()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  if (!plan.placements() || plan.placements()->size() != v.sublayers()->size())
+    return invalid_format("a vision plan of the schedule does not place every vision "
+                          "sub-layer; recompile it with pshard-compile --mmproj");
   st.tier = plan.patches();
   st.tier_name = tier_name(v, index % v.tiers()->size());
   bool any_device = false;

@@ -34,7 +34,7 @@ struct VisionPhaseStats {
   int64_t tier = 0;          // the tier's patches
   int64_t patches = 0;       // the image's
   std::string strategy;
-  int64_t attention_tile = 0; // queries per tile the phase ran with
+  int64_t attention_tile = 0;                 // queries per tile the phase ran with
   int resident = 0, streamed = 0, on_cpu = 0; // sub-layers by placement
   double predicted_ms = 0, measured_ms = 0;
   uint64_t arena_bytes = 0;       // the plan's

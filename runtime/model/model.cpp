@@ -65,7 +65,7 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
 }
 
 Status check_decode_extras(const ModelHParams& hp, std::span<const TokenId> tokens,
-                          const DecodeExtras& extra, int64_t n_past, int64_t n_ctx) {
+                           const DecodeExtras& extra, int64_t n_past, int64_t n_ctx) {
   if (extra.embeddings) {
     const MatrixView& e = *extra.embeddings;
     if (e.type != TensorType::kF32 || e.cols != hp.n_embd)

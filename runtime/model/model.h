@@ -65,7 +65,7 @@ struct DecodeExtras {
 // check_decode_input for a call with extras: embedding rows are F32 of n_embd values
 // and the ids index them; positions come 3 per token.
 Status check_decode_extras(const ModelHParams& hp, std::span<const TokenId> tokens,
-                          const DecodeExtras& extra, int64_t n_past, int64_t n_ctx);
+                           const DecodeExtras& extra, int64_t n_past, int64_t n_ctx);
 
 // A decoder that also takes DecodeExtras (an image's rows, M-RoPE positions): the CPU
 // session, and the hybrid session under a schedule (runtime/executor/hybrid_session.h).

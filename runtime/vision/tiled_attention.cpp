@@ -29,15 +29,26 @@ struct Unit {
 };
 
 struct Scratch {
-  float* scores; // tile x kKeyBlock
+  float* scores; // tile x key_cols
   float* acc;    // tile x head_dim
   float* max;    // tile
   float* sum;    // tile
+  int64_t key_cols;
 };
 
-Scratch carve(float* slot, int64_t tile, int64_t hd) {
-  return {slot, slot + tile * kKeyBlock, slot + tile * kKeyBlock + tile * hd,
-          slot + tile * kKeyBlock + tile * hd + tile};
+// A worker's tile and score columns, cut to the longest run.
+struct SlotShape {
+  int64_t tile, key_cols;
+};
+
+SlotShape slot_shape(int64_t tile, int64_t longest_run) {
+  const int64_t run = std::max<int64_t>(1, longest_run);
+  return {std::clamp<int64_t>(tile, 1, run), std::min(kKeyBlock, run)};
+}
+
+Scratch carve(float* slot, SlotShape s, int64_t hd) {
+  float* acc = slot + s.tile * s.key_cols;
+  return {slot, acc, acc + s.tile * hd, acc + s.tile * hd + s.tile, s.key_cols};
 }
 
 void run_unit(const TiledAttention& a, const Unit& u, int64_t k0, int64_t k1, Scratch s) {
@@ -51,7 +62,7 @@ void run_unit(const TiledAttention& a, const Unit& u, int64_t k0, int64_t k1, Sc
     const int64_t nb = std::min(kKeyBlock, k1 - b0);
     for (int64_t i = 0; i < nq; ++i) {
       const float* q = a.q + (u.q0 + i) * stride + h_off;
-      float* sc = s.scores + i * kKeyBlock;
+      float* sc = s.scores + i * s.key_cols;
       float block_max = -std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j < nb; ++j) {
         sc[j] = scale * dot(q, a.k + (b0 + j) * stride + h_off, hd);
@@ -85,22 +96,29 @@ void run_unit(const TiledAttention& a, const Unit& u, int64_t k0, int64_t k1, Sc
 
 } // namespace
 
-int64_t tiled_attention_scratch_floats(int64_t tile, int64_t head_dim) {
-  return tile * kKeyBlock + tile * head_dim + 2 * tile;
+int64_t tiled_attention_scratch_floats(int64_t tile, int64_t head_dim, int64_t longest_run) {
+  const SlotShape s = slot_shape(tile, longest_run);
+  return s.tile * s.key_cols + s.tile * head_dim + 2 * s.tile;
 }
 
-uint64_t tiled_attention_scratch_bytes(int64_t tile, int64_t head_dim, int64_t workers) {
-  return static_cast<uint64_t>(tiled_attention_scratch_floats(tile, head_dim) * workers) *
+uint64_t tiled_attention_scratch_bytes(int64_t tile, int64_t head_dim, int64_t workers,
+                                       int64_t longest_run) {
+  return static_cast<uint64_t>(tiled_attention_scratch_floats(tile, head_dim, longest_run) *
+                               workers) *
          sizeof(float);
 }
 
 void tiled_attention(const TiledAttention& a, float* scratch, int64_t workers, ThreadPool& pool) {
-  const int64_t tile = std::max<int64_t>(1, a.tile);
+  int64_t longest = 1;
+  for (size_t r = 0; r + 1 < a.runs.size(); r += 2)
+    longest = std::max(longest, a.runs[r + 1] - a.runs[r]);
+  const SlotShape shape = slot_shape(a.tile, longest);
+  const int64_t tile = shape.tile;
   std::vector<Unit> units;
   for (size_t r = 0; r + 1 < a.runs.size(); r += 2) {
     const int64_t begin = a.runs[r];
-    const int64_t end = a.max_queries > 0 ? std::min(a.runs[r + 1], begin + a.max_queries)
-                                          : a.runs[r + 1];
+    const int64_t end =
+        a.max_queries > 0 ? std::min(a.runs[r + 1], begin + a.max_queries) : a.runs[r + 1];
     for (int64_t q0 = begin; q0 < end; q0 += tile)
       for (int64_t h = 0; h < a.n_head; ++h)
         units.push_back({static_cast<int64_t>(r), q0, std::min(q0 + tile, end), h});
@@ -109,10 +127,10 @@ void tiled_attention(const TiledAttention& a, float* scratch, int64_t workers, T
   // depend on the pool, and no two workers share a slot.
   const auto n_units = static_cast<int64_t>(units.size());
   const int64_t n_workers = std::clamp<int64_t>(workers, 1, std::max<int64_t>(1, n_units));
-  const int64_t slot_floats = tiled_attention_scratch_floats(tile, a.head_dim);
+  const int64_t slot_floats = tiled_attention_scratch_floats(a.tile, a.head_dim, longest);
   pool.parallel_for(n_workers, [&](int64_t begin, int64_t end) {
     for (int64_t w = begin; w < end; ++w) {
-      const Scratch s = carve(scratch + w * slot_floats, tile, a.head_dim);
+      const Scratch s = carve(scratch + w * slot_floats, shape, a.head_dim);
       for (int64_t u = w * n_units / n_workers; u < (w + 1) * n_units / n_workers; ++u) {
         const Unit& unit = units[static_cast<size_t>(u)];
         const size_t r = static_cast<size_t>(unit.run);

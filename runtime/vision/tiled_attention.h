@@ -21,6 +21,7 @@
 
 #include "runtime/core/thread_pool.h"
 
+#include <climits>
 #include <cstdint>
 #include <span>
 
@@ -44,13 +45,18 @@ struct TiledAttention {
   int64_t max_queries = 0;
 };
 
-// Floats of scratch one worker uses for a tile of `tile` queries.
-int64_t tiled_attention_scratch_floats(int64_t tile, int64_t head_dim);
+// Floats of scratch one worker uses for a tile of `tile` queries when no run is longer
+// than `longest_run` tokens (tiles and key blocks are then cut to it: a small image
+// needs less). tiled_attention uses at most this for its runs.
+int64_t tiled_attention_scratch_floats(int64_t tile, int64_t head_dim,
+                                       int64_t longest_run = INT64_MAX);
 // Bytes of scratch for `workers` workers (what tiled_attention is handed).
-uint64_t tiled_attention_scratch_bytes(int64_t tile, int64_t head_dim, int64_t workers);
+uint64_t tiled_attention_scratch_bytes(int64_t tile, int64_t head_dim, int64_t workers,
+                                       int64_t longest_run = INT64_MAX);
 
 // out = softmax(q k^T / sqrt(head_dim)) v per head within each run. `scratch` holds
-// `workers` slots of tiled_attention_scratch_floats(tile, head_dim); up to `workers`
+// `workers` slots of tiled_attention_scratch_floats(tile, head_dim, L) for an L at least
+// the longest run; up to `workers`
 // threads of the pool work at once (pool.size() keeps every thread busy).
 void tiled_attention(const TiledAttention& a, float* scratch, int64_t workers, ThreadPool& pool);
 

@@ -1,7 +1,7 @@
 // The token order of a pass (2x2 blocks, grouped by window when the tower has window
 // attention), the patch embedding and the merger; the blocks are in vision_block.cpp.
-#include "runtime/vision/vision_encoder.h"
 #include "runtime/vision/tiled_attention.h"
+#include "runtime/vision/vision_encoder.h"
 #include "runtime/vision/vision_math.h"
 
 #include <algorithm>
@@ -71,8 +71,8 @@ VisionPass::VisionPass(const ProjectorHParams& h, const ProjectorWeights& w, Thr
     }
   const int64_t act = vision_activation_floats(w, hp, n_tokens());
   const int64_t workers = pool.size();
-  host_storage_.resize(
-      static_cast<size_t>(act + tiled_attention_scratch_floats(tile, hp.head_dim()) * workers));
+  host_storage_.resize(static_cast<size_t>(
+      act + tiled_attention_scratch_floats(tile, hp.head_dim(), n_tokens()) * workers));
   host = carve_vision_buffers(host_storage_.data(), w, hp, n_tokens());
   host.scratch = host_storage_.data() + act;
   host.scratch_workers = workers;

@@ -69,9 +69,8 @@ Status open_hybrid(const RunOptions& o, int64_t n_ctx, ImageSession& s) {
 
 Result<ImageSession> open_image_session(const RunOptions& o) {
   ImageSession s;
-  PSHARD_ASSIGN_OR_RETURN(
-      s.model,
-      Model::load(o.model_path, o.no_mmap ? gguf::OpenMode::kReadData : gguf::OpenMode::kMapData));
+  PSHARD_ASSIGN_OR_RETURN(s.model, Model::load(o.model_path, o.no_mmap ? gguf::OpenMode::kReadData
+                                                                       : gguf::OpenMode::kMapData));
   PSHARD_RETURN_IF_ERROR(check_image_prompt_model(s.model->hparams()));
   PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
   if (o.schedule_path.empty())
@@ -93,8 +92,7 @@ Result<EncodedImage> encode_image_file(const RunOptions& o, ImageSession& s) {
   if (s.schedule) {
     // The phases share the device memory in time: the language arena goes first.
     PSHARD_RETURN_IF_ERROR(s.hybrid->release_device());
-    const VisionPhaseInputs vi{*s.schedule, *proj, in, s.hybrid->budget(), s.device.get(),
-                               *s.pool};
+    const VisionPhaseInputs vi{*s.schedule, *proj, in, s.hybrid->budget(), s.device.get(), *s.pool};
     PSHARD_ASSIGN_OR_RETURN(VisionPhaseResult r, run_vision_phase(vi));
     e.embeddings = std::move(r.embeddings);
     e.phase = r.stats;
@@ -121,8 +119,8 @@ void write_image_session_stats(std::ostream& err, const ImageSession& s, const E
     return;
   const VisionPhaseStats& v = *img.phase;
   err << "vision plan: " << v.strategy << ", budget " << (v.budget_bytes >> 20) << " MiB, tier "
-      << v.tier_name << " (" << v.tier << " patches; image " << v.patches << "), "
-      << v.resident << " resident / " << v.streamed << " streamed / " << v.on_cpu
+      << v.tier_name << " (" << v.tier << " patches; image " << v.patches << "), " << v.resident
+      << " resident / " << v.streamed << " streamed / " << v.on_cpu
       << " cpu sub-layers, attention tile " << v.attention_tile << "\n"
       << "vision phase: predicted " << v.predicted_ms << " ms, measured " << v.measured_ms
       << " ms, arena " << v.peak_device_bytes << " B (planned " << v.arena_bytes << " B), "

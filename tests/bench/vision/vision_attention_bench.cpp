@@ -3,9 +3,10 @@
 // counts of pshard-compile's tiers) in a Qwen2.5-VL-shaped attention (16 heads of 80),
 // prints the scratch the tiled kernel touched (measured: its scratch is filled with a
 // sentinel first and the highest byte written is found afterwards), the score matrix an
-// untiled attention would hold (16 x patches² floats), and the time of window attention (8 x 8-patch windows, all queries)
-// and of full attention over every key (timed on the first --queries queries, and that
-// time scaled to all of them, since 1440p full attention takes minutes on a laptop CPU).
+// untiled attention would hold (16 x patches² floats), and the time of window attention (8 x
+// 8-patch windows, all queries) and of full attention over every key (timed on the first --queries
+// queries, and that time scaled to all of them, since 1440p full attention takes minutes on a
+// laptop CPU).
 //
 //   build/tests/bench/vision_attention_bench --threads 2 --tile 256 --queries 128
 #include "runtime/core/thread_pool.h"
@@ -100,8 +101,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   pshard::ThreadPool pool(threads);
-  const Frame frames[] = {{"480p", 854, 480}, {"720p", 1280, 720}, {"1080p", 1920, 1080},
-                          {"1440p", 2560, 1440}};
+  const Frame frames[] = {
+      {"480p", 854, 480}, {"720p", 1280, 720}, {"1080p", 1920, 1080}, {"1440p", 2560, 1440}};
   std::printf("Qwen2.5-VL-shaped attention: %lld heads x %lld, query tile %lld, key block "
               "%lld, %d threads; full attention timed on %lld queries\n\n",
               static_cast<long long>(kHeads), static_cast<long long>(kHeadDim),
@@ -120,8 +121,8 @@ int main(int argc, char** argv) {
     for (std::vector<float>* x : {&q, &k, &v})
       for (float& e : *x)
         e = dist(rng);
-    std::vector<uint32_t> scratch(static_cast<size_t>(
-        pshard::tiled_attention_scratch_floats(tile, kHeadDim) * threads));
+    std::vector<uint32_t> scratch(
+        static_cast<size_t>(pshard::tiled_attention_scratch_floats(tile, kHeadDim) * threads));
     TiledAttention a;
     a.q = q.data();
     a.k = k.data();

@@ -3,11 +3,10 @@
 // scratch independent of the patch count.
 #include "runtime/vision/tiled_attention.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <gtest/gtest.h>
 #include <random>
 #include <vector>
 
@@ -77,8 +76,8 @@ std::vector<float> run_untiled(const Case& c, const Inputs& in, ThreadPool& pool
 }
 
 const Case kCases[] = {
-    {1, 1, 16, false},    {37, 2, 16, false},  {64, 2, 32, false},  {200, 3, 80, false},
-    {333, 2, 40, false},  {200, 3, 80, true},  {333, 2, 40, true},  {1000, 2, 16, true},
+    {1, 1, 16, false},   {37, 2, 16, false}, {64, 2, 32, false}, {200, 3, 80, false},
+    {333, 2, 40, false}, {200, 3, 80, true}, {333, 2, 40, true}, {1000, 2, 16, true},
 };
 
 class TiledAttentionCase : public ::testing::TestWithParam<Case> {};
@@ -90,8 +89,8 @@ TEST_P(TiledAttentionCase, EveryTileAndThreadCountGivesTheSameBits) {
   const Inputs in = make_inputs(c, 7);
   ThreadPool one(1), three(3);
   const std::vector<float> ref = run_tiled(c, in, 1, one);
-  for (int64_t tile : {int64_t{2}, int64_t{7}, int64_t{64}, int64_t{100}, int64_t{256},
-                       c.n_tokens + 5})
+  for (int64_t tile :
+       {int64_t{2}, int64_t{7}, int64_t{64}, int64_t{100}, int64_t{256}, c.n_tokens + 5})
     for (ThreadPool* pool : {&one, &three}) {
       const std::vector<float> out = run_tiled(c, in, tile, *pool);
       ASSERT_EQ(std::memcmp(out.data(), ref.data(), ref.size() * sizeof(float)), 0)
@@ -123,6 +122,9 @@ TEST(TiledAttention, ScratchDependsOnTheTileNotThePatches) {
   EXPECT_EQ(tiled_attention_scratch_bytes(256, 80, 16),
             static_cast<uint64_t>((256 * kKeyBlock + 256 * 80 + 2 * 256) * 16) * sizeof(float));
   EXPECT_LT(tiled_attention_scratch_bytes(64, 80, 1), tiled_attention_scratch_bytes(128, 80, 1));
+  // A small image: the tile and the key block are cut to its longest run.
+  EXPECT_EQ(tiled_attention_scratch_floats(256, 80, 10), 10 * 10 + 10 * 80 + 2 * 10);
+  EXPECT_EQ(tiled_attention_scratch_floats(256, 80, 100), 100 * kKeyBlock + 100 * 80 + 2 * 100);
 }
 
 // Run limits (benchmarks): only the first queries of each run are written.
