@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace pshard {
@@ -17,6 +19,11 @@ struct Case {
   int64_t n_tokens, n_head, head_dim;
   bool windowed; // windows of 64 tokens (the last one shorter), else one full run
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.n_tokens << " tokens, " << c.n_head << " x " << c.head_dim
+      << (c.windowed ? ", windows" : ", full");
+}
 
 struct Inputs {
   std::vector<float> q, k, v;
@@ -116,7 +123,13 @@ TEST_P(TiledAttentionCase, AgreesWithTheUntiledAttention) {
   EXPECT_LE(worst, 1e-5f * largest) << c.n_tokens << " tokens, windowed " << c.windowed;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, TiledAttentionCase, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Shapes, TiledAttentionCase, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           const Case& c = info.param;
+                           return std::to_string(c.n_tokens) + "tokens_" +
+                                  std::to_string(c.n_head) + "x" + std::to_string(c.head_dim) +
+                                  (c.windowed ? "_windows" : "_full");
+                         });
 
 TEST(TiledAttention, ScratchDependsOnTheTileNotThePatches) {
   EXPECT_EQ(tiled_attention_scratch_bytes(256, 80, 16),
