@@ -133,12 +133,23 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
 }
 
 Result<std::span<const float>> HybridSession::decode(std::span<const TokenId> tokens) {
+  return decode(tokens, DecodeExtras{});
+}
+
+Result<std::span<const float>> HybridSession::decode(std::span<const TokenId> tokens,
+                                                     const DecodeExtras& extra) {
   const ModelHParams& hp = model_.hparams();
-  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, n_ctx_));
+  if (kv_page_tokens_ > 0 && (extra.embeddings || !extra.rope_positions.empty()))
+    return invalid_argument("a batch session takes no image rows; use a one-sequence session");
+  PSHARD_RETURN_IF_ERROR(check_decode_extras(hp, tokens, extra, n_past_, n_ctx_));
   const size_t chunk = static_cast<size_t>(max_chunk_);
   for (size_t begin = 0; begin < tokens.size(); begin += chunk) {
     const size_t n = std::min(chunk, tokens.size() - begin);
-    PSHARD_RETURN_IF_ERROR(forward_chunk(tokens.subspan(begin, n), begin + n == tokens.size()));
+    DecodeExtras part = extra;
+    if (!extra.rope_positions.empty())
+      part.rope_positions = extra.rope_positions.subspan(3 * begin, 3 * n);
+    PSHARD_RETURN_IF_ERROR(
+        forward_chunk(tokens.subspan(begin, n), begin + n == tokens.size(), part));
   }
   return std::span<const float>(act_.ptrs().logits, static_cast<size_t>(hp.n_vocab));
 }
@@ -183,8 +194,11 @@ PassContext HybridSession::pass_context(std::span<const TokenId> tokens, int64_t
           compute_logits};
 }
 
-Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits) {
+Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits,
+                                    const DecodeExtras& extra) {
   PassContext ctx = pass_context(tokens, n_past_, compute_logits);
+  ctx.embed_rows = extra.embeddings;
+  ctx.rope_positions = extra.rope_positions;
   const auto n = static_cast<int64_t>(tokens.size());
   PSHARD_RETURN_IF_ERROR(run_and_record(ctx, n_past_ + n));
   n_past_ += n;

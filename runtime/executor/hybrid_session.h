@@ -76,7 +76,7 @@ struct BatchPassInput {
   int64_t rows_in_use = 0;
 };
 
-class HybridSession final : public Decoder {
+class HybridSession final : public MultimodalDecoder {
 public:
   // `schedule` and `device` may be null (see above); both must outlive the session.
   static Result<std::unique_ptr<HybridSession>> create(const Model& model,
@@ -85,6 +85,11 @@ public:
   ~HybridSession() override;
 
   Result<std::span<const float>> decode(std::span<const TokenId> tokens) override;
+  // decode() with an image's embedding rows and/or M-RoPE positions (image_prompt.h).
+  // The embed sub-layer of a pass fed embedding rows runs on the host (the rows are host
+  // memory) whatever its placement; everything else runs as planned.
+  Result<std::span<const float>> decode(std::span<const TokenId> tokens,
+                                        const DecodeExtras& extra) override;
   // Batch mode (kv_pool_rows set): one forward pass over several sequences' tokens, at
   // most max_tokens_per_pass() of them; logits row i (of n_vocab) is logit_rows[i]'s.
   Result<const float*> decode_batch(const BatchPassInput& pass);
@@ -100,6 +105,10 @@ public:
   // 0 runs everything on the CPU and frees the device memory.
   Status set_budget(uint64_t bytes);
   uint64_t budget() const { return budget_; }
+  // Frees the device arena for another phase that shares it in time (a VLM's vision
+  // phase, runtime/executor/vision_phase.h): KV caches on the device go to the host, and
+  // the next pass uploads its plan's resident set again. Nothing to do without a device.
+  Status release_device();
   // The plan whose resident set the arena holds (none before the first pass and when
   // running on the CPU only).
   std::optional<PlanIndex> resident_plan() const { return held_; }
@@ -119,7 +128,8 @@ public:
 private:
   HybridSession(const Model& model, const Schedule* schedule, Device* device, KvCache kv,
                 int32_t threads);
-  Status forward_chunk(std::span<const TokenId> tokens, bool compute_logits);
+  Status forward_chunk(std::span<const TokenId> tokens, bool compute_logits,
+                       const DecodeExtras& extra = {});
   PassContext pass_context(std::span<const TokenId> tokens, int64_t pos0, bool compute_logits);
   // Looks the pass's plan up, runs it and records it; `positions`: the most a sequence
   // reaches.

@@ -25,7 +25,9 @@ public:
                   c.pos0,
                   c.tokens,
                   c.device_segments,
-                  c.logit_rows} {}
+                  c.logit_rows} {
+    host_pass_.rope_positions = dev_pass_.rope_positions = c.rope_positions;
+  }
 
   Status run();
   PassStats stats;
@@ -39,6 +41,11 @@ private:
     uint64_t bytes;
   };
   bool on_device(size_t i) const { return c_.plan && c_.device && c_.plan->on_device[i]; }
+  // The embed sub-layer of a pass fed an image's rows: they are host memory, so it runs
+  // on the host whatever its placement.
+  bool image_embed(size_t i) const {
+    return c_.embed_rows && c_.model.sublayers()[i].kind == SubLayerKind::kEmbed;
+  }
   uint64_t hidden_bytes() const {
     return static_cast<uint64_t>(c_.tokens.size() * hp_.n_embd) * sizeof(float);
   }
@@ -94,7 +101,7 @@ Status PassRunner::run() {
   for (size_t i = 0; i < subs.size(); ++i) {
     if (subs[i].kind == SubLayerKind::kHead && !c_.compute_logits)
       continue;
-    PSHARD_RETURN_IF_ERROR(on_device(i) ? run_device(i) : run_cpu(i));
+    PSHARD_RETURN_IF_ERROR(on_device(i) && !image_embed(i) ? run_device(i) : run_cpu(i));
   }
   if (c_.device && c_.plan) {
     PSHARD_RETURN_IF_ERROR(c_.device->synchronize());
@@ -132,16 +139,16 @@ Status PassRunner::issue_copy(int k) {
     PSHARD_ASSIGN_OR_RETURN(begin, mark(Queue::kCopy));
   }
   uint8_t* slot = d.arena() + p.layout.slot_offset[static_cast<size_t>(k % p.slot_count)];
-  if (p.gather_rows[i]) {
+  if (p.gather_rows[i] || image_embed(i)) {
     const MatrixView& table = c_.host_weights[i].embed;
-    gathered_.pieces.clear();
-    for (size_t t = 0; t < c_.tokens.size(); ++t)
+    gathered_.pieces.clear(); // an image's rows: nothing to copy, the host embeds them
+    for (size_t t = 0; !image_embed(i) && t < c_.tokens.size(); ++t)
       gathered_.pieces.push_back({table.data + static_cast<size_t>(c_.tokens[t]) * table.row_bytes,
                                   table.row_bytes, t * table.row_bytes, 0, -1});
   }
-  const SlotPacking& pack = p.gather_rows[i]     ? gathered_
-                            : p.route_on_host[i] ? moe_pack_[i]
-                                                 : p.packing[i];
+  const SlotPacking& pack = p.gather_rows[i] || image_embed(i) ? gathered_
+                            : p.route_on_host[i]               ? moe_pack_[i]
+                                                               : p.packing[i];
   uint64_t bytes = 0;
   for (const SlotPiece& piece : pack.pieces) {
     d.copy_to_device(Queue::kCopy, slot + piece.offset, piece.host, piece.bytes);
@@ -233,12 +240,23 @@ Status PassRunner::run_cpu(size_t i) {
   if (s.kind != SubLayerKind::kEmbed)
     PSHARD_RETURN_IF_ERROR(to_host());
   const int64_t t0 = now_ns();
-  run_sublayer(s, host_pass_, c_.host_weights[i],
+  SubLayerWeights image;
+  if (image_embed(i)) {
+    image = c_.host_weights[i];
+    image.embed = *c_.embed_rows; // the ids are rows of the image's embeddings
+  }
+  run_sublayer(s, host_pass_, image_embed(i) ? image : c_.host_weights[i],
                s.kind == SubLayerKind::kAttention ? paged(c_.host_kv.layer(s.layer)) : KvView{});
   if (c_.timeline)
     c_.timeline->add(Track::kCpu, s.name, t0, now_ns());
   host_valid_ = true;
   device_valid_ = false;
+  if (on_device(i) && c_.plan->stream_index[i] >= 0) { // a streamed embed's slot is free
+    const int k = c_.plan->stream_index[i];
+    PSHARD_ASSIGN_OR_RETURN(done_[static_cast<size_t>(k)], mark(Queue::kCompute));
+    done_enqueued_ = k + 1;
+    PSHARD_RETURN_IF_ERROR(issue_ready_copies());
+  }
   return Status::ok_status();
 }
 

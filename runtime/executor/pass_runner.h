@@ -36,6 +36,11 @@ struct PassContext {
   std::span<const SeqSegment> segments = {}, device_segments = {};
   std::span<const int64_t> logit_rows = {};
   int64_t page_tokens = 0;
+  // An image prompt (DecodeExtras): the embed sub-layer reads these host rows (the
+  // tokens are row indices) and runs on the host; M-RoPE positions, 3 per token, host
+  // memory (ops.h reads them there on every backend).
+  const MatrixView* embed_rows = nullptr;
+  std::span<const int32_t> rope_positions = {};
 };
 
 // Runs the pass and waits for all its device work. Fills bytes and measured_ms.

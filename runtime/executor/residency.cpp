@@ -230,6 +230,20 @@ Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayou
   return Status::ok_status();
 }
 
+Status HybridSession::release_device() {
+  if (!device_ || !device_->arena())
+    return Status::ok_status();
+  PSHARD_RETURN_IF_ERROR(device_->synchronize());
+  Moved moved;
+  PSHARD_RETURN_IF_ERROR(evict_kv(resident_layout_, std::nullopt, &moved));
+  stats_.bytes_switched += moved.kv_down;
+  device_->free_arena();
+  resident_layout_.reset();
+  held_.reset();
+  plans_.clear();
+  return Status::ok_status();
+}
+
 Status HybridSession::fall_back_to_cpu(const Status& why) {
   device_->free_arena();
   resident_layout_.reset();

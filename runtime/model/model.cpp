@@ -64,6 +64,22 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
   return s;
 }
 
+Status check_decode_extras(const ModelHParams& hp, std::span<const TokenId> tokens,
+                           const DecodeExtras& extra, int64_t n_past, int64_t n_ctx) {
+  if (extra.embeddings) {
+    const MatrixView& e = *extra.embeddings;
+    if (e.type != TensorType::kF32 || e.cols != hp.n_embd)
+      return invalid_argument("input embeddings must be F32 rows of the model's " +
+                              std::to_string(hp.n_embd) + " values");
+    PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, e.rows, n_past, n_ctx));
+  } else {
+    PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past, n_ctx));
+  }
+  if (!extra.rope_positions.empty() && extra.rope_positions.size() != 3 * tokens.size())
+    return invalid_argument("M-RoPE positions must be 3 per token");
+  return Status::ok_status();
+}
+
 Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> tokens) {
   return decode(tokens, DecodeExtras{});
 }
@@ -71,17 +87,7 @@ Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> token
 Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> tokens,
                                                   const DecodeExtras& extra) {
   const ModelHParams& hp = model_.hparams();
-  if (extra.embeddings) {
-    const MatrixView& e = *extra.embeddings;
-    if (e.type != TensorType::kF32 || e.cols != hp.n_embd)
-      return invalid_argument("input embeddings must be F32 rows of the model's " +
-                              std::to_string(hp.n_embd) + " values");
-    PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, e.rows, n_past_, kv_.n_ctx()));
-  } else {
-    PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, kv_.n_ctx()));
-  }
-  if (!extra.rope_positions.empty() && extra.rope_positions.size() != 3 * tokens.size())
-    return invalid_argument("M-RoPE positions must be 3 per token");
+  PSHARD_RETURN_IF_ERROR(check_decode_extras(hp, tokens, extra, n_past_, kv_.n_ctx()));
   for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(n_batch_)) {
     const size_t n = std::min<size_t>(n_batch_, tokens.size() - begin);
     DecodeExtras chunk = extra;

@@ -62,8 +62,22 @@ struct DecodeExtras {
   std::span<const int32_t> rope_positions = {};
 };
 
+// check_decode_input for a call with extras: embedding rows are F32 of n_embd values
+// and the ids index them; positions come 3 per token.
+Status check_decode_extras(const ModelHParams& hp, std::span<const TokenId> tokens,
+                           const DecodeExtras& extra, int64_t n_past, int64_t n_ctx);
+
+// A decoder that also takes DecodeExtras (an image's rows, M-RoPE positions): the CPU
+// session, and the hybrid session under a schedule (runtime/executor/hybrid_session.h).
+class MultimodalDecoder : public Decoder {
+public:
+  using Decoder::decode;
+  virtual Result<std::span<const float>> decode(std::span<const TokenId> tokens,
+                                                const DecodeExtras& extra) = 0;
+};
+
 // One sequence being generated: KV cache, scratch activations and a thread pool.
-class CpuSession final : public Decoder {
+class CpuSession final : public MultimodalDecoder {
 public:
   static Result<std::unique_ptr<CpuSession>> create(const Model& model,
                                                       const SessionParams& params);
@@ -73,7 +87,8 @@ public:
   // context would overflow.
   Result<std::span<const float>> decode(std::span<const TokenId> tokens) override;
   // decode() with embedding rows and/or rotary positions (runtime/vision/image_prompt.h).
-  Result<std::span<const float>> decode(std::span<const TokenId> tokens, const DecodeExtras& extra);
+  Result<std::span<const float>> decode(std::span<const TokenId> tokens,
+                                        const DecodeExtras& extra) override;
 
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return kv_.n_ctx(); }

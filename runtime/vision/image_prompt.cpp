@@ -12,7 +12,7 @@ Status check_image_prompt_model(const ModelHParams& hp) {
   return Status::ok_status();
 }
 
-ImagePromptDecoder::ImagePromptDecoder(CpuSession& session, ImageEmbeddings image,
+ImagePromptDecoder::ImagePromptDecoder(MultimodalDecoder& session, ImageEmbeddings image,
                                        int64_t image_pos)
     : session_(session), image_(std::move(image)), image_pos_(image_pos) {
   table_ = MatrixView{TensorType::kF32, reinterpret_cast<const uint8_t*>(image_.data.data()),

@@ -30,7 +30,7 @@ Status check_image_prompt_model(const ModelHParams& hp);
 
 class ImagePromptDecoder final : public Decoder {
 public:
-  ImagePromptDecoder(CpuSession& session, ImageEmbeddings image, int64_t image_pos);
+  ImagePromptDecoder(MultimodalDecoder& session, ImageEmbeddings image, int64_t image_pos);
 
   Result<std::span<const float>> decode(std::span<const TokenId> tokens) override;
   int64_t n_past() const override { return session_.n_past(); }
@@ -43,7 +43,7 @@ private:
   // Decodes tokens [begin, end) of the call, all on one side of the image or all of it.
   Result<std::span<const float>> decode_run(std::span<const TokenId> tokens, int64_t slot0);
 
-  CpuSession& session_;
+  MultimodalDecoder& session_;
   ImageEmbeddings image_;
   MatrixView table_; // image_.data as embedding rows
   int64_t image_pos_;

@@ -61,6 +61,7 @@ public:
   const ProjectorHParams& hparams() const { return hp_; }
   const ProjectorWeights& weights() const { return w_; }
   const std::string& path() const { return file_->path(); }
+  const gguf::GgufFile& file() const { return *file_; } // its fingerprint names it
   // Refuses a language model whose embedding width is not the projector's output.
   Status check_language_model(int64_t lm_n_embd) const;
 

@@ -16,7 +16,10 @@
 //   v.merger    norm, four patches of a block concatenated (4C), mm.0 + bias, GELU
 //               (erf), mm.2 + bias -> P values per image token, back in raster order
 //
-// Attention is computed per query with O(patches) scratch (never a patches² matrix).
+// Attention is tiled (tiled_attention.h): its scratch is O(tile), never a patches² matrix.
+// The activations are float buffers a pass points at (VisionBuffers): its own host
+// storage, or — for the sub-layers a vision plan puts on a device — buffers in the
+// device's arena (runtime/executor/vision_phase.h moves the hidden state between them).
 //
 //   PSHARD_ASSIGN_OR_RETURN(ImageEmbeddings e, encode_image(*proj, input, pool));
 //   e.tokens_x * e.tokens_y;   // image tokens, e.data row t = token t (row-major grid)
@@ -40,7 +43,27 @@ struct ImageEmbeddings {
   int64_t n_tokens() const { return tokens_x * tokens_y; }
 };
 
-// The activations of one image through the tower (host memory).
+// The activation buffers of one image's pass: token rows of C floats (hidden, normed,
+// q, k, v, attn) and two wide scratch buffers (FFN, patch pixels, merger rows), plus
+// the tiled attention's scratch slots.
+struct VisionBuffers {
+  float *hidden = nullptr, *normed = nullptr, *q = nullptr, *k = nullptr, *v = nullptr,
+        *attn = nullptr, *ff_a = nullptr, *ff_b = nullptr;
+  float* scratch = nullptr;
+  int64_t scratch_workers = 0;
+  int64_t tile = 0; // queries per attention tile
+};
+
+// Floats of activations a pass over n_tokens patches needs (VisionBuffers without the
+// scratch), and the buffers carved from `base` (that many floats).
+int64_t vision_activation_floats(const ProjectorWeights& w, const ProjectorHParams& hp,
+                                 int64_t n_tokens);
+VisionBuffers carve_vision_buffers(float* base, const ProjectorWeights& w,
+                                   const ProjectorHParams& hp, int64_t n_tokens);
+// The attention tile a pass without a plan uses (the result does not depend on it).
+inline constexpr int64_t kDefaultVisionTile = 256;
+
+// The activations of one image through the tower.
 struct VisionPass {
   const ProjectorHParams& hp;
   ThreadPool& pool;
@@ -50,20 +73,42 @@ struct VisionPass {
   std::vector<int32_t> pos_y, pos_x; // per patch token, in processing order
   // Runs of tokens that attend to each other in a windowed block ([begin, end) pairs).
   std::vector<int64_t> windows;
-  std::vector<float> hidden, normed, q, k, v, attn, ff_a, ff_b;
+  std::vector<int64_t> whole; // one run over every token (full attention)
+  VisionBuffers host;         // over host_storage
+  VisionBuffers buf;          // the buffers sub-layers run on: `host` unless moved
   ImageEmbeddings out;
 
-  VisionPass(const ProjectorHParams& h, ThreadPool& p, const VisionInput& in);
+  // `tile`: queries per attention tile of the host buffers' scratch.
+  VisionPass(const ProjectorHParams& h, const ProjectorWeights& w, ThreadPool& p,
+             const VisionInput& in, int64_t tile = kDefaultVisionTile);
   int64_t n_tokens() const { return patches_x * patches_y; }
+  int64_t merged_rows() const { return n_tokens() / 4; }
+
+private:
+  std::vector<float> host_storage_;
 };
 
-void vision_patch_forward(VisionPass& pass, const ProjectorWeights& w);
+// The patch pixels of every token as rows of 3·p·p (channel, row, column) into `rows`
+// (host memory), the patch embedding's input.
+void vision_patch_rows(const VisionPass& pass, float* rows);
+// hidden = rows W^T over buf.ff_a (which vision_patch_rows filled).
+void vision_patch_embed(VisionPass& pass, const ProjectorWeights& w);
+// Copies the merger's output (`rows`: merged_rows() x projection_dim, host memory, in
+// processing order) into pass.out in raster order.
+void vision_gather_output(VisionPass& pass, const float* rows, int64_t dim);
+void vision_patch_forward(VisionPass& pass, const ProjectorWeights& w); // rows, then embed
 void vision_attention_forward(VisionPass& pass, const VisionAttentionWeights& w, int64_t block);
 void vision_ffn_forward(VisionPass& pass, const VisionFfnWeights& w);
+// The merger's rows into buf.ff_b (merged_rows() x projection_dim, processing order);
+// vision_gather_output places them.
 void vision_merger_forward(VisionPass& pass, const VisionMergerWeights& w);
+// One sub-layer on pass.buf (the merger also fills pass.out when buf is the host's).
 void run_vision_sublayer(const VisionSubLayer& s, VisionPass& pass, const ProjectorWeights& w);
 
-// Every sub-layer in order. The input must be preprocess_image's for this projector.
+// kInvalidArgument unless `in` is a whole grid of image tokens for this projector.
+Status check_vision_input(const ProjectorHParams& hp, const VisionInput& in);
+// Every sub-layer in order, on the host. The input must be preprocess_image's for this
+// projector.
 Result<ImageEmbeddings> encode_image(const Projector& projector, const VisionInput& input,
                                      ThreadPool& pool);
 

@@ -1,5 +1,6 @@
 // The token order of a pass (2x2 blocks, grouped by window when the tower has window
 // attention), the patch embedding and the merger; the blocks are in vision_block.cpp.
+#include "runtime/vision/tiled_attention.h"
 #include "runtime/vision/vision_encoder.h"
 #include "runtime/vision/vision_math.h"
 
@@ -7,7 +8,47 @@
 
 namespace pshard {
 
-VisionPass::VisionPass(const ProjectorHParams& h, ThreadPool& p, const VisionInput& in)
+namespace {
+
+// Per-token widths of the two wide buffers: ff_a holds the FFN's up (and activated)
+// rows, a patch's pixels and the merger's first layer (4C per block of four tokens);
+// ff_b the FFN's gate rows and the merger's output (P per block).
+struct WideWidths {
+  int64_t a = 0, b = 0;
+};
+
+WideWidths wide_widths(const ProjectorWeights& w, const ProjectorHParams& hp) {
+  const bool gated = !w.ffn.empty() && w.ffn.front().gate.w.data;
+  const int64_t merger_a = (w.merger.fc0.w.rows + 3) / 4, merger_b = (w.merger.fc2.w.rows + 3) / 4;
+  return {std::max({hp.n_ff, 3 * hp.patch_size * hp.patch_size, merger_a}),
+          std::max(gated ? hp.n_ff : int64_t{0}, merger_b)};
+}
+
+} // namespace
+
+int64_t vision_activation_floats(const ProjectorWeights& w, const ProjectorHParams& hp,
+                                 int64_t n_tokens) {
+  const WideWidths wide = wide_widths(w, hp);
+  return n_tokens * (6 * hp.n_embd + wide.a + wide.b);
+}
+
+VisionBuffers carve_vision_buffers(float* base, const ProjectorWeights& w,
+                                   const ProjectorHParams& hp, int64_t n_tokens) {
+  const int64_t nc = n_tokens * hp.n_embd;
+  const WideWidths wide = wide_widths(w, hp);
+  VisionBuffers b;
+  float** rows[] = {&b.hidden, &b.normed, &b.q, &b.k, &b.v, &b.attn};
+  for (float** r : rows) {
+    *r = base;
+    base += nc;
+  }
+  b.ff_a = base;
+  b.ff_b = base + n_tokens * wide.a;
+  return b;
+}
+
+VisionPass::VisionPass(const ProjectorHParams& h, const ProjectorWeights& w, ThreadPool& p,
+                       const VisionInput& in, int64_t tile)
     : hp(h), pool(p), input(in), patches_x(in.width / h.patch_size),
       patches_y(in.height / h.patch_size) {
   const int64_t bx = patches_x / 2, by = patches_y / 2;
@@ -22,28 +63,29 @@ VisionPass::VisionPass(const ProjectorHParams& h, ThreadPool& p, const VisionInp
           block_order.push_back(static_cast<int32_t>(y * bx + x));
       windows.push_back(static_cast<int64_t>(block_order.size()) * 4);
     }
+  whole = {0, n_tokens()};
   for (int32_t b : block_order)
     for (int q = 0; q < 4; ++q) {
       pos_y.push_back(static_cast<int32_t>((b / bx) * 2 + q / 2));
       pos_x.push_back(static_cast<int32_t>((b % bx) * 2 + q % 2));
     }
-  const size_t nc = static_cast<size_t>(n_tokens() * hp.n_embd);
-  for (std::vector<float>* buf : {&hidden, &normed, &q, &k, &v, &attn})
-    buf->resize(nc);
-  // The widest per-token scratch: FFN activations, a patch's pixels, the merger's rows.
-  const int64_t widest =
-      std::max({hp.n_ff, 4 * hp.n_embd, 3 * hp.patch_size * hp.patch_size, hp.projection_dim});
-  ff_a.resize(static_cast<size_t>(n_tokens() * widest));
-  ff_b.resize(ff_a.size());
+  const int64_t act = vision_activation_floats(w, hp, n_tokens());
+  const int64_t workers = pool.size();
+  host_storage_.resize(static_cast<size_t>(
+      act + tiled_attention_scratch_floats(tile, hp.head_dim(), n_tokens()) * workers));
+  host = carve_vision_buffers(host_storage_.data(), w, hp, n_tokens());
+  host.scratch = host_storage_.data() + act;
+  host.scratch_workers = workers;
+  host.tile = tile;
+  buf = host;
 }
 
-void vision_patch_forward(VisionPass& p, const ProjectorWeights& w) {
+void vision_patch_rows(const VisionPass& p, float* rows) {
   const int64_t ps = p.hp.patch_size, n = p.n_tokens(), cols = 3 * ps * ps;
   const int64_t width = p.input.width, plane = p.input.width * p.input.height;
   // Each patch's pixels as one row: channel, then row, then column (the kernel's order).
-  std::vector<float>& rows = p.ff_a;
   for (int64_t t = 0; t < n; ++t) {
-    float* row = rows.data() + t * cols;
+    float* row = rows + t * cols;
     for (int64_t c = 0; c < 3; ++c)
       for (int64_t ky = 0; ky < ps; ++ky) {
         const float* src =
@@ -51,23 +93,34 @@ void vision_patch_forward(VisionPass& p, const ProjectorWeights& w) {
         std::copy(src, src + ps, row + (c * ps + ky) * ps);
       }
   }
-  matmul(w.patch, rows.data(), n, p.hidden.data(), p.pool);
+}
+
+void vision_patch_embed(VisionPass& p, const ProjectorWeights& w) {
+  matmul(w.patch, p.buf.ff_a, p.n_tokens(), p.buf.hidden, p.pool);
+}
+
+void vision_patch_forward(VisionPass& p, const ProjectorWeights& w) {
+  vision_patch_rows(p, p.buf.ff_a);
+  vision_patch_embed(p, w);
 }
 
 void vision_merger_forward(VisionPass& p, const VisionMergerWeights& w) {
-  const int64_t n = p.n_tokens(), c = p.hp.n_embd, blocks = n / 4;
-  vision_norm(p.hp, w.norm, p.hidden.data(), p.normed.data(), n, c);
+  const int64_t n = p.n_tokens(), c = p.hp.n_embd, blocks = p.merged_rows();
+  vision_norm(p.hp, w.norm, p.buf.hidden, p.buf.normed, n, c);
   // The four patches of a block are consecutive rows: `normed` read as blocks x 4C.
-  vision_linear(w.fc0, p.normed.data(), blocks, p.ff_a.data(), p.pool);
-  gelu_erf(p.ff_a.data(), blocks * w.fc0.w.rows);
-  vision_linear(w.fc2, p.ff_a.data(), blocks, p.ff_b.data(), p.pool);
-  const int64_t dim = w.fc2.w.rows;
+  vision_linear(w.fc0, p.buf.normed, blocks, p.buf.ff_a, p.pool);
+  gelu_erf(p.buf.ff_a, blocks * w.fc0.w.rows);
+  vision_linear(w.fc2, p.buf.ff_a, blocks, p.buf.ff_b, p.pool);
+}
+
+void vision_gather_output(VisionPass& p, const float* rows, int64_t dim) {
+  const int64_t blocks = p.merged_rows();
   p.out.tokens_x = p.patches_x / 2;
   p.out.tokens_y = p.patches_y / 2;
   p.out.n_embd = dim;
   p.out.data.assign(static_cast<size_t>(blocks * dim), 0.0f);
   for (int64_t m = 0; m < blocks; ++m)
-    std::copy(p.ff_b.begin() + m * dim, p.ff_b.begin() + (m + 1) * dim,
+    std::copy(rows + m * dim, rows + (m + 1) * dim,
               p.out.data.begin() + p.block_order[static_cast<size_t>(m)] * dim);
 }
 
@@ -84,20 +137,27 @@ void run_vision_sublayer(const VisionSubLayer& s, VisionPass& p, const Projector
     return;
   case VisionSubLayerKind::kMerger:
     vision_merger_forward(p, w.merger);
+    if (p.buf.ff_b == p.host.ff_b)
+      vision_gather_output(p, p.host.ff_b, w.merger.fc2.w.rows);
     return;
   }
 }
 
-Result<ImageEmbeddings> encode_image(const Projector& proj, const VisionInput& in,
-                                     ThreadPool& pool) {
-  const ProjectorHParams& hp = proj.hparams();
+Status check_vision_input(const ProjectorHParams& hp, const VisionInput& in) {
   const int64_t m = hp.merged_patch();
   if (in.width <= 0 || in.height <= 0 || in.width % m != 0 || in.height % m != 0 ||
       in.chw.size() != static_cast<size_t>(3 * in.width * in.height))
     return invalid_argument("the vision input is " + std::to_string(in.width) + " x " +
                             std::to_string(in.height) + " pixels; it must be a whole grid of " +
                             std::to_string(m) + "-pixel image tokens (use preprocess_image)");
-  VisionPass pass(hp, pool, in);
+  return Status::ok_status();
+}
+
+Result<ImageEmbeddings> encode_image(const Projector& proj, const VisionInput& in,
+                                     ThreadPool& pool) {
+  const ProjectorHParams& hp = proj.hparams();
+  PSHARD_RETURN_IF_ERROR(check_vision_input(hp, in));
+  VisionPass pass(hp, proj.weights(), pool, in);
   for (const VisionSubLayer& s : vision_sublayers(hp))
     run_vision_sublayer(s, pass, proj.weights());
   return std::move(pass.out);

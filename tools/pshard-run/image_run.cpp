@@ -3,9 +3,9 @@
 #include "runtime/generate/generator.h"
 #include "runtime/vision/image_prompt.h"
 #include "tools/common/size_parse.h"
+#include "tools/pshard-run/image_session.h"
 #include "tools/pshard-run/run_report.h"
 
-#include <chrono>
 #include <random>
 
 namespace pshard {
@@ -14,31 +14,8 @@ namespace {
 constexpr std::string_view kMarker = "<__media__>", kStart = "<|vision_start|>",
                            kEnd = "<|vision_end|>";
 
-struct EncodedImage {
-  ImageEmbeddings embeddings;
-  int64_t width = 0, height = 0, input_width = 0, input_height = 0;
-  int64_t position = 0; // of the first image token in the prompt
-  double ms = 0;
-};
-
-Result<EncodedImage> encode_image_file(const RunOptions& o, const ModelHParams& lm,
-                                       ThreadPool& pool) {
-  PSHARD_ASSIGN_OR_RETURN(auto proj, Projector::open(o.mmproj_path));
-  PSHARD_RETURN_IF_ERROR(proj->check_language_model(lm.n_embd));
-  PSHARD_ASSIGN_OR_RETURN(RgbImage img, load_image(o.image_path));
-  const auto t0 = std::chrono::steady_clock::now();
-  PSHARD_ASSIGN_OR_RETURN(VisionInput in, preprocess_image(img, proj->hparams()));
-  EncodedImage e;
-  PSHARD_ASSIGN_OR_RETURN(e.embeddings, encode_image(*proj, in, pool));
-  e.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  e.width = img.width;
-  e.height = img.height;
-  e.input_width = in.width;
-  e.input_height = in.height;
-  return e;
-}
-
-void write_json(std::ostream& out, const GenerateResult& r, const EncodedImage& img) {
+void write_json(std::ostream& out, const GenerateResult& r, const ImageSession& s,
+                const EncodedImage& img) {
   JsonWriter j(out);
   j.begin_object();
   std::vector<std::vector<std::pair<pshard_token, float>>> top;
@@ -58,6 +35,7 @@ void write_json(std::ostream& out, const GenerateResult& r, const EncodedImage& 
   j.key("position").value(img.position);
   j.key("encode_ms").value(img.ms);
   j.end_object();
+  write_image_session_json(j, s, img);
   j.end_object();
   out << "\n";
 }
@@ -76,28 +54,9 @@ ImagePromptText split_image_prompt(const std::string& p) {
 
 Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ostream& out,
                         std::ostream& err) {
-  if (!o.schedule_path.empty() || (o.backend != "auto" && o.backend != "cpu"))
-    return unsupported("an image prompt runs on the cpu backend for now; leave out -s and "
-                       "--backend");
-  PSHARD_ASSIGN_OR_RETURN(
-      auto model,
-      Model::load(o.model_path, o.no_mmap ? gguf::OpenMode::kReadData : gguf::OpenMode::kMapData));
-  PSHARD_RETURN_IF_ERROR(check_image_prompt_model(model->hparams()));
-  PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
-  SessionParams sp;
-  sp.n_ctx = static_cast<int64_t>(n_ctx);
-  sp.n_threads = o.n_threads;
-  sp.n_batch = o.n_batch;
-  if (!o.cache_type_k.empty()) {
-    PSHARD_ASSIGN_OR_RETURN(sp.kv_type_k, parse_tensor_type(o.cache_type_k));
-  }
-  if (!o.cache_type_v.empty()) {
-    PSHARD_ASSIGN_OR_RETURN(sp.kv_type_v, parse_tensor_type(o.cache_type_v));
-  }
-  PSHARD_ASSIGN_OR_RETURN(auto session, CpuSession::create(*model, sp));
-  ThreadPool pool(session->n_threads());
-  PSHARD_ASSIGN_OR_RETURN(EncodedImage img, encode_image_file(o, model->hparams(), pool));
-
+  PSHARD_ASSIGN_OR_RETURN(ImageSession session, open_image_session(o));
+  PSHARD_ASSIGN_OR_RETURN(EncodedImage img, encode_image_file(o, session));
+  const Model* model = session.model.get();
   PSHARD_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::from_gguf(model->file()));
   const ImagePromptText text = split_image_prompt(prompt);
   std::vector<TokenId> ids =
@@ -108,7 +67,7 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
   const std::vector<TokenId> after = tokenizer->encode(text.after, false, o.parse_special);
   ids.insert(ids.end(), after.begin(), after.end());
 
-  ImagePromptDecoder decoder(*session, std::move(img.embeddings), image_pos);
+  ImagePromptDecoder decoder(*session.decoder, std::move(img.embeddings), image_pos);
   SamplerParams sampling = o.sampling;
   sampling.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
   PSHARD_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(sampling));
@@ -123,7 +82,7 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
                             return true;
                           }));
   if (o.json) {
-    write_json(out, r, img);
+    write_json(out, r, session, img);
     return Status::ok_status();
   }
   out << "\n";
@@ -133,6 +92,7 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
       << "prompt:      " << r.timings.n_prompt << " tokens, " << r.timings.prompt_tokens_per_s()
       << " tokens/s\ngeneration:  " << r.timings.n_generated << " tokens, "
       << r.timings.generation_tokens_per_s() << " tokens/s\n";
+  write_image_session_stats(err, session, img);
   return Status::ok_status();
 }
 

@@ -113,7 +113,8 @@ TEST(VisionPass, BlocksAreAPermutationAndWindowsAreContiguousSquares) {
       VisionInput in;
       in.width = w;
       in.height = h;
-      VisionPass p(hp, pool, in);
+      const ProjectorWeights none; // no weights: only the widths of the buffers depend on them
+      VisionPass p(hp, none, pool, in);
       const int64_t bx = w / 28, by = h / 28;
       std::vector<int32_t> sorted = p.block_order;
       std::sort(sorted.begin(), sorted.end());

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""pshard-compile --mmproj + pshard-run --mmproj --image -s on the emulated GPU, as a user
+runs them on a generated Qwen2-VL language model and projector: under every compiled
+budget the image prompt's tokens and log-probabilities are the cpu backend's without a
+schedule; the vision phase is reported (plan, tier, predicted and measured ms, arena);
+the measured peak VRAM is the larger phase's, not their sum; an image above the largest
+tier and a schedule compiled for another projector are refused naming the fix.
+
+usage: vision_plan_cli_test.py BUILD_DIR
+"""
+import json
+import os
+import sys
+import tempfile
+
+from cli_util import Checks, run, write_png
+
+build = sys.argv[1]
+mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
+profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
+checks = Checks()
+BUDGETS = ["0", "4M", "8M", "12M", "20M"]
+
+
+def png(path, w, h):
+    rgb = bytearray()
+    for y in range(h):
+        for x in range(w):
+            v = (x * 7 + y * 13) % 256
+            rgb += bytes([v, (v * 3 + 1) % 256, 255 - v])
+    write_png(path, w, h, rgb)
+
+
+def compile_schedule(lm, proj, out, sizes):
+    # --kernel-workspace 0: the emulated GPU needs no CUDA kernel scratch in its plans;
+    # gpu-only: the language model is too small for the GPU to pay otherwise. The vision
+    # plans are the planner's choice: CPU at 4M, streamed at 8M and 12M, resident at 20M.
+    p = run(compile_bin, "-m", lm, "--profile", profile, "-o", out, "--tiers", "1,16", "-c", "256",
+            "-q", "--kernel-workspace", "0", "--budgets", ",".join(BUDGETS), "--strategy",
+            "gpu-only", "--mmproj", proj, "--image-sizes", sizes)
+    checks.check("compile --image-sizes " + sizes, p.returncode == 0, p.stderr)
+
+
+def generate(lm, proj, image, *extra):
+    p = run(run_bin, "-m", lm, "--mmproj", proj, "--image", image, "-p",
+            "<__media__>What is in the picture?", "-n", "6", "--temp", "0", "--ignore-eos",
+            "--json", "--top-logprobs", "2", "-t", "2", *extra)
+    return p, (json.loads(p.stdout) if p.returncode == 0 else None)
+
+
+def main(tmp):
+    lm, proj = os.path.join(tmp, "qwen2vl.gguf"), os.path.join(tmp, "mmproj.gguf")
+    shape = ["--n-embd", "64", "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2",
+             "--n-ff", "96", "--v-n-embd", "256", "--v-n-ff", "512", "--v-n-head", "4", "--v-n-layer", "4",
+             "--v-image-size", "224", "--v-window-size", "56"]
+    p = run(mkmodel, "-o", lm, "--arch", "qwen2vl", "--mmproj-out", proj, *shape)
+    if p.returncode != 0:
+        return checks.check("pshard-mkmodel", False, p.stderr)
+    image = os.path.join(tmp, "a.png")
+    png(image, 224, 168)  # 16 x 12 patches: 192
+    schedule = os.path.join(tmp, "vlm.pshard")
+    compile_schedule(lm, proj, schedule, "64,192")
+    p, want = generate(lm, proj, image)
+    checks.check("cpu run", want is not None, p.stderr)
+    if want is None:
+        return
+    placements = set()
+    for vram in BUDGETS:
+        p, got = generate(lm, proj, image, "-s", schedule, "--backend", "emu", "--vram", vram)
+        checks.check(f"emu --vram {vram} runs", got is not None, p.stderr)
+        if got is None:
+            continue
+        checks.check(f"emu --vram {vram}: the cpu run's tokens and log-probabilities",
+                     got["generated_tokens"] == want["generated_tokens"] and
+                     got["top_logprobs"] == want["top_logprobs"],
+                     f"{got['generated_tokens']} vs {want['generated_tokens']}")
+        v, lang = got.get("vision_phase"), got.get("language_phase")
+        checks.check(f"emu --vram {vram}: vision phase reported", v is not None and lang is not None,
+                     str(got.keys()))
+        if v is None or lang is None:
+            continue
+        checks.check(f"emu --vram {vram}: tier 192", v["tier"] == 192 and v["patches"] == 192, str(v))
+        peak, vp, lp = got["peak_device_bytes"], v["peak_device_bytes"], lang["peak_device_bytes"]
+        checks.check(f"emu --vram {vram}: peak = max(vision {vp}, language {lp})",
+                     peak == max(vp, lp), str(peak))
+        placements.add("streamed" if v["streamed"] else "resident" if v["resident"] else "cpu")
+        print(f"--vram {vram}: vision {v['strategy']} ({v['resident']} resident, {v['streamed']} "
+              f"streamed, {v['cpu']} cpu, tile {v['attention_tile']}), predicted "
+              f"{v['predicted_ms']:.2f} ms, measured {v['measured_ms']:.2f} ms; arenas vision {vp} B, "
+              f"language {lp} B, peak {peak} B")
+    checks.check("the budgets cover cpu, streamed and resident vision plans",
+                 placements == {"cpu", "streamed", "resident"}, str(placements))
+    # The text report names the phase.
+    p = run(run_bin, "-m", lm, "--mmproj", proj, "--image", image, "-p", "<__media__>hi", "-n", "2",
+            "-t", "2", "-s", schedule, "--backend", "emu", "--vram", BUDGETS[-1])
+    checks.check("text report: vision phase and peak VRAM",
+                 p.returncode == 0 and "vision phase:" in p.stderr and "peak VRAM:" in p.stderr,
+                 p.stderr)
+
+    small = os.path.join(tmp, "small.pshard")
+    compile_schedule(lm, proj, small, "64")
+    p, _ = generate(lm, proj, image, "-s", small, "--backend", "emu")
+    checks.check("an image above the largest tier is refused naming --image-sizes",
+                 p.returncode != 0 and "192 patches" in p.stderr and "--image-sizes" in p.stderr,
+                 p.stderr)
+    other = os.path.join(tmp, "mmproj-other.gguf")
+    run(mkmodel, "--mmproj-out", other, *shape[:10], "--v-n-embd", "256", "--v-n-ff", "512",
+        "--v-n-head", "4", "--v-n-layer", "2", "--v-image-size", "224", "--v-window-size", "56")
+    foreign = os.path.join(tmp, "foreign.pshard")
+    compile_schedule(lm, other, foreign, "192")
+    p, _ = generate(lm, proj, image, "-s", foreign, "--backend", "emu")
+    checks.check("a schedule for another projector is refused naming the fix",
+                 p.returncode != 0 and "another projector" in p.stderr and "--mmproj" in p.stderr,
+                 p.stderr)
+
+
+with tempfile.TemporaryDirectory() as d:
+    main(d)
+sys.exit(checks.finish())
