@@ -14,9 +14,11 @@ import zlib
 
 def run(*args, stdin=None, env=None, text=True):
     """Runs a tool to completion (5 minutes at most), capturing its output (text unless
-    text=False); `env` adds to the environment."""
+    text=False; a random-weight model's text need not be UTF-8, so bad bytes become U+FFFD);
+    `env` adds to the environment."""
     return subprocess.run([str(a) for a in args], input=stdin, capture_output=True, text=text,
-                          timeout=300, env=dict(os.environ, **env) if env else None)
+                          errors="replace" if text else None, timeout=300,
+                          env=dict(os.environ, **env) if env else None)
 
 
 class Checks:
