@@ -12,8 +12,10 @@ namespace pshard {
 Status read_whole_file(const std::string& path, uint64_t max_bytes, const std::string& what,
                        std::vector<uint8_t>* out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return io_error("cannot open '" + path + "': " + std::strerror(errno));
+  if (fd < 0) {
+    const std::string why = "cannot open '" + path + "': " + std::strerror(errno);
+    return errno == ENOENT ? not_found(why) : io_error(why);
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);

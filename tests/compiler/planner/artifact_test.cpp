@@ -333,7 +333,7 @@ TEST_F(Artifact, WrittenAtomically) {
   EXPECT_TRUE(s.ok()) << s.status().to_string();
   std::filesystem::remove(path);
   auto missing = Schedule::load_file(path);
-  EXPECT_EQ(missing.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
 } // namespace

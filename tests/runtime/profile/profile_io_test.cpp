@@ -222,9 +222,11 @@ TEST(ProfileIo, CorruptedBytesNeverCrash) {
 TEST(ProfileIo, MissingFileAndNotAFile) {
   Result<Profile> r = Profile::load_file("/nonexistent/machine.pshprof");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_NE(r.status().message().find("/nonexistent/machine.pshprof"), std::string::npos);
-  EXPECT_FALSE(Profile::load_file("/tmp").ok());
+  Result<Profile> dir = Profile::load_file("/tmp");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.status().code(), StatusCode::kIoError) << "a directory is there but cannot be read";
 }
 
 TEST(ProfileIo, ReportShowsTheTables) {
