@@ -18,7 +18,7 @@ import threading
 from server_util import Checks, Server, run, tool
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from cli_util import write_png  # noqa: E402
+from cli_util import write_pattern_png  # noqa: E402
 
 build = sys.argv[1]
 checks = Checks()
@@ -29,12 +29,7 @@ QUESTION = "What is in the picture?"
 
 
 def image_png(path, w, h, seed):
-    rgb = bytearray()
-    for y in range(h):
-        for x in range(w):
-            v = (x * 7 + y * 13 + seed * 29) % 256
-            rgb += bytes([v, (v * 3 + seed) % 256, 255 - v])
-    write_png(path, w, h, rgb)
+    write_pattern_png(path, w, h, seed)
     with open(path, "rb") as f:
         return f.read()
 
