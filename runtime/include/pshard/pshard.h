@@ -342,9 +342,10 @@ PSHARD_API int32_t pshard_image_height(const pshard_image* image);
 PSHARD_API bool pshard_model_has_vision(const pshard_model* model);
 
 /* pshard_context_generate for a prompt given as text with `n_images` images (tokenized
- * with `tokenize`, NULL: the defaults). It runs in a sequence of its own from position 0,
- * of the context's size: the context's own sequence (pshard_context_decode) is left as
- * it was. */
+ * with `tokenize`, NULL: the defaults). With an image it runs in a sequence of its own
+ * from position 0, of the context's size and KV types: the context's own sequence
+ * (pshard_context_decode) is left as it was. With none it is pshard_context_generate on
+ * the text's tokens (a text naming an image place is refused either way). */
 PSHARD_API pshard_status pshard_context_generate_with_images(
     pshard_context* context, const char* text, size_t text_len, const pshard_image* const* images,
     size_t n_images, const pshard_tokenize_params* tokenize, const pshard_generate_params* params,

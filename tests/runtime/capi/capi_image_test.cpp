@@ -374,6 +374,19 @@ TEST(CApiImage, PromptsAndModelsThatDoNotFitAreErrors) {
                "one image a prompt");
   expect_error(l.generate(kPrompt, {nullptr}, &a), PSHARD_ERROR_INVALID_ARGUMENT, "NULL");
   EXPECT_TRUE(a.tokens.empty());
+
+  // Image prompts run on the cpu backend for now: a context on the emulated GPU says so.
+  pshard_context_params cp = pshard_context_default_params();
+  cp.backend = PSHARD_BACKEND_EMU;
+  cp.emu_memory_bytes = 64ull << 20;
+  cp.n_ctx = 256;
+  pshard_context* emu = nullptr;
+  ASSERT_EQ(pshard_context_create(l.model, &cp, &emu), PSHARD_OK) << pshard_last_error();
+  const pshard_generate_params gp = greedy();
+  expect_error(pshard_context_generate_with_images(emu, kPrompt.data(), kPrompt.size(), &img, 1,
+                                                   nullptr, &gp, collect, &a, nullptr),
+               PSHARD_ERROR_UNSUPPORTED, "cpu backend");
+  pshard_context_free(emu);
   pshard_image_free(img);
 }
 
