@@ -7,7 +7,7 @@
 #include "runtime/batch/batched_cpu_session.h"
 #include "runtime/batch/per_sequence_decoder.h"
 #include "runtime/model/mrope_positions.h"
-#include "tools/pshard-mkmodel/model_generator.h"
+#include "tests/runtime/vision/vision_test_util.h"
 
 #include <gtest/gtest.h>
 #include <random>
@@ -28,16 +28,7 @@ struct Fixture {
 
 Fixture make_fixture() {
   Fixture f;
-  const std::string path = ::testing::TempDir() + "/batch-image-qwen2vl.gguf";
-  ModelSpec spec;
-  spec.arch = "qwen2vl";
-  spec.n_embd = 64;
-  spec.n_layer = 2;
-  spec.n_head = 4;
-  spec.n_head_kv = 2;
-  spec.n_ff = 96;
-  EXPECT_TRUE(write_model(spec, path).ok());
-  auto model = Model::load(path);
+  auto model = Model::load(testing::small_language_model("batch-image-qwen2vl", "qwen2vl"));
   EXPECT_TRUE(model.ok()) << model.status().to_string();
   f.model = std::move(model).value();
   f.n_embd = f.model->hparams().n_embd;

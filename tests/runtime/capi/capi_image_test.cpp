@@ -9,8 +9,7 @@
 #include "runtime/sampler/sampler.h"
 #include "runtime/vision/image_prompt.h"
 #include "runtime/vision/image_prompt_text.h"
-#include "tools/pshard-mkmodel/model_generator.h"
-#include "tools/pshard-mkmodel/projector_generator.h"
+#include "tests/runtime/vision/vision_test_util.h"
 
 #include <cstring>
 #include <gtest/gtest.h>
@@ -22,9 +21,6 @@
 #endif
 
 namespace {
-
-using pshard::ModelSpec;
-using pshard::ProjectorSpec;
 
 constexpr int kWidth = 90, kHeight = 60;
 const std::string kPrompt = "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>"
@@ -57,32 +53,10 @@ std::vector<uint8_t> png(const std::vector<uint8_t>& rgb) {
 
 // The generated files, written once.
 struct Files {
-  std::string lm, llama, proj;
-  Files() {
-    const std::string dir = ::testing::TempDir();
-    lm = dir + "/capi_image_qwen2vl.gguf";
-    llama = dir + "/capi_image_llama.gguf";
-    proj = dir + "/capi_image_mmproj.gguf";
-    ModelSpec s;
-    s.arch = "qwen2vl";
-    s.n_embd = 64;
-    s.n_layer = 2;
-    s.n_head = 4;
-    s.n_head_kv = 2;
-    s.n_ff = 96;
-    EXPECT_TRUE(pshard::write_model(s, lm).ok());
-    s.arch = "llama";
-    EXPECT_TRUE(pshard::write_model(s, llama).ok());
-    ProjectorSpec p;
-    p.hp.n_embd = 32;
-    p.hp.n_head = 2;
-    p.hp.n_ff = 48;
-    p.hp.n_layer = 2;
-    p.hp.image_size = 112;
-    p.hp.window_size = 56;
-    p.hp.projection_dim = 64;
-    EXPECT_TRUE(pshard::write_projector(p, proj).ok());
-  }
+  std::string lm = pshard::testing::small_language_model("capi_image_qwen2vl", "qwen2vl");
+  std::string llama = pshard::testing::small_language_model("capi_image_llama", "llama");
+  std::string proj = pshard::testing::small_projector("capi_image_mmproj",
+                                                      pshard::ProjectorType::kQwen25Vl, 2, 64);
 };
 
 const Files& files() {
