@@ -120,6 +120,10 @@ pshard_status pshard_context_generate_with_images(
     return capi::null_argument("pshard_context_generate_with_images", "context");
   if (!text && text_len > 0)
     return capi::null_argument("pshard_context_generate_with_images", "text");
+  if (n_images > 0 && (c->device || c->model->schedule)) // before encoding the image
+    return fail(unsupported("an image prompt runs on the cpu backend without a schedule for now; "
+                            "create the context with PSHARD_BACKEND_CPU and load the model "
+                            "without schedule_path"));
   const pshard_tokenize_params tp = capi::read_params(tokenize, pshard_tokenize_default_params());
   auto prompt = capi::prepare_image_prompt(*c->model, std::string_view(text ? text : "", text_len),
                                            images, n_images, tp.add_special, tp.parse_special,
@@ -129,13 +133,7 @@ pshard_status pshard_context_generate_with_images(
   if (n_images == 0) // a text prompt: the context's own sequence, as pshard_context_generate
     return run_generation(*c->session, *c->model, prompt->ids.ids, params, on_token, user_data,
                           result);
-  if (c->device || c->model->schedule)
-    return fail(unsupported("an image prompt runs on the cpu backend without a schedule for now; "
-                            "create the context with PSHARD_BACKEND_CPU and load the model "
-                            "without schedule_path"));
-  if (Status st = check_image_prompt_model(c->model->model->hparams()); !st.ok())
-    return fail(st);
-  SessionParams sp;
+  SessionParams sp; // a projector was only accepted with an M-RoPE model (pshard_model_load)
   sp.n_ctx = c->session->n_ctx();
   sp.n_threads = c->session->n_threads();
   sp.n_batch = c->params.n_batch;
