@@ -29,6 +29,7 @@
 #include "runtime/executor/session_stats.h"
 #include "runtime/tokenizer/token_id.h"
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -37,11 +38,21 @@ namespace pshard {
 
 using SeqId = int32_t;
 
+// Vision-language models add two optional fields (engines that cannot take them refuse
+// the pass, check_text_only): an image token's embedding row fed in place of the token's
+// (the token id is then a placeholder), and M-RoPE positions (runtime/model/mrope_positions.h)
+// — an entry without them takes its cache position in all three components.
 struct BatchEntry {
   SeqId seq = -1;
   TokenId token = 0;
-  bool logits = false; // return the logits after this token
+  bool logits = false;                        // return the logits after this token
+  const float* embedding = nullptr;           // n_embd floats, valid during decode(); or null
+  std::array<int32_t, 3> rope = {-1, -1, -1}; // (t, h, w); rope[0] < 0: the cache position
+  bool multimodal() const { return embedding || rope[0] >= 0; }
 };
+
+// kUnsupported naming `engine` when a pass carries an embedding row or M-RoPE positions.
+Status check_text_only(std::span<const BatchEntry> batch, const char* engine);
 
 struct BatchLogits {
   const float* data = nullptr;

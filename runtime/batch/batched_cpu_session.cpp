@@ -50,11 +50,17 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
       seqs_.assemble(batch, {hp.n_vocab, params_.max_batch_tokens, params_.max_logit_rows}));
   seqs_.take_pages(p);
   ForwardPass pass{hp, *cpu_, act_.ptrs(), 0, p.tokens, p.segments, p.logit_rows};
+  pass.rope_positions = p.rope_positions;
   const bool logits = !p.logit_rows.empty();
-  for (const SubLayer& s : model_.sublayers())
-    if (s.kind != SubLayerKind::kHead || logits)
-      run_sublayer(s, pass, host_sublayer_weights(model_.weights(), s),
-                   s.kind == SubLayerKind::kAttention ? pool_->layer(s.layer) : KvView{});
+  for (const SubLayer& s : model_.sublayers()) {
+    if (s.kind == SubLayerKind::kHead && !logits)
+      continue;
+    run_sublayer(s, pass, host_sublayer_weights(model_.weights(), s),
+                 s.kind == SubLayerKind::kAttention ? pool_->layer(s.layer) : KvView{});
+    if (s.kind == SubLayerKind::kEmbed) // image tokens: their rows replace the placeholders'
+      for (const auto& [row, values] : p.embedding_rows)
+        std::copy_n(values, hp.n_embd, act_.ptrs().hidden + row * hp.n_embd);
+  }
   seqs_.advance(p);
   return BatchLogits{act_.ptrs().logits, hp.n_vocab, static_cast<int64_t>(p.logit_rows.size())};
 }

@@ -56,6 +56,7 @@ BatchedHybridSession::~BatchedHybridSession() {
 }
 
 Result<BatchLogits> BatchedHybridSession::decode(std::span<const BatchEntry> batch) {
+  PSHARD_RETURN_IF_ERROR(check_text_only(batch, "the batched engine of a schedule"));
   PSHARD_ASSIGN_OR_RETURN(AssembledPass p,
                           seqs_.assemble(batch, {n_vocab_, max_batch_tokens_, max_logit_rows_}));
   seqs_.take_pages(p);

@@ -57,6 +57,7 @@ KvPageStats PerSequenceDecoder::kv_pages() const {
 }
 
 Result<BatchLogits> PerSequenceDecoder::decode(std::span<const BatchEntry> batch) {
+  PSHARD_RETURN_IF_ERROR(check_text_only(batch, "the per-sequence engine"));
   if (static_cast<int64_t>(batch.size()) > max_batch_tokens_)
     return invalid_argument("a pass of " + std::to_string(batch.size()) + " tokens exceeds the " +
                             std::to_string(max_batch_tokens_) + " a pass may carry");

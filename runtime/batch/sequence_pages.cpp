@@ -115,12 +115,27 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
     return Status(StatusCode::kOutOfMemory, "the pass needs " + std::to_string(p.new_pages) +
                                                 " more KV pages, " + std::to_string(free_.size()) +
                                                 " are free; finish or close sequences");
+  const bool multimodal =
+      std::any_of(batch.begin(), batch.end(), [](const BatchEntry& e) { return e.multimodal(); });
+  // A row's cache position: its sequence's length plus its index inside the segment.
+  std::vector<int64_t> slot_shift(seqs_.size(), 0);
+  for (SeqId s : p.segment_seq)
+    slot_shift[static_cast<size_t>(s)] = find(s)->length - next[static_cast<size_t>(s)];
   p.tokens.resize(batch.size());
+  if (multimodal)
+    p.rope_positions.resize(3 * batch.size());
   for (const BatchEntry& e : batch) {
     const int64_t i = next[static_cast<size_t>(e.seq)]++;
     p.tokens[static_cast<size_t>(i)] = e.token;
     if (e.logits)
       p.logit_rows.push_back(i);
+    if (!multimodal)
+      continue;
+    const auto slot = static_cast<int32_t>(i + slot_shift[static_cast<size_t>(e.seq)]);
+    const std::array<int32_t, 3> pos = e.rope[0] >= 0 ? e.rope : std::array{slot, slot, slot};
+    std::copy(pos.begin(), pos.end(), p.rope_positions.begin() + 3 * i);
+    if (e.embedding)
+      p.embedding_rows.emplace_back(i, e.embedding);
   }
   return p;
 }

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace pshard {
@@ -45,6 +46,10 @@ struct AssembledPass {
   std::vector<int64_t> logit_rows; // regrouped index of each logits entry, batch order
   int64_t new_pages = 0;
   int64_t longest = 0; // the most positions a sequence reaches in the pass
+  // Only when an entry is multimodal (BatchEntry): 3 M-RoPE positions per regrouped row,
+  // and the rows whose embedding is given (regrouped index, n_embd floats).
+  std::vector<int32_t> rope_positions;
+  std::vector<std::pair<int64_t, const float*>> embedding_rows;
 };
 
 class SequencePages {

@@ -20,7 +20,24 @@ RequestParams request_params(const pshard_generate_params& g) {
   return r;
 }
 
-Status read_prompt(const pshard_model& model, const pshard_seq_params& p, RequestParams& r) {
+Status read_prompt(const pshard_model& model, const pshard_seq_params& p, int32_t n_threads,
+                   RequestParams& r) {
+  if (p.n_images > 0) {
+    if (p.tokens || (!p.text && p.text_len > 0))
+      return invalid_argument("pshard_batch_add: images go with a prompt given as `text` (its "
+                              "image places name where), not as `tokens`");
+    PSHARD_ASSIGN_OR_RETURN(capi::ImagePrompt ip,
+                            capi::prepare_image_prompt(
+                                model, std::string_view(p.text ? p.text : "", p.text_len), p.images,
+                                p.n_images, p.add_special, p.parse_special, n_threads));
+    auto image = std::make_shared<PromptImage>();
+    image->span = {ip.ids.image_pos, ip.image.tokens_x, ip.image.tokens_y};
+    image->n_embd = ip.image.n_embd;
+    image->rows = std::move(ip.image.data);
+    r.prompt = std::move(ip.ids.ids);
+    r.image = std::move(image);
+    return Status::ok_status();
+  }
   if (p.tokens) {
     r.prompt.assign(p.tokens, p.tokens + p.n_tokens);
     return Status::ok_status();
@@ -94,6 +111,8 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   if (!b)
     return fail(Status(StatusCode::kOutOfMemory, "pshard_batch_create: out of host memory"));
   b->model = model;
+  b->n_threads = p.n_threads;
+  b->takes_images = !schedule && p.backend == PSHARD_BACKEND_CPU;
   b->core = std::make_shared<capi::BatchCore>();
   b->core->engine = std::move(engine).value();
   SchedulerOptions so;
@@ -133,7 +152,11 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
   *out_seq = nullptr;
   const pshard_seq_params p = capi::read_params(params, pshard_seq_default_params());
   RequestParams r = request_params(capi::read_params(generate, pshard_generate_default_params()));
-  if (Status st = read_prompt(*batch->model, p, r); !st.ok())
+  if (p.n_images > 0 && !batch->takes_images)
+    return fail(unsupported("pshard_batch_add: image prompts run on the batched cpu engine for "
+                            "now; create the batch with PSHARD_BACKEND_CPU and load the model "
+                            "without schedule_path"));
+  if (Status st = read_prompt(*batch->model, p, batch->n_threads, r); !st.ok())
     return fail(st);
   if ((!p.stop_strings && p.n_stop_strings > 0) || (!p.stop_tokens && p.n_stop_tokens > 0))
     return capi::null_argument("pshard_batch_add", "stop_strings or stop_tokens");

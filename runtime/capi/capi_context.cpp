@@ -30,6 +30,7 @@ pshard_status pshard_context_create(pshard_model* model, const pshard_context_pa
   if (!c)
     return fail(Status(StatusCode::kOutOfMemory, "pshard_context_create: out of host memory"));
   c->model = model;
+  c->params = p;
   auto device = capi::make_device(p, *model);
   if (!device.ok())
     return fail(device.status());

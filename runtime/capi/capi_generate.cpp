@@ -1,6 +1,8 @@
-// pshard.h: generation — prefill, sampling and decoding with a per-token callback.
+// pshard.h: generation — prefill, sampling and decoding with a per-token callback, for
+// token prompts and text prompts with images.
 #include "runtime/capi/capi_internal.h"
 #include "runtime/generate/generator.h"
+#include "runtime/vision/image_prompt.h"
 
 using namespace pshard;
 using pshard::capi::fail;
@@ -20,6 +22,60 @@ SamplerParams sampler_params(const pshard_generate_params& p) {
 }
 
 } // namespace pshard::capi
+
+namespace {
+
+// Prefill, sampling and decoding on `decoder`, each token through the C callback.
+pshard_status run_generation(Decoder& decoder, const pshard_model& model,
+                             std::span<const TokenId> prompt, const pshard_generate_params* params,
+                             pshard_token_callback on_token, void* user_data,
+                             pshard_generate_result* result) {
+  const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
+  auto sampler = Sampler::create(capi::sampler_params(p));
+  if (!sampler.ok())
+    return fail(sampler.status());
+  GenerateParams gp;
+  gp.n_predict = p.n_predict;
+  gp.ignore_eos = p.ignore_eos;
+  gp.top_logprobs = p.top_logprobs;
+  TokenCallback callback = nullptr;
+  std::vector<pshard_token> top_ids;
+  std::vector<float> top_lp;
+  if (on_token)
+    callback = [&](const TokenEvent& e) {
+      pshard_token_event ev{};
+      ev.token = e.id;
+      ev.text = e.text.data();
+      ev.text_len = e.text.size();
+      if (e.top) {
+        top_ids.clear();
+        top_lp.clear();
+        for (const TokenLogprob& t : *e.top) {
+          top_ids.push_back(t.id);
+          top_lp.push_back(t.logprob);
+        }
+        ev.n_top = static_cast<int32_t>(top_ids.size());
+        ev.top_ids = top_ids.data();
+        ev.top_logprobs = top_lp.data();
+      }
+      return on_token(&ev, user_data);
+    };
+  auto r = generate(decoder, *model.tokenizer, *sampler, prompt, gp, callback);
+  if (!r.ok())
+    return fail(r.status());
+  if (result) {
+    pshard_generate_result out = pshard_generate_result_init();
+    out.n_prompt = r->timings.n_prompt;
+    out.n_generated = r->timings.n_generated;
+    out.prompt_ms = r->timings.prompt_ms;
+    out.generation_ms = r->timings.generation_ms;
+    out.first_token_ms = r->timings.first_token_ms;
+    capi::write_out(result, out);
+  }
+  return PSHARD_OK;
+}
+
+} // namespace
 
 extern "C" {
 
@@ -52,50 +108,44 @@ pshard_status pshard_context_generate(pshard_context* c, const pshard_token* pro
     return capi::null_argument("pshard_context_generate", "context");
   if (!prompt && n_prompt > 0)
     return capi::null_argument("pshard_context_generate", "prompt");
-  const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
-  auto sampler = Sampler::create(capi::sampler_params(p));
-  if (!sampler.ok())
-    return fail(sampler.status());
-  GenerateParams gp;
-  gp.n_predict = p.n_predict;
-  gp.ignore_eos = p.ignore_eos;
-  gp.top_logprobs = p.top_logprobs;
-  TokenCallback callback = nullptr;
-  std::vector<pshard_token> top_ids;
-  std::vector<float> top_lp;
-  if (on_token)
-    callback = [&](const TokenEvent& e) {
-      pshard_token_event ev{};
-      ev.token = e.id;
-      ev.text = e.text.data();
-      ev.text_len = e.text.size();
-      if (e.top) {
-        top_ids.clear();
-        top_lp.clear();
-        for (const TokenLogprob& t : *e.top) {
-          top_ids.push_back(t.id);
-          top_lp.push_back(t.logprob);
-        }
-        ev.n_top = static_cast<int32_t>(top_ids.size());
-        ev.top_ids = top_ids.data();
-        ev.top_logprobs = top_lp.data();
-      }
-      return on_token(&ev, user_data);
-    };
-  auto r = generate(*c->session, *c->model->tokenizer, *sampler,
-                    std::span<const TokenId>(prompt, n_prompt), gp, callback);
-  if (!r.ok())
-    return fail(r.status());
-  if (result) {
-    pshard_generate_result out = pshard_generate_result_init();
-    out.n_prompt = r->timings.n_prompt;
-    out.n_generated = r->timings.n_generated;
-    out.prompt_ms = r->timings.prompt_ms;
-    out.generation_ms = r->timings.generation_ms;
-    out.first_token_ms = r->timings.first_token_ms;
-    capi::write_out(result, out);
-  }
-  return PSHARD_OK;
+  return run_generation(*c->session, *c->model, std::span<const TokenId>(prompt, n_prompt), params,
+                        on_token, user_data, result);
+}
+
+pshard_status pshard_context_generate_with_images(
+    pshard_context* c, const char* text, size_t text_len, const pshard_image* const* images,
+    size_t n_images, const pshard_tokenize_params* tokenize, const pshard_generate_params* params,
+    pshard_token_callback on_token, void* user_data, pshard_generate_result* result) {
+  if (!c)
+    return capi::null_argument("pshard_context_generate_with_images", "context");
+  if (!text && text_len > 0)
+    return capi::null_argument("pshard_context_generate_with_images", "text");
+  if (n_images > 0 && (c->device || c->model->schedule)) // before encoding the image
+    return fail(unsupported("an image prompt runs on the cpu backend without a schedule for now; "
+                            "create the context with PSHARD_BACKEND_CPU and load the model "
+                            "without schedule_path"));
+  const pshard_tokenize_params tp = capi::read_params(tokenize, pshard_tokenize_default_params());
+  auto prompt = capi::prepare_image_prompt(*c->model, std::string_view(text ? text : "", text_len),
+                                           images, n_images, tp.add_special, tp.parse_special,
+                                           c->session->n_threads());
+  if (!prompt.ok())
+    return fail(prompt.status());
+  if (n_images == 0) // a text prompt: the context's own sequence, as pshard_context_generate
+    return run_generation(*c->session, *c->model, prompt->ids.ids, params, on_token, user_data,
+                          result);
+  SessionParams sp; // a projector was only accepted with an M-RoPE model (pshard_model_load)
+  sp.n_ctx = c->session->n_ctx();
+  sp.n_threads = c->session->n_threads();
+  sp.n_batch = c->params.n_batch;
+  for (auto [in, out] : {std::pair{c->params.kv_type_k, &sp.kv_type_k},
+                         std::pair{c->params.kv_type_v, &sp.kv_type_v}})
+    if (in != PSHARD_KV_DEFAULT)
+      *out = static_cast<TensorType>(in); // checked by pshard_context_create
+  auto session = CpuSession::create(*c->model->model, sp);
+  if (!session.ok())
+    return fail(session.status());
+  ImagePromptDecoder decoder(**session, std::move(prompt->image), prompt->ids.image_pos);
+  return run_generation(decoder, *c->model, prompt->ids.ids, params, on_token, user_data, result);
 }
 
 } // extern "C"

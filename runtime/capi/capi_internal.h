@@ -10,6 +10,10 @@
 #include "runtime/sampler/sampler.h"
 #include "runtime/schedule/schedule_file.h"
 #include "runtime/tokenizer/tokenizer.h"
+#include "runtime/vision/image.h"
+#include "runtime/vision/image_prompt_text.h"
+#include "runtime/vision/projector.h"
+#include "runtime/vision/vision_encoder.h"
 
 #include <cstring>
 #include <memory>
@@ -20,11 +24,17 @@ struct pshard_model {
   std::unique_ptr<pshard::Model> model;
   std::unique_ptr<pshard::Tokenizer> tokenizer;
   std::optional<pshard::Schedule> schedule;
+  std::unique_ptr<pshard::Projector> projector; // pshard_model_params.mmproj_path, or null
   std::string load_warnings; // pshard_model_load_warnings(): one per line
+};
+
+struct pshard_image {
+  pshard::RgbImage rgb;
 };
 
 struct pshard_context {
   pshard_model* model = nullptr;
+  pshard_context_params params{};         // as created (image prompts size their session by it)
   std::unique_ptr<pshard::Device> device; // null on the cpu backend
   std::unique_ptr<pshard::HybridSession> session;
   std::unique_ptr<pshard::Timeline> timeline;
@@ -84,5 +94,16 @@ template <typename P> Result<DeviceOptions> device_options(const P& p) {
 
 // The sampler's part of the generation params.
 SamplerParams sampler_params(const pshard_generate_params& p);
+
+// A text prompt with its images (capi_image.cpp), ready for an image-prompt decoder or a
+// request: the ids with placeholders at the image, and the image's embeddings.
+struct ImagePrompt {
+  ImagePromptIds ids;
+  ImageEmbeddings image;
+};
+// Errors: no projector, NULL images, places and images that differ in number.
+Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_view text,
+                                         const pshard_image* const* images, size_t n_images,
+                                         bool add_special, bool parse_special, int32_t n_threads);
 
 } // namespace pshard::capi

@@ -1,5 +1,6 @@
 // pshard.h: errors and the model handle.
 #include "runtime/capi/capi_internal.h"
+#include "runtime/vision/image_prompt.h"
 
 #include <new>
 
@@ -93,6 +94,16 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
     if (Status st = s->check_model(m->model->file()); !st.ok())
       return fail(st);
     m->schedule.emplace(std::move(s).value());
+  }
+  if (p.mmproj_path) {
+    auto proj = Projector::open(p.mmproj_path);
+    if (!proj.ok())
+      return fail(proj.status());
+    if (Status st = check_image_prompt_model(m->model->hparams()); !st.ok())
+      return fail(st.with_context(std::string("mmproj_path ") + p.mmproj_path));
+    if (Status st = (*proj)->check_language_model(m->model->hparams().n_embd); !st.ok())
+      return fail(st);
+    m->projector = std::move(proj).value();
   }
   *out_model = m.release();
   return PSHARD_OK;

@@ -24,14 +24,25 @@ int64_t ActiveSequence::prompt_left() const {
 }
 
 void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) const {
+  const auto& prompt = request_.params.prompt;
+  const PromptImage* image = request_.params.image.get();
+  const auto n_prompt = static_cast<int64_t>(prompt.size());
+  // With an image every entry carries its M-RoPE positions, and the image's tokens their rows.
+  auto add = [&](TokenId token, int64_t slot, bool logits) {
+    BatchEntry e{seq_, token, logits};
+    if (image) {
+      e.rope = mrope_position(image->span, slot);
+      if (slot >= image->span.begin && slot < image->span.end())
+        e.embedding = image->rows.data() + (slot - image->span.begin) * image->n_embd;
+    }
+    pass.push_back(e);
+  };
   if (pending_) {
-    pass.push_back({seq_, *pending_, true});
+    add(*pending_, n_prompt + n_generated_ - 1, true); // the slot after the last one fed
     return;
   }
-  const auto& prompt = request_.params.prompt;
   for (int64_t i = prompt_done_; i < prompt_done_ + n; ++i)
-    pass.push_back(
-        {seq_, prompt[static_cast<size_t>(i)], i + 1 == static_cast<int64_t>(prompt.size())});
+    add(prompt[static_cast<size_t>(i)], i, i + 1 == n_prompt);
 }
 
 std::optional<SequenceEvent> ActiveSequence::advance(int64_t n, std::span<const float> logits,

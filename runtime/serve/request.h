@@ -15,11 +15,13 @@
 
 #include "runtime/core/status.h"
 #include "runtime/generate/generator.h"
+#include "runtime/model/mrope_positions.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/tokenizer/token_id.h"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,8 +29,18 @@ namespace pshard {
 
 using RequestId = int64_t;
 
+// An image in a request's prompt (vision-language models): the projector's embedding rows
+// of its tokens, fed at prompt positions [span.begin, span.end()) — placeholders there —
+// with M-RoPE positions for it and everything after (runtime/model/mrope_positions.h).
+struct PromptImage {
+  ImageSpan span;
+  int64_t n_embd = 0;
+  std::vector<float> rows; // span.n_tokens() rows of n_embd, raster order
+};
+
 struct RequestParams {
   std::vector<TokenId> prompt;
+  std::shared_ptr<const PromptImage> image; // or null: a text prompt
   SamplerParams sampling;
   int32_t max_tokens = -1;               // new tokens at most; < 0: until the context is full
   bool ignore_eos = false;               // keep going past end-of-generation tokens
@@ -70,7 +82,8 @@ struct SequenceEvent {
 using EventSink = std::function<bool(const SequenceEvent&)>;
 
 // What every request must satisfy before it queues: a prompt of known tokens that leaves
-// room for max_tokens in a context of n_ctx, valid sampling parameters.
+// room for max_tokens in a context of n_ctx, valid sampling parameters, an image (if any)
+// whose rows fill a span inside the prompt.
 Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx);
 
 } // namespace pshard

@@ -1,5 +1,7 @@
 #include "runtime/vision/image_prompt.h"
 
+#include "runtime/model/mrope_positions.h"
+
 #include <algorithm>
 
 namespace pshard {
@@ -42,23 +44,17 @@ Result<std::span<const float>> ImagePromptDecoder::decode_run(std::span<const To
   const auto n = static_cast<int64_t>(tokens.size());
   if (slot0 < image_begin())
     return session_.decode(tokens); // before the image: positions are the slots
+  const ImageSpan span{image_pos_, image_.tokens_x, image_.tokens_y};
   positions_.resize(static_cast<size_t>(3 * n));
-  if (slot0 >= image_end()) {
-    const int64_t shift = std::max(image_.tokens_x, image_.tokens_y) - image_.n_tokens();
-    for (int64_t t = 0; t < n; ++t)
-      std::fill_n(positions_.begin() + 3 * t, 3, static_cast<int32_t>(slot0 + t + shift));
-    return session_.decode(tokens, DecodeExtras{nullptr, positions_});
-  }
-  rows_.resize(static_cast<size_t>(n));
   for (int64_t t = 0; t < n; ++t) {
-    const int64_t row = slot0 - image_begin() + t;
-    rows_[static_cast<size_t>(t)] = static_cast<TokenId>(row);
-    positions_[static_cast<size_t>(3 * t)] = static_cast<int32_t>(image_pos_);
-    positions_[static_cast<size_t>(3 * t + 1)] =
-        static_cast<int32_t>(image_pos_ + row / image_.tokens_x);
-    positions_[static_cast<size_t>(3 * t + 2)] =
-        static_cast<int32_t>(image_pos_ + row % image_.tokens_x);
+    const std::array<int32_t, 3> p = mrope_position(span, slot0 + t);
+    std::copy(p.begin(), p.end(), positions_.begin() + 3 * t);
   }
+  if (slot0 >= image_end())
+    return session_.decode(tokens, DecodeExtras{nullptr, positions_});
+  rows_.resize(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t)
+    rows_[static_cast<size_t>(t)] = static_cast<TokenId>(slot0 - image_begin() + t);
   return session_.decode(rows_, DecodeExtras{&table_, positions_});
 }
 

@@ -56,3 +56,13 @@ def write_png(path, width, height, rgb):
     with open(path, "wb") as f:
         f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) +
                 chunk(b"IEND", b""))
+
+
+def write_pattern_png(path, width, height, seed):
+    """A width x height PNG whose pixels depend on the seed (the vision tests' images)."""
+    rgb = bytearray()
+    for y in range(height):
+        for x in range(width):
+            v = (x * 7 + y * 13 + seed * 29) % 256
+            rgb += bytes([v, (v * 3 + seed) % 256, 255 - v])
+    write_png(path, width, height, rgb)

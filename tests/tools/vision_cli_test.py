@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 
-from cli_util import run as run_tool, write_png
+from cli_util import run as run_tool, write_pattern_png as png
 
 build = sys.argv[1]
 mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
@@ -29,16 +29,6 @@ def fail(msg):
     global failures
     failures += 1
     print("FAIL", msg)
-
-
-def png(path, w, h, seed):
-    """A w x h image whose pixels depend on the seed."""
-    rgb = bytearray()
-    for y in range(h):
-        for x in range(w):
-            v = (x * 7 + y * 13 + seed * 29) % 256
-            rgb += bytes([v, (v * 3 + seed) % 256, 255 - v])
-    write_png(path, w, h, rgb)
 
 
 def generate(model, proj, image, prompt, *extra):

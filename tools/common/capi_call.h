@@ -26,10 +26,14 @@ struct BatchFree {
 struct SeqFree {
   void operator()(pshard_seq* s) const { pshard_seq_free(s); }
 };
+struct ImageFree {
+  void operator()(pshard_image* i) const { pshard_image_free(i); }
+};
 using ModelHandle = std::unique_ptr<pshard_model, ModelFree>;
 using ContextHandle = std::unique_ptr<pshard_context, ContextFree>;
 using BatchHandle = std::unique_ptr<pshard_batch, BatchFree>;
 using SeqHandle = std::unique_ptr<pshard_seq, SeqFree>;
+using ImageHandle = std::unique_ptr<pshard_image, ImageFree>;
 
 // A failed C API call's code and pshard_last_error() as a Status (the message reads
 // "<kind>: <message>"; the Status adds the kind back).

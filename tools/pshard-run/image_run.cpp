@@ -2,6 +2,7 @@
 
 #include "runtime/generate/generator.h"
 #include "runtime/vision/image_prompt.h"
+#include "runtime/vision/image_prompt_text.h"
 #include "tools/common/size_parse.h"
 #include "tools/pshard-run/image_session.h"
 #include "tools/pshard-run/run_report.h"
@@ -10,9 +11,6 @@
 
 namespace pshard {
 namespace {
-
-constexpr std::string_view kMarker = "<__media__>", kStart = "<|vision_start|>",
-                           kEnd = "<|vision_end|>";
 
 void write_json(std::ostream& out, const GenerateResult& r, const ImageSession& s,
                 const EncodedImage& img) {
@@ -42,14 +40,10 @@ void write_json(std::ostream& out, const GenerateResult& r, const ImageSession& 
 
 } // namespace
 
-ImagePromptText split_image_prompt(const std::string& p) {
-  if (size_t m = p.find(kMarker); m != std::string::npos)
-    return {p.substr(0, m) + std::string(kStart), std::string(kEnd) + p.substr(m + kMarker.size())};
-  const size_t s = p.find(kStart);
-  const size_t e = s == std::string::npos ? s : p.find(kEnd, s + kStart.size());
-  if (e != std::string::npos)
-    return {p.substr(0, s + kStart.size()), p.substr(e)};
-  return {std::string(kStart), std::string(kEnd) + p};
+Result<ImagePromptText> place_image(const std::string& prompt) {
+  if (count_image_places(prompt) == 0)
+    return image_before(prompt);
+  return split_image_prompt(prompt, 1);
 }
 
 Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ostream& out,
@@ -58,16 +52,11 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
   PSHARD_ASSIGN_OR_RETURN(EncodedImage img, encode_image_file(o, session));
   const Model* model = session.model.get();
   PSHARD_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::from_gguf(model->file()));
-  const ImagePromptText text = split_image_prompt(prompt);
-  std::vector<TokenId> ids =
-      tokenizer->encode(text.before, tokenizer->add_bos_by_default(), o.parse_special);
-  const auto image_pos = static_cast<int64_t>(ids.size());
-  img.position = image_pos;
-  ids.insert(ids.end(), static_cast<size_t>(img.embeddings.n_tokens()), TokenId{0});
-  const std::vector<TokenId> after = tokenizer->encode(text.after, false, o.parse_special);
-  ids.insert(ids.end(), after.begin(), after.end());
-
-  ImagePromptDecoder decoder(*session.decoder, std::move(img.embeddings), image_pos);
+  PSHARD_ASSIGN_OR_RETURN(ImagePromptText text, place_image(prompt));
+  ImagePromptIds ids = tokenize_image_prompt(*tokenizer, text, img.embeddings.n_tokens(),
+                                             tokenizer->add_bos_by_default(), o.parse_special);
+  img.position = ids.image_pos;
+  ImagePromptDecoder decoder(*session.decoder, std::move(img.embeddings), ids.image_pos);
   SamplerParams sampling = o.sampling;
   sampling.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
   PSHARD_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(sampling));
@@ -75,12 +64,12 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
   gp.n_predict = o.n_predict;
   gp.ignore_eos = o.ignore_eos;
   gp.top_logprobs = o.json ? o.top_logprobs : 0;
-  PSHARD_ASSIGN_OR_RETURN(GenerateResult r,
-                          generate(decoder, *tokenizer, sampler, ids, gp, [&](const TokenEvent& e) {
-                            if (!o.json)
-                              out << e.text << std::flush;
-                            return true;
-                          }));
+  PSHARD_ASSIGN_OR_RETURN(GenerateResult r, generate(decoder, *tokenizer, sampler, ids.ids, gp,
+                                                     [&](const TokenEvent& e) {
+                                                       if (!o.json)
+                                                         out << e.text << std::flush;
+                                                       return true;
+                                                     }));
   if (o.json) {
     write_json(out, r, session, img);
     return Status::ok_status();

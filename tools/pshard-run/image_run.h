@@ -6,10 +6,10 @@
 //     the two, e.g. <|image_pad|>, is replaced by the image);
 //   - else before the prompt, wrapped, as llama-mtmd-cli places an image it was given
 //     without a marker.
-// Until the C API takes images this path uses the runtime libraries directly.
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/vision/image_prompt_text.h"
 #include "tools/pshard-run/run_options.h"
 
 #include <ostream>
@@ -17,11 +17,9 @@
 
 namespace pshard {
 
-// The prompt text on either side of the image, the image's wrapping included.
-struct ImagePromptText {
-  std::string before, after;
-};
-ImagePromptText split_image_prompt(const std::string& prompt);
+// The prompt's text around the image (runtime/vision/image_prompt_text.h), before the
+// prompt when it names no place; more than one place is refused.
+Result<ImagePromptText> place_image(const std::string& prompt);
 
 // Streams the generated text to `out`, timings (and the image's grid) to `err`; with
 // o.json one object on `out` instead.

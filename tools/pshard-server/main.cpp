@@ -118,6 +118,9 @@ int main(int argc, char** argv) {
   CLI::App app{"pshard-server: an OpenAI-compatible server with continuous batching"};
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
   cli::add_hybrid_options(app, o.schedule_path, o.backend, o.vram, o.emu_pcie_gbps);
+  app.add_option("--mmproj", o.mmproj_path,
+                 "vision projector (llama.cpp's mmproj GGUF) of a Qwen2-VL model: chat messages "
+                 "may then hold one image_url part (a base64 data URL); cpu backend, no schedule");
   app.add_option("-c,--ctx-size", o.ctx_size,
                  "positions per sequence, K suffix allowed (0: the model's, at most 4096)");
   app.add_option("--parallel", o.n_parallel, "sequences decoded together (-np)")

@@ -1,5 +1,7 @@
 #include "tools/pshard-server/openai_request.h"
 
+#include "tools/pshard-server/image_part.h"
+
 #include <limits>
 
 namespace pshard::server {
@@ -13,8 +15,14 @@ using nlohmann::json;
       return *e_;                                                                                  \
   } while (0)
 
-// A message's content: a string, or OpenAI's array of parts of which only text is taken.
-std::variant<std::string, ApiError> message_content(const json& m, size_t i) {
+// At most this many images a request (ImagePromptDecoder holds one image).
+constexpr size_t kMaxImages = 1;
+
+// A message's content: a string, or OpenAI's array of text and image parts; an image part
+// becomes its place in the text (image_part.h) and joins `images`.
+std::variant<std::string, ApiError>
+message_content(const json& m, size_t i, const ServingEngine& engine,
+                std::vector<std::shared_ptr<pshard_image>>& images) {
   const std::string param = "messages[" + std::to_string(i) + "].content";
   auto it = m.find("content");
   if (it == m.end() || it->is_null())
@@ -25,19 +33,40 @@ std::variant<std::string, ApiError> message_content(const json& m, size_t i) {
     return bad_request("'" + param + "' must be a string or an array of parts", param,
                        "invalid_type");
   std::string text;
-  for (const json& part : *it) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-        !part["text"].is_string())
-      return bad_request("'" + param +
-                             "' may only hold {\"type\": \"text\", \"text\": ...} parts; "
-                             "this model reads text only",
-                         param, "invalid_value");
+  for (size_t k = 0; k < it->size(); ++k) {
+    const json& part = (*it)[k];
+    const std::string part_param = param + "[" + std::to_string(k) + "]";
+    const std::string type = part.is_object() ? part.value("type", "") : "";
+    if (type == "image_url") {
+      if (!engine.has_vision())
+        return bad_request("'" + part_param +
+                               "' is an image, but this server reads text only: "
+                               "start pshard-server with --mmproj FILE (the model's projector)",
+                           part_param, "images_unsupported");
+      if (images.size() >= kMaxImages)
+        return bad_request("too many images: pshard-server takes " + std::to_string(kMaxImages) +
+                               " image a request for now",
+                           part_param, "too_many_images");
+      auto image = read_image_part(part, part_param);
+      if (auto* e = std::get_if<ApiError>(&image))
+        return *e;
+      images.emplace_back(std::get<ImageHandle>(std::move(image)).release(), ImageFree{});
+      text += kImagePlace;
+      continue;
+    }
+    if (type != "text" || !part.contains("text") || !part["text"].is_string())
+      return bad_request("'" + part_param +
+                             "' must be {\"type\": \"text\", \"text\": ...} or "
+                             "{\"type\": \"image_url\", \"image_url\": {\"url\": ...}}",
+                         part_param, "invalid_value");
     text += part["text"].get<std::string>();
   }
   return text;
 }
 
-std::variant<std::string, ApiError> chat_prompt(const json& body, const ServingEngine& engine) {
+std::variant<std::string, ApiError>
+chat_prompt(const json& body, const ServingEngine& engine,
+            std::vector<std::shared_ptr<pshard_image>>& images) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null())
     return bad_request("'messages' is required: the conversation so far", "messages",
@@ -52,7 +81,7 @@ std::variant<std::string, ApiError> chat_prompt(const json& body, const ServingE
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
       return bad_request("'" + param + "' must be an object with a string 'role'", param + ".role",
                          "invalid_type");
-    auto content = message_content(m, i);
+    auto content = message_content(m, i, engine, images);
     if (auto* e = std::get_if<ApiError>(&content))
       return *e;
     chat.emplace_back(m["role"].get<std::string>(), std::get<std::string>(content));
@@ -207,9 +236,13 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
 
   const char* prompt_param = endpoint == Endpoint::kChat ? "messages" : "prompt";
   if (endpoint == Endpoint::kChat) {
-    auto text = chat_prompt(body, engine);
+    auto text = chat_prompt(body, engine, r.images);
     if (auto* e = std::get_if<ApiError>(&text))
       return *e;
+    if (!r.images.empty()) { // the batch counts its tokens once the image is encoded
+      r.prompt_text = std::move(std::get<std::string>(text));
+      return r;
+    }
     auto ids = engine.tokenize(std::get<std::string>(text), true);
     if (!ids.ok())
       return bad_request(ids.status().message(), "messages");

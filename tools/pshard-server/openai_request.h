@@ -1,12 +1,14 @@
 // OpenAI request bodies (/v1/completions, /v1/chat/completions) read into what the batch
 // takes, every mistake an ApiError naming the field: malformed JSON, wrong types, values
 // out of range, an unknown model, a prompt longer than the context or max_tokens past it,
-// parameters pshard does not implement.
+// parameters pshard does not implement, image parts that are no image or that the server
+// cannot take.
 #pragma once
 
 #include "tools/pshard-server/api_error.h"
 #include "tools/pshard-server/serving_engine.h"
 
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -20,6 +22,11 @@ struct GenerationRequest {
   bool stream = false;
   bool include_usage = false; // stream_options.include_usage
   std::vector<pshard_token> prompt;
+  // A chat with an image part (pshard-server --mmproj): the rendered prompt as text, the
+  // image's place in it, and the image; pshard_batch_add tokenizes and encodes them, and
+  // `prompt` stays empty.
+  std::string prompt_text;
+  std::vector<std::shared_ptr<pshard_image>> images;
   int64_t max_tokens = -1; // -1: until the context is full
   bool logprobs = false;
   int64_t top_logprobs = 0;

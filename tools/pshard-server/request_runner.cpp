@@ -9,8 +9,18 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   for (const std::string& s : r.stop)
     stops.push_back(s.c_str());
   pshard_seq_params sp = pshard_seq_default_params();
-  sp.tokens = r.prompt.data();
-  sp.n_tokens = r.prompt.size();
+  std::vector<const pshard_image*> images;
+  for (const auto& image : r.images)
+    images.push_back(image.get());
+  if (images.empty()) {
+    sp.tokens = r.prompt.data();
+    sp.n_tokens = r.prompt.size();
+  } else {
+    sp.text = r.prompt_text.data();
+    sp.text_len = r.prompt_text.size();
+    sp.images = images.data();
+    sp.n_images = images.size();
+  }
   sp.stop_strings = stops.data();
   sp.n_stop_strings = stops.size();
   sp.logprobs = r.logprobs;

@@ -9,6 +9,7 @@ namespace pshard::server {
 struct ServerOptions {
   std::string model_path;       // -m
   std::string schedule_path;    // -s: a *.pshard artifact; empty: everything on the CPU
+  std::string mmproj_path;      // --mmproj: a vision projector; chat messages may hold images
   std::string backend = "auto"; // auto: emu with a schedule, else cpu
   std::string vram;             // --vram: a size; empty: the schedule's largest budget
   double emu_pcie_gbps = 0;     // 0: what the schedule was planned with

@@ -13,6 +13,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   pshard_model_params mp = pshard_model_default_params();
   mp.schedule_path = o.schedule_path.empty() ? nullptr : o.schedule_path.c_str();
   mp.use_mmap = !o.no_mmap;
+  mp.mmproj_path = o.mmproj_path.empty() ? nullptr : o.mmproj_path.c_str();
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   e->model_.reset(model);

@@ -31,6 +31,7 @@ public:
   int64_t n_ctx() const { return pshard_batch_n_ctx(batch_.get()); }
   int32_t n_vocab() const { return pshard_model_n_vocab(model_.get()); }
   int64_t created() const { return created_; } // unix time the model was loaded
+  bool has_vision() const { return pshard_model_has_vision(model_.get()); } // --mmproj
 
   Result<std::vector<pshard_token>> tokenize(std::string_view text, bool add_special,
                                              bool parse_special = true) const;

@@ -102,6 +102,8 @@ typedef struct pshard_model_params {
   bool use_mmap;             /* true (default): weights used in place from the file mapping;
                                 false: read into RAM on huge pages (llama.cpp's --no-mmap) —
                                 a copy, but decoding streams it faster */
+  const char* mmproj_path;   /* a vision projector (llama.cpp's mmproj GGUF) for image
+                                prompts (see "images" below), or NULL */
 } pshard_model_params;
 
 PSHARD_API pshard_model_params pshard_model_default_params(void);
@@ -295,6 +297,60 @@ PSHARD_API pshard_status pshard_context_generate(pshard_context* context,
                                                  pshard_token_callback on_token, void* user_data,
                                                  pshard_generate_result* result);
 
+/* ---- images (vision-language models) ------------------------------------------ */
+/* An image in a prompt of a Qwen2-VL language model (general.architecture qwen2vl)
+ * loaded with its projector (pshard_model_params.mmproj_path). The prompt's text names
+ * the image's place with llama.cpp's marker "<__media__>" or with Qwen2-VL's
+ * "<|vision_start|><|image_pad|><|vision_end|>" (what the chat template writes for an
+ * image); the image is resized as llama.cpp does for the projector, encoded, and its
+ * tokens take that place. One image a prompt for now. Image prompts run on the CPU: a
+ * context on PSHARD_BACKEND_CPU without a schedule, or a batch without one
+ * (pshard_seq_params.images).
+ *
+ *   pshard_model_params mp = pshard_model_default_params();
+ *   mp.mmproj_path = "mmproj-qwen2vl.gguf";
+ *   pshard_model_load("qwen2vl.gguf", &mp, &model);   // then a context as above
+ *   pshard_image* img;                                 // PNG/JPEG bytes, or raw RGB8:
+ *   if (pshard_image_from_bytes(png, png_len, &img) != PSHARD_OK) { ... pshard_last_error() }
+ *   // pshard_image_from_rgb(pixels, width, height, stride, &img);
+ *   const char* text = "<__media__>What is in the picture?";
+ *   pshard_context_generate_with_images(ctx, text, strlen(text), &img, 1, NULL, &gp,
+ *                                       print_token, NULL, NULL);
+ *   pshard_image_free(img);                            // the caller owns its images
+ *
+ * Errors: PSHARD_ERROR_INVALID_FORMAT for bytes that are no image stb_image reads (PNG,
+ * JPEG, BMP, GIF, TGA, PNM); PSHARD_ERROR_OUT_OF_RANGE for a side of 0 or more than
+ * PSHARD_IMAGE_MAX_SIDE pixels; PSHARD_ERROR_INVALID_ARGUMENT for a model loaded without
+ * a projector, a prompt whose places and images differ in number, more than one image;
+ * loading a projector with a language model it does not fit (not qwen2vl, another
+ * embedding width) fails in pshard_model_load. */
+#define PSHARD_IMAGE_MAX_SIDE 16384
+
+typedef struct pshard_image pshard_image;
+
+/* Decodes an encoded image (the bytes are copied; free them after the call). */
+PSHARD_API pshard_status pshard_image_from_bytes(const void* data, size_t n_bytes,
+                                                 pshard_image** out_image);
+/* 8-bit RGB pixels, row-major: row y starts at pixels + y * stride (stride >= 3 * width
+ * bytes); copied. */
+PSHARD_API pshard_status pshard_image_from_rgb(const uint8_t* pixels, int32_t width, int32_t height,
+                                               size_t stride, pshard_image** out_image);
+PSHARD_API void pshard_image_free(pshard_image* image);
+PSHARD_API int32_t pshard_image_width(const pshard_image* image);
+PSHARD_API int32_t pshard_image_height(const pshard_image* image);
+/* Whether the model was loaded with a projector, so that prompts may carry images. */
+PSHARD_API bool pshard_model_has_vision(const pshard_model* model);
+
+/* pshard_context_generate for a prompt given as text with `n_images` images (tokenized
+ * with `tokenize`, NULL: the defaults). With an image it runs in a sequence of its own
+ * from position 0, of the context's size and KV types: the context's own sequence
+ * (pshard_context_decode) is left as it was. With none it is pshard_context_generate on
+ * the text's tokens (a text naming an image place is refused either way). */
+PSHARD_API pshard_status pshard_context_generate_with_images(
+    pshard_context* context, const char* text, size_t text_len, const pshard_image* const* images,
+    size_t n_images, const pshard_tokenize_params* tokenize, const pshard_generate_params* params,
+    pshard_token_callback on_token, void* user_data, pshard_generate_result* result);
+
 /* ---- statistics -------------------------------------------------------------- */
 typedef struct pshard_stats {
   size_t size;
@@ -454,6 +510,10 @@ typedef struct pshard_seq_params {
   bool logprobs;                /* each event carries its token's log-probability */
   pshard_seq_callback on_event; /* NULL: events queue for pshard_seq_poll */
   void* user_data;
+  const pshard_image* const* images; /* with a text prompt, as
+                                        pshard_context_generate_with_images; encoded by
+                                        pshard_batch_add (the caller may free them after) */
+  size_t n_images;
 } pshard_seq_params;
 
 PSHARD_API pshard_seq_params pshard_seq_default_params(void);

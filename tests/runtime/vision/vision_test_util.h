@@ -1,7 +1,9 @@
 // Helpers of the vision tests: a small generated projector (32 wide, 2 heads of 16,
-// FFN 48, 14-pixel patches, 448-pixel cap) written once per name into the test temp dir.
+// FFN 48, 14-pixel patches, 448-pixel cap) and a small language model for it, written
+// into the test temp dir.
 #pragma once
 
+#include "tools/pshard-mkmodel/model_generator.h"
 #include "tools/pshard-mkmodel/projector_generator.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +22,22 @@ inline std::string small_projector(const std::string& name, ProjectorType type, 
   s.hp.n_layer = n_layer;
   s.hp.projection_dim = projection_dim;
   const Status st = write_projector(s, path);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  return path;
+}
+
+// A language model of 64 wide (what small_projector(..., 64) feeds): 2 layers, 4 heads of
+// which 2 KV, FFN 96; `arch` qwen2vl, or another family for the refusals.
+inline std::string small_language_model(const std::string& name, const std::string& arch) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".gguf";
+  ModelSpec s;
+  s.arch = arch;
+  s.n_embd = 64;
+  s.n_layer = 2;
+  s.n_head = 4;
+  s.n_head_kv = 2;
+  s.n_ff = 96;
+  const Status st = write_model(s, path);
   EXPECT_TRUE(st.ok()) << st.to_string();
   return path;
 }

@@ -1,0 +1,17 @@
+#include "runtime/batch/batch_decoder.h"
+
+#include <algorithm>
+#include <string>
+
+namespace pshard {
+
+Status check_text_only(std::span<const BatchEntry> batch, const char* engine) {
+  if (std::any_of(batch.begin(), batch.end(), [](const BatchEntry& e) { return e.multimodal(); }))
+    return unsupported(std::string(engine) +
+                       " takes token ids only; image prompts (embedding rows, M-RoPE positions) "
+                       "run on the batched cpu engine for now: serve without a schedule on the "
+                       "cpu backend");
+  return Status::ok_status();
+}
+
+} // namespace pshard

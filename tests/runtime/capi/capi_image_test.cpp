@@ -1,0 +1,367 @@
+// Images through the C API on a generated Qwen2-VL language model and projector: a
+// context's image prompt gives the tokens and log-probabilities of the runtime's own
+// image-prompt path (what pshard-run --mmproj --image runs) bit for bit; PNG bytes and the
+// same pixels given raw give the same answer; a batch serving the image prompt next to a
+// text prompt gives it again (embedding rows and M-RoPE positions in a batched pass); and
+// every bad input is a status with a message, never a crash.
+#include "pshard/pshard.h"
+#include "runtime/generate/generator.h"
+#include "runtime/sampler/sampler.h"
+#include "runtime/vision/image_prompt.h"
+#include "runtime/vision/image_prompt_text.h"
+#include "tests/runtime/vision/vision_test_util.h"
+
+#include <cstring>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+#if PSHARD_TEST_HAVE_STB
+#include <stb_image_write.h>
+#endif
+
+namespace {
+
+constexpr int kWidth = 90, kHeight = 60;
+const std::string kPrompt = "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>"
+                            "What is in the picture?<|im_end|>\n<|im_start|>assistant\n";
+
+// Pixels that depend on the seed, row-major RGB.
+std::vector<uint8_t> pixels(int seed) {
+  std::vector<uint8_t> rgb;
+  for (int y = 0; y < kHeight; ++y)
+    for (int x = 0; x < kWidth; ++x) {
+      const int v = (x * 7 + y * 13 + seed * 29) % 256;
+      rgb.insert(rgb.end(), {static_cast<uint8_t>(v), static_cast<uint8_t>((v * 3 + seed) % 256),
+                             static_cast<uint8_t>(255 - v)});
+    }
+  return rgb;
+}
+
+std::vector<uint8_t> png(const std::vector<uint8_t>& rgb) {
+  std::vector<uint8_t> out;
+#if PSHARD_TEST_HAVE_STB
+  stbi_write_png_to_func(
+      [](void* ctx, void* data, int n) {
+        auto* o = static_cast<std::vector<uint8_t>*>(ctx);
+        o->insert(o->end(), static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + n);
+      },
+      &out, kWidth, kHeight, 3, rgb.data(), kWidth * 3);
+#endif
+  return out;
+}
+
+// The generated files, written once.
+struct Files {
+  std::string lm = pshard::testing::small_language_model("capi_image_qwen2vl", "qwen2vl");
+  std::string llama = pshard::testing::small_language_model("capi_image_llama", "llama");
+  std::string proj = pshard::testing::small_projector("capi_image_mmproj",
+                                                      pshard::ProjectorType::kQwen25Vl, 2, 64);
+};
+
+const Files& files() {
+  static const Files f;
+  return f;
+}
+
+struct Answer {
+  std::vector<pshard_token> tokens;
+  std::vector<std::vector<float>> top; // the top log-probabilities of each position
+  bool operator==(const Answer&) const = default;
+};
+
+constexpr int kPredict = 6, kTop = 3;
+
+pshard_generate_params greedy() {
+  pshard_generate_params gp = pshard_generate_default_params();
+  gp.n_predict = kPredict;
+  gp.temperature = 0;
+  gp.ignore_eos = true;
+  gp.top_logprobs = kTop;
+  return gp;
+}
+
+bool collect(const pshard_token_event* e, void* user) {
+  auto* a = static_cast<Answer*>(user);
+  if (e->token < 0)
+    return true;
+  a->tokens.push_back(e->token);
+  a->top.emplace_back(e->top_logprobs, e->top_logprobs + e->n_top);
+  return true;
+}
+
+struct Loaded {
+  explicit Loaded(const std::string& lm, const char* proj) {
+    pshard_model_params mp = pshard_model_default_params();
+    mp.mmproj_path = proj;
+    status = pshard_model_load(lm.c_str(), &mp, &model);
+    if (status == PSHARD_OK) {
+      pshard_context_params cp = pshard_context_default_params();
+      cp.n_threads = 2;
+      cp.n_ctx = 256;
+      EXPECT_EQ(pshard_context_create(model, &cp, &ctx), PSHARD_OK) << pshard_last_error();
+    }
+  }
+  ~Loaded() {
+    pshard_context_free(ctx);
+    pshard_model_free(model);
+  }
+  pshard_status generate(const std::string& text, std::vector<const pshard_image*> images,
+                         Answer* out) {
+    const pshard_generate_params gp = greedy();
+    return pshard_context_generate_with_images(ctx, text.data(), text.size(), images.data(),
+                                               images.size(), nullptr, &gp, collect, out, nullptr);
+  }
+  pshard_status status = PSHARD_OK;
+  pshard_model* model = nullptr;
+  pshard_context* ctx = nullptr;
+};
+
+pshard_image* from_bytes(const std::vector<uint8_t>& bytes) {
+  pshard_image* img = nullptr;
+  EXPECT_EQ(pshard_image_from_bytes(bytes.data(), bytes.size(), &img), PSHARD_OK)
+      << pshard_last_error();
+  return img;
+}
+
+#define SKIP_WITHOUT_STB()                                                                         \
+  if (!PSHARD_TEST_HAVE_STB)                                                                       \
+  GTEST_SKIP() << "built without stb_image (Debian libstb-dev): no images to decode"
+
+// The runtime's image-prompt path, as pshard-run --mmproj --image runs it.
+Answer internal_answer(const std::vector<uint8_t>& png_bytes) {
+  using namespace pshard;
+  Answer a;
+  auto model = Model::load(files().lm, gguf::OpenMode::kMapData);
+  auto tokenizer = Tokenizer::from_gguf((*model)->file());
+  auto proj = Projector::open(files().proj);
+  auto rgb = decode_image(png_bytes);
+  SessionParams sp;
+  sp.n_ctx = 256;
+  sp.n_threads = 2;
+  auto session = CpuSession::create(**model, sp);
+  EXPECT_TRUE(session.ok() && rgb.ok() && proj.ok() && tokenizer.ok());
+  ThreadPool pool(2);
+  auto in = preprocess_image(*rgb, (*proj)->hparams());
+  auto emb = encode_image(**proj, *in, pool);
+  auto text = split_image_prompt(kPrompt, 1);
+  const ImagePromptIds ids = tokenize_image_prompt(**tokenizer, *text, emb->n_tokens(),
+                                                   (*tokenizer)->add_bos_by_default(), true);
+  ImagePromptDecoder decoder(**session, std::move(emb).value(), ids.image_pos);
+  SamplerParams s;
+  s.temperature = 0;
+  auto sampler = Sampler::create(s);
+  GenerateParams gp;
+  gp.n_predict = kPredict;
+  gp.ignore_eos = true;
+  gp.top_logprobs = kTop;
+  auto r = generate(decoder, **tokenizer, *sampler, ids.ids, gp);
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  a.tokens = r->generated;
+  for (const auto& position : r->top_logprobs) {
+    a.top.emplace_back();
+    for (const TokenLogprob& t : position)
+      a.top.back().push_back(t.logprob);
+  }
+  return a;
+}
+
+TEST(CApiImage, ContextAnswerIsTheRuntimesImagePromptBitForBit) {
+  SKIP_WITHOUT_STB();
+  const std::vector<uint8_t> bytes = png(pixels(1));
+  Loaded l(files().lm, files().proj.c_str());
+  ASSERT_EQ(l.status, PSHARD_OK) << pshard_last_error();
+  EXPECT_TRUE(pshard_model_has_vision(l.model));
+  pshard_image* img = from_bytes(bytes);
+  EXPECT_EQ(pshard_image_width(img), kWidth);
+  EXPECT_EQ(pshard_image_height(img), kHeight);
+  Answer a;
+  ASSERT_EQ(l.generate(kPrompt, {img}, &a), PSHARD_OK) << pshard_last_error();
+  ASSERT_EQ(a.tokens.size(), static_cast<size_t>(kPredict));
+  EXPECT_EQ(a, internal_answer(bytes));
+  EXPECT_EQ(pshard_context_n_past(l.ctx), 0) << "the context's own sequence is untouched";
+
+  // The image matters: another image changes the log-probabilities.
+  pshard_image* other = from_bytes(png(pixels(2)));
+  Answer b;
+  ASSERT_EQ(l.generate(kPrompt, {other}, &b), PSHARD_OK) << pshard_last_error();
+  EXPECT_NE(a.top, b.top);
+  pshard_image_free(img);
+  pshard_image_free(other);
+}
+
+TEST(CApiImage, BytesAndRawPixelsGiveTheSameAnswer) {
+  SKIP_WITHOUT_STB();
+  const std::vector<uint8_t> rgb = pixels(3);
+  Loaded l(files().lm, files().proj.c_str());
+  ASSERT_EQ(l.status, PSHARD_OK) << pshard_last_error();
+  // Rows padded to a stride of 5 more bytes, so the stride is honoured.
+  const size_t stride = kWidth * 3 + 5;
+  std::vector<uint8_t> padded(stride * kHeight, 0xAB);
+  for (int y = 0; y < kHeight; ++y)
+    std::memcpy(padded.data() + y * stride, rgb.data() + y * kWidth * 3, kWidth * 3);
+  pshard_image* raw = nullptr;
+  ASSERT_EQ(pshard_image_from_rgb(padded.data(), kWidth, kHeight, stride, &raw), PSHARD_OK)
+      << pshard_last_error();
+  pshard_image* decoded = from_bytes(png(rgb));
+  Answer a, b;
+  ASSERT_EQ(l.generate(kPrompt, {raw}, &a), PSHARD_OK) << pshard_last_error();
+  ASSERT_EQ(l.generate("<__media__>What is in the picture?", {decoded}, &b), PSHARD_OK)
+      << pshard_last_error();
+  Answer c;
+  ASSERT_EQ(l.generate(kPrompt, {decoded}, &c), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(a, c);
+  EXPECT_EQ(a.tokens.size(), b.tokens.size());
+  pshard_image_free(raw);
+  pshard_image_free(decoded);
+}
+
+struct SeqAnswer {
+  Answer answer;
+  pshard_finish_reason finish = PSHARD_FINISH_NONE;
+  std::string error;
+};
+
+bool on_seq(const pshard_seq_event* e, void* user) {
+  auto* s = static_cast<SeqAnswer*>(user);
+  if (e->token >= 0) {
+    s->answer.tokens.push_back(e->token);
+    s->answer.top.emplace_back(e->top_logprobs, e->top_logprobs + e->n_top);
+  }
+  if (e->finish != PSHARD_FINISH_NONE) {
+    s->finish = e->finish;
+    s->error = e->error_message;
+  }
+  return true;
+}
+
+TEST(CApiImage, BatchServesAnImagePromptNextToATextPromptWithTheContextsAnswer) {
+  SKIP_WITHOUT_STB();
+  const std::vector<uint8_t> bytes = png(pixels(1));
+  Loaded l(files().lm, files().proj.c_str());
+  ASSERT_EQ(l.status, PSHARD_OK) << pshard_last_error();
+  pshard_image* img = from_bytes(bytes);
+  Answer alone;
+  ASSERT_EQ(l.generate(kPrompt, {img}, &alone), PSHARD_OK) << pshard_last_error();
+  const std::string text = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n";
+  Answer text_alone;
+  ASSERT_EQ(l.generate(text, {}, &text_alone), PSHARD_OK) << pshard_last_error();
+
+  pshard_batch_params bp = pshard_batch_default_params();
+  bp.n_seq_max = 3;
+  bp.n_ctx = 256;
+  bp.n_threads = 2;
+  bp.n_batch = 16; // the image prompt's prefill runs in several chunks
+  pshard_batch* batch = nullptr;
+  ASSERT_EQ(pshard_batch_create(l.model, &bp, &batch), PSHARD_OK) << pshard_last_error();
+  const pshard_generate_params gp = greedy();
+  SeqAnswer with_image, plain;
+  pshard_seq *a = nullptr, *b = nullptr;
+  pshard_seq_params sp = pshard_seq_default_params();
+  sp.text = text.data();
+  sp.text_len = text.size();
+  sp.on_event = on_seq;
+  sp.user_data = &plain;
+  ASSERT_EQ(pshard_batch_add(batch, &sp, &gp, &b), PSHARD_OK) << pshard_last_error();
+  sp.text = kPrompt.data();
+  sp.text_len = kPrompt.size();
+  sp.images = &img;
+  sp.n_images = 1;
+  sp.user_data = &with_image;
+  ASSERT_EQ(pshard_batch_add(batch, &sp, &gp, &a), PSHARD_OK) << pshard_last_error();
+  pshard_image_free(img); // the request holds its encoded image
+  while (pshard_batch_has_work(batch))
+    ASSERT_EQ(pshard_batch_step(batch, nullptr), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(with_image.finish, PSHARD_FINISH_LENGTH) << with_image.error;
+  EXPECT_EQ(with_image.answer, alone);
+  EXPECT_EQ(plain.answer, text_alone);
+
+  // Tokens and images do not mix.
+  const pshard_token ids[] = {1, 2};
+  sp.tokens = ids;
+  sp.n_tokens = 2;
+  pshard_seq* bad = nullptr;
+  EXPECT_EQ(pshard_batch_add(batch, &sp, &gp, &bad), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("text"), std::string::npos);
+  pshard_seq_free(a);
+  pshard_seq_free(b);
+  pshard_batch_free(batch);
+}
+
+void expect_error(pshard_status got, pshard_status want, const std::string& says) {
+  EXPECT_EQ(got, want) << pshard_last_error();
+  EXPECT_NE(std::string(pshard_last_error()).find(says), std::string::npos)
+      << "'" << pshard_last_error() << "' does not say '" << says << "'";
+}
+
+TEST(CApiImage, BadImagesAreErrors) {
+  pshard_image* img = nullptr;
+  const uint8_t junk[] = "this is not an image at all";
+  expect_error(pshard_image_from_bytes(junk, sizeof junk, &img), PSHARD_ERROR_INVALID_FORMAT,
+               "cannot be decoded");
+  EXPECT_EQ(img, nullptr);
+  expect_error(pshard_image_from_bytes(junk, 0, &img), PSHARD_ERROR_INVALID_FORMAT, "empty");
+  expect_error(pshard_image_from_bytes(nullptr, 5, &img), PSHARD_ERROR_INVALID_ARGUMENT, "data");
+  const std::vector<uint8_t> rgb = pixels(1);
+  expect_error(pshard_image_from_rgb(rgb.data(), 0, kHeight, kWidth * 3, &img),
+               PSHARD_ERROR_OUT_OF_RANGE, "width is 0");
+  expect_error(
+      pshard_image_from_rgb(rgb.data(), kWidth, PSHARD_IMAGE_MAX_SIDE + 1, kWidth * 3, &img),
+      PSHARD_ERROR_OUT_OF_RANGE, "PSHARD_IMAGE_MAX_SIDE");
+  expect_error(pshard_image_from_rgb(rgb.data(), kWidth, kHeight, kWidth * 3 - 1, &img),
+               PSHARD_ERROR_INVALID_ARGUMENT, "stride");
+  expect_error(pshard_image_from_rgb(nullptr, kWidth, kHeight, kWidth * 3, &img),
+               PSHARD_ERROR_INVALID_ARGUMENT, "pixels");
+  EXPECT_EQ(img, nullptr);
+  pshard_image_free(nullptr);
+}
+
+TEST(CApiImage, PromptsAndModelsThatDoNotFitAreErrors) {
+  const std::vector<uint8_t> rgb = pixels(1);
+  pshard_image* img = nullptr;
+  ASSERT_EQ(pshard_image_from_rgb(rgb.data(), kWidth, kHeight, kWidth * 3, &img), PSHARD_OK);
+  {
+    Loaded no_projector(files().lm, nullptr);
+    ASSERT_EQ(no_projector.status, PSHARD_OK) << pshard_last_error();
+    EXPECT_FALSE(pshard_model_has_vision(no_projector.model));
+    Answer a;
+    expect_error(no_projector.generate(kPrompt, {img}, &a), PSHARD_ERROR_INVALID_ARGUMENT,
+                 "mmproj_path");
+  }
+  {
+    Loaded llama(files().llama, files().proj.c_str());
+    expect_error(llama.status, PSHARD_ERROR_INVALID_ARGUMENT, "qwen2vl");
+    Loaded missing(files().lm, "/no/such/mmproj.gguf");
+    EXPECT_NE(missing.status, PSHARD_OK);
+    EXPECT_NE(std::string(pshard_last_error()).find("/no/such/mmproj.gguf"), std::string::npos);
+  }
+  Loaded l(files().lm, files().proj.c_str());
+  ASSERT_EQ(l.status, PSHARD_OK) << pshard_last_error();
+  Answer a;
+  expect_error(l.generate("<__media__> and <__media__>", {img}, &a), PSHARD_ERROR_INVALID_ARGUMENT,
+               "names 2 image places but 1 image");
+  expect_error(l.generate("no place for it", {img}, &a), PSHARD_ERROR_INVALID_ARGUMENT,
+               "names 0 image places but 1 image");
+  expect_error(l.generate(kPrompt, {}, &a), PSHARD_ERROR_INVALID_ARGUMENT,
+               "names 1 image places but 0 images");
+  expect_error(l.generate("<__media__><__media__>", {img, img}, &a), PSHARD_ERROR_INVALID_ARGUMENT,
+               "one image a prompt");
+  expect_error(l.generate(kPrompt, {nullptr}, &a), PSHARD_ERROR_INVALID_ARGUMENT, "NULL");
+  EXPECT_TRUE(a.tokens.empty());
+
+  // Image prompts run on the cpu backend for now: a context on the emulated GPU says so.
+  pshard_context_params cp = pshard_context_default_params();
+  cp.backend = PSHARD_BACKEND_EMU;
+  cp.emu_memory_bytes = 64ull << 20;
+  cp.n_ctx = 256;
+  pshard_context* emu = nullptr;
+  ASSERT_EQ(pshard_context_create(l.model, &cp, &emu), PSHARD_OK) << pshard_last_error();
+  const pshard_generate_params gp = greedy();
+  expect_error(pshard_context_generate_with_images(emu, kPrompt.data(), kPrompt.size(), &img, 1,
+                                                   nullptr, &gp, collect, &a, nullptr),
+               PSHARD_ERROR_UNSUPPORTED, "cpu backend");
+  pshard_context_free(emu);
+  pshard_image_free(img);
+}
+
+} // namespace
