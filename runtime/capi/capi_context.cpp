@@ -7,6 +7,28 @@
 using namespace pshard;
 using pshard::capi::fail;
 
+namespace pshard::capi {
+
+Result<HybridParams> hybrid_params(const pshard_context_params& p) {
+  HybridParams hp;
+  hp.n_ctx = p.n_ctx;
+  hp.n_threads = p.n_threads;
+  hp.vram_budget = p.vram_budget;
+  hp.n_batch = p.n_batch;
+  for (auto [in, out] : {std::pair{p.kv_type_k, &hp.kv_type_k}, std::pair{p.kv_type_v, &hp.kv_type_v}}) {
+    if (in == PSHARD_KV_DEFAULT)
+      continue;
+    const TensorType t = static_cast<TensorType>(in);
+    if (!is_kv_type(t))
+      return invalid_argument("kv_type " + std::to_string(static_cast<int>(in)) +
+                              " is not a KV cache type: use PSHARD_KV_F32, _F16 or _Q8_0");
+    *out = t;
+  }
+  return hp;
+}
+
+} // namespace pshard::capi
+
 extern "C" {
 
 pshard_context_params pshard_context_default_params(void) {
@@ -35,22 +57,11 @@ pshard_status pshard_context_create(pshard_model* model, const pshard_context_pa
   if (!device.ok())
     return fail(device.status());
   c->device = std::move(device).value();
-  HybridParams hp;
-  hp.n_ctx = p.n_ctx;
-  hp.n_threads = p.n_threads;
-  hp.vram_budget = p.vram_budget;
-  hp.n_batch = p.n_batch;
-  for (auto [in, out] : {std::pair{p.kv_type_k, &hp.kv_type_k}, std::pair{p.kv_type_v, &hp.kv_type_v}}) {
-    if (in == PSHARD_KV_DEFAULT)
-      continue;
-    const TensorType t = static_cast<TensorType>(in);
-    if (!is_kv_type(t))
-      return fail(invalid_argument("kv_type " + std::to_string(static_cast<int>(in)) +
-                                   " is not a KV cache type: use PSHARD_KV_F32, _F16 or _Q8_0"));
-    *out = t;
-  }
+  auto hp = capi::hybrid_params(p);
+  if (!hp.ok())
+    return fail(hp.status());
   const Schedule* schedule = model->schedule ? &*model->schedule : nullptr;
-  auto session = HybridSession::create(*model->model, schedule, c->device.get(), hp);
+  auto session = HybridSession::create(*model->model, schedule, c->device.get(), *hp);
   if (!session.ok())
     return fail(session.status());
   c->session = std::move(session).value();

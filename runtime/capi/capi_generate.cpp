@@ -1,6 +1,7 @@
 // pshard.h: generation — prefill, sampling and decoding with a per-token callback, for
 // token prompts and text prompts with images.
 #include "runtime/capi/capi_internal.h"
+#include "runtime/executor/vision_phase.h"
 #include "runtime/generate/generator.h"
 #include "runtime/vision/image_prompt.h"
 
@@ -120,19 +121,46 @@ pshard_status pshard_context_generate_with_images(
     return capi::null_argument("pshard_context_generate_with_images", "context");
   if (!text && text_len > 0)
     return capi::null_argument("pshard_context_generate_with_images", "text");
-  if (n_images > 0 && (c->device || c->model->schedule)) // before encoding the image
-    return fail(unsupported("an image prompt runs on the cpu backend without a schedule for now; "
-                            "create the context with PSHARD_BACKEND_CPU and load the model "
-                            "without schedule_path"));
   const pshard_tokenize_params tp = capi::read_params(tokenize, pshard_tokenize_default_params());
+  const Schedule* schedule = c->model->schedule ? &*c->model->schedule : nullptr;
+  // Under a schedule with vision plans the image is encoded by its vision phase on the
+  // context's device, after the language arena is released: the phases share the device
+  // memory in time. Without vision plans (or a device) it is encoded on the host.
+  const bool vision_phase = n_images > 0 && schedule && schedule->vision() && c->model->projector;
+  std::unique_ptr<ThreadPool> pool; // the vision phase's host threads
+  capi::ImageEncoder encoder;
+  if (vision_phase) {
+    pool = std::make_unique<ThreadPool>(c->session->n_threads());
+    encoder = [&](const VisionInput& in) -> Result<ImageEmbeddings> {
+      PSHARD_RETURN_IF_ERROR(c->session->release_device());
+      VisionPhaseInputs vi{*schedule, *c->model->projector, in, c->session->budget(),
+                           c->device.get(), *pool};
+      PSHARD_ASSIGN_OR_RETURN(VisionPhaseResult r, run_vision_phase(vi));
+      return std::move(r.embeddings);
+    };
+  }
   auto prompt = capi::prepare_image_prompt(*c->model, std::string_view(text ? text : "", text_len),
                                            images, n_images, tp.add_special, tp.parse_special,
-                                           c->session->n_threads());
+                                           c->session->n_threads(), encoder);
   if (!prompt.ok())
     return fail(prompt.status());
   if (n_images == 0) // a text prompt: the context's own sequence, as pshard_context_generate
     return run_generation(*c->session, *c->model, prompt->ids.ids, params, on_token, user_data,
                           result);
+  if (schedule || c->device) { // a session of the context's kind, its sequence left alone
+    auto hp = capi::hybrid_params(c->params);
+    if (!hp.ok())
+      return fail(hp.status());
+    hp->vram_budget = c->session->budget();
+    if (Status st = c->session->release_device(); !st.ok())
+      return fail(st);
+    auto session = HybridSession::create(*c->model->model, schedule, c->device.get(), *hp);
+    if (!session.ok())
+      return fail(session.status());
+    ImagePromptDecoder decoder(**session, std::move(prompt->image), prompt->ids.image_pos);
+    return run_generation(decoder, *c->model, prompt->ids.ids, params, on_token, user_data,
+                          result);
+  }
   SessionParams sp; // a projector was only accepted with an M-RoPE model (pshard_model_load)
   sp.n_ctx = c->session->n_ctx();
   sp.n_threads = c->session->n_threads();

@@ -35,7 +35,8 @@ namespace pshard::capi {
 
 Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_view text,
                                          const pshard_image* const* images, size_t n_images,
-                                         bool add_special, bool parse_special, int32_t n_threads) {
+                                         bool add_special, bool parse_special, int32_t n_threads,
+                                         const ImageEncoder& encoder) {
   if (!model.projector && n_images > 0)
     return invalid_argument("the model was loaded without a projector, so its prompts take no "
                             "images: load it with pshard_model_params.mmproj_path");
@@ -48,10 +49,14 @@ Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_
                           split_image_prompt(text, static_cast<int64_t>(n_images)));
   ImagePrompt p;
   if (n_images == 1) {
-    ThreadPool pool(n_threads > 0 ? n_threads : ThreadPool::hardware_threads());
     PSHARD_ASSIGN_OR_RETURN(VisionInput in,
                             preprocess_image(images[0]->rgb, model.projector->hparams()));
-    PSHARD_ASSIGN_OR_RETURN(p.image, encode_image(*model.projector, in, pool));
+    if (encoder) {
+      PSHARD_ASSIGN_OR_RETURN(p.image, encoder(in));
+    } else {
+      ThreadPool pool(n_threads > 0 ? n_threads : ThreadPool::hardware_threads());
+      PSHARD_ASSIGN_OR_RETURN(p.image, encode_image(*model.projector, in, pool));
+    }
   }
   p.ids =
       tokenize_image_prompt(*model.tokenizer, split, p.image.n_tokens(),

@@ -15,6 +15,7 @@
 #include "runtime/vision/projector.h"
 #include "runtime/vision/vision_encoder.h"
 
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -95,6 +96,14 @@ template <typename P> Result<DeviceOptions> device_options(const P& p) {
 // The sampler's part of the generation params.
 SamplerParams sampler_params(const pshard_generate_params& p);
 
+// A context's session parameters (capi_context.cpp); kInvalidArgument for a KV type that
+// is none.
+Result<HybridParams> hybrid_params(const pshard_context_params& p);
+
+// How a prompt's image becomes embeddings: on the host (the default), or by a schedule's
+// vision phase on the context's device.
+using ImageEncoder = std::function<Result<ImageEmbeddings>(const VisionInput&)>;
+
 // A text prompt with its images (capi_image.cpp), ready for an image-prompt decoder or a
 // request: the ids with placeholders at the image, and the image's embeddings.
 struct ImagePrompt {
@@ -104,6 +113,7 @@ struct ImagePrompt {
 // Errors: no projector, NULL images, places and images that differ in number.
 Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_view text,
                                          const pshard_image* const* images, size_t n_images,
-                                         bool add_special, bool parse_special, int32_t n_threads);
+                                         bool add_special, bool parse_special, int32_t n_threads,
+                                         const ImageEncoder& encoder = nullptr);
 
 } // namespace pshard::capi

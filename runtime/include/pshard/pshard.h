@@ -303,9 +303,11 @@ PSHARD_API pshard_status pshard_context_generate(pshard_context* context,
  * the image's place with llama.cpp's marker "<__media__>" or with Qwen2-VL's
  * "<|vision_start|><|image_pad|><|vision_end|>" (what the chat template writes for an
  * image); the image is resized as llama.cpp does for the projector, encoded, and its
- * tokens take that place. One image a prompt for now. Image prompts run on the CPU: a
- * context on PSHARD_BACKEND_CPU without a schedule, or a batch without one
- * (pshard_seq_params.images).
+ * tokens take that place. One image a prompt for now. A context runs image prompts on
+ * its backend and schedule: a schedule compiled with --mmproj encodes the image by its
+ * vision plans on the context's device (the language arena released first: the phases
+ * share the VRAM budget in time), one without vision plans encodes it on the CPU. A
+ * batch takes images without a schedule only (pshard_seq_params.images).
  *
  *   pshard_model_params mp = pshard_model_default_params();
  *   mp.mmproj_path = "mmproj-qwen2vl.gguf";
@@ -343,8 +345,9 @@ PSHARD_API bool pshard_model_has_vision(const pshard_model* model);
 
 /* pshard_context_generate for a prompt given as text with `n_images` images (tokenized
  * with `tokenize`, NULL: the defaults). With an image it runs in a sequence of its own
- * from position 0, of the context's size and KV types: the context's own sequence
- * (pshard_context_decode) is left as it was. With none it is pshard_context_generate on
+ * from position 0, of the context's size, KV types, backend and budget: the context's
+ * own sequence (pshard_context_decode) is left as it was (under a schedule its next pass
+ * uploads its plan's resident weights again). With none it is pshard_context_generate on
  * the text's tokens (a text naming an image place is refused either way). */
 PSHARD_API pshard_status pshard_context_generate_with_images(
     pshard_context* context, const char* text, size_t text_len, const pshard_image* const* images,

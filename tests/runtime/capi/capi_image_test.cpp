@@ -10,8 +10,10 @@
 #include "runtime/vision/image_prompt.h"
 #include "runtime/vision/image_prompt_text.h"
 #include "tests/runtime/vision/vision_test_util.h"
+#include "tests/runtime/vision/vlm_schedule_util.h"
 
 #include <cstring>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <string>
 #include <vector>
@@ -349,18 +351,95 @@ TEST(CApiImage, PromptsAndModelsThatDoNotFitAreErrors) {
   expect_error(l.generate(kPrompt, {nullptr}, &a), PSHARD_ERROR_INVALID_ARGUMENT, "NULL");
   EXPECT_TRUE(a.tokens.empty());
 
-  // Image prompts run on the cpu backend for now: a context on the emulated GPU says so.
+  // A context on the emulated GPU without a schedule runs the image prompt on the host:
+  // the cpu context's answer.
   pshard_context_params cp = pshard_context_default_params();
   cp.backend = PSHARD_BACKEND_EMU;
   cp.emu_memory_bytes = 64ull << 20;
   cp.n_ctx = 256;
+  cp.n_threads = 2;
   pshard_context* emu = nullptr;
   ASSERT_EQ(pshard_context_create(l.model, &cp, &emu), PSHARD_OK) << pshard_last_error();
   const pshard_generate_params gp = greedy();
-  expect_error(pshard_context_generate_with_images(emu, kPrompt.data(), kPrompt.size(), &img, 1,
-                                                   nullptr, &gp, collect, &a, nullptr),
-               PSHARD_ERROR_UNSUPPORTED, "cpu backend");
+  Answer on_emu, on_cpu;
+  ASSERT_EQ(pshard_context_generate_with_images(emu, kPrompt.data(), kPrompt.size(), &img, 1,
+                                                nullptr, &gp, collect, &on_emu, nullptr),
+            PSHARD_OK)
+      << pshard_last_error();
+  ASSERT_EQ(l.generate(kPrompt, {img}, &on_cpu), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(on_emu, on_cpu);
   pshard_context_free(emu);
+  pshard_image_free(img);
+}
+
+// A schedule compiled with --mmproj: on emu, at every compiled budget, the image is
+// encoded by the vision plans on the device and the language plans run after it — the
+// answer is the cpu context's bit for bit, and the peak VRAM stays within the budget (the
+// phases share it in time).
+TEST(CApiImage, UnderAScheduleTheVisionPlansRunOnTheDeviceWithTheCpuAnswer) {
+  using namespace pshard;
+  const std::vector<uint8_t> rgb = pixels(4);
+  pshard_image* img = nullptr;
+  ASSERT_EQ(pshard_image_from_rgb(rgb.data(), kWidth, kHeight, kWidth * 3, &img), PSHARD_OK);
+  Answer want;
+  {
+    Loaded cpu(files().lm, files().proj.c_str());
+    ASSERT_EQ(cpu.generate(kPrompt, {img}, &want), PSHARD_OK) << pshard_last_error();
+  }
+  planner::FixedMachineParams machine;
+  machine.name = "capi-image-test";
+  machine.vram_bytes = 64ull << 20;
+  machine.threads = 2;
+  machine.cpu_flops = 2e9;
+  machine.cpu_bandwidth = 5e9;
+  machine.gpu_flops = 200e9;
+  machine.gpu_bandwidth = 100e9;
+  machine.h2d_bandwidth = machine.d2h_bandwidth = 2e9;
+  machine.copy_latency_s = 5e-6;
+  auto bytes = pshard::testing::compile_vlm_schedule(files().lm, files().proj, machine, "64,1024");
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  const std::string path = ::testing::TempDir() + "/capi_image_vlm.pshard";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+  }
+  auto schedule = pshard::Schedule::load_bytes(*bytes);
+  ASSERT_TRUE(schedule.ok());
+  pshard_model_params mp = pshard_model_default_params();
+  mp.mmproj_path = files().proj.c_str();
+  mp.schedule_path = path.c_str();
+  pshard_model* model = nullptr;
+  ASSERT_EQ(pshard_model_load(files().lm.c_str(), &mp, &model), PSHARD_OK) << pshard_last_error();
+  // The budgets hold vision plans that put sub-layers on the device (so they are run).
+  int device_plans = 0;
+  for (const auto* plan : *schedule->vision()->plans())
+    for (auto placement : *plan->placements())
+      if (placement != fb::schedule::Placement::Cpu) {
+        ++device_plans;
+        break;
+      }
+  EXPECT_GE(device_plans, 2);
+  for (uint64_t budget : schedule->budgets()) {
+    pshard_context_params cp = pshard_context_default_params();
+    cp.backend = PSHARD_BACKEND_EMU;
+    cp.vram_budget = budget;
+    cp.emu_memory_bytes = budget + (64ull << 20);
+    cp.emu_pcie_gbps = 50;
+    cp.n_ctx = 256;
+    cp.n_threads = 2;
+    pshard_context* ctx = nullptr;
+    ASSERT_EQ(pshard_context_create(model, &cp, &ctx), PSHARD_OK) << pshard_last_error();
+    const pshard_generate_params gp = greedy();
+    Answer got;
+    ASSERT_EQ(pshard_context_generate_with_images(ctx, kPrompt.data(), kPrompt.size(), &img, 1,
+                                                  nullptr, &gp, collect, &got, nullptr),
+              PSHARD_OK)
+        << "budget " << budget << ": " << pshard_last_error();
+    EXPECT_EQ(got, want) << "budget " << budget;
+    EXPECT_EQ(pshard_context_n_past(ctx), 0) << "the context's own sequence is untouched";
+    pshard_context_free(ctx);
+  }
+  pshard_model_free(model);
   pshard_image_free(img);
 }
 

@@ -8,6 +8,7 @@
 #include "pshard/Planner/VisionPlanner.h"
 #include "runtime/executor/vision_phase.h"
 #include "runtime/vision/image_prompt.h"
+#include "tests/runtime/vision/vlm_schedule_util.h"
 #include "tools/pshard-mkmodel/projector_generator.h"
 
 #include <random>
@@ -69,30 +70,8 @@ struct VlmSchedule {
   std::unique_ptr<Schedule> schedule;
 };
 
-// Budgets from the language minimum to everything resident, with steps the size of the
-// vision tower's weights and activations so vision plans stream, keep a prefix resident
-// and go all-resident.
 Result<VlmSchedule> compile_vlm(const std::string& model, const std::string& proj) {
-  PSHARD_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(model, gguf::OpenMode::kMetadataOnly));
-  PSHARD_ASSIGN_OR_RETURN(planner::ModelGraph graph, planner::build_model_graph(*file));
-  PSHARD_ASSIGN_OR_RETURN(auto pfile, gguf::GgufFile::open(proj, gguf::OpenMode::kMetadataOnly));
-  PSHARD_ASSIGN_OR_RETURN(planner::VisionGraph vision, planner::build_vision_graph(*pfile));
-  planner::FixedMachineModel m(test_machine());
-  planner::CompileOptions o;
-  o.tiers = {1, 16};
-  o.n_ctx = 512;
-  o.threads = 2;
-  o.strategy = planner::Strategy::kSearch;
-  const uint64_t minimum = planner::minimum_budget(graph, m, o);
-  const uint64_t w = graph.total_weight_bytes(), v = vision.total_weight_bytes();
-  const uint64_t act = vision.activation_bytes(kTiers[1]);
-  o.budgets = {minimum, minimum + act + v / 3, minimum + act + v + (v >> 1),
-               minimum + w + act + 2 * v};
-  PSHARD_ASSIGN_OR_RETURN(planner::PlanGrid grid, planner::plan_grid(graph, m, o));
-  PSHARD_ASSIGN_OR_RETURN(auto tiers, planner::parse_image_tiers("64,256", vision));
-  const planner::VisionPhasePlans plans = planner::plan_vision_phase(vision, m, grid, tiers);
-  PSHARD_ASSIGN_OR_RETURN(auto bytes,
-                          planner::serialize_schedule(graph, grid, "vision-phase-test", &plans));
+  PSHARD_ASSIGN_OR_RETURN(auto bytes, compile_vlm_schedule(model, proj, test_machine(), "64,256"));
   PSHARD_ASSIGN_OR_RETURN(Schedule s, Schedule::load_bytes(bytes));
   return VlmSchedule{std::make_unique<Schedule>(std::move(s))};
 }
