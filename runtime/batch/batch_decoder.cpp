@@ -9,8 +9,7 @@ Status check_text_only(std::span<const BatchEntry> batch, const char* engine) {
   if (std::any_of(batch.begin(), batch.end(), [](const BatchEntry& e) { return e.multimodal(); }))
     return unsupported(std::string(engine) +
                        " takes token ids only; image prompts (embedding rows, M-RoPE positions) "
-                       "run on the batched cpu engine for now: serve without a schedule on the "
-                       "cpu backend");
+                       "run on the batched engines (pshard_batch, pshard-server)");
   return Status::ok_status();
 }
 

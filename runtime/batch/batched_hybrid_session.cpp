@@ -56,15 +56,15 @@ BatchedHybridSession::~BatchedHybridSession() {
 }
 
 Result<BatchLogits> BatchedHybridSession::decode(std::span<const BatchEntry> batch) {
-  PSHARD_RETURN_IF_ERROR(check_text_only(batch, "the batched engine of a schedule"));
   PSHARD_ASSIGN_OR_RETURN(AssembledPass p,
                           seqs_.assemble(batch, {n_vocab_, max_batch_tokens_, max_logit_rows_}));
   seqs_.take_pages(p);
   std::vector<SeqSegment> device_segments = p.segments;
   for (SeqSegment& g : device_segments)
     g.pages = device_tables_ + (g.pages - seqs_.tables().data());
-  const BatchPassInput in{p.tokens,     p.segments, device_segments,
-                          p.logit_rows, p.longest,  seqs_.rows_spanned()};
+  const BatchPassInput in{p.tokens,     p.segments,       device_segments,
+                          p.logit_rows, p.longest,        seqs_.rows_spanned(),
+                          p.rope_positions, p.embedding_rows};
   auto logits = session_->decode_batch(in);
   if (!logits.ok()) { // the pass ran nowhere: give its new pages back
     seqs_.release_unwritten(p);

@@ -112,7 +112,6 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
     return fail(Status(StatusCode::kOutOfMemory, "pshard_batch_create: out of host memory"));
   b->model = model;
   b->n_threads = p.n_threads;
-  b->takes_images = !schedule && p.backend == PSHARD_BACKEND_CPU;
   b->core = std::make_shared<capi::BatchCore>();
   b->core->engine = std::move(engine).value();
   SchedulerOptions so;
@@ -152,10 +151,6 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
   *out_seq = nullptr;
   const pshard_seq_params p = capi::read_params(params, pshard_seq_default_params());
   RequestParams r = request_params(capi::read_params(generate, pshard_generate_default_params()));
-  if (p.n_images > 0 && !batch->takes_images)
-    return fail(unsupported("pshard_batch_add: image prompts run on the batched cpu engine for "
-                            "now; create the batch with PSHARD_BACKEND_CPU and load the model "
-                            "without schedule_path"));
   if (Status st = read_prompt(*batch->model, p, batch->n_threads, r); !st.ok())
     return fail(st);
   if ((!p.stop_strings && p.n_stop_strings > 0) || (!p.stop_tokens && p.n_stop_tokens > 0))

@@ -46,7 +46,6 @@ pshard_seq_event c_event(const SequenceEvent& e, std::vector<pshard_token>& ids,
 struct pshard_batch {
   pshard_model* model = nullptr;
   int32_t n_threads = 0;     // as created: image encoding uses as many
-  bool takes_images = false; // the engine is the batched cpu one (no schedule, cpu backend)
   std::shared_ptr<pshard::capi::BatchCore> core;
 };
 

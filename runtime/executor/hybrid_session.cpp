@@ -218,6 +218,8 @@ Result<const float*> HybridSession::decode_batch(const BatchPassInput& in) {
   ctx.device_segments = in.device_segments;
   ctx.logit_rows = in.logit_rows;
   ctx.page_tokens = kv_page_tokens_;
+  ctx.rope_positions = in.rope_positions;
+  ctx.replace_rows = in.embedding_rows;
   batch_rows_ = in.rows_in_use;
   PSHARD_RETURN_IF_ERROR(run_and_record(ctx, in.longest));
   return act_.ptrs().logits;

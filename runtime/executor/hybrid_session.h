@@ -74,6 +74,10 @@ struct BatchPassInput {
   std::span<const int64_t> logit_rows;
   int64_t longest = 0;
   int64_t rows_in_use = 0;
+  // Image tokens (a VLM's prompts): 3 M-RoPE positions per token (empty: none), and the
+  // rows that replace image tokens' embeddings (PassContext::replace_rows).
+  std::span<const int32_t> rope_positions = {};
+  std::span<const std::pair<int64_t, const float*>> embedding_rows = {};
 };
 
 class HybridSession final : public MultimodalDecoder {

@@ -44,7 +44,8 @@ private:
   // The embed sub-layer of a pass fed an image's rows: they are host memory, so it runs
   // on the host whatever its placement.
   bool image_embed(size_t i) const {
-    return c_.embed_rows && c_.model.sublayers()[i].kind == SubLayerKind::kEmbed;
+    return (c_.embed_rows || !c_.replace_rows.empty()) &&
+           c_.model.sublayers()[i].kind == SubLayerKind::kEmbed;
   }
   uint64_t hidden_bytes() const {
     return static_cast<uint64_t>(c_.tokens.size() * hp_.n_embd) * sizeof(float);
@@ -241,12 +242,16 @@ Status PassRunner::run_cpu(size_t i) {
     PSHARD_RETURN_IF_ERROR(to_host());
   const int64_t t0 = now_ns();
   SubLayerWeights image;
-  if (image_embed(i)) {
+  const bool image_table = image_embed(i) && c_.embed_rows;
+  if (image_table) {
     image = c_.host_weights[i];
     image.embed = *c_.embed_rows; // the ids are rows of the image's embeddings
   }
-  run_sublayer(s, host_pass_, image_embed(i) ? image : c_.host_weights[i],
+  run_sublayer(s, host_pass_, image_table ? image : c_.host_weights[i],
                s.kind == SubLayerKind::kAttention ? paged(c_.host_kv.layer(s.layer)) : KvView{});
+  if (image_embed(i))
+    for (const auto& [row, values] : c_.replace_rows)
+      std::copy_n(values, hp_.n_embd, host_pass_.act.hidden + row * hp_.n_embd);
   if (c_.timeline)
     c_.timeline->add(Track::kCpu, s.name, t0, now_ns());
   host_valid_ = true;

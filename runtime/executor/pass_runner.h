@@ -41,6 +41,10 @@ struct PassContext {
   // memory (ops.h reads them there on every backend).
   const MatrixView* embed_rows = nullptr;
   std::span<const int32_t> rope_positions = {};
+  // A batch pass holding image tokens: the embed sub-layer embeds every token (the image
+  // tokens' ids are placeholders) on the host, then these rows (token index, n_embd host
+  // floats) replace the image tokens' rows, as BatchedCpuSession does.
+  std::span<const std::pair<int64_t, const float*>> replace_rows = {};
 };
 
 // Runs the pass and waits for all its device work. Fills bytes and measured_ms.

@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   cli::add_hybrid_options(app, o.schedule_path, o.backend, o.vram, o.emu_pcie_gbps);
   app.add_option("--mmproj", o.mmproj_path,
                  "vision projector (llama.cpp's mmproj GGUF) of a Qwen2-VL model: chat messages "
-                 "may then hold one image_url part (a base64 data URL); cpu backend, no schedule");
+                 "may then hold one image_url part (a base64 data URL), encoded on the CPU");
   app.add_option("-c,--ctx-size", o.ctx_size,
                  "positions per sequence, K suffix allowed (0: the model's, at most 4096)");
   app.add_option("--parallel", o.n_parallel, "sequences decoded together (-np)")
