@@ -259,6 +259,11 @@ BudgetChoice select_plans(const ModelGraph& graph, const ContextCosts& cc, uint6
     }
     return out;
   }
+  // Expert-level MoE where it is faster than each set's best whole-block plan.
+  if (cc.options.expert_level)
+    for (SetOptions& o : options)
+      for (size_t t = 0; t < n_tiers; ++t)
+        o.best[t] = expert_level(graph, cc.tiers[t], budget, o.set, o.best[t]);
   // The smaller budget's plans, given this budget's room for slots.
   std::vector<double> cap(n_tiers, kInf);
   for (size_t t = 0; t < n_tiers; ++t) {

@@ -16,6 +16,7 @@ namespace pshard::planner::detail {
 namespace {
 
 using Key = std::pair<int32_t, int32_t>; // (sub-layer, tensor; -1 for the KV cache)
+constexpr int32_t kExpertKey = 1 << 20;  // + expert id: a resident expert's buffer
 using Buffers = std::map<Key, std::pair<uint64_t, uint64_t>>; // -> (offset, size)
 
 Buffers resident_buffers(const Plan& p) {
@@ -23,6 +24,8 @@ Buffers resident_buffers(const Plan& p) {
   for (const VramBuffer& b : p.vram_layout)
     if (b.kind == BufferKind::kWeights || b.kind == BufferKind::kKvCache)
       out[{b.sublayer, b.kind == BufferKind::kWeights ? b.tensor : -1}] = {b.offset, b.size};
+    else if (b.kind == BufferKind::kExpert) // weights too, keyed past any tensor index
+      out[{b.sublayer, kExpertKey + b.tensor}] = {b.offset, b.size};
   return out;
 }
 
