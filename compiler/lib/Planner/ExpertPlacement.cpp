@@ -7,8 +7,9 @@
 // side alone is fast; both at once divide a pass's cold experts between two bandwidths.
 //
 // The choice per candidate: for each slot shape (the unit only, or the unit plus a
-// pass's worst case of routed experts) and slot count, the VRAM left is filled with hot
-// experts greedily by expected experts saved per byte (ties to the layer with fewer, so
+// pass's worst case of routed experts), slot count and fraction of the VRAM left (past
+// the balance of device and CPU more resident experts make a pass slower), it is filled
+// with hot experts greedily by expected experts saved per byte (ties to the layer with fewer, so
 // uniform routing spreads them evenly), then each layer takes the number of copied
 // experts that makes its own pass shortest; the event simulation decides among them and
 // against the whole-block candidate.
@@ -19,6 +20,8 @@
 
 namespace pshard::planner::detail {
 namespace {
+
+constexpr int kRoomFractions = 6; // the room for resident experts, 1/1 down to 1/32
 
 bool splittable(const ModelGraph& graph, const ResidentSet& rs, size_t i) {
   const SubLayerInfo& s = graph.sublayers[i];
@@ -54,7 +57,9 @@ SubLayerCost cost_from(const SubLayerCost& whole, const SubLayerInfo& s,
     cpu = loaded <= waited ? loaded : waited + (idle - waited / slowdown);
     cpu += costs.d2h_hidden_s + costs.h2d_hidden_s; // the hidden state there and the sum back
   }
-  c.gpu_s = quantize_ns(std::max(whole.gpu_s, cpu - waited));
+  // The device reads the unit and its own experts only (decode is bound by those bytes).
+  const double device_share = read > 0 ? std::clamp((read - on_cpu * eb) / read, 0.0, 1.0) : 1;
+  c.gpu_s = quantize_ns(std::max(whole.gpu_s * device_share, cpu - waited));
   return c;
 }
 
@@ -224,19 +229,22 @@ Candidate expert_level(const ModelGraph& graph, const TierCosts& tc, uint64_t bu
     for (int slots = 1; slots <= kMaxSlots; ++slots) {
       if (used + static_cast<uint64_t>(slots) * slot > budget)
         break;
-      ExpertSplit split = choose_split(graph, tc, layers, tail,
-                                       budget - used - static_cast<uint64_t>(slots) * slot, copies);
-      Candidate c;
-      c.strategy = base.strategy;
-      c.placements = placements;
-      c.experts = std::move(split);
-      c.seconds = simulate_seconds(candidate_costs(tc, c), placements, slots, slots);
-      if (c.seconds < best.seconds) {
-        c.slots = slots;
-        for (size_t i = 0; i < n; ++i) // the slot as the split needs it: never above `slot`
-          if (placements[i] == Placement::kGpuStreamed)
-            c.slot_bytes = std::max(c.slot_bytes, align_up(c.experts.costs[i].slot_bytes));
-        best = std::move(c);
+      // More resident experts are not always faster: once the device's share of a pass
+      // outweighs the CPU's, the device is the slower side. Try fractions of the room.
+      const uint64_t room = budget - used - static_cast<uint64_t>(slots) * slot;
+      for (int halvings = 0; halvings < kRoomFractions; ++halvings) {
+        Candidate c;
+        c.strategy = base.strategy;
+        c.placements = placements;
+        c.experts = choose_split(graph, tc, layers, tail, room >> halvings, copies);
+        c.seconds = simulate_seconds(candidate_costs(tc, c), placements, slots, slots);
+        if (c.seconds < best.seconds) {
+          c.slots = slots;
+          for (size_t i = 0; i < n; ++i) // the slot as the split needs it: never above `slot`
+            if (placements[i] == Placement::kGpuStreamed)
+              c.slot_bytes = std::max(c.slot_bytes, align_up(c.experts.costs[i].slot_bytes));
+          best = std::move(c);
+        }
       }
     }
   }
