@@ -10,6 +10,7 @@
 // not hold on this profile: 2 GiB holds 12% of the experts, and the profile's CPU runs
 // MoE 4.3x slower while PCIe copies run, so copies beside the CPU gain little.
 #include "compiler/lib/Planner/PlannerInternal.h"
+#include "moe_test_util.h"
 #include "pshard/Planner/Planner.h"
 #include "runtime/model/routing_profile.h"
 
@@ -34,20 +35,7 @@ ModelHParams qwen3_30b_a3b() {
   return hp;
 }
 
-// Each layer's first `hot` experts take `hot_slots` of a token's k slots.
-RoutingProfile skewed(const ModelHParams& hp, int64_t hot, int64_t hot_slots) {
-  RoutingProfile r = *RoutingProfile::empty_for(hp, "skewed", "test");
-  const uint64_t tokens = 1024;
-  for (RoutingLayer& l : r.layers) {
-    l.tokens = tokens;
-    uint64_t left = tokens * static_cast<uint64_t>(hp.n_expert_used);
-    for (int64_t e = 0; e < hot; ++e)
-      left -= l.counts[static_cast<size_t>(e)] = tokens * hot_slots / hot;
-    for (uint64_t i = 0; i < left; ++i)
-      ++l.counts[static_cast<size_t>(hot + static_cast<int64_t>(i) % (hp.n_expert - hot))];
-  }
-  return r;
-}
+using testing::skewed_routing;
 
 class ExpertLevel : public ::testing::Test {
 protected:
@@ -83,7 +71,7 @@ TEST_F(ExpertLevel, BeatsWholeBlocksOnTheQwen3MoeShapeAt2GiB) {
   const ModelHParams hp = qwen3_30b_a3b();
   const ModelGraph uniform = synthetic_model_graph(hp, TensorType::kQ4_0);
   ModelGraph profiled = uniform;
-  ASSERT_TRUE(apply_routing_profile(profiled, skewed(hp, 16, 6)).ok());
+  ASSERT_TRUE(apply_routing_profile(profiled, skewed_routing(hp, 16, 6)).ok());
   const PlanGrid whole = plan(uniform, false), u = plan(uniform, true), s = plan(profiled, true);
   ASSERT_FALSE(whole.plans.empty() || u.plans.empty() || s.plans.empty());
   const Plan &w1 = whole.at(0, 0), &u1 = u.at(0, 0), &s1 = s.at(0, 0);
@@ -114,7 +102,7 @@ TEST_F(ExpertLevel, BeatsWholeBlocksOnTheQwen3MoeShapeAt2GiB) {
 TEST_F(ExpertLevel, ASkewedProfileKeepsItsHotExperts) {
   const ModelHParams hp = qwen3_30b_a3b();
   ModelGraph profiled = synthetic_model_graph(hp, TensorType::kQ4_0);
-  ASSERT_TRUE(apply_routing_profile(profiled, skewed(hp, 16, 6)).ok());
+  ASSERT_TRUE(apply_routing_profile(profiled, skewed_routing(hp, 16, 6)).ok());
   const PlanGrid s = plan(profiled, true);
   ASSERT_FALSE(s.plans.empty());
   size_t kept = 0;

@@ -28,20 +28,8 @@ ModelHParams moe_hparams(int64_t n_layer, int64_t n_expert, int64_t k) {
   return hp;
 }
 
-// `hot` experts share `hot_slots` of each token's k slots; the rest spread evenly.
 RoutingProfile skewed(const ModelHParams& hp, int64_t hot, int64_t hot_slots) {
-  RoutingProfile r = *RoutingProfile::empty_for(hp, "skewed", "test");
-  const uint64_t tokens = 1024;
-  for (RoutingLayer& l : r.layers) {
-    l.tokens = tokens;
-    uint64_t left = tokens * static_cast<uint64_t>(hp.n_expert_used);
-    for (int64_t e = 0; e < hot; ++e)
-      left -= l.counts[static_cast<size_t>(e)] = tokens * hot_slots / hot;
-    for (uint64_t i = 0; i < left; ++i)
-      ++l.counts[static_cast<size_t>(hot + static_cast<int64_t>(i) % (hp.n_expert - hot))];
-  }
-  EXPECT_TRUE(r.validate().ok()) << r.validate().to_string();
-  return r;
+  return testing::skewed_routing(hp, hot, hot_slots);
 }
 
 using testing::first_moe;
