@@ -5,10 +5,11 @@
 // with a skewed profile; every plan stays within its budget (resident experts counted)
 // and lists what it keeps, copies and runs on the CPU.
 //
-// Measured when this was written: whole blocks 49.4 tok/s, uniform 53.2 (1.08x), skewed
-// (16 experts take 6 of 8 slots) 59.3 (1.20x). The 1.25x on uniform routing does
-// not hold on this profile: 2 GiB holds 12% of the experts, and the profile's CPU runs
-// MoE 4.3x slower while PCIe copies run, so copies beside the CPU gain little.
+// Predicted when this was written: whole blocks 49.4 tok/s, uniform 53.2 (1.08x), skewed
+// (16 experts take 6 of 8 slots) 67.4 (1.36x, past the 1.25 x 53.7 = 67.1). The
+// issue's 1.25x with uniform routing does not hold on this profile: 2 GiB holds 12% of
+// the experts, and the profile's CPU runs MoE 4.3x slower while PCIe copies run, so
+// copies beside the CPU gain little; the test asserts what holds.
 #include "compiler/lib/Planner/PlannerInternal.h"
 #include "moe_test_util.h"
 #include "pshard/Planner/Planner.h"
@@ -82,7 +83,7 @@ TEST_F(ExpertLevel, BeatsWholeBlocksOnTheQwen3MoeShapeAt2GiB) {
   EXPECT_TRUE(w1.experts.empty());
   EXPECT_FALSE(u1.experts.empty());
   EXPECT_GE(u1.predicted_tokens_per_s, 1.05 * w1.predicted_tokens_per_s);
-  EXPECT_GE(s1.predicted_tokens_per_s, 1.15 * w1.predicted_tokens_per_s);
+  EXPECT_GE(s1.predicted_tokens_per_s, 1.3 * w1.predicted_tokens_per_s);
   EXPECT_GT(s1.predicted_tokens_per_s, u1.predicted_tokens_per_s);
   // Never slower at any tier, and the resident experts are inside the arena.
   for (size_t t = 0; t < options_.tiers.size(); ++t)
