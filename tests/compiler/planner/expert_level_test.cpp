@@ -21,21 +21,7 @@
 namespace pshard::planner {
 namespace {
 
-ModelHParams qwen3_30b_a3b() {
-  ModelHParams hp;
-  hp.n_vocab = 151936;
-  hp.n_embd = 2048;
-  hp.n_layer = 48;
-  hp.n_head = 32;
-  hp.n_head_kv = 4;
-  hp.head_dim = 128;
-  hp.n_ff = 768;
-  hp.n_ff_exp = 768;
-  hp.n_expert = 128;
-  hp.n_expert_used = 8;
-  return hp;
-}
-
+using testing::qwen3_30b_a3b;
 using testing::skewed_routing;
 
 class ExpertLevel : public ::testing::Test {

@@ -17,6 +17,21 @@ inline const SubLayerInfo& first_moe(const ModelGraph& g) {
   return g.sublayers.front();
 }
 
+// Qwen3-30B-A3B's shape (issue 13's MoE figures): 48 layers, 128 experts, top 8.
+inline ModelHParams qwen3_30b_a3b() {
+  ModelHParams hp;
+  hp.n_vocab = 151936;
+  hp.n_embd = 2048;
+  hp.n_layer = 48;
+  hp.n_head = 32;
+  hp.n_head_kv = 4;
+  hp.head_dim = 128;
+  hp.n_ff = hp.n_ff_exp = 768;
+  hp.n_expert = 128;
+  hp.n_expert_used = 8;
+  return hp;
+}
+
 // Each layer's first `hot` experts share `hot_slots` of every token's k slots; the rest
 // spread evenly.
 inline RoutingProfile skewed_routing(const ModelHParams& hp, int64_t hot, int64_t hot_slots) {

@@ -88,14 +88,7 @@ TEST(Routing, ASkewedProfilePredictsPrefillTiersFasterOnTheQwen3MoeShape) {
       std::string(PSHARD_PROFILES_BUILD_DIR) + "/desktop-rtx5090-32gb.pshprof";
   if (!std::filesystem::exists(profile))
     GTEST_SKIP() << "shipped profile not built: " << profile;
-  ModelHParams hp = moe_hparams(48, 128, 8);
-  hp.n_vocab = 151936;
-  hp.n_embd = 2048;
-  hp.n_head = 32;
-  hp.n_head_kv = 4;
-  hp.head_dim = 128;
-  hp.n_ff_exp = 768;
-  hp.n_ff = 768;
+  const ModelHParams hp = testing::qwen3_30b_a3b();
   ModelGraph uniform = synthetic_model_graph(hp, TensorType::kQ4_0);
   ModelGraph profiled = uniform;
   ASSERT_TRUE(apply_routing_profile(profiled, skewed(hp, 16, 6)).ok());
