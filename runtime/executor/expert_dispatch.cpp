@@ -40,6 +40,16 @@ void place_resident_experts(const SubLayerTensors& t, const PlanLayout& layout, 
   }
 }
 
+void overlay_resident_experts(const MoeWeights& resident, MoeWeights* device) {
+  for (auto [d, r] : {std::pair{&device->gate, &resident.gate}, std::pair{&device->up, &resident.up},
+                      std::pair{&device->down, &resident.down}}) {
+    d->placed.resize(static_cast<size_t>(d->n_expert), nullptr);
+    for (size_t e = 0; e < r->placed.size() && e < d->placed.size(); ++e)
+      if (r->placed[e])
+        d->placed[e] = r->placed[e];
+  }
+}
+
 uint64_t upload_resident_experts(Device& device, const PlanLayout& to,
                                  const std::optional<PlanLayout>& kept_from,
                                  const std::vector<SubLayerTensors>& tensors) {

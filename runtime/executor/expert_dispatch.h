@@ -27,6 +27,10 @@ namespace pshard {
 void place_resident_experts(const SubLayerTensors& t, const PlanLayout& layout, size_t i,
                             uint8_t* arena, const MoeWeights& host, MoeWeights* device);
 
+// Sets `device`'s placed[e] to the resident experts' addresses in `resident` (the others
+// keep theirs: the experts copied into the slot).
+void overlay_resident_experts(const MoeWeights& resident, MoeWeights* device);
+
 // Uploads the resident experts `to` holds that the arena laid out as `kept_from` does
 // not hold at the same offset; returns the bytes copied (on Queue::kCopy).
 uint64_t upload_resident_experts(Device& device, const PlanLayout& to,

@@ -115,7 +115,8 @@ Status PassRunner::issue_ready_copies() {
     const size_t i = static_cast<size_t>(p.plan->stream_order[static_cast<size_t>(k)]);
     const bool slot_free = k < p.slot_count || k - p.slot_count < done_enqueued_;
     const bool in_depth = k < p.prefetch_depth || k - p.prefetch_depth < done_enqueued_;
-    if (!slot_free || !in_depth || (p.route_on_host[i] && !routed_[static_cast<size_t>(k)]))
+    if (!slot_free || !in_depth ||
+        (p.route_on_host[i] && !p.copy_ahead[i] && !routed_[static_cast<size_t>(k)]))
       break;
     PSHARD_RETURN_IF_ERROR(issue_copy(k));
     ++next_copy_;
@@ -143,9 +144,9 @@ Status PassRunner::issue_copy(int k) {
       gathered_.pieces.push_back({table.data + static_cast<size_t>(c_.tokens[t]) * table.row_bytes,
                                   table.row_bytes, t * table.row_bytes, 0, -1});
   }
-  const SlotPacking& pack = p.gather_rows[i]     ? gathered_
-                            : p.route_on_host[i] ? moe_pack_[i]
-                                                 : p.packing[i];
+  const SlotPacking& pack = p.gather_rows[i]                         ? gathered_
+                            : p.route_on_host[i] && !p.copy_ahead[i] ? moe_pack_[i]
+                                                                     : p.packing[i];
   uint64_t bytes = 0;
   for (const SlotPiece& piece : pack.pieces) {
     d.copy_to_device(Queue::kCopy, slot + piece.offset, piece.host, piece.bytes);
@@ -214,13 +215,23 @@ Status PassRunner::route_on_host(size_t i) {
   // Expert-level: only the routed experts the plan copies; resident ones are in VRAM
   // and the others run on the host.
   const SchedulePlan::Experts* split = p.experts[i];
+  const int k = p.stream_index[i];
+  if (split && p.copy_ahead[i]) { // its copied experts were copied ahead, routed or not
+    moe_weights_[i] = p.device_weights[i];
+    expert_on_device_.assign(routes.size(), false);
+    for (const std::vector<int32_t>* ids : {&split->resident, &split->copied})
+      for (int32_t e : *ids)
+        expert_on_device_[static_cast<size_t>(e)] = true;
+    routes_ = routes;
+    routed_[static_cast<size_t>(k)] = true;
+    return Status::ok_status();
+  }
   std::vector<int64_t> experts;
   for (size_t e = 0; e < routes.size(); ++e)
     if (!routes[e].empty() &&
         (!split || std::binary_search(split->copied.begin(), split->copied.end(),
                                       static_cast<int32_t>(e))))
       experts.push_back(static_cast<int64_t>(e));
-  const int k = p.stream_index[i];
   PSHARD_ASSIGN_OR_RETURN(
       moe_pack_[i], pack_experts((*c_.tensors)[i], experts, p.plan->stream_slot_bytes, s.name));
   uint8_t* slot = c_.device->arena() + p.layout.slot_offset[static_cast<size_t>(k % p.slot_count)];
@@ -233,18 +244,12 @@ Status PassRunner::route_on_host(size_t i) {
   place_experts((*c_.tensors)[i], moe_pack_[i], slot, w, &moe_weights_[i].moe);
   routed_[static_cast<size_t>(k)] = true;
   if (split) {
-    MoeWeights& dev = moe_weights_[i].moe;
-    const MoeWeights& resident = p.resident_experts[i];
     expert_on_device_.assign(routes.size(), false);
     for (int64_t e : experts)
       expert_on_device_[static_cast<size_t>(e)] = true;
     for (int32_t e : split->resident)
       expert_on_device_[static_cast<size_t>(e)] = true;
-    for (auto [d, r] : {std::pair{&dev.gate, &resident.gate}, std::pair{&dev.up, &resident.up},
-                        std::pair{&dev.down, &resident.down}})
-      for (size_t e = 0; e < r->placed.size() && e < d->placed.size(); ++e)
-        if (r->placed[e])
-          d->placed[e] = r->placed[e];
+    overlay_resident_experts(p.resident_experts[i], &moe_weights_[i].moe);
     routes_ = std::move(routes);
     return Status::ok_status();
   }

@@ -39,6 +39,7 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
   r.gather_rows.assign(n, false);
   r.experts.assign(n, nullptr);
   r.resident_experts.resize(n);
+  r.copy_ahead.assign(n, false);
   r.device_kv.resize(n);
   r.slot_count = plan.stream_slot_count;
   r.prefetch_depth = std::max(plan.prefetch_depth, 1);
@@ -80,6 +81,22 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       r.resident_experts[i] = in.host_weights[i].moe;
       place_resident_experts(in.tensors[i], r.layout, i, in.arena, in.host_weights[i].moe,
                              &r.resident_experts[i]);
+      const auto copied = static_cast<int64_t>(r.experts[i]->copied.size());
+      if (copied <= hp.n_expert_used) { // as the planner priced it (ExpertPlacement.cpp)
+        const std::vector<int64_t> ids(r.experts[i]->copied.begin(), r.experts[i]->copied.end());
+        PSHARD_ASSIGN_OR_RETURN(r.packing[i], pack_experts(in.tensors[i], ids,
+                                                           plan.stream_slot_bytes, s.name));
+        for (const SlotPiece& piece : r.packing[i].pieces)
+          if (piece.expert < 0)
+            bases[static_cast<size_t>(piece.tensor)] = slot + piece.offset;
+        PSHARD_ASSIGN_OR_RETURN(r.device_weights[i],
+                                rebase_weights(s, in.host_weights[i], in.tensors[i], bases));
+        place_experts(in.tensors[i], r.packing[i], slot, in.host_weights[i].moe,
+                      &r.device_weights[i].moe);
+        overlay_resident_experts(r.resident_experts[i], &r.device_weights[i].moe);
+        r.copy_ahead[i] = true;
+        continue;
+      }
     } else if (pack.ok()) {
       r.packing[i] = std::move(pack).value();
       for (const SlotPiece& piece : r.packing[i].pieces)

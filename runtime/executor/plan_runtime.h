@@ -26,6 +26,9 @@ struct PlanRuntime {
   // and the device addresses of its resident experts (ExpertMatrices::placed).
   std::vector<const SchedulePlan::Experts*> experts;
   std::vector<MoeWeights> resident_experts;
+  // Expert-level blocks copying no more experts than one token routes to: all of them
+  // copied ahead (packing, device_weights), without waiting for the router — as priced.
+  std::vector<bool> copy_ahead;
   std::vector<KvView> device_kv;               // attention on the device
   ActivationPtrs device_act;
   int64_t device_logit_rows = 0; // rows of logits device_act holds

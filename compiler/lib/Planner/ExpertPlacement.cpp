@@ -40,11 +40,14 @@ SubLayerCost cost_from(const SubLayerCost& whole, const SubLayerInfo& s,
   const double per_byte = whole.stream_bytes > 0 ? whole.copy_s / static_cast<double>(whole.stream_bytes) : 0;
   const double per_byte_loaded =
       whole.stream_bytes > 0 ? whole.copy_loaded_s / static_cast<double>(whole.stream_bytes) : 0;
-  c.stream_bytes = static_cast<uint64_t>(static_cast<double>(s.shared_bytes) + (cold - on_cpu) * eb);
+  // No more copied experts than one token routes to: all are copied ahead, without
+  // waiting for the router (the runtime does the same); else only the routed ones.
+  c.copy_needs_input = copied > s.n_expert_used;
+  const double copied_bytes = c.copy_needs_input ? (cold - on_cpu) * eb : static_cast<double>(copied) * eb;
+  c.stream_bytes = static_cast<uint64_t>(static_cast<double>(s.shared_bytes) + copied_bytes);
   c.slot_bytes = s.shared_bytes + static_cast<uint64_t>(std::min(copied, worst)) * s.expert_bytes;
   c.copy_s = quantize_ns(static_cast<double>(c.stream_bytes) * per_byte);
   c.copy_loaded_s = quantize_ns(static_cast<double>(c.stream_bytes) * per_byte_loaded);
-  c.copy_needs_input = copied > 0; // the router decides which copied experts cross
   // The pass ends when both sides have: the device after its copy (when that waits for
   // the router) and its compute, the CPU after its experts — at the loaded rate while the
   // copy runs beside it, at the idle rate after.

@@ -40,8 +40,10 @@ int count_partial_streams(const Schedule& s, uint64_t budget, int64_t tier) {
 // `tier` is 0): resident experts, copied ones, and blocks that run experts on the host.
 struct SplitCounts {
   int blocks = 0, resident = 0, copied = 0, with_host_experts = 0;
+  int copied_ahead = 0; // blocks copying all their copied experts before routing
 };
-SplitCounts count_splits(const Schedule& s, uint64_t budget, int64_t tier, int64_t n_expert) {
+SplitCounts count_splits(const Schedule& s, uint64_t budget, int64_t tier, int64_t n_expert,
+                         int64_t k) {
   SplitCounts n;
   for (size_t b = 0; b < s.budgets().size(); ++b)
     for (size_t c = 0; c < s.contexts().size(); ++c)
@@ -54,6 +56,7 @@ SplitCounts count_splits(const Schedule& s, uint64_t budget, int64_t tier, int64
           n.resident += static_cast<int>(e.resident.size());
           n.copied += static_cast<int>(e.copied.size());
           n.with_host_experts += static_cast<int64_t>(e.resident.size() + e.copied.size()) < n_expert;
+          n.copied_ahead += !e.copied.empty() && static_cast<int64_t>(e.copied.size()) <= k;
         }
       }
   return n;
@@ -119,11 +122,13 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
         crossing += st.bytes_crossed > 0;
         switches += static_cast<int>(st.plan_switches);
         routed += count_partial_streams(sched, budget, tier);
-        const SplitCounts here = count_splits(sched, budget, tier, (*model)->hparams().n_expert);
+        const SplitCounts here = count_splits(sched, budget, tier, (*model)->hparams().n_expert,
+                                              (*model)->hparams().n_expert_used);
         split.blocks += here.blocks;
         split.resident += here.resident;
         split.copied += here.copied;
         split.with_host_experts += here.with_host_experts;
+        split.copied_ahead += here.copied_ahead;
       }
   }
   std::cout << GetParam() << ": " << plans << " runs, " << streaming << " streamed weights, "
@@ -138,7 +143,8 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
     EXPECT_GT(routed, 0) << "no plan streamed routed experts";
     std::cout << "  expert-level MoE blocks run: " << split.blocks << " (" << split.resident
               << " resident experts, " << split.copied << " copied on demand, "
-              << split.with_host_experts << " blocks with experts on the host)\n";
+              << split.with_host_experts << " blocks with experts on the host, "
+              << split.copied_ahead << " copying theirs before routing)\n";
     // The 6-layer MoEs (8 experts) at their small budgets plan every kind of split.
     if (param.rfind("mk-", 0) == 0) {
       EXPECT_GT(split.resident, 0) << "no plan kept experts resident";
