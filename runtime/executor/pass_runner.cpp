@@ -1,5 +1,6 @@
 #include "runtime/executor/pass_runner.h"
 
+#include "runtime/executor/expert_dispatch.h"
 #include "runtime/executor/host_routes.h"
 
 #include <algorithm>
@@ -56,6 +57,7 @@ private:
   Status to_host();
   Status to_device();
   Status route_on_host(size_t i);
+  Status run_split(size_t i);
   Status run_cpu(size_t i);
   Status run_device(size_t i);
   Status logits_to_host(int64_t first_row, int64_t rows);
@@ -74,6 +76,8 @@ private:
   std::vector<SlotPacking> moe_pack_;        // per sub-layer, routed on the host
   std::vector<SubLayerWeights> moe_weights_; // per sub-layer, routed on the host
   std::vector<bool> routed_;                 // per stream index
+  std::vector<std::vector<MoeRoute>> routes_; // the expert-level block routed last
+  std::vector<bool> expert_on_device_;       // its experts resident or copied
   SlotPacking gathered_;                     // the embed rows of a gathering copy
   std::vector<TokenId> row_ids_;             // 0..n-1: rows of the gathered table
   std::vector<Pending> pending_;
@@ -119,7 +123,8 @@ Status PassRunner::issue_ready_copies() {
     const size_t i = static_cast<size_t>(p.plan->stream_order[static_cast<size_t>(k)]);
     const bool slot_free = k < p.slot_count || k - p.slot_count < done_enqueued_;
     const bool in_depth = k < p.prefetch_depth || k - p.prefetch_depth < done_enqueued_;
-    if (!slot_free || !in_depth || (p.route_on_host[i] && !routed_[static_cast<size_t>(k)]))
+    if (!slot_free || !in_depth ||
+        (p.route_on_host[i] && !p.copy_ahead[i] && !routed_[static_cast<size_t>(k)]))
       break;
     PSHARD_RETURN_IF_ERROR(issue_copy(k));
     ++next_copy_;
@@ -147,9 +152,9 @@ Status PassRunner::issue_copy(int k) {
       gathered_.pieces.push_back({table.data + static_cast<size_t>(c_.tokens[t]) * table.row_bytes,
                                   table.row_bytes, t * table.row_bytes, 0, -1});
   }
-  const SlotPacking& pack = p.gather_rows[i] || image_embed(i) ? gathered_
-                            : p.route_on_host[i]               ? moe_pack_[i]
-                                                               : p.packing[i];
+  const SlotPacking& pack = p.gather_rows[i] || image_embed(i)       ? gathered_
+                            : p.route_on_host[i] && !p.copy_ahead[i] ? moe_pack_[i]
+                                                                     : p.packing[i];
   uint64_t bytes = 0;
   for (const SlotPiece& piece : pack.pieces) {
     d.copy_to_device(Queue::kCopy, slot + piece.offset, piece.host, piece.bytes);
@@ -215,11 +220,26 @@ Status PassRunner::route_on_host(size_t i) {
   c_.cpu.matmul(w.router, a.normed, n, a.router);
   const auto routes =
       moe_routes(a.router, n, hp_.n_expert, hp_.n_expert_used, hp_.normalize_expert_weights);
+  // Expert-level: only the routed experts the plan copies; resident ones are in VRAM
+  // and the others run on the host.
+  const SchedulePlan::Experts* split = p.experts[i];
+  const int k = p.stream_index[i];
+  if (split && p.copy_ahead[i]) { // its copied experts were copied ahead, routed or not
+    moe_weights_[i] = p.device_weights[i];
+    expert_on_device_.assign(routes.size(), false);
+    for (const std::vector<int32_t>* ids : {&split->resident, &split->copied})
+      for (int32_t e : *ids)
+        expert_on_device_[static_cast<size_t>(e)] = true;
+    routes_ = routes;
+    routed_[static_cast<size_t>(k)] = true;
+    return Status::ok_status();
+  }
   std::vector<int64_t> experts;
   for (size_t e = 0; e < routes.size(); ++e)
-    if (!routes[e].empty())
+    if (!routes[e].empty() &&
+        (!split || std::binary_search(split->copied.begin(), split->copied.end(),
+                                      static_cast<int32_t>(e))))
       experts.push_back(static_cast<int64_t>(e));
-  const int k = p.stream_index[i];
   PSHARD_ASSIGN_OR_RETURN(
       moe_pack_[i], pack_experts((*c_.tensors)[i], experts, p.plan->stream_slot_bytes, s.name));
   uint8_t* slot = c_.device->arena() + p.layout.slot_offset[static_cast<size_t>(k % p.slot_count)];
@@ -230,9 +250,19 @@ Status PassRunner::route_on_host(size_t i) {
   PSHARD_ASSIGN_OR_RETURN(moe_weights_[i],
                           rebase_weights(s, c_.host_weights[i], (*c_.tensors)[i], bases));
   place_experts((*c_.tensors)[i], moe_pack_[i], slot, w, &moe_weights_[i].moe);
+  routed_[static_cast<size_t>(k)] = true;
+  if (split) {
+    expert_on_device_.assign(routes.size(), false);
+    for (int64_t e : experts)
+      expert_on_device_[static_cast<size_t>(e)] = true;
+    for (int32_t e : split->resident)
+      expert_on_device_[static_cast<size_t>(e)] = true;
+    overlay_resident_experts(p.resident_experts[i], &moe_weights_[i].moe);
+    routes_ = std::move(routes);
+    return Status::ok_status();
+  }
   PSHARD_ASSIGN_OR_RETURN(moe_weights_[i].moe.host_routes,
                           routes_by_token(routes, n, hp_.n_expert_used));
-  routed_[static_cast<size_t>(k)] = true;
   return Status::ok_status();
 }
 
@@ -272,6 +302,8 @@ Status PassRunner::run_device(size_t i) {
   const int k = p.stream_index[i];
   if (k >= 0 && p.route_on_host[i])
     PSHARD_RETURN_IF_ERROR(route_on_host(i));
+  if (k >= 0 && p.experts[i])
+    return run_split(i);
   if (s.kind != SubLayerKind::kEmbed)
     PSHARD_RETURN_IF_ERROR(to_device());
   if (k >= 0) {
@@ -320,6 +352,30 @@ Status PassRunner::run_device(size_t i) {
     PSHARD_RETURN_IF_ERROR(issue_ready_copies());
   }
   return Status::ok_status();
+}
+
+// An expert-level MoE block: the device's experts and the host's at once, summed on the
+// host in expert order (expert_dispatch.h); the block's output is on the host.
+Status PassRunner::run_split(size_t i) {
+  const PlanRuntime& p = *c_.plan;
+  const int k = p.stream_index[i];
+  PSHARD_RETURN_IF_ERROR(issue_ready_copies());
+  if (!copied_[static_cast<size_t>(k)])
+    return internal_error("the copy of " + c_.model.sublayers()[i].name +
+                          " was not issued before its use");
+  PSHARD_ASSIGN_OR_RETURN(DeviceEvent * done, c_.events->next());
+  const int64_t t0 = now_ns();
+  SplitMoe job{hp_,          *c_.device,      c_.cpu,   c_.host_act,       dev_pass_.act,
+               c_.host_weights[i].moe, moe_weights_[i].moe, routes_, expert_on_device_,
+               copied_[static_cast<size_t>(k)], done};
+  PSHARD_RETURN_IF_ERROR(run_split_moe(job, host_pass_));
+  if (c_.timeline)
+    c_.timeline->add(Track::kCpu, c_.model.sublayers()[i].name, t0, now_ns());
+  host_valid_ = true;
+  device_valid_ = false;
+  done_[static_cast<size_t>(k)] = done;
+  done_enqueued_ = k + 1;
+  return issue_ready_copies();
 }
 
 Status PassRunner::logits_to_host(int64_t first_row, int64_t rows) {

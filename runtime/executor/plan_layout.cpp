@@ -38,6 +38,18 @@ Status check_kernel_workspace(const SchedulePlan& plan, uint64_t kernel_bytes,
       ", or a shipped reference profile)");
 }
 
+std::vector<uint64_t> expert_slice_offsets(const SubLayerTensors& t, uint64_t* total) {
+  std::vector<uint64_t> at(t.tensors.size(), kNoOffset);
+  uint64_t end = 0;
+  for (size_t j = 0; j < t.tensors.size(); ++j)
+    if (t.tensors[j].experts) {
+      at[j] = end;
+      end += (t.tensors[j].bytes / static_cast<uint64_t>(t.tensors[j].n_expert) + 255) / 256 * 256;
+    }
+  *total = end;
+  return at;
+}
+
 uint64_t kv_layer_bytes(const KvCache& kv, int64_t n) { return kv.k_bytes(n) + kv.v_bytes(n); }
 
 int64_t device_kv_positions(const SchedulePlan& plan, const KvCache& kv) {
@@ -96,8 +108,28 @@ Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
       l.workspace_offset = b.offset;
       l.workspace_bytes = b.size;
       break;
+    case sfb::BufferKind::Expert: {
+      const SchedulePlan::Experts* e = b.sublayer < 0 ? nullptr : plan.experts_of(s);
+      uint64_t need = 0;
+      if (e)
+        expert_slice_offsets(tensors[s], &need);
+      const int64_t n_expert = subs[s].kind == SubLayerKind::kMoe ? hp.n_expert : 0;
+      if (!e || b.index < 0 || b.index >= n_expert || b.size < need)
+        return bad_layout(plan, "an expert buffer names no expert of an expert-level MoE "
+                                "block, or is smaller than the expert");
+      l.expert_offset.resize(subs.size());
+      l.expert_offset[s].resize(static_cast<size_t>(n_expert), kNoOffset);
+      l.expert_offset[s][static_cast<size_t>(b.index)] = b.offset;
+      break;
+    }
     }
   }
+  for (const SchedulePlan::Experts& e : plan.experts)
+    for (int32_t id : e.resident)
+      if (l.expert_offset.empty() || l.expert_offset[static_cast<size_t>(e.sublayer)].size() <= static_cast<size_t>(id) ||
+          l.expert_offset[static_cast<size_t>(e.sublayer)][static_cast<size_t>(id)] == kNoOffset)
+        return bad_layout(plan, "resident expert " + std::to_string(id) + " of " +
+                                    subs[static_cast<size_t>(e.sublayer)].name + " has no buffer");
   bool any_gpu = false;
   for (size_t i = 0; i < subs.size(); ++i) {
     const sfb::Placement p = plan.placements[i];

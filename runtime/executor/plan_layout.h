@@ -27,7 +27,15 @@ struct PlanLayout {
   uint64_t workspace_offset = kNoOffset; // kernel scratch (Device::set_workspace)
   uint64_t workspace_bytes = 0;
   uint64_t arena_bytes = 0;
+  // Per sub-layer: arena offset of each resident expert of an expert-level MoE block, by
+  // expert id (kNoOffset otherwise; empty for other sub-layers). The buffer holds the
+  // expert's slice of each expert tensor in tensor order, each at a multiple of 256.
+  std::vector<std::vector<uint64_t>> expert_offset;
 };
+
+// Where tensor j's slice sits in a resident expert's buffer (expert_slice_offsets), and
+// the buffer's size: each expert tensor's slice, in tensor order, 256-byte aligned.
+std::vector<uint64_t> expert_slice_offsets(const SubLayerTensors& t, uint64_t* total);
 
 // Bytes of one layer's KV cache at n positions: K rows then V rows, of the host cache's types.
 uint64_t kv_layer_bytes(const KvCache& kv, int64_t n);

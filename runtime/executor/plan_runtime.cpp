@@ -1,5 +1,7 @@
 #include "runtime/executor/plan_runtime.h"
 
+#include "runtime/executor/expert_dispatch.h"
+
 namespace pshard {
 namespace {
 
@@ -35,6 +37,9 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
   r.packing.resize(n);
   r.route_on_host.assign(n, false);
   r.gather_rows.assign(n, false);
+  r.experts.assign(n, nullptr);
+  r.resident_experts.resize(n);
+  r.copy_ahead.assign(n, false);
   r.device_kv.resize(n);
   r.slot_count = plan.stream_slot_count;
   r.prefetch_depth = std::max(plan.prefetch_depth, 1);
@@ -66,9 +71,33 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       return invalid_format("the plan streams " + s.name + " but its stream order omits it");
     uint8_t* slot =
         in.arena + r.layout.slot_offset[static_cast<size_t>(r.stream_index[i] % r.slot_count)];
-    auto pack = pack_slot(in.tensors[i], plan.stream_slot_bytes, s.name);
+    r.experts[i] = s.kind == SubLayerKind::kMoe ? plan.experts_of(i) : nullptr;
+    auto pack = r.experts[i] ? Result<SlotPacking>(unsupported("split"))
+                             : pack_slot(in.tensors[i], plan.stream_slot_bytes, s.name);
     std::vector<uint8_t*> bases(in.tensors[i].tensors.size(), nullptr);
-    if (pack.ok()) {
+    if (r.experts[i]) {
+      // Expert-level: the unit and the routed copied experts are packed per pass.
+      r.route_on_host[i] = true;
+      r.resident_experts[i] = in.host_weights[i].moe;
+      place_resident_experts(in.tensors[i], r.layout, i, in.arena, in.host_weights[i].moe,
+                             &r.resident_experts[i]);
+      const auto copied = static_cast<int64_t>(r.experts[i]->copied.size());
+      if (copied <= hp.n_expert_used) { // as the planner priced it (ExpertPlacement.cpp)
+        const std::vector<int64_t> ids(r.experts[i]->copied.begin(), r.experts[i]->copied.end());
+        PSHARD_ASSIGN_OR_RETURN(r.packing[i], pack_experts(in.tensors[i], ids,
+                                                           plan.stream_slot_bytes, s.name));
+        for (const SlotPiece& piece : r.packing[i].pieces)
+          if (piece.expert < 0)
+            bases[static_cast<size_t>(piece.tensor)] = slot + piece.offset;
+        PSHARD_ASSIGN_OR_RETURN(r.device_weights[i],
+                                rebase_weights(s, in.host_weights[i], in.tensors[i], bases));
+        place_experts(in.tensors[i], r.packing[i], slot, in.host_weights[i].moe,
+                      &r.device_weights[i].moe);
+        overlay_resident_experts(r.resident_experts[i], &r.device_weights[i].moe);
+        r.copy_ahead[i] = true;
+        continue;
+      }
+    } else if (pack.ok()) {
       r.packing[i] = std::move(pack).value();
       for (const SlotPiece& piece : r.packing[i].pieces)
         bases[static_cast<size_t>(piece.tensor)] = slot + piece.offset;

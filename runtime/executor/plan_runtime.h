@@ -22,6 +22,13 @@ struct PlanRuntime {
   std::vector<SlotPacking> packing;            // streamed, fully packed
   std::vector<bool> route_on_host;             // streamed MoE whose experts do not all fit
   std::vector<bool> gather_rows;               // streamed embed: only the pass's token rows
+  // Expert-level MoE blocks (expert_dispatch.h): the plan's split (null: placed whole)
+  // and the device addresses of its resident experts (ExpertMatrices::placed).
+  std::vector<const SchedulePlan::Experts*> experts;
+  std::vector<MoeWeights> resident_experts;
+  // Expert-level blocks copying no more experts than one token routes to: all of them
+  // copied ahead (packing, device_weights), without waiting for the router — as priced.
+  std::vector<bool> copy_ahead;
   std::vector<KvView> device_kv;               // attention on the device
   ActivationPtrs device_act;
   int64_t device_logit_rows = 0; // rows of logits device_act holds

@@ -12,6 +12,8 @@
 // switch the schedule recorded, so the runtime uploads exactly what the compiler priced.
 #include "runtime/executor/hybrid_session.h"
 
+#include "runtime/executor/expert_dispatch.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -32,7 +34,7 @@ bool kv_kept(const std::optional<PlanLayout>& from, const PlanLayout& to, size_t
 // Two layouts whose resident buffers all coincide: moving between them copies nothing.
 bool same_residency(const PlanLayout& a, const PlanLayout& b) {
   return a.tensor_offset == b.tensor_offset && a.kv_offset == b.kv_offset &&
-         a.kv_positions == b.kv_positions;
+         a.kv_positions == b.kv_positions && a.expert_offset == b.expert_offset;
 }
 
 } // namespace
@@ -227,6 +229,7 @@ Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayou
                             kv_.v_bytes(kv_rows()));
     moved->kv_up += kv_.k_bytes(kv_rows()) + kv_.v_bytes(kv_rows());
   }
+  moved->weights_up += upload_resident_experts(*device_, to, kept_from, tensors_);
   return Status::ok_status();
 }
 

@@ -21,6 +21,13 @@ void moe_forward(ForwardPass& p, const MoeWeights& w) {
                        hp.n_ff_exp, a.expert_in, a.expert_out, a.gate, a.up, w.host_routes};
   dispatch.normalize_weights = hp.normalize_expert_weights;
   p.ops.moe_dispatch(a.normed, a.router, dispatch, n, a.moe_out);
+  moe_finish(p, w);
+}
+
+void moe_finish(ForwardPass& p, const MoeWeights& w) {
+  const ModelHParams& hp = p.hp;
+  const ActivationPtrs& a = p.act;
+  const int64_t n = p.n_tokens(), d = hp.n_embd;
   if (w.shexp.gate.data) {
     swiglu_forward(p, w.shexp, a.proj);
     p.ops.matmul(w.shexp_gate_inp, a.normed, n, a.shexp_gate);

@@ -157,6 +157,9 @@ void ffn_forward(ForwardPass& pass, const FfnWeights& w);
 // The SwiGLU of `w` over act.normed into out (n_tokens x n_embd), scratch act.gate/up.
 void swiglu_forward(ForwardPass& pass, const FfnWeights& w, float* out);
 void moe_forward(ForwardPass& pass, const MoeWeights& w);
+// The end of moe_forward once act.moe_out holds the routed experts' sum: the shared
+// expert (if any) and the residual (an expert-level pass sums its experts itself).
+void moe_finish(ForwardPass& pass, const MoeWeights& w);
 // Logits of the last token (or of pass.logit_rows) into act.logits, one row each.
 void head_forward(ForwardPass& pass, const HeadWeights& w);
 

@@ -23,6 +23,51 @@ Status corrupt(const std::string& what) {
                         "; recompile it with pshard-compile");
 }
 
+// 1.5's expert-level MoE blocks: streamed sub-layers, ids ascending, each expert in at
+// most one of resident and copied, and exactly the resident ones in Expert buffers.
+Status decode_experts(const sfb::Plan& in, const std::string& name, size_t n_sublayers,
+                      SchedulePlan* out) {
+  if (!in.experts())
+    return Status::ok_status();
+  for (const sfb::PlanExperts* x : *in.experts()) {
+    SchedulePlan::Experts e;
+    e.sublayer = x->sublayer();
+    const std::string what = name + "'s expert-level sub-layer " + std::to_string(e.sublayer);
+    if (e.sublayer < 0 || static_cast<size_t>(e.sublayer) >= n_sublayers ||
+        out->placements[static_cast<size_t>(e.sublayer)] != sfb::Placement::GpuStreamed)
+      return corrupt(what + " is not a gpu_streamed sub-layer of the model");
+    if (out->experts_of(static_cast<size_t>(e.sublayer)))
+      return corrupt(what + " is listed twice");
+    if (x->resident())
+      e.resident.assign(x->resident()->begin(), x->resident()->end());
+    if (x->copied())
+      e.copied.assign(x->copied()->begin(), x->copied()->end());
+    for (const std::vector<int32_t>* ids : {&e.resident, &e.copied})
+      for (size_t k = 0; k < ids->size(); ++k)
+        if ((*ids)[k] < 0 || (k > 0 && (*ids)[k] <= (*ids)[k - 1]))
+          return corrupt(what + " lists expert ids that are negative or not ascending");
+    for (int32_t id : e.copied)
+      if (std::binary_search(e.resident.begin(), e.resident.end(), id))
+        return corrupt(what + " both keeps and copies expert " + std::to_string(id));
+    size_t buffers = 0;
+    for (const SchedulePlan::Buffer& b : out->vram_layout)
+      if (b.kind == sfb::BufferKind::Expert && b.sublayer == e.sublayer) {
+        if (!std::binary_search(e.resident.begin(), e.resident.end(), b.index))
+          return corrupt(what + " has a VRAM buffer for expert " + std::to_string(b.index) +
+                         ", which it does not keep resident");
+        ++buffers;
+      }
+    if (buffers != e.resident.size())
+      return corrupt(what + " keeps " + std::to_string(e.resident.size()) + " experts resident but lays out " +
+                     std::to_string(buffers));
+    e.resident_bytes = x->resident_bytes();
+    e.expected_copy_bytes = x->expected_copy_bytes();
+    e.expected_cpu_experts = x->expected_cpu_experts();
+    out->experts.push_back(std::move(e));
+  }
+  return Status::ok_status();
+}
+
 Status decode_plan(const sfb::Plan& in, size_t n_sublayers, const std::string& name,
                    SchedulePlan* out) {
   out->budget_bytes = in.budget_bytes();
@@ -74,7 +119,7 @@ Status decode_plan(const sfb::Plan& in, size_t n_sublayers, const std::string& n
                        ", past the model's " + std::to_string(n_sublayers));
       out->vram_layout.push_back({b->kind(), b->sublayer(), b->index(), b->offset(), b->size()});
     }
-  return Status::ok_status();
+  return decode_experts(in, name, n_sublayers, out);
 }
 
 template <typename T> size_t index_of(const std::vector<T>& v, T x) {
@@ -82,6 +127,13 @@ template <typename T> size_t index_of(const std::vector<T>& v, T x) {
 }
 
 } // namespace
+
+const SchedulePlan::Experts* SchedulePlan::experts_of(size_t sublayer) const {
+  for (const Experts& e : experts)
+    if (e.sublayer == static_cast<int32_t>(sublayer))
+      return &e;
+  return nullptr;
+}
 
 double SchedulePlan::predicted_ms_at(int64_t positions) const {
   if (context <= context_start)

@@ -64,6 +64,17 @@ struct SchedulePlan {
     uint64_t offset, size;
   };
   std::vector<Buffer> vram_layout;
+  // 1.5: MoE blocks placed expert by expert (absent: every block whole). The sub-layer
+  // is gpu_streamed (router, norms, shared expert); `resident` experts live in Expert
+  // buffers, `copied` ones are copied when routed to, all others run on the host.
+  struct Experts {
+    int32_t sublayer = -1;
+    std::vector<int32_t> resident, copied; // ascending
+    uint64_t resident_bytes = 0, expected_copy_bytes = 0;
+    double expected_cpu_experts = 0;
+  };
+  std::vector<Experts> experts;
+  const Experts* experts_of(size_t sublayer) const; // null: placed whole
   uint64_t arena_bytes = 0;
   int32_t cpu_threads = 1;
   double predicted_ms_per_pass = 0;          // at `context` positions

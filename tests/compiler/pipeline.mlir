@@ -14,6 +14,19 @@
 // RUN: pshard-compile -q -m %t.moe.gguf --profile %profiles/desktop-rtx5090-32gb.pshprof --tiers 1,16,256 --workload 300:40 -o %t.moe.direct.pshard
 // RUN: pshard-compile -q -m %t.moe.gguf --profile %profiles/desktop-rtx5090-32gb.pshprof --tiers 1,16,256 --workload 300:40 -o %t.moe.mlir.pshard --pipeline mlir
 // RUN: cmp %t.moe.direct.pshard %t.moe.mlir.pshard
+// Expert-level MoE plans (resident experts, the rest copied or on the CPU) come out of
+// both paths alike, and so do whole-block ones (--whole-moe).
+// RUN: pshard-mkmodel -o %t.moe32.gguf --arch qwen3moe --n-layer 4 --n-embd 512 --n-head 8 --n-head-kv 2 --head-dim 64 --n-ff 512 --n-expert 32 --n-expert-used 4 --vocab 512 --type q4_0 --sparse
+// RUN: pshard-compile -q -m %t.moe32.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --kernel-workspace 0 -c 512 --budgets 3M,6M,10M --tiers 1,16 -o %t.split.direct.pshard
+// RUN: pshard-compile -q -m %t.moe32.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --kernel-workspace 0 -c 512 --budgets 3M,6M,10M --tiers 1,16 -o %t.split.mlir.pshard --pipeline mlir
+// RUN: cmp %t.split.direct.pshard %t.split.mlir.pshard
+// RUN: pshard-inspect %t.split.direct.pshard | FileCheck %s --check-prefix=SPLIT
+// RUN: pshard-compile -q -m %t.moe32.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --kernel-workspace 0 -c 512 --budgets 3M,6M,10M --tiers 1,16 --whole-moe -o %t.whole.direct.pshard
+// RUN: pshard-compile -q -m %t.moe32.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --kernel-workspace 0 -c 512 --budgets 3M,6M,10M --tiers 1,16 --whole-moe -o %t.whole.mlir.pshard --pipeline mlir
+// RUN: cmp %t.whole.direct.pshard %t.whole.mlir.pshard
+// SPLIT: experts
+// SPLIT: 10.0 MiB {{.*}} -{{$}}
+// SPLIT-NEXT: 16 {{.*}} 4/16/0{{$}}
 
 // The pshard-plan pipeline (Passes.cpp): costs, resident sets, candidates, search,
 // selection and layout in one go — one selected, laid-out plan per (budget, context

@@ -44,6 +44,7 @@ Result<mlir::OwningOpRef<mlir::ModuleOp>> planned_module(const EmitMlirRequest& 
   pipeline.kernelWorkspace =
       o.kernel_workspace_bytes ? static_cast<int64_t>(*o.kernel_workspace_bytes) : -1;
   pipeline.strategy = request.strategy;
+  pipeline.expertLevel = o.expert_level;
   mlir::PassManager pm(&context);
   ir::buildPlanningPipeline(pm, pipeline);
   if (mlir::failed(pm.run(*module)))

@@ -140,6 +140,10 @@ int main(int argc, char** argv) {
   app.add_option("--strategy", strategy,
                  "auto (search), or force one: gpu-only, static, dynamic, layers")
       ->capture_default_str();
+  bool whole_moe = false;
+  app.add_flag("--whole-moe", whole_moe,
+               "place every MoE block whole (resident, streamed or CPU): no hot experts "
+               "resident, none split between copies and the CPU (to compare with)");
   app.add_option("--kernel-workspace", kernel_workspace,
                  "kernel scratch every GPU plan reserves inside its budget: profile (the "
                  "profile's figure; CUDA's ~37 MiB), or bytes, e.g. 0 to plan for the "
@@ -188,6 +192,7 @@ int main(int argc, char** argv) {
   if (!parsed_strategy.ok())
     return fail(parsed_strategy.status());
   options.strategy = *parsed_strategy;
+  options.expert_level = !whole_moe;
   auto parsed_kv = pshard::parse_kv_type(kv_type);
   if (!parsed_kv.ok())
     return fail(parsed_kv.status());

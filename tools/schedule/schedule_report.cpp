@@ -82,9 +82,11 @@ void print_summary(const Schedule& schedule, std::ostream& out) {
   const int64_t parallel = o ? std::max<int64_t>(o->parallel(), 1) : 1;
   out << "resident KV caches (\"KV\") hold each plan's context for " << parallel
       << " sequence(s) (--parallel)\n";
-  std::snprintf(line, sizeof line, "%-11s %7s %5s  %-9s %5s %5s %5s %12s %11s %11s %4s %22s %10s\n",
+  out << "expert-level MoE (\"experts\"): blocks placed expert by expert / experts resident / "
+         "copied on demand (the others run on the CPU)\n";
+  std::snprintf(line, sizeof line, "%-11s %7s %5s  %-9s %5s %5s %5s %12s %11s %11s %4s %22s %10s %14s\n",
                 "budget", "context", "tier", "strategy", "res", "str", "cpu", "ms/pass", "tokens/s",
-                "VRAM", "set", "switch from decode", "KV");
+                "VRAM", "set", "switch from decode", "KV", "experts");
   out << line;
   const size_t n_tiers = schedule.tiers().size();
   for (size_t b = 0; b < schedule.budgets().size(); ++b) {
@@ -99,15 +101,25 @@ void print_summary(const Schedule& schedule, std::ostream& out) {
         uint64_t kv = 0;
         for (const SchedulePlan::Buffer& buf : p.vram_layout)
           kv += buf.kind == sfb::BufferKind::KvCache ? buf.size : 0;
+        size_t resident = 0, copied = 0;
+        for (const SchedulePlan::Experts& e : p.experts) {
+          resident += e.resident.size();
+          copied += e.copied.size();
+        }
+        const std::string experts = p.experts.empty() ? "-"
+                                                      : std::to_string(p.experts.size()) + "/" +
+                                                            std::to_string(resident) + "/" +
+                                                            std::to_string(copied);
         std::snprintf(line, sizeof line,
-                      "%-11s %7s %5lld  %-9s %5d %5d %5d %12.3f %11.1f %11s %4s %22s %10s\n",
+                      "%-11s %7s %5lld  %-9s %5d %5d %5d %12.3f %11.1f %11s %4s %22s %10s %14s\n",
                       c == 0 && t == 0 ? format_bytes(p.budget_bytes).c_str() : "",
                       t == 0 ? std::to_string(p.context).c_str() : "",
                       static_cast<long long>(p.tier), p.strategy.c_str(),
                       count(p, sfb::Placement::GpuResident), count(p, sfb::Placement::GpuStreamed),
                       count(p, sfb::Placement::Cpu), p.predicted_ms_per_pass,
                       p.predicted_tokens_per_s, format_bytes(p.arena_bytes).c_str(),
-                      sets[c * n_tiers + t].c_str(), switch_in.c_str(), format_bytes(kv).c_str());
+                      sets[c * n_tiers + t].c_str(), switch_in.c_str(), format_bytes(kv).c_str(),
+                      experts.c_str());
         out << line;
       }
   }

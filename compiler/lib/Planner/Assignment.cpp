@@ -9,6 +9,10 @@
 // with the least total time for that cycle wins; a tier the workload never runs takes
 // the set that costs least for one pass between two decode passes.
 //
+// Before the assignment each set's best plan per tier may become expert-level MoE
+// (ExpertPlacement.cpp; both compile paths call this step, so the MLIR pass picks the
+// same); a switch then also uploads the resident experts the next plan holds.
+//
 // Monotonicity: the smaller budget's chosen plans fit this budget too, so they are
 // candidates here, and no tier may get a plan slower than the smaller budget's (for the
 // first budget: than the CPU-only plan). A larger budget is never predicted slower.
@@ -50,6 +54,16 @@ public:
 
   size_t set_count() const { return sets_.size(); }
   double time(size_t set, size_t tier) const { return time_[set][tier]; }
+  // Resident experts the next plan holds (expert-level MoE) and the previous plan's
+  // layout does not keep in place: all of them, unless both keep the same experts on
+  // the same set (each plan lays its experts out after its set's resident region).
+  double experts_s(size_t from, size_t from_tier, size_t to, size_t to_tier) const {
+    const ExpertSplit& a = sets_[from].best[from_tier].experts;
+    const ExpertSplit& b = sets_[to].best[to_tier].experts;
+    if (b.bytes == 0 || (from == to && a.level == b.level && a.hot == b.hot))
+      return 0;
+    return link_.h2d_seconds(b.bytes);
+  }
   double switch_s(size_t from, size_t to, int64_t positions) const {
     return from == to ? 0.0 : bytes_[from * sets_.size() + to].seconds(positions, link_);
   }
@@ -64,14 +78,17 @@ public:
       const auto here = static_cast<size_t>(set_of[s.tier]);
       total += static_cast<double>(s.passes) * time_[here][s.tier];
       const WorkloadStep& next = steps_[(i + 1) % steps_.size()];
-      total += switch_s(here, static_cast<size_t>(set_of[next.tier]), s.positions_after);
+      const auto there = static_cast<size_t>(set_of[next.tier]);
+      total += switch_s(here, there, s.positions_after) + experts_s(here, s.tier, there, next.tier);
     }
     return total;
   }
   // One pass of an unused tier on `set` between decode passes on `decode_set`.
   double visit(size_t tier, size_t set, size_t decode_set) const {
     return time_[set][tier] + switch_s(decode_set, set, decode_positions_) +
-           switch_s(set, decode_set, decode_positions_);
+           switch_s(set, decode_set, decode_positions_) +
+           experts_s(decode_set, decode_tier(), set, tier) +
+           experts_s(set, tier, decode_set, decode_tier());
   }
 
   // The best assignment of the used tiers; fills set_of for them, returns its time.
@@ -259,6 +276,11 @@ BudgetChoice select_plans(const ModelGraph& graph, const ContextCosts& cc, uint6
     }
     return out;
   }
+  // Expert-level MoE where it is faster than each set's best whole-block plan.
+  if (cc.options.expert_level)
+    for (SetOptions& o : options)
+      for (size_t t = 0; t < n_tiers; ++t)
+        o.best[t] = expert_level(graph, cc.tiers[t], budget, o.set, o.best[t]);
   // The smaller budget's plans, given this budget's room for slots.
   std::vector<double> cap(n_tiers, kInf);
   for (size_t t = 0; t < n_tiers; ++t) {

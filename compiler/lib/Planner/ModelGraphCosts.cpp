@@ -76,6 +76,15 @@ double SubLayerInfo::expected_streamed_experts(int64_t n_tokens, int64_t n_hot) 
   return touched;
 }
 
+std::vector<double> SubLayerInfo::streamed_experts_by_rank(int64_t n_tokens) const {
+  const std::vector<int32_t> order = experts_by_heat();
+  const double n = static_cast<double>(std::max<int64_t>(n_tokens, 1));
+  std::vector<double> tail(order.size() + 1, 0.0);
+  for (size_t r = order.size(); r-- > 0;)
+    tail[r] = tail[r + 1] + 1.0 - std::pow(1.0 - routing_prob(*this, static_cast<size_t>(order[r])), n);
+  return tail;
+}
+
 int64_t SubLayerInfo::max_streamed_experts(int64_t n_tokens, int64_t n_hot) const {
   return std::min(n_expert - std::clamp<int64_t>(n_hot, 0, n_expert),
                   std::max<int64_t>(n_tokens, 1) * n_expert_used);

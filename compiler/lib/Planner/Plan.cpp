@@ -23,6 +23,7 @@ const char* buffer_kind_name(BufferKind k) {
   case BufferKind::kStreamSlot: return "stream_slot";
   case BufferKind::kActivations: return "activations";
   case BufferKind::kWorkspace: return "workspace";
+  case BufferKind::kExpert: return "expert";
   }
   return "?";
 }

@@ -11,6 +11,18 @@ std::string where(const Plan& p) {
   return "plan (budget " + std::to_string(p.budget_bytes) + " B, tier " + std::to_string(p.tier) + ")";
 }
 
+// What streamed sub-layer i needs in a slot: its weights at the plan's tier, or for an
+// expert-level MoE block its unit and the most copied experts a pass may route to.
+uint64_t slot_need(const SubLayerInfo& s, const Plan& plan, size_t i) {
+  for (const PlanExperts& e : plan.experts)
+    if (e.sublayer == static_cast<int32_t>(i))
+      return s.shared_bytes +
+             static_cast<uint64_t>(std::min<int64_t>(static_cast<int64_t>(e.copied.size()),
+                                                     plan.tier * s.n_expert_used)) *
+                 s.expert_bytes;
+  return s.weight_bytes_needed(plan.tier);
+}
+
 } // namespace
 
 Status validate_plan(const ModelGraph& graph, const CompileOptions& options, const Plan& plan) {
@@ -38,6 +50,16 @@ Status validate_plan(const ModelGraph& graph, const CompileOptions& options, con
                               " in VRAM but does not place it gpu_resident");
       ++(b.kind == BufferKind::kWeights ? weights_of : kv_of)[i];
     }
+    if (b.kind == BufferKind::kExpert) {
+      const bool listed = std::any_of(plan.experts.begin(), plan.experts.end(), [&](const PlanExperts& e) {
+        return e.sublayer == b.sublayer &&
+               std::find(e.resident.begin(), e.resident.end(), b.tensor) != e.resident.end();
+      });
+      if (!listed || b.sublayer < 0 || static_cast<size_t>(b.sublayer) >= n ||
+          plan.placements[static_cast<size_t>(b.sublayer)] != Placement::kGpuStreamed)
+        return internal_error(where(plan) + " keeps an expert in VRAM that no streamed "
+                              "expert-level MoE block lists as resident");
+    }
     if (b.kind == BufferKind::kStreamSlot) {
       ++slots;
       if (b.size < plan.stream_slot_bytes)
@@ -64,7 +86,7 @@ Status validate_plan(const ModelGraph& graph, const CompileOptions& options, con
     }
     if (plan.placements[i] == Placement::kGpuStreamed) {
       expected_order.push_back(static_cast<int32_t>(i));
-      if (s.weight_bytes_needed(plan.tier) > plan.stream_slot_bytes)
+      if (slot_need(s, plan, i) > plan.stream_slot_bytes)
         return internal_error(where(plan) + " streams " + s.name + " into a slot too small for it");
     }
   }

@@ -70,12 +70,28 @@ struct ResidentSet {
   uint64_t bytes = 0;         // aligned, as laid out
 };
 
+// Expert-level MoE placement of a candidate (ExpertPlacement.cpp). A MoE sub-layer with
+// level[i] is placed gpu_streamed (router, norms and shared expert copied as one unit)
+// and splits its experts by heat (SubLayerInfo::experts_by_heat): the first hot[i]
+// resident, the next copied[i] copied on demand (only those a pass routes to), the rest
+// run on the CPU at the same time as the device's. Empty: every MoE block placed whole.
+struct ExpertSplit {
+  std::vector<bool> level;           // per sub-layer
+  std::vector<int64_t> hot, copied;  // per sub-layer
+  uint64_t bytes = 0;                // aligned VRAM of all resident experts
+  std::vector<SubLayerCost> costs;   // per sub-layer: split_cost where level, at the tier
+                                     // the split was made for
+  bool empty() const { return level.empty(); }
+  bool at(size_t i) const { return !level.empty() && level[i]; }
+};
+
 struct Candidate {
   Strategy strategy = Strategy::kStatic;
   std::vector<Placement> placements;
   int slots = 0;
   uint64_t slot_bytes = 0;
   double seconds = std::numeric_limits<double>::infinity();
+  ExpertSplit experts;
   bool feasible() const { return seconds < std::numeric_limits<double>::infinity(); }
 };
 
@@ -176,6 +192,38 @@ struct HotCandidate {
 HotCandidate add_hot_experts(const ModelGraph& graph, const MachineModel& machine,
                              const TierCosts& tc, uint64_t budget, const ResidentSet& rs,
                              const Candidate& base);
+
+//===-- expert-level MoE (compiler/lib/Planner/ExpertPlacement.cpp) ---------===//
+
+// The cost of MoE sub-layer s (whole: its whole-block costs at `costs.tier`) with `hot`
+// experts resident, the next `copied` copied on demand and the rest on the CPU: the copy
+// is the router, norms and shared expert plus the expected routed copied experts (priced
+// at the whole block's copy rate); the CPU's experts (the whole block's CPU time in
+// proportion to their expected bytes, plus the hidden state both ways) run at the same
+// time as the copy and the device's experts, so the pass waits for the slower side.
+SubLayerCost split_cost(const SubLayerCost& whole, const SubLayerInfo& s,
+                        const SubLayerCosts& costs, int64_t hot, int64_t copied);
+// `costs` with every split sub-layer of `split` priced by split_cost (quantized).
+SubLayerCosts split_costs(const ModelGraph& graph, const SubLayerCosts& costs,
+                          const ExpertSplit& split);
+// A split from its per-sub-layer counts (as the IR and artifacts carry them): fills its
+// bytes and its costs at tc's tier. Empty `level`: the empty split.
+ExpertSplit make_split(const ModelGraph& graph, const TierCosts& tc, std::vector<bool> level,
+                       std::vector<int64_t> hot, std::vector<int64_t> copied);
+// The costs a candidate is simulated with: tc's, with its split's where it has one.
+SubLayerCosts candidate_costs(const TierCosts& tc, const Candidate& c);
+// Aligned VRAM of one resident expert: its slice of each expert tensor.
+uint64_t resident_expert_bytes(const SubLayerInfo& s);
+// The resident experts of c's split as kExpert buffers from *offset on (advanced past
+// them), and plan->experts: what each expert-level block keeps, copies and runs on the CPU.
+void place_resident_experts(const ModelGraph& graph, const TierCosts& tc, const Candidate& c,
+                            Plan* plan, uint64_t* offset);
+// `base` with its non-resident MoE blocks expert-level where that is faster: hot experts
+// in the VRAM left beside its resident set, fixed buffers and slots (chosen greedily by
+// time saved per byte), and per layer the split of the others between copies and the
+// CPU that the estimator prices fastest; `base` itself when nothing is faster.
+Candidate expert_level(const ModelGraph& graph, const TierCosts& tc, uint64_t budget,
+                       const ResidentSet& rs, const Candidate& base);
 
 //===-- the steps -------------------------------------------------------------===//
 

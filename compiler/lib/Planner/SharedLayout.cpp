@@ -49,9 +49,10 @@ bool share_a_set(const std::vector<bool>& a, const std::vector<bool>& b) {
   return false;
 }
 
-// Scratch a plan places after its resident region: slots, activations, workspace.
+// What a plan places after its resident region: resident experts, slots, activations,
+// workspace.
 uint64_t scratch_of(const ModelGraph& graph, const TierCosts& tc, const Candidate& c) {
-  uint64_t bytes = static_cast<uint64_t>(c.slots) * align_up(c.slot_bytes);
+  uint64_t bytes = c.experts.bytes + static_cast<uint64_t>(c.slots) * align_up(c.slot_bytes);
   if (std::any_of(c.placements.begin(), c.placements.end(), on_gpu))
     bytes += align_up(tc.activation_bytes) + align_up(tc.workspace_bytes);
   return bytes;

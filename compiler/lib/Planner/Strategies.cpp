@@ -32,24 +32,27 @@ void finish_candidate(const TierCosts& tc, uint64_t budget, const ResidentSet& r
   c->seconds = std::numeric_limits<double>::infinity();
   c->slots = 0;
   c->slot_bytes = 0;
-  const int64_t free = free_for_slots(tc, budget, rs, any_gpu(c->placements));
+  // Resident experts of an expert-level candidate take their VRAM before the slots.
+  const int64_t free = free_for_slots(tc, budget, rs, any_gpu(c->placements)) -
+                       static_cast<int64_t>(c->experts.bytes);
   if (free < 0)
     return;
+  const SubLayerCosts costs = candidate_costs(tc, *c);
   uint64_t slot = 0;
   bool streams = false;
   for (size_t i = 0; i < c->placements.size(); ++i)
     if (c->placements[i] == Placement::kGpuStreamed) {
       streams = true;
-      slot = std::max(slot, align_up(tc.costs.sublayers[i].slot_bytes));
+      slot = std::max(slot, align_up(costs.sublayers[i].slot_bytes));
     }
   if (!streams) {
-    c->seconds = simulate_seconds(tc.costs, c->placements, 0, 0);
+    c->seconds = simulate_seconds(costs, c->placements, 0, 0);
     return;
   }
   for (int s = 1; s <= kMaxSlots; ++s) {
     if (static_cast<uint64_t>(s) * slot > static_cast<uint64_t>(free))
       break;
-    const double t = simulate_seconds(tc.costs, c->placements, s, s);
+    const double t = simulate_seconds(costs, c->placements, s, s);
     if (t < c->seconds) { // ties keep fewer slots: less VRAM for the same time
       c->seconds = t;
       c->slots = s;

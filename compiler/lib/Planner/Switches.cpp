@@ -16,13 +16,19 @@ namespace pshard::planner::detail {
 namespace {
 
 using Key = std::pair<int32_t, int32_t>; // (sub-layer, tensor; -1 for the KV cache)
+constexpr int32_t kExpertKey = 1 << 20;  // + expert id: a resident expert's buffer
 using Buffers = std::map<Key, std::pair<uint64_t, uint64_t>>; // -> (offset, size)
 
-Buffers resident_buffers(const Plan& p) {
+// A resident expert's buffer counts the bytes the runtime uploads into it: the
+// expert's slices, not the alignment between them.
+Buffers resident_buffers(const ModelGraph& graph, const Plan& p) {
   Buffers out;
   for (const VramBuffer& b : p.vram_layout)
     if (b.kind == BufferKind::kWeights || b.kind == BufferKind::kKvCache)
       out[{b.sublayer, b.kind == BufferKind::kWeights ? b.tensor : -1}] = {b.offset, b.size};
+    else if (b.kind == BufferKind::kExpert) // weights too, keyed past any tensor index
+      out[{b.sublayer, kExpertKey + b.tensor}] = {
+          b.offset, graph.sublayers[static_cast<size_t>(b.sublayer)].expert_bytes};
   return out;
 }
 
@@ -51,7 +57,7 @@ PlanSwitch switch_of(const ModelGraph& graph, const CompileOptions& options, con
   s.from_tier = from.tier;
   s.to_context = to.context;
   s.to_tier = to.tier;
-  const Buffers held = resident_buffers(from), next = resident_buffers(to);
+  const Buffers held = resident_buffers(graph, from), next = resident_buffers(graph, to);
   std::tie(s.upload_bytes, s.kv_upload_bytes_per_position) =
       not_in_place(graph, options, held, next);
   std::tie(s.evict_bytes, s.kv_download_bytes_per_position) =

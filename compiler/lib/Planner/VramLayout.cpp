@@ -85,6 +85,7 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const ContextCosts& cc, size
     plan.vram_layout.push_back({kind, sublayer, index, offset, size});
     offset += align_up(size);
   };
+  place_resident_experts(graph, tc, c, &plan, &offset);
   bool gpu_used = false;
   for (Placement p : c.placements)
     gpu_used = gpu_used || on_gpu(p);
@@ -101,14 +102,16 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const ContextCosts& cc, size
                           std::to_string(plan.arena_bytes) + " B (a planner bug: the " +
                           "feasibility check and the layout disagree)");
 
-  const SimResult sim = simulate(graph, tc.costs, plan);
+  const SimResult sim = simulate(graph, candidate_costs(tc, c), plan);
   plan.predicted_ms_per_pass = sim.seconds * 1e3;
   plan.predicted_tokens_per_s = sim.seconds > 0 ? static_cast<double>(tc.tier) / sim.seconds : 0;
   plan.cpu_busy_ms = sim.cpu_busy_s * 1e3;
   plan.gpu_busy_ms = sim.gpu_busy_s * 1e3;
   plan.copy_busy_ms = sim.copy_busy_s * 1e3;
   plan.predicted_ms_at_context_start =
-      simulate(graph, cc.start_tiers[tier_index].costs, plan).seconds * 1e3;
+      simulate(graph, split_costs(graph, cc.start_tiers[tier_index].costs, c.experts), plan)
+          .seconds *
+      1e3;
   return plan;
 }
 

@@ -32,9 +32,31 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
   return routes;
 }
 
+void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float* rows) {
+  for (size_t i = 0; i < r.size(); ++i)
+    std::copy_n(x + r[i].token * d, d, rows + static_cast<int64_t>(i) * d);
+}
+
+void moe_expert_ffn(Ops& ops, const MoeDispatch& moe, int64_t e, int64_t m) {
+  ops.matmul(moe.gate.expert(e), moe.expert_in, m, moe.gate_buf);
+  ops.matmul(moe.up.expert(e), moe.expert_in, m, moe.up_buf);
+  ops.silu_mul(moe.gate_buf, moe.up_buf, moe.gate_buf, m * moe.n_ff);
+  ops.matmul(moe.down.expert(e), moe.gate_buf, m, moe.expert_out);
+}
+
+void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, float* out) {
+  for (size_t i = 0; i < r.size(); ++i) {
+    float* o = out + r[i].token * d;
+    const float* row = y + static_cast<int64_t>(i) * d;
+    const float wt = r[i].weight;
+    for (int64_t j = 0; j < d; ++j)
+      o[j] += wt * row[j];
+  }
+}
+
 void CpuOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n,
                           float* out) {
-  const int64_t d = moe.n_embd, ff = moe.n_ff;
+  const int64_t d = moe.n_embd;
   const auto routes =
       moe_routes(router_logits, n, moe.gate.n_expert, moe.n_expert_used, moe.normalize_weights);
   std::fill_n(out, n * d, 0.0f);
@@ -43,19 +65,9 @@ void CpuOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatc
     const int64_t m = static_cast<int64_t>(r.size());
     if (m == 0)
       continue;
-    for (int64_t i = 0; i < m; ++i)
-      std::copy_n(x + r[static_cast<size_t>(i)].token * d, d, moe.expert_in + i * d);
-    matmul(moe.gate.expert(e), moe.expert_in, m, moe.gate_buf);
-    matmul(moe.up.expert(e), moe.expert_in, m, moe.up_buf);
-    pshard::silu_mul(moe.gate_buf, moe.up_buf, moe.gate_buf, m * ff);
-    matmul(moe.down.expert(e), moe.gate_buf, m, moe.expert_out);
-    for (int64_t i = 0; i < m; ++i) {
-      float* o = out + r[static_cast<size_t>(i)].token * d;
-      const float* y = moe.expert_out + i * d;
-      const float wt = r[static_cast<size_t>(i)].weight;
-      for (int64_t j = 0; j < d; ++j)
-        o[j] += wt * y[j];
-    }
+    moe_gather(r, x, d, moe.expert_in);
+    moe_expert_ffn(*this, moe, e, m);
+    moe_accumulate(r, moe.expert_out, d, out);
   }
 }
 

@@ -55,4 +55,13 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
                                               int64_t n_expert, int64_t n_expert_used,
                                               bool normalize);
 
+// The rows of x expert e's routes name, gathered into `rows` (r.size() x d).
+void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float* rows);
+// Expert e's SiLU-gated FFN on `m` gathered rows already in moe.expert_in, into
+// moe.expert_out (m x n_embd), on whichever Ops holds the expert's weights.
+void moe_expert_ffn(Ops& ops, const MoeDispatch& moe, int64_t e, int64_t m);
+// out[token] += weight · y[i] over expert e's routes: the one summation every plan
+// shares, so experts that ran anywhere add up alike when taken in ascending order.
+void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, float* out);
+
 } // namespace pshard

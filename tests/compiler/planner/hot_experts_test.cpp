@@ -148,6 +148,7 @@ HalfExperts half_experts(bool skew, const MachineModel& machine) {
   // About half the experts besides the rest of the model, its fixed buffers and a slot.
   st.budget = st.rs.bytes + st.cc.tiers[0].gpu_fixed_bytes + largest_slot + experts / 2;
   st.options.budgets = {st.budget};
+  st.options.expert_level = false; // plan_grid's best whole-block plan, to compare with
   return st;
 }
 

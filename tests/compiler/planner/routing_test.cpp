@@ -28,20 +28,8 @@ ModelHParams moe_hparams(int64_t n_layer, int64_t n_expert, int64_t k) {
   return hp;
 }
 
-// `hot` experts share `hot_slots` of each token's k slots; the rest spread evenly.
 RoutingProfile skewed(const ModelHParams& hp, int64_t hot, int64_t hot_slots) {
-  RoutingProfile r = *RoutingProfile::empty_for(hp, "skewed", "test");
-  const uint64_t tokens = 1024;
-  for (RoutingLayer& l : r.layers) {
-    l.tokens = tokens;
-    uint64_t left = tokens * static_cast<uint64_t>(hp.n_expert_used);
-    for (int64_t e = 0; e < hot; ++e)
-      left -= l.counts[static_cast<size_t>(e)] = tokens * hot_slots / hot;
-    for (uint64_t i = 0; i < left; ++i)
-      ++l.counts[static_cast<size_t>(hot + static_cast<int64_t>(i) % (hp.n_expert - hot))];
-  }
-  EXPECT_TRUE(r.validate().ok()) << r.validate().to_string();
-  return r;
+  return testing::skewed_routing(hp, hot, hot_slots);
 }
 
 using testing::first_moe;
@@ -100,14 +88,7 @@ TEST(Routing, ASkewedProfilePredictsPrefillTiersFasterOnTheQwen3MoeShape) {
       std::string(PSHARD_PROFILES_BUILD_DIR) + "/desktop-rtx5090-32gb.pshprof";
   if (!std::filesystem::exists(profile))
     GTEST_SKIP() << "shipped profile not built: " << profile;
-  ModelHParams hp = moe_hparams(48, 128, 8);
-  hp.n_vocab = 151936;
-  hp.n_embd = 2048;
-  hp.n_head = 32;
-  hp.n_head_kv = 4;
-  hp.head_dim = 128;
-  hp.n_ff_exp = 768;
-  hp.n_ff = 768;
+  const ModelHParams hp = testing::qwen3_30b_a3b();
   ModelGraph uniform = synthetic_model_graph(hp, TensorType::kQ4_0);
   ModelGraph profiled = uniform;
   ASSERT_TRUE(apply_routing_profile(profiled, skewed(hp, 16, 6)).ok());

@@ -109,6 +109,23 @@ TEST(BudgetSwitch, MoeModelKeepsTokensAcrossBudgets) {
   run_random_budgets(path, planner::Strategy::kGpuOnly, 3);
 }
 
+// Expert-level MoE plans (auto, uniform routing) under random budget changes: resident
+// experts come and go with the budget, routed ones are copied or run on the host.
+TEST(BudgetSwitch, ExpertLevelMoeKeepsTokensAcrossBudgets) {
+  for (const char* name : {"mk-moe6", "mk-qwen2moe"}) {
+    const std::string path = invariance_model_path(name, "budget-");
+    PSHARD_SKIP_IF_MISSING(path);
+    auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 4, 16}, 160, {},
+                                     test_machine(), {24, 64, 160});
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    size_t split = 0;
+    for (size_t b = 0; b < compiled->schedule.budgets().size(); ++b)
+      split += compiled->schedule.plan({b, 0}).experts.size();
+    EXPECT_GT(split, 0u) << name << ": no decode plan is expert-level";
+    run_random_budgets(path, planner::Strategy::kAuto, 4);
+  }
+}
+
 // A tier switch moves exactly what the schedule recorded for it: the weights the next
 // plan adds, and the cached positions of every KV cache that enters or leaves the
 // device. The machine makes decode and a 16-token prefill want different resident sets.

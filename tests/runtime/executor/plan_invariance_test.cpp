@@ -36,6 +36,32 @@ int count_partial_streams(const Schedule& s, uint64_t budget, int64_t tier) {
   return n;
 }
 
+// Expert-level MoE blocks of the plans at `budget` (every tier and context range when
+// `tier` is 0): resident experts, copied ones, and blocks that run experts on the host.
+struct SplitCounts {
+  int blocks = 0, resident = 0, copied = 0, with_host_experts = 0;
+  int copied_ahead = 0; // blocks copying all their copied experts before routing
+};
+SplitCounts count_splits(const Schedule& s, uint64_t budget, int64_t tier, int64_t n_expert,
+                         int64_t k) {
+  SplitCounts n;
+  for (size_t b = 0; b < s.budgets().size(); ++b)
+    for (size_t c = 0; c < s.contexts().size(); ++c)
+      for (size_t t = 0; t < s.tiers().size(); ++t) {
+        const SchedulePlan& p = s.plan({b, t, c});
+        if (p.budget_bytes != budget || (tier != 0 && p.tier != tier))
+          continue;
+        for (const SchedulePlan::Experts& e : p.experts) {
+          ++n.blocks;
+          n.resident += static_cast<int>(e.resident.size());
+          n.copied += static_cast<int>(e.copied.size());
+          n.with_host_experts += static_cast<int64_t>(e.resident.size() + e.copied.size()) < n_expert;
+          n.copied_ahead += !e.copied.empty() && static_cast<int64_t>(e.copied.size()) <= k;
+        }
+      }
+  return n;
+}
+
 class PlanInvariance : public ::testing::TestWithParam<std::string> {};
 
 // "model" or "model:kvtype" (the KV cache type of the reference and of the schedule;
@@ -55,6 +81,7 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
   ASSERT_OK(greedy_trace(**reference_session, kPrompt, kSteps, &reference));
 
   int plans = 0, streaming = 0, crossing = 0, routed = 0, switches = 0;
+  SplitCounts split;
   for (planner::Strategy strategy :
        {planner::Strategy::kAuto, planner::Strategy::kGpuOnly, planner::Strategy::kStatic,
         planner::Strategy::kDynamic, planner::Strategy::kLayers}) {
@@ -95,6 +122,13 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
         crossing += st.bytes_crossed > 0;
         switches += static_cast<int>(st.plan_switches);
         routed += count_partial_streams(sched, budget, tier);
+        const SplitCounts here = count_splits(sched, budget, tier, (*model)->hparams().n_expert,
+                                              (*model)->hparams().n_expert_used);
+        split.blocks += here.blocks;
+        split.resident += here.resident;
+        split.copied += here.copied;
+        split.with_host_experts += here.with_host_experts;
+        split.copied_ahead += here.copied_ahead;
       }
   }
   std::cout << GetParam() << ": " << plans << " runs, " << streaming << " streamed weights, "
@@ -107,6 +141,15 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
   EXPECT_GT(switches, 0) << "no run switched plans mid-generation";
   if ((*model)->hparams().is_moe()) {
     EXPECT_GT(routed, 0) << "no plan streamed routed experts";
+    std::cout << "  expert-level MoE blocks run: " << split.blocks << " (" << split.resident
+              << " resident experts, " << split.copied << " copied on demand, "
+              << split.with_host_experts << " blocks with experts on the host, "
+              << split.copied_ahead << " copying theirs before routing)\n";
+    // The 6-layer MoEs (8 experts) at their small budgets plan every kind of split.
+    if (param.rfind("mk-", 0) == 0) {
+      EXPECT_GT(split.resident, 0) << "no plan kept experts resident";
+      EXPECT_GT(split.with_host_experts, 0) << "no plan ran experts on the host";
+    }
   }
 }
 

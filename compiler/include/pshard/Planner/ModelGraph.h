@@ -96,6 +96,8 @@ struct SubLayerInfo {
   // 1 − (1 − p_e)^n, and the worst case min(n_expert − n_hot, n·k) a slot must hold.
   double expected_streamed_experts(int64_t n_tokens, int64_t n_hot) const;
   int64_t max_streamed_experts(int64_t n_tokens, int64_t n_hot) const;
+  // expected_streamed_experts(n_tokens, h) for every h in [0, n_expert] at once.
+  std::vector<double> streamed_experts_by_rank(int64_t n_tokens) const;
   // Weight bytes the pass reads (expected), and the most it may need on the GPU.
   double weight_bytes_read(int64_t n_tokens) const;
   uint64_t weight_bytes_needed(int64_t n_tokens) const;

@@ -48,6 +48,8 @@ enum class BufferKind : uint8_t {
   kStreamSlot = 2,  // a streaming slot (slot index set)
   kActivations = 3, // activations of one pass at this tier
   kWorkspace = 4,   // kernel scratch (tiled attention scores)
+  kExpert = 5,      // one resident expert of an expert-level MoE (sub-layer set; tensor:
+                    // the expert id): its slice of each expert tensor, each aligned
 };
 const char* buffer_kind_name(BufferKind k); // "weights", "kv_cache", "stream_slot", …
 
@@ -66,6 +68,18 @@ enum class Strategy : uint8_t { kAuto, kGpuOnly, kStatic, kDynamic, kLayers, kSe
 const char* strategy_name(Strategy s); // "auto", "gpu-only", "static", "dynamic", "layers",
                                        // "search", "cpu-only"
 Result<Strategy> parse_strategy(const std::string& name);
+
+// An expert-level MoE block of a plan: the router, norms and shared expert are streamed
+// as the sub-layer's unit; of its routed experts `resident` stay in VRAM, `copied` are
+// copied on demand (only those a pass routes to), every other one runs on the CPU at the
+// same time as the device's. Ids ascending.
+struct PlanExperts {
+  int32_t sublayer = -1;
+  std::vector<int32_t> resident, copied;
+  uint64_t resident_bytes = 0;      // VRAM of the resident experts (aligned, in the budget)
+  uint64_t expected_copy_bytes = 0; // expected bytes a pass copies (unit + routed copied)
+  double expected_cpu_experts = 0;  // expected distinct experts a pass runs on the CPU
+};
 
 struct Plan {
   uint64_t budget_bytes = 0;
@@ -88,6 +102,7 @@ struct Plan {
   double predicted_ms_at_context_start = 0;
   double predicted_tokens_per_s = 0;
   double cpu_busy_ms = 0, gpu_busy_ms = 0, copy_busy_ms = 0;
+  std::vector<PlanExperts> experts; // expert-level MoE blocks; absent: placed whole
 
   uint64_t peak_vram_bytes() const { return arena_bytes; }
   int count(Placement p) const;
@@ -129,6 +144,9 @@ struct CompileOptions {
   int64_t parallel = 1;
   int threads = 0;                 // 0: the machine's default
   Strategy strategy = Strategy::kAuto;
+  // Expert-level MoE placement (auto only): hot experts resident, the others copied on
+  // demand or run on the CPU beside the device. Off: MoE blocks are placed whole.
+  bool expert_level = true;
   int max_budgets = 10;            // auto ladder length
   // Kernel scratch every GPU plan reserves in its workspace buffer. Unset: the machine's
   // figure (MachineModel::kernel_workspace_bytes; plan_grid fills it in). 0 plans for a

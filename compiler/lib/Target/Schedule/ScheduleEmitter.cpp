@@ -61,6 +61,7 @@ std::unique_ptr<sfb::CompileOptionsT> options_of(const PlanGrid& grid) {
   o->link_d2h_latency_ns = grid.link.d2h_latency_ns;
   o->link_d2h_ns_per_mib = grid.link.d2h_ns_per_mib;
   o->parallel = grid.options.parallel;
+  o->expert_level = grid.options.expert_level;
   return o;
 }
 
@@ -122,6 +123,16 @@ std::unique_ptr<sfb::PlanT> plan_of(const Plan& p) {
   out->context = p.context;
   out->context_start = p.context_start;
   out->predicted_ms_at_context_start = p.predicted_ms_at_context_start;
+  for (const PlanExperts& e : p.experts) {
+    auto x = std::make_unique<sfb::PlanExpertsT>();
+    x->sublayer = e.sublayer;
+    x->resident = e.resident;
+    x->copied = e.copied;
+    x->resident_bytes = e.resident_bytes;
+    x->expected_copy_bytes = e.expected_copy_bytes;
+    x->expected_cpu_experts = e.expected_cpu_experts;
+    out->experts.push_back(std::move(x));
+  }
   return out;
 }
 

@@ -233,16 +233,19 @@ LogicalResult PlanOp::verifyRegions() {
       return buffer.emitOpError("ends at ") << buffer.getOffset() + buffer.getSize()
                                             << ", past the arena's " << getVram() << " bytes";
     BufferKind kind = buffer.getKind();
-    bool perSublayer = kind == BufferKind::weights || kind == BufferKind::kv_cache;
+    bool perSublayer = kind == BufferKind::weights || kind == BufferKind::kv_cache ||
+                       kind == BufferKind::expert;
     if (perSublayer != buffer.getSublayer().has_value())
       return buffer.emitOpError(perSublayer ? "needs" : "cannot have")
              << " 'of <sub-layer>' for a " << stringifyBufferKind(kind) << " buffer";
     if (perSublayer && !names.empty()) {
       auto it = std::find(names.begin(), names.end(), *buffer.getSublayer());
-      if (it == names.end() || getPlacements()[it - names.begin()] != kResident)
+      const char wanted = kind == BufferKind::expert ? kStreamed : kResident;
+      if (it == names.end() || getPlacements()[it - names.begin()] != wanted)
         return buffer.emitOpError("holds ")
                << stringifyBufferKind(kind) << " of '" << *buffer.getSublayer()
-               << "', which the plan does not place resident";
+               << "', which the plan does not place "
+               << (kind == BufferKind::expert ? "streamed (expert by expert)" : "resident");
     }
     if (kind == BufferKind::stream_slot && (!buffer.getIndex() || *buffer.getIndex() >= getSlots()))
       return buffer.emitOpError("is a streaming slot outside the plan's ")

@@ -91,6 +91,8 @@ struct AnnotateCostsPass : impl::AnnotateCostsPassBase<AnnotateCostsPass> {
         options.workload.prompt_tokens, options.workload.generated_tokens, linkFigures,
         // printed only when there is kernel scratch
         kernel > 0 ? b.getI64IntegerAttr(static_cast<int64_t>(kernel)) : IntegerAttr());
+    if (!expertLevel)
+      schedule.setWholeMoe(true);
     b.setInsertionPointToStart(&schedule.getBody().emplaceBlock());
     // Every tier at each range's end and start, by context (a start that is another
     // range's end is written once).

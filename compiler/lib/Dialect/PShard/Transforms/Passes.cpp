@@ -28,6 +28,7 @@ void buildPlanningPipeline(mlir::OpPassManager& pm, const PlanningPipelineOption
   costs.workload = options.workload;
   costs.threads = options.threads;
   costs.kernelWorkspace = options.kernelWorkspace;
+  costs.expertLevel = options.expertLevel;
   pm.addPass(createAnnotateCostsPass(costs));
 
   ChooseResidentSetPassOptions resident;

@@ -150,6 +150,7 @@ FailureOr<ScheduleState> ScheduleState::load(ScheduleOp schedule, StringRef stra
   o.workload = {static_cast<int64_t>(schedule.getWorkloadPrompt()),
                 static_cast<int64_t>(schedule.getWorkloadGenerated())};
   o.kernel_workspace_bytes = schedule.getKernelWorkspace().value_or(0);
+  o.expert_level = !schedule.getWholeMoe();
   for (BudgetOp budget : schedule.getBody().front().getOps<BudgetOp>())
     if (o.budgets.empty() || o.budgets.back() != budget.getBudget())
       o.budgets.push_back(budget.getBudget());
@@ -223,9 +224,32 @@ pd::Candidate ScheduleState::candidateOf(PlanOp plan) const {
   return c;
 }
 
+pd::Candidate ScheduleState::candidateOf(BudgetOp budget, PlanOp plan) const {
+  pd::Candidate c = candidateOf(plan);
+  const pd::ContextCosts* cc = costsOf(budget);
+  const size_t t = tierIndexOf(plan.getTier());
+  if (!plan.getExperts() || !cc || t >= cc->tiers.size())
+    return c;
+  const size_t n = graph.sublayers.size();
+  std::vector<bool> level(n, false);
+  std::vector<int64_t> hot(n, 0), copied(n, 0);
+  ArrayRef<int64_t> triples = *plan.getExperts();
+  for (size_t k = 0; k + 2 < triples.size(); k += 3) {
+    const int64_t i = triples[k];
+    if (i < 0 || static_cast<size_t>(i) >= n || graph.sublayers[static_cast<size_t>(i)].kind != planner::SubLayerKind::kMoe)
+      continue; // the verifier of a hand-written schedule does not know the model's MoE
+    const int64_t e = graph.sublayers[static_cast<size_t>(i)].n_expert;
+    level[static_cast<size_t>(i)] = true;
+    hot[static_cast<size_t>(i)] = std::clamp<int64_t>(triples[k + 1], 0, e);
+    copied[static_cast<size_t>(i)] = std::clamp<int64_t>(triples[k + 2], 0, e - hot[static_cast<size_t>(i)]);
+  }
+  c.experts = pd::make_split(graph, cc->tiers[t], std::move(level), std::move(hot), std::move(copied));
+  return c;
+}
+
 pd::Candidate ScheduleState::finishedCandidateOf(BudgetOp budget, PlanOp plan,
                                                  const pd::ResidentSet& rs) const {
-  pd::Candidate c = candidateOf(plan);
+  pd::Candidate c = candidateOf(budget, plan);
   const pd::ContextCosts* cc = costsOf(budget);
   const size_t t = tierIndexOf(plan.getTier());
   if (cc && t < cc->tiers.size())
@@ -260,7 +284,7 @@ FailureOr<pd::BudgetChoice> ScheduleState::choiceOf(BudgetOp budget) const {
     choice.set_of_tier[t] = renumber[s];
     // As selected: its slots are what the layout places (a plan that no longer fits is
     // reported by the layout, naming the arena it would need).
-    choice.plan_of_tier[t] = candidateOf(selected[t]);
+    choice.plan_of_tier[t] = candidateOf(budget, selected[t]);
   }
   return choice;
 }
@@ -272,8 +296,8 @@ pd::ResidentOffsets ScheduleState::offsetsOf(PlanOp plan) const {
   for (size_t i = 0; i < graph.sublayers.size(); ++i)
     at.tensor[i].assign(graph.sublayers[i].tensors.size(), pd::kNoOffset);
   for (BufferOp buffer : plan.getLayout().front().getOps<BufferOp>()) {
-    if (!buffer.getSublayer())
-      continue;
+    if (!buffer.getSublayer() || buffer.getKind() == BufferKind::expert)
+      continue; // resident experts follow the resident region (finalize_plan)
     const int i = graph.index_of(buffer.getSublayer()->str());
     if (i < 0)
       continue;
@@ -325,7 +349,15 @@ PlanOp writeCandidate(OpBuilder& b, Location loc, int64_t tier, size_t set, int6
   // Before layout: prefetch as deep as the slots allow, busy times and arena unknown.
   auto plan = b.create<PlanOp>(loc, tier, set, strategy, lettersOf(c.placements), order, c.slots,
                                c.slots, c.slot_bytes, threads, toNs(c.seconds), /*start=*/0,
-                               ArrayRef<int64_t>{0, 0, 0}, /*vram=*/0, /*selected=*/false);
+                               ArrayRef<int64_t>{0, 0, 0}, /*vram=*/0, /*selected=*/false,
+                               DenseI64ArrayAttr());
+  if (!c.experts.empty()) {
+    SmallVector<int64_t> triples;
+    for (size_t i = 0; i < c.experts.level.size(); ++i)
+      if (c.experts.level[i])
+        triples.append({static_cast<int64_t>(i), c.experts.hot[i], c.experts.copied[i]});
+    plan.setExpertsAttr(b.getDenseI64ArrayAttr(triples));
+  }
   plan.getLayout().emplaceBlock();
   return plan;
 }

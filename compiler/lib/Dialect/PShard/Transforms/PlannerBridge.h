@@ -63,6 +63,8 @@ struct ScheduleState {
   std::vector<planner::detail::ResidentSet> residentSetsOf(BudgetOp budget) const;
   // A plan's placements and slots as a planner candidate (seconds as the IR says).
   planner::detail::Candidate candidateOf(PlanOp plan) const;
+  // With its expert-level split (the `experts` triples) priced at its budget's costs.
+  planner::detail::Candidate candidateOf(BudgetOp budget, PlanOp plan) const;
   // A plan's candidate with its seconds recomputed from the costs (so nanosecond
   // rounding in the IR cannot make an equal plan look faster).
   planner::detail::Candidate finishedCandidateOf(BudgetOp budget, PlanOp plan,

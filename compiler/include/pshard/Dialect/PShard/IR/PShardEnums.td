@@ -53,6 +53,7 @@ def PShard_BufferKind : I32EnumAttr<"BufferKind", "a kind of VRAM buffer", [
     I32EnumAttrCase<"stream_slot", 2>,
     I32EnumAttrCase<"activations", 3>,
     I32EnumAttrCase<"workspace", 4>,
+    I32EnumAttrCase<"expert", 5>,
   ]> {
   let cppNamespace = "::pshard::ir";
 }

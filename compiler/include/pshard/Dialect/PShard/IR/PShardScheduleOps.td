@@ -30,7 +30,8 @@ def PShard_ScheduleOp : PShard_Op<"schedule", [
     against (prompt tokens : generated tokens), the PCIe pricing of switches (`link`:
     host-to-device latency ns and ns per MiB, then device-to-host), and the GPU
     backend's fixed `kernel_workspace` in bytes (absent: none) that every GPU plan
-    reserves in its workspace buffer. Its body holds the `pshard.tier` ops, ordered by
+    reserves in its workspace buffer; `whole_moe` plans every MoE block whole (no
+    expert-level placement). Its body holds the `pshard.tier` ops, ordered by
     (context, tier): every tier at each range's end and start; then one
     `pshard.budget` per (budget, context range), ascending.
 
@@ -51,13 +52,15 @@ def PShard_ScheduleOp : PShard_Op<"schedule", [
                        PShard_CountAttr:$threads, DenseI64ArrayAttr:$tiers,
                        DenseI64ArrayAttr:$contexts, PShard_CountAttr:$workload_prompt,
                        PShard_CountAttr:$workload_generated, DenseI64ArrayAttr:$link,
-                       OptionalAttr<PShard_CountAttr>:$kernel_workspace);
+                       OptionalAttr<PShard_CountAttr>:$kernel_workspace,
+                       UnitAttr:$whole_moe);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `for` $model `machine` $machine `profile` $profile `vram` $vram
     `threads` $threads `tiers` $tiers `contexts` $contexts
     `workload` $workload_prompt `:` $workload_generated `link` $link
-    (`kernel_workspace` $kernel_workspace^)? attr-dict-with-keyword $body
+    (`kernel_workspace` $kernel_workspace^)? (`whole_moe` $whole_moe^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
@@ -173,6 +176,10 @@ def PShard_PlanOp : PShard_Op<"plan", [
     its start (0 until laid out), with the busy time of each resource; `vram` is the
     arena size of the layout (0 until pshard-layout-vram ran), whose buffers the body
     lists. `selected` marks the plan the runtime gets for this (budget, context, tier).
+    `experts`, when present, lists its expert-level MoE blocks as triples (sub-layer
+    index, hot, copied): a streamed MoE block keeping its `hot` hottest experts resident
+    (`expert` buffers, index the expert id), copying the next `copied` on demand and
+    running the rest on the CPU beside the device.
 
     ```mlir
     pshard.plan tier 1 set 0 dynamic placements "CRSRCC" order [2] prefetch 1 slots 1 x
@@ -190,13 +197,15 @@ def PShard_PlanOp : PShard_Op<"plan", [
                        PShard_CountAttr:$slot_bytes, PShard_CountAttr:$threads,
                        PShard_CountAttr:$time_ns, PShard_CountAttr:$start_time_ns,
                        DenseI64ArrayAttr:$busy_ns,
-                       PShard_CountAttr:$vram, UnitAttr:$selected);
+                       PShard_CountAttr:$vram, UnitAttr:$selected,
+                       OptionalAttr<DenseI64ArrayAttr>:$experts);
   let regions = (region SizedRegion<1>:$layout);
   let assemblyFormat = [{
     `tier` $tier `set` $set $strategy `placements` $placements `order` $order
     `prefetch` $prefetch `slots` $slots `x` $slot_bytes `threads` $threads
     `time_ns` $time_ns `start_time_ns` $start_time_ns
-    `busy_ns` $busy_ns `vram` $vram (`selected` $selected^)? attr-dict-with-keyword
+    `busy_ns` $busy_ns `vram` $vram (`selected` $selected^)? (`experts` $experts^)?
+    attr-dict-with-keyword
     $layout
   }];
   let hasVerifier = 1;

@@ -45,6 +45,9 @@ struct PlanningPipelineOptions : mlir::PassPipelineOptions<PlanningPipelineOptio
   Option<std::string> strategy{*this, "strategy",
                                llvm::cl::desc("auto, gpu-only, static, dynamic or layers"),
                                llvm::cl::init("auto")};
+  Option<bool> expertLevel{*this, "expert-level",
+                           llvm::cl::desc("MoE blocks may be placed expert by expert"),
+                           llvm::cl::init(true)};
   Option<bool> keepCandidates{*this, "keep-candidates",
                               llvm::cl::desc("Keep the plans that were not selected"),
                               llvm::cl::init(false)};

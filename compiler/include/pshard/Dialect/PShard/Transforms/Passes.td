@@ -72,6 +72,9 @@ def AnnotateCostsPass : Pass<"pshard-annotate-costs", "::mlir::ModuleOp"> {
            "CPU threads (0: the machine's default)">,
     Option<"kernelWorkspace", "kernel-workspace", "int64_t", /*default=*/"-1",
            "Kernel scratch bytes every GPU plan reserves (-1: the profile's figure)">,
+    Option<"expertLevel", "expert-level", "bool", /*default=*/"true",
+           "MoE blocks may be placed expert by expert (false: whole blocks only; the "
+           "schedule records it as `whole_moe`)">,
   ];
 }
 
