@@ -10,6 +10,7 @@
 #include "runtime/vision/image_prompt.h"
 #include "runtime/vision/image_prompt_text.h"
 #include "tests/runtime/vision/vision_test_util.h"
+#include "tests/runtime/executor/executor_test_util.h"
 #include "tests/runtime/vision/vlm_schedule_util.h"
 
 #include <cstring>
@@ -386,17 +387,8 @@ TEST(CApiImage, UnderAScheduleTheVisionPlansRunOnTheDeviceWithTheCpuAnswer) {
     Loaded cpu(files().lm, files().proj.c_str());
     ASSERT_EQ(cpu.generate(kPrompt, {img}, &want), PSHARD_OK) << pshard_last_error();
   }
-  planner::FixedMachineParams machine;
-  machine.name = "capi-image-test";
-  machine.vram_bytes = 64ull << 20;
-  machine.threads = 2;
-  machine.cpu_flops = 2e9;
-  machine.cpu_bandwidth = 5e9;
-  machine.gpu_flops = 200e9;
-  machine.gpu_bandwidth = 100e9;
-  machine.h2d_bandwidth = machine.d2h_bandwidth = 2e9;
-  machine.copy_latency_s = 5e-6;
-  auto bytes = pshard::testing::compile_vlm_schedule(files().lm, files().proj, machine, "64,1024");
+  auto bytes = pshard::testing::compile_vlm_schedule(files().lm, files().proj,
+                                                     pshard::testing::test_machine(), "64,1024");
   ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
   const std::string path = ::testing::TempDir() + "/capi_image_vlm.pshard";
   {
