@@ -307,7 +307,8 @@ PSHARD_API pshard_status pshard_context_generate(pshard_context* context,
  * its backend and schedule: a schedule compiled with --mmproj encodes the image by its
  * vision plans on the context's device (the language arena released first: the phases
  * share the VRAM budget in time), one without vision plans encodes it on the CPU. A
- * batch takes images without a schedule only (pshard_seq_params.images).
+ * batch (pshard_seq_params.images) encodes its images on the CPU in pshard_batch_add
+ * and runs their tokens under its schedule's plans like any others.
  *
  *   pshard_model_params mp = pshard_model_default_params();
  *   mp.mmproj_path = "mmproj-qwen2vl.gguf";

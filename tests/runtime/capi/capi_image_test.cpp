@@ -431,6 +431,34 @@ TEST(CApiImage, UnderAScheduleTheVisionPlansRunOnTheDeviceWithTheCpuAnswer) {
     EXPECT_EQ(pshard_context_n_past(ctx), 0) << "the context's own sequence is untouched";
     pshard_context_free(ctx);
   }
+  // A batch under the schedule (pshard-server's engine): the image encoded on the CPU,
+  // the language plans on emu, the same answer.
+  pshard_batch_params bp = pshard_batch_default_params();
+  bp.backend = PSHARD_BACKEND_EMU;
+  bp.n_seq_max = 1;
+  bp.n_ctx = 256;
+  bp.n_threads = 2;
+  bp.n_batch = 16;
+  bp.emu_memory_bytes = schedule->budgets().back() + (64ull << 20);
+  pshard_batch* batch = nullptr;
+  ASSERT_EQ(pshard_batch_create(model, &bp, &batch), PSHARD_OK) << pshard_last_error();
+  const pshard_generate_params gp = greedy();
+  SeqAnswer in_batch;
+  pshard_seq_params sp = pshard_seq_default_params();
+  sp.text = kPrompt.data();
+  sp.text_len = kPrompt.size();
+  sp.images = &img;
+  sp.n_images = 1;
+  sp.on_event = on_seq;
+  sp.user_data = &in_batch;
+  pshard_seq* seq = nullptr;
+  ASSERT_EQ(pshard_batch_add(batch, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
+  while (pshard_batch_has_work(batch))
+    ASSERT_EQ(pshard_batch_step(batch, nullptr), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(in_batch.finish, PSHARD_FINISH_LENGTH) << in_batch.error;
+  EXPECT_EQ(in_batch.answer, want);
+  pshard_seq_free(seq);
+  pshard_batch_free(batch);
   pshard_model_free(model);
   pshard_image_free(img);
 }
