@@ -135,22 +135,4 @@ SubLayerCosts estimate_costs(const ModelGraph& graph, const MachineModel& machin
   return costs;
 }
 
-SubLayerCost with_hot_experts(const SubLayerCost& whole, const SubLayerInfo& s,
-                              const MachineModel& machine, int64_t tier, int64_t n_hot) {
-  SubLayerCost c = whole;
-  if (s.kind != SubLayerKind::kMoe || n_hot <= 0 || !machine.has_gpu())
-    return c;
-  const double eb = static_cast<double>(s.expert_bytes);
-  c.stream_bytes = static_cast<uint64_t>(static_cast<double>(s.shared_bytes) +
-                                         s.expected_streamed_experts(tier, n_hot) * eb);
-  c.slot_bytes =
-      s.shared_bytes + static_cast<uint64_t>(s.max_streamed_experts(tier, n_hot)) * s.expert_bytes;
-  c.copy_s = machine.h2d_seconds(c.stream_bytes, Load::kIdle);
-  c.copy_loaded_s = machine.h2d_seconds(c.stream_bytes, Load::kUnderLoad);
-  // Which experts to copy is known only once the router ran, unless every non-resident
-  // one is copied anyway.
-  c.copy_needs_input = s.max_streamed_experts(tier, n_hot) < s.n_expert - n_hot;
-  return c;
-}
-
 } // namespace pshard::planner

@@ -162,36 +162,12 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const ContextCosts& cc, size
                            int threads, uint64_t budget, const ResidentSet& rs,
                            const ResidentOffsets& at, const Candidate& c);
 
-//===-- hot experts (compiler/lib/Planner/HotExperts.cpp) ---------------------===//
+//===-- resident experts (compiler/lib/Planner/HotExperts.cpp) ----------------===//
 
-// Expert-level MoE: a streamed MoE sub-layer with its `count` hottest experts
-// (SubLayerInfo::experts_by_heat) resident; only routed others are copied into its slot.
-struct HotExperts {
-  std::vector<int64_t> count; // per sub-layer; 0 unless a streamed MoE sub-layer
-  uint64_t bytes = 0;         // aligned VRAM of all of them
-};
 // Aligned VRAM of one resident expert: its slice of each expert tensor, one buffer each.
 uint64_t hot_expert_bytes(const SubLayerInfo& s);
 // The ids of s's `count` hottest experts, ascending (as an artifact records them).
 std::vector<int32_t> hot_expert_ids(const SubLayerInfo& s, int64_t count);
-// Fills `bytes` of VRAM with hot experts of the streamed MoE sub-layers of `placements`,
-// greedily by expected copy bytes saved at `tier` per byte (ties: the earlier sub-layer).
-HotExperts choose_hot_experts(const ModelGraph& graph, int64_t tier,
-                              const std::vector<Placement>& placements, uint64_t bytes);
-// tc's costs with `hot` resident (with_hot_experts on each such sub-layer, quantized).
-SubLayerCosts costs_with_hot_experts(const ModelGraph& graph, const MachineModel& machine,
-                                     const TierCosts& tc, const HotExperts& hot);
-// A candidate's placements with hot experts in the VRAM its resident set, fixed buffers
-// and slots leave (slot count re-chosen, the slot shrunk to the worst case of
-// non-resident experts): the fastest such; `base` itself (no hot experts) when none helps.
-struct HotCandidate {
-  Candidate c;
-  HotExperts hot;
-  SubLayerCosts costs; // what c.seconds was simulated with
-};
-HotCandidate add_hot_experts(const ModelGraph& graph, const MachineModel& machine,
-                             const TierCosts& tc, uint64_t budget, const ResidentSet& rs,
-                             const Candidate& base);
 
 //===-- expert-level MoE (compiler/lib/Planner/ExpertPlacement.cpp) ---------===//
 

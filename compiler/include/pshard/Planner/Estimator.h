@@ -61,13 +61,6 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
 SubLayerCosts estimate_costs(const ModelGraph& graph, const MachineModel& machine, int64_t tier,
                              int64_t n_ctx, TensorType kv_type, int threads);
 
-// A streamed MoE sub-layer's cost with its `n_hot` hottest experts resident (`whole`:
-// its estimate_sublayer figures): the copy is the router and norms plus the expected
-// routed non-resident experts, the slot holds the worst case of non-resident experts;
-// compute is unchanged (the GPU reads resident and copied experts alike).
-SubLayerCost with_hot_experts(const SubLayerCost& whole, const SubLayerInfo& s,
-                              const MachineModel& machine, int64_t tier, int64_t n_hot);
-
 struct SimResult {
   double seconds = 0; // one forward pass
   double cpu_busy_s = 0, gpu_busy_s = 0, copy_busy_s = 0;
