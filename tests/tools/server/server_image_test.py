@@ -5,6 +5,7 @@ text pshard-run --mmproj --image gives for the same prompt and image — streame
 and while other image and text requests share the batch — and every bad image part is a
 400 with OpenAI's error object: bad base64, bytes that are no image, an http(s) URL (the
 server fetches nothing), too many images, an image sent to a server without --mmproj.
+Under a schedule on emu (streamed and resident plans) the answers are the same.
 
 usage: server_image_test.py BUILD_DIR SHARED_DIR
 """
@@ -159,6 +160,29 @@ def main(tmp):
 
     with Server(build, lm, "--chat-template", "chatml") as s:
         expect_error(s, "image without --mmproj", chat_body(a), "images_unsupported", "--mmproj")
+
+    # Under a schedule on the emulated GPU (the language plans there — gpu-only: streamed at
+    # 320K, resident at 8M, as auto would keep this tiny model on the CPU — the image encoded
+    # on the CPU): the same answers, image and text requests together.
+    schedule = os.path.join(tmp, "vl.pshard")
+    p = run(tool(build, "pshard-compile"), "-m", lm, "--profile",
+            os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof"), "--budgets", "0,320K,8M",
+            "--tiers", "1,16", "-c", "256", "--kernel-workspace", "0", "--parallel", "3",
+            "--mmproj", proj, "--strategy", "gpu-only", "-q", "-o", schedule)
+    check("pshard-compile --mmproj --parallel 3", p.returncode == 0, p.stderr)
+    for vram in ("320K", "8M"):
+        with Server(build, lm, "--mmproj", proj, "--chat-template", "chatml", "-np", "3", "-s",
+                    schedule, "--backend", "emu", "--vram", vram, "-c", "256") as s:
+            results = {}
+            threads = [threading.Thread(target=worker, args=(n, body)) for n, body, _ in jobs]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for name, _, want in jobs:
+                status, text, _ = results[name]
+                check(f"emu --vram {vram}: {name} == alone on the cpu",
+                      status == 200 and text == want, f"{status} {text!r} vs {want!r}")
 
 
 with tempfile.TemporaryDirectory() as tmp:
