@@ -103,13 +103,7 @@ TEST_P(BatchHybridInvariance, EverySequenceGetsItsLogitsAloneOnEveryPlan) {
 INSTANTIATE_TEST_SUITE_P(Models, BatchHybridInvariance,
                          ::testing::Values("mk-dense6", "mk-qwen3moe",
                                            "stories260K-Q8_0-mixed.gguf"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return n;
-                         });
+                         model_param_name);
 
 // The upper end: 64 sequences at once on emu, every budget of an auto schedule
 // compiled for 64, plans looked up per pass (so the decode steps run the tier-64 plan).

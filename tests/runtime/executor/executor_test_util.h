@@ -11,6 +11,7 @@
 #include "tools/pshard-mkmodel/model_generator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <string>
@@ -20,6 +21,16 @@ namespace pshard::testing {
 
 inline std::string shared_model(const std::string& name) {
   return std::string(PSHARD_SHARED_DIR) + "/models/" + name;
+}
+
+// A gtest name for a model parameter of invariance_model_path: "stories260K.gguf" ->
+// "stories260K_gguf" (names take letters, digits and '_' only).
+inline std::string model_param_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return n;
 }
 
 // The models the plan-invariance tests run: shared ones by file name, and "mk-*" ones

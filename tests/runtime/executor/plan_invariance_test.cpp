@@ -162,13 +162,7 @@ INSTANTIATE_TEST_SUITE_P(Models, PlanInvariance,
                                            "mk-qwen3", "mk-qwen3moe", "mk-qwen2moe",
                                            "mk-llama-bias-yarn", "mk-qwen3:q8_0",
                                            "mk-qwen3moe:q8_0", "stories260K.gguf:f32"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return n;
-                         });
+                         model_param_name);
 
 } // namespace
 } // namespace pshard

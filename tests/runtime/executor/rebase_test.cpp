@@ -58,13 +58,7 @@ INSTANTIATE_TEST_SUITE_P(Families, Rebase,
                          ::testing::Values("stories260K.gguf", "stories260K-qwen3.gguf",
                                            "mk-moe6", "mk-qwen2", "mk-qwen3moe", "mk-qwen2moe",
                                            "mk-llama-bias-yarn"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return n;
-                         });
+                         model_param_name);
 
 } // namespace
 } // namespace pshard

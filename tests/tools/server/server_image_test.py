@@ -84,6 +84,20 @@ def answer(s, body):
     return status, b"".join(bytes(t["bytes"]) for t in content), got["usage"]
 
 
+def concurrently(s, jobs):
+    """Sends every (name, body, _) of `jobs` at once; their answers by name."""
+    results = {}
+
+    def worker(name, body):
+        results[name] = answer(s, body)
+    threads = [threading.Thread(target=worker, args=(n, body)) for n, body, _ in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 def expect_error(s, name, body, code, says):
     status, got = s.json("POST", "/v1/chat/completions", body)
     e = got.get("error", {}) if isinstance(got, dict) else {}
@@ -126,15 +140,7 @@ def main(tmp):
         jobs = [("a", chat_body(a), ref_a["text"]), ("b streamed", chat_body(b, True), ref_b["text"]),
                 ("text", text_body, text_alone), ("a streamed", chat_body(a, True), ref_a["text"]),
                 ("text streamed", dict(text_body, stream=True), text_alone)]
-        results = {}
-
-        def worker(name, body):
-            results[name] = answer(s, body)
-        threads = [threading.Thread(target=worker, args=(n, body)) for n, body, _ in jobs]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        results = concurrently(s, jobs)
         for name, _, want in jobs:
             status, text, _ = results[name]
             check(f"concurrent {name} == alone", status == 200 and text == want,
@@ -173,12 +179,7 @@ def main(tmp):
     for vram in ("320K", "8M"):
         with Server(build, lm, "--mmproj", proj, "--chat-template", "chatml", "-np", "3", "-s",
                     schedule, "--backend", "emu", "--vram", vram, "-c", "256") as s:
-            results = {}
-            threads = [threading.Thread(target=worker, args=(n, body)) for n, body, _ in jobs]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            results = concurrently(s, jobs)
             for name, _, want in jobs:
                 status, text, _ = results[name]
                 check(f"emu --vram {vram}: {name} == alone on the cpu",

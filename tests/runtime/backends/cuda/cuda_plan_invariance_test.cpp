@@ -80,13 +80,7 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaPlanInvariance,
                          ::testing::Values("stories260K.gguf", "stories260K-Q8_0-mixed.gguf",
                                            "stories260K-moe4x2-exact.gguf", "mk-dense6", "mk-moe6",
                                            "mk-qwen3", "mk-qwen2moe"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch)))
-                               ch = '_';
-                           return n;
-                         });
+                         model_param_name);
 
 } // namespace
 } // namespace pshard
