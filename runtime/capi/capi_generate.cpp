@@ -147,29 +147,17 @@ pshard_status pshard_context_generate_with_images(
   if (n_images == 0) // a text prompt: the context's own sequence, as pshard_context_generate
     return run_generation(*c->session, *c->model, prompt->ids.ids, params, on_token, user_data,
                           result);
-  if (schedule || c->device) { // a session of the context's kind, its sequence left alone
-    auto hp = capi::hybrid_params(c->params);
-    if (!hp.ok())
-      return fail(hp.status());
-    hp->vram_budget = c->session->budget();
-    if (Status st = c->session->release_device(); !st.ok())
-      return fail(st);
-    auto session = HybridSession::create(*c->model->model, schedule, c->device.get(), *hp);
-    if (!session.ok())
-      return fail(session.status());
-    ImagePromptDecoder decoder(**session, std::move(prompt->image), prompt->ids.image_pos);
-    return run_generation(decoder, *c->model, prompt->ids.ids, params, on_token, user_data,
-                          result);
-  }
-  SessionParams sp; // a projector was only accepted with an M-RoPE model (pshard_model_load)
-  sp.n_ctx = c->session->n_ctx();
-  sp.n_threads = c->session->n_threads();
-  sp.n_batch = c->params.n_batch;
-  for (auto [in, out] : {std::pair{c->params.kv_type_k, &sp.kv_type_k},
-                         std::pair{c->params.kv_type_v, &sp.kv_type_v}})
-    if (in != PSHARD_KV_DEFAULT)
-      *out = static_cast<TensorType>(in); // checked by pshard_context_create
-  auto session = CpuSession::create(*c->model->model, sp);
+  // A session of the context's kind — backend, schedule, budget, size and KV types — so
+  // that the context's own sequence is left alone; a projector was only accepted with an
+  // M-RoPE model (pshard_model_load).
+  auto hp = capi::hybrid_params(c->params);
+  if (!hp.ok())
+    return fail(hp.status());
+  hp->n_ctx = c->session->n_ctx();
+  hp->vram_budget = c->session->budget();
+  if (Status st = c->session->release_device(); !st.ok()) // the phases share the device in time
+    return fail(st);
+  auto session = HybridSession::create(*c->model->model, schedule, c->device.get(), *hp);
   if (!session.ok())
     return fail(session.status());
   ImagePromptDecoder decoder(**session, std::move(prompt->image), prompt->ids.image_pos);
