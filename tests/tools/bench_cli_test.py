@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """pshard-bench on a tiny generated model: JSON rows with llama-bench's fields,
-the derived columns, a markdown table and a progress line on stderr.
+the derived columns, a markdown table and a progress line on stderr; the same tests
+under a compiled schedule on the emulated GPU (the backend and the plans each test used).
 
 usage: bench_cli_test.py BUILD_DIR
 """
@@ -13,6 +14,8 @@ import tempfile
 build = sys.argv[1]
 bench = os.path.join(build, "tools/pshard-bench/pshard-bench")
 mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
+profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
 failures = []
 
 
@@ -58,6 +61,31 @@ with tempfile.TemporaryDirectory() as tmp:
 
     p = run(bench, "-m", model, "--isa", "sse9")
     check("bad isa refused", p.returncode != 0 and "sse9" in p.stderr, p.stderr)
+
+    # Under a schedule: ppN and tgN run the schedule's plans on emu (the prompt at tier
+    # 16, decode at tier 1), and say so; without -s a device backend is refused.
+    sched = os.path.join(tmp, "tiny.pshard")
+    p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--tiers", "1,16",
+            "-c", "64", "-q", "--kernel-workspace", "0")
+    check("compile", p.returncode == 0, p.stderr)
+    p = run(bench, "-m", model, "-s", sched, "--backend", "emu", "--emu-pcie", "50", "-p", "16",
+            "-n", "4", "-r", "2", "-t", "1", "-o", "json", "--bw-mib", "16")
+    check("emu json exit", p.returncode == 0, p.stderr)
+    rows = json.loads(p.stdout) if p.returncode == 0 else []
+    check("emu rows", len(rows) == 2, p.stdout)
+    for r in rows:
+        check("emu backend", r.get("backends", "").startswith("emu "), json.dumps(r))
+        tier = 16 if r.get("n_prompt", 0) > 0 else 1
+        passes = 2 * (1 if tier == 16 else 4)  # two repetitions, the warm-up not counted
+        check("plan of the test", f"tier {tier} ({passes} passes" in r.get("plans", ""),
+              json.dumps(r))
+    p = run(bench, "-m", model, "-s", sched, "-p", "16", "-n", "0", "-r", "1", "-t", "1",
+            "--bw-mib", "16")
+    check("emu md", p.returncode == 0 and "| backend |" in p.stdout and "pp16 on emu" in p.stdout,
+          p.stdout + p.stderr)
+    p = run(bench, "-m", model, "--backend", "emu", "-p", "8", "-n", "0", "--bw-mib", "16")
+    check("device backend without a schedule refused",
+          p.returncode != 0 and "give one with -s" in p.stderr, p.stderr)
 
 for f in failures:
     print("FAIL", f)

@@ -46,19 +46,29 @@ void print_markdown(std::ostream& out, const std::vector<BenchRow>& rows, const 
   // As llama-bench: the mmap column only when some row does not use the mapping.
   const bool mmap_column =
       std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return !r.use_mmap; });
-  out << "| model | size | params | isa | threads |" << (mmap_column ? " mmap |" : "")
-      << " test | t/s | GFLOP/s | % mem bw |\n"
-      << "| --- | ---: | ---: | --- | ---: |" << (mmap_column ? " ---: |" : "")
-      << " ---: | ---: | ---: | ---: |\n";
+  // And a backend column only when a schedule ran (llama-bench's "backend").
+  const bool backend_column =
+      std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.backend != "cpu"; });
+  out << "| model | size | params |" << (backend_column ? " backend |" : "") << " isa | threads |"
+      << (mmap_column ? " mmap |" : "") << " test | t/s | GFLOP/s | % mem bw |\n"
+      << "| --- | ---: | ---: |" << (backend_column ? " --- |" : "") << " --- | ---: |"
+      << (mmap_column ? " ---: |" : "") << " ---: | ---: | ---: | ---: |\n";
   for (const BenchRow& r : rows) {
     out << "| " << r.model.type_label << " | " << size_label(r.model.size_bytes) << " | "
-        << params_label(r.model.n_params) << " | " << r.isa << " | " << r.n_threads << " | "
+        << params_label(r.model.n_params) << " | " << (backend_column ? r.backend + " | " : "")
+        << r.isa << " | " << r.n_threads << " | "
         << (mmap_column ? (r.use_mmap ? "1 | " : "0 | ") : "") << r.test_name() << " | " << fmt("%.2f", r.avg_ts()) << " ± " << fmt("%.2f", r.stddev_ts())
         << " | " << (r.n_prompt > 0 ? fmt("%.1f", r.gflops()) : "") << " | "
-        << (r.n_gen > 0 && r.n_prompt == 0 ? fmt("%.1f%%", 100 * r.bandwidth_ratio()) : "")
+        // Under a schedule the CPU reads only part of the weights: no bandwidth share.
+        << (r.n_gen > 0 && r.n_prompt == 0 && r.backend == "cpu"
+                ? fmt("%.1f%%", 100 * r.bandwidth_ratio())
+                : "")
         << " |\n";
   }
-  out << "\nCPU: " << m.cpu_info
+  for (const BenchRow& r : rows)
+    if (!r.plans.empty())
+      out << "\n" << r.test_name() << " on " << r.backend << ": " << r.plans;
+  out << (backend_column ? "\n" : "") << "\nCPU: " << m.cpu_info
       << "; memory read bandwidth (sum-reduce; best median of 4k/2m pages x unpinned/pinned):";
   for (const auto& [threads, bw] : m.bandwidth)
     out << " " << threads << " thread" << (threads == 1 ? "" : "s") << " "
@@ -87,7 +97,7 @@ void print_json(std::ostream& out, const std::vector<BenchRow>& rows, const Mach
   for (const BenchRow& r : rows) {
     j.begin_object();
     j.key("cpu_info").value(m.cpu_info);
-    j.key("backends").value("CPU");
+    j.key("backends").value(r.backend == "cpu" ? std::string("CPU") : r.backend);
     j.key("model_filename").value(r.model.filename);
     j.key("model_type").value(r.model.type_label);
     j.key("model_size").value(r.model.size_bytes);
@@ -115,6 +125,8 @@ void print_json(std::ostream& out, const std::vector<BenchRow>& rows, const Mach
     j.key("mem_read_bw_bytes_per_s").value(r.mem_bw_bytes_per_s);
     j.key("weight_bytes_per_token").value(r.model.bytes_per_token);
     j.key("bw_ratio").value(r.bandwidth_ratio());
+    if (!r.plans.empty())
+      j.key("plans").value(r.plans);
     j.end_object();
   }
   j.end_array();

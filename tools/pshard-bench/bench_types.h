@@ -42,6 +42,8 @@ struct BenchRow {
   int64_t n_gen = 0;
   std::vector<double> samples_ns; // one per repetition
   double mem_bw_bytes_per_s = 0;  // measured with the same thread count
+  std::string backend = "cpu";    // "cpu", or a schedule's device and budget: "emu 900M"
+  std::string plans;              // under a schedule: the plans the timed runs used
 
   std::string test_name() const; // "pp512", "tg128"
   std::vector<double> samples_ts() const;

@@ -123,8 +123,9 @@ int main(int argc, char** argv) {
   app.add_option("--n-pp", batch_pp, "batched mode (-npp): prompt lengths per sequence");
   app.add_option("--n-tg", batch_tg, "batched mode (-ntg): tokens generated per sequence");
   app.add_option("--n-pl", batch_pl, "batched mode (-npl): numbers of sequences decoded together");
-  cli::add_hybrid_options(app, batched.schedule_path, batched.backend, batched.vram,
-                          batched.emu_pcie_gbps); // batched mode
+  BenchTarget target; // both modes: the CPU alone, or a schedule's plans on a device
+  cli::add_hybrid_options(app, target.schedule_path, target.backend, target.vram,
+                          target.emu_pcie_gbps);
   app.add_option("-c,--ctx-size", batched.n_ctx, "batched mode: positions per sequence")
       ->check(cli::at_least(0));
   app.add_option("-b,--batch-size", batched.n_batch,
@@ -170,6 +171,12 @@ int main(int argc, char** argv) {
   }
   if (isa_list.empty())
     isa_list.push_back(kernels::active_isa());
+  if (Status s = BenchSession::check_target(target); !s.ok())
+    return fail(s.to_string());
+  batched.schedule_path = target.schedule_path;
+  batched.backend = target.backend;
+  batched.vram = target.vram;
+  batched.emu_pcie_gbps = target.emu_pcie_gbps;
   if (batched_mode)
     return run_batched(batched, opt, batch_pp.empty() ? "128" : batch_pp,
                        batch_tg.empty() ? "128" : batch_tg,
@@ -233,7 +240,7 @@ int main(int argc, char** argv) {
                                            std::to_string(opt.repetitions))
                         << "\n";
             };
-            if (Status s = run_test(**model, opt.repetitions, row, progress); !s.ok())
+            if (Status s = run_test(**model, target, opt.repetitions, row, progress); !s.ok())
               return fail(s.to_string());
             rows.push_back(row);
           }

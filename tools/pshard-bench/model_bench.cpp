@@ -77,13 +77,15 @@ ModelFacts describe_model(const Model& model, const std::string& filename) {
   return f;
 }
 
-Status run_test(const Model& model, int repetitions, BenchRow& row,
+Status run_test(const Model& model, const BenchTarget& target, int repetitions, BenchRow& row,
                 const std::function<void(int rep)>& progress) {
   const int64_t n_vocab = model.hparams().n_vocab;
   const int64_t n_ctx = std::max<int64_t>(row.n_prompt + row.n_gen, 16);
   row.n_batch = std::max<int64_t>(row.n_prompt, 1);
   PSHARD_ASSIGN_OR_RETURN(auto session,
-                          CpuSession::create(model, {n_ctx, row.n_threads, row.n_batch}));
+                          BenchSession::open(model, target, n_ctx, row.n_threads, row.n_batch));
+  row.backend = session->label();
+  Decoder& decoder = session->decoder();
   const std::vector<TokenId> prompt = random_tokens(row.n_prompt, n_vocab, 1);
   const std::vector<TokenId> gen = random_tokens(row.n_gen, n_vocab, 2);
 
@@ -91,11 +93,11 @@ Status run_test(const Model& model, int repetitions, BenchRow& row,
     session->reset();
     const auto start = std::chrono::steady_clock::now();
     if (row.n_prompt > 0) {
-      PSHARD_ASSIGN_OR_RETURN(auto logits, session->decode(prompt));
+      PSHARD_ASSIGN_OR_RETURN(auto logits, decoder.decode(prompt));
       (void)logits;
     }
     for (int64_t i = 0; i < row.n_gen; ++i) {
-      PSHARD_ASSIGN_OR_RETURN(auto logits, session->decode(std::span(&gen[i], 1)));
+      PSHARD_ASSIGN_OR_RETURN(auto logits, decoder.decode(std::span(&gen[i], 1)));
       (void)logits;
     }
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
@@ -103,22 +105,25 @@ Status run_test(const Model& model, int repetitions, BenchRow& row,
   };
 
   progress(0);
-  { // warm-up: page in the mapped weights, spin up the pool
+  { // warm-up: page in the mapped weights, spin up the pool; under a schedule, the
+    // test's plan is entered (its resident set uploaded) here, untimed
     session->reset();
     if (row.n_prompt > 0) {
-      PSHARD_ASSIGN_OR_RETURN(auto l, session->decode(prompt));
+      PSHARD_ASSIGN_OR_RETURN(auto l, decoder.decode(prompt));
       (void)l;
     } else {
-      PSHARD_ASSIGN_OR_RETURN(auto l, session->decode(std::span(&gen[0], 1)));
+      PSHARD_ASSIGN_OR_RETURN(auto l, decoder.decode(std::span(&gen[0], 1)));
       (void)l;
     }
   }
+  session->reset_stats();
   row.samples_ns.clear();
   for (int rep = 1; rep <= repetitions; ++rep) {
     progress(rep);
     PSHARD_ASSIGN_OR_RETURN(double ns, run_once());
     row.samples_ns.push_back(ns);
   }
+  row.plans = session->plans();
   return Status::ok_status();
 }
 
