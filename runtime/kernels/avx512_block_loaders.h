@@ -42,6 +42,18 @@ __m512i pair_nibbles(const uint8_t* qs0, const uint8_t* qs1) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
+// Q4_0's nibbles of a pair with the high ones left in place (16 times their value):
+// [lo(b) lo(b+1) 16 hi(b) 16 hi(b+1)]; the packing divides those lanes' activation
+// scales by 16 (kHiScale), so the products come out the same, bit for bit.
+__m512i pair_nibbles_hi16(const uint8_t* qs0, const uint8_t* qs1) {
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs0));
+  const __m128i c =
+      qs1 != nullptr ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs1)) : _mm_setzero_si128();
+  const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), c, 1);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, _mm256_set1_epi8(0x0f))),
+                            _mm256_and_si256(v, _mm256_set1_epi8(static_cast<char>(0xf0))), 1);
+}
+
 // Q5's fifth bits of a pair (qh1 null: zeros) added as 16 to pair_nibbles' bytes:
 // bit j of a block's qh belongs to its value j, so the byte mask is
 // [qh0 0..15 | qh1 0..15 | qh0 16..31 | qh1 16..31].
@@ -92,9 +104,17 @@ struct Q8Weights {
 // masked load takes the pair and two word permutes spread it — the quants to
 // [qs0 qs1 qs0 qs1], the scales to the lanes' order — in half the instructions
 // of separate loads and inserts (one token's tile is bound by this unpacking).
+//
+// Both leave the high nibbles in place (16 times their value: one AND, no shift, for
+// the whole register) and kHiScale = 16 tells the packing to divide the high lanes'
+// activation scales by 16 and multiply their corrections by 16: every integer lane
+// sum is then exactly 16 times the unshifted one (at most 122880 in magnitude, so
+// exact in float too) and the product with the scaled activation scale is the same
+// float, bit for bit (powers of two scale exactly; the activation scale would have to
+// be below 2^-122 to lose a bit).
 struct Q4Weights {
   static constexpr size_t kBlock = kQ4Block;
-  static constexpr int kOffset = 8;
+  static constexpr int kOffset = 8, kHiScale = 16;
   static constexpr bool kSplitHalves = true, kMin = false;
   static __m512i lanes() { return split_lanes(); }
   static void load_for_one_token(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
@@ -105,11 +125,10 @@ struct Q4Weights {
     const __m512i quant_words =
         _mm512_set_epi16(17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1, 17, 16, 15, 14, 13,
                          12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1);
-    // Low nibbles in the lower half, high nibbles in the upper half.
-    const __m512i shifts = _mm512_set_epi16(4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 0, 0, 0,
-                                            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i qs = _mm512_permutexvar_epi16(quant_words, v);
-    *q = _mm512_and_si512(_mm512_srlv_epi16(qs, shifts), _mm512_set1_epi8(0x0f));
+    // Low nibbles in the lower half, high nibbles (in place) in the upper half.
+    const __m512i nibble_masks = _mm512_inserti64x4(_mm512_set1_epi8(0x0f),
+                                                    _mm256_set1_epi8(static_cast<char>(0xf0)), 1);
+    *q = _mm512_and_si512(_mm512_permutexvar_epi16(quant_words, v), nibble_masks);
     // Lane l's block (lanes(): [b b b b b+1 b+1 b+1 b+1] twice) takes d0 or d1.
     const __m512i scale_words = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9,
                                                  9, 9, 9, 0, 0, 0, 0, 9, 9, 9, 9, 0, 0, 0, 0);
@@ -118,7 +137,7 @@ struct Q4Weights {
   // Prefill's loader: loads, inserts and integer ops, which leave the FMA pipes
   // to the tile's dot products (where the compact loader's permutes compete).
   static void load_for_tokens(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    *q = pair_nibbles(b0 + 2, at(b1, 2));
+    *q = pair_nibbles_hi16(b0 + 2, at(b1, 2));
     *d = pair_scales(b0, b1, lanes());
   }
 };

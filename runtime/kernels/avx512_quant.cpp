@@ -67,7 +67,9 @@ float quantize_block_avx512(const float* x, int8_t* q) {
 // split them into halves, [lo(b) lo(b+1) hi(b) hi(b+1)], matching the unpacking.
 // The types with a minimum get the lanes' activation sums as floats in place of
 // the corrections.
-template <bool SplitHalves, int Offset, bool FloatSums>
+// HiScale: the loader's high-nibble lanes (8..15 of a split pair) carry 16 times
+// their codes (Q4Weights), so their scales are divided and corrections multiplied by it.
+template <bool SplitHalves, int Offset, bool FloatSums, int HiScale = 1>
 void pack(const float* x, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / kActBlock, pairs = pairs_of(cols);
   int8_t* q = reinterpret_cast<int8_t*>(dst);
@@ -91,13 +93,14 @@ void pack(const float* x, int64_t cols, uint8_t* dst) {
     for (int lane = 0; lane < 16; ++lane) {
       // The block a lane belongs to: the one owning its four bytes.
       const int half = SplitHalves ? (lane / 4) & 1 : lane / 8;
-      dx[p * 16 + lane] = d[half];
+      const int scale = SplitHalves && lane >= 8 ? HiScale : 1;
+      dx[p * 16 + lane] = d[half] / static_cast<float>(scale);
       const int8_t* g = qp + 4 * lane;
       const int sum = g[0] + g[1] + g[2] + g[3];
       if (FloatSums)
         sums[p * 16 + lane] = static_cast<float>(sum);
       else
-        corr[p * 16 + lane] = -Offset * sum;
+        corr[p * 16 + lane] = -Offset * scale * sum;
     }
   }
 }
@@ -163,8 +166,14 @@ void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act,
 }
 
 // A legacy type's kernels: the packing its loader's layout needs, and its tile.
+template <class W> constexpr int hi_scale() {
+  if constexpr (requires { W::kHiScale; })
+    return W::kHiScale;
+  return 1;
+}
+
 template <class W> constexpr TypeKernels legacy() {
-  return {act_bytes, pack<W::kSplitHalves, W::kOffset, W::kMin>, gemm_quant<W>};
+  return {act_bytes, pack<W::kSplitHalves, W::kOffset, W::kMin, hi_scale<W>()>, gemm_quant<W>};
 }
 
 size_t no_packing(int64_t) { return 0; }
