@@ -23,7 +23,7 @@ PassGraphs::Exec* PassGraphs::find(uint64_t key) {
 bool PassGraphs::begin(cudaStream_t stream, uint64_t key) {
   if (!enabled_ || capturing_)
     return false;
-  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
     // Not a failure of the pass: it runs op by op. Clear the error so the next kernel
     // launch (which reports cudaGetLastError) does not take it for its own, and stop
     // trying: a stream that cannot capture once will not later.

@@ -21,8 +21,10 @@
 // every per-pass argument in device memory (a device-side position read by rope,
 // kv_append and attention): the next step if gpu-check's graph row shows capture cost.
 //
-// Capture mode is cudaStreamCaptureModeThreadLocal: only the executor's thread is
-// recording, and other threads' CUDA calls (staging copies) stay legal.
+// Capture mode is cudaStreamCaptureModeRelaxed: calls that are not stream work but that
+// the stricter modes refuse while capturing (attention's cudaFuncSetAttribute for a
+// large shared-memory tile) stay legal; what conflicts with capture itself (a pageable
+// copy, a synchronization) still fails, and the executor enqueues none (pass_graph.h).
 #pragma once
 
 #include "runtime/backends/cuda/cuda_status.h"
