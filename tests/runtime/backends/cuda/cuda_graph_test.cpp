@@ -61,29 +61,36 @@ void run(const Model& model, const Schedule& sched, uint64_t budget, bool graphs
   out->launches = (*device)->graphs().launches();
 }
 
-Result<Compiled> cuda_schedule(const std::string& path) {
-  planner::FixedMachineParams machine = test_machine();
-  machine.kernel_workspace_bytes = cuda::CudaWorkspace::kBytes;
-  machine.vram_bytes = 1ull << 30;
-  return compile_schedule(path, planner::Strategy::kGpuOnly, {1}, kCtx, {}, machine);
-}
+// The model of the parameter and its gpu-only tier-1 schedule for this backend (its
+// plans reserve the kernel scratch, as a CUDA profile makes them).
+class CudaGraphPlans : public ::testing::TestWithParam<std::string> {
+protected:
+  void SetUp() override {
+    PSHARD_SKIP_WITHOUT_CUDA();
+    const std::string path = invariance_model_path(GetParam(), "cuda-graph-");
+    PSHARD_SKIP_IF_MISSING(path);
+    auto model = Model::load(path);
+    ASSERT_TRUE(model.ok()) << model.status().to_string();
+    model_ = std::move(*model);
+    planner::FixedMachineParams machine = test_machine();
+    machine.kernel_workspace_bytes = cuda::CudaWorkspace::kBytes;
+    machine.vram_bytes = 1ull << 30;
+    auto compiled = compile_schedule(path, planner::Strategy::kGpuOnly, {1}, kCtx, {}, machine);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    compiled_.emplace(std::move(*compiled));
+  }
+  const Schedule& sched() const { return compiled_->schedule; }
 
-class CudaGraphPlans : public ::testing::TestWithParam<std::string> {};
+  std::unique_ptr<Model> model_;
+  std::optional<Compiled> compiled_;
+};
 
 TEST_P(CudaGraphPlans, AResidentPlanGivesTheSameTokensFromGraphs) {
-  PSHARD_SKIP_WITHOUT_CUDA();
-  const std::string path = invariance_model_path(GetParam(), "cuda-graph-");
-  PSHARD_SKIP_IF_MISSING(path);
-  auto model = Model::load(path);
-  ASSERT_TRUE(model.ok()) << model.status().to_string();
-  auto compiled = cuda_schedule(path);
-  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
-  const Schedule& sched = compiled->schedule;
-  const size_t last = sched.budgets().size() - 1; // past the whole model
-  ASSERT_TRUE(all_resident(sched.plan({last, 0, 0})));
+  const size_t last = sched().budgets().size() - 1; // past the whole model
+  ASSERT_TRUE(all_resident(sched().plan({last, 0, 0})));
   GraphRun eager, graphed;
-  run(**model, sched, sched.budgets()[last], false, &eager);
-  run(**model, sched, sched.budgets()[last], true, &graphed);
+  run(*model_, sched(), sched().budgets()[last], false, &eager);
+  run(*model_, sched(), sched().budgets()[last], true, &graphed);
   EXPECT_EQ(eager.trace.tokens, graphed.trace.tokens);
   for (size_t i = 0; i < eager.trace.logits.size() && i < graphed.trace.logits.size(); ++i)
     EXPECT_LE(cuda_testing::relative_error(graphed.trace.logits[i], eager.trace.logits[i]), 1e-5)
@@ -102,17 +109,9 @@ TEST_P(CudaGraphPlans, AResidentPlanGivesTheSameTokensFromGraphs) {
 }
 
 TEST_P(CudaGraphPlans, AStreamedPlanRunsOpByOp) {
-  PSHARD_SKIP_WITHOUT_CUDA();
-  const std::string path = invariance_model_path(GetParam(), "cuda-graph-");
-  PSHARD_SKIP_IF_MISSING(path);
-  auto model = Model::load(path);
-  ASSERT_TRUE(model.ok()) << model.status().to_string();
-  auto compiled = cuda_schedule(path);
-  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
-  const Schedule& sched = compiled->schedule;
-  ASSERT_FALSE(all_resident(sched.plan({0, 0, 0}))) << "the smallest budget streams";
+  ASSERT_FALSE(all_resident(sched().plan({0, 0, 0}))) << "the smallest budget streams";
   GraphRun streamed;
-  run(**model, sched, sched.budgets()[0], true, &streamed);
+  run(*model_, sched(), sched().budgets()[0], true, &streamed);
   EXPECT_EQ(streamed.graph_passes, 0);
   EXPECT_EQ(streamed.launches, 0);
 }
