@@ -68,8 +68,7 @@ void CudaDevice::set_workspace(uint8_t* ptr, uint64_t bytes) {
     sticky_.note(invalid_argument(
         "the plan's workspace buffer (" + std::to_string(bytes) + " B at arena offset " +
         std::to_string(ptr - arena_.base()) + ") cannot hold the CUDA kernel workspace (" +
-        std::to_string(cuda::CudaWorkspace::kBytes) +
-        " B, 256-byte aligned); recompile the "
+        std::to_string(cuda::CudaWorkspace::kBytes) + " B, 256-byte aligned); recompile the "
         "schedule with pshard-compile against a profile measured with --backend cuda"));
     return;
   }
