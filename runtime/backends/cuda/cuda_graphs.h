@@ -13,7 +13,7 @@
 // (rope, kv_append's copy, attention) and they change every decode step, so a graph
 // captured once would replay the first step forever; capturing again records the
 // current arguments by construction, and updating an executable with the same topology
-// costs about a launch's worth of host time, far less than instantiating. When the
+// is meant to be far cheaper than instantiating one (not yet measured here). When the
 // topology differs (another plan under the same key, a kernel that chose another
 // launch shape), the update fails and the graph is instantiated again. What this buys:
 // one launch instead of one per kernel and no gaps between kernels on the GPU; what it
@@ -22,7 +22,7 @@
 // kv_append and attention): the next step if gpu-check's graph row shows capture cost.
 //
 // Capture mode is cudaStreamCaptureModeRelaxed: calls that are not stream work but that
-// the stricter modes refuse while capturing (attention's cudaFuncSetAttribute for a
+// the stricter modes may refuse while capturing (attention's cudaFuncSetAttribute for a
 // large shared-memory tile) stay legal; what conflicts with capture itself (a pageable
 // copy, a synchronization) still fails, and the executor enqueues none (pass_graph.h).
 #pragma once
