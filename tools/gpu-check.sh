@@ -328,6 +328,17 @@ for b in "${BUDGETS[@]}" "$full_moe"; do run_one moe auto "$b" register; done
 # The transfer engine's two modes on the same plans (vs the register runs above).
 run_one q8_0 auto "${BUDGETS[1]}" staging
 run_one f16 auto "${BUDGETS[1]}" staging
+# Decode passes as CUDA graphs (docs/cuda.md), off then on, on a fully resident Q8_0 plan
+# (gpu-only at full residency: every sub-layer resident, nothing streamed). The transfer
+# column names the mode (transfers are register: run_one hands it to PSHARD_CUDA_TRANSFER,
+# which takes anything but "staging" as register); the log says how many passes each run
+# replayed from graphs (graph_passes in runs/*.json).
+for graphs in 0 1; do
+  PSHARD_CUDA_GRAPHS=$graphs run_one q8_0 gpu-only "${FULL[1]}" "graphs-$graphs"
+  graph_run="$RESULTS/runs/q8_0-gpu-only-${FULL[1]}-graphs-$graphs.json"
+  replayed=$(json_num graph_passes "$(tr -d ' \n\t' 2>/dev/null <"$graph_run" || true)")
+  say "  PSHARD_CUDA_GRAPHS=$graphs: ${replayed:-no} passes replayed as graphs"
+done
 for s in gpu-only static dynamic layers; do
   for type in q8_0 f16; do
     full=${FULL[0]}

@@ -146,6 +146,7 @@ pshard_status pshard_context_get_stats(const pshard_context* c, pshard_stats* ou
   s.plan_switches = st.plan_switches;
   s.switch_ms = st.switch_ms;
   s.switch_predicted_ms = st.switch_predicted_ms;
+  s.graph_passes = st.graph_passes;
   capi::write_out(out, s);
   return PSHARD_OK;
 }

@@ -28,6 +28,10 @@ Result<uint8_t*> Device::map_host_memory(void*, uint64_t) {
 
 void Device::set_workspace(uint8_t*, uint64_t) {}
 
+bool Device::begin_graph(uint64_t, int64_t) { return false; }
+
+bool Device::end_graph(bool) { return false; }
+
 Result<int64_t> Device::completion_time_ns(const DeviceEvent&) {
   return unsupported("the " + info().backend + " device does not time its events");
 }

@@ -133,6 +133,28 @@ public:
   // figure its profile reports as kernel_workspace_bytes). A session refuses a schedule
   // with a GPU plan whose workspace is smaller. Default 0 (emu needs none).
   virtual uint64_t kernel_workspace_bytes() const { return 0; }
+
+  // --- Pass graphs (OPTIONAL) ---------------------------------------------------------
+  // A pass whose device work stays on the compute queue from the embedding to the head
+  // (a fully resident plan at a decode tier: runtime/executor/pass_graph.h says which)
+  // may be recorded and replayed as one graph, so the host pays one launch instead of
+  // one per kernel (CUDA: stream capture and cudaGraphLaunch, cuda_graphs.h).
+  //
+  //   if (device.begin_graph(key, n_tokens)) { ...compute() ops only...; device.end_graph(true); }
+  //
+  // begin_graph: from now until end_graph the executor enqueues compute() ops only — no
+  // copies, events, waits or synchronization, and no set_workspace. `key` names the plan
+  // and the pass's shape: equal keys usually mean the same kernels in the same order
+  // (the device may keep one graph per key), but a device must stay correct when they
+  // do not. Returns true when the device records; false when it runs the ops as they
+  // come (the default: cpu and emu, so their results and plan invariance are untouched).
+  virtual bool begin_graph(uint64_t key, int64_t n_tokens);
+  // Ends a recording begun by begin_graph. replay: enqueue the recorded work on
+  // Queue::kCompute, exactly as if each op had been enqueued when it was called (later
+  // work on any queue may wait for it through events as usual); returns true when the
+  // work ran from a graph. !replay: drop it (the pass failed). Failures are sticky, as
+  // for any enqueue.
+  virtual bool end_graph(bool replay);
 };
 
 } // namespace pshard

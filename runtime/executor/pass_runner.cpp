@@ -2,6 +2,7 @@
 
 #include "runtime/executor/expert_dispatch.h"
 #include "runtime/executor/host_routes.h"
+#include "runtime/executor/pass_graph.h"
 
 #include <algorithm>
 #include <chrono>
@@ -52,6 +53,10 @@ private:
     return static_cast<uint64_t>(c_.tokens.size() * hp_.n_embd) * sizeof(float);
   }
   Result<DeviceEvent*> mark(Queue q);
+  Status run_sublayers();
+  // Inside a recorded pass (Device::begin_graph) only compute() ops may be enqueued.
+  Status outside_graph(const char* what) const;
+  void end_graph();
   Status issue_ready_copies();
   Status issue_copy(int k);
   Status to_host();
@@ -73,17 +78,19 @@ private:
   bool host_valid_ = true, device_valid_ = false; // where the hidden state is current
   int next_copy_ = 0, done_enqueued_ = 0;
   std::vector<DeviceEvent*> copied_, done_;
-  std::vector<SlotPacking> moe_pack_;        // per sub-layer, routed on the host
-  std::vector<SubLayerWeights> moe_weights_; // per sub-layer, routed on the host
-  std::vector<bool> routed_;                 // per stream index
+  std::vector<SlotPacking> moe_pack_;         // per sub-layer, routed on the host
+  std::vector<SubLayerWeights> moe_weights_;  // per sub-layer, routed on the host
+  std::vector<bool> routed_;                  // per stream index
   std::vector<std::vector<MoeRoute>> routes_; // the expert-level block routed last
-  std::vector<bool> expert_on_device_;       // its experts resident or copied
-  SlotPacking gathered_;                     // the embed rows of a gathering copy
-  std::vector<TokenId> row_ids_;             // 0..n-1: rows of the gathered table
+  std::vector<bool> expert_on_device_;        // its experts resident or copied
+  SlotPacking gathered_;                      // the embed rows of a gathering copy
+  std::vector<TokenId> row_ids_;              // 0..n-1: rows of the gathered table
   std::vector<Pending> pending_;
+  bool recording_ = false; // the device records this pass as a graph
 };
 
 Result<DeviceEvent*> PassRunner::mark(Queue q) {
+  PSHARD_RETURN_IF_ERROR(outside_graph("an event"));
   PSHARD_ASSIGN_OR_RETURN(DeviceEvent * e, c_.events->next());
   c_.device->record(*e, q);
   return e;
@@ -102,17 +109,49 @@ Status PassRunner::run() {
     if (l.workspace_offset != kNoOffset)
       c_.device->set_workspace(c_.device->arena() + l.workspace_offset, l.workspace_bytes);
     PSHARD_RETURN_IF_ERROR(issue_ready_copies());
+    // After set_workspace and the copies, the last device calls a recording forbids.
+    recording_ = !graph_unfit_pass(c_) &&
+                 c_.device->begin_graph(graph_key(c_), static_cast<int64_t>(c_.tokens.size()));
   }
-  for (size_t i = 0; i < subs.size(); ++i) {
-    if (subs[i].kind == SubLayerKind::kHead && !c_.compute_logits)
-      continue;
-    PSHARD_RETURN_IF_ERROR(on_device(i) && !image_embed(i) ? run_device(i) : run_cpu(i));
+  const Status ran = run_sublayers();
+  if (!ran.ok()) {
+    if (recording_)
+      (void)c_.device->end_graph(/*replay=*/false); // leave the device recording nothing
+    return ran;
   }
+  end_graph(); // a pass without logits: its last sub-layer was recorded
   if (c_.device && c_.plan) {
     PSHARD_RETURN_IF_ERROR(c_.device->synchronize());
     resolve_slices();
   }
   return Status::ok_status();
+}
+
+Status PassRunner::run_sublayers() {
+  const auto& subs = c_.model.sublayers();
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (subs[i].kind == SubLayerKind::kHead && !c_.compute_logits)
+      continue;
+    PSHARD_RETURN_IF_ERROR(on_device(i) && !image_embed(i) ? run_device(i) : run_cpu(i));
+  }
+  return Status::ok_status();
+}
+
+Status PassRunner::outside_graph(const char* what) const {
+  if (!recording_)
+    return Status::ok_status();
+  return internal_error(std::string(what) +
+                        " inside a pass recorded as a device graph: pass_graph.h admitted a "
+                        "plan or pass that needs more than the compute queue");
+}
+
+// Replays the recorded work (the logits' download and the end of the pass wait for it
+// through events and synchronize, as for work enqueued op by op).
+void PassRunner::end_graph() {
+  if (!recording_)
+    return;
+  recording_ = false;
+  stats.graph_replayed = c_.device->end_graph(/*replay=*/true);
 }
 
 Status PassRunner::issue_ready_copies() {
@@ -133,6 +172,7 @@ Status PassRunner::issue_ready_copies() {
 }
 
 Status PassRunner::issue_copy(int k) {
+  PSHARD_RETURN_IF_ERROR(outside_graph("a weight copy"));
   const PlanRuntime& p = *c_.plan;
   Device& d = *c_.device;
   const size_t i = static_cast<size_t>(p.plan->stream_order[static_cast<size_t>(k)]);
@@ -171,6 +211,7 @@ Status PassRunner::issue_copy(int k) {
 Status PassRunner::to_host() {
   if (host_valid_)
     return Status::ok_status();
+  PSHARD_RETURN_IF_ERROR(outside_graph("the hidden state's download"));
   Device& d = *c_.device;
   PSHARD_ASSIGN_OR_RETURN(DeviceEvent * computed, mark(Queue::kCompute));
   d.wait(Queue::kTransfer, *computed);
@@ -191,6 +232,7 @@ Status PassRunner::to_host() {
 Status PassRunner::to_device() {
   if (device_valid_)
     return Status::ok_status();
+  PSHARD_RETURN_IF_ERROR(outside_graph("the hidden state's upload"));
   Device& d = *c_.device;
   DeviceEvent* begin = nullptr;
   if (c_.timeline) {
@@ -237,8 +279,8 @@ Status PassRunner::route_on_host(size_t i) {
   std::vector<int64_t> experts;
   for (size_t e = 0; e < routes.size(); ++e)
     if (!routes[e].empty() &&
-        (!split || std::binary_search(split->copied.begin(), split->copied.end(),
-                                      static_cast<int32_t>(e))))
+        (!split ||
+         std::binary_search(split->copied.begin(), split->copied.end(), static_cast<int32_t>(e))))
       experts.push_back(static_cast<int64_t>(e));
   PSHARD_ASSIGN_OR_RETURN(
       moe_pack_[i], pack_experts((*c_.tensors)[i], experts, p.plan->stream_slot_bytes, s.name));
@@ -338,7 +380,11 @@ Status PassRunner::run_device(size_t i) {
     } else {
       run_sublayer(s, part, w, paged(p.device_kv[i]));
     }
-    PSHARD_ASSIGN_OR_RETURN(end, mark(Queue::kCompute));
+    // The end is an event only where something waits for it (a streamed slot's reuse)
+    // or times it, so a resident pass enqueues nothing but kernels.
+    if (k >= 0 || c_.timeline) {
+      PSHARD_ASSIGN_OR_RETURN(end, mark(Queue::kCompute));
+    }
     if (c_.timeline)
       pending_.push_back({Track::kCompute, s.name, begin, end, 0});
     if (head)
@@ -357,6 +403,7 @@ Status PassRunner::run_device(size_t i) {
 // An expert-level MoE block: the device's experts and the host's at once, summed on the
 // host in expert order (expert_dispatch.h); the block's output is on the host.
 Status PassRunner::run_split(size_t i) {
+  PSHARD_RETURN_IF_ERROR(outside_graph("an expert-level MoE block"));
   const PlanRuntime& p = *c_.plan;
   const int k = p.stream_index[i];
   PSHARD_RETURN_IF_ERROR(issue_ready_copies());
@@ -365,9 +412,17 @@ Status PassRunner::run_split(size_t i) {
                           " was not issued before its use");
   PSHARD_ASSIGN_OR_RETURN(DeviceEvent * done, c_.events->next());
   const int64_t t0 = now_ns();
-  SplitMoe job{hp_,          *c_.device,      c_.cpu,   c_.host_act,       dev_pass_.act,
-               c_.host_weights[i].moe, moe_weights_[i].moe, routes_, expert_on_device_,
-               copied_[static_cast<size_t>(k)], done};
+  SplitMoe job{hp_,
+               *c_.device,
+               c_.cpu,
+               c_.host_act,
+               dev_pass_.act,
+               c_.host_weights[i].moe,
+               moe_weights_[i].moe,
+               routes_,
+               expert_on_device_,
+               copied_[static_cast<size_t>(k)],
+               done};
   PSHARD_RETURN_IF_ERROR(run_split_moe(job, host_pass_));
   if (c_.timeline)
     c_.timeline->add(Track::kCpu, c_.model.sublayers()[i].name, t0, now_ns());
@@ -379,6 +434,7 @@ Status PassRunner::run_split(size_t i) {
 }
 
 Status PassRunner::logits_to_host(int64_t first_row, int64_t rows) {
+  end_graph(); // the head was the recorded pass's last work
   Device& d = *c_.device;
   const uint64_t bytes = static_cast<uint64_t>(hp_.n_vocab * rows) * sizeof(float);
   PSHARD_ASSIGN_OR_RETURN(DeviceEvent * computed, mark(Queue::kCompute));

@@ -4,6 +4,7 @@ namespace pshard {
 
 void SessionStats::add(const PassStats& p, const std::string& strategy) {
   ++passes;
+  graph_passes += p.graph_replayed ? 1 : 0;
   bytes_streamed += p.bytes_streamed;
   bytes_crossed += p.bytes_crossed;
   last_pass = p;

@@ -18,6 +18,7 @@ struct PassStats {
   double measured_ms = 0;      // host wall time of the pass, device work included
   uint64_t bytes_streamed = 0; // weights copied into streaming slots
   uint64_t bytes_crossed = 0;  // activations and logits between host and device
+  bool graph_replayed = false; // its device work ran as one recorded graph (pass_graph.h)
 };
 
 // Every pass that used one plan.
@@ -38,6 +39,7 @@ struct PlanUse {
 struct SessionStats {
   std::vector<PlanUse> plans; // in order of first use
   int64_t passes = 0;
+  int64_t graph_passes = 0;    // passes whose device work ran as a recorded graph
   uint64_t bytes_streamed = 0; // weights into streaming slots, all passes
   uint64_t bytes_crossed = 0;
   uint64_t bytes_switched = 0; // uploads and KV moves of budget and plan switches

@@ -31,6 +31,10 @@ void write_plans(std::ostream& err, const RunResult& r) {
                 static_cast<long long>(r.stats.plan_switches), mib(r.stats.bytes_switched),
                 r.stats.switch_ms, r.stats.switch_predicted_ms);
   err << line;
+  std::snprintf(line, sizeof line, "graphs:      %lld of %lld passes replayed as device graphs\n",
+                static_cast<long long>(r.stats.graph_passes),
+                static_cast<long long>(r.stats.passes));
+  err << line;
   // Each plan with the prediction for the contexts its passes ran at.
   for (const PlanLine& p : r.plans) {
     std::snprintf(line, sizeof line,
@@ -126,6 +130,7 @@ void write_json_report(std::ostream& out, const RunResult& r) {
   j.key("switch_ms").value(r.stats.switch_ms);
   j.key("switch_predicted_ms").value(r.stats.switch_predicted_ms);
   j.key("passes").value(r.stats.passes);
+  j.key("graph_passes").value(r.stats.graph_passes);
   j.key("plans").begin_array();
   for (const PlanLine& p : r.plans) {
     j.begin_object();

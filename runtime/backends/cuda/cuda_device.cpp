@@ -1,5 +1,7 @@
 #include "runtime/backends/cuda/cuda_device.h"
 
+#include "runtime/backends/cuda/kernels/kernels.h"
+
 namespace pshard {
 
 using cuda::CudaEvent;
@@ -35,6 +37,7 @@ Result<uint8_t*> CudaDevice::allocate_arena(uint64_t bytes) { return arena_.allo
 
 void CudaDevice::free_arena() {
   sticky_.note(streams_.synchronize_all());
+  graphs_.clear(); // their kernels point into the arena
   drop_workspace();
   arena_.release();
 }
@@ -74,6 +77,32 @@ void CudaDevice::set_workspace(uint8_t* ptr, uint64_t bytes) {
   const cuda::CudaWorkspace ws = cuda::CudaWorkspace::at(ptr);
   lt_.set_workspace(ws.lt, cuda::CudaWorkspace::kLtBytes);
   ops_->set_workspace(ws);
+}
+
+bool CudaDevice::begin_graph(uint64_t key, int64_t n_tokens) {
+  // Larger passes take cuBLASLt and its workspace; a failed device records nothing.
+  if (n_tokens <= 0 || n_tokens > cuda::kernels::kMatvecMaxTokens || !ops_->has_workspace() ||
+      !sticky_.get().ok())
+    return false;
+  if (!graphs_.begin(streams_.stream(Queue::kCompute), key))
+    return false;
+  ops_->begin_recording();
+  return true;
+}
+
+bool CudaDevice::end_graph(bool replay) {
+  if (!graphs_.capturing())
+    return false;
+  cudaStream_t s = streams_.stream(Queue::kCompute);
+  cudaGraph_t graph = graphs_.end_capture(s, sticky_);
+  const bool run = replay && graph != nullptr;
+  ops_->end_recording(/*upload=*/run); // the ids go in ahead of the graph, in stream order
+  if (!run) {
+    if (graph != nullptr)
+      (void)cudaGraphDestroy(graph);
+    return false;
+  }
+  return graphs_.launch(s, graph, sticky_);
 }
 
 Status CudaDevice::register_host_memory(const void* host, uint64_t bytes) {

@@ -19,6 +19,7 @@
 
 #include "runtime/backends/cuda/cublaslt_matmul.h"
 #include "runtime/backends/cuda/cuda_arena.h"
+#include "runtime/backends/cuda/cuda_graphs.h"
 #include "runtime/backends/cuda/cuda_ops.h"
 #include "runtime/backends/cuda/cuda_streams_events.h"
 #include "runtime/backends/cuda/cuda_transfer.h"
@@ -31,6 +32,7 @@ namespace pshard {
 struct CudaOptions {
   int device_ordinal = 0;
   cuda::TransferOptions transfer = cuda::transfer_options_from_env();
+  bool graphs = cuda::graphs_enabled_from_env(); // decode passes as CUDA graphs
 };
 
 class CudaDevice final : public Device {
@@ -61,6 +63,10 @@ public:
   // too small or misaligned is a sticky error, and kernels needing it then fail cleanly.
   void set_workspace(uint8_t* device_ptr, uint64_t bytes) override;
   uint64_t kernel_workspace_bytes() const override { return cuda::CudaWorkspace::kBytes; }
+  // Captures the compute stream (cuda_graphs.h) for passes of at most
+  // kernels::kMatvecMaxTokens tokens (no cuBLASLt) once a workspace is set.
+  bool begin_graph(uint64_t key, int64_t n_tokens) override;
+  bool end_graph(bool replay) override;
 
   // For the measurer and tests (not part of Device).
   cudaStream_t stream(Queue q) const { return streams_.stream(q); }
@@ -69,9 +75,12 @@ public:
   cuda::TransferMode transfer_mode() const { return transfer_.mode(); }
   // Where the kernel scratch is now (null until set_workspace).
   uint8_t* workspace() const { return workspace_; }
+  // Counts of instantiated, updated and launched pass graphs.
+  const cuda::PassGraphs& graphs() const { return graphs_; }
 
 private:
-  explicit CudaDevice(const CudaOptions& options) : transfer_(options.transfer) {}
+  explicit CudaDevice(const CudaOptions& options)
+      : transfer_(options.transfer), graphs_(options.graphs) {}
   void note(cudaError_t e, const char* what, int line);
   void drop_workspace();
 
@@ -85,6 +94,7 @@ private:
   uint64_t workspace_bytes_ = 0;
   cuda::TransferEngine transfer_;
   std::unique_ptr<cuda::CudaOps> ops_;
+  cuda::PassGraphs graphs_;
 };
 
 } // namespace pshard

@@ -94,9 +94,38 @@ void CudaOps::add_gated(float* y, const float* x, const float* gate, int64_t n_t
   note(kernels::add_gated(y, x, gate, n_tokens, d, stream_), "add_gated", __LINE__);
 }
 
+void CudaOps::begin_recording() {
+  recording_ = true;
+  recorded_ids_.clear();
+}
+
+void CudaOps::end_recording(bool upload) {
+  recording_ = false;
+  if (upload && !recorded_ids_.empty() && ws_.ready())
+    note(cudaMemcpyAsync(ws_.ids, recorded_ids_.data(), recorded_ids_.size() * sizeof(int32_t),
+                         cudaMemcpyHostToDevice, stream_),
+         "embed_rows ids of a graph", __LINE__);
+}
+
 void CudaOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {
   if (tokens.empty() || !need_workspace("embed_rows"))
     return;
+  if (recording_) {
+    // One upload per graph, before its launch: a second embedding in the same pass, or
+    // more ids than the workspace holds, would need copies inside the graph.
+    if (!recorded_ids_.empty() || static_cast<int64_t>(tokens.size()) > CudaWorkspace::kIds) {
+      sticky_.note(internal_error(
+          "CUDA embed_rows in a recorded pass: " + std::to_string(tokens.size()) + " ids after " +
+          std::to_string(recorded_ids_.size()) + " (a graph takes one embedding of at most " +
+          std::to_string(CudaWorkspace::kIds) + " ids)"));
+      return;
+    }
+    recorded_ids_.assign(tokens.begin(), tokens.end());
+    note(kernels::embed_rows(table.type, table.data, table.row_bytes, table.cols, ws_.ids,
+                             static_cast<int64_t>(tokens.size()), out, stream_),
+         "embed_rows", __LINE__);
+    return;
+  }
   // Token ids are host memory: copied into the workspace in stream order. A pageable
   // source is staged by the driver before cudaMemcpyAsync returns, so the caller's
   // span may go away right after this call.

@@ -15,6 +15,7 @@
 #include "runtime/device/ops.h"
 
 #include <cuda_runtime_api.h>
+#include <vector>
 
 namespace pshard::cuda {
 
@@ -24,6 +25,13 @@ public:
       : stream_(stream), sticky_(sticky), lt_(lt) {}
   // The workspace moves with the arena (null while there is none).
   void set_workspace(const CudaWorkspace& ws) { ws_ = ws; }
+  bool has_workspace() const { return ws_.ready(); }
+  // While the device records a pass as a graph (cuda_graphs.h): embed_rows keeps the
+  // token ids on the host instead of copying them (a pageable copy cannot be captured)
+  // and its kernel reads them from the workspace, where end_recording(true) uploads
+  // them on the stream just before the graph launches.
+  void begin_recording();
+  void end_recording(bool upload);
 
   void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
                 float eps) override;
@@ -37,8 +45,7 @@ public:
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void add(float* y, const float* x, int64_t n) override;
   void add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) override;
-  void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens,
-                 int64_t d) override;
+  void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d) override;
   void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) override;
   void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n_tokens,
                     float* out) override;
@@ -53,6 +60,8 @@ private:
   StickyError& sticky_;
   LtMatmul& lt_;
   CudaWorkspace ws_;
+  bool recording_ = false;
+  std::vector<TokenId> recorded_ids_;
 };
 
 } // namespace pshard::cuda

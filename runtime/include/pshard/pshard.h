@@ -369,6 +369,8 @@ typedef struct pshard_stats {
   int64_t plan_switches;       /* residency moves on a tier or context-range change */
   double switch_ms;            /* wall time of all switches */
   double switch_predicted_ms;  /* their bytes at the schedule's PCIe pricing */
+  int64_t graph_passes;        /* passes replayed as one device graph (CUDA graphs; 0 on
+                                  cpu/emu, or with PSHARD_CUDA_GRAPHS=0) */
 } pshard_stats;
 
 typedef struct pshard_plan_stats {

@@ -7,6 +7,7 @@
 //   the arena and the budget; a schedule planned without it is refused at session
 //   creation, naming both sizes and the fix.
 #include "executor_test_util.h"
+#include "forwarding_device.h"
 #include "runtime/executor/host_routes.h"
 
 namespace pshard {
@@ -80,40 +81,13 @@ private:
 
 // The emulated GPU, claiming a kernel scratch of `kernel_bytes` and recording what the
 // executor hands it.
-class CheckingDevice final : public Device {
+class CheckingDevice final : public ForwardingDevice {
 public:
-  CheckingDevice(std::unique_ptr<EmuDevice> emu, uint64_t kernel_bytes)
-      : emu_(std::move(emu)), ops_(emu_->compute()), kernel_bytes_(kernel_bytes) {}
+  CheckingDevice(std::unique_ptr<EmuDevice> inner, uint64_t kernel_bytes)
+      : ForwardingDevice(std::move(inner)), ops_(emu().compute()), kernel_bytes_(kernel_bytes) {}
   CheckingOps& ops() { return ops_; }
   int workspaces_set = 0;
 
-  DeviceInfo info() const override { return emu_->info(); }
-  Result<uint8_t*> allocate_arena(uint64_t b) override { return emu_->allocate_arena(b); }
-  Status resize_arena(uint64_t b) override { return emu_->resize_arena(b); }
-  void free_arena() override { emu_->free_arena(); }
-  uint8_t* arena() const override { return emu_->arena(); }
-  uint64_t arena_bytes() const override { return emu_->arena_bytes(); }
-  Status register_host_memory(const void* h, uint64_t b) override {
-    return emu_->register_host_memory(h, b);
-  }
-  void unregister_host_memory(const void* h) override { emu_->unregister_host_memory(h); }
-  Result<uint8_t*> map_host_memory(void* h, uint64_t b) override {
-    return emu_->map_host_memory(h, b);
-  }
-  void copy_to_device(Queue q, void* d, const void* h, uint64_t b) override {
-    emu_->copy_to_device(q, d, h, b);
-  }
-  void copy_to_host(Queue q, void* h, const void* d, uint64_t b) override {
-    emu_->copy_to_host(q, h, d, b);
-  }
-  Result<std::unique_ptr<DeviceEvent>> create_event() override { return emu_->create_event(); }
-  void record(DeviceEvent& e, Queue q) override { emu_->record(e, q); }
-  void wait(Queue q, const DeviceEvent& e) override { emu_->wait(q, e); }
-  Status synchronize(const DeviceEvent& e) override { return emu_->synchronize(e); }
-  Status synchronize() override { return emu_->synchronize(); }
-  Result<int64_t> completion_time_ns(const DeviceEvent& e) override {
-    return emu_->completion_time_ns(e);
-  }
   Ops& compute() override { return ops_; }
   uint64_t kernel_workspace_bytes() const override { return kernel_bytes_; }
   void set_workspace(uint8_t* p, uint64_t bytes) override {
@@ -121,11 +95,10 @@ public:
     EXPECT_GE(bytes, kernel_bytes_) << "the plan's workspace cannot hold the kernel scratch";
     EXPECT_GE(p, arena());
     EXPECT_LE(p + bytes, arena() + arena_bytes()) << "the workspace leaves the arena";
-    emu_->set_workspace(p, bytes);
+    ForwardingDevice::set_workspace(p, bytes);
   }
 
 private:
-  std::unique_ptr<EmuDevice> emu_;
   CheckingOps ops_;
   uint64_t kernel_bytes_;
 };
@@ -153,8 +126,8 @@ const std::vector<TokenId> kPrompt = {1, 40, 47, 26, 37, 29, 31};
 // Runs `steps` greedy tokens with every plan of `sched` forced in turn on a checking
 // emulated device whose backend needs `kernel_bytes` of scratch; `check` sees each run.
 template <typename Check>
-void for_every_plan(const Model& model, const Schedule& sched, uint64_t kernel_bytes,
-                    int steps, Check check) {
+void for_every_plan(const Model& model, const Schedule& sched, uint64_t kernel_bytes, int steps,
+                    Check check) {
   for (uint64_t budget : sched.budgets())
     for (int64_t tier : sched.tiers()) {
       SCOPED_TRACE("budget " + std::to_string(budget) + " tier " + std::to_string(tier));

@@ -153,6 +153,14 @@ inline EmuOptions fast_emu(uint64_t memory_bytes) {
   return o;
 }
 
+// Every sub-layer resident, nothing streamed: the plans whose passes may be graphs.
+inline bool all_resident(const SchedulePlan& p) {
+  for (fb::schedule::Placement s : p.placements)
+    if (s != fb::schedule::Placement::GpuResident)
+      return false;
+  return p.stream_order.empty();
+}
+
 // The logits after the prompt and after each greedy token, and the tokens.
 struct Trace {
   std::vector<std::vector<float>> logits;
