@@ -55,9 +55,12 @@ Status MoeHostStaging::upload_table(int64_t slot, std::span<const uint8_t* const
     return internal_error("MoE expert table slot " + std::to_string(slot) + " past the staging");
   // Under capture nothing runs yet and the cache hands out only slots no graph uses;
   // events recorded in a capture would become graph nodes, so none is touched.
+  // Events sit at slot starts; a new table size moves the slot boundaries, so every
+  // event inside this slot's range is waited on, not only its own.
   cudaEvent_t& done = table_done_[at];
   if (!capturing)
-    PSHARD_RETURN_IF_ERROR(wait(done));
+    for (size_t i = at; i < at + table.size(); ++i)
+      PSHARD_RETURN_IF_ERROR(wait(table_done_[i]));
   std::memcpy(tables_ + at, table.data(), table.size() * sizeof(void*));
   PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_slot, tables_ + at,
                                               table.size() * sizeof(void*),
