@@ -35,16 +35,15 @@ std::unique_ptr<fb::GroupedExpertPointT> point_of(const GroupedExpertShape& s, u
 Status measure_grouped_experts(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
                                double unit_s, fb::GpuMeasurementsT& gpu) {
   progress.step("gpu graph launch overhead");
-  Result<Timing> graph =
-      time_device([&] { return device.time_graph_launch_overhead(); }, unit_s);
+  Result<Timing> graph = time_device([&] { return device.time_graph_launch_overhead(); }, unit_s);
   if (graph.ok())
     gpu.graph_launch_overhead_s = graph->seconds;
   else if (graph.status().code() != StatusCode::kUnsupported)
     return graph.status();
   progress.advance(1);
 
-  const double cells = double(grid.types.size() * grid.grouped_tokens.size() *
-                              grid.grouped_models.size() * 2);
+  const double cells =
+      double(grid.types.size() * grid.grouped_tokens.size() * grid.grouped_models.size() * 2);
   double done = 0;
   for (TensorType type : grid.types)
     for (const GroupedExpertModel& m : grid.grouped_models)
@@ -69,7 +68,7 @@ Status measure_grouped_experts(const SuiteGrid& grid, DeviceMeasurer& device, Pr
                 distinct = g.distinct_experts;
                 return g.seconds;
               },
-              kGroupedUnits * unit_s);
+              kGroupedUnits* unit_s);
           progress.advance(kGroupedUnits);
           done += kGroupedUnits;
           if (!t.ok() && t.status().code() == StatusCode::kUnsupported) {

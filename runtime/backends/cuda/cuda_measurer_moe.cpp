@@ -7,7 +7,6 @@
 // in turn, so consecutive runs read other experts rather than re-reading the last run's
 // from L2.
 #include "runtime/backends/cuda/cuda_measurer.h"
-
 #include "runtime/backends/cuda/kernels/kernels.h"
 
 #include <algorithm>
@@ -71,9 +70,9 @@ Result<GroupedExpertTiming> CudaMeasurer::time_grouped_experts(const GroupedExpe
   if (s.n_tokens <= 0 || s.n_expert_used <= 0 || s.n_expert_used > s.n_expert || s.rows <= 0 ||
       s.cols <= 0 || routes > cuda::kernels::kMaxGroupedRoutes)
     return invalid_argument("grouped expert cell: " + std::to_string(s.n_tokens) + " tokens x " +
-                            std::to_string(s.n_expert_used) + " of " +
-                            std::to_string(s.n_expert) + " experts of " +
-                            std::to_string(s.rows) + " x " + std::to_string(s.cols));
+                            std::to_string(s.n_expert_used) + " of " + std::to_string(s.n_expert) +
+                            " experts of " + std::to_string(s.rows) + " x " +
+                            std::to_string(s.cols));
   PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(s.type, s.cols));
   const uint64_t matrix = static_cast<uint64_t>(s.rows) * row_bytes;
   const uint64_t stride = aligned256(matrix);
@@ -102,8 +101,8 @@ Result<GroupedExpertTiming> CudaMeasurer::time_grouped_experts(const GroupedExpe
       cudaMemset(base + x_off, 0, static_cast<size_t>(x_rows * s.cols) * 4));
   std::vector<int32_t> host_routes;
   const double distinct = draw_routes(s.n_tokens, s.n_expert_used, s.n_expert, host_routes);
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpy(base + r_off, host_routes.data(),
-                                         host_routes.size() * 4, cudaMemcpyHostToDevice));
+  PSHARD_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(base + r_off, host_routes.data(), host_routes.size() * 4, cudaMemcpyHostToDevice));
 
   const cuda::kernels::ExpertAddress gate{nullptr, base, stride};
   const cuda::kernels::ExpertAddress up{nullptr, base + stride * s.n_expert, stride};
@@ -113,19 +112,18 @@ Result<GroupedExpertTiming> CudaMeasurer::time_grouped_experts(const GroupedExpe
   cudaStream_t st = device_->stream(Queue::kCompute);
   cudaError_t launch = cudaSuccess;
   int64_t set = 0;
-  PSHARD_ASSIGN_OR_RETURN(double seconds, time_compute([&] {
-                            const int32_t* ex = all_routes + (set++ % kRouteSets) * routes;
-                            const cudaError_t e =
-                                s.fused_gate_up
-                                    ? cuda::kernels::moe_gate_up(s.type, gate, up, ex,
-                                                                 s.n_expert_used, row_bytes,
-                                                                 s.rows, s.cols, x, routes, y, st)
-                                    : cuda::kernels::moe_grouped_matvec(s.type, gate, ex, 1,
-                                                                        row_bytes, s.rows, s.cols,
-                                                                        x, routes, y, st);
-                            if (e != cudaSuccess)
-                              launch = e;
-                          }));
+  PSHARD_ASSIGN_OR_RETURN(
+      double seconds, time_compute([&] {
+        const int32_t* ex = all_routes + (set++ % kRouteSets) * routes;
+        const cudaError_t e =
+            s.fused_gate_up
+                ? cuda::kernels::moe_gate_up(s.type, gate, up, ex, s.n_expert_used, row_bytes,
+                                             s.rows, s.cols, x, routes, y, st)
+                : cuda::kernels::moe_grouped_matvec(s.type, gate, ex, 1, row_bytes, s.rows, s.cols,
+                                                    x, routes, y, st);
+        if (e != cudaSuccess)
+          launch = e;
+      }));
   PSHARD_CUDA_RETURN_IF_ERROR(launch);
   GroupedExpertTiming t;
   t.seconds = seconds;

@@ -21,8 +21,8 @@ namespace {
 // The workspace's act and weight regions are adjacent (cuda_workspace.h lays them out in
 // that order): one scratch for the grouped launches.
 constexpr size_t kMoeScratchBytes = CudaWorkspace::kActBytes + CudaWorkspace::kWeightBytes;
-constexpr int64_t kMoeMaxRoutes = std::min<int64_t>(CudaWorkspace::kRoutes,
-                                                    kernels::kMaxGroupedRoutes);
+constexpr int64_t kMoeMaxRoutes =
+    std::min<int64_t>(CudaWorkspace::kRoutes, kernels::kMaxGroupedRoutes);
 
 kernels::ExpertAddress strided(const ExpertMatrices& m) {
   return {nullptr, m.first.data, m.stride()};
@@ -85,9 +85,8 @@ Status CudaOps::moe_grouped(const float* x, float* router_logits, const MoeDispa
                host->experts.size() != static_cast<size_t>(n_tokens * k) ||
                host->weights.size() != host->experts.size()))
     return internal_error("CUDA moe_dispatch: the host's routes cover " +
-                          std::to_string(host->n_tokens) + " tokens x " +
-                          std::to_string(host->k) + ", the pass " + std::to_string(n_tokens) +
-                          " x " + std::to_string(k));
+                          std::to_string(host->n_tokens) + " tokens x " + std::to_string(host->k) +
+                          ", the pass " + std::to_string(n_tokens) + " x " + std::to_string(k));
   PSHARD_ASSIGN_OR_RETURN(uint64_t capture, capture_id(stream_));
   if (capture != 0 && host)
     return unsupported("CUDA moe_dispatch: a pass routed on the host cannot be captured into "
@@ -109,13 +108,12 @@ Status CudaOps::moe_grouped(const float* x, float* router_logits, const MoeDispa
     const int64_t nc = std::min(c.tokens, n_tokens - t0), nr = nc * k;
     const float* xc = x + t0 * d;
     if (host)
-      PSHARD_RETURN_IF_ERROR(staging_->upload_routes(host->experts.data() + t0 * k,
-                                                     host->weights.data() + t0 * k, nr,
-                                                     ws_.route_experts, ws_.route_weights,
-                                                     stream_));
+      PSHARD_RETURN_IF_ERROR(
+          staging_->upload_routes(host->experts.data() + t0 * k, host->weights.data() + t0 * k, nr,
+                                  ws_.route_experts, ws_.route_weights, stream_));
     else
-      PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert,
-                                                     k, moe.normalize_weights, ws_.route_experts,
+      PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k,
+                                                     moe.normalize_weights, ws_.route_experts,
                                                      ws_.route_weights, stream_));
     if (fused) {
       PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_gate_up(g.type, addr[0], addr[1], experts, k,
@@ -127,9 +125,8 @@ Status CudaOps::moe_grouped(const float* x, float* router_logits, const MoeDispa
           u.type, addr[1], experts, k, u.row_bytes, ff, d, xc, nr, up, stream_));
       PSHARD_CUDA_RETURN_IF_ERROR(kernels::silu_mul(act, up, act, nr * ff, stream_));
     }
-    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(dn.type, addr[2], experts, 1,
-                                                            dn.row_bytes, d, ff, act, nr, eo,
-                                                            stream_));
+    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
+        dn.type, addr[2], experts, 1, dn.row_bytes, d, ff, act, nr, eo, stream_));
     PSHARD_CUDA_RETURN_IF_ERROR(
         kernels::moe_combine(eo, ws_.route_weights, k, nc, d, out + t0 * d, stream_));
   }

@@ -12,8 +12,8 @@ Result<std::unique_ptr<MoeHostStaging>> MoeHostStaging::create(int64_t table_cap
   s->table_capacity_ = table_capacity;
   s->route_capacity_ = route_capacity;
   void* p = nullptr;
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaHostAlloc(
-      &p, static_cast<size_t>(table_capacity) * sizeof(void*), cudaHostAllocDefault));
+  PSHARD_CUDA_RETURN_IF_ERROR(
+      cudaHostAlloc(&p, static_cast<size_t>(table_capacity) * sizeof(void*), cudaHostAllocDefault));
   s->tables_ = static_cast<const uint8_t**>(p);
   PSHARD_CUDA_RETURN_IF_ERROR(
       cudaHostAlloc(&p, static_cast<size_t>(2 * route_capacity) * 8, cudaHostAllocDefault));
@@ -62,9 +62,8 @@ Status MoeHostStaging::upload_table(int64_t slot, std::span<const uint8_t* const
     for (size_t i = at; i < at + table.size(); ++i)
       PSHARD_RETURN_IF_ERROR(wait(table_done_[i]));
   std::memcpy(tables_ + at, table.data(), table.size() * sizeof(void*));
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_slot, tables_ + at,
-                                              table.size() * sizeof(void*),
-                                              cudaMemcpyHostToDevice, s));
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+      device_slot, tables_ + at, table.size() * sizeof(void*), cudaMemcpyHostToDevice, s));
   if (!capturing)
     PSHARD_RETURN_IF_ERROR(recorded(done, s));
   return Status::ok_status();
@@ -85,10 +84,8 @@ Status MoeHostStaging::upload_routes(const int32_t* experts, const float* weight
   const size_t bytes = static_cast<size_t>(n) * 4;
   std::memcpy(e, experts, bytes);
   std::memcpy(w, weights, bytes);
-  PSHARD_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(device_experts, e, bytes, cudaMemcpyHostToDevice, s));
-  PSHARD_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(device_weights, w, bytes, cudaMemcpyHostToDevice, s));
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_experts, e, bytes, cudaMemcpyHostToDevice, s));
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_weights, w, bytes, cudaMemcpyHostToDevice, s));
   return recorded(route_done_[half], s);
 }
 

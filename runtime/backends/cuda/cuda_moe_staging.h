@@ -48,8 +48,8 @@ private:
   Status recorded(cudaEvent_t& e, cudaStream_t s);
 
   int64_t table_capacity_ = 0, route_capacity_ = 0;
-  const uint8_t** tables_ = nullptr; // pinned, table_capacity_ pointers
-  uint8_t* routes_ = nullptr;        // pinned, 2 halves of route_capacity_ x (int32 + float)
+  const uint8_t** tables_ = nullptr;    // pinned, table_capacity_ pointers
+  uint8_t* routes_ = nullptr;           // pinned, 2 halves of route_capacity_ x (int32 + float)
   std::vector<cudaEvent_t> table_done_; // per slot start (index slot * size), lazily created
   cudaEvent_t route_done_[2] = {nullptr, nullptr};
   int next_half_ = 0;

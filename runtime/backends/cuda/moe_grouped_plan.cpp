@@ -26,18 +26,18 @@ Result<MoeChunks> plan_moe_chunks(const MoeShape& s, size_t scratch_bytes, int64
                             std::to_string(s.n_embd) + ", n_ff " + std::to_string(s.n_ff) +
                             " (each must be positive)");
   const size_t floats = scratch_bytes / sizeof(float);
-  const size_t per_route = static_cast<size_t>(s.n_ff) * (s.fused ? 1 : 2) +
-                           static_cast<size_t>(s.n_embd);
+  const size_t per_route =
+      static_cast<size_t>(s.n_ff) * (s.fused ? 1 : 2) + static_cast<size_t>(s.n_embd);
   // An estimate from the unaligned size, then down until the aligned layout fits.
-  int64_t tokens = std::min<int64_t>(static_cast<int64_t>(floats / per_route) / s.k,
-                                     max_routes / s.k);
+  int64_t tokens =
+      std::min<int64_t>(static_cast<int64_t>(floats / per_route) / s.k, max_routes / s.k);
   while (tokens > 0 && chunk_floats(s, tokens) > floats)
     --tokens;
   if (tokens <= 0)
-    return unsupported("CUDA moe_dispatch: one token's " + std::to_string(s.k) +
-                       " routes need " + std::to_string(chunk_floats(s, 1) * sizeof(float)) +
-                       " bytes of kernel scratch (n_embd " + std::to_string(s.n_embd) +
-                       ", n_ff " + std::to_string(s.n_ff) + "), the workspace holds " +
+    return unsupported("CUDA moe_dispatch: one token's " + std::to_string(s.k) + " routes need " +
+                       std::to_string(chunk_floats(s, 1) * sizeof(float)) +
+                       " bytes of kernel scratch (n_embd " + std::to_string(s.n_embd) + ", n_ff " +
+                       std::to_string(s.n_ff) + "), the workspace holds " +
                        std::to_string(scratch_bytes) + "; run this model's MoE on the CPU");
   MoeChunks c;
   c.tokens = tokens;

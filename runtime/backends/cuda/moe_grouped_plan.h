@@ -23,10 +23,10 @@
 namespace pshard::cuda {
 
 struct MoeShape {
-  int64_t k = 0;       // experts used per token
-  int64_t n_embd = 0;  // d: the block's input and output width
-  int64_t n_ff = 0;    // each expert's hidden width
-  bool fused = true;   // gate and up in one kernel (same weight type)
+  int64_t k = 0;      // experts used per token
+  int64_t n_embd = 0; // d: the block's input and output width
+  int64_t n_ff = 0;   // each expert's hidden width
+  bool fused = true;  // gate and up in one kernel (same weight type)
 };
 
 // Offsets are in floats from the scratch's start, each 64-float (256-byte) aligned.

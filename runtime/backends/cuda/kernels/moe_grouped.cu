@@ -97,8 +97,8 @@ cudaError_t moe_grouped_matvec(TensorType type, const ExpertAddress& w, const in
     return cudaErrorInvalidValue;
   const dim3 grid(blocks_for(rows, kWarps), static_cast<unsigned>(n_routes));
   if (!dispatch_type(type, [&](auto t) {
-        moe_grouped_matvec_kernel<decltype(t)::value><<<grid, kWarps * 32, 0, s>>>(
-            w, experts, routes_per_x, row_bytes, rows, cols, x, y);
+        moe_grouped_matvec_kernel<decltype(t)::value>
+            <<<grid, kWarps * 32, 0, s>>>(w, experts, routes_per_x, row_bytes, rows, cols, x, y);
       }))
     return cudaErrorInvalidValue;
   return cudaGetLastError();
@@ -110,8 +110,7 @@ cudaError_t moe_combine(const float* expert_out, const float* weights, int64_t k
   if (k <= 0)
     return cudaErrorInvalidValue;
   if (n > 0)
-    moe_combine_kernel<<<blocks_for(n, 256), 256, 0, s>>>(expert_out, weights, k, n_tokens, d,
-                                                          out);
+    moe_combine_kernel<<<blocks_for(n, 256), 256, 0, s>>>(expert_out, weights, k, n_tokens, d, out);
   return cudaGetLastError();
 }
 

@@ -17,17 +17,9 @@ namespace {
 
 using namespace cuda_testing;
 
+// f32's single-product bound is loosened for the chain (two products, SiLU, the combine).
 double moe_bound(TensorType t) {
-  switch (t) {
-  case TensorType::kF32:
-    return 1e-4;
-  case TensorType::kF16:
-    return 2e-3;
-  case TensorType::kBF16:
-    return 1e-2;
-  default:
-    return 2e-2;
-  }
+  return std::max(matmul_bound(t), t == TensorType::kF32 ? 1e-4 : 0.0);
 }
 
 struct GroupedCase {
@@ -69,7 +61,7 @@ std::vector<float> device_dispatch(CudaDevice& dev, DeviceBuffers& buf, const Bl
                                    const GroupedCase& c, const std::vector<float>& x,
                                    const std::vector<float>& logits) {
   const int64_t n = c.n_tokens;
-  MoeDispatch gm{b.gate.gpu, b.up.gpu, b.down.gpu, c.k, c.d, c.ff,
+  MoeDispatch gm{b.gate.gpu, b.up.gpu, b.down.gpu, c.k,     c.d,    c.ff,
                  nullptr,    nullptr,  nullptr,    nullptr, nullptr};
   if (c.host_routes) {
     std::vector<float> routed = logits;
@@ -95,18 +87,18 @@ TEST_P(CudaMoeGrouped, DispatchMatchesTheCpu) {
   PSHARD_SKIP_WITHOUT_CUDA();
   const GroupedCase c = GetParam();
   if (c.chunked) { // the case exists to cross a chunk boundary: check that it does
-    const auto chunks = cuda::plan_moe_chunks(
-        {c.k, c.d, c.ff, c.gate == c.up},
-        cuda::CudaWorkspace::kActBytes + cuda::CudaWorkspace::kWeightBytes,
-        std::min<int64_t>(cuda::CudaWorkspace::kRoutes, 65535));
+    const auto chunks =
+        cuda::plan_moe_chunks({c.k, c.d, c.ff, c.gate == c.up},
+                              cuda::CudaWorkspace::kActBytes + cuda::CudaWorkspace::kWeightBytes,
+                              std::min<int64_t>(cuda::CudaWorkspace::kRoutes, 65535));
     ASSERT_TRUE(chunks.ok()) << chunks.status().to_string();
     ASSERT_LT(chunks->tokens, c.n_tokens) << "the shape no longer splits into chunks";
   }
   auto d = CudaDevice::create();
   ASSERT_TRUE(d.ok()) << d.status().to_string();
   const uint64_t acts = static_cast<uint64_t>(c.n_tokens) * (2 * c.d + c.n_expert) * 4 * 4;
-  const Status arena =
-      allocate_arena_with_workspace(**d, std::max<uint64_t>(64ull << 20, 2 * block_bytes(c) + acts));
+  const Status arena = allocate_arena_with_workspace(
+      **d, std::max<uint64_t>(64ull << 20, 2 * block_bytes(c) + acts));
   ASSERT_TRUE(arena.ok()) << arena.to_string();
   DeviceBuffers buf(**d);
   ThreadPool pool(2);
@@ -114,8 +106,7 @@ TEST_P(CudaMoeGrouped, DispatchMatchesTheCpu) {
 
   const Block b = make_block(buf, c, 41);
   const auto x = random_floats(static_cast<size_t>(c.n_tokens * c.d), 44);
-  const auto logits =
-      random_floats(static_cast<size_t>(c.n_tokens * c.n_expert), 45, -2.0f, 2.0f);
+  const auto logits = random_floats(static_cast<size_t>(c.n_tokens * c.n_expert), 45, -2.0f, 2.0f);
   std::vector<float> cpu_logits = logits;
   const std::vector<float> want =
       cpu_dispatch(cpu, b.gate, b.up, b.down, c.k, x, cpu_logits, c.n_tokens);
@@ -137,8 +128,8 @@ TEST(CudaMoeGroupedTables, AlternatingBlocksReadTheirOwnExperts) {
   DeviceBuffers buf(**d);
   ThreadPool pool(2);
   CpuOps cpu(pool);
-  const GroupedCase c{TensorType::kQ8_0, TensorType::kQ8_0, TensorType::kQ8_0, 6, 2, 3, 64, 96,
-                      true, false};
+  const GroupedCase c{
+      TensorType::kQ8_0, TensorType::kQ8_0, TensorType::kQ8_0, 6, 2, 3, 64, 96, true, false};
   const Block a = make_block(buf, c, 51), b = make_block(buf, c, 61);
   const auto x = random_floats(static_cast<size_t>(c.n_tokens * c.d), 54);
   const auto logits = random_floats(static_cast<size_t>(c.n_tokens * c.n_expert), 55, -2.0f, 2.0f);
@@ -161,11 +152,11 @@ GroupedCase type_case(TensorType t, bool placed) {
 
 std::vector<GroupedCase> cases() {
   std::vector<GroupedCase> v;
-  const TensorType all[] = {TensorType::kF32,  TensorType::kF16,    TensorType::kBF16,
-                            TensorType::kQ8_0, TensorType::kQ4_0,   TensorType::kQ4_1,
-                            TensorType::kQ5_0, TensorType::kQ5_1,   TensorType::kIQ4_NL,
-                            TensorType::kQ2_K, TensorType::kQ3_K,   TensorType::kQ4_K,
-                            TensorType::kQ5_K, TensorType::kQ6_K,   TensorType::kIQ4_XS};
+  const TensorType all[] = {TensorType::kF32,  TensorType::kF16,  TensorType::kBF16,
+                            TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_1,
+                            TensorType::kQ5_0, TensorType::kQ5_1, TensorType::kIQ4_NL,
+                            TensorType::kQ2_K, TensorType::kQ3_K, TensorType::kQ4_K,
+                            TensorType::kQ5_K, TensorType::kQ6_K, TensorType::kIQ4_XS};
   bool placed = false;
   for (TensorType t : all) {
     v.push_back(type_case(t, placed));
@@ -181,11 +172,11 @@ std::vector<GroupedCase> cases() {
     }
   v.push_back({TensorType::kF16, TensorType::kF16, TensorType::kF16, 9, 8, 64, 37, 53, true, true});
   // Q4_K_M's mix: gate and up Q4_K, down Q6_K.
-  v.push_back({TensorType::kQ4_K, TensorType::kQ4_K, TensorType::kQ6_K, 8, 8, 3, 256, 512, false,
-               false});
+  v.push_back(
+      {TensorType::kQ4_K, TensorType::kQ4_K, TensorType::kQ6_K, 8, 8, 3, 256, 512, false, false});
   // Gate and up of different types: unfused.
-  v.push_back({TensorType::kQ4_0, TensorType::kQ8_0, TensorType::kQ8_0, 6, 2, 11, 96, 160, true,
-               false});
+  v.push_back(
+      {TensorType::kQ4_0, TensorType::kQ8_0, TensorType::kQ8_0, 6, 2, 11, 96, 160, true, false});
   // 257 tokens x 8 routes of n_ff 4096: more than one chunk of the scratch (fused and unfused).
   const auto q8 = TensorType::kQ8_0;
   v.push_back({q8, q8, q8, 8, 8, 257, 64, 4096, true, false, true});
