@@ -195,10 +195,11 @@ PROF_JSON=$(tr -d ' \n\t' <"$RESULTS/machine.pshprof.json")
 grouped_cells=$(grep -o '"grouped_expert":\[[^]]*\]' <<<"$PROF_JSON" | tr '}' '\n' |
   grep -c '"n_tokens"' || true)
 graph_s=$(json_num graph_launch_overhead_s "$PROF_JSON")
+[[ $graph_s =~ ^0(\.0*)?$ ]] && graph_s="" # 0: not measured
 launch_s=$(json_num launch_overhead_s "$PROF_JSON")
 {
-  printf 'grouped-expert cells: %s; launch overhead %s s per kernel, %s s inside a graph\n' \
-    "${grouped_cells:-0}" "${launch_s:-?}" "${graph_s:-none}"
+  printf 'grouped-expert cells: %s; per kernel: %s s launched, %s inside a graph\n' \
+    "${grouped_cells:-0}" "${launch_s:-?}" "${graph_s:+$graph_s s}${graph_s:-not measured}"
   printf '%-8s %-7s %-10s %-9s %-8s %10s %10s\n' type kind rows×cols experts tokens 'us' 'GB/s'
   grep -o '"grouped_expert":\[[^]]*\]' <<<"$PROF_JSON" | tr '}' '\n' | grep '"n_tokens"' |
     while read -r cell; do
@@ -209,7 +210,7 @@ launch_s=$(json_num launch_overhead_s "$PROF_JSON")
         "$(json_num n_expert_used "$cell")/$(json_num n_expert "$cell")" \
         "$(json_num n_tokens "$cell")" "$(fmt1 "$(json_num seconds "$cell")" 1e-6)" \
         "$(fmt1 "$(json_num bytes_per_s "$cell")" 1e9)"
-    done
+    done || true # no cells: grep finds nothing
 } >"$GROUPED"
 cat "$GROUPED" >&2
 if [[ ${grouped_cells:-0} -gt 0 ]]; then
@@ -269,17 +270,27 @@ say "cuda backend: $CUDA_BACKEND"
 # Small MoE models (random weights, so greedy decoding has no ties to speak of) on the
 # backend under test and on the CPU: the same text (on emu it must be: plans are
 # bit-identical; on cuda a different token is flagged, its float sums differing from the
-# CPU's by rounding). Top-8 of 16 experts and top-2 of 8, Q4_0 and Q8_0.
+# CPU's by rounding). Top-8 of 16 experts and top-2 of 8, Q4_0 and Q8_0, compiled against
+# this machine's profile for a budget that holds the whole model (its experts on the
+# device); without pshard-compile here they run unscheduled (CPU only), and say so.
+moe_text() { # model backend [schedule]: the generated text's JSON
+  local sched=()
+  [[ -n ${3:-} ]] && sched=(-s "$3" --vram 256M)
+  "$RUN" -m "$1" "${sched[@]}" -p "the quick brown fox" -n 12 -c 256 --temp 0 --ignore-eos \
+    --json --backend "$2" 2>>"$LOG" | tr -d '\n' | grep -o '"text": *"[^"]*"' | tail -n1 || true
+}
 moe_vs_cpu() { # name type n_expert n_used
-  local name=$1 model="$RESULTS/work/moe-$1.gguf" a b res
+  local name=$1 model="$RESULTS/work/moe-$1.gguf" sched="$RESULTS/work/moe-$1.pshard" a b res=""
   "$MKMODEL" -o "$model" --type "$2" --arch qwen3moe --n-embd 256 --n-layer 2 --n-head 8 \
     --n-head-kv 2 --head-dim 32 --n-ff 128 --n-expert "$3" --n-expert-used "$4" --vocab 2048 \
-    >>"$LOG" 2>&1 || { res="failed: pshard-mkmodel"; }
-  if [[ -z ${res:-} ]]; then
-    a=$("$RUN" -m "$model" -p "the quick brown fox" -n 12 -c 256 --temp 0 --ignore-eos --json \
-      --backend "$BACKEND" 2>>"$LOG" | tr -d '\n' | grep -o '"text":"[^"]*"' | tail -n1 || true)
-    b=$("$RUN" -m "$model" -p "the quick brown fox" -n 12 -c 256 --temp 0 --ignore-eos --json \
-      --backend cpu 2>>"$LOG" | tr -d '\n' | grep -o '"text":"[^"]*"' | tail -n1 || true)
+    >>"$LOG" 2>&1 || res="failed: pshard-mkmodel"
+  if [[ -z $res ]] && ! "$COMPILE" -m "$model" --profile "$PROF" -o "$sched" --budgets 256M \
+    -c 256 -q >>"$LOG" 2>&1; then
+    sched=""
+  fi
+  if [[ -z $res ]]; then
+    a=$(moe_text "$model" "$BACKEND" "$sched")
+    b=$(moe_text "$model" cpu "$sched")
     if [[ -z $a || -z $b ]]; then
       res="failed: a run failed (see $LOG)"
     elif [[ $a == "$b" ]]; then
@@ -289,6 +300,7 @@ moe_vs_cpu() { # name type n_expert n_used
     else
       res="differs from cpu (rounding?): $a vs $b"
     fi
+    [[ -n $sched ]] || res+=" (unscheduled: no pshard-compile here, CPU only)"
   fi
   say "moe $name on $BACKEND vs cpu: $res"
   res=${res//\"/\'}
