@@ -3,10 +3,14 @@
 #
 # In under 8 minutes, downloading nothing:
 #   1. finds or builds the binaries (CUDA for this GPU's architecture only),
-#   2. runs the GPU tests (device contract, conformance against the CPU, plan invariance),
-#   3. profiles the GPU and CPU (pshard-profile --backend cuda),
+#   2. runs the GPU tests (device contract, conformance against the CPU, plan invariance;
+#      the MoE dispatch's conformance again as its own row),
+#   3. profiles the GPU and CPU (pshard-profile --backend cuda) and prints the
+#      grouped-expert cells it measured,
 #   4. generates an 8B-shaped model (Llama-3-8B geometry) in F16 and Q8_0, and a
-#      Qwen3-30B-A3B-shaped qwen3moe model in Q4_0 (q/k norms, NeoX RoPE, 128 experts),
+#      Qwen3-30B-A3B-shaped qwen3moe model in Q4_0 (q/k norms, NeoX RoPE, 128 experts);
+#      two small MoE models (top-8 of 16, top-2 of 8) run greedily on cuda and on cpu,
+#      their texts compared,
 #   5. compiles them for budgets 2, 4, 8 GiB and full residency, searched and (the 8B
 #      shapes) with each forced strategy (gpu-only, static, dynamic, layers),
 #   6. runs pshard-run with each plan (prompt of ~1024 tokens, then decode), and
@@ -53,6 +57,12 @@ say() { printf '[%4ds] %s\n' "$(($(date +%s) - START))" "$*" | tee -a "$LOG" >&2
 elapsed() { echo $(($(date +%s) - START)); }
 time_left() { echo $((BUDGET_S - $(elapsed))); }
 
+# "key": number from a compact JSON text.
+json_num() { grep -o "\"$1\":[-0-9.eE+]*" <<<"$2" | head -n1 | cut -d: -f2 || true; }
+
+# A number with one decimal (divided by $2 when given), or "-" when absent.
+fmt1() { [[ -n $1 ]] && awk -v v="$1" -v d="${2:-1}" 'BEGIN { printf "%.1f", v / d }' || echo -; }
+
 # --- 1. binaries -------------------------------------------------------------------
 detect_arch() {
   local cap
@@ -77,7 +87,8 @@ if [[ -z $BUILD ]]; then
     exit 1
   fi
   ninja -C "$BUILD" pshard-run pshard-compile pshard-mkmodel pshard-profile pshard_cuda \
-    cuda_device_test cuda_conformance_test cuda_plan_invariance_test >>"$LOG" 2>&1 ||
+    cuda_device_test cuda_conformance_test cuda_plan_invariance_test \
+    cuda_moe_grouped_plan_test >>"$LOG" 2>&1 ||
     { say "build failed (see $LOG)"; exit 1; }
 fi
 
@@ -131,11 +142,18 @@ write_summary() { # the JSON of whatever has run so far
     >>"$RESULTS/gpu-check.json"
   printf '"tests":[%s],"runs":[%s]}\n' "${TESTS_JSON%,}" "${ROWS_JSON%,}" >>"$RESULTS/gpu-check.json"
 }
-# Seconds each binary may take: the invariance test runs every plan of seven models.
-declare -A TEST_TIMEOUT=([cuda_device_test]=60 [cuda_conformance_test]=60
-  [cuda_plan_invariance_test]=200)
-for t in cuda_device_test cuda_conformance_test cuda_plan_invariance_test; do
-  exe=$(bin "$t" || true)
+# Rows: name, binary, gtest filter. Seconds each may take: the invariance test runs every
+# plan of seven models; the MoE row is part of the conformance binary, run alone so its
+# result stands on its own line.
+declare -A TEST_TIMEOUT=([cuda_device_test]=60 [cuda_conformance_test]=120
+  [cuda_moe_conformance]=120 [cuda_moe_grouped_plan_test]=30 [cuda_plan_invariance_test]=200)
+TEST_ROWS=("cuda_device_test cuda_device_test *" "cuda_conformance_test cuda_conformance_test *"
+  "cuda_moe_conformance cuda_conformance_test *Moe*"
+  "cuda_moe_grouped_plan_test cuda_moe_grouped_plan_test *"
+  "cuda_plan_invariance_test cuda_plan_invariance_test *")
+for row in "${TEST_ROWS[@]}"; do
+  read -r t binary filter <<<"$row"
+  exe=$(bin "$binary" || true)
   if [[ -z $exe ]]; then
     TESTS_JSON+="{\"test\":\"$t\",\"result\":\"missing\"},"
     continue
@@ -144,7 +162,7 @@ for t in cuda_device_test cuda_conformance_test cuda_plan_invariance_test; do
   status=passed
   log="$RESULTS/$t.log"
   # Generated models go to the work folder; shared ones are read where the build put them.
-  if ! (cd "$RESULTS/work" && timeout "${TEST_TIMEOUT[$t]}" "$exe" \
+  if ! (cd "$RESULTS/work" && timeout "${TEST_TIMEOUT[$t]}" "$exe" --gtest_filter="$filter" \
     --gtest_output="json:$RESULTS/$t.json") >"$log" 2>&1; then
     status=failed
   fi
@@ -169,6 +187,43 @@ if ! timeout 150 "$PROFILE" -o "$PROF" --json "$RESULTS/machine.pshprof.json" --
   say "pshard-profile failed (see $LOG); the test results are in $RESULTS/gpu-check.json"
   exit 1
 fi
+# The grouped MoE cells (GpuMeasurements.grouped_expert, one object per cell in the JSON)
+# and the per-kernel overhead inside a CUDA graph: printed, counted in the summary. emu
+# has neither (no grouped kernel, no graphs): the row says so.
+GROUPED="$RESULTS/grouped-experts.txt"
+PROF_JSON=$(tr -d ' \n\t' <"$RESULTS/machine.pshprof.json")
+grouped_cells=$(grep -o '"grouped_expert":\[[^]]*\]' <<<"$PROF_JSON" | tr '}' '\n' |
+  grep -c '"n_tokens"' || true)
+graph_s=$(json_num graph_launch_overhead_s "$PROF_JSON")
+[[ $graph_s =~ ^0(\.0*)?$ ]] && graph_s="" # 0: not measured
+launch_s=$(json_num launch_overhead_s "$PROF_JSON")
+{
+  printf 'grouped-expert cells: %s; per kernel: %s s launched, %s inside a graph\n' \
+    "${grouped_cells:-0}" "${launch_s:-?}" "${graph_s:+$graph_s s}${graph_s:-not measured}"
+  printf '%-8s %-7s %-10s %-9s %-8s %10s %10s\n' type kind rows×cols experts tokens 'us' 'GB/s'
+  grep -o '"grouped_expert":\[[^]]*\]' <<<"$PROF_JSON" | tr '}' '\n' | grep '"n_tokens"' |
+    while read -r cell; do
+      printf '%-8s %-7s %-10s %-9s %-8s %10s %10s\n' \
+        "$(grep -o '"weight_type":"\?[A-Za-z0-9_]*' <<<"$cell" | sed 's/.*:"\?//')" \
+        "$(grep -q '"fused_gate_up":true' <<<"$cell" && echo gate+up || echo down)" \
+        "$(json_num rows "$cell")x$(json_num cols "$cell")" \
+        "$(json_num n_expert_used "$cell")/$(json_num n_expert "$cell")" \
+        "$(json_num n_tokens "$cell")" "$(fmt1 "$(json_num seconds "$cell")" 1e-6)" \
+        "$(fmt1 "$(json_num bytes_per_s "$cell")" 1e9)"
+    done || true # no cells: grep finds nothing
+} >"$GROUPED"
+cat "$GROUPED" >&2
+if [[ ${grouped_cells:-0} -gt 0 ]]; then
+  grouped_result=ok
+elif [[ $BACKEND == emu ]]; then
+  grouped_result="ok (none: emu has no grouped MoE kernel)"
+else
+  grouped_result="failed: no grouped-expert cells in the cuda profile"
+fi
+say "grouped-expert cells: ${grouped_cells:-0} ($grouped_result)"
+TESTS_JSON+="{\"test\":\"grouped_expert_cells\",\"result\":\"$grouped_result\","
+TESTS_JSON+="\"cells\":${grouped_cells:-0},\"graph_launch_overhead_s\":${graph_s:-null}},"
+write_summary
 
 # --- 4. models ---------------------------------------------------------------------
 # Llama-3-8B: n_embd 4096, 32 layers, 32 heads, 8 KV heads, FFN 14336, vocab 128256.
@@ -212,6 +267,49 @@ else
 fi
 say "cuda backend: $CUDA_BACKEND"
 
+# Small MoE models (random weights, so greedy decoding has no ties to speak of) on the
+# backend under test and on the CPU: the same text (on emu it must be: plans are
+# bit-identical; on cuda a different token is flagged, its float sums differing from the
+# CPU's by rounding). Top-8 of 16 experts and top-2 of 8, Q4_0 and Q8_0, compiled against
+# this machine's profile for a budget that holds the whole model (its experts on the
+# device); without pshard-compile here they run unscheduled (CPU only), and say so.
+moe_text() { # model backend [schedule]: the generated text's JSON
+  local sched=()
+  [[ -n ${3:-} ]] && sched=(-s "$3" --vram 256M)
+  "$RUN" -m "$1" "${sched[@]}" -p "the quick brown fox" -n 12 -c 256 --temp 0 --ignore-eos \
+    --json --backend "$2" 2>>"$LOG" | tr -d '\n' | grep -o '"text": *"[^"]*"' | tail -n1 || true
+}
+moe_vs_cpu() { # name type n_expert n_used
+  local name=$1 model="$RESULTS/work/moe-$1.gguf" sched="$RESULTS/work/moe-$1.pshard" a b res=""
+  "$MKMODEL" -o "$model" --type "$2" --arch qwen3moe --n-embd 256 --n-layer 2 --n-head 8 \
+    --n-head-kv 2 --head-dim 32 --n-ff 128 --n-expert "$3" --n-expert-used "$4" --vocab 2048 \
+    >>"$LOG" 2>&1 || res="failed: pshard-mkmodel"
+  if [[ -z $res ]] && ! "$COMPILE" -m "$model" --profile "$PROF" -o "$sched" --budgets 256M \
+    -c 256 -q >>"$LOG" 2>&1; then
+    sched=""
+  fi
+  if [[ -z $res ]]; then
+    a=$(moe_text "$model" "$BACKEND" "$sched")
+    b=$(moe_text "$model" cpu "$sched")
+    if [[ -z $a || -z $b ]]; then
+      res="failed: a run failed (see $LOG)"
+    elif [[ $a == "$b" ]]; then
+      res=ok
+    elif [[ $BACKEND == emu ]]; then
+      res="failed: emu and cpu differ"
+    else
+      res="differs from cpu (rounding?): $a vs $b"
+    fi
+    [[ -n $sched ]] || res+=" (unscheduled: no pshard-compile here, CPU only)"
+  fi
+  say "moe $name on $BACKEND vs cpu: $res"
+  res=${res//\"/\'}
+  TESTS_JSON+="{\"test\":\"moe_model_${name}_${BACKEND}_vs_cpu\",\"result\":\"$res\"},"
+}
+moe_vs_cpu q4_0-e16k8 q4_0 16 8
+moe_vs_cpu q8_0-e8k2 q8_0 8 2
+write_summary
+
 # --- 5. schedules ------------------------------------------------------------------
 CTX=2048
 full_budget_gib() { # weights + 2 GiB for KV cache, activations, slots and workspace
@@ -251,11 +349,6 @@ PROMPT="$RESULTS/work/prompt-1024.txt"
 printf 'a%.0s' $(seq 1023) >"$PROMPT"
 N_PREDICT=${PSHARD_CHECK_PREDICT:-16}
 
-# "key": number from a compact JSON text.
-json_num() { grep -o "\"$1\":[-0-9.eE+]*" <<<"$2" | head -n1 | cut -d: -f2 || true; }
-
-# A number with one decimal (divided by $2 when given), or "-" when absent.
-fmt1() { [[ -n $1 ]] && awk -v v="$1" -v d="${2:-1}" 'BEGIN { printf "%.1f", v / d }' || echo -; }
 
 TABLE="$RESULTS/gpu-check.txt"
 printf '%-7s %-9s %-8s %-9s %9s %9s %12s %15s %17s %s\n' model strategy budget transfer \

@@ -17,8 +17,11 @@ const char* graph_unfit_plan(const PlanRuntime& plan, std::span<const SubLayer> 
       return "the plan runs a sub-layer on the CPU";
     if (plan.stream_index[i] >= 0 || plan.route_on_host[i] || plan.gather_rows[i])
       return "the plan streams weights";
-    if (sublayers[i].kind == SubLayerKind::kMoe || plan.experts[i])
-      return "the plan has a MoE block (its dispatch uploads host tables every pass)";
+    // A resident whole MoE block routes on the device and needs no expert table (one
+    // tensor: base + e * stride), so its dispatch uploads nothing; an expert-level block
+    // routes on the host and copies experts per pass.
+    if (plan.experts[i])
+      return "the plan places a MoE block expert by expert";
     if (sublayers[i].kind == SubLayerKind::kAttention && plan.device_kv[i].pages)
       return "the plan's KV cache is paged";
   }

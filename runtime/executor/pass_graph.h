@@ -6,10 +6,10 @@
 //     ...the pass's sub-layers, compute() ops only...; device.end_graph(true);
 //
 // A plan fits when every sub-layer is resident on the device: nothing streamed (copies
-// and their events), no CPU sub-layer (the hidden state would cross), no MoE block —
-// a resident MoE block routes on the device, but the CUDA dispatch uploads its expert
-// pointer table from pageable host memory on every pass, which stream capture forbids;
-// lift that rule once the dispatch stages the table in device memory ahead of the pass.
+// and their events), no CPU sub-layer (the hidden state would cross), no MoE block
+// placed expert by expert (routed on the host, experts copied per pass). A resident
+// whole MoE block fits: it routes on the device and, stored as one tensor, needs no
+// expert table, so the grouped dispatch (cuda_moe.cpp) uploads nothing during the pass.
 // A pass of a fitting plan fits when it is one sequence (no batch page tables, no
 // chosen logit rows), text only (no image rows, no M-RoPE positions, which are host
 // memory), untraced (a trace times every sub-layer with events) and at most

@@ -18,8 +18,10 @@
 // back to back inside one synchronize and divided, so small operations are not charged
 // a synchronize round trip. The suite repeats calls and takes medians itself.
 //
-// Optional parts: time_attention and time_launch_overhead may return kUnsupported; the
-// suite then leaves those tables empty. Everything else is required.
+// Optional parts: time_attention, time_launch_overhead, time_grouped_experts and
+// time_graph_launch_overhead may return kUnsupported (the last two do unless a backend
+// overrides them: the emulated GPU has no grouped MoE kernel and no graphs); the suite
+// then leaves those tables empty. Everything else is required.
 #pragma once
 
 #include "runtime/core/status.h"
@@ -43,6 +45,25 @@ struct AttentionShape {
   int64_t n_heads = 32;
   int64_t n_kv_heads = 8;
   int64_t head_dim = 128;
+};
+
+// One grouped MoE product (schemas/profile.fbs's GroupedExpertPoint): n_tokens tokens,
+// each routed to n_expert_used of n_expert experts, every route in ONE launch; each
+// expert's matrix is rows x cols of `type`. fused_gate_up: two such matrices per route
+// (gate and up, SiLU-multiplied: rows = n_ff, cols = n_embd); otherwise one (down).
+struct GroupedExpertShape {
+  TensorType type = TensorType::kQ4_0;
+  int64_t n_tokens = 1;
+  int64_t n_expert = 8;
+  int64_t n_expert_used = 2;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  bool fused_gate_up = false;
+};
+
+struct GroupedExpertTiming {
+  double seconds = 0;           // one launch
+  int64_t distinct_experts = 0; // experts the timed routes touched (mean over the runs)
 };
 
 class DeviceMeasurer {
@@ -69,6 +90,19 @@ public:
   // estimator charges per kernel): a burst of them, one synchronize, divided — not one
   // launch between two synchronizes, which is a host round trip.
   virtual Result<double> time_launch_overhead() = 0;
+  // Optional: the grouped MoE kernel's identifier and one launch of it, the experts
+  // resident on the device and the routes drawn uniformly (each token k distinct
+  // experts), different routes each repetition so the experts are read from memory.
+  virtual std::string grouped_expert_op() const { return {}; }
+  virtual Result<GroupedExpertTiming> time_grouped_experts(const GroupedExpertShape& shape) {
+    (void)shape;
+    return unsupported(backend_name() + " has no grouped MoE kernel");
+  }
+  // Optional: as time_launch_overhead, but the burst is captured once into a CUDA graph
+  // and replayed: the per-kernel cost a replayed decode pass pays.
+  virtual Result<double> time_graph_launch_overhead() {
+    return unsupported(backend_name() + " has no kernel graphs");
+  }
   // One copy of `bytes` between host memory of the given kind and the device.
   virtual Result<double> time_transfer(Direction direction, HostMemoryKind memory,
                                        uint64_t bytes) = 0;

@@ -79,6 +79,12 @@ Result<SuiteGrid> make_grid(const SuiteOptions& o) {
   if (g.tokens.back() > 1)
     g.attention_tokens.push_back(std::min<int64_t>(16, g.tokens.back()));
   g.transfer_bytes = {4096, 64 * 1024, 1 * kMiB, 16 * kMiB, 64 * kMiB};
+  // Decode to short prefill; the experts of Qwen3-30B-A3B (128 x 768, top-8), Qwen3-235B-A22B
+  // (128 x 1536 at n_embd 4096, top-8) and Mixtral 8x7B (8 x 14336, top-2).
+  for (int64_t n : {1, 4, 16, 64})
+    if (n <= max_tokens)
+      g.grouped_tokens.push_back(n);
+  g.grouped_models = {{128, 8, 2048, 768}, {128, 8, 4096, 1536}, {8, 2, 4096, 14336}};
   g.read_buffer_bytes =
       o.read_buffer_bytes > 0 ? o.read_buffer_bytes : (o.quick ? 128 : 512) * kMiB;
   if (g.read_buffer_bytes < kMiB)
@@ -106,7 +112,10 @@ double device_units(const SuiteGrid& g) {
   return kMatmulUnits * double(g.types.size() * (g.matrix_bytes.size() * g.tokens.size() +
                                                  g.extra_cols.size() * g.extra_tokens.size())) +
          kAttentionUnits * double(g.ctx_lens.size() * g.attention_tokens.size()) + kReadUnits + 1 +
-         kTransferUnits * 2 * 4 * double(g.transfer_bytes.size());
+         kTransferUnits * 2 * 4 * double(g.transfer_bytes.size()) +
+         kGroupedUnits * double(g.types.size() * g.grouped_tokens.size() *
+                                g.grouped_models.size() * 2) +
+         1; // the graph replay overhead
 }
 
 Result<fb::ProfileT> run_suite(const SuiteOptions& o) {

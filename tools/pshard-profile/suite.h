@@ -38,6 +38,14 @@ struct SuiteOptions {
 };
 
 // The cells to measure.
+// One MoE model's expert shape, measured as grouped cells (the GPU only).
+struct GroupedExpertModel {
+  int64_t n_expert = 0;
+  int64_t k = 0;      // experts used per token
+  int64_t n_embd = 0; // gate/up columns, down rows
+  int64_t n_ff = 0;   // gate/up rows, down columns
+};
+
 struct SuiteGrid {
   std::vector<TensorType> types;
   // Types measured on a sparse grid: the largest bucket, the first and last tier (and
@@ -57,6 +65,10 @@ struct SuiteGrid {
   std::vector<int64_t> ctx_lens;
   std::vector<int64_t> attention_tokens; // new tokens per attention pass: decode, prefill
   std::vector<uint64_t> transfer_bytes;
+  // Grouped MoE cells: every type of `types`, these token counts and models, fused
+  // gate+up and down each.
+  std::vector<int64_t> grouped_tokens;
+  std::vector<GroupedExpertModel> grouped_models;
   uint64_t read_buffer_bytes = 0;
   uint64_t copy_buffer_bytes = 0;
   double budget_s = 0;
@@ -66,7 +78,7 @@ Result<SuiteGrid> make_grid(const SuiteOptions& options);
 
 // Budget units per kind of cell: a bandwidth cell streams hundreds of MiB per repetition.
 inline constexpr double kMatmulUnits = 1, kAttentionUnits = 1, kReadUnits = 4, kCopyUnits = 2,
-                        kTransferUnits = 1;
+                        kTransferUnits = 1, kGroupedUnits = 1;
 
 // Total units of a grid (for the progress bar and the per-unit budget).
 double cpu_units(const SuiteGrid& grid);
@@ -86,6 +98,10 @@ Result<CpuTables> measure_cpu(const SuiteGrid& grid, CopyLoad& copy_load, Progre
                               double unit_s);
 
 // GPU figures, transfers, and transfers while the CPU computes (appended to under_load).
+// The grouped MoE cells and the per-kernel overhead of a replayed graph, into `gpu`
+// (suite_grouped.cpp); both optional: a device without them leaves them empty.
+Status measure_grouped_experts(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
+                               double unit_s, fb::GpuMeasurementsT& gpu);
 Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
                       double unit_s, fb::ProfileT& profile);
 

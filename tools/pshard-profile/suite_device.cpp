@@ -1,6 +1,7 @@
 // The device half of the suite, driven through DeviceMeasurer so the CUDA and emulated
 // backends are profiled by the same grid: GPU matmul and attention, device read
-// bandwidth, launch overhead, transfers per size both ways from pinned and pageable
+// bandwidth, launch overhead, grouped MoE cells and the launch overhead inside a graph
+// (suite_grouped.cpp), transfers per size both ways from pinned and pageable
 // memory, and the transfers again while the CPU computes.
 #include "runtime/kernels/matmul.h"
 #include "tools/pshard-profile/background_load.h"
@@ -13,23 +14,6 @@
 
 namespace pshard::profiling {
 namespace {
-
-// Times a Result-returning device call like time_repeated does, stopping at the first
-// failure.
-Result<Timing> time_device(const std::function<Result<double>()>& call, double budget_s) {
-  PSHARD_ASSIGN_OR_RETURN(double warmup, call());
-  (void)warmup;
-  std::vector<double> times;
-  double spent = 0;
-  while (times.size() < 3 || (spent < budget_s && times.size() < 500)) {
-    PSHARD_ASSIGN_OR_RETURN(double s, call());
-    times.push_back(s);
-    spent += s;
-    if (spent >= 3 * budget_s)
-      break;
-  }
-  return Timing{median(times), static_cast<uint32_t>(times.size())};
-}
 
 Status measure_transfers(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
                          double unit_s, std::vector<std::unique_ptr<fb::TransferPointT>>& out,
@@ -135,6 +119,7 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
   else if (launch.status().code() != StatusCode::kUnsupported)
     return launch.status();
   progress.advance(kReadUnits + 1);
+  PSHARD_RETURN_IF_ERROR(measure_grouped_experts(grid, device, progress, unit_s, *gpu));
   profile.gpu = std::move(gpu);
 
   profile.transfers = std::make_unique<fb::TransferMeasurementsT>();

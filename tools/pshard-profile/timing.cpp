@@ -36,4 +36,21 @@ Timing time_repeated(const std::function<void(int rep)>& fn, double budget_s, in
   return {median(times), static_cast<uint32_t>(times.size())};
 }
 
+// Times a Result-returning device call like time_repeated does, stopping at the first
+// failure.
+Result<Timing> time_device(const std::function<Result<double>()>& call, double budget_s) {
+  PSHARD_ASSIGN_OR_RETURN(double warmup, call());
+  (void)warmup;
+  std::vector<double> times;
+  double spent = 0;
+  while (times.size() < 3 || (spent < budget_s && times.size() < 500)) {
+    PSHARD_ASSIGN_OR_RETURN(double s, call());
+    times.push_back(s);
+    spent += s;
+    if (spent >= 3 * budget_s)
+      break;
+  }
+  return Timing{median(times), static_cast<uint32_t>(times.size())};
+}
+
 } // namespace pshard::profiling

@@ -6,6 +6,8 @@
 //   double flops = work / t.seconds;
 #pragma once
 
+#include "runtime/core/status.h"
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -28,5 +30,9 @@ double median(std::vector<double> values);
 // timed run past three budgets.
 Timing time_repeated(const std::function<void(int rep)>& fn, double budget_s, int min_reps = 3,
                      int max_reps = 500);
+
+// As time_repeated, for a call that times itself and may fail (a device measurement):
+// the warm-up's result is dropped, the first failure returned.
+Result<Timing> time_device(const std::function<Result<double>()>& call, double budget_s);
 
 } // namespace pshard::profiling

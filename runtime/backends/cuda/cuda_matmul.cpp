@@ -1,11 +1,9 @@
-// Matmul and MoE dispatch of the CUDA backend: matrix-vector kernels for decode,
-// cuBLASLt for prefill (cuda_ops.h says which path runs when), and the MoE block routed
-// on the device so the host never waits for the router.
+// Matmuls of the CUDA backend: matrix-vector kernels for decode, cuBLASLt for prefill
+// (cuda_ops.h says which path runs when). The MoE dispatch is in cuda_moe.cpp.
 #include "runtime/backends/cuda/cuda_ops.h"
 #include "runtime/backends/cuda/kernels/kernels.h"
 
 #include <algorithm>
-#include <vector>
 
 namespace pshard::cuda {
 namespace {
@@ -85,88 +83,6 @@ Status CudaOps::gemm_quant(const MatrixView& w, const float* x, int64_t n_tokens
     }
   }
   return Status::ok_status();
-}
-
-// Routing on the device (softmax, top-k, renormalise) — or the host's routes when the
-// executor routed the pass and copied only those experts (MoeDispatch::routes) — then
-// for each of the k routes of every token: gate and up (each token with its own
-// expert's weights), SiLU·mul, down, and the weighted accumulation — in expert-index
-// order per token, as the CPU sums.
-void CudaOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
-                           int64_t n_tokens, float* out) {
-  const int64_t n_expert = moe.gate.n_expert, k = moe.n_expert_used;
-  const int64_t d = moe.n_embd, ff = moe.n_ff;
-  if (n_tokens <= 0 || !need_workspace("moe_dispatch"))
-    return;
-  if (3 * n_expert > CudaWorkspace::kExpertPtrs || k <= 0) {
-    sticky_.note(unsupported("CUDA moe_dispatch: " + std::to_string(n_expert) + " experts, " +
-                             std::to_string(k) + " used (at most " +
-                             std::to_string(CudaWorkspace::kExpertPtrs / 3) + " experts)"));
-    return;
-  }
-  const MoeRoutes* host = moe.routes.get();
-  if (host && (host->n_tokens != n_tokens || host->k != k ||
-               host->experts.size() != static_cast<size_t>(n_tokens * k) ||
-               host->weights.size() != host->experts.size())) {
-    sticky_.note(internal_error("CUDA moe_dispatch: the host's routes cover " +
-                                std::to_string(host->n_tokens) + " tokens x " +
-                                std::to_string(host->k) + ", the pass " +
-                                std::to_string(n_tokens) + " x " + std::to_string(k)));
-    return;
-  }
-  // Expert weight addresses (placed slots or strided), copied in stream order; the host
-  // vector may go away on return (pageable copies are staged before the call returns).
-  std::vector<const uint8_t*> ptrs(static_cast<size_t>(3 * n_expert));
-  for (int64_t e = 0; e < n_expert; ++e) {
-    ptrs[static_cast<size_t>(e)] = moe.gate.expert(e).data;
-    ptrs[static_cast<size_t>(n_expert + e)] = moe.up.expert(e).data;
-    ptrs[static_cast<size_t>(2 * n_expert + e)] = moe.down.expert(e).data;
-  }
-  note(cudaMemcpyAsync(ws_.expert_ptrs, ptrs.data(), ptrs.size() * sizeof(void*),
-                       cudaMemcpyHostToDevice, stream_),
-       "moe expert table", __LINE__);
-  const uint8_t* const* gate_ptrs = ws_.expert_ptrs;
-  const uint8_t* const* up_ptrs = gate_ptrs + n_expert;
-  const uint8_t* const* down_ptrs = up_ptrs + n_expert;
-  const MatrixView& g = moe.gate.first;
-  const MatrixView& u = moe.up.first;
-  const MatrixView& dn = moe.down.first;
-  const int64_t chunk = std::min<int64_t>(CudaWorkspace::kRoutes / k, 65535);
-  for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
-    const int64_t nc = std::min(chunk, n_tokens - t0);
-    if (host) {
-      // Host memory: staged by the driver before the call returns, like the ids.
-      const size_t n_routes = static_cast<size_t>(nc * k);
-      note(cudaMemcpyAsync(ws_.route_experts, host->experts.data() + t0 * k,
-                           n_routes * sizeof(int32_t), cudaMemcpyHostToDevice, stream_),
-           "moe host routes", __LINE__);
-      note(cudaMemcpyAsync(ws_.route_weights, host->weights.data() + t0 * k,
-                           n_routes * sizeof(float), cudaMemcpyHostToDevice, stream_),
-           "moe host route weights", __LINE__);
-    } else {
-      note(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k, moe.normalize_weights,
-                              ws_.route_experts,
-                              ws_.route_weights, stream_),
-           "moe_route", __LINE__);
-    }
-    for (int64_t j = 0; j < k; ++j) {
-      const int32_t* ex = ws_.route_experts + j;
-      note(kernels::matvec_routed(g.type, gate_ptrs, ex, k, g.row_bytes, ff, d, x + t0 * d, nc,
-                                  moe.gate_buf, stream_),
-           "moe gate", __LINE__);
-      note(kernels::matvec_routed(u.type, up_ptrs, ex, k, u.row_bytes, ff, d, x + t0 * d, nc,
-                                  moe.up_buf, stream_),
-           "moe up", __LINE__);
-      note(kernels::silu_mul(moe.gate_buf, moe.up_buf, moe.gate_buf, nc * ff, stream_),
-           "moe silu_mul", __LINE__);
-      note(kernels::matvec_routed(dn.type, down_ptrs, ex, k, dn.row_bytes, d, ff, moe.gate_buf, nc,
-                                  moe.expert_out, stream_),
-           "moe down", __LINE__);
-      note(kernels::moe_accumulate(moe.expert_out, ws_.route_weights + j, k, nc, d, j == 0,
-                                   out + t0 * d, stream_),
-           "moe accumulate", __LINE__);
-    }
-  }
 }
 
 } // namespace pshard::cuda

@@ -97,8 +97,24 @@ Result<uint8_t*> CudaMeasurer::scratch(uint64_t bytes) {
   return base;
 }
 
+// Valid weights (finite scales): one quantized row uploaded, doubled on the device.
+Status CudaMeasurer::fill_matrix(uint8_t* dst, TensorType type, int64_t rows, int64_t cols) {
+  PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, cols));
+  const uint64_t w_bytes = static_cast<uint64_t>(rows) * row_bytes;
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t c = 0; c < cols; ++c)
+    row[static_cast<size_t>(c)] = static_cast<float>((c * 7919) % 257) / 257.0f - 0.5f;
+  std::vector<uint8_t> q(row_bytes);
+  PSHARD_RETURN_IF_ERROR(quantize_row(type, row.data(), q.data(), cols));
+  PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, q.data(), row_bytes, cudaMemcpyHostToDevice));
+  for (uint64_t done = row_bytes; done < w_bytes; done *= 2)
+    PSHARD_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(dst + done, dst, std::min(done, w_bytes - done), cudaMemcpyDeviceToDevice));
+  return Status::ok_status();
+}
+
 // Device seconds of `repeats` back-to-back runs of `enqueue`, by events.
-template <typename F> Result<double> CudaMeasurer::time_events(F& enqueue, int repeats) {
+Result<double> CudaMeasurer::time_events(const std::function<void()>& enqueue, int repeats) {
   PSHARD_RETURN_IF_ERROR(device_->synchronize());
   PSHARD_ASSIGN_OR_RETURN(auto start, device_->create_event());
   PSHARD_ASSIGN_OR_RETURN(auto stop, device_->create_event());
@@ -115,7 +131,7 @@ template <typename F> Result<double> CudaMeasurer::time_events(F& enqueue, int r
 
 // Seconds of one run. A short operation is timed again as several back-to-back runs
 // and divided, so the launch latency of an idle GPU is not charged to it.
-template <typename F> Result<double> CudaMeasurer::time_compute(F&& enqueue) {
+Result<double> CudaMeasurer::time_compute(const std::function<void()>& enqueue) {
   PSHARD_ASSIGN_OR_RETURN(double once, time_events(enqueue, 1));
   if (once >= kMinTimedSeconds)
     return once;
@@ -140,17 +156,8 @@ Result<double> CudaMeasurer::time_matmul(TensorType type, int64_t n_tokens, int6
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base,
                           scratch(y_off + static_cast<uint64_t>(n_tokens * rows) * 4));
   if (filled_ != std::make_tuple(static_cast<int>(type), rows, cols)) {
-    // Valid weights (finite scales): one quantized row uploaded, doubled on the device
-    // into the first copy, which is then copied into the others.
-    std::vector<float> row(static_cast<size_t>(cols));
-    for (int64_t c = 0; c < cols; ++c)
-      row[static_cast<size_t>(c)] = static_cast<float>((c * 7919) % 257) / 257.0f - 0.5f;
-    std::vector<uint8_t> q(row_bytes);
-    PSHARD_RETURN_IF_ERROR(quantize_row(type, row.data(), q.data(), cols));
-    PSHARD_CUDA_RETURN_IF_ERROR(cudaMemcpy(base, q.data(), row_bytes, cudaMemcpyHostToDevice));
-    for (uint64_t done = row_bytes; done < w_bytes; done *= 2)
-      PSHARD_CUDA_RETURN_IF_ERROR(
-          cudaMemcpy(base + done, base, std::min(done, w_bytes - done), cudaMemcpyDeviceToDevice));
+    // Valid weights in the first copy, then copied into the others.
+    PSHARD_RETURN_IF_ERROR(fill_matrix(base, type, rows, cols));
     for (uint64_t c = 1; c < copies; ++c)
       PSHARD_CUDA_RETURN_IF_ERROR(
           cudaMemcpy(base + c * w_stride, base, w_bytes, cudaMemcpyDeviceToDevice));

@@ -9,6 +9,7 @@
 #include "runtime/profile/device_measurer.h"
 
 #include <atomic>
+#include <functional>
 #include <thread>
 #include <tuple>
 
@@ -29,6 +30,11 @@ public:
   Result<double> time_device_read(uint64_t bytes) override;
   Result<double> time_launch_overhead() override;
   Result<double> time_transfer(Direction direction, HostMemoryKind memory, uint64_t bytes) override;
+  // cuda_measurer_moe.cpp: the grouped MoE kernels (kernels/moe_grouped.cu) and a burst
+  // of tiny kernels replayed from one CUDA graph.
+  std::string grouped_expert_op() const override { return "cuda:moe-grouped-warp-row"; }
+  Result<GroupedExpertTiming> time_grouped_experts(const GroupedExpertShape& shape) override;
+  Result<double> time_graph_launch_overhead() override;
   Status start_copy_load(uint64_t chunk_bytes) override;
   Result<double> stop_copy_load() override;
 
@@ -39,8 +45,10 @@ private:
   Result<uint8_t*> scratch(uint64_t bytes);
   // Seconds of one run of the work `enqueue` puts on the compute stream, by events;
   // short work is repeated back to back and divided (see kMinTimedSeconds).
-  template <typename F> Result<double> time_compute(F&& enqueue);
-  template <typename F> Result<double> time_events(F& enqueue, int repeats);
+  Result<double> time_compute(const std::function<void()>& enqueue);
+  Result<double> time_events(const std::function<void()>& enqueue, int repeats);
+  // rows x cols of valid `type` weights at dst (device memory).
+  static Status fill_matrix(uint8_t* dst, TensorType type, int64_t rows, int64_t cols);
 
   std::unique_ptr<CudaDevice> device_;
   uint64_t scratch_bytes_ = 0;                          // of the arena, before the workspace

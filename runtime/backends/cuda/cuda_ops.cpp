@@ -9,6 +9,17 @@
 
 namespace pshard::cuda {
 
+CudaOps::CudaOps(cudaStream_t stream, StickyError& sticky, LtMatmul& lt)
+    : stream_(stream), sticky_(sticky), lt_(lt) {
+  auto staging = MoeHostStaging::create(CudaWorkspace::kExpertPtrs, CudaWorkspace::kRoutes);
+  if (staging.ok())
+    staging_ = std::move(*staging);
+  else
+    staging_status_ = Status(staging.status().code(),
+                             "CUDA moe_dispatch: no pinned staging for MoE tables and routes: " +
+                                 staging.status().message());
+}
+
 void CudaOps::note(cudaError_t e, const char* what, int line) {
   if (e != cudaSuccess)
     sticky_.note(cuda_status(e, what, __FILE__, line));

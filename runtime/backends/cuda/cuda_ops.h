@@ -11,20 +11,30 @@
 
 #include "runtime/backends/cuda/cublaslt_matmul.h"
 #include "runtime/backends/cuda/cuda_status.h"
+#include "runtime/backends/cuda/cuda_moe_staging.h"
 #include "runtime/backends/cuda/cuda_workspace.h"
+#include "runtime/backends/cuda/kernels/kernels.h"
+#include "runtime/backends/cuda/moe_grouped_plan.h"
 #include "runtime/device/ops.h"
 
 #include <cuda_runtime_api.h>
+#include <memory>
 #include <vector>
 
 namespace pshard::cuda {
 
 class CudaOps final : public Ops {
 public:
-  CudaOps(cudaStream_t stream, StickyError& sticky, LtMatmul& lt)
-      : stream_(stream), sticky_(sticky), lt_(lt) {}
-  // The workspace moves with the arena (null while there is none).
-  void set_workspace(const CudaWorkspace& ws) { ws_ = ws; }
+  // Allocates the MoE dispatch's pinned staging (a failure is reported by the first
+  // moe_dispatch, the only op that needs it).
+  CudaOps(cudaStream_t stream, StickyError& sticky, LtMatmul& lt);
+  // The workspace moves with the arena (null while there is none); the expert tables it
+  // held are gone with it.
+  void set_workspace(const CudaWorkspace& ws) {
+    if (ws.expert_ptrs != ws_.expert_ptrs)
+      tables_.reset();
+    ws_ = ws;
+  }
   bool has_workspace() const { return ws_.ready(); }
   // While the device records a pass as a graph (cuda_graphs.h): embed_rows keeps the
   // token ids on the host instead of copying them (a pageable copy cannot be captured)
@@ -55,6 +65,10 @@ private:
   bool need_workspace(const char* op);
   Status gemm_float(const MatrixView& w, const float* x, int64_t n_tokens, float* y);
   Status gemm_quant(const MatrixView& w, const float* x, int64_t n_tokens, float* y);
+  Status moe_grouped(const float* x, float* router_logits, const MoeDispatch& moe,
+                     int64_t n_tokens, float* out);
+  Status expert_addresses(const MoeDispatch& moe, uint64_t capture,
+                          kernels::ExpertAddress (&a)[3]);
 
   cudaStream_t stream_;
   StickyError& sticky_;
@@ -62,6 +76,10 @@ private:
   CudaWorkspace ws_;
   bool recording_ = false;
   std::vector<TokenId> recorded_ids_;
+  std::unique_ptr<MoeHostStaging> staging_;
+  Status staging_status_;
+  ExpertTableCache tables_{CudaWorkspace::kExpertPtrs};
+  std::vector<const uint8_t*> table_; // the current block's table, reused between calls
 };
 
 } // namespace pshard::cuda

@@ -11,7 +11,7 @@ namespace pshard {
 namespace {
 
 // A device with exact, known speeds: 1 TFLOP/s, 20 GB/s links with 10 us latency.
-class FakeDevice final : public DeviceMeasurer {
+class FakeDevice : public DeviceMeasurer {
 public:
   std::string backend_name() const override { return "fake"; }
   Result<fb::GpuInfoT> describe() override {
@@ -37,7 +37,23 @@ public:
   Result<double> stop_copy_load() override { return 20e9; }
 };
 
-TEST(DeviceSuite, FakeDeviceFillsGpuAndTransferTables) {
+// Also grouped MoE cells: a launch reads every distinct expert's matrices at 400 GB/s,
+// and experts over 1 GiB "do not fit"; graph replays cost 1 us per kernel.
+class GroupedFakeDevice final : public FakeDevice {
+public:
+  std::string grouped_expert_op() const override { return "fake grouped"; }
+  Result<GroupedExpertTiming> time_grouped_experts(const GroupedExpertShape& s) override {
+    const double matrix = double(*tensor_bytes(s.type, s.cols)) * double(s.rows);
+    if (matrix * double(s.n_expert) > double(1ull << 30))
+      return Status(StatusCode::kOutOfMemory, "too large for the fake");
+    const int64_t distinct = std::min(s.n_expert, s.n_tokens * s.n_expert_used);
+    return GroupedExpertTiming{double(distinct) * matrix * (s.fused_gate_up ? 2 : 1) / 400e9,
+                               distinct};
+  }
+  Result<double> time_graph_launch_overhead() override { return 1e-6; }
+};
+
+profiling::SuiteGrid small_grid() {
   profiling::SuiteGrid grid;
   grid.types = {TensorType::kQ4_0};
   grid.matrix_bytes = {1u << 20};
@@ -46,6 +62,51 @@ TEST(DeviceSuite, FakeDeviceFillsGpuAndTransferTables) {
   grid.ctx_lens = {256};
   grid.transfer_bytes = {4096, 1u << 20};
   grid.read_buffer_bytes = 1u << 20;
+  return grid;
+}
+
+TEST(DeviceSuite, GroupedExpertCellsWhenTheDeviceHasThem) {
+  profiling::SuiteGrid grid = small_grid();
+  grid.grouped_tokens = {1, 16};
+  // Qwen3-30B-A3B's experts, and one model whose experts exceed the fake's memory.
+  grid.grouped_models = {{128, 8, 2048, 768}, {8, 2, 65536, 65536}};
+  GroupedFakeDevice device;
+  profiling::Progress progress(profiling::device_units(grid), /*enabled=*/false);
+  fb::ProfileT profile;
+  profile.under_load = std::make_unique<fb::UnderLoadT>();
+  ASSERT_TRUE(profiling::measure_device(grid, device, progress, 1e-4, profile).ok());
+  ASSERT_TRUE(profile.gpu);
+  EXPECT_DOUBLE_EQ(profile.gpu->graph_launch_overhead_s, 1e-6);
+  EXPECT_EQ(profile.gpu->grouped_expert_op, "fake grouped");
+  // 2 token counts x fused and down, for the model that fits.
+  ASSERT_EQ(profile.gpu->grouped_expert.size(), 4u);
+  for (const auto& p : profile.gpu->grouped_expert) {
+    EXPECT_EQ(p->n_expert, 128u);
+    EXPECT_EQ(p->n_expert_used, 8u);
+    EXPECT_EQ(p->rows, p->fused_gate_up ? 768u : 2048u);
+    EXPECT_EQ(p->cols, p->fused_gate_up ? 2048u : 768u);
+    EXPECT_EQ(p->matrix_bytes, *tensor_bytes(TensorType::kQ4_0, p->cols) * p->rows);
+    EXPECT_EQ(p->distinct_experts, std::min(128u, p->n_tokens * 8));
+    EXPECT_NEAR(p->bytes_per_s, 400e9, 1e3);
+  }
+}
+
+TEST(DeviceSuite, NoGroupedCellsFromADeviceWithoutTheKernel) {
+  profiling::SuiteGrid grid = small_grid();
+  grid.grouped_tokens = {1};
+  grid.grouped_models = {{8, 2, 64, 128}};
+  FakeDevice device; // the interface's defaults: kUnsupported
+  profiling::Progress progress(profiling::device_units(grid), /*enabled=*/false);
+  fb::ProfileT profile;
+  profile.under_load = std::make_unique<fb::UnderLoadT>();
+  ASSERT_TRUE(profiling::measure_device(grid, device, progress, 1e-4, profile).ok());
+  EXPECT_TRUE(profile.gpu->grouped_expert.empty());
+  EXPECT_TRUE(profile.gpu->grouped_expert_op.empty());
+  EXPECT_EQ(profile.gpu->graph_launch_overhead_s, 0.0);
+}
+
+TEST(DeviceSuite, FakeDeviceFillsGpuAndTransferTables) {
+  const profiling::SuiteGrid grid = small_grid();
   FakeDevice device;
   profiling::Progress progress(profiling::device_units(grid), /*enabled=*/false);
   fb::ProfileT profile;

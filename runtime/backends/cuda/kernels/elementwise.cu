@@ -1,7 +1,7 @@
 // Per-token and elementwise kernels: RMSNorm, RoPE, SiLU·mul, residual, bias and gated
 // adds, embedding
 // gather, and the conversions feeding cuBLASLt. All memory-bound; written for clarity.
-#include "runtime/backends/cuda/kernels/block_formats.cuh"
+#include "runtime/backends/cuda/kernels/matvec_rows.cuh"
 #include "runtime/backends/cuda/kernels/kernels.h"
 #include "runtime/kernels/rope_math.h"
 
@@ -65,7 +65,7 @@ __global__ void add_gated_kernel(float* y, const float* x, const float* gate, in
 __global__ void silu_mul_kernel(const float* g, const float* u, float* out, int64_t n) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
-    out[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    out[i] = rows::silu_times(g[i], u[i]);
 }
 
 __global__ void add_kernel(float* y, const float* x, int64_t n) {

@@ -43,11 +43,6 @@ cudaError_t convert_floats(const float* x, int64_t n, void* dst, bool to_bf16, c
 // y[t][r] = dot(W row r, x[t]) for n_tokens <= kMatvecMaxTokens (y's row stride: ldy).
 cudaError_t matvec(TensorType type, const uint8_t* w, size_t row_bytes, int64_t rows, int64_t cols,
                    const float* x, int64_t n_tokens, float* y, int64_t ldy, cudaStream_t s);
-// Each token its own expert: y[t] = W_{experts[t * stride]} x[t] for n_tokens tokens, the
-// weight of expert e starting at weights[e] (a device array of n_expert pointers).
-cudaError_t matvec_routed(TensorType type, const uint8_t* const* weights, const int32_t* experts,
-                          int64_t stride, size_t row_bytes, int64_t rows, int64_t cols,
-                          const float* x, int64_t n_tokens, float* y, cudaStream_t s);
 
 // --- attention.cu -----------------------------------------------------------------------
 // One layer's KV cache in VRAM (runtime/device/ops.h's KvView, device pointers).
@@ -74,8 +69,35 @@ cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t 
 // sums run in the CPU's order.
 cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
                       bool normalize, int32_t* experts, float* weights, cudaStream_t s);
-// out[t] (+)= weights[t * stride] * expert_out[t] over d values; `first` assigns.
-cudaError_t moe_accumulate(const float* expert_out, const float* weights, int64_t stride,
-                           int64_t n_tokens, int64_t d, bool first, float* out, cudaStream_t s);
+
+// --- moe_grouped.cu ---------------------------------------------------------------------
+// Every route of a chunk in one launch per MoE matrix (a route is token t's slot j, index
+// t * k + j; experts[route] its expert, device memory). At most kMaxGroupedRoutes routes
+// per launch (grid.y); the caller chunks by tokens.
+inline constexpr int64_t kMaxGroupedRoutes = 65535;
+
+// Where expert e's matrix starts: table[e] (a device array; experts placed at scattered
+// addresses) or, without a table, base + e * stride (a block stored as one tensor).
+struct ExpertAddress {
+  const uint8_t* const* table = nullptr;
+  const uint8_t* base = nullptr;
+  size_t stride = 0;
+};
+// act[route * ff + r] = silu(gate_e row r . x[t]) * (up_e row r . x[t]) for n_routes
+// routes, gate and up both of `type` (d columns, row_bytes each): SiLU-gated FFN's first
+// half, fused.
+cudaError_t moe_gate_up(TensorType type, const ExpertAddress& gate, const ExpertAddress& up,
+                        const int32_t* experts, int64_t k, size_t row_bytes, int64_t ff, int64_t d,
+                        const float* x, int64_t n_routes, float* act, cudaStream_t s);
+// y[route * rows + r] = W_e row r . x[(route / routes_per_x) * cols] for n_routes routes:
+// down (routes_per_x = 1: each route's own activations), or gate / up alone
+// (routes_per_x = k: the token's input) when they differ in type.
+cudaError_t moe_grouped_matvec(TensorType type, const ExpertAddress& w, const int32_t* experts,
+                               int64_t routes_per_x, size_t row_bytes, int64_t rows, int64_t cols,
+                               const float* x, int64_t n_routes, float* y, cudaStream_t s);
+// out[t] = sum over j = 0..k-1, in that order, of weights[t * k + j] * expert_out[t * k + j]
+// (d values each) for n_tokens tokens.
+cudaError_t moe_combine(const float* expert_out, const float* weights, int64_t k, int64_t n_tokens,
+                        int64_t d, float* out, cudaStream_t s);
 
 } // namespace pshard::cuda::kernels

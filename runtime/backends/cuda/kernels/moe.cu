@@ -1,5 +1,5 @@
 // The MoE router on the device: softmax, top-k (ties to the lower index), weights
-// (renormalised when the model asks), and the weighted combine of the experts' outputs. One thread per token for
+// (renormalised when the model asks); moe_grouped.cu runs the experts. One thread per token for
 // routing — n_expert is at most a few hundred, and this runs once per MoE block.
 #include "runtime/backends/cuda/kernels/block_formats.cuh"
 #include "runtime/backends/cuda/kernels/kernels.h"
@@ -55,15 +55,6 @@ __global__ void moe_route_kernel(float* logits, int64_t n_tokens, int64_t n_expe
   }
 }
 
-__global__ void moe_accumulate_kernel(const float* eo, const float* w, int64_t stride,
-                                      int64_t n_tokens, int64_t d, bool first, float* out) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n_tokens * d)
-    return;
-  const float v = w[(i / d) * stride] * eo[i];
-  out[i] = first ? v : out[i] + v;
-}
-
 } // namespace
 
 cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
@@ -73,15 +64,6 @@ cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t
   if (n_tokens > 0)
     moe_route_kernel<<<blocks_for(n_tokens, 64), 64, 0, s>>>(logits, n_tokens, n_expert, k,
                                                              normalize, experts, weights);
-  return cudaGetLastError();
-}
-
-cudaError_t moe_accumulate(const float* eo, const float* w, int64_t stride, int64_t n_tokens,
-                           int64_t d, bool first, float* out, cudaStream_t s) {
-  const int64_t n = n_tokens * d;
-  if (n > 0)
-    moe_accumulate_kernel<<<blocks_for(n, 256), 256, 0, s>>>(eo, w, stride, n_tokens, d, first,
-                                                             out);
   return cudaGetLastError();
 }
 

@@ -57,18 +57,6 @@ Weights make_weights(DeviceBuffers& buf, TensorType type, int64_t rows, int64_t 
   return w;
 }
 
-double matmul_bound(TensorType t) {
-  switch (t) {
-  case TensorType::kF32:
-    return 1e-5;
-  case TensorType::kF16:
-    return 2e-3;
-  case TensorType::kBF16:
-    return 1e-2;
-  default:
-    return 2e-2;
-  }
-}
 
 TEST_F(CudaConformance, RmsNorm) {
   const int64_t n = 3, d = 77;

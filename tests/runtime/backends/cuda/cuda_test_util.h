@@ -89,4 +89,19 @@ inline double relative_error(const std::vector<float>& got, const std::vector<fl
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
+// The conformance bound of one product with weights of type t (cuda_conformance_test.cpp's
+// header says where each comes from).
+inline double matmul_bound(TensorType t) {
+  switch (t) {
+  case TensorType::kF32:
+    return 1e-5;
+  case TensorType::kF16:
+    return 2e-3;
+  case TensorType::kBF16:
+    return 1e-2;
+  default:
+    return 2e-2;
+  }
+}
+
 } // namespace pshard::cuda_testing

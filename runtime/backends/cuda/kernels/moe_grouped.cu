@@ -1,0 +1,117 @@
+// The grouped MoE kernels: every route of every token of a chunk in ONE launch per MoE
+// matrix, so a block costs the router (or the host's routes) plus three launches
+// whatever k is, instead of five per route. A route is (token t, slot j) at index
+// t * k + j; grid.y is the route, grid.x the output rows (kWarps per block, one warp
+// per row: the warp-per-row dot products of matvec_rows.cuh, so results round as the
+// matrix-vector kernels do).
+//
+// An expert's matrix starts at table[e] when there is a table (experts placed at
+// scattered addresses) and at base + e * stride otherwise (a block resident as one
+// tensor needs no table at all, so nothing is uploaded for it).
+#include "runtime/backends/cuda/kernels/matvec_rows.cuh"
+
+namespace pshard::cuda::kernels {
+namespace {
+
+using rows::kWarps;
+
+__device__ __forceinline__ const uint8_t* expert_matrix(const ExpertAddress& a, int32_t e) {
+  return a.table ? a.table[e] : a.base + static_cast<size_t>(e) * a.stride;
+}
+
+// act[route * ff + r] = silu(gate_e[r] . x_t) * (up_e[r] . x_t), gate and up of type T.
+template <TensorType T>
+__global__ void moe_gate_up_kernel(ExpertAddress gate, ExpertAddress up, const int32_t* experts,
+                                   int64_t k, size_t row_bytes, int64_t ff, int64_t d,
+                                   const float* x, float* act) {
+  const int64_t r = blockIdx.x * static_cast<int64_t>(kWarps) + threadIdx.x / 32;
+  const int64_t route = blockIdx.y;
+  if (r >= ff)
+    return;
+  const int32_t e = experts[route];
+  const float* xt = x + (route / k) * d;
+  float g[kMatvecMaxTokens], u[kMatvecMaxTokens];
+  rows::row_partial<T>(expert_matrix(gate, e) + r * row_bytes, d, xt, 1, d, g);
+  rows::row_partial<T>(expert_matrix(up, e) + r * row_bytes, d, xt, 1, d, u);
+  const float gs = rows::warp_sum(g[0]), us = rows::warp_sum(u[0]);
+  if ((threadIdx.x & 31) == 0)
+    act[route * ff + r] = rows::silu_times(gs, us);
+}
+
+// y[route * rows + r] = W_e[r] . x[(route / routes_per_x) * cols].
+template <TensorType T>
+__global__ void moe_grouped_matvec_kernel(ExpertAddress w, const int32_t* experts,
+                                          int64_t routes_per_x, size_t row_bytes, int64_t rows,
+                                          int64_t cols, const float* x, float* y) {
+  const int64_t r = blockIdx.x * static_cast<int64_t>(kWarps) + threadIdx.x / 32;
+  const int64_t route = blockIdx.y;
+  if (r >= rows)
+    return;
+  rows::row_dot<T>(expert_matrix(w, experts[route]) + r * row_bytes, cols,
+                   x + (route / routes_per_x) * cols, 1, cols, y + route * rows + r, rows);
+}
+
+// out[t][i] = sum over j in slot order of w[t * k + j] * eo[t * k + j][i]: the first term
+// assigned, each next one added, as moe_accumulate did one launch per slot (and as the
+// CPU sums, the slots being in expert-index order).
+__global__ void moe_combine_kernel(const float* eo, const float* w, int64_t k, int64_t n_tokens,
+                                   int64_t d, float* out) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n_tokens * d)
+    return;
+  const int64_t t = i / d, c = i % d;
+  const float* et = eo + t * k * d + c;
+  const float* wt = w + t * k;
+  float acc = wt[0] * et[0];
+  for (int64_t j = 1; j < k; ++j)
+    acc = acc + wt[j] * et[j * d];
+  out[i] = acc;
+}
+
+bool routes_fit(int64_t n_routes) { return n_routes <= kMaxGroupedRoutes; }
+
+} // namespace
+
+cudaError_t moe_gate_up(TensorType type, const ExpertAddress& gate, const ExpertAddress& up,
+                        const int32_t* experts, int64_t k, size_t row_bytes, int64_t ff, int64_t d,
+                        const float* x, int64_t n_routes, float* act, cudaStream_t s) {
+  if (ff <= 0 || n_routes <= 0)
+    return cudaGetLastError();
+  if (!routes_fit(n_routes) || k <= 0)
+    return cudaErrorInvalidValue; // grid.y; the caller chunks
+  const dim3 grid(blocks_for(ff, kWarps), static_cast<unsigned>(n_routes));
+  if (!dispatch_type(type, [&](auto t) {
+        moe_gate_up_kernel<decltype(t)::value>
+            <<<grid, kWarps * 32, 0, s>>>(gate, up, experts, k, row_bytes, ff, d, x, act);
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t moe_grouped_matvec(TensorType type, const ExpertAddress& w, const int32_t* experts,
+                               int64_t routes_per_x, size_t row_bytes, int64_t rows, int64_t cols,
+                               const float* x, int64_t n_routes, float* y, cudaStream_t s) {
+  if (rows <= 0 || n_routes <= 0)
+    return cudaGetLastError();
+  if (!routes_fit(n_routes) || routes_per_x <= 0)
+    return cudaErrorInvalidValue;
+  const dim3 grid(blocks_for(rows, kWarps), static_cast<unsigned>(n_routes));
+  if (!dispatch_type(type, [&](auto t) {
+        moe_grouped_matvec_kernel<decltype(t)::value>
+            <<<grid, kWarps * 32, 0, s>>>(w, experts, routes_per_x, row_bytes, rows, cols, x, y);
+      }))
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t moe_combine(const float* expert_out, const float* weights, int64_t k, int64_t n_tokens,
+                        int64_t d, float* out, cudaStream_t s) {
+  const int64_t n = n_tokens * d;
+  if (k <= 0)
+    return cudaErrorInvalidValue;
+  if (n > 0)
+    moe_combine_kernel<<<blocks_for(n, 256), 256, 0, s>>>(expert_out, weights, k, n_tokens, d, out);
+  return cudaGetLastError();
+}
+
+} // namespace pshard::cuda::kernels
