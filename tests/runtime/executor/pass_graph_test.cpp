@@ -58,10 +58,14 @@ TEST(PassGraphPlan, EveryWayOffTheComputeQueueIsRefusedWithItsReason) {
   EXPECT_TRUE(says(graph_unfit_plan(short_plan, kDense), "cover"));
 }
 
-TEST(PassGraphPlan, AResidentMoePlanWaitsForTheDispatchToStageItsTables) {
+TEST(PassGraphPlan, AResidentWholeMoeBlockFitsAnExpertLevelOneDoesNot) {
   std::vector<SubLayer> moe = kDense;
   moe[2] = {SubLayerKind::kMoe, 0, "moe[0]"};
-  EXPECT_TRUE(says(graph_unfit_plan(resident(moe.size()), moe), "MoE"));
+  EXPECT_EQ(graph_unfit_plan(resident(moe.size()), moe), nullptr);
+  PlanRuntime split = resident(moe.size());
+  const SchedulePlan::Experts experts{};
+  split.experts[2] = &experts;
+  EXPECT_TRUE(says(graph_unfit_plan(split, moe), "expert by expert"));
 }
 
 // --- The executor's side, on the emulated GPU ------------------------------------------
