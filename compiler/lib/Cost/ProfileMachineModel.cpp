@@ -5,7 +5,10 @@
 // BF16: F16), its FLOP/s scaled by the ratio of their bits per weight: a matrix of the
 // same bytes then takes the same time, which is what a weight-streaming matmul (every
 // decode) does; compute-bound prefill is then off by at most that ratio. The compiler
-// must still plan a model whose exact type was not profiled.
+// must still plan a model whose exact type was not profiled. Grouped MoE cells (bytes/s)
+// borrow the same way, unscaled: their figure is already per byte. Without any grouped
+// cells or graph overhead (profiles before schema 1.3, the emulated GPU) the machine says
+// so and the estimator prices as it did before them.
 #include "pshard/Planner/MachineModel.h"
 
 #include <algorithm>
