@@ -58,6 +58,20 @@ GPU_LAUNCH_S = 5e-6
 # The CUDA backend's fixed kernel scratch (runtime/backends/cuda/cuda_workspace.h,
 # CudaWorkspace::kBytes): every GPU plan reserves it inside the budget. Keep in step.
 CUDA_KERNEL_WORKSPACE_BYTES = (4 + 8 + 24) * 2**20 + 65536 * 4 + 65536 * 8 + 3 * 1024 * 8
+# Schema 1.3 figures, EXTRAPOLATED (no card was measured, and no spec sheet states them):
+# a grouped MoE launch (every routed expert of a pass in one kernel) is timed as the
+# card's own matmul roofline over what it reads and computes, plus one launch; the
+# per-kernel cost inside a CUDA graph is a conservative assumption (README.md).
+GPU_GRAPH_LAUNCH_S = 2e-6
+# Expert shapes (n_embd, expert FFN width, experts, experts per token): Qwen3-30B-A3B,
+# Qwen3-235B-A22B, Mixtral-8x7B; with tokens per pass they span the cells' axes.
+GROUPED_SHAPES = [(2048, 768, 128, 8), (4096, 1536, 128, 8), (4096, 14336, 8, 2)]
+GROUPED_TYPES = BASE_TYPES  # other types: the estimator borrows the nearest in bits
+GROUPED_NOTE = ("grouped MoE cells and graph_launch_overhead_s (schema 1.3) extrapolated "
+                "(not measured, not from any spec): each grouped launch the roofline of the "
+                "card's own matmul figures over the bytes of every routed expert the pass "
+                "touches plus one launch, the graph overhead an assumed "
+                f"{GPU_GRAPH_LAUNCH_S * 1e6:g} us per kernel")
 PCIE_PINNED = {"HostToDevice": 0.82, "DeviceToHost": 0.80}  # of theoretical, per direction
 PCIE_PAGEABLE = 0.45
 LATENCY_S = {"Pinned": 8e-6, "Pageable": 12e-6}
@@ -144,16 +158,38 @@ def cpu_attention_cell(cpu, ctx, threads, dram_minus=0.0):
     return attention_cell(ctx, threads, peak, cpu_read_bw(cpu, threads, dram_minus), 4)
 
 
-def gpu_matmul_cell(gpu, wtype, n, nbytes):
-    rows = max(1, int(nbytes // (COLS * BYTES_PER_VALUE[wtype])))
-    flops = 2.0 * rows * COLS * n
-    peak = {"F32": gpu["fp32"] * GPU_F32_EFFICIENCY,
+def gpu_peak(gpu, wtype):
+    """Achieved FLOP/s of the GPU's matmuls of a type (the efficiencies above)."""
+    return {"F32": gpu["fp32"] * GPU_F32_EFFICIENCY,
             "F16": gpu["fp16_tensor"] * GPU_F16_EFFICIENCY,
             "BF16": gpu["fp16_tensor"] * GPU_F16_EFFICIENCY}.get(
                 wtype, gpu["fp16_tensor"] * GPU_QUANT_EFFICIENCY)
-    seconds = max(flops / peak, nbytes / (gpu["vram_bw"] * GPU_DRAM_ACHIEVABLE)) + GPU_LAUNCH_S
+
+
+def gpu_matmul_cell(gpu, wtype, n, nbytes):
+    rows = max(1, int(nbytes // (COLS * BYTES_PER_VALUE[wtype])))
+    flops = 2.0 * rows * COLS * n
+    seconds = max(flops / gpu_peak(gpu, wtype), nbytes / (gpu["vram_bw"] * GPU_DRAM_ACHIEVABLE)) + GPU_LAUNCH_S
     return dict(weight_type=wtype, n_tokens=n, matrix_bytes=nbytes, rows=rows, cols=COLS,
                 threads=0, seconds=seconds, flops_per_s=flops / seconds, repetitions=0)
+
+
+def grouped_expert_cell(gpu, wtype, shape, fused, n):
+    """One grouped launch over n tokens routed uniformly: the expected distinct experts'
+    matrices read once, every route's product computed, plus one launch."""
+    embd, ff, n_expert, used = shape
+    rows, cols = (ff, embd) if fused else (embd, ff)
+    distinct = max(used, min(n_expert, round(n_expert * (1 - (1 - used / n_expert) ** n))))
+    matrix_bytes = int(rows * cols * BYTES_PER_VALUE[wtype])
+    per_route = 2 if fused else 1
+    flops = 2.0 * rows * cols * n * used * per_route
+    nbytes = distinct * matrix_bytes * per_route
+    seconds = max(flops / gpu_peak(gpu, wtype),
+                  nbytes / (gpu["vram_bw"] * GPU_DRAM_ACHIEVABLE)) + GPU_LAUNCH_S
+    return dict(weight_type=wtype, n_tokens=n, n_expert=n_expert, n_expert_used=used,
+                rows=rows, cols=cols, matrix_bytes=matrix_bytes, fused_gate_up=fused,
+                distinct_experts=distinct, seconds=seconds, bytes_per_s=nbytes / seconds,
+                repetitions=0)
 
 
 def transfer_cell(direction, memory, nbytes, link):
@@ -176,7 +212,7 @@ def profile(m):
     big = MATRIX_BYTES[-1]
     return {
         "schema_major": 1,
-        "schema_minor": 2,
+        "schema_minor": 3,
         "machine": {
             "name": m["name"],
             "description": m["description"],
@@ -197,7 +233,7 @@ def profile(m):
                 "duration_s": 0, "quick": False,
                 "notes": "from specification: rooflines from the spec-sheet numbers and "
                          "assumptions in profiles/reference/README.md; not measured; "
-                         + EXTRAPOLATED_NOTE},
+                         + EXTRAPOLATED_NOTE + "; " + GROUPED_NOTE},
         "cpu": {
             "source": spec, "thread_counts": threads,
             "matmul_op": "roofline from specification (pshard::matmul not measured); "
@@ -221,6 +257,11 @@ def profile(m):
                           for c in CTX_LENS],
             "read_bandwidth_bytes_per_s": gpu["vram_bw"] * GPU_DRAM_ACHIEVABLE,
             "launch_overhead_s": GPU_LAUNCH_S,
+            "grouped_expert_op": "extrapolated from the matmul roofline (grouped kernels not "
+                                 "measured), see run.notes",
+            "grouped_expert": [grouped_expert_cell(gpu, t, sh, f, n) for t in GROUPED_TYPES
+                               for sh in GROUPED_SHAPES for f in [True, False] for n in TOKENS],
+            "graph_launch_overhead_s": GPU_GRAPH_LAUNCH_S,
         },
         "transfers": {
             "source": spec,

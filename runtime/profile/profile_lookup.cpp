@@ -2,6 +2,8 @@
 // a table name plus coordinates.
 #include "runtime/profile/profile_lookup.h"
 
+#include <algorithm>
+
 namespace pshard {
 namespace {
 
@@ -105,6 +107,32 @@ void add_matmul(std::map<std::string, Table>& tables, const std::string& prefix,
     }
 }
 
+// Grouped MoE products: one table per (type, kernel), bytes/s over (tokens per routed
+// expert, bytes the launch reads), both log-scale like the matmul cells. Tokens per
+// expert rather than pass tokens, so that a model of other expert counts reads cells of
+// the same arithmetic intensity (n tokens each routed to k of the d experts touched).
+std::string grouped_key(const std::string& type, bool fused_gate_up) {
+  return "gpu_grouped/" + type + (fused_gate_up ? "/gate_up" : "/down");
+}
+
+void add_grouped(std::map<std::string, Table>& tables,
+                 const std::vector<std::unique_ptr<fb::GroupedExpertPointT>>& points) {
+  for (const auto& p : points) {
+    const double distinct = p->distinct_experts;
+    const double bytes =
+        distinct * double(p->matrix_bytes) * (p->fused_gate_up ? 2.0 : 1.0);
+    const double rate = p->bytes_per_s > 0 ? p->bytes_per_s
+                        : p->seconds > 0   ? bytes / p->seconds
+                                           : 0;
+    if (distinct <= 0 || bytes <= 0 || rate <= 0 || p->n_tokens == 0)
+      continue; // an empty cell says nothing
+    const double per_expert = double(p->n_tokens) * double(p->n_expert_used) / distinct;
+    Table& t = tables[grouped_key(type_key(p->weight_type), p->fused_gate_up)];
+    t.scales = {kLog, kLog};
+    t.idle.push_back({{std::max(per_expert, 1.0), bytes, 0, 0}, rate});
+  }
+}
+
 void add_attention(std::map<std::string, Table>& tables, const std::string& key,
                    const std::vector<std::unique_ptr<fb::AttentionPointT>>& idle,
                    const std::vector<std::unique_ptr<fb::AttentionPointT>>* loaded, bool threads) {
@@ -180,6 +208,10 @@ ProfileLookup::ProfileLookup(const Profile& profile) {
     add_attention(tables_, "gpu_attention", d.gpu->attention, nullptr, false);
     gpu_read_bandwidth_ = d.gpu->read_bandwidth_bytes_per_s;
     gpu_launch_overhead_s_ = d.gpu->launch_overhead_s;
+    gpu_graph_launch_overhead_s_ = d.gpu->graph_launch_overhead_s;
+    add_grouped(tables_, d.gpu->grouped_expert);
+    for (const auto& [key, table] : tables_)
+      has_grouped_ = has_grouped_ || (key.rfind("gpu_grouped/", 0) == 0 && !table.idle.empty());
   }
   if (d.transfers)
     add_transfers(tables_, transfer_latency_, d.transfers->points,
@@ -260,6 +292,25 @@ Result<double> ProfileLookup::gpu_launch_overhead_s() const {
   if (!(gpu_launch_overhead_s_ > 0))
     return not_found("the profile has no GPU launch overhead");
   return gpu_launch_overhead_s_;
+}
+
+Result<double> ProfileLookup::gpu_grouped_expert_bytes_per_s(TensorType type, bool fused_gate_up,
+                                                             double tokens_per_expert,
+                                                             double bytes) const {
+  if (!has_gpu_)
+    return gpu_missing();
+  return lookup(grouped_key(type_key(type), fused_gate_up), {tokens_per_expert, bytes, 0, 0},
+                Load::kIdle,
+                "GPU " + std::string(tensor_type_name(type)) + " grouped expert " +
+                    (fused_gate_up ? "gate+up" : "down"));
+}
+
+Result<double> ProfileLookup::gpu_graph_launch_overhead_s() const {
+  if (!has_gpu_)
+    return gpu_missing();
+  if (!(gpu_graph_launch_overhead_s_ > 0))
+    return not_found("the profile has no CUDA graph launch overhead (schema 1.3)");
+  return gpu_graph_launch_overhead_s_;
 }
 
 Result<double> ProfileLookup::transfer_bandwidth(Direction direction, uint64_t bytes,

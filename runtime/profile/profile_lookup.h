@@ -7,6 +7,8 @@
 //                                            /*matrix_bytes=*/64 << 20, /*threads=*/8);
 //   Result<double> bw = look.transfer_bandwidth(Direction::kHostToDevice, 32 << 20,
 //                                               HostMemoryKind::kPinned, Load::kUnderLoad);
+//   Result<double> g = look.gpu_grouped_expert_bytes_per_s(TensorType::kQ4_0, true,
+//                                                          /*tokens_per_expert=*/1, 14 << 20);
 //   if (!look.has_gpu()) ...   // gpu_* return kNotFound "the profile has no GPU: <why>"
 //
 // Under load (Load::kUnderLoad) a figure is the idle figure times the loaded/idle ratio
@@ -57,6 +59,18 @@ public:
   Result<double> gpu_attention_flops(int64_t ctx_len, int64_t n_tokens) const;
   Result<double> gpu_read_bandwidth() const;
   Result<double> gpu_launch_overhead_s() const;
+  // Bytes/s of one grouped MoE product (schema 1.3: every routed expert of a pass in one
+  // launch, its launch included): `fused_gate_up` the gate and up matrices of each route
+  // in one kernel, else the down matrix. `tokens_per_expert` = pass tokens × experts
+  // per token / distinct experts touched; `bytes` = what the launch reads (distinct
+  // experts × matrix bytes, × 2 when fused). kNotFound without cells for this type.
+  Result<double> gpu_grouped_expert_bytes_per_s(TensorType type, bool fused_gate_up,
+                                                double tokens_per_expert, double bytes) const;
+  // Whether the profile has any grouped cells (of any type): without them the estimator
+  // prices experts one launch per matrix, as before schema 1.3.
+  bool has_gpu_grouped_experts() const { return has_grouped_; }
+  // Per kernel replayed inside a CUDA graph (schema 1.3); kNotFound when absent.
+  Result<double> gpu_graph_launch_overhead_s() const;
 
   // Effective bandwidth of one transfer of `bytes` (latency included).
   Result<double> transfer_bandwidth(Direction direction, uint64_t bytes, HostMemoryKind memory,
@@ -87,6 +101,8 @@ private:
   std::string gpu_status_;
   double gpu_read_bandwidth_ = 0;
   double gpu_launch_overhead_s_ = 0;
+  double gpu_graph_launch_overhead_s_ = 0;
+  bool has_grouped_ = false;
   std::map<std::string, double> transfer_latency_; // "h2d/pinned" → seconds
 };
 

@@ -116,6 +116,37 @@ std::string matmul_table(const std::string& title,
   return out;
 }
 
+// Rows (type, kernel, expert shape, experts) x columns (n_tokens), GB/s read.
+std::string grouped_table(const std::string& title,
+                          const std::vector<std::unique_ptr<fb::GroupedExpertPointT>>& points) {
+  if (points.empty())
+    return "";
+  using Row = std::tuple<uint32_t, bool, uint32_t, uint32_t, uint32_t, uint32_t>;
+  std::set<uint32_t> tokens;
+  std::map<Row, std::map<uint32_t, double>> rows;
+  for (const auto& p : points) {
+    tokens.insert(p->n_tokens);
+    rows[{static_cast<uint32_t>(p->weight_type), !p->fused_gate_up, p->rows, p->cols, p->n_expert,
+          p->n_expert_used}][p->n_tokens] = p->bytes_per_s;
+  }
+  std::string out = title + " (GB/s read by tokens per pass)\n  type   kernel   rows x cols   experts";
+  for (uint32_t n : tokens)
+    out += format(" %7s", ("n=" + std::to_string(n)).c_str());
+  out += "\n";
+  for (const auto& [key, cells] : rows) {
+    const auto [type, down, r, c, ne, used] = key;
+    out += format("  %-6s %-7s %5u x %-5u %4u/%-3u",
+                  fb::EnumNameWeightType(static_cast<fb::WeightType>(type)),
+                  down ? "down" : "gate+up", r, c, used, ne);
+    for (uint32_t n : tokens) {
+      auto it = cells.find(n);
+      out += it == cells.end() ? format(" %7s", "-") : format(" %7.1f", it->second / 1e9);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::string attention_table(const std::string& title,
                             const std::vector<std::unique_ptr<fb::AttentionPointT>>& points) {
   if (points.empty())
@@ -187,6 +218,10 @@ std::string profile_report(const Profile& profile) {
                provenance(g.source), g.read_bandwidth_bytes_per_s / 1e9, g.launch_overhead_s * 1e6);
     out += matmul_table("GPU matmul, " + g.matmul_op, g.matmul);
     out += attention_table("GPU attention, " + g.attention_op, g.attention);
+    if (g.graph_launch_overhead_s > 0)
+      out += format("GPU launch overhead inside a CUDA graph %.2f us per kernel\n",
+                    g.graph_launch_overhead_s * 1e6);
+    out += grouped_table("GPU grouped MoE experts, " + g.grouped_expert_op, g.grouped_expert);
   }
   if (d.transfers && !d.transfers->points.empty()) {
     out += '\n';

@@ -107,6 +107,17 @@ pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16
 
 // -----
 
+// Only routed experts are fused into a grouped gate+up kernel: a dense matrix is not.
+pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16 kv f32 hparams {} {
+  pshard.ffn "ffn[0]" layer 0 weights {q8_0 = 2176} flops 1 bytes 1 {
+    pshard.tensor "blk.0.ffn_up.weight" q8_0 [32, 64] offset 0 bytes 2176
+    // expected-error @+1 {{is marked gate_up but applies all 1 of its matrices}}
+    pshard.matmul q8_0 64 x 32 bytes 2176 count 1 of 1 gate_up
+  }
+}
+
+// -----
+
 // The embedding gathers rows and multiplies by nothing: it has no matmul group.
 pshard.model @m fingerprint "000102030405060708090a0b0c0d0e0f" size 1 context 16 kv f32 hparams {} {
   pshard.embed "embed" row_bytes 34 weights {q8_0 = 2176} flops 0 bytes 34 {

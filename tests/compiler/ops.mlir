@@ -39,7 +39,8 @@ pshard.model @dense fingerprint "000102030405060708090a0b0c0d0e0f" size 16384 co
 // A mixture-of-experts layer, and a tied output: the head lists the embedding's tensor.
 // CHECK-LABEL: pshard.model @moe
 // CHECK:         pshard.moe "moe[0]" layer 0 experts 2 of 8 expert_bytes 4352 shared_bytes 1024 weights {f32 = 1024, q8_0 = 34816}
-// CHECK:           pshard.matmul q8_0 64 x 32 bytes 2176 count 2 of 8
+// CHECK:           pshard.matmul q8_0 64 x 32 bytes 2176 count 2 of 8 gate_up
+// CHECK-NEXT:      pshard.matmul q8_0 32 x 64 bytes 2176 count 2 of 8{{$}}
 // CHECK:         pshard.head "head"
 // CHECK-NEXT:      pshard.tensor "token_embd.weight" q8_0 [32, 64] offset 4096 bytes 2176
 pshard.model @moe fingerprint "000102030405060708090a0b0c0d0e0f" size 65536 context 256 kv f32 hparams {n_layer = 1} {
@@ -55,7 +56,7 @@ pshard.model @moe fingerprint "000102030405060708090a0b0c0d0e0f" size 65536 cont
     pshard.tensor "blk.0.ffn_up_exps.weight" q8_0 [32, 64, 8] offset 8384 bytes 17408
     pshard.tensor "blk.0.ffn_down_exps.weight" q8_0 [64, 32, 8] offset 25792 bytes 17408
     pshard.matmul f32 8 x 32 bytes 1024 count 1 of 1
-    pshard.matmul q8_0 64 x 32 bytes 2176 count 2 of 8
+    pshard.matmul q8_0 64 x 32 bytes 2176 count 2 of 8 gate_up
     pshard.matmul q8_0 32 x 64 bytes 2176 count 2 of 8
   }
   pshard.head "head" weights {q8_0 = 2176} flops 1 bytes 1 {

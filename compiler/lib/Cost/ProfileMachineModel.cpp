@@ -5,7 +5,10 @@
 // BF16: F16), its FLOP/s scaled by the ratio of their bits per weight: a matrix of the
 // same bytes then takes the same time, which is what a weight-streaming matmul (every
 // decode) does; compute-bound prefill is then off by at most that ratio. The compiler
-// must still plan a model whose exact type was not profiled.
+// must still plan a model whose exact type was not profiled. Grouped MoE cells (bytes/s)
+// borrow the same way, unscaled: their figure is already per byte. Without any grouped
+// cells or graph overhead (profiles before schema 1.3, the emulated GPU) the machine says
+// so and the estimator prices as it did before them.
 #include "pshard/Planner/MachineModel.h"
 
 #include <algorithm>
@@ -45,14 +48,17 @@ std::vector<TensorType> stand_ins(TensorType type) {
   return others;
 }
 
-template <typename Ask> double by_type(TensorType type, Ask ask) {
+// `per_weight`: the answer is per weight (FLOP/s), so a stand-in's is scaled by the bits
+// ratio to take the same time over the same bytes; a bytes/s answer already does.
+template <typename Ask> double by_type(TensorType type, Ask ask, bool per_weight = true) {
   Result<double> r = ask(type);
   if (r.ok() && *r > 0)
     return *r;
   for (TensorType other : stand_ins(type)) {
     r = ask(other);
     if (r.ok() && *r > 0)
-      return *r * tensor_type_bits_per_weight(other) / tensor_type_bits_per_weight(type);
+      return per_weight ? *r * tensor_type_bits_per_weight(other) / tensor_type_bits_per_weight(type)
+                        : *r;
   }
   return kTiny;
 }
@@ -143,6 +149,22 @@ double ProfileMachineModel::gpu_read_bandwidth() const {
 double ProfileMachineModel::gpu_launch_overhead_s() const {
   const Result<double> r = lookup_.gpu_launch_overhead_s();
   return r.ok() && std::isfinite(*r) && *r >= 0 ? *r : 5e-6;
+}
+
+double ProfileMachineModel::gpu_grouped_expert_bytes_per_s(TensorType type, bool fused_gate_up,
+                                                           double tokens_per_expert,
+                                                           double bytes) const {
+  return by_type(
+      type,
+      [&](TensorType t) {
+        return lookup_.gpu_grouped_expert_bytes_per_s(t, fused_gate_up, tokens_per_expert, bytes);
+      },
+      /*per_weight=*/false);
+}
+
+double ProfileMachineModel::gpu_graph_launch_overhead_s() const {
+  const Result<double> r = lookup_.gpu_graph_launch_overhead_s();
+  return r.ok() && std::isfinite(*r) ? *r : gpu_launch_overhead_s();
 }
 
 double ProfileMachineModel::h2d_seconds(uint64_t bytes, Load load) const {

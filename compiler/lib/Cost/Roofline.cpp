@@ -2,6 +2,13 @@
 // max(flops / achieved FLOP/s, bytes / bandwidth), summed, plus a fixed overhead. Pricing
 // per group (not the whole sub-layer at once) matters for mixed-type models and for MoE,
 // where the router is a tiny F32 matmul and the experts are large quantized ones.
+//
+// A MoE block's routed experts on the GPU are priced one of two ways. With a profile's
+// grouped cells (schema 1.3, the CUDA backend's grouped kernels) they are two launches
+// for every expert a pass touches — gate and up fused, then down — each timed by its
+// cell at the pass's tokens per expert and bytes read, plus one combine launch. Without
+// them (older profiles, the emulated GPU) each routed expert's matrices are their own
+// launches, as the per-expert dispatch runs them.
 #include "pshard/Planner/Estimator.h"
 
 #include <algorithm>
@@ -14,16 +21,52 @@ struct Work {
   double bytes = 0;
 };
 
+// A MoE block's kernels besides its routed experts (norm, router, top-k, weights,
+// residual), and per routed expert (gate, up, down) or grouped (gate+up, down, combine).
+constexpr int kMoeBlockKernels = 6;
+constexpr int kKernelsPerExpert = 3;
+constexpr int kGroupedExpertKernels = 3;
+constexpr int kGroupedProductKernels = 2; // of those, timed by the grouped cells
+
 // Kernel launches of one sub-layer on the GPU: norms, matmuls, RoPE, attention, adds.
-int kernels_of(const SubLayerInfo& s) {
+int kernels_of(const SubLayerInfo& s, bool grouped) {
   switch (s.kind) {
   case SubLayerKind::kEmbed: return 1;
   case SubLayerKind::kAttention: return 8;
   case SubLayerKind::kFfn: return 6;
-  case SubLayerKind::kMoe: return 6 + 3 * static_cast<int>(std::max<int64_t>(s.n_expert_used, 1));
+  case SubLayerKind::kMoe:
+    return kMoeBlockKernels +
+           (grouped ? kGroupedExpertKernels
+                    : kKernelsPerExpert * static_cast<int>(std::max<int64_t>(s.n_expert_used, 1)));
   case SubLayerKind::kHead: return 2;
   }
   return 1;
+}
+
+bool routed_experts(const MatmulGroup& m) { return m.pool > m.count; }
+
+// The routed experts of one GPU pass of n tokens as the grouped kernels run them: the
+// expected distinct experts' gate and up in one launch, their down in another, each
+// timed by the profile's cell (launch included).
+double grouped_experts_s(const SubLayerInfo& s, const MachineModel& machine, int64_t n) {
+  const double distinct = std::max(s.expected_experts(n), 1.0);
+  const double per_expert = std::max(
+      1.0, static_cast<double>(n) * static_cast<double>(std::max<int64_t>(s.n_expert_used, 1)) /
+               distinct);
+  double seconds = 0;
+  for (const bool gate_up : {true, false}) {
+    double bytes = 0;
+    const MatmulGroup* first = nullptr;
+    for (const auto& m : s.matmuls)
+      if (routed_experts(m) && m.expert_gate_up == gate_up) {
+        bytes += distinct * static_cast<double>(m.matrix_bytes);
+        first = first ? first : &m;
+      }
+    if (first)
+      seconds += bytes / machine.gpu_grouped_expert_bytes_per_s(first->type, gate_up, per_expert,
+                                                                bytes);
+  }
+  return seconds;
 }
 
 // The work of one matrix group at n tokens: how many distinct matrices are read and how
@@ -60,6 +103,8 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
   const double cpu_bw = machine.cpu_read_bandwidth(threads, Load::kIdle);
   const double cpu_bw_loaded = machine.cpu_read_bandwidth(threads, Load::kUnderLoad);
   const double gpu_bw = gpu ? machine.gpu_read_bandwidth() : 1.0;
+  const bool grouped = gpu && s.kind == SubLayerKind::kMoe && machine.has_gpu_grouped_experts() &&
+                       std::any_of(s.matmuls.begin(), s.matmuls.end(), routed_experts);
 
   if (s.kind == SubLayerKind::kEmbed) { // a gather: bytes only
     const Work w{0, s.weight_bytes_read(tier) + static_cast<double>(graph.hidden_bytes(tier))};
@@ -77,10 +122,12 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
         g.work,
         machine.cpu_matmul_flops(m.type, tokens, m.matrix_bytes, threads, Load::kUnderLoad, m.cols),
         cpu_bw_loaded);
-    if (gpu)
+    if (gpu && !(grouped && routed_experts(m)))
       c.gpu_s += roofline(g.work, machine.gpu_matmul_flops(m.type, tokens, m.matrix_bytes, m.cols),
                           gpu_bw);
   }
+  if (grouped)
+    c.gpu_s += grouped_experts_s(s, machine, tier);
   const double kv_per_token = static_cast<double>(s.kv_bytes_per_token(kv_type));
   if (s.kind == SubLayerKind::kAttention) {
     const Work w{4.0 * static_cast<double>(s.n_head * s.head_dim) * static_cast<double>(n_ctx) *
@@ -96,7 +143,17 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
   c.cpu_loaded_s += machine.cpu_overhead_s();
   if (!gpu)
     return c;
-  c.gpu_s += machine.gpu_launch_overhead_s() * kernels_of(s);
+  // The grouped cells' own launches are in their times already.
+  const double launch = machine.gpu_launch_overhead_s();
+  const int kernels = kernels_of(s, grouped);
+  c.gpu_s += launch * (kernels - (grouped ? kGroupedProductKernels : 0));
+  if (grouped)
+    c.gpu_fixed_s = launch * kernels;
+  // CUDA graphs replay decode passes (one fixed shape per plan); the simulation applies
+  // the saving only to passes that never leave the device.
+  if (tier == 1 && machine.has_gpu_graphs())
+    c.gpu_graph_saving_s = std::clamp(
+        (launch - machine.gpu_graph_launch_overhead_s()) * kernels, 0.0, c.gpu_s);
 
   // Streaming: what the pass copies (expected) and what the slot must hold (worst case).
   // A streamed attention block's KV cache lives on the host (only resident attention keeps

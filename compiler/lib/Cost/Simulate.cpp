@@ -23,12 +23,23 @@ bool overlaps(const SubLayerCosts& costs, const Placement* p, size_t n) {
   return streams && computes_on_cpu;
 }
 
+// A pass that never leaves the device (every sub-layer resident on the GPU: no copy to
+// wait for, no hidden state to or from the host) is what the runtime captures as one
+// CUDA graph and replays.
+bool device_only(const Placement* p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != Placement::kGpuResident)
+      return false;
+  return n > 0;
+}
+
 template <bool kRecord>
 double run(const SubLayerCosts& costs, const Placement* placements, size_t n, int slot_count,
            int prefetch_depth, SimResult* out) {
   thread_local std::vector<double> streamed_end; // end time of the k-th streamed sub-layer
   streamed_end.clear();
   const bool loaded = overlaps(costs, placements, n);
+  const bool graph = device_only(placements, n);
   const int slots = std::max(slot_count, 1);
   const int depth = prefetch_depth > 0 ? std::min(prefetch_depth, slots) : slots;
 
@@ -61,7 +72,8 @@ double run(const SubLayerCosts& costs, const Placement* placements, size_t n, in
       copy_busy += copy_s;
       start = std::max(start, copy_free);
     }
-    const double t = gpu ? c.gpu_s : (loaded ? c.cpu_loaded_s : c.cpu_s);
+    const double t = gpu ? c.gpu_s - (graph ? c.gpu_graph_saving_s : 0.0)
+                         : (loaded ? c.cpu_loaded_s : c.cpu_s);
     const double end = start + t;
     if (gpu) {
       gpu_free = end;

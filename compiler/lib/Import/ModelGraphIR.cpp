@@ -126,7 +126,7 @@ ModelOp buildModelOp(OpBuilder& b, Location loc, const ModelGraph& graph,
       b.create<TensorOp>(loc, t.name, toIR(t.type), t.dims, t.file_offset, t.bytes);
     for (const MatmulGroup& m : s.matmuls)
       b.create<MatmulOp>(loc, toIR(m.type), m.rows, m.cols, m.matrix_bytes, m.count, m.pool,
-                         m.last_token_only);
+                         m.last_token_only, m.expert_gate_up);
   }
   return model;
 }
@@ -212,6 +212,7 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
         group.count = static_cast<int64_t>(m.getCount());
         group.pool = static_cast<int64_t>(m.getPool());
         group.last_token_only = m.getLastToken();
+        group.expert_gate_up = m.getGateUp();
         s.matmuls.push_back(group);
       }
     }

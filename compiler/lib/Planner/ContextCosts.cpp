@@ -61,6 +61,8 @@ SubLayerCosts quantized(SubLayerCosts c) {
     s.cpu_s = quantize_ns(s.cpu_s);
     s.cpu_loaded_s = quantize_ns(s.cpu_loaded_s);
     s.gpu_s = quantize_ns(s.gpu_s);
+    s.gpu_graph_saving_s = quantize_ns(s.gpu_graph_saving_s);
+    s.gpu_fixed_s = quantize_ns(s.gpu_fixed_s);
     s.copy_s = quantize_ns(s.copy_s);
     s.copy_loaded_s = quantize_ns(s.copy_loaded_s);
   }

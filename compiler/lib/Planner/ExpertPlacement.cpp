@@ -61,8 +61,13 @@ SubLayerCost cost_from(const SubLayerCost& whole, const SubLayerInfo& s,
     cpu += costs.d2h_hidden_s + costs.h2d_hidden_s; // the hidden state there and the sum back
   }
   // The device reads the unit and its own experts only (decode is bound by those bytes).
+  // With grouped kernels the device's experts are still one launch per kernel whatever
+  // their number (gpu_fixed_s); only the bytes part shrinks with the device's share.
   const double device_share = read > 0 ? std::clamp((read - on_cpu * eb) / read, 0.0, 1.0) : 1;
-  c.gpu_s = quantize_ns(std::max(whole.gpu_s * device_share, cpu - waited));
+  const double device =
+      whole.gpu_fixed_s + (whole.gpu_s - whole.gpu_fixed_s) * device_share;
+  c.gpu_s = quantize_ns(std::max(device, cpu - waited));
+  c.gpu_graph_saving_s = 0; // a split layer streams: its pass is never one CUDA graph
   return c;
 }
 

@@ -47,6 +47,8 @@ void add_tensor(SubLayerInfo& s, const ModelHParams& hp, const TensorSpec& spec,
         t.dims.size() > 1 && t.dims[1] > 0 ? t.bytes / static_cast<uint64_t>(t.dims[1]) : t.bytes;
   if (spec.is_experts()) {
     s.matmuls.push_back(matmul_of(t, hp.n_expert_used, hp.n_expert));
+    s.matmuls.back().expert_gate_up =
+        spec.role == WeightRole::kGateExps || spec.role == WeightRole::kUpExps;
     s.expert_bytes += s.matmuls.back().matrix_bytes;
   } else {
     if (spec.is_matrix()) {

@@ -31,6 +31,32 @@ TEST(ProfileMachineModel, UnmeasuredTypesBorrowTheNearestBitsPerWeight) {
   }
 }
 
+// Grouped MoE cells are bytes/s: a stand-in type's rate is used as it is (the same bytes
+// take the same time). Without cells, the machine says so and graphs fall back to the
+// stream launch overhead.
+TEST(ProfileMachineModel, GroupedCellsBorrowTheNearestTypeUnscaled) {
+  fb::ProfileT p = testing::synthetic_profile(true);
+  auto plain = Profile::from_object(testing::synthetic_profile(true));
+  p.gpu->grouped_expert.push_back(
+      testing::grouped_cell(fb::WeightType::Q4_0, true, 1, 8, 8, 1u << 20, 300e9));
+  p.gpu->graph_launch_overhead_s = 1e-6;
+  auto profile = Profile::from_object(std::move(p));
+  ASSERT_TRUE(profile.ok() && plain.ok());
+  auto machine = ProfileMachineModel::create(*profile);
+  auto without = ProfileMachineModel::create(*plain);
+  ASSERT_TRUE(machine.ok() && without.ok());
+  ASSERT_TRUE((*machine)->has_gpu_grouped_experts());
+  for (TensorType t : {TensorType::kQ4_0, TensorType::kQ4_K, TensorType::kQ8_0}) {
+    SCOPED_TRACE(tensor_type_name(t));
+    EXPECT_DOUBLE_EQ((*machine)->gpu_grouped_expert_bytes_per_s(t, true, 1, 16u << 20), 300e9);
+  }
+  EXPECT_TRUE((*machine)->has_gpu_graphs());
+  EXPECT_DOUBLE_EQ((*machine)->gpu_graph_launch_overhead_s(), 1e-6);
+  EXPECT_FALSE((*without)->has_gpu_grouped_experts());
+  EXPECT_FALSE((*without)->has_gpu_graphs());
+  EXPECT_DOUBLE_EQ((*without)->gpu_graph_launch_overhead_s(), (*without)->gpu_launch_overhead_s());
+}
+
 TEST(TensorTypeBits, CountScalesAndMins) {
   EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ4_K), 4.5);
   EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ6_K), 6.5625);

@@ -14,13 +14,18 @@
 namespace pshard {
 namespace {
 
-std::vector<uint8_t> serialize_with_version(uint32_t major, uint32_t minor) {
-  fb::ProfileT p = testing::synthetic_profile();
+std::vector<uint8_t> serialize_with_version(uint32_t major, uint32_t minor,
+                                            fb::ProfileT p = testing::synthetic_profile()) {
   p.schema_major = major;
   p.schema_minor = minor;
   flatbuffers::FlatBufferBuilder builder;
   fb::FinishSizePrefixedProfileBuffer(builder, fb::Profile::Pack(builder, &p));
   return {builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()};
+}
+
+// `p` written as an older 1.x file (what that version's writer produced), then loaded.
+Result<Profile> load_as_minor(uint32_t minor, fb::ProfileT p) {
+  return Profile::load_bytes(serialize_with_version(1, minor, std::move(p)));
 }
 
 std::string temp_path(const std::string& name) {
@@ -139,15 +144,9 @@ TEST(ProfileIo, OlderMajorIsRefused) {
 // 1.1 appended GpuInfo.kernel_workspace_bytes: a 1.0 file (written before it existed)
 // still loads, and reads it as 0 — no kernel scratch, which is what 1.0 plans assumed.
 TEST(ProfileIo, Version1_0StillLoadsWithoutKernelScratch) {
-  fb::ProfileT p = testing::synthetic_profile(true);
-  p.schema_major = 1;
-  p.schema_minor = 0;
-  ASSERT_TRUE(p.machine && p.machine->gpu);
-  flatbuffers::FlatBufferBuilder builder;
-  fb::FinishSizePrefixedProfileBuffer(builder, fb::Profile::Pack(builder, &p));
-  Result<Profile> r = Profile::load_bytes(
-      std::vector<uint8_t>(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()));
+  Result<Profile> r = load_as_minor(0, testing::synthetic_profile(true));
   ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(r->data().machine && r->data().machine->gpu);
   EXPECT_EQ(r->data().schema_minor, 0u);
   EXPECT_EQ(r->data().machine->gpu->kernel_workspace_bytes, 0u);
 }
@@ -155,17 +154,24 @@ TEST(ProfileIo, Version1_0StillLoadsWithoutKernelScratch) {
 // 1.2 appended weight types: a 1.1 file (Q4_0 cells only here) loads, its cells are
 // found, and a new type has none of its own (the estimator borrows one).
 TEST(ProfileIo, Version1_1StillLoadsWithoutTheNewWeightTypes) {
-  fb::ProfileT p = testing::synthetic_profile();
-  p.schema_major = 1;
-  p.schema_minor = 1;
-  flatbuffers::FlatBufferBuilder builder;
-  fb::FinishSizePrefixedProfileBuffer(builder, fb::Profile::Pack(builder, &p));
-  Result<Profile> r = Profile::load_bytes(
-      std::vector<uint8_t>(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()));
+  Result<Profile> r = load_as_minor(1, testing::synthetic_profile());
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ProfileLookup look(*r);
   EXPECT_TRUE(look.cpu_matmul_flops(TensorType::kQ4_0, 1, 1 << 20, 1).ok());
   EXPECT_FALSE(look.cpu_matmul_flops(TensorType::kQ4_K, 1, 1 << 20, 1).ok());
+}
+
+// 1.3 appended grouped MoE cells and the CUDA graph overhead: a 1.2 file with a GPU loads
+// and reads as having neither, so the estimator prices as it did before 1.3.
+TEST(ProfileIo, Version1_2StillLoadsWithoutGroupedCells) {
+  Result<Profile> r = load_as_minor(2, testing::synthetic_profile(true));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->data().schema_minor, 2u);
+  EXPECT_TRUE(r->data().gpu->grouped_expert.empty());
+  ProfileLookup look(*r);
+  EXPECT_TRUE(look.gpu_launch_overhead_s().ok());
+  EXPECT_FALSE(look.has_gpu_grouped_experts());
+  EXPECT_FALSE(look.gpu_graph_launch_overhead_s().ok());
 }
 
 // A 1.2 profile's cells for the new types are looked up by their type.

@@ -28,6 +28,27 @@ matmul_cell(fb::WeightType type, uint32_t n, uint64_t bytes, uint32_t threads, d
   return p;
 }
 
+// One grouped MoE cell (schema 1.3): n tokens each routed to `used` of `n_expert` experts
+// of `matrix_bytes`, touching `distinct`; bytes_per_s as given (0: from seconds).
+inline std::unique_ptr<fb::GroupedExpertPointT>
+grouped_cell(fb::WeightType type, bool fused, uint32_t n, uint32_t used, uint32_t distinct,
+             uint64_t matrix_bytes, double bytes_per_s, double seconds = 0) {
+  auto p = std::make_unique<fb::GroupedExpertPointT>();
+  p->weight_type = type;
+  p->fused_gate_up = fused;
+  p->n_tokens = n;
+  p->n_expert = 128;
+  p->n_expert_used = used;
+  p->distinct_experts = distinct;
+  p->rows = 768;
+  p->cols = 2048;
+  p->matrix_bytes = matrix_bytes;
+  p->bytes_per_s = bytes_per_s;
+  p->seconds = seconds;
+  p->repetitions = 3;
+  return p;
+}
+
 inline fb::ProfileT synthetic_profile(bool with_gpu = false) {
   constexpr uint64_t kMiB = 1u << 20;
   fb::ProfileT p;

@@ -16,7 +16,10 @@
 //     k mod S and waits until the slot's previous user (streamed sub-layer k − S) finished;
 //   - copy k waits until streamed sub-layer k − prefetch_depth finished (how far ahead);
 //   - a MoE sub-layer whose experts are only partly touched at this tier copies only the
-//     routed experts, so its copy also waits for its input (the router needs it).
+//     routed experts, so its copy also waits for its input (the router needs it);
+//   - a pass that runs entirely on the GPU from resident weights (no sub-layer streamed or
+//     on the CPU) is replayed as one CUDA graph at decode: each GPU sub-layer takes
+//     gpu_s − gpu_graph_saving_s.
 //
 //   SubLayerCosts costs = estimate_costs(graph, machine, /*tier=*/1, n_ctx, kv_type, threads);
 //   SimResult r = simulate(graph, costs, plan);   // r.seconds, r.cpu_busy_s, …
@@ -35,6 +38,12 @@ struct SubLayerCost {
   double cpu_s = 0;          // on the CPU, idle machine
   double cpu_loaded_s = 0;   // on the CPU while copies run
   double gpu_s = 0;          // on the GPU, launch overheads included
+  // What replaying a device-only decode pass as one CUDA graph takes off gpu_s (launches
+  // at the graph rate instead of gpu_launch_overhead_s); 0 without graph figures.
+  double gpu_graph_saving_s = 0;
+  // The part of gpu_s that does not shrink when the device runs only some of a MoE
+  // block's experts (the launches of grouped expert kernels); 0: all of it scales.
+  double gpu_fixed_s = 0;
   double copy_s = 0;         // h2d of what a streamed pass needs (expected), idle
   double copy_loaded_s = 0;  // the same while the CPU computes
   uint64_t stream_bytes = 0; // expected bytes a streamed pass copies

@@ -59,6 +59,18 @@ public:
   virtual double gpu_attention_flops(int64_t ctx, int64_t n_tokens) const = 0;
   virtual double gpu_read_bandwidth() const = 0;
   virtual double gpu_launch_overhead_s() const = 0; // per kernel
+  // Grouped MoE products (schema 1.3 cells: every routed expert of a pass in ONE launch,
+  // gate and up fused, or down): bytes/s of one launch reading `bytes` (distinct experts ×
+  // matrix bytes, × 2 when fused) with `tokens_per_expert` tokens per routed expert, the
+  // launch included. Without them (has_gpu_grouped_experts() false: older profiles, the
+  // emulated GPU) the estimator prices experts one launch per matrix, as before.
+  virtual bool has_gpu_grouped_experts() const = 0;
+  virtual double gpu_grouped_expert_bytes_per_s(TensorType type, bool fused_gate_up,
+                                                double tokens_per_expert, double bytes) const = 0;
+  // Per kernel when a device-only pass is replayed as one CUDA graph; without it
+  // (has_gpu_graphs() false) every kernel costs gpu_launch_overhead_s().
+  virtual bool has_gpu_graphs() const = 0;
+  virtual double gpu_graph_launch_overhead_s() const = 0;
   // Device scratch the GPU backend's kernels need besides a plan's buffers (CUDA's
   // cuBLASLt workspace and staging): every GPU plan reserves it in its workspace
   // buffer, inside the budget. 0: the backend needs none (the emulated GPU).
@@ -84,6 +96,8 @@ struct FixedMachineParams {
   double gpu_flops = 20e12;
   double gpu_bandwidth = 250e9;
   double gpu_launch_s = 0;
+  double gpu_grouped_bandwidth = 0;   // grouped MoE products, launch included; 0: none
+  double gpu_graph_launch_s = -1;     // per kernel inside a CUDA graph; < 0: no graphs
   double h2d_bandwidth = 12e9;
   double d2h_bandwidth = 12e9;
   double copy_latency_s = 0;
@@ -111,6 +125,14 @@ public:
   double gpu_attention_flops(int64_t, int64_t) const override { return p_.gpu_flops; }
   double gpu_read_bandwidth() const override { return p_.gpu_bandwidth; }
   double gpu_launch_overhead_s() const override { return p_.gpu_launch_s; }
+  bool has_gpu_grouped_experts() const override { return p_.gpu_grouped_bandwidth > 0; }
+  double gpu_grouped_expert_bytes_per_s(TensorType, bool, double, double) const override {
+    return has_gpu_grouped_experts() ? p_.gpu_grouped_bandwidth : p_.gpu_bandwidth;
+  }
+  bool has_gpu_graphs() const override { return p_.gpu_graph_launch_s >= 0; }
+  double gpu_graph_launch_overhead_s() const override {
+    return has_gpu_graphs() ? p_.gpu_graph_launch_s : p_.gpu_launch_s;
+  }
   uint64_t kernel_workspace_bytes() const override {
     return p_.has_gpu ? p_.kernel_workspace_bytes : 0;
   }
@@ -143,6 +165,11 @@ public:
   double gpu_attention_flops(int64_t ctx, int64_t n_tokens) const override;
   double gpu_read_bandwidth() const override;
   double gpu_launch_overhead_s() const override;
+  bool has_gpu_grouped_experts() const override { return lookup_.has_gpu_grouped_experts(); }
+  double gpu_grouped_expert_bytes_per_s(TensorType type, bool fused_gate_up,
+                                        double tokens_per_expert, double bytes) const override;
+  bool has_gpu_graphs() const override { return lookup_.gpu_graph_launch_overhead_s().ok(); }
+  double gpu_graph_launch_overhead_s() const override;
   uint64_t kernel_workspace_bytes() const override { return kernel_workspace_bytes_; }
   double h2d_seconds(uint64_t bytes, Load load) const override;
   double d2h_seconds(uint64_t bytes, Load load) const override;

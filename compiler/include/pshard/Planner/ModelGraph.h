@@ -62,6 +62,7 @@ struct MatmulGroup {
   int64_t count = 1;          // matrices applied per token
   int64_t pool = 1;           // matrices in the tensor (n_expert for MoE experts, else count)
   bool last_token_only = false; // the head: logits of the last token only
+  bool expert_gate_up = false;  // routed experts' gate or up: fused in one grouped kernel
 };
 
 struct SubLayerInfo {

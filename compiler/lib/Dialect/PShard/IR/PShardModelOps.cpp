@@ -213,6 +213,9 @@ LogicalResult MatmulOp::verify() {
   if (getCount() == 0 || getCount() > getPool())
     return emitOpError("applies ") << getCount() << " of " << getPool()
                                    << " matrices; it must apply at least 1 and at most all";
+  if (getGateUp() && getCount() == getPool())
+    return emitOpError("is marked gate_up but applies all ")
+           << getPool() << " of its matrices; only routed experts (count below pool) are fused";
   std::optional<uint64_t> expected = bytesOf(getType(), getRows() * getCols());
   if (!expected || *expected != getMatrixBytes())
     return emitOpError("has ") << getMatrixBytes() << " bytes per matrix but " << getRows() << " x "

@@ -118,6 +118,8 @@ planner::SubLayerCosts tierCostsOf(TierOp tier, int64_t context) {
     s.stream_bytes = c.getStreamBytes();
     s.slot_bytes = c.getSlotBytes();
     s.copy_needs_input = c.getCopyNeedsInput();
+    s.gpu_graph_saving_s = fromNs(c.getGpuGraphSavingNs().value_or(0));
+    s.gpu_fixed_s = fromNs(c.getGpuFixedNs().value_or(0));
     costs.sublayers.push_back(s);
   }
   return costs;
@@ -323,9 +325,16 @@ TierOp writeTier(OpBuilder& b, Location loc, const planner::ModelGraph& graph, i
   b.setInsertionPointToStart(&tier.getBody().emplaceBlock());
   for (size_t i = 0; i < graph.sublayers.size(); ++i) {
     const planner::SubLayerCost& s = costs.sublayers[i];
+    // The schema 1.3 figures only where the profile has them, so that older profiles'
+    // IR stays as it was.
+    auto optional = [&](double seconds) -> IntegerAttr {
+      const uint64_t ns = toNs(seconds);
+      return ns ? b.getI64IntegerAttr(static_cast<int64_t>(ns)) : IntegerAttr();
+    };
     b.create<CostOp>(loc, graph.sublayers[i].name, toNs(s.cpu_s), toNs(s.cpu_loaded_s),
                      toNs(s.gpu_s), toNs(s.copy_s), toNs(s.copy_loaded_s), s.stream_bytes,
-                     s.slot_bytes, s.copy_needs_input);
+                     s.slot_bytes, s.copy_needs_input, optional(s.gpu_graph_saving_s),
+                     optional(s.gpu_fixed_s));
   }
   return tier;
 }

@@ -206,19 +206,21 @@ def PShard_MatmulOp : PShard_Op<"matmul", [
     chosen among `pool` (the experts of a MoE tensor; `pool` = `count` when dense).
     The estimator prices a sub-layer from these groups and the profile's achieved
     FLOP/s for the weight type and matrix size. `last_token` marks a group applied to
-    the batch's last token only (the head).
+    the batch's last token only (the head); `gate_up` the routed experts' gate or up
+    matrices, which a grouped GPU kernel runs fused in one launch (their down matrices
+    in another).
 
     ```mlir
-    pshard.matmul q4_0 1536 x 2048 bytes 1769472 count 8 of 128
+    pshard.matmul q4_0 1536 x 2048 bytes 1769472 count 8 of 128 gate_up
     ```
   }];
   let arguments = (ins PShard_WeightType:$type, PShard_CountAttr:$rows,
                        PShard_CountAttr:$cols, PShard_CountAttr:$matrix_bytes,
                        PShard_CountAttr:$count, PShard_CountAttr:$pool,
-                       UnitAttr:$last_token);
+                       UnitAttr:$last_token, UnitAttr:$gate_up);
   let assemblyFormat = [{
     $type $rows `x` $cols `bytes` $matrix_bytes `count` $count `of` $pool
-    (`last_token` $last_token^)? attr-dict
+    (`last_token` $last_token^)? (`gate_up` $gate_up^)? attr-dict
   }];
   let hasVerifier = 1;
 }

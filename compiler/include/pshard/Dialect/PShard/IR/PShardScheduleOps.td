@@ -106,22 +106,31 @@ def PShard_CostOp : PShard_Op<"cost", [HasParent<"TierOp">]> {
     and of copying what a streamed pass needs (idle and while the CPU computes);
     `stream_bytes` is what a streamed pass copies (expected experts for MoE),
     `slot_bytes` the most it may need in a streaming slot. `copy_needs_input` marks a
-    MoE block whose copy waits for routing.
+    MoE block whose copy waits for routing. Present only when the profile has the
+    figures (schema 1.3): `gpu_graph_saving_ns`, what replaying a device-only decode
+    pass as one CUDA graph takes off `gpu_ns`, and `gpu_fixed_ns`, the part of `gpu_ns`
+    (grouped expert launches) that does not shrink when the device runs only some experts.
 
     ```mlir
     pshard.cost "ffn[0]" cpu_ns 2100 cpu_loaded_ns 2100 gpu_ns 10 copy_ns 2176
         copy_loaded_ns 2176 stream_bytes 26112 slot_bytes 26112
+    pshard.cost "moe[0]" cpu_ns 9000 cpu_loaded_ns 9000 gpu_ns 60 copy_ns 8000
+        copy_loaded_ns 8000 stream_bytes 90112 slot_bytes 90112 gpu_graph_saving_ns 31
+        gpu_fixed_ns 45
     ```
   }];
   let arguments = (ins StrAttr:$sublayer, PShard_CountAttr:$cpu_ns,
                        PShard_CountAttr:$cpu_loaded_ns, PShard_CountAttr:$gpu_ns,
                        PShard_CountAttr:$copy_ns, PShard_CountAttr:$copy_loaded_ns,
                        PShard_CountAttr:$stream_bytes, PShard_CountAttr:$slot_bytes,
-                       UnitAttr:$copy_needs_input);
+                       UnitAttr:$copy_needs_input,
+                       OptionalAttr<PShard_CountAttr>:$gpu_graph_saving_ns,
+                       OptionalAttr<PShard_CountAttr>:$gpu_fixed_ns);
   let assemblyFormat = [{
     $sublayer `cpu_ns` $cpu_ns `cpu_loaded_ns` $cpu_loaded_ns `gpu_ns` $gpu_ns
     `copy_ns` $copy_ns `copy_loaded_ns` $copy_loaded_ns `stream_bytes` $stream_bytes
-    `slot_bytes` $slot_bytes (`copy_needs_input` $copy_needs_input^)? attr-dict
+    `slot_bytes` $slot_bytes (`copy_needs_input` $copy_needs_input^)?
+    (`gpu_graph_saving_ns` $gpu_graph_saving_ns^)? (`gpu_fixed_ns` $gpu_fixed_ns^)? attr-dict
   }];
 }
 
