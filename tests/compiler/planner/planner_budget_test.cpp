@@ -60,12 +60,14 @@ TEST(PlannerBudgets, ParallelSequencesSizeTheResidentKvCachesAndLogits) {
         EXPECT_EQ(buf.size, s->kv_bytes_per_token(one.kv_type) * 1024 * 4);
         ++kv_buffers;
       }
-      if (buf.kind == BufferKind::kActivations)
+      if (buf.kind == BufferKind::kActivations) {
         EXPECT_EQ(buf.size, graph.activation_bytes(tier, std::min<int64_t>(tier, 4)));
+      }
     }
     for (const VramBuffer& buf : a->at(0, t).vram_layout)
-      if (buf.kind == BufferKind::kActivations)
+      if (buf.kind == BufferKind::kActivations) {
         EXPECT_EQ(buf.size, graph.activation_bytes(tier));
+      }
   }
   EXPECT_GT(kv_buffers, 0) << "no plan kept a KV cache resident";
 }

@@ -123,8 +123,9 @@ TEST(PlannerProperties, ForcedStrategiesAreValidToo) {
         for (size_t t = 0; t < grid->tiers.size(); ++t) {
           const Plan& p = grid->at(b, t);
           EXPECT_EQ(p.strategy, strategy_name(s));
-          if (s == Strategy::kStatic || s == Strategy::kLayers)
+          if (s == Strategy::kStatic || s == Strategy::kLayers) {
             EXPECT_EQ(p.count(Placement::kGpuStreamed), 0);
+          }
         }
     }
   }
