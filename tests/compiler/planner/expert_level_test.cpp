@@ -5,8 +5,10 @@
 // with a skewed profile; every plan stays within its budget (resident experts counted)
 // and lists what it keeps, copies and runs on the CPU.
 //
-// Predicted when this was written: whole blocks 49.4 tok/s, uniform 53.8 (1.09x), skewed
-// (16 experts take 6 of 8 slots) 73.1 (1.48x, past the 1.25 x 53.7 = 67.1). The
+// Predicted when this was written (profile 1.2, before the grouped cells): whole blocks
+// 49.4 tok/s, uniform 53.8 (1.09x), skewed (16 experts take 6 of 8 slots) 73.1 (1.48x,
+// past the 1.25 x 53.7 = 67.1); with the 1.3 cells 50.5 / 54.2 / 73.1
+// (grouped_moe_prediction_test). The
 // issue's 1.25x with uniform routing does not hold on this profile: 2 GiB holds 12% of
 // the experts, and the profile's CPU runs MoE 4.3x slower while PCIe copies run, so
 // copies beside the CPU gain little; the test asserts what holds.
