@@ -199,6 +199,12 @@ TEST(PlannerBudgets, DifferentStrategiesWinWhereTheyShould) {
   EXPECT_EQ(recorded, resident(decode) == resident(prefill) ? 0 : 2);
 }
 
+#if defined(__SANITIZE_ADDRESS__) // GCC defines it under -fsanitize=address (CI's ASan build)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 TEST(PlannerTiming, Moe235bShapeTenBudgetsSixTiers) {
   const std::string path = std::string(PSHARD_PROFILES_BUILD_DIR) + "/laptop-rtx4060-8gb.pshprof";
   if (!std::filesystem::exists(path))
@@ -230,7 +236,10 @@ TEST(PlannerTiming, Moe235bShapeTenBudgetsSixTiers) {
   std::printf("235B-shaped MoE (190 sub-layers): %zu budgets x %zu tiers planned in %.1f ms\n",
               grid->budgets.size(), grid->tiers.size(), seconds * 1e3);
   EXPECT_EQ(grid->budgets.size() * grid->tiers.size(), 60u);
-  EXPECT_LT(seconds, 5.0); // a sanity bound only; the target is well under a second
+  // A bound against blow-ups only, not a speed test: 1.4-1.8 s measured on the 2-vCPU
+  // VM (RelWithDebInfo, other jobs running), 5.3 s under ASan+UBSan, which slow the
+  // planner's containers about threefold.
+  EXPECT_LT(seconds, kSanitized ? 25.0 : 5.0);
   EXPECT_TRUE(validate_grid(graph, *grid).ok());
 }
 
