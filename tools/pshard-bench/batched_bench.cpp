@@ -72,19 +72,20 @@ Result<BatchedReport> run_batched_bench(const BatchedOptions& o,
   r.model = std::filesystem::path(o.model_path).filename().string();
   PSHARD_ASSIGN_OR_RETURN(auto model, Model::load(o.model_path));
   std::optional<Schedule> schedule;
-  if (!o.schedule_path.empty()) {
-    PSHARD_ASSIGN_OR_RETURN(Schedule s, Schedule::load_file(o.schedule_path));
+  if (!o.target.schedule_path.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(Schedule s, Schedule::load_file(o.target.schedule_path));
     PSHARD_RETURN_IF_ERROR(s.check_model(model->file()));
     schedule.emplace(std::move(s));
   }
   SequenceEngineOptions e;
-  const std::string backend = o.backend == "auto" ? (schedule ? "emu" : "cpu") : o.backend;
+  const std::string backend =
+      o.target.backend == "auto" ? (schedule ? "emu" : "cpu") : o.target.backend;
   PSHARD_ASSIGN_OR_RETURN(e.device.backend, parse_device_backend(backend));
   r.backend = backend;
-  if (!o.vram.empty()) {
-    PSHARD_ASSIGN_OR_RETURN(e.device.vram_budget, parse_size(o.vram));
+  if (!o.target.vram.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(e.device.vram_budget, parse_size(o.target.vram));
   }
-  e.device.emu_pcie_gbps = o.emu_pcie_gbps;
+  e.device.emu_pcie_gbps = o.target.emu_pcie_gbps;
   e.n_threads = o.threads;
   int64_t longest = 1;
   for (int64_t pp : o.n_pp)

@@ -11,6 +11,7 @@
 
 #include "runtime/batch/batch_decoder.h"
 #include "runtime/core/status.h"
+#include "tools/common/hybrid_target.h"
 
 #include <functional>
 #include <ostream>
@@ -21,10 +22,7 @@ namespace pshard::bench {
 
 struct BatchedOptions {
   std::string model_path;
-  std::string schedule_path;    // empty: everything on the CPU
-  std::string backend = "auto"; // auto: emu with a schedule, else cpu
-  std::string vram;             // empty: the schedule's largest budget
-  double emu_pcie_gbps = 0;     // 0: what the schedule was planned with
+  HybridTarget target; // empty schedule_path: everything on the CPU; auto: emu with one
   std::vector<int64_t> n_pp = {128};
   std::vector<int64_t> n_tg = {128};
   std::vector<int64_t> n_pl = {1, 2, 4, 8, 16};

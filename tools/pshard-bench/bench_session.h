@@ -2,35 +2,26 @@
 // device (emu or cuda) — the same -s / --backend / --vram / --emu-pcie as pshard-run,
 // so a schedule is benchmarked llama-bench style, not only in batched mode.
 //
-//   BenchTarget t{"model.pshard", "emu", "900M", 0};
+//   HybridTarget t{"model.pshard", "emu", "900M", 0};  // empty schedule_path: the CPU
 //   PSHARD_ASSIGN_OR_RETURN(auto s, BenchSession::open(model, t, n_ctx, threads, n_batch));
 //   s->reset(); s->decoder().decode(tokens);
 #pragma once
 
-#include "runtime/backends/device_factory.h"
-#include "runtime/executor/hybrid_session.h"
 #include "runtime/model/model.h"
+#include "tools/common/hybrid_target.h"
 
 #include <memory>
 #include <string>
 
 namespace pshard::bench {
 
-struct BenchTarget {
-  std::string schedule_path;    // empty: everything on the CPU
-  std::string backend = "auto"; // auto: emu with a schedule, else cpu
-  std::string vram;             // empty: the schedule's largest budget
-  double emu_pcie_gbps = 0;     // 0: what the schedule was planned with
-};
-
 class BenchSession {
 public:
   // A device backend without a schedule is refused (what main checks before the probe).
-  static Status check_target(const BenchTarget& t);
-  // The schedule is loaded and checked against the model once per test.
-  static Result<std::unique_ptr<BenchSession>> open(const Model& model, const BenchTarget& t,
+  static Status check_target(const HybridTarget& t);
+  static Result<std::unique_ptr<BenchSession>> open(const Model& model, const HybridTarget& t,
                                                     int64_t n_ctx, int n_threads, int64_t n_batch);
-  Decoder& decoder() { return hybrid_ ? static_cast<Decoder&>(*hybrid_) : *cpu_; }
+  Decoder& decoder() { return hybrid_.session ? static_cast<Decoder&>(*hybrid_.session) : *cpu_; }
   void reset();
   // Forgets the plans used so far (the warm-up's), so plans() covers the timed runs.
   void reset_stats();
@@ -42,9 +33,7 @@ public:
 
 private:
   std::unique_ptr<CpuSession> cpu_;
-  std::unique_ptr<Schedule> schedule_;
-  std::unique_ptr<Device> device_;
-  std::unique_ptr<HybridSession> hybrid_;
+  OpenedHybrid hybrid_;
   std::string label_ = "cpu";
 };
 

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   app.add_option("--n-pp", batch_pp, "batched mode (-npp): prompt lengths per sequence");
   app.add_option("--n-tg", batch_tg, "batched mode (-ntg): tokens generated per sequence");
   app.add_option("--n-pl", batch_pl, "batched mode (-npl): numbers of sequences decoded together");
-  BenchTarget target; // both modes: the CPU alone, or a schedule's plans on a device
+  HybridTarget target; // both modes: the CPU alone, or a schedule's plans on a device
   cli::add_hybrid_options(app, target.schedule_path, target.backend, target.vram,
                           target.emu_pcie_gbps);
   app.add_option("-c,--ctx-size", batched.n_ctx, "batched mode: positions per sequence")
@@ -173,10 +173,7 @@ int main(int argc, char** argv) {
     isa_list.push_back(kernels::active_isa());
   if (Status s = BenchSession::check_target(target); !s.ok())
     return fail(s.to_string());
-  batched.schedule_path = target.schedule_path;
-  batched.backend = target.backend;
-  batched.vram = target.vram;
-  batched.emu_pcie_gbps = target.emu_pcie_gbps;
+  batched.target = target;
   if (batched_mode)
     return run_batched(batched, opt, batch_pp.empty() ? "128" : batch_pp,
                        batch_tg.empty() ? "128" : batch_tg,

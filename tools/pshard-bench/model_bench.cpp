@@ -77,7 +77,7 @@ ModelFacts describe_model(const Model& model, const std::string& filename) {
   return f;
 }
 
-Status run_test(const Model& model, const BenchTarget& target, int repetitions, BenchRow& row,
+Status run_test(const Model& model, const HybridTarget& target, int repetitions, BenchRow& row,
                 const std::function<void(int rep)>& progress) {
   const int64_t n_vocab = model.hparams().n_vocab;
   const int64_t n_ctx = std::max<int64_t>(row.n_prompt + row.n_gen, 16);

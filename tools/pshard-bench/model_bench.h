@@ -16,7 +16,7 @@ ModelFacts describe_model(const Model& model, const std::string& filename);
 
 // Fills row.samples_ns, backend and plans, running in `target`'s session (the CPU alone,
 // or a schedule on a device). `progress` is called before each repetition (0 = warm-up).
-Status run_test(const Model& model, const BenchTarget& target, int repetitions, BenchRow& row,
+Status run_test(const Model& model, const HybridTarget& target, int repetitions, BenchRow& row,
                 const std::function<void(int rep)>& progress);
 
 } // namespace pshard::bench

@@ -1,8 +1,8 @@
 #include "tools/pshard-run/image_session.h"
 
-#include "runtime/backends/device_factory.h"
 #include "runtime/backends/emu/emu_device.h"
 #include "runtime/vision/image_prompt.h"
+#include "tools/common/hybrid_target.h"
 #include "tools/common/size_parse.h"
 
 #include <chrono>
@@ -39,27 +39,19 @@ Status open_cpu(const RunOptions& o, int64_t n_ctx, ImageSession& s) {
   return Status::ok_status();
 }
 
-Status open_hybrid(const RunOptions& o, int64_t n_ctx, ImageSession& s) {
-  PSHARD_ASSIGN_OR_RETURN(Schedule schedule, Schedule::load_file(o.schedule_path));
-  s.schedule = std::make_unique<Schedule>(std::move(schedule));
-  uint64_t vram = s.schedule->budgets().back(); // default: the largest compiled budget
-  if (!o.vram.empty()) {
-    PSHARD_ASSIGN_OR_RETURN(vram, parse_size(o.vram));
-  }
-  DeviceOptions d;
-  s.backend = o.backend == "auto" ? "emu" : o.backend;
-  PSHARD_ASSIGN_OR_RETURN(d.backend, parse_device_backend(s.backend));
-  d.vram_budget = vram;
-  d.emu_pcie_gbps = o.emu_pcie_gbps;
-  PSHARD_ASSIGN_OR_RETURN(s.device, make_device(d, s.schedule.get()));
+Status open_scheduled(const RunOptions& o, int64_t n_ctx, ImageSession& s) {
   HybridParams hp;
   hp.n_ctx = n_ctx;
   hp.n_threads = o.n_threads;
-  hp.vram_budget = vram;
   PSHARD_ASSIGN_OR_RETURN(hp.kv_type_k, kv_type(o.cache_type_k));
   PSHARD_ASSIGN_OR_RETURN(hp.kv_type_v, kv_type(o.cache_type_v));
-  PSHARD_ASSIGN_OR_RETURN(s.hybrid,
-                          HybridSession::create(*s.model, s.schedule.get(), s.device.get(), hp));
+  PSHARD_ASSIGN_OR_RETURN(
+      OpenedHybrid h,
+      open_hybrid(*s.model, {o.schedule_path, o.backend, o.vram, o.emu_pcie_gbps}, hp));
+  s.schedule = std::move(h.schedule);
+  s.device = std::move(h.device);
+  s.hybrid = std::move(h.session);
+  s.backend = h.backend;
   s.decoder = s.hybrid.get();
   s.pool = std::make_unique<ThreadPool>(s.hybrid->n_threads());
   return Status::ok_status();
@@ -76,7 +68,7 @@ Result<ImageSession> open_image_session(const RunOptions& o) {
   if (o.schedule_path.empty())
     PSHARD_RETURN_IF_ERROR(open_cpu(o, static_cast<int64_t>(n_ctx), s));
   else
-    PSHARD_RETURN_IF_ERROR(open_hybrid(o, static_cast<int64_t>(n_ctx), s));
+    PSHARD_RETURN_IF_ERROR(open_scheduled(o, static_cast<int64_t>(n_ctx), s));
   return s;
 }
 
