@@ -102,15 +102,24 @@ struct Q3KFormat {
   static constexpr size_t kBytes = kQ3KBytes;
   static constexpr Mins kMins = Mins::kOffset;
   static constexpr bool kSigned = false;
+  // The 16 six-bit scales from the 12 bytes s[0..11]: scale j's low four bits are
+  // the low (j < 8) or high nibble of s[j % 8], its top two bits field j / 4 of
+  // s[8 + j % 4]. In vector registers, as for Q4_K: the scalar form was most of
+  // a single-token Q3_K matmul's work per super-block.
   static KScales scales(const uint8_t* b) {
-    const uint32_t a0 = u32_at(b + kQ3KScales), a1 = u32_at(b + kQ3KScales + 4),
-                   a2 = u32_at(b + kQ3KScales + 8);
-    const uint32_t lo = 0x0f0f0f0fu, hi = 0x03030303u;
-    const __m128i codes =
-        _mm_setr_epi32(static_cast<int>((a0 & lo) | (a2 & hi) << 4),
-                       static_cast<int>((a1 & lo) | ((a2 >> 2) & hi) << 4),
-                       static_cast<int>(((a0 >> 4) & lo) | ((a2 >> 4) & hi) << 4),
-                       static_cast<int>(((a1 >> 4) & lo) | ((a2 >> 6) & hi) << 4));
+    // The 16 bytes ending with the scales (4 bytes of codes, then s[0..11]): the
+    // block ends 2 bytes after them, so reading on past them could leave the tensor.
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + kQ3KScales - 4));
+    const __m128i low =
+        _mm_shuffle_epi8(q, _mm_setr_epi8(4, 5, 6, 7, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i nib = _mm_and_si128(_mm_blend_epi16(low, _mm_srli_epi16(low, 4), 0xF0),
+                                      _mm_set1_epi8(15)); // high nibbles for 8..15
+    // s[8..11] in every dword, field k (bits 2k..2k+1) of dword k moved to bits 4..5.
+    const __m128i top =
+        _mm_shuffle_epi8(q, _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15));
+    const __m128i two = _mm_slli_epi16(
+        _mm_and_si128(_mm_srlv_epi32(top, _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3)), 4);
+    const __m128i codes = _mm_or_si128(nib, two);
     const __m256i sc = _mm256_cvtepi8_epi16(_mm_sub_epi8(codes, _mm_set1_epi8(32)));
     const float d = f16_one(b + kQ3KD);
     return {sc, _mm256_slli_epi16(sc, 2), d, d};
