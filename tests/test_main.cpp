@@ -16,8 +16,10 @@ int main(int argc, char** argv) {
   std::string pattern = ::testing::TempDir() + "pshard-test.XXXXXX";
   const char* dir = ::mkdtemp(pattern.data());
   if (dir == nullptr) {
-    std::fprintf(stderr, "cannot make a temporary directory from %s: %s; set TEST_TMPDIR to a "
-                         "writable directory\n", pattern.c_str(), std::strerror(errno));
+    std::fprintf(stderr,
+                 "cannot make a temporary directory from %s: %s; set TEST_TMPDIR to a "
+                 "writable directory\n",
+                 pattern.c_str(), std::strerror(errno));
     return 2;
   }
   ::setenv("TEST_TMPDIR", dir, 1);

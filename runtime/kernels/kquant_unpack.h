@@ -115,8 +115,8 @@ struct Q3KFormat {
     const __m128i nib = _mm_and_si128(_mm_blend_epi16(low, _mm_srli_epi16(low, 4), 0xF0),
                                       _mm_set1_epi8(15)); // high nibbles for 8..15
     // s[8..11] in every dword, field k (bits 2k..2k+1) of dword k moved to bits 4..5.
-    const __m128i top =
-        _mm_shuffle_epi8(q, _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15));
+    const __m128i top = _mm_shuffle_epi8(
+        q, _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15));
     const __m128i two = _mm_slli_epi16(
         _mm_and_si128(_mm_srlv_epi32(top, _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(3)), 4);
     const __m128i codes = _mm_or_si128(nib, two);
