@@ -61,9 +61,9 @@ template <bool High> __m256i nibbles(__m256i v) {
   return High ? _mm256_and_si256(_mm256_srli_epi16(v, 4), mask) : _mm256_and_si256(v, mask);
 }
 
-// The two f16 at p widened with F16C: exact, as half_to_float, in a few instructions
-// instead of a dozen scalar ones per value (a single-token matmul decodes every
-// super-block header once per row).
+// The f16 at p (f16_one) or the two at p (f16_pair) widened with F16C: exact, as
+// half_to_float, in a few instructions instead of a dozen scalar ones per value (a
+// single-token matmul decodes every super-block header once per row).
 inline float f16_one(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
