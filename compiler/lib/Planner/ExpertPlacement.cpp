@@ -31,50 +31,54 @@ bool splittable(const ModelGraph& graph, const ResidentSet& rs, size_t i) {
 
 // split_cost given the expected routed experts at and past the first copied rank
 // (`cold`) and past the copied ones (`on_cpu`), and the bytes the whole block reads.
-SubLayerCost cost_from(const SubLayerCost& whole, const SubLayerInfo& s,
-                       const SubLayerCosts& costs, int64_t copied, double cold, double on_cpu,
-                       double read) {
+SubLayerCost cost_from(const SubLayerCost& whole, const SubLayerInfo& s, const SubLayerCosts& costs,
+                       int64_t copied, double cold, double on_cpu, double read) {
   SubLayerCost c = whole;
   const double eb = static_cast<double>(s.expert_bytes);
   const int64_t worst = std::max<int64_t>(costs.tier, 1) * s.n_expert_used;
-  const double per_byte = whole.stream_bytes > 0 ? whole.copy_s / static_cast<double>(whole.stream_bytes) : 0;
+  const double per_byte =
+      whole.stream_bytes > 0 ? whole.copy_s / static_cast<double>(whole.stream_bytes) : 0;
   const double per_byte_loaded =
       whole.stream_bytes > 0 ? whole.copy_loaded_s / static_cast<double>(whole.stream_bytes) : 0;
   // No more copied experts than one token routes to: all are copied ahead, without
   // waiting for the router (the runtime does the same); else only the routed ones.
   c.copy_needs_input = copied > s.n_expert_used;
-  const double copied_bytes = c.copy_needs_input ? (cold - on_cpu) * eb : static_cast<double>(copied) * eb;
+  const double copied_bytes =
+      c.copy_needs_input ? (cold - on_cpu) * eb : static_cast<double>(copied) * eb;
   c.stream_bytes = static_cast<uint64_t>(static_cast<double>(s.shared_bytes) + copied_bytes);
   c.slot_bytes = s.shared_bytes + static_cast<uint64_t>(std::min(copied, worst)) * s.expert_bytes;
   c.copy_s = quantize_ns(static_cast<double>(c.stream_bytes) * per_byte);
   c.copy_loaded_s = quantize_ns(static_cast<double>(c.stream_bytes) * per_byte_loaded);
-  // The pass ends when both sides have: the device after its copy (when that waits for
-  // the router) and its compute, the CPU after its experts — at the loaded rate while the
-  // copy runs beside it, at the idle rate after.
-  const double waited = c.copy_needs_input ? c.copy_loaded_s : 0;
-  double cpu = 0;
+  // The CPU's experts run beside the device from the block's input on, at the idle rate
+  // but slowed while copies run (the simulation knows when they do); the sub-layer ends
+  // when both sides have.
   if (on_cpu > 0 && read > 0) {
     const double share = on_cpu * eb / read;
     const double idle = whole.cpu_s * share, loaded = std::max(whole.cpu_loaded_s * share, idle);
-    const double slowdown = idle > 0 ? loaded / idle : 1;
-    cpu = loaded <= waited ? loaded : waited + (idle - waited / slowdown);
-    cpu += costs.d2h_hidden_s + costs.h2d_hidden_s; // the hidden state there and the sum back
+    c.cpu_side_slowdown = idle > 0 ? loaded / idle : 1;
+    c.cpu_side_s = quantize_ns(idle + costs.d2h_hidden_s + costs.h2d_hidden_s);
   }
   // The device reads the unit and its own experts only (decode is bound by those bytes).
   // With grouped kernels the device's experts are still one launch per kernel whatever
   // their number (gpu_fixed_s); only the bytes part shrinks with the device's share.
   const double device_share = read > 0 ? std::clamp((read - on_cpu * eb) / read, 0.0, 1.0) : 1;
-  const double device =
-      whole.gpu_fixed_s + (whole.gpu_s - whole.gpu_fixed_s) * device_share;
-  c.gpu_s = quantize_ns(std::max(device, cpu - waited));
+  c.gpu_s = quantize_ns(whole.gpu_fixed_s + (whole.gpu_s - whole.gpu_fixed_s) * device_share);
   c.gpu_graph_saving_s = 0; // a split layer streams: its pass is never one CUDA graph
   return c;
 }
 
 // How long the pass of one split layer takes from its input on (what a layer's split is
-// chosen by): the routed copy, if it waits for the router, then the slower side.
+// chosen by), as if its own copy ran from the input on: the device after that copy when
+// it waits for the router, the CPU slowed while it runs. (A copy that runs ahead mostly
+// overlaps the CPU side of the block before instead; the simulation decides.)
 double local_seconds(const SubLayerCost& c) {
-  return c.copy_needs_input ? c.copy_loaded_s + c.gpu_s : std::max(c.copy_loaded_s, c.gpu_s);
+  const double device = c.copy_needs_input ? c.copy_loaded_s + c.gpu_s : c.gpu_s;
+  double cpu = c.cpu_side_s;
+  if (cpu > 0) {
+    const double during_copy = c.copy_loaded_s / c.cpu_side_slowdown; // work done meanwhile
+    cpu = cpu <= during_copy ? cpu * c.cpu_side_slowdown : c.copy_loaded_s + (cpu - during_copy);
+  }
+  return std::max({device, cpu, c.copy_needs_input ? 0.0 : c.copy_loaded_s});
 }
 
 // The hot experts and each layer's copied count for `room` bytes of resident experts;
@@ -99,7 +103,8 @@ ExpertSplit choose_split(const ModelGraph& graph, const TierCosts& tc,
         continue;
       const double gain = (tail[i][h] - tail[i][h + 1]) * static_cast<double>(s.expert_bytes) /
                           static_cast<double>(cost);
-      if (gain > best_gain || (gain == best_gain && best < n && gain > 0 && split.hot[i] < split.hot[best])) {
+      if (gain > best_gain ||
+          (gain == best_gain && best < n && gain > 0 && split.hot[i] < split.hot[best])) {
         best_gain = gain;
         best = i;
       }
@@ -118,8 +123,8 @@ ExpertSplit choose_split(const ModelGraph& graph, const TierCosts& tc,
     int64_t best_copied = 0;
     SubLayerCost best = cost_from(whole, s, tc.costs, 0, tail[i][h], tail[i][h], read);
     for (int64_t c = 1; copies && c <= rest; ++c) {
-      const SubLayerCost cand = cost_from(whole, s, tc.costs, c, tail[i][h],
-                                          tail[i][h + static_cast<size_t>(c)], read);
+      const SubLayerCost cand =
+          cost_from(whole, s, tc.costs, c, tail[i][h], tail[i][h + static_cast<size_t>(c)], read);
       if (local_seconds(cand) < local_seconds(best)) {
         best = cand;
         best_copied = c;
@@ -150,8 +155,8 @@ SubLayerCosts split_costs(const ModelGraph& graph, const SubLayerCosts& costs,
   SubLayerCosts out = costs;
   for (size_t i = 0; i < out.sublayers.size() && !split.empty(); ++i)
     if (split.at(i))
-      out.sublayers[i] = split_cost(costs.sublayers[i], graph.sublayers[i], costs, split.hot[i],
-                                    split.copied[i]);
+      out.sublayers[i] =
+          split_cost(costs.sublayers[i], graph.sublayers[i], costs, split.hot[i], split.copied[i]);
   return out;
 }
 
@@ -165,7 +170,8 @@ ExpertSplit make_split(const ModelGraph& graph, const TierCosts& tc, std::vector
   split.copied = std::move(copied);
   for (size_t i = 0; i < split.level.size(); ++i)
     if (split.level[i])
-      split.bytes += static_cast<uint64_t>(split.hot[i]) * resident_expert_bytes(graph.sublayers[i]);
+      split.bytes +=
+          static_cast<uint64_t>(split.hot[i]) * resident_expert_bytes(graph.sublayers[i]);
   split.costs = split_costs(graph, tc.costs, split).sublayers;
   return split;
 }
@@ -202,7 +208,8 @@ void place_resident_experts(const ModelGraph& graph, const TierCosts& tc, const 
     }
     e.resident_bytes = each * hot;
     e.expected_copy_bytes = c.experts.costs[i].stream_bytes;
-    e.expected_cpu_experts = s.expected_streamed_experts(tc.tier, static_cast<int64_t>(hot + copied));
+    e.expected_cpu_experts =
+        s.expected_streamed_experts(tc.tier, static_cast<int64_t>(hot + copied));
     plan->experts.push_back(std::move(e));
   }
 }
@@ -215,7 +222,8 @@ Candidate expert_level(const ModelGraph& graph, const TierCosts& tc, uint64_t bu
     if (splittable(graph, rs, i))
       layers.push_back(i);
   const uint64_t used = rs.bytes + tc.gpu_fixed_bytes;
-  if (!base.feasible() || budget == 0 || layers.empty() || used > budget || tc.costs.h2d_hidden_s <= 0)
+  if (!base.feasible() || budget == 0 || layers.empty() || used > budget ||
+      tc.costs.h2d_hidden_s <= 0)
     return base;
   std::vector<std::vector<double>> tail(n);
   std::vector<Placement> placements = base.placements;
@@ -226,7 +234,8 @@ Candidate expert_level(const ModelGraph& graph, const TierCosts& tc, uint64_t bu
     placements[i] = Placement::kGpuStreamed;
     unit = std::max(unit, align_up(s.shared_bytes));
     const int64_t worst = std::min(s.n_expert, std::max<int64_t>(tc.tier, 1) * s.n_expert_used);
-    with_copies = std::max(with_copies, align_up(s.shared_bytes + static_cast<uint64_t>(worst) * s.expert_bytes));
+    with_copies = std::max(
+        with_copies, align_up(s.shared_bytes + static_cast<uint64_t>(worst) * s.expert_bytes));
   }
   for (size_t i = 0; i < n; ++i)
     if (placements[i] == Placement::kGpuStreamed && !splittable(graph, rs, i))
@@ -262,8 +271,8 @@ Candidate expert_level(const ModelGraph& graph, const TierCosts& tc, uint64_t bu
   // paths simulate the chosen split with equal numbers.
   Candidate priced = best;
   priced.experts = make_split(graph, tc, best.experts.level, best.experts.hot, best.experts.copied);
-  priced.seconds = simulate_seconds(candidate_costs(tc, priced), priced.placements, priced.slots,
-                                    priced.slots);
+  priced.seconds =
+      simulate_seconds(candidate_costs(tc, priced), priced.placements, priced.slots, priced.slots);
   return priced.seconds < base.seconds ? priced : base;
 }
 

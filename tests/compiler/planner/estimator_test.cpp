@@ -48,7 +48,8 @@ TEST(Simulate, SlotReuseWaitsForTheLastUser) {
   costs.sublayers = {cost(9, 2, 3), cost(9, 2, 3), cost(9, 2, 3)};
   // One slot: copy k+1 waits for sub-layer k: 0-3 c0, 3-5 s0, 5-8 c1, 8-10 s1, 10-13 c2, 13-15 s2.
   EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed, P::kGpuStreamed}, 1), 15.0, 1e-9);
-  // Two slots: c0 0-3, c1 3-6, s0 3-5, s1 6-8, c2 waits for s0 (5) and the engine (6): 6-9, s2 9-11.
+  // Two slots: c0 0-3, c1 3-6, s0 3-5, s1 6-8, c2 waits for s0 (5) and the engine (6): 6-9, s2
+  // 9-11.
   EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed, P::kGpuStreamed}, 2), 11.0, 1e-9);
   // Two slots but prefetch depth 1 behaves like one slot.
   EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed, P::kGpuStreamed}, 2, 1), 15.0, 1e-9);
@@ -60,6 +61,37 @@ TEST(Simulate, RoutedExpertsWaitForTheirInput) {
   costs.sublayers[1].copy_needs_input = true; // MoE: the router picks what to copy
   // The copy starts only when s0 is done (10 ms): 10 + 6 + 2.
   EXPECT_NEAR(ms(costs, {P::kCpu, P::kGpuStreamed}, 1), 18.0, 1e-9);
+}
+
+TEST(Simulate, ASplitBlocksCpuSideIsSlowedWhileAnyCopyRuns) {
+  // s0: a split MoE block, 1 ms on the device after its 2 ms copy, 8 ms of CPU experts
+  // from its input on, 4x slower while a copy runs. s1: streamed, a 4 ms copy.
+  SubLayerCosts costs;
+  costs.sublayers = {cost(0, 1, 2), cost(0, 1, 4)};
+  costs.sublayers[0].cpu_side_s = 8e-3;
+  costs.sublayers[0].cpu_side_slowdown = 4;
+  // Two slots: s1's copy runs ahead (2-6) beside s0's CPU side, which does 0.5 ms of work
+  // during copy 0 (0-2), 1 ms during copy 1, and the other 6.5 ms alone: it ends at 12.5;
+  // s1 at 13.5.
+  SimResult r;
+  {
+    ModelGraph graph;
+    graph.sublayers.resize(2);
+    Plan plan;
+    plan.placements = {P::kGpuStreamed, P::kGpuStreamed};
+    plan.stream_order = {0, 1};
+    plan.stream_slot_count = 2;
+    r = simulate(graph, costs, plan);
+  }
+  EXPECT_NEAR(r.seconds * 1e3, 13.5, 1e-9);
+  EXPECT_NEAR(r.end_s[0] * 1e3, 12.5, 1e-9);
+  EXPECT_NEAR(r.cpu_busy_s * 1e3, 12.5, 1e-9);
+  // One slot: copy 1 waits for s0, so only copy 0 slows the CPU side: 2 + 7.5 = 9.5, then
+  // copy 1 (9.5-13.5) and s1: 14.5.
+  EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed}, 1), 14.5, 1e-9);
+  // No slowdown: the CPU side ends at 8 whatever the copies, s1 at 9.
+  costs.sublayers[0].cpu_side_slowdown = 1;
+  EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed}, 2), 9.0, 1e-9);
 }
 
 TEST(Simulate, RecordsPerSubLayerTimesAndBusyTime) {

@@ -17,6 +17,9 @@
 //   - copy k waits until streamed sub-layer k − prefetch_depth finished (how far ahead);
 //   - a MoE sub-layer whose experts are only partly touched at this tier copies only the
 //     routed experts, so its copy also waits for its input (the router needs it);
+//   - a split MoE sub-layer's CPU experts run from its input on beside its device part,
+//     slowed while any copy runs — its own, or one of a later sub-layer running ahead —
+//     and the sub-layer ends when both sides have;
 //   - a pass that runs entirely on the GPU from resident weights (no sub-layer streamed or
 //     on the CPU) is replayed as one CUDA graph at decode: each GPU sub-layer takes
 //     gpu_s − gpu_graph_saving_s.
@@ -35,20 +38,26 @@ namespace pshard::planner {
 
 // One sub-layer's times at one tier, in seconds.
 struct SubLayerCost {
-  double cpu_s = 0;          // on the CPU, idle machine
-  double cpu_loaded_s = 0;   // on the CPU while copies run
-  double gpu_s = 0;          // on the GPU, launch overheads included
+  double cpu_s = 0;        // on the CPU, idle machine
+  double cpu_loaded_s = 0; // on the CPU while copies run
+  double gpu_s = 0;        // on the GPU, launch overheads included
   // What replaying a device-only decode pass as one CUDA graph takes off gpu_s (launches
   // at the graph rate instead of gpu_launch_overhead_s); 0 without graph figures.
   double gpu_graph_saving_s = 0;
   // The part of gpu_s that does not shrink when the device runs only some of a MoE
   // block's experts (the launches of grouped expert kernels); 0: all of it scales.
   double gpu_fixed_s = 0;
-  double copy_s = 0;         // h2d of what a streamed pass needs (expected), idle
-  double copy_loaded_s = 0;  // the same while the CPU computes
-  uint64_t stream_bytes = 0; // expected bytes a streamed pass copies
-  uint64_t slot_bytes = 0;   // the most a streamed pass may need on the GPU (slot size)
+  double copy_s = 0;             // h2d of what a streamed pass needs (expected), idle
+  double copy_loaded_s = 0;      // the same while the CPU computes
+  uint64_t stream_bytes = 0;     // expected bytes a streamed pass copies
+  uint64_t slot_bytes = 0;       // the most a streamed pass may need on the GPU (slot size)
   bool copy_needs_input = false; // MoE with partial experts: routing decides the copy
+  // A split MoE block's experts on the CPU, run beside the device from the block's input
+  // on (the hidden state's crossings included), at the idle machine's rate; while the
+  // copy engine runs they progress `cpu_side_slowdown` times slower (the profile's loaded
+  // figures: DMA takes its share of host memory bandwidth). 0: no CPU side.
+  double cpu_side_s = 0;
+  double cpu_side_slowdown = 1;
 };
 
 // Costs of every sub-layer at one tier, plus the crossing costs.
