@@ -277,15 +277,8 @@ pshard_status pshard_batch_get_plan_stats(pshard_batch* batch, size_t index,
                              std::to_string(plans.size()) +
                              " plans of the last pshard_batch_get_stats"));
   const PlanUse& u = plans[index];
-  pshard_plan_stats s = pshard_plan_stats_init();
-  s.budget_bytes = u.budget_bytes;
-  s.tier = u.tier;
+  pshard_plan_stats s = capi::plan_stats(u);
   s.strategy = core.strategies.insert(u.strategy).first->c_str();
-  s.passes = u.passes;
-  s.tokens = u.tokens;
-  s.predicted_ms_per_pass = u.predicted_ms_per_pass;
-  s.measured_ms_per_pass = u.measured_ms_per_pass();
-  s.bytes_streamed = u.bytes_streamed;
   capi::write_out(out, s);
   return PSHARD_OK;
 }

@@ -27,6 +27,23 @@ Result<HybridParams> hybrid_params(const pshard_context_params& p) {
   return hp;
 }
 
+pshard_plan_stats plan_stats(const PlanUse& u) {
+  pshard_plan_stats s = pshard_plan_stats_init();
+  s.budget_bytes = u.budget_bytes;
+  s.tier = u.tier;
+  s.passes = u.passes;
+  s.tokens = u.tokens;
+  s.predicted_ms_per_pass = u.predicted_ms_per_pass;
+  s.measured_ms_per_pass = u.measured_ms_per_pass();
+  s.bytes_streamed = u.bytes_streamed;
+  s.context = u.context;
+  s.experts_resident = u.experts.resident;
+  s.experts_copied = u.experts.copied;
+  s.experts_host = u.experts.host;
+  s.predicted_experts_host = u.predicted_host_experts;
+  return s;
+}
+
 } // namespace pshard::capi
 
 extern "C" {
@@ -162,16 +179,8 @@ pshard_status pshard_context_get_plan_stats(const pshard_context* c, size_t inde
     return fail(out_of_range("plan index " + std::to_string(index) + " is past the " +
                              std::to_string(plans.size()) + " plans used"));
   const PlanUse& u = plans[index];
-  pshard_plan_stats s = pshard_plan_stats_init();
-  s.budget_bytes = u.budget_bytes;
-  s.tier = u.tier;
+  pshard_plan_stats s = capi::plan_stats(u);
   s.strategy = u.strategy.c_str();
-  s.passes = u.passes;
-  s.tokens = u.tokens;
-  s.predicted_ms_per_pass = u.predicted_ms_per_pass;
-  s.measured_ms_per_pass = u.measured_ms_per_pass();
-  s.bytes_streamed = u.bytes_streamed;
-  s.context = u.context;
   capi::write_out(out, s);
   return PSHARD_OK;
 }

@@ -93,6 +93,10 @@ template <typename P> Result<DeviceOptions> device_options(const P& p) {
   return o;
 }
 
+// One plan's use as the C API reports it (`strategy` is the caller's to point at storage
+// that outlives the call).
+pshard_plan_stats plan_stats(const PlanUse& u);
+
 // The sampler's part of the generation params.
 SamplerParams sampler_params(const pshard_generate_params& p);
 

@@ -271,6 +271,9 @@ Status HybridSession::run_and_record(PassContext& ctx, int64_t positions) {
     pass->tier = plan->tier;
     pass->context = plan->context;
     pass->predicted_ms = plan->predicted_ms_at(positions);
+    if (ctx.plan) // on a device: its expert-level blocks ran split
+      for (const SchedulePlan::Experts& e : plan->experts)
+        pass->predicted_host_experts += e.expected_cpu_experts;
   } else if (schedule_) { // an artifact without CPU-only plans: the tier, unpredicted
     PSHARD_ASSIGN_OR_RETURN(PlanIndex cpu, schedule_->select(force_tier_ > 0 ? force_tier_ : n,
                                                              schedule_->budgets().back(),

@@ -63,6 +63,7 @@ private:
   Status to_device();
   Status route_on_host(size_t i);
   Status run_split(size_t i);
+  void count_expert_uses(const SchedulePlan::Experts& split);
   Status run_cpu(size_t i);
   Status run_device(size_t i);
   Status logits_to_host(int64_t first_row, int64_t rows);
@@ -400,6 +401,21 @@ Status PassRunner::run_device(size_t i) {
   return Status::ok_status();
 }
 
+// The block's routed experts by where they run (those copied ahead but not routed to
+// count nowhere).
+void PassRunner::count_expert_uses(const SchedulePlan::Experts& split) {
+  for (size_t e = 0; e < routes_.size(); ++e) {
+    if (routes_[e].empty())
+      continue;
+    if (std::binary_search(split.resident.begin(), split.resident.end(), static_cast<int32_t>(e)))
+      ++stats.experts.resident;
+    else if (expert_on_device_[e])
+      ++stats.experts.copied;
+    else
+      ++stats.experts.host;
+  }
+}
+
 // An expert-level MoE block: the device's experts and the host's at once, summed on the
 // host in expert order (expert_dispatch.h); the block's output is on the host.
 Status PassRunner::run_split(size_t i) {
@@ -411,6 +427,7 @@ Status PassRunner::run_split(size_t i) {
     return internal_error("the copy of " + c_.model.sublayers()[i].name +
                           " was not issued before its use");
   PSHARD_ASSIGN_OR_RETURN(DeviceEvent * done, c_.events->next());
+  count_expert_uses(*p.experts[i]);
   const int64_t t0 = now_ns();
   SplitMoe job{hp_,
                *c_.device,

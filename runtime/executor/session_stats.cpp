@@ -1,6 +1,22 @@
 #include "runtime/executor/session_stats.h"
 
+#include <cstdio>
+
 namespace pshard {
+
+std::string describe_expert_uses(const ExpertUses& uses, double predicted_host, int64_t passes) {
+  if (uses.total() == 0 || passes <= 0)
+    return "";
+  const auto per_pass = [&](double v) { return v / static_cast<double>(passes); };
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "experts per pass %.1f resident, %.1f copied, %.1f on the host (predicted %.1f "
+                "on the host)",
+                per_pass(static_cast<double>(uses.resident)),
+                per_pass(static_cast<double>(uses.copied)), per_pass(static_cast<double>(uses.host)),
+                per_pass(predicted_host));
+  return buf;
+}
 
 void SessionStats::add(const PassStats& p, const std::string& strategy) {
   ++passes;
@@ -22,6 +38,8 @@ void SessionStats::add(const PassStats& p, const std::string& strategy) {
   use->predicted_ms_per_pass = use->predicted_ms_total / static_cast<double>(use->passes);
   use->measured_ms_total += p.measured_ms;
   use->bytes_streamed += p.bytes_streamed;
+  use->experts += p.experts;
+  use->predicted_host_experts += p.predicted_host_experts;
 }
 
 } // namespace pshard

@@ -8,6 +8,25 @@
 
 namespace pshard {
 
+// Where the routed experts of a pass's expert-level MoE blocks ran: distinct experts per
+// block, summed over the blocks (a block placed whole counts nowhere).
+struct ExpertUses {
+  uint64_t resident = 0; // kept in VRAM by the plan
+  uint64_t copied = 0;   // copied into the block's slot
+  uint64_t host = 0;     // run on the CPU beside the device
+  uint64_t total() const { return resident + copied + host; }
+  ExpertUses& operator+=(const ExpertUses& o) {
+    resident += o.resident;
+    copied += o.copied;
+    host += o.host;
+    return *this;
+  }
+};
+
+// "experts per pass 1.6 resident, 0.0 copied, 1.4 on the host (predicted 1.2 on the
+// host)" over `passes` passes; empty when no expert-level block ran.
+std::string describe_expert_uses(const ExpertUses& uses, double predicted_host, int64_t passes);
+
 // One forward pass (a decode step, or one chunk of a prompt).
 struct PassStats {
   uint64_t budget_bytes = 0; // the compiled budget of the plan used (0: CPU only)
@@ -19,6 +38,8 @@ struct PassStats {
   uint64_t bytes_streamed = 0; // weights copied into streaming slots
   uint64_t bytes_crossed = 0;  // activations and logits between host and device
   bool graph_replayed = false; // its device work ran as one recorded graph (pass_graph.h)
+  ExpertUses experts;
+  double predicted_host_experts = 0; // the plan's expectation of experts.host (routing profile)
 };
 
 // Every pass that used one plan.
@@ -33,6 +54,8 @@ struct PlanUse {
   double predicted_ms_total = 0;
   double measured_ms_total = 0;
   uint64_t bytes_streamed = 0;
+  ExpertUses experts;                // all its passes
+  double predicted_host_experts = 0; // all its passes
   double measured_ms_per_pass() const { return passes > 0 ? measured_ms_total / passes : 0; }
 };
 

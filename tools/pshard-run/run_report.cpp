@@ -1,6 +1,7 @@
 #include "tools/pshard-run/run_report.h"
 
 #include "runtime/core/process_memory.h"
+#include "runtime/executor/session_stats.h"
 #include "tools/common/json_writer.h"
 
 #include <cstdio>
@@ -45,6 +46,11 @@ void write_plans(std::ostream& err, const RunResult& r) {
                   static_cast<long long>(p.stats.passes), p.stats.predicted_ms_per_pass,
                   p.stats.measured_ms_per_pass);
     err << line;
+    const std::string experts = describe_expert_uses(
+        {p.stats.experts_resident, p.stats.experts_copied, p.stats.experts_host},
+        p.stats.predicted_experts_host, p.stats.passes);
+    if (!experts.empty())
+      err << "             " << experts << "\n";
   }
 }
 
@@ -143,6 +149,10 @@ void write_json_report(std::ostream& out, const RunResult& r) {
     j.key("predicted_ms_per_pass").value(p.stats.predicted_ms_per_pass);
     j.key("measured_ms_per_pass").value(p.stats.measured_ms_per_pass);
     j.key("bytes_streamed").value(p.stats.bytes_streamed);
+    j.key("experts_resident").value(p.stats.experts_resident);
+    j.key("experts_copied").value(p.stats.experts_copied);
+    j.key("experts_host").value(p.stats.experts_host);
+    j.key("predicted_experts_host").value(p.stats.predicted_experts_host);
     j.end_object();
   }
   j.end_array();

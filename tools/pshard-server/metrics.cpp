@@ -85,7 +85,7 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
            st.bytes_streamed);
 
   w.family("pshard_plan_passes_total", "counter", "Passes per plan (compiled budget, tier).");
-  std::ostringstream tokens;
+  std::ostringstream tokens, experts;
   for (size_t i = 0; i < st.n_plans; ++i) {
     pshard_plan_stats p = pshard_plan_stats_init();
     if (pshard_batch_get_plan_stats(engine.batch(), i, &p) != PSHARD_OK)
@@ -95,11 +95,21 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
                                label_value(p.strategy ? p.strategy : "") + "\"";
     w.sample("pshard_plan_passes_total", p.passes, labels);
     tokens << "pshard_plan_tokens_total{" << labels << "} " << p.tokens << "\n";
+    for (const auto& [where, n] : {std::pair{"resident", p.experts_resident},
+                                   std::pair{"copied", p.experts_copied},
+                                   std::pair{"host", p.experts_host}})
+      if (p.experts_resident + p.experts_copied + p.experts_host > 0)
+        experts << "pshard_plan_experts_total{" << labels << ",where=\"" << where << "\"} " << n
+                << "\n";
   }
   std::string out = w.str();
   out += "# HELP pshard_plan_tokens_total Tokens per plan (compiled budget, tier).\n"
          "# TYPE pshard_plan_tokens_total counter\n" +
          tokens.str();
+  out += "# HELP pshard_plan_experts_total Routed experts of expert-level MoE blocks per plan, by "
+         "where they ran (resident, copied, host).\n"
+         "# TYPE pshard_plan_experts_total counter\n" +
+         experts.str();
   Writer h;
   h.family("pshard_http_responses_total", "counter", "HTTP responses by route and status.");
   for (const auto& [key, n] : http.snapshot())

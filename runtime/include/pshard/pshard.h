@@ -384,6 +384,13 @@ typedef struct pshard_plan_stats {
   double measured_ms_per_pass;
   uint64_t bytes_streamed;
   int64_t context; /* the plan's context range (its upper bound); 0: no schedule */
+  /* Where its expert-level MoE blocks' routed experts ran, over all its passes: distinct
+   * experts per block and pass, summed (0 on cpu, and for blocks placed whole); and how
+   * many the plan expected on the host from its routing profile (uniform without one). */
+  uint64_t experts_resident;
+  uint64_t experts_copied;
+  uint64_t experts_host;
+  double predicted_experts_host;
 } pshard_plan_stats;
 
 PSHARD_API pshard_stats pshard_stats_init(void);

@@ -62,6 +62,39 @@ SplitCounts count_splits(const Schedule& s, uint64_t budget, int64_t tier, int64
   return n;
 }
 
+// The session's expert uses against its plans: every routed expert of an expert-level
+// block counted once, where it ran — k per block in a pass of one token, between k and
+// min(E, tokens x k) otherwise; none for plans without such blocks; and the plans'
+// expectation of host experts per pass.
+void expect_expert_uses_add_up(const Schedule& s, const SessionStats& st, int64_t n_expert,
+                               int64_t k) {
+  for (const PlanUse& u : st.plans) {
+    const SchedulePlan* plan = nullptr;
+    for (size_t b = 0; b < s.budgets().size(); ++b)
+      for (size_t c = 0; c < s.contexts().size(); ++c)
+        for (size_t t = 0; t < s.tiers().size(); ++t) {
+          const SchedulePlan& p = s.plan({b, t, c});
+          if (p.budget_bytes == u.budget_bytes && p.tier == u.tier && p.context == u.context)
+            plan = &p;
+        }
+    ASSERT_NE(plan, nullptr) << "a plan the session used is not in the schedule";
+    const auto blocks = static_cast<uint64_t>(plan->experts.size());
+    const auto passes = static_cast<uint64_t>(u.passes);
+    const auto tokens = static_cast<uint64_t>(u.tokens);
+    const uint64_t total = u.experts.total();
+    if (u.tokens == u.passes)
+      EXPECT_EQ(total, blocks * passes * static_cast<uint64_t>(k)) << "tier " << u.tier;
+    EXPECT_GE(total, blocks * passes * static_cast<uint64_t>(k)) << "tier " << u.tier;
+    EXPECT_LE(total, blocks * std::min(passes * static_cast<uint64_t>(n_expert),
+                                       tokens * static_cast<uint64_t>(k)))
+        << "tier " << u.tier;
+    double expected = 0;
+    for (const SchedulePlan::Experts& e : plan->experts)
+      expected += e.expected_cpu_experts;
+    EXPECT_NEAR(u.predicted_host_experts, expected * static_cast<double>(u.passes), 1e-6);
+  }
+}
+
 class PlanInvariance : public ::testing::TestWithParam<std::string> {};
 
 // "model" or "model:kvtype" (the KV cache type of the reference and of the schedule;
@@ -82,6 +115,7 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
 
   int plans = 0, streaming = 0, crossing = 0, routed = 0, switches = 0;
   SplitCounts split;
+  ExpertUses uses; // of every emu run's expert-level blocks
   for (planner::Strategy strategy :
        {planner::Strategy::kAuto, planner::Strategy::kGpuOnly, planner::Strategy::kStatic,
         planner::Strategy::kDynamic, planner::Strategy::kLayers}) {
@@ -117,6 +151,12 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
         EXPECT_TRUE(same_trace(reference, emu_trace)) << "emu backend";
         EXPECT_LE((*device)->peak_allocated_bytes(), budget);
         const SessionStats& st = (*on_emu)->stats();
+        expect_expert_uses_add_up(sched, st, (*model)->hparams().n_expert,
+                                  (*model)->hparams().n_expert_used);
+        for (const PlanUse& u : (*on_cpu)->stats().plans) // the cpu backend splits nothing
+          EXPECT_EQ(u.experts.total() + u.predicted_host_experts, 0);
+        for (const PlanUse& u : st.plans)
+          uses += u.experts;
         ++plans;
         streaming += st.bytes_streamed > 0;
         crossing += st.bytes_crossed > 0;
@@ -144,11 +184,15 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
     std::cout << "  expert-level MoE blocks run: " << split.blocks << " (" << split.resident
               << " resident experts, " << split.copied << " copied on demand, "
               << split.with_host_experts << " blocks with experts on the host, "
-              << split.copied_ahead << " copying theirs before routing)\n";
+              << split.copied_ahead << " copying theirs before routing); routed experts run "
+              << uses.resident << " resident, " << uses.copied << " copied, " << uses.host
+              << " on the host\n";
     // The 6-layer MoEs (8 experts) at their small budgets plan every kind of split.
     if (param.rfind("mk-", 0) == 0) {
       EXPECT_GT(split.resident, 0) << "no plan kept experts resident";
       EXPECT_GT(split.with_host_experts, 0) << "no plan ran experts on the host";
+      EXPECT_GT(uses.resident, 0u) << "no run used a resident expert";
+      EXPECT_GT(uses.host, 0u) << "no run used an expert on the host";
     }
   }
 }

@@ -159,6 +159,7 @@ def metrics(s):
     for family in ["pshard_requests_total", "pshard_generated_tokens_total",
                    "pshard_generated_tokens_per_second", "pshard_requests_queued",
                    "pshard_kv_pages_used", "pshard_vram_used_bytes", "pshard_plan_passes_total",
+                   "pshard_plan_experts_total",
                    "pshard_http_responses_total"]:
         check("metric " + family, "# TYPE " + family + " " in text, family)
     check("generated counted", s.metric("pshard_generated_tokens_total") >= 32 * 3, text[:400])
