@@ -2,9 +2,10 @@
 """Expert-level MoE placement against the best whole-block plan, measured on `emu`.
 
 Profiles the emulated GPU (slow PCIe, one kernel thread against one CPU thread: a PC
-whose PCIe is slower than its CPU memory), takes a routing profile of the model on a
-real text, compiles the model twice at one budget — expert-level (the default) and
---whole-moe — and runs pshard-bench on both, alternating, ROUNDS times; prints each
+whose PCIe is slower than its CPU memory), takes a routing profile of the model on the
+first half of a real text, compiles the model twice at one budget — expert-level (the
+default) and --whole-moe — and runs pshard-bench on both with the text's second half as
+the tests' tokens (--text), alternating, ROUNDS times; prints each
 round's tok/s and the medians and ratios. The machine may be shared and noisy: the two
 schedules run side by side in every round, so compare the ratios.
 
@@ -47,9 +48,18 @@ def main():
     if not os.path.exists(profile):
         run(tool("pshard-profile"), "--backend", "emu", "--emu-pcie", a.pcie, "--quick",
             "--threads", "1", "-q", "-o", profile)
+    # The routing profile from the text's first half; the tests decode its second half
+    # (pshard-bench --text), so the plans meet text that routes like the profile's
+    # without being the profiled text itself.
+    with open(a.text, encoding="utf-8") as f:
+        whole = f.read()
+    halves = (os.path.join(a.work, "profiled.txt"), os.path.join(a.work, "held-out.txt"))
+    for path, part in zip(halves, (whole[:len(whole) // 2], whole[len(whole) // 2:])):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(part)
     routing = os.path.join(a.work, "routing.json")
     if not os.path.exists(routing):
-        run(tool("pshard-profile"), "--routing", "-m", a.model, "-f", a.text, "-n", "512",
+        run(tool("pshard-profile"), "--routing", "-m", a.model, "-f", halves[0], "-n", "512",
             "-c", "256", "-o", routing)
     schedules = {}
     for name, extra in (("expert-level", []), ("whole-block", ["--whole-moe"])):
@@ -61,12 +71,15 @@ def main():
         print("\n".join(l for l in out.splitlines() if l.startswith(("budget", " ", a.budget[:3]))))
         schedules[name] = path
     results = {name: {"pp64": [], "tg16": []} for name in schedules}
+    plans = {name: {} for name in schedules} # the last round's plans, with their expert uses
     for r in range(a.rounds):
         for name, path in schedules.items():
             out = run(tool("pshard-bench"), "-m", a.model, "-s", path, "--backend", "emu",
-                      "-p", "64", "-n", "16", "-r", str(a.reps), "-t", "1", "-o", "json")
+                      "-p", "64", "-n", "16", "-r", str(a.reps), "-t", "1", "-o", "json",
+                      "--text", halves[1])
             for row in json.loads(out):
                 results[name][row["test"]].append(row["avg_ts"])
+                plans[name][row["test"]] = row.get("plans", "")
         print(f"round {r + 1}: " + ", ".join(
             f"{n} pp64 {v['pp64'][-1]:.1f} tg16 {v['tg16'][-1]:.2f}" for n, v in results.items()))
     print(f"\nmedians of {a.rounds} rounds (each the mean of {a.reps} runs), tok/s, budget {a.budget}, "
@@ -78,6 +91,10 @@ def main():
         print(f"  {test}: expert-level {el:.2f}, whole-block {wb:.2f}, ratio {el / wb:.3f} "
               f"(per-round ratios median {statistics.median(ratios):.3f}, "
               f"min {min(ratios):.3f}, max {max(ratios):.3f})")
+    print("\nthe last round's plans (predicted and measured per pass; where the routed experts ran):")
+    for name, tests in plans.items():
+        for test, text in tests.items():
+            print(f"  {name} {test}: {text}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ Result<HybridParams> hybrid_params(const pshard_context_params& p) {
   hp.n_threads = p.n_threads;
   hp.vram_budget = p.vram_budget;
   hp.n_batch = p.n_batch;
-  for (auto [in, out] : {std::pair{p.kv_type_k, &hp.kv_type_k}, std::pair{p.kv_type_v, &hp.kv_type_v}}) {
+  for (auto [in, out] :
+       {std::pair{p.kv_type_k, &hp.kv_type_k}, std::pair{p.kv_type_v, &hp.kv_type_v}}) {
     if (in == PSHARD_KV_DEFAULT)
       continue;
     const TensorType t = static_cast<TensorType>(in);

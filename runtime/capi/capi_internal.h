@@ -15,8 +15,8 @@
 #include "runtime/vision/projector.h"
 #include "runtime/vision/vision_encoder.h"
 
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,7 +26,7 @@ struct pshard_model {
   std::unique_ptr<pshard::Tokenizer> tokenizer;
   std::optional<pshard::Schedule> schedule;
   std::unique_ptr<pshard::Projector> projector; // pshard_model_params.mmproj_path, or null
-  std::string load_warnings; // pshard_model_load_warnings(): one per line
+  std::string load_warnings;                    // pshard_model_load_warnings(): one per line
 };
 
 struct pshard_image {

@@ -38,8 +38,10 @@ Result<std::pair<TensorType, TensorType>> kv_types_of(const Schedule* s, const H
   if (s && (k != planned || v != planned))
     return invalid_argument(std::string("the schedule was compiled for a ") +
                             tensor_type_name(planned) + " KV cache, not " + tensor_type_name(k) +
-                            "/" + tensor_type_name(v) + "; recompile with pshard-compile "
-                            "--kv-type " + tensor_type_name(k) + ", or run with -ctk " +
+                            "/" + tensor_type_name(v) +
+                            "; recompile with pshard-compile "
+                            "--kv-type " +
+                            tensor_type_name(k) + ", or run with -ctk " +
                             tensor_type_name(planned) + " -ctv " + tensor_type_name(planned));
   return std::make_pair(k, v);
 }
@@ -112,9 +114,8 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
     for (size_t b = 0; b < schedule->budgets().size(); ++b)
       for (size_t c = 0; c < schedule->contexts().size(); ++c)
         for (size_t t = 0; t < schedule->tiers().size(); ++t)
-          PSHARD_RETURN_IF_ERROR(check_kernel_workspace(schedule->plan({b, t, c}),
-                                                        device->kernel_workspace_bytes(),
-                                                        device->info().backend));
+          PSHARD_RETURN_IF_ERROR(check_kernel_workspace(
+              schedule->plan({b, t, c}), device->kernel_workspace_bytes(), device->info().backend));
     s->events_ = std::make_unique<EventPool>(*device);
     for (const gguf::GgufShard& shard : model.file().shards()) { // each file of a split model
       PSHARD_RETURN_IF_ERROR(device->register_host_memory(shard.bytes.data(), shard.bytes.size()));
@@ -173,7 +174,8 @@ Result<const SchedulePlan*> HybridSession::plan_for_pass(int64_t n_tokens, int64
   const int64_t n_select = force_tier_ > 0 ? force_tier_ : n_tokens;
   if (budget_index_ < 0) { // CPU only: the schedule's CPU-only plan, when it has one
     PlanIndex cpu;
-    PSHARD_ASSIGN_OR_RETURN(cpu, schedule_->select(n_select, schedule_->budgets().back(), positions));
+    PSHARD_ASSIGN_OR_RETURN(cpu,
+                            schedule_->select(n_select, schedule_->budgets().back(), positions));
     return schedule_->cpu_only_plan(cpu.context, cpu.tier);
   }
   PSHARD_ASSIGN_OR_RETURN(*at, schedule_->select(n_select, budget_, positions));

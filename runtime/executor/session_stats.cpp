@@ -13,8 +13,8 @@ std::string describe_expert_uses(const ExpertUses& uses, double predicted_host, 
                 "experts per pass %.1f resident, %.1f copied, %.1f on the host (predicted %.1f "
                 "on the host)",
                 per_pass(static_cast<double>(uses.resident)),
-                per_pass(static_cast<double>(uses.copied)), per_pass(static_cast<double>(uses.host)),
-                per_pass(predicted_host));
+                per_pass(static_cast<double>(uses.copied)),
+                per_pass(static_cast<double>(uses.host)), per_pass(predicted_host));
   return buf;
 }
 

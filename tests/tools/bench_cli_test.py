@@ -59,6 +59,27 @@ with tempfile.TemporaryDirectory() as tmp:
     check("md table", "| model |" in p.stdout and "tg2" in p.stdout and "pp" not in p.stdout
           and "scalar" in p.stdout, p.stdout)
 
+    check("random ids by default", all(r.get("tokens") == "random" for r in rows), str(rows))
+    # --text: the tests' tokens from a text (a MoE then routes as on that text); an empty
+    # text and the batched mode are refused naming the fix.
+    text = os.path.join(tmp, "story.txt")
+    with open(text, "w") as f:
+        f.write("Once upon a time, there was a little girl named Lily. " * 4)
+    p = run(bench, "-m", model, "-p", "8", "-n", "4", "-r", "1", "-t", "1", "-o", "json",
+            "--bw-mib", "16", "--text", text)
+    rows = json.loads(p.stdout) if p.returncode == 0 else []
+    check("--text rows", len(rows) == 2 and all(r.get("tokens", "").startswith("story.txt (")
+                                                for r in rows), p.stderr + p.stdout)
+    p = run(bench, "-m", model, "-p", "8", "-n", "0", "-r", "1", "-t", "1", "--bw-mib", "16",
+            "--text", text)
+    check("--text md", p.returncode == 0 and "tokens: from story.txt (" in p.stdout, p.stdout)
+    empty = os.path.join(tmp, "empty.txt")
+    open(empty, "w").close()
+    p = run(bench, "-m", model, "-p", "8", "-n", "0", "--bw-mib", "16", "--text", empty)
+    check("empty --text refused", p.returncode != 0 and "gives no tokens" in p.stderr, p.stderr)
+    p = run(bench, "-m", model, "-npp", "8", "--text", text)
+    check("--text in batched mode refused", p.returncode != 0 and "batched" in p.stderr, p.stderr)
+
     p = run(bench, "-m", model, "--isa", "sse9")
     check("bad isa refused", p.returncode != 0 and "sse9" in p.stderr, p.stderr)
 

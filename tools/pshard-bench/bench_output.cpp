@@ -23,7 +23,9 @@ std::string size_label(uint64_t bytes) {
 
 std::string params_label(uint64_t n) {
   const double v = static_cast<double>(n);
-  return v >= 1e9 ? fmt("%.2f B", v / 1e9) : v >= 1e6 ? fmt("%.2f M", v / 1e6) : fmt("%.2f K", v / 1e3);
+  return v >= 1e9   ? fmt("%.2f B", v / 1e9)
+         : v >= 1e6 ? fmt("%.2f M", v / 1e6)
+                    : fmt("%.2f K", v / 1e3);
 }
 
 std::string csv_quote(const std::string& s) { return "\"" + s + "\""; }
@@ -57,8 +59,10 @@ void print_markdown(std::ostream& out, const std::vector<BenchRow>& rows, const 
     out << "| " << r.model.type_label << " | " << size_label(r.model.size_bytes) << " | "
         << params_label(r.model.n_params) << " | " << (backend_column ? r.backend + " | " : "")
         << r.isa << " | " << r.n_threads << " | "
-        << (mmap_column ? (r.use_mmap ? "1 | " : "0 | ") : "") << r.test_name() << " | " << fmt("%.2f", r.avg_ts()) << " ± " << fmt("%.2f", r.stddev_ts())
-        << " | " << (r.n_prompt > 0 ? fmt("%.1f", r.gflops()) : "") << " | "
+        << (mmap_column ? (r.use_mmap ? "1 | " : "0 | ") : "") << r.test_name() << " | "
+        << fmt("%.2f", r.avg_ts()) << " ± " << fmt("%.2f", r.stddev_ts()) << " | "
+        << (r.n_prompt > 0 ? fmt("%.1f", r.gflops()) : "")
+        << " | "
         // Under a schedule the CPU reads only part of the weights: no bandwidth share.
         << (r.n_gen > 0 && r.n_prompt == 0 && r.backend == "cpu"
                 ? fmt("%.1f%%", 100 * r.bandwidth_ratio())
@@ -68,6 +72,8 @@ void print_markdown(std::ostream& out, const std::vector<BenchRow>& rows, const 
   for (const BenchRow& r : rows)
     if (!r.plans.empty())
       out << "\n" << r.test_name() << " on " << r.backend << ": " << r.plans;
+  if (!rows.empty() && rows.front().tokens != "random")
+    out << "\ntokens: from " << rows.front().tokens << ", cycled\n";
   out << (backend_column ? "\n" : "") << "\nCPU: " << m.cpu_info
       << "; memory read bandwidth (sum-reduce; best median of 4k/2m pages x unpinned/pinned):";
   for (const auto& [threads, bw] : m.bandwidth)
@@ -84,11 +90,11 @@ void print_csv(std::ostream& out, const std::vector<BenchRow>& rows, const Machi
     out << csv_quote(m.cpu_info) << "," << csv_quote(r.model.filename) << ","
         << csv_quote(r.model.type_label) << "," << r.model.size_bytes << "," << r.model.n_params
         << "," << r.isa << "," << r.n_batch << "," << r.n_threads << "," << r.use_mmap << ","
-        << r.n_prompt << ","
-        << r.n_gen << "," << fmt("%.0f", r.avg_ns()) << "," << fmt("%.0f", r.stddev_ns()) << ","
-        << fmt("%.6f", r.avg_ts()) << "," << fmt("%.6f", r.stddev_ts()) << ","
-        << fmt("%.3f", r.gflops()) << "," << fmt("%.0f", r.mem_bw_bytes_per_s) << ","
-        << r.model.bytes_per_token << "," << fmt("%.4f", r.bandwidth_ratio()) << "\n";
+        << r.n_prompt << "," << r.n_gen << "," << fmt("%.0f", r.avg_ns()) << ","
+        << fmt("%.0f", r.stddev_ns()) << "," << fmt("%.6f", r.avg_ts()) << ","
+        << fmt("%.6f", r.stddev_ts()) << "," << fmt("%.3f", r.gflops()) << ","
+        << fmt("%.0f", r.mem_bw_bytes_per_s) << "," << r.model.bytes_per_token << ","
+        << fmt("%.4f", r.bandwidth_ratio()) << "\n";
 }
 
 void print_json(std::ostream& out, const std::vector<BenchRow>& rows, const MachineInfo& m) {
@@ -127,6 +133,7 @@ void print_json(std::ostream& out, const std::vector<BenchRow>& rows, const Mach
     j.key("bw_ratio").value(r.bandwidth_ratio());
     if (!r.plans.empty())
       j.key("plans").value(r.plans);
+    j.key("tokens").value(r.tokens);
     j.end_object();
   }
   j.end_array();

@@ -54,8 +54,7 @@ std::string BenchSession::plans() const {
                   static_cast<long long>(p.passes), p.predicted_ms_per_pass,
                   p.measured_ms_per_pass());
     out += buf;
-    const std::string experts =
-        describe_expert_uses(p.experts, p.predicted_host_experts, p.passes);
+    const std::string experts = describe_expert_uses(p.experts, p.predicted_host_experts, p.passes);
     if (!experts.empty())
       out += ", " + experts;
   }

@@ -104,15 +104,22 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", threads,
                  "thread counts, e.g. 1,2 (default: all hardware threads)");
   app.add_option("-r,--repetitions", opt.repetitions, "repetitions of each test")
-      ->capture_default_str()->check(cli::between(1, 1000));
+      ->capture_default_str()
+      ->check(cli::between(1, 1000));
   app.add_option("-o,--output", opt.output, "output format: md, csv or json (batched: md or jsonl)")
       ->check(CLI::IsMember({"md", "csv", "json", "jsonl"}))
       ->capture_default_str();
   app.add_option("--isa", isas,
                  "ISA paths to sweep, e.g. avx512,avx2 (default: the active one; "
                  "PSHARD_ISA caps it)");
+  app.add_option("--text", opt.text_path,
+                 "take the tests' tokens from this text (the model's vocabulary, cycled) "
+                 "instead of random ids: a MoE then routes as on that text, as a routing "
+                 "profile of it expects")
+      ->check(CLI::ExistingFile);
   app.add_option("--bw-mib", opt.bandwidth_mib, "MiB read by the bandwidth probe")
-      ->capture_default_str()->check(cli::between(1, 1 << 20));
+      ->capture_default_str()
+      ->check(cli::between(1, 1 << 20));
   app.add_option("--mmap", mmaps,
                  "1: weights used in place from the file mapping; 0: read into RAM on huge "
                  "pages (llama.cpp's --no-mmap); 0,1 sweeps both (llama-bench: -mmp)")
@@ -174,6 +181,9 @@ int main(int argc, char** argv) {
   if (Status s = BenchSession::check_target(target); !s.ok())
     return fail(s.to_string());
   batched.target = target;
+  if (batched_mode && !opt.text_path.empty())
+    return fail("--text gives the ppN/tgN tests their tokens; the batched mode (-npp/-ntg/-npl) "
+                "takes none: leave it out there");
   if (batched_mode)
     return run_batched(batched, opt, batch_pp.empty() ? "128" : batch_pp,
                        batch_tg.empty() ? "128" : batch_tg,
@@ -208,6 +218,13 @@ int main(int argc, char** argv) {
       if (!model.ok())
         return fail(model.status().to_string());
       const ModelFacts facts = describe_model(**model, base_name(path));
+      std::vector<TokenId> text;
+      if (!opt.text_path.empty()) {
+        auto ids = text_tokens(**model, opt.text_path);
+        if (!ids.ok())
+          return fail(ids.status().to_string());
+        text = std::move(*ids);
+      }
       for (kernels::Isa isa : isa_list) {
         kernels::force_isa(isa);
         for (int t : opt.threads) {
@@ -228,6 +245,9 @@ int main(int argc, char** argv) {
             row.n_prompt = p;
             row.n_gen = g;
             row.mem_bw_bytes_per_s = bandwidth[t];
+            if (!text.empty())
+              row.tokens =
+                  base_name(opt.text_path) + " (" + std::to_string(text.size()) + " tokens)";
             auto progress = [&](int rep) {
               std::cerr << "pshard-bench: [" << test_index << "/" << n_tests << "] "
                         << facts.filename << " " << row.isa << " threads " << t << " "
@@ -237,7 +257,7 @@ int main(int argc, char** argv) {
                                            std::to_string(opt.repetitions))
                         << "\n";
             };
-            if (Status s = run_test(**model, target, opt.repetitions, row, progress); !s.ok())
+            if (Status s = run_test(**model, target, opt.repetitions, row, text, progress); !s.ok())
               return fail(s.to_string());
             rows.push_back(row);
           }

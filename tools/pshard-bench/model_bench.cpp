@@ -1,5 +1,8 @@
 #include "tools/pshard-bench/model_bench.h"
 
+#include "runtime/core/file_bytes.h"
+#include "runtime/tokenizer/tokenizer.h"
+
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -32,7 +35,24 @@ std::vector<TokenId> random_tokens(int64_t n, int64_t n_vocab, uint32_t seed) {
   return t;
 }
 
+// n tokens of `text` from its start, cycled.
+std::vector<TokenId> cycled(const std::vector<TokenId>& text, int64_t n) {
+  std::vector<TokenId> t(static_cast<size_t>(n));
+  for (size_t i = 0; i < t.size(); ++i)
+    t[i] = text[i % text.size()];
+  return t;
+}
+
 } // namespace
+
+Result<std::vector<TokenId>> text_tokens(const Model& model, const std::string& path) {
+  PSHARD_ASSIGN_OR_RETURN(std::string text, read_text_file(path, "--text"));
+  PSHARD_ASSIGN_OR_RETURN(auto tok, Tokenizer::from_gguf(model.file()));
+  std::vector<TokenId> ids = tok->encode(text, /*add_bos=*/false);
+  if (ids.empty())
+    return invalid_argument("--text " + path + " gives no tokens: name a file with some text");
+  return ids;
+}
 
 ModelFacts describe_model(const Model& model, const std::string& filename) {
   const ModelHParams& hp = model.hparams();
@@ -67,8 +87,10 @@ ModelFacts describe_model(const Model& model, const std::string& filename) {
   f.layer_matmul_params = static_cast<uint64_t>(params);
   f.head_params = matrix_params(w.output);
   // The head reads the whole output matrix; the embedding only one row.
-  f.bytes_per_token = static_cast<uint64_t>(bytes) + matrix_bytes(w.output) + w.token_embd.row_bytes;
-  const MatrixView& typical = hp.is_moe() ? w.layers.front().moe.gate.first : w.layers.front().ffn.gate;
+  f.bytes_per_token =
+      static_cast<uint64_t>(bytes) + matrix_bytes(w.output) + w.token_embd.row_bytes;
+  const MatrixView& typical =
+      hp.is_moe() ? w.layers.front().moe.gate.first : w.layers.front().ffn.gate;
   f.weight_type = tensor_type_name(typical.type);
   std::string upper = f.weight_type;
   for (char& c : upper)
@@ -78,7 +100,7 @@ ModelFacts describe_model(const Model& model, const std::string& filename) {
 }
 
 Status run_test(const Model& model, const HybridTarget& target, int repetitions, BenchRow& row,
-                const std::function<void(int rep)>& progress) {
+                const std::vector<TokenId>& text, const std::function<void(int rep)>& progress) {
   const int64_t n_vocab = model.hparams().n_vocab;
   const int64_t n_ctx = std::max<int64_t>(row.n_prompt + row.n_gen, 16);
   row.n_batch = std::max<int64_t>(row.n_prompt, 1);
@@ -86,8 +108,10 @@ Status run_test(const Model& model, const HybridTarget& target, int repetitions,
                           BenchSession::open(model, target, n_ctx, row.n_threads, row.n_batch));
   row.backend = session->label();
   Decoder& decoder = session->decoder();
-  const std::vector<TokenId> prompt = random_tokens(row.n_prompt, n_vocab, 1);
-  const std::vector<TokenId> gen = random_tokens(row.n_gen, n_vocab, 2);
+  const std::vector<TokenId> prompt =
+      text.empty() ? random_tokens(row.n_prompt, n_vocab, 1) : cycled(text, row.n_prompt);
+  const std::vector<TokenId> gen =
+      text.empty() ? random_tokens(row.n_gen, n_vocab, 2) : cycled(text, row.n_gen);
 
   auto run_once = [&]() -> Result<double> {
     session->reset();

@@ -14,9 +14,16 @@ namespace pshard::bench {
 
 ModelFacts describe_model(const Model& model, const std::string& filename);
 
+// The tokens of a text in the model's vocabulary (no BOS), for tests whose routing should
+// follow real text, as a MoE's routing profile of that text expects; an error when the
+// file cannot be read or gives no tokens.
+Result<std::vector<TokenId>> text_tokens(const Model& model, const std::string& path);
+
 // Fills row.samples_ns, backend and plans, running in `target`'s session (the CPU alone,
-// or a schedule on a device). `progress` is called before each repetition (0 = warm-up).
+// or a schedule on a device). The tests' tokens are `text`'s, from its start and cycled
+// when the test is longer, or random ids when `text` is empty. `progress` is called
+// before each repetition (0 = warm-up).
 Status run_test(const Model& model, const HybridTarget& target, int repetitions, BenchRow& row,
-                const std::function<void(int rep)>& progress);
+                const std::vector<TokenId>& text, const std::function<void(int rep)>& progress);
 
 } // namespace pshard::bench

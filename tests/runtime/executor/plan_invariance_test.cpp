@@ -55,7 +55,8 @@ SplitCounts count_splits(const Schedule& s, uint64_t budget, int64_t tier, int64
           ++n.blocks;
           n.resident += static_cast<int>(e.resident.size());
           n.copied += static_cast<int>(e.copied.size());
-          n.with_host_experts += static_cast<int64_t>(e.resident.size() + e.copied.size()) < n_expert;
+          n.with_host_experts +=
+              static_cast<int64_t>(e.resident.size() + e.copied.size()) < n_expert;
           n.copied_ahead += !e.copied.empty() && static_cast<int64_t>(e.copied.size()) <= k;
         }
       }
@@ -119,8 +120,8 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
   for (planner::Strategy strategy :
        {planner::Strategy::kAuto, planner::Strategy::kGpuOnly, planner::Strategy::kStatic,
         planner::Strategy::kDynamic, planner::Strategy::kLayers}) {
-    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx, {}, test_machine(),
-                                     kContexts, kv);
+    auto compiled =
+        compile_schedule(path, strategy, {1, 4, 16}, kCtx, {}, test_machine(), kContexts, kv);
     ASSERT_TRUE(compiled.ok()) << planner::strategy_name(strategy) << ": "
                                << compiled.status().to_string();
     const Schedule& sched = compiled->schedule;
