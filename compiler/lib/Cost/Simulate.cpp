@@ -85,6 +85,7 @@ struct CopyEngine {
   // When `work` seconds of idle-machine CPU time started at t end, running `slowdown`
   // times slower while a copy runs.
   double cpu_side_end(double t, double work, double slowdown) {
+    slowdown = std::max(slowdown, 1.0); // copies never speed the CPU up
     while (live < end.size() && end[live] <= t)
       ++live;
     for (size_t j = live; work > 0; ++j) {
