@@ -15,7 +15,16 @@ std::string describe_expert_uses(const ExpertUses& uses, double predicted_host, 
                 per_pass(static_cast<double>(uses.resident)),
                 per_pass(static_cast<double>(uses.copied)),
                 per_pass(static_cast<double>(uses.host)), per_pass(predicted_host));
-  return buf;
+  std::string out = buf;
+  // A few passes scatter too much to tell; past a quarter more than expected (and at
+  // least one expert a pass) the profile's hot experts are not this text's.
+  constexpr int64_t kEnoughPasses = 8;
+  const double host = static_cast<double>(uses.host);
+  if (passes >= kEnoughPasses && host > 1.25 * predicted_host &&
+      per_pass(host - predicted_host) >= 1.0)
+    out += "; this text routes unlike the plan's routing profile: take one of text like it "
+           "(pshard-profile --routing) and compile with it (pshard-compile --routing)";
+  return out;
 }
 
 void SessionStats::add(const PassStats& p, const std::string& strategy) {

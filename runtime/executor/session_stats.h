@@ -24,7 +24,9 @@ struct ExpertUses {
 };
 
 // "experts per pass 1.6 resident, 0.0 copied, 1.4 on the host (predicted 1.2 on the
-// host)" over `passes` passes; empty when no expert-level block ran.
+// host)" over `passes` passes; empty when no expert-level block ran. When the host ran
+// clearly more than the plan expected over enough passes (the text routes unlike the
+// routing profile the plan was compiled with), it adds how to plan for this text.
 std::string describe_expert_uses(const ExpertUses& uses, double predicted_host, int64_t passes);
 
 // One forward pass (a decode step, or one chunk of a prompt).
