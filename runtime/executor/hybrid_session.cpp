@@ -36,13 +36,11 @@ Result<std::pair<TensorType, TensorType>> kv_types_of(const Schedule* s, const H
       s && options_of(*s) ? static_cast<TensorType>(options_of(*s)->kv_type()) : kDefaultKvType;
   const TensorType k = p.kv_type_k.value_or(planned), v = p.kv_type_v.value_or(planned);
   if (s && (k != planned || v != planned))
-    return invalid_argument(std::string("the schedule was compiled for a ") +
-                            tensor_type_name(planned) + " KV cache, not " + tensor_type_name(k) +
-                            "/" + tensor_type_name(v) +
-                            "; recompile with pshard-compile "
-                            "--kv-type " +
-                            tensor_type_name(k) + ", or run with -ctk " +
-                            tensor_type_name(planned) + " -ctv " + tensor_type_name(planned));
+    return invalid_argument(
+        std::string("the schedule was compiled for a ") + tensor_type_name(planned) +
+        " KV cache, not " + tensor_type_name(k) + "/" + tensor_type_name(v) +
+        "; recompile with pshard-compile --kv-type " + tensor_type_name(k) + ", or run with -ctk " +
+        tensor_type_name(planned) + " -ctv " + tensor_type_name(planned));
   return std::make_pair(k, v);
 }
 

@@ -95,10 +95,10 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
                                label_value(p.strategy ? p.strategy : "") + "\"";
     w.sample("pshard_plan_passes_total", p.passes, labels);
     tokens << "pshard_plan_tokens_total{" << labels << "} " << p.tokens << "\n";
-    for (const auto& [where, n] :
-         {std::pair{"resident", p.experts_resident}, std::pair{"copied", p.experts_copied},
-          std::pair{"host", p.experts_host}})
-      if (p.experts_resident + p.experts_copied + p.experts_host > 0)
+    if (p.experts_resident + p.experts_copied + p.experts_host > 0) // expert-level blocks ran
+      for (const auto& [where, n] :
+           {std::pair{"resident", p.experts_resident}, std::pair{"copied", p.experts_copied},
+            std::pair{"host", p.experts_host}})
         experts << "pshard_plan_experts_total{" << labels << ",where=\"" << where << "\"} " << n
                 << "\n";
   }
