@@ -95,12 +95,18 @@ public:
   // copy source for the whole run, so it can make it DMA-able once (CUDA:
   // cudaHostRegister read-only). Default: nothing to do.
   virtual Status register_host_memory(const void* host, uint64_t bytes);
+  // Undoes register_host_memory, or map_host_memory, of the range beginning at `host`
+  // (waits for queued work that may read it first).
   virtual void unregister_host_memory(const void* host);
   // OPTIONAL: a device address through which kernels read and write host memory
   // [host, host + bytes) over the bus (CUDA: cudaHostRegister(..., Mapped) and
   // cudaHostGetDevicePointer). The executor uses it for the KV cache of streamed
-  // attention, which plans keep in host RAM. Default kUnsupported: the executor then
-  // refuses plans that stream an attention sub-layer.
+  // attention, which plans keep in host RAM; every plan of a session maps the same
+  // cache, so mapping a range that lies inside a mapped one must give the same address
+  // (not fail, as registering a range twice does on CUDA). The mapping lasts until
+  // unregister_host_memory(host) with the range's first address, which the executor
+  // calls before it frees the memory. Default kUnsupported: the executor then refuses
+  // plans that stream an attention sub-layer.
   virtual Result<uint8_t*> map_host_memory(void* host, uint64_t bytes);
 
   // --- Queues and events --------------------------------------------------------------

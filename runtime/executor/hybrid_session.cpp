@@ -57,6 +57,8 @@ HybridSession::~HybridSession() {
     device_->free_arena();
     for (const void* host : registered_host_)
       device_->unregister_host_memory(host);
+    for (const void* host : mapped_host_) // before kv_, which holds them, is freed
+      device_->unregister_host_memory(host);
   }
 }
 
@@ -160,6 +162,9 @@ Result<PlanRuntime*> HybridSession::plan_runtime(PlanIndex at) {
     const PlanInputs in{model_,   tensors_,         host_weights_, kv_,
                         *device_, device_->arena(), kv_.n_ctx()};
     PSHARD_ASSIGN_OR_RETURN(PlanRuntime r, build_plan_runtime(schedule_->plan(at), in));
+    for (void* host : r.mapped_host)
+      if (std::find(mapped_host_.begin(), mapped_host_.end(), host) == mapped_host_.end())
+        mapped_host_.push_back(host);
     it = plans_.emplace(key, std::move(r)).first;
   }
   return &it->second;

@@ -185,6 +185,7 @@ private:
   SessionStats stats_;
   Timeline* timeline_ = nullptr;
   std::vector<const void*> registered_host_; // the model files' images, for unregistering
+  std::vector<void*> mapped_host_;           // KV cache mapped by any plan, likewise
   bool budget_set_ = false; // a budget is in force (messages say which one is kept)
 };
 

@@ -131,6 +131,7 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       PSHARD_ASSIGN_OR_RETURN(mapped.v,
                               in.device.map_host_memory(host.v, in.host_kv.v_bytes(in.n_ctx)));
       r.device_kv[i] = mapped;
+      r.mapped_host.insert(r.mapped_host.end(), {host.k, host.v});
     }
   }
   if (r.layout.activations_offset != kNoOffset) {

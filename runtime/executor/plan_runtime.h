@@ -30,6 +30,10 @@ struct PlanRuntime {
   // copied ahead (packing, device_weights), without waiting for the router — as priced.
   std::vector<bool> copy_ahead;
   std::vector<KvView> device_kv;               // attention on the device
+  // Host memory this plan mapped for the device (streamed attention's KV cache). Plans
+  // of a session map the same cache (the device gives the same address again), so the
+  // session, not the plan, unmaps it: when the session ends.
+  std::vector<void*> mapped_host;
   ActivationPtrs device_act;
   int64_t device_logit_rows = 0; // rows of logits device_act holds
   int slot_count = 0;

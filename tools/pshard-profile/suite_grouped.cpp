@@ -1,7 +1,8 @@
 // The grouped MoE cells of the device suite (schemas/profile.fbs's GroupedExpertPoint):
 // for every weight type, token count and model of the grid, one fused gate+up launch
 // (rows n_ff, cols n_embd, two matrices per route) and one down launch (rows n_embd,
-// cols n_ff) — and the per-kernel overhead of a burst replayed from one CUDA graph.
+// cols n_ff) — and the per-kernel overhead of a burst recorded and replayed as a CUDA
+// graph the way the executor records a pass (cuda_measurer_moe.cpp).
 // A device without them (kUnsupported: the emulated GPU) leaves the tables empty; a cell
 // whose experts do not fit the device (kOutOfMemory) is left out.
 #include "tools/pshard-profile/progress.h"

@@ -102,7 +102,10 @@ bool CudaDevice::end_graph(bool replay) {
       (void)cudaGraphDestroy(graph);
     return false;
   }
-  return graphs_.launch(s, graph, sticky_);
+  if (graphs_.launch(s, graph, sticky_))
+    return true;
+  ops_->end_recording(/*upload=*/false); // forget what only the unlaunched graph uploaded
+  return false;
 }
 
 Status CudaDevice::register_host_memory(const void* host, uint64_t bytes) {

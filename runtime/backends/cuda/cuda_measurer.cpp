@@ -97,6 +97,12 @@ Result<uint8_t*> CudaMeasurer::scratch(uint64_t bytes) {
   return base;
 }
 
+// The fills (cudaMemcpy, cudaMemset) run on the legacy default stream, which the device's
+// non-blocking queues do not wait for: a memset is asynchronous and a pageable upload may
+// return before its DMA lands, so the timed kernels could read operands still being
+// written.
+Status CudaMeasurer::settle_fills() { return PSHARD_CUDA_STATUS(cudaDeviceSynchronize()); }
+
 // Valid weights (finite scales): one quantized row uploaded, doubled on the device.
 Status CudaMeasurer::fill_matrix(uint8_t* dst, TensorType type, int64_t rows, int64_t cols) {
   PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, cols));
@@ -163,6 +169,7 @@ Result<double> CudaMeasurer::time_matmul(TensorType type, int64_t n_tokens, int6
           cudaMemcpy(base + c * w_stride, base, w_bytes, cudaMemcpyDeviceToDevice));
     PSHARD_CUDA_RETURN_IF_ERROR(
         cudaMemset(base + x_off, 0, static_cast<size_t>(n_tokens * cols) * 4));
+    PSHARD_RETURN_IF_ERROR(settle_fills());
     filled_ = {static_cast<int>(type), rows, cols};
   }
   auto* x = reinterpret_cast<const float*>(base + x_off);
@@ -181,6 +188,7 @@ Result<double> CudaMeasurer::time_attention(const AttentionShape& s) {
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(2 * cache + 2 * act + 1024));
   filled_ = {-1, 0, 0};
   PSHARD_CUDA_RETURN_IF_ERROR(cudaMemset(base, 0, 2 * cache + 2 * act));
+  PSHARD_RETURN_IF_ERROR(settle_fills());
   KvView kv{base, base + cache, s.ctx_len, kv_dim};
   auto* q = reinterpret_cast<const float*>(base + 2 * cache);
   auto* out = reinterpret_cast<float*>(base + 2 * cache + act);

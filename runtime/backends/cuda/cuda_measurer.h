@@ -31,7 +31,7 @@ public:
   Result<double> time_launch_overhead() override;
   Result<double> time_transfer(Direction direction, HostMemoryKind memory, uint64_t bytes) override;
   // cuda_measurer_moe.cpp: the grouped MoE kernels (kernels/moe_grouped.cu) and a burst
-  // of tiny kernels replayed from one CUDA graph.
+  // of tiny kernels recorded and replayed as a CUDA graph, capture and update included.
   std::string grouped_expert_op() const override { return "cuda:moe-grouped-warp-row"; }
   Result<GroupedExpertTiming> time_grouped_experts(const GroupedExpertShape& shape) override;
   Result<double> time_graph_launch_overhead() override;
@@ -47,8 +47,10 @@ private:
   // short work is repeated back to back and divided (see kMinTimedSeconds).
   Result<double> time_compute(const std::function<void()>& enqueue);
   Result<double> time_events(const std::function<void()>& enqueue, int repeats);
-  // rows x cols of valid `type` weights at dst (device memory).
+  // rows x cols of valid `type` weights at dst (device memory), on the legacy stream.
   static Status fill_matrix(uint8_t* dst, TensorType type, int64_t rows, int64_t cols);
+  // Waits for the fills above before anything is timed on the device's queues.
+  static Status settle_fills();
 
   std::unique_ptr<CudaDevice> device_;
   uint64_t scratch_bytes_ = 0;                          // of the arena, before the workspace

@@ -52,17 +52,6 @@ double draw_routes(int64_t n_tokens, int64_t k, int64_t n_expert, std::vector<in
   return distinct / kRouteSets;
 }
 
-struct GraphGuard {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ~GraphGuard() {
-    if (exec)
-      (void)cudaGraphExecDestroy(exec);
-    if (graph)
-      (void)cudaGraphDestroy(graph);
-  }
-};
-
 } // namespace
 
 Result<GroupedExpertTiming> CudaMeasurer::time_grouped_experts(const GroupedExpertShape& s) {
@@ -103,6 +92,7 @@ Result<GroupedExpertTiming> CudaMeasurer::time_grouped_experts(const GroupedExpe
   const double distinct = draw_routes(s.n_tokens, s.n_expert_used, s.n_expert, host_routes);
   PSHARD_CUDA_RETURN_IF_ERROR(
       cudaMemcpy(base + r_off, host_routes.data(), host_routes.size() * 4, cudaMemcpyHostToDevice));
+  PSHARD_RETURN_IF_ERROR(settle_fills());
 
   const cuda::kernels::ExpertAddress gate{nullptr, base, stride};
   const cuda::kernels::ExpertAddress up{nullptr, base + stride * s.n_expert, stride};
@@ -131,28 +121,39 @@ Result<GroupedExpertTiming> CudaMeasurer::time_grouped_experts(const GroupedExpe
   return t;
 }
 
-// kGraphBurst tiny kernels captured once, the graph replayed kGraphReplays times back to
-// back, timed by the host clock over all replays: the per-kernel cost inside a replay
-// (what launch_overhead_s is for a burst launched one by one).
+// What a replayed pass costs per kernel, paid the way the executor pays it: each pass is
+// recorded again through Device::begin_graph / end_graph (the stream captured, the
+// key's executable updated from the new capture, then launched: cuda_graphs.h), because
+// the kernels take the pass's position as launch arguments. A burst of kGraphBurst tiny
+// kernels is recorded and replayed kGraphReplays times back to back under one key,
+// timed by the host clock over all of them, so capture, update and launch are in the
+// figure, not only the replay. (It used to time one capture replayed many times: the
+// replay alone, which the runtime never does, so the estimator — which prices decode
+// passes of resident plans at this figure — could be told a pass costs less than the
+// runtime can make it.)
 Result<double> CudaMeasurer::time_graph_launch_overhead() {
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(256));
   auto* y = reinterpret_cast<float*>(base);
-  cudaStream_t st = device_->stream(Queue::kCompute);
   device_->compute().add(y, y, 1); // warm: the first launch loads the module
   PSHARD_RETURN_IF_ERROR(device_->synchronize());
-  GraphGuard g;
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kGraphBurst; ++i)
-    device_->compute().add(y, y, 1);
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(st, &g.graph));
-  PSHARD_RETURN_IF_ERROR(device_->synchronize()); // a launch error noted while capturing
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaGraphInstantiateWithFlags(&g.exec, g.graph, 0));
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(g.exec, st)); // warm: uploads the graph
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(st));
+  constexpr uint64_t kKey = 0x9a7f'c0de'0000'0001ull; // no plan uses it: the measurer's own
+  auto replay = [&]() -> Status {
+    if (!device_->begin_graph(kKey, 1))
+      return unsupported("CUDA graphs are off (PSHARD_CUDA_GRAPHS=0) or a capture could not start");
+    for (int i = 0; i < kGraphBurst; ++i)
+      device_->compute().add(y, y, 1);
+    if (!device_->end_graph(/*replay=*/true)) {
+      PSHARD_RETURN_IF_ERROR(device_->synchronize()); // the capture's own failure, if any
+      return internal_error("a recorded burst of kernels did not launch as a CUDA graph");
+    }
+    return Status::ok_status();
+  };
+  PSHARD_RETURN_IF_ERROR(replay()); // warm: instantiates the key's executable
+  PSHARD_RETURN_IF_ERROR(device_->synchronize());
   const auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < kGraphReplays; ++r)
-    PSHARD_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(g.exec, st));
-  PSHARD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(st));
+    PSHARD_RETURN_IF_ERROR(replay());
+  PSHARD_RETURN_IF_ERROR(device_->synchronize());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s / (kGraphReplays * kGraphBurst);
 }

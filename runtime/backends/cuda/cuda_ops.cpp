@@ -112,6 +112,8 @@ void CudaOps::begin_recording() {
 
 void CudaOps::end_recording(bool upload) {
   recording_ = false;
+  if (!upload)
+    tables_.reset(); // their uploads were nodes of the dropped graph
   if (upload && !recorded_ids_.empty() && ws_.ready())
     note(cudaMemcpyAsync(ws_.ids, recorded_ids_.data(), recorded_ids_.size() * sizeof(int32_t),
                          cudaMemcpyHostToDevice, stream_),

@@ -39,7 +39,9 @@ public:
   // While the device records a pass as a graph (cuda_graphs.h): embed_rows keeps the
   // token ids on the host instead of copying them (a pageable copy cannot be captured)
   // and its kernel reads them from the workspace, where end_recording(true) uploads
-  // them on the stream just before the graph launches.
+  // them on the stream just before the graph launches. end_recording(false): the
+  // recording is dropped, so the expert tables it uploaded never reached the device and
+  // the table cache forgets them (call it too when a graph fails to launch).
   void begin_recording();
   void end_recording(bool upload);
 

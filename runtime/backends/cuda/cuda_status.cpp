@@ -17,6 +17,12 @@ std::string where(const char* file, int line) {
 Status cuda_status(cudaError_t error, const char* expr, const char* file, int line) {
   if (error == cudaSuccess)
     return Status::ok_status();
+  // The error is this status's now. A runtime call's failure also stays in the thread's
+  // last-error slot, and every kernel launcher returns cudaGetLastError(): unread, the
+  // next launch would report it as its own (a refused pinned allocation for MoE tables
+  // failing the first rms_norm of a dense model). Errors that corrupt the context stay
+  // sticky whatever this reads.
+  (void)cudaGetLastError();
   const std::string msg = std::string(cudaGetErrorName(error)) + " (" + cudaGetErrorString(error) +
                           ") from " + expr + " at " + where(file, line);
   const StatusCode code =

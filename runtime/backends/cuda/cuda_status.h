@@ -5,7 +5,8 @@
 //   sticky.note(PSHARD_CUDA_STATUS(cudaMemcpyAsync(...)));      // enqueue paths keep it
 //
 // cudaErrorMemoryAllocation maps to kOutOfMemory (callers test for it); everything else
-// is kDeviceError.
+// is kDeviceError. A failure turned into a status is also read out of CUDA's per-thread
+// last error, so the next kernel launch does not report it again as its own.
 #pragma once
 
 #include "runtime/core/status.h"

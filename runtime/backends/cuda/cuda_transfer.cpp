@@ -22,8 +22,8 @@ TransferEngine::~TransferEngine() {
   for (const Range& r : ranges_)
     if (r.registered)
       (void)cudaHostUnregister(const_cast<uint8_t*>(r.begin));
-  for (void* p : mapped_)
-    (void)cudaHostUnregister(p);
+  for (const Mapping& m : mapped_)
+    (void)cudaHostUnregister(m.host);
   for (cudaEvent_t e : ring_done_)
     (void)cudaEventDestroy(e);
   for (uint8_t* p : ring_)
@@ -54,6 +54,13 @@ Status TransferEngine::register_source(const void* host, uint64_t bytes) {
 
 void TransferEngine::unregister_source(const void* host) {
   std::lock_guard<std::mutex> lock(mu_);
+  auto m = std::find_if(mapped_.begin(), mapped_.end(),
+                        [&](const Mapping& x) { return x.host == host; });
+  if (m != mapped_.end()) {
+    (void)cudaHostUnregister(m->host);
+    mapped_.erase(m);
+    return;
+  }
   auto it =
       std::find_if(ranges_.begin(), ranges_.end(), [&](const Range& r) { return r.begin == host; });
   if (it == ranges_.end())
@@ -64,6 +71,16 @@ void TransferEngine::unregister_source(const void* host) {
 }
 
 Result<uint8_t*> TransferEngine::map(void* host, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* begin = static_cast<uint8_t*>(host);
+  for (const Mapping& m : mapped_) {
+    if (begin >= m.host && begin + bytes <= m.host + m.bytes)
+      return m.device + (begin - m.host);
+    if (begin < m.host + m.bytes && m.host < begin + bytes)
+      return internal_error("CUDA map_host_memory: [" + std::to_string(bytes) +
+                            " bytes] overlaps a mapped range of " + std::to_string(m.bytes) +
+                            " bytes without lying inside it (a range is mapped whole, once)");
+  }
   PSHARD_CUDA_RETURN_IF_ERROR(
       cudaHostRegister(host, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable));
   void* dev = nullptr;
@@ -72,8 +89,7 @@ Result<uint8_t*> TransferEngine::map(void* host, uint64_t bytes) {
     (void)cudaHostUnregister(host);
     return s;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  mapped_.push_back(host);
+  mapped_.push_back({begin, bytes, static_cast<uint8_t*>(dev)});
   return static_cast<uint8_t*>(dev);
 }
 
@@ -184,7 +200,12 @@ void TransferEngine::copy_to_host(cudaStream_t stream, void* dst, const void* sr
   b->bytes = bytes;
   sticky.note(
       PSHARD_CUDA_STATUS(cudaMemcpyAsync(b->pinned, src, bytes, cudaMemcpyDeviceToHost, stream)));
-  sticky.note(PSHARD_CUDA_STATUS(cudaLaunchHostFunc(stream, finish_bounce, b)));
+  const Status queued = PSHARD_CUDA_STATUS(cudaLaunchHostFunc(stream, finish_bounce, b));
+  if (!queued.ok()) { // finish_bounce will never return it: the device has failed anyway
+    sticky.note(queued);
+    std::lock_guard<std::mutex> lock(bounce_mu_);
+    bounce_free_.push_back(b);
+  }
 }
 
 } // namespace pshard::cuda

@@ -44,8 +44,12 @@ public:
   // Registers [host, host + bytes) for the whole run (kRegister), or remembers it as a
   // staged source (kStaging). A refused registration switches this range to staging.
   Status register_source(const void* host, uint64_t bytes);
+  // Undoes register_source or map for the range that begins at `host`.
   void unregister_source(const void* host);
-  // A device address for host memory kernels read and write over the bus.
+  // A device address for host memory kernels read and write over the bus. A range inside
+  // one mapped already gets its address there: every plan the executor builds maps its
+  // streamed attention's KV cache, and the plans of one session share that cache (CUDA
+  // refuses to register a range twice).
   Result<uint8_t*> map(void* host, uint64_t bytes);
 
   // Enqueues the copy on `stream`; failures go to `sticky`.
@@ -86,7 +90,12 @@ private:
   std::vector<Bounce*> bounce_all_;
   std::mutex mu_;
   std::vector<Range> ranges_;
-  std::vector<void*> mapped_; // map(): unregistered at destruction
+  struct Mapping {
+    uint8_t* host;
+    uint64_t bytes;
+    uint8_t* device;
+  };
+  std::vector<Mapping> mapped_; // map(): until unregister_source or destruction
   std::vector<uint8_t*> ring_;
   std::vector<cudaEvent_t> ring_done_;
   size_t next_ = 0;

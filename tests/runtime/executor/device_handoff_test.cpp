@@ -5,10 +5,17 @@
 //   could pick an expert that was never copied: a null address on CUDA);
 // - every GPU plan's workspace buffer holds the device's fixed kernel scratch, inside
 //   the arena and the budget; a schedule planned without it is refused at session
-//   creation, naming both sizes and the fix.
+//   creation, naming both sizes and the fix;
+// - host memory mapped for the device (streamed attention's KV cache) is mapped again by
+//   every plan that streams it — the device must give the same address, as CUDA's
+//   mapping now does (registering a range twice was an error there, which failed the
+//   first decode pass after a prompt) — and all of it is unmapped when the session ends,
+//   before the cache is freed.
 #include "executor_test_util.h"
 #include "forwarding_device.h"
 #include "runtime/executor/host_routes.h"
+
+#include <map>
 
 namespace pshard {
 namespace {
@@ -204,6 +211,67 @@ TEST(DeviceHandoff, APlanWithoutTheKernelScratchIsRefusedAtCreation) {
   EXPECT_NE(m.find(std::to_string(32ull << 20) + " B"), std::string::npos) << m;
   EXPECT_NE(m.find("reserves a workspace of"), std::string::npos) << m;
   EXPECT_NE(m.find("recompile"), std::string::npos) << m;
+}
+
+// The emulated GPU, keeping CUDA's bookkeeping of mapped host ranges: a range inside a
+// live mapping gets its address again (counted), a partial overlap is refused, and
+// unregister_host_memory ends the mapping that begins at its address.
+class MappingDevice final : public ForwardingDevice {
+public:
+  using ForwardingDevice::ForwardingDevice;
+  std::map<const uint8_t*, uint64_t> live; // first address -> bytes
+  int mapped = 0, mapped_again = 0;
+
+  Result<uint8_t*> map_host_memory(void* h, uint64_t bytes) override {
+    const auto* b = static_cast<const uint8_t*>(h);
+    for (const auto& [at, n] : live) {
+      if (b >= at && b + bytes <= at + n) {
+        ++mapped_again;
+        return ForwardingDevice::map_host_memory(h, bytes);
+      }
+      if (b < at + n && at < b + bytes)
+        return internal_error("a range overlapping a mapped one");
+    }
+    live[b] = bytes;
+    ++mapped;
+    return ForwardingDevice::map_host_memory(h, bytes);
+  }
+  void unregister_host_memory(const void* h) override {
+    live.erase(static_cast<const uint8_t*>(h));
+    ForwardingDevice::unregister_host_memory(h);
+  }
+};
+
+TEST(DeviceHandoff, MappedKvIsSharedByThePlansAndUnmappedAtTheEnd) {
+  const std::string path = invariance_model_path("mk-dense6", "handoff-");
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  // gpu-only at its smallest budgets streams attention, whose KV cache stays on the host.
+  auto compiled = compile_schedule(path, planner::Strategy::kGpuOnly, {1, 4, 16}, kCtx);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const Schedule& sched = compiled->schedule;
+  const uint64_t budget = sched.budgets().front();
+  auto emu = EmuDevice::create(fast_emu(sched.budgets().back()));
+  ASSERT_TRUE(emu.ok());
+  MappingDevice device(std::move(*emu));
+  {
+    HybridParams params;
+    params.n_ctx = kCtx;
+    params.n_threads = 2;
+    params.vram_budget = budget;
+    auto session = HybridSession::create(**model, &sched, &device, params);
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    Trace trace; // the prompt's tier, then decode's: two plans
+    ASSERT_OK(greedy_trace(**session, kPrompt, 3, &trace));
+    // Budget changes rebuild the plans, which map the same cache again.
+    for (uint64_t b : {sched.budgets().back(), budget})
+      ASSERT_OK((*session)->set_budget(b));
+    ASSERT_OK(greedy_trace(**session, kPrompt, 2, &trace));
+    EXPECT_GT(device.mapped, 0) << "no plan streamed attention: the test would check nothing";
+    EXPECT_GT(device.mapped_again, 0) << "no second plan mapped the cache";
+    EXPECT_FALSE(device.live.empty());
+  }
+  EXPECT_TRUE(device.live.empty()) << device.live.size() << " mapped ranges outlive the session";
 }
 
 } // namespace

@@ -204,5 +204,37 @@ TEST(CudaDevice, KernelsReadAndWriteMappedHostMemory) {
   std::free(host);
 }
 
+// Every plan of a session maps the same KV cache (device.h): a range inside a mapped one
+// gets the same address, not cudaHostRegister's "already registered"; a range that
+// overlaps one without lying inside is refused; unregistering ends the mapping, so the
+// memory can be mapped again (a later session's cache at the same address).
+TEST(CudaDevice, MappingARangeAgainGivesTheSameAddress) {
+  PSHARD_SKIP_WITHOUT_CUDA();
+  auto d = make_device();
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->allocate_arena(1 << 20).ok());
+  void* host = std::aligned_alloc(4096, 3 * 4096);
+  auto* bytes = static_cast<uint8_t*>(host);
+  auto first = d->map_host_memory(host, 2 * 4096);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  auto again = d->map_host_memory(host, 2 * 4096);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(*again, *first);
+  auto inside = d->map_host_memory(bytes + 4096, 4096);
+  ASSERT_TRUE(inside.ok()) << inside.status().to_string();
+  EXPECT_EQ(*inside, *first + 4096);
+  EXPECT_FALSE(d->map_host_memory(bytes + 4096, 2 * 4096).ok()) << "overlaps without lying inside";
+  // A refused mapping leaves no error behind for the next kernel.
+  DeviceBuffers buf(*d);
+  float* x = buf.upload(std::vector<float>(16, 1.0f));
+  d->compute().add(x, x, 16);
+  EXPECT_TRUE(d->synchronize().ok());
+  d->unregister_host_memory(host);
+  auto fresh = d->map_host_memory(host, 3 * 4096);
+  EXPECT_TRUE(fresh.ok()) << fresh.status().to_string();
+  d.reset(); // unregisters before the memory goes
+  std::free(host);
+}
+
 } // namespace
 } // namespace pshard

@@ -49,11 +49,13 @@ public:
   template <typename T> T* upload(const std::vector<T>& v) {
     auto* p = reinterpret_cast<T*>(alloc(v.size() * sizeof(T)));
     EXPECT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    settle();
     return p;
   }
   float* zeros(size_t n) {
     auto* p = reinterpret_cast<float*>(alloc(n * 4));
     EXPECT_EQ(cudaMemset(p, 0, n * 4), cudaSuccess);
+    settle();
     return p;
   }
   template <typename T> std::vector<T> download(const T* p, size_t n) {
@@ -63,6 +65,11 @@ public:
   }
 
 private:
+  // cudaMemcpy and cudaMemset run on the legacy default stream, which the device's
+  // non-blocking queues do not wait for (a memset is asynchronous, a pageable upload may
+  // return before its DMA lands): the kernels a test enqueues next must see the data.
+  static void settle() { EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess); }
+
   CudaDevice& d_;
   size_t used_ = 0;
 };
