@@ -66,14 +66,33 @@ PSHARD_HOST_DEVICE inline float llama3_freq_factor(const RopeParams& p, int64_t 
   return 1.0f / ((1.0f - smooth) / p.scaling_factor + smooth);
 }
 
+// The powers pair i's angle needs, which do not depend on the position:
+// freq_base^(-2i / rot_dim) and, for llama3 scaling without a factor tensor, its divisor
+// (1 otherwise, which divides exactly). The CUDA launcher computes them on the host, with
+// the CPU's powf, and hands the kernel the table: CUDA's powf may miss glibc's by an ulp
+// or more, and the position multiplies the miss (1 ulp of a pair's frequency is ~5e-5 rad
+// at position 1000), so both backends now rotate by the same angle bit for bit.
+struct RopePairPowers {
+  float base_power = 1.0f;
+  float llama3_divisor = 1.0f;
+};
+
+PSHARD_HOST_DEVICE inline RopePairPowers rope_pair_powers(const RopeParams& p, int64_t i) {
+  RopePairPowers w;
+  w.base_power = powf(p.freq_base, -2.0f * static_cast<float>(i) / static_cast<float>(p.rot_dim));
+  if (p.freq_factors == nullptr && p.scaling == RopeScaling::kLlama3)
+    w.llama3_divisor = llama3_freq_factor(p, i);
+  return w;
+}
+
 PSHARD_HOST_DEVICE inline void rope_pair_cos_sin(const RopeParams& p, int64_t i, int64_t pos,
-                                                 YarnCorrDims corr, float* c, float* s) {
-  const float exponent = -2.0f * static_cast<float>(i) / static_cast<float>(p.rot_dim);
-  float theta_extrap = static_cast<float>(pos) * powf(p.freq_base, exponent);
+                                                 YarnCorrDims corr, RopePairPowers w, float* c,
+                                                 float* s) {
+  float theta_extrap = static_cast<float>(pos) * w.base_power;
   if (p.freq_factors != nullptr)
     theta_extrap /= p.freq_factors[i];
   else if (p.scaling == RopeScaling::kLlama3)
-    theta_extrap /= llama3_freq_factor(p, i);
+    theta_extrap /= w.llama3_divisor;
   float theta = p.freq_scale * theta_extrap;
   float mscale = p.attn_factor;
   if (p.ext_factor != 0.0f) {
@@ -86,6 +105,11 @@ PSHARD_HOST_DEVICE inline void rope_pair_cos_sin(const RopeParams& p, int64_t i,
   }
   *c = cosf(theta) * mscale;
   *s = sinf(theta) * mscale;
+}
+
+PSHARD_HOST_DEVICE inline void rope_pair_cos_sin(const RopeParams& p, int64_t i, int64_t pos,
+                                                 YarnCorrDims corr, float* c, float* s) {
+  rope_pair_cos_sin(p, i, pos, corr, rope_pair_powers(p, i), c, s);
 }
 
 // Which M-RoPE position component (0 temporal, 1 height, 2 width) pair i rotates by;

@@ -45,6 +45,13 @@ void CudaOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, co
                              "not implemented on this backend yet; run with --backend cpu"));
     return;
   }
+  if (p.rot_dim / 2 > kernels::kMaxRopePairs) {
+    sticky_.note(unsupported("CUDA rope: " + std::to_string(p.rot_dim) +
+                             " rotated dimensions a head, this backend takes at most " +
+                             std::to_string(2 * kernels::kMaxRopePairs) +
+                             "; run with --backend cpu"));
+    return;
+  }
   note(kernels::rope(x, n_tokens, n_heads, pos0, p, stream_), "rope", __LINE__);
 }
 

@@ -5,6 +5,8 @@
 #include "runtime/backends/cuda/kernels/kernels.h"
 #include "runtime/kernels/rope_math.h"
 
+#include <optional>
+
 namespace pshard::cuda::kernels {
 namespace {
 
@@ -31,16 +33,56 @@ __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_
     yr[i] = xr[i] * scale * w[i];
 }
 
+// Each pair's powers, computed on the host (rope_math.h says why), passed by value.
+struct RopePowersTable {
+  RopePairPowers pair[kMaxRopePairs];
+};
+
+// The table for p, kept for the next launch: the powers depend on a few fields that stay
+// the same for every RoPE launch of a model, and recomputing 128 powf per launch would
+// cost a decode step ~100 launches' worth of host microseconds.
+const RopePowersTable& powers_for(const RopeParams& p) {
+  struct Key {
+    int64_t rot_dim;
+    float freq_base;
+    bool llama3_keys; // llama3 divisors from the scaling keys
+    float scaling_factor, low_freq_factor, high_freq_factor;
+    int64_t n_ctx_orig;
+    bool operator==(const Key& o) const { // CUDA 17: no defaulted comparison
+      return rot_dim == o.rot_dim && freq_base == o.freq_base && llama3_keys == o.llama3_keys &&
+             scaling_factor == o.scaling_factor && low_freq_factor == o.low_freq_factor &&
+             high_freq_factor == o.high_freq_factor && n_ctx_orig == o.n_ctx_orig;
+    }
+    bool operator!=(const Key& o) const { return !(*this == o); }
+  };
+  thread_local std::optional<Key> last;
+  thread_local RopePowersTable table;
+  const bool llama3 = p.freq_factors == nullptr && p.scaling == RopeScaling::kLlama3;
+  const Key key{p.rot_dim,
+                p.freq_base,
+                llama3,
+                llama3 ? p.scaling_factor : 0.0f,
+                llama3 ? p.low_freq_factor : 0.0f,
+                llama3 ? p.high_freq_factor : 0.0f,
+                llama3 ? p.n_ctx_orig : 0};
+  if (last != key) {
+    for (int64_t i = 0; i < p.rot_dim / 2 && i < kMaxRopePairs; ++i)
+      table.pair[i] = rope_pair_powers(p, i);
+    last = key;
+  }
+  return table;
+}
+
 // One thread per (token, head, pair); the angle from rope_math.h, as the CPU computes it.
 __global__ void rope_kernel(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
-                            RopeParams rp, YarnCorrDims corr) {
+                            RopeParams rp, YarnCorrDims corr, RopePowersTable powers) {
   const int64_t pairs = rp.rot_dim / 2;
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n_tokens * n_heads * pairs)
     return;
   const int64_t p = i % pairs, h = (i / pairs) % n_heads, t = i / (pairs * n_heads);
   float c, s;
-  rope_pair_cos_sin(rp, p, pos0 + t, corr, &c, &s);
+  rope_pair_cos_sin(rp, p, pos0 + t, corr, powers.pair[p], &c, &s);
   int64_t a, b;
   rope_pair_offsets(rp, p, &a, &b);
   float* head = x + (t * n_heads + h) * rp.head_dim;
@@ -111,10 +153,14 @@ cudaError_t rms_norm(const float* x, const float* w, float* y, int64_t n_tokens,
 
 cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p,
                  cudaStream_t s) {
-  const int64_t n = n_tokens * n_heads * (p.rot_dim / 2);
-  if (n > 0)
-    rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, n_tokens, n_heads, pos0, p,
-                                                             yarn_corr_dims(p));
+  const int64_t pairs = p.rot_dim / 2;
+  if (pairs > kMaxRopePairs)
+    return cudaErrorInvalidValue; // CudaOps::rope refuses it first, with the reason
+  const int64_t n = n_tokens * n_heads * pairs;
+  if (n <= 0)
+    return cudaSuccess;
+  rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, n_tokens, n_heads, pos0, p,
+                                                           yarn_corr_dims(p), powers_for(p));
   return cudaGetLastError();
 }
 

@@ -20,6 +20,8 @@ inline constexpr int kMatvecMaxTokens = 8;
 // --- elementwise.cu ---------------------------------------------------------------------
 cudaError_t rms_norm(const float* x, const float* w, float* y, int64_t n_tokens, int64_t d,
                      float eps, cudaStream_t s);
+// RoPE pairs one launch takes (rot_dim / 2): their powers travel as a kernel argument.
+inline constexpr int64_t kMaxRopePairs = 128;
 // p.freq_factors: a device pointer or null.
 cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p,
                  cudaStream_t s);
