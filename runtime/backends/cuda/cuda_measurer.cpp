@@ -86,7 +86,7 @@ Result<uint8_t*> CudaMeasurer::scratch(uint64_t bytes) {
   if (device_->arena() != nullptr && scratch_bytes_ >= operands)
     return device_->arena();
   device_->free_arena();
-  filled_ = {-1, 0, 0};
+  filled_.clear();
   scratch_bytes_ = 0;
   const uint64_t size = std::max<uint64_t>(operands, 64ull << 20);
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base,
@@ -161,7 +161,8 @@ Result<double> CudaMeasurer::time_matmul(TensorType type, int64_t n_tokens, int6
   const uint64_t y_off = x_off + (static_cast<uint64_t>(n_tokens * cols) * 4 + 255) / 256 * 256;
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base,
                           scratch(y_off + static_cast<uint64_t>(n_tokens * rows) * 4));
-  if (filled_ != std::make_tuple(static_cast<int>(type), rows, cols)) {
+  const std::vector<int64_t> key = {0, static_cast<int64_t>(type), rows, cols};
+  if (filled_ != key) {
     // Valid weights in the first copy, then copied into the others.
     PSHARD_RETURN_IF_ERROR(fill_matrix(base, type, rows, cols));
     for (uint64_t c = 1; c < copies; ++c)
@@ -170,7 +171,7 @@ Result<double> CudaMeasurer::time_matmul(TensorType type, int64_t n_tokens, int6
     PSHARD_CUDA_RETURN_IF_ERROR(
         cudaMemset(base + x_off, 0, static_cast<size_t>(n_tokens * cols) * 4));
     PSHARD_RETURN_IF_ERROR(settle_fills());
-    filled_ = {static_cast<int>(type), rows, cols};
+    filled_ = key;
   }
   auto* x = reinterpret_cast<const float*>(base + x_off);
   auto* y = reinterpret_cast<float*>(base + y_off);
@@ -186,7 +187,7 @@ Result<double> CudaMeasurer::time_attention(const AttentionShape& s) {
   const uint64_t cache = static_cast<uint64_t>(s.ctx_len * kv_dim) * 4;
   const uint64_t act = static_cast<uint64_t>(s.n_tokens * q_dim) * 4;
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(2 * cache + 2 * act + 1024));
-  filled_ = {-1, 0, 0};
+  filled_.clear();
   PSHARD_CUDA_RETURN_IF_ERROR(cudaMemset(base, 0, 2 * cache + 2 * act));
   PSHARD_RETURN_IF_ERROR(settle_fills());
   KvView kv{base, base + cache, s.ctx_len, kv_dim};
@@ -201,7 +202,7 @@ Result<double> CudaMeasurer::time_attention(const AttentionShape& s) {
 // traffic, the bandwidth roof that memory-bound kernels see.
 Result<double> CudaMeasurer::time_device_read(uint64_t bytes) {
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(bytes));
-  filled_ = {-1, 0, 0};
+  filled_.clear();
   const uint64_t half = bytes / 2;
   cudaStream_t s = device_->stream(Queue::kCompute);
   return time_compute(
@@ -215,6 +216,7 @@ Result<double> CudaMeasurer::time_device_read(uint64_t bytes) {
 // would charge every kernel a host round trip.
 Result<double> CudaMeasurer::time_launch_overhead() {
   PSHARD_ASSIGN_OR_RETURN(uint8_t * base, scratch(256));
+  filled_.clear(); // the kernels write the scratch's first floats
   auto* y = reinterpret_cast<float*>(base);
   device_->compute().add(y, y, 1); // warm: the first launch loads the module
   PSHARD_RETURN_IF_ERROR(device_->synchronize());
@@ -228,7 +230,7 @@ Result<double> CudaMeasurer::time_launch_overhead() {
 Result<double> CudaMeasurer::time_transfer(Direction direction, HostMemoryKind memory,
                                            uint64_t bytes) {
   PSHARD_ASSIGN_OR_RETURN(uint8_t * dev, scratch(bytes));
-  filled_ = {-1, 0, 0};
+  filled_.clear();
   HostBuffer host(bytes, memory == HostMemoryKind::kPinned);
   if (host.data == nullptr)
     return Status(StatusCode::kOutOfMemory,
@@ -249,7 +251,7 @@ Status CudaMeasurer::start_copy_load(uint64_t chunk_bytes) {
   if (load_.joinable())
     return invalid_argument("start_copy_load: a copy load is already running");
   PSHARD_ASSIGN_OR_RETURN(uint8_t * dev, scratch(chunk_bytes));
-  filled_ = {-1, 0, 0};
+  filled_.clear();
   load_stop_ = false;
   load_bytes_ = 0;
   load_status_ = Status::ok_status();

@@ -12,6 +12,7 @@
 #include <functional>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 namespace pshard {
 
@@ -54,7 +55,12 @@ private:
 
   std::unique_ptr<CudaDevice> device_;
   uint64_t scratch_bytes_ = 0;                          // of the arena, before the workspace
-  std::tuple<int, int64_t, int64_t> filled_{-1, 0, 0}; // weights in scratch: type, rows, cols
+  // What the scratch holds, so consecutive calls of one cell (the suite times a cell by
+  // calling it again and again) fill it once: {0, type, rows, cols} time_matmul's weights,
+  // {1, type, tokens, experts, used, rows, cols, fused} a grouped cell's experts, inputs
+  // and routes; empty when something else overwrote it.
+  std::vector<int64_t> filled_;
+  double grouped_distinct_ = 0; // the filled grouped cell's distinct experts per route set
   std::thread load_;
   std::atomic<bool> load_stop_{false};
   std::atomic<uint64_t> load_bytes_{0};

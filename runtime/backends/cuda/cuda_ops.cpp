@@ -91,8 +91,12 @@ void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_
 
 void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
                         int64_t n_tokens, float* out) {
+  // Decode splits the positions across blocks, their partials in the workspace's
+  // activation scratch (the GEMMs' and MoE's, idle while attention runs in stream order).
+  auto* scratch = ws_.ready() ? reinterpret_cast<float*>(ws_.act) : nullptr;
   note(kernels::attention(q, rows_of(kv), shape.n_head, shape.n_head_kv, shape.head_dim, pos0,
-                          n_tokens, out, stream_),
+                          n_tokens, out, stream_, scratch,
+                          CudaWorkspace::kActBytes + CudaWorkspace::kWeightBytes),
        "attention", __LINE__);
 }
 

@@ -4,6 +4,10 @@
 #include "runtime/profile/profile_lookup.h"
 #include "tools/pshard-profile/progress.h"
 #include "tools/pshard-profile/suite.h"
+#include "tools/pshard-profile/timing.h"
+
+#include <chrono>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -131,6 +135,40 @@ TEST(DeviceSuite, FakeDeviceFillsGpuAndTransferTables) {
               mib / (1e-5 + mib / 20e9), 1e3);
   EXPECT_NEAR(*look.transfer_latency_s(Direction::kDeviceToHost, HostMemoryKind::kPageable),
               1e-5 + 4096 / 20e9, 1e-12);
+}
+
+// A device call reports the device seconds of one operation; the call itself can take
+// far longer (synchronizes, a cell's setup). The budget bounds the wall clock too: a
+// 1 us kernel behind 2 ms of setup stops after ~budget / 2 ms calls, not after 500.
+TEST(TimeDevice, StopsOnTheWallClockWhenCallsCostMoreThanTheyReport) {
+  int calls = 0;
+  const double start = profiling::now_seconds();
+  auto t = profiling::time_device(
+      [&]() -> Result<double> {
+        ++calls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        return 1e-6;
+      },
+      0.02);
+  const double wall = profiling::now_seconds() - start;
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_GE(t->repetitions, 3u);
+  EXPECT_LE(calls, 25) << "the wall clock should stop it near 10 calls";
+  EXPECT_LT(wall, 0.2);
+  EXPECT_DOUBLE_EQ(t->seconds, 1e-6) << "the median is of what the calls reported";
+}
+
+TEST(TimeDevice, StopsOnDeviceSecondsAfterTheMinimumSamples) {
+  int calls = 0;
+  auto t = profiling::time_device(
+      [&]() -> Result<double> {
+        ++calls;
+        return 0.015; // reported, not slept: three exceed the budget
+      },
+      0.02);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->repetitions, 3u);
+  EXPECT_EQ(calls, 4) << "a warm-up, then three samples";
 }
 
 } // namespace

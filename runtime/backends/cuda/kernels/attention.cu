@@ -8,6 +8,14 @@
 // of that KV head's query heads (GQA), one warp per query head, up to kMaxWarps per
 // block (grid.z covers larger groups). In a warp, lane j scores key j of the tile, and
 // lane l owns head dimensions l, l + 32, … of the accumulator.
+//
+// Decode (a few tokens) with scratch splits the positions too (flash-decoding): one
+// token and KV head is otherwise a handful of blocks on a GPU of 100+ multiprocessors,
+// each streaming the whole cache alone — at a 4K context, a block per KV head reads
+// megabytes. Each block then covers one chunk of positions and leaves its running max,
+// sum and unnormalised accumulator in the scratch; a second kernel merges the chunks per
+// head (the same online-softmax rescaling, across chunks instead of tiles).
+#include "runtime/backends/cuda/kernels/attention_merge.cuh"
 #include "runtime/backends/cuda/kernels/block_formats.cuh"
 #include "runtime/backends/cuda/kernels/kernels.h"
 
@@ -39,8 +47,18 @@ __device__ __forceinline__ int64_t kv_row(const KvRows& kv, int64_t p) {
                   : p;
 }
 
+// split.chunk == 0: one block covers every position and writes `out`; otherwise block
+// z / split.groups_z covers positions [s * chunk, (s + 1) * chunk) and writes its partial
+// (hd accumulator values, then max and sum) at split.partial, per (token, head, chunk).
+struct Split {
+  int64_t chunk = 0;
+  int64_t n_chunks = 1;
+  int64_t groups_z = 1;
+  float* partial = nullptr;
+};
+
 __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int64_t group,
-                                 int64_t hd, int64_t pos0, float scale, float* out) {
+                                 int64_t hd, int64_t pos0, float scale, float* out, Split split) {
   extern __shared__ float smem[];
   const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
   float* ks = smem;
@@ -48,17 +66,24 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
   float* qs = vs + kTile * hd;
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, nw = blockDim.x / 32;
   const int64_t t = blockIdx.x, g = blockIdx.y;
-  const int64_t head_in_group = blockIdx.z * kMaxWarps + warp;
+  const int64_t chunk_index = blockIdx.z / split.groups_z;
+  const int64_t head_in_group = (blockIdx.z % split.groups_z) * kMaxWarps + warp;
   const bool active = head_in_group < group;
   const int64_t h = g * group + head_in_group;
-  const int64_t n_kv = pos0 + t + 1; // causal: positions [0, pos0 + t]
+  const int64_t causal = pos0 + t + 1; // causal: positions [0, pos0 + t]
+  // This block's positions [j_begin, n_kv); empty for a chunk past the token's end (its
+  // partial then says so: max -inf, sum 0). Uniform across the block, as the barriers
+  // in the loop need.
+  const int64_t j_begin = split.chunk ? chunk_index * split.chunk : 0;
+  const int64_t j_end = split.chunk ? (chunk_index + 1) * split.chunk : causal;
+  const int64_t n_kv = j_end < causal ? j_end : causal;
   float* qw = qs + warp * hd;
   if (active)
     for (int64_t d = lane; d < hd; d += 32)
       qw[d] = q[(t * n_head + h) * hd + d];
   float m = -INFINITY, l = 0.0f;
   float acc[kMaxDimsPerLane] = {};
-  for (int64_t j0 = 0; j0 < n_kv; j0 += kTile) {
+  for (int64_t j0 = j_begin; j0 < n_kv; j0 += kTile) {
     __syncthreads(); // the previous tile is consumed (and qw written, the first time)
     const int64_t rows = n_kv - j0 < kTile ? n_kv - j0 : kTile;
     for (int64_t i = threadIdx.x; i < rows * hd; i += blockDim.x) {
@@ -104,6 +129,20 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
   (void)nw;
   if (!active)
     return;
+  if (split.chunk) {
+    float* part = split.partial + ((t * n_head + h) * split.n_chunks + chunk_index) * (hd + 2);
+#pragma unroll
+    for (int i = 0; i < kMaxDimsPerLane; ++i) {
+      const int64_t d = lane + 32 * i;
+      if (d < hd)
+        part[d] = acc[i];
+    }
+    if (lane == 0) {
+      part[hd] = m;
+      part[hd + 1] = l;
+    }
+    return;
+  }
   const float inv = 1.0f / l;
 #pragma unroll
   for (int i = 0; i < kMaxDimsPerLane; ++i) {
@@ -111,6 +150,18 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
     if (d < hd)
       out[(t * n_head + h) * hd + d] = acc[i] * inv;
   }
+}
+
+// One block per (token, head): the chunks' partials merged into the head's output
+// (attention_merge.cuh). Chunk 0 always holds the token's first position, so the overall
+// max is finite; an empty chunk (max -inf) weighs expf(-inf) = 0.
+__global__ void attention_merge_kernel(const float* partial, int64_t n_chunks, int64_t hd,
+                                       float* out) {
+  const int64_t row = blockIdx.x; // token * n_head + head
+  const float* parts = partial + row * n_chunks * (hd + 2);
+  const MergeScale scale = attention_merge_scale(parts, n_chunks, hd);
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x)
+    out[row * hd + d] = attention_merge_value(parts, n_chunks, hd, scale, d);
 }
 
 // One block per token: its K and V rows into the cache's types. Q8_0 as ggml quantizes
@@ -161,9 +212,28 @@ cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool va
   return cudaGetLastError();
 }
 
+AttentionSplit plan_attention_split(int64_t n_head, int64_t head_dim, int64_t pos0,
+                                    int64_t n_tokens, size_t scratch_bytes) {
+  AttentionSplit a;
+  if (n_tokens <= 0 || n_tokens > kAttentionSplitMaxTokens || head_dim <= 0)
+    return a;
+  const int64_t positions = pos0 + n_tokens; // the last token's causal window
+  const auto per_chunk = static_cast<size_t>(n_tokens * n_head * (head_dim + 2)) * sizeof(float);
+  const int64_t fit = static_cast<int64_t>(scratch_bytes / per_chunk);
+  if (fit < 1)
+    return a;
+  const int64_t cap = fit < kAttentionMaxChunks ? fit : kAttentionMaxChunks;
+  int64_t chunk = kAttentionChunk;
+  while ((positions + chunk - 1) / chunk > cap)
+    chunk *= 2;
+  a.chunk = chunk;
+  a.n_chunks = (positions + chunk - 1) / chunk;
+  return a;
+}
+
 cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t n_head_kv,
                       int64_t head_dim, int64_t pos0, int64_t n_tokens, float* out,
-                      cudaStream_t s) {
+                      cudaStream_t s, float* scratch, size_t scratch_bytes) {
   if (head_dim <= 0 || head_dim > 32 * kMaxDimsPerLane || n_head_kv <= 0 || n_head % n_head_kv != 0)
     return cudaErrorInvalidValue;
   if (n_tokens <= 0)
@@ -178,11 +248,29 @@ cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t 
     if (e != cudaSuccess)
       return e;
   }
-  const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(n_head_kv),
-                  static_cast<unsigned>((group + kMaxWarps - 1) / kMaxWarps));
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const int64_t groups_z = (group + kMaxWarps - 1) / kMaxWarps;
+  const AttentionSplit plan =
+      scratch ? plan_attention_split(n_head, head_dim, pos0, n_tokens, scratch_bytes)
+              : AttentionSplit{};
+  Split split;
+  split.groups_z = groups_z;
+  if (plan.chunk > 0) {
+    split.chunk = plan.chunk;
+    split.n_chunks = plan.n_chunks;
+    split.partial = scratch;
+  }
+  const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(n_head_kv),
+                  static_cast<unsigned>(groups_z * split.n_chunks));
   attention_kernel<<<grid, warps * 32, smem, s>>>(q, kv, n_head, group, head_dim, pos0, scale,
-                                                  out);
+                                                  out, split);
+  if (split.chunk) {
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+      return e;
+    attention_merge_kernel<<<static_cast<unsigned>(n_tokens * n_head), 128, 0, s>>>(
+        scratch, split.n_chunks, head_dim, out);
+  }
   return cudaGetLastError();
 }
 

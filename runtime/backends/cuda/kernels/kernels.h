@@ -61,9 +61,24 @@ struct KvRows {
 // positions [pos0, pos0 + n_tokens), converted to the cache's type.
 cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool values,
                      int64_t pos0, cudaStream_t s);
+// Causal attention of n_tokens queries over the cache. With `scratch` (device memory,
+// free for the launch's duration) and at most kAttentionSplitMaxTokens tokens, the
+// positions are split into chunks run side by side and merged (flash-decoding).
 cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t n_head_kv,
                       int64_t head_dim, int64_t pos0, int64_t n_tokens, float* out,
-                      cudaStream_t s);
+                      cudaStream_t s, float* scratch = nullptr, size_t scratch_bytes = 0);
+// The split a launch takes: chunks of kAttentionChunk positions (doubled until at most
+// kAttentionMaxChunks, and as many as the scratch holds partials for: hd + 2 floats per
+// token, head and chunk); chunk 0 = no split. Host code, so tests can check it here.
+inline constexpr int64_t kAttentionSplitMaxTokens = kMatvecMaxTokens;
+inline constexpr int64_t kAttentionChunk = 256;
+inline constexpr int64_t kAttentionMaxChunks = 64;
+struct AttentionSplit {
+  int64_t chunk = 0;
+  int64_t n_chunks = 1;
+};
+AttentionSplit plan_attention_split(int64_t n_head, int64_t head_dim, int64_t pos0,
+                                    int64_t n_tokens, size_t scratch_bytes);
 
 // --- moe.cu -----------------------------------------------------------------------------
 // Softmax over each token's n_expert logits (in place), top-k (ties to the lower index),
