@@ -85,6 +85,17 @@ PSHARD_HOST_DEVICE inline RopePairPowers rope_pair_powers(const RopeParams& p, i
   return w;
 }
 
+// a * b + c * d with each product rounded, as the CPU computes it (its kernels build
+// with -ffp-contract=off): nvcc would fuse it into a multiply-add, and a YaRN angle one
+// ulp apart grows with the position like a frequency one ulp apart.
+PSHARD_HOST_DEVICE inline float sum_of_products(float a, float b, float c, float d) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(__fmul_rn(a, b), __fmul_rn(c, d));
+#else
+  return a * b + c * d;
+#endif
+}
+
 PSHARD_HOST_DEVICE inline void rope_pair_cos_sin(const RopeParams& p, int64_t i, int64_t pos,
                                                  YarnCorrDims corr, RopePairPowers w, float* c,
                                                  float* s) {
@@ -100,7 +111,7 @@ PSHARD_HOST_DEVICE inline void rope_pair_cos_sin(const RopeParams& p, int64_t i,
                     (corr.high - corr.low > 0.001f ? corr.high - corr.low : 0.001f);
     const float ramp = 1.0f - (y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y);
     const float mix = ramp * p.ext_factor;
-    theta = theta * (1.0f - mix) + theta_extrap * mix;
+    theta = sum_of_products(theta, 1.0f - mix, theta_extrap, mix);
     mscale *= 1.0f + 0.1f * logf(1.0f / p.freq_scale);
   }
   *c = cosf(theta) * mscale;

@@ -18,9 +18,8 @@
 namespace pshard::cuda {
 namespace {
 
-// The workspace's act and weight regions are adjacent (cuda_workspace.h lays them out in
-// that order): one scratch for the grouped launches.
-constexpr size_t kMoeScratchBytes = CudaWorkspace::kActBytes + CudaWorkspace::kWeightBytes;
+// The workspace's act and weight regions, one scratch (cuda_workspace.h).
+constexpr size_t kMoeScratchBytes = CudaWorkspace::kScratchBytes;
 constexpr int64_t kMoeMaxRoutes =
     std::min<int64_t>(CudaWorkspace::kRoutes, kernels::kMaxGroupedRoutes);
 

@@ -95,8 +95,7 @@ void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& s
   // activation scratch (the GEMMs' and MoE's, idle while attention runs in stream order).
   auto* scratch = ws_.ready() ? reinterpret_cast<float*>(ws_.act) : nullptr;
   note(kernels::attention(q, rows_of(kv), shape.n_head, shape.n_head_kv, shape.head_dim, pos0,
-                          n_tokens, out, stream_, scratch,
-                          CudaWorkspace::kActBytes + CudaWorkspace::kWeightBytes),
+                          n_tokens, out, stream_, scratch, CudaWorkspace::kScratchBytes),
        "attention", __LINE__);
 }
 

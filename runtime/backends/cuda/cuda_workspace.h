@@ -19,6 +19,10 @@ struct CudaWorkspace {
   static constexpr int64_t kIds = 65536;              // token ids per embed chunk
   static constexpr int64_t kRoutes = 65536;           // token x k routes per MoE chunk
   static constexpr int64_t kExpertPtrs = 3 * 1024;    // gate, up, down tables
+  // The act and weight regions, adjacent (at() lays them out so): one scratch for the
+  // grouped MoE launches and decode attention's chunk partials, which no GEMM overlaps in
+  // stream order.
+  static constexpr size_t kScratchBytes = kActBytes + kWeightBytes;
   static constexpr size_t kBytes =
       kLtBytes + kActBytes + kWeightBytes + kIds * 4 + kRoutes * 8 + kExpertPtrs * sizeof(void*);
 

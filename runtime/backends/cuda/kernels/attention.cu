@@ -215,7 +215,7 @@ cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool va
 AttentionSplit plan_attention_split(int64_t n_head, int64_t head_dim, int64_t pos0,
                                     int64_t n_tokens, size_t scratch_bytes) {
   AttentionSplit a;
-  if (n_tokens <= 0 || n_tokens > kAttentionSplitMaxTokens || head_dim <= 0)
+  if (n_tokens <= 0 || n_tokens > kAttentionSplitMaxTokens || head_dim <= 0 || n_head <= 0)
     return a;
   const int64_t positions = pos0 + n_tokens; // the last token's causal window
   const auto per_chunk = static_cast<size_t>(n_tokens * n_head * (head_dim + 2)) * sizeof(float);
@@ -234,7 +234,8 @@ AttentionSplit plan_attention_split(int64_t n_head, int64_t head_dim, int64_t po
 cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t n_head_kv,
                       int64_t head_dim, int64_t pos0, int64_t n_tokens, float* out,
                       cudaStream_t s, float* scratch, size_t scratch_bytes) {
-  if (head_dim <= 0 || head_dim > 32 * kMaxDimsPerLane || n_head_kv <= 0 || n_head % n_head_kv != 0)
+  if (head_dim <= 0 || head_dim > 32 * kMaxDimsPerLane || n_head <= 0 || n_head_kv <= 0 ||
+      n_head % n_head_kv != 0)
     return cudaErrorInvalidValue;
   if (n_tokens <= 0)
     return cudaGetLastError();

@@ -33,7 +33,8 @@ __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_
     yr[i] = xr[i] * scale * w[i];
 }
 
-// Each pair's powers, computed on the host (rope_math.h says why), passed by value.
+// Each pair's powers, computed on the host (rope_math.h says why), passed by value and
+// read in place (__grid_constant__: indexing it does not copy the 1 KiB to each thread).
 struct RopePowersTable {
   RopePairPowers pair[kMaxRopePairs];
 };
@@ -75,7 +76,8 @@ const RopePowersTable& powers_for(const RopeParams& p) {
 
 // One thread per (token, head, pair); the angle from rope_math.h, as the CPU computes it.
 __global__ void rope_kernel(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
-                            RopeParams rp, YarnCorrDims corr, RopePowersTable powers) {
+                            RopeParams rp, YarnCorrDims corr,
+                            const __grid_constant__ RopePowersTable powers) {
   const int64_t pairs = rp.rot_dim / 2;
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n_tokens * n_heads * pairs)

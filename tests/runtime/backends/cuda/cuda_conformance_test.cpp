@@ -226,46 +226,57 @@ TEST_F(CudaConformance, KvAppendThenAttentionAcrossTiles) {
 }
 
 // Decode over a long cache: the positions split into chunks run side by side and merged
-// (flash-decoding, attention.cu), against the CPU — one token and a few, the window
-// ending mid-chunk, F16 and Q8_0, contiguous and paged.
+// (flash-decoding, attention.cu), against the CPU — one token and a few, F16 and Q8_0,
+// contiguous and paged. The window ends just past a chunk's start, so the first tokens
+// of a 5-token pass find the last chunk empty and the later ones hold 1-2 positions in
+// it; GQA groups of 4, 12 (two head groups a block row, four warps idle) and 16 (head
+// size 256); 9 tokens run whole (no split), the prefill path.
 TEST_F(CudaConformance, DecodeAttentionSplitsLongCachesIntoChunks) {
   for (TensorType type : {TensorType::kF16, TensorType::kQ8_0})
     for (bool paged : {false, true})
-      for (int64_t n : {1, 5}) {
-        SCOPED_TRACE(std::string(tensor_type_name(type)) + (paged ? " paged" : "") + " tokens " +
-                     std::to_string(n));
-        const AttentionDims dims{8, 2, 128};
-        const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2990;
-        const auto split =
-            cuda::kernels::plan_attention_split(dims.n_head, dims.head_dim, pos0, n, 32ull << 20);
-        ASSERT_GT(split.n_chunks, 8) << "the case must split";
-        const size_t row = *tensor_bytes(type, kv_dim);
-        std::vector<uint8_t> kh(row * ctx), vh(row * ctx);
-        const auto kf = random_floats(ctx * kv_dim, 21), vf = random_floats(ctx * kv_dim, 22);
-        for (int64_t p = 0; p < ctx; ++p) {
-          ASSERT_TRUE(quantize_row(type, kf.data() + p * kv_dim, kh.data() + p * row, kv_dim).ok());
-          ASSERT_TRUE(quantize_row(type, vf.data() + p * kv_dim, vh.data() + p * row, kv_dim).ok());
+      for (const AttentionDims dims :
+           {AttentionDims{8, 2, 128}, AttentionDims{24, 2, 64}, AttentionDims{16, 1, 256}})
+        for (int64_t n : {1, 5, 9}) {
+          SCOPED_TRACE(std::string(tensor_type_name(type)) + (paged ? " paged" : "") + " tokens " +
+                       std::to_string(n) + " heads " + std::to_string(dims.n_head) + "/" +
+                       std::to_string(dims.n_head_kv) + " of " + std::to_string(dims.head_dim));
+          const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2557;
+          const auto split = cuda::kernels::plan_attention_split(
+              dims.n_head, dims.head_dim, pos0, n, cuda::CudaWorkspace::kScratchBytes);
+          if (n <= cuda::kernels::kAttentionSplitMaxTokens) {
+            ASSERT_GE(split.n_chunks, 10) << "the case must split (chunk 10 starts at 2560)";
+          } else {
+            ASSERT_EQ(split.chunk, 0) << "more tokens than decode: whole";
+          }
+          const size_t row = *tensor_bytes(type, kv_dim);
+          std::vector<uint8_t> kh(row * ctx), vh(row * ctx);
+          const auto kf = random_floats(ctx * kv_dim, 21), vf = random_floats(ctx * kv_dim, 22);
+          for (int64_t p = 0; p < ctx; ++p) {
+            ASSERT_TRUE(
+                quantize_row(type, kf.data() + p * kv_dim, kh.data() + p * row, kv_dim).ok());
+            ASSERT_TRUE(
+                quantize_row(type, vf.data() + p * kv_dim, vh.data() + p * row, kv_dim).ok());
+          }
+          const auto q = random_floats(n * dims.n_head * dims.head_dim, 23, -3.0f, 3.0f);
+          std::vector<int32_t> pages(ctx / 16);
+          for (size_t i = 0; i < pages.size(); ++i)
+            pages[i] = static_cast<int32_t>((i * 37) % pages.size()); // 37 is prime to 188
+          KvView ckv{kh.data(), vh.data(), ctx, kv_dim},
+              gkv{buf_->upload(kh), buf_->upload(vh), ctx, kv_dim};
+          ckv.k_type = ckv.v_type = gkv.k_type = gkv.v_type = type;
+          if (paged) {
+            ckv = ckv.with_pages(pages.data(), ctx);
+            gkv = gkv.with_pages(buf_->upload(pages), ctx);
+            ckv.page_tokens = gkv.page_tokens = 16;
+          }
+          std::vector<float> want(q.size());
+          cpu_.attention(q.data(), ckv, dims, pos0, n, want.data());
+          float* gout = buf_->zeros(q.size());
+          gpu().attention(buf_->upload(q), gkv, dims, pos0, n, gout);
+          sync();
+          EXPECT_LE(relative_error(buf_->download(gout, want.size()), want),
+                    type == TensorType::kQ8_0 ? 1e-3 : 1e-4);
         }
-        const auto q = random_floats(n * dims.n_head * dims.head_dim, 23, -3.0f, 3.0f);
-        std::vector<int32_t> pages(ctx / 16);
-        for (size_t i = 0; i < pages.size(); ++i)
-          pages[i] = static_cast<int32_t>((i * 37) % pages.size()); // 37 is prime to 188
-        KvView ckv{kh.data(), vh.data(), ctx, kv_dim}, gkv{buf_->upload(kh), buf_->upload(vh), ctx,
-                                                           kv_dim};
-        ckv.k_type = ckv.v_type = gkv.k_type = gkv.v_type = type;
-        if (paged) {
-          ckv = ckv.with_pages(pages.data(), ctx);
-          gkv = gkv.with_pages(buf_->upload(pages), ctx);
-          ckv.page_tokens = gkv.page_tokens = 16;
-        }
-        std::vector<float> want(q.size());
-        cpu_.attention(q.data(), ckv, dims, pos0, n, want.data());
-        float* gout = buf_->zeros(q.size());
-        gpu().attention(buf_->upload(q), gkv, dims, pos0, n, gout);
-        sync();
-        EXPECT_LE(relative_error(buf_->download(gout, want.size()), want),
-                  type == TensorType::kQ8_0 ? 1e-3 : 1e-4);
-      }
 }
 
 TEST_F(CudaConformance, SiluMulAndAdd) {
