@@ -1,7 +1,9 @@
 // Decode passes as CUDA graphs (cuda_graphs.h): a fully resident plan's greedy tokens
-// with graphs equal those without over 64 decode steps, its decode passes are replayed
+// with graphs equal those without over 540 decode steps, its decode passes are replayed
 // from graphs (re-captured and updated, not instantiated each time), and a streamed
-// plan never is. Skips without a GPU; the switch's parsing runs anywhere.
+// plan never is. The steps cross positions 256 and 512, where decode attention takes
+// another chunk (attention.cu): a kernel whose grid grows, which the executable's update
+// takes in place. Skips without a GPU; the switch's parsing runs anywhere.
 #include "cuda_test_util.h"
 #include "executor_test_util.h"
 
@@ -14,8 +16,8 @@ namespace {
 using namespace pshard::testing;
 
 const std::vector<TokenId> kPrompt = {1, 403, 407, 261, 378, 290, 311};
-constexpr int kSteps = 65; // the prompt's token, then 64 decode steps
-constexpr int64_t kCtx = 128;
+constexpr int kSteps = 541; // the prompt's token, then 540 decode steps: past position 512
+constexpr int64_t kCtx = 640;
 
 TEST(CudaGraphs, TheEnvironmentSwitchTurnsThemOff) {
   const char* old = std::getenv("PSHARD_CUDA_GRAPHS");
