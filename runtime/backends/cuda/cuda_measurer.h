@@ -24,7 +24,8 @@ public:
   std::string backend_name() const override { return "cuda"; }
   Result<fb::GpuInfoT> describe() override;
   std::string matmul_op() const override { return "cuda:matvec<=8t/cublaslt-f32acc"; }
-  std::string attention_op() const override { return "cuda:flash-tile32"; }
+  // Decode (<= 8 tokens) splits the context into chunks of 256 merged after (attention.cu).
+  std::string attention_op() const override { return "cuda:flash-tile32+decode-split256"; }
   Result<double> time_matmul(TensorType type, int64_t n_tokens, int64_t rows,
                              int64_t cols) override;
   Result<double> time_attention(const AttentionShape& shape) override;
