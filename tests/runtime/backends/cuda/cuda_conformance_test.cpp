@@ -37,6 +37,36 @@ protected:
   std::unique_ptr<DeviceBuffers> buf_;
 };
 
+// A KV cache of ctx positions of random rows in `type` (seeds k_seed, k_seed + 1), on host
+// and device; paged through `pages` (16-position pages, which the caller keeps alive)
+// when it is not empty.
+struct TestKv {
+  std::vector<uint8_t> k, v;
+  KvView cpu, gpu;
+};
+
+TestKv make_kv(DeviceBuffers& buf, TensorType type, int64_t ctx, int64_t kv_dim, uint32_t k_seed,
+               const std::vector<int32_t>& pages) {
+  TestKv kv;
+  const size_t row = *tensor_bytes(type, kv_dim);
+  kv.k.resize(row * ctx);
+  kv.v.resize(row * ctx);
+  const auto kf = random_floats(ctx * kv_dim, k_seed), vf = random_floats(ctx * kv_dim, k_seed + 1);
+  for (int64_t p = 0; p < ctx; ++p) {
+    EXPECT_TRUE(quantize_row(type, kf.data() + p * kv_dim, kv.k.data() + p * row, kv_dim).ok());
+    EXPECT_TRUE(quantize_row(type, vf.data() + p * kv_dim, kv.v.data() + p * row, kv_dim).ok());
+  }
+  kv.cpu = KvView{kv.k.data(), kv.v.data(), ctx, kv_dim};
+  kv.gpu = KvView{buf.upload(kv.k), buf.upload(kv.v), ctx, kv_dim};
+  kv.cpu.k_type = kv.cpu.v_type = kv.gpu.k_type = kv.gpu.v_type = type;
+  if (!pages.empty()) {
+    kv.cpu = kv.cpu.with_pages(pages.data(), ctx);
+    kv.gpu = kv.gpu.with_pages(buf.upload(pages), ctx);
+    kv.cpu.page_tokens = kv.gpu.page_tokens = 16;
+  }
+  return kv;
+}
+
 // A rows x cols weight matrix of `type` from random floats, on host and device.
 struct Weights {
   std::vector<uint8_t> host;
@@ -187,24 +217,14 @@ TEST_F(CudaConformance, KvAppendThenAttentionAcrossTiles) {
         const AttentionDims dims{6, 2, hd};
         const int64_t kv_dim = dims.n_head_kv * hd, ctx = 80, pos0 = 65, n = 5;
         const size_t row = *tensor_bytes(type, kv_dim);
-        std::vector<uint8_t> kh(row * ctx), vh(row * ctx);
-        const auto kf = random_floats(ctx * kv_dim, 9), vf = random_floats(ctx * kv_dim, 10);
-        for (int64_t p = 0; p < ctx; ++p) {
-          ASSERT_TRUE(quantize_row(type, kf.data() + p * kv_dim, kh.data() + p * row, kv_dim).ok());
-          ASSERT_TRUE(quantize_row(type, vf.data() + p * kv_dim, vh.data() + p * row, kv_dim).ok());
-        }
+        const std::vector<int32_t> pages =
+            paged ? std::vector<int32_t>{4, 0, 3, 1, 2} : std::vector<int32_t>{}; // 5 of 16
+        TestKv kv = make_kv(*buf_, type, ctx, kv_dim, 9, pages);
+        const std::vector<uint8_t>& kh = kv.k;
+        const KvView &ckv = kv.cpu, &gkv = kv.gpu;
+        uint8_t* gk = gkv.k;
         const auto k_new = random_floats(n * kv_dim, 11), v_new = random_floats(n * kv_dim, 12);
         const auto q = random_floats(n * dims.n_head * hd, 13, -3.0f, 3.0f);
-        const std::vector<int32_t> pages = {4, 0, 3, 1, 2}; // 5 pages of 16 positions
-        uint8_t* gk = buf_->upload(kh);
-        uint8_t* gv = buf_->upload(vh);
-        KvView ckv{kh.data(), vh.data(), ctx, kv_dim}, gkv{gk, gv, ctx, kv_dim};
-        ckv.k_type = ckv.v_type = gkv.k_type = gkv.v_type = type;
-        if (paged) {
-          ckv = ckv.with_pages(pages.data(), ctx);
-          gkv = gkv.with_pages(buf_->upload(pages), ctx);
-          ckv.page_tokens = gkv.page_tokens = 16;
-        }
         std::vector<float> want(q.size());
         cpu_.kv_append(ckv, k_new.data(), v_new.data(), pos0, n);
         cpu_.attention(q.data(), ckv, dims, pos0, n, want.data());
@@ -248,31 +268,15 @@ TEST_F(CudaConformance, DecodeAttentionSplitsLongCachesIntoChunks) {
           } else {
             ASSERT_EQ(split.chunk, 0) << "more tokens than decode: whole";
           }
-          const size_t row = *tensor_bytes(type, kv_dim);
-          std::vector<uint8_t> kh(row * ctx), vh(row * ctx);
-          const auto kf = random_floats(ctx * kv_dim, 21), vf = random_floats(ctx * kv_dim, 22);
-          for (int64_t p = 0; p < ctx; ++p) {
-            ASSERT_TRUE(
-                quantize_row(type, kf.data() + p * kv_dim, kh.data() + p * row, kv_dim).ok());
-            ASSERT_TRUE(
-                quantize_row(type, vf.data() + p * kv_dim, vh.data() + p * row, kv_dim).ok());
-          }
-          const auto q = random_floats(n * dims.n_head * dims.head_dim, 23, -3.0f, 3.0f);
-          std::vector<int32_t> pages(ctx / 16);
+          std::vector<int32_t> pages(paged ? ctx / 16 : 0);
           for (size_t i = 0; i < pages.size(); ++i)
             pages[i] = static_cast<int32_t>((i * 37) % pages.size()); // 37 is prime to 188
-          KvView ckv{kh.data(), vh.data(), ctx, kv_dim},
-              gkv{buf_->upload(kh), buf_->upload(vh), ctx, kv_dim};
-          ckv.k_type = ckv.v_type = gkv.k_type = gkv.v_type = type;
-          if (paged) {
-            ckv = ckv.with_pages(pages.data(), ctx);
-            gkv = gkv.with_pages(buf_->upload(pages), ctx);
-            ckv.page_tokens = gkv.page_tokens = 16;
-          }
+          const TestKv kv = make_kv(*buf_, type, ctx, kv_dim, 21, pages);
+          const auto q = random_floats(n * dims.n_head * dims.head_dim, 23, -3.0f, 3.0f);
           std::vector<float> want(q.size());
-          cpu_.attention(q.data(), ckv, dims, pos0, n, want.data());
+          cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
           float* gout = buf_->zeros(q.size());
-          gpu().attention(buf_->upload(q), gkv, dims, pos0, n, gout);
+          gpu().attention(buf_->upload(q), kv.gpu, dims, pos0, n, gout);
           sync();
           EXPECT_LE(relative_error(buf_->download(gout, want.size()), want),
                     type == TensorType::kQ8_0 ? 1e-3 : 1e-4);
