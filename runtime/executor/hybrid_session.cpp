@@ -160,11 +160,8 @@ Result<PlanRuntime*> HybridSession::plan_runtime(PlanIndex at) {
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     const PlanInputs in{model_,   tensors_,         host_weights_, kv_,
-                        *device_, device_->arena(), kv_.n_ctx()};
+                        *device_, device_->arena(), kv_.n_ctx(), mapped_host_};
     PSHARD_ASSIGN_OR_RETURN(PlanRuntime r, build_plan_runtime(schedule_->plan(at), in));
-    for (void* host : r.mapped_host)
-      if (std::find(mapped_host_.begin(), mapped_host_.end(), host) == mapped_host_.end())
-        mapped_host_.push_back(host);
     it = plans_.emplace(key, std::move(r)).first;
   }
   return &it->second;

@@ -2,6 +2,8 @@
 
 #include "runtime/executor/expert_dispatch.h"
 
+#include <algorithm>
+
 namespace pshard {
 namespace {
 
@@ -12,6 +14,11 @@ std::vector<uint8_t*> bases_at(uint8_t* arena, const std::vector<uint64_t>& offs
   for (uint64_t o : offsets)
     out.push_back(o == kNoOffset ? nullptr : arena + o);
   return out;
+}
+
+void note_mapped(std::vector<void*>& mapped, void* host) {
+  if (std::find(mapped.begin(), mapped.end(), host) == mapped.end())
+    mapped.push_back(host);
 }
 
 } // namespace
@@ -128,10 +135,11 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       KvView mapped = host;
       PSHARD_ASSIGN_OR_RETURN(mapped.k,
                               in.device.map_host_memory(host.k, in.host_kv.k_bytes(in.n_ctx)));
+      note_mapped(in.mapped_host, host.k);
       PSHARD_ASSIGN_OR_RETURN(mapped.v,
                               in.device.map_host_memory(host.v, in.host_kv.v_bytes(in.n_ctx)));
+      note_mapped(in.mapped_host, host.v);
       r.device_kv[i] = mapped;
-      r.mapped_host.insert(r.mapped_host.end(), {host.k, host.v});
     }
   }
   if (r.layout.activations_offset != kNoOffset) {

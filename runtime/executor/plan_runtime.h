@@ -30,10 +30,6 @@ struct PlanRuntime {
   // copied ahead (packing, device_weights), without waiting for the router — as priced.
   std::vector<bool> copy_ahead;
   std::vector<KvView> device_kv;               // attention on the device
-  // Host memory this plan mapped for the device (streamed attention's KV cache). Plans
-  // of a session map the same cache (the device gives the same address again), so the
-  // session, not the plan, unmaps it: when the session ends.
-  std::vector<void*> mapped_host;
   ActivationPtrs device_act;
   int64_t device_logit_rows = 0; // rows of logits device_act holds
   int slot_count = 0;
@@ -49,6 +45,11 @@ struct PlanInputs {
   Device& device;
   uint8_t* arena;
   int64_t n_ctx; // rows of host_kv (a batch: its page pool)
+  // Where the builder records host memory it maps for the device (streamed attention's
+  // KV cache), each range once, as soon as it is mapped (a build that fails later still
+  // leaves it there). Plans of a session map the same cache — the device gives the same
+  // address again — so the session, not a plan, unmaps them: when it ends.
+  std::vector<void*>& mapped_host;
 };
 
 Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInputs& in);
