@@ -5,7 +5,7 @@
 # have timeouts of their own), downloading nothing:
 #   1. finds or builds the binaries (CUDA for this GPU's architecture only),
 #   2. runs the GPU tests (device contract, conformance against the CPU, plan invariance;
-#      the MoE dispatch's conformance again as its own row),
+#      the MoE dispatch's conformance as its own row),
 #   3. profiles the GPU and CPU (pshard-profile --backend cuda) and prints the
 #      grouped-expert cells it measured,
 #   4. generates an 8B-shaped model (Llama-3-8B geometry) in F16 and Q8_0, and a

@@ -11,7 +11,6 @@
 #include <atomic>
 #include <functional>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 namespace pshard {

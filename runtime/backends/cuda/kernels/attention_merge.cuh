@@ -9,17 +9,12 @@
 //
 //   out[d] = sum_c acc_c[d] exp(m_c - M) / sum_c l_c exp(m_c - M)
 //
-// __host__ __device__, so the arithmetic is checked on the host (no GPU needed).
+// __host__ __device__ (like block_formats.cuh, compiled by nvcc only), so the arithmetic
+// is checked on the host too (no GPU needed).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define PSHARD_ATTN_HD __host__ __device__
-#else
-#define PSHARD_ATTN_HD
-#endif
 
 namespace pshard::cuda::kernels {
 
@@ -29,8 +24,8 @@ struct MergeScale {
   float inv_sum;
 };
 
-PSHARD_ATTN_HD inline MergeScale attention_merge_scale(const float* parts, int64_t n_chunks,
-                                                       int64_t hd) {
+__host__ __device__ inline MergeScale attention_merge_scale(const float* parts, int64_t n_chunks,
+                                                            int64_t hd) {
   float m = -INFINITY;
   for (int64_t c = 0; c < n_chunks; ++c)
     m = fmaxf(m, parts[c * (hd + 2) + hd]);
@@ -41,8 +36,8 @@ PSHARD_ATTN_HD inline MergeScale attention_merge_scale(const float* parts, int64
 }
 
 // Output value d (0 <= d < hd).
-PSHARD_ATTN_HD inline float attention_merge_value(const float* parts, int64_t n_chunks, int64_t hd,
-                                                  MergeScale s, int64_t d) {
+__host__ __device__ inline float attention_merge_value(const float* parts, int64_t n_chunks,
+                                                       int64_t hd, MergeScale s, int64_t d) {
   float sum = 0.0f;
   for (int64_t c = 0; c < n_chunks; ++c)
     sum += parts[c * (hd + 2) + d] * expf(parts[c * (hd + 2) + hd] - s.max);

@@ -160,7 +160,7 @@ cudaError_t rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, cons
     return cudaErrorInvalidValue; // CudaOps::rope refuses it first, with the reason
   const int64_t n = n_tokens * n_heads * pairs;
   if (n <= 0)
-    return cudaSuccess;
+    return cudaGetLastError();
   rope_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, n_tokens, n_heads, pos0, p,
                                                            yarn_corr_dims(p), powers_for(p));
   return cudaGetLastError();
