@@ -215,9 +215,11 @@ Status GgufParser::parse_array(int depth, Value& out) {
 
   Array& array = out.v.emplace<Array>();
   array.element_type = element_type;
-  // The count is bounded by the buffered bytes; a Value is larger than most
-  // elements, so reserve in moderation rather than trusting it fully.
-  array.items.reserve(std::min<uint64_t>(count, uint64_t{1} << 16));
+  // The count is bounded by the buffered bytes, but a Value is larger than most
+  // elements, so a truncated array must not reserve without limit: up to 2^20 items
+  // (40 MiB), which holds every real vocabulary (the largest are ~262K tokens) in one
+  // allocation. Growing by reallocation instead moved each Value (a variant) about twice.
+  array.items.reserve(std::min<uint64_t>(count, uint64_t{1} << 20));
   for (uint64_t i = 0; i < count; ++i) {
     Value& item = array.items.emplace_back();
     PSHARD_RETURN_IF_ERROR(parse_value(element_type, depth, item));

@@ -23,7 +23,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 namespace pshard {
 
@@ -58,16 +58,37 @@ public:
   // A symbol's text.
   std::string_view text(int32_t symbol) const;
 
-  size_t size() const { return merges_.size(); }
+  size_t size() const { return n_merges_; }
 
 private:
+  // Both indexes are open-addressed arrays rather than std::unordered_map: a 150K-token
+  // vocabulary makes ~300K symbols and 150K merges, and a node a key (an allocation to
+  // build, a pointer chase more to look up) was most of loading it.
+  struct SymbolSlot {
+    uint32_t hash = 0;          // the text's hash_tag
+    int32_t symbol = kNoSymbol; // kNoSymbol: empty
+  };
+  struct MergeSlot {
+    uint64_t pair = 0;          // left << 32 | right
+    Merge merge{-1, kNoSymbol}; // rank -1: empty
+  };
+
   int32_t intern(std::string_view text); // the symbol of `text`, made if new
+  // The slot holding `text` or, when absent, the empty slot where it belongs.
+  SymbolSlot& symbol_slot(std::string_view text, uint64_t hash);
+  const SymbolSlot& symbol_slot(std::string_view text, uint64_t hash) const;
+  void add_symbol(std::string_view text, int32_t symbol); // a repeated text takes `symbol`
+  void grow_symbols();
+  MergeSlot& merge_slot(uint64_t pair);
+  const MergeSlot& merge_slot(uint64_t pair) const;
 
   const Vocabulary* vocab_ = nullptr;
   int32_t n_tokens_ = 0;
-  std::unordered_map<std::string_view, int32_t> symbols_; // views into vocab or extra_texts_
-  std::deque<std::string> extra_texts_;                   // symbols past the vocabulary
-  std::unordered_map<uint64_t, Merge> merges_;            // (left << 32 | right) -> merge
+  std::vector<SymbolSlot> symbol_slots_; // a power of two, at most half full
+  size_t n_symbols_ = 0;
+  std::deque<std::string> extra_texts_; // symbols past the vocabulary
+  std::vector<MergeSlot> merge_slots_;  // a power of two, at most half full
+  size_t n_merges_ = 0;
   std::array<int32_t, 256> byte_symbols_{};
 };
 
