@@ -9,6 +9,7 @@ vocabulary a test), every one or every STRIDE-th; without, everything else.
 Prints 'N passed, N failed' and exits non-zero on any failure (77 when the shared
 vocabularies are absent, which ctest reports as skipped).
 """
+import argparse
 import json
 import os
 import sys
@@ -24,10 +25,14 @@ check = checks.check
 def run(*args, stdin=None):  # bytes in and out: the tests compare raw UTF-8
     return cli_util.run(*args, stdin=stdin, text=False)
 
-build, shared = sys.argv[1], sys.argv[2]
-vectors_mode = len(sys.argv) in (5, 6) and sys.argv[3] == "--vectors"
-only_vectors_of = sys.argv[4] if vectors_mode else None
-vector_stride = int(sys.argv[5]) if vectors_mode and len(sys.argv) == 6 else 1
+parser = argparse.ArgumentParser()
+parser.add_argument("build")
+parser.add_argument("shared")
+parser.add_argument("--vectors", nargs="+", metavar=("NAME", "STRIDE"))
+args = parser.parse_args()
+build, shared = args.build, args.shared
+only_vectors_of = args.vectors[0] if args.vectors else None
+vector_stride = int(args.vectors[1]) if args.vectors and len(args.vectors) > 1 else 1
 tok_bin = os.path.join(build, "tools/pshard-tokenize/pshard-tokenize")
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
 mk_bin = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
@@ -57,7 +62,8 @@ def reference_ids(tmp, name):
           f"{len(inputs)} inputs, {len(outputs)} outputs")
     if vector_stride > 1:
         print(f"{name}: every {vector_stride}th of {len(inputs)} vectors (a sanitizer build)")
-    for i in range(0, len(inputs), vector_stride):  # every pair: the issue's test
+    # Every pair (every STRIDE-th under the sanitizers): the issue's test of pshard-tokenize.
+    for i in range(0, len(inputs), vector_stride):
         path = os.path.join(tmp, "input.txt")
         with open(path, "wb") as f:
             f.write(inputs[i])
