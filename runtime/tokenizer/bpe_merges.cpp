@@ -61,9 +61,10 @@ Status BpeMerges::build(const Vocabulary& vocab) {
     const int32_t r = intern(right);
     const int32_t result = intern(joined);
     // A pair listed twice keeps its first (highest-priority) rank.
-    MergeSlot& slot = merge_slot(pair_key(l, r));
+    const uint64_t pair = pair_key(l, r);
+    MergeSlot& slot = merge_slot(pair);
     if (slot.merge.rank < 0) {
-      slot.pair = pair_key(l, r);
+      slot.pair = pair;
       slot.merge = Merge{static_cast<int32_t>(rank), result};
       ++n_merges_;
     }
