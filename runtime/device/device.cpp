@@ -28,6 +28,19 @@ Result<uint8_t*> Device::map_host_memory(void*, uint64_t) {
 
 void Device::set_workspace(uint8_t*, uint64_t) {}
 
+void Device::run_expert_groups(const MoeDispatch& moe, std::span<const ExpertRowGroup> groups,
+                               const float* host_in, float* host_out) {
+  const int64_t d = moe.n_embd;
+  int64_t row = 0;
+  for (const ExpertRowGroup& g : groups) {
+    const uint64_t bytes = static_cast<uint64_t>(g.rows * d) * sizeof(float);
+    copy_to_device(Queue::kCompute, moe.expert_in, host_in + row * d, bytes);
+    moe_expert_ffn(compute(), moe, g.expert, g.rows);
+    copy_to_host(Queue::kCompute, host_out + row * d, moe.expert_out, bytes);
+    row += g.rows;
+  }
+}
+
 bool Device::begin_graph(uint64_t, int64_t) { return false; }
 
 bool Device::end_graph(bool) { return false; }

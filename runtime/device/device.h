@@ -44,10 +44,12 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/device/expert_groups.h"
 #include "runtime/device/ops.h"
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace pshard {
@@ -139,6 +141,18 @@ public:
   // figure its profile reports as kernel_workspace_bytes). A session refuses a schedule
   // with a GPU plan whose workspace is smaller. Default 0 (emu needs none).
   virtual uint64_t kernel_workspace_bytes() const { return 0; }
+  // The device's share of a split MoE pass (an expert-level plan: runtime/executor/
+  // expert_dispatch.h), enqueued on Queue::kCompute: group g runs expert groups[g].expert
+  // (ascending) over the next groups[g].rows rows of host_in (moe.n_embd floats each,
+  // host memory) and writes their unweighted outputs to the same rows of host_out. Both
+  // stay alive and host_in unchanged until the compute queue has passed this point.
+  // moe's expert addresses are device addresses; its expert_in/out, gate and up buffers
+  // are device scratch for the rows of one group (at most a pass's tokens).
+  // Default: per group, copy its rows into moe.expert_in, run moe_expert_ffn, copy
+  // moe.expert_out back — the CPU's arithmetic expert by expert (cpu, emu). A device may
+  // run every group at once (CUDA: one upload, grouped launches, one download).
+  virtual void run_expert_groups(const MoeDispatch& moe, std::span<const ExpertRowGroup> groups,
+                                 const float* host_in, float* host_out);
 
   // --- Pass graphs (OPTIONAL) ---------------------------------------------------------
   // A pass whose device work stays on the compute queue from the embedding to the head

@@ -84,27 +84,32 @@ Status run_split_moe(SplitMoe& job, ForwardPass& host_pass) {
   const size_t n_expert = job.routes.size();
   const MoeDispatch on_device = dispatch_of(hp, job.device_weights, job.device_act);
   const MoeDispatch on_host = dispatch_of(hp, job.host_weights, job.host_act);
-  Ops& dev = job.device.compute();
   if (job.copied)
     job.device.wait(Queue::kCompute, *job.copied);
-  // Every routed expert's rows out, in host memory until the sum; the device's inputs
-  // stay alive until its queue has read them.
-  std::vector<std::vector<float>> rows(n_expert), out(n_expert);
-  for (size_t e = 0; e < n_expert; ++e) {
-    const std::vector<MoeRoute>& r = job.routes[e];
-    if (r.empty() || !job.on_device[e])
-      continue;
-    const auto m = static_cast<int64_t>(r.size());
-    const uint64_t bytes = static_cast<uint64_t>(m * d) * sizeof(float);
-    rows[e].resize(static_cast<size_t>(m * d));
-    out[e].resize(static_cast<size_t>(m * d));
-    moe_gather(r, job.host_act.normed, d, rows[e].data());
-    job.device.copy_to_device(Queue::kCompute, job.device_act.expert_in, rows[e].data(), bytes);
-    moe_expert_ffn(dev, on_device, static_cast<int64_t>(e), m);
-    job.device.copy_to_host(Queue::kCompute, out[e].data(), job.device_act.expert_out, bytes);
+  // The device's experts in one call: their rows gathered in ascending expert order, in
+  // host memory until the sum (the device reads them until its queue passes `done`).
+  std::vector<ExpertRowGroup> groups;
+  std::vector<const float*> y(n_expert, nullptr); // each routed expert's output rows
+  int64_t device_rows = 0;
+  for (size_t e = 0; e < n_expert; ++e)
+    if (!job.routes[e].empty() && job.on_device[e]) {
+      groups.push_back({static_cast<int32_t>(e), static_cast<int64_t>(job.routes[e].size())});
+      device_rows += groups.back().rows;
+    }
+  std::vector<float> rows(static_cast<size_t>(device_rows * d));
+  std::vector<float> device_out(rows.size());
+  int64_t row = 0;
+  for (const ExpertRowGroup& g : groups) {
+    const std::vector<MoeRoute>& r = job.routes[static_cast<size_t>(g.expert)];
+    moe_gather(r, job.host_act.normed, d, rows.data() + row * d);
+    y[static_cast<size_t>(g.expert)] = device_out.data() + row * d;
+    row += g.rows;
   }
+  if (!groups.empty())
+    job.device.run_expert_groups(on_device, groups, rows.data(), device_out.data());
   job.device.record(*job.done, Queue::kCompute);
   // The host's experts while the device runs its own.
+  std::vector<std::vector<float>> host_out(n_expert);
   for (size_t e = 0; e < n_expert; ++e) {
     const std::vector<MoeRoute>& r = job.routes[e];
     if (r.empty() || job.on_device[e])
@@ -112,13 +117,14 @@ Status run_split_moe(SplitMoe& job, ForwardPass& host_pass) {
     const auto m = static_cast<int64_t>(r.size());
     moe_gather(r, job.host_act.normed, d, job.host_act.expert_in);
     moe_expert_ffn(job.cpu, on_host, static_cast<int64_t>(e), m);
-    out[e].assign(job.host_act.expert_out, job.host_act.expert_out + m * d);
+    host_out[e].assign(job.host_act.expert_out, job.host_act.expert_out + m * d);
+    y[e] = host_out[e].data();
   }
   PSHARD_RETURN_IF_ERROR(job.device.synchronize(*job.done));
   std::fill_n(job.host_act.moe_out, n * d, 0.0f);
   for (size_t e = 0; e < n_expert; ++e)
     if (!job.routes[e].empty())
-      moe_accumulate(job.routes[e], out[e].data(), d, job.host_act.moe_out);
+      moe_accumulate(job.routes[e], y[e], d, job.host_act.moe_out);
   moe_finish(host_pass, job.host_weights);
   return Status::ok_status();
 }

@@ -52,9 +52,10 @@ struct SplitMoe {
   DeviceEvent* copied = nullptr;
   DeviceEvent* done = nullptr; // recorded on the compute queue after the device's experts
 };
-// Runs the device's experts (enqueued first) and the host's at once, then sums every
-// expert's output in ascending order into host_act.moe_out and finishes the block on
-// the host (shared expert, residual): host_act.hidden is the block's output.
+// Runs the device's experts (enqueued first, all in one Device::run_expert_groups) and
+// the host's at once, then sums every expert's output in ascending order into
+// host_act.moe_out and finishes the block on the host (shared expert, residual):
+// host_act.hidden is the block's output.
 Status run_split_moe(SplitMoe& job, ForwardPass& host_pass);
 
 } // namespace pshard

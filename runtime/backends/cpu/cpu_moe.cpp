@@ -37,13 +37,6 @@ void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float
     std::copy_n(x + r[i].token * d, d, rows + static_cast<int64_t>(i) * d);
 }
 
-void moe_expert_ffn(Ops& ops, const MoeDispatch& moe, int64_t e, int64_t m) {
-  ops.matmul(moe.gate.expert(e), moe.expert_in, m, moe.gate_buf);
-  ops.matmul(moe.up.expert(e), moe.expert_in, m, moe.up_buf);
-  ops.silu_mul(moe.gate_buf, moe.up_buf, moe.gate_buf, m * moe.n_ff);
-  ops.matmul(moe.down.expert(e), moe.gate_buf, m, moe.expert_out);
-}
-
 void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, float* out) {
   for (size_t i = 0; i < r.size(); ++i) {
     float* o = out + r[i].token * d;

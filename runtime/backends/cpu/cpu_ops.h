@@ -8,6 +8,7 @@
 #pragma once
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/device/expert_groups.h"
 #include "runtime/device/ops.h"
 
 #include <vector>
@@ -57,9 +58,6 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
 
 // The rows of x expert e's routes name, gathered into `rows` (r.size() x d).
 void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float* rows);
-// Expert e's SiLU-gated FFN on `m` gathered rows already in moe.expert_in, into
-// moe.expert_out (m x n_embd), on whichever Ops holds the expert's weights.
-void moe_expert_ffn(Ops& ops, const MoeDispatch& moe, int64_t e, int64_t m);
 // out[token] += weight · y[i] over expert e's routes: the one summation every plan
 // shares, so experts that ran anywhere add up alike when taken in ascending order.
 void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, float* out);

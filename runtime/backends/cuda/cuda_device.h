@@ -63,6 +63,9 @@ public:
   // too small or misaligned is a sticky error, and kernels needing it then fail cleanly.
   void set_workspace(uint8_t* device_ptr, uint64_t bytes) override;
   uint64_t kernel_workspace_bytes() const override { return cuda::CudaWorkspace::kBytes; }
+  // Every group in one upload, two grouped launches and one download (cuda_split_moe.cpp).
+  void run_expert_groups(const MoeDispatch& moe, std::span<const ExpertRowGroup> groups,
+                         const float* host_in, float* host_out) override;
   // Captures the compute stream (cuda_graphs.h) for passes of at most
   // kernels::kMatvecMaxTokens tokens (no cuBLASLt) once a workspace is set.
   bool begin_graph(uint64_t key, int64_t n_tokens) override;

@@ -23,6 +23,11 @@ constexpr size_t kMoeScratchBytes = CudaWorkspace::kScratchBytes;
 constexpr int64_t kMoeMaxRoutes =
     std::min<int64_t>(CudaWorkspace::kRoutes, kernels::kMaxGroupedRoutes);
 
+bool fused_gate_up(const MoeDispatch& moe) {
+  return moe.gate.first.type == moe.up.first.type &&
+         moe.gate.first.row_bytes == moe.up.first.row_bytes;
+}
+
 kernels::ExpertAddress strided(const ExpertMatrices& m) {
   return {nullptr, m.first.data, m.stride()};
 }
@@ -62,6 +67,59 @@ Status CudaOps::expert_addresses(const MoeDispatch& moe, uint64_t capture,
   return Status::ok_status();
 }
 
+// Route r (expert ws_.route_experts[r], input row x[r / k]) through its expert: gate and
+// up fused with SiLU·mul (one launch; two and a SiLU·mul when their types differ), then
+// down (one launch) into out.eo.
+Status CudaOps::expert_products(const MoeDispatch& moe, const kernels::ExpertAddress (&addr)[3],
+                                int64_t k, const float* x, int64_t n_routes,
+                                const ExpertScratch& out) {
+  const int64_t d = moe.n_embd, ff = moe.n_ff;
+  const MatrixView& g = moe.gate.first;
+  const MatrixView& u = moe.up.first;
+  const MatrixView& dn = moe.down.first;
+  const int32_t* experts = ws_.route_experts;
+  if (fused_gate_up(moe)) {
+    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_gate_up(
+        g.type, addr[0], addr[1], experts, k, g.row_bytes, ff, d, x, n_routes, out.act, stream_));
+  } else { // gate and up of different types: each alone, then SiLU·mul
+    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
+        g.type, addr[0], experts, k, g.row_bytes, ff, d, x, n_routes, out.act, stream_));
+    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
+        u.type, addr[1], experts, k, u.row_bytes, ff, d, x, n_routes, out.up, stream_));
+    PSHARD_CUDA_RETURN_IF_ERROR(
+        kernels::silu_mul(out.act, out.up, out.act, n_routes * ff, stream_));
+  }
+  PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
+      dn.type, addr[2], experts, 1, dn.row_bytes, d, ff, out.act, n_routes, out.eo, stream_));
+  return Status::ok_status();
+}
+
+Result<MoeChunks> CudaOps::expert_row_chunks(const MoeDispatch& moe) const {
+  return plan_moe_chunks({1, moe.n_embd, moe.n_ff, fused_gate_up(moe), /*input_rows=*/true},
+                         kMoeScratchBytes, kMoeMaxRoutes);
+}
+
+Status CudaOps::moe_rows(const MoeDispatch& moe, std::span<const int32_t> experts,
+                         const MoeChunks& c) {
+  if (!need_workspace("a split MoE pass"))
+    return Status::ok_status(); // need_workspace kept the error
+  const auto n = static_cast<int64_t>(experts.size());
+  if (3 * moe.gate.n_expert > CudaWorkspace::kExpertPtrs || n > c.tokens)
+    return internal_error("CUDA split MoE pass: " + std::to_string(n) + " rows of " +
+                          std::to_string(moe.gate.n_expert) + " experts, a chunk holds " +
+                          std::to_string(c.tokens));
+  if (!staging_)
+    return staging_status_;
+  kernels::ExpertAddress addr[3];
+  PSHARD_RETURN_IF_ERROR(expert_addresses(moe, /*capture=*/0, addr));
+  unit_weights_.assign(experts.size(), 1.0f); // the upload carries weights; the host sums
+  PSHARD_RETURN_IF_ERROR(staging_->upload_routes(experts.data(), unit_weights_.data(), n,
+                                                 ws_.route_experts, ws_.route_weights, stream_));
+  float* scratch = reinterpret_cast<float*>(ws_.act);
+  return expert_products(moe, addr, /*k=*/1, scratch + c.in_offset, n,
+                         {scratch + c.act_offset, scratch + c.up_offset, scratch + c.out_offset});
+}
+
 void CudaOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
                            int64_t n_tokens, float* out) {
   if (n_tokens <= 0 || !need_workspace("moe_dispatch"))
@@ -92,17 +150,12 @@ Status CudaOps::moe_grouped(const float* x, float* router_logits, const MoeDispa
                        "a CUDA graph (its routes change every pass); run it uncaptured");
   kernels::ExpertAddress addr[3];
   PSHARD_RETURN_IF_ERROR(expert_addresses(moe, capture, addr));
-  const MatrixView& g = moe.gate.first;
-  const MatrixView& u = moe.up.first;
-  const MatrixView& dn = moe.down.first;
-  const bool fused = g.type == u.type && g.row_bytes == u.row_bytes;
-  PSHARD_ASSIGN_OR_RETURN(MoeChunks c,
-                          plan_moe_chunks({k, d, ff, fused}, kMoeScratchBytes, kMoeMaxRoutes));
+  PSHARD_ASSIGN_OR_RETURN(MoeChunks c, plan_moe_chunks({k, d, ff, fused_gate_up(moe)},
+                                                       kMoeScratchBytes, kMoeMaxRoutes));
   auto* scratch = reinterpret_cast<float*>(ws_.act);
   float* act = scratch + c.act_offset;
   float* up = scratch + c.up_offset;
   float* eo = scratch + c.out_offset;
-  const int32_t* experts = ws_.route_experts;
   for (int64_t t0 = 0; t0 < n_tokens; t0 += c.tokens) {
     const int64_t nc = std::min(c.tokens, n_tokens - t0), nr = nc * k;
     const float* xc = x + t0 * d;
@@ -114,18 +167,7 @@ Status CudaOps::moe_grouped(const float* x, float* router_logits, const MoeDispa
       PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k,
                                                      moe.normalize_weights, ws_.route_experts,
                                                      ws_.route_weights, stream_));
-    if (fused) {
-      PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_gate_up(g.type, addr[0], addr[1], experts, k,
-                                                       g.row_bytes, ff, d, xc, nr, act, stream_));
-    } else { // gate and up of different types: each alone, then SiLU·mul
-      PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
-          g.type, addr[0], experts, k, g.row_bytes, ff, d, xc, nr, act, stream_));
-      PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
-          u.type, addr[1], experts, k, u.row_bytes, ff, d, xc, nr, up, stream_));
-      PSHARD_CUDA_RETURN_IF_ERROR(kernels::silu_mul(act, up, act, nr * ff, stream_));
-    }
-    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
-        dn.type, addr[2], experts, 1, dn.row_bytes, d, ff, act, nr, eo, stream_));
+    PSHARD_RETURN_IF_ERROR(expert_products(moe, addr, k, xc, nr, {act, up, eo}));
     PSHARD_CUDA_RETURN_IF_ERROR(
         kernels::moe_combine(eo, ws_.route_weights, k, nc, d, out + t0 * d, stream_));
   }

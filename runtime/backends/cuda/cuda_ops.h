@@ -10,8 +10,8 @@
 #pragma once
 
 #include "runtime/backends/cuda/cublaslt_matmul.h"
-#include "runtime/backends/cuda/cuda_status.h"
 #include "runtime/backends/cuda/cuda_moe_staging.h"
+#include "runtime/backends/cuda/cuda_status.h"
 #include "runtime/backends/cuda/cuda_workspace.h"
 #include "runtime/backends/cuda/kernels/kernels.h"
 #include "runtime/backends/cuda/moe_grouped_plan.h"
@@ -19,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace pshard::cuda {
@@ -62,6 +63,15 @@ public:
   void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n_tokens,
                     float* out) override;
 
+  // A split MoE pass's device experts (CudaDevice::run_expert_groups), one chunk of rows
+  // at a time: expert_row_chunks says how many rows a chunk holds and where its input
+  // rows (in_offset) and outputs (out_offset) lie in moe_scratch(); moe_rows runs row r
+  // through expert experts[r] (host memory) from the chunk's inputs to its outputs —
+  // one launch for gate and up, one for down, whatever the experts.
+  Result<MoeChunks> expert_row_chunks(const MoeDispatch& moe) const;
+  Status moe_rows(const MoeDispatch& moe, std::span<const int32_t> experts, const MoeChunks& c);
+  float* moe_scratch() const { return reinterpret_cast<float*>(ws_.act); }
+
 private:
   void note(cudaError_t e, const char* what, int line);
   bool need_workspace(const char* op);
@@ -71,6 +81,13 @@ private:
                      int64_t n_tokens, float* out);
   Status expert_addresses(const MoeDispatch& moe, uint64_t capture,
                           kernels::ExpertAddress (&a)[3]);
+  struct ExpertScratch {
+    float* act; // n_routes x n_ff: SiLU(gate) * up (gate alone when unfused)
+    float* up;  // unfused only: up
+    float* eo;  // n_routes x n_embd: each route's expert output
+  };
+  Status expert_products(const MoeDispatch& moe, const kernels::ExpertAddress (&addr)[3], int64_t k,
+                         const float* x, int64_t n_routes, const ExpertScratch& out);
 
   cudaStream_t stream_;
   StickyError& sticky_;
@@ -82,6 +99,7 @@ private:
   Status staging_status_;
   ExpertTableCache tables_{CudaWorkspace::kExpertPtrs};
   std::vector<const uint8_t*> table_; // the current block's table, reused between calls
+  std::vector<float> unit_weights_;   // moe_rows' route weights (unused: the host sums)
 };
 
 } // namespace pshard::cuda

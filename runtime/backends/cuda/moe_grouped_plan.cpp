@@ -15,7 +15,7 @@ size_t chunk_floats(const MoeShape& s, int64_t tokens) {
   const size_t routes = static_cast<size_t>(tokens * s.k);
   const size_t act = aligned(routes * static_cast<size_t>(s.n_ff));
   const size_t out = aligned(routes * static_cast<size_t>(s.n_embd));
-  return act * (s.fused ? 1 : 2) + out;
+  return act * (s.fused ? 1 : 2) + out * (s.input_rows ? 2 : 1);
 }
 
 } // namespace
@@ -26,8 +26,8 @@ Result<MoeChunks> plan_moe_chunks(const MoeShape& s, size_t scratch_bytes, int64
                             std::to_string(s.n_embd) + ", n_ff " + std::to_string(s.n_ff) +
                             " (each must be positive)");
   const size_t floats = scratch_bytes / sizeof(float);
-  const size_t per_route =
-      static_cast<size_t>(s.n_ff) * (s.fused ? 1 : 2) + static_cast<size_t>(s.n_embd);
+  const size_t per_route = static_cast<size_t>(s.n_ff) * (s.fused ? 1 : 2) +
+                           static_cast<size_t>(s.n_embd) * (s.input_rows ? 2 : 1);
   // An estimate from the unaligned size, then down until the aligned layout fits.
   int64_t tokens =
       std::min<int64_t>(static_cast<int64_t>(floats / per_route) / s.k, max_routes / s.k);
@@ -45,6 +45,8 @@ Result<MoeChunks> plan_moe_chunks(const MoeShape& s, size_t scratch_bytes, int64
   c.act_offset = 0;
   c.up_offset = s.fused ? 0 : aligned(routes * static_cast<size_t>(s.n_ff));
   c.out_offset = aligned(routes * static_cast<size_t>(s.n_ff)) * (s.fused ? 1 : 2);
+  if (s.input_rows)
+    c.in_offset = c.out_offset + aligned(routes * static_cast<size_t>(s.n_embd));
   c.floats = chunk_floats(s, tokens);
   return c;
 }

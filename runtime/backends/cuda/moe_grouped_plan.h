@@ -4,7 +4,8 @@
 //   - plan_moe_chunks: how many tokens one round of the three grouped launches covers.
 //     Every route (token x slot) needs its SiLU-gated activations (n_ff floats; twice
 //     that when gate and up differ in type and run unfused) and its expert's output
-//     (n_embd floats) in the kernel workspace's scratch, and the kernels take at most
+//     (n_embd floats) in the kernel workspace's scratch — and, for a split pass's rows
+//     uploaded from the host, its input row too — and the kernels take at most
 //     kernels::kMaxGroupedRoutes routes per launch.
 //   - ExpertTableCache: which slot of the workspace's expert pointer region holds a
 //     block's table of expert addresses, so an unchanged table is not uploaded again.
@@ -27,6 +28,9 @@ struct MoeShape {
   int64_t n_embd = 0; // d: the block's input and output width
   int64_t n_ff = 0;   // each expert's hidden width
   bool fused = true;  // gate and up in one kernel (same weight type)
+  // The chunk also holds its routes' input rows (n_embd floats each): a split pass's
+  // rows, uploaded from the host, one route per row (k = 1).
+  bool input_rows = false;
 };
 
 // Offsets are in floats from the scratch's start, each 64-float (256-byte) aligned.
@@ -35,6 +39,7 @@ struct MoeChunks {
   size_t act_offset = 0; // tokens * k * n_ff: SiLU(gate) * up (gate alone when unfused)
   size_t up_offset = 0;  // unfused only: up, tokens * k * n_ff
   size_t out_offset = 0; // tokens * k * n_embd: each route's expert output
+  size_t in_offset = 0;  // input_rows only: tokens * k * n_embd, each route's input row
   size_t floats = 0;     // the scratch the chunk uses
 };
 

@@ -10,7 +10,9 @@
 //   every plan that streams it — the device must give the same address, as CUDA's
 //   mapping now does (registering a range twice was an error there, which failed the
 //   first decode pass after a prompt) — and all of it is unmapped when the session ends,
-//   before the cache is freed.
+//   before the cache is freed;
+// - an expert-level MoE block hands the device all of a pass's device experts in one
+//   run_expert_groups call (CUDA runs them as grouped launches, not one expert at a time).
 #include "executor_test_util.h"
 #include "forwarding_device.h"
 #include "runtime/executor/host_routes.h"
@@ -216,6 +218,73 @@ TEST(DeviceHandoff, APlanWithoutTheKernelScratchIsRefusedAtCreation) {
 // The emulated GPU, keeping CUDA's bookkeeping of mapped host ranges: a range inside a
 // live mapping gets its address again (counted), a partial overlap is refused, and
 // unregister_host_memory ends the mapping that begins at its address.
+// The emulated GPU, recording each run_expert_groups call's groups.
+class GroupsDevice final : public ForwardingDevice {
+public:
+  using ForwardingDevice::ForwardingDevice;
+  std::vector<std::vector<ExpertRowGroup>> calls;
+
+  void run_expert_groups(const MoeDispatch& moe, std::span<const ExpertRowGroup> groups,
+                         const float* in, float* out) override {
+    calls.emplace_back(groups.begin(), groups.end());
+    ForwardingDevice::run_expert_groups(moe, groups, in, out);
+  }
+};
+
+TEST(DeviceHandoff, ASplitBlockHandsTheDeviceAllItsExpertsInOneCall) {
+  const std::string path = invariance_model_path("mk-moe6", "handoff-");
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  const int64_t n_expert = (*model)->hparams().n_expert;
+  auto reference_session = CpuSession::create(**model, {kCtx, 2, 256});
+  ASSERT_TRUE(reference_session.ok());
+  Trace reference;
+  ASSERT_OK(greedy_trace(**reference_session, kPrompt, 4, &reference));
+
+  auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 4, 16}, kCtx);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const Schedule& sched = compiled->schedule;
+  size_t calls = 0, groups = 0;
+  for (uint64_t budget : sched.budgets())
+    for (int64_t tier : sched.tiers()) {
+      SCOPED_TRACE("budget " + std::to_string(budget) + " tier " + std::to_string(tier));
+      auto emu = EmuDevice::create(fast_emu(budget));
+      ASSERT_TRUE(emu.ok());
+      GroupsDevice device(std::move(*emu));
+      HybridParams params;
+      params.n_ctx = kCtx;
+      params.n_threads = 2;
+      params.vram_budget = budget;
+      params.force_tier = tier;
+      auto session = HybridSession::create(**model, &sched, &device, params);
+      ASSERT_TRUE(session.ok()) << session.status().to_string();
+      Trace trace;
+      ASSERT_OK(greedy_trace(**session, kPrompt, 4, &trace));
+      EXPECT_TRUE(same_trace(reference, trace)) << "the emu stays bit-identical to the CPU";
+      uint64_t on_device = 0; // the session's count of expert uses on the device
+      for (const PlanUse& u : (*session)->stats().plans)
+        on_device += u.experts.resident + u.experts.copied;
+      uint64_t handed = 0;
+      for (const std::vector<ExpertRowGroup>& call : device.calls) {
+        ASSERT_FALSE(call.empty()) << "a call without experts";
+        for (size_t g = 0; g < call.size(); ++g) {
+          EXPECT_GE(call[g].rows, 1);
+          EXPECT_TRUE(call[g].expert >= 0 && call[g].expert < n_expert);
+          if (g > 0) {
+            EXPECT_LT(call[g - 1].expert, call[g].expert) << "experts ascend, each once";
+          }
+        }
+        handed += call.size();
+      }
+      EXPECT_EQ(handed, on_device) << "every device expert of a pass, in the pass's one call";
+      calls += device.calls.size();
+      groups += handed;
+    }
+  std::cout << calls << " split passes handed the device " << groups << " experts\n";
+  EXPECT_GT(calls, 0u) << "no plan split a MoE block: the test would check nothing";
+  EXPECT_GT(groups, calls) << "no call carried more than one expert";
+}
+
 class MappingDevice final : public ForwardingDevice {
 public:
   using ForwardingDevice::ForwardingDevice;

@@ -43,6 +43,12 @@ public:
   Ops& compute() override { return emu_->compute(); }
   void set_workspace(uint8_t* p, uint64_t bytes) override { emu_->set_workspace(p, bytes); }
   uint64_t kernel_workspace_bytes() const override { return emu_->kernel_workspace_bytes(); }
+  // Through this device's own compute() and copies (Device's default), so that a test
+  // overriding compute() sees the experts' ops too.
+  void run_expert_groups(const MoeDispatch& moe, std::span<const ExpertRowGroup> groups,
+                         const float* in, float* out) override {
+    Device::run_expert_groups(moe, groups, in, out);
+  }
 
 protected:
   EmuDevice& emu() { return *emu_; }

@@ -83,8 +83,9 @@ void expect_expert_uses_add_up(const Schedule& s, const SessionStats& st, int64_
     const auto passes = static_cast<uint64_t>(u.passes);
     const auto tokens = static_cast<uint64_t>(u.tokens);
     const uint64_t total = u.experts.total();
-    if (u.tokens == u.passes)
+    if (u.tokens == u.passes) {
       EXPECT_EQ(total, blocks * passes * static_cast<uint64_t>(k)) << "tier " << u.tier;
+    }
     EXPECT_GE(total, blocks * passes * static_cast<uint64_t>(k)) << "tier " << u.tier;
     EXPECT_LE(total, blocks * std::min(passes * static_cast<uint64_t>(n_expert),
                                        tokens * static_cast<uint64_t>(k)))

@@ -36,6 +36,33 @@ TEST(MoeChunks, FitTheScratchAndTheRouteLimit) {
         }
 }
 
+TEST(MoeChunks, InputRowsOfASplitPassGetTheirOwnArray) {
+  for (bool fused : {true, false})
+    for (int64_t d : {37, 2048})
+      for (int64_t ff : {53, 768}) {
+        const MoeShape s{1, d, ff, fused, /*input_rows=*/true};
+        auto c = plan_moe_chunks(s, kScratch, 65535);
+        ASSERT_TRUE(c.ok()) << c.status().to_string();
+        const auto rows = static_cast<size_t>(c->tokens);
+        EXPECT_GE(c->in_offset, c->out_offset + rows * d);
+        EXPECT_LE(c->in_offset + rows * d, c->floats);
+        EXPECT_LE(c->floats * sizeof(float), kScratch);
+        EXPECT_EQ(c->in_offset % 64, 0u);
+        // The input array costs rows: fewer fit than without it, unless the route
+        // limit caps both.
+        auto without = plan_moe_chunks({1, d, ff, fused}, kScratch, 65535);
+        ASSERT_TRUE(without.ok());
+        if (without->tokens < 65535) {
+          EXPECT_LT(c->tokens, without->tokens);
+        } else {
+          EXPECT_LE(c->tokens, without->tokens);
+        }
+        auto exact = plan_moe_chunks(s, c->floats * sizeof(float), 65535);
+        ASSERT_TRUE(exact.ok());
+        EXPECT_EQ(exact->tokens, c->tokens);
+      }
+}
+
 TEST(MoeChunks, TheLargestChunkThatFits) {
   // 1 + 1 floats a route without alignment; with it, each array rounds to 64 floats.
   const MoeShape s{2, 64, 64, true};
