@@ -68,7 +68,15 @@ struct BatchLogits {
 struct KvPageStats {
   int64_t page_tokens = 0;
   int64_t total_pages = 0;
-  int64_t used_pages = 0;
+  int64_t used_pages = 0;   // held by sequences (a shared page once)
+  int64_t cached_pages = 0; // in the prefix cache, held or idle (idle ones are free to reuse)
+};
+
+// A sequence opened with a prompt (BatchDecoder::open_sequence_with_prefix): its first
+// `reused` positions already hold the prompt's KV.
+struct OpenedSequence {
+  SeqId seq = -1;
+  int64_t reused = 0;
 };
 
 // What an engine measured, over every sequence: passes per plan (budget, tier), bytes
@@ -85,6 +93,15 @@ public:
 
   // A new, empty sequence. kOutOfMemory when no KV space is left for one more.
   virtual Result<SeqId> open_sequence() = 0;
+  // A new sequence for `prompt`: an engine with a prefix cache shares the KV pages an
+  // earlier sequence wrote for the longest cached start of the prompt, in whole pages and
+  // at most prompt.size() - 1 positions (its last token is still decoded, for its
+  // logits); the caller feeds the prompt from position `reused` on. The results are
+  // those of decoding the whole prompt (bit for bit on cpu/emu). Default: open_sequence().
+  virtual Result<OpenedSequence> open_sequence_with_prefix(std::span<const TokenId> prompt) {
+    PSHARD_ASSIGN_OR_RETURN(SeqId seq, open_sequence());
+    return OpenedSequence{seq, 0};
+  }
   // Frees the sequence's KV space; unknown ids are ignored.
   virtual void close_sequence(SeqId seq) = 0;
   // Positions the sequence holds (its next token goes at this position); -1 if unknown.

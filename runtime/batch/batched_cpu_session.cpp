@@ -8,7 +8,8 @@ namespace pshard {
 BatchedCpuSession::BatchedCpuSession(const Model& model, const BatchParams& params,
                                      std::unique_ptr<KvPagePool> pool)
     : model_(model), params_(params), pool_(std::move(pool)),
-      seqs_({params.max_sequences, params.n_ctx, params.page_tokens, params.n_pages}),
+      seqs_({params.max_sequences, params.n_ctx, params.page_tokens, params.n_pages,
+             params.prefix_cache}),
       threads_(std::make_unique<ThreadPool>(params.n_threads)),
       cpu_(std::make_unique<CpuOps>(*threads_)) {}
 

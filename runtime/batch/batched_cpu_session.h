@@ -36,6 +36,7 @@ struct BatchParams {
   int32_t n_threads = 0;         // 0: all hardware threads
   TensorType kv_type_k = kDefaultKvType; // runtime/model/kv_types.h
   TensorType kv_type_v = kDefaultKvType;
+  bool prefix_cache = true; // share the KV pages of prompts' common starts (prefix_cache.h)
 };
 
 // kInvalidArgument naming the counts when one is not positive (0 where a default exists).
@@ -47,6 +48,9 @@ public:
                                                            const BatchParams& params);
 
   Result<SeqId> open_sequence() override { return seqs_.open(); }
+  Result<OpenedSequence> open_sequence_with_prefix(std::span<const TokenId> prompt) override {
+    return seqs_.open_with_prefix(prompt);
+  }
   void close_sequence(SeqId seq) override { seqs_.close(seq); }
   int64_t sequence_length(SeqId seq) const override { return seqs_.length(seq); }
   bool can_append(SeqId seq, int64_t n) const override { return seqs_.can_append(seq, n); }

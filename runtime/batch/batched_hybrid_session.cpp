@@ -16,7 +16,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   const auto* compiled = schedule ? schedule->root().options() : nullptr;
   if (in.n_ctx == 0 && compiled)
     n_ctx = std::min<int64_t>(n_ctx, compiled->n_ctx());
-  SequenceLimits limits{in.max_sequences, n_ctx, in.page_tokens, in.n_pages};
+  SequenceLimits limits{in.max_sequences, n_ctx, in.page_tokens, in.n_pages, in.prefix_cache};
   if (limits.n_pages == 0)
     limits.n_pages = in.max_sequences * ((n_ctx + in.page_tokens - 1) / in.page_tokens);
   HybridParams p;

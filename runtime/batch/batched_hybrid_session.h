@@ -48,6 +48,9 @@ public:
   ~BatchedHybridSession() override;
 
   Result<SeqId> open_sequence() override { return seqs_.open(); }
+  Result<OpenedSequence> open_sequence_with_prefix(std::span<const TokenId> prompt) override {
+    return seqs_.open_with_prefix(prompt);
+  }
   void close_sequence(SeqId seq) override { seqs_.close(seq); }
   int64_t sequence_length(SeqId seq) const override { return seqs_.length(seq); }
   bool can_append(SeqId seq, int64_t n) const override { return seqs_.can_append(seq, n); }

@@ -9,7 +9,8 @@ SequencePages::SequencePages(const SequenceLimits& limits)
     : limits_(limits), per_seq_((limits.n_ctx + limits.page_tokens - 1) / limits.page_tokens),
       seqs_(static_cast<size_t>(limits.max_sequences)),
       tables_(static_cast<size_t>(limits.max_sequences * per_seq_), -1),
-      users_(static_cast<size_t>(limits.n_pages), 0) {
+      users_(static_cast<size_t>(limits.n_pages), 0),
+      generation_(static_cast<size_t>(limits.n_pages), 0), cache_(limits.n_pages) {
   for (int64_t page = limits.n_pages - 1; page >= 0; --page)
     free_.push_back(static_cast<int32_t>(page));
 }
@@ -20,8 +21,36 @@ Result<SeqId> SequencePages::open() {
     return Status(StatusCode::kOutOfMemory,
                   "all " + std::to_string(limits_.max_sequences) +
                       " sequences are in use; close one or allow more (-np)");
-  *slot = Sequence{true, 0, 0};
+  *slot = Sequence{};
+  slot->open = true;
+  slot->cacheable = limits_.prefix_cache;
   return static_cast<SeqId>(slot - seqs_.begin());
+}
+
+Result<OpenedSequence> SequencePages::open_with_prefix(std::span<const TokenId> prompt) {
+  PSHARD_ASSIGN_OR_RETURN(SeqId seq, open());
+  if (!limits_.prefix_cache || prompt.empty())
+    return OpenedSequence{seq, 0};
+  Sequence& s = seqs_[static_cast<size_t>(seq)];
+  int32_t* table = tables_.data() + seq * per_seq_;
+  const int64_t pt = limits_.page_tokens;
+  // Whole pages only, and never the prompt's last token: it is decoded for its logits.
+  const int64_t most = std::min<int64_t>((static_cast<int64_t>(prompt.size()) - 1) / pt, per_seq_);
+  int32_t parent = -1;
+  while (s.pages < most) {
+    const int32_t page =
+        cache_.find(parent, parent < 0 ? 0 : generation_[static_cast<size_t>(parent)],
+                    prompt.subspan(static_cast<size_t>(s.pages * pt), static_cast<size_t>(pt)));
+    if (page < 0)
+      break;
+    if (users_[static_cast<size_t>(page)]++ == 0)
+      cache_.acquire(page);
+    table[s.pages++] = page;
+    parent = page;
+  }
+  s.length = s.pages * pt;
+  s.tokens.assign(prompt.begin(), prompt.begin() + s.length);
+  return OpenedSequence{seq, s.length};
 }
 
 void SequencePages::close(SeqId seq) {
@@ -29,12 +58,53 @@ void SequencePages::close(SeqId seq) {
     return;
   Sequence& s = seqs_[static_cast<size_t>(seq)];
   int32_t* table = tables_.data() + seq * per_seq_;
-  for (int64_t i = 0; i < s.pages; ++i) {
-    users_[static_cast<size_t>(table[i])] = 0;
-    free_.push_back(table[i]);
+  // Last page first: a prompt's earlier pages become the more recently used, so eviction
+  // takes a chain's later pages before the pages they follow.
+  for (int64_t i = s.pages - 1; i >= 0; --i) {
+    drop_page(table[i]);
     table[i] = -1;
   }
   s = Sequence{};
+}
+
+int64_t SequencePages::available_pages() const {
+  return static_cast<int64_t>(free_.size()) + cache_.idle();
+}
+
+int32_t SequencePages::take_page() {
+  int32_t page = -1;
+  if (!free_.empty()) {
+    page = free_.back();
+    free_.pop_back();
+  } else {
+    page = cache_.evict(); // available_pages() counted it
+  }
+  ++generation_[static_cast<size_t>(page)]; // other positions from now on
+  users_[static_cast<size_t>(page)] = 1;
+  return page;
+}
+
+void SequencePages::drop_page(int32_t page) {
+  if (--users_[static_cast<size_t>(page)] > 0)
+    return;
+  if (cache_.cached(page))
+    cache_.release(page);
+  else
+    free_.push_back(page);
+}
+
+// The pages of `seq` that its last pass filled (it held from_length positions before),
+// registered in the cache under their tokens and the page before each.
+void SequencePages::register_full_pages(SeqId seq, int64_t from_length) {
+  const Sequence& s = seqs_[static_cast<size_t>(seq)];
+  const int32_t* table = tables_.data() + seq * per_seq_;
+  const int64_t pt = limits_.page_tokens;
+  for (int64_t i = from_length / pt; i < s.length / pt; ++i) {
+    const int32_t parent = i > 0 ? table[i - 1] : -1;
+    cache_.insert(table[i], parent, parent < 0 ? 0 : generation_[static_cast<size_t>(parent)],
+                  std::span<const TokenId>(s.tokens).subspan(static_cast<size_t>(i * pt),
+                                                             static_cast<size_t>(pt)));
+  }
 }
 
 const SequencePages::Sequence* SequencePages::find(SeqId seq) const {
@@ -56,17 +126,16 @@ bool SequencePages::can_append(SeqId seq, int64_t n) const {
   const Sequence* s = find(seq);
   if (!s || s->length + n > limits_.n_ctx)
     return false;
-  return pages_for(s->length + n) - s->pages <= static_cast<int64_t>(free_.size());
+  return pages_for(s->length + n) - s->pages <= available_pages();
 }
 
 KvPageStats SequencePages::stats() const {
-  return {limits_.page_tokens, limits_.n_pages,
-          limits_.n_pages - static_cast<int64_t>(free_.size())};
+  return {limits_.page_tokens, limits_.n_pages, limits_.n_pages - available_pages(), cache_.size()};
 }
 
 int64_t SequencePages::rows_spanned() const {
   for (int64_t page = limits_.n_pages - 1; page >= 0; --page)
-    if (users_[static_cast<size_t>(page)])
+    if (users_[static_cast<size_t>(page)] || cache_.cached(static_cast<int32_t>(page)))
       return (page + 1) * limits_.page_tokens;
   return 0;
 }
@@ -111,10 +180,10 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
     next[static_cast<size_t>(s)] = at;
     at += n;
   }
-  if (p.new_pages > static_cast<int64_t>(free_.size()))
-    return Status(StatusCode::kOutOfMemory, "the pass needs " + std::to_string(p.new_pages) +
-                                                " more KV pages, " + std::to_string(free_.size()) +
-                                                " are free; finish or close sequences");
+  if (p.new_pages > available_pages())
+    return Status(StatusCode::kOutOfMemory,
+                  "the pass needs " + std::to_string(p.new_pages) + " more KV pages, " +
+                      std::to_string(available_pages()) + " are free; finish or close sequences");
   const bool multimodal =
       std::any_of(batch.begin(), batch.end(), [](const BatchEntry& e) { return e.multimodal(); });
   // A row's cache position: its sequence's length plus its index inside the segment.
@@ -122,8 +191,14 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
   for (SeqId s : p.segment_seq)
     slot_shift[static_cast<size_t>(s)] = find(s)->length - next[static_cast<size_t>(s)];
   p.tokens.resize(batch.size());
-  if (multimodal)
+  if (multimodal) {
     p.rope_positions.resize(3 * batch.size());
+    p.segment_multimodal.assign(p.segment_seq.size(), 0);
+    for (size_t g = 0; g < p.segment_seq.size(); ++g)
+      for (const BatchEntry& e : batch)
+        if (e.seq == p.segment_seq[g] && e.multimodal())
+          p.segment_multimodal[g] = 1;
+  }
   for (const BatchEntry& e : batch) {
     const int64_t i = next[static_cast<size_t>(e.seq)]++;
     p.tokens[static_cast<size_t>(i)] = e.token;
@@ -145,12 +220,8 @@ void SequencePages::take_pages(AssembledPass& p) {
     const SeqId seq = p.segment_seq[g];
     Sequence& q = seqs_[static_cast<size_t>(seq)];
     int32_t* table = tables_.data() + seq * per_seq_;
-    while (q.pages < pages_for(q.length + p.segments[g].count)) {
-      const int32_t page = free_.back();
-      free_.pop_back();
-      users_[static_cast<size_t>(page)] = 1;
-      table[q.pages++] = page;
-    }
+    while (q.pages < pages_for(q.length + p.segments[g].count))
+      table[q.pages++] = take_page();
     p.segments[g].pages = table;
   }
 }
@@ -160,17 +231,29 @@ void SequencePages::release_unwritten(const AssembledPass& p) {
     Sequence& q = seqs_[static_cast<size_t>(seq)];
     int32_t* table = tables_.data() + seq * per_seq_;
     while (q.pages > pages_for(q.length)) {
-      const int32_t page = table[--q.pages];
-      users_[static_cast<size_t>(page)] = 0;
-      free_.push_back(page);
+      drop_page(table[--q.pages]);
       table[q.pages] = -1;
     }
   }
 }
 
 void SequencePages::advance(const AssembledPass& p) {
-  for (size_t g = 0; g < p.segments.size(); ++g)
-    seqs_[static_cast<size_t>(p.segment_seq[g])].length += p.segments[g].count;
+  for (size_t g = 0; g < p.segments.size(); ++g) {
+    const SeqId seq = p.segment_seq[g];
+    Sequence& q = seqs_[static_cast<size_t>(seq)];
+    const int64_t before = q.length;
+    q.length += p.segments[g].count;
+    if (!p.segment_multimodal.empty() && p.segment_multimodal[g]) {
+      q.cacheable = false; // an image's rows are not named by their placeholder tokens
+      q.tokens.clear();
+      q.tokens.shrink_to_fit();
+    }
+    if (!q.cacheable)
+      continue;
+    const auto first = p.tokens.begin() + p.segments[g].begin;
+    q.tokens.insert(q.tokens.end(), first, first + p.segments[g].count);
+    register_full_pages(seq, before);
+  }
 }
 
 } // namespace pshard

@@ -13,9 +13,15 @@
 //
 // Page tables live in one fixed table (max_sequences rows of n_ctx / page_tokens
 // entries), so a device can map it once and read every sequence's table in place.
+//
+// With the prefix cache (SequenceLimits::prefix_cache), a text sequence's pages are
+// registered as they fill, and open_with_prefix() shares the registered pages of a
+// prompt's cached start: a page may then be in several tables (users_ counts them). A
+// registered page no sequence holds stays cached until a pass needs the space.
 #pragma once
 
 #include "runtime/batch/batch_decoder.h"
+#include "runtime/batch/prefix_cache.h"
 #include "runtime/model/sublayer.h"
 
 #include <cstdint>
@@ -30,6 +36,7 @@ struct SequenceLimits {
   int64_t n_ctx = 0; // most positions per sequence
   int64_t page_tokens = 0;
   int64_t n_pages = 0;
+  bool prefix_cache = true; // share full pages of text prompts between sequences
 };
 
 struct PassLimits {
@@ -50,6 +57,7 @@ struct AssembledPass {
   // and the rows whose embedding is given (regrouped index, n_embd floats).
   std::vector<int32_t> rope_positions;
   std::vector<std::pair<int64_t, const float*>> embedding_rows;
+  std::vector<uint8_t> segment_multimodal; // per segment (multimodal passes only)
 };
 
 class SequencePages {
@@ -58,6 +66,9 @@ public:
 
   // kOutOfMemory when all sequences are in use.
   Result<SeqId> open();
+  // open(), then the prefix cache's pages of the longest cached start of `prompt`
+  // (prefix_cache.h; BatchDecoder::open_sequence_with_prefix says how much).
+  Result<OpenedSequence> open_with_prefix(std::span<const TokenId> prompt);
   void close(SeqId seq);           // unknown ids are ignored
   int64_t length(SeqId seq) const; // -1 if unknown
   bool can_append(SeqId seq, int64_t n_tokens) const;
@@ -85,16 +96,25 @@ private:
     bool open = false;
     int64_t length = 0;
     int64_t pages = 0;
+    bool cacheable = true;       // no multimodal entry yet: its full pages are registered
+    std::vector<TokenId> tokens; // positions [0, length), while cacheable
   };
   const Sequence* find(SeqId seq) const;
   int64_t pages_for(int64_t positions) const;
+  // Pages a pass may take: free ones and idle cached ones (evicted when taken).
+  int64_t available_pages() const;
+  int32_t take_page();
+  void drop_page(int32_t page); // a holder lets go of it
+  void register_full_pages(SeqId seq, int64_t from_length);
 
   SequenceLimits limits_;
   int64_t per_seq_ = 0;
   std::vector<Sequence> seqs_; // index = SeqId
   std::vector<int32_t> tables_;
   std::vector<int32_t> free_;  // a stack, lowest page on top at first
-  std::vector<int32_t> users_; // per page: 1 while a sequence owns it
+  std::vector<int32_t> users_; // per page: the sequences holding it
+  std::vector<uint32_t> generation_; // per page: times it was taken for new positions
+  PrefixCache cache_;
 };
 
 } // namespace pshard

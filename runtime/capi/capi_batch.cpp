@@ -77,6 +77,7 @@ pshard_batch_params pshard_batch_default_params(void) {
   capi::set_device_defaults(p);
   p.n_seq_max = 4;
   p.n_queue_max = 64;
+  p.prefix_cache = true;
   return p;
 }
 
@@ -103,6 +104,7 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   o.n_ctx = p.n_ctx;
   o.n_batch = p.n_batch;
   o.max_sequences = p.n_seq_max;
+  o.prefix_cache = p.prefix_cache;
   const Schedule* schedule = model->schedule ? &*model->schedule : nullptr;
   auto engine = make_sequence_engine(*model->model, schedule, o);
   if (!engine.ok())
@@ -255,6 +257,8 @@ pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* ou
   s.peak_vram_bytes = st.engine.sessions.peak_device_bytes;
   s.bytes_streamed = st.engine.sessions.bytes_streamed;
   s.n_plans = st.engine.sessions.plans.size();
+  s.cached_prompt_tokens = st.cached_prompt_tokens;
+  s.kv_pages_cached = st.kv.cached_pages;
   {
     std::lock_guard lock(core.stats_mutex);
     core.snapshot = st;

@@ -30,6 +30,7 @@ pshard_seq_event c_event(const SequenceEvent& e, std::vector<pshard_token>& ids,
   c.error = static_cast<pshard_status>(static_cast<int>(e.error.code()));
   c.error_message = e.error.message().c_str();
   c.n_prompt = e.n_prompt;
+  c.n_cached = e.n_cached;
   c.n_generated = e.n_generated;
   c.queued_ms = e.timings.queued_ms;
   c.prompt_ms = e.timings.prompt_ms;

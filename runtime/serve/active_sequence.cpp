@@ -14,10 +14,11 @@ double ms_between(SteadyTime from, SteadyTime to) {
 } // namespace
 
 ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer,
-                               uint64_t order)
+                               uint64_t order, int64_t reused)
     : request_(std::move(request)), seq_(seq), tokenizer_(tokenizer), order_(order),
       sampler_(request_.params.sampling), text_(request_.params.stop_strings),
-      history_(request_.params.prompt), admitted_(std::chrono::steady_clock::now()) {}
+      history_(request_.params.prompt), prompt_done_(reused), reused_(reused),
+      admitted_(std::chrono::steady_clock::now()) {}
 
 int64_t ActiveSequence::prompt_left() const {
   return static_cast<int64_t>(request_.params.prompt.size()) - prompt_done_;
@@ -109,6 +110,7 @@ SequenceEvent ActiveSequence::event(FinishReason finish) {
   e.id = request_.id;
   e.finish = finish;
   e.n_prompt = static_cast<int64_t>(request_.params.prompt.size());
+  e.n_cached = reused_;
   e.n_generated = n_generated_;
   const SteadyTime now = std::chrono::steady_clock::now();
   const SteadyTime submitted = request_.submitted;

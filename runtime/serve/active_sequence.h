@@ -26,7 +26,9 @@ struct QueuedRequest {
 
 class ActiveSequence {
 public:
-  ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer, uint64_t order);
+  // `reused`: prompt positions the engine's prefix cache already holds (fed from there on).
+  ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer, uint64_t order,
+                 int64_t reused = 0);
 
   RequestId id() const { return request_.id; }
   SeqId seq() const { return seq_; }
@@ -58,6 +60,7 @@ private:
   TextStream text_;
   std::vector<TokenId> history_; // prompt, then generated tokens (the penalty's window)
   int64_t prompt_done_ = 0;
+  int64_t reused_ = 0;
   int64_t n_generated_ = 0;
   std::optional<TokenId> pending_;
   SteadyTime admitted_, prompt_done_at_, first_token_at_;

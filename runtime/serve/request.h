@@ -73,6 +73,7 @@ struct SequenceEvent {
   FinishReason finish = FinishReason::kNone;
   Status error; // with kError
   int64_t n_prompt = 0;
+  int64_t n_cached = 0;    // of those, read from the engine's prefix cache (not decoded)
   int64_t n_generated = 0; // tokens generated so far (stop tokens not counted)
   RequestTimings timings;  // complete in the final event
 };

@@ -24,6 +24,11 @@ SequenceEvent queued_end(const QueuedRequest& r, FinishReason reason, Status err
   return e;
 }
 
+Result<OpenedSequence> open_plain(BatchDecoder& engine) {
+  PSHARD_ASSIGN_OR_RETURN(SeqId seq, engine.open_sequence());
+  return OpenedSequence{seq, 0};
+}
+
 } // namespace
 
 Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, SchedulerOptions options)
@@ -225,10 +230,11 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       queue_.pop_front();
     }
     const auto n_prompt = static_cast<int64_t>(r.params.prompt.size());
-    Status refused;
-    auto seq = engine_.open_sequence();
-    if (seq.ok() && !engine_.can_append(*seq, n_prompt)) {
-      engine_.close_sequence(*seq);
+    // An image's placeholder tokens do not name its rows: such prompts read no cache.
+    Result<OpenedSequence> seq =
+        r.params.image ? open_plain(engine_) : engine_.open_sequence_with_prefix(r.params.prompt);
+    if (seq.ok() && !engine_.can_append(seq->seq, n_prompt - seq->reused)) {
+      engine_.close_sequence(seq->seq);
       seq = Status(StatusCode::kOutOfMemory, "the KV cache has no room for a prompt of " +
                                                  std::to_string(n_prompt) + " tokens");
     }
@@ -248,10 +254,11 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       out.push_back({r.sink, queued_end(r, FinishReason::kError, std::move(why))});
       continue;
     }
-    active_.push_back(
-        std::make_unique<ActiveSequence>(std::move(r), *seq, tokenizer_, next_order_++));
+    active_.push_back(std::make_unique<ActiveSequence>(std::move(r), seq->seq, tokenizer_,
+                                                       next_order_++, seq->reused));
     std::lock_guard lock(state_mutex_);
     ++n_active_;
+    stats_.cached_prompt_tokens += seq->reused;
   }
 }
 

@@ -58,6 +58,7 @@ struct SchedulerStats {
   int64_t refused = 0;       // submit() refusals: full queue or invalid
   int64_t finished[5] = {};  // by FinishReason (kNone unused)
   int64_t prompt_tokens = 0; // decoded, all requests
+  int64_t cached_prompt_tokens = 0; // read from the engine's prefix cache instead
   int64_t generated_tokens = 0;
   int64_t passes = 0;
   double busy_ms = 0; // time inside the engine's passes

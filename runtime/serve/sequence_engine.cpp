@@ -18,6 +18,7 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   bp.n_ctx = options.n_ctx;
   bp.max_batch_tokens = options.n_batch;
   bp.page_tokens = options.page_tokens;
+  bp.prefix_cache = options.prefix_cache;
   bp.n_threads = options.n_threads;
   bp.kv_type_k = options.kv_type_k.value_or(kDefaultKvType);
   bp.kv_type_v = options.kv_type_v.value_or(kDefaultKvType);

@@ -32,6 +32,9 @@ struct SequenceEngineOptions {
   int64_t max_sequences = 4; // sequences open at once
   int64_t force_tier = 0;    // benchmarks: every pass runs this compiled tier's plan
   int64_t page_tokens = 16;  // positions per KV page
+  // Share the KV pages of prompts' common starts between requests (a system prompt, the
+  // earlier turns of a chat): runtime/batch/prefix_cache.h.
+  bool prefix_cache = true;
   // KV cache element types (runtime/model/kv_types.h); unset: the schedule's --kv-type,
   // or kDefaultKvType (F16) without one.
   std::optional<TensorType> kv_type_k, kv_type_v;

@@ -211,7 +211,7 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
         std::string tail = sse(stream_chunk(s->header, s->chat ? json::object() : json(""), nullptr,
                                             finish_reason_json(e->finish)));
         if (s->include_usage)
-          tail += sse(usage_chunk(s->header, e->n_prompt, e->n_generated));
+          tail += sse(usage_chunk(s->header, e->n_prompt, e->n_cached, e->n_generated));
         if (!write(tail + "data: [DONE]\n\n"))
           return false;
         sink.done();

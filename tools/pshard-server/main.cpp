@@ -133,6 +133,10 @@ int main(int argc, char** argv) {
   app.add_option("-t,--threads", o.n_threads, "CPU threads (0: all)")
       ->check(cli::between(0, cli::kMaxThreads));
   app.add_flag("--no-mmap", o.no_mmap, "read the weights into RAM instead of mapping the file");
+  app.add_flag("--no-prefix-cache", o.no_prefix_cache,
+               "decode every prompt whole instead of reading the KV pages of a start that an "
+               "earlier request's prompt or answer shared (a system prompt, a chat's earlier "
+               "turns)");
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "port to listen on (0: any free one, printed)")
       ->check(cli::between(0, 65535))

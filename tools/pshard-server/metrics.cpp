@@ -78,6 +78,10 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
   w.metric("pshard_kv_page_tokens", "gauge", "Positions in one KV cache page.", st.kv_page_tokens);
   w.metric("pshard_kv_pages_total", "gauge", "KV cache pages.", st.kv_pages_total);
   w.metric("pshard_kv_pages_used", "gauge", "KV cache pages in use.", st.kv_pages_used);
+  w.metric("pshard_kv_pages_cached", "gauge",
+           "KV cache pages the prefix cache holds (idle ones count as free).", st.kv_pages_cached);
+  w.metric("pshard_prompt_tokens_cached_total", "counter",
+           "Prompt tokens read from the prefix cache instead of decoded.", st.cached_prompt_tokens);
   w.metric("pshard_vram_budget_bytes", "gauge", "The VRAM budget in force.", st.vram_budget);
   w.metric("pshard_vram_used_bytes", "gauge", "Device memory held now.", st.vram_bytes);
   w.metric("pshard_vram_peak_bytes", "gauge", "The largest device arena held.", st.peak_vram_bytes);

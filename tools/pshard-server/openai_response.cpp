@@ -29,10 +29,11 @@ json finish_reason_json(pshard_finish_reason finish) {
   }
 }
 
-json usage_json(int64_t n_prompt, int64_t n_generated) {
+json usage_json(int64_t n_prompt, int64_t n_cached, int64_t n_generated) {
   return {{"prompt_tokens", n_prompt},
           {"completion_tokens", n_generated},
-          {"total_tokens", n_prompt + n_generated}};
+          {"total_tokens", n_prompt + n_generated},
+          {"prompt_tokens_details", {{"cached_tokens", n_cached}}}};
 }
 
 json LogprobWriter::token_bytes(const std::string& piece) const {
@@ -89,7 +90,7 @@ json completion_body(const ResponseHeader& h, const Completion& c, const json& l
           {"created", h.created},
           {"model", h.model},
           {"choices", json::array({choice})},
-          {"usage", usage_json(c.n_prompt, c.n_generated)}};
+          {"usage", usage_json(c.n_prompt, c.n_cached, c.n_generated)}};
 }
 
 json stream_chunk(const ResponseHeader& h, const json& delta_or_text, const json& logprobs,
@@ -103,13 +104,13 @@ json stream_chunk(const ResponseHeader& h, const json& delta_or_text, const json
           {"choices", json::array({choice})}};
 }
 
-json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_generated) {
+json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_cached, int64_t n_generated) {
   return {{"id", h.id},
           {"object", h.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
           {"created", h.created},
           {"model", h.model},
           {"choices", json::array()},
-          {"usage", usage_json(n_prompt, n_generated)}};
+          {"usage", usage_json(n_prompt, n_cached, n_generated)}};
 }
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

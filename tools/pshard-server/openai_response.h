@@ -22,7 +22,9 @@ ResponseHeader new_header(Endpoint endpoint, const std::string& model);
 
 // "stop" / "length" (null while running).
 nlohmann::json finish_reason_json(pshard_finish_reason finish);
-nlohmann::json usage_json(int64_t n_prompt, int64_t n_generated);
+// OpenAI's usage object; prompt_tokens_details.cached_tokens: the prompt's start read from
+// the prefix cache.
+nlohmann::json usage_json(int64_t n_prompt, int64_t n_cached, int64_t n_generated);
 
 // Token texts come from the engine (pieces may be parts of a UTF-8 character: `bytes`).
 class LogprobWriter {
@@ -44,7 +46,8 @@ nlohmann::json completion_body(const ResponseHeader& h, const Completion& c,
 nlohmann::json stream_chunk(const ResponseHeader& h, const nlohmann::json& delta_or_text,
                             const nlohmann::json& logprobs, const nlohmann::json& finish);
 // The chunk with no choices that carries usage (stream_options.include_usage).
-nlohmann::json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_generated);
+nlohmann::json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_cached,
+                           int64_t n_generated);
 // "data: {...}\n\n"; invalid UTF-8 in a token's text is replaced, never sent as is.
 std::string sse(const nlohmann::json& j);
 // A JSON body for the wire (the same replacement).

@@ -49,6 +49,7 @@ bool RunningRequest::on_event(const pshard_seq_event* e, void* user) {
   t.error = e->error;
   t.error_message = e->error_message ? e->error_message : "";
   t.n_prompt = e->n_prompt;
+  t.n_cached = e->n_cached;
   t.n_generated = e->n_generated;
   {
     std::lock_guard lock(ch->mutex);
@@ -75,6 +76,7 @@ std::variant<Completion, ApiError> complete(RunningRequest& run) {
       continue;
     c.text += e->text;
     c.n_prompt = e->n_prompt;
+    c.n_cached = e->n_cached;
     c.n_generated = e->n_generated;
     if (e->finish == PSHARD_FINISH_ERROR)
       return error_from_status(e->error, e->error_message);

@@ -33,6 +33,7 @@ struct TokenEvent {
   pshard_status error = PSHARD_OK;
   std::string error_message;
   int64_t n_prompt = 0;
+  int64_t n_cached = 0; // of n_prompt, read from the prefix cache
   int64_t n_generated = 0;
 };
 
@@ -64,6 +65,7 @@ struct Completion {
   std::vector<TokenEvent> tokens; // the events that carried a token
   pshard_finish_reason finish = PSHARD_FINISH_NONE;
   int64_t n_prompt = 0;
+  int64_t n_cached = 0;
   int64_t n_generated = 0;
 };
 

@@ -34,6 +34,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   bp.n_queue_max = o.n_queue;
   bp.n_batch = o.n_batch;
   bp.emu_pcie_gbps = o.emu_pcie_gbps;
+  bp.prefix_cache = !o.no_prefix_cache;
   pshard_batch* batch = nullptr;
   PSHARD_C_CALL(pshard_batch_create(model, &bp, &batch));
   e->batch_.reset(batch);

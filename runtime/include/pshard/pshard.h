@@ -462,6 +462,8 @@ typedef struct pshard_batch_params {
   double emu_pcie_latency_us;
   uint64_t emu_memory_bytes;
   int32_t emu_compute_threads;
+  bool prefix_cache; /* share the KV pages of prompts' common starts between requests
+                        (a system prompt, a chat's earlier turns): default true */
 } pshard_batch_params;
 
 PSHARD_API pshard_batch_params pshard_batch_default_params(void);
@@ -503,6 +505,7 @@ typedef struct pshard_seq_event {
   double prompt_ms;      /* got a sequence -> the prompt read */
   double first_token_ms; /* added -> first token */
   double total_ms;       /* added -> finished */
+  int64_t n_cached;      /* of n_prompt, positions read from the prefix cache, not decoded */
 } pshard_seq_event;
 
 /* Return false to cancel the sequence (the reader went away). */
@@ -581,6 +584,8 @@ typedef struct pshard_batch_stats {
   uint64_t peak_vram_bytes; /* the largest arena one session held */
   uint64_t bytes_streamed;
   size_t n_plans; /* plans used: pshard_batch_get_plan_stats */
+  int64_t cached_prompt_tokens; /* prompt positions read from the prefix cache, all requests */
+  int64_t kv_pages_cached;      /* pages the prefix cache holds (idle ones count as free) */
 } pshard_batch_stats;
 
 PSHARD_API pshard_batch_stats pshard_batch_stats_init(void);

@@ -64,18 +64,43 @@ inline Rows alone(const std::function<Result<std::unique_ptr<Decoder>>()>& make,
   return out;
 }
 
+// Each prompt of `base` followed by 1 to 24 more random tokens: prompts whose starts an
+// engine's prefix cache holds after `base` ran.
+inline Script extend_script(const Script& base, int64_t n_vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Script s = base;
+  for (auto& p : s.prompts)
+    for (uint32_t i = 0, more = 1 + rng() % 24; i < more; ++i)
+      p.push_back(static_cast<TokenId>(rng() % static_cast<uint32_t>(n_vocab)));
+  return s;
+}
+
 // The same sequences batched: each pass takes every decoding sequence's one token first,
-// then prompt chunks in order until `per_pass` tokens.
-inline Rows batched(BatchDecoder& engine, const Script& s, int64_t per_pass) {
+// then prompt chunks in order until `per_pass` tokens. With `reused`, sequences open with
+// their prompts (BatchDecoder::open_sequence_with_prefix), skip what the engine's prefix
+// cache holds, and *reused adds it up.
+inline Rows batched(BatchDecoder& engine, const Script& s, int64_t per_pass,
+                    int64_t* reused = nullptr) {
   const size_t n = s.prompts.size();
   std::vector<SeqId> ids(n);
   std::vector<std::deque<TokenId>> pending(n);
   Rows rows(n);
   for (size_t i = 0; i < n; ++i) {
-    auto id = engine.open_sequence();
-    EXPECT_TRUE(id.ok()) << id.status().to_string();
-    ids[i] = *id;
-    pending[i].assign(s.prompts[i].begin(), s.prompts[i].end());
+    int64_t skip = 0;
+    if (reused) {
+      auto opened = engine.open_sequence_with_prefix(s.prompts[i]);
+      EXPECT_TRUE(opened.ok()) << opened.status().to_string();
+      if (!opened.ok())
+        return rows;
+      ids[i] = opened->seq;
+      skip = opened->reused;
+      *reused += skip;
+    } else {
+      auto id = engine.open_sequence();
+      EXPECT_TRUE(id.ok()) << id.status().to_string();
+      ids[i] = *id;
+    }
+    pending[i].assign(s.prompts[i].begin() + skip, s.prompts[i].end());
   }
   auto done = [&](size_t i) { return static_cast<int>(rows[i].size()) == s.generate; };
   auto all_done = [&] {

@@ -150,5 +150,57 @@ TEST_F(SchedulerOnModel, OnTheEmulatedGpuUnderASmallBudgetWhileTheBudgetChanges)
   EXPECT_GE(tiers.size(), 2u) << "prompt chunks and decode steps ran different tiers";
 }
 
+// A chat's second turn (the first turn's prompt and answer, then more) and a request
+// sharing the first one's start: the engine's prefix cache serves their common start
+// (counted per request and in the stats), and every token and log-probability is the
+// one the whole prompt gives decoded alone.
+TEST_F(SchedulerOnModel, PromptsStartingLikeEarlierOnesReadTheCacheAndAnswerAlike) {
+  SequenceEngineOptions o;
+  o.n_threads = 1;
+  o.n_ctx = 256;
+  o.n_batch = 16;
+  o.max_sequences = 3;
+  auto engine = make_sequence_engine(*model_, nullptr, o);
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  Scheduler scheduler(**engine, *tokenizer_, {.max_active = 3, .pass_tokens = 16});
+  Collector got;
+  auto run = [&](const std::vector<TokenId>& prompt) {
+    RequestParams r = greedy_request(prompt, kNew);
+    r.logprobs = true;
+    const RequestId id = submit_ok(scheduler, r, got.sink());
+    step_until_idle(scheduler);
+    return got.run(id);
+  };
+  auto expect_alone = [&](const Collector::Run& r, const std::vector<TokenId>& prompt) {
+    const Alone want = alone(prompt);
+    EXPECT_EQ(r.tokens, want.tokens);
+    std::vector<float> lp;
+    for (const SequenceEvent& e : r.events)
+      if (e.token != kNoToken)
+        lp.push_back(e.logprob);
+    EXPECT_EQ(lp, want.logprobs) << "bit for bit";
+  };
+  const std::vector<TokenId>& first = prompts_[2]; // 20-odd tokens: one full page
+  const Collector::Run turn1 = run(first);
+  expect_alone(turn1, first);
+  EXPECT_EQ(turn1.events.back().n_cached, 0);
+  std::vector<TokenId> second = first;
+  second.insert(second.end(), turn1.tokens.begin(), turn1.tokens.end());
+  const std::vector<TokenId> more = tokenizer_->encode(" Then they", false);
+  second.insert(second.end(), more.begin(), more.end());
+  const Collector::Run turn2 = run(second);
+  expect_alone(turn2, second);
+  // The first turn fed its prompt and all but its last answer token.
+  const auto fed = static_cast<int64_t>(first.size() + turn1.tokens.size()) - 1;
+  EXPECT_EQ(turn2.events.back().n_cached, fed / 16 * 16);
+  EXPECT_GE(turn2.events.back().n_cached, 32);
+  std::vector<TokenId> other(first.begin(), first.begin() + 17);
+  other.push_back(tokenizer_->encode(" cat", false).front());
+  const Collector::Run branch = run(other);
+  expect_alone(branch, other);
+  EXPECT_EQ(branch.events.back().n_cached, 16);
+  EXPECT_EQ(scheduler.stats().cached_prompt_tokens, turn2.events.back().n_cached + 16);
+}
+
 } // namespace
 } // namespace pshard::testing

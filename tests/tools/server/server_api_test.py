@@ -52,7 +52,9 @@ def completions(s):
           and isinstance(body["created"], int) and body["model"] == "stories260K"
           and c["index"] == 0 and c["finish_reason"] == "length" and c["logprobs"] is None, body)
     check("usage", body["usage"] == {"prompt_tokens": 5, "completion_tokens": 32,
-                                     "total_tokens": 37}, body["usage"])
+                                     "total_tokens": 37,
+                                     "prompt_tokens_details": {"cached_tokens": 0}},
+          body["usage"])
     status, body = s.json("POST", "/v1/completions", {"prompt": [1, 403, 407, 261, 378],
                                                       "max_tokens": 32, "temperature": 0})
     check("token prompt", status == 200 and body["choices"][0]["text"] == want, body)
@@ -152,13 +154,38 @@ def tokenize(s):
     check("detokenize", status == 200 and body["content"] == "Once upon a time", body)
 
 
+def prefix_cache(s):
+    """A prompt that starts like an earlier prompt and its answer reads the KV pages of
+    that start (usage.prompt_tokens_details.cached_tokens) and answers as pshard-run does
+    with the whole prompt."""
+    first = ("Lily and Ben went to the park to play. They saw a big tree with red apples. "
+             "Ben wanted to climb the tree, but Lily said")
+    status, body = s.json("POST", "/v1/completions", {"prompt": first, "max_tokens": 24,
+                                                      "temperature": 0})
+    check("prefix: first 200", status == 200, body)
+    second = first + body["choices"][0]["text"] + " Then they"
+    before = s.metric("pshard_prompt_tokens_cached_total")
+    status, body = s.json("POST", "/v1/completions", {"prompt": second, "max_tokens": 24,
+                                                      "temperature": 0})
+    cached = body["usage"]["prompt_tokens_details"]["cached_tokens"]
+    check("prefix: cached tokens", status == 200 and 32 <= cached < body["usage"]["prompt_tokens"]
+          and cached % 16 == 0, body["usage"])
+    want = run_text(build, stories, second, 24)
+    check("prefix: answer == pshard-run", body["choices"][0]["text"] == want,
+          (body["choices"][0]["text"], want))
+    check("prefix: counted", s.metric("pshard_prompt_tokens_cached_total") - before == cached,
+          cached)
+
+
 def metrics(s):
     _, hdrs, data = s.request("GET", "/metrics")
     text = data.decode()
     check("metrics content type", hdrs.get("Content-Type", "").startswith("text/plain"), hdrs)
     for family in ["pshard_requests_total", "pshard_generated_tokens_total",
                    "pshard_generated_tokens_per_second", "pshard_requests_queued",
-                   "pshard_kv_pages_used", "pshard_vram_used_bytes", "pshard_plan_passes_total",
+                   "pshard_kv_pages_used", "pshard_kv_pages_cached",
+                   "pshard_prompt_tokens_cached_total", "pshard_vram_used_bytes",
+                   "pshard_plan_passes_total",
                    "pshard_plan_experts_total",
                    "pshard_http_responses_total"]:
         check("metric " + family, "# TYPE " + family + " " in text, family)
@@ -229,6 +256,7 @@ def main():
             chat(s)
             busy_batch(s)
             tokenize(s)
+            prefix_cache(s)
             metrics(s)
             status, body = s.json("POST", "/budget", {"vram": "1G"})
             check("no schedule, no budget", status == 400 and

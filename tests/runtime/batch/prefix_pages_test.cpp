@@ -1,0 +1,149 @@
+// The prefix cache inside SequencePages: full pages of a text sequence are registered as
+// they fill and shared by a later prompt that starts the same way — whole pages only,
+// never the prompt's last token, kept after their sequence closes, evicted least recently
+// used when a pass needs room (a chain's later pages first), never reached through a
+// parent page that has since been reused for other tokens, and never for a sequence that
+// carried an image's rows.
+#include "runtime/batch/sequence_pages.h"
+
+#include <gtest/gtest.h>
+#include <numeric>
+
+namespace pshard {
+namespace {
+
+constexpr PassLimits kLimits{1000, 64, 4};
+constexpr int64_t kPage = 4;
+
+std::vector<TokenId> tokens(TokenId first, int n) {
+  std::vector<TokenId> t(static_cast<size_t>(n));
+  std::iota(t.begin(), t.end(), first);
+  return t;
+}
+
+std::vector<TokenId> concat(std::vector<TokenId> a, const std::vector<TokenId>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Feeds `t` to `seq` in one pass (the last entry with logits).
+void feed(SequencePages& seqs, SeqId seq, const std::vector<TokenId>& t,
+          const float* embedding = nullptr) {
+  std::vector<BatchEntry> pass;
+  for (size_t i = 0; i < t.size(); ++i)
+    pass.push_back({seq, t[i], i + 1 == t.size(), embedding});
+  auto p = seqs.assemble(pass, kLimits);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  seqs.take_pages(*p);
+  seqs.advance(*p);
+}
+
+const int32_t* table(SequencePages& seqs, SeqId seq) {
+  return seqs.tables().data() + seq * seqs.pages_per_sequence();
+}
+
+TEST(PrefixPages, ALaterPromptSharesTheWholePagesOfItsCachedStart) {
+  SequencePages seqs({3, 32, kPage, 16});
+  const auto prompt = tokens(10, 10); // pages [10..13] [14..17], then 2 more tokens
+  auto a = seqs.open_with_prefix(prompt);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->reused, 0) << "nothing cached yet";
+  feed(seqs, a->seq, prompt);
+  EXPECT_EQ(seqs.stats().cached_pages, 2) << "the two full pages";
+
+  auto b = seqs.open_with_prefix(concat(prompt, tokens(500, 7)));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->reused, 8);
+  EXPECT_EQ(seqs.length(b->seq), 8);
+  EXPECT_EQ(table(seqs, b->seq)[0], table(seqs, a->seq)[0]);
+  EXPECT_EQ(table(seqs, b->seq)[1], table(seqs, a->seq)[1]);
+  EXPECT_EQ(seqs.stats().used_pages, 3) << "shared pages count once";
+
+  // Exactly the cached pages: the last token is decoded again, so one page fewer.
+  auto c = seqs.open_with_prefix(tokens(10, 8));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->reused, 4);
+  // A prompt that differs inside the second page shares the first only.
+  seqs.close(c->seq);
+  auto d = seqs.open_with_prefix(concat(tokens(10, 5), tokens(900, 6)));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->reused, 4);
+  seqs.close(d->seq);
+  auto e = seqs.open_with_prefix(tokens(11, 12)); // starts one token later: nothing
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->reused, 0);
+}
+
+TEST(PrefixPages, PagesOutliveTheirSequenceAndGiveWayWhenAPassNeedsRoom) {
+  SequencePages seqs({2, 32, kPage, 4});
+  auto a = seqs.open_with_prefix(tokens(1, 12));
+  ASSERT_TRUE(a.ok());
+  feed(seqs, a->seq, tokens(1, 12)); // pages 1-3 full and cached
+  seqs.close(a->seq);
+  EXPECT_EQ(seqs.stats().used_pages, 0) << "idle cached pages are free to take";
+  EXPECT_EQ(seqs.stats().cached_pages, 3);
+  EXPECT_EQ(seqs.rows_spanned(), 12) << "a residency move keeps the cached rows";
+  EXPECT_TRUE(seqs.can_append(seqs.open().value(), 16)) << "all four pages available";
+  seqs.close(1);
+
+  // Another text needing three pages: the free page, then the chain's last pages first.
+  auto b = seqs.open_with_prefix(tokens(100, 12));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->reused, 0);
+  feed(seqs, b->seq, tokens(100, 9)); // 3 pages: the free one and two evicted
+  seqs.close(b->seq);
+  auto again = seqs.open_with_prefix(tokens(1, 13));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->reused, 4) << "the first page of the old chain survived, the later went";
+}
+
+TEST(PrefixPages, ABlockAfterAReusedParentIsNeverFound) {
+  // Two sequences write the same first block at once: the second's copy is not
+  // registered (the first's is), but its next page is, under the second's page.
+  SequencePages seqs({3, 32, kPage, 8});
+  auto a = seqs.open(), b = seqs.open();
+  ASSERT_TRUE(a.ok() && b.ok());
+  feed(seqs, *a, tokens(1, 4));
+  feed(seqs, *b, concat(tokens(1, 4), tokens(50, 4)));
+  const int32_t b_first = table(seqs, *b)[0];
+  EXPECT_EQ(seqs.stats().cached_pages, 2); // a's block 1, b's block 2 (after b's own page)
+  seqs.close(*a);
+  seqs.close(*b); // b's first page goes to the free list: it was never registered
+  // A sequence takes that page (the top of the free stack) for another first block, which
+  // is registered there; b's second block still names that page as its parent.
+  auto c = seqs.open();
+  ASSERT_TRUE(c.ok());
+  feed(seqs, *c, tokens(70, 4));
+  ASSERT_EQ(table(seqs, *c)[0], b_first) << "the test needs b's old page reused";
+  auto d = seqs.open_with_prefix(concat(tokens(70, 4), concat(tokens(50, 4), {9})));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->reused, 4) << "block 50.. was written after tokens 1..4, not 70..";
+}
+
+TEST(PrefixPages, ASequenceWithAnImageRegistersNothingFromItOn) {
+  SequencePages seqs({2, 32, kPage, 8});
+  auto a = seqs.open_with_prefix(tokens(1, 9));
+  ASSERT_TRUE(a.ok());
+  feed(seqs, a->seq, tokens(1, 4)); // a text page: registered
+  const std::vector<float> row(8, 0.5f);
+  feed(seqs, a->seq, tokens(5, 4), row.data()); // an image's rows
+  feed(seqs, a->seq, tokens(9, 4));
+  EXPECT_EQ(seqs.stats().cached_pages, 1);
+  auto b = seqs.open_with_prefix(tokens(1, 13));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->reused, 4);
+}
+
+TEST(PrefixPages, OffSharesNothing) {
+  SequencePages seqs({2, 32, kPage, 8, /*prefix_cache=*/false});
+  auto a = seqs.open_with_prefix(tokens(1, 9));
+  ASSERT_TRUE(a.ok());
+  feed(seqs, a->seq, tokens(1, 9));
+  EXPECT_EQ(seqs.stats().cached_pages, 0);
+  auto b = seqs.open_with_prefix(tokens(1, 9));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->reused, 0);
+}
+
+} // namespace
+} // namespace pshard
