@@ -139,6 +139,50 @@ TEST(CApiBatch, TheKnownAnswerInABusyBatchByCallbackAndByPoll) {
     pshard_seq_free(s);
 }
 
+// The second request starts with the first one's prompt and answer: with the prefix
+// cache it reads those pages (n_cached, the stats) and answers as with the cache off.
+TEST(CApiBatch, APromptStartingLikeAnEarlierOneReadsTheCache) {
+  SKIP_WITHOUT_MODEL();
+  Model model;
+  const std::string first = "Lily and Ben went to the park. They saw a big dog and";
+  std::vector<pshard_token> answers[2];
+  int64_t cached[2] = {-1, -1}, stats_cached[2] = {-1, -1}, pages_cached[2] = {-1, -1};
+  for (bool cache : {true, false}) {
+    pshard_batch_params bp = pshard_batch_default_params();
+    EXPECT_TRUE(bp.prefix_cache) << "on by default";
+    bp.prefix_cache = cache;
+    bp.n_threads = 1;
+    Batch batch(model.m, bp);
+    Stream a;
+    pshard_seq* sa = add_text(batch.b, first, 24, &a);
+    batch.run();
+    pshard_seq_free(sa);
+    pshard_seq* sb = add_text(batch.b, first + a.text + " Then", 8, nullptr);
+    batch.run();
+    pshard_seq_event e;
+    bool got = false;
+    while (pshard_seq_poll(sb, &e, &got) == PSHARD_OK && got) {
+      if (e.token >= 0)
+        answers[cache].push_back(e.token);
+      cached[cache] = e.n_cached;
+    }
+    pshard_seq_free(sb);
+    pshard_batch_stats st = pshard_batch_stats_init();
+    ASSERT_EQ(pshard_batch_get_stats(batch.b, &st), PSHARD_OK);
+    stats_cached[cache] = st.cached_prompt_tokens;
+    pages_cached[cache] = st.kv_pages_cached;
+  }
+  EXPECT_GE(cached[1], 32) << "the first prompt and most of its answer: two pages or more";
+  EXPECT_EQ(cached[1] % 16, 0);
+  EXPECT_EQ(stats_cached[1], cached[1]);
+  EXPECT_GT(pages_cached[1], 0);
+  EXPECT_EQ(cached[0], 0);
+  EXPECT_EQ(stats_cached[0], 0);
+  EXPECT_EQ(pages_cached[0], 0);
+  EXPECT_EQ(answers[1], answers[0]);
+  EXPECT_EQ(answers[1].size(), 8u);
+}
+
 TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
   SKIP_WITHOUT_MODEL();
   Model model;
