@@ -36,12 +36,7 @@ TEST(BatchHybridImage, ImageEntriesGetTheirLogitsAloneOnEveryPlan) {
       for (bool emu : {false, true}) {
         SCOPED_TRACE("budget " + std::to_string(budget) + " tier " + std::to_string(tier) +
                      (emu ? " emu" : " cpu"));
-        std::unique_ptr<Device> device;
-        if (emu) {
-          auto d = EmuDevice::create(fast_emu(std::max<uint64_t>(budget, 1)));
-          ASSERT_TRUE(d.ok());
-          device = std::move(d).value();
-        }
+        std::unique_ptr<Device> device = emu_or_none(emu, budget);
         BatchedHybridOptions o;
         o.vram_budget = budget;
         o.force_tier = tier;

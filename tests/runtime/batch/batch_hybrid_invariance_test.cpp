@@ -72,12 +72,7 @@ TEST_P(BatchHybridInvariance, EverySequenceGetsItsLogitsAloneOnEveryPlan) {
           SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
                        std::to_string(budget) + " tier " +
                        (tier ? std::to_string(tier) : "lookup") + (emu ? " emu" : " cpu"));
-          std::unique_ptr<Device> device;
-          if (emu) {
-            auto d = EmuDevice::create(fast_emu(std::max<uint64_t>(budget, 1)));
-            ASSERT_TRUE(d.ok());
-            device = std::move(d).value();
-          }
+          std::unique_ptr<Device> device = emu_or_none(emu, budget);
           auto engine = BatchedHybridSession::create(**model, &sched, std::move(device),
                                                      batch_params(kSequences), at(budget, tier));
           ASSERT_TRUE(engine.ok()) << engine.status().to_string();

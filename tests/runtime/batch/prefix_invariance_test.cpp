@@ -41,6 +41,21 @@ Rows alone_on_cpu(const Model& model, const Script& s) {
       s);
 }
 
+// A model, its scripts and the logits each script's sequences get alone.
+struct Case {
+  std::unique_ptr<Model> model;
+  Scripts s;
+  Rows want_base, want;
+};
+void load_case(const std::string& path, Case* c) {
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  c->model = std::move(*model);
+  c->s = scripts(c->model->hparams().n_vocab);
+  c->want_base = alone_on_cpu(*c->model, c->s.base);
+  c->want = alone_on_cpu(*c->model, c->s.extended);
+}
+
 BatchParams batch_params() {
   BatchParams bp;
   bp.max_sequences = kSequences;
@@ -56,12 +71,10 @@ class PrefixInvariance : public ::testing::TestWithParam<std::string> {};
 TEST_P(PrefixInvariance, CachedPromptStartsGiveTheLogitsAlone) {
   const std::string path = invariance_model_path(GetParam(), "prefix-");
   PSHARD_SKIP_IF_MISSING(path);
-  auto model = Model::load(path);
-  ASSERT_TRUE(model.ok()) << model.status().to_string();
-  const Scripts s = scripts((*model)->hparams().n_vocab);
-  const Rows want_base = alone_on_cpu(**model, s.base);
-  const Rows want = alone_on_cpu(**model, s.extended);
-  auto engine = BatchedCpuSession::create(**model, batch_params());
+  Case c;
+  ASSERT_NO_FATAL_FAILURE(load_case(path, &c));
+  auto& [model, s, want_base, want] = c;
+  auto engine = BatchedCpuSession::create(*model, batch_params());
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
   int64_t reused = 0;
   EXPECT_TRUE(same_rows(want_base, batched(**engine, s.base, 48, &reused)));
@@ -84,11 +97,9 @@ INSTANTIATE_TEST_SUITE_P(Models, PrefixInvariance,
 TEST(PrefixInvariance, TheHybridEngineOnEveryPlan) {
   const std::string path = invariance_model_path("mk-dense6", "prefix-");
   PSHARD_SKIP_IF_MISSING(path);
-  auto model = Model::load(path);
-  ASSERT_TRUE(model.ok()) << model.status().to_string();
-  const Scripts s = scripts((*model)->hparams().n_vocab);
-  const Rows want_base = alone_on_cpu(**model, s.base);
-  const Rows want = alone_on_cpu(**model, s.extended);
+  Case c;
+  ASSERT_NO_FATAL_FAILURE(load_case(path, &c));
+  auto& [model, s, want_base, want] = c;
   auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 4, 16}, kCtx, {},
                                    test_machine(), {}, kDefaultKvType, kSequences);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
@@ -97,16 +108,11 @@ TEST(PrefixInvariance, TheHybridEngineOnEveryPlan) {
   for (uint64_t budget : sched.budgets())
     for (bool emu : {false, true}) {
       SCOPED_TRACE("budget " + std::to_string(budget) + (emu ? " emu" : " cpu"));
-      std::unique_ptr<Device> device;
-      if (emu) {
-        auto d = EmuDevice::create(fast_emu(std::max<uint64_t>(budget, 1)));
-        ASSERT_TRUE(d.ok());
-        device = std::move(d).value();
-      }
+      std::unique_ptr<Device> device = emu_or_none(emu, budget);
       BatchedHybridOptions o;
       o.vram_budget = budget;
       auto engine =
-          BatchedHybridSession::create(**model, &sched, std::move(device), batch_params(), o);
+          BatchedHybridSession::create(*model, &sched, std::move(device), batch_params(), o);
       ASSERT_TRUE(engine.ok()) << engine.status().to_string();
       int64_t reused = 0;
       const int64_t per_pass = (*engine)->max_batch_tokens();

@@ -143,11 +143,7 @@ void for_every_plan(const Model& model, const Schedule& sched, uint64_t kernel_b
       auto emu = EmuDevice::create(fast_emu(budget));
       ASSERT_TRUE(emu.ok());
       CheckingDevice device(std::move(*emu), kernel_bytes);
-      HybridParams params;
-      params.n_ctx = kCtx;
-      params.n_threads = 2;
-      params.vram_budget = budget;
-      params.force_tier = tier;
+      const HybridParams params = forced_params(kCtx, budget, tier);
       auto session = HybridSession::create(model, &sched, &device, params);
       ASSERT_TRUE(session.ok()) << session.status().to_string();
       Trace trace;
@@ -251,11 +247,7 @@ TEST(DeviceHandoff, ASplitBlockHandsTheDeviceAllItsExpertsInOneCall) {
       auto emu = EmuDevice::create(fast_emu(budget));
       ASSERT_TRUE(emu.ok());
       GroupsDevice device(std::move(*emu));
-      HybridParams params;
-      params.n_ctx = kCtx;
-      params.n_threads = 2;
-      params.vram_budget = budget;
-      params.force_tier = tier;
+      const HybridParams params = forced_params(kCtx, budget, tier);
       auto session = HybridSession::create(**model, &sched, &device, params);
       ASSERT_TRUE(session.ok()) << session.status().to_string();
       Trace trace;

@@ -153,6 +153,27 @@ inline EmuOptions fast_emu(uint64_t memory_bytes) {
   return o;
 }
 
+// An emulated GPU of exactly `budget` bytes (at least 1) when `emu`, else none (the cpu
+// backend: plans looked up, run on the host).
+inline std::unique_ptr<Device> emu_or_none(bool emu, uint64_t budget) {
+  if (!emu)
+    return nullptr;
+  auto d = EmuDevice::create(fast_emu(std::max<uint64_t>(budget, 1)));
+  EXPECT_TRUE(d.ok()) << d.status().to_string();
+  return d.ok() ? std::move(d).value() : nullptr;
+}
+
+// A session's parameters for a test run: 2 threads, the budget, a forced tier (0: looked
+// up per pass).
+inline HybridParams forced_params(int64_t n_ctx, uint64_t budget, int64_t tier) {
+  HybridParams params;
+  params.n_ctx = n_ctx;
+  params.n_threads = 2;
+  params.vram_budget = budget;
+  params.force_tier = tier;
+  return params;
+}
+
 // Every sub-layer resident, nothing streamed: the plans whose passes may be graphs.
 inline bool all_resident(const SchedulePlan& p) {
   for (fb::schedule::Placement s : p.placements)

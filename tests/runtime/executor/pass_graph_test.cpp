@@ -165,11 +165,7 @@ Counts run_every_plan(const std::string& name) {
       if (!emu.ok())
         continue;
       RecordingDevice device(std::move(*emu));
-      HybridParams params;
-      params.n_ctx = kCtx;
-      params.n_threads = 2;
-      params.vram_budget = budget;
-      params.force_tier = tier;
+      const HybridParams params = forced_params(kCtx, budget, tier);
       auto session = HybridSession::create(**model, &sched, &device, params);
       EXPECT_TRUE(session.ok()) << session.status().to_string();
       if (!session.ok())

@@ -132,11 +132,7 @@ TEST_P(PlanInvariance, EveryPlanGivesTheCpuLogitsBitForBit) {
       for (int64_t tier : tiers) {
         SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
                      std::to_string(budget) + " tier " + (tier ? std::to_string(tier) : "lookup"));
-        HybridParams params;
-        params.n_ctx = kCtx;
-        params.n_threads = 2;
-        params.vram_budget = budget;
-        params.force_tier = tier;
+        const HybridParams params = forced_params(kCtx, budget, tier);
         // cpu backend: the plan is looked up, every sub-layer runs on the host.
         auto on_cpu = HybridSession::create(**model, &sched, nullptr, params);
         ASSERT_TRUE(on_cpu.ok()) << on_cpu.status().to_string();

@@ -48,11 +48,7 @@ void run(const Model& model, const Schedule& sched, uint64_t budget, bool graphs
   o.graphs = graphs;
   auto device = CudaDevice::create(o);
   ASSERT_TRUE(device.ok()) << device.status().to_string();
-  HybridParams params;
-  params.n_ctx = kCtx;
-  params.n_threads = 2;
-  params.vram_budget = budget;
-  params.force_tier = 1;
+  const HybridParams params = forced_params(kCtx, budget, 1);
   auto session = HybridSession::create(model, &sched, device->get(), params);
   ASSERT_TRUE(session.ok()) << session.status().to_string();
   ASSERT_OK(greedy_trace(**session, kPrompt, kSteps, &out->trace));

@@ -57,11 +57,7 @@ TEST_P(CudaPlanInvariance, EveryPlanGivesTheCpuTokens) {
       for (int64_t tier : sched.tiers()) {
         SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
                      std::to_string(budget) + " tier " + std::to_string(tier));
-        HybridParams params;
-        params.n_ctx = kCtx;
-        params.n_threads = 2;
-        params.vram_budget = budget;
-        params.force_tier = tier;
+        const HybridParams params = forced_params(kCtx, budget, tier);
         auto device = CudaDevice::create();
         ASSERT_TRUE(device.ok()) << device.status().to_string();
         auto session = HybridSession::create(**model, &sched, device->get(), params);
