@@ -2,7 +2,7 @@
 
 namespace pshard {
 
-PrefixCache::PrefixCache(int64_t n_pages) : keys_(static_cast<size_t>(n_pages)) {}
+PrefixCache::PrefixCache(int64_t n_pages) : pages_(static_cast<size_t>(n_pages)) {}
 
 size_t PrefixCache::KeyHash::operator()(const Key& k) const {
   // FNV-1a over the parent, its generation and the tokens.
@@ -28,7 +28,7 @@ int32_t PrefixCache::find(int32_t parent, uint32_t parent_generation,
 
 bool PrefixCache::insert(int32_t page, int32_t parent, uint32_t parent_generation,
                          std::span<const TokenId> tokens) {
-  PageEntry& p = keys_[static_cast<size_t>(page)];
+  PageEntry& p = pages_[static_cast<size_t>(page)];
   if (p.cached)
     return false;
   Key key{parent, parent_generation, {tokens.begin(), tokens.end()}};
@@ -40,7 +40,7 @@ bool PrefixCache::insert(int32_t page, int32_t parent, uint32_t parent_generatio
 }
 
 void PrefixCache::release(int32_t page) {
-  PageEntry& p = keys_[static_cast<size_t>(page)];
+  PageEntry& p = pages_[static_cast<size_t>(page)];
   if (!p.cached || p.idle)
     return;
   p.idle_at = lru_.insert(lru_.end(), page);
@@ -48,7 +48,7 @@ void PrefixCache::release(int32_t page) {
 }
 
 void PrefixCache::acquire(int32_t page) {
-  PageEntry& p = keys_[static_cast<size_t>(page)];
+  PageEntry& p = pages_[static_cast<size_t>(page)];
   if (!p.idle)
     return;
   lru_.erase(p.idle_at);
@@ -60,7 +60,7 @@ int32_t PrefixCache::evict() {
     return -1;
   const int32_t page = lru_.front();
   lru_.pop_front();
-  PageEntry& p = keys_[static_cast<size_t>(page)];
+  PageEntry& p = pages_[static_cast<size_t>(page)];
   map_.erase(p.key);
   p = PageEntry{};
   return page;

@@ -39,7 +39,7 @@ public:
   // already or the page is.
   bool insert(int32_t page, int32_t parent, uint32_t parent_generation,
               std::span<const TokenId> tokens);
-  bool cached(int32_t page) const { return keys_[static_cast<size_t>(page)].cached; }
+  bool cached(int32_t page) const { return pages_[static_cast<size_t>(page)].cached; }
 
   // A cached page's last holder left (idle, most recently used) / a holder took it.
   void release(int32_t page);
@@ -67,7 +67,7 @@ private:
   };
 
   std::unordered_map<Key, int32_t, KeyHash> map_;
-  std::vector<PageEntry> keys_; // per page
+  std::vector<PageEntry> pages_; // per page
   std::list<int32_t> lru_;      // idle cached pages, least recently used first
 };
 

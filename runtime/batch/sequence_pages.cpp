@@ -48,8 +48,7 @@ Result<OpenedSequence> SequencePages::open_with_prefix(std::span<const TokenId> 
     table[s.pages++] = page;
     parent = page;
   }
-  s.length = s.pages * pt;
-  s.tokens.assign(prompt.begin(), prompt.begin() + s.length);
+  s.length = s.pages * pt; // whole pages: nothing is filling yet
   return OpenedSequence{seq, s.length};
 }
 
@@ -93,18 +92,13 @@ void SequencePages::drop_page(int32_t page) {
     free_.push_back(page);
 }
 
-// The pages of `seq` that its last pass filled (it held from_length positions before),
-// registered in the cache under their tokens and the page before each.
-void SequencePages::register_full_pages(SeqId seq, int64_t from_length) {
-  const Sequence& s = seqs_[static_cast<size_t>(seq)];
+// Page `index` of `seq`, just filled with `tokens`, registered in the cache under them
+// and the page before it.
+void SequencePages::register_page(SeqId seq, int64_t index, std::span<const TokenId> tokens) {
   const int32_t* table = tables_.data() + seq * per_seq_;
-  const int64_t pt = limits_.page_tokens;
-  for (int64_t i = from_length / pt; i < s.length / pt; ++i) {
-    const int32_t parent = i > 0 ? table[i - 1] : -1;
-    cache_.insert(table[i], parent, parent < 0 ? 0 : generation_[static_cast<size_t>(parent)],
-                  std::span<const TokenId>(s.tokens).subspan(static_cast<size_t>(i * pt),
-                                                             static_cast<size_t>(pt)));
-  }
+  const int32_t parent = index > 0 ? table[index - 1] : -1;
+  cache_.insert(table[index], parent, parent < 0 ? 0 : generation_[static_cast<size_t>(parent)],
+                tokens);
 }
 
 const SequencePages::Sequence* SequencePages::find(SeqId seq) const {
@@ -191,13 +185,10 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
   for (SeqId s : p.segment_seq)
     slot_shift[static_cast<size_t>(s)] = find(s)->length - next[static_cast<size_t>(s)];
   p.tokens.resize(batch.size());
+  std::vector<uint8_t> seq_multimodal; // per sequence, multimodal passes only
   if (multimodal) {
     p.rope_positions.resize(3 * batch.size());
-    p.segment_multimodal.assign(p.segment_seq.size(), 0);
-    for (size_t g = 0; g < p.segment_seq.size(); ++g)
-      for (const BatchEntry& e : batch)
-        if (e.seq == p.segment_seq[g] && e.multimodal())
-          p.segment_multimodal[g] = 1;
+    seq_multimodal.assign(seqs_.size(), 0);
   }
   for (const BatchEntry& e : batch) {
     const int64_t i = next[static_cast<size_t>(e.seq)]++;
@@ -206,12 +197,16 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
       p.logit_rows.push_back(i);
     if (!multimodal)
       continue;
+    seq_multimodal[static_cast<size_t>(e.seq)] |= e.multimodal();
     const auto slot = static_cast<int32_t>(i + slot_shift[static_cast<size_t>(e.seq)]);
     const std::array<int32_t, 3> pos = e.rope[0] >= 0 ? e.rope : std::array{slot, slot, slot};
     std::copy(pos.begin(), pos.end(), p.rope_positions.begin() + 3 * i);
     if (e.embedding)
       p.embedding_rows.emplace_back(i, e.embedding);
   }
+  if (multimodal)
+    for (SeqId seq : p.segment_seq)
+      p.segment_multimodal.push_back(seq_multimodal[static_cast<size_t>(seq)]);
   return p;
 }
 
@@ -241,18 +236,23 @@ void SequencePages::advance(const AssembledPass& p) {
   for (size_t g = 0; g < p.segments.size(); ++g) {
     const SeqId seq = p.segment_seq[g];
     Sequence& q = seqs_[static_cast<size_t>(seq)];
-    const int64_t before = q.length;
+    const int64_t pt = limits_.page_tokens;
+    int64_t page = q.length / pt; // the page its next position fills
     q.length += p.segments[g].count;
     if (!p.segment_multimodal.empty() && p.segment_multimodal[g]) {
       q.cacheable = false; // an image's rows are not named by their placeholder tokens
-      q.tokens.clear();
-      q.tokens.shrink_to_fit();
+      q.filling = {};
     }
     if (!q.cacheable)
       continue;
     const auto first = p.tokens.begin() + p.segments[g].begin;
-    q.tokens.insert(q.tokens.end(), first, first + p.segments[g].count);
-    register_full_pages(seq, before);
+    for (auto t = first; t != first + p.segments[g].count; ++t) {
+      q.filling.push_back(*t);
+      if (static_cast<int64_t>(q.filling.size()) == pt) {
+        register_page(seq, page++, q.filling);
+        q.filling.clear();
+      }
+    }
   }
 }
 

@@ -96,8 +96,8 @@ private:
     bool open = false;
     int64_t length = 0;
     int64_t pages = 0;
-    bool cacheable = true;       // no multimodal entry yet: its full pages are registered
-    std::vector<TokenId> tokens; // positions [0, length), while cacheable
+    bool cacheable = true;        // no multimodal entry yet: its full pages are registered
+    std::vector<TokenId> filling; // while cacheable: the tokens of its last, partial page
   };
   const Sequence* find(SeqId seq) const;
   int64_t pages_for(int64_t positions) const;
@@ -105,7 +105,7 @@ private:
   int64_t available_pages() const;
   int32_t take_page();
   void drop_page(int32_t page); // a holder lets go of it
-  void register_full_pages(SeqId seq, int64_t from_length);
+  void register_page(SeqId seq, int64_t index, std::span<const TokenId> tokens);
 
   SequenceLimits limits_;
   int64_t per_seq_ = 0;

@@ -90,13 +90,10 @@ Status run_split_moe(SplitMoe& job, ForwardPass& host_pass) {
   // host memory until the sum (the device reads them until its queue passes `done`).
   std::vector<ExpertRowGroup> groups;
   std::vector<const float*> y(n_expert, nullptr); // each routed expert's output rows
-  int64_t device_rows = 0;
   for (size_t e = 0; e < n_expert; ++e)
-    if (!job.routes[e].empty() && job.on_device[e]) {
+    if (!job.routes[e].empty() && job.on_device[e])
       groups.push_back({static_cast<int32_t>(e), static_cast<int64_t>(job.routes[e].size())});
-      device_rows += groups.back().rows;
-    }
-  std::vector<float> rows(static_cast<size_t>(device_rows * d));
+  std::vector<float> rows(static_cast<size_t>(expert_group_rows(groups) * d));
   std::vector<float> device_out(rows.size());
   int64_t row = 0;
   for (const ExpertRowGroup& g : groups) {

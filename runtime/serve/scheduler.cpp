@@ -24,11 +24,6 @@ SequenceEvent queued_end(const QueuedRequest& r, FinishReason reason, Status err
   return e;
 }
 
-Result<OpenedSequence> open_plain(BatchDecoder& engine) {
-  PSHARD_ASSIGN_OR_RETURN(SeqId seq, engine.open_sequence());
-  return OpenedSequence{seq, 0};
-}
-
 } // namespace
 
 Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, SchedulerOptions options)
@@ -230,9 +225,10 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       queue_.pop_front();
     }
     const auto n_prompt = static_cast<int64_t>(r.params.prompt.size());
-    // An image's placeholder tokens do not name its rows: such prompts read no cache.
-    Result<OpenedSequence> seq =
-        r.params.image ? open_plain(engine_) : engine_.open_sequence_with_prefix(r.params.prompt);
+    // An image's placeholder tokens do not name its rows: such prompts read no cache (an
+    // empty prompt shares nothing).
+    Result<OpenedSequence> seq = engine_.open_sequence_with_prefix(
+        r.params.image ? std::span<const TokenId>() : std::span<const TokenId>(r.params.prompt));
     if (seq.ok() && !engine_.can_append(seq->seq, n_prompt - seq->reused)) {
       engine_.close_sequence(seq->seq);
       seq = Status(StatusCode::kOutOfMemory, "the KV cache has no room for a prompt of " +
