@@ -39,6 +39,9 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
   gp.n_predict = p.n_predict;
   gp.ignore_eos = p.ignore_eos;
   gp.top_logprobs = p.top_logprobs;
+  gp.lookup.draft_max = p.draft_max;
+  gp.lookup.ngram_min = p.lookup_ngram_min;
+  gp.lookup.ngram_max = p.lookup_ngram_max;
   TokenCallback callback = nullptr;
   std::vector<pshard_token> top_ids;
   std::vector<float> top_lp;
@@ -71,6 +74,9 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
     out.prompt_ms = r->timings.prompt_ms;
     out.generation_ms = r->timings.generation_ms;
     out.first_token_ms = r->timings.first_token_ms;
+    out.n_decode_passes = r->timings.n_decode_passes;
+    out.n_drafted = r->timings.n_drafted;
+    out.n_accepted = r->timings.n_accepted;
     capi::write_out(result, out);
   }
   return PSHARD_OK;
@@ -92,6 +98,10 @@ pshard_generate_params pshard_generate_default_params(void) {
   p.repeat_penalty = sp.repeat_penalty;
   p.repeat_last_n = sp.repeat_last_n;
   p.seed = sp.seed;
+  const PromptLookup lookup;
+  p.draft_max = lookup.draft_max;
+  p.lookup_ngram_min = lookup.ngram_min;
+  p.lookup_ngram_max = lookup.ngram_max;
   return p;
 }
 

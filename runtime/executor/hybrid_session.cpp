@@ -109,6 +109,7 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
                               " is not one the schedule was compiled for");
     s->max_chunk_ = s->force_tier_ = params.force_tier;
   }
+  s->max_logit_rows_ = params.max_logit_rows;
   s->act_.reserve(hp, s->max_chunk_, params.max_logit_rows);
   if (device && schedule) {
     for (size_t b = 0; b < schedule->budgets().size(); ++b)
@@ -153,6 +154,34 @@ Result<std::span<const float>> HybridSession::decode(std::span<const TokenId> to
         forward_chunk(tokens.subspan(begin, n), begin + n == tokens.size(), part));
   }
   return std::span<const float>(act_.ptrs().logits, static_cast<size_t>(hp.n_vocab));
+}
+
+int64_t HybridSession::max_logit_rows() const {
+  return kv_page_tokens_ > 0 ? 1 : std::min(max_logit_rows_, max_chunk_);
+}
+
+Result<std::span<const float>> HybridSession::decode_all(std::span<const TokenId> tokens) {
+  const ModelHParams& hp = model_.hparams();
+  if (kv_page_tokens_ > 0)
+    return invalid_argument("a batch session decodes through decode_batch");
+  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, n_ctx_));
+  PSHARD_RETURN_IF_ERROR(check_decode_all(tokens, max_logit_rows()));
+  all_rows_.resize(tokens.size());
+  for (size_t i = 0; i < all_rows_.size(); ++i)
+    all_rows_[i] = static_cast<int64_t>(i);
+  PassContext ctx = pass_context(tokens, n_past_, /*compute_logits=*/true);
+  ctx.logit_rows = all_rows_;
+  const auto n = static_cast<int64_t>(tokens.size());
+  PSHARD_RETURN_IF_ERROR(run_and_record(ctx, n_past_ + n));
+  n_past_ += n;
+  return std::span<const float>(act_.ptrs().logits,
+                                tokens.size() * static_cast<size_t>(hp.n_vocab));
+}
+
+Status HybridSession::rewind(int64_t n_past) {
+  PSHARD_RETURN_IF_ERROR(check_rewind(n_past, n_past_));
+  n_past_ = n_past;
+  return Status::ok_status();
 }
 
 Result<PlanRuntime*> HybridSession::plan_runtime(PlanIndex at) {

@@ -97,12 +97,16 @@ public:
   // Batch mode (kv_pool_rows set): one forward pass over several sequences' tokens, at
   // most max_tokens_per_pass() of them; logits row i (of n_vocab) is logit_rows[i]'s.
   Result<const float*> decode_batch(const BatchPassInput& pass);
+  // Every token's logits in one pass (speculative decoding; at most max_logit_rows(),
+  // HybridParams::max_logit_rows capped at the largest tier), and dropping positions:
+  // the next pass writes its KV rows over theirs, wherever the plan keeps them
+  // (benchmarks also re-run a pass at a fixed context this way).
+  Result<std::span<const float>> decode_all(std::span<const TokenId> tokens) override;
+  int64_t max_logit_rows() const override;
+  Status rewind(int64_t n_past) override;
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return n_ctx_; }
   void reset() { n_past_ = 0; }
-  // Forgets the positions from `n_past` on, keeping those before: the next pass writes
-  // its KV rows over theirs (benchmarks re-run a pass at a fixed context this way).
-  void truncate(int64_t n_past) { n_past_ = std::clamp<int64_t>(n_past, 0, n_past_); }
 
   // Moves to the plans of the largest compiled budget ≤ bytes. kOutOfMemory naming the
   // smallest compiled budget when bytes is below it (the session keeps its budget);
@@ -174,6 +178,8 @@ private:
   int64_t n_ctx_ = 0;
   int64_t n_past_ = 0;
   int64_t max_chunk_ = 256;
+  int64_t max_logit_rows_ = 1;
+  std::vector<int64_t> all_rows_; // 0, 1, 2, … for decode_all
   int64_t force_tier_ = 0;
   int64_t kv_page_tokens_ = 0; // batch mode: the pool's page size
   int64_t batch_rows_ = 0;     // batch mode: pool rows in use

@@ -51,6 +51,7 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
                                 const TokenCallback& on_token) {
   if (prompt.empty())
     return invalid_argument("the prompt is empty; give at least one token (e.g. BOS)");
+  PSHARD_RETURN_IF_ERROR(validate_prompt_lookup(params.lookup));
   GenerateResult r;
   r.prompt.assign(prompt.begin(), prompt.end());
   r.timings.n_prompt = static_cast<int64_t>(prompt.size());
@@ -62,12 +63,20 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
 
   const int64_t room = session.n_ctx() - session.n_past();
   const int64_t limit = params.n_predict < 0 ? room : std::min<int64_t>(params.n_predict, room + 1);
+  const auto n_vocab = logits.size();
+  const int64_t max_draft =
+      std::min<int64_t>(params.lookup.draft_max, session.max_logit_rows() - 1);
+  // The last decode's rows: row `row` holds the logits of the position being sampled;
+  // the rows after it follow `draft`, valid while the samples match it.
+  std::vector<TokenId> draft;
+  size_t row = 0;
   Utf8StreamBuffer stream;
   const auto t_gen = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < limit; ++i) {
+    const std::span<const float> at = logits.subspan(row * n_vocab, n_vocab);
     if (params.top_logprobs > 0)
-      r.top_logprobs.push_back(top_logprobs(logits, params.top_logprobs));
-    const TokenId next = sampler.sample(logits, history);
+      r.top_logprobs.push_back(top_logprobs(at, params.top_logprobs));
+    const TokenId next = sampler.sample(at, history);
     if (i == 0)
       r.timings.first_token_ms = ms_since(t_start);
     if (!params.ignore_eos && tokenizer.is_end_of_generation(next)) {
@@ -80,9 +89,35 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
     TokenEvent event{next, stream.push(tokenizer.token_to_piece(next)),
                      params.top_logprobs > 0 ? &r.top_logprobs.back() : nullptr};
     const bool keep_going = !on_token || on_token(event);
-    if (!keep_going || i + 1 == limit || session.n_past() >= session.n_ctx())
+    if (!keep_going || i + 1 == limit)
       break;
-    PSHARD_ASSIGN_OR_RETURN(logits, session.decode(std::span<const TokenId>(&next, 1)));
+    if (row < draft.size() && next == draft[row]) { // the next row follows this token
+      ++row;
+      ++r.timings.n_accepted;
+      continue;
+    }
+    // The drafted tokens after the last match never happened.
+    if (row < draft.size())
+      PSHARD_RETURN_IF_ERROR(
+          session.rewind(session.n_past() - static_cast<int64_t>(draft.size() - row)));
+    if (session.n_past() >= session.n_ctx())
+      break;
+    // Never past the context or the tokens still wanted (the draft's last row samples one
+    // more token).
+    const int64_t drafts =
+        std::min({max_draft, session.n_ctx() - session.n_past() - 1, limit - i - 2});
+    draft =
+        drafts > 0 ? draft_from_history(history, params.lookup, drafts) : std::vector<TokenId>{};
+    row = 0;
+    ++r.timings.n_decode_passes;
+    if (draft.empty()) {
+      PSHARD_ASSIGN_OR_RETURN(logits, session.decode(std::span<const TokenId>(&next, 1)));
+      continue;
+    }
+    r.timings.n_drafted += static_cast<int64_t>(draft.size());
+    std::vector<TokenId> input{next};
+    input.insert(input.end(), draft.begin(), draft.end());
+    PSHARD_ASSIGN_OR_RETURN(logits, session.decode_all(input));
   }
   r.timings.generation_ms = ms_since(t_gen);
   r.timings.n_generated = static_cast<int64_t>(r.generated.size());

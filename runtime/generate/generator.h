@@ -9,6 +9,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/generate/prompt_lookup.h"
 #include "runtime/model/model.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/tokenizer/tokenizer.h"
@@ -24,6 +25,14 @@ struct GenerateParams {
   int32_t n_predict = 128; // new tokens at most; < 0: until the context is full
   bool ignore_eos = false;
   int32_t top_logprobs = 0; // record the N most likely tokens of every position
+  // Speculative decoding with drafts from the context (prompt_lookup.h): each pass
+  // decodes the sampled token and up to lookup.draft_max drafted ones (decode_all),
+  // then samples position by position from those logits, exactly as one token a pass
+  // would, while the samples match the draft; the first that differs is kept and the
+  // rest dropped (rewind). So the tokens are those of plain decoding, for any sampler
+  // and seed, wherever the model gives a pass's rows the logits it gives them one at a
+  // time (cpu and emu: bit-identical). Off when the decoder has one logit row.
+  PromptLookup lookup;
 };
 
 struct TokenLogprob {
@@ -44,6 +53,9 @@ struct GenerateTimings {
   double prompt_ms = 0;     // prefill of the whole prompt
   double generation_ms = 0; // every decode step after the prompt
   double first_token_ms = 0; // from the start until the first token is sampled
+  int64_t n_decode_passes = 0; // decode calls after the prompt
+  int64_t n_drafted = 0;       // tokens drafted by prompt lookup
+  int64_t n_accepted = 0;      // of those, sampled as drafted
   double prompt_tokens_per_s() const { return prompt_ms > 0 ? n_prompt * 1e3 / prompt_ms : 0; }
   double generation_tokens_per_s() const;
 };

@@ -19,4 +19,28 @@ Status check_decode_input(std::span<const TokenId> tokens, int64_t n_vocab, int6
   return Status::ok_status();
 }
 
+Result<std::span<const float>> Decoder::decode_all(std::span<const TokenId>) {
+  return unsupported("this decoder returns only the last token's logits (no speculative decoding)");
+}
+
+Status Decoder::rewind(int64_t) {
+  return unsupported("this decoder cannot drop positions (no speculative decoding)");
+}
+
+Status check_decode_all(std::span<const TokenId> tokens, int64_t max_logit_rows) {
+  if (static_cast<int64_t>(tokens.size()) > max_logit_rows)
+    return invalid_argument("decode_all of " + std::to_string(tokens.size()) +
+                            " tokens, but the session holds logits for " +
+                            std::to_string(max_logit_rows) +
+                            "; make it with more logit rows (max_logit_rows)");
+  return Status::ok_status();
+}
+
+Status check_rewind(int64_t to, int64_t n_past) {
+  if (to < 0 || to > n_past)
+    return out_of_range("cannot rewind to position " + std::to_string(to) + ": the session holds " +
+                        std::to_string(n_past));
+  return Status::ok_status();
+}
+
 } // namespace pshard

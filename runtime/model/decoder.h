@@ -1,4 +1,5 @@
-// What the generation loop needs from a session: decode tokens, report the position.
+// What the generation loop needs from a session: decode tokens, report the position,
+// and for speculative decoding every token's logits and a rewind.
 // CpuSession (all-CPU) and the hybrid executor's session both implement it.
 #pragma once
 
@@ -19,7 +20,22 @@ public:
   virtual Result<std::span<const float>> decode(std::span<const TokenId> tokens) = 0;
   virtual int64_t n_past() const = 0;
   virtual int64_t n_ctx() const = 0;
+
+  // Speculative decoding (runtime/generate/prompt_lookup.h) checks drafted tokens in one
+  // pass and drops the rejected ones. decode_all appends tokens like decode() but returns
+  // every token's logits, tokens.size() rows of n_vocab, for at most max_logit_rows()
+  // tokens (the session reserves that many rows when it is made; 1: no speculation).
+  // rewind forgets the positions from n_past on: the next call writes its KV rows over
+  // theirs. A decoder without them answers kUnsupported.
+  virtual int64_t max_logit_rows() const { return 1; }
+  virtual Result<std::span<const float>> decode_all(std::span<const TokenId> tokens);
+  virtual Status rewind(int64_t n_past);
 };
+
+// The checks of decode_all (besides decode()'s) and rewind: no more tokens than the
+// logit rows, and a position between 0 and the current one.
+Status check_decode_all(std::span<const TokenId> tokens, int64_t max_logit_rows);
+Status check_rewind(int64_t to, int64_t n_past);
 
 // The checks every decode() makes before touching the session: at least one token,
 // every id inside the vocabulary, and room in the context for all of them.

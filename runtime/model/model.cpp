@@ -51,6 +51,9 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
                             std::to_string(params.n_ctx));
   if (params.n_batch <= 0)
     return invalid_argument("batch size must be positive");
+  if (params.max_logit_rows < 1)
+    return invalid_argument("max_logit_rows must be at least 1, got " +
+                            std::to_string(params.max_logit_rows));
   if (params.n_threads < 0)
     return invalid_argument("thread count must be positive, got " +
                             std::to_string(params.n_threads));
@@ -60,7 +63,9 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
                                                       params.kv_type_k, params.kv_type_v));
   auto s = std::unique_ptr<CpuSession>(
       new CpuSession(model, std::move(kv), threads, std::min(params.n_batch, n_ctx)));
-  s->act_.reserve(hp, s->n_batch_);
+  // decode_all runs in one pass, so its rows are at most a pass's tokens.
+  s->max_logit_rows_ = std::min(params.max_logit_rows, s->n_batch_);
+  s->act_.reserve(hp, s->n_batch_, s->max_logit_rows_);
   return s;
 }
 
@@ -98,9 +103,28 @@ Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> token
   return std::span<const float>(act_.ptrs().logits, static_cast<size_t>(hp.n_vocab));
 }
 
+Result<std::span<const float>> CpuSession::decode_all(std::span<const TokenId> tokens) {
+  const ModelHParams& hp = model_.hparams();
+  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, kv_.n_ctx()));
+  PSHARD_RETURN_IF_ERROR(check_decode_all(tokens, max_logit_rows_));
+  all_rows_.resize(tokens.size());
+  for (size_t i = 0; i < all_rows_.size(); ++i)
+    all_rows_[i] = static_cast<int64_t>(i);
+  forward_chunk(tokens, DecodeExtras{}, /*compute_logits=*/true, all_rows_);
+  return std::span<const float>(act_.ptrs().logits,
+                                tokens.size() * static_cast<size_t>(hp.n_vocab));
+}
+
+Status CpuSession::rewind(int64_t n_past) {
+  PSHARD_RETURN_IF_ERROR(check_rewind(n_past, n_past_));
+  n_past_ = n_past;
+  return Status::ok_status();
+}
+
 void CpuSession::forward_chunk(std::span<const TokenId> tokens, const DecodeExtras& extra,
-                               bool compute_logits) {
+                               bool compute_logits, std::span<const int64_t> logit_rows) {
   ForwardPass pass{model_.hparams(), *cpu_, act_.ptrs(), n_past_, tokens};
+  pass.logit_rows = logit_rows;
   pass.routing = routing_;
   pass.rope_positions = extra.rope_positions;
   for (const SubLayer& s : model_.sublayers()) {

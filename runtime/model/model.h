@@ -50,6 +50,7 @@ struct SessionParams {
   int64_t n_batch = 256; // most tokens per forward pass; longer inputs run in chunks
   TensorType kv_type_k = kDefaultKvType; // KV cache element types (kv_types.h)
   TensorType kv_type_v = kDefaultKvType;
+  int64_t max_logit_rows = 1; // most tokens decode_all returns logits for (speculation)
 };
 
 class RoutingRecorder;
@@ -90,6 +91,11 @@ public:
   Result<std::span<const float>> decode(std::span<const TokenId> tokens,
                                         const DecodeExtras& extra) override;
 
+  // Every token's logits (speculative decoding), and dropping positions (decoder.h).
+  Result<std::span<const float>> decode_all(std::span<const TokenId> tokens) override;
+  int64_t max_logit_rows() const override { return max_logit_rows_; }
+  Status rewind(int64_t n_past) override;
+
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return kv_.n_ctx(); }
   int32_t n_threads() const { return pool_->size(); }
@@ -101,9 +107,10 @@ public:
 
 private:
   CpuSession(const Model& model, KvCache kv, int32_t threads, int64_t n_batch);
-  // Only the last chunk of a prompt needs the head (its logits are the ones returned).
+  // Only the last chunk of a prompt needs the head (its logits are the ones returned);
+  // `logit_rows` non-empty: those tokens' logits instead of the last one's.
   void forward_chunk(std::span<const TokenId> tokens, const DecodeExtras& extra,
-                     bool compute_logits);
+                     bool compute_logits, std::span<const int64_t> logit_rows = {});
 
   const Model& model_;
   KvCache kv_;
@@ -111,6 +118,8 @@ private:
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<CpuOps> cpu_;
   int64_t n_batch_;
+  int64_t max_logit_rows_ = 1;
+  std::vector<int64_t> all_rows_; // 0, 1, 2, … for decode_all
   int64_t n_past_ = 0;
   RoutingRecorder* routing_ = nullptr;
 };

@@ -94,6 +94,16 @@ int main(int argc, char** argv) {
   app.add_option("--top-logprobs", o.top_logprobs,
                  "with --json: the N most likely tokens per position")
       ->check(cli::between(0, 1000));
+  app.add_option("--draft-max", o.draft_max,
+                 "prompt-lookup speculative decoding: check up to N tokens drafted from the "
+                 "context in each decode pass (same tokens as without; 0: off)")
+      ->check(cli::between(0, 64));
+  app.add_option("--lookup-ngram-min", o.lookup_ngram_min,
+                 "with --draft-max: the shortest context suffix looked up (default 2)")
+      ->check(cli::between(1, 64));
+  app.add_option("--lookup-ngram-max", o.lookup_ngram_max,
+                 "with --draft-max: the longest, tried first (default 4)")
+      ->check(cli::between(1, 64));
   app.add_flag("--conversation", o.conversation,
                "chat (-cnv): each line of stdin is a user message, answered with the model's "
                "chat template until EOF")

@@ -23,6 +23,10 @@ struct RunOptions {
   bool no_mmap = false; // --no-mmap: weights read into huge-page RAM
   bool json = false;
   int32_t top_logprobs = 0;
+  // Prompt-lookup speculative decoding (runtime/generate/prompt_lookup.h); 0: off.
+  int32_t draft_max = 0;
+  int32_t lookup_ngram_min = 2;
+  int32_t lookup_ngram_max = 4;
   // The hybrid runtime.
   std::string schedule_path;    // -s: a *.pshard artifact; empty: everything on the CPU
   std::string backend = "auto"; // auto: emu with a schedule (cuda once built), else cpu

@@ -4,6 +4,7 @@
 #include "runtime/executor/session_stats.h"
 #include "tools/common/json_writer.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace pshard {
@@ -69,6 +70,18 @@ void write_text_report(std::ostream& out, std::ostream& err, const RunResult& r)
   err << line;
   std::snprintf(line, sizeof line, "first token: %9.2f ms after the start\n", t.first_token_ms);
   err << line;
+  if (t.n_drafted > 0 || r.draft_max > 0) {
+    std::snprintf(line, sizeof line,
+                  "speculation: %lld of %lld drafted tokens accepted (%.1f%%); %lld decode "
+                  "passes for %lld tokens (%.2f a pass)\n",
+                  static_cast<long long>(t.n_accepted), static_cast<long long>(t.n_drafted),
+                  t.n_drafted > 0 ? 100.0 * double(t.n_accepted) / double(t.n_drafted) : 0.0,
+                  static_cast<long long>(t.n_decode_passes),
+                  static_cast<long long>(std::max<int64_t>(t.n_generated - 1, 0)),
+                  t.n_decode_passes > 0 ? double(t.n_generated - 1) / double(t.n_decode_passes)
+                                        : 0.0);
+    err << line;
+  }
   std::snprintf(line, sizeof line,
                 "memory:      peak resident %.1f MiB (model file %.1f MiB mapped, KV cache + "
                 "activations %.1f MiB allocated), %d threads, seed %llu\n",
@@ -117,6 +130,9 @@ void write_json_report(std::ostream& out, const RunResult& r) {
   j.key("predicted_ms").value(t.generation_ms);
   j.key("predicted_per_second").value(generation_per_second(t));
   j.key("time_to_first_token_ms").value(t.first_token_ms);
+  j.key("decode_passes").value(t.n_decode_passes);
+  j.key("draft_n").value(t.n_drafted);
+  j.key("draft_accepted_n").value(t.n_accepted);
   j.end_object();
   j.key("memory").begin_object();
   j.key("peak_resident_bytes").value(peak_resident_bytes());

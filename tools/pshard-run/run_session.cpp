@@ -68,6 +68,7 @@ Result<RunResult> start_session(const RunOptions& o) {
   cp.vram_budget = vram;
   cp.emu_pcie_gbps = o.emu_pcie_gbps;
   cp.trace = !o.trace_path.empty();
+  cp.draft_max = o.draft_max;
   // main() admitted only these names (-ctk / -ctv).
   auto kv_type = [](const std::string& name) {
     return name == "f32" ? PSHARD_KV_F32 : name == "q8_0" ? PSHARD_KV_Q8_0 : PSHARD_KV_F16;
@@ -80,6 +81,7 @@ Result<RunResult> start_session(const RunOptions& o) {
   PSHARD_C_CALL(pshard_context_create(model, &cp, &ctx));
   r.context.reset(ctx);
   r.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
+  r.draft_max = o.draft_max;
   return r;
 }
 
@@ -95,6 +97,9 @@ pshard_generate_params generate_params(const RunOptions& o, uint64_t seed) {
   gp.repeat_last_n = o.sampling.repeat_last_n;
   gp.seed = seed;
   gp.top_logprobs = o.top_logprobs;
+  gp.draft_max = o.draft_max;
+  gp.lookup_ngram_min = o.lookup_ngram_min;
+  gp.lookup_ngram_max = o.lookup_ngram_max;
   return gp;
 }
 

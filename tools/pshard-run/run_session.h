@@ -30,6 +30,7 @@ struct RunResult {
   pshard_stats stats = pshard_stats_init();
   std::vector<PlanLine> plans;
   uint64_t seed = 0;
+  int32_t draft_max = 0; // --draft-max: the report says how speculation went
   std::string backend; // as resolved
 };
 

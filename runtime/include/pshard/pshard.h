@@ -227,6 +227,10 @@ typedef struct pshard_context_params {
    * refused, naming the fix. Q8_0 needs a head size that is a multiple of 32. */
   pshard_kv_type kv_type_k;
   pshard_kv_type kv_type_v;
+  /* Speculative decoding: the most tokens a pass of pshard_context_generate may check
+   * besides the sampled one (pshard_generate_params.draft_max); the context holds
+   * logits for draft_max + 1 tokens, at most its largest tier. 0 (default): none. */
+  int32_t draft_max;
 } pshard_context_params;
 
 PSHARD_API pshard_context_params pshard_context_default_params(void);
@@ -263,6 +267,14 @@ typedef struct pshard_generate_params {
   int32_t repeat_last_n;
   uint64_t seed;
   int32_t top_logprobs; /* report the N most likely tokens of each position */
+  /* Prompt-lookup speculative decoding: each decode pass also checks up to draft_max
+   * tokens that followed the last earlier occurrence of the context's final n tokens
+   * (lookup_ngram_max down to lookup_ngram_min). The tokens are those of plain decoding
+   * for any sampler and seed (bit-identical on cpu and emu); only the passes differ.
+   * Capped by the context's draft_max; 0 (default): off. */
+  int32_t draft_max;
+  int32_t lookup_ngram_min; /* default 2 */
+  int32_t lookup_ngram_max; /* default 4 */
 } pshard_generate_params;
 
 PSHARD_API pshard_generate_params pshard_generate_default_params(void);
@@ -286,6 +298,9 @@ typedef struct pshard_generate_result {
   double prompt_ms;      /* prefill of the whole prompt */
   double generation_ms;  /* every decode step after it */
   double first_token_ms; /* from the start until the first token is sampled */
+  int64_t n_decode_passes; /* decode passes after the prompt */
+  int64_t n_drafted;       /* tokens drafted by prompt lookup */
+  int64_t n_accepted;      /* of those, sampled as drafted */
 } pshard_generate_result;
 
 PSHARD_API pshard_generate_result pshard_generate_result_init(void);

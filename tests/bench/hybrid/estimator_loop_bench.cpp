@@ -54,7 +54,7 @@ Result<double> measure(const Model& model, const Schedule& s, EmuOptions eo, uin
   for (int rep = 0; rep < (tier == 1 ? 24 : 8); ++rep) {
     for (size_t i = 0; i < chunk.size(); ++i)
       chunk[i] = static_cast<TokenId>(1 + (rep * 31 + i * 7) % 500);
-    session->truncate(filled);
+    PSHARD_RETURN_IF_ERROR(session->rewind(filled));
     PSHARD_RETURN_IF_ERROR(session->decode(chunk).status());
     if (rep >= 3) // warm-up
       ms.push_back(session->stats().last_pass.measured_ms);

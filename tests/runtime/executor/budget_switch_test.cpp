@@ -82,7 +82,7 @@ void run_random_budgets(const std::string& path, planner::Strategy strategy, uin
       const std::vector<TokenId> burst = {next, 290, 311};
       const auto burst_logits = s.decode(burst);
       ASSERT_TRUE(burst_logits.ok()) << burst_logits.status().to_string();
-      s.truncate(s.n_past() - 3);
+      ASSERT_TRUE(s.rewind(s.n_past() - 3).ok());
     }
     logits = s.decode(std::span<const TokenId>(&next, 1));
     ASSERT_TRUE(logits.ok()) << logits.status().to_string();

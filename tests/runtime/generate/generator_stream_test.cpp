@@ -95,5 +95,131 @@ TEST(GenerateStream, AnUnfinishedCharacterIsFlushedAtTheEnd) {
   EXPECT_EQ(events[3].text, "\xE2\x82");
 }
 
+// A decoder whose greedy token after position p is script[p + 1], with every token's
+// logits and rewind, and a record of the tokens its KV holds: a model whose text
+// repeats itself in places, for the speculative loop's bookkeeping.
+class PositionalDecoder final : public Decoder {
+public:
+  PositionalDecoder(std::vector<TokenId> script, int32_t n_vocab, int64_t n_ctx)
+      : script_(std::move(script)), n_vocab_(n_vocab), n_ctx_(n_ctx) {}
+
+  Result<std::span<const float>> decode(std::span<const TokenId> tokens) override {
+    PSHARD_RETURN_IF_ERROR(decode_all(tokens).status());
+    return std::span<const float>(logits_).subspan(logits_.size() - n_vocab_, n_vocab_);
+  }
+  Result<std::span<const float>> decode_all(std::span<const TokenId> tokens) override {
+    PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, n_vocab_, n_past(), n_ctx_));
+    logits_.assign(tokens.size() * n_vocab_, 0.0f);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      kv_.push_back(tokens[i]);
+      const size_t next = kv_.size();
+      logits_[i * n_vocab_ + static_cast<size_t>(next < script_.size() ? script_[next] : 0)] = 10;
+    }
+    ++passes_;
+    return std::span<const float>(logits_);
+  }
+  int64_t max_logit_rows() const override { return 8; }
+  Status rewind(int64_t n_past) override {
+    PSHARD_RETURN_IF_ERROR(check_rewind(n_past, this->n_past()));
+    kv_.resize(static_cast<size_t>(n_past));
+    ++rewinds_;
+    return Status::ok_status();
+  }
+  int64_t n_past() const override { return static_cast<int64_t>(kv_.size()); }
+  int64_t n_ctx() const override { return n_ctx_; }
+
+  const std::vector<TokenId>& kv() const { return kv_; }
+  int passes() const { return passes_; }
+  int rewinds() const { return rewinds_; }
+
+private:
+  std::vector<TokenId> script_;
+  size_t n_vocab_;
+  int64_t n_ctx_;
+  std::vector<TokenId> kv_;
+  std::vector<float> logits_;
+  int passes_ = 0, rewinds_ = 0;
+};
+
+Result<GenerateResult> greedy(Decoder& d, const Tokenizer& tok, std::span<const TokenId> prompt,
+                              int32_t n, int32_t draft_max) {
+  SamplerParams sp;
+  sp.temperature = 0;
+  Sampler sampler(sp);
+  GenerateParams gp;
+  gp.n_predict = n;
+  gp.ignore_eos = true;
+  gp.lookup.draft_max = draft_max;
+  return generate(d, tok, sampler, prompt, gp);
+}
+
+TEST(GenerateSpeculative, KeepsOnlyTheTokensPlainDecodingWouldHaveAndCountsThePasses) {
+  auto tok = byte_tokenizer();
+  ASSERT_NE(tok, nullptr);
+  // Repeats "abcd" with detours: drafts of "abcd..." are partly right.
+  const std::string text = "xabcdabcdyabcdzzabcdabcabcdabcdq";
+  const std::vector<TokenId> script(text.begin(), text.end());
+  const std::vector<TokenId> prompt(script.begin(), script.begin() + 9); // "xabcdabcd"
+  const int32_t n = static_cast<int32_t>(script.size() - prompt.size());
+  PositionalDecoder plain_d(script, tok->n_vocab(), 64);
+  auto plain = greedy(plain_d, *tok, prompt, n, 0);
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  EXPECT_EQ(plain->generated, std::vector<TokenId>(script.begin() + 9, script.end()));
+  for (int32_t draft : {1, 2, 4, 7}) {
+    SCOPED_TRACE("draft " + std::to_string(draft));
+    PositionalDecoder d(script, tok->n_vocab(), 64);
+    auto r = greedy(d, *tok, prompt, n, draft);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->generated, plain->generated);
+    // The KV cache holds the prompt and every generated token but the last (never fed).
+    EXPECT_EQ(d.kv(), std::vector<TokenId>(script.begin(), script.end() - 1));
+    const GenerateTimings& t = r->timings;
+    EXPECT_EQ(t.n_decode_passes, d.passes() - 1); // the prompt's pass is not counted
+    EXPECT_EQ(t.n_decode_passes + t.n_accepted, n - 1);
+    EXPECT_GT(t.n_accepted, 0);
+    EXPECT_LT(t.n_accepted, t.n_drafted); // the detours reject drafts
+    EXPECT_GT(d.rewinds(), 0);
+  }
+}
+
+TEST(GenerateSpeculative, StopsWhereThePlainLoopStops) {
+  auto tok = byte_tokenizer();
+  ASSERT_NE(tok, nullptr);
+  const std::string text = "abababababababababababab";
+  const std::vector<TokenId> script(text.begin(), text.end());
+  const std::vector<TokenId> prompt(script.begin(), script.begin() + 4);
+  // At n_predict (mid-draft), and at a full context.
+  for (auto [n, n_ctx] :
+       {std::pair{3, 64}, std::pair{6, 64}, std::pair{-1, 12}, std::pair{50, 9}}) {
+    SCOPED_TRACE("n_predict " + std::to_string(n) + " n_ctx " + std::to_string(n_ctx));
+    PositionalDecoder plain_d(script, tok->n_vocab(), n_ctx);
+    auto plain = greedy(plain_d, *tok, prompt, n, 0);
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    PositionalDecoder d(script, tok->n_vocab(), n_ctx);
+    auto r = greedy(d, *tok, prompt, n, 7);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->generated, plain->generated);
+    EXPECT_LE(d.n_past(), n_ctx);
+    EXPECT_GT(r->timings.n_accepted, 0);
+  }
+}
+
+TEST(GenerateSpeculative, ADecoderWithOneLogitRowDecodesAsBefore) {
+  auto tok = byte_tokenizer();
+  ASSERT_NE(tok, nullptr);
+  ScriptedDecoder decoder({'a', 'b', 'a', 'b', 'a', 'b'}, tok->n_vocab());
+  const TokenId prompt[] = {'a', 'b', 'a', 'b'};
+  auto r = greedy(decoder, *tok, prompt, 6, 4);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->text, "ababab");
+  EXPECT_EQ(r->timings.n_drafted, 0);
+  EXPECT_EQ(r->timings.n_decode_passes, 5);
+  GenerateParams bad;
+  bad.lookup.ngram_min = 0;
+  Sampler sampler(SamplerParams{});
+  auto refused = generate(decoder, *tok, sampler, prompt, bad);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+}
+
 } // namespace
 } // namespace pshard

@@ -1,0 +1,38 @@
+#include "runtime/generate/prompt_lookup.h"
+
+#include <algorithm>
+#include <string>
+
+namespace pshard {
+
+Status validate_prompt_lookup(const PromptLookup& lookup) {
+  if (lookup.draft_max < 0)
+    return invalid_argument("draft_max must be >= 0 (0: no speculative decoding), got " +
+                            std::to_string(lookup.draft_max));
+  if (lookup.ngram_min < 1 || lookup.ngram_max < lookup.ngram_min)
+    return invalid_argument(
+        "the lookup n-gram sizes must satisfy 1 <= ngram_min <= ngram_max, got " +
+        std::to_string(lookup.ngram_min) + " and " + std::to_string(lookup.ngram_max));
+  return Status::ok_status();
+}
+
+std::vector<TokenId> draft_from_history(std::span<const TokenId> history,
+                                        const PromptLookup& lookup, int64_t limit) {
+  const int64_t want = std::min<int64_t>(lookup.draft_max, limit);
+  const auto size = static_cast<int64_t>(history.size());
+  if (want <= 0)
+    return {};
+  for (int64_t n = std::min<int64_t>(lookup.ngram_max, size - 1); n >= lookup.ngram_min; --n) {
+    const auto suffix = history.subspan(static_cast<size_t>(size - n));
+    // The most recent earlier occurrence: text tends to continue as it last did.
+    for (int64_t start = size - n - 1; start >= 0; --start) {
+      if (!std::equal(suffix.begin(), suffix.end(), history.begin() + start))
+        continue;
+      const int64_t from = start + n, to = std::min(from + want, size);
+      return {history.begin() + from, history.begin() + to};
+    }
+  }
+  return {};
+}
+
+} // namespace pshard
