@@ -57,6 +57,29 @@ def known_answer_without_mmap():
     check("--no-mmap text", p.stdout == "Once upon a time" + EXPECTED_TEXT + "\n", repr(p.stdout))
 
 
+def speculative():
+    # Prompt-lookup drafts change the passes, not the text; the report says how it went.
+    for extra in (["--temp", "0"], ["--temp", "0.8", "--seed", "5"]):
+        prompt = "Once upon a time, there was a little girl. Once upon a time"
+        plain = run(run_bin, "-m", stories, "-p", prompt, "-n", "48", "--json", *extra)
+        spec = run(run_bin, "-m", stories, "-p", prompt, "-n", "48", "--json",
+                   "--draft-max", "5", *extra)
+        check(f"--draft-max exit {extra}", plain.returncode == 0 and spec.returncode == 0, spec.stderr)
+        a, b = json.loads(plain.stdout), json.loads(spec.stdout)
+        check(f"--draft-max same tokens {extra}", a["generated_tokens"] == b["generated_tokens"],
+              (a["generated_tokens"], b["generated_tokens"]))
+        t = b["timings"]
+        check(f"--draft-max counts {extra}",
+              t["decode_passes"] + t["draft_accepted_n"] == t["predicted_n"] - 1, t)
+        if extra[1] == "0":  # greedy text that repeats its prompt drafts
+            check("--draft-max drafted", t["draft_n"] > 0 and t["draft_accepted_n"] > 0, t)
+    p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "32", "--temp", "0",
+            "--draft-max", "4")
+    check("--draft-max text", p.stdout == "Once upon a time" + EXPECTED_TEXT + "\n", repr(p.stdout))
+    check("--draft-max report", "speculation:" in p.stderr and "drafted tokens accepted" in p.stderr,
+          p.stderr)
+
+
 def errors():
     p = run(run_bin, "-m", "/nonexistent/model.gguf", "-p", "x")
     check("missing model fails", p.returncode != 0 and "/nonexistent/model.gguf" in p.stderr, p.stderr)
@@ -83,6 +106,7 @@ RANGE_CASES = [
     ("pshard-run", ["-m", "m.gguf", "-t", "-1"], "--threads", "between 0 and 1024"),
     ("pshard-run", ["-m", "m.gguf", "--temp", "-0.5"], "--temp", "at least 0"),
     ("pshard-run", ["-m", "m.gguf", "-n", "-2"], "--n-predict", "at least -1"),
+    ("pshard-run", ["-m", "m.gguf", "--draft-max", "65"], "--draft-max", "between 0 and 64"),
     ("pshard-compile", ["-m", "m.gguf", "--profile", "p", "--tiers", "1,0"], "--tiers", "between 1"),
     ("pshard-compile", ["-m", "m.gguf", "--profile", "p", "-c", "0"], "--ctx", "between 1"),
     ("pshard-mkmodel", ["-o", "x.gguf", "--n-layer", "0"], "--n-layer", "between 1"),
@@ -134,6 +158,7 @@ if os.path.exists(stories):
     known_answer_json()
     known_answer_streamed()
     known_answer_without_mmap()
+    speculative()
     errors()
 else:
     skip(f"known-answer tests: {stories} is not present")

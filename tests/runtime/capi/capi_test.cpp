@@ -139,6 +139,58 @@ TEST(CApi, ErrorsAreStatusCodesWithAMessage) {
   pshard_model_free(m);
 }
 
+// Prompt-lookup speculation through the C API: the context reserves the rows, a
+// generate call drafts, the tokens are plain generation's, the result counts the
+// drafts; an older caller's generate params (without draft_max) do not speculate.
+TEST(CApi, SpeculativeGenerationGivesThePlainTokensAndCountsItsDrafts) {
+  SKIP_WITHOUT_MODEL();
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), nullptr, &m), PSHARD_OK);
+  pshard_context_params cp = pshard_context_default_params();
+  EXPECT_EQ(cp.draft_max, 0);
+  pshard_context* ctx = nullptr;
+  cp.draft_max = -1;
+  EXPECT_EQ(pshard_context_create(m, &cp, &ctx), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("draft_max"), std::string::npos);
+  cp.draft_max = 6;
+  ASSERT_EQ(pshard_context_create(m, &cp, &ctx), PSHARD_OK) << pshard_last_error();
+  const std::string text = "Once upon a time, there was a little girl. Once upon a time";
+  pshard_token prompt[64];
+  size_t n_prompt = 0;
+  ASSERT_EQ(pshard_model_tokenize(m, text.data(), text.size(), true, prompt, 64, &n_prompt),
+            PSHARD_OK);
+  pshard_generate_params gp = pshard_generate_default_params();
+  EXPECT_EQ(gp.draft_max, 0);
+  EXPECT_EQ(gp.lookup_ngram_min, 2);
+  EXPECT_EQ(gp.lookup_ngram_max, 4);
+  gp.n_predict = 40;
+  gp.temperature = 0;
+  auto run = [&](Collected* c) {
+    pshard_generate_result r = pshard_generate_result_init();
+    pshard_context_reset(ctx);
+    EXPECT_EQ(pshard_context_generate(ctx, prompt, n_prompt, &gp, collect, c, &r), PSHARD_OK)
+        << pshard_last_error();
+    return r;
+  };
+  Collected plain, spec, old;
+  const pshard_generate_result plain_r = run(&plain);
+  EXPECT_EQ(plain_r.n_drafted, 0);
+  EXPECT_EQ(plain_r.n_decode_passes, plain_r.n_generated - 1);
+  gp.draft_max = 6;
+  const pshard_generate_result r = run(&spec);
+  EXPECT_EQ(spec.tokens, plain.tokens);
+  EXPECT_GT(r.n_drafted, 0);
+  EXPECT_GT(r.n_accepted, 0);
+  EXPECT_LE(r.n_accepted, r.n_drafted);
+  EXPECT_EQ(r.n_decode_passes + r.n_accepted, r.n_generated - 1);
+  gp.size = offsetof(pshard_generate_params, draft_max); // an older caller
+  const pshard_generate_result old_r = run(&old);
+  EXPECT_EQ(old.tokens, plain.tokens);
+  EXPECT_EQ(old_r.n_drafted, 0);
+  pshard_context_free(ctx);
+  pshard_model_free(m);
+}
+
 TEST(CApi, AnOlderCallersSmallerParamsGetDefaultsForNewFields) {
   SKIP_WITHOUT_MODEL();
   pshard_model* m = nullptr;
