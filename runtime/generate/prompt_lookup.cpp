@@ -22,17 +22,27 @@ std::vector<TokenId> draft_from_history(std::span<const TokenId> history,
   const auto size = static_cast<int64_t>(history.size());
   if (want <= 0)
     return {};
+  // The best match cut short by the end of the history (a run like "a a a a" matches
+  // itself one token back), kept in case no n finds a whole draft.
+  int64_t best_from = -1, best_len = 0;
   for (int64_t n = std::min<int64_t>(lookup.ngram_max, size - 1); n >= lookup.ngram_min; --n) {
     const auto suffix = history.subspan(static_cast<size_t>(size - n));
     // The most recent earlier occurrence: text tends to continue as it last did.
     for (int64_t start = size - n - 1; start >= 0; --start) {
       if (!std::equal(suffix.begin(), suffix.end(), history.begin() + start))
         continue;
-      const int64_t from = start + n, to = std::min(from + want, size);
-      return {history.begin() + from, history.begin() + to};
+      const int64_t from = start + n, len = std::min(want, size - from);
+      if (len == want)
+        return {history.begin() + from, history.begin() + from + len};
+      if (len > best_len) {
+        best_from = from;
+        best_len = len;
+      }
     }
   }
-  return {};
+  if (best_len == 0)
+    return {};
+  return {history.begin() + best_from, history.begin() + best_from + best_len};
 }
 
 } // namespace pshard

@@ -23,6 +23,14 @@ TEST(PromptLookup, DraftsWhatFollowedTheLastEarlierOccurrenceOfTheSuffix) {
   EXPECT_EQ(draft({1, 2, 9, 1, 2}, l), (std::vector<TokenId>{9, 1, 2}));
 }
 
+TEST(PromptLookup, PrefersAWholeDraftToOneCutShortByTheEnd) {
+  // A run matches itself one token back; further back it supplies a whole draft.
+  EXPECT_EQ(draft({5, 5, 5, 5, 5}, {3, 2, 4}), (std::vector<TokenId>{5, 5, 5}));
+  EXPECT_EQ(draft({1, 2, 1, 2, 1, 2}, {4, 2, 2}), (std::vector<TokenId>{1, 2, 1, 2}));
+  // No whole draft anywhere: the longest cut-short one.
+  EXPECT_EQ(draft({7, 5, 5, 5, 5}, {3, 2, 4}), (std::vector<TokenId>{5, 5}));
+}
+
 TEST(PromptLookup, DraftsNothingWithoutAMatchOrABudget) {
   const PromptLookup l{4, 2, 4};
   EXPECT_TRUE(draft({1, 2, 3, 4, 5}, l).empty());
