@@ -42,6 +42,7 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
   gp.lookup.draft_max = p.draft_max;
   gp.lookup.ngram_min = p.lookup_ngram_min;
   gp.lookup.ngram_max = p.lookup_ngram_max;
+  gp.lookup.adaptive = p.lookup_adaptive;
   TokenCallback callback = nullptr;
   std::vector<pshard_token> top_ids;
   std::vector<float> top_lp;
@@ -102,6 +103,7 @@ pshard_generate_params pshard_generate_default_params(void) {
   p.draft_max = lookup.draft_max;
   p.lookup_ngram_min = lookup.ngram_min;
   p.lookup_ngram_max = lookup.ngram_max;
+  p.lookup_adaptive = lookup.adaptive;
   return p;
 }
 

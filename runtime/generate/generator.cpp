@@ -1,5 +1,6 @@
 #include "runtime/generate/generator.h"
 
+#include "runtime/generate/draft_policy.h"
 #include "runtime/tokenizer/utf8.h"
 
 #include <algorithm>
@@ -67,9 +68,11 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
   const int64_t max_draft =
       std::min<int64_t>(params.lookup.draft_max, session.max_logit_rows() - 1);
   // The last decode's rows: row `row` holds the logits of the position being sampled;
-  // the rows after it follow `draft`, valid while the samples match it.
-  std::vector<TokenId> draft;
+  // the rows after it follow `draft`, valid while the samples match it. `draft` is the
+  // part of the lookup's `proposed` tokens the policy chose to check.
+  std::vector<TokenId> proposed, draft;
   size_t row = 0;
+  DraftPolicy policy(max_draft);
   Utf8StreamBuffer stream;
   const auto t_gen = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < limit; ++i) {
@@ -100,24 +103,37 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
     if (row < draft.size())
       PSHARD_RETURN_IF_ERROR(
           session.rewind(session.n_past() - static_cast<int64_t>(draft.size() - row)));
+    // What the pass taught: the checked tokens up to the first rejection, and the token
+    // after them compared with the proposed one there (free: it was sampled anyway).
+    if (row < draft.size())
+      policy.observe_draft(static_cast<int64_t>(row), true);
+    else if (row < proposed.size())
+      policy.observe_draft(static_cast<int64_t>(row) + (next == proposed[row]),
+                           next != proposed[row]);
     if (session.n_past() >= session.n_ctx())
       break;
     // Never past the context or the tokens still wanted (the draft's last row samples one
     // more token).
     const int64_t drafts =
         std::min({max_draft, session.n_ctx() - session.n_past() - 1, limit - i - 2});
-    draft =
+    proposed =
         drafts > 0 ? draft_from_history(history, params.lookup, drafts) : std::vector<TokenId>{};
+    const auto k = static_cast<size_t>(params.lookup.adaptive
+                                           ? policy.choose(static_cast<int64_t>(proposed.size()))
+                                           : static_cast<int64_t>(proposed.size()));
+    draft.assign(proposed.begin(), proposed.begin() + static_cast<std::ptrdiff_t>(k));
     row = 0;
     ++r.timings.n_decode_passes;
-    if (draft.empty()) {
-      PSHARD_ASSIGN_OR_RETURN(logits, session.decode(std::span<const TokenId>(&next, 1)));
-      continue;
-    }
     r.timings.n_drafted += static_cast<int64_t>(draft.size());
     std::vector<TokenId> input{next};
     input.insert(input.end(), draft.begin(), draft.end());
-    PSHARD_ASSIGN_OR_RETURN(logits, session.decode_all(input));
+    const auto t_pass = std::chrono::steady_clock::now();
+    if (draft.empty()) {
+      PSHARD_ASSIGN_OR_RETURN(logits, session.decode(input));
+    } else {
+      PSHARD_ASSIGN_OR_RETURN(logits, session.decode_all(input));
+    }
+    policy.observe_pass(static_cast<int64_t>(input.size()), ms_since(t_pass));
   }
   r.timings.generation_ms = ms_since(t_gen);
   r.timings.n_generated = static_cast<int64_t>(r.generated.size());

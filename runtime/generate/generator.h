@@ -31,7 +31,8 @@ struct GenerateParams {
   // would, while the samples match the draft; the first that differs is kept and the
   // rest dropped (rewind). So the tokens are those of plain decoding, for any sampler
   // and seed, wherever the model gives a pass's rows the logits it gives them one at a
-  // time (cpu and emu: bit-identical). Off when the decoder has one logit row.
+  // time (cpu and emu: bit-identical). Off when the decoder has one logit row. By
+  // default only as many drafted tokens are checked as pay (lookup.adaptive).
   PromptLookup lookup;
 };
 

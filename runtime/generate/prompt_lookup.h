@@ -22,6 +22,9 @@ struct PromptLookup {
   int32_t draft_max = 0; // most tokens drafted per pass; 0: no speculative decoding
   int32_t ngram_min = 2; // shortest context suffix looked up
   int32_t ngram_max = 4; // longest, tried first
+  // Check as many of a draft's tokens as pay by the measured pass times and acceptance
+  // (draft_policy.h); false: all of them, up to draft_max.
+  bool adaptive = true;
 };
 
 // kInvalidArgument naming the field: draft_max >= 0, 1 <= ngram_min <= ngram_max.

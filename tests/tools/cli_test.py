@@ -63,7 +63,7 @@ def speculative():
         prompt = "Once upon a time, there was a little girl. Once upon a time"
         plain = run(run_bin, "-m", stories, "-p", prompt, "-n", "48", "--json", *extra)
         spec = run(run_bin, "-m", stories, "-p", prompt, "-n", "48", "--json",
-                   "--draft-max", "5", *extra)
+                   "--draft-max", "5", "--draft-fixed", *extra)
         check(f"--draft-max exit {extra}", plain.returncode == 0 and spec.returncode == 0, spec.stderr)
         a, b = json.loads(plain.stdout), json.loads(spec.stdout)
         check(f"--draft-max same tokens {extra}", a["generated_tokens"] == b["generated_tokens"],

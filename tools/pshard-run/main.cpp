@@ -96,8 +96,11 @@ int main(int argc, char** argv) {
       ->check(cli::between(0, 1000));
   app.add_option("--draft-max", o.draft_max,
                  "prompt-lookup speculative decoding: check up to N tokens drafted from the "
-                 "context in each decode pass (same tokens as without; 0: off)")
+                 "context in each decode pass, as many as pay (same tokens as without; 0: off)")
       ->check(cli::between(0, 64));
+  app.add_flag("--draft-fixed", o.draft_fixed,
+               "with --draft-max: check every drafted token, instead of as many as pay by the "
+               "pass times and acceptance measured so far");
   app.add_option("--lookup-ngram-min", o.lookup_ngram_min,
                  "with --draft-max: the shortest context suffix looked up (default 2)")
       ->check(cli::between(1, 64));

@@ -27,6 +27,7 @@ struct RunOptions {
   int32_t draft_max = 0;
   int32_t lookup_ngram_min = 2;
   int32_t lookup_ngram_max = 4;
+  bool draft_fixed = false; // --draft-fixed: check every drafted token (no adaptation)
   // The hybrid runtime.
   std::string schedule_path;    // -s: a *.pshard artifact; empty: everything on the CPU
   std::string backend = "auto"; // auto: emu with a schedule (cuda once built), else cpu

@@ -100,6 +100,7 @@ pshard_generate_params generate_params(const RunOptions& o, uint64_t seed) {
   gp.draft_max = o.draft_max;
   gp.lookup_ngram_min = o.lookup_ngram_min;
   gp.lookup_ngram_max = o.lookup_ngram_max;
+  gp.lookup_adaptive = !o.draft_fixed;
   return gp;
 }
 

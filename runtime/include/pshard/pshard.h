@@ -275,6 +275,9 @@ typedef struct pshard_generate_params {
   int32_t draft_max;
   int32_t lookup_ngram_min; /* default 2 */
   int32_t lookup_ngram_max; /* default 4 */
+  /* true (default): check only as many drafted tokens as pay, by the measured pass times
+   * and acceptance so far; false: every drafted token up to draft_max. */
+  bool lookup_adaptive;
 } pshard_generate_params;
 
 PSHARD_API pshard_generate_params pshard_generate_default_params(void);

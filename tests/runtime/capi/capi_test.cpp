@@ -163,6 +163,7 @@ TEST(CApi, SpeculativeGenerationGivesThePlainTokensAndCountsItsDrafts) {
   EXPECT_EQ(gp.draft_max, 0);
   EXPECT_EQ(gp.lookup_ngram_min, 2);
   EXPECT_EQ(gp.lookup_ngram_max, 4);
+  EXPECT_TRUE(gp.lookup_adaptive);
   gp.n_predict = 40;
   gp.temperature = 0;
   auto run = [&](Collected* c) {
@@ -177,6 +178,7 @@ TEST(CApi, SpeculativeGenerationGivesThePlainTokensAndCountsItsDrafts) {
   EXPECT_EQ(plain_r.n_drafted, 0);
   EXPECT_EQ(plain_r.n_decode_passes, plain_r.n_generated - 1);
   gp.draft_max = 6;
+  gp.lookup_adaptive = false; // every drafted token checked: counts independent of timing
   const pshard_generate_result r = run(&spec);
   EXPECT_EQ(spec.tokens, plain.tokens);
   EXPECT_GT(r.n_drafted, 0);

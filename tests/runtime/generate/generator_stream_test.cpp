@@ -142,7 +142,7 @@ private:
 };
 
 Result<GenerateResult> greedy(Decoder& d, const Tokenizer& tok, std::span<const TokenId> prompt,
-                              int32_t n, int32_t draft_max) {
+                              int32_t n, int32_t draft_max, bool adaptive = false) {
   SamplerParams sp;
   sp.temperature = 0;
   Sampler sampler(sp);
@@ -150,6 +150,7 @@ Result<GenerateResult> greedy(Decoder& d, const Tokenizer& tok, std::span<const 
   gp.n_predict = n;
   gp.ignore_eos = true;
   gp.lookup.draft_max = draft_max;
+  gp.lookup.adaptive = adaptive;
   return generate(d, tok, sampler, prompt, gp);
 }
 
@@ -180,6 +181,21 @@ TEST(GenerateSpeculative, KeepsOnlyTheTokensPlainDecodingWouldHaveAndCountsThePa
     EXPECT_LT(t.n_accepted, t.n_drafted); // the detours reject drafts
     EXPECT_GT(d.rewinds(), 0);
   }
+}
+
+TEST(GenerateSpeculative, AdaptiveCheckingKeepsThePlainTokens) {
+  auto tok = byte_tokenizer();
+  ASSERT_NE(tok, nullptr);
+  const std::string text = "xabcdabcdyabcdzzabcdabcabcdabcdqabcdabcdabcdabcdabcd";
+  const std::vector<TokenId> script(text.begin(), text.end());
+  const std::vector<TokenId> prompt(script.begin(), script.begin() + 9);
+  const int32_t n = static_cast<int32_t>(script.size() - prompt.size());
+  PositionalDecoder d(script, tok->n_vocab(), 64);
+  auto r = greedy(d, *tok, prompt, n, 7, /*adaptive=*/true);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->generated, std::vector<TokenId>(script.begin() + 9, script.end()));
+  EXPECT_EQ(d.kv(), std::vector<TokenId>(script.begin(), script.end() - 1));
+  EXPECT_EQ(r->timings.n_decode_passes + r->timings.n_accepted, n - 1);
 }
 
 TEST(GenerateSpeculative, StopsWhereThePlainLoopStops) {
