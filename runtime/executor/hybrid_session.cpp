@@ -164,13 +164,10 @@ Result<std::span<const float>> HybridSession::decode_all(std::span<const TokenId
   const ModelHParams& hp = model_.hparams();
   if (kv_page_tokens_ > 0)
     return invalid_argument("a batch session decodes through decode_batch");
-  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, n_ctx_));
-  PSHARD_RETURN_IF_ERROR(check_decode_all(tokens, max_logit_rows()));
-  all_rows_.resize(tokens.size());
-  for (size_t i = 0; i < all_rows_.size(); ++i)
-    all_rows_[i] = static_cast<int64_t>(i);
+  PSHARD_RETURN_IF_ERROR(check_decode_all(tokens, hp.n_vocab, n_past_, n_ctx_, max_logit_rows()));
+  const std::vector<int64_t> rows = every_row(tokens.size());
   PassContext ctx = pass_context(tokens, n_past_, /*compute_logits=*/true);
-  ctx.logit_rows = all_rows_;
+  ctx.logit_rows = rows;
   const auto n = static_cast<int64_t>(tokens.size());
   PSHARD_RETURN_IF_ERROR(run_and_record(ctx, n_past_ + n));
   n_past_ += n;

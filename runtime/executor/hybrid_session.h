@@ -179,7 +179,6 @@ private:
   int64_t n_past_ = 0;
   int64_t max_chunk_ = 256;
   int64_t max_logit_rows_ = 1;
-  std::vector<int64_t> all_rows_; // 0, 1, 2, … for decode_all
   int64_t force_tier_ = 0;
   int64_t kv_page_tokens_ = 0; // batch mode: the pool's page size
   int64_t batch_rows_ = 0;     // batch mode: pool rows in use

@@ -27,13 +27,22 @@ Status Decoder::rewind(int64_t) {
   return unsupported("this decoder cannot drop positions (no speculative decoding)");
 }
 
-Status check_decode_all(std::span<const TokenId> tokens, int64_t max_logit_rows) {
+Status check_decode_all(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,
+                        int64_t n_ctx, int64_t max_logit_rows) {
+  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, n_vocab, n_past, n_ctx));
   if (static_cast<int64_t>(tokens.size()) > max_logit_rows)
     return invalid_argument("decode_all of " + std::to_string(tokens.size()) +
                             " tokens, but the session holds logits for " +
                             std::to_string(max_logit_rows) +
                             "; make it with more logit rows (max_logit_rows)");
   return Status::ok_status();
+}
+
+std::vector<int64_t> every_row(size_t n) {
+  std::vector<int64_t> rows(n);
+  for (size_t i = 0; i < n; ++i)
+    rows[i] = static_cast<int64_t>(i);
+  return rows;
 }
 
 Status check_rewind(int64_t to, int64_t n_past) {

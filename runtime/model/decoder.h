@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace pshard {
 
@@ -32,9 +33,12 @@ public:
   virtual Status rewind(int64_t n_past);
 };
 
-// The checks of decode_all (besides decode()'s) and rewind: no more tokens than the
-// logit rows, and a position between 0 and the current one.
-Status check_decode_all(std::span<const TokenId> tokens, int64_t max_logit_rows);
+// decode_all's checks: decode()'s, and no more tokens than the logit rows.
+Status check_decode_all(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,
+                        int64_t n_ctx, int64_t max_logit_rows);
+// 0, 1, …, n - 1: the logit rows of every token of a pass (ForwardPass::logit_rows).
+std::vector<int64_t> every_row(size_t n);
+// rewind's check: a position between 0 and the current one.
 Status check_rewind(int64_t to, int64_t n_past);
 
 // The checks every decode() makes before touching the session: at least one token,

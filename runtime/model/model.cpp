@@ -105,12 +105,10 @@ Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> token
 
 Result<std::span<const float>> CpuSession::decode_all(std::span<const TokenId> tokens) {
   const ModelHParams& hp = model_.hparams();
-  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, hp.n_vocab, n_past_, kv_.n_ctx()));
-  PSHARD_RETURN_IF_ERROR(check_decode_all(tokens, max_logit_rows_));
-  all_rows_.resize(tokens.size());
-  for (size_t i = 0; i < all_rows_.size(); ++i)
-    all_rows_[i] = static_cast<int64_t>(i);
-  forward_chunk(tokens, DecodeExtras{}, /*compute_logits=*/true, all_rows_);
+  PSHARD_RETURN_IF_ERROR(
+      check_decode_all(tokens, hp.n_vocab, n_past_, kv_.n_ctx(), max_logit_rows_));
+  const std::vector<int64_t> rows = every_row(tokens.size());
+  forward_chunk(tokens, DecodeExtras{}, /*compute_logits=*/true, rows);
   return std::span<const float>(act_.ptrs().logits,
                                 tokens.size() * static_cast<size_t>(hp.n_vocab));
 }

@@ -119,7 +119,6 @@ private:
   std::unique_ptr<CpuOps> cpu_;
   int64_t n_batch_;
   int64_t max_logit_rows_ = 1;
-  std::vector<int64_t> all_rows_; // 0, 1, 2, … for decode_all
   int64_t n_past_ = 0;
   RoutingRecorder* routing_ = nullptr;
 };
