@@ -57,6 +57,10 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
   r.prompt.assign(prompt.begin(), prompt.end());
   r.timings.n_prompt = static_cast<int64_t>(prompt.size());
   std::vector<TokenId> history(prompt.begin(), prompt.end());
+  // Where plain decoding leaves the session: every sampled position's token fed but the
+  // last one's (drafted tokens past it are dropped at the end).
+  const int64_t start = session.n_past() + static_cast<int64_t>(prompt.size());
+  int64_t sampled = 0;
 
   const auto t_start = std::chrono::steady_clock::now();
   PSHARD_ASSIGN_OR_RETURN(std::span<const float> logits, session.decode(prompt));
@@ -80,6 +84,7 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
     if (params.top_logprobs > 0)
       r.top_logprobs.push_back(top_logprobs(at, params.top_logprobs));
     const TokenId next = sampler.sample(at, history);
+    ++sampled;
     if (i == 0)
       r.timings.first_token_ms = ms_since(t_start);
     if (!params.ignore_eos && tokenizer.is_end_of_generation(next)) {
@@ -135,6 +140,8 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
     }
     policy.observe_pass(static_cast<int64_t>(input.size()), ms_since(t_pass));
   }
+  if (session.n_past() > start + sampled - 1)
+    PSHARD_RETURN_IF_ERROR(session.rewind(start + sampled - 1));
   r.timings.generation_ms = ms_since(t_gen);
   r.timings.n_generated = static_cast<int64_t>(r.generated.size());
   if (std::string rest = stream.flush(); !rest.empty() && on_token)

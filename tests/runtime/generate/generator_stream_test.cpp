@@ -215,8 +215,30 @@ TEST(GenerateSpeculative, StopsWhereThePlainLoopStops) {
     auto r = greedy(d, *tok, prompt, n, 7);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     EXPECT_EQ(r->generated, plain->generated);
-    EXPECT_LE(d.n_past(), n_ctx);
+    EXPECT_EQ(d.kv(), plain_d.kv()); // no drafted token left behind: a next call goes on
     EXPECT_GT(r->timings.n_accepted, 0);
+  }
+  // At an end-of-generation token, wherever it falls in a pass's drafted rows.
+  for (size_t eos_at = 6; eos_at < 20; ++eos_at) {
+    SCOPED_TRACE("end of generation at " + std::to_string(eos_at));
+    std::vector<TokenId> with_eos = script;
+    with_eos[eos_at] = 256; // the byte tokenizer's <|endoftext|>
+    SamplerParams sp;
+    sp.temperature = 0;
+    Sampler plain_sampler(sp), sampler(sp);
+    GenerateParams gp;
+    gp.n_predict = 40;
+    PositionalDecoder plain_d(with_eos, tok->n_vocab(), 64);
+    auto plain = generate(plain_d, *tok, plain_sampler, prompt, gp);
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    EXPECT_EQ(plain->generated.size(), eos_at - prompt.size());
+    PositionalDecoder d(with_eos, tok->n_vocab(), 64);
+    gp.lookup.draft_max = 7;
+    gp.lookup.adaptive = false;
+    auto r = generate(d, *tok, sampler, prompt, gp);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->generated, plain->generated);
+    EXPECT_EQ(d.kv(), plain_d.kv());
   }
 }
 
