@@ -141,6 +141,27 @@ pshard_status pshard_context_decode(pshard_context* c, const pshard_token* token
   return PSHARD_OK;
 }
 
+pshard_status pshard_context_decode_all(pshard_context* c, const pshard_token* tokens,
+                                        size_t n_tokens, const float** logits) {
+  if (!c)
+    return capi::null_argument("pshard_context_decode_all", "context");
+  if (!tokens && n_tokens > 0)
+    return capi::null_argument("pshard_context_decode_all", "tokens");
+  auto l = c->session->decode_all(std::span<const TokenId>(tokens, n_tokens));
+  if (!l.ok())
+    return fail(l.status());
+  if (logits)
+    *logits = l->data();
+  return PSHARD_OK;
+}
+
+pshard_status pshard_context_rewind(pshard_context* c, int64_t n_past) {
+  if (!c)
+    return capi::null_argument("pshard_context_rewind", "context");
+  const Status s = c->session->rewind(n_past);
+  return s.ok() ? PSHARD_OK : fail(s);
+}
+
 pshard_stats pshard_stats_init(void) {
   pshard_stats s{};
   s.size = sizeof s;

@@ -254,6 +254,16 @@ PSHARD_API pshard_status pshard_context_set_vram_budget(pshard_context* context,
  * the last one. */
 PSHARD_API pshard_status pshard_context_decode(pshard_context* context, const pshard_token* tokens,
                                                size_t n_tokens, const float** logits);
+/* For an app's own speculative decoding (a draft model in a second context, say):
+ * appends tokens and returns every one's logits, n_tokens rows of n_vocab floats (valid
+ * until the next call), for at most draft_max + 1 tokens (pshard_context_params); on cpu
+ * and emu each row is bit for bit what one-token decodes give. */
+PSHARD_API pshard_status pshard_context_decode_all(pshard_context* context,
+                                                   const pshard_token* tokens, size_t n_tokens,
+                                                   const float** logits);
+/* Forgets the positions from n_past on (rejected drafted tokens): the next decode writes
+ * over their KV rows. PSHARD_ERROR_OUT_OF_RANGE past the current position. */
+PSHARD_API pshard_status pshard_context_rewind(pshard_context* context, int64_t n_past);
 
 typedef struct pshard_generate_params {
   size_t size;

@@ -193,6 +193,81 @@ TEST(CApi, SpeculativeGenerationGivesThePlainTokensAndCountsItsDrafts) {
   pshard_model_free(m);
 }
 
+// An app's own speculative decoding: a draft model (here the Q8_0 copy of the model) in a
+// second context guesses 4 tokens, the target checks them in one decode_all, keeps the
+// greedy matches and rewinds the rest — and generates the reference tokens.
+TEST(CApi, AnAppsDraftModelLoopGivesTheReferenceTokens) {
+  SKIP_WITHOUT_MODEL();
+  const std::string draft_path =
+      std::filesystem::path(kModel).parent_path().string() + "/stories260K-Q8_0-mixed.gguf";
+  if (!std::filesystem::exists(draft_path))
+    GTEST_SKIP() << draft_path << " is not present";
+  pshard_model *target = nullptr, *drafter = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), nullptr, &target), PSHARD_OK);
+  ASSERT_EQ(pshard_model_load(draft_path.c_str(), nullptr, &drafter), PSHARD_OK);
+  pshard_context_params cp = pshard_context_default_params();
+  pshard_context *t = nullptr, *d = nullptr;
+  ASSERT_EQ(pshard_context_create(drafter, &cp, &d), PSHARD_OK);
+  const pshard_token four[] = {1, 2, 3, 4};
+  ASSERT_EQ(pshard_context_create(target, &cp, &t), PSHARD_OK);
+  EXPECT_EQ(pshard_context_decode_all(t, four, 2, nullptr), PSHARD_ERROR_INVALID_ARGUMENT)
+      << "a context made without draft_max holds one row of logits";
+  pshard_context_free(t);
+  cp.draft_max = 4;
+  ASSERT_EQ(pshard_context_create(target, &cp, &t), PSHARD_OK);
+  EXPECT_EQ(pshard_context_rewind(t, 1), PSHARD_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(pshard_context_decode_all(nullptr, four, 1, nullptr), PSHARD_ERROR_INVALID_ARGUMENT);
+
+  const int64_t n_vocab = pshard_model_n_vocab(target);
+  auto argmax = [&](const float* row) {
+    return static_cast<pshard_token>(std::max_element(row, row + n_vocab) - row);
+  };
+  pshard_token prompt[64];
+  size_t n_prompt = 0;
+  ASSERT_EQ(pshard_model_tokenize(target, "Once upon a time", 16, true, prompt, 64, &n_prompt),
+            PSHARD_OK);
+  const float* logits = nullptr;
+  ASSERT_EQ(pshard_context_decode(t, prompt, n_prompt, &logits), PSHARD_OK);
+  ASSERT_EQ(pshard_context_decode(d, prompt, n_prompt, nullptr), PSHARD_OK);
+  std::vector<pshard_token> seq(prompt, prompt + n_prompt); // what the target's KV holds, then more
+  std::vector<pshard_token> out = {argmax(logits)};
+  int passes = 0, kept = 0;
+  while (out.size() < kExpected.size()) {
+    // The drafter drops its rejected guesses, takes the kept tokens it lacks, then
+    // guesses 4 more greedily.
+    const int64_t base = pshard_context_n_past(t);
+    ASSERT_EQ(pshard_context_rewind(d, std::min(pshard_context_n_past(d), base)), PSHARD_OK);
+    for (int64_t at = pshard_context_n_past(d); at < base; ++at)
+      ASSERT_EQ(pshard_context_decode(d, &seq[static_cast<size_t>(at)], 1, nullptr), PSHARD_OK);
+    std::vector<pshard_token> input = {out.back()};
+    const float* dl = nullptr;
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_EQ(pshard_context_decode(d, &input.back(), 1, &dl), PSHARD_OK);
+      input.push_back(argmax(dl));
+    }
+    ASSERT_EQ(pshard_context_decode_all(t, input.data(), input.size(), &logits), PSHARD_OK)
+        << pshard_last_error();
+    ++passes;
+    size_t row = 0;
+    for (; row < input.size() && out.size() < kExpected.size(); ++row) {
+      out.push_back(argmax(logits + row * n_vocab));
+      if (row + 1 == input.size() || out.back() != input[row + 1])
+        break;
+      ++kept;
+    }
+    ASSERT_EQ(pshard_context_rewind(t, base + static_cast<int64_t>(row) + 1), PSHARD_OK);
+    seq.insert(seq.end(), input.begin(), input.begin() + static_cast<std::ptrdiff_t>(row) + 1);
+  }
+  out.resize(kExpected.size());
+  EXPECT_EQ(out, kExpected);
+  EXPECT_GT(kept, 0) << "the drafter never guessed right: the test would not cover keeping";
+  EXPECT_LT(passes, static_cast<int>(kExpected.size()) - 1);
+  pshard_context_free(t);
+  pshard_context_free(d);
+  pshard_model_free(target);
+  pshard_model_free(drafter);
+}
+
 TEST(CApi, AnOlderCallersSmallerParamsGetDefaultsForNewFields) {
   SKIP_WITHOUT_MODEL();
   pshard_model* m = nullptr;
