@@ -1,12 +1,14 @@
 // How many of a prompt-lookup draft's tokens to check in the next pass. A pass of n
 // tokens costs more than one of 1 — little where weights stream over PCIe or memory
 // bandwidth bounds the pass, several times as much where compute does — and each
-// drafted token is kept only if every one before it was. The policy keeps a decayed
-// count of the drafted tokens checked and accepted (acceptance a) and a moving average
-// of measured pass times by token count, and checks the k that maximises the expected
-// tokens per second, (1 + a + ... + a^k) / time(k + 1). A token count not yet timed is
-// priced like the largest timed below it, so longer drafts get tried once and kept only
-// if they pay. Acceptance is learnt even while no draft is checked: the token a pass
+// drafted token is kept only if every one before it was. The policy keeps decayed
+// counts of drafted tokens tried and kept — the first of a draft (odds a0) apart from
+// later ones (a) — and a moving average of measured pass times by token count, and
+// checks the k that maximises the expected tokens per second,
+// (1 + a0 (1 + a + ... + a^(k-1))) / time(k + 1), a pass's time being its measured
+// ratio to a one-token pass's times the one-token time now. A token count not yet timed
+// is priced like the largest timed below it, so longer drafts get tried once and kept
+// only if they pay. Acceptance is learnt even while no draft is checked: the token a pass
 // samples is compared with the draft's first.
 //
 //   DraftPolicy policy(/*draft_max=*/8);
@@ -17,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace pshard {
@@ -34,16 +37,31 @@ public:
   // anyway — the one after the last checked — counts too: it costs nothing to compare.)
   void observe_draft(int64_t accepted, bool rejected);
 
-  double acceptance() const; // the current estimate, in (0, 1)
+  // The current estimates, in (0, 1): that the first drafted token is kept, and that a
+  // later one is, given the one before it was. Apart, because the first is the likeliest
+  // (the matched context is nearest) and the free comparisons only ever see it.
+  double acceptance() const;
+  double later_acceptance() const;
   // The expected tokens per millisecond of checking k drafted tokens.
   double expected_rate(int64_t k) const;
 
 private:
   double pass_ms(int64_t n_tokens) const; // < 0 before any pass was timed
 
+  struct Odds { // decayed counts of tried and kept drafted tokens
+    double tried = 0, kept = 0;
+    double estimate() const;
+    void observe(double trials, double successes);
+  };
+
   int64_t draft_max_;
-  double tried_ = 0, kept_ = 0; // decayed counts of checked and accepted positions
-  std::vector<double> ms_;      // by token count; 0: not timed yet
+  Odds first_, later_;
+  // Pass times: of one token (a moving average), and of more as ratios to it at the
+  // time, so that times measured at a shorter context (or a quieter machine) stay
+  // comparable as one-token passes slow down. 0: not timed yet.
+  double one_ms_ = 0;
+  std::vector<double> ratio_;                       // by token count
+  std::vector<std::pair<int64_t, double>> untimed_; // before any one-token pass
 };
 
 } // namespace pshard

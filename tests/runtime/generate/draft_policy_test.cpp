@@ -26,6 +26,7 @@ TEST(DraftPolicy, ChecksLongDraftsWherePassesCostAlikeAndDraftsHold) {
   for (int i = 0; i < 20; ++i)
     p.observe_draft(6, true);
   EXPECT_GT(p.acceptance(), 0.8);
+  EXPECT_NEAR(p.later_acceptance(), 5.0 / 6.0, 0.02); // 5 of the 6 later ones tried each time
   EXPECT_EQ(p.choose(8), 8);
 }
 
@@ -39,9 +40,10 @@ TEST(DraftPolicy, ChecksNoneWhereLongPassesCostMoreAndDraftsFail) {
   EXPECT_EQ(p.choose(8), 0);
   // Then the text starts repeating itself: the first drafted token keeps matching the
   // sampled one (compared for free while none is checked), and checking pays again.
-  for (int i = 0; i < 40; ++i)
+  for (int i = 0; i < 80; ++i)
     p.observe_draft(1, false);
   EXPECT_GT(p.acceptance(), 0.9);
+  EXPECT_DOUBLE_EQ(p.later_acceptance(), 0.5); // those comparisons never see a later token
   EXPECT_GT(p.choose(8), 0);
 }
 
@@ -53,12 +55,22 @@ TEST(DraftPolicy, PricesAnUntimedPassLikeTheLargestTimedBelowIt) {
   p.observe_pass(4, 40);
   EXPECT_DOUBLE_EQ(p.expected_rate(3), (1 + 0.5 + 0.25 + 0.125) / 40);
   EXPECT_DOUBLE_EQ(p.expected_rate(5), (2 - 1.0 / 32) / 40);
-  // A new time moves the average a quarter of the way; nonsense is ignored.
+  // A new time moves the average a quarter of the way, and the longer passes' prices
+  // with it (as the context grows, every pass slows); nonsense is ignored.
   p.observe_pass(1, 20);
   EXPECT_DOUBLE_EQ(p.expected_rate(0), 1 / 12.5);
+  EXPECT_DOUBLE_EQ(p.expected_rate(3), (1 + 0.5 + 0.25 + 0.125) / 50);
   p.observe_pass(1, -1);
   p.observe_pass(12, 5);
   EXPECT_DOUBLE_EQ(p.expected_rate(0), 1 / 12.5);
+}
+
+TEST(DraftPolicy, ADraftedPassBeforeAnyOneTokenPassIsPricedOnceOneIs) {
+  DraftPolicy p(8);
+  p.observe_pass(9, 90);
+  EXPECT_GT(p.expected_rate(8), 1.0); // untimed: tokens only, so the draft gets tried
+  p.observe_pass(1, 10);
+  EXPECT_DOUBLE_EQ(p.expected_rate(8), (2 - 1.0 / 256) / 90);
 }
 
 } // namespace
