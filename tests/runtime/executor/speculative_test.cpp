@@ -84,7 +84,8 @@ TEST_P(SpeculativeRows, DecodeAllGivesEachTokensOnePassLogits) {
 
 INSTANTIATE_TEST_SUITE_P(Models, SpeculativeRows,
                          ::testing::Values("stories260K.gguf", "stories260K-moe4x2-noise10.gguf",
-                                           "stories260K-qwen3moe.gguf", "mk-moe6", "mk-qwen3"),
+                                           "stories260K-qwen3moe.gguf", "mk-moe6", "mk-qwen3",
+                                           "mk-qwen2vl"),
                          model_param_name);
 
 TEST(SpeculativeRows, BadCallsAreRefusedAndLeaveTheSessionAsItWas) {
