@@ -35,6 +35,22 @@ Result<HybridParams> hybrid_params(const pshard_context_params& p) {
   return hp;
 }
 
+// pshard_context_decode and _decode_all: the argument checks, the call, the logits out.
+template <typename Decode>
+pshard_status decode_into(const char* function, pshard_context* c, const pshard_token* tokens,
+                          size_t n_tokens, const float** logits, Decode decode) {
+  if (!c)
+    return null_argument(function, "context");
+  if (!tokens && n_tokens > 0)
+    return null_argument(function, "tokens");
+  auto l = decode(*c->session, std::span<const TokenId>(tokens, n_tokens));
+  if (!l.ok())
+    return fail(l.status());
+  if (logits)
+    *logits = l->data();
+  return PSHARD_OK;
+}
+
 pshard_plan_stats plan_stats(const PlanUse& u) {
   pshard_plan_stats s = pshard_plan_stats_init();
   s.budget_bytes = u.budget_bytes;
@@ -129,30 +145,16 @@ pshard_status pshard_context_set_vram_budget(pshard_context* c, uint64_t bytes) 
 
 pshard_status pshard_context_decode(pshard_context* c, const pshard_token* tokens, size_t n_tokens,
                                     const float** logits) {
-  if (!c)
-    return capi::null_argument("pshard_context_decode", "context");
-  if (!tokens && n_tokens > 0)
-    return capi::null_argument("pshard_context_decode", "tokens");
-  auto l = c->session->decode(std::span<const TokenId>(tokens, n_tokens));
-  if (!l.ok())
-    return fail(l.status());
-  if (logits)
-    *logits = l->data();
-  return PSHARD_OK;
+  return capi::decode_into(
+      "pshard_context_decode", c, tokens, n_tokens, logits,
+      [](HybridSession& s, std::span<const TokenId> t) { return s.decode(t); });
 }
 
 pshard_status pshard_context_decode_all(pshard_context* c, const pshard_token* tokens,
                                         size_t n_tokens, const float** logits) {
-  if (!c)
-    return capi::null_argument("pshard_context_decode_all", "context");
-  if (!tokens && n_tokens > 0)
-    return capi::null_argument("pshard_context_decode_all", "tokens");
-  auto l = c->session->decode_all(std::span<const TokenId>(tokens, n_tokens));
-  if (!l.ok())
-    return fail(l.status());
-  if (logits)
-    *logits = l->data();
-  return PSHARD_OK;
+  return capi::decode_into(
+      "pshard_context_decode_all", c, tokens, n_tokens, logits,
+      [](HybridSession& s, std::span<const TokenId> t) { return s.decode_all(t); });
 }
 
 pshard_status pshard_context_rewind(pshard_context* c, int64_t n_past) {
