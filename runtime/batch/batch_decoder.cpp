@@ -13,4 +13,8 @@ Status check_text_only(std::span<const BatchEntry> batch, const char* engine) {
   return Status::ok_status();
 }
 
+Status BatchDecoder::rewind_sequence(SeqId, std::span<const TokenId>) {
+  return unsupported("this engine cannot drop a sequence's positions (no speculative decoding)");
+}
+
 } // namespace pshard

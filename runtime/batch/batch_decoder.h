@@ -104,6 +104,11 @@ public:
   }
   // Frees the sequence's KV space; unknown ids are ignored.
   virtual void close_sequence(SeqId seq) = 0;
+  // Keeps the sequence's first kept.size() positions — `kept` are their tokens, which an
+  // engine with a prefix cache needs — and forgets the rest: a scheduler's speculative
+  // decoding drops its rejected drafted tokens so (the next decode writes over their KV
+  // rows). Default: kUnsupported.
+  virtual Status rewind_sequence(SeqId seq, std::span<const TokenId> kept);
   // Positions the sequence holds (its next token goes at this position); -1 if unknown.
   virtual int64_t sequence_length(SeqId seq) const = 0;
   // Whether `n_tokens` more positions fit the sequence (its context and the page pool).

@@ -52,6 +52,9 @@ public:
     return seqs_.open_with_prefix(prompt);
   }
   void close_sequence(SeqId seq) override { seqs_.close(seq); }
+  Status rewind_sequence(SeqId seq, std::span<const TokenId> kept) override {
+    return seqs_.rewind(seq, kept);
+  }
   int64_t sequence_length(SeqId seq) const override { return seqs_.length(seq); }
   bool can_append(SeqId seq, int64_t n) const override { return seqs_.can_append(seq, n); }
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;

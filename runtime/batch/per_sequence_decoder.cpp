@@ -25,6 +25,12 @@ void PerSequenceDecoder::close_sequence(SeqId seq) {
     slots_[static_cast<size_t>(seq)].reset();
 }
 
+Status PerSequenceDecoder::rewind_sequence(SeqId seq, std::span<const TokenId> kept) {
+  if (!find(seq))
+    return invalid_argument("rewind of sequence " + std::to_string(seq) + ", which is not open");
+  return slots_[static_cast<size_t>(seq)]->rewind(static_cast<int64_t>(kept.size()));
+}
+
 const Decoder* PerSequenceDecoder::find(SeqId seq) const {
   if (seq < 0 || static_cast<size_t>(seq) >= slots_.size())
     return nullptr;

@@ -25,6 +25,7 @@ public:
 
   Result<SeqId> open_sequence() override;
   void close_sequence(SeqId seq) override;
+  Status rewind_sequence(SeqId seq, std::span<const TokenId> kept) override;
   int64_t sequence_length(SeqId seq) const override;
   bool can_append(SeqId seq, int64_t n_tokens) const override;
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;

@@ -55,6 +55,16 @@ void PrefixCache::acquire(int32_t page) {
   p.idle = false;
 }
 
+void PrefixCache::forget(int32_t page) {
+  PageEntry& p = pages_[static_cast<size_t>(page)];
+  if (!p.cached)
+    return;
+  if (p.idle)
+    lru_.erase(p.idle_at);
+  map_.erase(p.key);
+  p = PageEntry{};
+}
+
 int32_t PrefixCache::evict() {
   if (lru_.empty())
     return -1;

@@ -48,6 +48,9 @@ public:
   int64_t size() const { return static_cast<int64_t>(map_.size()); }
   // Forgets the least recently used idle page and returns it; -1 when none is idle.
   int32_t evict();
+  // Forgets a held page that its holder is about to write again (a sequence rewound into
+  // it, runtime/batch/sequence_pages.h); nothing when it is not cached.
+  void forget(int32_t page);
 
 private:
   struct Key {

@@ -66,6 +66,42 @@ void SequencePages::close(SeqId seq) {
   s = Sequence{};
 }
 
+Status SequencePages::rewind(SeqId seq, std::span<const TokenId> kept) {
+  if (!find(seq))
+    return invalid_argument("rewind of sequence " + std::to_string(seq) + ", which is not open");
+  Sequence& s = seqs_[static_cast<size_t>(seq)];
+  const auto length = static_cast<int64_t>(kept.size());
+  if (length > s.length)
+    return out_of_range("cannot rewind sequence " + std::to_string(seq) + " to " +
+                        std::to_string(length) + " positions: it holds " +
+                        std::to_string(s.length));
+  int32_t* table = tables_.data() + seq * per_seq_;
+  const int64_t pages = pages_for(length);
+  const int64_t partial = length % limits_.page_tokens;
+  if (partial > 0 && users_[static_cast<size_t>(table[pages - 1])] > 1)
+    return internal_error("rewinding sequence " + std::to_string(seq) +
+                          " would write a page another sequence shares");
+  // A kept page that will be written again is no longer its block, nor the parent of
+  // the blocks after it: those leave the cache with it (their keys could not be found).
+  const bool rewrites = s.cacheable && partial > 0 && cache_.cached(table[pages - 1]);
+  if (rewrites) {
+    cache_.forget(table[pages - 1]);
+    ++generation_[static_cast<size_t>(table[pages - 1])];
+  }
+  for (int64_t i = s.pages - 1; i >= pages; --i) {
+    if (rewrites && users_[static_cast<size_t>(table[i])] == 1)
+      cache_.forget(table[i]);
+    drop_page(table[i]);
+    table[i] = -1;
+  }
+  s.pages = pages;
+  s.length = length;
+  if (!s.cacheable)
+    return Status::ok_status();
+  s.filling.assign(kept.end() - partial, kept.end());
+  return Status::ok_status();
+}
+
 int64_t SequencePages::available_pages() const {
   return static_cast<int64_t>(free_.size()) + cache_.idle();
 }

@@ -70,6 +70,14 @@ public:
   // (prefix_cache.h; BatchDecoder::open_sequence_with_prefix says how much).
   Result<OpenedSequence> open_with_prefix(std::span<const TokenId> prompt);
   void close(SeqId seq);           // unknown ids are ignored
+  // Keeps the sequence's first kept.size() positions (`kept`: its tokens, for the prefix
+  // cache) and forgets the rest — speculative decoding's rejected drafted tokens: pages
+  // past the new length go back (still cached when full: their rows are right for their
+  // tokens), and a registered page the sequence will write again leaves the cache, with
+  // the pages dropped after it. Refused for an unknown sequence, a length past its own, or a page
+  // another sequence shares (only a prompt's whole pages are shared, and rewinding never
+  // reaches into a prompt).
+  Status rewind(SeqId seq, std::span<const TokenId> kept);
   int64_t length(SeqId seq) const; // -1 if unknown
   bool can_append(SeqId seq, int64_t n_tokens) const;
   KvPageStats stats() const;

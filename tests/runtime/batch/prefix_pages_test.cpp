@@ -145,5 +145,73 @@ TEST(PrefixPages, OffSharesNothing) {
   EXPECT_EQ(b->reused, 0);
 }
 
+// Speculative decoding's rewind: the sequence keeps its first positions, pages past them
+// go back (still cached: their rows are right for their tokens), and a page it will
+// write again leaves the cache — so a later prompt finds only blocks whose rows hold.
+TEST(PrefixPages, ARewoundSequenceKeepsItsCacheTrue) {
+  SequencePages seqs({3, 32, kPage, 16});
+  auto a = seqs.open_with_prefix(tokens(10, 6));
+  ASSERT_TRUE(a.ok());
+  feed(seqs, a->seq, tokens(10, 6)); // [10..13] cached, [14 15] filling
+  feed(seqs, a->seq, tokens(16, 7)); // drafted: [14..17] [18..21] cached, [22]
+  EXPECT_EQ(seqs.length(a->seq), 13);
+  EXPECT_EQ(seqs.stats().cached_pages, 3);
+  const int32_t second = table(seqs, a->seq)[1];
+  // Only 16 and 17 held: back to 8 positions, on a page boundary.
+  ASSERT_TRUE(seqs.rewind(a->seq, tokens(10, 8)).ok());
+  EXPECT_EQ(seqs.length(a->seq), 8);
+  EXPECT_EQ(table(seqs, a->seq)[2], -1) << "the pages past the new length go back";
+  EXPECT_EQ(table(seqs, a->seq)[1], second) << "a whole kept page stays";
+  EXPECT_EQ(seqs.stats().used_pages, 2);
+  EXPECT_EQ(seqs.stats().cached_pages, 3) << "the dropped full page stays cached";
+  // Into a page: 6 positions, the second page written again from its 3rd row.
+  ASSERT_TRUE(seqs.rewind(a->seq, tokens(10, 6)).ok());
+  EXPECT_EQ(seqs.stats().cached_pages, 2)
+      << "the page it will write is out (the page after it, dropped before, stays idle: its "
+         "key names the old page, so nothing finds it, and it goes first when room is needed)";
+  auto probe = seqs.open_with_prefix(tokens(10, 13));
+  ASSERT_TRUE(probe.ok());
+  EXPECT_EQ(probe->reused, 4) << "only the first page is still the block it was";
+  seqs.close(probe->seq);
+  // The sequence goes on with other tokens; its page registers under them when full.
+  const std::vector<TokenId> other = {70, 71, 72, 73, 74};
+  feed(seqs, a->seq, other); // [14 15 70 71] full, [72 73 74]
+  auto c = seqs.open_with_prefix(concat(tokens(10, 6), other));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->reused, 8) << "the rewritten page registers under its new tokens";
+  seqs.close(c->seq);
+  // Bad rewinds change nothing.
+  EXPECT_EQ(seqs.rewind(a->seq, tokens(0, 30)).code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(seqs.rewind(2, tokens(0, 1)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(seqs.length(a->seq), 11);
+}
+
+TEST(PrefixPages, ARewindIntoAPageTakesThePagesAfterItOutOfTheCache) {
+  SequencePages seqs({2, 32, kPage, 16});
+  auto a = seqs.open_with_prefix(tokens(10, 13));
+  ASSERT_TRUE(a.ok());
+  feed(seqs, a->seq, tokens(10, 13)); // three full pages cached, one filling
+  EXPECT_EQ(seqs.stats().cached_pages, 3);
+  ASSERT_TRUE(seqs.rewind(a->seq, tokens(10, 5)).ok());
+  EXPECT_EQ(seqs.stats().cached_pages, 1) << "the second page and the third after it";
+  EXPECT_EQ(seqs.stats().used_pages, 2);
+  EXPECT_TRUE(seqs.can_append(a->seq, 27)) << "the third page is free again";
+}
+
+TEST(PrefixPages, ARewindNeverWritesASharedPage) {
+  SequencePages seqs({3, 32, kPage, 16});
+  auto a = seqs.open_with_prefix(tokens(10, 9));
+  ASSERT_TRUE(a.ok());
+  feed(seqs, a->seq, tokens(10, 9));
+  auto b = seqs.open_with_prefix(tokens(10, 9)); // shares a's two full pages
+  ASSERT_TRUE(b.ok());
+  ASSERT_EQ(b->reused, 8);
+  const Status s = seqs.rewind(b->seq, tokens(10, 6));
+  EXPECT_EQ(s.code(), StatusCode::kInternal) << s.to_string();
+  EXPECT_EQ(seqs.length(b->seq), 8);
+  EXPECT_TRUE(seqs.rewind(b->seq, tokens(10, 4)).ok())
+      << "to a page boundary writes nothing shared";
+}
+
 } // namespace
 } // namespace pshard
