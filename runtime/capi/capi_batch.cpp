@@ -105,6 +105,10 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   o.n_batch = p.n_batch;
   o.max_sequences = p.n_seq_max;
   o.prefix_cache = p.prefix_cache;
+  if (p.draft_max < 0 || p.draft_max > 64)
+    return fail(
+        invalid_argument("draft_max must be between 0 and 64, got " + std::to_string(p.draft_max)));
+  o.draft_max = p.draft_max;
   const Schedule* schedule = model->schedule ? &*model->schedule : nullptr;
   auto engine = make_sequence_engine(*model->model, schedule, o);
   if (!engine.ok())
@@ -120,6 +124,7 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   so.max_active = p.n_seq_max;
   so.max_queued = p.n_queue_max;
   so.pass_tokens = p.n_batch;
+  so.draft_max = p.draft_max;
   b->core->scheduler = std::make_unique<Scheduler>(*b->core->engine, *model->tokenizer, so);
   *out_batch = b.release();
   return PSHARD_OK;
@@ -259,6 +264,8 @@ pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* ou
   s.n_plans = st.engine.sessions.plans.size();
   s.cached_prompt_tokens = st.cached_prompt_tokens;
   s.kv_pages_cached = st.kv.cached_pages;
+  s.draft_tokens = st.draft_tokens;
+  s.accepted_draft_tokens = st.accepted_draft_tokens;
   {
     std::lock_guard lock(core.stats_mutex);
     core.snapshot = st;

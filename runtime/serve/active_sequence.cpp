@@ -14,11 +14,23 @@ double ms_between(SteadyTime from, SteadyTime to) {
 } // namespace
 
 ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer,
-                               uint64_t order, int64_t reused)
+                               uint64_t order, int64_t reused, PromptLookup lookup)
     : request_(std::move(request)), seq_(seq), tokenizer_(tokenizer), order_(order),
       sampler_(request_.params.sampling), text_(request_.params.stop_strings),
       history_(request_.params.prompt), prompt_done_(reused), reused_(reused),
-      admitted_(std::chrono::steady_clock::now()) {}
+      admitted_(std::chrono::steady_clock::now()), lookup_(lookup) {}
+
+int64_t ActiveSequence::propose(int64_t most) {
+  draft_.clear();
+  const int64_t max_tokens = request_.params.max_tokens;
+  if (pending_ && !request_.params.image) {
+    // The pending token and k drafted ones give at most k + 1 tokens.
+    const int64_t left = max_tokens < 0 ? most : std::min(most, max_tokens - n_generated_ - 1);
+    if (left > 0)
+      draft_ = draft_from_history(history_, lookup_, left);
+  }
+  return static_cast<int64_t>(draft_.size());
+}
 
 int64_t ActiveSequence::prompt_left() const {
   return static_cast<int64_t>(request_.params.prompt.size()) - prompt_done_;
@@ -39,25 +51,45 @@ void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) co
     pass.push_back(e);
   };
   if (pending_) {
-    add(*pending_, n_prompt + n_generated_ - 1, true); // the slot after the last one fed
+    const int64_t slot = n_prompt + n_generated_ - 1; // the slot after the last one fed
+    add(*pending_, slot, true);
+    for (int64_t j = 0; j + 1 < n && j < static_cast<int64_t>(draft_.size()); ++j)
+      add(draft_[static_cast<size_t>(j)], slot + 1 + j, true);
     return;
   }
   for (int64_t i = prompt_done_; i < prompt_done_ + n; ++i)
     add(prompt[static_cast<size_t>(i)], i, i + 1 == n_prompt);
 }
 
-std::optional<SequenceEvent> ActiveSequence::advance(int64_t n, std::span<const float> logits,
-                                                     int64_t context_left) {
-  if (pending_) {
+ActiveSequence::Advanced ActiveSequence::advance(int64_t n, std::span<const float> rows,
+                                                 int64_t context_left) {
+  Advanced out;
+  const bool decoding = pending_.has_value();
+  if (decoding) {
     pending_.reset();
   } else {
     prompt_done_ += n;
     if (prompt_left() == 0)
       prompt_done_at_ = std::chrono::steady_clock::now();
   }
-  if (logits.empty())
-    return std::nullopt;
-  return sample(logits, context_left);
+  if (rows.empty())
+    return out;
+  const size_t n_vocab = decoding ? rows.size() / static_cast<size_t>(n) : rows.size();
+  const auto checked = decoding ? static_cast<size_t>(n - 1) : 0; // drafted tokens fed
+  n_drafted_ += static_cast<int64_t>(checked);
+  for (size_t j = 0;; ++j) {
+    // Row j follows the pending token and j drafted ones: plain decoding would sample
+    // this position with that much less context used.
+    out.events.push_back(sample(rows.subspan(j * n_vocab, n_vocab),
+                                context_left + static_cast<int64_t>(checked - j)));
+    const SequenceEvent& e = out.events.back();
+    if (e.finish != FinishReason::kNone || j == checked || e.token != draft_[j]) {
+      out.drop = e.finish != FinishReason::kNone ? 0 : static_cast<int64_t>(checked - j);
+      return out;
+    }
+    pending_.reset(); // drafted token j is already in the cache: its row is next
+    ++n_accepted_;
+  }
 }
 
 SequenceEvent ActiveSequence::sample(std::span<const float> logits, int64_t context_left) {

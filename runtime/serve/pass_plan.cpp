@@ -25,6 +25,14 @@ std::vector<PassShare> plan_pass(std::span<const PassWant> wants, int64_t budget
       given[i] = std::min(wants[i].tokens, left);
       left -= given[i];
     }
+  for (size_t k = 0; k < decoders.size() && left > 0; ++k) {
+    const size_t i = decoders[(rotation + k) % decoders.size()];
+    if (given[i] == 0 || wants[i].drafted <= 0)
+      continue;
+    const int64_t more = std::min(wants[i].drafted, left);
+    given[i] += more;
+    left -= more;
+  }
   std::vector<PassShare> shares;
   for (size_t i = 0; i < wants.size(); ++i)
     if (given[i] > 0)

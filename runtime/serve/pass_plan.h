@@ -3,7 +3,8 @@
 // streams), then prompt chunks in admission order (first come, first served), each as
 // long as the budget left allows. When more sequences decode than the budget holds, the
 // ones served start at `rotation`, which the caller advances each pass, so every
-// decoder gets its turn.
+// decoder gets its turn. Drafted tokens only fill what is left, decoders in the same
+// rotation, so speculation never slows a prompt or another sequence's stream.
 //
 //   std::vector<PassWant> wants = {{1, true}, {900, false}, {1, true}};
 //   plan_pass(wants, 256, 0);   // {0: 1}, {2: 1}, {1: 254}
@@ -18,6 +19,8 @@ namespace pshard {
 struct PassWant {
   int64_t tokens = 0;    // a decoder wants 1; a prefilling sequence its prompt's rest
   bool decoding = false; // decoders are served before prompts
+  int64_t drafted = 0;   // a decoder's drafted tokens (speculative decoding): served last,
+                         // from what the decoders and prompts leave of the budget
 };
 
 struct PassShare {

@@ -33,7 +33,7 @@ Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, Scheduler
       pass_tokens_(options.pass_tokens > 0
                        ? std::min(options.pass_tokens, engine.max_batch_tokens())
                        : engine.max_batch_tokens()),
-      started_(std::chrono::steady_clock::now()) {
+      lookup_{std::max(options.draft_max, 0)}, started_(std::chrono::steady_clock::now()) {
   n_vocab_ = engine_.n_vocab();
   n_ctx_ = engine_.n_ctx();
   if (n_ctx_ <= 0) { // an engine that learns its context from its first sequence
@@ -251,7 +251,7 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       continue;
     }
     active_.push_back(std::make_unique<ActiveSequence>(std::move(r), seq->seq, tokenizer_,
-                                                       next_order_++, seq->reused));
+                                                       next_order_++, seq->reused, lookup_));
     std::lock_guard lock(state_mutex_);
     ++n_active_;
     stats_.cached_prompt_tokens += seq->reused;
@@ -262,9 +262,17 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
   if (active_.empty())
     return;
   std::vector<PassWant> wants;
-  for (const auto& a : active_)
-    wants.push_back(a->decoding() ? PassWant{engine_.can_append(a->seq(), 1) ? 1 : 0, true}
-                                  : PassWant{a->prompt_left(), false});
+  for (const auto& a : active_) {
+    if (!a->decoding()) {
+      wants.push_back({a->prompt_left(), false});
+      continue;
+    }
+    // Drafted tokens (speculative decoding) only as far as the sequence's KV space goes.
+    int64_t drafted = lookup_.draft_max > 0 ? a->propose(lookup_.draft_max) : 0;
+    while (drafted > 0 && !engine_.can_append(a->seq(), 1 + drafted))
+      --drafted;
+    wants.push_back({engine_.can_append(a->seq(), 1) ? 1 : 0, true, drafted});
+  }
   std::vector<PassShare> shares = plan_pass(wants, pass_tokens_, rotation_);
   rotation_ += static_cast<size_t>(std::count_if(
       shares.begin(), shares.end(), [&](const PassShare& s) { return wants[s.index].decoding; }));
@@ -306,19 +314,38 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
   for (const PassShare& s : shares) {
     ActiveSequence& a = *active_[s.index];
     (a.decoding() ? report.decode_tokens : report.prompt_tokens) += s.tokens;
+    // This sequence's logits rows: one per logits entry among its entries, in order.
+    int64_t rows = 0;
+    for (size_t k = entry; k < entry + static_cast<size_t>(s.tokens); ++k)
+      rows += entries[k].logits;
     entry += static_cast<size_t>(s.tokens);
-    std::span<const float> l;
-    if (entries[entry - 1].logits && row < logits->rows)
-      l = logits->row(row++);
+    rows = std::min(rows, logits->rows - row);
+    const std::span<const float> l(logits->data + row * logits->n_vocab,
+                                   static_cast<size_t>(rows * logits->n_vocab));
+    row += rows;
     const int64_t context_left = n_ctx_ - engine_.sequence_length(a.seq());
-    std::optional<SequenceEvent> e = a.advance(s.tokens, l, context_left);
-    if (!e)
-      continue;
-    report.generated += e->token != kNoToken;
-    if (e->finish != FinishReason::kNone)
-      ended.emplace_back(s.index, std::move(*e));
-    else
-      out.push_back({a.sink(), std::move(*e)});
+    const int64_t drafted = a.drafted(), accepted = a.accepted();
+    ActiveSequence::Advanced adv = a.advance(s.tokens, l, context_left);
+    {
+      std::lock_guard lock(state_mutex_);
+      stats_.draft_tokens += a.drafted() - drafted;
+      stats_.accepted_draft_tokens += a.accepted() - accepted;
+    }
+    if (adv.drop > 0) { // the drafted tokens after the last kept one never happened
+      const int64_t keep = engine_.sequence_length(a.seq()) - adv.drop;
+      if (Status st = engine_.rewind_sequence(a.seq(), a.tokens(keep)); !st.ok()) {
+        ended.emplace_back(s.index,
+                           a.end(FinishReason::kError, st.with_context("dropping drafted tokens")));
+        continue;
+      }
+    }
+    for (SequenceEvent& e : adv.events) {
+      report.generated += e.token != kNoToken;
+      if (e.finish != FinishReason::kNone)
+        ended.emplace_back(s.index, std::move(e));
+      else
+        out.push_back({a.sink(), std::move(e)});
+    }
   }
   for (size_t k = ended.size(); k-- > 0;) // shares are in index order: erase from the back
     finish(ended[k].first, std::move(ended[k].second), out);

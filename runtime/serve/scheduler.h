@@ -49,6 +49,12 @@ struct SchedulerOptions {
   int64_t max_queued = 64; // requests waiting for a slot; past it submit() is refused
   int64_t pass_tokens = 0; // token budget of one pass; 0 (or more than the engine takes):
                            // the engine's max_batch_tokens()
+  // Speculative decoding: each decoding sequence may add up to draft_max tokens drafted
+  // from its own text (prompt lookup, runtime/generate/prompt_lookup.h) to a pass, from
+  // the budget the others leave; the tokens are those of plain decoding. The engine must
+  // hold that many more logits rows per sequence (SequenceEngineOptions::draft_max) and
+  // drop positions (BatchDecoder::rewind_sequence). 0: off.
+  int32_t draft_max = 0;
 };
 
 struct SchedulerStats {
@@ -59,6 +65,8 @@ struct SchedulerStats {
   int64_t finished[5] = {};  // by FinishReason (kNone unused)
   int64_t prompt_tokens = 0; // decoded, all requests
   int64_t cached_prompt_tokens = 0; // read from the engine's prefix cache instead
+  int64_t draft_tokens = 0;         // drafted tokens checked (SchedulerOptions::draft_max)
+  int64_t accepted_draft_tokens = 0; // of those, sampled as drafted
   int64_t generated_tokens = 0;
   int64_t passes = 0;
   double busy_ms = 0; // time inside the engine's passes
@@ -126,6 +134,7 @@ private:
   BatchDecoder& engine_;
   const Tokenizer& tokenizer_;
   const int64_t max_active_, max_queued_, pass_tokens_;
+  const PromptLookup lookup_;
   int64_t n_ctx_ = 0, n_vocab_ = 0; // read once: the engine is not thread-safe
 
   // The stepping side: held for a whole step, and to apply a budget change outside one.

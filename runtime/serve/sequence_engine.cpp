@@ -2,6 +2,8 @@
 
 #include "runtime/batch/batched_hybrid_session.h"
 
+#include <algorithm>
+
 namespace pshard {
 
 Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
@@ -19,6 +21,12 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   bp.max_batch_tokens = options.n_batch;
   bp.page_tokens = options.page_tokens;
   bp.prefix_cache = options.prefix_cache;
+  if (options.draft_max < 0)
+    return invalid_argument("draft_max must be at least 0, got " +
+                            std::to_string(options.draft_max));
+  bp.max_logit_rows = std::max<int64_t>(
+      options.max_sequences,
+      std::min<int64_t>(options.max_sequences * (1 + options.draft_max), options.n_batch));
   bp.n_threads = options.n_threads;
   bp.kv_type_k = options.kv_type_k.value_or(kDefaultKvType);
   bp.kv_type_v = options.kv_type_v.value_or(kDefaultKvType);

@@ -35,6 +35,9 @@ struct SequenceEngineOptions {
   // Share the KV pages of prompts' common starts between requests (a system prompt, the
   // earlier turns of a chat): runtime/batch/prefix_cache.h.
   bool prefix_cache = true;
+  // Speculative decoding (SchedulerOptions::draft_max): logits rows for every sequence's
+  // drafted tokens too.
+  int32_t draft_max = 0;
   // KV cache element types (runtime/model/kv_types.h); unset: the schedule's --kv-type,
   // or kDefaultKvType (F16) without one.
   std::optional<TensorType> kv_type_k, kv_type_v;

@@ -137,6 +137,11 @@ int main(int argc, char** argv) {
                "decode every prompt whole instead of reading the KV pages of a start that an "
                "earlier request's prompt or answer shared (a system prompt, a chat's earlier "
                "turns)");
+  app.add_option("--draft-max", o.draft_max,
+                 "speculative decoding: each decoding request checks up to N tokens drafted "
+                 "from its own text in a pass, from the tokens the others leave (same answers; "
+                 "0: off)")
+      ->check(cli::between(0, 64));
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "port to listen on (0: any free one, printed)")
       ->check(cli::between(0, 65535))

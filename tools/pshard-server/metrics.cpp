@@ -82,6 +82,10 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
            "KV cache pages the prefix cache holds (idle ones count as free).", st.kv_pages_cached);
   w.metric("pshard_prompt_tokens_cached_total", "counter",
            "Prompt tokens read from the prefix cache instead of decoded.", st.cached_prompt_tokens);
+  w.metric("pshard_draft_tokens_total", "counter",
+           "Drafted tokens checked by speculative decoding (--draft-max).", st.draft_tokens);
+  w.metric("pshard_draft_tokens_accepted_total", "counter", "Drafted tokens sampled as drafted.",
+           st.accepted_draft_tokens);
   w.metric("pshard_vram_budget_bytes", "gauge", "The VRAM budget in force.", st.vram_budget);
   w.metric("pshard_vram_used_bytes", "gauge", "Device memory held now.", st.vram_bytes);
   w.metric("pshard_vram_peak_bytes", "gauge", "The largest device arena held.", st.peak_vram_bytes);

@@ -492,6 +492,10 @@ typedef struct pshard_batch_params {
   int32_t emu_compute_threads;
   bool prefix_cache; /* share the KV pages of prompts' common starts between requests
                         (a system prompt, a chat's earlier turns): default true */
+  /* Speculative decoding: each decoding request may add up to draft_max tokens drafted
+   * from its own text (prompt lookup) to a pass, from the tokens the others leave of
+   * n_batch; the tokens are those of plain decoding. 0 (default): off; at most 64. */
+  int32_t draft_max;
 } pshard_batch_params;
 
 PSHARD_API pshard_batch_params pshard_batch_default_params(void);
@@ -614,6 +618,8 @@ typedef struct pshard_batch_stats {
   size_t n_plans; /* plans used: pshard_batch_get_plan_stats */
   int64_t cached_prompt_tokens; /* prompt positions read from the prefix cache, all requests */
   int64_t kv_pages_cached;      /* pages the prefix cache holds (idle ones count as free) */
+  int64_t draft_tokens;         /* drafted tokens checked (draft_max), all requests */
+  int64_t accepted_draft_tokens; /* of those, sampled as drafted */
 } pshard_batch_stats;
 
 PSHARD_API pshard_batch_stats pshard_batch_stats_init(void);

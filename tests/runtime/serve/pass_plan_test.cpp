@@ -1,4 +1,5 @@
-// plan_pass: decoders first, prompts first-come first-served, the budget kept, turns.
+// plan_pass: decoders first, prompts first-come first-served, the budget kept, turns,
+// drafted tokens last.
 #include "runtime/serve/pass_plan.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,18 @@ TEST(PassPlan, SequencesThatCannotMoveGetNothing) {
   const std::vector<PassWant> wants = {{0, true}, {0, false}, {5, false}};
   EXPECT_EQ(flat(plan_pass(wants, 8, 0)), (Flat{{2, 5}}));
   EXPECT_TRUE(plan_pass(std::vector<PassWant>{}, 8, 0).empty());
+}
+
+TEST(PassPlan, DraftedTokensOnlyFillWhatIsLeft) {
+  // Two decoders with drafts of 6 and 3, a prompt of 10: the prompt before any draft.
+  const std::vector<PassWant> wants = {{1, true, 6}, {10, false}, {1, true, 3}};
+  EXPECT_EQ(flat(plan_pass(wants, 12, 0)), (Flat{{0, 1}, {1, 10}, {2, 1}}));
+  EXPECT_EQ(flat(plan_pass(wants, 16, 0)), (Flat{{0, 5}, {1, 10}, {2, 1}}));
+  EXPECT_EQ(flat(plan_pass(wants, 16, 1)), (Flat{{0, 2}, {1, 10}, {2, 4}})) << "in rotation";
+  EXPECT_EQ(flat(plan_pass(wants, 40, 0)), (Flat{{0, 7}, {1, 10}, {2, 4}}));
+  // A decoder that cannot move drafts nothing either.
+  const std::vector<PassWant> stuck = {{0, true, 5}, {1, true, 2}};
+  EXPECT_EQ(flat(plan_pass(stuck, 10, 0)), (Flat{{1, 3}}));
 }
 
 } // namespace

@@ -70,8 +70,8 @@ protected:
   }
 
   // All prompts through one scheduler, two of them joining late; each compared.
-  void expect_batch_equals_alone(BatchDecoder& engine, SchedulerOptions o,
-                                 const std::function<void(Scheduler&)>& meanwhile = {}) {
+  SchedulerStats expect_batch_equals_alone(BatchDecoder& engine, SchedulerOptions o,
+                                           const std::function<void(Scheduler&)>& meanwhile = {}) {
     Scheduler scheduler(engine, *tokenizer_, o);
     Collector got;
     std::vector<RequestId> ids;
@@ -100,7 +100,11 @@ protected:
           lp.push_back(e.logprob);
       EXPECT_EQ(lp, want.logprobs) << "bit for bit, prompt '" << kPrompts[i] << "'";
     }
+    return scheduler.stats();
   }
+
+  // A chat's two turns and a branch through one scheduler (the prefix cache's test).
+  void chat_turns(int32_t draft_max);
 
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
@@ -154,15 +158,17 @@ TEST_F(SchedulerOnModel, OnTheEmulatedGpuUnderASmallBudgetWhileTheBudgetChanges)
 // sharing the first one's start: the engine's prefix cache serves their common start
 // (counted per request and in the stats), and every token and log-probability is the
 // one the whole prompt gives decoded alone.
-TEST_F(SchedulerOnModel, PromptsStartingLikeEarlierOnesReadTheCacheAndAnswerAlike) {
+void SchedulerOnModel::chat_turns(int32_t draft_max) {
   SequenceEngineOptions o;
+  o.draft_max = draft_max;
   o.n_threads = 1;
   o.n_ctx = 256;
   o.n_batch = 16;
   o.max_sequences = 3;
   auto engine = make_sequence_engine(*model_, nullptr, o);
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
-  Scheduler scheduler(**engine, *tokenizer_, {.max_active = 3, .pass_tokens = 16});
+  Scheduler scheduler(**engine, *tokenizer_,
+                      {.max_active = 3, .pass_tokens = 16, .draft_max = draft_max});
   Collector got;
   auto run = [&](const std::vector<TokenId>& prompt) {
     RequestParams r = greedy_request(prompt, kNew);
@@ -200,6 +206,83 @@ TEST_F(SchedulerOnModel, PromptsStartingLikeEarlierOnesReadTheCacheAndAnswerAlik
   expect_alone(branch, other);
   EXPECT_EQ(branch.events.back().n_cached, 16);
   EXPECT_EQ(scheduler.stats().cached_prompt_tokens, turn2.events.back().n_cached + 16);
+}
+
+TEST_F(SchedulerOnModel, PromptsStartingLikeEarlierOnesReadTheCacheAndAnswerAlike) {
+  chat_turns(0);
+}
+
+// Speculative decoding (prompt lookup) in the scheduler: every request's tokens and
+// log-probabilities are still those of generate() alone, in a busy batch on cpu and on
+// the emulated GPU under a small budget; and a chat's second turn reads the pages the
+// first turn wrote while it was drafting (the rewinds left the prefix cache true).
+TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsEveryAnswer) {
+  SequenceEngineOptions o;
+  o.n_threads = 1;
+  o.n_ctx = 256;
+  o.n_batch = 32;
+  o.max_sequences = 4;
+  o.draft_max = 6;
+  auto engine = make_sequence_engine(*model_, nullptr, o);
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  const SchedulerStats st =
+      expect_batch_equals_alone(**engine, {.max_active = 4, .pass_tokens = 32, .draft_max = 6});
+  std::cout << "cpu: " << st.accepted_draft_tokens << " of " << st.draft_tokens
+            << " drafted tokens accepted\n";
+  EXPECT_GT(st.accepted_draft_tokens, 0) << "no draft kept: the test would not cover keeping";
+  EXPECT_LT(st.accepted_draft_tokens, st.draft_tokens) << "none rejected: nor rewinding";
+
+  auto compiled = compile_schedule(kModel, planner::Strategy::kAuto, {1, 4, 16}, 256, {},
+                                   test_machine(), {}, kDefaultKvType, /*parallel=*/3);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  o.device.backend = DeviceBackend::kEmu;
+  o.device.vram_budget = compiled->schedule.budgets().front();
+  o.device.emu_pcie_gbps = 50;
+  o.device.emu_pcie_latency_us = 0;
+  o.max_sequences = 3;
+  o.n_batch = 16;
+  auto on_emu = make_sequence_engine(*model_, &compiled->schedule, o);
+  ASSERT_TRUE(on_emu.ok()) << on_emu.status().to_string();
+  const SchedulerStats emu =
+      expect_batch_equals_alone(**on_emu, {.max_active = 3, .pass_tokens = 16, .draft_max = 6});
+  EXPECT_GT(emu.accepted_draft_tokens, 0);
+
+  chat_turns(6);
+}
+
+// Sampled requests (each its own seed): the same tokens with and without drafts.
+TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsSampledAnswers) {
+  auto run = [&](int32_t draft_max) {
+    SequenceEngineOptions o;
+    o.n_threads = 1;
+    o.n_ctx = 256;
+    o.n_batch = 32;
+    o.max_sequences = 4;
+    o.draft_max = draft_max;
+    auto engine = make_sequence_engine(*model_, nullptr, o);
+    EXPECT_TRUE(engine.ok()) << engine.status().to_string();
+    Scheduler scheduler(**engine, *tokenizer_,
+                        {.max_active = 4, .pass_tokens = 32, .draft_max = draft_max});
+    Collector got;
+    std::vector<RequestId> ids;
+    for (size_t i = 0; i < prompts_.size(); ++i) {
+      RequestParams r = greedy_request(prompts_[i], 40);
+      r.sampling.temperature = 0.8f;
+      r.sampling.repeat_penalty = 1.1f;
+      r.sampling.seed = 100 + i;
+      ids.push_back(submit_ok(scheduler, r, got.sink()));
+    }
+    step_until_idle(scheduler);
+    std::vector<std::vector<TokenId>> out;
+    for (RequestId id : ids)
+      out.push_back(got.run(id).tokens);
+    return std::make_pair(out, scheduler.stats());
+  };
+  const auto plain = run(0);
+  const auto drafted = run(6);
+  EXPECT_EQ(drafted.first, plain.first);
+  EXPECT_EQ(plain.second.draft_tokens, 0);
+  EXPECT_GT(drafted.second.draft_tokens, 0);
 }
 
 } // namespace

@@ -182,6 +182,7 @@ def metrics(s):
     text = data.decode()
     check("metrics content type", hdrs.get("Content-Type", "").startswith("text/plain"), hdrs)
     for family in ["pshard_requests_total", "pshard_generated_tokens_total",
+                   "pshard_draft_tokens_total", "pshard_draft_tokens_accepted_total",
                    "pshard_generated_tokens_per_second", "pshard_requests_queued",
                    "pshard_kv_pages_used", "pshard_kv_pages_cached",
                    "pshard_prompt_tokens_cached_total", "pshard_vram_used_bytes",
@@ -192,6 +193,17 @@ def metrics(s):
     check("generated counted", s.metric("pshard_generated_tokens_total") >= 32 * 3, text[:400])
     check("http counted", s.metric("pshard_http_responses_total",
                                    'route="/v1/completions",status="200"') >= 3, text[-600:])
+
+
+def speculative():
+    """--draft-max: the same answers (a busy batch, a prompt read from the prefix cache
+    that the drafting first answer wrote), drafted tokens counted in /metrics."""
+    with Server(build, stories, "-np", "4", "--draft-max", "6") as s:
+        busy_batch(s)
+        prefix_cache(s)
+        drafted = s.metric("pshard_draft_tokens_total")
+        accepted = s.metric("pshard_draft_tokens_accepted_total")
+        check("speculation counted", 0 < accepted < drafted, (accepted, drafted))
 
 
 def budgets(tmp):
@@ -261,6 +273,7 @@ def main():
             status, body = s.json("POST", "/budget", {"vram": "1G"})
             check("no schedule, no budget", status == 400 and
                   body["error"]["code"] == "no_schedule", body)
+        speculative()
         budgets(tmp)
     return checks.finish()
 
