@@ -106,6 +106,18 @@ protected:
   // A chat's two turns and a branch through one scheduler (the prefix cache's test).
   void chat_turns(int32_t draft_max);
 
+  // The CPU engine these tests share: one thread, 256 positions per sequence.
+  static SequenceEngineOptions engine_options(int64_t n_batch, int64_t max_sequences,
+                                              int32_t draft_max) {
+    SequenceEngineOptions o;
+    o.n_threads = 1;
+    o.n_ctx = 256;
+    o.n_batch = n_batch;
+    o.max_sequences = max_sequences;
+    o.draft_max = draft_max;
+    return o;
+  }
+
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::vector<std::vector<TokenId>> prompts_;
@@ -123,15 +135,11 @@ TEST_F(SchedulerOnModel, OnTheEmulatedGpuUnderASmallBudgetWhileTheBudgetChanges)
                                    test_machine(), {}, kDefaultKvType, /*parallel=*/3);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   const std::vector<uint64_t> budgets = compiled->schedule.budgets();
-  SequenceEngineOptions o;
+  SequenceEngineOptions o = engine_options(16, 3, 0);
   o.device.backend = DeviceBackend::kEmu;
   o.device.vram_budget = budgets.front();
   o.device.emu_pcie_gbps = 50;
   o.device.emu_pcie_latency_us = 0;
-  o.n_threads = 1;
-  o.n_ctx = 256;
-  o.n_batch = 16;
-  o.max_sequences = 3;
   auto engine = make_sequence_engine(*model_, &compiled->schedule, o);
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
   EXPECT_LT(budgets.front(), model_->weight_bytes()) << "a budget below the model's size";
@@ -159,12 +167,7 @@ TEST_F(SchedulerOnModel, OnTheEmulatedGpuUnderASmallBudgetWhileTheBudgetChanges)
 // (counted per request and in the stats), and every token and log-probability is the
 // one the whole prompt gives decoded alone.
 void SchedulerOnModel::chat_turns(int32_t draft_max) {
-  SequenceEngineOptions o;
-  o.draft_max = draft_max;
-  o.n_threads = 1;
-  o.n_ctx = 256;
-  o.n_batch = 16;
-  o.max_sequences = 3;
+  const SequenceEngineOptions o = engine_options(16, 3, draft_max);
   auto engine = make_sequence_engine(*model_, nullptr, o);
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
   Scheduler scheduler(**engine, *tokenizer_,
@@ -217,12 +220,7 @@ TEST_F(SchedulerOnModel, PromptsStartingLikeEarlierOnesReadTheCacheAndAnswerAlik
 // the emulated GPU under a small budget; and a chat's second turn reads the pages the
 // first turn wrote while it was drafting (the rewinds left the prefix cache true).
 TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsEveryAnswer) {
-  SequenceEngineOptions o;
-  o.n_threads = 1;
-  o.n_ctx = 256;
-  o.n_batch = 32;
-  o.max_sequences = 4;
-  o.draft_max = 6;
+  SequenceEngineOptions o = engine_options(32, 4, 6);
   auto engine = make_sequence_engine(*model_, nullptr, o);
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
   const SchedulerStats st =
@@ -253,13 +251,7 @@ TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsEveryAnswer) {
 // Sampled requests (each its own seed): the same tokens with and without drafts.
 TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsSampledAnswers) {
   auto run = [&](int32_t draft_max) {
-    SequenceEngineOptions o;
-    o.n_threads = 1;
-    o.n_ctx = 256;
-    o.n_batch = 32;
-    o.max_sequences = 4;
-    o.draft_max = draft_max;
-    auto engine = make_sequence_engine(*model_, nullptr, o);
+    auto engine = make_sequence_engine(*model_, nullptr, engine_options(32, 4, draft_max));
     EXPECT_TRUE(engine.ok()) << engine.status().to_string();
     Scheduler scheduler(**engine, *tokenizer_,
                         {.max_active = 4, .pass_tokens = 32, .draft_max = draft_max});
