@@ -81,9 +81,11 @@ Status SequencePages::rewind(SeqId seq, std::span<const TokenId> kept) {
   if (partial > 0 && users_[static_cast<size_t>(table[pages - 1])] > 1)
     return internal_error("rewinding sequence " + std::to_string(seq) +
                           " would write a page another sequence shares");
-  // A kept page that will be written again is no longer its block, nor the parent of
-  // the blocks after it: those leave the cache with it (their keys could not be found).
-  const bool rewrites = s.cacheable && partial > 0 && cache_.cached(table[pages - 1]);
+  // A kept page whose later rows will be written again holds other positions from now
+  // on, as a page taken anew does: a new generation, so that no block registered after
+  // it is found again (registered or not: its refilled block may register later), and
+  // out of the cache, with the pages dropped after it (nothing could find them).
+  const bool rewrites = partial > 0;
   if (rewrites) {
     cache_.forget(table[pages - 1]);
     ++generation_[static_cast<size_t>(table[pages - 1])];
@@ -96,9 +98,8 @@ Status SequencePages::rewind(SeqId seq, std::span<const TokenId> kept) {
   }
   s.pages = pages;
   s.length = length;
-  if (!s.cacheable)
-    return Status::ok_status();
-  s.filling.assign(kept.end() - partial, kept.end());
+  if (s.cacheable)
+    s.filling.assign(kept.end() - partial, kept.end());
   return Status::ok_status();
 }
 

@@ -71,12 +71,12 @@ public:
   Result<OpenedSequence> open_with_prefix(std::span<const TokenId> prompt);
   void close(SeqId seq);           // unknown ids are ignored
   // Keeps the sequence's first kept.size() positions (`kept`: its tokens, for the prefix
-  // cache) and forgets the rest — speculative decoding's rejected drafted tokens: pages
+  // cache) and forgets the rest — speculative decoding's rejected drafted tokens. Pages
   // past the new length go back (still cached when full: their rows are right for their
-  // tokens), and a registered page the sequence will write again leaves the cache, with
-  // the pages dropped after it. Refused for an unknown sequence, a length past its own, or a page
-  // another sequence shares (only a prompt's whole pages are shared, and rewinding never
-  // reaches into a prompt).
+  // tokens); a page the sequence will write again from its middle takes a new generation
+  // and leaves the cache, with the pages dropped after it. Refused for an unknown
+  // sequence, a length past its own, or a page another sequence shares (only a prompt's
+  // whole pages are shared, and rewinding never reaches into a prompt).
   Status rewind(SeqId seq, std::span<const TokenId> kept);
   int64_t length(SeqId seq) const; // -1 if unknown
   bool can_append(SeqId seq, int64_t n_tokens) const;
@@ -121,7 +121,7 @@ private:
   std::vector<int32_t> tables_;
   std::vector<int32_t> free_;  // a stack, lowest page on top at first
   std::vector<int32_t> users_; // per page: the sequences holding it
-  std::vector<uint32_t> generation_; // per page: times it was taken for new positions
+  std::vector<uint32_t> generation_; // per page: times it was taken (or rewound) for new positions
   PrefixCache cache_;
 };
 

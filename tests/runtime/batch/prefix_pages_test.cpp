@@ -198,6 +198,23 @@ TEST(PrefixPages, ARewindIntoAPageTakesThePagesAfterItOutOfTheCache) {
   EXPECT_TRUE(seqs.can_append(a->seq, 27)) << "the third page is free again";
 }
 
+TEST(PrefixPages, ARewindIntoAnUnregisteredPageStillOrphansTheBlocksAfterIt) {
+  // b's first page is a copy of a's (not registered), its second page is registered
+  // under it; b rewinds into its first page and fills it with other tokens, which now
+  // register: the old second block must not be found after them.
+  SequencePages seqs({3, 32, kPage, 8});
+  auto a = seqs.open(), b = seqs.open();
+  ASSERT_TRUE(a.ok() && b.ok());
+  feed(seqs, *a, tokens(10, 4));
+  feed(seqs, *b, tokens(10, 8));
+  ASSERT_EQ(seqs.stats().cached_pages, 2) << "a's first block, b's second";
+  ASSERT_TRUE(seqs.rewind(*b, tokens(10, 2)).ok());
+  feed(seqs, *b, {90, 91});
+  auto probe = seqs.open_with_prefix(concat({10, 11, 90, 91}, concat(tokens(14, 4), {99})));
+  ASSERT_TRUE(probe.ok());
+  EXPECT_EQ(probe->reused, 4) << "block 14.. was written after 12, 13, not 90, 91";
+}
+
 TEST(PrefixPages, ARewindNeverWritesASharedPage) {
   SequencePages seqs({3, 32, kPage, 16});
   auto a = seqs.open_with_prefix(tokens(10, 9));
