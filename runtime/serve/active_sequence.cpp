@@ -20,15 +20,12 @@ ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer
       history_(request_.params.prompt), prompt_done_(reused), reused_(reused),
       admitted_(std::chrono::steady_clock::now()), lookup_(lookup) {}
 
-int64_t ActiveSequence::propose(int64_t most) {
+int64_t ActiveSequence::propose() {
   draft_.clear();
   const int64_t max_tokens = request_.params.max_tokens;
-  if (pending_ && !request_.params.image) {
-    // The pending token and k drafted ones give at most k + 1 tokens.
-    const int64_t left = max_tokens < 0 ? most : std::min(most, max_tokens - n_generated_ - 1);
-    if (left > 0)
-      draft_ = draft_from_history(history_, lookup_, left);
-  }
+  if (pending_ && !request_.params.image) // k drafted tokens give at most k + 1 tokens
+    draft_ = draft_from_history(history_, lookup_,
+                                max_tokens < 0 ? lookup_.draft_max : max_tokens - n_generated_ - 1);
   return static_cast<int64_t>(draft_.size());
 }
 
@@ -76,7 +73,7 @@ ActiveSequence::Advanced ActiveSequence::advance(int64_t n, std::span<const floa
     return out;
   const size_t n_vocab = decoding ? rows.size() / static_cast<size_t>(n) : rows.size();
   const auto checked = decoding ? static_cast<size_t>(n - 1) : 0; // drafted tokens fed
-  n_drafted_ += static_cast<int64_t>(checked);
+  out.checked = static_cast<int64_t>(checked);
   for (size_t j = 0;; ++j) {
     // Row j follows the pending token and j drafted ones: plain decoding would sample
     // this position with that much less context used.
@@ -88,7 +85,7 @@ ActiveSequence::Advanced ActiveSequence::advance(int64_t n, std::span<const floa
       return out;
     }
     pending_.reset(); // drafted token j is already in the cache: its row is next
-    ++n_accepted_;
+    ++out.accepted;
   }
 }
 

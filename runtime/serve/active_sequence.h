@@ -39,9 +39,9 @@ public:
   bool decoding() const { return pending_.has_value(); }
   int64_t prompt_left() const;
   // Speculative decoding (a decoding sequence with PromptLookup::draft_max set): drafts
-  // up to `most` tokens from its history (runtime/generate/prompt_lookup.h) for the next
-  // pass to check after its pending token, never past its max_tokens; the count.
-  int64_t propose(int64_t most);
+  // up to draft_max tokens from its history (runtime/generate/prompt_lookup.h) for the
+  // next pass to check after its pending token, never past its max_tokens; the count.
+  int64_t propose();
   // The next `n` entries of this sequence for a pass: its pending token and the first
   // n - 1 drafted ones (logits on each), or a chunk of the prompt (logits on the
   // prompt's last token).
@@ -49,11 +49,12 @@ public:
   // After a pass that carried those entries: the prompt moves on; with logits rows (one
   // per logits entry, in order) samples from them as plain decoding would, one token
   // after another while the samples equal the drafted tokens, and returns the events
-  // (the last with finish set if the request ends) and how many positions the engine
-  // must drop (the drafted tokens not kept). `context_left`: positions the sequence may
-  // still take after this pass.
+  // (the last with finish set if the request ends), the drafted tokens the pass checked
+  // and kept, and how many positions the engine must drop (the drafted tokens not kept).
+  // `context_left`: positions the sequence may still take after this pass.
   struct Advanced {
     std::vector<SequenceEvent> events;
+    int64_t checked = 0, accepted = 0;
     int64_t drop = 0;
   };
   Advanced advance(int64_t n, std::span<const float> rows, int64_t context_left);
@@ -61,8 +62,6 @@ public:
   std::span<const TokenId> tokens(int64_t length) const {
     return std::span<const TokenId>(history_).first(static_cast<size_t>(length));
   }
-  int64_t drafted() const { return n_drafted_; }
-  int64_t accepted() const { return n_accepted_; }
   // The final event of a request that ends for another reason (cancel, error).
   SequenceEvent end(FinishReason reason, Status error = Status());
 
@@ -83,7 +82,6 @@ private:
   std::optional<TokenId> pending_;
   PromptLookup lookup_;
   std::vector<TokenId> draft_; // proposed for the next pass
-  int64_t n_drafted_ = 0, n_accepted_ = 0;
   SteadyTime admitted_, prompt_done_at_, first_token_at_;
 };
 

@@ -268,7 +268,7 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
       continue;
     }
     // Drafted tokens (speculative decoding) only as far as the sequence's KV space goes.
-    int64_t drafted = lookup_.draft_max > 0 ? a->propose(lookup_.draft_max) : 0;
+    int64_t drafted = a->propose();
     while (drafted > 0 && !engine_.can_append(a->seq(), 1 + drafted))
       --drafted;
     wants.push_back({engine_.can_append(a->seq(), 1) ? 1 : 0, true, drafted});
@@ -324,12 +324,11 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
                                    static_cast<size_t>(rows * logits->n_vocab));
     row += rows;
     const int64_t context_left = n_ctx_ - engine_.sequence_length(a.seq());
-    const int64_t drafted = a.drafted(), accepted = a.accepted();
     ActiveSequence::Advanced adv = a.advance(s.tokens, l, context_left);
-    {
+    if (adv.checked > 0) {
       std::lock_guard lock(state_mutex_);
-      stats_.draft_tokens += a.drafted() - drafted;
-      stats_.accepted_draft_tokens += a.accepted() - accepted;
+      stats_.draft_tokens += adv.checked;
+      stats_.accepted_draft_tokens += adv.accepted;
     }
     if (adv.drop > 0) { // the drafted tokens after the last kept one never happened
       const int64_t keep = engine_.sequence_length(a.seq()) - adv.drop;
