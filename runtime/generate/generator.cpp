@@ -57,10 +57,15 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
   r.prompt.assign(prompt.begin(), prompt.end());
   r.timings.n_prompt = static_cast<int64_t>(prompt.size());
   std::vector<TokenId> history(prompt.begin(), prompt.end());
-  // Where plain decoding leaves the session: every sampled position's token fed but the
-  // last one's (drafted tokens past it are dropped at the end).
+  // Where plain decoding would have the session: every sampled position's token fed but
+  // the last one's. Drafted tokens past that never happened: a mismatch drops them, and
+  // so does the end of generation.
   const int64_t start = session.n_past() + static_cast<int64_t>(prompt.size());
   int64_t sampled = 0;
+  auto drop_unsampled = [&]() -> Status {
+    return session.n_past() > start + sampled - 1 ? session.rewind(start + sampled - 1)
+                                                  : Status::ok_status();
+  };
 
   const auto t_start = std::chrono::steady_clock::now();
   PSHARD_ASSIGN_OR_RETURN(std::span<const float> logits, session.decode(prompt));
@@ -104,10 +109,7 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
       ++r.timings.n_accepted;
       continue;
     }
-    // The drafted tokens after the last match never happened.
-    if (row < draft.size())
-      PSHARD_RETURN_IF_ERROR(
-          session.rewind(session.n_past() - static_cast<int64_t>(draft.size() - row)));
+    PSHARD_RETURN_IF_ERROR(drop_unsampled());
     // What the pass taught: the checked tokens up to the first rejection, and the token
     // after them compared with the proposed one there (free: it was sampled anyway).
     if (row < draft.size())
@@ -140,8 +142,7 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
     }
     policy.observe_pass(static_cast<int64_t>(input.size()), ms_since(t_pass));
   }
-  if (session.n_past() > start + sampled - 1)
-    PSHARD_RETURN_IF_ERROR(session.rewind(start + sampled - 1));
+  PSHARD_RETURN_IF_ERROR(drop_unsampled());
   r.timings.generation_ms = ms_since(t_gen);
   r.timings.n_generated = static_cast<int64_t>(r.generated.size());
   if (std::string rest = stream.flush(); !rest.empty() && on_token)
