@@ -1,6 +1,7 @@
 // pshard.h: the batch handle — creation over the serving engine, adding requests,
 // stepping, the VRAM budget and statistics.
 #include "runtime/capi/capi_batch_internal.h"
+#include "runtime/generate/prompt_lookup.h"
 #include "runtime/serve/sequence_engine.h"
 
 #include <new>
@@ -105,9 +106,8 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   o.n_batch = p.n_batch;
   o.max_sequences = p.n_seq_max;
   o.prefix_cache = p.prefix_cache;
-  if (p.draft_max < 0 || p.draft_max > 64)
-    return fail(
-        invalid_argument("draft_max must be between 0 and 64, got " + std::to_string(p.draft_max)));
+  if (Status st = check_draft_max(p.draft_max); !st.ok())
+    return fail(st);
   o.draft_max = p.draft_max;
   const Schedule* schedule = model->schedule ? &*model->schedule : nullptr;
   auto engine = make_sequence_engine(*model->model, schedule, o);

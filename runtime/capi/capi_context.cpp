@@ -1,5 +1,6 @@
 // pshard.h: the context handle — creation, decoding, the VRAM budget, statistics.
 #include "runtime/capi/capi_internal.h"
+#include "runtime/generate/prompt_lookup.h"
 #include "runtime/model/kv_types.h"
 
 #include <new>
@@ -9,18 +10,13 @@ using pshard::capi::fail;
 
 namespace pshard::capi {
 
-// More drafted tokens than this per pass rarely all match; the logits rows cost memory.
-constexpr int32_t kMaxDraft = 64;
-
 Result<HybridParams> hybrid_params(const pshard_context_params& p) {
   HybridParams hp;
   hp.n_ctx = p.n_ctx;
   hp.n_threads = p.n_threads;
   hp.vram_budget = p.vram_budget;
   hp.n_batch = p.n_batch;
-  if (p.draft_max < 0 || p.draft_max > kMaxDraft)
-    return invalid_argument("draft_max must be between 0 and " + std::to_string(kMaxDraft) +
-                            ", got " + std::to_string(p.draft_max));
+  PSHARD_RETURN_IF_ERROR(check_draft_max(p.draft_max));
   hp.max_logit_rows = p.draft_max + 1;
   for (auto [in, out] :
        {std::pair{p.kv_type_k, &hp.kv_type_k}, std::pair{p.kv_type_v, &hp.kv_type_v}}) {

@@ -16,6 +16,13 @@ Status validate_prompt_lookup(const PromptLookup& lookup) {
   return Status::ok_status();
 }
 
+Status check_draft_max(int32_t draft_max) {
+  if (draft_max < 0 || draft_max > kMaxDraftTokens)
+    return invalid_argument("draft_max must be between 0 and " + std::to_string(kMaxDraftTokens) +
+                            ", got " + std::to_string(draft_max));
+  return Status::ok_status();
+}
+
 std::vector<TokenId> draft_from_history(std::span<const TokenId> history,
                                         const PromptLookup& lookup, int64_t limit) {
   const int64_t want = std::min<int64_t>(lookup.draft_max, limit);

@@ -30,6 +30,12 @@ struct PromptLookup {
 // kInvalidArgument naming the field: draft_max >= 0, 1 <= ngram_min <= ngram_max.
 Status validate_prompt_lookup(const PromptLookup& lookup);
 
+// The most drafted tokens the tools and the C API let one pass check: more rarely all
+// match, and every one costs a row of logits per sequence.
+inline constexpr int32_t kMaxDraftTokens = 64;
+// kInvalidArgument unless 0 <= draft_max <= kMaxDraftTokens.
+Status check_draft_max(int32_t draft_max);
+
 // At most min(lookup.draft_max, limit) tokens; empty when nothing matches.
 std::vector<TokenId> draft_from_history(std::span<const TokenId> history,
                                         const PromptLookup& lookup, int64_t limit);

@@ -6,8 +6,9 @@
 //   pshard-run -m model.gguf -f prompt.txt --json --top-logprobs 3
 //   pshard-run -m chat-model.gguf -cnv -sys "Be brief."            # chat on stdin/stdout
 //   pshard-run -m qwen2vl.gguf --mmproj mmproj.gguf --image cat.png -p "<__media__>What is it?"
-#include "tools/common/cli_checks.h"
 #include "runtime/core/file_bytes.h"
+#include "runtime/generate/prompt_lookup.h"
+#include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
   app.add_option("--draft-max", o.draft_max,
                  "prompt-lookup speculative decoding: check up to N tokens drafted from the "
                  "context in each decode pass, as many as pay (same tokens as without; 0: off)")
-      ->check(cli::between(0, 64));
+      ->check(cli::between(0, pshard::kMaxDraftTokens));
   app.add_flag("--draft-fixed", o.draft_fixed,
                "with --draft-max: check every drafted token, instead of as many as pay by the "
                "pass times and acceptance measured so far");

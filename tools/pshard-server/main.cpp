@@ -9,8 +9,9 @@
 // C API (serving_engine.h: the batch and its stepping thread), and the C API's scheduler
 // and engine underneath. SIGINT/SIGTERM stop it (requests in flight finish); SIGHUP
 // reads a new VRAM budget from --budget-file; POST /budget changes it too.
-#include "tools/common/cli_checks.h"
 #include "runtime/core/file_bytes.h"
+#include "runtime/generate/prompt_lookup.h"
+#include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
@@ -141,7 +142,7 @@ int main(int argc, char** argv) {
                  "speculative decoding: each decoding request checks up to N tokens drafted "
                  "from its own text in a pass, from the tokens the others leave (same answers; "
                  "0: off)")
-      ->check(cli::between(0, 64));
+      ->check(cli::between(0, pshard::kMaxDraftTokens));
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "port to listen on (0: any free one, printed)")
       ->check(cli::between(0, 65535))
