@@ -157,7 +157,14 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
     return capi::null_argument("pshard_batch_add", "out_seq");
   *out_seq = nullptr;
   const pshard_seq_params p = capi::read_params(params, pshard_seq_default_params());
-  RequestParams r = request_params(capi::read_params(generate, pshard_generate_default_params()));
+  const pshard_generate_params g = capi::read_params(generate, pshard_generate_default_params());
+  if (!g.logit_bias && g.n_logit_bias > 0)
+    return capi::null_argument("pshard_batch_add", "generate->logit_bias");
+  RequestParams r = request_params(g);
+  auto filter = capi::token_filter(*batch->model, g);
+  if (!filter.ok())
+    return fail(filter.status());
+  r.constraint = std::move(filter).value();
   if (Status st = read_prompt(*batch->model, p, batch->n_threads, r); !st.ok())
     return fail(st);
   if ((!p.stop_strings && p.n_stop_strings > 0) || (!p.stop_tokens && p.n_stop_tokens > 0))

@@ -19,6 +19,10 @@ SamplerParams sampler_params(const pshard_generate_params& p) {
   sp.repeat_penalty = p.repeat_penalty;
   sp.repeat_last_n = p.repeat_last_n;
   sp.seed = p.seed;
+  sp.frequency_penalty = p.frequency_penalty;
+  sp.presence_penalty = p.presence_penalty;
+  for (size_t i = 0; p.logit_bias && i < p.n_logit_bias; ++i)
+    sp.logit_bias.push_back({p.logit_bias[i].token, p.logit_bias[i].bias});
   return sp;
 }
 
@@ -32,9 +36,15 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
                              pshard_token_callback on_token, void* user_data,
                              pshard_generate_result* result) {
   const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
+  if (!p.logit_bias && p.n_logit_bias > 0)
+    return capi::null_argument("pshard_context_generate", "params->logit_bias");
   auto sampler = Sampler::create(capi::sampler_params(p));
   if (!sampler.ok())
     return fail(sampler.status());
+  auto filter = capi::token_filter(model, p);
+  if (!filter.ok())
+    return fail(filter.status());
+  sampler->set_filter(*filter);
   GenerateParams gp;
   gp.n_predict = p.n_predict;
   gp.ignore_eos = p.ignore_eos;

@@ -6,6 +6,7 @@
 #include "runtime/device/device.h"
 #include "runtime/executor/hybrid_session.h"
 #include "runtime/executor/timeline.h"
+#include "runtime/grammar/token_grammar.h"
 #include "runtime/model/model.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/schedule/schedule_file.h"
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -27,6 +29,9 @@ struct pshard_model {
   std::optional<pshard::Schedule> schedule;
   std::unique_ptr<pshard::Projector> projector; // pshard_model_params.mmproj_path, or null
   std::string load_warnings;                    // pshard_model_load_warnings(): one per line
+  // The vocabulary as a trie for grammars, built on first use (any thread).
+  mutable std::once_flag token_trie_once;
+  mutable std::shared_ptr<const pshard::TokenTrie> token_trie;
 };
 
 struct pshard_image {
@@ -99,6 +104,10 @@ pshard_plan_stats plan_stats(const PlanUse& u);
 
 // The sampler's part of the generation params.
 SamplerParams sampler_params(const pshard_generate_params& p);
+// A fresh filter for the params' grammar or JSON schema (capi_grammar.cpp); null when
+// they name neither.
+Result<std::shared_ptr<TokenFilter>> token_filter(const pshard_model& model,
+                                                  const pshard_generate_params& p);
 
 // A context's session parameters (capi_context.cpp); kInvalidArgument for a KV type that
 // is none.

@@ -89,10 +89,13 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
     if (params.top_logprobs > 0)
       r.top_logprobs.push_back(top_logprobs(at, params.top_logprobs));
     const TokenId next = sampler.sample(at, history);
+    if (next == kNoToken)
+      return sampler.filter_status().ok() ? internal_error("the sampler gave no token")
+                                          : sampler.filter_status();
     ++sampled;
     if (i == 0)
       r.timings.first_token_ms = ms_since(t_start);
-    if (!params.ignore_eos && tokenizer.is_end_of_generation(next)) {
+    if ((!params.ignore_eos || sampler.filter()) && tokenizer.is_end_of_generation(next)) {
       if (params.top_logprobs > 0)
         r.top_logprobs.pop_back();
       break;

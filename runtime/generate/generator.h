@@ -21,6 +21,9 @@
 
 namespace pshard {
 
+// A Sampler with a TokenFilter (Sampler::set_filter, a grammar) constrains the tokens:
+// generation then fails with the filter's reason when it allows none, and an
+// end-of-generation token it allows ends generation even with ignore_eos.
 struct GenerateParams {
   int32_t n_predict = 128; // new tokens at most; < 0: until the context is full
   bool ignore_eos = false;

@@ -34,6 +34,15 @@ Status validate_sampler_params(const SamplerParams &p) {
   if (p.repeat_last_n < -1)
     return invalid_argument("sampler repeat_last_n must be >= -1 (0 = off, -1 = all), got " +
                             std::to_string(p.repeat_last_n));
+  if (!std::isfinite(p.frequency_penalty))
+    return invalid_argument("sampler frequency_penalty must be finite (0 = off)");
+  if (!std::isfinite(p.presence_penalty))
+    return invalid_argument("sampler presence_penalty must be finite (0 = off)");
+  for (const LogitBias &b : p.logit_bias)
+    if (b.token < 0 || std::isnan(b.bias) || b.bias == std::numeric_limits<float>::infinity())
+      return invalid_argument("sampler logit_bias: token " + std::to_string(b.token) +
+                              " bias " + std::to_string(b.bias) +
+                              ": tokens must be >= 0 and biases finite or -inf (a ban)");
   return Status::ok_status();
 }
 
@@ -53,11 +62,36 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
   if (logits.empty())
     return kNoToken;
   fill_penalized(logits, history);
+  if (!filter_)
+    return sample_unfiltered();
+  filter_status_ = Status::ok_status();
+  TokenId next = params_.temperature <= 0.0f ? argmax() : kNoToken;
+  // Greedy: the filter's whole set is needed only when the model's choice is refused.
+  if (next == kNoToken || !filter_->allows(next)) {
+    if (!apply_filter()) {
+      filter_status_ = invalid_argument(
+          "the output constraint allows no token here: the grammar wants text that this "
+          "vocabulary cannot spell, or it cannot end and nothing may follow");
+      return kNoToken;
+    }
+    next = sample_unfiltered();
+  }
+  filter_status_ = filter_->accept(next);
+  return filter_status_.ok() ? next : kNoToken;
+}
+
+TokenId Sampler::sample_unfiltered() {
   if (params_.temperature <= 0.0f)
     return argmax();
   keep_top_k();
   const double total = compute_probabilities();
   return draw(total);
+}
+
+bool Sampler::apply_filter() {
+  const std::span<const uint64_t> allowed = filter_->allowed();
+  std::erase_if(candidates_, [&](const Candidate &c) { return !token_bit(allowed, c.id); });
+  return !candidates_.empty();
 }
 
 void Sampler::fill_penalized(std::span<const float> logits, std::span<const TokenId> history) {
@@ -67,24 +101,37 @@ void Sampler::fill_penalized(std::span<const float> logits, std::span<const Toke
     const float logit = std::isnan(logits[i]) ? -std::numeric_limits<float>::infinity() : logits[i];
     candidates_[i] = {static_cast<TokenId>(i), logit, 0.0};
   }
-  if (params_.repeat_penalty == 1.0f || params_.repeat_last_n == 0 || history.empty())
+  for (const LogitBias &b : params_.logit_bias)
+    if (static_cast<size_t>(b.token) < candidates_.size())
+      candidates_[b.token].logit += b.bias;
+  const bool penalties = params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
+                         params_.presence_penalty != 0.0f;
+  if (!penalties || params_.repeat_last_n == 0 || history.empty())
     return;
   const size_t window = params_.repeat_last_n < 0
                             ? history.size()
                             : std::min(history.size(), static_cast<size_t>(params_.repeat_last_n));
-  // Each distinct token is penalised once, however often it repeats.
   recent_.assign(history.end() - static_cast<std::ptrdiff_t>(window), history.end());
   std::sort(recent_.begin(), recent_.end());
-  recent_.erase(std::unique(recent_.begin(), recent_.end()), recent_.end());
-  for (TokenId id : recent_) {
+  // Each distinct token once, with how often it occurs in the window.
+  for (size_t i = 0; i < recent_.size();) {
+    size_t j = i;
+    while (j < recent_.size() && recent_[j] == recent_[i])
+      ++j;
+    const TokenId id = recent_[i];
+    const auto count = static_cast<float>(j - i);
+    i = j;
     if (id < 0 || static_cast<size_t>(id) >= candidates_.size())
       continue;
     float &logit = candidates_[id].logit;
     logit = logit > 0.0f ? logit / params_.repeat_penalty : logit * params_.repeat_penalty;
+    logit -= count * params_.frequency_penalty + params_.presence_penalty;
   }
 }
 
 TokenId Sampler::argmax() const {
+  if (candidates_.empty())
+    return kNoToken;
   size_t best = 0;
   for (size_t i = 1; i < candidates_.size(); ++i)
     if (candidates_[i].logit > candidates_[best].logit)

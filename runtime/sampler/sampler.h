@@ -1,7 +1,8 @@
 // Sampler: picks the next token from a row of logits.
 //
-// The chain, in order: repetition penalty -> (temperature <= 0: argmax) ->
-// top-k -> temperature -> softmax -> top-p -> min-p -> renormalise -> draw.
+// The chain, in order: logit biases -> penalties (repetition, frequency, presence) ->
+// the filter, if any -> (temperature <= 0: argmax) -> top-k -> temperature -> softmax ->
+// top-p -> min-p -> renormalise -> draw.
 // Draws come from a seeded Pcg32 (runtime/sampler/random.h), so a seed gives
 // the same tokens on every platform.
 //
@@ -11,18 +12,29 @@
 //   TokenId next = sampler.sample(logits, generated_so_far);
 //
 // A Sampler keeps scratch buffers and its generator; use one per sequence and
-// thread.
+// thread. With a TokenFilter (set_filter: a grammar, for one) it samples only among
+// the tokens the filter allows, after the penalty and before the rest of the chain,
+// so the draw is from the model's distribution restricted to them.
 #pragma once
 
 #include "runtime/core/status.h"
 #include "runtime/sampler/random.h"
+#include "runtime/sampler/token_filter.h"
 #include "runtime/tokenizer/token_id.h"
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 namespace pshard {
+
+// OpenAI's logit_bias: added to a token's logit before anything else; -inf (or, as
+// OpenAI's -100 does in practice, a large negative bias) bans the token.
+struct LogitBias {
+  TokenId token;
+  float bias;
+};
 
 struct SamplerParams {
   float temperature = 0.8f;    // <= 0: greedy (argmax after the penalty)
@@ -30,13 +42,20 @@ struct SamplerParams {
   float top_p = 0.95f;         // keep the smallest set with probability >= p; 1 = off
   float min_p = 0.05f;         // drop tokens below min_p x the top probability; 0 = off
   float repeat_penalty = 1.0f; // 1 = off; > 1 discourages repeats
-  int32_t repeat_last_n = 64;  // how much history the penalty looks at; 0 = off, -1 = all
+  int32_t repeat_last_n = 64;  // how much history the penalties look at; 0 = off, -1 = all
+  // OpenAI's penalties over the same window: a token's logit loses frequency_penalty
+  // for each time it occurs there and presence_penalty once if it occurs at all.
+  float frequency_penalty = 0.0f; // 0 = off
+  float presence_penalty = 0.0f;  // 0 = off
+  std::vector<LogitBias> logit_bias;
   uint64_t seed = 0;
 };
 
 // kInvalidArgument naming the field when a parameter is out of its range:
 // temperature finite, top_k >= 0, top_p in (0, 1], min_p in [0, 1],
-// repeat_penalty finite and > 0, repeat_last_n >= -1.
+// repeat_penalty finite and > 0, repeat_last_n >= -1, frequency and presence penalties
+// finite, logit biases not NaN nor +inf, on tokens >= 0 (checked against the
+// vocabulary when sampling: a token past it is ignored).
 Status validate_sampler_params(const SamplerParams &params);
 
 class Sampler {
@@ -48,8 +67,16 @@ public:
   explicit Sampler(const SamplerParams &params);
 
   // The next token, given the logits over the whole vocabulary and the tokens
-  // so far (prompt included, for the penalty). kNoToken for empty logits.
+  // so far (prompt included, for the penalty). kNoToken for empty logits, and when
+  // the filter allows no token (filter_status() then says why).
   TokenId sample(std::span<const float> logits, std::span<const TokenId> history);
+
+  // Samples only what `filter` allows from now on, and tells it each token taken;
+  // null removes it. Shared so a Sampler stays copyable; one filter per sequence.
+  void set_filter(std::shared_ptr<TokenFilter> filter) { filter_ = std::move(filter); }
+  const std::shared_ptr<TokenFilter>& filter() const { return filter_; }
+  // Why the last sample() gave kNoToken under a filter (ok otherwise).
+  const Status& filter_status() const { return filter_status_; }
 
   // Restarts the random sequence, as if constructed with `seed`.
   void reset(uint64_t seed);
@@ -65,6 +92,9 @@ private:
 
   void fill_penalized(std::span<const float> logits, std::span<const TokenId> history);
   TokenId argmax() const;
+  // Keeps only the candidates the filter allows; false when none is left.
+  bool apply_filter();
+  TokenId sample_unfiltered();
   // Leaves candidates_ sorted by logit (highest first), cut to top_k.
   void keep_top_k();
   // Softmax with temperature, then the top-p and min-p cuts; returns the mass left.
@@ -75,6 +105,8 @@ private:
   Pcg32 rng_;
   std::vector<Candidate> candidates_;
   std::vector<TokenId> recent_;
+  std::shared_ptr<TokenFilter> filter_;
+  Status filter_status_;
 };
 
 } // namespace pshard

@@ -17,8 +17,10 @@ ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer
                                uint64_t order, int64_t reused, PromptLookup lookup)
     : request_(std::move(request)), seq_(seq), tokenizer_(tokenizer), order_(order),
       sampler_(request_.params.sampling), text_(request_.params.stop_strings),
-      history_(request_.params.prompt), prompt_done_(reused), reused_(reused),
-      admitted_(std::chrono::steady_clock::now()), lookup_(lookup) {}
+      history_(request_.params.prompt), prompt_done_(reused), reused_(reused), lookup_(lookup),
+      admitted_(std::chrono::steady_clock::now()) {
+  sampler_.set_filter(request_.params.constraint);
+}
 
 int64_t ActiveSequence::propose() {
   draft_.clear();
@@ -94,10 +96,12 @@ SequenceEvent ActiveSequence::sample(std::span<const float> logits, int64_t cont
   if (p.max_tokens == 0)
     return event(FinishReason::kLength);
   const TokenId t = sampler_.sample(logits, history_);
+  if (t == kNoToken)
+    return end(FinishReason::kError, sampler_.filter_status());
   if (n_generated_ == 0)
     first_token_at_ = std::chrono::steady_clock::now();
   const bool stop_token =
-      (!p.ignore_eos && tokenizer_.is_end_of_generation(t)) ||
+      ((!p.ignore_eos || p.constraint) && tokenizer_.is_end_of_generation(t)) ||
       std::find(p.stop_tokens.begin(), p.stop_tokens.end(), t) != p.stop_tokens.end();
   if (stop_token) {
     SequenceEvent e = event(FinishReason::kStop);

@@ -48,6 +48,10 @@ struct RequestParams {
   std::vector<std::string> stop_strings; // end it where the text contains one (cut there)
   bool logprobs = false;                 // each token's log-probability in its event
   int32_t top_logprobs = 0;              // and the N most likely alternatives (implies logprobs)
+  // Only tokens this allows are sampled (a grammar: runtime/grammar/token_grammar.h);
+  // one filter per request, it keeps the request's position. An end-of-generation token
+  // it allows ends the request even with ignore_eos.
+  std::shared_ptr<TokenFilter> constraint;
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };

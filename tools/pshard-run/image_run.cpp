@@ -1,6 +1,7 @@
 #include "tools/pshard-run/image_run.h"
 
 #include "runtime/generate/generator.h"
+#include "runtime/grammar/output_constraint.h"
 #include "runtime/vision/image_prompt.h"
 #include "runtime/vision/image_prompt_text.h"
 #include "tools/common/size_parse.h"
@@ -60,6 +61,11 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
   SamplerParams sampling = o.sampling;
   sampling.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
   PSHARD_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(sampling));
+  if (!o.grammar.empty() || !o.json_schema.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(auto filter, make_token_filter({o.grammar, o.json_schema},
+                                                           TokenTrie::build(*tokenizer)));
+    sampler.set_filter(std::move(filter));
+  }
   GenerateParams gp;
   gp.n_predict = o.n_predict;
   gp.ignore_eos = o.ignore_eos;

@@ -17,7 +17,10 @@
 #include "tools/pshard-run/run_report.h"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <unistd.h>
 
 namespace cli = pshard::cli;
@@ -31,8 +34,44 @@ Result<std::string> read_prompt(const RunOptions& o) {
   return read_text_file(o.prompt_file, "prompt file (-f)");
 }
 
-Status run(const RunOptions& o) {
+// llama.cpp's -l TOKEN(+|-)BIAS: "15043+1.5", "2-inf" (a ban).
+Result<LogitBias> parse_logit_bias(const std::string& arg) {
+  const size_t sign = arg.find_first_of("+-", 1);
+  const auto bad = [&] {
+    return invalid_argument("--logit-bias " + arg +
+                            ": expected TOKEN_ID+BIAS or TOKEN_ID-BIAS (e.g. 15043+1.5, 2-inf)");
+  };
+  if (sign == std::string::npos)
+    return bad();
+  char* end = nullptr;
+  const long long id = std::strtoll(arg.c_str(), &end, 10);
+  if (end != arg.c_str() + sign || id < 0 || id > INT32_MAX)
+    return bad();
+  const std::string value = arg.substr(sign + 1);
+  float bias = 0;
+  if (value == "inf") {
+    bias = std::numeric_limits<float>::infinity();
+  } else {
+    bias = std::strtof(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !std::isfinite(bias))
+      return bad();
+  }
+  return LogitBias{static_cast<TokenId>(id), arg[sign] == '-' ? -bias : bias};
+}
+
+Status run(RunOptions o) {
+  for (const std::string& arg : o.logit_bias_args) {
+    PSHARD_ASSIGN_OR_RETURN(LogitBias b, parse_logit_bias(arg));
+    o.sampling.logit_bias.push_back(b);
+    o.logit_bias.push_back({b.token, b.bias});
+  }
   PSHARD_RETURN_IF_ERROR(validate_sampler_params(o.sampling));
+  if (!o.grammar_file.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(o.grammar, read_text_file(o.grammar_file, "grammar file"));
+  }
+  if (!o.json_schema_file.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(o.json_schema, read_text_file(o.json_schema_file, "JSON schema file"));
+  }
   if (o.conversation)
     return run_conversation(o, std::cin, std::cout, std::cerr, ::isatty(STDIN_FILENO) == 1);
   PSHARD_ASSIGN_OR_RETURN(std::string prompt_text, read_prompt(o));
@@ -84,6 +123,14 @@ int main(int argc, char** argv) {
       ->check(cli::positive());
   app.add_option("--repeat-last-n", o.sampling.repeat_last_n, "tokens the penalty looks back over")
       ->check(cli::at_least(0));
+  app.add_option("--frequency-penalty", o.sampling.frequency_penalty,
+                 "subtract this from a token's logit per occurrence in the last "
+                 "--repeat-last-n tokens (0: off)");
+  app.add_option("--presence-penalty", o.sampling.presence_penalty,
+                 "subtract this once from the logit of a token that occurs there (0: off)");
+  app.add_option("-l,--logit-bias", o.logit_bias_args,
+                 "TOKEN_ID+BIAS or TOKEN_ID-BIAS added to that token's logit; -inf bans it "
+                 "(repeatable)");
   app.add_option("--seed", o.seed, "RNG seed (-1: random)")->check(cli::at_least(-1));
   app.add_flag("--ignore-eos", o.ignore_eos, "keep generating past end-of-sequence");
   app.add_flag("!--no-parse-special", o.parse_special,
@@ -108,6 +155,19 @@ int main(int argc, char** argv) {
   app.add_option("--lookup-ngram-max", o.lookup_ngram_max,
                  "with --draft-max: the longest, tried first (default 4)")
       ->check(cli::between(1, 64));
+  auto* grammar = app.add_option("--grammar", o.grammar,
+                                 "generate only text this GBNF grammar derives (start rule `root`)");
+  auto* grammar_file =
+      app.add_option("--grammar-file", o.grammar_file, "--grammar, read from a file")
+          ->excludes(grammar);
+  auto* schema = app.add_option("-j,--json-schema", o.json_schema,
+                                "generate only JSON valid under this JSON Schema")
+                     ->excludes(grammar)
+                     ->excludes(grammar_file);
+  app.add_option("--json-schema-file", o.json_schema_file, "--json-schema, read from a file")
+      ->excludes(grammar)
+      ->excludes(grammar_file)
+      ->excludes(schema);
   app.add_flag("--conversation", o.conversation,
                "chat (-cnv): each line of stdin is a user message, answered with the model's "
                "chat template until EOF")

@@ -1,10 +1,12 @@
 // pshard-run's options, with llama.cpp's flag names where they exist.
 #pragma once
 
+#include "pshard/pshard.h"
 #include "runtime/sampler/sampler.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pshard {
 
@@ -16,7 +18,9 @@ struct RunOptions {
   int32_t n_threads = 0;
   std::string ctx_size = "0"; // a size: K/M suffixes allowed
   int64_t n_batch = 256;
-  SamplerParams sampling;
+  SamplerParams sampling; // logit_bias filled from logit_bias_args by run()
+  std::vector<std::string> logit_bias_args; // -l TOKEN(+|-)BIAS, llama.cpp's form
+  std::vector<pshard_logit_bias> logit_bias; // the same, for the C API
   int64_t seed = -1; // -1: a random seed, reported in the output
   bool ignore_eos = false;
   bool parse_special = true; // --no-parse-special: "<s>" etc. in the prompt stay text
@@ -28,6 +32,12 @@ struct RunOptions {
   int32_t lookup_ngram_min = 2;
   int32_t lookup_ngram_max = 4;
   bool draft_fixed = false; // --draft-fixed: check every drafted token (no adaptation)
+  // Structured output (runtime/grammar/output_constraint.h): GBNF or a JSON Schema, given
+  // inline (--grammar, -j) or read from a file (--grammar-file, --json-schema-file).
+  std::string grammar;
+  std::string grammar_file;
+  std::string json_schema;
+  std::string json_schema_file;
   // The hybrid runtime.
   std::string schedule_path;    // -s: a *.pshard artifact; empty: everything on the CPU
   std::string backend = "auto"; // auto: emu with a schedule (cuda once built), else cpu

@@ -101,6 +101,12 @@ pshard_generate_params generate_params(const RunOptions& o, uint64_t seed) {
   gp.lookup_ngram_min = o.lookup_ngram_min;
   gp.lookup_ngram_max = o.lookup_ngram_max;
   gp.lookup_adaptive = !o.draft_fixed;
+  gp.frequency_penalty = o.sampling.frequency_penalty;
+  gp.presence_penalty = o.sampling.presence_penalty;
+  gp.logit_bias = o.logit_bias.data();
+  gp.n_logit_bias = o.logit_bias.size();
+  gp.grammar = o.grammar.empty() ? nullptr : o.grammar.c_str();
+  gp.json_schema = o.json_schema.empty() ? nullptr : o.json_schema.c_str();
   return gp;
 }
 

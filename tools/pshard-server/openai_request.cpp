@@ -1,7 +1,9 @@
 #include "tools/pshard-server/openai_request.h"
 
 #include "tools/pshard-server/image_part.h"
+#include "tools/pshard-server/structured_output.h"
 
+#include <cstdlib>
 #include <limits>
 
 namespace pshard::server {
@@ -134,19 +136,35 @@ FieldError unsupported_fields(const json& body) {
   for (const char* key : {"tools", "functions", "suffix"})
     if (body.contains(key) && !body[key].is_null())
       return refuse(key, "pshard-server generates plain text");
-  for (const char* key : {"frequency_penalty", "presence_penalty"})
-    if (body.contains(key) && body[key].is_number() && body[key].get<double>() != 0)
-      return refuse(key, "use 'repeat_penalty' (and 'repeat_last_n') instead");
-  if (body.contains("logit_bias") && body["logit_bias"].is_object() && !body["logit_bias"].empty())
-    return refuse("logit_bias", "no per-token biases");
   if (body.contains("echo") && body["echo"].is_boolean() && body["echo"].get<bool>())
     return refuse("echo", "the prompt is not repeated in the answer");
   for (const char* key : {"n", "best_of"})
     if (body.contains(key) && body[key].is_number() && body[key].get<double>() != 1)
       return refuse(key, "one choice per request; send several requests (they run together)");
-  if (body.contains("response_format") && body["response_format"].is_object() &&
-      body["response_format"].value("type", "text") != "text")
-    return refuse("response_format", "only text");
+  return std::nullopt;
+}
+
+// OpenAI's {"token id": bias}: ids as strings, biases in [-100, 100], added to the logits.
+FieldError read_logit_bias(const json& body, int64_t n_vocab, std::vector<pshard_logit_bias>& out) {
+  auto it = body.find("logit_bias");
+  if (it == body.end() || it->is_null())
+    return std::nullopt;
+  if (!it->is_object())
+    return bad_request("'logit_bias' must be an object mapping token ids to biases",
+                       "logit_bias", "invalid_type");
+  for (const auto& [key, value] : it->items()) {
+    char* end = nullptr;
+    const long long id = std::strtoll(key.c_str(), &end, 10);
+    if (key.empty() || *end != '\0' || id < 0 || id >= n_vocab)
+      return bad_request("'logit_bias' keys must be token ids below the vocabulary size " +
+                             std::to_string(n_vocab) + ", got \"" + key + "\"",
+                         "logit_bias", "invalid_value");
+    if (!value.is_number() || value.get<double>() < -100 || value.get<double>() > 100)
+      return bad_request("'logit_bias' values must be numbers in [-100, 100], got " +
+                             value.dump() + " for token " + key,
+                         "logit_bias", "invalid_value");
+    out.push_back({static_cast<pshard_token>(id), value.get<float>()});
+  }
   return std::nullopt;
 }
 
@@ -163,6 +181,11 @@ FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest&
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "seed", seed, std::numeric_limits<int64_t>::min(),
                                           std::numeric_limits<int64_t>::max()));
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "ignore_eos", g.ignore_eos));
+  double frequency = 0, presence = 0;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "frequency_penalty", frequency, -2, 2));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "presence_penalty", presence, -2, 2));
+  g.frequency_penalty = static_cast<float>(frequency);
+  g.presence_penalty = static_cast<float>(presence);
   if (top_p == 0) { // OpenAI's top_p 0: only the most likely token
     temperature = 0;
     top_p = 1;
@@ -233,6 +256,8 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
                            "model", "model_not_found");
   PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body));
   PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_logit_bias(body, engine.n_vocab(), r.logit_bias));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_structured_output(body, r.output));
 
   const char* prompt_param = endpoint == Endpoint::kChat ? "messages" : "prompt";
   if (endpoint == Endpoint::kChat) {

@@ -7,6 +7,7 @@
 
 #include "tools/pshard-server/api_error.h"
 #include "tools/pshard-server/serving_engine.h"
+#include "tools/pshard-server/structured_output.h"
 
 #include <memory>
 #include <string>
@@ -32,6 +33,8 @@ struct GenerationRequest {
   int64_t top_logprobs = 0;
   std::vector<std::string> stop;
   pshard_generate_params sampling = pshard_generate_default_params(); // n_predict unused
+  StructuredOutput output; // response_format, json_schema or grammar
+  std::vector<pshard_logit_bias> logit_bias;
 };
 
 std::variant<GenerationRequest, ApiError>

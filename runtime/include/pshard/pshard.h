@@ -265,6 +265,11 @@ PSHARD_API pshard_status pshard_context_decode_all(pshard_context* context,
  * over their KV rows. PSHARD_ERROR_OUT_OF_RANGE past the current position. */
 PSHARD_API pshard_status pshard_context_rewind(pshard_context* context, int64_t n_past);
 
+typedef struct pshard_logit_bias {
+  pshard_token token;
+  float bias;
+} pshard_logit_bias;
+
 typedef struct pshard_generate_params {
   size_t size;
   int32_t n_predict; /* new tokens at most; < 0: until the context is full */
@@ -288,9 +293,40 @@ typedef struct pshard_generate_params {
   /* true (default): check only as many drafted tokens as pay, by the measured pass times
    * and acceptance so far; false: every drafted token up to draft_max. */
   bool lookup_adaptive;
+  /* Structured output: only text this GBNF grammar (NUL-terminated; start rule `root`)
+   * or this JSON Schema (NUL-terminated JSON text) derives is generated, and
+   * end-of-generation only once the text is whole (it then ends generation even with
+   * ignore_eos). The draw is the model's distribution restricted to the tokens that fit.
+   * NULL (default): none; both: PSHARD_ERROR_INVALID_ARGUMENT, as is a malformed grammar
+   * or schema (pshard_last_error() names line and column, or the schema's JSON pointer);
+   * PSHARD_ERROR_UNSUPPORTED for schema keywords pshard cannot enforce. The dialect and
+   * the schema subset: pshard_json_schema_to_grammar, below. */
+  const char* grammar;
+  const char* json_schema;
+  /* OpenAI's penalties, over the same last repeat_last_n tokens as repeat_penalty: a
+   * token's logit loses frequency_penalty per occurrence there and presence_penalty once
+   * if it occurs. 0 (default): off; any finite value. */
+  float frequency_penalty;
+  float presence_penalty;
+  /* Added to the tokens' logits before anything else; -INFINITY bans a token. Copied by
+   * the call; tokens past the vocabulary are ignored. */
+  const pshard_logit_bias* logit_bias;
+  size_t n_logit_bias;
 } pshard_generate_params;
 
 PSHARD_API pshard_generate_params pshard_generate_default_params(void);
+
+/* The GBNF grammar pshard generates from a JSON Schema (what json_schema above
+ * constrains to), to show or edit and pass back as `grammar`. Writes at most `capacity`
+ * bytes, NUL-terminated, and the full length (without the NUL) to *length;
+ * PSHARD_ERROR_OUT_OF_RANGE when it does not fit (call again with *length + 1).
+ * Supported: type (and lists of types), properties/required/additionalProperties,
+ * items/prefixItems/minItems/maxItems, enum/const, anyOf/oneOf/allOf of objects,
+ * $ref into #/$defs and #/definitions (recursive too), string length, pattern and
+ * format (date, time, date-time, uuid), integer bounds; annotation keywords are
+ * ignored; any other constraint gives PSHARD_ERROR_UNSUPPORTED naming it. */
+PSHARD_API pshard_status pshard_json_schema_to_grammar(const char* json_schema, char* grammar,
+                                                       size_t capacity, size_t* length);
 
 typedef struct pshard_token_event {
   pshard_token token; /* -1 for the final flush of a split character */

@@ -197,6 +197,46 @@ TEST(Sampler, RepetitionPenaltyChangesTheArgmax) {
   EXPECT_EQ(short_window.sample(logits, std::vector<TokenId>{-3, 99}), 0);
 }
 
+TEST(Sampler, FrequencyAndPresencePenaltiesSubtractPerOccurrenceAndOnce) {
+  // Token 0 occurs 3 times, token 1 once: frequency 0.5 takes 1.5 and 0.5.
+  const std::vector<float> logits = {3.0f, 2.2f, 1.8f};
+  const std::vector<TokenId> history = {0, 1, 0, 0};
+  SamplerParams p = plain(0.0f);
+  p.frequency_penalty = 0.5f;
+  EXPECT_EQ(Sampler(p).sample(logits, history), 2); // 1.5, 1.7, 1.8
+  p.frequency_penalty = 0.3f;
+  EXPECT_EQ(Sampler(p).sample(logits, history), 0); // 2.1, 1.9, 1.8
+  p.frequency_penalty = 0.0f;
+  p.presence_penalty = 1.1f;
+  EXPECT_EQ(Sampler(p).sample(logits, history), 0); // 1.9, 1.1, 1.8
+  p.presence_penalty = 1.3f;
+  EXPECT_EQ(Sampler(p).sample(logits, history), 2); // 1.7, 0.9, 1.8
+  // The window is repeat_last_n's: only the last token (0) counts.
+  p.repeat_last_n = 1;
+  p.presence_penalty = 0.5f;
+  EXPECT_EQ(Sampler(p).sample(std::vector<float>{2.0f, 1.8f}, history), 1);
+  // A negative penalty encourages repeats.
+  SamplerParams q = plain(0.0f);
+  q.presence_penalty = -1.0f;
+  EXPECT_EQ(Sampler(q).sample(std::vector<float>{2.0f, 1.5f}, std::vector<TokenId>{1}), 1);
+}
+
+TEST(Sampler, LogitBiasShiftsAndBansTokens) {
+  const std::vector<float> logits = {3.0f, 2.0f, 1.0f};
+  SamplerParams p = plain(0.0f);
+  p.logit_bias = {{2, 2.5f}};
+  EXPECT_EQ(Sampler(p).sample(logits, {}), 2);
+  p.logit_bias = {{0, -INFINITY}};
+  EXPECT_EQ(Sampler(p).sample(logits, {}), 1);
+  // A banned token is never drawn, and a bias past the vocabulary is ignored.
+  SamplerParams s = plain(1.0f, 5);
+  s.logit_bias = {{1, -INFINITY}, {7, 5.0f}};
+  Sampler sampler(s);
+  const auto counts = histogram(sampler, logits, 2000);
+  EXPECT_EQ(counts.count(1), 0u);
+  EXPECT_GT(counts.at(2), 0);
+}
+
 TEST(Sampler, ValidateNamesTheBadField) {
   auto bad = [](auto mutate) {
     SamplerParams p;
@@ -214,6 +254,14 @@ TEST(Sampler, ValidateNamesTheBadField) {
   EXPECT_NE(bad([](SamplerParams &p) { p.temperature = NAN; }).find("temperature"),
             std::string::npos);
   EXPECT_NE(bad([](SamplerParams &p) { p.repeat_last_n = -2; }).find("repeat_last_n"),
+            std::string::npos);
+  EXPECT_NE(bad([](SamplerParams &p) { p.frequency_penalty = INFINITY; }).find("frequency"),
+            std::string::npos);
+  EXPECT_NE(bad([](SamplerParams &p) { p.presence_penalty = NAN; }).find("presence"),
+            std::string::npos);
+  EXPECT_NE(bad([](SamplerParams &p) { p.logit_bias = {{-1, 1.0f}}; }).find("logit_bias"),
+            std::string::npos);
+  EXPECT_NE(bad([](SamplerParams &p) { p.logit_bias = {{3, INFINITY}}; }).find("logit_bias"),
             std::string::npos);
   EXPECT_TRUE(validate_sampler_params(SamplerParams{}).ok());
   EXPECT_TRUE(Sampler::create(SamplerParams{}).ok());
