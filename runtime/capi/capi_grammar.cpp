@@ -51,4 +51,13 @@ pshard_status pshard_json_schema_to_grammar(const char* json_schema, char* gramm
   return capi::ok();
 }
 
+pshard_status pshard_grammar_validate(const char* grammar) {
+  if (!grammar)
+    return capi::null_argument("pshard_grammar_validate", "grammar");
+  auto parsed = parse_gbnf(grammar);
+  if (!parsed.ok())
+    return fail(Status(StatusCode::kInvalidArgument, parsed.status().message()));
+  return capi::ok();
+}
+
 } // extern "C"

@@ -257,7 +257,7 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
   PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body));
   PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
   PSHARD_RETURN_IF_FIELD_ERROR(read_logit_bias(body, engine.n_vocab(), r.logit_bias));
-  PSHARD_RETURN_IF_FIELD_ERROR(read_structured_output(body, r.output));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_structured_output(text, r.output));
 
   const char* prompt_param = endpoint == Endpoint::kChat ? "messages" : "prompt";
   if (endpoint == Endpoint::kChat) {

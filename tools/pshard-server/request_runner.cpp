@@ -32,7 +32,6 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   gp.logit_bias = r.logit_bias.data();
   gp.n_logit_bias = r.logit_bias.size();
   gp.grammar = r.output.grammar.empty() ? nullptr : r.output.grammar.c_str();
-  gp.json_schema = r.output.json_schema.empty() ? nullptr : r.output.json_schema.c_str();
   pshard_seq* seq = nullptr;
   const pshard_status st = pshard_batch_add(engine.batch(), &sp, &gp, &seq);
   if (st != PSHARD_OK)

@@ -1,24 +1,30 @@
 #include "tools/pshard-server/structured_output.h"
 
+#include "pshard/pshard.h"
+
 namespace pshard::server {
 namespace {
 
 using nlohmann::json;
+// The schema is read again from the body in its own key order: properties are generated
+// in the schema's order, which nlohmann::json (sorted keys) would lose.
+using nlohmann::ordered_json;
 
 // Any JSON object: what OpenAI's json_object mode promises.
 constexpr const char* kAnyObject = R"({"type": "object", "additionalProperties": true})";
 
-FieldError read_response_format(const json& f, StructuredOutput& out) {
-  const char* param = "response_format";
+// The schema response_format names (empty for text) and the field it came from.
+FieldError read_response_format(const ordered_json& f, std::string& schema, std::string& param) {
   if (!f.is_object() || !f.contains("type") || !f["type"].is_string())
     return bad_request("'response_format' must be an object with a string 'type': \"text\", "
                        "\"json_object\" or \"json_schema\"",
-                       param, "invalid_type");
+                       "response_format", "invalid_type");
   const std::string type = f["type"].get<std::string>();
   if (type == "text")
     return std::nullopt;
   if (type == "json_object") {
-    out.json_schema = kAnyObject;
+    schema = kAnyObject;
+    param = "response_format";
     return std::nullopt;
   }
   if (type != "json_schema")
@@ -30,28 +36,54 @@ FieldError read_response_format(const json& f, StructuredOutput& out) {
     return bad_request("'response_format.json_schema' must be an object with the schema in "
                        "'schema' (and a 'name')",
                        "response_format.json_schema", "invalid_type");
-  auto schema = spec->find("schema");
-  if (schema == spec->end() || !(schema->is_object() || schema->is_boolean()))
+  auto spec_schema = spec->find("schema");
+  if (spec_schema == spec->end() || !(spec_schema->is_object() || spec_schema->is_boolean()))
     return bad_request("'response_format.json_schema.schema' must be a JSON Schema object",
                        "response_format.json_schema.schema", "invalid_type");
-  out.json_schema = schema->dump();
+  schema = spec_schema->dump();
+  param = "response_format.json_schema.schema";
+  return std::nullopt;
+}
+
+// The schema's grammar, or a 400 naming `param`.
+FieldError convert_schema(const std::string& schema, const std::string& param, std::string& out) {
+  size_t length = 0;
+  pshard_status st = pshard_json_schema_to_grammar(schema.c_str(), nullptr, 0, &length);
+  if (st == PSHARD_ERROR_OUT_OF_RANGE) { // converted; now with room for it
+    out.resize(length + 1);
+    st = pshard_json_schema_to_grammar(schema.c_str(), out.data(), out.size(), &length);
+    out.resize(length);
+  }
+  if (st != PSHARD_OK)
+    return bad_request(std::string("'") + param + "': " + pshard_last_error(), param,
+                       st == PSHARD_ERROR_UNSUPPORTED ? "unsupported_json_schema"
+                                                      : "invalid_json_schema");
+  if (pshard_grammar_validate(out.c_str()) != PSHARD_OK)
+    return bad_request(std::string("'") + param + "' gives a grammar pshard cannot follow: " +
+                           pshard_last_error(),
+                       param, "invalid_json_schema");
   return std::nullopt;
 }
 
 } // namespace
 
-FieldError read_structured_output(const json& body, StructuredOutput& out) {
+FieldError read_structured_output(const std::string& body_text, StructuredOutput& out) {
+  const ordered_json body = ordered_json::parse(body_text, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object())
+    return bad_request("the request body must be a JSON object", "", "invalid_json");
   int given = 0;
+  std::string schema, param;
   if (auto f = body.find("response_format"); f != body.end() && !f->is_null()) {
-    if (FieldError e = read_response_format(*f, out))
+    if (FieldError e = read_response_format(*f, schema, param))
       return e;
-    given += !out.json_schema.empty();
+    given += !schema.empty();
   }
   if (auto s = body.find("json_schema"); s != body.end() && !s->is_null()) {
     if (!s->is_object() && !s->is_boolean())
       return bad_request("'json_schema' must be a JSON Schema object", "json_schema",
                          "invalid_type");
-    out.json_schema = s->dump();
+    schema = s->dump();
+    param = "json_schema";
     ++given;
   }
   if (auto g = body.find("grammar"); g != body.end() && !g->is_null()) {
@@ -65,6 +97,11 @@ FieldError read_structured_output(const json& body, StructuredOutput& out) {
     return bad_request("give one of 'response_format' (json_object or json_schema), "
                        "'json_schema' and 'grammar'",
                        "response_format", "invalid_value");
+  if (!schema.empty())
+    return convert_schema(schema, param, out.grammar);
+  if (!out.grammar.empty() && pshard_grammar_validate(out.grammar.c_str()) != PSHARD_OK)
+    return bad_request(std::string("'grammar': ") + pshard_last_error(), "grammar",
+                       "invalid_grammar");
   return std::nullopt;
 }
 

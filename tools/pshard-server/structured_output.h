@@ -1,9 +1,10 @@
 // Structured output in a request body: OpenAI's `response_format` ({"type": "text"},
 // {"type": "json_object"}, {"type": "json_schema", "json_schema": {"name", "schema",
 // "strict"}}) and llama-server's `json_schema` (a schema object) and `grammar` (GBNF
-// text). At most one of them; the batch compiles it (pshard_generate_params.grammar /
-// json_schema) and a bad grammar or schema is refused there with a 400 naming what is
-// wrong. The schema is always enforced, `strict` or not.
+// text). At most one of them. A schema is converted to its grammar here (the C API's
+// pshard_json_schema_to_grammar) and every grammar checked, so a bad one is a 400 naming
+// the field (`invalid_json_schema`, `unsupported_json_schema`, `invalid_grammar`) before
+// the request queues. The schema is always enforced, `strict` or not.
 #pragma once
 
 #include "tools/pshard-server/api_error.h"
@@ -13,10 +14,10 @@
 namespace pshard::server {
 
 struct StructuredOutput {
-  std::string grammar;     // GBNF, or empty
-  std::string json_schema; // JSON text, or empty
+  std::string grammar; // GBNF (given, or made from the schema), or empty: plain text
 };
 
-FieldError read_structured_output(const nlohmann::json& body, StructuredOutput& out);
+// `body_text`: the whole request body (read here keeping the schema's key order).
+FieldError read_structured_output(const std::string& body_text, StructuredOutput& out);
 
 } // namespace pshard::server

@@ -327,6 +327,12 @@ PSHARD_API pshard_generate_params pshard_generate_default_params(void);
  * ignored; any other constraint gives PSHARD_ERROR_UNSUPPORTED naming it. */
 PSHARD_API pshard_status pshard_json_schema_to_grammar(const char* json_schema, char* grammar,
                                                        size_t capacity, size_t* length);
+/* Whether `grammar` (NUL-terminated GBNF) is one pshard_generate_params.grammar takes:
+ * PSHARD_OK, or PSHARD_ERROR_INVALID_ARGUMENT with pshard_last_error() naming line and
+ * column. The dialect: `name ::= body` rules (the start rule is `root`), "literals",
+ * [classes], [^negated], `.`, ( groups ), `|`, `*` `+` `?` `{m}` `{m,}` `{m,n}`, `#`
+ * comments; left recursion is refused. */
+PSHARD_API pshard_status pshard_grammar_validate(const char* grammar);
 
 typedef struct pshard_token_event {
   pshard_token token; /* -1 for the final flush of a split character */

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """pshard-server's API as clients use it: OpenAI's response shapes, greedy answers equal
 to pshard-run's (alone and in a busy batch), streaming as server-sent events, logprobs,
-stop strings, /tokenize, /detokenize, /v1/models, /health, /metrics, and the VRAM
+stop strings, structured output (response_format, json_schema, grammar), penalties and
+logit_bias, /tokenize, /detokenize, /v1/models, /health, /metrics, and the VRAM
 budget changed while serving (POST /budget and SIGHUP) without changing any answer.
 
 usage: server_api_test.py BUILD_DIR SHARED_DIR
 """
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -195,6 +197,81 @@ def metrics(s):
                                    'route="/v1/completions",status="200"') >= 3, text[-600:])
 
 
+PERSON = {"type": "object", "required": ["name", "age"], "properties": {
+    "name": {"type": "string", "maxLength": 12},
+    "age": {"type": "integer", "minimum": 1, "maximum": 9}}}
+ANSWER = 'root ::= ("yes" | "no") ", because " [a-z ]{5,30} "."'
+
+
+def structured(s):
+    """Structured output: answers that follow the schema or grammar, equal to pshard-run's
+    with the same constraint, through every field that names one, streamed or not, alone
+    or in a busy batch; penalties and logit biases equal to pshard-run's."""
+    prompt = "Once upon a time"
+    want = run_text(build, stories, prompt, 60, "-j", json.dumps(PERSON))
+    person = json.loads(want)
+    check("pshard-run -j follows the schema", set(person) == {"name", "age"}
+          and isinstance(person["age"], int) and 1 <= person["age"] <= 9
+          and len(person["name"]) <= 12, want)
+    base = {"prompt": prompt, "max_tokens": 60, "temperature": 0}
+    fmt = {"type": "json_schema", "json_schema": {"name": "person", "schema": PERSON, "strict": True}}
+    status, body = s.json("POST", "/v1/completions", dict(base, response_format=fmt))
+    check("response_format json_schema == pshard-run -j", status == 200 and
+          body["choices"][0]["text"] == want and body["choices"][0]["finish_reason"] == "stop", body)
+    status, body = s.json("POST", "/v1/completions", dict(base, json_schema=PERSON))
+    check("json_schema == pshard-run -j", status == 200 and body["choices"][0]["text"] == want, body)
+    status, events, _, _, _ = s.stream("/v1/completions", dict(base, response_format=fmt, stream=True))
+    text = "".join(e["choices"][0]["text"] for e in events if e["choices"])
+    check("json_schema streamed", status == 200 and text == want, (text, want))
+
+    want_grammar = run_text(build, stories, prompt, 40, "--grammar", ANSWER)
+    check("pshard-run --grammar follows it",
+          re.fullmatch(r"(yes|no), because [a-z ]{5,30}\.", want_grammar), want_grammar)
+    status, body = s.json("POST", "/v1/completions", dict(base, max_tokens=40, grammar=ANSWER))
+    check("grammar == pshard-run --grammar", status == 200 and
+          body["choices"][0]["text"] == want_grammar, body)
+
+    status, body = s.json("POST", "/v1/chat/completions", {
+        "messages": [{"role": "user", "content": "Tell me a story"}], "max_tokens": 80,
+        "temperature": 0, "response_format": {"type": "json_object"}})
+    content = body["choices"][0]["message"]["content"]
+    # A story model's object may not close within max_tokens; one that did must parse.
+    finish = body["choices"][0]["finish_reason"]
+    check("json_object gives an object", status == 200 and content.startswith("{") and
+          (finish == "length" or isinstance(json.loads(content), dict)), body)
+
+    # Constrained and plain requests together: each answer is the one it gets alone.
+    plain = run_text(build, stories, prompt, 40)
+    reqs = [(dict(base, response_format=fmt), want), (dict(base, max_tokens=40, grammar=ANSWER),
+            want_grammar), (dict(base, max_tokens=40), plain), (dict(base, json_schema=PERSON), want)]
+    results = [None] * len(reqs)
+
+    def one(i):
+        results[i] = s.json("POST", "/v1/completions", reqs[i][0])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(reqs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check("constrained answers in a busy batch", all(
+        r[0] == 200 and r[1]["choices"][0]["text"] == w for r, (_, w) in zip(results, reqs)),
+        [r[1] for r in results])
+
+    # OpenAI's penalties and logit_bias, as pshard-run's flags: a different answer, the same
+    # on both. The banned token is one the plain answer uses.
+    _, tok = s.json("POST", "/tokenize", {"content": " little"})
+    banned = tok["tokens"][-1]
+    want_pen = run_text(build, stories, prompt, 32, "--frequency-penalty", "0.8",
+                        "--presence-penalty", "0.4", "-l", f"{banned}-100")
+    check("penalties change the answer", want_pen != plain[:len(want_pen)], want_pen)
+    status, body = s.json("POST", "/v1/completions", dict(
+        base, max_tokens=32, frequency_penalty=0.8, presence_penalty=0.4,
+        logit_bias={str(banned): -100}))
+    check("penalties and logit_bias == pshard-run", status == 200 and
+          body["choices"][0]["text"] == want_pen, (body, want_pen))
+
+
 def speculative():
     """--draft-max: the same answers (a busy batch, a prompt read from the prefix cache
     that the drafting first answer wrote), drafted tokens counted in /metrics."""
@@ -270,6 +347,7 @@ def main():
             tokenize(s)
             prefix_cache(s)
             metrics(s)
+            structured(s)
             status, body = s.json("POST", "/budget", {"vram": "1G"})
             check("no schedule, no budget", status == 400 and
                   body["error"]["code"] == "no_schedule", body)
