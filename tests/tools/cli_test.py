@@ -6,6 +6,7 @@ Prints 'N passed, N failed' and exits non-zero on any failure.
 """
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -78,6 +79,53 @@ def speculative():
     check("--draft-max text", p.stdout == "Once upon a time" + EXPECTED_TEXT + "\n", repr(p.stdout))
     check("--draft-max report", "speculation:" in p.stderr and "drafted tokens accepted" in p.stderr,
           p.stderr)
+
+
+def structured(tmp):
+    # -j / --grammar: the text follows them, a file gives what the inline option gives,
+    # the grammar ends generation; penalties and -l change the answer.
+    schema = ('{"type": "object", "required": ["name", "age"], "properties": {"name": '
+              '{"type": "string", "maxLength": 12}, "age": {"type": "integer", "minimum": 1, '
+              '"maximum": 9}}}')
+    p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "80", "--temp", "0",
+            "--json", "-j", schema)
+    check("-j exit", p.returncode == 0, p.stderr)
+    out = json.loads(p.stdout)
+    person = json.loads(out["text"])
+    check("-j follows the schema", list(person) == ["name", "age"] and 1 <= person["age"] <= 9
+          and len(person["name"]) <= 12, out["text"])
+    check("-j ended by the grammar", out["timings"]["predicted_n"] < 80, out["timings"])
+    schema_file = os.path.join(tmp, "person.schema.json")
+    with open(schema_file, "w") as f:
+        f.write(schema)
+    q = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "80", "--temp", "0",
+            "--json", "--json-schema-file", schema_file)
+    check("--json-schema-file == -j", q.returncode == 0 and json.loads(q.stdout)["text"] == out["text"],
+          q.stderr)
+    grammar = 'root ::= ("yes" | "no") ", because " [a-z ]{5,30} "."'
+    gfile = os.path.join(tmp, "answer.gbnf")
+    with open(gfile, "w") as f:
+        f.write(grammar + "\n")
+    for args in (["--grammar", grammar], ["--grammar-file", gfile]):
+        p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "60", "--temp", "0.8",
+                "--seed", "3", *args)
+        text = p.stdout[len("Once upon a time"):-1]
+        check(f"{args[0]} follows it", p.returncode == 0 and
+              re.fullmatch(r"(yes|no), because [a-z ]{5,30}\.", text), (p.stdout, p.stderr))
+    p = run(run_bin, "-m", stories, "-p", "x", "--grammar", 'root ::= "a" | (')
+    check("bad grammar names line and column", p.returncode != 0 and "line 1, column" in p.stderr,
+          p.stderr)
+    p = run(run_bin, "-m", stories, "-p", "x", "-j", '{"type": "number", "multipleOf": 2}')
+    check("unenforceable schema named", p.returncode != 0 and "multipleOf" in p.stderr, p.stderr)
+    p = run(run_bin, "-m", stories, "-p", "x", "--grammar", 'root ::= "a"', "-j", "{}")
+    check("--grammar and -j exclude each other", p.returncode != 0 and "excludes" in p.stderr,
+          p.stderr)
+    p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "32", "--temp", "0",
+            "--frequency-penalty", "0.8", "--presence-penalty", "0.4", "-l", "432-inf")
+    check("penalties and -l change the answer", p.returncode == 0 and
+          not p.stdout.startswith("Once upon a time" + EXPECTED_TEXT[:10]), p.stdout)
+    p = run(run_bin, "-m", stories, "-p", "x", "-l", "432")
+    check("a malformed -l is refused", p.returncode != 0 and "TOKEN_ID+BIAS" in p.stderr, p.stderr)
 
 
 def errors():
@@ -159,6 +207,8 @@ if os.path.exists(stories):
     known_answer_streamed()
     known_answer_without_mmap()
     speculative()
+    with tempfile.TemporaryDirectory() as tmp:
+        structured(tmp)
     errors()
 else:
     skip(f"known-answer tests: {stories} is not present")
