@@ -16,7 +16,9 @@ Result<std::shared_ptr<TokenFilter>> token_filter(const pshard_model& model,
     c.grammar = p.grammar;
   if (p.json_schema)
     c.json_schema = p.json_schema;
-  if (c.empty()) {
+  if (p.grammar_trigger)
+    c.trigger = p.grammar_trigger;
+  if (c.empty() && c.trigger.empty()) {
     if (p.grammar || p.json_schema)
       return invalid_argument("the generation params' grammar or json_schema is empty; give "
                               "text or NULL");

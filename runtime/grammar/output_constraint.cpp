@@ -1,6 +1,7 @@
 #include "runtime/grammar/output_constraint.h"
 
 #include "runtime/grammar/json_schema_grammar.h"
+#include "runtime/grammar/triggered_filter.h"
 
 namespace pshard {
 
@@ -24,9 +25,17 @@ Result<std::shared_ptr<const Grammar>> compile_output_constraint(const OutputCon
 
 Result<std::shared_ptr<TokenFilter>> make_token_filter(const OutputConstraint& c,
                                                        std::shared_ptr<const TokenTrie> trie) {
-  if (c.empty())
+  if (c.empty()) {
+    if (!c.trigger.empty())
+      return invalid_argument("a grammar trigger without a grammar or JSON schema");
     return std::shared_ptr<TokenFilter>();
+  }
   PSHARD_ASSIGN_OR_RETURN(auto grammar, compile_output_constraint(c));
+  if (!c.trigger.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(auto triggered,
+                            TriggeredTokenFilter::create(grammar, std::move(trie), c.trigger));
+    return std::shared_ptr<TokenFilter>(std::move(triggered));
+  }
   PSHARD_ASSIGN_OR_RETURN(auto filter, GrammarTokenFilter::create(grammar, std::move(trie)));
   return std::shared_ptr<TokenFilter>(std::move(filter));
 }

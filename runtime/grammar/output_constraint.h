@@ -18,6 +18,9 @@ namespace pshard {
 struct OutputConstraint {
   std::string grammar;     // GBNF text (grammar.h), start rule `root`
   std::string json_schema; // a JSON Schema as JSON text (json_schema_grammar.h)
+  // Non-empty: the grammar applies only from this text on (triggered_filter.h); its
+  // sentences must start with it.
+  std::string trigger;
   bool empty() const { return grammar.empty() && json_schema.empty(); }
 };
 

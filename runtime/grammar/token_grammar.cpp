@@ -143,4 +143,10 @@ Status GrammarTokenFilter::accept(TokenId id) {
   return Status::ok_status();
 }
 
+Status GrammarTokenFilter::accept_text(std::string_view text) {
+  if (!matcher_.accept(text))
+    return invalid_argument("the text \"" + std::string(text) + "\" does not fit the grammar here");
+  return Status::ok_status();
+}
+
 } // namespace pshard

@@ -58,6 +58,8 @@ public:
   bool allows(TokenId id) override;
   std::span<const uint64_t> allowed() override;
   Status accept(TokenId id) override;
+  // Moves past text that did not come as one token (what followed a trigger).
+  Status accept_text(std::string_view text);
 
   // The text so far is a whole sentence and nothing may follow it.
   bool finished() const { return matcher_.can_end() && !matcher_.can_continue(); }

@@ -303,6 +303,11 @@ typedef struct pshard_generate_params {
    * the schema subset: pshard_json_schema_to_grammar, below. */
   const char* grammar;
   const char* json_schema;
+  /* With grammar or json_schema: NULL (default) constrains from the first token; text
+   * here (NUL-terminated, e.g. "<tool_call>") leaves generation free until the generated
+   * text contains it, and from its first byte on the text must follow the grammar, whose
+   * sentences must start with it (how a model may answer in prose or call a tool). */
+  const char* grammar_trigger;
   /* OpenAI's penalties, over the same last repeat_last_n tokens as repeat_penalty: a
    * token's logit loses frequency_penalty per occurrence there and presence_penalty once
    * if it occurs. 0 (default): off; any finite value. */

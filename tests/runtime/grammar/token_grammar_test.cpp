@@ -2,6 +2,7 @@
 // checking every token one by one, end-of-generation comes only when the text is
 // whole, and a Sampler with the filter draws only allowed tokens.
 #include "runtime/grammar/token_grammar.h"
+#include "runtime/grammar/triggered_filter.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/tokenizer/vocabulary.h"
 
@@ -236,6 +237,47 @@ TEST(SamplerWithFilter, NothingAllowedIsAnErrorNotAToken) {
   EXPECT_EQ(s.sample(std::vector<float>{1, 2, 3}, {}), kNoToken);
   EXPECT_FALSE(s.filter_status().ok());
   EXPECT_NE(s.filter_status().message().find("allows no token"), std::string::npos);
+}
+
+} // namespace
+} // namespace pshard
+
+namespace pshard {
+namespace {
+
+TEST(TriggeredTokenFilter, FreeUntilTheTriggerThenTheGrammarFromItsFirstByte) {
+  // Texts that split the trigger "<call>" across tokens and carry text after it.
+  std::vector<std::string> pieces = {"ab", "<ca", "ll>x", "y", "</call>", "1", "<call>", "", "z"};
+  PieceTokenizer tok(pieces, 7);
+  auto grammar = compile(R"(root ::= "<call>" [a-z]{1,5} "</call>")");
+  auto f = TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "<call>");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  auto& filter = **f;
+  for (TokenId id = 0; id < tok.n_vocab(); ++id) // before: everything, EOG too
+    EXPECT_TRUE(filter.allows(id) && token_bit(filter.allowed(), id)) << id;
+  ASSERT_TRUE(filter.accept(5).ok()); // "1": free text
+  ASSERT_TRUE(filter.accept(0).ok()); // "ab"
+  ASSERT_TRUE(filter.accept(1).ok()); // "<ca": not yet
+  EXPECT_FALSE(filter.triggered());
+  ASSERT_TRUE(filter.accept(2).ok()); // "ll>x": the trigger, and "x" after it
+  EXPECT_TRUE(filter.triggered());
+  EXPECT_TRUE(filter.allows(3));  // "y"
+  EXPECT_FALSE(filter.allows(5)); // "1"
+  EXPECT_FALSE(filter.allows(7)); // EOG: the call is not closed
+  EXPECT_TRUE(filter.allows(4));  // "</call>"
+  ASSERT_TRUE(filter.accept(4).ok());
+  const auto bits = filter.allowed();
+  for (TokenId id = 0; id < tok.n_vocab(); ++id)
+    EXPECT_EQ(token_bit(bits, id), id == 7) << id; // only the end is left
+}
+
+TEST(TriggeredTokenFilter, ATriggerTheGrammarCannotStartWithIsRefused) {
+  PieceTokenizer tok({"a", ""}, 1);
+  auto grammar = compile(R"(root ::= "{" [a-z]* "}")");
+  auto f = TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "<call>");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("must begin with the trigger"), std::string::npos);
+  EXPECT_FALSE(TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "").ok());
 }
 
 } // namespace
