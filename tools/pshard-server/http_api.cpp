@@ -155,7 +155,12 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
   const Completion& c = std::get<Completion>(done);
   const json logprobs =
       r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
-  send(res, completion_body(new_header(endpoint, engine_.model_id()), c, logprobs));
+  const ResponseHeader header = new_header(endpoint, engine_.model_id());
+  if (r.tools) {
+    const ToolAnswer answer = parse_tool_answer(c.text, "call_" + header.id + "_");
+    return send(res, completion_body(header, c, logprobs, &answer));
+  }
+  send(res, completion_body(header, c, logprobs));
 }
 
 void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest> run,
@@ -166,11 +171,16 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
     bool chat, logprobs_on, include_usage, started = false;
     size_t offset = 0;
     std::unique_ptr<RunningRequest> run;
+    // With tools: the whole text, and how much of it went out as content (none of a call).
+    bool tools = false;
+    std::string text;
+    size_t sent = 0;
   };
   const bool chat = r.endpoint == Endpoint::kChat;
   auto s = std::make_shared<State>(State{new_header(r.endpoint, engine_.model_id()),
                                          LogprobWriter(engine_, r.endpoint), chat, r.logprobs,
                                          r.include_usage, false, 0, std::move(run)});
+  s->tools = r.tools.has_value();
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
@@ -196,7 +206,42 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
           sink.done();
           return true;
         }
-        if (e->token >= 0 || !e->text.empty()) {
+        if (s->tools) { // content up to a call; the calls whole at the end
+          s->text += e->text;
+          const size_t upto =
+              e->finish == PSHARD_FINISH_NONE ? streamable_prefix(s->text) : s->text.size();
+          std::string content;
+          json calls = nullptr;
+          if (e->finish != PSHARD_FINISH_NONE) {
+            ToolAnswer a = parse_tool_answer(s->text, "call_" + s->header.id + "_");
+            if (!a.tool_calls.empty()) {
+              calls = std::move(a.tool_calls);
+              const std::string before = a.content.is_string() ? a.content.get<std::string>() : "";
+              content = before.size() > s->sent ? before.substr(s->sent) : "";
+            } else {
+              content = s->text.substr(s->sent);
+            }
+          } else if (upto > s->sent) {
+            content = s->text.substr(s->sent, upto - s->sent);
+            s->sent = upto;
+          }
+          if (!content.empty() && !write(sse(stream_chunk(s->header, json{{"content", content}},
+                                                          nullptr, nullptr))))
+            return false;
+          if (!calls.is_null()) {
+            std::string tail = sse(stream_chunk(s->header, tool_calls_delta(calls), nullptr, nullptr)) +
+                               sse(stream_chunk(s->header, json::object(), nullptr,
+                                                e->finish == PSHARD_FINISH_LENGTH
+                                                    ? finish_reason_json(e->finish)
+                                                    : json("tool_calls")));
+            if (s->include_usage)
+              tail += sse(usage_chunk(s->header, e->n_prompt, e->n_cached, e->n_generated));
+            if (!write(tail + "data: [DONE]\n\n"))
+              return false;
+            sink.done();
+            return true;
+          }
+        } else if (e->token >= 0 || !e->text.empty()) {
           json lp = nullptr;
           if (s->logprobs_on && e->token >= 0) {
             lp = s->logprobs.to_json({*e}, s->offset);

@@ -2,6 +2,7 @@
 
 #include "tools/pshard-server/image_part.h"
 #include "tools/pshard-server/structured_output.h"
+#include "tools/pshard-server/tool_calls.h"
 
 #include <cstdlib>
 #include <limits>
@@ -67,7 +68,7 @@ message_content(const json& m, size_t i, const ServingEngine& engine,
 }
 
 std::variant<std::string, ApiError>
-chat_prompt(const json& body, const ServingEngine& engine,
+chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
             std::vector<std::shared_ptr<pshard_image>>& images) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null())
@@ -86,8 +87,12 @@ chat_prompt(const json& body, const ServingEngine& engine,
     auto content = message_content(m, i, engine, images);
     if (auto* e = std::get_if<ApiError>(&content))
       return *e;
-    chat.emplace_back(m["role"].get<std::string>(), std::get<std::string>(content));
+    auto turn = tool_message(m, std::get<std::string>(std::move(content)), param);
+    if (auto* e = std::get_if<ApiError>(&turn))
+      return *e;
+    chat.push_back(std::get<std::pair<std::string, std::string>>(std::move(turn)));
   }
+  place_tools(chat, tools);
   auto text = engine.render_chat(chat);
   if (!text.ok())
     return bad_request(text.status().message(), "messages", "chat_template_unavailable");
@@ -127,15 +132,18 @@ std::variant<std::vector<pshard_token>, ApiError> completion_prompt(const json& 
 }
 
 // Fields OpenAI has that pshard does not implement: refused, never silently ignored.
-FieldError unsupported_fields(const json& body) {
+FieldError unsupported_fields(const json& body, Endpoint endpoint) {
   auto refuse = [](const char* key, const std::string& why) {
     return ApiError{400, "invalid_request_error",
                     std::string("'") + key + "' is not supported: " + why, key,
                     "unsupported_parameter"};
   };
-  for (const char* key : {"tools", "functions", "suffix"})
+  for (const char* key : {"functions", "suffix"})
     if (body.contains(key) && !body[key].is_null())
-      return refuse(key, "pshard-server generates plain text");
+      return refuse(key, key == std::string("functions") ? "use 'tools' (chat completions)"
+                                                         : "pshard-server generates plain text");
+  if (endpoint == Endpoint::kCompletions && body.contains("tools") && !body["tools"].is_null())
+    return refuse("tools", "tools go with /v1/chat/completions");
   if (body.contains("echo") && body["echo"].is_boolean() && body["echo"].get<bool>())
     return refuse("echo", "the prompt is not repeated in the answer");
   for (const char* key : {"n", "best_of"})
@@ -254,14 +262,23 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
     return not_found_error("The model '" + model + "' does not exist; this server serves '" +
                                engine.model_id() + "' (GET /v1/models)",
                            "model", "model_not_found");
-  PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body));
+  PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body, endpoint));
   PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
   PSHARD_RETURN_IF_FIELD_ERROR(read_logit_bias(body, engine.n_vocab(), r.logit_bias));
-  PSHARD_RETURN_IF_FIELD_ERROR(read_structured_output(text, r.output));
+  // Schemas are read in their own key order (properties are generated in it), which
+  // nlohmann::json's sorted objects would lose.
+  const auto ordered = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  PSHARD_RETURN_IF_FIELD_ERROR(read_structured_output(ordered, r.output));
+  if (endpoint == Endpoint::kChat)
+    PSHARD_RETURN_IF_FIELD_ERROR(read_tools(ordered, r.tools));
+  if (r.tools && !r.output.grammar.empty())
+    return bad_request("give 'tools' or a 'response_format' / 'json_schema' / 'grammar', not "
+                       "both",
+                       "tools", "invalid_value");
 
   const char* prompt_param = endpoint == Endpoint::kChat ? "messages" : "prompt";
   if (endpoint == Endpoint::kChat) {
-    auto text = chat_prompt(body, engine, r.images);
+    auto text = chat_prompt(body, engine, r.tools ? &*r.tools : nullptr, r.images);
     if (auto* e = std::get_if<ApiError>(&text))
       return *e;
     if (!r.images.empty()) { // the batch counts its tokens once the image is encoded

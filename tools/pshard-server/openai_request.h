@@ -8,8 +8,10 @@
 #include "tools/pshard-server/api_error.h"
 #include "tools/pshard-server/serving_engine.h"
 #include "tools/pshard-server/structured_output.h"
+#include "tools/pshard-server/tool_calls.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -35,6 +37,7 @@ struct GenerationRequest {
   pshard_generate_params sampling = pshard_generate_default_params(); // n_predict unused
   StructuredOutput output; // response_format, json_schema or grammar
   std::vector<pshard_logit_bias> logit_bias;
+  std::optional<ToolUse> tools; // chat with `tools` (and tool_choice not "none")
 };
 
 std::variant<GenerationRequest, ApiError>

@@ -78,10 +78,16 @@ json LogprobWriter::to_json(const std::vector<TokenEvent>& tokens, size_t offset
   return out;
 }
 
-json completion_body(const ResponseHeader& h, const Completion& c, const json& logprobs) {
+json completion_body(const ResponseHeader& h, const Completion& c, const json& logprobs,
+                     const ToolAnswer* tools) {
   json choice = {
       {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_reason_json(c.finish)}};
-  if (h.endpoint == Endpoint::kChat)
+  if (tools && !tools->tool_calls.empty()) {
+    choice["message"] = {
+        {"role", "assistant"}, {"content", tools->content}, {"tool_calls", tools->tool_calls}};
+    if (c.finish != PSHARD_FINISH_LENGTH) // a call cut off by max_tokens stays "length"
+      choice["finish_reason"] = "tool_calls";
+  } else if (h.endpoint == Endpoint::kChat)
     choice["message"] = {{"role", "assistant"}, {"content", c.text}};
   else
     choice["text"] = c.text;
@@ -111,6 +117,16 @@ json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_cached, in
           {"model", h.model},
           {"choices", json::array()},
           {"usage", usage_json(n_prompt, n_cached, n_generated)}};
+}
+
+json tool_calls_delta(const json& tool_calls) {
+  json calls = json::array();
+  for (size_t i = 0; i < tool_calls.size(); ++i) {
+    json call = tool_calls[i];
+    call["index"] = i;
+    calls.push_back(std::move(call));
+  }
+  return {{"tool_calls", calls}};
 }
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tools/pshard-server/request_runner.h"
+#include "tools/pshard-server/tool_calls.h"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -40,8 +41,12 @@ private:
   Endpoint endpoint_;
 };
 
+// With `tools` (a chat that offered tools): the message's content and tool_calls from it,
+// finish_reason "tool_calls" when there are calls (unless max_tokens cut the answer).
 nlohmann::json completion_body(const ResponseHeader& h, const Completion& c,
-                               const nlohmann::json& logprobs);
+                               const nlohmann::json& logprobs, const ToolAnswer* tools = nullptr);
+// A streamed chat's delta carrying every call of a finished answer.
+nlohmann::json tool_calls_delta(const nlohmann::json& tool_calls);
 // One streamed chunk: text (or a chat delta) and, at the end, the finish reason.
 nlohmann::json stream_chunk(const ResponseHeader& h, const nlohmann::json& delta_or_text,
                             const nlohmann::json& logprobs, const nlohmann::json& finish);

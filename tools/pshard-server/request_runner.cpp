@@ -32,6 +32,10 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   gp.logit_bias = r.logit_bias.data();
   gp.n_logit_bias = r.logit_bias.size();
   gp.grammar = r.output.grammar.empty() ? nullptr : r.output.grammar.c_str();
+  if (r.tools) {
+    gp.grammar = r.tools->grammar.c_str();
+    gp.grammar_trigger = r.tools->from_start ? nullptr : kToolCallOpen;
+  }
   pshard_seq* seq = nullptr;
   const pshard_status st = pshard_batch_add(engine.batch(), &sp, &gp, &seq);
   if (st != PSHARD_OK)

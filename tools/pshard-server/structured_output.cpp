@@ -5,9 +5,6 @@
 namespace pshard::server {
 namespace {
 
-using nlohmann::json;
-// The schema is read again from the body in its own key order: properties are generated
-// in the schema's order, which nlohmann::json (sorted keys) would lose.
 using nlohmann::ordered_json;
 
 // Any JSON object: what OpenAI's json_object mode promises.
@@ -67,10 +64,7 @@ FieldError convert_schema(const std::string& schema, const std::string& param, s
 
 } // namespace
 
-FieldError read_structured_output(const std::string& body_text, StructuredOutput& out) {
-  const ordered_json body = ordered_json::parse(body_text, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object())
-    return bad_request("the request body must be a JSON object", "", "invalid_json");
+FieldError read_structured_output(const ordered_json& body, StructuredOutput& out) {
   int given = 0;
   std::string schema, param;
   if (auto f = body.find("response_format"); f != body.end() && !f->is_null()) {

@@ -17,7 +17,7 @@ struct StructuredOutput {
   std::string grammar; // GBNF (given, or made from the schema), or empty: plain text
 };
 
-// `body_text`: the whole request body (read here keeping the schema's key order).
-FieldError read_structured_output(const std::string& body_text, StructuredOutput& out);
+// `body`: the request read as ordered JSON, so a schema keeps its key order.
+FieldError read_structured_output(const nlohmann::ordered_json& body, StructuredOutput& out);
 
 } // namespace pshard::server

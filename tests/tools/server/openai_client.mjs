@@ -41,6 +41,21 @@ for await (const chunk of stream) {
 out.chat_stream = chatStreamed;
 out.chat_stream_finish = finish;
 
+// Function calling: the library reads tool_calls whole and from stream deltas.
+const tools = [{type: "function", function: {name: "get_weather", description: "Weather in a city",
+  parameters: {type: "object", properties: {city: {type: "string", maxLength: 20}}, required: ["city"]}}}];
+const toolRequest = {model, messages: [{role: "user", content: "Weather in Paris?"}], max_tokens: 200,
+  temperature: 0, tools, tool_choice: "required", parallel_tool_calls: false};
+const called = await client.chat.completions.create(toolRequest);
+out.tool_finish = called.choices[0].finish_reason;
+out.tool_calls = called.choices[0].message.tool_calls;
+const toolStream = client.beta?.chat?.completions?.stream
+    ? client.beta.chat.completions.stream(toolRequest)
+    : client.chat.completions.stream(toolRequest);
+const streamedCall = await toolStream.finalChatCompletion();
+out.tool_calls_stream = streamedCall.choices[0].message.tool_calls;
+out.tool_finish_stream = streamedCall.choices[0].finish_reason;
+
 const models = await client.models.list();
 out.models = models.data.map((m) => m.id);
 

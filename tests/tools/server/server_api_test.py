@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pshard-server's API as clients use it: OpenAI's response shapes, greedy answers equal
 to pshard-run's (alone and in a busy batch), streaming as server-sent events, logprobs,
-stop strings, structured output (response_format, json_schema, grammar), penalties and
+stop strings, structured output (response_format, json_schema, grammar), tool calls, penalties and
 logit_bias, /tokenize, /detokenize, /v1/models, /health, /metrics, and the VRAM
 budget changed while serving (POST /budget and SIGHUP) without changing any answer.
 
@@ -272,6 +272,77 @@ def structured(s):
           body["choices"][0]["text"] == want_pen, (body, want_pen))
 
 
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city",
+    "parameters": {"type": "object", "required": ["city"], "properties": {
+        "city": {"type": "string", "maxLength": 20}, "unit": {"enum": ["c", "f"]}}}}}
+CLOCK = {"type": "function", "function": {
+    "name": "get_time", "parameters": {"type": "object", "required": ["tz"],
+                                       "properties": {"tz": {"$ref": "#/$defs/zone"}},
+                                       "$defs": {"zone": {"type": "string", "maxLength": 8}}}}}
+
+
+def valid_call(call):
+    """Whether a tool call names a listed function with arguments its schema takes."""
+    args = json.loads(call["function"]["arguments"])
+    if call["function"]["name"] == "get_weather":
+        return (isinstance(args["city"], str) and len(args["city"]) <= 20
+                and args.get("unit", "c") in ("c", "f") and set(args) <= {"city", "unit"})
+    return (call["function"]["name"] == "get_time" and isinstance(args["tz"], str)
+            and len(args["tz"]) <= 8 and set(args) == {"tz"})
+
+
+def tool_calling(s):
+    """Function calling in the Hermes format: a required call is well-formed, streamed or
+    not; a named function is the one called; "none" lists no tools and answers as if there
+    were none; a conversation holding earlier calls and their results is taken."""
+    ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+    req = {"messages": ask, "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
+           "tool_choice": "required", "parallel_tool_calls": False}
+    status, body = s.json("POST", "/v1/chat/completions", req)
+    c = body["choices"][0]
+    calls = c["message"].get("tool_calls", [])
+    check("a required call", status == 200 and c["finish_reason"] == "tool_calls" and
+          c["message"]["content"] is None and len(calls) == 1 and calls[0]["type"] == "function"
+          and calls[0]["id"].startswith("call_") and valid_call(calls[0]), body)
+    status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
+    deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
+    finish = [e["choices"][0]["finish_reason"] for e in events if e["choices"][0]["finish_reason"]]
+    check("the call streamed", status == 200 and done and finish == ["tool_calls"] and
+          [d["function"] for d in deltas] == [x["function"] for x in calls] and
+          not any(e["choices"][0]["delta"].get("content") for e in events), events[-3:])
+    named = dict(req, tool_choice={"type": "function", "function": {"name": "get_time"}})
+    status, body = s.json("POST", "/v1/chat/completions", named)
+    calls = body["choices"][0]["message"].get("tool_calls", [])
+    check("the named function", status == 200 and len(calls) == 1 and
+          calls[0]["function"]["name"] == "get_time" and valid_call(calls[0]), body)
+
+    plain = {"messages": ask, "max_tokens": 24, "temperature": 0}
+    status, want = s.json("POST", "/v1/chat/completions", plain)
+    status, body = s.json("POST", "/v1/chat/completions",
+                          dict(plain, tools=[WEATHER], tool_choice="none"))
+    check("tool_choice none: no tools listed, the plain answer", status == 200 and
+          body["choices"][0]["message"] == want["choices"][0]["message"] and
+          body["usage"]["prompt_tokens"] == want["usage"]["prompt_tokens"], (body, want))
+    status, body = s.json("POST", "/v1/chat/completions", dict(plain, tools=[WEATHER]))
+    check("tools listed in the prompt", status == 200 and
+          body["usage"]["prompt_tokens"] > want["usage"]["prompt_tokens"] + 50, body["usage"])
+
+    history = ask + [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+            {"id": "call_2", "type": "function",
+             "function": {"name": "get_time", "arguments": '{"tz": "CET"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21, "sky": "clear"}'},
+        {"role": "tool", "tool_call_id": "call_2", "content": "14:05"}]
+    status, body = s.json("POST", "/v1/chat/completions",
+                          dict(plain, messages=history, tools=[WEATHER, CLOCK]))
+    m = body["choices"][0]["message"] if status == 200 else {}
+    check("a conversation with calls and results", status == 200 and
+          (isinstance(m.get("content"), str) or all(valid_call(x) for x in m["tool_calls"])), body)
+
+
 def speculative():
     """--draft-max: the same answers (a busy batch, a prompt read from the prefix cache
     that the drafting first answer wrote), drafted tokens counted in /metrics."""
@@ -348,6 +419,7 @@ def main():
             prefix_cache(s)
             metrics(s)
             structured(s)
+            tool_calling(s)
             status, body = s.json("POST", "/budget", {"vram": "1G"})
             check("no schedule, no budget", status == 400 and
                   body["error"]["code"] == "no_schedule", body)

@@ -22,6 +22,9 @@ stories = os.path.join(shared, "models/stories260K.gguf")
 checks = Checks()
 check = checks.check
 GOOD = {"prompt": "Once upon a time", "max_tokens": 16, "temperature": 0}
+HI = [{"role": "user", "content": "hi"}]
+TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
 
 
 def is_error_object(body, status):
@@ -88,9 +91,29 @@ def table(s, want):
          "invalid_request_error", "model_not_found", "model"),
         ("n > 1", 400, "POST", "/v1/completions", dict(GOOD, n=2), "invalid_request_error",
          "unsupported_parameter", "n"),
-        ("tools", 400, "POST", "/v1/chat/completions",
-         {"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]},
-         "invalid_request_error", "unsupported_parameter", "tools"),
+        ("tools on completions", 400, "POST", "/v1/completions",
+         dict(GOOD, tools=[TOOL]), "invalid_request_error", "unsupported_parameter", "tools"),
+        ("a tool without its function", 400, "POST", "/v1/chat/completions",
+         {"messages": HI, "tools": [{"type": "function"}]},
+         "invalid_request_error", "invalid_type", "tools[0]"),
+        ("a tool name with spaces", 400, "POST", "/v1/chat/completions",
+         {"messages": HI, "tools": [{"type": "function", "function": {"name": "get weather"}}]},
+         "invalid_request_error", "invalid_value", "tools[0].function.name"),
+        ("tool_choice naming an unlisted function", 400, "POST", "/v1/chat/completions",
+         {"messages": HI, "tools": [TOOL],
+          "tool_choice": {"type": "function", "function": {"name": "send_mail"}}},
+         "invalid_request_error", "invalid_value", "tool_choice"),
+        ("tool parameters pshard cannot enforce", 400, "POST", "/v1/chat/completions",
+         {"messages": HI, "tools": [{"type": "function", "function": {"name": "f", "parameters": {
+             "type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}}}}]},
+         "invalid_request_error", "unsupported_json_schema", "tools"),
+        ("tools and a response_format", 400, "POST", "/v1/chat/completions",
+         {"messages": HI, "tools": [TOOL], "response_format": {"type": "json_object"}},
+         "invalid_request_error", "invalid_value", "tools"),
+        ("an earlier call whose arguments are not JSON", 400, "POST", "/v1/chat/completions",
+         {"messages": HI + [{"role": "assistant", "tool_calls": [{"id": "c", "type": "function",
+          "function": {"name": "get_weather", "arguments": "{city"}}]}], "tools": [TOOL]},
+         "invalid_request_error", "invalid_value", "messages[1].tool_calls[0].function.arguments"),
         ("response_format of an unknown type", 400, "POST", "/v1/completions",
          dict(GOOD, response_format={"type": "xml"}), "invalid_request_error", "invalid_value",
          "response_format.type"),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The official OpenAI JavaScript library (`openai` from the npm registry, installed into
 the build tree at test time) against pshard-server: completions and chat, streamed and
-not, greedy answers equal to pshard-run's for the same prompt, and the library's view of
+not, greedy answers equal to pshard-run's for the same prompt, tool calls (whole and as
+stream deltas the library assembles), and the library's view of
 the error objects (404, 400, 401). Skips, saying why, without node/npm or without the
 registry.
 
@@ -76,6 +77,13 @@ def main():
           and got["chat_object"] == "chat.completion", (got["chat"], want_chat))
     check("streamed chat == pshard-run -cnv", got["chat_stream"] == want_chat,
           (got["chat_stream"], want_chat))
+    calls = got["tool_calls"]
+    check("tool call read by the library", got["tool_finish"] == "tool_calls" and len(calls) == 1
+          and calls[0]["type"] == "function" and calls[0]["function"]["name"] == "get_weather"
+          and isinstance(json.loads(calls[0]["function"]["arguments"])["city"], str), got)
+    streamed = got["tool_calls_stream"]
+    check("streamed tool call assembled by the library", got["tool_finish_stream"] == "tool_calls"
+          and [c["function"] for c in streamed] == [c["function"] for c in calls], (streamed, calls))
     check("streamed chat finish and usage", got["chat_stream_finish"] in ("stop", "length") and
           got["chat_stream_usage"]["prompt_tokens"] > 0, got)
     check("models", got["models"] == ["stories260K"], got["models"])

@@ -1,0 +1,342 @@
+#include "tools/pshard-server/tool_calls.h"
+
+#include "pshard/pshard.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace pshard::server {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr const char* kToolCallClose = "</tool_call>";
+constexpr const char* kToolResponseOpen = "<tool_response>\n";
+constexpr const char* kToolResponseClose = "\n</tool_response>";
+// The converted call schema's root, renamed under the wrapper rules below.
+constexpr const char* kCallJson = "tool-call-json";
+
+std::string tools_system_text(const std::vector<ordered_json>& tools) {
+  std::string s = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+                  "You are provided with function signatures within <tools></tools> XML tags:\n"
+                  "<tools>";
+  for (const ordered_json& t : tools)
+    s += "\n" + t.dump();
+  s += "\n</tools>\n\nFor each function call, return a json object with function name and "
+       "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": "
+       "<function-name>, \"arguments\": <args-json-object>}\n</tool_call>";
+  return s;
+}
+
+// "#/$defs/X..." of tool i's own schema, as a pointer into the combined schema's $defs.
+std::string relocated_ref(const std::string& ref, const std::string& tool) {
+  for (const char* defs : {"#/$defs/", "#/definitions/"})
+    if (ref.rfind(defs, 0) == 0)
+      return "#/$defs/" + tool + "-" + ref.substr(std::string(defs).size());
+  if (ref == "#" || ref.rfind("#/", 0) == 0)
+    return "#/$defs/" + tool + ref.substr(1);
+  return ref; // not local: the converter refuses it, naming it
+}
+
+void relocate_refs(ordered_json& j, const std::string& tool) {
+  if (j.is_object()) {
+    for (auto& [key, value] : j.items()) {
+      if (key == "$ref" && value.is_string())
+        value = relocated_ref(value.get<std::string>(), tool);
+      else
+        relocate_refs(value, tool);
+    }
+  } else if (j.is_array()) {
+    for (auto& v : j)
+      relocate_refs(v, tool);
+  }
+}
+
+// One schema for every allowed call: {"name": <const>, "arguments": <that tool's
+// parameters>}, each tool's parameters and definitions moved under $defs as "tool-I" and
+// "tool-I-NAME" with their $refs rewritten to match.
+ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>>& tools) {
+  ordered_json defs = ordered_json::object(), branches = ordered_json::array();
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const std::string tool = "tool-" + std::to_string(i);
+    ordered_json params = tools[i].second;
+    for (const char* key : {"$defs", "definitions"})
+      if (params.contains(key) && params[key].is_object()) {
+        for (auto& [name, def] : params[key].items()) {
+          ordered_json moved = def;
+          relocate_refs(moved, tool);
+          defs[tool + "-" + name] = std::move(moved);
+        }
+        params.erase(key);
+      }
+    relocate_refs(params, tool);
+    defs[tool] = std::move(params);
+    branches.push_back({{"type", "object"},
+                        {"properties",
+                         {{"name", {{"const", tools[i].first}}},
+                          {"arguments", {{"$ref", "#/$defs/" + tool}}}}},
+                        {"required", {"name", "arguments"}}});
+  }
+  return {{"anyOf", branches}, {"$defs", defs}};
+}
+
+FieldError tool_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
+                        bool parallel, std::string& out) {
+  const std::string schema = calls_schema(tools).dump();
+  size_t length = 0;
+  pshard_status st = pshard_json_schema_to_grammar(schema.c_str(), nullptr, 0, &length);
+  std::string gbnf;
+  if (st == PSHARD_ERROR_OUT_OF_RANGE) {
+    gbnf.resize(length + 1);
+    st = pshard_json_schema_to_grammar(schema.c_str(), gbnf.data(), gbnf.size(), &length);
+    gbnf.resize(length);
+  }
+  if (st != PSHARD_OK)
+    return bad_request(std::string("'tools': a function's parameters: ") + pshard_last_error(),
+                       "tools",
+                       st == PSHARD_ERROR_UNSUPPORTED ? "unsupported_json_schema"
+                                                      : "invalid_json_schema");
+  out = rename_rule(gbnf, "root", kCallJson) + "\nroot ::= tool-call" +
+        (parallel ? " ( tool-ws tool-call )*" : "") +
+        "\ntool-call ::= \"<tool_call>\" tool-ws " + kCallJson +
+        " tool-ws \"</tool_call>\"\ntool-ws ::= [ \\t\\n]{0,4}\n";
+  if (pshard_grammar_validate(out.c_str()) != PSHARD_OK)
+    return bad_request(std::string("'tools' give a grammar pshard cannot follow: ") +
+                           pshard_last_error(),
+                       "tools", "invalid_json_schema");
+  return std::nullopt;
+}
+
+bool valid_function_name(const std::string& name) {
+  if (name.empty() || name.size() > 64)
+    return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+// The function the tool_choice names, "" for a string choice; `choice` the string.
+FieldError read_tool_choice(const ordered_json& body, std::string& choice, std::string& named) {
+  choice = "auto";
+  auto it = body.find("tool_choice");
+  if (it == body.end() || it->is_null())
+    return std::nullopt;
+  if (it->is_string()) {
+    choice = it->get<std::string>();
+    if (choice != "auto" && choice != "none" && choice != "required")
+      return bad_request("'tool_choice' must be \"auto\", \"none\", \"required\" or "
+                         "{\"type\": \"function\", \"function\": {\"name\": ...}}",
+                         "tool_choice", "invalid_value");
+    return std::nullopt;
+  }
+  const ordered_json* fn = it->is_object() ? &(*it)["function"] : nullptr;
+  if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string())
+    return bad_request("'tool_choice' must name a function as {\"type\": \"function\", "
+                       "\"function\": {\"name\": ...}}",
+                       "tool_choice", "invalid_type");
+  choice = "required";
+  named = (*fn)["name"].get<std::string>();
+  return std::nullopt;
+}
+
+} // namespace
+
+FieldError read_tools(const ordered_json& body, std::optional<ToolUse>& out) {
+  out.reset();
+  auto it = body.find("tools");
+  if (it == body.end() || it->is_null())
+    return std::nullopt;
+  if (!it->is_array() || it->empty())
+    return bad_request("'tools' must be a non-empty array of {\"type\": \"function\", "
+                       "\"function\": {\"name\", \"description\", \"parameters\"}}",
+                       "tools", "invalid_type");
+  std::vector<ordered_json> listed;
+  std::vector<std::pair<std::string, ordered_json>> functions;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const ordered_json& t = (*it)[i];
+    const std::string param = "tools[" + std::to_string(i) + "]";
+    if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") ||
+        !t["function"].is_object())
+      return bad_request("'" + param + "' must be {\"type\": \"function\", \"function\": {...}}",
+                         param, "invalid_type");
+    const ordered_json& f = t["function"];
+    const std::string name = f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>()
+                                                                          : "";
+    if (!valid_function_name(name))
+      return bad_request("'" + param + ".function.name' must be 1 to 64 letters, digits, '_' or "
+                         "'-'",
+                         param + ".function.name", "invalid_value");
+    ordered_json params = f.contains("parameters") ? f["parameters"]
+                                                   : ordered_json{{"type", "object"}};
+    if (!params.is_object())
+      return bad_request("'" + param + ".function.parameters' must be a JSON Schema object",
+                         param + ".function.parameters", "invalid_type");
+    ordered_json shown = {{"type", "function"}, {"function", f}};
+    listed.push_back(std::move(shown));
+    functions.emplace_back(name, std::move(params));
+  }
+  std::string choice, named;
+  if (FieldError e = read_tool_choice(body, choice, named))
+    return e;
+  if (choice == "none")
+    return std::nullopt;
+  if (!named.empty()) {
+    auto f = std::find_if(functions.begin(), functions.end(),
+                          [&](const auto& fn) { return fn.first == named; });
+    if (f == functions.end())
+      return bad_request("'tool_choice' names \"" + named + "\", which 'tools' does not list",
+                         "tool_choice", "invalid_value");
+    functions = {*f};
+  }
+  bool parallel = true;
+  if (auto p = body.find("parallel_tool_calls"); p != body.end() && !p->is_null()) {
+    if (!p->is_boolean())
+      return bad_request("'parallel_tool_calls' must be a boolean", "parallel_tool_calls",
+                         "invalid_type");
+    parallel = p->get<bool>();
+  }
+  ToolUse use;
+  use.system_text = tools_system_text(listed);
+  use.from_start = choice == "required";
+  if (FieldError e = tool_grammar(functions, parallel && named.empty(), use.grammar))
+    return e;
+  out = std::move(use);
+  return std::nullopt;
+}
+
+std::variant<std::pair<std::string, std::string>, ApiError>
+tool_message(const json& m, std::string content, const std::string& param) {
+  const std::string role = m["role"].get<std::string>();
+  if (role == "tool")
+    return std::make_pair(std::string("tool"), kToolResponseOpen + content + kToolResponseClose);
+  auto calls = m.find("tool_calls");
+  if (role != "assistant" || calls == m.end() || calls->is_null())
+    return std::make_pair(role, std::move(content));
+  if (!calls->is_array())
+    return bad_request("'" + param + ".tool_calls' must be an array", param + ".tool_calls",
+                       "invalid_type");
+  for (size_t k = 0; k < calls->size(); ++k) {
+    const json& c = (*calls)[k];
+    const std::string cp = param + ".tool_calls[" + std::to_string(k) + "]";
+    const json* f = c.is_object() && c.contains("function") ? &c["function"] : nullptr;
+    if (!f || !f->is_object() || !f->contains("name") || !(*f)["name"].is_string())
+      return bad_request("'" + cp + "' must be {\"type\": \"function\", \"function\": {\"name\", "
+                         "\"arguments\"}}",
+                         cp, "invalid_type");
+    ordered_json args = ordered_json::object();
+    if (f->contains("arguments") && (*f)["arguments"].is_string()) {
+      args = ordered_json::parse((*f)["arguments"].get<std::string>(), nullptr, false);
+      if (args.is_discarded())
+        return bad_request("'" + cp + ".function.arguments' must be a string of JSON",
+                           cp + ".function.arguments", "invalid_value");
+    }
+    const ordered_json call = {{"name", (*f)["name"]}, {"arguments", args}};
+    content += std::string(content.empty() ? "" : "\n") + kToolCallOpen + "\n" + call.dump() +
+               "\n" + kToolCallClose;
+  }
+  return std::make_pair(role, std::move(content));
+}
+
+void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const ToolUse* tools) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [role, content] : chat) {
+    if (role == "tool" && !out.empty() && out.back().first == "tool")
+      out.back().second += "\n" + content;
+    else
+      out.emplace_back(role, std::move(content));
+  }
+  for (auto& m : out)
+    if (m.first == "tool")
+      m.first = "user";
+  if (tools) {
+    if (!out.empty() && out.front().first == "system")
+      out.front().second += "\n\n" + tools->system_text;
+    else
+      out.insert(out.begin(), {"system", tools->system_text});
+  }
+  chat = std::move(out);
+}
+
+ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix) {
+  ToolAnswer a;
+  size_t open = text.find(kToolCallOpen);
+  if (open == std::string::npos) {
+    a.content = text;
+    return a;
+  }
+  json calls = json::array();
+  for (size_t at = open; at != std::string::npos; at = text.find(kToolCallOpen, at)) {
+    const size_t body = at + std::string(kToolCallOpen).size();
+    const size_t close = text.find(kToolCallClose, body);
+    if (close == std::string::npos)
+      break; // cut off (max_tokens): not a call
+    const ordered_json call = ordered_json::parse(text.substr(body, close - body), nullptr, false);
+    if (call.is_discarded() || !call.is_object() || !call.contains("name") ||
+        !call["name"].is_string())
+      break;
+    const ordered_json args = call.contains("arguments") ? call["arguments"] : ordered_json::object();
+    calls.push_back({{"id", id_prefix + std::to_string(calls.size())},
+                     {"type", "function"},
+                     {"function",
+                      {{"name", call["name"].get<std::string>()},
+                       {"arguments", args.is_string() ? args.get<std::string>() : args.dump()}}}});
+    at = close + std::string(kToolCallClose).size();
+  }
+  if (calls.empty()) {
+    a.content = text;
+    return a;
+  }
+  std::string content = text.substr(0, open);
+  while (!content.empty() && (content.back() == '\n' || content.back() == ' '))
+    content.pop_back();
+  a.content = content.empty() ? json(nullptr) : json(content);
+  a.tool_calls = std::move(calls);
+  return a;
+}
+
+std::string rename_rule(const std::string& gbnf, const std::string& from, const std::string& to) {
+  auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  };
+  std::string out;
+  for (size_t i = 0; i < gbnf.size();) {
+    const char c = gbnf[i];
+    if (c == '"' || c == '[') { // a literal or class, escapes included
+      const char end = c == '"' ? '"' : ']';
+      size_t j = i + 1;
+      while (j < gbnf.size() && gbnf[j] != end)
+        j += gbnf[j] == '\\' ? 2 : 1;
+      out.append(gbnf, i, j + 1 - i);
+      i = j + 1;
+    } else if (c == '#') {
+      const size_t j = gbnf.find('\n', i);
+      out.append(gbnf, i, j == std::string::npos ? std::string::npos : j - i);
+      i = j == std::string::npos ? gbnf.size() : j;
+    } else if (name_char(c)) {
+      size_t j = i;
+      while (j < gbnf.size() && name_char(gbnf[j]))
+        ++j;
+      const std::string name = gbnf.substr(i, j - i);
+      out += name == from ? to : name;
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+size_t streamable_prefix(const std::string& text) {
+  const std::string open = kToolCallOpen;
+  if (size_t at = text.find(open); at != std::string::npos)
+    return at;
+  for (size_t keep = std::min(open.size() - 1, text.size()); keep > 0; --keep)
+    if (text.compare(text.size() - keep, keep, open, 0, keep) == 0)
+      return text.size() - keep;
+  return text.size();
+}
+
+} // namespace pshard::server
