@@ -171,10 +171,8 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
     bool chat, logprobs_on, include_usage, started = false;
     size_t offset = 0;
     std::unique_ptr<RunningRequest> run;
-    // With tools: the whole text, and how much of it went out as content (none of a call).
-    bool tools = false;
-    std::string text;
-    size_t sent = 0;
+    bool tools = false; // a chat that offered tools: calls are held back and sent whole
+    ToolCallStream tool_stream;
   };
   const bool chat = r.endpoint == Endpoint::kChat;
   auto s = std::make_shared<State>(State{new_header(r.endpoint, engine_.model_id()),
@@ -206,40 +204,17 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
           sink.done();
           return true;
         }
+        std::string out; // what this event sends
+        json finish = finish_reason_json(e->finish);
         if (s->tools) { // content up to a call; the calls whole at the end
-          s->text += e->text;
-          const size_t upto =
-              e->finish == PSHARD_FINISH_NONE ? streamable_prefix(s->text) : s->text.size();
-          std::string content;
-          json calls = nullptr;
-          if (e->finish != PSHARD_FINISH_NONE) {
-            ToolAnswer a = parse_tool_answer(s->text, "call_" + s->header.id + "_");
-            if (!a.tool_calls.empty()) {
-              calls = std::move(a.tool_calls);
-              const std::string before = a.content.is_string() ? a.content.get<std::string>() : "";
-              content = before.size() > s->sent ? before.substr(s->sent) : "";
-            } else {
-              content = s->text.substr(s->sent);
-            }
-          } else if (upto > s->sent) {
-            content = s->text.substr(s->sent, upto - s->sent);
-            s->sent = upto;
-          }
-          if (!content.empty() && !write(sse(stream_chunk(s->header, json{{"content", content}},
-                                                          nullptr, nullptr))))
-            return false;
-          if (!calls.is_null()) {
-            std::string tail = sse(stream_chunk(s->header, tool_calls_delta(calls), nullptr, nullptr)) +
-                               sse(stream_chunk(s->header, json::object(), nullptr,
-                                                e->finish == PSHARD_FINISH_LENGTH
-                                                    ? finish_reason_json(e->finish)
-                                                    : json("tool_calls")));
-            if (s->include_usage)
-              tail += sse(usage_chunk(s->header, e->n_prompt, e->n_cached, e->n_generated));
-            if (!write(tail + "data: [DONE]\n\n"))
-              return false;
-            sink.done();
-            return true;
+          ToolCallStream::Piece p = s->tool_stream.push(e->text, e->finish != PSHARD_FINISH_NONE,
+                                                        "call_" + s->header.id + "_");
+          if (!p.content.empty())
+            out += sse(stream_chunk(s->header, json{{"content", p.content}}, nullptr, nullptr));
+          if (!p.calls.empty()) {
+            out += sse(stream_chunk(s->header, tool_calls_delta(p.calls), nullptr, nullptr));
+            if (e->finish != PSHARD_FINISH_LENGTH) // a call cut off by max_tokens stays "length"
+              finish = "tool_calls";
           }
         } else if (e->token >= 0 || !e->text.empty()) {
           json lp = nullptr;
@@ -248,16 +223,14 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
             s->offset += engine_.piece(e->token).size();
           }
           const json text = s->chat ? json{{"content", e->text}} : json(e->text);
-          if (!write(sse(stream_chunk(s->header, text, lp, nullptr))))
-            return false;
+          out += sse(stream_chunk(s->header, text, lp, nullptr));
         }
         if (e->finish == PSHARD_FINISH_NONE)
-          return true;
-        std::string tail = sse(stream_chunk(s->header, s->chat ? json::object() : json(""), nullptr,
-                                            finish_reason_json(e->finish)));
+          return out.empty() || write(out);
+        out += sse(stream_chunk(s->header, s->chat ? json::object() : json(""), nullptr, finish));
         if (s->include_usage)
-          tail += sse(usage_chunk(s->header, e->n_prompt, e->n_cached, e->n_generated));
-        if (!write(tail + "data: [DONE]\n\n"))
+          out += sse(usage_chunk(s->header, e->n_prompt, e->n_cached, e->n_generated));
+        if (!write(out + "data: [DONE]\n\n"))
           return false;
         sink.done();
         return true;

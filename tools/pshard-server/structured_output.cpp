@@ -42,8 +42,9 @@ FieldError read_response_format(const ordered_json& f, std::string& schema, std:
   return std::nullopt;
 }
 
-// The schema's grammar, or a 400 naming `param`.
-FieldError convert_schema(const std::string& schema, const std::string& param, std::string& out) {
+} // namespace
+
+FieldError schema_grammar(const std::string& schema, const std::string& param, std::string& out) {
   size_t length = 0;
   pshard_status st = pshard_json_schema_to_grammar(schema.c_str(), nullptr, 0, &length);
   if (st == PSHARD_ERROR_OUT_OF_RANGE) { // converted; now with room for it
@@ -61,8 +62,6 @@ FieldError convert_schema(const std::string& schema, const std::string& param, s
                        param, "invalid_json_schema");
   return std::nullopt;
 }
-
-} // namespace
 
 FieldError read_structured_output(const ordered_json& body, StructuredOutput& out) {
   int given = 0;
@@ -92,7 +91,7 @@ FieldError read_structured_output(const ordered_json& body, StructuredOutput& ou
                        "'json_schema' and 'grammar'",
                        "response_format", "invalid_value");
   if (!schema.empty())
-    return convert_schema(schema, param, out.grammar);
+    return schema_grammar(schema, param, out.grammar);
   if (!out.grammar.empty() && pshard_grammar_validate(out.grammar.c_str()) != PSHARD_OK)
     return bad_request(std::string("'grammar': ") + pshard_last_error(), "grammar",
                        "invalid_grammar");

@@ -17,6 +17,10 @@ struct StructuredOutput {
   std::string grammar; // GBNF (given, or made from the schema), or empty: plain text
 };
 
+// A schema's grammar through the C API, checked; a 400 naming `param`
+// (invalid_json_schema, unsupported_json_schema) when it is bad.
+FieldError schema_grammar(const std::string& schema, const std::string& param, std::string& out);
+
 // `body`: the request read as ordered JSON, so a schema keeps its key order.
 FieldError read_structured_output(const nlohmann::ordered_json& body, StructuredOutput& out);
 

@@ -1,5 +1,7 @@
 #include "tools/pshard-server/tool_calls.h"
 
+#include "tools/pshard-server/structured_output.h"
+
 #include "pshard/pshard.h"
 
 #include <algorithm>
@@ -83,20 +85,9 @@ ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>
 
 FieldError tool_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
                         bool parallel, std::string& out) {
-  const std::string schema = calls_schema(tools).dump();
-  size_t length = 0;
-  pshard_status st = pshard_json_schema_to_grammar(schema.c_str(), nullptr, 0, &length);
   std::string gbnf;
-  if (st == PSHARD_ERROR_OUT_OF_RANGE) {
-    gbnf.resize(length + 1);
-    st = pshard_json_schema_to_grammar(schema.c_str(), gbnf.data(), gbnf.size(), &length);
-    gbnf.resize(length);
-  }
-  if (st != PSHARD_OK)
-    return bad_request(std::string("'tools': a function's parameters: ") + pshard_last_error(),
-                       "tools",
-                       st == PSHARD_ERROR_UNSUPPORTED ? "unsupported_json_schema"
-                                                      : "invalid_json_schema");
+  if (FieldError e = schema_grammar(calls_schema(tools).dump(), "tools", gbnf))
+    return e;
   out = rename_rule(gbnf, "root", kCallJson) + "\nroot ::= tool-call" +
         (parallel ? " ( tool-ws tool-call )*" : "") +
         "\ntool-call ::= \"<tool_call>\" tool-ws " + kCallJson +
@@ -337,6 +328,27 @@ size_t streamable_prefix(const std::string& text) {
     if (text.compare(text.size() - keep, keep, open, 0, keep) == 0)
       return text.size() - keep;
   return text.size();
+}
+
+ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
+                                           const std::string& id_prefix) {
+  text_ += text;
+  Piece p;
+  if (!last) {
+    const size_t upto = streamable_prefix(text_);
+    if (upto > sent_)
+      p.content = text_.substr(sent_, upto - sent_);
+    sent_ = std::max(sent_, upto);
+    return p;
+  }
+  ToolAnswer a = parse_tool_answer(text_, id_prefix);
+  const std::string content = a.tool_calls.empty() ? text_
+                              : a.content.is_string() ? a.content.get<std::string>()
+                                                      : "";
+  if (content.size() > sent_)
+    p.content = content.substr(sent_);
+  p.calls = std::move(a.tool_calls);
+  return p;
 }
 
 } // namespace pshard::server

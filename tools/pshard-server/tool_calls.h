@@ -65,4 +65,19 @@ std::string rename_rule(const std::string& gbnf, const std::string& from, const 
 // a <tool_call> begins, holding back a tail that could be the start of one.
 size_t streamable_prefix(const std::string& text);
 
+// A streamed chat that offered tools: the content to send as it comes (never any of a
+// call's text), and with the last text the calls, whole.
+class ToolCallStream {
+public:
+  struct Piece {
+    std::string content;
+    nlohmann::json calls = nlohmann::json::array();
+  };
+  Piece push(const std::string& text, bool last, const std::string& id_prefix);
+
+private:
+  std::string text_;
+  size_t sent_ = 0;
+};
+
 } // namespace pshard::server
