@@ -122,7 +122,9 @@ FieldError read_tool_choice(const ordered_json& body, std::string& choice, std::
                          "tool_choice", "invalid_value");
     return std::nullopt;
   }
-  const ordered_json* fn = it->is_object() ? &(*it)["function"] : nullptr;
+  // find(), not operator[]: a const object's operator[] on a missing key is undefined.
+  const auto f = it->is_object() ? it->find("function") : it->end();
+  const ordered_json* fn = f != it->end() ? &*f : nullptr;
   if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string())
     return bad_request("'tool_choice' must name a function as {\"type\": \"function\", "
                        "\"function\": {\"name\": ...}}",

@@ -103,6 +103,9 @@ def table(s, want):
          {"messages": HI, "tools": [TOOL],
           "tool_choice": {"type": "function", "function": {"name": "send_mail"}}},
          "invalid_request_error", "invalid_value", "tool_choice"),
+        ("tool_choice an object without its function", 400, "POST", "/v1/chat/completions",
+         {"messages": HI, "tools": [TOOL], "tool_choice": {"type": "function"}},
+         "invalid_request_error", "invalid_type", "tool_choice"),
         ("tool parameters pshard cannot enforce", 400, "POST", "/v1/chat/completions",
          {"messages": HI, "tools": [{"type": "function", "function": {"name": "f", "parameters": {
              "type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}}}}]},
