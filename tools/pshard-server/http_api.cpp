@@ -157,7 +157,7 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
       r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
   const ResponseHeader header = new_header(endpoint, engine_.model_id());
   if (r.tools) {
-    const ToolAnswer answer = parse_tool_answer(c.text, "call_" + header.id + "_");
+    const ToolAnswer answer = parse_tool_answer(c.text, tool_call_id_prefix(header));
     return send(res, completion_body(header, c, logprobs, &answer));
   }
   send(res, completion_body(header, c, logprobs));
@@ -208,13 +208,12 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
         json finish = finish_reason_json(e->finish);
         if (s->tools) { // content up to a call; the calls whole at the end
           ToolCallStream::Piece p = s->tool_stream.push(e->text, e->finish != PSHARD_FINISH_NONE,
-                                                        "call_" + s->header.id + "_");
+                                                        tool_call_id_prefix(s->header));
           if (!p.content.empty())
             out += sse(stream_chunk(s->header, json{{"content", p.content}}, nullptr, nullptr));
           if (!p.calls.empty()) {
             out += sse(stream_chunk(s->header, tool_calls_delta(p.calls), nullptr, nullptr));
-            if (e->finish != PSHARD_FINISH_LENGTH) // a call cut off by max_tokens stays "length"
-              finish = "tool_calls";
+            finish = finish_reason_json(e->finish, /*made_calls=*/true);
           }
         } else if (e->token >= 0 || !e->text.empty()) {
           json lp = nullptr;

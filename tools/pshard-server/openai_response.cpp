@@ -18,7 +18,9 @@ ResponseHeader new_header(Endpoint endpoint, const std::string& model) {
   return {id, static_cast<int64_t>(std::time(nullptr)), model, endpoint};
 }
 
-json finish_reason_json(pshard_finish_reason finish) {
+json finish_reason_json(pshard_finish_reason finish, bool made_calls) {
+  if (made_calls && finish != PSHARD_FINISH_LENGTH)
+    return "tool_calls";
   switch (finish) {
   case PSHARD_FINISH_STOP:
     return "stop";
@@ -80,14 +82,14 @@ json LogprobWriter::to_json(const std::vector<TokenEvent>& tokens, size_t offset
 
 json completion_body(const ResponseHeader& h, const Completion& c, const json& logprobs,
                      const ToolAnswer* tools) {
-  json choice = {
-      {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_reason_json(c.finish)}};
-  if (tools && !tools->tool_calls.empty()) {
+  const bool made_calls = tools && !tools->tool_calls.empty();
+  json choice = {{"index", 0},
+                 {"logprobs", logprobs},
+                 {"finish_reason", finish_reason_json(c.finish, made_calls)}};
+  if (made_calls)
     choice["message"] = {
         {"role", "assistant"}, {"content", tools->content}, {"tool_calls", tools->tool_calls}};
-    if (c.finish != PSHARD_FINISH_LENGTH) // a call cut off by max_tokens stays "length"
-      choice["finish_reason"] = "tool_calls";
-  } else if (h.endpoint == Endpoint::kChat)
+  else if (h.endpoint == Endpoint::kChat)
     choice["message"] = {{"role", "assistant"}, {"content", c.text}};
   else
     choice["text"] = c.text;

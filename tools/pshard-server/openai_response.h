@@ -20,9 +20,12 @@ struct ResponseHeader {
 };
 
 ResponseHeader new_header(Endpoint endpoint, const std::string& model);
+// What a response's tool-call ids start with: "call_<response id>_" (then 0, 1, ...).
+inline std::string tool_call_id_prefix(const ResponseHeader& h) { return "call_" + h.id + "_"; }
 
-// "stop" / "length" (null while running).
-nlohmann::json finish_reason_json(pshard_finish_reason finish);
+// "stop" / "length" (null while running); "tool_calls" for an answer that made calls,
+// unless max_tokens cut it ("length").
+nlohmann::json finish_reason_json(pshard_finish_reason finish, bool made_calls = false);
 // OpenAI's usage object; prompt_tokens_details.cached_tokens: the prompt's start read from
 // the prefix cache.
 nlohmann::json usage_json(int64_t n_prompt, int64_t n_cached, int64_t n_generated);
