@@ -12,9 +12,10 @@ using pshard::capi::fail;
 namespace {
 
 // The generation params as a request (the prompt is set by the caller).
-RequestParams request_params(const pshard_generate_params& g) {
+RequestParams request_params(const pshard_generate_params& g, capi::Sampling sampling) {
   RequestParams r;
-  r.sampling = capi::sampler_params(g);
+  r.sampling = std::move(sampling.params);
+  r.constraint = std::move(sampling.filter);
   r.max_tokens = g.n_predict < 0 ? -1 : g.n_predict;
   r.ignore_eos = g.ignore_eos;
   r.top_logprobs = g.top_logprobs;
@@ -158,13 +159,10 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
   *out_seq = nullptr;
   const pshard_seq_params p = capi::read_params(params, pshard_seq_default_params());
   const pshard_generate_params g = capi::read_params(generate, pshard_generate_default_params());
-  if (!g.logit_bias && g.n_logit_bias > 0)
-    return capi::null_argument("pshard_batch_add", "generate->logit_bias");
-  RequestParams r = request_params(g);
-  auto filter = capi::token_filter(*batch->model, g);
-  if (!filter.ok())
-    return fail(filter.status());
-  r.constraint = std::move(filter).value();
+  auto sampling = capi::sampling(*batch->model, g, "pshard_batch_add");
+  if (!sampling.ok())
+    return fail(sampling.status());
+  RequestParams r = request_params(g, std::move(sampling).value());
   if (Status st = read_prompt(*batch->model, p, batch->n_threads, r); !st.ok())
     return fail(st);
   if ((!p.stop_strings && p.n_stop_strings > 0) || (!p.stop_tokens && p.n_stop_tokens > 0))

@@ -10,8 +10,13 @@ using pshard::capi::fail;
 
 namespace pshard::capi {
 
-SamplerParams sampler_params(const pshard_generate_params& p) {
-  SamplerParams sp;
+Result<Sampling> sampling(const pshard_model& model, const pshard_generate_params& p,
+                          const char* function) {
+  if (!p.logit_bias && p.n_logit_bias > 0)
+    return invalid_argument(std::string(function) +
+                            ": `logit_bias` must not be NULL when n_logit_bias > 0");
+  Sampling s;
+  SamplerParams& sp = s.params;
   sp.temperature = p.temperature;
   sp.top_k = p.top_k;
   sp.top_p = p.top_p;
@@ -21,9 +26,10 @@ SamplerParams sampler_params(const pshard_generate_params& p) {
   sp.seed = p.seed;
   sp.frequency_penalty = p.frequency_penalty;
   sp.presence_penalty = p.presence_penalty;
-  for (size_t i = 0; p.logit_bias && i < p.n_logit_bias; ++i)
+  for (size_t i = 0; i < p.n_logit_bias; ++i)
     sp.logit_bias.push_back({p.logit_bias[i].token, p.logit_bias[i].bias});
-  return sp;
+  PSHARD_ASSIGN_OR_RETURN(s.filter, token_filter(model, p));
+  return s;
 }
 
 } // namespace pshard::capi
@@ -36,15 +42,13 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
                              pshard_token_callback on_token, void* user_data,
                              pshard_generate_result* result) {
   const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
-  if (!p.logit_bias && p.n_logit_bias > 0)
-    return capi::null_argument("pshard_context_generate", "params->logit_bias");
-  auto sampler = Sampler::create(capi::sampler_params(p));
+  auto sampling = capi::sampling(model, p, "pshard_context_generate");
+  if (!sampling.ok())
+    return fail(sampling.status());
+  auto sampler = Sampler::create(sampling->params);
   if (!sampler.ok())
     return fail(sampler.status());
-  auto filter = capi::token_filter(model, p);
-  if (!filter.ok())
-    return fail(filter.status());
-  sampler->set_filter(*filter);
+  sampler->set_filter(sampling->filter);
   GenerateParams gp;
   gp.n_predict = p.n_predict;
   gp.ignore_eos = p.ignore_eos;

@@ -102,8 +102,15 @@ template <typename P> Result<DeviceOptions> device_options(const P& p) {
 // that outlives the call).
 pshard_plan_stats plan_stats(const PlanUse& u);
 
-// The sampler's part of the generation params.
-SamplerParams sampler_params(const pshard_generate_params& p);
+// The sampler's part of the generation params: its parameters and the filter of their
+// grammar or JSON schema (null when none). `function` names the caller in errors (a
+// logit_bias count without its array).
+struct Sampling {
+  SamplerParams params;
+  std::shared_ptr<TokenFilter> filter;
+};
+Result<Sampling> sampling(const pshard_model& model, const pshard_generate_params& p,
+                          const char* function);
 // A fresh filter for the params' grammar or JSON schema (capi_grammar.cpp); null when
 // they name neither.
 Result<std::shared_ptr<TokenFilter>> token_filter(const pshard_model& model,
