@@ -10,6 +10,10 @@ Status check_text_only(std::span<const BatchEntry> batch, const char* engine) {
     return unsupported(std::string(engine) +
                        " takes token ids only; image prompts (embedding rows, M-RoPE positions) "
                        "run on the batched engines (pshard_batch, pshard-server)");
+  if (std::any_of(batch.begin(), batch.end(), [](const BatchEntry& e) { return e.hidden; }))
+    return unsupported(std::string(engine) +
+                       " returns logits only; embeddings (BatchEntry::hidden) come from the "
+                       "batched engines (pshard_batch, pshard-server)");
   return Status::ok_status();
 }
 

@@ -48,10 +48,14 @@ struct BatchEntry {
   bool logits = false;                        // return the logits after this token
   const float* embedding = nullptr;           // n_embd floats, valid during decode(); or null
   std::array<int32_t, 3> rope = {-1, -1, -1}; // (t, h, w); rope[0] < 0: the cache position
+  // Return this token's embedding row: its final hidden state after the output norm
+  // (runtime/model/pooling.h). Engines without embeddings refuse the pass.
+  bool hidden = false;
   bool multimodal() const { return embedding || rope[0] >= 0; }
 };
 
-// kUnsupported naming `engine` when a pass carries an embedding row or M-RoPE positions.
+// kUnsupported naming `engine` when a pass carries an embedding row or M-RoPE positions,
+// or asks for an embedding row (`hidden`).
 Status check_text_only(std::span<const BatchEntry> batch, const char* engine);
 
 struct BatchLogits {
@@ -60,6 +64,13 @@ struct BatchLogits {
   int64_t rows = 0;
   std::span<const float> row(int64_t i) const {
     return {data + i * n_vocab, static_cast<size_t>(n_vocab)};
+  }
+  // The embedding rows of the entries with `hidden` set, in batch order, n_embd each.
+  const float* hidden = nullptr;
+  int64_t n_embd = 0;
+  int64_t hidden_rows = 0;
+  std::span<const float> hidden_row(int64_t i) const {
+    return {hidden + i * n_embd, static_cast<size_t>(n_embd)};
   }
 };
 
@@ -117,6 +128,8 @@ public:
   virtual Result<BatchLogits> decode(std::span<const BatchEntry> batch) = 0;
 
   virtual int64_t n_vocab() const = 0;
+  // Width of the embedding rows BatchEntry::hidden returns; 0: the engine has none.
+  virtual int64_t n_embd() const { return 0; }
   virtual int64_t n_ctx() const = 0;            // most positions of one sequence
   virtual int64_t max_batch_tokens() const = 0; // most entries in one decode()
   virtual int64_t max_sequences() const = 0;

@@ -63,7 +63,12 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
         std::copy_n(values, hp.n_embd, act_.ptrs().hidden + row * hp.n_embd);
   }
   seqs_.advance(p);
-  return BatchLogits{act_.ptrs().logits, hp.n_vocab, static_cast<int64_t>(p.logit_rows.size())};
+  final_norm_rows(*cpu_, model_, act_.ptrs().hidden, p.hidden_rows, embeddings_);
+  BatchLogits out{act_.ptrs().logits, hp.n_vocab, static_cast<int64_t>(p.logit_rows.size())};
+  out.hidden = embeddings_.data();
+  out.n_embd = hp.n_embd;
+  out.hidden_rows = static_cast<int64_t>(p.hidden_rows.size());
+  return out;
 }
 
 } // namespace pshard

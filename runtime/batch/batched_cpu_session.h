@@ -60,6 +60,7 @@ public:
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;
 
   int64_t n_vocab() const override { return model_.hparams().n_vocab; }
+  int64_t n_embd() const override { return model_.hparams().n_embd; }
   int64_t n_ctx() const override { return params_.n_ctx; }
   int64_t max_batch_tokens() const override { return params_.max_batch_tokens; }
   int64_t max_sequences() const override { return params_.max_sequences; }
@@ -76,6 +77,7 @@ private:
   Activations act_;
   std::unique_ptr<ThreadPool> threads_;
   std::unique_ptr<CpuOps> cpu_;
+  std::vector<float> embeddings_; // the last pass's embedding rows (BatchEntry::hidden)
 };
 
 } // namespace pshard

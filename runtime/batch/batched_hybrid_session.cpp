@@ -37,6 +37,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   PSHARD_ASSIGN_OR_RETURN(e->session_, HybridSession::create(model, schedule, e->device_.get(), p));
   e->schedule_ = schedule;
   e->n_vocab_ = hp.n_vocab;
+  e->n_embd_ = hp.n_embd;
   e->max_logit_rows_ = p.max_logit_rows;
   e->max_batch_tokens_ = std::min(in.max_batch_tokens, e->session_->max_tokens_per_pass());
   std::span<int32_t> tables = e->seqs_.tables();
@@ -62,16 +63,20 @@ Result<BatchLogits> BatchedHybridSession::decode(std::span<const BatchEntry> bat
   std::vector<SeqSegment> device_segments = p.segments;
   for (SeqSegment& g : device_segments)
     g.pages = device_tables_ + (g.pages - seqs_.tables().data());
-  const BatchPassInput in{p.tokens,     p.segments,       device_segments,
-                          p.logit_rows, p.longest,        seqs_.rows_spanned(),
-                          p.rope_positions, p.embedding_rows};
+  const BatchPassInput in{p.tokens,         p.segments,       device_segments,
+                          p.logit_rows,     p.longest,        seqs_.rows_spanned(),
+                          p.rope_positions, p.embedding_rows, p.hidden_rows};
   auto logits = session_->decode_batch(in);
   if (!logits.ok()) { // the pass ran nowhere: give its new pages back
     seqs_.release_unwritten(p);
     return logits.status();
   }
   seqs_.advance(p);
-  return BatchLogits{*logits, n_vocab_, static_cast<int64_t>(p.logit_rows.size())};
+  BatchLogits out{*logits, n_vocab_, static_cast<int64_t>(p.logit_rows.size())};
+  out.hidden = session_->embeddings().data();
+  out.n_embd = n_embd_;
+  out.hidden_rows = static_cast<int64_t>(p.hidden_rows.size());
+  return out;
 }
 
 Status BatchedHybridSession::set_vram_budget(uint64_t bytes) {

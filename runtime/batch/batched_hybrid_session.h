@@ -60,6 +60,7 @@ public:
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;
 
   int64_t n_vocab() const override { return n_vocab_; }
+  int64_t n_embd() const override { return n_embd_; }
   int64_t n_ctx() const override { return seqs_.limits().n_ctx; }
   int64_t max_batch_tokens() const override { return max_batch_tokens_; }
   int64_t max_sequences() const override { return seqs_.limits().max_sequences; }
@@ -77,7 +78,7 @@ private:
   std::unique_ptr<HybridSession> session_;
   SequencePages seqs_;
   const int32_t* device_tables_ = nullptr; // seqs_.tables() as the device reads them
-  int64_t n_vocab_ = 0, max_batch_tokens_ = 0, max_logit_rows_ = 0;
+  int64_t n_vocab_ = 0, n_embd_ = 0, max_batch_tokens_ = 0, max_logit_rows_ = 0;
   const Schedule* schedule_ = nullptr;
 };
 

@@ -232,6 +232,8 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
     p.tokens[static_cast<size_t>(i)] = e.token;
     if (e.logits)
       p.logit_rows.push_back(i);
+    if (e.hidden)
+      p.hidden_rows.push_back(i);
     if (!multimodal)
       continue;
     seq_multimodal[static_cast<size_t>(e.seq)] |= e.multimodal();

@@ -51,6 +51,7 @@ struct AssembledPass {
   std::vector<SeqSegment> segments;
   std::vector<SeqId> segment_seq;
   std::vector<int64_t> logit_rows; // regrouped index of each logits entry, batch order
+  std::vector<int64_t> hidden_rows; // regrouped index of each `hidden` entry, batch order
   int64_t new_pages = 0;
   int64_t longest = 0; // the most positions a sequence reaches in the pass
   // Only when an entry is multimodal (BatchEntry): 3 M-RoPE positions per regrouped row,

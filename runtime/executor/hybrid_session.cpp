@@ -175,6 +175,23 @@ Result<std::span<const float>> HybridSession::decode_all(std::span<const TokenId
                                 tokens.size() * static_cast<size_t>(hp.n_vocab));
 }
 
+int64_t HybridSession::max_embedding_rows() const { return kv_page_tokens_ > 0 ? 0 : max_chunk_; }
+
+Result<std::span<const float>> HybridSession::decode_embeddings(std::span<const TokenId> tokens) {
+  const ModelHParams& hp = model_.hparams();
+  if (kv_page_tokens_ > 0)
+    return invalid_argument("a batch session returns embeddings through decode_batch");
+  PSHARD_RETURN_IF_ERROR(
+      check_decode_embeddings(tokens, hp.n_vocab, n_past_, n_ctx_, max_embedding_rows()));
+  PassContext ctx = pass_context(tokens, n_past_, /*compute_logits=*/false);
+  ctx.hidden_to_host = true;
+  const auto n = static_cast<int64_t>(tokens.size());
+  PSHARD_RETURN_IF_ERROR(run_and_record(ctx, n_past_ + n));
+  n_past_ += n;
+  final_norm_rows(*cpu_, model_, act_.ptrs().hidden, every_row(tokens.size()), embeddings_);
+  return std::span<const float>(embeddings_);
+}
+
 Status HybridSession::rewind(int64_t n_past) {
   PSHARD_RETURN_IF_ERROR(check_rewind(n_past, n_past_));
   n_past_ = n_past;
@@ -248,8 +265,10 @@ Result<const float*> HybridSession::decode_batch(const BatchPassInput& in) {
   ctx.page_tokens = kv_page_tokens_;
   ctx.rope_positions = in.rope_positions;
   ctx.replace_rows = in.embedding_rows;
+  ctx.hidden_to_host = !in.hidden_rows.empty();
   batch_rows_ = in.rows_in_use;
   PSHARD_RETURN_IF_ERROR(run_and_record(ctx, in.longest));
+  final_norm_rows(*cpu_, model_, act_.ptrs().hidden, in.hidden_rows, embeddings_);
   return act_.ptrs().logits;
 }
 

@@ -78,6 +78,9 @@ struct BatchPassInput {
   // rows that replace image tokens' embeddings (PassContext::replace_rows).
   std::span<const int32_t> rope_positions = {};
   std::span<const std::pair<int64_t, const float*>> embedding_rows = {};
+  // Tokens whose embedding rows (final hidden state after the output norm) come back,
+  // in order: HybridSession::embeddings() after the pass.
+  std::span<const int64_t> hidden_rows = {};
 };
 
 class HybridSession final : public MultimodalDecoder {
@@ -104,6 +107,12 @@ public:
   Result<std::span<const float>> decode_all(std::span<const TokenId> tokens) override;
   int64_t max_logit_rows() const override;
   Status rewind(int64_t n_past) override;
+  // Final hidden states after the output norm (decoder.h), one pass of up to the largest
+  // tier a call, whatever plan runs it (bit-identical on cpu and emu).
+  int64_t max_embedding_rows() const override;
+  Result<std::span<const float>> decode_embeddings(std::span<const TokenId> tokens) override;
+  // The embedding rows of the last decode_embeddings or decode_batch (its hidden_rows).
+  std::span<const float> embeddings() const { return embeddings_; }
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return n_ctx_; }
   void reset() { n_past_ = 0; }
@@ -172,6 +181,7 @@ private:
   std::vector<SubLayerWeights> host_weights_;
   KvCache kv_;
   Activations act_;
+  std::vector<float> embeddings_; // embedding rows of the last pass that asked for them
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<CpuOps> cpu_;
   std::unique_ptr<EventPool> events_;

@@ -121,6 +121,8 @@ Status PassRunner::run() {
     return ran;
   }
   end_graph(); // a pass without logits: its last sub-layer was recorded
+  if (c_.hidden_to_host && c_.device && c_.plan)
+    PSHARD_RETURN_IF_ERROR(to_host());
   if (c_.device && c_.plan) {
     PSHARD_RETURN_IF_ERROR(c_.device->synchronize());
     resolve_slices();

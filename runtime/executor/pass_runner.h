@@ -28,6 +28,9 @@ struct PassContext {
   std::span<const TokenId> tokens;
   int64_t pos0 = 0;
   bool compute_logits = true;
+  // Embeddings: the pass ends with every token's hidden state in host_act.hidden, wherever
+  // its last sub-layer ran.
+  bool hidden_to_host = false;
   // A batch (empty: one sequence at pos0): each sequence's tokens, positions and page
   // table (sublayer.h's SeqSegment) — `segments` with tables in host memory for CPU-run
   // attention, `device_segments` the same with tables the device reads; the KV caches

@@ -38,6 +38,20 @@ Status check_decode_all(std::span<const TokenId> tokens, int64_t n_vocab, int64_
   return Status::ok_status();
 }
 
+Result<std::span<const float>> Decoder::decode_embeddings(std::span<const TokenId>) {
+  return unsupported("this decoder returns logits only, not embeddings");
+}
+
+Status check_decode_embeddings(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,
+                               int64_t n_ctx, int64_t max_rows) {
+  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, n_vocab, n_past, n_ctx));
+  if (static_cast<int64_t>(tokens.size()) > max_rows)
+    return invalid_argument("decode_embeddings of " + std::to_string(tokens.size()) +
+                            " tokens, but one pass of this session holds " +
+                            std::to_string(max_rows) + "; pass them in parts");
+  return Status::ok_status();
+}
+
 std::vector<int64_t> every_row(size_t n) {
   std::vector<int64_t> rows(n);
   for (size_t i = 0; i < n; ++i)

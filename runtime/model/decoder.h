@@ -31,11 +31,21 @@ public:
   virtual int64_t max_logit_rows() const { return 1; }
   virtual Result<std::span<const float>> decode_all(std::span<const TokenId> tokens);
   virtual Status rewind(int64_t n_past);
+
+  // Embeddings (runtime/model/pooling.h): appends tokens like decode(), at most
+  // max_embedding_rows() of them, and returns their final hidden states after the output
+  // norm — tokens.size() rows of n_embd, host memory, valid until the next call — without
+  // running the head. A decoder without it answers kUnsupported.
+  virtual int64_t max_embedding_rows() const { return 0; }
+  virtual Result<std::span<const float>> decode_embeddings(std::span<const TokenId> tokens);
 };
 
 // decode_all's checks: decode()'s, and no more tokens than the logit rows.
 Status check_decode_all(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,
                         int64_t n_ctx, int64_t max_logit_rows);
+// decode_embeddings' checks: decode()'s, and no more tokens than one pass holds.
+Status check_decode_embeddings(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,
+                               int64_t n_ctx, int64_t max_rows);
 // 0, 1, …, n - 1: the logit rows of every token of a pass (ForwardPass::logit_rows).
 std::vector<int64_t> every_row(size_t n);
 // rewind's check: a position between 0 and the current one.

@@ -84,6 +84,13 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
   }
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.key_length"), hp.head_dim));
   PSHARD_RETURN_IF_ERROR(k.optional("attention.layer_norm_rms_epsilon", &hp.rms_eps));
+  // Some embedding models (gte-Qwen2) attend both ways; every pshard kernel is causal.
+  bool causal = true;
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.causal", &causal));
+  if (!causal)
+    return unsupported(k.key("attention.causal") +
+                       " is false: this model attends to later "
+                       "tokens too, and pshard runs causal (decoder) attention only");
   if (!(hp.rms_eps > 0.0f))
     return invalid_format(k.key("attention.layer_norm_rms_epsilon") + " must be positive");
   return Status::ok_status();
@@ -200,6 +207,9 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
   if (!hp.is_moe())
     PSHARD_RETURN_IF_ERROR(check_positive(k.key("feed_forward_length"), hp.n_ff));
   PSHARD_RETURN_IF_ERROR(read_optional_parts(f, hp));
+  int64_t pooling = -1;
+  PSHARD_RETURN_IF_ERROR(k.optional("pooling_type", &pooling));
+  PSHARD_ASSIGN_OR_RETURN(hp.pooling, pooling_from_gguf(pooling));
 
   // The vocabulary size is the embedding's row count; metadata may omit it.
   if (const gguf::TensorInfo* emb = f.find_tensor("token_embd.weight"); emb && emb->dims.size() == 2)

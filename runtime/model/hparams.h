@@ -12,6 +12,7 @@
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/model/arch/arch_family.h"
+#include "runtime/model/pooling.h"
 
 #include <cstdint>
 #include <string>
@@ -52,6 +53,9 @@ struct ModelHParams {
   bool out_bias = false;
   bool qk_norm = false;
   bool tied_output = false; // no output.weight: the head multiplies by token_embd
+  // Embedding models name how their rows are pooled (pooling_type); others leave it
+  // unspecified (runtime/model/pooling.h).
+  Pooling pooling = Pooling::kUnspecified;
 
   bool is_moe() const { return n_expert > 0; }
   bool has_shared_expert() const { return n_ff_shexp > 0; }

@@ -113,6 +113,24 @@ Result<std::span<const float>> CpuSession::decode_all(std::span<const TokenId> t
                                 tokens.size() * static_cast<size_t>(hp.n_vocab));
 }
 
+void final_norm_rows(CpuOps& cpu, const Model& model, const float* hidden,
+                     std::span<const int64_t> rows, std::vector<float>& out) {
+  const ModelHParams& hp = model.hparams();
+  out.resize(rows.size() * static_cast<size_t>(hp.n_embd));
+  for (size_t i = 0; i < rows.size(); ++i)
+    cpu.rms_norm(hidden + rows[i] * hp.n_embd, model.weights().output_norm.data,
+                 out.data() + i * static_cast<size_t>(hp.n_embd), 1, hp.n_embd, hp.rms_eps);
+}
+
+Result<std::span<const float>> CpuSession::decode_embeddings(std::span<const TokenId> tokens) {
+  const ModelHParams& hp = model_.hparams();
+  PSHARD_RETURN_IF_ERROR(
+      check_decode_embeddings(tokens, hp.n_vocab, n_past_, kv_.n_ctx(), max_embedding_rows()));
+  forward_chunk(tokens, DecodeExtras{}, /*compute_logits=*/false);
+  final_norm_rows(*cpu_, model_, act_.ptrs().hidden, every_row(tokens.size()), embeddings_);
+  return std::span<const float>(embeddings_);
+}
+
 Status CpuSession::rewind(int64_t n_past) {
   PSHARD_RETURN_IF_ERROR(check_rewind(n_past, n_past_));
   n_past_ = n_past;

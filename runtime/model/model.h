@@ -77,6 +77,12 @@ public:
                                                 const DecodeExtras& extra) = 0;
 };
 
+// Embedding rows (Decoder::decode_embeddings, BatchEntry::hidden): the output norm of
+// rows `rows` of the hidden states `hidden` (host memory, n_embd floats each), one after
+// another in `out`. Row by row, so a row's result does not depend on what else is asked.
+void final_norm_rows(CpuOps& cpu, const Model& model, const float* hidden,
+                     std::span<const int64_t> rows, std::vector<float>& out);
+
 // One sequence being generated: KV cache, scratch activations and a thread pool.
 class CpuSession final : public MultimodalDecoder {
 public:
@@ -95,6 +101,9 @@ public:
   Result<std::span<const float>> decode_all(std::span<const TokenId> tokens) override;
   int64_t max_logit_rows() const override { return max_logit_rows_; }
   Status rewind(int64_t n_past) override;
+  // Final hidden states after the output norm (decoder.h), n_batch tokens a call.
+  int64_t max_embedding_rows() const override { return n_batch_; }
+  Result<std::span<const float>> decode_embeddings(std::span<const TokenId> tokens) override;
 
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return kv_.n_ctx(); }
@@ -119,6 +128,7 @@ private:
   std::unique_ptr<CpuOps> cpu_;
   int64_t n_batch_;
   int64_t max_logit_rows_ = 1;
+  std::vector<float> embeddings_; // decode_embeddings' rows
   int64_t n_past_ = 0;
   RoutingRecorder* routing_ = nullptr;
 };

@@ -14,12 +14,14 @@ double ms_between(SteadyTime from, SteadyTime to) {
 } // namespace
 
 ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer,
-                               uint64_t order, int64_t reused, PromptLookup lookup)
+                               uint64_t order, int64_t reused, PromptLookup lookup, int64_t n_embd)
     : request_(std::move(request)), seq_(seq), tokenizer_(tokenizer), order_(order),
       sampler_(request_.params.sampling), text_(request_.params.stop_strings),
       history_(request_.params.prompt), prompt_done_(reused), reused_(reused), lookup_(lookup),
       admitted_(std::chrono::steady_clock::now()) {
   sampler_.set_filter(request_.params.constraint);
+  if (const auto& e = request_.params.embedding)
+    pooler_.emplace(e->pooling, n_embd, static_cast<int64_t>(request_.params.prompt.size()));
 }
 
 int64_t ActiveSequence::propose() {
@@ -41,7 +43,8 @@ void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) co
   const auto n_prompt = static_cast<int64_t>(prompt.size());
   // With an image every entry carries its M-RoPE positions, and the image's tokens their rows.
   auto add = [&](TokenId token, int64_t slot, bool logits) {
-    BatchEntry e{seq_, token, logits};
+    BatchEntry e{seq_, token, logits && !pooler_};
+    e.hidden = pooler_ && pooler_->wants(slot);
     if (image) {
       e.rope = mrope_position(image->span, slot);
       if (slot >= image->span.begin && slot < image->span.end())
@@ -61,15 +64,25 @@ void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) co
 }
 
 ActiveSequence::Advanced ActiveSequence::advance(int64_t n, std::span<const float> rows,
-                                                 int64_t context_left) {
+                                                 int64_t context_left,
+                                                 std::span<const float> hidden) {
   Advanced out;
   const bool decoding = pending_.has_value();
   if (decoding) {
     pending_.reset();
   } else {
+    const int64_t first = prompt_done_;
     prompt_done_ += n;
     if (prompt_left() == 0)
       prompt_done_at_ = std::chrono::steady_clock::now();
+    if (pooler_) {
+      pool(first, hidden);
+      if (prompt_left() == 0) {
+        out.events.push_back(event(FinishReason::kStop));
+        out.events.back().embedding = pooler_->finish(request_.params.embedding->options);
+      }
+      return out;
+    }
   }
   if (rows.empty())
     return out;
@@ -89,6 +102,16 @@ ActiveSequence::Advanced ActiveSequence::advance(int64_t n, std::span<const floa
     pending_.reset(); // drafted token j is already in the cache: its row is next
     ++out.accepted;
   }
+}
+
+void ActiveSequence::pool(int64_t first, std::span<const float> hidden) {
+  const auto width = static_cast<size_t>(pooler_->n_embd());
+  size_t at = 0;
+  for (int64_t i = first; i < prompt_done_ && at + width <= hidden.size(); ++i)
+    if (pooler_->wants(i)) {
+      pooler_->add(i, hidden.subspan(at, width));
+      at += width;
+    }
 }
 
 SequenceEvent ActiveSequence::sample(std::span<const float> logits, int64_t context_left) {

@@ -28,8 +28,9 @@ struct QueuedRequest {
 class ActiveSequence {
 public:
   // `reused`: prompt positions the engine's prefix cache already holds (fed from there on).
+  // `n_embd`: the engine's embedding width (embedding requests).
   ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer, uint64_t order,
-                 int64_t reused = 0, PromptLookup lookup = {});
+                 int64_t reused = 0, PromptLookup lookup = {}, int64_t n_embd = 0);
 
   RequestId id() const { return request_.id; }
   SeqId seq() const { return seq_; }
@@ -44,20 +45,23 @@ public:
   int64_t propose();
   // The next `n` entries of this sequence for a pass: its pending token and the first
   // n - 1 drafted ones (logits on each), or a chunk of the prompt (logits on the
-  // prompt's last token).
+  // prompt's last token; an embedding request: embedding rows on those its pooling reads).
   void append_entries(int64_t n, std::vector<BatchEntry>& pass) const;
   // After a pass that carried those entries: the prompt moves on; with logits rows (one
   // per logits entry, in order) samples from them as plain decoding would, one token
   // after another while the samples equal the drafted tokens, and returns the events
   // (the last with finish set if the request ends), the drafted tokens the pass checked
   // and kept, and how many positions the engine must drop (the drafted tokens not kept).
-  // `context_left`: positions the sequence may still take after this pass.
+  // `context_left`: positions the sequence may still take after this pass. An embedding
+  // request pools its `hidden` rows (one per embedding entry, in order) and ends, with
+  // its vector, once the prompt is read.
   struct Advanced {
     std::vector<SequenceEvent> events;
     int64_t checked = 0, accepted = 0;
     int64_t drop = 0;
   };
-  Advanced advance(int64_t n, std::span<const float> rows, int64_t context_left);
+  Advanced advance(int64_t n, std::span<const float> rows, int64_t context_left,
+                   std::span<const float> hidden = {});
   // The tokens the engine holds once `length` positions are kept: prompt, then generated.
   std::span<const TokenId> tokens(int64_t length) const {
     return std::span<const TokenId>(history_).first(static_cast<size_t>(length));
@@ -67,6 +71,8 @@ public:
 
 private:
   SequenceEvent sample(std::span<const float> logits, int64_t context_left);
+  // Embedding requests: the rows of prompt positions [first, prompt_done_) its pooling reads.
+  void pool(int64_t first, std::span<const float> hidden);
   SequenceEvent event(FinishReason finish);
 
   QueuedRequest request_;
@@ -82,6 +88,7 @@ private:
   std::optional<TokenId> pending_;
   PromptLookup lookup_;
   std::vector<TokenId> draft_; // proposed for the next pass
+  std::optional<Pooler> pooler_; // embedding requests
   SteadyTime admitted_, prompt_done_at_, first_token_at_;
 };
 

@@ -20,7 +20,22 @@ const char* finish_reason_name(FinishReason reason) {
   return "";
 }
 
-Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx) {
+namespace {
+
+Status validate_embedding(const RequestParams::Embedding& e, const RequestParams& r,
+                          int64_t n_embd) {
+  if (n_embd <= 0)
+    return unsupported("this engine returns logits only, not embeddings");
+  if (e.pooling == Pooling::kUnspecified)
+    return invalid_argument("an embedding request needs a pooling (mean, cls, last or none)");
+  if (r.constraint)
+    return invalid_argument("an embedding request generates nothing, so it takes no grammar");
+  return check_embedding_options(e.options, n_embd);
+}
+
+} // namespace
+
+Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx, int64_t n_embd) {
   if (r.prompt.empty())
     return invalid_argument("the prompt is empty; give at least one token (e.g. BOS)");
   for (size_t i = 0; i < r.prompt.size(); ++i)
@@ -33,6 +48,8 @@ Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx) 
     return out_of_range("the prompt has " + std::to_string(n_prompt) +
                         " tokens, more than the context of " + std::to_string(n_ctx) +
                         " tokens a sequence holds; shorten it or serve with a larger context (-c)");
+  if (r.embedding)
+    return validate_embedding(*r.embedding, r, n_embd);
   if (r.max_tokens >= 0 && n_prompt + r.max_tokens > n_ctx)
     return out_of_range("the prompt's " + std::to_string(n_prompt) + " tokens and max_tokens " +
                         std::to_string(r.max_tokens) + " exceed the context of " +

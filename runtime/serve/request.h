@@ -16,12 +16,14 @@
 #include "runtime/core/status.h"
 #include "runtime/generate/generator.h"
 #include "runtime/model/mrope_positions.h"
+#include "runtime/model/pooling.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/tokenizer/token_id.h"
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,14 @@ struct RequestParams {
   // one filter per request, it keeps the request's position. An end-of-generation token
   // it allows ends the request even with ignore_eos.
   std::shared_ptr<TokenFilter> constraint;
+  // An embedding request: the prompt is read, nothing is generated, and the final event
+  // (kStop) carries the prompt's rows pooled as `pooling` says (mean, cls, last or none)
+  // and shaped by `options` (runtime/model/pooling.h). Sampling fields are ignored.
+  struct Embedding {
+    Pooling pooling = Pooling::kLast;
+    EmbeddingOptions options;
+  };
+  std::optional<Embedding> embedding;
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };
@@ -80,6 +90,7 @@ struct SequenceEvent {
   int64_t n_cached = 0;    // of those, read from the engine's prefix cache (not decoded)
   int64_t n_generated = 0; // tokens generated so far (stop tokens not counted)
   RequestTimings timings;  // complete in the final event
+  std::vector<float> embedding; // an embedding request's final kStop event: the vector
 };
 
 // Called on the thread that steps the scheduler, without its locks held: it may call
@@ -89,6 +100,8 @@ using EventSink = std::function<bool(const SequenceEvent&)>;
 // What every request must satisfy before it queues: a prompt of known tokens that leaves
 // room for max_tokens in a context of n_ctx, valid sampling parameters, an image (if any)
 // whose rows fill a span inside the prompt.
-Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx);
+// An embedding request also needs an engine that returns embedding rows (n_embd > 0) and
+// a pooling and options that fit its width.
+Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx, int64_t n_embd = 0);
 
 } // namespace pshard

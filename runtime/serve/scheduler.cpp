@@ -35,6 +35,7 @@ Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, Scheduler
                        : engine.max_batch_tokens()),
       lookup_{std::max(options.draft_max, 0)}, started_(std::chrono::steady_clock::now()) {
   n_vocab_ = engine_.n_vocab();
+  n_embd_ = engine_.n_embd();
   n_ctx_ = engine_.n_ctx();
   if (n_ctx_ <= 0) { // an engine that learns its context from its first sequence
     if (auto seq = engine_.open_sequence(); seq.ok()) {
@@ -53,7 +54,7 @@ Scheduler::~Scheduler() {
 }
 
 Result<RequestId> Scheduler::submit(RequestParams params, EventSink sink) {
-  if (Status st = validate_request(params, n_vocab_, n_ctx_); !st.ok()) {
+  if (Status st = validate_request(params, n_vocab_, n_ctx_, n_embd_); !st.ok()) {
     std::lock_guard lock(state_mutex_);
     ++stats_.refused;
     return st;
@@ -225,10 +226,13 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       queue_.pop_front();
     }
     const auto n_prompt = static_cast<int64_t>(r.params.prompt.size());
-    // An image's placeholder tokens do not name its rows: such prompts read no cache (an
+    // An image's placeholder tokens do not name its rows, and an embedding pooled over
+    // more than the last row needs every row computed: such prompts read no cache (an
     // empty prompt shares nothing).
+    const bool every_row = r.params.embedding && r.params.embedding->pooling != Pooling::kLast;
     Result<OpenedSequence> seq = engine_.open_sequence_with_prefix(
-        r.params.image ? std::span<const TokenId>() : std::span<const TokenId>(r.params.prompt));
+        r.params.image || every_row ? std::span<const TokenId>()
+                                    : std::span<const TokenId>(r.params.prompt));
     if (seq.ok() && !engine_.can_append(seq->seq, n_prompt - seq->reused)) {
       engine_.close_sequence(seq->seq);
       seq = Status(StatusCode::kOutOfMemory, "the KV cache has no room for a prompt of " +
@@ -250,8 +254,8 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       out.push_back({r.sink, queued_end(r, FinishReason::kError, std::move(why))});
       continue;
     }
-    active_.push_back(std::make_unique<ActiveSequence>(std::move(r), seq->seq, tokenizer_,
-                                                       next_order_++, seq->reused, lookup_));
+    active_.push_back(std::make_unique<ActiveSequence>(
+        std::move(r), seq->seq, tokenizer_, next_order_++, seq->reused, lookup_, n_embd_));
     std::lock_guard lock(state_mutex_);
     ++n_active_;
     stats_.cached_prompt_tokens += seq->reused;
@@ -309,22 +313,28 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
   report.entries = static_cast<int64_t>(entries.size());
   report.sequences = static_cast<int64_t>(shares.size());
   std::vector<std::pair<size_t, SequenceEvent>> ended;
-  int64_t row = 0;
+  int64_t row = 0, hidden_row = 0;
   size_t entry = 0;
   for (const PassShare& s : shares) {
     ActiveSequence& a = *active_[s.index];
     (a.decoding() ? report.decode_tokens : report.prompt_tokens) += s.tokens;
-    // This sequence's logits rows: one per logits entry among its entries, in order.
-    int64_t rows = 0;
-    for (size_t k = entry; k < entry + static_cast<size_t>(s.tokens); ++k)
+    // This sequence's logits and embedding rows: one per such entry among its entries.
+    int64_t rows = 0, hidden = 0;
+    for (size_t k = entry; k < entry + static_cast<size_t>(s.tokens); ++k) {
       rows += entries[k].logits;
+      hidden += entries[k].hidden;
+    }
     entry += static_cast<size_t>(s.tokens);
     rows = std::min(rows, logits->rows - row);
+    hidden = std::min(hidden, logits->hidden_rows - hidden_row);
     const std::span<const float> l(logits->data + row * logits->n_vocab,
                                    static_cast<size_t>(rows * logits->n_vocab));
+    const std::span<const float> h(logits->hidden + hidden_row * logits->n_embd,
+                                   static_cast<size_t>(hidden * logits->n_embd));
     row += rows;
+    hidden_row += hidden;
     const int64_t context_left = n_ctx_ - engine_.sequence_length(a.seq());
-    ActiveSequence::Advanced adv = a.advance(s.tokens, l, context_left);
+    ActiveSequence::Advanced adv = a.advance(s.tokens, l, context_left, h);
     if (adv.checked > 0) {
       std::lock_guard lock(state_mutex_);
       stats_.draft_tokens += adv.checked;

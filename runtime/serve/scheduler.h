@@ -135,7 +135,7 @@ private:
   const Tokenizer& tokenizer_;
   const int64_t max_active_, max_queued_, pass_tokens_;
   const PromptLookup lookup_;
-  int64_t n_ctx_ = 0, n_vocab_ = 0; // read once: the engine is not thread-safe
+  int64_t n_ctx_ = 0, n_vocab_ = 0, n_embd_ = 0; // read once: the engine is not thread-safe
 
   // The stepping side: held for a whole step, and to apply a budget change outside one.
   std::mutex engine_mutex_;

@@ -1,0 +1,109 @@
+#include "runtime/model/pooling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace pshard {
+
+const char* pooling_name(Pooling p) {
+  switch (p) {
+  case Pooling::kNone:
+    return "none";
+  case Pooling::kMean:
+    return "mean";
+  case Pooling::kCls:
+    return "cls";
+  case Pooling::kLast:
+    return "last";
+  case Pooling::kUnspecified:
+    break;
+  }
+  return "unspecified";
+}
+
+Result<Pooling> parse_pooling(std::string_view name) {
+  for (Pooling p : {Pooling::kNone, Pooling::kMean, Pooling::kCls, Pooling::kLast})
+    if (name == pooling_name(p))
+      return p;
+  return invalid_argument("unknown pooling '" + std::string(name) +
+                          "'; use mean, cls, last or none");
+}
+
+Result<Pooling> pooling_from_gguf(int64_t value) {
+  if (value >= -1 && value <= 3)
+    return static_cast<Pooling>(value);
+  if (value == 4)
+    return unsupported("pooling_type 4 (rank: a reranker's classification head) is not "
+                       "supported; pshard pools embeddings by mean, cls or last token");
+  return invalid_format("pooling_type " + std::to_string(value) +
+                        " is not one of GGUF's values (-1 to 4)");
+}
+
+Status check_embedding_options(const EmbeddingOptions& o, int64_t n_embd) {
+  if (o.dimensions < 0 || o.dimensions > n_embd)
+    return invalid_argument("dimensions " + std::to_string(o.dimensions) + " is outside 1.." +
+                            std::to_string(n_embd) + " (the model's embedding width)");
+  return Status::ok_status();
+}
+
+Pooler::Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens)
+    : pooling_(pooling), n_embd_(n_embd), n_tokens_(n_tokens) {
+  if (pooling_ == Pooling::kNone)
+    rows_.assign(static_cast<size_t>(n_embd * n_tokens), 0.0f);
+  else
+    sum_.assign(static_cast<size_t>(n_embd), 0.0);
+}
+
+bool Pooler::wants(int64_t position) const {
+  switch (pooling_) {
+  case Pooling::kCls:
+    return position == 0;
+  case Pooling::kLast:
+    return position == n_tokens_ - 1;
+  default:
+    return true;
+  }
+}
+
+void Pooler::add(int64_t position, std::span<const float> row) {
+  if (!wants(position) || position < 0 || position >= n_tokens_)
+    return;
+  if (pooling_ == Pooling::kNone) {
+    std::copy(row.begin(), row.end(), rows_.begin() + position * n_embd_);
+    return;
+  }
+  for (size_t i = 0; i < sum_.size(); ++i)
+    sum_[i] += row[i];
+}
+
+std::vector<float> Pooler::finish(const EmbeddingOptions& o) const {
+  if (pooling_ == Pooling::kNone)
+    return shape_embedding(rows_, n_embd_, o);
+  const double scale = pooling_ == Pooling::kMean ? 1.0 / static_cast<double>(n_tokens_) : 1.0;
+  std::vector<float> row(sum_.size());
+  for (size_t i = 0; i < sum_.size(); ++i)
+    row[i] = static_cast<float>(sum_[i] * scale);
+  return shape_embedding(row, n_embd_, o);
+}
+
+std::vector<float> shape_embedding(std::span<const float> v, int64_t n_embd,
+                                   const EmbeddingOptions& o) {
+  const auto width = static_cast<size_t>(n_embd);
+  const size_t keep = o.dimensions > 0 ? static_cast<size_t>(o.dimensions) : width;
+  std::vector<float> out;
+  out.reserve(v.size() / width * keep);
+  for (size_t r = 0; r + width <= v.size(); r += width) {
+    const auto row = v.subspan(r, keep);
+    double norm2 = 0;
+    for (float x : row)
+      norm2 += static_cast<double>(x) * x;
+    // A zero row stays zero rather than becoming NaN.
+    const double scale = o.normalize && norm2 > 0 ? 1.0 / std::sqrt(norm2) : 1.0;
+    for (float x : row)
+      out.push_back(static_cast<float>(x * scale));
+  }
+  return out;
+}
+
+} // namespace pshard

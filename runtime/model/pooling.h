@@ -1,0 +1,68 @@
+// Embeddings: how a sequence's final hidden states (after the output norm, the rows the
+// head would multiply) become one vector. The kinds are GGUF's `{arch}.pooling_type`
+// values (an embedding model such as Qwen3-Embedding names `last`); a model without the
+// key names none, and a caller then chooses one.
+//
+//   Pooler pool(Pooling::kMean, hp.n_embd);
+//   for each pass: pool.add(position, row);   // rows it asked for (Pooler::wants)
+//   std::vector<float> v = pool.finish({.normalize = true, .dimensions = 256});
+#pragma once
+
+#include "runtime/core/status.h"
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace pshard {
+
+enum class Pooling : int32_t {
+  kUnspecified = -1, // GGUF's "unspecified": the caller's choice
+  kNone = 0,         // every token's row
+  kMean = 1,
+  kCls = 2,  // the first token's row
+  kLast = 3, // the last token's row (decoder-only embedding models)
+};
+
+const char* pooling_name(Pooling p); // "none", "mean", "cls", "last", "unspecified"
+// "none", "mean", "cls", "last"; kInvalidArgument naming them otherwise.
+Result<Pooling> parse_pooling(std::string_view name);
+// GGUF's pooling_type values 0..3 (and -1); kUnsupported for rank (4) and unknown ones.
+Result<Pooling> pooling_from_gguf(int64_t value);
+
+struct EmbeddingOptions {
+  bool normalize = true;  // to unit Euclidean length (OpenAI's embeddings are)
+  int64_t dimensions = 0; // keep the first this many values (Matryoshka models), before
+                          // normalizing; 0: all
+};
+
+// Checks the options against a model's width: dimensions within 0..n_embd.
+Status check_embedding_options(const EmbeddingOptions& o, int64_t n_embd);
+
+// Pools a sequence's rows as they come, in passes, in position order.
+class Pooler {
+public:
+  // `pooling` must be one of kNone, kMean, kCls, kLast; `n_tokens` the sequence's length.
+  Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens);
+  // Whether the row of `position` takes part (the engine computes only those).
+  bool wants(int64_t position) const;
+  void add(int64_t position, std::span<const float> row);
+  // The pooled vector (kNone: every row, one after another), each row normalized and cut
+  // as the options say. Rows are summed in float64, so the mean does not depend on how
+  // the sequence was split into passes.
+  std::vector<float> finish(const EmbeddingOptions& o) const;
+  int64_t n_embd() const { return n_embd_; }
+
+private:
+  Pooling pooling_;
+  int64_t n_embd_, n_tokens_;
+  std::vector<double> sum_; // kMean, kCls, kLast: one row
+  std::vector<float> rows_; // kNone: every row
+};
+
+// `v` (rows of n_embd) with each row cut to o.dimensions and normalized as o says.
+std::vector<float> shape_embedding(std::span<const float> v, int64_t n_embd,
+                                   const EmbeddingOptions& o);
+
+} // namespace pshard

@@ -1,0 +1,110 @@
+// Pooling a sequence's embedding rows (runtime/model/pooling.h): each kind reads the rows
+// it should, the result does not depend on how the rows arrive, normalizing and
+// Matryoshka cuts, the GGUF values and names, and a model's pooling_type.
+#include "gguf_rewrite.h"
+#include "runtime/model/model.h"
+#include "runtime/model/pooling.h"
+#include "tools/pshard-mkmodel/model_generator.h"
+
+#include <cmath>
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace pshard {
+namespace {
+
+// Row t of a 3-wide sequence: (t + 1, -2t, 0.5).
+std::vector<float> row(int64_t t) { return {float(t + 1), float(-2 * t), 0.5f}; }
+
+std::vector<float> pool(Pooling p, int64_t n, EmbeddingOptions o = {.normalize = false}) {
+  Pooler pooler(p, 3, n);
+  for (int64_t t = 0; t < n; ++t)
+    if (pooler.wants(t))
+      pooler.add(t, row(t));
+  return pooler.finish(o);
+}
+
+TEST(Pooler, EachKindReadsItsRows) {
+  EXPECT_EQ(pool(Pooling::kMean, 4), (std::vector<float>{2.5f, -3.0f, 0.5f}));
+  EXPECT_EQ(pool(Pooling::kCls, 4), row(0));
+  EXPECT_EQ(pool(Pooling::kLast, 4), row(3));
+  std::vector<float> all;
+  for (int64_t t = 0; t < 4; ++t) {
+    const std::vector<float> r = row(t);
+    all.insert(all.end(), r.begin(), r.end());
+  }
+  EXPECT_EQ(pool(Pooling::kNone, 4), all);
+  Pooler last(Pooling::kLast, 3, 4), cls(Pooling::kCls, 3, 4);
+  EXPECT_FALSE(last.wants(2));
+  EXPECT_TRUE(last.wants(3));
+  EXPECT_TRUE(cls.wants(0));
+  EXPECT_FALSE(cls.wants(1));
+}
+
+TEST(Pooler, NormalizesEachRowAfterTheCut) {
+  const std::vector<float> v = pool(Pooling::kLast, 2, {.normalize = true, .dimensions = 2});
+  ASSERT_EQ(v.size(), 2u); // (2, -2) cut from (2, -2, 0.5), then unit length
+  EXPECT_FLOAT_EQ(v[0], 1.0f / std::sqrt(2.0f));
+  EXPECT_FLOAT_EQ(v[1], -1.0f / std::sqrt(2.0f));
+  const std::vector<float> rows = pool(Pooling::kNone, 3, {.normalize = true});
+  ASSERT_EQ(rows.size(), 9u);
+  for (size_t r = 0; r < 3; ++r) {
+    double n2 = 0;
+    for (size_t i = 0; i < 3; ++i)
+      n2 += double(rows[3 * r + i]) * rows[3 * r + i];
+    EXPECT_NEAR(n2, 1.0, 1e-6) << "row " << r;
+  }
+  // A zero vector stays zero instead of becoming NaN.
+  Pooler zero(Pooling::kMean, 2, 1);
+  zero.add(0, std::vector<float>{0.0f, 0.0f});
+  EXPECT_EQ(zero.finish({}), (std::vector<float>{0.0f, 0.0f}));
+}
+
+TEST(Pooler, NamesValuesAndOptionsAreChecked) {
+  for (Pooling p : {Pooling::kNone, Pooling::kMean, Pooling::kCls, Pooling::kLast}) {
+    auto back = parse_pooling(pooling_name(p));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, p);
+    auto from = pooling_from_gguf(static_cast<int64_t>(p));
+    ASSERT_TRUE(from.ok());
+    EXPECT_EQ(*from, p);
+  }
+  auto bad = parse_pooling("max");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("mean, cls, last or none"), std::string::npos);
+  EXPECT_EQ(pooling_from_gguf(4).status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(pooling_from_gguf(9).status().code(), StatusCode::kInvalidFormat);
+  EXPECT_TRUE(check_embedding_options({.dimensions = 64}, 64).ok());
+  const Status wide = check_embedding_options({.dimensions = 65}, 64);
+  EXPECT_EQ(wide.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wide.message().find("64"), std::string::npos) << wide.to_string();
+  EXPECT_FALSE(check_embedding_options({.dimensions = -1}, 64).ok());
+}
+
+TEST(Pooler, AModelNamesItsPooling) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("pshard-pooling-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ModelSpec spec;
+  spec.arch = "qwen3";
+  spec.n_embd = 32;
+  spec.n_layer = 1;
+  spec.n_head = 4;
+  spec.n_head_kv = 2;
+  spec.n_ff = 64;
+  const std::string plain = (dir / "plain.gguf").string(), embed = (dir / "embed.gguf").string();
+  ASSERT_TRUE(write_model(spec, plain).ok());
+  auto m = Model::load(plain);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->hparams().pooling, Pooling::kUnspecified);
+  testing::rewrite_gguf(plain, embed, [](auto& md, auto&) {
+    testing::set_key(md, "qwen3.pooling_type", gguf::Value{uint32_t{3}});
+  });
+  auto e = Model::load(embed);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  EXPECT_EQ((*e)->hparams().pooling, Pooling::kLast);
+  std::filesystem::remove_all(dir);
+}
+
+} // namespace
+} // namespace pshard
