@@ -265,6 +265,40 @@ PSHARD_API pshard_status pshard_context_decode_all(pshard_context* context,
  * over their KV rows. PSHARD_ERROR_OUT_OF_RANGE past the current position. */
 PSHARD_API pshard_status pshard_context_rewind(pshard_context* context, int64_t n_past);
 
+/* Embeddings (embedding models such as Qwen3-Embedding; any model gives them): the final
+ * hidden states after the output norm, pooled into one vector per text. The values are
+ * GGUF's pooling_type. */
+typedef enum pshard_pooling {
+  PSHARD_POOLING_MODEL = -1, /* the model's pooling_type (none named: an error) */
+  PSHARD_POOLING_NONE = 0,   /* every token's row */
+  PSHARD_POOLING_MEAN = 1,
+  PSHARD_POOLING_CLS = 2,    /* the first token's row */
+  PSHARD_POOLING_LAST = 3,   /* the last token's row (decoder-only embedding models) */
+} pshard_pooling;
+
+PSHARD_API int32_t pshard_model_n_embd(const pshard_model* model);
+/* The model's pooling_type, or PSHARD_POOLING_MODEL when it names none. */
+PSHARD_API pshard_pooling pshard_model_pooling(const pshard_model* model);
+
+typedef struct pshard_embed_params {
+  size_t size;
+  pshard_pooling pooling; /* default PSHARD_POOLING_MODEL */
+  bool normalize;         /* to unit Euclidean length (default true) */
+  int32_t dimensions;     /* keep the first this many values, before normalizing
+                             (Matryoshka models); 0 (default): all n_embd */
+} pshard_embed_params;
+
+PSHARD_API pshard_embed_params pshard_embed_default_params(void);
+/* The embedding of `tokens` read as one sequence from position 0 — the context's sequence
+ * is replaced, as after pshard_context_reset — into `out`: the vector's width (dimensions
+ * or n_embd) floats, times n_tokens with PSHARD_POOLING_NONE; *n_out says how many.
+ * PSHARD_ERROR_OUT_OF_RANGE when capacity is smaller (*n_out still says how many) or the
+ * text is longer than the context. Runs under the context's plans like decoding; on cpu
+ * and emu the vector is bit for bit the same whatever the plan. */
+PSHARD_API pshard_status pshard_context_embed(pshard_context* context, const pshard_token* tokens,
+                                              size_t n_tokens, const pshard_embed_params* params,
+                                              float* out, size_t capacity, size_t* n_out);
+
 typedef struct pshard_logit_bias {
   pshard_token token;
   float bias;

@@ -1,0 +1,146 @@
+// Embeddings through the C API: pshard_context_embed gives embed()'s vector (the runtime
+// linked statically) bit for bit on cpu and on emu under every compiled budget of a
+// schedule; every pooling and option; the model's pooling (none named: an error that
+// says so); the buffer contract; bad arguments.
+#include "pshard/pshard.h"
+#include "runtime/generate/embedding.h"
+#include "runtime/model/model.h"
+#include "tests/runtime/capi/capi_test_util.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <vector>
+
+namespace {
+
+using namespace pshard::capi_test;
+
+std::vector<pshard_token> story_tokens(pshard_model* m) {
+  std::vector<pshard_token> t(64);
+  size_t n = 0;
+  EXPECT_EQ(pshard_model_tokenize(m, "Lily and Ben went to the park to play.", 38, true, t.data(),
+                                  t.size(), &n),
+            PSHARD_OK);
+  t.resize(n);
+  return t;
+}
+
+std::vector<float> runtime_embed(const std::vector<pshard_token>& t, pshard::Pooling p,
+                                 pshard::EmbeddingOptions o) {
+  auto model = pshard::Model::load(kModel);
+  EXPECT_TRUE(model.ok());
+  auto s = pshard::CpuSession::create(**model, {128, 1, 256});
+  EXPECT_TRUE(s.ok());
+  auto v = pshard::embed(**s, (*model)->hparams().n_embd, t, p, o);
+  EXPECT_TRUE(v.ok()) << v.status().to_string();
+  return v.ok() ? *v : std::vector<float>{};
+}
+
+std::vector<float> context_embed(pshard_context* ctx, const std::vector<pshard_token>& t,
+                                 pshard_embed_params p) {
+  std::vector<float> out(64 * 64);
+  size_t n = 0;
+  EXPECT_EQ(pshard_context_embed(ctx, t.data(), t.size(), &p, out.data(), out.size(), &n),
+            PSHARD_OK)
+      << pshard_last_error();
+  out.resize(n);
+  return out;
+}
+
+TEST(CapiEmbed, GivesTheRuntimesVectorForEveryPoolingOnCpuAndEmu) {
+  SKIP_WITHOUT_MODEL();
+  std::vector<uint64_t> budgets;
+  const std::string schedule = schedule_file(&budgets);
+  pshard_model_params mp = pshard_model_default_params();
+  mp.schedule_path = schedule.c_str();
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), &mp, &m), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(pshard_model_n_embd(m), 64);
+  EXPECT_EQ(pshard_model_pooling(m), PSHARD_POOLING_MODEL); // a chat model names none
+  const std::vector<pshard_token> t = story_tokens(m);
+  struct Case {
+    pshard_pooling pooling;
+    bool normalize;
+    int32_t dimensions;
+  };
+  const Case cases[] = {{PSHARD_POOLING_LAST, true, 0},
+                        {PSHARD_POOLING_MEAN, false, 0},
+                        {PSHARD_POOLING_CLS, true, 32},
+                        {PSHARD_POOLING_NONE, true, 0}};
+  std::vector<uint64_t> runs = budgets;
+  runs.push_back(0); // 0: the cpu backend
+  for (uint64_t budget : runs) {
+    pshard_context_params cp = pshard_context_default_params();
+    cp.n_threads = 1;
+    cp.n_ctx = 128;
+    if (budget) {
+      cp.backend = PSHARD_BACKEND_EMU;
+      cp.vram_budget = budget;
+    }
+    pshard_context* ctx = nullptr;
+    ASSERT_EQ(pshard_context_create(m, &cp, &ctx), PSHARD_OK) << pshard_last_error();
+    for (const Case& c : cases) {
+      SCOPED_TRACE("budget " + std::to_string(budget) + " pooling " + std::to_string(c.pooling));
+      pshard_embed_params p = pshard_embed_default_params();
+      p.pooling = c.pooling;
+      p.normalize = c.normalize;
+      p.dimensions = c.dimensions;
+      const std::vector<float> got = context_embed(ctx, t, p);
+      EXPECT_EQ(got, runtime_embed(t, static_cast<pshard::Pooling>(c.pooling),
+                                   {.normalize = c.normalize, .dimensions = c.dimensions}));
+      EXPECT_EQ(pshard_context_n_past(ctx), static_cast<int64_t>(t.size()));
+    }
+    pshard_context_free(ctx);
+  }
+  pshard_model_free(m);
+}
+
+TEST(CapiEmbed, ReportsWhatIsWrong) {
+  SKIP_WITHOUT_MODEL();
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), nullptr, &m), PSHARD_OK);
+  pshard_context_params cp = pshard_context_default_params();
+  cp.n_ctx = 128;
+  cp.n_threads = 1;
+  pshard_context* ctx = nullptr;
+  ASSERT_EQ(pshard_context_create(m, &cp, &ctx), PSHARD_OK);
+  const std::vector<pshard_token> t = story_tokens(m);
+  float out[64];
+  size_t n = 0;
+  // The model names no pooling: the default asks for one.
+  EXPECT_EQ(pshard_context_embed(ctx, t.data(), t.size(), nullptr, out, 64, &n),
+            PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("pooling_type"), std::string::npos)
+      << pshard_last_error();
+  pshard_embed_params p = pshard_embed_default_params();
+  p.pooling = PSHARD_POOLING_LAST;
+  // Too small a buffer: OUT_OF_RANGE, and the size needed.
+  EXPECT_EQ(pshard_context_embed(ctx, t.data(), t.size(), &p, out, 10, &n),
+            PSHARD_ERROR_OUT_OF_RANGE);
+  EXPECT_EQ(n, 64u);
+  ASSERT_EQ(pshard_context_embed(ctx, t.data(), t.size(), &p, out, 64, &n), PSHARD_OK);
+  double norm2 = 0;
+  for (float x : out)
+    norm2 += double(x) * x;
+  EXPECT_NEAR(norm2, 1.0, 1e-5) << "normalized by default";
+  p.dimensions = 65;
+  EXPECT_EQ(pshard_context_embed(ctx, t.data(), t.size(), &p, out, 64, &n),
+            PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("dimensions 65"), std::string::npos);
+  p.dimensions = 0;
+  p.pooling = static_cast<pshard_pooling>(9);
+  EXPECT_EQ(pshard_context_embed(ctx, t.data(), t.size(), &p, out, 64, &n),
+            PSHARD_ERROR_INVALID_ARGUMENT);
+  p.pooling = PSHARD_POOLING_LAST;
+  EXPECT_EQ(pshard_context_embed(ctx, t.data(), 0, &p, out, 64, &n), PSHARD_ERROR_INVALID_ARGUMENT);
+  std::vector<pshard_token> longer(200, t[1]);
+  EXPECT_EQ(pshard_context_embed(ctx, longer.data(), longer.size(), &p, out, 64, &n),
+            PSHARD_ERROR_OUT_OF_RANGE);
+  EXPECT_NE(std::string(pshard_last_error()).find("context"), std::string::npos);
+  EXPECT_EQ(pshard_context_embed(nullptr, t.data(), t.size(), &p, out, 64, &n),
+            PSHARD_ERROR_INVALID_ARGUMENT);
+  pshard_context_free(ctx);
+  pshard_model_free(m);
+}
+
+} // namespace
