@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
   app.add_option("--tokenizer-from", spec.tokenizer_from, "copy the tokenizer of this GGUF");
   app.add_option("--name", spec.name, "general.name")->capture_default_str();
   app.add_flag("--tied-output", spec.tied_output, "no output.weight: the head reuses token_embd");
+  app.add_option("--pooling-type", spec.pooling_type,
+                 "write {arch}.pooling_type, as an embedding model has: 0 none, 1 mean, 2 cls, "
+                 "3 last (-1: not written)")
+      ->check(cli::between(-1, 3));
   app.add_flag("--sparse", spec.sparse, "write headers only, leaving the data as a file hole");
   app.add_option("--split-max-tensors", spec.split_max_tensors,
                  "write a split model (llama.cpp gguf-split's layout) of at most N tensors a "

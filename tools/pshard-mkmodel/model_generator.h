@@ -42,6 +42,7 @@ struct ModelSpec {
   int64_t n_ctx = 2048;
   float rope_freq_base = 10000.0f;
   bool tied_output = false; // no output.weight: the head reuses token_embd
+  int32_t pooling_type = -1; // {arch}.pooling_type (an embedding model); -1: not written
   uint64_t seed = 42;
   TensorType type = TensorType::kF32;
   QuantMix mix = QuantMix::kNone; // a llama-quantize recipe per tensor (quant_mix.h)

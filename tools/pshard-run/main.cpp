@@ -12,6 +12,7 @@
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
+#include "tools/pshard-run/embedding_run.h"
 #include "tools/pshard-run/image_run.h"
 #include "tools/pshard-run/run_options.h"
 #include "tools/pshard-run/run_report.h"
@@ -80,6 +81,8 @@ Status run(RunOptions o) {
                             "image");
   if (!o.image_path.empty())
     return run_image_prompt(o, prompt_text, std::cout, std::cerr);
+  if (o.embedding)
+    return run_embedding(o, prompt_text, std::cout);
   PSHARD_ASSIGN_OR_RETURN(RunResult result, run_generation(o, prompt_text));
   if (o.json)
     write_json_report(std::cout, result);
@@ -184,6 +187,21 @@ int main(int argc, char** argv) {
                  "an image (PNG, JPEG) for the prompt: at \"<__media__>\", inside "
                  "<|vision_start|>...<|vision_end|>, or before the prompt")
       ->excludes("--conversation");
+  app.add_flag("--embedding,--embeddings", o.embedding,
+               "print the prompt's embedding (final hidden states after the output norm, "
+               "pooled) instead of generating: one vector per line, or JSON with --json")
+      ->excludes("--conversation")
+      ->excludes("--image");
+  app.add_option("--pooling", o.pooling,
+                 "with --embedding: mean, cls, last or none (every token's row); default: "
+                 "the model's pooling_type")
+      ->check(CLI::IsMember({"mean", "cls", "last", "none"}));
+  app.add_option("--embd-normalize", o.embd_normalize,
+                 "with --embedding: 2 (default) unit Euclidean length, -1 none");
+  app.add_option("--dimensions", o.dimensions,
+                 "with --embedding: keep the first N values (Matryoshka models), before "
+                 "normalizing; 0 (default): all")
+      ->check(CLI::NonNegativeNumber);
   constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-cnv", "--conversation"}, {"-sys", "--system"},
                                                   {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
   const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);

@@ -53,6 +53,11 @@ struct RunOptions {
   // Vision-language models (llama-mtmd-cli's flags; image_run.h).
   std::string mmproj_path; // --mmproj: the projector file
   std::string image_path;  // --image
+  // --embedding: the prompt's embedding instead of text (embedding_run.h).
+  bool embedding = false;
+  std::string pooling;     // --pooling mean|cls|last|none; empty: the model's
+  int32_t embd_normalize = 2; // 2: unit Euclidean length; -1: none (llama.cpp's values)
+  int32_t dimensions = 0;  // --dimensions: keep the first N values (Matryoshka); 0: all
 };
 
 } // namespace pshard

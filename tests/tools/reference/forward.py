@@ -167,12 +167,12 @@ class Reference:
                                         self.t(p + "ffn_down_shexp.weight"))
         return h + out
 
-    def logprobs(self, ids, inputs=None, positions=None):
-        """Log-softmax of the logits after each of `ids` (one row per position). `inputs`
-        maps a position to the embedding fed there instead of its token's (an image's);
-        `positions[i]` is position i's rotary position (an int, or (t, h, w))."""
+    def final_states(self, ids, inputs=None, positions=None):
+        """Each position's last hidden state after the output norm: the row the head
+        multiplies, and an embedding model's row to pool. `inputs` maps a position to the
+        embedding fed there instead of its token's (an image's); `positions[i]` is position
+        i's rotary position (an int, or (t, h, w))."""
         emb = self.t("token_embd.weight")
-        out_w = self.t("output.weight") if self.m.has("output.weight") else emb
         caches = [[] for _ in range(self.n_layer)]
         rows = []
         for pos, tok in enumerate(ids):
@@ -181,7 +181,17 @@ class Reference:
             for il in range(self.n_layer):
                 h = self.attention(il, h, caches[il], rpos)
                 h = self.ffn(il, h)
-            logits = out_w @ rms_norm(h, self.t("output_norm.weight"), self.eps)
+            rows.append(rms_norm(h, self.t("output_norm.weight"), self.eps))
+        return rows
+
+    def logprobs(self, ids, inputs=None, positions=None):
+        """Log-softmax of the logits after each of `ids` (one row per position); the
+        arguments as final_states'."""
+        emb = self.t("token_embd.weight")
+        out_w = self.t("output.weight") if self.m.has("output.weight") else emb
+        rows = []
+        for x in self.final_states(ids, inputs, positions):
+            logits = out_w @ x
             mx = logits.max()
             rows.append(logits - mx - math.log(np.exp(logits - mx).sum()))
         return rows

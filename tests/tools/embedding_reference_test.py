@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Embeddings (pshard-run --embedding) against an independent float64 forward pass.
+
+For each case pshard-mkmodel writes a small F32 model of a family (some with the
+pooling_type an embedding model has); pshard-run prints the prompt's embedding as JSON —
+on the cpu in passes of 7 tokens, and on the emulated GPU under a gpu-only schedule whose
+budget is half the model's size (every sub-layer streamed; passes of at most 16 tokens)
+— and reference/forward.py recomputes it from the GGUF file alone: every position's final
+hidden state after the output norm, pooled (mean, cls, last, or every row), cut to
+--dimensions, normalized. pshard's must agree to 1e-5 in every value, and emu's must be
+the cpu's bit for bit. The KV cache is F32 (-ctk/-ctv f32) so only the arithmetic is
+compared.
+
+usage: embedding_reference_test.py BUILD_DIR   (exit 77: skipped, numpy missing)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: this python has no numpy (Debian: apt-get install python3-numpy)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
+from forward import Reference  # noqa: E402
+from gguf_reader import GgufModel  # noqa: E402
+
+build = sys.argv[1]
+mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
+compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
+profile = os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof")
+SHAPE = ["--n-embd", "64", "--n-layer", "3", "--n-head", "4", "--n-head-kv", "2",
+         "--n-ff", "96", "--ctx", "256", "--type", "f32", "--seed", "11"]
+PROMPT = ("Embeddings turn a text into one vector: the model reads every token, and the "
+          "last layer's states are pooled into a point whose neighbours mean the same")
+# name: (pshard-mkmodel arguments, pshard-run arguments, the pooling the reference applies)
+CASES = {
+    "qwen3-model-last": (["--arch", "qwen3", "--head-dim", "32", "--pooling-type", "3"], [],
+                         "last"),
+    "llama-model-mean": (["--pooling-type", "1"], [], "mean"),
+    "qwen3moe-cls-cut": (["--arch", "qwen3moe", "--n-expert", "8", "--n-expert-used", "2",
+                          "--head-dim", "16", "--tied-output"],
+                         ["--pooling", "cls", "--dimensions", "24"], "cls"),
+    "qwen2moe-none": (["--arch", "qwen2moe", "--n-expert", "8", "--n-expert-used", "2",
+                       "--n-ff-shexp", "160"], ["--pooling", "none"], "none"),
+    "qwen2-last-raw": (["--arch", "qwen2"], ["--pooling", "last", "--embd-normalize", "-1"],
+                       "last"),
+}
+TOL = 1e-5
+failures = 0
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=300)
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL", msg)
+
+
+def embed(model, args, *extra):
+    p = run(run_bin, "-m", model, "-p", PROMPT, "--embedding", "--json", "-t", "2",
+            "-ctk", "f32", "-ctv", "f32", *args, *extra)
+    if p.returncode != 0:
+        fail(f"{model} {args} {extra}: pshard-run failed: {p.stderr}")
+        return None
+    return json.loads(p.stdout)
+
+
+def reference(model, n_tokens, pooling, dims, normalize):
+    ref = Reference(GgufModel(model))
+    ids = tokenize(model)
+    if len(ids) != n_tokens:
+        fail(f"{model}: pshard read {n_tokens} tokens, the tokenizer gives {len(ids)}")
+    rows = np.array(ref.final_states(ids))
+    picked = {"mean": lambda r: [r.mean(axis=0)], "cls": lambda r: [r[0]],
+              "last": lambda r: [r[-1]], "none": lambda r: list(r)}[pooling](rows)
+    out = []
+    for v in picked:
+        v = v[:dims] if dims else v
+        out.append(v / np.linalg.norm(v) if normalize else v)
+    return out
+
+
+def tokenize(model):
+    p = run(run_bin, "-m", model, "-p", PROMPT, "--json", "-n", "0")
+    return json.loads(p.stdout)["prompt_tokens"]
+
+
+def main(tmp):
+    for name, (make_args, run_args, pooling) in CASES.items():
+        model = os.path.join(tmp, name + ".gguf")
+        p = run(mkmodel, "-o", model, *SHAPE, *make_args)
+        if p.returncode != 0:
+            fail(f"{name}: pshard-mkmodel failed: {p.stderr}")
+            continue
+        cpu = embed(model, run_args, "-b", "7")
+        if cpu is None:
+            continue
+        if cpu["pooling"] != pooling:
+            fail(f"{name}: pshard pooled by {cpu['pooling']}, expected {pooling}")
+        dims = int(run_args[run_args.index("--dimensions") + 1]) if "--dimensions" in run_args else 0
+        want = reference(model, cpu["n_tokens"], pooling, dims, "-1" not in run_args)
+        got = cpu["embedding"] if pooling == "none" else [cpu["embedding"]]
+        if len(got) != len(want) or any(len(g) != len(w) for g, w in zip(got, want)):
+            fail(f"{name}: shape {[len(g) for g in got]} != reference {[len(w) for w in want]}")
+            continue
+        worst = max(float(np.max(np.abs(np.array(g) - w))) for g, w in zip(got, want))
+        if worst > TOL:
+            fail(f"{name}: differs from the float64 reference by up to {worst:.2e}")
+        print(f"{name}: {cpu['n_tokens']} tokens, {len(got)} x {len(got[0])} values within "
+              f"{worst:.1e} of the float64 reference")
+        budget = str(os.path.getsize(model) // 2)
+        sched = os.path.join(tmp, name + ".pshard")
+        p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--budgets", budget,
+                "--tiers", "1,4,16", "-c", "256", "-q", "--kernel-workspace", "0",
+                "--strategy", "gpu-only", "--kv-type", "f32")
+        if p.returncode != 0:
+            fail(f"{name}: pshard-compile failed: {p.stderr}")
+            continue
+        emu = embed(model, run_args, "-s", sched, "--backend", "emu", "--vram", budget)
+        if emu is not None and emu != cpu:
+            fail(f"{name}: emu under a {budget} B budget differs from the cpu")
+
+
+with tempfile.TemporaryDirectory() as d:
+    main(d)
+print("embedding reference:", "ok" if failures == 0 else f"{failures} failures")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,89 @@
+#include "tools/pshard-run/embedding_run.h"
+
+#include "runtime/model/pooling.h"
+#include "tools/common/json_writer.h"
+#include "tools/pshard-run/run_session.h"
+
+#include <cstdio>
+
+namespace pshard {
+namespace {
+
+Result<pshard_embed_params> embed_params(const RunOptions& o) {
+  pshard_embed_params p = pshard_embed_default_params();
+  if (!o.pooling.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(Pooling pooling, parse_pooling(o.pooling));
+    p.pooling = static_cast<pshard_pooling>(pooling);
+  }
+  if (o.embd_normalize != 2 && o.embd_normalize != -1)
+    return invalid_argument("--embd-normalize " + std::to_string(o.embd_normalize) +
+                            ": pshard normalizes to unit Euclidean length (2) or not at all (-1)");
+  p.normalize = o.embd_normalize == 2;
+  p.dimensions = o.dimensions;
+  return p;
+}
+
+void write_text(std::ostream& out, const std::vector<float>& v, size_t width) {
+  char buf[32];
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v[i])); // round-trips a float
+    out << buf << ((i + 1) % width == 0 ? "\n" : " ");
+  }
+}
+
+void write_json(std::ostream& out, const std::vector<float>& v, size_t width, size_t n_tokens,
+                const char* pooling) {
+  JsonWriter j(out);
+  j.begin_object();
+  j.key("n_tokens").value(static_cast<int64_t>(n_tokens));
+  j.key("pooling").value(pooling);
+  j.key("dimensions").value(static_cast<int64_t>(width));
+  j.key("embedding");
+  const bool rows = v.size() > width; // --pooling none: one row per token
+  if (rows)
+    j.begin_array();
+  for (size_t r = 0; r < v.size(); r += width) {
+    j.begin_array(/*inline_items=*/true);
+    for (size_t i = r; i < r + width; ++i)
+      j.value(static_cast<double>(v[i]));
+    j.end_array();
+  }
+  if (rows)
+    j.end_array();
+  j.end_object();
+  out << "\n";
+}
+
+} // namespace
+
+Status run_embedding(const RunOptions& o, const std::string& prompt_text, std::ostream& out) {
+  PSHARD_ASSIGN_OR_RETURN(pshard_embed_params p, embed_params(o));
+  PSHARD_ASSIGN_OR_RETURN(RunResult r, start_session(o));
+  pshard_model* model = r.model.get();
+  if (p.pooling == PSHARD_POOLING_MODEL && pshard_model_pooling(model) == PSHARD_POOLING_MODEL)
+    return invalid_argument("the model names no pooling (its pooling_type: it is not an "
+                            "embedding model); choose one with --pooling mean|cls|last|none");
+  std::vector<pshard_token> tokens(prompt_text.size() + 8);
+  size_t n = 0;
+  pshard_tokenize_params tp = pshard_tokenize_default_params();
+  tp.parse_special = o.parse_special;
+  PSHARD_C_CALL(pshard_model_tokenize_ex(model, prompt_text.data(), prompt_text.size(), &tp,
+                                         tokens.data(), tokens.size(), &n));
+  tokens.resize(n);
+  const auto n_embd = static_cast<size_t>(pshard_model_n_embd(model));
+  const size_t width = p.dimensions > 0 ? static_cast<size_t>(p.dimensions) : n_embd;
+  std::vector<float> v(p.pooling == PSHARD_POOLING_NONE ? width * n : width);
+  size_t got = 0;
+  PSHARD_C_CALL(pshard_context_embed(r.context.get(), tokens.data(), n, &p, v.data(), v.size(),
+                                     &got));
+  v.resize(got);
+  const pshard_pooling used = p.pooling == PSHARD_POOLING_MODEL ? pshard_model_pooling(model)
+                                                                 : p.pooling;
+  if (o.json)
+    write_json(out, v, width, n, pooling_name(static_cast<Pooling>(used)));
+  else
+    write_text(out, v, width);
+  return Status::ok_status();
+}
+
+} // namespace pshard
