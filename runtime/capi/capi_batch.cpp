@@ -175,6 +175,12 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
   }
   r.stop_tokens.assign(p.stop_tokens, p.stop_tokens + p.n_stop_tokens);
   r.logprobs = p.logprobs;
+  if (p.embed) {
+    auto embedding = capi::embedding_request(*batch->model, *p.embed);
+    if (!embedding.ok())
+      return fail(embedding.status().with_context("pshard_batch_add"));
+    r.embedding = *embedding;
+  }
 
   auto seq = std::unique_ptr<pshard_seq>(new (std::nothrow) pshard_seq());
   if (!seq)

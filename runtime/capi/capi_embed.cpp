@@ -26,6 +26,27 @@ pshard_embed_params pshard_embed_default_params(void) {
   return p;
 }
 
+namespace pshard::capi {
+
+Result<RequestParams::Embedding> embedding_request(const pshard_model& model,
+                                                   const pshard_embed_params& params) {
+  const pshard_embed_params p = read_params(&params, pshard_embed_default_params());
+  if (p.pooling < PSHARD_POOLING_MODEL || p.pooling > PSHARD_POOLING_LAST)
+    return invalid_argument("pooling " + std::to_string(static_cast<int>(p.pooling)) +
+                            " is not a pshard_pooling value");
+  const ModelHParams& hp = model.model->hparams();
+  RequestParams::Embedding e;
+  e.pooling = p.pooling == PSHARD_POOLING_MODEL ? hp.pooling : static_cast<Pooling>(p.pooling);
+  if (e.pooling == Pooling::kUnspecified)
+    return invalid_argument("the model names no pooling (its pooling_type: it is not an "
+                            "embedding model); set pshard_embed_params.pooling");
+  e.options = {.normalize = p.normalize, .dimensions = p.dimensions};
+  PSHARD_RETURN_IF_ERROR(check_embedding_options(e.options, hp.n_embd));
+  return e;
+}
+
+} // namespace pshard::capi
+
 pshard_status pshard_context_embed(pshard_context* c, const pshard_token* tokens, size_t n_tokens,
                                    const pshard_embed_params* params, float* out, size_t capacity,
                                    size_t* n_out) {
@@ -36,15 +57,12 @@ pshard_status pshard_context_embed(pshard_context* c, const pshard_token* tokens
     return capi::null_argument(kFn, "tokens");
   if (!out && capacity > 0)
     return capi::null_argument(kFn, "out");
-  const pshard_embed_params p = capi::read_params(params, pshard_embed_default_params());
-  if (p.pooling < PSHARD_POOLING_MODEL || p.pooling > PSHARD_POOLING_LAST)
-    return fail(invalid_argument("pooling " + std::to_string(static_cast<int>(p.pooling)) +
-                                 " is not a pshard_pooling value"));
-  const ModelHParams& hp = c->model->model->hparams();
-  const Pooling pooling =
-      p.pooling == PSHARD_POOLING_MODEL ? hp.pooling : static_cast<Pooling>(p.pooling);
-  auto v = embed(*c->session, hp.n_embd, std::span<const TokenId>(tokens, n_tokens), pooling,
-                 {.normalize = p.normalize, .dimensions = p.dimensions});
+  const pshard_embed_params defaults = pshard_embed_default_params();
+  auto e = capi::embedding_request(*c->model, params ? *params : defaults);
+  if (!e.ok())
+    return fail(e.status().with_context(kFn));
+  auto v = embed(*c->session, c->model->model->hparams().n_embd,
+                 std::span<const TokenId>(tokens, n_tokens), e->pooling, e->options);
   if (!v.ok())
     return fail(v.status().with_context(kFn));
   if (n_out)

@@ -10,6 +10,7 @@
 #include "runtime/model/model.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/schedule/schedule_file.h"
+#include "runtime/serve/request.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/vision/image.h"
 #include "runtime/vision/image_prompt_text.h"
@@ -47,6 +48,11 @@ struct pshard_context {
 };
 
 namespace pshard::capi {
+
+// pshard_embed_params read over the defaults and checked, the pooling resolved (the
+// model's when PSHARD_POOLING_MODEL): what an embedding request runs with.
+Result<RequestParams::Embedding> embedding_request(const pshard_model& model,
+                                                   const pshard_embed_params& params);
 
 // Records the failure for pshard_last_error() and returns its code.
 pshard_status fail(const Status& status);

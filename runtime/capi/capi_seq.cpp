@@ -36,6 +36,8 @@ pshard_seq_event c_event(const SequenceEvent& e, std::vector<pshard_token>& ids,
   c.prompt_ms = e.timings.prompt_ms;
   c.first_token_ms = e.timings.first_token_ms;
   c.total_ms = e.timings.total_ms;
+  c.embedding = e.embedding.empty() ? nullptr : e.embedding.data();
+  c.n_embedding = e.embedding.size();
   return c;
 }
 

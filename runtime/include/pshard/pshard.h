@@ -619,6 +619,10 @@ typedef struct pshard_seq_event {
   double first_token_ms; /* added -> first token */
   double total_ms;       /* added -> finished */
   int64_t n_cached;      /* of n_prompt, positions read from the prefix cache, not decoded */
+  /* An embedding request's last event (PSHARD_FINISH_STOP): its vector, as
+   * pshard_context_embed writes it; NULL and 0 otherwise. */
+  const float* embedding;
+  size_t n_embedding;
 } pshard_seq_event;
 
 /* Return false to cancel the sequence (the reader went away). */
@@ -643,6 +647,10 @@ typedef struct pshard_seq_params {
                                         pshard_context_generate_with_images; encoded by
                                         pshard_batch_add (the caller may free them after) */
   size_t n_images;
+  /* An embedding request (pshard_context_embed's parameters): the prompt is read in the
+   * batch's passes beside the others, nothing is generated, and the last event carries
+   * the vector (pshard_seq_event.embedding); `generate` is ignored. NULL: generate. */
+  const pshard_embed_params* embed;
 } pshard_seq_params;
 
 PSHARD_API pshard_seq_params pshard_seq_default_params(void);

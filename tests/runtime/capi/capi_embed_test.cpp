@@ -143,4 +143,80 @@ TEST(CapiEmbed, ReportsWhatIsWrong) {
   pshard_model_free(m);
 }
 
+// Embedding requests in a batch beside a generating one: each event's vector is the
+// context's, and the story is still the known answer.
+TEST(CapiEmbed, BatchRequestsGiveTheContextsVectors) {
+  SKIP_WITHOUT_MODEL();
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(kModel.c_str(), nullptr, &m), PSHARD_OK);
+  pshard_batch_params bp = pshard_batch_default_params();
+  bp.n_seq_max = 3;
+  bp.n_ctx = 128;
+  bp.n_threads = 1;
+  bp.n_batch = 8;
+  pshard_batch* b = nullptr;
+  ASSERT_EQ(pshard_batch_create(m, &bp, &b), PSHARD_OK) << pshard_last_error();
+  const std::vector<pshard_token> t = story_tokens(m);
+  pshard_embed_params mean = pshard_embed_default_params(), none = mean;
+  mean.pooling = PSHARD_POOLING_MEAN;
+  none.pooling = PSHARD_POOLING_NONE;
+  none.dimensions = 8;
+  struct Got {
+    std::vector<float> v;
+    std::vector<pshard_token> tokens;
+    pshard_finish_reason finish = PSHARD_FINISH_NONE;
+  };
+  auto on_event = [](const pshard_seq_event* e, void* user) {
+    auto* g = static_cast<Got*>(user);
+    g->v.assign(e->embedding, e->embedding + e->n_embedding);
+    if (e->token >= 0)
+      g->tokens.push_back(e->token);
+    g->finish = e->finish;
+    return true;
+  };
+  Got got[3];
+  pshard_seq* seqs[3] = {};
+  const pshard_embed_params* kinds[3] = {&mean, nullptr, &none};
+  pshard_token once[5] = {1, 403, 407, 261, 378}; // "Once upon a time"
+  pshard_generate_params g = pshard_generate_default_params();
+  g.n_predict = 16;
+  g.temperature = 0;
+  for (int i = 0; i < 3; ++i) {
+    pshard_seq_params sp = pshard_seq_default_params();
+    sp.tokens = kinds[i] ? t.data() : once;
+    sp.n_tokens = kinds[i] ? t.size() : 5;
+    sp.embed = kinds[i];
+    sp.on_event = on_event;
+    sp.user_data = &got[i];
+    ASSERT_EQ(pshard_batch_add(b, &sp, &g, &seqs[i]), PSHARD_OK) << pshard_last_error();
+  }
+  while (pshard_batch_has_work(b))
+    ASSERT_EQ(pshard_batch_step(b, nullptr), PSHARD_OK);
+  pshard_context_params cp = pshard_context_default_params();
+  cp.n_ctx = 128;
+  cp.n_threads = 1;
+  pshard_context* ctx = nullptr;
+  ASSERT_EQ(pshard_context_create(m, &cp, &ctx), PSHARD_OK);
+  EXPECT_EQ(got[0].finish, PSHARD_FINISH_STOP);
+  EXPECT_EQ(got[0].v, context_embed(ctx, t, mean));
+  EXPECT_EQ(got[2].v, context_embed(ctx, t, none));
+  EXPECT_EQ(got[2].v.size(), 8 * t.size());
+  EXPECT_EQ(got[1].tokens, kExpected);
+  EXPECT_TRUE(got[1].v.empty());
+  // A batch embedding request needs a pooling the model lacks: refused at add.
+  pshard_embed_params model_pooling = pshard_embed_default_params();
+  pshard_seq_params sp = pshard_seq_default_params();
+  sp.tokens = t.data();
+  sp.n_tokens = t.size();
+  sp.embed = &model_pooling;
+  pshard_seq* bad = nullptr;
+  EXPECT_EQ(pshard_batch_add(b, &sp, nullptr, &bad), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("pooling"), std::string::npos);
+  for (pshard_seq* s : seqs)
+    pshard_seq_free(s);
+  pshard_context_free(ctx);
+  pshard_batch_free(b);
+  pshard_model_free(m);
+}
+
 } // namespace
