@@ -31,6 +31,12 @@ ApiError error_from_status(pshard_status status, std::string message);
 // A JSON body's field readers: each fails with a 400 naming the field and the type it
 // needs. Absent (or null) fields leave `out` untouched.
 using FieldError = std::optional<ApiError>;
+// Returns the error, from a function answering an ApiError (or a FieldError), if `expr` has one.
+#define PSHARD_RETURN_IF_FIELD_ERROR(expr)                                                         \
+  do {                                                                                             \
+    if (::pshard::server::FieldError e_ = (expr))                                                  \
+      return *e_;                                                                                  \
+  } while (0)
 FieldError read_field(const nlohmann::json& body, const char* key, bool& out);
 FieldError read_field(const nlohmann::json& body, const char* key, std::string& out);
 FieldError read_field(const nlohmann::json& body, const char* key, double& out, double lo,

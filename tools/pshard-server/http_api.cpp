@@ -2,6 +2,7 @@
 
 #include "tools/common/size_parse.h"
 #include "tools/pshard-server/chat_page.h"
+#include "tools/pshard-server/embeddings.h"
 #include "tools/pshard-server/openai_response.h"
 
 #include <httplib.h>
@@ -34,7 +35,9 @@ std::string route_label(const std::string& path) {
                                 "/v1/completions",
                                 "/completions",
                                 "/v1/chat/completions",
-                                "/chat/completions"};
+                                "/chat/completions",
+                                "/v1/embeddings",
+                                "/embeddings"};
   for (const char* k : known)
     if (path == k)
       return path;
@@ -45,7 +48,8 @@ ApiError status_error(int status, const httplib::Request& req) {
   switch (status) {
   case 404:
     return not_found_error("there is no route " + req.method + " " + req.path +
-                               " (POST /v1/completions, POST /v1/chat/completions, GET /v1/models, "
+                               " (POST /v1/completions, POST /v1/chat/completions, POST /v1/embeddings, "
+                               "GET /v1/models, "
                                "GET /health, GET /metrics, POST /tokenize, POST /detokenize, "
                                "GET or POST /budget)",
                            "", "not_found");
@@ -128,6 +132,16 @@ void HttpApi::install(httplib::Server& svr) {
   for (const char* path : {"/v1/chat/completions", "/chat/completions"})
     svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
       generate(req, res, Endpoint::kChat);
+    });
+  for (const char* path : {"/v1/embeddings", "/embeddings"})
+    svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      auto parsed = parse_embeddings(req.body, engine_);
+      if (auto* e = std::get_if<ApiError>(&parsed))
+        return send_error(res, *e);
+      auto answer = run_embeddings(engine_, std::get<EmbeddingRequest>(parsed));
+      if (auto* e = std::get_if<ApiError>(&answer))
+        return send_error(res, *e);
+      send(res, std::get<nlohmann::json>(answer));
     });
 }
 

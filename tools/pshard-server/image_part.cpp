@@ -1,47 +1,8 @@
 #include "tools/pshard-server/image_part.h"
 
-#include <array>
+#include "tools/pshard-server/base64.h"
 
 namespace pshard::server {
-namespace {
-
-// 0-63 for the alphabet, -1 for anything else.
-constexpr std::array<int8_t, 256> base64_values() {
-  std::array<int8_t, 256> v{};
-  v.fill(-1);
-  constexpr std::string_view alphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (size_t i = 0; i < alphabet.size(); ++i)
-    v[static_cast<uint8_t>(alphabet[i])] = static_cast<int8_t>(i);
-  return v;
-}
-
-} // namespace
-
-std::optional<std::vector<uint8_t>> decode_base64(std::string_view text) {
-  static constexpr std::array<int8_t, 256> kValues = base64_values();
-  while (!text.empty() && text.back() == '=')
-    text.remove_suffix(1);
-  if (text.size() % 4 == 1)
-    return std::nullopt; // one leftover character carries no whole byte
-  std::vector<uint8_t> out;
-  out.reserve(text.size() * 3 / 4);
-  uint32_t bits = 0;
-  int n_bits = 0;
-  for (char c : text) {
-    const int8_t v = kValues[static_cast<uint8_t>(c)];
-    if (v < 0)
-      return std::nullopt;
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    n_bits += 6;
-    if (n_bits >= 8) {
-      n_bits -= 8;
-      out.push_back(static_cast<uint8_t>(bits >> n_bits));
-    }
-  }
-  return out;
-}
-
 std::variant<ImageHandle, ApiError> read_image_part(const nlohmann::json& part,
                                                     const std::string& param) {
   const std::string url_param = param + ".image_url.url";

@@ -20,8 +20,6 @@ namespace pshard::server {
 // The place Qwen2-VL's chat template writes for an image, where its part was.
 inline constexpr std::string_view kImagePlace = "<|vision_start|><|image_pad|><|vision_end|>";
 
-// Standard base64 (RFC 4648, '=' padding optional, no line breaks); nullopt if malformed.
-std::optional<std::vector<uint8_t>> decode_base64(std::string_view text);
 
 std::variant<ImageHandle, ApiError> read_image_part(const nlohmann::json& part,
                                                     const std::string& param);

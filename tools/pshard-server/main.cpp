@@ -157,6 +157,10 @@ int main(int argc, char** argv) {
       ->check(cli::between(0, 1 << 16));
   app.add_option("--budget-file", o.budget_file,
                  "a file whose first line (a size, e.g. 512M) SIGHUP makes the VRAM budget");
+  app.add_option("--pooling", o.pooling,
+                 "how POST /v1/embeddings pools a text's rows: mean, cls or last (default: the "
+                 "model's pooling_type)")
+      ->check(CLI::IsMember({"mean", "cls", "last"}));
   constexpr FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
   const std::vector<std::string> args = expand_llama_flags(argc, argv, kLlamaFlags);
   std::vector<const char*> arg_ptrs;

@@ -12,12 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-#define PSHARD_RETURN_IF_FIELD_ERROR(expr)                                                         \
-  do {                                                                                             \
-    if (FieldError e_ = (expr))                                                                    \
-      return *e_;                                                                                  \
-  } while (0)
-
 // At most this many images a request (ImagePromptDecoder holds one image).
 constexpr size_t kMaxImages = 1;
 
@@ -248,6 +242,16 @@ std::variant<json, ApiError> parse_object(const std::string& body) {
   return j;
 }
 
+FieldError read_model(const json& body, const ServingEngine& engine) {
+  std::string model;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "model", model));
+  if (!model.empty() && model != engine.model_id())
+    return not_found_error("The model '" + model + "' does not exist; this server serves '" +
+                               engine.model_id() + "' (GET /v1/models)",
+                           "model", "model_not_found");
+  return std::nullopt;
+}
+
 std::variant<GenerationRequest, ApiError>
 parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine& engine) {
   auto parsed = parse_object(text);
@@ -256,12 +260,7 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
   const json& body = std::get<json>(parsed);
   GenerationRequest r;
   r.endpoint = endpoint;
-  std::string model;
-  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "model", model));
-  if (!model.empty() && model != engine.model_id())
-    return not_found_error("The model '" + model + "' does not exist; this server serves '" +
-                               engine.model_id() + "' (GET /v1/models)",
-                           "model", "model_not_found");
+  PSHARD_RETURN_IF_FIELD_ERROR(read_model(body, engine));
   PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body, endpoint));
   PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
   PSHARD_RETURN_IF_FIELD_ERROR(read_logit_bias(body, engine.n_vocab(), r.logit_bias));

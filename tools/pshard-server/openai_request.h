@@ -43,6 +43,9 @@ struct GenerationRequest {
 std::variant<GenerationRequest, ApiError>
 parse_generation(const std::string& body, Endpoint endpoint, const ServingEngine& engine);
 
+// A body's optional "model": absent, or this server's model (else 404 model_not_found).
+FieldError read_model(const nlohmann::json& body, const ServingEngine& engine);
+
 // The body as a JSON object, or the error to answer.
 std::variant<nlohmann::json, ApiError> parse_object(const std::string& body);
 

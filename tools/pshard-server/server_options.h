@@ -28,6 +28,7 @@ struct ServerOptions {
   std::string chat_template; // --chat-template NAME; empty: the model's own
   int http_threads = 0;      // 0: enough for every slot and queued request
   std::string budget_file;   // --budget-file: SIGHUP reads the VRAM budget from it
+  std::string pooling;       // --pooling: /v1/embeddings' mean, cls or last; empty: the model's
 };
 
 } // namespace pshard::server

@@ -2,6 +2,7 @@
 
 #include "tools/common/size_parse.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
@@ -19,6 +20,17 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   e->model_.reset(model);
   e->created_ = static_cast<int64_t>(std::time(nullptr));
   e->model_id_ = o.alias.empty() ? std::filesystem::path(o.model_path).stem().string() : o.alias;
+  e->pooling_ = pshard_model_pooling(model);
+  if (!o.pooling.empty()) { // the C API's names (the server links no runtime library)
+    const std::pair<const char*, pshard_pooling> kNames[] = {
+        {"mean", PSHARD_POOLING_MEAN}, {"cls", PSHARD_POOLING_CLS}, {"last", PSHARD_POOLING_LAST}};
+    auto it = std::find_if(std::begin(kNames), std::end(kNames),
+                           [&](const auto& n) { return o.pooling == n.first; });
+    if (it == std::end(kNames))
+      return invalid_argument("--pooling " + o.pooling + ": /v1/embeddings answers one vector "
+                              "per input; use mean, cls or last");
+    e->pooling_ = it->second;
+  }
 
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
                           parse_backend(o.backend, pshard_model_has_schedule(model)));

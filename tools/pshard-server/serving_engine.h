@@ -43,6 +43,11 @@ public:
   render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const;
   const std::string& chat_template() const { return chat_template_; } // "" when none
 
+  // How /v1/embeddings pools (--pooling, else the model's pooling_type); PSHARD_POOLING_MODEL
+  // when neither names one.
+  pshard_pooling pooling() const { return pooling_; }
+  int32_t n_embd() const { return pshard_model_n_embd(model_.get()); }
+
   std::vector<uint64_t> budgets() const; // compiled, ascending
   Status set_vram_budget(uint64_t bytes);
 
@@ -55,6 +60,7 @@ private:
   std::string model_id_, backend_, chat_template_, template_arg_;
   Status template_error_;
   int64_t created_ = 0;
+  pshard_pooling pooling_ = PSHARD_POOLING_MODEL;
   std::atomic<bool> stop_{false};
   std::thread stepper_;
 };

@@ -1,5 +1,6 @@
 // The official OpenAI JavaScript library against pshard-server: chat and completion
-// requests, streamed and not, and two refusals; prints what it got as one JSON object.
+// requests, streamed and not, function calls, embeddings, and refusals; prints what it got
+// as one JSON object.
 //
 // usage: node openai_client.mjs BASE_URL API_KEY MODEL PROMPT CHAT_MESSAGE MAX_TOKENS
 import OpenAI from "openai";
@@ -55,6 +56,13 @@ const toolStream = client.beta?.chat?.completions?.stream
 const streamedCall = await toolStream.finalChatCompletion();
 out.tool_calls_stream = streamedCall.choices[0].message.tool_calls;
 out.tool_finish_stream = streamedCall.choices[0].finish_reason;
+
+// Embeddings: the library asks for base64 by default and decodes it; floats when asked.
+const embedded = await client.embeddings.create({model, input: [prompt, message]});
+out.embeddings = embedded.data.map((d) => Array.from(d.embedding));
+out.embeddings_usage = embedded.usage;
+const floats = await client.embeddings.create({model, input: prompt, encoding_format: "float"});
+out.embedding_float = floats.data[0].embedding;
 
 const models = await client.models.list();
 out.models = models.data.map((m) => m.id);

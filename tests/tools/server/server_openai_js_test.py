@@ -3,7 +3,8 @@
 the build tree at test time) against pshard-server: completions and chat, streamed and
 not, greedy answers equal to pshard-run's for the same prompt, tool calls (whole and as
 stream deltas the library assembles), and the library's view of
-the error objects (404, 400, 401). Skips, saying why, without node/npm or without the
+the error objects (404, 400, 401), and embeddings (base64 by the library's default, and
+floats) equal to pshard-run --embedding's. Skips, saying why, without node/npm or without the
 registry.
 
 usage: server_openai_js_test.py BUILD_DIR SHARED_DIR
@@ -14,7 +15,7 @@ import shutil
 import subprocess
 import sys
 
-from server_util import Checks, Server, chat_text, run_text
+from server_util import Checks, Server, chat_text, f32, run_embedding, run_text
 
 build, shared = sys.argv[1], sys.argv[2]
 stories = os.path.join(shared, "models/stories260K.gguf")
@@ -61,7 +62,10 @@ def main():
     prompt, message, n = "Once upon a time", "Tell me a story", 24
     want = run_text(build, stories, prompt, n)
     want_chat = chat_text(build, stories, message, n)
-    with Server(build, stories, "-np", "2", "--chat-template", "chatml", api_key="k3y") as s:
+    want_embeddings = [run_embedding(build, stories, t, "--pooling", "last")["embedding"]
+                       for t in (prompt, message)]
+    with Server(build, stories, "-np", "2", "--chat-template", "chatml", "--pooling", "last",
+                api_key="k3y") as s:
         p = subprocess.run(["node", script, f"http://127.0.0.1:{s.port}/v1", "k3y", "stories260K",
                             prompt, message, str(n)], capture_output=True, text=True, timeout=300)
         check("node runs", p.returncode == 0, p.stderr[-2000:])
@@ -86,6 +90,11 @@ def main():
           and [c["function"] for c in streamed] == [c["function"] for c in calls], (streamed, calls))
     check("streamed chat finish and usage", got["chat_stream_finish"] in ("stop", "length") and
           got["chat_stream_usage"]["prompt_tokens"] > 0, got)
+    check("embeddings (base64, decoded by the library) == pshard-run --embedding",
+          [f32(e) for e in got["embeddings"]] == want_embeddings, got["embeddings"][0][:3])
+    check("embeddings as floats == pshard-run --embedding",
+          f32(got["embedding_float"]) == want_embeddings[0], got["embedding_float"][:3])
+    check("embedding usage", got["embeddings_usage"]["prompt_tokens"] > 0, got["embeddings_usage"])
     check("models", got["models"] == ["stories260K"], got["models"])
     check("unknown model: NotFoundError", got["unknown_model"]["status"] == 404 and
           got["unknown_model"]["code"] == "model_not_found", got["unknown_model"])

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -129,6 +130,23 @@ def run_text(build, model, prompt, n, *extra):
         raise RuntimeError(p.stderr)
     assert p.stdout.startswith(prompt) and p.stdout.endswith("\n"), p.stdout
     return p.stdout[len(prompt):-1]
+
+
+def f32(v):
+    """The float32 values of a list (pshard-run prints 9 digits, the server and JavaScript
+    a float's double whole): what to compare embeddings by, bit for bit."""
+    return list(struct.unpack(f"<{len(v)}f", struct.pack(f"<{len(v)}f", *v)))
+
+
+def run_embedding(build, model, text, *extra):
+    """pshard-run --embedding --json for the text: its JSON object, the vector as float32."""
+    p = run(tool(build, "pshard-run"), "-m", model, "-p", text, "--embedding", "--json", "-t", "1",
+            *extra)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr)
+    out = json.loads(p.stdout)
+    out["embedding"] = f32(out["embedding"])
+    return out
 
 
 def chat_text(build, model, user, n, template="chatml"):

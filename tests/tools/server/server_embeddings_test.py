@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""POST /v1/embeddings: every input's vector equals pshard-run --embedding's for the same
+text (bit for bit: the batch gives each sequence its rows alone), as floats and as base64,
+cut by `dimensions`, from strings and from token ids, many inputs at once beside a running
+completion; the model's pooling_type is used, --pooling overrides it; every bad request
+is a 400 (or 404) naming the field.
+
+usage: server_embeddings_test.py BUILD_DIR SHARED_DIR   (exit 77: the shared model missing)
+"""
+import base64
+import math
+import os
+import struct
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_util import Checks, Server, f32, run, run_embedding, tool  # noqa: E402
+
+build, shared = sys.argv[1], sys.argv[2]
+stories = os.path.join(shared, "models", "stories260K.gguf")
+if not os.path.exists(stories):
+    print(f"SKIP: the shared model {stories} is not present")
+    sys.exit(77)
+c = Checks()
+TEXTS = ["Once upon a time", "The little dog ran to the park.", "Tom", "Lily and Ben"]
+
+
+def norm(v):
+    return math.sqrt(sum(x * x for x in v))
+
+
+def main(tmp):
+    # An embedding model (pooling_type mean) with the stories vocabulary, so text reads alike.
+    embed_model = os.path.join(tmp, "embed-mean.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", embed_model, "--arch", "qwen3", "--n-embd", "64",
+            "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2", "--n-ff", "96",
+            "--pooling-type", "1", "--tokenizer-from", stories)
+    c.check("mkmodel", p.returncode == 0, p.stderr)
+    with Server(build, embed_model, "-np", "2", "-c", "256") as s:
+        status, body = s.json("POST", "/v1/embeddings", {"input": TEXTS, "model": "embed-mean"})
+        c.check("list answered", status == 200, body)
+        data = body.get("data", [])
+        c.check("one vector per input, in order",
+                [d.get("index") for d in data] == list(range(len(TEXTS))) and
+                all(d.get("object") == "embedding" for d in data), body)
+        total = 0
+        for text, d in zip(TEXTS, data):
+            want = run_embedding(build, embed_model, text)
+            c.check(f"'{text}' == pshard-run --embedding (the model's mean pooling)",
+                    f32(d["embedding"]) == f32(want["embedding"]) and want["pooling"] == "mean",
+                    f"{d['embedding'][:3]} vs {want['embedding'][:3]}")
+            c.check(f"'{text}' unit length", abs(norm(d["embedding"]) - 1) < 1e-5)
+            total += want["n_tokens"]
+        c.check("usage counts the prompt tokens", body.get("usage") ==
+                {"prompt_tokens": total, "total_tokens": total}, body.get("usage"))
+        c.check("the model's id", body.get("model") == "embed-mean" and body.get("object") == "list")
+
+        # base64: the same float32 values, little-endian.
+        status, b64 = s.json("POST", "/v1/embeddings",
+                             {"input": TEXTS[0], "encoding_format": "base64"})
+        raw = base64.b64decode(b64["data"][0]["embedding"]) if status == 200 else b""
+        floats = list(struct.unpack(f"<{len(raw) // 4}f", raw))
+        c.check("base64 decodes to the float answer", floats == data[0]["embedding"],
+                f"{status} {floats[:3]}")
+        # dimensions: the first N values, normalized again.
+        status, cut = s.json("POST", "/v1/embeddings", {"input": TEXTS[1], "dimensions": 8})
+        v = cut["data"][0]["embedding"] if status == 200 else []
+        want = run_embedding(build, embed_model, TEXTS[1], "--dimensions", "8")["embedding"]
+        c.check("dimensions 8 == pshard-run --dimensions 8", f32(v) == f32(want) and len(v) == 8,
+                f"{status} {v}")
+        # Token ids: the same as the text they spell.
+        status, tok = s.json("POST", "/tokenize", {"content": TEXTS[2], "add_special": True})
+        ids = tok.get("tokens", [])
+        status, by_ids = s.json("POST", "/v1/embeddings", {"input": [ids, ids]})
+        c.check("token ids == their text", status == 200 and
+                by_ids["data"][0]["embedding"] == data[2]["embedding"] and
+                by_ids["data"][1]["embedding"] == data[2]["embedding"], by_ids)
+        status, one = s.json("POST", "/v1/embeddings", {"input": ids})
+        c.check("one list of ids is one input", status == 200 and len(one["data"]) == 1 and
+                one["data"][0]["embedding"] == data[2]["embedding"], one)
+
+        # Many inputs at once, beside a completion, with two sequences: all answered alike.
+        many = [TEXTS[i % len(TEXTS)] for i in range(24)]
+        results = {}
+
+        def complete():
+            results["completion"] = s.json("POST", "/v1/completions",
+                                           {"prompt": "Once upon a time", "max_tokens": 40})
+
+        t = threading.Thread(target=complete)
+        t.start()
+        status, lots = s.json("POST", "/v1/embeddings", {"input": many})
+        t.join()
+        c.check("24 inputs answered", status == 200 and len(lots["data"]) == 24, status)
+        c.check("each as alone", status == 200 and all(
+            lots["data"][i]["embedding"] == data[i % len(TEXTS)]["embedding"] for i in range(24)))
+        c.check("the completion beside them finished", results["completion"][0] == 200,
+                results["completion"])
+
+        # Bad requests: 400 naming the field (404 for another model).
+        for name, req, want_status, param in [
+            ("no input", {}, 400, "input"),
+            ("empty string", {"input": ""}, 400, "input"),
+            ("empty list", {"input": []}, 400, "input"),
+            ("a number", {"input": 5}, 400, "input"),
+            ("mixed list", {"input": ["a", 3]}, 400, "input"),
+            ("token out of range", {"input": [1, 99999]}, 400, "input"),
+            ("too long", {"input": "word " * 400}, 400, "input"),
+            ("dimensions 0", {"input": "a", "dimensions": 0}, 400, "dimensions"),
+            ("dimensions past n_embd", {"input": "a", "dimensions": 65}, 400, "dimensions"),
+            ("encoding hex", {"input": "a", "encoding_format": "hex"}, 400, "encoding_format"),
+            ("another model", {"input": "a", "model": "gpt-4"}, 404, "model"),
+        ]:
+            status, err = s.json("POST", "/v1/embeddings", req)
+            e = err.get("error", {})
+            c.check(f"{name}: {want_status}", status == want_status and e.get("param") == param,
+                    f"{status} {err}")
+        status, err = s.json("POST", "/v1/embeddings", "{not json")
+        c.check("malformed JSON: 400", status == 400, err)
+
+    # A chat model names no pooling: requests say how to choose one; --pooling does.
+    with Server(build, stories, "-np", "2") as s:
+        status, err = s.json("POST", "/v1/embeddings", {"input": "Tom"})
+        c.check("no pooling: 400 no_pooling naming --pooling", status == 400 and
+                err.get("error", {}).get("code") == "no_pooling" and
+                "--pooling" in err["error"]["message"], err)
+    with Server(build, stories, "-np", "2", "--pooling", "last") as s:
+        status, body = s.json("POST", "/v1/embeddings", {"input": "Tom"})
+        want = run_embedding(build, stories, "Tom", "--pooling", "last")["embedding"]
+        c.check("--pooling last == pshard-run --pooling last",
+                status == 200 and f32(body["data"][0]["embedding"]) == f32(want), body)
+    p = run(tool(build, "pshard-server"), "-m", stories, "--pooling", "none", "--port", "0")
+    c.check("--pooling none refused at start", p.returncode != 0 and "none" in p.stderr, p.stderr)
+
+
+with tempfile.TemporaryDirectory() as d:
+    main(d)
+sys.exit(c.finish())
