@@ -16,30 +16,17 @@ import http.client
 import json
 import os
 import random
-import re
 import statistics
-import subprocess
 import sys
-import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_server import BenchServer  # noqa: E402
 
-class Server:
+
+class Server(BenchServer):
     def __init__(self, build, model, args):
-        cmd = [os.path.join(build, "tools", "pshard-server", "pshard-server"), "-m", model,
-               "--port", "0", "-np", "1", *args]
-        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-        self.port = None
-        log = []
-        while self.port is None:
-            line = self.proc.stderr.readline()
-            if not line:
-                raise RuntimeError("pshard-server did not start: " + "".join(log))
-            log.append(line)
-            m = re.search(r"on http://[^:]+:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+        super().__init__(build, model, ["-np", "1", *args])
 
     def complete(self, prompt, max_tokens):
         """(seconds to the first token, seconds in all, answer ids, cached tokens)."""
@@ -63,10 +50,6 @@ class Server:
                     first = time.perf_counter() - start
                 text += ch.get("text") or ""
         return first, time.perf_counter() - start, text, cached
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=60)
 
 
 def main():

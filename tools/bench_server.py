@@ -1,0 +1,44 @@
+"""What the pshard-server benchmarks share: a server on a port the kernel picks, its
+stderr drained, JSON posts over loopback HTTP.
+
+    s = BenchServer(build, model, ["-np", "4"])
+    status, body = s.post("/v1/embeddings", {"input": ["a", "b"]})
+    s.stop()
+"""
+import http.client
+import json
+import os
+import re
+import subprocess
+import threading
+
+
+class BenchServer:
+    def __init__(self, build, model, args):
+        cmd = [os.path.join(build, "tools", "pshard-server", "pshard-server"), "-m", model,
+               "--port", "0", *args]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        self.port = None
+        log = []
+        while self.port is None:
+            line = self.proc.stderr.readline()
+            if not line:
+                raise RuntimeError("pshard-server did not start: " + "".join(log))
+            log.append(line)
+            m = re.search(r"on http://[^:]+:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+
+    def post(self, path, body):
+        """(status, the answer as JSON)."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        c.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        r = c.getresponse()
+        out = r.status, json.loads(r.read())
+        c.close()
+        return out
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
