@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_server import BenchServer  # noqa: E402
+from bench_server import BenchServer, split_args  # noqa: E402
 
 WORDS = ("the model reads every token of a text and its last layer becomes one vector whose "
          "neighbours mean the same so a search finds passages by meaning rather than words "
@@ -30,14 +30,7 @@ def texts(n, seed=5):
 
 
 def main():
-    argv = sys.argv[1:]
-    extra = []
-    if "--" in argv:
-        extra = argv[argv.index("--") + 1:]
-        argv = argv[:argv.index("--")]
-    build, model = argv[0], argv[1]
-    n = int(argv[2]) if len(argv) > 2 else 32
-    reps = int(argv[3]) if len(argv) > 3 else 3
+    build, model, (n, reps), extra = split_args(sys.argv[1:], (32, 3))
     inputs = texts(n)
     common = ["--pooling", "last", "-c", "512", *extra]
     one = BenchServer(build, model, ["-np", "1", *common])

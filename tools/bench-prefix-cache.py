@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_server import BenchServer  # noqa: E402
+from bench_server import BenchServer, split_args  # noqa: E402
 
 
 class Server(BenchServer):
@@ -53,15 +53,7 @@ class Server(BenchServer):
 
 
 def main():
-    argv = sys.argv[1:]
-    extra = []
-    if "--" in argv:
-        extra = argv[argv.index("--") + 1:]
-        argv = argv[:argv.index("--")]
-    build, model = argv[0], argv[1]
-    turns = int(argv[2]) if len(argv) > 2 else 6
-    new = int(argv[3]) if len(argv) > 3 else 200
-    reps = int(argv[4]) if len(argv) > 4 else 3
+    build, model, (turns, new, reps), extra = split_args(sys.argv[1:], (6, 200, 3))
     answer_tokens = 16
     servers = {"cache": Server(build, model, extra),
                "no cache": Server(build, model, ["--no-prefix-cache", *extra])}

@@ -13,6 +13,17 @@ import subprocess
 import threading
 
 
+def split_args(argv, defaults):
+    """BUILD MODEL [numbers...] [-- SERVER ARGS] -> (build, model, [numbers, defaults filling
+    the missing ones], server args)."""
+    extra = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    numbers = [int(a) for a in argv[2:]] + list(defaults[len(argv) - 2:])
+    return argv[0], argv[1], numbers, extra
+
+
 class BenchServer:
     def __init__(self, build, model, args):
         cmd = [os.path.join(build, "tools", "pshard-server", "pshard-server"), "-m", model,

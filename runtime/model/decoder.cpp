@@ -27,15 +27,25 @@ Status Decoder::rewind(int64_t) {
   return unsupported("this decoder cannot drop positions (no speculative decoding)");
 }
 
+namespace {
+
+// decode()'s checks, and at most `max_rows` tokens: `what` of n tokens, "but ..." + `limit`.
+Status check_rows(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past, int64_t n_ctx,
+                  int64_t max_rows, const char* what, const std::string& limit) {
+  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, n_vocab, n_past, n_ctx));
+  if (static_cast<int64_t>(tokens.size()) > max_rows)
+    return invalid_argument(std::string(what) + " of " + std::to_string(tokens.size()) +
+                            " tokens, but " + limit);
+  return Status::ok_status();
+}
+
+} // namespace
+
 Status check_decode_all(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,
                         int64_t n_ctx, int64_t max_logit_rows) {
-  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, n_vocab, n_past, n_ctx));
-  if (static_cast<int64_t>(tokens.size()) > max_logit_rows)
-    return invalid_argument("decode_all of " + std::to_string(tokens.size()) +
-                            " tokens, but the session holds logits for " +
-                            std::to_string(max_logit_rows) +
-                            "; make it with more logit rows (max_logit_rows)");
-  return Status::ok_status();
+  return check_rows(tokens, n_vocab, n_past, n_ctx, max_logit_rows, "decode_all",
+                    "the session holds logits for " + std::to_string(max_logit_rows) +
+                        "; make it with more logit rows (max_logit_rows)");
 }
 
 Result<std::span<const float>> Decoder::decode_embeddings(std::span<const TokenId>) {
@@ -44,12 +54,9 @@ Result<std::span<const float>> Decoder::decode_embeddings(std::span<const TokenI
 
 Status check_decode_embeddings(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,
                                int64_t n_ctx, int64_t max_rows) {
-  PSHARD_RETURN_IF_ERROR(check_decode_input(tokens, n_vocab, n_past, n_ctx));
-  if (static_cast<int64_t>(tokens.size()) > max_rows)
-    return invalid_argument("decode_embeddings of " + std::to_string(tokens.size()) +
-                            " tokens, but one pass of this session holds " +
-                            std::to_string(max_rows) + "; pass them in parts");
-  return Status::ok_status();
+  return check_rows(tokens, n_vocab, n_past, n_ctx, max_rows, "decode_embeddings",
+                    "one pass of this session holds " + std::to_string(max_rows) +
+                        "; pass them in parts");
 }
 
 std::vector<int64_t> every_row(size_t n) {
