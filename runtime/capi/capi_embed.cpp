@@ -4,6 +4,7 @@
 #include "runtime/generate/embedding.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace pshard;
 using pshard::capi::fail;
@@ -31,12 +32,17 @@ namespace pshard::capi {
 Result<RequestParams::Embedding> embedding_request(const pshard_model& model,
                                                    const pshard_embed_params& params) {
   const pshard_embed_params p = read_params(&params, pshard_embed_default_params());
-  if (p.pooling < PSHARD_POOLING_MODEL || p.pooling > PSHARD_POOLING_LAST)
-    return invalid_argument("pooling " + std::to_string(static_cast<int>(p.pooling)) +
+  // A C caller may store any int in the enum; reading one outside its values as the enum
+  // is undefined in C++, so the bytes are read as the int they are.
+  static_assert(sizeof(pshard_pooling) == sizeof(int32_t));
+  int32_t pooling = 0;
+  std::memcpy(&pooling, &p.pooling, sizeof pooling);
+  if (pooling < PSHARD_POOLING_MODEL || pooling > PSHARD_POOLING_LAST)
+    return invalid_argument("pooling " + std::to_string(pooling) +
                             " is not a pshard_pooling value");
   const ModelHParams& hp = model.model->hparams();
   RequestParams::Embedding e;
-  e.pooling = p.pooling == PSHARD_POOLING_MODEL ? hp.pooling : static_cast<Pooling>(p.pooling);
+  e.pooling = pooling == PSHARD_POOLING_MODEL ? hp.pooling : static_cast<Pooling>(pooling);
   if (e.pooling == Pooling::kUnspecified)
     return invalid_argument("the model names no pooling (its pooling_type: it is not an "
                             "embedding model); set pshard_embed_params.pooling");

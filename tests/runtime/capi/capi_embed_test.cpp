@@ -8,6 +8,7 @@
 #include "tests/runtime/capi/capi_test_util.h"
 
 #include <cmath>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <vector>
 
@@ -128,7 +129,8 @@ TEST(CapiEmbed, ReportsWhatIsWrong) {
             PSHARD_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(pshard_last_error()).find("dimensions 65"), std::string::npos);
   p.dimensions = 0;
-  p.pooling = static_cast<pshard_pooling>(9);
+  const int32_t nine = 9; // what a C caller can store in the enum
+  std::memcpy(&p.pooling, &nine, sizeof nine);
   EXPECT_EQ(pshard_context_embed(ctx, t.data(), t.size(), &p, out, 64, &n),
             PSHARD_ERROR_INVALID_ARGUMENT);
   p.pooling = PSHARD_POOLING_LAST;
