@@ -11,7 +11,7 @@
 #   4. generates an 8B-shaped model (Llama-3-8B geometry) in F16 and Q8_0, and a
 #      Qwen3-30B-A3B-shaped qwen3moe model in Q4_0 (q/k norms, NeoX RoPE, 128 experts);
 #      two small MoE models (top-8 of 16, top-2 of 8) run greedily on cuda and on cpu,
-#      their texts compared,
+#      their texts compared, and the top-2 one's embedding (pshard-run --embedding),
 #   5. compiles them for budgets 2, 4, 8 GiB and full residency, searched and (the 8B
 #      shapes) with each forced strategy (gpu-only, static, dynamic, layers),
 #   6. runs pshard-run with each plan (prompt of ~1024 tokens, then decode), and
@@ -331,6 +331,36 @@ moe_vs_cpu() { # name type n_expert n_used
 }
 moe_vs_cpu q4_0-e16k8 q4_0 16 8
 moe_vs_cpu q8_0-e8k2 q8_0 8 2
+
+# Embeddings (pshard-run --embedding: the last hidden states brought back from the device
+# and pooled on the host) of the top-2 model, on the backend under test and on the CPU:
+# on emu the same vector exactly, on cuda within 1e-3 in every value of the unit vector.
+embedding_vs_cpu() {
+  local model="$RESULTS/work/moe-q8_0-e8k2.gguf" sched="$RESULTS/work/moe-q8_0-e8k2.pshard"
+  local args=() a b res diff
+  [[ -f $sched ]] && args=(-s "$sched" --vram 256M)
+  a=$("$RUN" -m "$model" "${args[@]}" -p "the quick brown fox jumps over the lazy dog" -c 256 \
+    --embedding --pooling mean --backend "$BACKEND" 2>>"$LOG" || true)
+  b=$("$RUN" -m "$model" "${args[@]}" -p "the quick brown fox jumps over the lazy dog" -c 256 \
+    --embedding --pooling mean --backend cpu 2>>"$LOG" || true)
+  if [[ -z $a || -z $b ]]; then
+    res="failed: a run failed (see $LOG)"
+  else
+    diff=$(paste <(tr ' ' '\n' <<<"$a" | grep .) <(tr ' ' '\n' <<<"$b" | grep .) |
+      awk '{d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d} END {printf "%.2e", m}')
+    if [[ $BACKEND == emu ]]; then
+      [[ $a == "$b" ]] && res=ok || res="failed: emu and cpu differ by up to $diff"
+    elif awk -v d="$diff" 'BEGIN { exit !(d < 1e-3) }'; then
+      res="ok (largest difference $diff)"
+    else
+      res="failed: differs from cpu by up to $diff"
+    fi
+    [[ -n ${args[*]} ]] || res+=" (unscheduled: no pshard-compile here, CPU only)"
+  fi
+  say "embedding on $BACKEND vs cpu: $res"
+  TESTS_JSON+="{\"test\":\"embedding_${BACKEND}_vs_cpu\",\"result\":\"${res//\"/\'}\"},"
+}
+embedding_vs_cpu
 write_summary
 
 # --- 5. schedules ------------------------------------------------------------------
