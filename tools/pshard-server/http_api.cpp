@@ -171,7 +171,8 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
       r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
   const ResponseHeader header = new_header(endpoint, engine_.model_id());
   if (r.tools) {
-    const ToolAnswer answer = parse_tool_answer(c.text, tool_call_id_prefix(header));
+    const ToolAnswer answer =
+        parse_tool_answer(c.text, tool_call_id_prefix(header), *r.tools->format);
     return send(res, completion_body(header, c, logprobs, &answer));
   }
   send(res, completion_body(header, c, logprobs));
@@ -193,6 +194,8 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
                                          LogprobWriter(engine_, r.endpoint), chat, r.logprobs,
                                          r.include_usage, false, 0, std::move(run)});
   s->tools = r.tools.has_value();
+  if (r.tools)
+    s->tool_stream = ToolCallStream(*r.tools->format);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",

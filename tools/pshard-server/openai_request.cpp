@@ -81,12 +81,13 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
     auto content = message_content(m, i, engine, images);
     if (auto* e = std::get_if<ApiError>(&content))
       return *e;
-    auto turn = tool_message(m, std::get<std::string>(std::move(content)), param);
+    auto turn =
+        tool_message(m, std::get<std::string>(std::move(content)), param, engine.tool_format());
     if (auto* e = std::get_if<ApiError>(&turn))
       return *e;
     chat.push_back(std::get<std::pair<std::string, std::string>>(std::move(turn)));
   }
-  place_tools(chat, tools);
+  place_tools(chat, tools, engine.tool_format());
   auto text = engine.render_chat(chat);
   if (!text.ok())
     return bad_request(text.status().message(), "messages", "chat_template_unavailable");
@@ -269,7 +270,7 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
   const auto ordered = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   PSHARD_RETURN_IF_FIELD_ERROR(read_structured_output(ordered, r.output));
   if (endpoint == Endpoint::kChat)
-    PSHARD_RETURN_IF_FIELD_ERROR(read_tools(ordered, r.tools));
+    PSHARD_RETURN_IF_FIELD_ERROR(read_tools(ordered, engine.tool_format(), r.tools));
   if (r.tools && !r.output.grammar.empty())
     return bad_request("give 'tools' or a 'response_format' / 'json_schema' / 'grammar', not "
                        "both",

@@ -34,7 +34,7 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   gp.grammar = r.output.grammar.empty() ? nullptr : r.output.grammar.c_str();
   if (r.tools) {
     gp.grammar = r.tools->grammar.c_str();
-    gp.grammar_trigger = r.tools->from_start ? nullptr : kToolCallOpen;
+    gp.grammar_trigger = r.tools->from_start ? nullptr : r.tools->format->call_open;
   }
   pshard_seq* seq = nullptr;
   const pshard_status st = pshard_batch_add(engine.batch(), &sp, &gp, &seq);

@@ -9,6 +9,7 @@
 
 #include "tools/common/capi_call.h"
 #include "tools/pshard-server/server_options.h"
+#include "tools/pshard-server/tool_format.h"
 
 #include <atomic>
 #include <span>
@@ -42,6 +43,8 @@ public:
   Result<std::string>
   render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const;
   const std::string& chat_template() const { return chat_template_; } // "" when none
+  // How the chat template's models write function calls (tool_format.h).
+  const ToolFormat& tool_format() const { return tool_format_for(chat_template_); }
 
   // How /v1/embeddings pools (--pooling, else the model's pooling_type); PSHARD_POOLING_MODEL
   // when neither names one.

@@ -1,11 +1,11 @@
 #include "tools/pshard-server/tool_calls.h"
 
-#include "tools/pshard-server/structured_output.h"
-
 #include "pshard/pshard.h"
+#include "tools/pshard-server/structured_output.h"
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 
 namespace pshard::server {
 namespace {
@@ -13,22 +13,37 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-constexpr const char* kToolCallClose = "</tool_call>";
-constexpr const char* kToolResponseOpen = "<tool_response>\n";
-constexpr const char* kToolResponseClose = "\n</tool_response>";
 // The converted call schema's root, renamed under the wrapper rules below.
 constexpr const char* kCallJson = "tool-call-json";
 
-std::string tools_system_text(const std::vector<ordered_json>& tools) {
-  std::string s = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-                  "You are provided with function signatures within <tools></tools> XML tags:\n"
-                  "<tools>";
-  for (const ordered_json& t : tools)
-    s += "\n" + t.dump();
-  s += "\n</tools>\n\nFor each function call, return a json object with function name and "
-       "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": "
-       "<function-name>, \"arguments\": <args-json-object>}\n</tool_call>";
-  return s;
+// A GBNF literal of `text` (quotes and backslashes escaped).
+std::string gbnf_literal(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// JSON with Python's separators (", " and ": "), as Jinja's tojson writes a call's
+// arguments into Llama 3's template.
+std::string spaced_dump(const ordered_json& j) {
+  if (j.is_object()) {
+    std::string s = "{";
+    for (auto it = j.begin(); it != j.end(); ++it)
+      s += (it == j.begin() ? "" : ", ") + ordered_json(it.key()).dump() + ": " +
+           spaced_dump(it.value());
+    return s + "}";
+  }
+  if (j.is_array()) {
+    std::string s = "[";
+    for (size_t i = 0; i < j.size(); ++i)
+      s += (i ? ", " : "") + spaced_dump(j[i]);
+    return s + "]";
+  }
+  return j.dump();
 }
 
 // "#/$defs/X..." of tool i's own schema, as a pointer into the combined schema's $defs.
@@ -58,7 +73,8 @@ void relocate_refs(ordered_json& j, const std::string& tool) {
 // One schema for every allowed call: {"name": <const>, "arguments": <that tool's
 // parameters>}, each tool's parameters and definitions moved under $defs as "tool-I" and
 // "tool-I-NAME" with their $refs rewritten to match.
-ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>>& tools) {
+ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>>& tools,
+                          const char* args_key) {
   ordered_json defs = ordered_json::object(), branches = ordered_json::array();
   for (size_t i = 0; i < tools.size(); ++i) {
     const std::string tool = "tool-" + std::to_string(i);
@@ -74,24 +90,27 @@ ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>
       }
     relocate_refs(params, tool);
     defs[tool] = std::move(params);
-    branches.push_back({{"type", "object"},
-                        {"properties",
-                         {{"name", {{"const", tools[i].first}}},
-                          {"arguments", {{"$ref", "#/$defs/" + tool}}}}},
-                        {"required", {"name", "arguments"}}});
+    branches.push_back(
+        {{"type", "object"},
+         {"properties",
+          {{"name", {{"const", tools[i].first}}}, {args_key, {{"$ref", "#/$defs/" + tool}}}}},
+         {"required", {"name", args_key}}});
   }
   return {{"anyOf", branches}, {"$defs", defs}};
 }
 
 FieldError tool_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
-                        bool parallel, std::string& out) {
+                        bool parallel, const ToolFormat& format, std::string& out) {
   std::string gbnf;
-  if (FieldError e = schema_grammar(calls_schema(tools).dump(), "tools", gbnf))
+  if (FieldError e = schema_grammar(calls_schema(tools, format.args_key).dump(), "tools", gbnf))
     return e;
+  const bool wrapped = *format.call_close != '\0'; // else the call is its JSON object alone
   out = rename_rule(gbnf, "root", kCallJson) + "\nroot ::= tool-call" +
-        (parallel ? " ( tool-ws tool-call )*" : "") +
-        "\ntool-call ::= \"<tool_call>\" tool-ws " + kCallJson +
-        " tool-ws \"</tool_call>\"\ntool-ws ::= [ \\t\\n]{0,4}\n";
+        (parallel ? " ( tool-ws tool-call )*" : "") + "\ntool-call ::= " +
+        (wrapped ? gbnf_literal(format.call_open) + " tool-ws " + kCallJson + " tool-ws " +
+                       gbnf_literal(format.call_close)
+                 : std::string(kCallJson)) +
+        "\ntool-ws ::= [ \\t\\n]{0,4}\n";
   if (pshard_grammar_validate(out.c_str()) != PSHARD_OK)
     return bad_request(std::string("'tools' give a grammar pshard cannot follow: ") +
                            pshard_last_error(),
@@ -134,9 +153,38 @@ FieldError read_tool_choice(const ordered_json& body, std::string& choice, std::
   return std::nullopt;
 }
 
+enum class OpenMatch { kNo, kPartial, kWhole };
+
+// Whether a call opens at text[at]: the format's opening text, or with the text ending
+// inside it, a part. A bare JSON call may have whitespace after its '{' (a grammar-led
+// answer of tool_choice "required" writes `{ "name" : ...`).
+OpenMatch match_open(const std::string& text, size_t at, const ToolFormat& format) {
+  const std::string_view open = format.call_open;
+  const bool json_call = *format.call_close == '\0';
+  size_t t = at;
+  for (size_t i = 0; i < open.size(); ++i, ++t) {
+    if (json_call && i > 0 && open[i - 1] == '{')
+      while (t < text.size() && std::isspace(static_cast<unsigned char>(text[t])))
+        ++t;
+    if (t == text.size())
+      return OpenMatch::kPartial;
+    if (text[t] != open[i])
+      return OpenMatch::kNo;
+  }
+  return OpenMatch::kWhole;
+}
+
+size_t find_call(const std::string& text, size_t from, const ToolFormat& format) {
+  for (size_t at = from; at < text.size(); ++at)
+    if (match_open(text, at, format) == OpenMatch::kWhole)
+      return at;
+  return std::string::npos;
+}
+
 } // namespace
 
-FieldError read_tools(const ordered_json& body, std::optional<ToolUse>& out) {
+FieldError read_tools(const ordered_json& body, const ToolFormat& format,
+                      std::optional<ToolUse>& out) {
   out.reset();
   auto it = body.find("tools");
   if (it == body.end() || it->is_null())
@@ -191,19 +239,23 @@ FieldError read_tools(const ordered_json& body, std::optional<ToolUse>& out) {
     parallel = p->get<bool>();
   }
   ToolUse use;
-  use.system_text = tools_system_text(listed);
+  use.format = &format;
+  use.tools_text = format.tools_text(listed);
   use.from_start = choice == "required";
-  if (FieldError e = tool_grammar(functions, parallel && named.empty(), use.grammar))
+  if (FieldError e = tool_grammar(functions, parallel && named.empty() && format.parallel, format,
+                                  use.grammar))
     return e;
   out = std::move(use);
   return std::nullopt;
 }
 
-std::variant<std::pair<std::string, std::string>, ApiError>
-tool_message(const json& m, std::string content, const std::string& param) {
+std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const json& m,
+                                                                         std::string content,
+                                                                         const std::string& param,
+                                                                         const ToolFormat& format) {
   const std::string role = m["role"].get<std::string>();
   if (role == "tool")
-    return std::make_pair(std::string("tool"), kToolResponseOpen + content + kToolResponseClose);
+    return std::make_pair(std::string("tool"), format.result_open + content + format.result_close);
   auto calls = m.find("tool_calls");
   if (role != "assistant" || calls == m.end() || calls->is_null())
     return std::make_pair(role, std::move(content));
@@ -225,57 +277,83 @@ tool_message(const json& m, std::string content, const std::string& param) {
         return bad_request("'" + cp + ".function.arguments' must be a string of JSON",
                            cp + ".function.arguments", "invalid_value");
     }
-    const ordered_json call = {{"name", (*f)["name"]}, {"arguments", args}};
-    content += std::string(content.empty() ? "" : "\n") + kToolCallOpen + "\n" + call.dump() +
-               "\n" + kToolCallClose;
+    const ordered_json call = {{"name", (*f)["name"]}, {format.args_key, args}};
+    content += content.empty() ? "" : "\n";
+    if (*format.call_close) // wrapped: the format's tags around compact JSON
+      content += std::string(format.call_open) + "\n" + call.dump() + "\n" + format.call_close;
+    else // the JSON object alone, as the template writes it
+      content += spaced_dump(call);
   }
   return std::make_pair(role, std::move(content));
 }
 
-void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const ToolUse* tools) {
+void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const ToolUse* tools,
+                 const ToolFormat& format) {
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& [role, content] : chat) {
-    if (role == "tool" && !out.empty() && out.back().first == "tool")
+    if (format.join_results && role == "tool" && !out.empty() && out.back().first == "tool")
       out.back().second += "\n" + content;
     else
       out.emplace_back(role, std::move(content));
   }
   for (auto& m : out)
     if (m.first == "tool")
-      m.first = "user";
-  if (tools) {
-    if (!out.empty() && out.front().first == "system")
-      out.front().second += "\n\n" + tools->system_text;
+      m.first = format.result_role;
+  if (!tools) {
+    chat = std::move(out);
+    return;
+  }
+  auto system = [&]() -> std::string& {
+    if (out.empty() || out.front().first != "system")
+      out.insert(out.begin(), {"system", ""});
+    return out.front().second;
+  };
+  if (*format.system_note)
+    system().insert(0, format.system_note);
+  if (format.tools_in_user) {
+    auto user =
+        std::find_if(out.begin(), out.end(), [](const auto& m) { return m.first == "user"; });
+    if (user == out.end())
+      out.emplace_back("user", tools->tools_text);
     else
-      out.insert(out.begin(), {"system", tools->system_text});
+      user->second.insert(0, tools->tools_text);
+  } else {
+    std::string& s = system();
+    s += (s.empty() ? "" : "\n\n") + tools->tools_text;
   }
   chat = std::move(out);
 }
 
-ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix) {
+ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix,
+                             const ToolFormat& format) {
   ToolAnswer a;
-  size_t open = text.find(kToolCallOpen);
+  const std::string open_tag = format.call_open, close_tag = format.call_close;
+  size_t open = find_call(text, 0, format);
   if (open == std::string::npos) {
     a.content = text;
     return a;
   }
   json calls = json::array();
-  for (size_t at = open; at != std::string::npos; at = text.find(kToolCallOpen, at)) {
-    const size_t body = at + std::string(kToolCallOpen).size();
-    const size_t close = text.find(kToolCallClose, body);
+  for (size_t at = open; at != std::string::npos; at = find_call(text, at, format)) {
+    // Wrapped: the JSON between the tags; else the object from its opening text to the end.
+    const size_t body = close_tag.empty() ? at : at + open_tag.size();
+    const size_t close = close_tag.empty() ? text.size() : text.find(close_tag, body);
     if (close == std::string::npos)
       break; // cut off (max_tokens): not a call
     const ordered_json call = ordered_json::parse(text.substr(body, close - body), nullptr, false);
     if (call.is_discarded() || !call.is_object() || !call.contains("name") ||
         !call["name"].is_string())
       break;
-    const ordered_json args = call.contains("arguments") ? call["arguments"] : ordered_json::object();
+    const char* key = call.contains(format.args_key) ? format.args_key : "arguments";
+    const ordered_json args = call.contains(key) ? call[key] : ordered_json::object();
     calls.push_back({{"id", id_prefix + std::to_string(calls.size())},
                      {"type", "function"},
                      {"function",
                       {{"name", call["name"].get<std::string>()},
                        {"arguments", args.is_string() ? args.get<std::string>() : args.dump()}}}});
-    at = close + std::string(kToolCallClose).size();
+    if (close_tag.empty())
+      break; // one call, the rest of the answer
+    at = close + close_tag.size();
   }
   if (calls.empty()) {
     a.content = text;
@@ -322,13 +400,10 @@ std::string rename_rule(const std::string& gbnf, const std::string& from, const 
   return out;
 }
 
-size_t streamable_prefix(const std::string& text) {
-  const std::string open = kToolCallOpen;
-  if (size_t at = text.find(open); at != std::string::npos)
-    return at;
-  for (size_t keep = std::min(open.size() - 1, text.size()); keep > 0; --keep)
-    if (text.compare(text.size() - keep, keep, open, 0, keep) == 0)
-      return text.size() - keep;
+size_t streamable_prefix(const std::string& text, const ToolFormat& format) {
+  for (size_t at = 0; at < text.size(); ++at)
+    if (match_open(text, at, format) != OpenMatch::kNo)
+      return at; // a call, or what may become one
   return text.size();
 }
 
@@ -337,13 +412,13 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
   text_ += text;
   Piece p;
   if (!last) {
-    const size_t upto = streamable_prefix(text_);
+    const size_t upto = streamable_prefix(text_, *format_);
     if (upto > sent_)
       p.content = text_.substr(sent_, upto - sent_);
     sent_ = std::max(sent_, upto);
     return p;
   }
-  ToolAnswer a = parse_tool_answer(text_, id_prefix);
+  ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_);
   const std::string content = a.tool_calls.empty() ? text_
                               : a.content.is_string() ? a.content.get<std::string>()
                                                       : "";

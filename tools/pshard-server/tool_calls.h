@@ -1,22 +1,23 @@
 // OpenAI function calling (`tools`, `tool_choice`, assistant `tool_calls`, `tool` messages)
-// in the Hermes format that Qwen2.5, Qwen3 and Hermes models are trained on:
+// in the format the model was trained on (tool_format.h: Hermes for Qwen2.5, Qwen3 and
+// Hermes models, Meta's JSON calls for Llama 3.x):
 //
-//   - the tools are listed in the system message, each as one line of JSON inside
-//     <tools></tools>, with the instruction to answer calls as
-//     <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>;
-//   - an earlier assistant call is rendered the same way, a tool's result as a user turn
-//     <tool_response>\n...\n</tool_response> (consecutive results in one turn);
-//   - the answer is read back: text before the first <tool_call> is the content, each
-//     block a call (finish_reason "tool_calls").
+//   - the tools are listed where the format puts them, with its instruction to answer
+//     calls in its shape;
+//   - an earlier assistant call is rendered the same way, a tool's result as the format's
+//     result turn;
+//   - the answer is read back: text before the first call is the content, each call an
+//     entry of tool_calls (finish_reason "tool_calls").
 //
 // The calls are constrained by a grammar made from the tools' parameter schemas (the C
 // API's pshard_json_schema_to_grammar), so a call, once begun, names a listed function
 // with arguments its schema validates: tool_choice "auto" leaves the text free until
-// "<tool_call>" (pshard_generate_params.grammar_trigger), "required" or a named function
-// constrains from the first token, "none" lists no tools.
+// the format's call opening (pshard_generate_params.grammar_trigger), "required" or a named
+// function constrains from the first token, "none" lists no tools.
 #pragma once
 
 #include "tools/pshard-server/api_error.h"
+#include "tools/pshard-server/tool_format.h"
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -28,26 +29,28 @@
 namespace pshard::server {
 
 struct ToolUse {
-  std::string system_text; // the tools block for the system message
+  const ToolFormat* format = &kHermesTools;
+  std::string tools_text;  // the tools block (where it goes: the format's)
   std::string grammar;     // GBNF of one or more calls
   bool from_start = false; // "required" / a named function: no trigger
 };
 
-inline constexpr const char* kToolCallOpen = "<tool_call>";
-
 // `tools` and `tool_choice` from the body: nullopt when there are none or the choice is
 // "none". Errors name the field (`tools[1].function.parameters`, ...).
-FieldError read_tools(const nlohmann::ordered_json& body, std::optional<ToolUse>& out);
+FieldError read_tools(const nlohmann::ordered_json& body, const ToolFormat& format,
+                      std::optional<ToolUse>& out);
 
 // One chat message as (role, content) for the template: assistant tool_calls appended as
-// <tool_call> blocks, a `tool` message as a <tool_response> (its role "user"). `param`
-// names the message in errors.
+// the format writes calls, a `tool` message wrapped as its results are (role "tool" until
+// place_tools). `param` names the message in errors.
 std::variant<std::pair<std::string, std::string>, ApiError>
-tool_message(const nlohmann::json& message, std::string content, const std::string& param);
+tool_message(const nlohmann::json& message, std::string content, const std::string& param,
+             const ToolFormat& format);
 
-// Joins consecutive <tool_response> user turns into one, as the Hermes templates do, and
-// puts the tools block into the system message (a new first message if there is none).
-void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const ToolUse* tools);
+// Gives tool results the format's role (joining consecutive ones where it does), and puts
+// its system note and the tools block (`tools`, or none) where it says.
+void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const ToolUse* tools,
+                 const ToolFormat& format);
 
 // An answer read back: the content before the first call (null when empty and there are
 // calls) and OpenAI's tool_calls array (empty when none parsed).
@@ -55,20 +58,22 @@ struct ToolAnswer {
   nlohmann::json content;
   nlohmann::json tool_calls = nlohmann::json::array();
 };
-ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix);
+ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix,
+                             const ToolFormat& format);
 
 // GBNF with every reference to (and the definition of) rule `from` named `to`; literals,
 // classes and comments are left alone.
 std::string rename_rule(const std::string& gbnf, const std::string& from, const std::string& to);
 
 // While streaming: how much of the text so far may be sent as content — everything before
-// a <tool_call> begins, holding back a tail that could be the start of one.
-size_t streamable_prefix(const std::string& text);
+// a call begins, holding back a tail that could be the start of one.
+size_t streamable_prefix(const std::string& text, const ToolFormat& format);
 
 // A streamed chat that offered tools: the content to send as it comes (never any of a
 // call's text), and with the last text the calls, whole.
 class ToolCallStream {
 public:
+  explicit ToolCallStream(const ToolFormat& format = kHermesTools) : format_(&format) {}
   struct Piece {
     std::string content;
     nlohmann::json calls = nlohmann::json::array();
@@ -76,6 +81,7 @@ public:
   Piece push(const std::string& text, bool last, const std::string& id_prefix);
 
 private:
+  const ToolFormat* format_;
   std::string text_;
   size_t sent_ = 0;
 };

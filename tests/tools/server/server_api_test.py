@@ -343,6 +343,37 @@ def tool_calling(s):
           (isinstance(m.get("content"), str) or all(valid_call(x) for x in m["tool_calls"])), body)
 
 
+def llama3_tool_calling():
+    """--chat-template llama3: Meta's JSON calls. A required call is well-formed, streamed or
+    not, and one a turn; tools are listed; earlier calls and ipython results are taken."""
+    with Server(build, stories, "-np", "2", "--chat-template", "llama3") as s:
+        ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+        req = {"messages": ask, "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
+               "tool_choice": "required"}
+        status, body = s.json("POST", "/v1/chat/completions", req)
+        c = body["choices"][0] if status == 200 else {}
+        calls = c.get("message", {}).get("tool_calls", [])
+        check("llama3: a required call", c.get("finish_reason") == "tool_calls" and
+              len(calls) == 1 and valid_call(calls[0]), body)
+        status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
+        deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
+        check("llama3: the call streamed", status == 200 and done and len(deltas) == 1 and
+              [d["function"] for d in deltas] == [x["function"] for x in calls], events[-3:])
+        plain = {"messages": ask, "max_tokens": 8, "temperature": 0}
+        _, want = s.json("POST", "/v1/chat/completions", plain)
+        status, body = s.json("POST", "/v1/chat/completions", dict(plain, tools=[WEATHER]))
+        check("llama3: tools listed in the prompt", status == 200 and
+              body["usage"]["prompt_tokens"] > want["usage"]["prompt_tokens"] + 50, body["usage"])
+        history = ask + [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'}]
+        status, body = s.json("POST", "/v1/chat/completions",
+                              dict(plain, messages=history, tools=[WEATHER]))
+        check("llama3: a conversation with a call and its result", status == 200, body)
+
+
 def speculative():
     """--draft-max: the same answers (a busy batch, a prompt read from the prefix cache
     that the drafting first answer wrote), drafted tokens counted in /metrics."""
@@ -423,6 +454,7 @@ def main():
             status, body = s.json("POST", "/budget", {"vram": "1G"})
             check("no schedule, no budget", status == 400 and
                   body["error"]["code"] == "no_schedule", body)
+        llama3_tool_calling()
         speculative()
         budgets(tmp)
     return checks.finish()

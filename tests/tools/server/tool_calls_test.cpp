@@ -23,12 +23,12 @@ const ordered_json kWeather = ordered_json::parse(R"({"type": "function", "funct
 TEST(ToolCalls, ARequestListsItsToolsAndMakesAGrammarOfCalls) {
   const ordered_json body = {{"tools", {kWeather}}, {"tool_choice", "required"}};
   std::optional<ToolUse> use;
-  ASSERT_FALSE(read_tools(body, use));
+  ASSERT_FALSE(read_tools(body, kHermesTools, use));
   ASSERT_TRUE(use);
   EXPECT_TRUE(use->from_start);
-  EXPECT_NE(use->system_text.find("<tools>\n" + kWeather.dump() + "\n</tools>"), std::string::npos)
-      << use->system_text;
-  EXPECT_NE(use->system_text.find("<tool_call>\n{\"name\": <function-name>"), std::string::npos);
+  EXPECT_NE(use->tools_text.find("<tools>\n" + kWeather.dump() + "\n</tools>"), std::string::npos)
+      << use->tools_text;
+  EXPECT_NE(use->tools_text.find("<tool_call>\n{\"name\": <function-name>"), std::string::npos);
   EXPECT_EQ(pshard_grammar_validate(use->grammar.c_str()), PSHARD_OK) << use->grammar;
   EXPECT_NE(use->grammar.find("root ::= tool-call ( tool-ws tool-call )*"), std::string::npos);
   EXPECT_NE(use->grammar.find("\"\\\"get_weather\\\"\""), std::string::npos) << use->grammar;
@@ -36,10 +36,10 @@ TEST(ToolCalls, ARequestListsItsToolsAndMakesAGrammarOfCalls) {
   EXPECT_NE(use->grammar.find("tool-0-name"), std::string::npos) << use->grammar;
 
   const ordered_json none = {{"tools", {kWeather}}, {"tool_choice", "none"}};
-  ASSERT_FALSE(read_tools(none, use));
+  ASSERT_FALSE(read_tools(none, kHermesTools, use));
   EXPECT_FALSE(use);
   const ordered_json single = {{"tools", {kWeather}}, {"parallel_tool_calls", false}};
-  ASSERT_FALSE(read_tools(single, use));
+  ASSERT_FALSE(read_tools(single, kHermesTools, use));
   ASSERT_TRUE(use);
   EXPECT_FALSE(use->from_start); // auto: free text until "<tool_call>"
   EXPECT_NE(use->grammar.find("root ::= tool-call\n"), std::string::npos);
@@ -48,18 +48,18 @@ TEST(ToolCalls, ARequestListsItsToolsAndMakesAGrammarOfCalls) {
 TEST(ToolCalls, EarlierCallsAndResultsBecomeTurns) {
   const json call = json::parse(R"({"role": "assistant", "content": null, "tool_calls": [
     {"id": "1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]})");
-  auto turn = tool_message(call, "", "messages[1]");
+  auto turn = tool_message(call, "", "messages[1]", kHermesTools);
   ASSERT_TRUE(std::holds_alternative<Turn>(turn));
   const auto [role, content] = std::get<Turn>(turn);
   EXPECT_EQ(role, "assistant");
   EXPECT_EQ(content, "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\"}}"
                      "\n</tool_call>");
-  auto result = tool_message(json{{"role", "tool"}}, "7 C", "messages[2]");
+  auto result = tool_message(json{{"role", "tool"}}, "7 C", "messages[2]", kHermesTools);
   EXPECT_EQ(std::get<Turn>(result).second,
             "<tool_response>\n7 C\n</tool_response>");
   auto bad = tool_message(json::parse(R"({"role": "assistant", "tool_calls": [
     {"function": {"name": "f", "arguments": "{oops"}}]})"),
-                          "", "messages[1]");
+                          "", "messages[1]", kHermesTools);
   ASSERT_TRUE(std::holds_alternative<ApiError>(bad));
   EXPECT_EQ(std::get<ApiError>(bad).param, "messages[1].tool_calls[0].function.arguments");
 
@@ -68,15 +68,15 @@ TEST(ToolCalls, EarlierCallsAndResultsBecomeTurns) {
       {"tool", "<tool_response>\na\n</tool_response>"},
       {"tool", "<tool_response>\nb\n</tool_response>"}};
   ToolUse use;
-  use.system_text = "# Tools";
-  place_tools(chat, &use);
+  use.tools_text = "# Tools";
+  place_tools(chat, &use, kHermesTools);
   ASSERT_EQ(chat.size(), 4u);
   EXPECT_EQ(chat[0].second, "Be brief.\n\n# Tools");
   EXPECT_EQ(chat[3], (Turn{
                          "user", "<tool_response>\na\n</tool_response>\n<tool_response>\nb\n"
                                  "</tool_response>"}));
   std::vector<Turn> bare = {{"user", "Hi"}};
-  place_tools(bare, &use);
+  place_tools(bare, &use, kHermesTools);
   EXPECT_EQ(bare.front(), (Turn{"system", "# Tools"}));
 }
 
@@ -84,19 +84,21 @@ TEST(ToolCalls, AnswersAreReadBackIntoContentAndCalls) {
   const ToolAnswer a = parse_tool_answer(
       "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}"
       "\n</tool_call>\n<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
-      "call_x_");
+      "call_x_", kHermesTools);
   EXPECT_EQ(a.content, "Let me look.");
   ASSERT_EQ(a.tool_calls.size(), 2u);
   EXPECT_EQ(a.tool_calls[0]["id"], "call_x_0");
   EXPECT_EQ(a.tool_calls[0]["function"]["name"], "get_weather");
   EXPECT_EQ(a.tool_calls[0]["function"]["arguments"], "{\"city\":\"Rome\"}");
   EXPECT_EQ(a.tool_calls[1]["function"]["arguments"], "{}");
-  const ToolAnswer only = parse_tool_answer("<tool_call>{\"name\": \"f\"}</tool_call>", "c");
+  const ToolAnswer only =
+      parse_tool_answer("<tool_call>{\"name\": \"f\"}</tool_call>", "c", kHermesTools);
   EXPECT_TRUE(only.content.is_null());
   EXPECT_EQ(only.tool_calls.size(), 1u);
   // Prose, and a call cut off by max_tokens: content only.
-  EXPECT_TRUE(parse_tool_answer("Sunny.", "c").tool_calls.empty());
-  const ToolAnswer cut = parse_tool_answer("<tool_call>{\"name\": \"f\", \"argu", "c");
+  EXPECT_TRUE(parse_tool_answer("Sunny.", "c", kHermesTools).tool_calls.empty());
+  const ToolAnswer cut =
+      parse_tool_answer("<tool_call>{\"name\": \"f\", \"argu", "c", kHermesTools);
   EXPECT_TRUE(cut.tool_calls.empty());
   EXPECT_EQ(cut.content, "<tool_call>{\"name\": \"f\", \"argu");
 }
@@ -109,11 +111,11 @@ TEST(ToolCalls, RenameLeavesLiteralsClassesAndCommentsAlone) {
 }
 
 TEST(ToolCalls, AStreamHoldsBackWhatMayBeginACall) {
-  EXPECT_EQ(streamable_prefix("Hello"), 5u);
-  EXPECT_EQ(streamable_prefix("Hello <tool"), 6u);
-  EXPECT_EQ(streamable_prefix("Hello <"), 6u);
-  EXPECT_EQ(streamable_prefix("a<tool_call>{"), 1u);
-  EXPECT_EQ(streamable_prefix("<b>"), 3u);
+  EXPECT_EQ(streamable_prefix("Hello", kHermesTools), 5u);
+  EXPECT_EQ(streamable_prefix("Hello <tool", kHermesTools), 6u);
+  EXPECT_EQ(streamable_prefix("Hello <", kHermesTools), 6u);
+  EXPECT_EQ(streamable_prefix("a<tool_call>{", kHermesTools), 1u);
+  EXPECT_EQ(streamable_prefix("<b>", kHermesTools), 3u);
 }
 
 } // namespace
