@@ -61,6 +61,10 @@ int main(int argc, char** argv) {
   app.add_option("--override", overrides,
                  "per-class types, e.g. ffn_down=f32,token_embd=q8_0");
   app.add_option("--tokenizer-from", spec.tokenizer_from, "copy the tokenizer of this GGUF");
+  app.add_option("--control-tokens", spec.control_tokens,
+                 "extra control tokens at the end of the generated vocabulary, e.g. "
+                 "'<think>,</think>'")
+      ->delimiter(',');
   app.add_option("--name", spec.name, "general.name")->capture_default_str();
   app.add_flag("--tied-output", spec.tied_output, "no output.weight: the head reuses token_embd");
   app.add_option("--pooling-type", spec.pooling_type,

@@ -52,6 +52,7 @@ struct ModelSpec {
   // biases and the shared expert's gate vector are always F32.
   std::map<std::string, TensorType> overrides;
   std::string tokenizer_from; // a GGUF whose tokenizer.* metadata is copied
+  std::vector<std::string> control_tokens; // extra control tokens of the generated vocabulary
   bool sparse = false;
   uint32_t split_max_tensors = 0; // > 0: a split model (gguf-split's layout), this many a file
 };

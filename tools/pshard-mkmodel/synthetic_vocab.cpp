@@ -7,11 +7,16 @@
 
 namespace pshard {
 
-Status add_synthetic_vocab(int64_t n_vocab, gguf::GgufWriter& w) {
-  if (n_vocab < kMinSyntheticVocab)
-    return invalid_argument("a generated vocabulary needs at least " +
-                            std::to_string(kMinSyntheticVocab) + " tokens, asked for " +
-                            std::to_string(n_vocab));
+Status add_synthetic_vocab(int64_t n_vocab, const std::vector<std::string>& control_tokens,
+                           gguf::GgufWriter& w) {
+  const int64_t least = kMinSyntheticVocab + static_cast<int64_t>(control_tokens.size());
+  if (n_vocab < least)
+    return invalid_argument("a generated vocabulary needs at least " + std::to_string(least) +
+                            " tokens, asked for " + std::to_string(n_vocab));
+  for (const std::string& t : control_tokens)
+    if (t.empty())
+      return invalid_argument("an empty control token; give their texts, e.g. "
+                              "--control-tokens '<think>,</think>'");
   gguf::Array tokens{gguf::ValueType::kString, {}}, scores{gguf::ValueType::kFloat32, {}},
       types{gguf::ValueType::kInt32, {}};
   auto add = [&](std::string piece, float score, int32_t type) {
@@ -35,8 +40,11 @@ Status add_synthetic_vocab(int64_t n_vocab, gguf::GgufWriter& w) {
     add(c == ' ' ? std::string("  ") : std::string(1, c), score, 1);
     score -= 0.01f;
   }
-  for (int64_t i = static_cast<int64_t>(tokens.items.size()); i < n_vocab; ++i)
+  const int64_t fill_to = n_vocab - static_cast<int64_t>(control_tokens.size());
+  for (int64_t i = static_cast<int64_t>(tokens.items.size()); i < fill_to; ++i)
     add(word_start + "tok" + std::to_string(i), score - static_cast<float>(i), 1);
+  for (const std::string& t : control_tokens)
+    add(t, 0, 3);
   w.set("tokenizer.ggml.model", {std::string("llama")});
   w.set("tokenizer.ggml.tokens", {std::move(tokens)});
   w.set("tokenizer.ggml.scores", {std::move(scores)});

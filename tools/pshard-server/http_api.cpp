@@ -170,9 +170,8 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
   const json logprobs =
       r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
   const ResponseHeader header = new_header(endpoint, engine_.model_id());
-  if (r.tools) {
-    const ToolAnswer answer =
-        parse_tool_answer(c.text, tool_call_id_prefix(header), *r.tools->format);
+  if (endpoint == Endpoint::kChat) {
+    const ChatAnswer answer = read_chat_answer(c.text, r, tool_call_id_prefix(header));
     return send(res, completion_body(header, c, logprobs, &answer));
   }
   send(res, completion_body(header, c, logprobs));
@@ -188,14 +187,15 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
     std::unique_ptr<RunningRequest> run;
     bool tools = false; // a chat that offered tools: calls are held back and sent whole
     ToolCallStream tool_stream;
+    std::optional<ReasoningStream> reasoning; // a chat whose reasoning is taken out
   };
   const bool chat = r.endpoint == Endpoint::kChat;
-  auto s = std::make_shared<State>(State{new_header(r.endpoint, engine_.model_id()),
-                                         LogprobWriter(engine_, r.endpoint), chat, r.logprobs,
-                                         r.include_usage, false, 0, std::move(run)});
-  s->tools = r.tools.has_value();
-  if (r.tools)
-    s->tool_stream = ToolCallStream(*r.tools->format);
+  auto s = std::make_shared<State>(
+      State{new_header(r.endpoint, engine_.model_id()), LogprobWriter(engine_, r.endpoint), chat,
+            r.logprobs, r.include_usage, false, 0, std::move(run), r.tools.has_value(),
+            ToolCallStream(r.tools ? *r.tools->format : kHermesTools), std::nullopt});
+  if (chat && r.reasoning.format == ReasoningFormat::kDeepseek)
+    s->reasoning.emplace();
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
@@ -223,9 +223,17 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
         }
         std::string out; // what this event sends
         json finish = finish_reason_json(e->finish);
+        const bool last = e->finish != PSHARD_FINISH_NONE;
+        std::string text = e->text; // the content's part of it
+        if (s->reasoning) {
+          ReasoningStream::Piece p = s->reasoning->push(e->text, last);
+          if (!p.reasoning.empty())
+            out += sse(stream_chunk(s->header, json{{"reasoning_content", p.reasoning}}, nullptr,
+                                    nullptr));
+          text = std::move(p.content);
+        }
         if (s->tools) { // content up to a call; the calls whole at the end
-          ToolCallStream::Piece p = s->tool_stream.push(e->text, e->finish != PSHARD_FINISH_NONE,
-                                                        tool_call_id_prefix(s->header));
+          ToolCallStream::Piece p = s->tool_stream.push(text, last, tool_call_id_prefix(s->header));
           if (!p.content.empty())
             out += sse(stream_chunk(s->header, json{{"content", p.content}}, nullptr, nullptr));
           if (!p.calls.empty()) {
@@ -238,8 +246,11 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
             lp = s->logprobs.to_json({*e}, s->offset);
             s->offset += engine_.piece(e->token).size();
           }
-          const json text = s->chat ? json{{"content", e->text}} : json(e->text);
-          out += sse(stream_chunk(s->header, text, lp, nullptr));
+          // A token of held-back or reasoning text sends no empty content, unless it
+          // carries the token's logprobs.
+          if (!s->reasoning || !text.empty() || !lp.is_null())
+            out += sse(stream_chunk(s->header, s->chat ? json{{"content", text}} : json(text), lp,
+                                    nullptr));
         }
         if (e->finish == PSHARD_FINISH_NONE)
           return out.empty() || write(out);

@@ -161,6 +161,10 @@ int main(int argc, char** argv) {
                  "how POST /v1/embeddings pools a text's rows: mean, cls or last (default: the "
                  "model's pooling_type)")
       ->check(CLI::IsMember({"mean", "cls", "last"}));
+  app.add_option("--reasoning-format", o.reasoning_format,
+                 "a thinking model's <think>...</think> in a chat answer: deepseek (auto, the "
+                 "default) sends it as reasoning_content, none leaves it in content")
+      ->check(CLI::IsMember({"none", "deepseek", "auto"}));
   constexpr FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
   const std::vector<std::string> args = expand_llama_flags(argc, argv, kLlamaFlags);
   std::vector<const char*> arg_ptrs;

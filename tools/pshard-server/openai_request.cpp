@@ -63,7 +63,7 @@ message_content(const json& m, size_t i, const ServingEngine& engine,
 
 std::variant<std::string, ApiError>
 chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
-            std::vector<std::shared_ptr<pshard_image>>& images) {
+            bool enable_thinking, std::vector<std::shared_ptr<pshard_image>>& images) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null())
     return bad_request("'messages' is required: the conversation so far", "messages",
@@ -91,6 +91,8 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
   auto text = engine.render_chat(chat);
   if (!text.ok())
     return bad_request(text.status().message(), "messages", "chat_template_unavailable");
+  if (!enable_thinking && engine.thinks())
+    *text += kThinkingOff;
   return *text;
 }
 
@@ -137,8 +139,10 @@ FieldError unsupported_fields(const json& body, Endpoint endpoint) {
     if (body.contains(key) && !body[key].is_null())
       return refuse(key, key == std::string("functions") ? "use 'tools' (chat completions)"
                                                          : "pshard-server generates plain text");
-  if (endpoint == Endpoint::kCompletions && body.contains("tools") && !body["tools"].is_null())
-    return refuse("tools", "tools go with /v1/chat/completions");
+  if (endpoint == Endpoint::kCompletions)
+    for (const char* key : {"tools", "reasoning_format", "chat_template_kwargs"})
+      if (body.contains(key) && !body[key].is_null())
+        return refuse(key, "it goes with /v1/chat/completions");
   if (body.contains("echo") && body["echo"].is_boolean() && body["echo"].get<bool>())
     return refuse("echo", "the prompt is not repeated in the answer");
   for (const char* key : {"n", "best_of"})
@@ -269,8 +273,11 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
   // nlohmann::json's sorted objects would lose.
   const auto ordered = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   PSHARD_RETURN_IF_FIELD_ERROR(read_structured_output(ordered, r.output));
-  if (endpoint == Endpoint::kChat)
+  if (endpoint == Endpoint::kChat) {
     PSHARD_RETURN_IF_FIELD_ERROR(read_tools(ordered, engine.tool_format(), r.tools));
+    PSHARD_RETURN_IF_FIELD_ERROR(
+        read_reasoning_options(body, engine.reasoning_format(), r.reasoning));
+  }
   if (r.tools && !r.output.grammar.empty())
     return bad_request("give 'tools' or a 'response_format' / 'json_schema' / 'grammar', not "
                        "both",
@@ -278,7 +285,8 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
 
   const char* prompt_param = endpoint == Endpoint::kChat ? "messages" : "prompt";
   if (endpoint == Endpoint::kChat) {
-    auto text = chat_prompt(body, engine, r.tools ? &*r.tools : nullptr, r.images);
+    auto text = chat_prompt(body, engine, r.tools ? &*r.tools : nullptr,
+                            r.reasoning.enable_thinking, r.images);
     if (auto* e = std::get_if<ApiError>(&text))
       return *e;
     if (!r.images.empty()) { // the batch counts its tokens once the image is encoded

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "tools/pshard-server/api_error.h"
+#include "tools/pshard-server/reasoning.h"
 #include "tools/pshard-server/serving_engine.h"
 #include "tools/pshard-server/structured_output.h"
 #include "tools/pshard-server/tool_calls.h"
@@ -38,6 +39,7 @@ struct GenerationRequest {
   StructuredOutput output; // response_format, json_schema or grammar
   std::vector<pshard_logit_bias> logit_bias;
   std::optional<ToolUse> tools; // chat with `tools` (and tool_choice not "none")
+  ReasoningOptions reasoning;   // chat: how the answer's reasoning is sent, thinking on/off
 };
 
 std::variant<GenerationRequest, ApiError>

@@ -80,19 +80,39 @@ json LogprobWriter::to_json(const std::vector<TokenEvent>& tokens, size_t offset
   return out;
 }
 
+ChatAnswer read_chat_answer(const std::string& text, const GenerationRequest& r,
+                            const std::string& tool_call_id_prefix) {
+  ChatAnswer a;
+  std::string content = text;
+  if (r.reasoning.format == ReasoningFormat::kDeepseek) {
+    ReasoningSplit split = split_reasoning(text);
+    if (split.reasoning) {
+      a.reasoning = std::move(*split.reasoning);
+      content = std::move(split.content);
+    }
+  }
+  if (r.tools)
+    a.message = parse_tool_answer(content, tool_call_id_prefix, *r.tools->format);
+  else
+    a.message.content = std::move(content);
+  return a;
+}
+
 json completion_body(const ResponseHeader& h, const Completion& c, const json& logprobs,
-                     const ToolAnswer* tools) {
-  const bool made_calls = tools && !tools->tool_calls.empty();
+                     const ChatAnswer* chat) {
+  const bool made_calls = chat && !chat->message.tool_calls.empty();
   json choice = {{"index", 0},
                  {"logprobs", logprobs},
                  {"finish_reason", finish_reason_json(c.finish, made_calls)}};
-  if (made_calls)
-    choice["message"] = {
-        {"role", "assistant"}, {"content", tools->content}, {"tool_calls", tools->tool_calls}};
-  else if (h.endpoint == Endpoint::kChat)
-    choice["message"] = {{"role", "assistant"}, {"content", c.text}};
-  else
+  if (chat) {
+    json& m = choice["message"] = {{"role", "assistant"}, {"content", chat->message.content}};
+    if (!chat->reasoning.is_null())
+      m["reasoning_content"] = chat->reasoning;
+    if (made_calls)
+      m["tool_calls"] = chat->message.tool_calls;
+  } else {
     choice["text"] = c.text;
+  }
   return {{"id", h.id},
           {"object", h.endpoint == Endpoint::kChat ? "chat.completion" : "text_completion"},
           {"created", h.created},

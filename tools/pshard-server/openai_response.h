@@ -44,10 +44,21 @@ private:
   Endpoint endpoint_;
 };
 
-// With `tools` (a chat that offered tools): the message's content and tool_calls from it,
-// finish_reason "tool_calls" when there are calls (unless max_tokens cut the answer).
+// A chat answer read back: its reasoning (reasoning.h; null when there is none or the
+// request leaves it in the content), then its content and calls (tool_calls.h; the text as
+// content when the request offered no tools).
+struct ChatAnswer {
+  nlohmann::json reasoning;
+  ToolAnswer message;
+};
+ChatAnswer read_chat_answer(const std::string& text, const GenerationRequest& r,
+                            const std::string& tool_call_id_prefix);
+
+// A chat's message from `chat` (reasoning_content when there is reasoning; tool_calls and
+// finish_reason "tool_calls" when there are calls, unless max_tokens cut the answer);
+// a completion's text from `c`.
 nlohmann::json completion_body(const ResponseHeader& h, const Completion& c,
-                               const nlohmann::json& logprobs, const ToolAnswer* tools = nullptr);
+                               const nlohmann::json& logprobs, const ChatAnswer* chat = nullptr);
 // A streamed chat's delta carrying every call of a finished answer.
 nlohmann::json tool_calls_delta(const nlohmann::json& tool_calls);
 // One streamed chunk: text (or a chat delta) and, at the end, the finish reason.

@@ -29,6 +29,7 @@ struct ServerOptions {
   int http_threads = 0;      // 0: enough for every slot and queued request
   std::string budget_file;   // --budget-file: SIGHUP reads the VRAM budget from it
   std::string pooling;       // --pooling: /v1/embeddings' mean, cls or last; empty: the model's
+  std::string reasoning_format = "deepseek"; // --reasoning-format: none, deepseek (auto)
 };
 
 } // namespace pshard::server

@@ -32,6 +32,17 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
     e->pooling_ = it->second;
   }
 
+  const std::optional<ReasoningFormat> reasoning = parse_reasoning_format(o.reasoning_format);
+  if (!reasoning)
+    return invalid_argument("--reasoning-format " + o.reasoning_format +
+                            ": use none, deepseek or auto");
+  e->reasoning_format_ = *reasoning;
+  auto one_token = [&](std::string_view tag) {
+    auto ids = e->tokenize(tag, /*add_special=*/false);
+    return ids.ok() && ids->size() == 1;
+  };
+  e->thinks_ = one_token("<think>") && one_token("</think>");
+
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
                           parse_backend(o.backend, pshard_model_has_schedule(model)));
   e->backend_ = backend_name(backend);

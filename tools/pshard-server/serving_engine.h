@@ -8,6 +8,7 @@
 #pragma once
 
 #include "tools/common/capi_call.h"
+#include "tools/pshard-server/reasoning.h"
 #include "tools/pshard-server/server_options.h"
 #include "tools/pshard-server/tool_format.h"
 
@@ -46,6 +47,12 @@ public:
   // How the chat template's models write function calls (tool_format.h).
   const ToolFormat& tool_format() const { return tool_format_for(chat_template_); }
 
+  // A chat answer's reasoning, unless a request says otherwise (--reasoning-format).
+  ReasoningFormat reasoning_format() const { return reasoning_format_; }
+  // Whether the vocabulary holds <think> and </think> as tokens of their own: a thinking
+  // model, whose thinking a request may turn off (chat_template_kwargs.enable_thinking).
+  bool thinks() const { return thinks_; }
+
   // How /v1/embeddings pools (--pooling, else the model's pooling_type); PSHARD_POOLING_MODEL
   // when neither names one.
   pshard_pooling pooling() const { return pooling_; }
@@ -64,6 +71,8 @@ private:
   Status template_error_;
   int64_t created_ = 0;
   pshard_pooling pooling_ = PSHARD_POOLING_MODEL;
+  ReasoningFormat reasoning_format_ = ReasoningFormat::kDeepseek;
+  bool thinks_ = false;
   std::atomic<bool> stop_{false};
   std::thread stepper_;
 };

@@ -343,6 +343,62 @@ def tool_calling(s):
           (isinstance(m.get("content"), str) or all(valid_call(x) for x in m["tool_calls"])), body)
 
 
+def reasoning(s):
+    """A thinking answer (forced by a grammar: stories260K does not think): its reasoning in
+    reasoning_content and the rest in content, whole and streamed alike; reasoning_format
+    "none" leaves it in content; enable_thinking off is no change for a model without a
+    <think> token."""
+    grammar = 'root ::= "<think>\\n" [a-z]{2,6} " " [a-z]{2,6} "\\n</think>\\n\\n" [a-z ]{1,12}'
+    req = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 60, "temperature": 0,
+           "grammar": grammar}
+    status, body = s.json("POST", "/v1/chat/completions", req)
+    m = body["choices"][0]["message"] if status == 200 else {}
+    status, raw = s.json("POST", "/v1/chat/completions", dict(req, reasoning_format="none"))
+    text = raw["choices"][0]["message"]["content"] if status == 200 else ""
+    thought, _, answer = text.partition("\n</think>\n\n")
+    check("reasoning_content and content", text.startswith("<think>\n") and answer and
+          "reasoning_content" not in raw["choices"][0]["message"] and
+          m.get("reasoning_content") == thought[len("<think>\n"):] and
+          m.get("content") == answer.lstrip(), (m, text))
+    status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
+    deltas = [e["choices"][0]["delta"] for e in events if e["choices"]]
+    check("reasoning streamed", status == 200 and done and
+          "".join(d.get("reasoning_content", "") for d in deltas) == m.get("reasoning_content")
+          and "".join(d.get("content", "") for d in deltas) == m.get("content"), deltas)
+    plain = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0}
+    _, want = s.json("POST", "/v1/chat/completions", plain)
+    status, body = s.json("POST", "/v1/chat/completions",
+                          dict(plain, chat_template_kwargs={"enable_thinking": False}))
+    check("enable_thinking off without a <think> token: the same prompt", status == 200 and
+          body["usage"]["prompt_tokens"] == want["usage"]["prompt_tokens"], (body, want))
+
+
+def thinking_switch(tmp):
+    """A model whose vocabulary holds <think> and </think> (pshard-mkmodel --control-tokens):
+    enable_thinking off puts Qwen3's empty thought after the assistant's opening; on, or
+    unset, is the plain prompt."""
+    model = os.path.join(tmp, "thinker.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "qwen3", "--n-embd", "64",
+            "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2", "--n-ff", "96",
+            "--control-tokens", "<think>,</think>")
+    check("mkmodel --control-tokens", p.returncode == 0, p.stderr)
+    with Server(build, model, "-np", "1", "-c", "256", "--chat-template", "chatml") as s:
+        plain = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
+        n = {}
+        for name, kwargs in (("unset", None), ("on", {"enable_thinking": True}),
+                             ("off", {"enable_thinking": False})):
+            _, body = s.json("POST", "/v1/chat/completions",
+                             dict(plain, chat_template_kwargs=kwargs) if kwargs else plain)
+            n[name] = body.get("usage", {}).get("prompt_tokens")
+        _, empty = s.json("POST", "/tokenize", {"content": "<think>\n\n</think>\n\n"})
+        ids = empty.get("tokens", [])
+        _, vocab = s.json("GET", "/v1/models")
+        n_vocab = vocab["data"][0]["meta"]["n_vocab"]
+        check("enable_thinking off: the empty thought appended", n["unset"] == n["on"] and
+              n["off"] == n["on"] + len(ids) and ids[0] == n_vocab - 2 and
+              n_vocab - 1 in ids, (n, ids, n_vocab))
+
+
 def llama3_tool_calling():
     """--chat-template llama3: Meta's JSON calls. A required call is well-formed, streamed or
     not, and one a turn; tools are listed; earlier calls and ipython results are taken."""
@@ -451,10 +507,12 @@ def main():
             metrics(s)
             structured(s)
             tool_calling(s)
+            reasoning(s)
             status, body = s.json("POST", "/budget", {"vram": "1G"})
             check("no schedule, no budget", status == 400 and
                   body["error"]["code"] == "no_schedule", body)
         llama3_tool_calling()
+        thinking_switch(tmp)
         speculative()
         budgets(tmp)
     return checks.finish()

@@ -1,0 +1,110 @@
+// A thinking model's answer split into reasoning and content (reasoning.h), whole and as
+// a stream cut anywhere: a stream must send exactly what the whole answer gives.
+#include "tools/pshard-server/reasoning.h"
+
+#include <gtest/gtest.h>
+#include <random>
+
+namespace pshard::server {
+namespace {
+
+TEST(Reasoning, AnAnswerOpeningWithThinkIsSplit) {
+  ReasoningSplit s = split_reasoning("<think>\nLet me see.\n2 + 2 = 4\n</think>\n\nIt is 4.");
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "Let me see.\n2 + 2 = 4");
+  EXPECT_EQ(s.content, "It is 4.");
+
+  s = split_reasoning(" \n<think></think>Hi <think>x</think>");
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "");
+  EXPECT_EQ(s.content, "Hi <think>x</think>"); // only the opening thought is reasoning
+
+  // Cut off by max_tokens while thinking: all reasoning, no content.
+  s = split_reasoning("<think>\nStill going  ");
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "Still going");
+  EXPECT_EQ(s.content, "");
+}
+
+TEST(Reasoning, AnyOtherAnswerIsContentAsItIs) {
+  for (const char* text : {"Hello", "  Hello <think>no</think>", "", "\n", "<thin", "<think",
+                           "<thinking>x</thinking>"}) {
+    const ReasoningSplit s = split_reasoning(text);
+    EXPECT_FALSE(s.reasoning) << text;
+    EXPECT_EQ(s.content, text);
+  }
+}
+
+TEST(Reasoning, AStreamSendsWhatTheWholeAnswerGivesWhereverItIsCut) {
+  const std::vector<std::string> answers = {
+      "<think>\nLet me see.\n2 + 2 = 4\n</think>\n\nIt is 4.",
+      "\n<think>a </ b </thin c\n\n</think>",
+      "<think>  x  </think>  <think>y</think> z ",
+      "<think>never closed \n ",
+      "<thinker>",
+      " plain < text",
+      "<think></think>\n",
+  };
+  std::mt19937 rng(7);
+  for (const std::string& text : answers) {
+    const ReasoningSplit whole = split_reasoning(text);
+    for (int trial = 0; trial < 200; ++trial) {
+      ReasoningStream stream;
+      std::string reasoning, content;
+      size_t at = 0;
+      while (at < text.size()) {
+        // Cuts of 0 to 3 bytes: every tag and space boundary is hit somewhere.
+        const size_t n = std::min(text.size() - at, size_t(rng() % 4));
+        ReasoningStream::Piece p = stream.push(std::string_view(text).substr(at, n), false);
+        reasoning += p.reasoning;
+        content += p.content;
+        at += n;
+      }
+      ReasoningStream::Piece p = stream.push("", true);
+      reasoning += p.reasoning;
+      content += p.content;
+      EXPECT_EQ(reasoning, whole.reasoning.value_or("")) << text;
+      EXPECT_EQ(content, whole.content) << text;
+    }
+  }
+}
+
+TEST(Reasoning, ContentIsNotHeldBackOnceKnown) {
+  ReasoningStream stream;
+  EXPECT_EQ(stream.push("<th", false).content, ""); // may still be <think>
+  EXPECT_EQ(stream.push("e", false).content, "<the");
+  EXPECT_EQ(stream.push("n", false).content, "n");
+  ReasoningStream thinking;
+  EXPECT_EQ(thinking.push("<think>one two", false).reasoning, "one two");
+  EXPECT_EQ(thinking.push(" three </", false).reasoning, " three"); // the space waits
+  const ReasoningStream::Piece p = thinking.push("think>\n\nDone", false);
+  EXPECT_EQ(p.reasoning, "");
+  EXPECT_EQ(p.content, "Done");
+}
+
+TEST(Reasoning, RequestOptionsAreReadAndBadOnesNamed) {
+  ReasoningOptions o;
+  ASSERT_FALSE(read_reasoning_options(nlohmann::json::object(), ReasoningFormat::kNone, o));
+  EXPECT_EQ(o.format, ReasoningFormat::kNone);
+  EXPECT_TRUE(o.enable_thinking);
+  ASSERT_FALSE(read_reasoning_options(
+      {{"reasoning_format", "auto"}, {"chat_template_kwargs", {{"enable_thinking", false}}}},
+      ReasoningFormat::kNone, o));
+  EXPECT_EQ(o.format, ReasoningFormat::kDeepseek);
+  EXPECT_FALSE(o.enable_thinking);
+  FieldError e = read_reasoning_options({{"reasoning_format", "r1"}}, ReasoningFormat::kNone, o);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "reasoning_format");
+  e = read_reasoning_options({{"chat_template_kwargs", {{"add_vision_id", true}}}},
+                             ReasoningFormat::kNone, o);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "chat_template_kwargs.add_vision_id");
+  EXPECT_EQ(e->code, "unsupported_parameter");
+  e = read_reasoning_options({{"chat_template_kwargs", {{"enable_thinking", "no"}}}},
+                             ReasoningFormat::kNone, o);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "chat_template_kwargs.enable_thinking");
+}
+
+} // namespace
+} // namespace pshard::server

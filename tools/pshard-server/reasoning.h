@@ -1,0 +1,65 @@
+// Thinking models (Qwen3, QwQ, DeepSeek-R1 and its distills) answer
+// "<think>\n...\n</think>\n\nthe answer". With the reasoning format "deepseek" (the
+// default; llama.cpp's name, and the `reasoning_content` field llama.cpp and vLLM send) a
+// chat answer's reasoning is taken out of its content: message.reasoning_content, or
+// delta.reasoning_content while streaming; "none" leaves it all in content.
+//
+// Only an answer that opens with <think> (after whitespace) has reasoning: its text up to
+// </think> (all of it when max_tokens cut the answer there), whitespace around it
+// dropped; the content is what follows, leading whitespace dropped. Any other answer is
+// content as it is.
+#pragma once
+
+#include "tools/pshard-server/api_error.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace pshard::server {
+
+enum class ReasoningFormat { kNone, kDeepseek };
+
+// "none", "deepseek", or "auto" (= deepseek); nullopt for anything else.
+std::optional<ReasoningFormat> parse_reasoning_format(std::string_view name);
+
+// Sends reasoning and content as text comes, holding back only what may still turn out
+// to be part of a tag or whitespace the whole answer would drop; everything pushed,
+// concatenated, equals split_reasoning of the whole text.
+class ReasoningStream {
+public:
+  struct Piece {
+    std::string reasoning, content;
+  };
+  Piece push(std::string_view text, bool last);
+
+private:
+  enum class State { kStart, kReasoning, kContentStart, kContent };
+  State state_ = State::kStart;
+  std::string pending_;         // held back
+  bool reasoning_sent_ = false; // some reasoning went out (later whitespace is kept)
+};
+
+// A chat request's choices: `reasoning_format` ("none", "deepseek", "auto"; default the
+// server's) and `chat_template_kwargs` {"enable_thinking": bool} (llama.cpp's and vLLM's
+// switch for Qwen3-style templates; pshard renders templates natively, so other keys are
+// refused by name rather than ignored).
+struct ReasoningOptions {
+  ReasoningFormat format = ReasoningFormat::kDeepseek;
+  bool enable_thinking = true;
+};
+FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat server_default,
+                                  ReasoningOptions& out);
+
+// What Qwen3's template puts after the assistant's opening when thinking is off: an empty
+// thought, so that the model answers at once.
+inline constexpr std::string_view kThinkingOff = "<think>\n\n</think>\n\n";
+
+struct ReasoningSplit {
+  std::optional<std::string> reasoning; // nullopt: the answer did not open with <think>
+  std::string content;
+};
+ReasoningSplit split_reasoning(std::string_view text);
+
+} // namespace pshard::server
