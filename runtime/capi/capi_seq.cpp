@@ -18,6 +18,7 @@ pshard_seq_event c_event(const SequenceEvent& e, std::vector<pshard_token>& ids,
     logprobs.push_back(t.logprob);
   }
   pshard_seq_event c{};
+  c.size = sizeof c;
   c.seq_id = e.id;
   c.token = e.token;
   c.text = e.text.c_str();
@@ -47,6 +48,12 @@ extern "C" {
 
 int64_t pshard_seq_id(const pshard_seq* seq) { return seq ? seq->id : -1; }
 
+pshard_seq_event pshard_seq_event_init(void) {
+  pshard_seq_event e{};
+  e.size = sizeof e;
+  return e;
+}
+
 pshard_status pshard_seq_poll(pshard_seq* seq, pshard_seq_event* out, bool* got) {
   if (!seq)
     return capi::null_argument("pshard_seq_poll", "seq");
@@ -54,6 +61,10 @@ pshard_status pshard_seq_poll(pshard_seq* seq, pshard_seq_event* out, bool* got)
     return capi::null_argument("pshard_seq_poll", "out");
   if (!got)
     return capi::null_argument("pshard_seq_poll", "got");
+  if (out->size == 0)
+    return fail(invalid_argument("pshard_seq_poll: out->size is 0; initialise the event with "
+                                 "pshard_seq_event_init() (or set size to "
+                                 "sizeof(pshard_seq_event))"));
   capi::SeqChannel& ch = *seq->channel;
   std::lock_guard lock(ch.mutex);
   if (ch.callback)
@@ -64,7 +75,7 @@ pshard_status pshard_seq_poll(pshard_seq* seq, pshard_seq_event* out, bool* got)
     return PSHARD_OK;
   ch.polled = std::move(ch.queue.front());
   ch.queue.pop_front();
-  *out = capi::c_event(ch.polled, ch.polled_ids, ch.polled_logprobs);
+  capi::write_out(out, capi::c_event(ch.polled, ch.polled_ids, ch.polled_logprobs));
   return PSHARD_OK;
 }
 

@@ -62,7 +62,9 @@
 extern "C" {
 #endif
 
-#define PSHARD_API_VERSION 1
+/* Raised when a struct's existing fields move (2: pshard_seq_event begins with `size`).
+ * Fields appended to a struct with a leading `size` do not raise it. */
+#define PSHARD_API_VERSION 2
 
 /* Grouped as in runtime/core/status.h: caller errors, bad input data, environment, bugs. */
 typedef enum pshard_status {
@@ -600,6 +602,8 @@ typedef enum pshard_finish_reason {
  * token too. Pointers are valid during the callback, or until the next pshard_seq_poll or
  * pshard_seq_free of the sequence. */
 typedef struct pshard_seq_event {
+  size_t size;        /* sizeof(pshard_seq_event): pshard_seq_poll writes no further (set it
+                         with pshard_seq_event_init); in a callback, the library's size */
   int64_t seq_id;     /* pshard_seq_id() of the sequence */
   pshard_token token; /* -1: no new token (a last event) */
   const char* text;   /* new text to show (may be empty while a character or a possible
@@ -721,8 +725,11 @@ PSHARD_API pshard_status pshard_batch_get_plan_stats(pshard_batch* batch, size_t
 
 /* ---- sequences (requests in a batch) ------------------------------------------ */
 PSHARD_API int64_t pshard_seq_id(const pshard_seq* seq);
+/* An event whose size is set, for pshard_seq_poll. */
+PSHARD_API pshard_seq_event pshard_seq_event_init(void);
 /* The next queued event (only without an on_event callback): *got says whether there
- * was one. */
+ * was one. Writes up to out->size bytes (a caller built against an older, smaller event
+ * gets the fields it knows); out->size 0: PSHARD_ERROR_INVALID_ARGUMENT. */
 PSHARD_API pshard_status pshard_seq_poll(pshard_seq* seq, pshard_seq_event* out, bool* got);
 /* Ends the sequence before the next pass; its last event says PSHARD_FINISH_CANCELLED. */
 PSHARD_API void pshard_seq_cancel(pshard_seq* seq);

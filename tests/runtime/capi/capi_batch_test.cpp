@@ -6,6 +6,8 @@
 #include "tests/runtime/capi/capi_test_util.h"
 
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <mutex>
 #include <thread>
@@ -107,7 +109,7 @@ TEST(CApiBatch, TheKnownAnswerInABusyBatchByCallbackAndByPoll) {
   EXPECT_EQ(a.text.substr(0, 26), ", there was a little girl ");
   EXPECT_EQ(pshard_seq_finish_reason(sa), PSHARD_FINISH_LENGTH);
   // b queued its events for polling.
-  pshard_seq_event e;
+  pshard_seq_event e = pshard_seq_event_init();
   bool got = false;
   int events = 0;
   std::string text;
@@ -159,7 +161,7 @@ TEST(CApiBatch, APromptStartingLikeAnEarlierOneReadsTheCache) {
     pshard_seq_free(sa);
     pshard_seq* sb = add_text(batch.b, first + a.text + " Then", 8, nullptr);
     batch.run();
-    pshard_seq_event e;
+    pshard_seq_event e = pshard_seq_event_init();
     bool got = false;
     while (pshard_seq_poll(sb, &e, &got) == PSHARD_OK && got) {
       if (e.token >= 0)
@@ -205,7 +207,7 @@ TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
   ASSERT_EQ(pshard_batch_add(batch.b, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
   batch.run();
   std::string text;
-  pshard_seq_event e;
+  pshard_seq_event e = pshard_seq_event_init();
   bool got = false;
   while (pshard_seq_poll(seq, &e, &got) == PSHARD_OK && got) {
     text.append(e.text, e.text_len);
@@ -225,6 +227,44 @@ TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
   EXPECT_EQ(std::string(piece, len), " there");
   EXPECT_EQ(pshard_model_token_to_piece(model.m, 99999, piece, sizeof piece, &len),
             PSHARD_ERROR_OUT_OF_RANGE);
+}
+
+TEST(CApiBatch, PollingWritesNoFurtherThanTheCallersEvent) {
+  SKIP_WITHOUT_MODEL();
+  Model model;
+  Batch batch(model.m, pshard_batch_default_params());
+  pshard_seq_params sp = pshard_seq_default_params();
+  sp.text = "Once upon a time";
+  sp.text_len = 16;
+  pshard_generate_params gp = pshard_generate_default_params();
+  gp.n_predict = 2;
+  pshard_seq* seq = nullptr;
+  ASSERT_EQ(pshard_batch_add(batch.b, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
+  batch.run();
+  // An event as an older caller knew it: everything up to n_cached, then the caller's
+  // own memory, which must stay as it was.
+  constexpr size_t kOld = offsetof(pshard_seq_event, n_cached);
+  alignas(pshard_seq_event) unsigned char buffer[sizeof(pshard_seq_event)];
+  std::memset(buffer, 0xAB, sizeof buffer);
+  pshard_seq_event* old = reinterpret_cast<pshard_seq_event*>(buffer);
+  old->size = kOld;
+  bool got = false;
+  ASSERT_EQ(pshard_seq_poll(seq, old, &got), PSHARD_OK) << pshard_last_error();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(old->size, kOld);
+  EXPECT_EQ(old->seq_id, pshard_seq_id(seq));
+  EXPECT_GE(old->token, 0);
+  for (size_t i = kOld; i < sizeof buffer; ++i)
+    ASSERT_EQ(buffer[i], 0xAB) << "byte " << i << " past the caller's event was written";
+
+  pshard_seq_event unsized{};
+  EXPECT_EQ(pshard_seq_poll(seq, &unsized, &got), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("pshard_seq_event_init"), std::string::npos);
+  pshard_seq_event e = pshard_seq_event_init();
+  ASSERT_EQ(pshard_seq_poll(seq, &e, &got), PSHARD_OK);
+  EXPECT_TRUE(got) << "the refused poll took no event";
+  EXPECT_EQ(e.size, sizeof e);
+  pshard_seq_free(seq);
 }
 
 TEST(CApiBatch, RefusalsAreStatusCodesWithAMessage) {

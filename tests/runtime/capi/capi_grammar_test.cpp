@@ -58,7 +58,7 @@ struct Loaded {
     while (pshard_batch_has_work(b))
       EXPECT_EQ(pshard_batch_step(b, nullptr), PSHARD_OK);
     std::string text;
-    pshard_seq_event e;
+    pshard_seq_event e = pshard_seq_event_init();
     bool got = false;
     while (pshard_seq_poll(seq, &e, &got) == PSHARD_OK && got)
       text.append(e.text, e.text_len);
