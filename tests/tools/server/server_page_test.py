@@ -94,6 +94,9 @@ MESSAGES = ("JSON.stringify([...document.querySelectorAll('.message')]"
             ".map(e => [e.className, e.textContent, e.dataset.finish || null]))")
 
 
+THINKING = 'root ::= "<think>\\n" [a-z]{2,6} "\\n</think>\\n\\n" [a-z ]{1,8}'
+
+
 def main():
     if not os.path.exists(stories):
         print(f"skipped: {stories} is not present")
@@ -138,6 +141,40 @@ def main():
                                                      "document.body.dataset.state", "done"), "")
             got = json.loads(browser.evaluate(session, MESSAGES))
             check("second answer == the API's", len(got) == 4 and got[3][1] == want2, (got, want2))
+            # A thinking answer (a grammar, slipped into the page's requests, forces one): the
+            # thought shown apart from the answer, and only the answer sent back next turn.
+            third = "Think first"
+            history = [{"role": "user", "content": first}, {"role": "assistant", "content": want1},
+                       {"role": "user", "content": second},
+                       {"role": "assistant", "content": want2},
+                       {"role": "user", "content": third}]
+            _, body = s.json("POST", "/v1/chat/completions", {
+                "messages": history, "max_tokens": 60, "temperature": 0, "grammar": THINKING})
+            want3 = body["choices"][0]["message"]
+            browser.evaluate(session, f"""const real = window.fetch;
+                window.fetch = (url, init) => {{
+                  if (init && init.body) {{
+                    const b = JSON.parse(init.body);
+                    b.grammar = {json.dumps(THINKING)};
+                    b.max_tokens = 60;
+                    init = {{...init, body: JSON.stringify(b)}};
+                  }}
+                  return real(url, init);
+                }};
+                document.getElementById('input').value = {json.dumps(third)};
+                document.body.dataset.state = 'typed';
+                document.getElementById('form').requestSubmit(); true""")
+            check("thinking answer streamed", wait_for(browser, session,
+                                                       "document.body.dataset.state", "done"), "")
+            shown = json.loads(browser.evaluate(session, """JSON.stringify((() => {
+                const m = [...document.querySelectorAll('.message')].pop();
+                const t = m.querySelector('.thought-text');
+                return [t ? t.textContent : null, m.querySelector('.answer').textContent,
+                        m.querySelector('details.thought').open];
+              })())"""))
+            check("the thought apart from the answer, folded",
+                  want3.get("reasoning_content") and
+                  shown == [want3["reasoning_content"], want3["content"], False], (shown, want3))
             check("model line", "stories260K" in browser.evaluate(
                 session, "document.getElementById('model').textContent"), "")
             shot = browser.call("Page.captureScreenshot", session)["data"]
