@@ -2,6 +2,7 @@
 
 #include "tools/common/size_parse.h"
 #include "tools/pshard-server/chat_page.h"
+#include "tools/pshard-server/choice_stream.h"
 #include "tools/pshard-server/embeddings.h"
 #include "tools/pshard-server/openai_response.h"
 
@@ -166,47 +167,58 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
   auto done = complete(*run);
   if (auto* e = std::get_if<ApiError>(&done))
     return send_error(res, *e);
-  const Completion& c = std::get<Completion>(done);
-  const json logprobs =
-      r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
+  const std::vector<Completion>& choices = std::get<std::vector<Completion>>(done);
   const ResponseHeader header = new_header(endpoint, engine_.model_id());
-  if (endpoint == Endpoint::kChat) {
-    const ChatAnswer answer = read_chat_answer(c.text, r, tool_call_id_prefix(header));
-    return send(res, completion_body(header, c, logprobs, &answer));
+  json choices_json = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const Completion& c = choices[i];
+    const json logprobs =
+        r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
+    const auto index = static_cast<int32_t>(i);
+    if (endpoint == Endpoint::kChat) {
+      const ChatAnswer answer = read_chat_answer(c.text, r, tool_call_id_prefix(header, index));
+      choices_json.push_back(choice_json(index, c, logprobs, &answer));
+    } else {
+      choices_json.push_back(choice_json(index, c, logprobs, nullptr));
+    }
   }
-  send(res, completion_body(header, c, logprobs));
+  send(res, completion_body(header, choices, choices_json));
 }
 
 void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest> run,
                      httplib::Response& res) {
   struct State {
     ResponseHeader header;
-    LogprobWriter logprobs;
-    bool chat, logprobs_on, include_usage, started = false;
-    size_t offset = 0;
+    bool include_usage, started = false;
     std::unique_ptr<RunningRequest> run;
-    bool tools = false; // a chat that offered tools: calls are held back and sent whole
-    ToolCallStream tool_stream;
-    std::optional<ReasoningStream> reasoning; // a chat whose reasoning is taken out
+    std::vector<ChoiceStream> choices;
+    int32_t running = 0;     // choices not yet finished
+    int64_t n_generated = 0; // over the finished ones
+    int64_t n_cached = 0;    // choice 0's, as a whole answer's usage counts it
   };
-  const bool chat = r.endpoint == Endpoint::kChat;
-  auto s = std::make_shared<State>(
-      State{new_header(r.endpoint, engine_.model_id()), LogprobWriter(engine_, r.endpoint), chat,
-            r.logprobs, r.include_usage, false, 0, std::move(run), r.tools.has_value(),
-            ToolCallStream(r.tools ? *r.tools->format : kHermesTools), std::nullopt});
-  if (chat && r.reasoning.format == ReasoningFormat::kDeepseek)
-    s->reasoning.emplace();
+  auto s = std::make_shared<State>(State{new_header(r.endpoint, engine_.model_id()),
+                                         r.include_usage,
+                                         false,
+                                         std::move(run),
+                                         {},
+                                         r.n,
+                                         0,
+                                         0});
+  for (int32_t i = 0; i < r.n; ++i)
+    s->choices.emplace_back(engine_, r, s->header, i);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, s](size_t, httplib::DataSink& sink) {
+      [s](size_t, httplib::DataSink& sink) {
         auto write = [&sink](const std::string& text) {
           return sink.write(text.data(), text.size());
         };
-        if (!s->started && s->chat) { // a chat stream opens with the assistant's role
+        if (!s->started) { // a chat stream opens with the assistant's role, per choice
           s->started = true;
-          const json opening = {{"role", "assistant"}, {"content", ""}};
-          if (!write(sse(stream_chunk(s->header, opening, nullptr, nullptr))))
+          std::string opening;
+          for (const ChoiceStream& c : s->choices)
+            opening += c.opening();
+          if (!opening.empty() && !write(opening))
             return false; // the client is gone: the releaser cancels
         }
         std::optional<TokenEvent> e = s->run->next(std::chrono::milliseconds(200));
@@ -221,42 +233,17 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
           sink.done();
           return true;
         }
-        std::string out; // what this event sends
-        json finish = finish_reason_json(e->finish);
-        const bool last = e->finish != PSHARD_FINISH_NONE;
-        std::string text = e->text; // the content's part of it
-        if (s->reasoning) {
-          ReasoningStream::Piece p = s->reasoning->push(e->text, last);
-          if (!p.reasoning.empty())
-            out += sse(stream_chunk(s->header, json{{"reasoning_content", p.reasoning}}, nullptr,
-                                    nullptr));
-          text = std::move(p.content);
+        std::string out = s->choices.at(static_cast<size_t>(e->index)).on_event(*e);
+        if (e->finish != PSHARD_FINISH_NONE) {
+          --s->running;
+          s->n_generated += e->n_generated;
+          if (e->index == 0)
+            s->n_cached = e->n_cached;
         }
-        if (s->tools) { // content up to a call; the calls whole at the end
-          ToolCallStream::Piece p = s->tool_stream.push(text, last, tool_call_id_prefix(s->header));
-          if (!p.content.empty())
-            out += sse(stream_chunk(s->header, json{{"content", p.content}}, nullptr, nullptr));
-          if (!p.calls.empty()) {
-            out += sse(stream_chunk(s->header, tool_calls_delta(p.calls), nullptr, nullptr));
-            finish = finish_reason_json(e->finish, /*made_calls=*/true);
-          }
-        } else if (e->token >= 0 || !e->text.empty()) {
-          json lp = nullptr;
-          if (s->logprobs_on && e->token >= 0) {
-            lp = s->logprobs.to_json({*e}, s->offset);
-            s->offset += engine_.piece(e->token).size();
-          }
-          // A token of held-back or reasoning text sends no empty content, unless it
-          // carries the token's logprobs.
-          if (!s->reasoning || !text.empty() || !lp.is_null())
-            out += sse(stream_chunk(s->header, s->chat ? json{{"content", text}} : json(text), lp,
-                                    nullptr));
-        }
-        if (e->finish == PSHARD_FINISH_NONE)
+        if (s->running > 0)
           return out.empty() || write(out);
-        out += sse(stream_chunk(s->header, s->chat ? json::object() : json(""), nullptr, finish));
         if (s->include_usage)
-          out += sse(usage_chunk(s->header, e->n_prompt, e->n_cached, e->n_generated));
+          out += sse(usage_chunk(s->header, e->n_prompt, s->n_cached, s->n_generated));
         if (!write(out + "data: [DONE]\n\n"))
           return false;
         sink.done();

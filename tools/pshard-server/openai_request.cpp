@@ -145,9 +145,8 @@ FieldError unsupported_fields(const json& body, Endpoint endpoint) {
         return refuse(key, "it goes with /v1/chat/completions");
   if (body.contains("echo") && body["echo"].is_boolean() && body["echo"].get<bool>())
     return refuse("echo", "the prompt is not repeated in the answer");
-  for (const char* key : {"n", "best_of"})
-    if (body.contains(key) && body[key].is_number() && body[key].get<double>() != 1)
-      return refuse(key, "one choice per request; send several requests (they run together)");
+  if (body.contains("best_of") && body["best_of"].is_number() && body["best_of"].get<double>() != 1)
+    return refuse("best_of", "pshard does not rank choices; ask for 'n' choices and pick");
   return std::nullopt;
 }
 
@@ -208,6 +207,9 @@ FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest&
   r.max_tokens = endpoint == Endpoint::kCompletions ? 16 : -1; // OpenAI's defaults
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "max_tokens", r.max_tokens, 0, 1 << 30));
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "max_completion_tokens", r.max_tokens, 0, 1 << 30));
+  int64_t n = 1;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n", n, 1, kMaxChoices));
+  r.n = static_cast<int32_t>(n);
   PSHARD_RETURN_IF_FIELD_ERROR(read_strings(body, "stop", 16, r.stop));
   for (const std::string& s : r.stop)
     if (s.empty())

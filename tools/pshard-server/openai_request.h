@@ -21,6 +21,9 @@ namespace pshard::server {
 
 enum class Endpoint { kCompletions, kChat };
 
+// `n` at most: each choice is a sequence of the batch, run beside the others.
+inline constexpr int64_t kMaxChoices = 16;
+
 struct GenerationRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   bool stream = false;
@@ -32,6 +35,7 @@ struct GenerationRequest {
   std::string prompt_text;
   std::vector<std::shared_ptr<pshard_image>> images;
   int64_t max_tokens = -1; // -1: until the context is full
+  int32_t n = 1;           // choices, each its own sequence
   bool logprobs = false;
   int64_t top_logprobs = 0;
   std::vector<std::string> stop;

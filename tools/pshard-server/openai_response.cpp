@@ -98,10 +98,9 @@ ChatAnswer read_chat_answer(const std::string& text, const GenerationRequest& r,
   return a;
 }
 
-json completion_body(const ResponseHeader& h, const Completion& c, const json& logprobs,
-                     const ChatAnswer* chat) {
+json choice_json(int32_t index, const Completion& c, const json& logprobs, const ChatAnswer* chat) {
   const bool made_calls = chat && !chat->message.tool_calls.empty();
-  json choice = {{"index", 0},
+  json choice = {{"index", index},
                  {"logprobs", logprobs},
                  {"finish_reason", finish_reason_json(c.finish, made_calls)}};
   if (chat) {
@@ -113,17 +112,25 @@ json completion_body(const ResponseHeader& h, const Completion& c, const json& l
   } else {
     choice["text"] = c.text;
   }
+  return choice;
+}
+
+json completion_body(const ResponseHeader& h, const std::vector<Completion>& choices,
+                     const json& choices_json) {
+  int64_t n_generated = 0;
+  for (const Completion& c : choices)
+    n_generated += c.n_generated;
   return {{"id", h.id},
           {"object", h.endpoint == Endpoint::kChat ? "chat.completion" : "text_completion"},
           {"created", h.created},
           {"model", h.model},
-          {"choices", json::array({choice})},
-          {"usage", usage_json(c.n_prompt, c.n_cached, c.n_generated)}};
+          {"choices", choices_json},
+          {"usage", usage_json(choices.at(0).n_prompt, choices.at(0).n_cached, n_generated)}};
 }
 
 json stream_chunk(const ResponseHeader& h, const json& delta_or_text, const json& logprobs,
-                  const json& finish) {
-  json choice = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish}};
+                  const json& finish, int32_t index) {
+  json choice = {{"index", index}, {"logprobs", logprobs}, {"finish_reason", finish}};
   choice[h.endpoint == Endpoint::kChat ? "delta" : "text"] = delta_or_text;
   return {{"id", h.id},
           {"object", h.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},

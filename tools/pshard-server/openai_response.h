@@ -20,8 +20,11 @@ struct ResponseHeader {
 };
 
 ResponseHeader new_header(Endpoint endpoint, const std::string& model);
-// What a response's tool-call ids start with: "call_<response id>_" (then 0, 1, ...).
-inline std::string tool_call_id_prefix(const ResponseHeader& h) { return "call_" + h.id + "_"; }
+// What a response's tool-call ids start with: "call_<response id>_" (then 0, 1, ...),
+// past choice 0 "call_<response id>_<choice>_", so that every call's id is its own.
+inline std::string tool_call_id_prefix(const ResponseHeader& h, int32_t choice = 0) {
+  return "call_" + h.id + "_" + (choice ? std::to_string(choice) + "_" : "");
+}
 
 // "stop" / "length" (null while running); "tool_calls" for an answer that made calls,
 // unless max_tokens cut it ("length").
@@ -54,16 +57,21 @@ struct ChatAnswer {
 ChatAnswer read_chat_answer(const std::string& text, const GenerationRequest& r,
                             const std::string& tool_call_id_prefix);
 
-// A chat's message from `chat` (reasoning_content when there is reasoning; tool_calls and
-// finish_reason "tool_calls" when there are calls, unless max_tokens cut the answer);
-// a completion's text from `c`.
-nlohmann::json completion_body(const ResponseHeader& h, const Completion& c,
-                               const nlohmann::json& logprobs, const ChatAnswer* chat = nullptr);
+// One choice of a whole answer: a chat's message from `chat` (reasoning_content when
+// there is reasoning; tool_calls and finish_reason "tool_calls" when there are calls,
+// unless max_tokens cut the answer), or a completion's text from `c`.
+nlohmann::json choice_json(int32_t index, const Completion& c, const nlohmann::json& logprobs,
+                           const ChatAnswer* chat);
+// The response of all choices; usage counts the prompt once and every choice's tokens.
+nlohmann::json completion_body(const ResponseHeader& h, const std::vector<Completion>& choices,
+                               const nlohmann::json& choices_json);
 // A streamed chat's delta carrying every call of a finished answer.
 nlohmann::json tool_calls_delta(const nlohmann::json& tool_calls);
-// One streamed chunk: text (or a chat delta) and, at the end, the finish reason.
+// One streamed chunk of choice `index`: text (or a chat delta) and, at its end, the
+// finish reason.
 nlohmann::json stream_chunk(const ResponseHeader& h, const nlohmann::json& delta_or_text,
-                            const nlohmann::json& logprobs, const nlohmann::json& finish);
+                            const nlohmann::json& logprobs, const nlohmann::json& finish,
+                            int32_t index = 0);
 // The chunk with no choices that carries usage (stream_options.include_usage).
 nlohmann::json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_cached,
                            int64_t n_generated);

@@ -25,7 +25,6 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   sp.n_stop_strings = stops.size();
   sp.logprobs = r.logprobs;
   sp.on_event = on_event;
-  sp.user_data = run->channel_.get();
   pshard_generate_params gp = r.sampling;
   gp.n_predict = static_cast<int32_t>(r.max_tokens);
   gp.top_logprobs = static_cast<int32_t>(r.top_logprobs);
@@ -36,17 +35,32 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
     gp.grammar = r.tools->grammar.c_str();
     gp.grammar_trigger = r.tools->from_start ? nullptr : r.tools->format->call_open;
   }
-  pshard_seq* seq = nullptr;
-  const pshard_status st = pshard_batch_add(engine.batch(), &sp, &gp, &seq);
-  if (st != PSHARD_OK)
-    return error_from_status(st, last_error(st).message());
-  run->seq_.reset(seq);
+  const uint64_t seed = gp.seed;
+  for (int32_t i = 0; i < r.n; ++i) {
+    // Each choice its own seed (the request's plus its index): sampled choices differ, and
+    // the same request repeats all of them (choice 0 is the n = 1 answer).
+    gp.seed = seed + static_cast<uint64_t>(i);
+    run->routes_.push_back(std::make_unique<Route>(Route{run->channel_.get(), i}));
+    sp.user_data = run->routes_.back().get();
+    pshard_seq* seq = nullptr;
+    const pshard_status st = pshard_batch_add(engine.batch(), &sp, &gp, &seq);
+    if (st != PSHARD_OK) // the choices already added are cancelled with `run`
+      return error_from_status(st, last_error(st).message());
+    run->seqs_.emplace_back(seq);
+  }
   return run;
 }
 
+void RunningRequest::cancel() {
+  for (const SeqHandle& seq : seqs_)
+    pshard_seq_cancel(seq.get());
+}
+
 bool RunningRequest::on_event(const pshard_seq_event* e, void* user) {
-  auto* ch = static_cast<Channel*>(user);
+  const auto* route = static_cast<const Route*>(user);
+  Channel* ch = route->channel;
   TokenEvent t;
+  t.index = route->index;
   t.token = e->token;
   t.text.assign(e->text, e->text_len);
   t.logprob = e->logprob;
@@ -75,12 +89,13 @@ std::optional<TokenEvent> RunningRequest::next(std::chrono::milliseconds timeout
   return e;
 }
 
-std::variant<Completion, ApiError> complete(RunningRequest& run) {
-  Completion c;
-  for (;;) {
+std::variant<std::vector<Completion>, ApiError> complete(RunningRequest& run) {
+  std::vector<Completion> choices(static_cast<size_t>(run.n_choices()));
+  for (size_t running = choices.size(); running > 0;) {
     std::optional<TokenEvent> e = run.next(std::chrono::seconds(1));
     if (!e)
       continue;
+    Completion& c = choices.at(static_cast<size_t>(e->index));
     c.text += e->text;
     c.n_prompt = e->n_prompt;
     c.n_cached = e->n_cached;
@@ -95,9 +110,10 @@ std::variant<Completion, ApiError> complete(RunningRequest& run) {
       c.tokens.push_back(std::move(*e));
     if (finish != PSHARD_FINISH_NONE) {
       c.finish = finish;
-      return c;
+      --running;
     }
   }
+  return choices;
 }
 
 } // namespace pshard::server

@@ -1,10 +1,11 @@
-// One request running in the batch, seen from the HTTP thread that answers it: the
-// sequence's events, copied on the stepping thread and handed over through a queue.
+// One request running in the batch, seen from the HTTP thread that answers it: its
+// choices' sequences (`n` of them, each sampled with its own seed), their events copied
+// on the stepping thread and handed over through one queue, each tagged with its choice.
 //
 //   auto run = RunningRequest::start(engine, request);   // or the ApiError to answer
 //   while (auto e = run->next(std::chrono::milliseconds(100)))
-//     ...;                                                 // until e->finish is set
-// Destroying it frees the sequence, cancelling it if it still runs (a client gone).
+//     ...;                                 // until every choice's last event (e->finish)
+// Destroying it frees the sequences, cancelling those still running (a client gone).
 #pragma once
 
 #include "tools/pshard-server/openai_request.h"
@@ -25,6 +26,7 @@ struct TokenLogprob {
 };
 
 struct TokenEvent {
+  int32_t index = 0;       // the choice
   pshard_token token = -1; // -1: none (a last event)
   std::string text;
   float logprob = 0;
@@ -43,9 +45,10 @@ public:
                                                                        const GenerationRequest& r);
   ~RunningRequest() = default; // seq_ first: no callback reaches the channel after
 
-  // The next event, or nothing after `timeout`.
+  // The next event of any choice, or nothing after `timeout`.
   std::optional<TokenEvent> next(std::chrono::milliseconds timeout);
-  void cancel() { pshard_seq_cancel(seq_.get()); }
+  void cancel();
+  int32_t n_choices() const { return static_cast<int32_t>(seqs_.size()); }
 
 private:
   struct Channel {
@@ -53,13 +56,18 @@ private:
     std::condition_variable ready;
     std::deque<TokenEvent> events;
   };
-  static bool on_event(const pshard_seq_event* e, void* channel);
+  struct Route { // a sequence's user_data: where its events go, tagged how
+    Channel* channel;
+    int32_t index;
+  };
+  static bool on_event(const pshard_seq_event* e, void* route);
 
   std::unique_ptr<Channel> channel_ = std::make_unique<Channel>();
-  SeqHandle seq_;
+  std::vector<std::unique_ptr<Route>> routes_;
+  std::vector<SeqHandle> seqs_; // last: freed first, so no callback reaches a route after
 };
 
-// The whole answer of a request that does not stream.
+// The whole answer of one choice of a request that does not stream.
 struct Completion {
   std::string text;
   std::vector<TokenEvent> tokens; // the events that carried a token
@@ -69,7 +77,7 @@ struct Completion {
   int64_t n_generated = 0;
 };
 
-// Waits for the request to end; a failure (its last event an error) as the ApiError.
-std::variant<Completion, ApiError> complete(RunningRequest& run);
+// Waits for every choice to end; a failure (a last event an error) as the ApiError.
+std::variant<std::vector<Completion>, ApiError> complete(RunningRequest& run);
 
 } // namespace pshard::server

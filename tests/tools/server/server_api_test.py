@@ -97,6 +97,50 @@ def completions(s):
     check("top alternatives", all(len(t) == 2 for t in lp["top_logprobs"]), lp["top_logprobs"])
 
 
+def choices(s):
+    """n choices: each sampled with the request's seed plus its index (choice 0 is the n = 1
+    answer, choice 1 the n = 1 answer of seed + 1), streamed interleaved by index to the
+    same texts, usage counting the prompt once; a chat's choices each a message."""
+    req = {"prompt": "Once upon a time", "max_tokens": 24, "temperature": 1.0, "seed": 11}
+    status, body = s.json("POST", "/v1/completions", dict(req, n=3))
+    got = body.get("choices", [])
+    _, one = s.json("POST", "/v1/completions", req)
+    _, next_seed = s.json("POST", "/v1/completions", dict(req, seed=12))
+    texts = [c["text"] for c in got]
+    check("n = 3: three choices, each the n = 1 answer of its seed", status == 200 and
+          [c["index"] for c in got] == [0, 1, 2] and texts[0] == one["choices"][0]["text"] and
+          texts[1] == next_seed["choices"][0]["text"] and len(set(texts)) > 1, (texts, one))
+    check("n = 3: usage counts the prompt once", body["usage"]["prompt_tokens"] ==
+          one["usage"]["prompt_tokens"] and body["usage"]["completion_tokens"] ==
+          sum(3 * [24]) == 72, body["usage"])
+    status, events, _, done, _ = s.stream("/v1/completions", dict(
+        req, n=3, stream=True, stream_options={"include_usage": True}))
+    streamed = ["", "", ""]
+    finishes = [[], [], []]
+    for e in events:
+        for c in e["choices"]:
+            streamed[c["index"]] += c["text"]
+            if c["finish_reason"]:
+                finishes[c["index"]].append(c["finish_reason"])
+    check("n = 3 streamed: the same texts, one finish each", status == 200 and done and
+          streamed == texts and finishes == [["length"]] * 3 and
+          events[-1]["usage"]["completion_tokens"] == 72, (streamed, finishes, events[-1]))
+    chat_req = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8,
+                "temperature": 0, "n": 2}
+    status, body = s.json("POST", "/v1/chat/completions", chat_req)
+    msgs = [c["message"] for c in body.get("choices", [])]
+    check("chat n = 2, greedy: two equal messages", status == 200 and len(msgs) == 2 and
+          msgs[0] == msgs[1] and msgs[0]["role"] == "assistant", body)
+    status, events, _, done, _ = s.stream("/v1/chat/completions", dict(chat_req, stream=True))
+    roles = [c["index"] for e in events for c in e["choices"] if c["delta"].get("role")]
+    content = ["", ""]
+    for e in events:
+        for c in e["choices"]:
+            content[c["index"]] += c["delta"].get("content", "")
+    check("chat n = 2 streamed: a role opening and the message per choice", status == 200 and
+          sorted(roles) == [0, 1] and content == [m["content"] for m in msgs], (roles, content))
+
+
 def chat(s):
     want = chat_text(build, stories, "Tell me a story", 24)
     req = {"model": "stories260K", "messages": [{"role": "user", "content": "Tell me a story"}],
@@ -501,6 +545,7 @@ def main():
             shapes(s)
             completions(s)
             chat(s)
+            choices(s)
             busy_batch(s)
             tokenize(s)
             prefix_cache(s)
