@@ -1,5 +1,6 @@
 // pshard.h: errors and the model handle.
 #include "runtime/capi/capi_internal.h"
+#include "runtime/tokenizer/vocabulary.h"
 #include "runtime/vision/image_prompt.h"
 
 #include <new>
@@ -121,6 +122,29 @@ uint64_t pshard_model_file_bytes(const pshard_model* model) {
 
 bool pshard_model_has_schedule(const pshard_model* model) {
   return model && model->schedule.has_value();
+}
+
+pshard_fim_tokens pshard_fim_tokens_init(void) {
+  pshard_fim_tokens t{};
+  t.size = sizeof t;
+  t.prefix = t.suffix = t.middle = t.repo = t.file_sep = -1;
+  return t;
+}
+
+pshard_status pshard_model_fim_tokens(const pshard_model* model, pshard_fim_tokens* out) {
+  if (!model)
+    return capi::null_argument("pshard_model_fim_tokens", "model");
+  if (!out)
+    return capi::null_argument("pshard_model_fim_tokens", "out");
+  const FimTokens& fim = model->tokenizer->vocabulary().fim;
+  pshard_fim_tokens t = pshard_fim_tokens_init();
+  t.prefix = fim.prefix;
+  t.suffix = fim.suffix;
+  t.middle = fim.middle;
+  t.repo = fim.repo;
+  t.file_sep = fim.file_sep;
+  capi::write_out(out, t);
+  return capi::ok();
 }
 
 bool pshard_model_add_bos_by_default(const pshard_model* model) {

@@ -1,6 +1,7 @@
 #include "runtime/tokenizer/vocabulary.h"
 
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/tokenizer/fim_tokens.h"
 #include "runtime/tokenizer/pre_tokenizer_patterns.h"
 #include "runtime/tokenizer/token_overrides.h"
 
@@ -173,6 +174,16 @@ Status read_special_ids(const gguf::GgufFile& file, Vocabulary& vocab) {
                           read_special_id(file, "tokenizer.ggml.eot_token_id", kNoToken, n));
   PSHARD_ASSIGN_OR_RETURN(vocab.eom_id,
                           read_special_id(file, "tokenizer.ggml.eom_token_id", kNoToken, n));
+  // Fill-in-the-middle markers: the file's current key, its older one, else by text.
+  for (FimRole role : kFimRoles) {
+    TokenId& id = fim_id(vocab.fim, role);
+    const std::span<const char* const> keys = fim_keys(role);
+    for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
+      PSHARD_ASSIGN_OR_RETURN(id, read_special_id(file, *key, id, n));
+    }
+    if (id == kNoToken)
+      id = find_fim_marker(vocab, role);
+  }
   return Status::ok_status();
 }
 
@@ -212,6 +223,12 @@ Status validate_vocabulary(const Vocabulary &vocab) {
       return invalid_format(std::string("the ") + name + " token id " + std::to_string(id) +
                             " is out of range for a vocabulary of " + std::to_string(vocab.size()) +
                             " tokens");
+  for (FimRole role : kFimRoles)
+    if (const TokenId id = fim_id(vocab.fim, role);
+        id != kNoToken && (id < 0 || id >= vocab.size()))
+      return invalid_format("the fill-in-the-middle " + std::string(fim_role_name(role)) +
+                            " token id " + std::to_string(id) + " is out of range for a " +
+                            "vocabulary of " + std::to_string(vocab.size()) + " tokens");
   return Status::ok_status();
 }
 

@@ -43,6 +43,12 @@ struct TokenData {
   bool rstrip = false;
 };
 
+// Fill-in-the-middle markers (fim_tokens.h); kNoToken where the model has none.
+struct FimTokens {
+  TokenId prefix = kNoToken, suffix = kNoToken, middle = kNoToken;
+  TokenId repo = kNoToken, file_sep = kNoToken; // repository-level context
+};
+
 struct Vocabulary {
   std::string model; // tokenizer.ggml.model: "llama", "gpt2", "bert", ...
   std::string pre;   // tokenizer.ggml.pre (empty when absent)
@@ -57,6 +63,7 @@ struct Vocabulary {
   TokenId pad_id = kNoToken;
   TokenId eot_id = kNoToken; // end of turn (chat models)
   TokenId eom_id = kNoToken; // end of message (tool use)
+  FimTokens fim;
 
   bool add_bos = true;
   bool add_eos = false;

@@ -4,6 +4,7 @@
 #include "tools/pshard-server/chat_page.h"
 #include "tools/pshard-server/choice_stream.h"
 #include "tools/pshard-server/embeddings.h"
+#include "tools/pshard-server/infill.h"
 #include "tools/pshard-server/openai_response.h"
 
 #include <httplib.h>
@@ -134,6 +135,8 @@ void HttpApi::install(httplib::Server& svr) {
     svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
       generate(req, res, Endpoint::kChat);
     });
+  svr.Post("/infill",
+           [this](const httplib::Request& req, httplib::Response& res) { infill(req, res); });
   for (const char* path : {"/v1/embeddings", "/embeddings"})
     svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
       auto parsed = parse_embeddings(req.body, engine_);
@@ -252,6 +255,62 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
       [s](bool success) {
         if (!success)
           s->run->cancel();
+      });
+}
+
+void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
+  auto object = parse_object(req.body);
+  if (auto* e = std::get_if<ApiError>(&object))
+    return send_error(res, *e);
+  auto body = infill_as_completion(engine_, std::move(std::get<json>(object)));
+  if (auto* e = std::get_if<ApiError>(&body))
+    return send_error(res, *e);
+  auto parsed = parse_generation(std::get<json>(body).dump(), Endpoint::kCompletions, engine_);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return send_error(res, *e);
+  const GenerationRequest& r = std::get<GenerationRequest>(parsed);
+  auto started = RunningRequest::start(engine_, r);
+  if (auto* e = std::get_if<ApiError>(&started))
+    return send_error(res, *e);
+  std::shared_ptr<RunningRequest> run =
+      std::move(std::get<std::unique_ptr<RunningRequest>>(started));
+  if (!r.stream) {
+    auto done = complete(*run);
+    if (auto* e = std::get_if<ApiError>(&done))
+      return send_error(res, *e);
+    const Completion& c = std::get<std::vector<Completion>>(done).at(0);
+    return send(res, infill_answer(c.text, c.finish, c.n_prompt, c.n_cached, c.n_generated,
+                                   engine_.model_id()));
+  }
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [run, model = engine_.model_id()](size_t, httplib::DataSink& sink) {
+        std::optional<TokenEvent> e = run->next(std::chrono::milliseconds(200));
+        if (!e)
+          return true;
+        std::string out;
+        if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
+          out = sse(error_json(e->finish == PSHARD_FINISH_ERROR
+                                   ? error_from_status(e->error, e->error_message)
+                                   : ApiError{503, "unavailable_error", "the request was cancelled",
+                                              "", "cancelled"}));
+        } else if (e->finish == PSHARD_FINISH_NONE) {
+          out = e->text.empty() ? "" : sse(json{{"content", e->text}, {"stop", false}});
+          return out.empty() || sink.write(out.data(), out.size());
+        } else {
+          if (!e->text.empty())
+            out = sse(json{{"content", e->text}, {"stop", false}});
+          out += sse(infill_answer("", e->finish, e->n_prompt, e->n_cached, e->n_generated, model));
+        }
+        if (!sink.write(out.data(), out.size()))
+          return false;
+        sink.done();
+        return true;
+      },
+      [run](bool success) {
+        if (!success)
+          run->cancel();
       });
 }
 

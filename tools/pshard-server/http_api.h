@@ -37,6 +37,8 @@ private:
   void generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
   void stream(const GenerationRequest& r, std::unique_ptr<RunningRequest> run,
               httplib::Response& res);
+  // llama-server's /infill: its body and answer shape ({"content", "stop", ...}).
+  void infill(const httplib::Request& req, httplib::Response& res);
   void models(httplib::Response& res) const;
   void tokenize(const httplib::Request& req, httplib::Response& res) const;
   void detokenize(const httplib::Request& req, httplib::Response& res) const;

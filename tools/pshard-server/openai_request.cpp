@@ -1,6 +1,7 @@
 #include "tools/pshard-server/openai_request.h"
 
 #include "tools/pshard-server/image_part.h"
+#include "tools/pshard-server/infill.h"
 #include "tools/pshard-server/structured_output.h"
 #include "tools/pshard-server/tool_calls.h"
 
@@ -105,6 +106,15 @@ std::variant<std::vector<pshard_token>, ApiError> completion_prompt(const json& 
   const json* p = &*it;
   if (p->is_array() && p->size() == 1 && (*p)[0].is_string())
     p = &(*p)[0]; // ["text"]: one prompt
+  if (auto suffix = body.find("suffix"); suffix != body.end() && !suffix->is_null()) {
+    // OpenAI's insert mode: the prompt before, the suffix after, the answer between.
+    if (!suffix->is_string() || !p->is_string())
+      return bad_request("with 'suffix', 'prompt' and 'suffix' must be strings (the code "
+                         "before and after the part to fill in)",
+                         "suffix", "invalid_type");
+    return infill_prompt(engine, {p->get<std::string>(), suffix->get<std::string>(), "", {}},
+                         "suffix");
+  }
   if (p->is_string()) {
     auto ids = engine.tokenize(p->get<std::string>(), true);
     if (!ids.ok())
@@ -135,10 +145,10 @@ FieldError unsupported_fields(const json& body, Endpoint endpoint) {
                     std::string("'") + key + "' is not supported: " + why, key,
                     "unsupported_parameter"};
   };
-  for (const char* key : {"functions", "suffix"})
-    if (body.contains(key) && !body[key].is_null())
-      return refuse(key, key == std::string("functions") ? "use 'tools' (chat completions)"
-                                                         : "pshard-server generates plain text");
+  if (body.contains("functions") && !body["functions"].is_null())
+    return refuse("functions", "use 'tools' (chat completions)");
+  if (endpoint == Endpoint::kChat && body.contains("suffix") && !body["suffix"].is_null())
+    return refuse("suffix", "fill-in-the-middle goes with /v1/completions");
   if (endpoint == Endpoint::kCompletions)
     for (const char* key : {"tools", "reasoning_format", "chat_template_kwargs"})
       if (body.contains(key) && !body[key].is_null())

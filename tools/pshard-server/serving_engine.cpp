@@ -42,6 +42,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
     return ids.ok() && ids->size() == 1;
   };
   e->thinks_ = one_token("<think>") && one_token("</think>");
+  PSHARD_C_CALL(pshard_model_fim_tokens(model, &e->fim_));
 
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,
                           parse_backend(o.backend, pshard_model_has_schedule(model)));

@@ -52,6 +52,8 @@ public:
   // Whether the vocabulary holds <think> and </think> as tokens of their own: a thinking
   // model, whose thinking a request may turn off (chat_template_kwargs.enable_thinking).
   bool thinks() const { return thinks_; }
+  // The fill-in-the-middle markers (-1 where the model has none).
+  const pshard_fim_tokens& fim() const { return fim_; }
 
   // How /v1/embeddings pools (--pooling, else the model's pooling_type); PSHARD_POOLING_MODEL
   // when neither names one.
@@ -73,6 +75,7 @@ private:
   pshard_pooling pooling_ = PSHARD_POOLING_MODEL;
   ReasoningFormat reasoning_format_ = ReasoningFormat::kDeepseek;
   bool thinks_ = false;
+  pshard_fim_tokens fim_ = pshard_fim_tokens_init();
   std::atomic<bool> stop_{false};
   std::thread stepper_;
 };

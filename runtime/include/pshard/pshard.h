@@ -166,6 +166,20 @@ PSHARD_API pshard_status pshard_model_detokenize(const pshard_model* model,
 PSHARD_API pshard_status pshard_model_token_to_piece(const pshard_model* model, pshard_token token,
                                                      char* text, size_t capacity, size_t* text_len);
 
+/* A code model's fill-in-the-middle markers: the prompt
+ *   [repo]name\n [file_sep]path\ntext\n ... [prefix]before[suffix]after[middle]
+ * asks for what goes between `before` and `after` (Qwen2.5-Coder, StarCoder, CodeLlama,
+ * DeepSeek-Coder, Codestral). Ids from the file's tokenizer.ggml.fim_*_token_id keys, else
+ * from the markers' known texts; -1 where the model has none. */
+typedef struct pshard_fim_tokens {
+  size_t size;
+  pshard_token prefix, suffix, middle; /* all three, or the model cannot fill in */
+  pshard_token repo, file_sep;         /* repository-level context (Qwen2.5-Coder) */
+} pshard_fim_tokens;
+PSHARD_API pshard_fim_tokens pshard_fim_tokens_init(void);
+/* Writes up to out->size bytes. */
+PSHARD_API pshard_status pshard_model_fim_tokens(const pshard_model* model, pshard_fim_tokens* out);
+
 /* ---- chat templates ----------------------------------------------------------- */
 /* A conversation rendered as the prompt text a chat model expects. pshard recognises the
  * family of the model's Jinja template (tokenizer.chat_template) as llama.cpp does and

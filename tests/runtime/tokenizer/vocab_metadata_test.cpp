@@ -100,6 +100,34 @@ TEST_F(VocabMetadata, ExplicitIdsAndFlagsAreRead) {
   EXPECT_EQ((*tok)->encode(" hi", false), (std::vector<TokenId>{3}));
 }
 
+TEST_F(VocabMetadata, FimMarkersComeFromTheirKeysOrTheirTexts) {
+  // Keys: the current one wins over the older; a role without either is found by text.
+  gguf::GgufWriter w = base_writer();
+  w.set("tokenizer.ggml.tokens", strings({"<unk>", "<s>", "</s>", "\xE2\x96\x81hi", "\xE2\x96\x81",
+                                          "h", "i", "<|file_sep|>"}));
+  w.set("tokenizer.ggml.fim_pre_token_id", Value{uint32_t{3}});
+  w.set("tokenizer.ggml.prefix_token_id", Value{uint32_t{4}});
+  w.set("tokenizer.ggml.suffix_token_id", Value{uint32_t{5}});
+  w.set("tokenizer.ggml.fim_mid_token_id", Value{uint32_t{6}});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  const FimTokens& fim = (*tok)->vocabulary().fim;
+  EXPECT_EQ(fim.prefix, 3);
+  EXPECT_EQ(fim.suffix, 5);
+  EXPECT_EQ(fim.middle, 6);
+  EXPECT_EQ(fim.repo, kNoToken);
+  EXPECT_EQ(fim.file_sep, 7);
+
+  // None: all kNoToken; out of range: an error naming the role.
+  auto plain = build(base_writer());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)->vocabulary().fim.prefix, kNoToken);
+  EXPECT_EQ((*plain)->vocabulary().fim.file_sep, kNoToken);
+  gguf::GgufWriter bad = base_writer();
+  bad.set("tokenizer.ggml.fim_suf_token_id", Value{uint32_t{99}});
+  expect_error(bad, StatusCode::kInvalidFormat, "fim_suf_token_id = 99");
+}
+
 TEST_F(VocabMetadata, ScoresOfAnotherLengthAreRejected) {
   gguf::GgufWriter w = base_writer();
   w.set("tokenizer.ggml.scores", floats({0, 0, 0}));

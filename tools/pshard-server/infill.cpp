@@ -1,0 +1,113 @@
+#include "tools/pshard-server/infill.h"
+
+#include <algorithm>
+
+namespace pshard::server {
+
+using nlohmann::json;
+
+FieldError read_infill(const json& body, InfillInput& out) {
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "input_prefix", out.prefix));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "input_suffix", out.suffix));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "prompt", out.prompt));
+  auto it = body.find("input_extra");
+  if (it == body.end() || it->is_null())
+    return std::nullopt;
+  if (!it->is_array())
+    return bad_request("'input_extra' must be an array of {\"filename\", \"text\"} objects",
+                       "input_extra", "invalid_type");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& chunk = (*it)[i];
+    const std::string param = "input_extra[" + std::to_string(i) + "]";
+    if (!chunk.is_object() || !chunk.contains("text") || !chunk["text"].is_string() ||
+        (chunk.contains("filename") && !chunk["filename"].is_string()))
+      return bad_request("'" + param + "' must be {\"filename\": string, \"text\": string}", param,
+                         "invalid_type");
+    out.extra.emplace_back(chunk.value("filename", ""), chunk["text"].get<std::string>());
+  }
+  return std::nullopt;
+}
+
+std::variant<std::vector<pshard_token>, ApiError>
+infill_prompt(const ServingEngine& engine, const InfillInput& in, const std::string& param) {
+  const pshard_fim_tokens& fim = engine.fim();
+  if (fim.prefix < 0 || fim.suffix < 0 || fim.middle < 0)
+    return bad_request("'" + param +
+                           "' asks to fill in the middle, but this model has no "
+                           "fill-in-the-middle tokens (prefix, suffix, middle); use a code model "
+                           "trained for it (Qwen2.5-Coder, StarCoder2, CodeLlama, DeepSeek-Coder, "
+                           "Codestral)",
+                       param, "fim_unsupported");
+  std::vector<pshard_token> out;
+  Status failed = Status::ok_status();
+  auto text = [&](const std::string& s) {
+    if (s.empty() || !failed.ok())
+      return;
+    auto ids = engine.tokenize(s, /*add_special=*/false, /*parse_special=*/false);
+    if (!ids.ok()) {
+      failed = ids.status();
+      return;
+    }
+    out.insert(out.end(), ids->begin(), ids->end());
+  };
+  auto bos = engine.tokenize("", /*add_special=*/true); // [BOS] where the model adds one
+  if (bos.ok())
+    out.insert(out.end(), bos->begin(), bos->end());
+  if (fim.repo >= 0 && fim.file_sep >= 0) {
+    out.push_back(fim.repo);
+    text("myproject\n");
+    for (const auto& [filename, content] : in.extra) {
+      out.push_back(fim.file_sep);
+      text(filename + "\n" + content);
+    }
+    out.push_back(fim.file_sep);
+    text("filename\n");
+  } else {
+    for (const auto& chunk : in.extra)
+      text(chunk.second);
+  }
+  out.push_back(fim.prefix);
+  text(in.prefix);
+  out.push_back(fim.suffix);
+  text(in.suffix);
+  out.push_back(fim.middle);
+  text(in.prompt);
+  if (!failed.ok())
+    return bad_request(failed.message(), param);
+  return out;
+}
+
+std::variant<json, ApiError> infill_as_completion(const ServingEngine& engine, json body) {
+  InfillInput in;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_infill(body, in));
+  auto prompt = infill_prompt(engine, in, "input_prefix");
+  if (auto* e = std::get_if<ApiError>(&prompt))
+    return *e;
+  for (const char* key : {"input_prefix", "input_suffix", "input_extra"})
+    body.erase(key);
+  const auto n_prompt = static_cast<int64_t>(std::get<std::vector<pshard_token>>(prompt).size());
+  body["prompt"] = std::move(std::get<std::vector<pshard_token>>(prompt));
+  // n_predict as llama-server takes it: at most what the context has room for.
+  int64_t n_predict = kInfillMaxTokens;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n_predict", n_predict, -1, 1 << 30));
+  body.erase("n_predict");
+  const int64_t room = std::max<int64_t>(engine.n_ctx() - n_prompt, 0);
+  if (!body.contains("max_tokens") || body["max_tokens"].is_null())
+    body["max_tokens"] = n_predict < 0 ? room : std::min(n_predict, room);
+  int64_t n = 1;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n", n, 1, 1));
+  return body;
+}
+
+json infill_answer(const std::string& content, pshard_finish_reason finish, int64_t n_prompt,
+                   int64_t n_cached, int64_t n_generated, const std::string& model) {
+  return {{"content", content},
+          {"stop", true},
+          {"stop_type", finish == PSHARD_FINISH_LENGTH ? "limit" : "eos"},
+          {"tokens_predicted", n_generated},
+          {"tokens_evaluated", n_prompt},
+          {"tokens_cached", n_cached},
+          {"model", model}};
+}
+
+} // namespace pshard::server
