@@ -63,7 +63,10 @@ int main(int argc, char** argv) {
   app.add_option("--tokenizer-from", spec.tokenizer_from, "copy the tokenizer of this GGUF");
   app.add_option("--control-tokens", spec.control_tokens,
                  "extra control tokens at the end of the generated vocabulary, e.g. "
-                 "'<think>,</think>'")
+                 "'<|fim_prefix|>,<|fim_suffix|>'")
+      ->delimiter(',');
+  app.add_option("--user-tokens", spec.user_tokens,
+                 "then user-defined tokens (their text is shown), e.g. '<think>,</think>'")
       ->delimiter(',');
   app.add_option("--name", spec.name, "general.name")->capture_default_str();
   app.add_flag("--tied-output", spec.tied_output, "no output.weight: the head reuses token_embd");

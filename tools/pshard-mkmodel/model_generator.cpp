@@ -99,9 +99,10 @@ Status write_model(const ModelSpec& s, const std::string& path) {
   write_model_metadata(s, hp, w);
   int64_t n_vocab = s.n_vocab;
   if (!s.tokenizer_from.empty()) {
-    if (!s.control_tokens.empty())
-      return invalid_argument("--control-tokens adds to the generated vocabulary, not to one "
-                              "copied with --tokenizer-from; give one or the other");
+    if (!s.control_tokens.empty() || !s.user_tokens.empty())
+      return invalid_argument("--control-tokens and --user-tokens add to the generated "
+                              "vocabulary, not to one copied with --tokenizer-from; give one or "
+                              "the other");
     PSHARD_ASSIGN_OR_RETURN(int64_t copied, copy_tokenizer(s.tokenizer_from, w));
     if (n_vocab != 0 && n_vocab != copied)
       return invalid_argument("--vocab " + std::to_string(n_vocab) + " differs from the " +
@@ -110,7 +111,7 @@ Status write_model(const ModelSpec& s, const std::string& path) {
     n_vocab = copied;
   } else {
     n_vocab = n_vocab ? n_vocab : 512;
-    PSHARD_RETURN_IF_ERROR(add_synthetic_vocab(n_vocab, s.control_tokens, w));
+    PSHARD_RETURN_IF_ERROR(add_synthetic_vocab(n_vocab, s.control_tokens, s.user_tokens, w));
   }
   hp.n_vocab = n_vocab;
   w.set(s.arch + ".vocab_size", {static_cast<uint32_t>(n_vocab)});

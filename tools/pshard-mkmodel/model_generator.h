@@ -53,6 +53,7 @@ struct ModelSpec {
   std::map<std::string, TensorType> overrides;
   std::string tokenizer_from; // a GGUF whose tokenizer.* metadata is copied
   std::vector<std::string> control_tokens; // extra control tokens of the generated vocabulary
+  std::vector<std::string> user_tokens;    // and user-defined ones, after them
   bool sparse = false;
   uint32_t split_max_tensors = 0; // > 0: a split model (gguf-split's layout), this many a file
 };

@@ -8,15 +8,17 @@
 namespace pshard {
 
 Status add_synthetic_vocab(int64_t n_vocab, const std::vector<std::string>& control_tokens,
-                           gguf::GgufWriter& w) {
-  const int64_t least = kMinSyntheticVocab + static_cast<int64_t>(control_tokens.size());
+                           const std::vector<std::string>& user_tokens, gguf::GgufWriter& w) {
+  const auto n_extra = static_cast<int64_t>(control_tokens.size() + user_tokens.size());
+  const int64_t least = kMinSyntheticVocab + n_extra;
   if (n_vocab < least)
     return invalid_argument("a generated vocabulary needs at least " + std::to_string(least) +
                             " tokens, asked for " + std::to_string(n_vocab));
-  for (const std::string& t : control_tokens)
-    if (t.empty())
-      return invalid_argument("an empty control token; give their texts, e.g. "
-                              "--control-tokens '<think>,</think>'");
+  for (const auto* list : {&control_tokens, &user_tokens})
+    for (const std::string& t : *list)
+      if (t.empty())
+        return invalid_argument("an empty added token; give their texts, e.g. "
+                                "--user-tokens '<think>,</think>'");
   gguf::Array tokens{gguf::ValueType::kString, {}}, scores{gguf::ValueType::kFloat32, {}},
       types{gguf::ValueType::kInt32, {}};
   auto add = [&](std::string piece, float score, int32_t type) {
@@ -40,11 +42,13 @@ Status add_synthetic_vocab(int64_t n_vocab, const std::vector<std::string>& cont
     add(c == ' ' ? std::string("  ") : std::string(1, c), score, 1);
     score -= 0.01f;
   }
-  const int64_t fill_to = n_vocab - static_cast<int64_t>(control_tokens.size());
+  const int64_t fill_to = n_vocab - n_extra;
   for (int64_t i = static_cast<int64_t>(tokens.items.size()); i < fill_to; ++i)
     add(word_start + "tok" + std::to_string(i), score - static_cast<float>(i), 1);
   for (const std::string& t : control_tokens)
     add(t, 0, 3);
+  for (const std::string& t : user_tokens)
+    add(t, 0, 4);
   w.set("tokenizer.ggml.model", {std::string("llama")});
   w.set("tokenizer.ggml.tokens", {std::move(tokens)});
   w.set("tokenizer.ggml.scores", {std::move(scores)});

@@ -289,6 +289,16 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
     PSHARD_RETURN_IF_FIELD_ERROR(read_tools(ordered, engine.tool_format(), r.tools));
     PSHARD_RETURN_IF_FIELD_ERROR(
         read_reasoning_options(body, engine.reasoning_format(), r.reasoning));
+    if (engine.thinks() && r.reasoning.enable_thinking) { // let the model think first
+      if (!r.output.grammar.empty()) {
+        r.output.grammar = grammar_after_thought(r.output.grammar);
+        r.output.trigger = kThoughtEnd;
+      }
+      if (r.tools && r.tools->from_start) {
+        r.tools->grammar = grammar_after_thought(r.tools->grammar);
+        r.tools->trigger = kThoughtEnd;
+      }
+    }
   }
   if (r.tools && !r.output.grammar.empty())
     return bad_request("give 'tools' or a 'response_format' / 'json_schema' / 'grammar', not "

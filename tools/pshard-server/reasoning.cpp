@@ -1,5 +1,7 @@
 #include "tools/pshard-server/reasoning.h"
 
+#include "tools/pshard-server/tool_calls.h"
+
 #include <algorithm>
 
 namespace pshard::server {
@@ -45,8 +47,13 @@ ReasoningStream::Piece ReasoningStream::push(std::string_view text, bool last) {
         pending_.erase(0, pending_.size() - rest.size() + kOpen.size());
         state_ = State::kReasoning;
         more = true;
-      } else if (!last && kOpen.substr(0, rest.size()) == rest) {
-        // Whitespace or the start of "<think>": wait for more.
+      } else if (rest.substr(0, kClose.size()) == kClose) { // an empty thought, unopened
+        pending_.erase(0, pending_.size() - rest.size() + kClose.size());
+        state_ = State::kContentStart;
+        more = true;
+      } else if (!last &&
+                 (kOpen.substr(0, rest.size()) == rest || kClose.substr(0, rest.size()) == rest)) {
+        // Whitespace or the start of a tag: wait for more.
       } else {
         state_ = State::kContent;
         more = true;
@@ -125,13 +132,18 @@ FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat se
   return e;
 }
 
+std::string grammar_after_thought(const std::string& gbnf) {
+  return rename_rule(gbnf, "root", "answer-root") +
+         "\nroot ::= \"</think>\" [ \\t\\n]{0,8} answer-root\n";
+}
+
 ReasoningSplit split_reasoning(std::string_view text) {
   ReasoningStream stream;
   ReasoningStream::Piece p = stream.push(text, /*last=*/true);
   ReasoningSplit s;
   s.content = std::move(p.content);
   const std::string_view rest = text.substr(skip_space(text));
-  if (rest.substr(0, kOpen.size()) == kOpen)
+  if (rest.substr(0, kOpen.size()) == kOpen || rest.substr(0, kClose.size()) == kClose)
     s.reasoning = std::move(p.reasoning);
   return s;
 }

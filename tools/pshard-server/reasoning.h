@@ -6,7 +6,8 @@
 //
 // Only an answer that opens with <think> (after whitespace) has reasoning: its text up to
 // </think> (all of it when max_tokens cut the answer there), whitespace around it
-// dropped; the content is what follows, leading whitespace dropped. Any other answer is
+// dropped; the content is what follows, leading whitespace dropped. One that opens with
+// </think> has an empty thought (its opening was in the prompt). Any other answer is
 // content as it is.
 #pragma once
 
@@ -55,6 +56,13 @@ FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat se
 // What Qwen3's template puts after the assistant's opening when thinking is off: an empty
 // thought, so that the model answers at once.
 inline constexpr std::string_view kThinkingOff = "<think>\n\n</think>\n\n";
+
+// A thinking model thinks before it answers, so a grammar that constrains from the first
+// token (response_format, a required tool call) would forbid the thought. With thinking
+// on, the grammar is moved after it: its sentences become "</think>", whitespace, then
+// the answer's, triggered by "</think>" (kThoughtEnd).
+inline constexpr const char* kThoughtEnd = "</think>";
+std::string grammar_after_thought(const std::string& gbnf);
 
 struct ReasoningSplit {
   std::optional<std::string> reasoning; // nullopt: the answer did not open with <think>

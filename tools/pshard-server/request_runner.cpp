@@ -31,9 +31,10 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   gp.logit_bias = r.logit_bias.data();
   gp.n_logit_bias = r.logit_bias.size();
   gp.grammar = r.output.grammar.empty() ? nullptr : r.output.grammar.c_str();
+  gp.grammar_trigger = r.output.trigger.empty() ? nullptr : r.output.trigger.c_str();
   if (r.tools) {
     gp.grammar = r.tools->grammar.c_str();
-    gp.grammar_trigger = r.tools->from_start ? nullptr : r.tools->format->call_open;
+    gp.grammar_trigger = r.tools->trigger.empty() ? nullptr : r.tools->trigger.c_str();
   }
   const uint64_t seed = gp.seed;
   for (int32_t i = 0; i < r.n; ++i) {

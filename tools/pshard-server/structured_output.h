@@ -15,6 +15,7 @@ namespace pshard::server {
 
 struct StructuredOutput {
   std::string grammar; // GBNF (given, or made from the schema), or empty: plain text
+  std::string trigger; // "": the grammar constrains from the first token
 };
 
 // A schema's grammar through the C API, checked; a 400 naming `param`

@@ -242,6 +242,7 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
   use.format = &format;
   use.tools_text = format.tools_text(listed);
   use.from_start = choice == "required";
+  use.trigger = use.from_start ? "" : format.call_open;
   if (FieldError e = tool_grammar(functions, parallel && named.empty() && format.parallel, format,
                                   use.grammar))
     return e;

@@ -33,6 +33,7 @@ struct ToolUse {
   std::string tools_text;  // the tools block (where it goes: the format's)
   std::string grammar;     // GBNF of one or more calls
   bool from_start = false; // "required" / a named function: no trigger
+  std::string trigger;     // else the text that starts the grammar (the format's call_open)
 };
 
 // `tools` and `tool_choice` from the body: nullopt when there are none or the choice is

@@ -1,5 +1,7 @@
 // A thinking model's answer split into reasoning and content (reasoning.h), whole and as
 // a stream cut anywhere: a stream must send exactly what the whole answer gives.
+#include "runtime/grammar/grammar.h"
+#include "runtime/grammar/grammar_matcher.h"
 #include "tools/pshard-server/reasoning.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +20,11 @@ TEST(Reasoning, AnAnswerOpeningWithThinkIsSplit) {
   ASSERT_TRUE(s.reasoning);
   EXPECT_EQ(*s.reasoning, "");
   EXPECT_EQ(s.content, "Hi <think>x</think>"); // only the opening thought is reasoning
+
+  s = split_reasoning("\n</think>\n\n{\"a\": 1}"); // an empty thought, opened in the prompt
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "");
+  EXPECT_EQ(s.content, "{\"a\": 1}");
 
   // Cut off by max_tokens while thinking: all reasoning, no content.
   s = split_reasoning("<think>\nStill going  ");
@@ -44,6 +51,9 @@ TEST(Reasoning, AStreamSendsWhatTheWholeAnswerGivesWhereverItIsCut) {
       "<thinker>",
       " plain < text",
       "<think></think>\n",
+      " </think> x",
+      "</thin",
+      "</b>",
   };
   std::mt19937 rng(7);
   for (const std::string& text : answers) {
@@ -80,6 +90,20 @@ TEST(Reasoning, ContentIsNotHeldBackOnceKnown) {
   const ReasoningStream::Piece p = thinking.push("think>\n\nDone", false);
   EXPECT_EQ(p.reasoning, "");
   EXPECT_EQ(p.content, "Done");
+}
+
+TEST(Reasoning, AGrammarMovedAfterTheThoughtLetsTheModelThinkFirst) {
+  auto g = parse_gbnf(grammar_after_thought("root ::= answer\nanswer ::= \"yes\" | \"no\"\n"));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto grammar = std::make_shared<const Grammar>(std::move(*g));
+  auto matches = [&](std::string_view text) {
+    GrammarMatcher m(grammar);
+    return m.accept(text) && m.can_end();
+  };
+  EXPECT_TRUE(matches("</think>\n\nyes"));
+  EXPECT_TRUE(matches("</think>no"));
+  EXPECT_FALSE(matches("yes")); // the trigger, "</think>", begins every sentence
+  EXPECT_FALSE(matches("</think>\nmaybe"));
 }
 
 TEST(Reasoning, RequestOptionsAreReadAndBadOnesNamed) {

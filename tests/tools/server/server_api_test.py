@@ -418,14 +418,16 @@ def reasoning(s):
 
 
 def thinking_switch(tmp):
-    """A model whose vocabulary holds <think> and </think> (pshard-mkmodel --control-tokens):
-    enable_thinking off puts Qwen3's empty thought after the assistant's opening; on, or
-    unset, is the plain prompt."""
+    """A model whose vocabulary holds <think> and </think> (pshard-mkmodel --user-tokens, as
+    Qwen3's converter types them): enable_thinking off puts Qwen3's empty thought after the
+    assistant's opening; on, or unset, is the plain prompt. With thinking on, a schema's
+    grammar waits for the thought's end (forced at once here by a logit bias on </think>);
+    with it off, it constrains from the first token."""
     model = os.path.join(tmp, "thinker.gguf")
     p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "qwen3", "--n-embd", "64",
             "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2", "--n-ff", "96",
-            "--control-tokens", "<think>,</think>")
-    check("mkmodel --control-tokens", p.returncode == 0, p.stderr)
+            "--user-tokens", "<think>,</think>")
+    check("mkmodel --user-tokens", p.returncode == 0, p.stderr)
     with Server(build, model, "-np", "1", "-c", "256", "--chat-template", "chatml") as s:
         plain = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
         n = {}
@@ -441,6 +443,20 @@ def thinking_switch(tmp):
         check("enable_thinking off: the empty thought appended", n["unset"] == n["on"] and
               n["off"] == n["on"] + len(ids) and ids[0] == n_vocab - 2 and
               n_vocab - 1 in ids, (n, ids, n_vocab))
+        schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+        ask = dict(plain, max_tokens=40, temperature=0, response_format={
+            "type": "json_schema", "json_schema": {"name": "a", "schema": schema}})
+        status, body = s.json("POST", "/v1/chat/completions",
+                              dict(ask, logit_bias={str(n_vocab - 1): 100}))
+        m = body["choices"][0]["message"] if status == 200 else {}
+        check("thinking on: the schema after the thought", m.get("reasoning_content") == "" and
+              isinstance(json.loads(m.get("content") or "null"), dict) and
+              isinstance(json.loads(m["content"])["a"], int), body)
+        status, body = s.json("POST", "/v1/chat/completions",
+                              dict(ask, chat_template_kwargs={"enable_thinking": False}))
+        m = body["choices"][0]["message"] if status == 200 else {}
+        check("thinking off: the schema from the first token", "reasoning_content" not in m and
+              isinstance(json.loads(m.get("content") or "null"), dict), body)
 
 
 def llama3_tool_calling():
