@@ -4,15 +4,36 @@ namespace pshard::server {
 
 using nlohmann::json;
 
+AnswerStream::AnswerStream(const GenerationRequest& r, std::string tool_call_id_prefix)
+    : call_ids_(std::move(tool_call_id_prefix)) {
+  if (r.tools)
+    tools_.emplace(*r.tools->format);
+  if (r.endpoint == Endpoint::kChat && r.reasoning.format == ReasoningFormat::kDeepseek)
+    reasoning_.emplace();
+}
+
+AnswerStream::Delta AnswerStream::push(const TokenEvent& e) {
+  Delta d;
+  d.last = e.finish != PSHARD_FINISH_NONE;
+  d.content = e.text;
+  if (reasoning_) {
+    ReasoningStream::Piece p = reasoning_->push(e.text, d.last);
+    d.reasoning = std::move(p.reasoning);
+    d.content = std::move(p.content);
+  }
+  if (tools_) {
+    ToolCallStream::Piece p = tools_->push(d.content, d.last, call_ids_);
+    d.content = std::move(p.content);
+    d.calls = std::move(p.calls);
+  }
+  return d;
+}
+
 ChoiceStream::ChoiceStream(const ServingEngine& engine, const GenerationRequest& r,
                            const ResponseHeader& header, int32_t index)
     : engine_(engine), header_(header), index_(index), chat_(r.endpoint == Endpoint::kChat),
-      logprobs_on_(r.logprobs), logprobs_(engine, r.endpoint) {
-  if (r.tools)
-    tools_.emplace(*r.tools->format);
-  if (chat_ && r.reasoning.format == ReasoningFormat::kDeepseek)
-    reasoning_.emplace();
-}
+      logprobs_on_(r.logprobs), logprobs_(engine, r.endpoint),
+      answer_(r, tool_call_id_prefix(header, index)) {}
 
 std::string ChoiceStream::chunk(const json& delta_or_text, const json& logprobs,
                                 const json& finish) const {
@@ -25,23 +46,14 @@ std::string ChoiceStream::opening() const {
 
 std::string ChoiceStream::on_event(const TokenEvent& e) {
   std::string out;
-  const bool last = e.finish != PSHARD_FINISH_NONE;
-  json finish = finish_reason_json(e.finish);
-  std::string text = e.text; // the content's part of it
-  if (reasoning_) {
-    ReasoningStream::Piece p = reasoning_->push(e.text, last);
-    if (!p.reasoning.empty())
-      out += chunk(json{{"reasoning_content", p.reasoning}});
-    text = std::move(p.content);
-  }
-  if (tools_) { // content up to a call; the calls whole at the end
-    ToolCallStream::Piece p = tools_->push(text, last, tool_call_id_prefix(header_, index_));
-    if (!p.content.empty())
-      out += chunk(json{{"content", p.content}});
-    if (!p.calls.empty()) {
-      out += chunk(tool_calls_delta(p.calls));
-      finish = finish_reason_json(e.finish, /*made_calls=*/true);
-    }
+  AnswerStream::Delta d = answer_.push(e);
+  if (!d.reasoning.empty())
+    out += chunk(json{{"reasoning_content", d.reasoning}});
+  if (answer_.offers_tools()) { // content up to a call; the calls whole at the end
+    if (!d.content.empty())
+      out += chunk(json{{"content", d.content}});
+    if (!d.calls.empty())
+      out += chunk(tool_calls_delta(d.calls));
   } else if (e.token >= 0 || !e.text.empty()) {
     json lp = nullptr;
     if (logprobs_on_ && e.token >= 0) {
@@ -50,11 +62,12 @@ std::string ChoiceStream::on_event(const TokenEvent& e) {
     }
     // A token of held-back or reasoning text sends no empty content, unless it carries
     // the token's logprobs.
-    if (!reasoning_ || !text.empty() || !lp.is_null())
-      out += chunk(chat_ ? json{{"content", text}} : json(text), lp);
+    if (!answer_.reasoning_taken_out() || !d.content.empty() || !lp.is_null())
+      out += chunk(chat_ ? json{{"content", d.content}} : json(d.content), lp);
   }
-  if (last)
-    out += chunk(chat_ ? json::object() : json(""), nullptr, finish);
+  if (d.last)
+    out += chunk(chat_ ? json::object() : json(""), nullptr,
+                 finish_reason_json(e.finish, /*made_calls=*/!d.calls.empty()));
   return out;
 }
 

@@ -1,8 +1,13 @@
-// One choice of a streamed answer (`n` of them interleave in one stream, each chunk
-// carrying its index): its token events turned into the chunks to send — a thinking
-// model's reasoning as reasoning_content, content held back where it may begin a tool
-// call and the calls sent whole, logprobs with their tokens, and with its last event the
-// finish reason.
+// One choice of a streamed answer, in two layers:
+//
+//   AnswerStream  its token events as what they add to the answer — reasoning (a thinking
+//                 model's thought), content (never any of a tool call's text: held back
+//                 where it may begin one), and with the last event the calls, whole;
+//   ChoiceStream  that as chat.completion.chunk / text_completion chunks (`n` choices
+//                 interleave in one stream, each chunk carrying its index), logprobs with
+//                 their tokens, the finish reason last.
+//
+// The Responses API's events (responses_stream.h) are made from AnswerStream too.
 #pragma once
 
 #include "tools/pshard-server/openai_response.h"
@@ -11,6 +16,25 @@
 #include <string>
 
 namespace pshard::server {
+
+class AnswerStream {
+public:
+  AnswerStream(const GenerationRequest& r, std::string tool_call_id_prefix);
+
+  struct Delta {
+    std::string reasoning, content;
+    nlohmann::json calls = nlohmann::json::array(); // with the last event
+    bool last = false;
+  };
+  Delta push(const TokenEvent& e);
+  bool reasoning_taken_out() const { return reasoning_.has_value(); }
+  bool offers_tools() const { return tools_.has_value(); }
+
+private:
+  std::string call_ids_;
+  std::optional<ToolCallStream> tools_;      // a chat that offered tools
+  std::optional<ReasoningStream> reasoning_; // a chat whose reasoning is taken out
+};
 
 class ChoiceStream {
 public:
@@ -31,9 +55,8 @@ private:
   int32_t index_;
   bool chat_, logprobs_on_;
   LogprobWriter logprobs_;
-  size_t offset_ = 0;                        // text_offset of the next token's logprobs
-  std::optional<ToolCallStream> tools_;      // a chat that offered tools
-  std::optional<ReasoningStream> reasoning_; // a chat whose reasoning is taken out
+  size_t offset_ = 0; // text_offset of the next token's logprobs
+  AnswerStream answer_;
 };
 
 } // namespace pshard::server

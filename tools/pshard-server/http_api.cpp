@@ -6,6 +6,8 @@
 #include "tools/pshard-server/embeddings.h"
 #include "tools/pshard-server/infill.h"
 #include "tools/pshard-server/openai_response.h"
+#include "tools/pshard-server/responses_answer.h"
+#include "tools/pshard-server/responses_request.h"
 
 #include <httplib.h>
 
@@ -135,6 +137,9 @@ void HttpApi::install(httplib::Server& svr) {
     svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
       generate(req, res, Endpoint::kChat);
     });
+  for (const char* path : {"/v1/responses", "/responses"})
+    svr.Post(path,
+             [this](const httplib::Request& req, httplib::Response& res) { responses(req, res); });
   svr.Post("/infill",
            [this](const httplib::Request& req, httplib::Response& res) { infill(req, res); });
   for (const char* path : {"/v1/embeddings", "/embeddings"})
@@ -306,6 +311,71 @@ void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
         if (!sink.write(out.data(), out.size()))
           return false;
         sink.done();
+        return true;
+      },
+      [run](bool success) {
+        if (!success)
+          run->cancel();
+      });
+}
+
+void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
+  auto object = parse_object(req.body);
+  if (auto* e = std::get_if<ApiError>(&object))
+    return send_error(res, *e);
+  const json& body = std::get<json>(object);
+  auto chat = responses_as_chat(nlohmann::ordered_json::parse(req.body, nullptr, false));
+  if (auto* e = std::get_if<ApiError>(&chat))
+    return send_error(res, *e);
+  auto parsed =
+      parse_generation(std::get<nlohmann::ordered_json>(chat).dump(), Endpoint::kChat, engine_);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return send_error(res, as_responses_error(*e));
+  const GenerationRequest& r = std::get<GenerationRequest>(parsed);
+  auto started = RunningRequest::start(engine_, r);
+  if (auto* e = std::get_if<ApiError>(&started))
+    return send_error(res, *e);
+  std::shared_ptr<RunningRequest> run =
+      std::move(std::get<std::unique_ptr<RunningRequest>>(started));
+  const ResponseHeader header = new_responses_header(engine_.model_id());
+  if (!r.stream) {
+    auto done = complete(*run);
+    if (auto* e = std::get_if<ApiError>(&done))
+      return send_error(res, *e);
+    const Completion& c = std::get<std::vector<Completion>>(done).at(0);
+    const ChatAnswer answer = read_chat_answer(c.text, r, tool_call_id_prefix(header));
+    return send(res, response_json(header, body, c.finish, output_items(header, answer),
+                                   responses_usage(c.n_prompt, c.n_cached, c.n_generated)));
+  }
+  auto stream = std::make_shared<ResponseStream>(r, header, body);
+  auto started_stream = std::make_shared<bool>(false);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [run, stream, started_stream](size_t, httplib::DataSink& sink) {
+        auto write = [&sink](const std::string& text) {
+          return text.empty() || sink.write(text.data(), text.size());
+        };
+        if (!*started_stream) {
+          *started_stream = true;
+          if (!write(stream->opening()))
+            return false;
+        }
+        std::optional<TokenEvent> e = run->next(std::chrono::milliseconds(200));
+        if (!e)
+          return true;
+        if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
+          write(stream->error(e->finish == PSHARD_FINISH_ERROR
+                                  ? error_from_status(e->error, e->error_message)
+                                  : ApiError{503, "unavailable_error", "the request was cancelled",
+                                             "", "cancelled"}));
+          sink.done();
+          return true;
+        }
+        if (!write(stream->on_event(*e)))
+          return false;
+        if (e->finish != PSHARD_FINISH_NONE)
+          sink.done();
         return true;
       },
       [run](bool success) {

@@ -39,6 +39,8 @@ private:
               httplib::Response& res);
   // llama-server's /infill: its body and answer shape ({"content", "stop", ...}).
   void infill(const httplib::Request& req, httplib::Response& res);
+  // OpenAI's Responses API, as the chat completion it asks for (responses_request.h).
+  void responses(const httplib::Request& req, httplib::Response& res);
   void models(httplib::Response& res) const;
   void tokenize(const httplib::Request& req, httplib::Response& res) const;
   void detokenize(const httplib::Request& req, httplib::Response& res) const;

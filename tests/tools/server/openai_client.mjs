@@ -57,6 +57,32 @@ const streamedCall = await toolStream.finalChatCompletion();
 out.tool_calls_stream = streamedCall.choices[0].message.tool_calls;
 out.tool_finish_stream = streamedCall.choices[0].finish_reason;
 
+// The Responses API: output_text (the library's sum of the message items), a stream's
+// events, and a function call item.
+const response = await client.responses.create(
+    {model, input: message, max_output_tokens: max_tokens, temperature: 0});
+out.response_text = response.output_text;
+out.response_status = response.status;
+out.response_usage = response.usage;
+let responseStreamed = "";
+const types = [];
+let finalResponse = null;
+for await (const event of await client.responses.create(
+    {model, input: message, max_output_tokens: max_tokens, temperature: 0, stream: true})) {
+  types.push(event.type);
+  if (event.type === "response.output_text.delta") responseStreamed += event.delta;
+  if (event.type === "response.completed" || event.type === "response.incomplete")
+    finalResponse = event.response;
+}
+out.response_stream = responseStreamed;
+out.response_stream_types = types;
+out.response_stream_final = finalResponse?.output_text ?? finalResponse?.output?.[0]?.content?.[0]?.text;
+const responseCall = await client.responses.create({model, input: "Weather in Paris?",
+  max_output_tokens: 200, temperature: 0, tool_choice: "required", parallel_tool_calls: false,
+  tools: [{type: "function", name: "get_weather", description: "Weather in a city",
+    parameters: tools[0].function.parameters}]});
+out.response_call = responseCall.output.filter((item) => item.type === "function_call");
+
 // Embeddings: the library asks for base64 by default and decodes it; floats when asked.
 const embedded = await client.embeddings.create({model, input: [prompt, message]});
 out.embeddings = embedded.data.map((d) => Array.from(d.embedding));

@@ -94,6 +94,18 @@ def main():
           [f32(e) for e in got["embeddings"]] == want_embeddings, got["embeddings"][0][:3])
     check("embeddings as floats == pshard-run --embedding",
           f32(got["embedding_float"]) == want_embeddings[0], got["embedding_float"][:3])
+    check("responses: output_text == the chat answer", got["response_text"] == want_chat and
+          got["response_status"] in ("completed", "incomplete") and
+          got["response_usage"]["output_tokens"] > 0, (got["response_text"], want_chat))
+    types = got["response_stream_types"]
+    check("responses streamed: the deltas and the final response == the chat answer",
+          got["response_stream"] == want_chat and got["response_stream_final"] == want_chat and
+          types[0] == "response.created" and
+          types[-1] in ("response.completed", "response.incomplete"), types)
+    rcalls = got["response_call"]
+    check("responses: a function_call item", len(rcalls) == 1 and
+          rcalls[0]["name"] == "get_weather" and rcalls[0]["call_id"].startswith("call_") and
+          isinstance(json.loads(rcalls[0]["arguments"])["city"], str), rcalls)
     check("embedding usage", got["embeddings_usage"]["prompt_tokens"] > 0, got["embeddings_usage"])
     check("models", got["models"] == ["stories260K"], got["models"])
     check("unknown model: NotFoundError", got["unknown_model"]["status"] == 404 and
