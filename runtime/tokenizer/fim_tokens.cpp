@@ -46,55 +46,27 @@ constexpr std::string_view kRepoTexts[] = {"<|repo_name|>", "<|fim_repo|>", "<re
 constexpr std::string_view kFileSepTexts[] = {"<|file_sep|>", "<|fim_sep|>", "<file_sep>",
                                               "<filename>"};
 
+// Each role's facts, in FimRole's order.
+struct RoleFacts {
+  std::string_view name;
+  std::span<const char* const> keys;
+  std::span<const std::string_view> texts;
+  TokenId FimTokens::*id;
+};
+constexpr RoleFacts kFacts[] = {
+    {"prefix", kPrefixKeys, kPrefixTexts, &FimTokens::prefix},
+    {"suffix", kSuffixKeys, kSuffixTexts, &FimTokens::suffix},
+    {"middle", kMiddleKeys, kMiddleTexts, &FimTokens::middle},
+    {"repo", kRepoKeys, kRepoTexts, &FimTokens::repo},
+    {"file separator", kFileSepKeys, kFileSepTexts, &FimTokens::file_sep}};
+
+const RoleFacts& facts(FimRole role) { return kFacts[static_cast<size_t>(role)]; }
+
 } // namespace
 
-std::string_view fim_role_name(FimRole role) {
-  switch (role) {
-  case FimRole::kPrefix:
-    return "prefix";
-  case FimRole::kSuffix:
-    return "suffix";
-  case FimRole::kMiddle:
-    return "middle";
-  case FimRole::kRepo:
-    return "repo";
-  case FimRole::kFileSep:
-    return "file separator";
-  }
-  return "?";
-}
-
-std::span<const char* const> fim_keys(FimRole role) {
-  switch (role) {
-  case FimRole::kPrefix:
-    return kPrefixKeys;
-  case FimRole::kSuffix:
-    return kSuffixKeys;
-  case FimRole::kMiddle:
-    return kMiddleKeys;
-  case FimRole::kRepo:
-    return kRepoKeys;
-  case FimRole::kFileSep:
-    return kFileSepKeys;
-  }
-  return {};
-}
-
-std::span<const std::string_view> fim_marker_texts(FimRole role) {
-  switch (role) {
-  case FimRole::kPrefix:
-    return kPrefixTexts;
-  case FimRole::kSuffix:
-    return kSuffixTexts;
-  case FimRole::kMiddle:
-    return kMiddleTexts;
-  case FimRole::kRepo:
-    return kRepoTexts;
-  case FimRole::kFileSep:
-    return kFileSepTexts;
-  }
-  return {};
-}
+std::string_view fim_role_name(FimRole role) { return facts(role).name; }
+std::span<const char* const> fim_keys(FimRole role) { return facts(role).keys; }
+std::span<const std::string_view> fim_marker_texts(FimRole role) { return facts(role).texts; }
 
 TokenId find_fim_marker(const Vocabulary& vocab, FimRole role) {
   for (std::string_view text : fim_marker_texts(role))
@@ -104,25 +76,7 @@ TokenId find_fim_marker(const Vocabulary& vocab, FimRole role) {
   return kNoToken;
 }
 
-TokenId& fim_id(FimTokens& fim, FimRole role) {
-  switch (role) {
-  case FimRole::kPrefix:
-    return fim.prefix;
-  case FimRole::kSuffix:
-    return fim.suffix;
-  case FimRole::kMiddle:
-    return fim.middle;
-  case FimRole::kRepo:
-    return fim.repo;
-  case FimRole::kFileSep:
-    break;
-  }
-  return fim.file_sep;
-}
-
-TokenId fim_id(const FimTokens& fim, FimRole role) {
-  FimTokens copy = fim;
-  return fim_id(copy, role);
-}
+TokenId& fim_id(FimTokens& fim, FimRole role) { return fim.*facts(role).id; }
+TokenId fim_id(const FimTokens& fim, FimRole role) { return fim.*facts(role).id; }
 
 } // namespace pshard

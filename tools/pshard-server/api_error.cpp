@@ -60,6 +60,13 @@ ApiError not_found_error(std::string message, std::string param, std::string cod
   return {404, "invalid_request_error", std::move(message), std::move(param), std::move(code)};
 }
 
+ApiError finish_error(pshard_finish_reason finish, pshard_status status, std::string message) {
+  if (finish == PSHARD_FINISH_ERROR)
+    return error_from_status(status, std::move(message));
+  return ApiError{503, "unavailable_error",
+                  "the request was cancelled (the server may be stopping)", "", "cancelled"};
+}
+
 ApiError error_from_status(pshard_status status, std::string message) {
   switch (status) {
   case PSHARD_ERROR_INVALID_ARGUMENT:

@@ -27,6 +27,9 @@ ApiError not_found_error(std::string message, std::string param = "", std::strin
 // A C API failure (pshard_last_error() as the message): 400 for the caller's mistakes,
 // 503 when busy (a full queue) or out of memory, 500 otherwise.
 ApiError error_from_status(pshard_status status, std::string message);
+// What a sequence that ended badly answers: its error (PSHARD_FINISH_ERROR) or a 503
+// "cancelled" (the server stopping, or the request cancelled).
+ApiError finish_error(pshard_finish_reason finish, pshard_status status, std::string message);
 
 // A JSON body's field readers: each fails with a 400 naming the field and the type it
 // needs. Absent (or null) fields leave `out` untouched.

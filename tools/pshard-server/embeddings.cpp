@@ -116,10 +116,7 @@ bool on_event(const pshard_seq_event* e, void* user) {
       r.vectors[slot->index].assign(e->embedding, e->embedding + e->n_embedding);
       r.n_prompt[slot->index] = e->n_prompt;
     } else if (!r.error) {
-      r.error = e->finish == PSHARD_FINISH_ERROR
-                    ? error_from_status(e->error, e->error_message ? e->error_message : "")
-                    : ApiError{503, "unavailable_error", "the request was cancelled", "",
-                               "cancelled"};
+      r.error = finish_error(e->finish, e->error, e->error_message ? e->error_message : "");
     }
     ++r.done;
   }

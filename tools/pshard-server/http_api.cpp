@@ -233,10 +233,7 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
         if (!e)
           return true;
         if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
-          const ApiError err = e->finish == PSHARD_FINISH_ERROR
-                                   ? error_from_status(e->error, e->error_message)
-                                   : ApiError{503, "unavailable_error", "the request was cancelled",
-                                              "", "cancelled"};
+          const ApiError err = finish_error(e->finish, e->error, e->error_message);
           write(sse(error_json(err)) + "data: [DONE]\n\n");
           sink.done();
           return true;
@@ -296,10 +293,7 @@ void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
           return true;
         std::string out;
         if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
-          out = sse(error_json(e->finish == PSHARD_FINISH_ERROR
-                                   ? error_from_status(e->error, e->error_message)
-                                   : ApiError{503, "unavailable_error", "the request was cancelled",
-                                              "", "cancelled"}));
+          out = sse(error_json(finish_error(e->finish, e->error, e->error_message)));
         } else if (e->finish == PSHARD_FINISH_NONE) {
           out = e->text.empty() ? "" : sse(json{{"content", e->text}, {"stop", false}});
           return out.empty() || sink.write(out.data(), out.size());
@@ -365,10 +359,7 @@ void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
         if (!e)
           return true;
         if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
-          write(stream->error(e->finish == PSHARD_FINISH_ERROR
-                                  ? error_from_status(e->error, e->error_message)
-                                  : ApiError{503, "unavailable_error", "the request was cancelled",
-                                             "", "cancelled"}));
+          write(stream->error(finish_error(e->finish, e->error, e->error_message)));
           sink.done();
           return true;
         }

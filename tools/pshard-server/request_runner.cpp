@@ -101,11 +101,8 @@ std::variant<std::vector<Completion>, ApiError> complete(RunningRequest& run) {
     c.n_prompt = e->n_prompt;
     c.n_cached = e->n_cached;
     c.n_generated = e->n_generated;
-    if (e->finish == PSHARD_FINISH_ERROR)
-      return error_from_status(e->error, e->error_message);
-    if (e->finish == PSHARD_FINISH_CANCELLED)
-      return ApiError{503, "unavailable_error", "the request was cancelled: the server is stopping",
-                      "", "cancelled"};
+    if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED)
+      return finish_error(e->finish, e->error, e->error_message);
     const pshard_finish_reason finish = e->finish;
     if (e->token >= 0)
       c.tokens.push_back(std::move(*e));
