@@ -128,6 +128,29 @@ def main(tmp):
         emu = embed(model, run_args, "-s", sched, "--backend", "emu", "--vram", budget)
         if emu is not None and emu != cpu:
             fail(f"{name}: emu under a {budget} B budget differs from the cpu")
+    several(os.path.join(tmp, "llama-model-mean.gguf"))
+
+
+def several(model):
+    """Texts one a line (llama-embedding's --embd-separator): a JSON array of the one-text
+    answers, each equal to that text embedded alone."""
+    texts = [PROMPT, "A second, shorter text.", "Third"]
+    p = run(run_bin, "-m", model, "-p", "\n".join(texts) + "\n", "--embedding", "--json", "-t", "2",
+            "-ctk", "f32", "-ctv", "f32")
+    got = json.loads(p.stdout) if p.returncode == 0 else None
+    alone = []
+    for t in texts:
+        q = run(run_bin, "-m", model, "-p", t, "--embedding", "--json", "-t", "2", "-ctk", "f32",
+                "-ctv", "f32")
+        alone.append(json.loads(q.stdout) if q.returncode == 0 else None)
+    if got != alone:
+        fail(f"several texts: {p.stderr} {str(got)[:200]} != {str(alone)[:200]}")
+    else:
+        print(f"several texts: {len(got)} answers, each the text's alone")
+    whole = run(run_bin, "-m", model, "-p", "\n".join(texts), "--embedding", "--json", "-t", "2",
+                "-ctk", "f32", "-ctv", "f32", "--embd-separator", "")
+    if whole.returncode != 0 or not isinstance(json.loads(whole.stdout), dict):
+        fail(f"--embd-separator '': one text expected: {whole.stderr} {whole.stdout[:200]}")
 
 
 with tempfile.TemporaryDirectory() as d:

@@ -54,15 +54,26 @@ void write_json(std::ostream& out, const std::vector<float>& v, size_t width, si
   out << "\n";
 }
 
-} // namespace
+// The texts of the prompt, split at every `separator` ("": the whole prompt), as
+// llama-embedding splits it; empty pieces are skipped.
+std::vector<std::string> split_texts(const std::string& prompt, const std::string& separator) {
+  if (separator.empty())
+    return {prompt};
+  std::vector<std::string> texts;
+  for (size_t at = 0; at <= prompt.size();) {
+    size_t end = prompt.find(separator, at);
+    if (end == std::string::npos)
+      end = prompt.size();
+    if (end > at)
+      texts.push_back(prompt.substr(at, end - at));
+    at = end + separator.size();
+  }
+  return texts;
+}
 
-Status run_embedding(const RunOptions& o, const std::string& prompt_text, std::ostream& out) {
-  PSHARD_ASSIGN_OR_RETURN(pshard_embed_params p, embed_params(o));
-  PSHARD_ASSIGN_OR_RETURN(RunResult r, start_session(o));
+Status embed_one(const RunOptions& o, const pshard_embed_params& p, RunResult& r,
+                 const std::string& prompt_text, std::ostream& out) {
   pshard_model* model = r.model.get();
-  if (p.pooling == PSHARD_POOLING_MODEL && pshard_model_pooling(model) == PSHARD_POOLING_MODEL)
-    return invalid_argument("the model names no pooling (its pooling_type: it is not an "
-                            "embedding model); choose one with --pooling mean|cls|last|none");
   std::vector<pshard_token> tokens(prompt_text.size() + 8);
   size_t n = 0;
   pshard_tokenize_params tp = pshard_tokenize_default_params();
@@ -83,6 +94,33 @@ Status run_embedding(const RunOptions& o, const std::string& prompt_text, std::o
     write_json(out, v, width, n, pooling_name(static_cast<Pooling>(used)));
   else
     write_text(out, v, width);
+  return Status::ok_status();
+}
+
+} // namespace
+
+Status run_embedding(const RunOptions& o, const std::string& prompt_text, std::ostream& out) {
+  PSHARD_ASSIGN_OR_RETURN(pshard_embed_params p, embed_params(o));
+  const std::vector<std::string> texts = split_texts(prompt_text, o.embd_separator);
+  if (texts.empty())
+    return invalid_argument("the prompt holds no text to embed (only --embd-separator \"" +
+                            o.embd_separator + "\"); give text with -p or -f");
+  PSHARD_ASSIGN_OR_RETURN(RunResult r, start_session(o));
+  if (p.pooling == PSHARD_POOLING_MODEL &&
+      pshard_model_pooling(r.model.get()) == PSHARD_POOLING_MODEL)
+    return invalid_argument("the model names no pooling (its pooling_type: it is not an "
+                            "embedding model); choose one with --pooling mean|cls|last|none");
+  // Several texts: a JSON array of the one-text objects; as text, a blank line between.
+  const bool many = texts.size() > 1;
+  if (many && o.json)
+    out << "[\n";
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (i > 0)
+      out << (o.json ? ",\n" : "\n");
+    PSHARD_RETURN_IF_ERROR(embed_one(o, p, r, texts[i], out));
+  }
+  if (many && o.json)
+    out << "]\n";
   return Status::ok_status();
 }
 

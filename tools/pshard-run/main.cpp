@@ -198,6 +198,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"mean", "cls", "last", "none"}));
   app.add_option("--embd-normalize", o.embd_normalize,
                  "with --embedding: 2 (default) unit Euclidean length, -1 none");
+  app.add_option("--embd-separator", o.embd_separator,
+                 "with --embedding: the prompt holds one text per piece between these (default "
+                 "a newline, as llama-embedding; \"\" embeds the whole prompt as one text)");
   app.add_option("--dimensions", o.dimensions,
                  "with --embedding: keep the first N values (Matryoshka models), before "
                  "normalizing; 0 (default): all")

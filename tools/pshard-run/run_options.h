@@ -58,6 +58,7 @@ struct RunOptions {
   std::string pooling;     // --pooling mean|cls|last|none; empty: the model's
   int32_t embd_normalize = 2; // 2: unit Euclidean length; -1: none (llama.cpp's values)
   int32_t dimensions = 0;  // --dimensions: keep the first N values (Matryoshka); 0: all
+  std::string embd_separator = "\n"; // --embd-separator: the prompt's texts; "": one text
 };
 
 } // namespace pshard
