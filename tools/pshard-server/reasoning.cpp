@@ -1,104 +1,10 @@
+// A chat request's reasoning choices (reasoning.h): reasoning_format, enable_thinking, and
+// a grammar moved after the thought.
 #include "tools/pshard-server/reasoning.h"
 
 #include "tools/pshard-server/tool_calls.h"
 
-#include <algorithm>
-
 namespace pshard::server {
-namespace {
-
-constexpr std::string_view kOpen = "<think>", kClose = "</think>";
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-size_t skip_space(std::string_view s, size_t from = 0) {
-  while (from < s.size() && is_space(s[from]))
-    ++from;
-  return from;
-}
-
-// The length of the longest end of `s` that begins `tag` (a tag the next text may finish).
-size_t partial_tag(std::string_view s, std::string_view tag) {
-  for (size_t keep = std::min(tag.size() - 1, s.size()); keep > 0; --keep)
-    if (s.substr(s.size() - keep) == tag.substr(0, keep))
-      return keep;
-  return 0;
-}
-
-} // namespace
-
-std::optional<ReasoningFormat> parse_reasoning_format(std::string_view name) {
-  if (name == "none")
-    return ReasoningFormat::kNone;
-  if (name == "deepseek" || name == "auto")
-    return ReasoningFormat::kDeepseek;
-  return std::nullopt;
-}
-
-ReasoningStream::Piece ReasoningStream::push(std::string_view text, bool last) {
-  Piece p;
-  pending_ += text;
-  for (bool more = true; more;) {
-    more = false;
-    switch (state_) {
-    case State::kStart: {
-      const std::string_view rest = std::string_view(pending_).substr(skip_space(pending_));
-      if (rest.substr(0, kOpen.size()) == kOpen) {
-        pending_.erase(0, pending_.size() - rest.size() + kOpen.size());
-        state_ = State::kReasoning;
-        more = true;
-      } else if (rest.substr(0, kClose.size()) == kClose) { // an empty thought, unopened
-        pending_.erase(0, pending_.size() - rest.size() + kClose.size());
-        state_ = State::kContentStart;
-        more = true;
-      } else if (!last &&
-                 (kOpen.substr(0, rest.size()) == rest || kClose.substr(0, rest.size()) == rest)) {
-        // Whitespace or the start of a tag: wait for more.
-      } else {
-        state_ = State::kContent;
-        more = true;
-      }
-      break;
-    }
-    case State::kReasoning: {
-      if (!reasoning_sent_)
-        pending_.erase(0, skip_space(pending_));
-      const size_t close = pending_.find(kClose);
-      std::string_view sendable = pending_;
-      if (close != std::string::npos)
-        sendable = sendable.substr(0, close);
-      else if (!last)
-        sendable.remove_suffix(partial_tag(sendable, kClose));
-      // Whitespace at the end waits for what follows it (dropped if it is the end).
-      size_t end = sendable.size();
-      while (end > 0 && is_space(sendable[end - 1]))
-        --end;
-      p.reasoning += sendable.substr(0, end);
-      reasoning_sent_ = reasoning_sent_ || end > 0;
-      if (close != std::string::npos) {
-        pending_.erase(0, close + kClose.size());
-        state_ = State::kContentStart;
-        more = true;
-      } else {
-        pending_.erase(0, last ? pending_.size() : end);
-      }
-      break;
-    }
-    case State::kContentStart:
-      pending_.erase(0, skip_space(pending_));
-      if (!pending_.empty()) {
-        state_ = State::kContent;
-        more = true;
-      }
-      break;
-    case State::kContent:
-      p.content += pending_;
-      pending_.clear();
-      break;
-    }
-  }
-  return p;
-}
 
 FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat server_default,
                                   ReasoningOptions& out) {
@@ -135,17 +41,6 @@ FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat se
 std::string grammar_after_thought(const std::string& gbnf) {
   return rename_rule(gbnf, "root", "answer-root") +
          "\nroot ::= \"</think>\" [ \\t\\n]{0,8} answer-root\n";
-}
-
-ReasoningSplit split_reasoning(std::string_view text) {
-  ReasoningStream stream;
-  ReasoningStream::Piece p = stream.push(text, /*last=*/true);
-  ReasoningSplit s;
-  s.content = std::move(p.content);
-  const std::string_view rest = text.substr(skip_space(text));
-  if (rest.substr(0, kOpen.size()) == kOpen || rest.substr(0, kClose.size()) == kClose)
-    s.reasoning = std::move(p.reasoning);
-  return s;
 }
 
 } // namespace pshard::server

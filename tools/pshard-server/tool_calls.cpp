@@ -153,34 +153,6 @@ FieldError read_tool_choice(const ordered_json& body, std::string& choice, std::
   return std::nullopt;
 }
 
-enum class OpenMatch { kNo, kPartial, kWhole };
-
-// Whether a call opens at text[at]: the format's opening text, or with the text ending
-// inside it, a part. A bare JSON call may have whitespace after its '{' (a grammar-led
-// answer of tool_choice "required" writes `{ "name" : ...`).
-OpenMatch match_open(const std::string& text, size_t at, const ToolFormat& format) {
-  const std::string_view open = format.call_open;
-  const bool json_call = *format.call_close == '\0';
-  size_t t = at;
-  for (size_t i = 0; i < open.size(); ++i, ++t) {
-    if (json_call && i > 0 && open[i - 1] == '{')
-      while (t < text.size() && std::isspace(static_cast<unsigned char>(text[t])))
-        ++t;
-    if (t == text.size())
-      return OpenMatch::kPartial;
-    if (text[t] != open[i])
-      return OpenMatch::kNo;
-  }
-  return OpenMatch::kWhole;
-}
-
-size_t find_call(const std::string& text, size_t from, const ToolFormat& format) {
-  for (size_t at = from; at < text.size(); ++at)
-    if (match_open(text, at, format) == OpenMatch::kWhole)
-      return at;
-  return std::string::npos;
-}
-
 } // namespace
 
 FieldError read_tools(const ordered_json& body, const ToolFormat& format,
@@ -325,49 +297,6 @@ void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const T
   chat = std::move(out);
 }
 
-ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix,
-                             const ToolFormat& format) {
-  ToolAnswer a;
-  const std::string open_tag = format.call_open, close_tag = format.call_close;
-  size_t open = find_call(text, 0, format);
-  if (open == std::string::npos) {
-    a.content = text;
-    return a;
-  }
-  json calls = json::array();
-  for (size_t at = open; at != std::string::npos; at = find_call(text, at, format)) {
-    // Wrapped: the JSON between the tags; else the object from its opening text to the end.
-    const size_t body = close_tag.empty() ? at : at + open_tag.size();
-    const size_t close = close_tag.empty() ? text.size() : text.find(close_tag, body);
-    if (close == std::string::npos)
-      break; // cut off (max_tokens): not a call
-    const ordered_json call = ordered_json::parse(text.substr(body, close - body), nullptr, false);
-    if (call.is_discarded() || !call.is_object() || !call.contains("name") ||
-        !call["name"].is_string())
-      break;
-    const char* key = call.contains(format.args_key) ? format.args_key : "arguments";
-    const ordered_json args = call.contains(key) ? call[key] : ordered_json::object();
-    calls.push_back({{"id", id_prefix + std::to_string(calls.size())},
-                     {"type", "function"},
-                     {"function",
-                      {{"name", call["name"].get<std::string>()},
-                       {"arguments", args.is_string() ? args.get<std::string>() : args.dump()}}}});
-    if (close_tag.empty())
-      break; // one call, the rest of the answer
-    at = close + close_tag.size();
-  }
-  if (calls.empty()) {
-    a.content = text;
-    return a;
-  }
-  std::string content = text.substr(0, open);
-  while (!content.empty() && (content.back() == '\n' || content.back() == ' '))
-    content.pop_back();
-  a.content = content.empty() ? json(nullptr) : json(content);
-  a.tool_calls = std::move(calls);
-  return a;
-}
-
 std::string rename_rule(const std::string& gbnf, const std::string& from, const std::string& to) {
   auto name_char = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
@@ -399,34 +328,6 @@ std::string rename_rule(const std::string& gbnf, const std::string& from, const 
     }
   }
   return out;
-}
-
-size_t streamable_prefix(const std::string& text, const ToolFormat& format) {
-  for (size_t at = 0; at < text.size(); ++at)
-    if (match_open(text, at, format) != OpenMatch::kNo)
-      return at; // a call, or what may become one
-  return text.size();
-}
-
-ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
-                                           const std::string& id_prefix) {
-  text_ += text;
-  Piece p;
-  if (!last) {
-    const size_t upto = streamable_prefix(text_, *format_);
-    if (upto > sent_)
-      p.content = text_.substr(sent_, upto - sent_);
-    sent_ = std::max(sent_, upto);
-    return p;
-  }
-  ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_);
-  const std::string content = a.tool_calls.empty() ? text_
-                              : a.content.is_string() ? a.content.get<std::string>()
-                                                      : "";
-  if (content.size() > sent_)
-    p.content = content.substr(sent_);
-  p.calls = std::move(a.tool_calls);
-  return p;
 }
 
 } // namespace pshard::server

@@ -116,6 +116,18 @@ TEST(ToolCalls, AStreamHoldsBackWhatMayBeginACall) {
   EXPECT_EQ(streamable_prefix("Hello <", kHermesTools), 6u);
   EXPECT_EQ(streamable_prefix("a<tool_call>{", kHermesTools), 1u);
   EXPECT_EQ(streamable_prefix("<b>", kHermesTools), 3u);
+  // Whitespace before a call is not content: a stream holds it until it knows.
+  ToolCallStream s(kHermesTools);
+  std::string sent = s.push("Let me look.\r\n", false, "c").content;
+  EXPECT_EQ(sent, "Let me look.");
+  sent += s.push(" x\n", false, "c").content; // not before a call after all
+  EXPECT_EQ(sent, "Let me look.\r\n x");
+  ToolCallStream::Piece end = s.push("<tool_call>{\"name\": \"f\"}</tool_call>", true, "c");
+  EXPECT_EQ(sent + end.content, parse_tool_answer("Let me look.\r\n x\n<tool_call>{\"name\": "
+                                                  "\"f\"}</tool_call>",
+                                                  "c", kHermesTools)
+                                    .content.get<std::string>());
+  EXPECT_EQ(end.calls.size(), 1u);
 }
 
 } // namespace

@@ -1,0 +1,71 @@
+// libFuzzer target for how pshard-server reads a model's answer as it streams: any text,
+// cut into any pieces, must give through the streams exactly what the whole text gives —
+//   - ReasoningStream: the reasoning and content of split_reasoning;
+//   - ToolCallStream (Hermes and Llama 3 JSON calls): the content and calls of
+//     parse_tool_answer, no piece of a call ever sent as content;
+// and what a stream may send (streamable_prefix) never shrinks as text arrives.
+// The first input byte picks the format, the second seeds the cuts; the rest is the text.
+// A broken promise traps, so the fuzzer reports it.
+#include "tools/pshard-server/reasoning.h"
+#include "tools/pshard-server/tool_calls.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+
+namespace {
+
+using namespace pshard::server;
+
+void check(bool promise) {
+  if (!promise)
+    __builtin_trap();
+}
+
+std::string content_of(const ToolAnswer& a, const std::string& text) {
+  if (a.tool_calls.empty())
+    return text;
+  return a.content.is_string() ? a.content.get<std::string>() : "";
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 2)
+    return 0;
+  const ToolFormat& format = data[0] % 2 ? kLlama3JsonTools : kHermesTools;
+  std::mt19937 cuts(data[1]);
+  const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
+
+  const ReasoningSplit whole = split_reasoning(text);
+  const ToolAnswer answer = parse_tool_answer(text, "c", format);
+  ReasoningStream reasoning;
+  ToolCallStream tools(format);
+  std::string thought, content, calls_content;
+  nlohmann::json calls = nlohmann::json::array();
+  size_t sendable = 0;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t n = std::min<size_t>(text.size() - at, cuts() % 6);
+    const bool last = at + n == text.size();
+    const std::string piece = text.substr(at, n);
+    ReasoningStream::Piece r = reasoning.push(piece, last);
+    thought += r.reasoning;
+    content += r.content;
+    ToolCallStream::Piece t = tools.push(piece, last, "c");
+    calls_content += t.content;
+    if (!t.calls.empty())
+      calls = t.calls;
+    at += n;
+    const size_t now = streamable_prefix(text.substr(0, at), format);
+    check(now >= sendable && now <= at);
+    sendable = now;
+    if (last)
+      break;
+  }
+  check(thought == whole.reasoning.value_or(""));
+  check(content == whole.content);
+  check(calls == answer.tool_calls);
+  check(calls_content == content_of(answer, text));
+  return 0;
+}
