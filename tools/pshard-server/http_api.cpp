@@ -1,6 +1,8 @@
 #include "tools/pshard-server/http_api.h"
 
 #include "tools/common/size_parse.h"
+#include "tools/pshard-server/anthropic_answer.h"
+#include "tools/pshard-server/anthropic_request.h"
 #include "tools/pshard-server/chat_page.h"
 #include "tools/pshard-server/choice_stream.h"
 #include "tools/pshard-server/embeddings.h"
@@ -140,6 +142,12 @@ void HttpApi::install(httplib::Server& svr) {
   for (const char* path : {"/v1/responses", "/responses"})
     svr.Post(path,
              [this](const httplib::Request& req, httplib::Response& res) { responses(req, res); });
+  svr.Post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
+    messages(req, res, false);
+  });
+  svr.Post(
+      "/v1/messages/count_tokens",
+      [this](const httplib::Request& req, httplib::Response& res) { messages(req, res, true); });
   svr.Post("/infill",
            [this](const httplib::Request& req, httplib::Response& res) { infill(req, res); });
   for (const char* path : {"/v1/embeddings", "/embeddings"})
@@ -355,6 +363,67 @@ void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
           if (!write(stream->opening()))
             return false;
         }
+        std::optional<TokenEvent> e = run->next(std::chrono::milliseconds(200));
+        if (!e)
+          return true;
+        if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
+          write(stream->error(finish_error(e->finish, e->error, e->error_message)));
+          sink.done();
+          return true;
+        }
+        if (!write(stream->on_event(*e)))
+          return false;
+        if (e->finish != PSHARD_FINISH_NONE)
+          sink.done();
+        return true;
+      },
+      [run](bool success) {
+        if (!success)
+          run->cancel();
+      });
+}
+
+void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool count) {
+  auto fail = [&res](const ApiError& e) { send(res, anthropic_error_json(e), e.status); };
+  auto object = parse_object(req.body);
+  if (auto* e = std::get_if<ApiError>(&object))
+    return fail(*e);
+  nlohmann::ordered_json body = nlohmann::ordered_json::parse(req.body, nullptr, false);
+  if (count && !body.contains("max_tokens"))
+    body["max_tokens"] = 1; // counting needs no answer length
+  auto chat = messages_as_chat(body);
+  if (auto* e = std::get_if<ApiError>(&chat))
+    return fail(*e);
+  auto parsed =
+      parse_generation(std::get<nlohmann::ordered_json>(chat).dump(), Endpoint::kChat, engine_);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return fail(*e);
+  const GenerationRequest& r = std::get<GenerationRequest>(parsed);
+  if (count)
+    return send(res, {{"input_tokens", r.prompt.size()}});
+  auto started = RunningRequest::start(engine_, r);
+  if (auto* e = std::get_if<ApiError>(&started))
+    return fail(*e);
+  std::shared_ptr<RunningRequest> run =
+      std::move(std::get<std::unique_ptr<RunningRequest>>(started));
+  const ResponseHeader header = new_anthropic_header(engine_.model_id());
+  if (!r.stream) {
+    auto done = complete(*run);
+    if (auto* e = std::get_if<ApiError>(&done))
+      return fail(*e);
+    const Completion& c = std::get<std::vector<Completion>>(done).at(0);
+    const ChatAnswer answer = read_chat_answer(c.text, r, tool_call_id_prefix(header));
+    return send(res,
+                anthropic_message(header, answer, c.finish, c.n_prompt, c.n_cached, c.n_generated));
+  }
+  auto stream = std::make_shared<AnthropicStream>(r, header);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [run, stream](size_t, httplib::DataSink& sink) {
+        auto write = [&sink](const std::string& text) {
+          return text.empty() || sink.write(text.data(), text.size());
+        };
         std::optional<TokenEvent> e = run->next(std::chrono::milliseconds(200));
         if (!e)
           return true;

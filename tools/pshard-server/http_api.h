@@ -41,6 +41,8 @@ private:
   void infill(const httplib::Request& req, httplib::Response& res);
   // OpenAI's Responses API, as the chat completion it asks for (responses_request.h).
   void responses(const httplib::Request& req, httplib::Response& res);
+  // Anthropic's Messages API, likewise (anthropic_request.h); count_tokens with `count`.
+  void messages(const httplib::Request& req, httplib::Response& res, bool count);
   void models(httplib::Response& res) const;
   void tokenize(const httplib::Request& req, httplib::Response& res) const;
   void detokenize(const httplib::Request& req, httplib::Response& res) const;

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 
-from server_util import Checks, Server, chat_text, f32, run_embedding, run_text
+from server_util import Checks, Server, chat_text, f32, npm_package, run_embedding, run_text
 
 build, shared = sys.argv[1], sys.argv[2]
 stories = os.path.join(shared, "models/stories260K.gguf")
@@ -24,34 +24,11 @@ checks = Checks()
 check = checks.check
 
 
-def install_openai():
-    """The package in BUILD/tests/tools/server/openai-js; None when it cannot be had."""
-    root = os.path.join(build, "tests", "tools", "server", "openai-js")
-    if os.path.exists(os.path.join(root, "node_modules", "openai", "package.json")):
-        return root
-    os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, "package.json"), "w") as f:
-        json.dump({"name": "pshard-openai-js-test", "private": True, "type": "module"}, f)
-    try:
-        p = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "openai"],
-                           cwd=root, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        print("skipped: npm install openai timed out (is the npm registry reachable?)")
-        return None
-    if p.returncode != 0:
-        print("skipped: npm install openai failed (is the npm registry reachable?):\n" + p.stderr[-800:])
-        return None
-    return root
-
-
 def main():
     if not os.path.exists(stories):
         print(f"skipped: {stories} is not present")
         return 77
-    if not shutil.which("node") or not shutil.which("npm"):
-        print("skipped: node and npm are needed (Debian: nodejs, npm)")
-        return 77
-    root = install_openai()
+    root = npm_package(build, "openai-js", "openai")
     if root is None:
         return 77
     with open(os.path.join(root, "node_modules", "openai", "package.json")) as f:

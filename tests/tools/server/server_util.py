@@ -156,3 +156,29 @@ def chat_text(build, model, user, n, template="chatml"):
     if p.returncode != 0:
         raise RuntimeError(p.stderr)
     return p.stdout[:-1]
+
+
+def npm_package(build, folder, package):
+    """A JavaScript package installed from npm in BUILD/tests/tools/server/FOLDER (kept for
+    later runs): the folder, or None, saying why, when node, npm or the registry is missing."""
+    import shutil
+    if not shutil.which("node") or not shutil.which("npm"):
+        print("skipped: node and npm are needed (Debian: nodejs, npm)")
+        return None
+    root = os.path.join(build, "tests", "tools", "server", folder)
+    if os.path.exists(os.path.join(root, "node_modules", package, "package.json")):
+        return root
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "package.json"), "w") as f:
+        json.dump({"name": "pshard-" + folder + "-test", "private": True, "type": "module"}, f)
+    try:
+        p = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", package],
+                           cwd=root, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        print(f"skipped: npm install {package} timed out (is the npm registry reachable?)")
+        return None
+    if p.returncode != 0:
+        print(f"skipped: npm install {package} failed (is the npm registry reachable?):\n" +
+              p.stderr[-800:])
+        return None
+    return root

@@ -1,0 +1,42 @@
+// The Messages API's answer: a message whose content blocks are the thought (a thinking
+// block), the text, and each call as a tool_use block with its input as JSON;
+// stop_reason end_turn, max_tokens or tool_use; usage in input / output tokens (the
+// prompt's start read from the prefix cache as cache_read_input_tokens). Streamed as
+// Anthropic's events: message_start, per block content_block_start / _delta (thinking_delta,
+// text_delta, input_json_delta) / _stop, message_delta with the stop reason, message_stop.
+#pragma once
+
+#include "tools/pshard-server/choice_stream.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace pshard::server {
+
+// A message's header: a "msg_" id.
+ResponseHeader new_anthropic_header(const std::string& model);
+
+nlohmann::json anthropic_message(const ResponseHeader& h, const ChatAnswer& answer,
+                                 pshard_finish_reason finish, int64_t n_prompt, int64_t n_cached,
+                                 int64_t n_generated);
+
+class AnthropicStream {
+public:
+  AnthropicStream(const GenerationRequest& r, ResponseHeader header);
+  std::string on_event(const TokenEvent& e); // message_start first; everything, with the last
+  std::string error(const ApiError& e);
+
+private:
+  std::string event(const char* type, nlohmann::json body);
+  std::string open_block(const nlohmann::json& block);
+  std::string close_block();
+
+  ResponseHeader header_;
+  AnswerStream answer_;
+  bool started_ = false;
+  int index_ = -1;        // of the block open now (or last closed)
+  std::string open_type_; // "" when none is open
+  bool text_seen_ = false;
+};
+
+} // namespace pshard::server
