@@ -133,7 +133,7 @@ std::variant<json, ApiError> messages_as_chat(const json& body) {
   json chat = {{"messages", messages}};
   // Sampling, and pshard's extras (a grammar, a schema) under their own names.
   for (const char* key : {"model", "max_tokens", "temperature", "top_p", "top_k", "stream", "seed",
-                          "min_p", "repeat_penalty", "grammar", "json_schema"})
+                          "min_p", "repeat_penalty", "ignore_eos", "grammar", "json_schema"})
     if (body.contains(key) && !body[key].is_null())
       chat[key] = body[key];
   if (body.contains("stop_sequences") && !body["stop_sequences"].is_null())

@@ -399,6 +399,10 @@ void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool
   if (auto* e = std::get_if<ApiError>(&parsed))
     return fail(*e);
   const GenerationRequest& r = std::get<GenerationRequest>(parsed);
+  if (count && !r.images.empty()) // an image's tokens are known once it is encoded
+    return fail(bad_request("count_tokens does not count image blocks: send the text alone "
+                            "(an answer's usage.input_tokens counts everything)",
+                            "messages", "unsupported_content"));
   if (count)
     return send(res, {{"input_tokens", r.prompt.size()}});
   auto started = RunningRequest::start(engine_, r);

@@ -163,7 +163,7 @@ std::variant<json, ApiError> responses_as_chat(const json& body) { // (ordered_j
   for (const char* key :
        {"model", "temperature", "top_p", "stream", "parallel_tool_calls", "seed", "top_k", "min_p",
         "repeat_penalty", "frequency_penalty", "presence_penalty", "logit_bias", "stop",
-        "reasoning_format", "chat_template_kwargs", "grammar", "json_schema"})
+        "reasoning_format", "chat_template_kwargs", "grammar", "json_schema", "ignore_eos"})
     if (body.contains(key) && !body[key].is_null())
       chat[key] = body[key];
   if (body.contains("max_output_tokens") && !body["max_output_tokens"].is_null())

@@ -146,6 +146,20 @@ def main(tmp):
             check(f"concurrent {name} == alone", status == 200 and text == want,
                   f"{status} {text!r} vs {want!r}")
 
+        # Anthropic's image block is read the same way; counting it is refused, not guessed.
+        block = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                             "data": base64.b64encode(a).decode()}}
+        anthropic = {"max_tokens": N, "temperature": 0, "messages": [
+            {"role": "user", "content": [block, {"type": "text", "text": QUESTION}]}]}
+        status, body = s.json("POST", "/v1/messages", dict(anthropic, ignore_eos=True))
+        _, chat = s.json("POST", "/v1/chat/completions", chat_body(a))
+        check("an Anthropic image block == the image_url part", status == 200 and
+              body["content"][0]["text"] == chat["choices"][0]["message"]["content"] and
+              body["usage"]["input_tokens"] == chat["usage"]["prompt_tokens"], (body, chat))
+        status, body = s.json("POST", "/v1/messages/count_tokens", anthropic)
+        check("count_tokens with an image: a clear 400", status == 400 and
+              "image" in body.get("error", {}).get("message", ""), body)
+
         def with_url(url):
             body = chat_body(a)
             body["messages"][0]["content"][0]["image_url"]["url"] = url
