@@ -23,6 +23,7 @@ nlohmann::json anthropic_message(const ResponseHeader& h, const ChatAnswer& answ
 class AnthropicStream {
 public:
   AnthropicStream(const GenerationRequest& r, ResponseHeader header);
+  std::string opening() const { return ""; } // message_start waits for the prompt's size
   std::string on_event(const TokenEvent& e); // message_start first; everything, with the last
   std::string error(const ApiError& e);
 

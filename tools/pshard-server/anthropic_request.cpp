@@ -1,5 +1,7 @@
 #include "tools/pshard-server/anthropic_request.h"
 
+#include "tools/pshard-server/chat_translation.h"
+
 #include <string>
 
 namespace pshard::server {
@@ -88,26 +90,19 @@ std::variant<json, ApiError> turns_of(const json& m, const std::string& param) {
   return turns;
 }
 
-std::variant<json, ApiError> tools_of(const json& tools) {
-  if (!tools.is_array())
-    return bad_request("'tools' must be an array", "tools", "invalid_type");
-  json out = json::array();
-  for (size_t i = 0; i < tools.size(); ++i) {
-    const json& t = tools[i];
-    const std::string param = "tools[" + std::to_string(i) + "]";
-    if (!t.is_object() || (t.contains("type") && t["type"] != "custom") || !t.contains("name"))
-      return bad_request("'" + param +
-                             "' must be a client tool {name, description, "
-                             "input_schema}: pshard runs no server tools (web search, code "
-                             "execution, ...)",
-                         param, "invalid_value");
-    json f = {{"name", t["name"]}};
-    if (t.contains("description"))
-      f["description"] = t["description"];
-    f["parameters"] = t.contains("input_schema") ? t["input_schema"] : json{{"type", "object"}};
-    out.push_back({{"type", "function"}, {"function", f}});
-  }
-  return out;
+// A client tool {name, description, input_schema} as a chat function.
+std::variant<json, ApiError> tool_entry(const json& t, const std::string& param) {
+  if (!t.is_object() || (t.contains("type") && t["type"] != "custom") || !t.contains("name"))
+    return bad_request("'" + param +
+                           "' must be a client tool {name, description, "
+                           "input_schema}: pshard runs no server tools (web search, code "
+                           "execution, ...)",
+                       param, "invalid_value");
+  json f = {{"name", t["name"]}};
+  if (t.contains("description"))
+    f["description"] = t["description"];
+  f["parameters"] = t.contains("input_schema") ? t["input_schema"] : json{{"type", "object"}};
+  return f;
 }
 
 } // namespace
@@ -139,7 +134,7 @@ std::variant<json, ApiError> messages_as_chat(const json& body) {
   if (body.contains("stop_sequences") && !body["stop_sequences"].is_null())
     chat["stop"] = body["stop_sequences"];
   if (body.contains("tools") && !body["tools"].is_null()) {
-    auto tools = tools_of(body["tools"]);
+    auto tools = chat_tools(body["tools"], tool_entry);
     if (auto* e = std::get_if<ApiError>(&tools))
       return *e;
     chat["tools"] = std::get<json>(tools);

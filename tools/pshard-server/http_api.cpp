@@ -27,6 +27,45 @@ void send(httplib::Response& res, const json& body, int status = 200) {
 
 void send_error(httplib::Response& res, const ApiError& e) { send(res, error_json(e), e.status); }
 
+// Sends a running request's events through `stream` — an object whose opening(),
+// on_event(event) and error(ApiError) write another API's server-sent events — ending
+// the response with the last event; a client gone cancels the request.
+template <typename EventStream>
+void stream_events(httplib::Response& res, std::shared_ptr<RunningRequest> run,
+                   std::shared_ptr<EventStream> stream) {
+  auto opened = std::make_shared<bool>(false);
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [run, stream, opened](size_t, httplib::DataSink& sink) {
+        auto write = [&sink](const std::string& text) {
+          return text.empty() || sink.write(text.data(), text.size());
+        };
+        if (!*opened) {
+          *opened = true;
+          if (!write(stream->opening()))
+            return false;
+        }
+        std::optional<TokenEvent> e = run->next(std::chrono::milliseconds(200));
+        if (!e)
+          return true;
+        if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
+          write(stream->error(finish_error(e->finish, e->error, e->error_message)));
+          sink.done();
+          return true;
+        }
+        if (!write(stream->on_event(*e)))
+          return false;
+        if (e->finish != PSHARD_FINISH_NONE)
+          sink.done();
+        return true;
+      },
+      [run](bool success) {
+        if (!success)
+          run->cancel();
+      });
+}
+
 // The route a path counts under in /metrics (unknown paths together, so that probes
 // cannot grow the label set).
 std::string route_label(const std::string& path) {
@@ -292,33 +331,7 @@ void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
     return send(res, infill_answer(c.text, c.finish, c.n_prompt, c.n_cached, c.n_generated,
                                    engine_.model_id()));
   }
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [run, model = engine_.model_id()](size_t, httplib::DataSink& sink) {
-        std::optional<TokenEvent> e = run->next(std::chrono::milliseconds(200));
-        if (!e)
-          return true;
-        std::string out;
-        if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
-          out = sse(error_json(finish_error(e->finish, e->error, e->error_message)));
-        } else if (e->finish == PSHARD_FINISH_NONE) {
-          out = e->text.empty() ? "" : sse(json{{"content", e->text}, {"stop", false}});
-          return out.empty() || sink.write(out.data(), out.size());
-        } else {
-          if (!e->text.empty())
-            out = sse(json{{"content", e->text}, {"stop", false}});
-          out += sse(infill_answer("", e->finish, e->n_prompt, e->n_cached, e->n_generated, model));
-        }
-        if (!sink.write(out.data(), out.size()))
-          return false;
-        sink.done();
-        return true;
-      },
-      [run](bool success) {
-        if (!success)
-          run->cancel();
-      });
+  stream_events(res, std::move(run), std::make_shared<InfillStream>(engine_.model_id()));
 }
 
 void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
@@ -349,38 +362,7 @@ void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
     return send(res, response_json(header, body, c.finish, output_items(header, answer),
                                    responses_usage(c.n_prompt, c.n_cached, c.n_generated)));
   }
-  auto stream = std::make_shared<ResponseStream>(r, header, body);
-  auto started_stream = std::make_shared<bool>(false);
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [run, stream, started_stream](size_t, httplib::DataSink& sink) {
-        auto write = [&sink](const std::string& text) {
-          return text.empty() || sink.write(text.data(), text.size());
-        };
-        if (!*started_stream) {
-          *started_stream = true;
-          if (!write(stream->opening()))
-            return false;
-        }
-        std::optional<TokenEvent> e = run->next(std::chrono::milliseconds(200));
-        if (!e)
-          return true;
-        if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
-          write(stream->error(finish_error(e->finish, e->error, e->error_message)));
-          sink.done();
-          return true;
-        }
-        if (!write(stream->on_event(*e)))
-          return false;
-        if (e->finish != PSHARD_FINISH_NONE)
-          sink.done();
-        return true;
-      },
-      [run](bool success) {
-        if (!success)
-          run->cancel();
-      });
+  stream_events(res, std::move(run), std::make_shared<ResponseStream>(r, header, body));
 }
 
 void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool count) {
@@ -420,32 +402,7 @@ void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool
     return send(res,
                 anthropic_message(header, answer, c.finish, c.n_prompt, c.n_cached, c.n_generated));
   }
-  auto stream = std::make_shared<AnthropicStream>(r, header);
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [run, stream](size_t, httplib::DataSink& sink) {
-        auto write = [&sink](const std::string& text) {
-          return text.empty() || sink.write(text.data(), text.size());
-        };
-        std::optional<TokenEvent> e = run->next(std::chrono::milliseconds(200));
-        if (!e)
-          return true;
-        if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED) {
-          write(stream->error(finish_error(e->finish, e->error, e->error_message)));
-          sink.done();
-          return true;
-        }
-        if (!write(stream->on_event(*e)))
-          return false;
-        if (e->finish != PSHARD_FINISH_NONE)
-          sink.done();
-        return true;
-      },
-      [run](bool success) {
-        if (!success)
-          run->cancel();
-      });
+  stream_events(res, std::move(run), std::make_shared<AnthropicStream>(r, header));
 }
 
 void HttpApi::models(httplib::Response& res) const {

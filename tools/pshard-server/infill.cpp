@@ -1,5 +1,7 @@
 #include "tools/pshard-server/infill.h"
 
+#include "tools/pshard-server/openai_response.h"
+
 #include <algorithm>
 
 namespace pshard::server {
@@ -109,5 +111,16 @@ json infill_answer(const std::string& content, pshard_finish_reason finish, int6
           {"tokens_cached", n_cached},
           {"model", model}};
 }
+
+std::string InfillStream::on_event(const TokenEvent& e) const {
+  std::string out;
+  if (!e.text.empty())
+    out = sse(json{{"content", e.text}, {"stop", false}});
+  if (e.finish != PSHARD_FINISH_NONE)
+    out += sse(infill_answer("", e.finish, e.n_prompt, e.n_cached, e.n_generated, model_));
+  return out;
+}
+
+std::string InfillStream::error(const ApiError& e) const { return sse(error_json(e)); }
 
 } // namespace pshard::server

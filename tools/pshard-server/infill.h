@@ -10,6 +10,7 @@
 #pragma once
 
 #include "tools/pshard-server/api_error.h"
+#include "tools/pshard-server/request_runner.h"
 #include "tools/pshard-server/serving_engine.h"
 
 #include <nlohmann/json.hpp>
@@ -47,5 +48,17 @@ inline constexpr int64_t kInfillMaxTokens = 256;
 nlohmann::json infill_answer(const std::string& content, pshard_finish_reason finish,
                              int64_t n_prompt, int64_t n_cached, int64_t n_generated,
                              const std::string& model);
+
+// That answer streamed: {"content", "stop": false} chunks, the last object at the end.
+class InfillStream {
+public:
+  explicit InfillStream(std::string model) : model_(std::move(model)) {}
+  std::string opening() const { return ""; }
+  std::string on_event(const TokenEvent& e) const;
+  std::string error(const ApiError& e) const;
+
+private:
+  std::string model_;
+};
 
 } // namespace pshard::server

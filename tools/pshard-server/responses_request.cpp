@@ -1,5 +1,7 @@
 #include "tools/pshard-server/responses_request.h"
 
+#include "tools/pshard-server/chat_translation.h"
+
 #include <string>
 
 namespace pshard::server {
@@ -124,26 +126,19 @@ std::variant<json, ApiError> messages_of(const json& body) {
   return messages;
 }
 
-// Function tools ({"type": "function", "name", "description", "parameters"}) as chat tools.
-std::variant<json, ApiError> tools_of(const json& tools) {
-  if (!tools.is_array())
-    return bad_request("'tools' must be an array", "tools", "invalid_type");
-  json out = json::array();
-  for (size_t i = 0; i < tools.size(); ++i) {
-    const json& t = tools[i];
-    const std::string param = "tools[" + std::to_string(i) + "]";
-    if (!t.is_object() || t.value("type", "") != "function")
-      return bad_request("'" + param +
-                             "' must be a function tool: pshard has no built-in tools "
-                             "(web_search, file_search, ...)",
-                         param, "invalid_value");
-    json f = json::object();
-    for (const char* key : {"name", "description", "parameters", "strict"})
-      if (t.contains(key) && !t[key].is_null())
-        f[key] = t[key];
-    out.push_back({{"type", "function"}, {"function", f}});
-  }
-  return out;
+// A function tool {"type": "function", "name", "description", "parameters"} as a chat
+// function.
+std::variant<json, ApiError> tool_entry(const json& t, const std::string& param) {
+  if (!t.is_object() || t.value("type", "") != "function")
+    return bad_request("'" + param +
+                           "' must be a function tool: pshard has no built-in tools "
+                           "(web_search, file_search, ...)",
+                       param, "invalid_value");
+  json f = json::object();
+  for (const char* key : {"name", "description", "parameters", "strict"})
+    if (t.contains(key) && !t[key].is_null())
+      f[key] = t[key];
+  return f;
 }
 
 } // namespace
@@ -169,7 +164,7 @@ std::variant<json, ApiError> responses_as_chat(const json& body) { // (ordered_j
   if (body.contains("max_output_tokens") && !body["max_output_tokens"].is_null())
     chat["max_tokens"] = body["max_output_tokens"];
   if (body.contains("tools") && !body["tools"].is_null()) {
-    auto tools = tools_of(body["tools"]);
+    auto tools = chat_tools(body["tools"], tool_entry);
     if (auto* e = std::get_if<ApiError>(&tools))
       return *e;
     chat["tools"] = std::get<json>(tools);
