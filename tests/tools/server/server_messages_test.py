@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_util import Checks, Server, npm_package  # noqa: E402
+from server_util import Checks, Server, named_events, npm_package  # noqa: E402
 
 build, shared = sys.argv[1], sys.argv[2]
 stories = os.path.join(shared, "models", "stories260K.gguf")
@@ -34,16 +34,8 @@ THINKING = 'root ::= "<think>\\n" [a-z]{2,6} " " [a-z]{2,6} "\\n</think>\\n\\n" 
 
 
 def stream(s, body):
-    """(status, events) with each block's `event:` name checked against its data's type."""
     status, _, raw, _, _ = s.stream("/v1/messages", body)
-    events = []
-    for block in raw.split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        if "data" in lines:
-            event = json.loads(lines["data"])
-            event["_named"] = lines.get("event") == event.get("type")
-            events.append(event)
-    return status, events
+    return status, named_events(raw)
 
 
 def blocks_of(events):

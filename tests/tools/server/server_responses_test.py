@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_util import Checks, Server  # noqa: E402
+from server_util import Checks, Server, named_events  # noqa: E402
 
 build, shared = sys.argv[1], sys.argv[2]
 stories = os.path.join(shared, "models", "stories260K.gguf")
@@ -28,16 +28,8 @@ THINKING = 'root ::= "<think>\\n" [a-z]{2,6} " " [a-z]{2,6} "\\n</think>\\n\\n" 
 
 
 def stream(s, body):
-    """(status, events): each SSE block's `event:` name must match its data's type."""
     status, _, raw, _, _ = s.stream("/v1/responses", body)
-    events = []
-    for block in raw.split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        if "data" in lines:
-            event = json.loads(lines["data"])
-            event["_named"] = lines.get("event") == event.get("type")
-            events.append(event)
-    return status, events
+    return status, named_events(raw)
 
 
 def chat_answer(s, body):

@@ -182,3 +182,17 @@ def npm_package(build, folder, package):
               p.stderr[-800:])
         return None
     return root
+
+
+def named_events(raw):
+    """Server-sent events that name themselves ("event: TYPE" then "data: {...}", as the
+    Responses and Messages APIs send them): the data objects, each with "_named" saying
+    whether its event name matched its data's type."""
+    events = []
+    for block in raw.split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "data" in lines:
+            event = json.loads(lines["data"])
+            event["_named"] = lines.get("event") == event.get("type")
+            events.append(event)
+    return events
