@@ -82,7 +82,13 @@ std::string route_label(const std::string& path) {
                                 "/v1/chat/completions",
                                 "/chat/completions",
                                 "/v1/embeddings",
-                                "/embeddings"};
+                                "/embeddings",
+                                "/v1/responses",
+                                "/responses",
+                                "/v1/messages",
+                                "/v1/messages/count_tokens",
+                                "/infill",
+                                "/props"};
   for (const char* k : known)
     if (path == k)
       return path;
@@ -146,6 +152,15 @@ void HttpApi::install(httplib::Server& svr) {
   });
   svr.Get("/health", [](const httplib::Request&, httplib::Response& res) {
     send(res, {{"status", "ok"}});
+  });
+  // llama-server's /props: what front ends read to size their prompts.
+  svr.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
+    send(res, {{"default_generation_settings", {{"n_ctx", engine_.n_ctx()}}},
+               {"total_slots", pshard_batch_n_seq_max(engine_.batch())},
+               {"model_alias", engine_.model_id()},
+               {"chat_template", engine_.chat_template()},
+               {"modalities", {{"vision", engine_.has_vision()}}},
+               {"build_info", "pshard"}});
   });
   svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(prometheus_metrics(engine_, counters_), "text/plain; version=0.0.4");

@@ -36,6 +36,10 @@ def shapes(s):
     check("models list", status == 200 and body.get("object") == "list"
           and body["data"][0]["id"] == "stories260K" and body["data"][0]["object"] == "model"
           and body["data"][0]["meta"]["n_ctx"] == 2048, body)
+    status, body = s.json("GET", "/props")
+    check("props (llama-server's)", status == 200 and body["total_slots"] == 4 and
+          body["default_generation_settings"]["n_ctx"] > 0 and
+          body["chat_template"] == "chatml" and body["modalities"] == {"vision": False}, body)
     status, body = s.json("GET", "/v1/models/stories260K")
     check("one model", status == 200 and body["id"] == "stories260K", body)
     status, body = s.json("GET", "/v1/models/gpt-4")

@@ -193,6 +193,9 @@ def sdk(s):
 def main():
     with Server(build, stories, "-np", "2", "--chat-template", "chatml", api_key="k3y") as s:
         raw_http(s)
+        c.check("counted under its own route in /metrics",
+                (s.metric("pshard_http_responses_total", 'route="/v1/messages",status="200"') or 0)
+                >= 5, "")
         sdk(s)
     return c.finish()
 

@@ -162,6 +162,9 @@ def main():
         conversation(s)
         calls_and_formats(s)
         refusals(s)
+        c.check("counted under its own route in /metrics",
+                (s.metric("pshard_http_responses_total", 'route="/v1/responses",status="200"') or 0)
+                >= 5, "")
     return c.finish()
 
 
