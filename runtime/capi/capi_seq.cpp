@@ -39,6 +39,7 @@ pshard_seq_event c_event(const SequenceEvent& e, std::vector<pshard_token>& ids,
   c.total_ms = e.timings.total_ms;
   c.embedding = e.embedding.empty() ? nullptr : e.embedding.data();
   c.n_embedding = e.embedding.size();
+  c.stop_string = e.stop_string;
   return c;
 }
 

@@ -142,6 +142,7 @@ SequenceEvent ActiveSequence::sample(std::span<const float> logits, int64_t cont
   SequenceEvent e = event(finish);
   e.token = t;
   e.text = std::move(piece.text);
+  e.stop_string = piece.stop_index;
   if (finish == FinishReason::kLength)
     e.text += text_.flush();
   if (p.logprobs || p.top_logprobs > 0) {

@@ -91,6 +91,8 @@ struct SequenceEvent {
   int64_t n_generated = 0; // tokens generated so far (stop tokens not counted)
   RequestTimings timings;  // complete in the final event
   std::vector<float> embedding; // an embedding request's final kStop event: the vector
+  int32_t stop_string = -1;     // a final kStop event ended by a stop string: its index in
+                                // RequestParams::stop_strings; -1 otherwise
 };
 
 // Called on the thread that steps the scheduler, without its locks held: it may call

@@ -21,12 +21,16 @@ TextStream::Piece TextStream::push(std::string_view bytes) {
   std::string text = held_ + utf8_.push(bytes);
   held_.clear();
   size_t cut = std::string::npos;
-  for (const std::string& stop : stops_)
-    cut = std::min(cut, text.find(stop));
+  int index = -1;
+  for (size_t i = 0; i < stops_.size(); ++i)
+    if (const size_t at = text.find(stops_[i]); at < cut) {
+      cut = at;
+      index = static_cast<int>(i);
+    }
   if (cut != std::string::npos) {
     stopped_ = true;
     text.resize(cut);
-    return {std::move(text), true};
+    return {std::move(text), true, index};
   }
   const size_t hold = partial_stop_suffix(text);
   held_ = text.substr(text.size() - hold);

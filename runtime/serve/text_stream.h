@@ -28,6 +28,8 @@ public:
   struct Piece {
     std::string text;     // ready to show
     bool stopped = false; // a stop string appeared: the stream has ended
+    int stop_index = -1;  // which (the one that appeared first; of two at one place, the
+                          // first listed)
   };
   // Appends one token's bytes. After a stop, returns nothing.
   Piece push(std::string_view bytes);

@@ -8,10 +8,12 @@ using nlohmann::json;
 
 namespace {
 
-const char* stop_reason(pshard_finish_reason finish, bool made_calls) {
+const char* stop_reason(pshard_finish_reason finish, bool made_calls, const json& stop_sequence) {
   if (finish == PSHARD_FINISH_LENGTH)
     return "max_tokens";
-  return made_calls ? "tool_use" : "end_turn";
+  if (made_calls)
+    return "tool_use";
+  return stop_sequence.is_null() ? "end_turn" : "stop_sequence";
 }
 
 json tool_use_block(const json& call) {
@@ -38,8 +40,8 @@ ResponseHeader new_anthropic_header(const std::string& model) {
   return h;
 }
 
-json anthropic_message(const ResponseHeader& h, const ChatAnswer& a, pshard_finish_reason finish,
-                       int64_t n_prompt, int64_t n_cached, int64_t n_generated) {
+json anthropic_message(const ResponseHeader& h, const ChatAnswer& a, const Completion& c,
+                       const json& stop_sequence) {
   json content = json::array();
   if (a.reasoning.is_string() && !a.reasoning.get<std::string>().empty())
     content.push_back({{"type", "thinking"}, {"thinking", a.reasoning}, {"signature", ""}});
@@ -54,13 +56,13 @@ json anthropic_message(const ResponseHeader& h, const ChatAnswer& a, pshard_fini
           {"role", "assistant"},
           {"model", h.model},
           {"content", content},
-          {"stop_reason", stop_reason(finish, !a.message.tool_calls.empty())},
-          {"stop_sequence", nullptr},
-          {"usage", usage(n_prompt, n_cached, n_generated)}};
+          {"stop_reason", stop_reason(c.finish, !a.message.tool_calls.empty(), stop_sequence)},
+          {"stop_sequence", stop_sequence},
+          {"usage", usage(c.n_prompt, c.n_cached, c.n_generated)}};
 }
 
 AnthropicStream::AnthropicStream(const GenerationRequest& r, ResponseHeader header)
-    : header_(std::move(header)), answer_(r, tool_call_id_prefix(header_)) {}
+    : header_(std::move(header)), answer_(r, tool_call_id_prefix(header_)), stops_(r.stop) {}
 
 std::string AnthropicStream::event(const char* type, json body) {
   body["type"] = type;
@@ -110,6 +112,7 @@ std::string AnthropicStream::on_event(const TokenEvent& e) {
   }
   if (!d.last)
     return out;
+  const json stop = stop_string_json(stops_, e.stop_string);
   if (open_type_ == "thinking")
     out += close_block();
   if (!text_seen_ && d.calls.empty())
@@ -127,8 +130,8 @@ std::string AnthropicStream::on_event(const TokenEvent& e) {
     out += close_block();
   }
   out += event("message_delta", {{"delta",
-                                  {{"stop_reason", stop_reason(e.finish, !d.calls.empty())},
-                                   {"stop_sequence", nullptr}}},
+                                  {{"stop_reason", stop_reason(e.finish, !d.calls.empty(), stop)},
+                                   {"stop_sequence", stop}}},
                                  {"usage", {{"output_tokens", e.n_generated}}}});
   out += event("message_stop", json::object());
   return out;

@@ -16,9 +16,9 @@ namespace pshard::server {
 // A message's header: a "msg_" id.
 ResponseHeader new_anthropic_header(const std::string& model);
 
+// `stop_sequence`: the stop string that ended the answer (stop_string_json), or null.
 nlohmann::json anthropic_message(const ResponseHeader& h, const ChatAnswer& answer,
-                                 pshard_finish_reason finish, int64_t n_prompt, int64_t n_cached,
-                                 int64_t n_generated);
+                                 const Completion& c, const nlohmann::json& stop_sequence);
 
 class AnthropicStream {
 public:
@@ -34,6 +34,7 @@ private:
 
   ResponseHeader header_;
   AnswerStream answer_;
+  std::vector<std::string> stops_; // the request's stop strings
   bool started_ = false;
   int index_ = -1;        // of the block open now (or last closed)
   std::string open_type_; // "" when none is open

@@ -344,9 +344,9 @@ void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
       return send_error(res, *e);
     const Completion& c = std::get<std::vector<Completion>>(done).at(0);
     return send(res, infill_answer(c.text, c.finish, c.n_prompt, c.n_cached, c.n_generated,
-                                   engine_.model_id()));
+                                   engine_.model_id(), stop_string_json(r.stop, c.stop_string)));
   }
-  stream_events(res, std::move(run), std::make_shared<InfillStream>(engine_.model_id()));
+  stream_events(res, std::move(run), std::make_shared<InfillStream>(engine_.model_id(), r.stop));
 }
 
 void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
@@ -414,8 +414,7 @@ void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool
       return fail(*e);
     const Completion& c = std::get<std::vector<Completion>>(done).at(0);
     const ChatAnswer answer = read_chat_answer(c.text, r, tool_call_id_prefix(header));
-    return send(res,
-                anthropic_message(header, answer, c.finish, c.n_prompt, c.n_cached, c.n_generated));
+    return send(res, anthropic_message(header, answer, c, stop_string_json(r.stop, c.stop_string)));
   }
   stream_events(res, std::move(run), std::make_shared<AnthropicStream>(r, header));
 }

@@ -52,6 +52,11 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   return run;
 }
 
+nlohmann::json stop_string_json(const std::vector<std::string>& stops, int32_t index) {
+  return index >= 0 && static_cast<size_t>(index) < stops.size() ? nlohmann::json(stops[index])
+                                                                 : nlohmann::json(nullptr);
+}
+
 void RunningRequest::cancel() {
   for (const SeqHandle& seq : seqs_)
     pshard_seq_cancel(seq.get());
@@ -73,6 +78,7 @@ bool RunningRequest::on_event(const pshard_seq_event* e, void* user) {
   t.n_prompt = e->n_prompt;
   t.n_cached = e->n_cached;
   t.n_generated = e->n_generated;
+  t.stop_string = e->stop_string;
   {
     std::lock_guard lock(ch->mutex);
     ch->events.push_back(std::move(t));
@@ -101,6 +107,7 @@ std::variant<std::vector<Completion>, ApiError> complete(RunningRequest& run) {
     c.n_prompt = e->n_prompt;
     c.n_cached = e->n_cached;
     c.n_generated = e->n_generated;
+    c.stop_string = e->stop_string;
     if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED)
       return finish_error(e->finish, e->error, e->error_message);
     const pshard_finish_reason finish = e->finish;

@@ -37,7 +37,11 @@ struct TokenEvent {
   int64_t n_prompt = 0;
   int64_t n_cached = 0; // of n_prompt, read from the prefix cache
   int64_t n_generated = 0;
+  int32_t stop_string = -1; // a last event a stop string ended: its index in the request's
 };
+
+// The stop string (of a request's `stops`) a last event names, or null.
+nlohmann::json stop_string_json(const std::vector<std::string>& stops, int32_t index);
 
 class RunningRequest {
 public:
@@ -75,6 +79,7 @@ struct Completion {
   int64_t n_prompt = 0;
   int64_t n_cached = 0;
   int64_t n_generated = 0;
+  int32_t stop_string = -1; // as TokenEvent's
 };
 
 // Waits for every choice to end; a failure (a last event an error) as the ApiError.

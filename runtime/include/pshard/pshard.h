@@ -641,6 +641,10 @@ typedef struct pshard_seq_event {
    * pshard_context_embed writes it; NULL and 0 otherwise. */
   const float* embedding;
   size_t n_embedding;
+  /* The last event of a sequence a stop string ended (PSHARD_FINISH_STOP): its index in
+   * pshard_seq_params.stop_strings; -1 otherwise (an end-of-generation or stop token, a
+   * limit). */
+  int32_t stop_string;
 } pshard_seq_event;
 
 /* Return false to cancel the sequence (the reader went away). */

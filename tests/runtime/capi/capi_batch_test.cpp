@@ -123,6 +123,7 @@ TEST(CApiBatch, TheKnownAnswerInABusyBatchByCallbackAndByPoll) {
   }
   EXPECT_EQ(events, 16);
   EXPECT_EQ(last, PSHARD_FINISH_LENGTH);
+  EXPECT_EQ(e.stop_string, -1) << "a limit is no stop string";
   EXPECT_FALSE(text.empty());
   EXPECT_EQ(pshard_seq_poll(sa, &e, &got), PSHARD_ERROR_INVALID_ARGUMENT)
       << "a callback sequence is not polled";
@@ -196,9 +197,9 @@ TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
             PSHARD_OK);
   sp.tokens = prompt;
   sp.n_tokens = n;
-  const char* stops[] = {"Lily"};
+  const char* stops[] = {"never in the text", "Lily"};
   sp.stop_strings = stops;
-  sp.n_stop_strings = 1;
+  sp.n_stop_strings = 2;
   pshard_generate_params gp = pshard_generate_default_params();
   gp.temperature = 0;
   gp.n_predict = 32;
@@ -209,8 +210,11 @@ TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
   std::string text;
   pshard_seq_event e = pshard_seq_event_init();
   bool got = false;
+  int32_t stop_string = -2;
   while (pshard_seq_poll(seq, &e, &got) == PSHARD_OK && got) {
     text.append(e.text, e.text_len);
+    if (e.finish != PSHARD_FINISH_NONE)
+      stop_string = e.stop_string;
     if (e.token >= 0) {
       ASSERT_EQ(e.n_top, 2);
       EXPECT_EQ(e.top_ids[0], e.token);
@@ -219,6 +223,7 @@ TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
   }
   EXPECT_EQ(text, ", there was a little girl named ");
   EXPECT_EQ(pshard_seq_finish_reason(seq), PSHARD_FINISH_STOP);
+  EXPECT_EQ(stop_string, 1) << "the last event names the stop string that ended it";
   pshard_seq_free(seq);
   char piece[16];
   size_t len = 0;

@@ -33,6 +33,18 @@ TEST(TextStream, CutsAtTheFirstStopStringAcrossPieces) {
   EXPECT_TRUE(s.push("later").text.empty()) << "nothing after a stop";
 }
 
+TEST(TextStream, SaysWhichStopStringEndedIt) {
+  TextStream first({"xyz", "b", "ab"});
+  TextStream::Piece p = first.push("..ab..");
+  EXPECT_TRUE(p.stopped);
+  EXPECT_EQ(p.stop_index, 2) << "\"ab\" begins before \"b\"";
+  EXPECT_EQ(p.text, "..");
+  TextStream tie({"ab", "a"});
+  EXPECT_EQ(tie.push("xab").stop_index, 0) << "at one place, the first listed";
+  TextStream none({"q"});
+  EXPECT_EQ(none.push("abc").stop_index, -1);
+}
+
 TEST(TextStream, HoldsOnlyWhatCouldStillBecomeAStopString) {
   TextStream s({"<end>"});
   EXPECT_EQ(s.push("a <e").text, "a ");

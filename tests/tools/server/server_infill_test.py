@@ -68,6 +68,17 @@ def repo_level(s, n_vocab):
     c.check("/infill streamed: the same content, then a stop object", status == 200 and
             "".join(e["content"] for e in events) == want and events[-1]["stop"] is True and
             all(e["stop"] is False for e in events[:-1]), events[-3:])
+    # A stop string: stop_type "word", the string named (the first ASCII character the
+    # answer has, so that it surely stops there).
+    word = next((ch for ch in want if " " < ch < "\x7f"), None)
+    if word is not None:
+        status, body = s.json("POST", "/infill", dict(BODY, stop=["never-said", word]))
+        c.check("a stop word: stop_type word, stopping_word", status == 200 and
+                body["stop_type"] == "word" and body["stopping_word"] == word and
+                word not in body["content"], body)
+        status, events, _, _, _ = s.stream("/infill", dict(BODY, stop=[word], stream=True))
+        c.check("a stop word streamed", status == 200 and events[-1]["stop_type"] == "word" and
+                events[-1]["stopping_word"] == word, events[-1:])
     # OpenAI's suffix: the same prompt without extra files or a started line.
     plain = (bos + [rep] + ids(s, "myproject\n") + [sep] + ids(s, "filename\n") + [pre] +
              ids(s, "x = ") + [suf] + ids(s, "\ny = x") + [mid])

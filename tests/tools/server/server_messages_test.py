@@ -92,6 +92,13 @@ def raw_http(s):
             types[-2:] == ["message_delta", "message_stop"] and
             blocks_of(events) == m["content"] and
             events[-2]["delta"]["stop_reason"] == m["stop_reason"], types)
+    status, m = s.json("POST", "/v1/messages", dict(req, stop_sequences=["never-said", " "]))
+    c.check("a stop sequence: stop_reason stop_sequence, the sequence named", status == 200 and
+            m["stop_reason"] == "stop_sequence" and m["stop_sequence"] == " " and
+            " " not in m["content"][0]["text"], m)
+    status, events = stream(s, dict(req, stop_sequences=["never-said", " "], stream=True))
+    c.check("a stop sequence streamed", status == 200 and events[-2]["delta"] ==
+            {"stop_reason": "stop_sequence", "stop_sequence": " "}, events[-2:])
     status, count = s.json("POST", "/v1/messages/count_tokens",
                            {"system": "Be brief.", "messages": req["messages"]})
     c.check("count_tokens", status == 200 and count == {"input_tokens": m["usage"]["input_tokens"]},
