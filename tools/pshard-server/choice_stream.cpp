@@ -46,6 +46,7 @@ std::string ChoiceStream::opening() const {
 
 std::string ChoiceStream::on_event(const TokenEvent& e) {
   std::string out;
+  thought_.add(e.text, e.token >= 0);
   AnswerStream::Delta d = answer_.push(e);
   if (!d.reasoning.empty())
     out += chunk(json{{"reasoning_content", d.reasoning}});

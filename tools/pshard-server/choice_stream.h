@@ -45,6 +45,9 @@ public:
   std::string opening() const;
   // The server-sent events this event makes (may be none).
   std::string on_event(const TokenEvent& e);
+  // The thought's tokens so far (all of them after the last event); -1 when the request
+  // leaves reasoning in the content.
+  int64_t reasoning_tokens() const { return answer_.reasoning_taken_out() ? thought_.count() : -1; }
 
 private:
   std::string chunk(const nlohmann::json& delta_or_text, const nlohmann::json& logprobs = nullptr,
@@ -57,6 +60,7 @@ private:
   LogprobWriter logprobs_;
   size_t offset_ = 0; // text_offset of the next token's logprobs
   AnswerStream answer_;
+  ThoughtCounter thought_;
 };
 
 } // namespace pshard::server

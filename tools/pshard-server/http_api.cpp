@@ -252,7 +252,11 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
       choices_json.push_back(choice_json(index, c, logprobs, nullptr));
     }
   }
-  send(res, completion_body(header, choices, choices_json));
+  int64_t thought = -1; // over the choices
+  for (const Completion& c : choices)
+    if (const int64_t t = reasoning_tokens(r, c); t >= 0)
+      thought = std::max<int64_t>(thought, 0) + t;
+  send(res, completion_body(header, choices, choices_json, thought));
 }
 
 void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest> run,
@@ -265,6 +269,7 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
     int32_t running = 0;     // choices not yet finished
     int64_t n_generated = 0; // over the finished ones
     int64_t n_cached = 0;    // choice 0's, as a whole answer's usage counts it
+    int64_t reasoning_tokens = -1; // over the finished choices; -1: not counted
   };
   auto s = std::make_shared<State>(State{new_header(r.endpoint, engine_.model_id()),
                                          r.include_usage,
@@ -273,7 +278,8 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
                                          {},
                                          r.n,
                                          0,
-                                         0});
+                                         0,
+                                         -1});
   for (int32_t i = 0; i < r.n; ++i)
     s->choices.emplace_back(engine_, r, s->header, i);
   res.set_header("Cache-Control", "no-cache");
@@ -304,13 +310,17 @@ void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest>
         if (e->finish != PSHARD_FINISH_NONE) {
           --s->running;
           s->n_generated += e->n_generated;
+          if (const int64_t t = s->choices.at(static_cast<size_t>(e->index)).reasoning_tokens();
+              t >= 0)
+            s->reasoning_tokens = std::max<int64_t>(s->reasoning_tokens, 0) + t;
           if (e->index == 0)
             s->n_cached = e->n_cached;
         }
         if (s->running > 0)
           return out.empty() || write(out);
         if (s->include_usage)
-          out += sse(usage_chunk(s->header, e->n_prompt, s->n_cached, s->n_generated));
+          out += sse(usage_chunk(s->header, e->n_prompt, s->n_cached, s->n_generated,
+                                 s->reasoning_tokens));
         if (!write(out + "data: [DONE]\n\n"))
           return false;
         sink.done();
@@ -375,7 +385,8 @@ void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
     const Completion& c = std::get<std::vector<Completion>>(done).at(0);
     const ChatAnswer answer = read_chat_answer(c.text, r, tool_call_id_prefix(header));
     return send(res, response_json(header, body, c.finish, output_items(header, answer),
-                                   responses_usage(c.n_prompt, c.n_cached, c.n_generated)));
+                                   responses_usage(c.n_prompt, c.n_cached, c.n_generated,
+                                                   reasoning_tokens(r, c))));
   }
   stream_events(res, std::move(run), std::make_shared<ResponseStream>(r, header, body));
 }

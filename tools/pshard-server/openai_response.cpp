@@ -31,11 +31,27 @@ json finish_reason_json(pshard_finish_reason finish, bool made_calls) {
   }
 }
 
-json usage_json(int64_t n_prompt, int64_t n_cached, int64_t n_generated) {
-  return {{"prompt_tokens", n_prompt},
-          {"completion_tokens", n_generated},
-          {"total_tokens", n_prompt + n_generated},
-          {"prompt_tokens_details", {{"cached_tokens", n_cached}}}};
+json usage_json(int64_t n_prompt, int64_t n_cached, int64_t n_generated, int64_t reasoning_tokens) {
+  json u = {{"prompt_tokens", n_prompt},
+            {"completion_tokens", n_generated},
+            {"total_tokens", n_prompt + n_generated},
+            {"prompt_tokens_details", {{"cached_tokens", n_cached}}}};
+  if (reasoning_tokens >= 0)
+    u["completion_tokens_details"] = {{"reasoning_tokens", reasoning_tokens}};
+  return u;
+}
+
+int64_t reasoning_tokens(const GenerationRequest& r, const Completion& c) {
+  if (r.endpoint != Endpoint::kChat || r.reasoning.format != ReasoningFormat::kDeepseek)
+    return -1;
+  ThoughtCounter counter;
+  size_t at = 0;
+  for (const TokenEvent& e : c.tokens) {
+    counter.add(e.text, true);
+    at += e.text.size();
+  }
+  counter.add(std::string_view(c.text).substr(std::min(at, c.text.size())), false);
+  return counter.count();
 }
 
 json LogprobWriter::token_bytes(const std::string& piece) const {
@@ -116,7 +132,7 @@ json choice_json(int32_t index, const Completion& c, const json& logprobs, const
 }
 
 json completion_body(const ResponseHeader& h, const std::vector<Completion>& choices,
-                     const json& choices_json) {
+                     const json& choices_json, int64_t reasoning_tokens) {
   int64_t n_generated = 0;
   for (const Completion& c : choices)
     n_generated += c.n_generated;
@@ -125,7 +141,8 @@ json completion_body(const ResponseHeader& h, const std::vector<Completion>& cho
           {"created", h.created},
           {"model", h.model},
           {"choices", choices_json},
-          {"usage", usage_json(choices.at(0).n_prompt, choices.at(0).n_cached, n_generated)}};
+          {"usage", usage_json(choices.at(0).n_prompt, choices.at(0).n_cached, n_generated,
+                               reasoning_tokens)}};
 }
 
 json stream_chunk(const ResponseHeader& h, const json& delta_or_text, const json& logprobs,
@@ -139,13 +156,14 @@ json stream_chunk(const ResponseHeader& h, const json& delta_or_text, const json
           {"choices", json::array({choice})}};
 }
 
-json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_cached, int64_t n_generated) {
+json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_cached, int64_t n_generated,
+                 int64_t reasoning_tokens) {
   return {{"id", h.id},
           {"object", h.endpoint == Endpoint::kChat ? "chat.completion.chunk" : "text_completion"},
           {"created", h.created},
           {"model", h.model},
           {"choices", json::array()},
-          {"usage", usage_json(n_prompt, n_cached, n_generated)}};
+          {"usage", usage_json(n_prompt, n_cached, n_generated, reasoning_tokens)}};
 }
 
 json tool_calls_delta(const json& tool_calls) {

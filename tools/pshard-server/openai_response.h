@@ -31,7 +31,12 @@ inline std::string tool_call_id_prefix(const ResponseHeader& h, int32_t choice =
 nlohmann::json finish_reason_json(pshard_finish_reason finish, bool made_calls = false);
 // OpenAI's usage object; prompt_tokens_details.cached_tokens: the prompt's start read from
 // the prefix cache.
-nlohmann::json usage_json(int64_t n_prompt, int64_t n_cached, int64_t n_generated);
+// completion_tokens_details.reasoning_tokens with `reasoning_tokens` >= 0 (a chat whose
+// thought is taken out).
+nlohmann::json usage_json(int64_t n_prompt, int64_t n_cached, int64_t n_generated,
+                          int64_t reasoning_tokens = -1);
+// A whole answer's thought in tokens: -1 unless the request takes reasoning out.
+int64_t reasoning_tokens(const GenerationRequest& r, const Completion& c);
 
 // Token texts come from the engine (pieces may be parts of a UTF-8 character: `bytes`).
 class LogprobWriter {
@@ -64,7 +69,7 @@ nlohmann::json choice_json(int32_t index, const Completion& c, const nlohmann::j
                            const ChatAnswer* chat);
 // The response of all choices; usage counts the prompt once and every choice's tokens.
 nlohmann::json completion_body(const ResponseHeader& h, const std::vector<Completion>& choices,
-                               const nlohmann::json& choices_json);
+                               const nlohmann::json& choices_json, int64_t reasoning_tokens = -1);
 // A streamed chat's delta carrying every call of a finished answer.
 nlohmann::json tool_calls_delta(const nlohmann::json& tool_calls);
 // One streamed chunk of choice `index`: text (or a chat delta) and, at its end, the
@@ -74,7 +79,7 @@ nlohmann::json stream_chunk(const ResponseHeader& h, const nlohmann::json& delta
                             int32_t index = 0);
 // The chunk with no choices that carries usage (stream_options.include_usage).
 nlohmann::json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_cached,
-                           int64_t n_generated);
+                           int64_t n_generated, int64_t reasoning_tokens = -1);
 // "data: {...}\n\n"; invalid UTF-8 in a token's text is replaced, never sent as is.
 std::string sse(const nlohmann::json& j);
 // A JSON body for the wire (the same replacement).

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pshard::server {
 
@@ -69,5 +70,22 @@ struct ReasoningSplit {
   std::string content;
 };
 ReasoningSplit split_reasoning(std::string_view text);
+
+// Counts an answer's thought in tokens (OpenAI's reasoning_tokens): the tokens whose text
+// ends within it, its tags included (0 for an answer without one). Fed the answer as it
+// comes: each event's text, and whether the event carried a token.
+class ThoughtCounter {
+public:
+  void add(std::string_view text, bool token) {
+    text_ += text;
+    if (token)
+      token_ends_.push_back(text_.size());
+  }
+  int64_t count() const;
+
+private:
+  std::string text_;
+  std::vector<size_t> token_ends_;
+};
 
 } // namespace pshard::server

@@ -111,4 +111,20 @@ ReasoningSplit split_reasoning(std::string_view text) {
   return s;
 }
 
+int64_t ThoughtCounter::count() const {
+  const std::string_view text = text_;
+  const size_t start = skip_space(text);
+  const std::string_view rest = text.substr(start);
+  size_t end = 0; // just past the thought's closing tag
+  if (rest.substr(0, kOpen.size()) == kOpen) {
+    const size_t close = text.find(kClose, start + kOpen.size());
+    end = close == std::string_view::npos ? text.size() : close + kClose.size();
+  } else if (rest.substr(0, kClose.size()) == kClose) {
+    end = start + kClose.size();
+  }
+  if (end == 0)
+    return 0;
+  return std::upper_bound(token_ends_.begin(), token_ends_.end(), end) - token_ends_.begin();
+}
+
 } // namespace pshard::server

@@ -61,11 +61,15 @@ json output_items(const ResponseHeader& h, const ChatAnswer& a) {
   return items;
 }
 
-json responses_usage(int64_t n_prompt, int64_t n_cached, int64_t n_generated) {
-  return {{"input_tokens", n_prompt},
-          {"input_tokens_details", {{"cached_tokens", n_cached}}},
-          {"output_tokens", n_generated},
-          {"total_tokens", n_prompt + n_generated}};
+json responses_usage(int64_t n_prompt, int64_t n_cached, int64_t n_generated,
+                     int64_t reasoning_tokens) {
+  json u = {{"input_tokens", n_prompt},
+            {"input_tokens_details", {{"cached_tokens", n_cached}}},
+            {"output_tokens", n_generated},
+            {"total_tokens", n_prompt + n_generated}};
+  if (reasoning_tokens >= 0)
+    u["output_tokens_details"] = {{"reasoning_tokens", reasoning_tokens}};
+  return u;
 }
 
 json response_json(const ResponseHeader& h, const json& request, pshard_finish_reason finish,
@@ -168,6 +172,7 @@ std::string ResponseStream::close_message() {
 
 std::string ResponseStream::on_event(const TokenEvent& e) {
   std::string out;
+  thought_.add(e.text, e.token >= 0);
   AnswerStream::Delta d = answer_.push(e);
   if (!d.reasoning.empty()) {
     if (!reasoning_open_ && !reasoning_done_)
@@ -214,8 +219,10 @@ std::string ResponseStream::on_event(const TokenEvent& e) {
     done_items_.push_back(item);
     out += event("response.output_item.done", {{"output_index", output_index_}, {"item", item}});
   }
-  const json r = response_json(header_, request_, e.finish, done_items_,
-                               responses_usage(e.n_prompt, e.n_cached, e.n_generated));
+  const json r =
+      response_json(header_, request_, e.finish, done_items_,
+                    responses_usage(e.n_prompt, e.n_cached, e.n_generated,
+                                    answer_.reasoning_taken_out() ? thought_.count() : -1));
   out += event(e.finish == PSHARD_FINISH_LENGTH ? "response.incomplete" : "response.completed",
                {{"response", r}});
   return out;

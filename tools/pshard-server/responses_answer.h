@@ -23,7 +23,9 @@ nlohmann::json output_items(const ResponseHeader& h, const ChatAnswer& answer);
 nlohmann::json response_json(const ResponseHeader& h, const nlohmann::json& request,
                              pshard_finish_reason finish, const nlohmann::json& output,
                              const nlohmann::json& usage);
-nlohmann::json responses_usage(int64_t n_prompt, int64_t n_cached, int64_t n_generated);
+// output_tokens_details.reasoning_tokens with `reasoning_tokens` >= 0.
+nlohmann::json responses_usage(int64_t n_prompt, int64_t n_cached, int64_t n_generated,
+                               int64_t reasoning_tokens = -1);
 
 // One streamed answer's events ("event: TYPE\ndata: {...}\n\n", numbered).
 class ResponseStream {
@@ -43,6 +45,7 @@ private:
   ResponseHeader header_;
   nlohmann::json request_;
   AnswerStream answer_;
+  ThoughtCounter thought_;
   int64_t sequence_ = 0;
   int output_index_ = -1; // of the item open now
   std::string reasoning_, content_;

@@ -106,6 +106,22 @@ TEST(Reasoning, AGrammarMovedAfterTheThoughtLetsTheModelThinkFirst) {
   EXPECT_FALSE(matches("</think>\nmaybe"));
 }
 
+TEST(Reasoning, TheThoughtIsCountedInTokensThatEndWithinIt) {
+  auto count = [](const std::vector<std::string>& tokens, const std::string& tail = "") {
+    ThoughtCounter c;
+    for (const std::string& t : tokens)
+      c.add(t, true);
+    c.add(tail, false);
+    return c.count();
+  };
+  EXPECT_EQ(count({"<think>", "\nab", " cd\n", "</think>", "\n\n", "Hi"}), 4);
+  EXPECT_EQ(count({"<think>", "\nab", " cd\n</think>\n\nHi"}), 2) << "a token past its end";
+  EXPECT_EQ(count({"<think>", "cut off"}), 2) << "unclosed: all of it";
+  EXPECT_EQ(count({"</think>", "x"}), 1) << "an empty thought opened in the prompt";
+  EXPECT_EQ(count({"Hi", "<think>", "x</think>"}), 0) << "no thought first: none";
+  EXPECT_EQ(count({"<thi", "nk>x</think>", "y"}, "z"), 2);
+}
+
 TEST(Reasoning, RequestOptionsAreReadAndBadOnesNamed) {
   ReasoningOptions o;
   ASSERT_FALSE(read_reasoning_options(nlohmann::json::object(), ReasoningFormat::kNone, o));

@@ -413,6 +413,14 @@ def reasoning(s):
     check("reasoning streamed", status == 200 and done and
           "".join(d.get("reasoning_content", "") for d in deltas) == m.get("reasoning_content")
           and "".join(d.get("content", "") for d in deltas) == m.get("content"), deltas)
+    thought = body["usage"].get("completion_tokens_details", {}).get("reasoning_tokens", 0)
+    check("the thought counted in usage", 0 < thought < body["usage"]["completion_tokens"] and
+          "completion_tokens_details" not in raw["usage"], (body["usage"], raw["usage"]))
+    _, events, _, _, _ = s.stream("/v1/chat/completions", dict(
+        req, stream=True, stream_options={"include_usage": True}))
+    check("the thought counted in a stream's usage",
+          events[-1]["usage"]["completion_tokens_details"] == {"reasoning_tokens": thought},
+          (events[-1], body["usage"]))
     plain = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "temperature": 0}
     _, want = s.json("POST", "/v1/chat/completions", plain)
     status, body = s.json("POST", "/v1/chat/completions",

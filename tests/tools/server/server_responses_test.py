@@ -128,6 +128,11 @@ def calls_and_formats(s):
     status, r = s.json("POST", "/v1/responses", req)
     want, _ = chat_answer(s, {"messages": [{"role": "user", "content": "Hi"}],
                               "max_tokens": 60, "temperature": 0, "grammar": THINKING})
+    _, chat_body = s.json("POST", "/v1/chat/completions", {
+        "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 60, "temperature": 0,
+        "grammar": THINKING})
+    c.check("the thought's tokens as the chat's", r["usage"]["output_tokens_details"] ==
+            chat_body["usage"]["completion_tokens_details"], (r["usage"], chat_body["usage"]))
     c.check("a thought: a reasoning item before the message", status == 200 and
             [i["type"] for i in r["output"]] == ["reasoning", "message"] and
             texts(r["output"], "reasoning") == [want["reasoning_content"]] and
