@@ -11,12 +11,11 @@ emulated GPU: -s MODEL.pshard --backend emu --vram 300M).
 usage: bench-choices.py BUILD_DIR MODEL [N=8] [MAX_TOKENS=64] [REPS=3] [-- SERVER ARGS]
 """
 import os
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_server import BenchServer, split_args  # noqa: E402
+from bench_server import BenchServer, print_medians, split_args  # noqa: E402
 
 PROMPT = "Once upon a time, in a small town by the sea, there lived"
 
@@ -55,13 +54,8 @@ def main():
     tokens = n * max_tokens
     print(f"{n} answers of {max_tokens} tokens, medians of {reps} rounds, "
           f"server args: {' '.join(common)}\n")
-    print("| way | s | generated tokens/s |")
-    print("| --- | ---: | ---: |")
-    med = {k: statistics.median(v) for k, v in seconds.items()}
-    for k, s in med.items():
-        print(f"| {k} | {s:.2f} | {tokens / s:.1f} |")
-    a, b = med.values()
-    print(f"\nn = {n} / one at a time: {a / b:.2f}x; every choice equal to its seed's answer")
+    ratio = print_medians(seconds, {"generated tokens/s": tokens})
+    print(f"\nn = {n} / one at a time: {ratio:.2f}x; every choice equal to its seed's answer")
 
 
 if __name__ == "__main__":

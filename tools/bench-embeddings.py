@@ -12,12 +12,11 @@ The servers pool by last token (--pooling last), so any model works.
 """
 import os
 import random
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_server import BenchServer, split_args  # noqa: E402
+from bench_server import BenchServer, print_medians, split_args  # noqa: E402
 
 WORDS = ("the model reads every token of a text and its last layer becomes one vector whose "
          "neighbours mean the same so a search finds passages by meaning rather than words "
@@ -63,13 +62,8 @@ def main():
         sys.exit("the vectors differ between the two ways")
     print(f"{n} texts, {tokens} prompt tokens, medians of {reps} rounds, "
           f"server args: {' '.join(common)}\n")
-    print("| way | s | texts/s | tokens/s |")
-    print("| --- | ---: | ---: | ---: |")
-    med = {k: statistics.median(v) for k, v in seconds.items()}
-    for k, s in med.items():
-        print(f"| {k} | {s:.2f} | {n / s:.1f} | {tokens / s:.0f} |")
-    a, b = med.values()
-    print(f"\nbatched / one at a time: {a / b:.2f}x; vectors equal both ways")
+    ratio = print_medians(seconds, {"texts/s": n, "tokens/s": tokens})
+    print(f"\nbatched / one at a time: {ratio:.2f}x; vectors equal both ways")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import http.client
 import json
 import os
 import re
+import statistics
 import subprocess
 import threading
 
@@ -22,6 +23,19 @@ def split_args(argv, defaults):
         argv = argv[:argv.index("--")]
     numbers = [int(a) for a in argv[2:]] + list(defaults[len(argv) - 2:])
     return argv[0], argv[1], numbers, extra
+
+
+def print_medians(seconds, rates):
+    """A markdown table of each way's median seconds (`seconds`: way -> the rounds' times)
+    and rates (`rates`: column -> the amount one round does); returns the first way's
+    median over the second's."""
+    med = {k: statistics.median(v) for k, v in seconds.items()}
+    print("| way | s | " + " | ".join(rates) + " |")
+    print("| --- | ---: |" + " ---: |" * len(rates))
+    for k, s in med.items():
+        print(f"| {k} | {s:.2f} | " + " | ".join(f"{n / s:.1f}" for n in rates.values()) + " |")
+    first, second = med.values()
+    return first / second
 
 
 class BenchServer:
