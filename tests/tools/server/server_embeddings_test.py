@@ -16,13 +16,9 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_util import Checks, Server, f32, run, run_embedding, tool  # noqa: E402
+from server_util import Checks, Server, f32, run, run_embedding, script_args, tool  # noqa: E402
 
-build, shared = sys.argv[1], sys.argv[2]
-stories = os.path.join(shared, "models", "stories260K.gguf")
-if not os.path.exists(stories):
-    print(f"SKIP: the shared model {stories} is not present")
-    sys.exit(77)
+build, shared, stories = script_args()
 c = Checks()
 TEXTS = ["Once upon a time", "The little dog ran to the park.", "Tom", "Lily and Ben"]
 

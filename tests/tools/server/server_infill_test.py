@@ -14,13 +14,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_util import Checks, Server, run, tool  # noqa: E402
+from server_util import Checks, Server, run, script_args, tool  # noqa: E402
 
-build, shared = sys.argv[1], sys.argv[2]
-stories = os.path.join(shared, "models", "stories260K.gguf")
-if not os.path.exists(stories):
-    print(f"SKIP: the shared model {stories} is not present")
-    sys.exit(77)
+build, shared, stories = script_args()
 c = Checks()
 MARKERS = ["<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|repo_name|>", "<|file_sep|>"]
 BODY = {"input_prefix": "def add(a, b):\n", "input_suffix": "\n\nprint(add(1, 2))\n",

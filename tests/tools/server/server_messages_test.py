@@ -16,13 +16,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_util import Checks, Server, named_events, npm_package  # noqa: E402
+from server_util import Checks, Server, named_events, npm_package, script_args  # noqa: E402
 
-build, shared = sys.argv[1], sys.argv[2]
-stories = os.path.join(shared, "models", "stories260K.gguf")
-if not os.path.exists(stories):
-    print(f"SKIP: the shared model {stories} is not present")
-    sys.exit(77)
+build, shared, stories = script_args()
 c = Checks()
 WEATHER = {"name": "get_weather", "description": "The weather in a city",
            "input_schema": {"type": "object", "required": ["city"],

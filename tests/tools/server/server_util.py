@@ -196,3 +196,14 @@ def named_events(raw):
             event["_named"] = lines.get("event") == event.get("type")
             events.append(event)
     return events
+
+
+def script_args():
+    """A test script's BUILD_DIR and SHARED_DIR arguments and the shared stories260K model;
+    exits 77 (skipped, saying why) when the model is not there."""
+    build, shared = sys.argv[1], sys.argv[2]
+    stories = os.path.join(shared, "models", "stories260K.gguf")
+    if not os.path.exists(stories):
+        print(f"SKIP: the shared model {stories} is not present")
+        sys.exit(77)
+    return build, shared, stories
