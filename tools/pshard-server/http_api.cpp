@@ -223,15 +223,24 @@ bool HttpApi::authorized(const httplib::Request& req) const {
          req.get_header_value("X-Api-Key") == api_key_;
 }
 
-void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
-  auto parsed = parse_generation(req.body, endpoint, engine_);
+std::variant<HttpApi::Started, ApiError> HttpApi::start(const std::string& body,
+                                                        Endpoint endpoint) {
+  auto parsed = parse_generation(body, endpoint, engine_);
   if (auto* e = std::get_if<ApiError>(&parsed))
-    return send_error(res, *e);
-  const GenerationRequest& r = std::get<GenerationRequest>(parsed);
-  auto started = RunningRequest::start(engine_, r);
+    return *e;
+  auto run = RunningRequest::start(engine_, std::get<GenerationRequest>(parsed));
+  if (auto* e = std::get_if<ApiError>(&run))
+    return *e;
+  return Started{std::move(std::get<GenerationRequest>(parsed)),
+                 std::move(std::get<std::unique_ptr<RunningRequest>>(run))};
+}
+
+void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
+  auto started = start(req.body, endpoint);
   if (auto* e = std::get_if<ApiError>(&started))
     return send_error(res, *e);
-  auto run = std::move(std::get<std::unique_ptr<RunningRequest>>(started));
+  const GenerationRequest& r = std::get<Started>(started).request;
+  std::shared_ptr<RunningRequest> run = std::get<Started>(started).run;
   if (r.stream)
     return stream(r, std::move(run), res);
   auto done = complete(*run);
@@ -259,12 +268,12 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
   send(res, completion_body(header, choices, choices_json, thought));
 }
 
-void HttpApi::stream(const GenerationRequest& r, std::unique_ptr<RunningRequest> run,
+void HttpApi::stream(const GenerationRequest& r, std::shared_ptr<RunningRequest> run,
                      httplib::Response& res) {
   struct State {
     ResponseHeader header;
     bool include_usage, started = false;
-    std::unique_ptr<RunningRequest> run;
+    std::shared_ptr<RunningRequest> run;
     std::vector<ChoiceStream> choices;
     int32_t running = 0;     // choices not yet finished
     int64_t n_generated = 0; // over the finished ones
@@ -339,15 +348,11 @@ void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
   auto body = infill_as_completion(engine_, std::move(std::get<json>(object)));
   if (auto* e = std::get_if<ApiError>(&body))
     return send_error(res, *e);
-  auto parsed = parse_generation(std::get<json>(body).dump(), Endpoint::kCompletions, engine_);
-  if (auto* e = std::get_if<ApiError>(&parsed))
-    return send_error(res, *e);
-  const GenerationRequest& r = std::get<GenerationRequest>(parsed);
-  auto started = RunningRequest::start(engine_, r);
+  auto started = start(std::get<json>(body).dump(), Endpoint::kCompletions);
   if (auto* e = std::get_if<ApiError>(&started))
     return send_error(res, *e);
-  std::shared_ptr<RunningRequest> run =
-      std::move(std::get<std::unique_ptr<RunningRequest>>(started));
+  const GenerationRequest& r = std::get<Started>(started).request;
+  std::shared_ptr<RunningRequest> run = std::get<Started>(started).run;
   if (!r.stream) {
     auto done = complete(*run);
     if (auto* e = std::get_if<ApiError>(&done))
@@ -367,16 +372,11 @@ void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
   auto chat = responses_as_chat(nlohmann::ordered_json::parse(req.body, nullptr, false));
   if (auto* e = std::get_if<ApiError>(&chat))
     return send_error(res, *e);
-  auto parsed =
-      parse_generation(std::get<nlohmann::ordered_json>(chat).dump(), Endpoint::kChat, engine_);
-  if (auto* e = std::get_if<ApiError>(&parsed))
-    return send_error(res, as_responses_error(*e));
-  const GenerationRequest& r = std::get<GenerationRequest>(parsed);
-  auto started = RunningRequest::start(engine_, r);
+  auto started = start(std::get<nlohmann::ordered_json>(chat).dump(), Endpoint::kChat);
   if (auto* e = std::get_if<ApiError>(&started))
-    return send_error(res, *e);
-  std::shared_ptr<RunningRequest> run =
-      std::move(std::get<std::unique_ptr<RunningRequest>>(started));
+    return send_error(res, as_responses_error(*e));
+  const GenerationRequest& r = std::get<Started>(started).request;
+  std::shared_ptr<RunningRequest> run = std::get<Started>(started).run;
   const ResponseHeader header = new_responses_header(engine_.model_id());
   if (!r.stream) {
     auto done = complete(*run);
@@ -402,22 +402,23 @@ void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool
   auto chat = messages_as_chat(body);
   if (auto* e = std::get_if<ApiError>(&chat))
     return fail(*e);
-  auto parsed =
-      parse_generation(std::get<nlohmann::ordered_json>(chat).dump(), Endpoint::kChat, engine_);
-  if (auto* e = std::get_if<ApiError>(&parsed))
-    return fail(*e);
-  const GenerationRequest& r = std::get<GenerationRequest>(parsed);
-  if (count && !r.images.empty()) // an image's tokens are known once it is encoded
-    return fail(bad_request("count_tokens does not count image blocks: send the text alone "
-                            "(an answer's usage.input_tokens counts everything)",
-                            "messages", "unsupported_content"));
-  if (count)
+  const std::string chat_body = std::get<nlohmann::ordered_json>(chat).dump();
+  if (count) {
+    auto parsed = parse_generation(chat_body, Endpoint::kChat, engine_);
+    if (auto* e = std::get_if<ApiError>(&parsed))
+      return fail(*e);
+    const GenerationRequest& r = std::get<GenerationRequest>(parsed);
+    if (!r.images.empty()) // an image's tokens are known once it is encoded
+      return fail(bad_request("count_tokens does not count image blocks: send the text alone "
+                              "(an answer's usage.input_tokens counts everything)",
+                              "messages", "unsupported_content"));
     return send(res, {{"input_tokens", r.prompt.size()}});
-  auto started = RunningRequest::start(engine_, r);
+  }
+  auto started = start(chat_body, Endpoint::kChat);
   if (auto* e = std::get_if<ApiError>(&started))
     return fail(*e);
-  std::shared_ptr<RunningRequest> run =
-      std::move(std::get<std::unique_ptr<RunningRequest>>(started));
+  const GenerationRequest& r = std::get<Started>(started).request;
+  std::shared_ptr<RunningRequest> run = std::get<Started>(started).run;
   const ResponseHeader header = new_anthropic_header(engine_.model_id());
   if (!r.stream) {
     auto done = complete(*run);

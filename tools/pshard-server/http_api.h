@@ -1,6 +1,7 @@
 // pshard-server's HTTP layer: routes, authentication, JSON in and out, server-sent
 // events. It talks to the engine only through ServingEngine and RunningRequest, and
-// every failure it answers is OpenAI's error object with its HTTP status:
+// every failure it answers is OpenAI's error object with its HTTP status (Anthropic's on
+// /v1/messages):
 //
 //   400 invalid_request_error  malformed JSON, wrong types, values out of range, a prompt
 //                              longer than the context (code context_length_exceeded)
@@ -12,7 +13,11 @@
 #pragma once
 
 #include "tools/pshard-server/metrics.h"
+#include "tools/pshard-server/request_runner.h"
 #include "tools/pshard-server/serving_engine.h"
+
+#include <memory>
+#include <variant>
 
 namespace httplib {
 class Server;
@@ -22,10 +27,6 @@ struct Response;
 
 namespace pshard::server {
 
-struct GenerationRequest;
-class RunningRequest;
-enum class Endpoint;
-
 class HttpApi {
 public:
   HttpApi(ServingEngine& engine, const ServerOptions& options)
@@ -34,8 +35,14 @@ public:
 
 private:
   bool authorized(const httplib::Request& req) const;
+  // A chat or completions body read and started in the batch, or the error to answer.
+  struct Started {
+    GenerationRequest request;
+    std::shared_ptr<RunningRequest> run;
+  };
+  std::variant<Started, ApiError> start(const std::string& body, Endpoint endpoint);
   void generate(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
-  void stream(const GenerationRequest& r, std::unique_ptr<RunningRequest> run,
+  void stream(const GenerationRequest& r, std::shared_ptr<RunningRequest> run,
               httplib::Response& res);
   // llama-server's /infill: its body and answer shape ({"content", "stop", ...}).
   void infill(const httplib::Request& req, httplib::Response& res);
