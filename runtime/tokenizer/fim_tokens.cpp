@@ -1,5 +1,7 @@
 #include "runtime/tokenizer/fim_tokens.h"
 
+#include <iterator>
+
 namespace pshard {
 namespace {
 
@@ -66,14 +68,28 @@ const RoleFacts& facts(FimRole role) { return kFacts[static_cast<size_t>(role)];
 
 std::string_view fim_role_name(FimRole role) { return facts(role).name; }
 std::span<const char* const> fim_keys(FimRole role) { return facts(role).keys; }
-std::span<const std::string_view> fim_marker_texts(FimRole role) { return facts(role).texts; }
 
-TokenId find_fim_marker(const Vocabulary& vocab, FimRole role) {
-  for (std::string_view text : fim_marker_texts(role))
-    for (int32_t i = 0; i < vocab.size(); ++i)
-      if (vocab.tokens[i].text == text)
-        return i;
-  return kNoToken;
+void find_fim_markers(const Vocabulary& vocab, FimTokens& fim) {
+  constexpr size_t kRoles = std::size(kFacts);
+  size_t rank[kRoles]; // of the text found so far for each role still to find
+  bool open[kRoles];
+  for (size_t r = 0; r < kRoles; ++r) {
+    rank[r] = kFacts[r].texts.size();
+    open[r] = fim.*kFacts[r].id == kNoToken;
+  }
+  for (int32_t i = 0; i < vocab.size(); ++i) {
+    const std::string& text = vocab.tokens[i].text;
+    // Every marker begins with '<' or SentencePiece's word-start mark (0xE2 ...): the
+    // rest of a large vocabulary is passed over on one byte.
+    if (text.empty() || (text[0] != '<' && text[0] != '\xe2'))
+      continue;
+    for (size_t r = 0; r < kRoles; ++r)
+      for (size_t k = 0; open[r] && k < rank[r]; ++k)
+        if (text == kFacts[r].texts[k]) {
+          rank[r] = k;
+          fim.*kFacts[r].id = i;
+        }
+  }
 }
 
 TokenId& fim_id(FimTokens& fim, FimRole role) { return fim.*facts(role).id; }

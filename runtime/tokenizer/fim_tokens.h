@@ -21,10 +21,10 @@ inline constexpr FimRole kFimRoles[] = {FimRole::kPrefix, FimRole::kSuffix, FimR
 std::string_view fim_role_name(FimRole role);
 // The metadata keys of a role, the current one first.
 std::span<const char* const> fim_keys(FimRole role);
-// The texts the role's marker has in the families that have one.
-std::span<const std::string_view> fim_marker_texts(FimRole role);
-// The vocabulary's token with one of those texts, or kNoToken.
-TokenId find_fim_marker(const Vocabulary& vocab, FimRole role);
+// Gives every role of `fim` still kNoToken the vocabulary's token whose text is one of
+// the role's marker texts in the families that have one (the text listed first where a
+// vocabulary has several), reading the vocabulary once.
+void find_fim_markers(const Vocabulary& vocab, FimTokens& fim);
 
 TokenId& fim_id(FimTokens& fim, FimRole role);
 TokenId fim_id(const FimTokens& fim, FimRole role);

@@ -181,9 +181,8 @@ Status read_special_ids(const gguf::GgufFile& file, Vocabulary& vocab) {
     for (auto key = keys.rbegin(); key != keys.rend(); ++key) {
       PSHARD_ASSIGN_OR_RETURN(id, read_special_id(file, *key, id, n));
     }
-    if (id == kNoToken)
-      id = find_fim_marker(vocab, role);
   }
+  find_fim_markers(vocab, vocab.fim);
   return Status::ok_status();
 }
 

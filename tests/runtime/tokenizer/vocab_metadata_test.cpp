@@ -118,6 +118,17 @@ TEST_F(VocabMetadata, FimMarkersComeFromTheirKeysOrTheirTexts) {
   EXPECT_EQ(fim.repo, kNoToken);
   EXPECT_EQ(fim.file_sep, 7);
 
+  // CodeLlama's markers, the prefix stored with SentencePiece's word-start mark.
+  gguf::GgufWriter codellama = base_writer();
+  codellama.set("tokenizer.ggml.tokens",
+                strings({"<unk>", "<s>", "</s>", "\xE2\x96\x81hi", "\xE2\x96\x81", "<SUF>",
+                         "\xE2\x96\x81<PRE>", "<MID>"}));
+  auto cl = build(codellama);
+  ASSERT_TRUE(cl.ok()) << cl.status().to_string();
+  EXPECT_EQ((*cl)->vocabulary().fim.prefix, 6);
+  EXPECT_EQ((*cl)->vocabulary().fim.suffix, 5);
+  EXPECT_EQ((*cl)->vocabulary().fim.middle, 7);
+
   // None: all kNoToken; out of range: an error naming the role.
   auto plain = build(base_writer());
   ASSERT_TRUE(plain.ok());
