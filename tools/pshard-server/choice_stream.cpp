@@ -17,6 +17,7 @@ AnswerStream::Delta AnswerStream::push(const TokenEvent& e) {
   d.last = e.finish != PSHARD_FINISH_NONE;
   d.content = e.text;
   if (reasoning_) {
+    thought_.add(e.text, e.token >= 0);
     ReasoningStream::Piece p = reasoning_->push(e.text, d.last);
     d.reasoning = std::move(p.reasoning);
     d.content = std::move(p.content);
@@ -46,7 +47,6 @@ std::string ChoiceStream::opening() const {
 
 std::string ChoiceStream::on_event(const TokenEvent& e) {
   std::string out;
-  thought_.add(e.text, e.token >= 0);
   AnswerStream::Delta d = answer_.push(e);
   if (!d.reasoning.empty())
     out += chunk(json{{"reasoning_content", d.reasoning}});

@@ -29,11 +29,15 @@ public:
   Delta push(const TokenEvent& e);
   bool reasoning_taken_out() const { return reasoning_.has_value(); }
   bool offers_tools() const { return tools_.has_value(); }
+  // The thought's tokens so far (all of them after the last event); -1 when the request
+  // leaves reasoning in the content.
+  int64_t reasoning_tokens() const { return reasoning_ ? thought_.count() : -1; }
 
 private:
   std::string call_ids_;
   std::optional<ToolCallStream> tools_;      // a chat that offered tools
   std::optional<ReasoningStream> reasoning_; // a chat whose reasoning is taken out
+  ThoughtCounter thought_;                   // fed only with reasoning_
 };
 
 class ChoiceStream {
@@ -45,9 +49,7 @@ public:
   std::string opening() const;
   // The server-sent events this event makes (may be none).
   std::string on_event(const TokenEvent& e);
-  // The thought's tokens so far (all of them after the last event); -1 when the request
-  // leaves reasoning in the content.
-  int64_t reasoning_tokens() const { return answer_.reasoning_taken_out() ? thought_.count() : -1; }
+  int64_t reasoning_tokens() const { return answer_.reasoning_tokens(); }
 
 private:
   std::string chunk(const nlohmann::json& delta_or_text, const nlohmann::json& logprobs = nullptr,
@@ -60,7 +62,6 @@ private:
   LogprobWriter logprobs_;
   size_t offset_ = 0; // text_offset of the next token's logprobs
   AnswerStream answer_;
-  ThoughtCounter thought_;
 };
 
 } // namespace pshard::server

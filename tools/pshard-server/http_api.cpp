@@ -249,8 +249,11 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
   const std::vector<Completion>& choices = std::get<std::vector<Completion>>(done);
   const ResponseHeader header = new_header(endpoint, engine_.model_id());
   json choices_json = json::array();
+  int64_t thought = -1; // over the choices; -1: not counted
   for (size_t i = 0; i < choices.size(); ++i) {
     const Completion& c = choices[i];
+    if (const int64_t t = reasoning_tokens(r, c); t >= 0)
+      thought = std::max<int64_t>(thought, 0) + t;
     const json logprobs =
         r.logprobs ? LogprobWriter(engine_, endpoint).to_json(c.tokens) : json(nullptr);
     const auto index = static_cast<int32_t>(i);
@@ -261,10 +264,6 @@ void HttpApi::generate(const httplib::Request& req, httplib::Response& res, Endp
       choices_json.push_back(choice_json(index, c, logprobs, nullptr));
     }
   }
-  int64_t thought = -1; // over the choices
-  for (const Completion& c : choices)
-    if (const int64_t t = reasoning_tokens(r, c); t >= 0)
-      thought = std::max<int64_t>(thought, 0) + t;
   send(res, completion_body(header, choices, choices_json, thought));
 }
 

@@ -47,7 +47,7 @@ class RunningRequest {
 public:
   static std::variant<std::unique_ptr<RunningRequest>, ApiError> start(ServingEngine& engine,
                                                                        const GenerationRequest& r);
-  ~RunningRequest() = default; // seq_ first: no callback reaches the channel after
+  ~RunningRequest() = default; // seqs_ first: no callback reaches a route after
 
   // The next event of any choice, or nothing after `timeout`.
   std::optional<TokenEvent> next(std::chrono::milliseconds timeout);

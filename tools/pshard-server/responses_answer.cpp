@@ -172,7 +172,6 @@ std::string ResponseStream::close_message() {
 
 std::string ResponseStream::on_event(const TokenEvent& e) {
   std::string out;
-  thought_.add(e.text, e.token >= 0);
   AnswerStream::Delta d = answer_.push(e);
   if (!d.reasoning.empty()) {
     if (!reasoning_open_ && !reasoning_done_)
@@ -219,10 +218,9 @@ std::string ResponseStream::on_event(const TokenEvent& e) {
     done_items_.push_back(item);
     out += event("response.output_item.done", {{"output_index", output_index_}, {"item", item}});
   }
-  const json r =
-      response_json(header_, request_, e.finish, done_items_,
-                    responses_usage(e.n_prompt, e.n_cached, e.n_generated,
-                                    answer_.reasoning_taken_out() ? thought_.count() : -1));
+  const json r = response_json(
+      header_, request_, e.finish, done_items_,
+      responses_usage(e.n_prompt, e.n_cached, e.n_generated, answer_.reasoning_tokens()));
   out += event(e.finish == PSHARD_FINISH_LENGTH ? "response.incomplete" : "response.completed",
                {{"response", r}});
   return out;

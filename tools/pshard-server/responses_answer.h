@@ -45,7 +45,6 @@ private:
   ResponseHeader header_;
   nlohmann::json request_;
   AnswerStream answer_;
-  ThoughtCounter thought_;
   int64_t sequence_ = 0;
   int output_index_ = -1; // of the item open now
   std::string reasoning_, content_;
