@@ -86,8 +86,8 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
   return a;
 }
 
-size_t streamable_prefix(const std::string& text, const ToolFormat& format) {
-  for (size_t at = 0; at < text.size(); ++at)
+size_t streamable_prefix(const std::string& text, const ToolFormat& format, size_t from) {
+  for (size_t at = from; at < text.size(); ++at)
     if (match_open(text, at, format) != OpenMatch::kNo)
       return at; // a call, or what may become one
   return text.size();
@@ -99,7 +99,8 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
   Piece p;
   if (!last) {
     // Whitespace waits for what follows it: before a call, the content drops it.
-    size_t upto = streamable_prefix(text_, *format_);
+    scanned_ = streamable_prefix(text_, *format_, scanned_);
+    size_t upto = scanned_;
     while (upto > sent_ && is_space(text_[upto - 1]))
       --upto;
     if (upto > sent_)

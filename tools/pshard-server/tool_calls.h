@@ -68,7 +68,9 @@ std::string rename_rule(const std::string& gbnf, const std::string& from, const 
 
 // While streaming: how much of the text so far may be sent as content — everything before
 // a call begins, holding back a tail that could be the start of one.
-size_t streamable_prefix(const std::string& text, const ToolFormat& format);
+// `from`: where an earlier call on a shorter start of the text stopped (every position
+// before it could begin no call then, and cannot now), so a stream reads its text once.
+size_t streamable_prefix(const std::string& text, const ToolFormat& format, size_t from = 0);
 
 // A streamed chat that offered tools: the content to send as it comes (never any of a
 // call's text), and with the last text the calls, whole.
@@ -85,6 +87,7 @@ private:
   const ToolFormat* format_;
   std::string text_;
   size_t sent_ = 0;
+  size_t scanned_ = 0; // streamable_prefix's answer for the text so far
 };
 
 } // namespace pshard::server
