@@ -127,18 +127,11 @@ std::variant<json, ApiError> messages_as_chat(const json& body) {
   }
   json chat = {{"messages", messages}};
   // Sampling, and pshard's extras (a grammar, a schema) under their own names.
-  for (const char* key : {"model", "max_tokens", "temperature", "top_p", "top_k", "stream", "seed",
-                          "min_p", "repeat_penalty", "ignore_eos", "grammar", "json_schema"})
-    if (body.contains(key) && !body[key].is_null())
-      chat[key] = body[key];
-  if (body.contains("stop_sequences") && !body["stop_sequences"].is_null())
-    chat["stop"] = body["stop_sequences"];
-  if (body.contains("tools") && !body["tools"].is_null()) {
-    auto tools = chat_tools(body["tools"], tool_entry);
-    if (auto* e = std::get_if<ApiError>(&tools))
-      return *e;
-    chat["tools"] = std::get<json>(tools);
-  }
+  copy_fields(body, chat,
+              {"model", "max_tokens", "temperature", "top_p", "top_k", "stream", "seed", "min_p",
+               "repeat_penalty", "ignore_eos", "grammar", "json_schema"});
+  copy_field(body, "stop_sequences", chat, "stop");
+  PSHARD_RETURN_IF_FIELD_ERROR(copy_tools(body, tool_entry, chat));
   if (auto c = body.find("tool_choice"); c != body.end() && c->is_object()) {
     const std::string type = c->value("type", "auto");
     if (type == "any")

@@ -135,9 +135,7 @@ std::variant<json, ApiError> tool_entry(const json& t, const std::string& param)
                            "(web_search, file_search, ...)",
                        param, "invalid_value");
   json f = json::object();
-  for (const char* key : {"name", "description", "parameters", "strict"})
-    if (t.contains(key) && !t[key].is_null())
-      f[key] = t[key];
+  copy_fields(t, f, {"name", "description", "parameters", "strict"});
   return f;
 }
 
@@ -155,20 +153,13 @@ std::variant<json, ApiError> responses_as_chat(const json& body) { // (ordered_j
     return *e;
   json chat = {{"messages", std::get<json>(messages)}};
   // Sampling and pshard's extras pass through under their own names.
-  for (const char* key :
-       {"model", "temperature", "top_p", "stream", "parallel_tool_calls", "seed", "top_k", "min_p",
-        "repeat_penalty", "frequency_penalty", "presence_penalty", "logit_bias", "stop",
-        "reasoning_format", "chat_template_kwargs", "grammar", "json_schema", "ignore_eos"})
-    if (body.contains(key) && !body[key].is_null())
-      chat[key] = body[key];
-  if (body.contains("max_output_tokens") && !body["max_output_tokens"].is_null())
-    chat["max_tokens"] = body["max_output_tokens"];
-  if (body.contains("tools") && !body["tools"].is_null()) {
-    auto tools = chat_tools(body["tools"], tool_entry);
-    if (auto* e = std::get_if<ApiError>(&tools))
-      return *e;
-    chat["tools"] = std::get<json>(tools);
-  }
+  copy_fields(body, chat,
+              {"model", "temperature", "top_p", "stream", "parallel_tool_calls", "seed", "top_k",
+               "min_p", "repeat_penalty", "frequency_penalty", "presence_penalty", "logit_bias",
+               "stop", "reasoning_format", "chat_template_kwargs", "grammar", "json_schema",
+               "ignore_eos"});
+  copy_field(body, "max_output_tokens", chat, "max_tokens");
+  PSHARD_RETURN_IF_FIELD_ERROR(copy_tools(body, tool_entry, chat));
   if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null())
     chat["tool_choice"] =
         it->is_object() && it->value("type", "") == "function" && it->contains("name")
