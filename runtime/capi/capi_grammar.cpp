@@ -18,7 +18,11 @@ Result<std::shared_ptr<TokenFilter>> token_filter(const pshard_model& model,
     c.json_schema = p.json_schema;
   if (p.grammar_trigger)
     c.trigger = p.grammar_trigger;
-  if (c.empty() && c.trigger.empty()) {
+  if (p.thought_open)
+    c.thought.open = p.thought_open;
+  if (p.thought_close)
+    c.thought.close = p.thought_close;
+  if (c.empty() && c.trigger.empty() && c.thought.open.empty() && c.thought.close.empty()) {
     if (p.grammar || p.json_schema)
       return invalid_argument("the generation params' grammar or json_schema is empty; give "
                               "text or NULL");

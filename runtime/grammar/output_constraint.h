@@ -9,6 +9,7 @@
 #pragma once
 
 #include "runtime/grammar/token_grammar.h"
+#include "runtime/grammar/triggered_filter.h"
 
 #include <memory>
 #include <string>
@@ -21,6 +22,9 @@ struct OutputConstraint {
   // Non-empty: the grammar applies only from this text on (triggered_filter.h); its
   // sentences must start with it.
   std::string trigger;
+  // With a trigger: a text that opens with thought.open ignores the trigger until
+  // thought.close (triggered_filter.h).
+  Thought thought;
   bool empty() const { return grammar.empty() && json_schema.empty(); }
 };
 

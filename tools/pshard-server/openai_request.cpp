@@ -297,6 +297,8 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
       if (r.tools && r.tools->from_start) {
         r.tools->grammar = grammar_after_thought(r.tools->grammar);
         r.tools->trigger = kThoughtEnd;
+      } else if (r.tools) {
+        r.tools->skip_thought = r.reasoning.format == ReasoningFormat::kDeepseek;
       }
     }
   }

@@ -62,6 +62,7 @@ inline constexpr std::string_view kThinkingOff = "<think>\n\n</think>\n\n";
 // token (response_format, a required tool call) would forbid the thought. With thinking
 // on, the grammar is moved after it: its sentences become "</think>", whitespace, then
 // the answer's, triggered by "</think>" (kThoughtEnd).
+inline constexpr const char* kThoughtStart = "<think>";
 inline constexpr const char* kThoughtEnd = "</think>";
 std::string grammar_after_thought(const std::string& gbnf);
 

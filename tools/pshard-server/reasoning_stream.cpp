@@ -7,7 +7,7 @@
 namespace pshard::server {
 namespace {
 
-constexpr std::string_view kOpen = "<think>", kClose = "</think>";
+constexpr std::string_view kOpen = kThoughtStart, kClose = kThoughtEnd;
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 

@@ -35,6 +35,10 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   if (r.tools) {
     gp.grammar = r.tools->grammar.c_str();
     gp.grammar_trigger = r.tools->trigger.empty() ? nullptr : r.tools->trigger.c_str();
+    if (r.tools->skip_thought) {
+      gp.thought_open = kThoughtStart;
+      gp.thought_close = kThoughtEnd;
+    }
   }
   const uint64_t seed = gp.seed;
   for (int32_t i = 0; i < r.n; ++i) {

@@ -41,7 +41,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
     auto ids = e->tokenize(tag, /*add_special=*/false);
     return ids.ok() && ids->size() == 1;
   };
-  e->thinks_ = one_token("<think>") && one_token("</think>");
+  e->thinks_ = one_token(kThoughtStart) && one_token(kThoughtEnd);
   PSHARD_C_CALL(pshard_model_fim_tokens(model, &e->fim_));
 
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,

@@ -34,6 +34,9 @@ struct ToolUse {
   std::string grammar;     // GBNF of one or more calls
   bool from_start = false; // "required" / a named function: no trigger
   std::string trigger;     // else the text that starts the grammar (the format's call_open)
+  // The answer's reasoning is taken out of it (reasoning.h) and calls are parsed from the
+  // rest: a trigger inside the thought does not start the grammar either.
+  bool skip_thought = false;
 };
 
 // `tools` and `tool_choice` from the body: nullopt when there are none or the choice is

@@ -367,6 +367,14 @@ typedef struct pshard_generate_params {
    * the call; tokens past the vocabulary are ignored. */
   const pshard_logit_bias* logit_bias;
   size_t n_logit_bias;
+  /* With grammar_trigger: a thinking model's thought, by its tags (NUL-terminated, e.g.
+   * "<think>" and "</think>"). A generated text that opens with thought_open (after
+   * whitespace) ignores the trigger until thought_close has come, so a call drafted while
+   * thinking stays free and only the answer's is constrained; any other text is watched
+   * from its first byte. NULL (default): none; only one of the two, or either without a
+   * trigger: PSHARD_ERROR_INVALID_ARGUMENT. */
+  const char* thought_open;
+  const char* thought_close;
 } pshard_generate_params;
 
 PSHARD_API pshard_generate_params pshard_generate_default_params(void);

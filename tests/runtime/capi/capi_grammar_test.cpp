@@ -130,6 +130,36 @@ TEST(CApiGrammar, BadGrammarsAndSchemasAreStatusCodesWithAMessage) {
   EXPECT_EQ(pshard_grammar_validate(nullptr), PSHARD_ERROR_INVALID_ARGUMENT);
 }
 
+// A thought's tags reach the triggered grammar (triggered_filter.h tests what they do):
+// half a thought, or one without a trigger, is refused by name; with both and a trigger an
+// answer that opens with no thought is the answer without them.
+TEST(CApiGrammar, AThoughtNeedsBothTagsAndATrigger) {
+  SKIP_WITHOUT_MODEL();
+  Loaded l;
+  pshard_generate_params gp = pshard_generate_default_params();
+  gp.n_predict = 24;
+  gp.grammar = "root ::= \"<call>\" [a-z]+ \"</call>\"";
+  gp.grammar_trigger = "<call>";
+  std::string plain;
+  ASSERT_EQ(l.answer(gp, &plain), PSHARD_OK) << pshard_last_error();
+  gp.thought_open = "<think>";
+  std::string text;
+  EXPECT_EQ(l.answer(gp, &text), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("both its opening and its closing"),
+            std::string::npos)
+      << pshard_last_error();
+  gp.thought_close = "</think>";
+  gp.grammar_trigger = nullptr;
+  EXPECT_EQ(l.answer(gp, &text), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("give the trigger too"), std::string::npos)
+      << pshard_last_error();
+  gp.grammar_trigger = "<call>";
+  text.clear();
+  ASSERT_EQ(l.answer(gp, &text), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(text, plain);
+  EXPECT_EQ(l.batch_answer(gp), plain);
+}
+
 TEST(CApiGrammar, SchemaToGrammarWritesWhatFitsAndSaysHowMuchIsNeeded) {
   size_t length = 0;
   EXPECT_EQ(pshard_json_schema_to_grammar(kPerson, nullptr, 0, &length), PSHARD_ERROR_OUT_OF_RANGE);

@@ -1,6 +1,7 @@
 // A grammar over a vocabulary: the allowed set found through the token trie equals
 // checking every token one by one, end-of-generation comes only when the text is
 // whole, and a Sampler with the filter draws only allowed tokens.
+#include "runtime/grammar/output_constraint.h"
 #include "runtime/grammar/token_grammar.h"
 #include "runtime/grammar/triggered_filter.h"
 #include "runtime/sampler/sampler.h"
@@ -278,6 +279,78 @@ TEST(TriggeredTokenFilter, ATriggerTheGrammarCannotStartWithIsRefused) {
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.status().message().find("must begin with the trigger"), std::string::npos);
   EXPECT_FALSE(TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "").ok());
+}
+
+TEST(TriggeredTokenFilter, ATriggerInsideTheThoughtDoesNotCountOneAfterItDoes) {
+  // The thought's tags split across tokens, whitespace before the opening, a call drafted
+  // inside the thought, then the answer's call.
+  std::vector<std::string> pieces = {"\n",   "<thi",   "nk>",    "<call>",  "x",
+                                     "</th", "ink>\n", "<call>", "</call>", ""};
+  PieceTokenizer tok(pieces, 9);
+  auto grammar = compile(R"(root ::= "<call>" [a-z]{1,5} "</call>")");
+  auto f = TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "<call>",
+                                        Thought{"<think>", "</think>"});
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  auto& filter = **f;
+  for (TokenId id : {0, 1, 2}) // "\n<think>"
+    ASSERT_TRUE(filter.accept(id).ok());
+  EXPECT_TRUE(filter.in_thought());
+  ASSERT_TRUE(filter.accept(3).ok()); // "<call>" inside the thought: free
+  EXPECT_FALSE(filter.triggered());
+  EXPECT_TRUE(filter.allows(9)); // even the end
+  for (TokenId id : {4, 5, 6})   // "x</think>\n"
+    ASSERT_TRUE(filter.accept(id).ok());
+  EXPECT_FALSE(filter.in_thought());
+  EXPECT_FALSE(filter.triggered());
+  ASSERT_TRUE(filter.accept(7).ok()); // the answer's "<call>"
+  EXPECT_TRUE(filter.triggered());
+  EXPECT_FALSE(filter.allows(8)); // "</call>" needs a name first
+  EXPECT_TRUE(filter.allows(4));
+}
+
+TEST(TriggeredTokenFilter, ATextWithoutAThoughtIsWatchedFromItsFirstByte) {
+  // "<" could begin both the opening and the trigger: undecided until "call>" says which.
+  std::vector<std::string> pieces = {" ", "<", "call>", "x", "</call>", "<think>", ""};
+  PieceTokenizer tok(pieces, 6);
+  auto grammar = compile(R"(root ::= "<call>" [a-z]{1,5} "</call>")");
+  for (bool with_thought : {false, true}) {
+    auto f =
+        TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "<call>",
+                                     with_thought ? Thought{"<think>", "</think>"} : Thought{});
+    ASSERT_TRUE(f.ok()) << f.status().to_string();
+    auto& filter = **f;
+    for (TokenId id : {0, 1})
+      ASSERT_TRUE(filter.accept(id).ok());
+    EXPECT_FALSE(filter.triggered());
+    ASSERT_TRUE(filter.accept(2).ok());
+    EXPECT_TRUE(filter.triggered()) << with_thought;
+    EXPECT_TRUE(filter.allows(3));
+    EXPECT_FALSE(filter.allows(5));
+  }
+  // A thought that comes later than the text's opening is no thought: its call counts.
+  auto f = TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "<call>",
+                                        Thought{"<think>", "</think>"});
+  ASSERT_TRUE(f.ok());
+  for (TokenId id : {3, 5, 1, 2}) // "x<think><call>"
+    ASSERT_TRUE((*f)->accept(id).ok());
+  EXPECT_TRUE((*f)->triggered());
+}
+
+TEST(TriggeredTokenFilter, AThoughtNeedsBothTagsAndATrigger) {
+  PieceTokenizer tok({"a", ""}, 1);
+  auto grammar = compile(R"(root ::= "<call>" [a-z]* "</call>")");
+  auto half = TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "<call>",
+                                           Thought{"<think>", ""});
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(half.status().message().find("both its opening and its closing"), std::string::npos);
+  OutputConstraint c;
+  c.grammar = R"(root ::= "<call>" [a-z]* "</call>")";
+  c.thought = {"<think>", "</think>"};
+  auto untriggered = make_token_filter(c, TokenTrie::build(tok));
+  ASSERT_FALSE(untriggered.ok());
+  EXPECT_NE(untriggered.status().message().find("give the trigger too"), std::string::npos);
+  c.trigger = "<call>";
+  EXPECT_TRUE(make_token_filter(c, TokenTrie::build(tok)).ok());
 }
 
 } // namespace
