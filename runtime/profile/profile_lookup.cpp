@@ -51,12 +51,15 @@ Coords attention_coords(const fb::AttentionPointT& p, bool with_threads) {
 }
 
 // Ratio cells: each loaded cell divided by the idle figure at the same coordinates.
-void add_load_ratio(Table& table, const Coords& at, double loaded) {
+void add_ratio(const Table& table, std::vector<GridCell>& ratios, const Coords& at, double loaded) {
   if (table.idle.empty())
     return;
   const double idle = interpolate(table.idle, table.scales, at);
   if (idle > 0 && loaded > 0)
-    table.load_ratio.push_back({at, loaded / idle});
+    ratios.push_back({at, loaded / idle});
+}
+void add_load_ratio(Table& table, const Coords& at, double loaded) {
+  add_ratio(table, table.load_ratio, at, loaded);
 }
 
 // The row length most of a type's cells were measured at.
@@ -74,9 +77,11 @@ double reference_cols(const std::vector<const fb::MatmulPointT*>& points) {
   return best;
 }
 
+using MatmulPoints = std::vector<std::unique_ptr<fb::MatmulPointT>>;
+
 void add_matmul(std::map<std::string, Table>& tables, const std::string& prefix,
-                const std::vector<std::unique_ptr<fb::MatmulPointT>>& idle,
-                const std::vector<std::unique_ptr<fb::MatmulPointT>>* loaded, bool threads) {
+                const MatmulPoints& idle, const MatmulPoints* loaded, const MatmulPoints* beside,
+                bool threads) {
   const std::vector<AxisScale> scales =
       threads ? std::vector<AxisScale>{kLog, kLog, kLin} : std::vector<AxisScale>{kLog, kLog};
   std::map<std::string, std::vector<const fb::MatmulPointT*>> by_type;
@@ -99,12 +104,16 @@ void add_matmul(std::map<std::string, Table>& tables, const std::string& prefix,
       t.cols_ratio.push_back({{double(p->n_tokens), t.reference_cols, 0, 0}, 1.0});
     }
   }
-  if (loaded)
-    for (const auto& p : *loaded) {
+  for (const auto [cells, ratios] :
+       {std::pair{loaded, &Table::load_ratio}, std::pair{beside, &Table::beside_ratio}}) {
+    if (!cells)
+      continue;
+    for (const auto& p : *cells) {
       auto it = tables.find(prefix + type_key(p->weight_type));
       if (it != tables.end() && p->cols == it->second.reference_cols)
-        add_load_ratio(it->second, matmul_coords(*p, threads), p->flops_per_s);
+        add_ratio(it->second, it->second.*ratios, matmul_coords(*p, threads), p->flops_per_s);
     }
+  }
 }
 
 // Grouped MoE products: one table per (type, kernel), bytes/s over (tokens per routed
@@ -191,7 +200,8 @@ ProfileLookup::ProfileLookup(const Profile& profile) {
   const fb::ProfileT& d = profile.data();
   const fb::UnderLoadT* load = d.under_load.get();
   if (d.cpu) {
-    add_matmul(tables_, "cpu_matmul/", d.cpu->matmul, load ? &load->cpu_matmul : nullptr, true);
+    add_matmul(tables_, "cpu_matmul/", d.cpu->matmul, load ? &load->cpu_matmul : nullptr,
+               load ? &load->cpu_matmul_beside_device : nullptr, true);
     add_attention(tables_, "cpu_attention", d.cpu->attention, load ? &load->cpu_attention : nullptr,
                   true);
     add_bandwidth(tables_, "cpu_read_bw", d.cpu->read_bandwidth,
@@ -204,7 +214,8 @@ ProfileLookup::ProfileLookup(const Profile& profile) {
                 : has_gpu_                                  ? "present"
                                                             : "no GPU recorded";
   if (d.gpu) {
-    add_matmul(tables_, "gpu_matmul/", d.gpu->matmul, nullptr, false);
+    add_matmul(tables_, "gpu_matmul/", d.gpu->matmul, nullptr,
+               load ? &load->device_matmul_beside_cpu : nullptr, false);
     add_attention(tables_, "gpu_attention", d.gpu->attention, nullptr, false);
     gpu_read_bandwidth_ = d.gpu->read_bandwidth_bytes_per_s;
     gpu_launch_overhead_s_ = d.gpu->launch_overhead_s;
@@ -229,6 +240,11 @@ Result<double> ProfileLookup::lookup(const std::string& key, const Coords& at, L
     if (t.load_ratio.empty())
       return not_found("the profile has no under-load " + what + " measurements");
     value *= interpolate(t.load_ratio, t.scales, at);
+  } else if (load == Load::kBesideCompute) {
+    if (t.beside_ratio.empty())
+      return not_found("the profile has no " + what +
+                       " measurements beside the other processor's (schema 1.4)");
+    value *= interpolate(t.beside_ratio, t.scales, at);
   }
   if (cols > 0 && !t.cols_ratio.empty()) {
     const AxisScale cols_scales[] = {kLog, kLog};
@@ -264,11 +280,14 @@ Result<double> ProfileLookup::host_copy_bandwidth(Load load) const {
 }
 
 Result<double> ProfileLookup::gpu_matmul_flops(TensorType type, int64_t n_tokens,
-                                               uint64_t matrix_bytes, int64_t cols) const {
+                                               uint64_t matrix_bytes, int64_t cols,
+                                               Load load) const {
   if (!has_gpu_)
     return gpu_missing();
+  if (load == Load::kUnderLoad)
+    return invalid_argument("GPU matmuls have no under-load figures (copies do not slow them)");
   return lookup("gpu_matmul/" + type_key(type), {double(n_tokens), double(matrix_bytes), 0, 0},
-                Load::kIdle, "GPU " + std::string(tensor_type_name(type)) + " matmul", cols);
+                load, "GPU " + std::string(tensor_type_name(type)) + " matmul", cols);
 }
 
 Result<double> ProfileLookup::gpu_attention_flops(int64_t ctx_len, int64_t n_tokens) const {

@@ -13,8 +13,9 @@
 //
 // Under load (Load::kUnderLoad) a figure is the idle figure times the loaded/idle ratio
 // interpolated over the cells measured under load, so a profile may measure under load
-// on a coarser grid than idle. A query the profile has no cells for returns kNotFound
-// naming what is missing.
+// on a coarser grid than idle; beside compute (Load::kBesideCompute: the other processor
+// computing too, schema 1.4) likewise, for the CPU's and the device's matmuls. A query
+// the profile has no cells for returns kNotFound naming what is missing.
 #pragma once
 
 #include "runtime/core/status.h"
@@ -28,7 +29,9 @@
 
 namespace pshard {
 
-enum class Load { kIdle, kUnderLoad };
+// kUnderLoad: while host->device copies run (for copies: while the CPU computes);
+// kBesideCompute: while the other processor computes (matmuls only).
+enum class Load { kIdle, kUnderLoad, kBesideCompute };
 enum class Direction { kHostToDevice, kDeviceToHost };
 enum class HostMemoryKind { kPinned, kPageable };
 
@@ -55,7 +58,7 @@ public:
   Result<double> host_copy_bandwidth(Load load = Load::kIdle) const;
 
   Result<double> gpu_matmul_flops(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
-                                  int64_t cols = 0) const;
+                                  int64_t cols = 0, Load load = Load::kIdle) const;
   Result<double> gpu_attention_flops(int64_t ctx_len, int64_t n_tokens) const;
   Result<double> gpu_read_bandwidth() const;
   Result<double> gpu_launch_overhead_s() const;
@@ -87,6 +90,7 @@ public:
     std::vector<AxisScale> scales;
     std::vector<GridCell> idle;
     std::vector<GridCell> load_ratio;
+    std::vector<GridCell> beside_ratio; // beside compute / idle (schema 1.4)
     double reference_cols = 0;
     std::vector<GridCell> cols_ratio;
   };

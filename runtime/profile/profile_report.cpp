@@ -239,6 +239,10 @@ std::string profile_report(const Profile& profile) {
     out += bandwidth_table("CPU memory read bandwidth under load", u.cpu_read_bandwidth);
     out += transfer_table("Transfers while the CPU computes", u.transfers);
     out += bandwidth_table("host memcpy while the CPU computes", u.copy_bandwidth);
+    if (!u.beside_description.empty())
+      out += "  both computing: " + u.beside_description + "\n";
+    out += matmul_table("CPU matmul while the device computes", u.cpu_matmul_beside_device);
+    out += matmul_table("GPU matmul while the CPU computes", u.device_matmul_beside_cpu);
   }
   return out;
 }

@@ -113,9 +113,10 @@ double device_units(const SuiteGrid& g) {
                                                  g.extra_cols.size() * g.extra_tokens.size())) +
          kAttentionUnits * double(g.ctx_lens.size() * g.attention_tokens.size()) + kReadUnits + 1 +
          kTransferUnits * 2 * 4 * double(g.transfer_bytes.size()) +
-         kGroupedUnits * double(g.types.size() * g.grouped_tokens.size() *
-                                g.grouped_models.size() * 2) +
-         1; // the graph replay overhead
+         kGroupedUnits *
+             double(g.types.size() * g.grouped_tokens.size() * g.grouped_models.size() * 2) +
+         1 + // the graph replay overhead
+         beside_units(g);
 }
 
 Result<fb::ProfileT> run_suite(const SuiteOptions& o) {

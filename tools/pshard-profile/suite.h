@@ -105,6 +105,17 @@ Status measure_grouped_experts(const SuiteGrid& grid, DeviceMeasurer& device, Pr
 Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
                       double unit_s, fb::ProfileT& profile);
 
+// One device matmul cell: `type` weights of about `bytes` in rows of `cols`, `n` tokens.
+Result<fb::MatmulPointT> time_device_matmul(DeviceMeasurer& device, TensorType type, uint64_t bytes,
+                                            int64_t cols, int64_t n, double budget_s);
+
+// Both processors at once (schema 1.4, suite_beside.cpp): on the largest bucket of each
+// type, the load tiers, the device's matmuls while the CPU's threads run one, and the
+// CPU's while the device runs them back to back, into profile.under_load.
+Status measure_beside(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
+                      double unit_s, fb::ProfileT& profile);
+double beside_units(const SuiteGrid& grid);
+
 Result<fb::ProfileT> run_suite(const SuiteOptions& options);
 
 } // namespace pshard::profiling

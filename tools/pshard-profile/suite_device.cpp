@@ -2,7 +2,8 @@
 // backends are profiled by the same grid: GPU matmul and attention, device read
 // bandwidth, launch overhead, grouped MoE cells and the launch overhead inside a graph
 // (suite_grouped.cpp), transfers per size both ways from pinned and pageable
-// memory, and the transfers again while the CPU computes.
+// memory, the transfers again while the CPU computes, and both processors computing at
+// once (suite_beside.cpp).
 #include "runtime/kernels/matmul.h"
 #include "tools/pshard-profile/background_load.h"
 #include "tools/pshard-profile/cpu_matmul.h"
@@ -43,6 +44,24 @@ Status measure_transfers(const SuiteGrid& grid, DeviceMeasurer& device, Progress
 
 } // namespace
 
+Result<fb::MatmulPointT> time_device_matmul(DeviceMeasurer& device, TensorType type, uint64_t bytes,
+                                            int64_t cols, int64_t n, double budget_s) {
+  PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, cols));
+  const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(bytes / row_bytes));
+  PSHARD_ASSIGN_OR_RETURN(
+      Timing t, time_device([&] { return device.time_matmul(type, n, rows, cols); }, budget_s));
+  fb::MatmulPointT p;
+  p.weight_type = static_cast<fb::WeightType>(type);
+  p.n_tokens = static_cast<uint32_t>(n);
+  p.matrix_bytes = bytes;
+  p.rows = static_cast<uint32_t>(rows);
+  p.cols = static_cast<uint32_t>(cols);
+  p.seconds = t.seconds;
+  p.flops_per_s = 2.0 * static_cast<double>(rows * cols * n) / t.seconds;
+  p.repetitions = t.repetitions;
+  return p;
+}
+
 Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
                       double unit_s, fb::ProfileT& profile) {
   auto gpu = std::make_unique<fb::GpuMeasurementsT>();
@@ -50,23 +69,11 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
   gpu->matmul_op = device.matmul_op();
   gpu->attention_op = device.attention_op();
   auto time_matmul = [&](TensorType type, uint64_t bytes, int64_t cols, int64_t n) -> Status {
-    PSHARD_ASSIGN_OR_RETURN(size_t row_bytes, tensor_bytes(type, cols));
-    const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(bytes / row_bytes));
     progress.step(std::string("gpu matmul ") + tensor_type_name(type) + " n=" + std::to_string(n) +
                   (cols == kMatmulCols ? "" : " cols=" + std::to_string(cols)));
-    PSHARD_ASSIGN_OR_RETURN(Timing t,
-                            time_device([&] { return device.time_matmul(type, n, rows, cols); },
-                                        kMatmulUnits * unit_s));
-    auto p = std::make_unique<fb::MatmulPointT>();
-    p->weight_type = static_cast<fb::WeightType>(type);
-    p->n_tokens = static_cast<uint32_t>(n);
-    p->matrix_bytes = bytes;
-    p->rows = static_cast<uint32_t>(rows);
-    p->cols = static_cast<uint32_t>(cols);
-    p->seconds = t.seconds;
-    p->flops_per_s = 2.0 * static_cast<double>(rows * cols * n) / t.seconds;
-    p->repetitions = t.repetitions;
-    gpu->matmul.push_back(std::move(p));
+    PSHARD_ASSIGN_OR_RETURN(fb::MatmulPointT p, time_device_matmul(device, type, bytes, cols, n,
+                                                                   kMatmulUnits * unit_s));
+    gpu->matmul.push_back(std::make_unique<fb::MatmulPointT>(std::move(p)));
     progress.advance(kMatmulUnits);
     return Status::ok_status();
   };
@@ -140,7 +147,8 @@ Status measure_device(const SuiteGrid& grid, DeviceMeasurer& device, Progress& p
   Status loaded =
       measure_transfers(grid, device, progress, unit_s, profile.under_load->transfers, true);
   compute.stop();
-  return loaded;
+  PSHARD_RETURN_IF_ERROR(loaded);
+  return measure_beside(grid, device, progress, unit_s, profile);
 }
 
 } // namespace pshard::profiling

@@ -167,6 +167,38 @@ double ProfileMachineModel::gpu_graph_launch_overhead_s() const {
   return r.ok() && std::isfinite(*r) ? *r : gpu_launch_overhead_s();
 }
 
+namespace {
+// Idle over beside-compute figures: 1 without cells (older profiles), never below 1 (the
+// other side's work never speeds this one up; a faster cell is noise).
+double slowdown(const Result<double>& idle, const Result<double>& beside) {
+  if (!idle.ok() || !beside.ok() || !(*idle > 0) || !(*beside > 0))
+    return 1.0;
+  return std::max(*idle / *beside, 1.0);
+}
+} // namespace
+
+double ProfileMachineModel::cpu_beside_device_slowdown(TensorType type, int64_t n_tokens,
+                                                       uint64_t matrix_bytes, int threads) const {
+  for (TensorType t : {type, TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF32}) {
+    const Result<double> beside =
+        lookup_.cpu_matmul_flops(t, n_tokens, matrix_bytes, threads, Load::kBesideCompute);
+    if (beside.ok())
+      return slowdown(lookup_.cpu_matmul_flops(t, n_tokens, matrix_bytes, threads), beside);
+  }
+  return 1.0;
+}
+
+double ProfileMachineModel::device_beside_cpu_slowdown(TensorType type, int64_t n_tokens,
+                                                       uint64_t matrix_bytes) const {
+  for (TensorType t : {type, TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF32}) {
+    const Result<double> beside =
+        lookup_.gpu_matmul_flops(t, n_tokens, matrix_bytes, 0, Load::kBesideCompute);
+    if (beside.ok())
+      return slowdown(lookup_.gpu_matmul_flops(t, n_tokens, matrix_bytes), beside);
+  }
+  return 1.0;
+}
+
 double ProfileMachineModel::h2d_seconds(uint64_t bytes, Load load) const {
   const Result<double> r =
       lookup_.transfer_seconds(Direction::kHostToDevice, bytes, HostMemoryKind::kPinned, load);

@@ -128,6 +128,15 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
   }
   if (grouped)
     c.gpu_s += grouped_experts_s(s, machine, tier);
+  if (gpu && s.kind == SubLayerKind::kMoe)
+    for (const auto& m : s.matmuls)
+      if (routed_experts(m)) { // what each side of a split block runs
+        const auto tokens = static_cast<int64_t>(group_work(s, m, tier).tokens_per_matrix + 0.5);
+        c.cpu_side_beside =
+            machine.cpu_beside_device_slowdown(m.type, tokens, m.matrix_bytes, threads);
+        c.gpu_side_beside = machine.device_beside_cpu_slowdown(m.type, tokens, m.matrix_bytes);
+        break;
+      }
   const double kv_per_token = static_cast<double>(s.kv_bytes_per_token(kv_type));
   if (s.kind == SubLayerKind::kAttention) {
     const Work w{4.0 * static_cast<double>(s.n_head * s.head_dim) * static_cast<double>(n_ctx) *

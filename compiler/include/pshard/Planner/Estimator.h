@@ -32,6 +32,7 @@
 #include "pshard/Planner/ModelGraph.h"
 #include "pshard/Planner/Plan.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace pshard::planner {
@@ -58,7 +59,23 @@ struct SubLayerCost {
   // figures: DMA takes its share of host memory bandwidth). 0: no CPU side.
   double cpu_side_s = 0;
   double cpu_side_slowdown = 1;
+  // While both sides of a split block compute, each runs this many times slower (the
+  // machine's beside-compute figures at the block's expert matmuls; MoE blocks only): the
+  // emulated GPU is a thread of the same CPU and shares its memory bandwidth.
+  double cpu_side_beside = 1; // the CPU's experts while the device computes
+  double gpu_side_beside = 1; // the device's while the CPU computes
 };
+
+// Two sides of a split block started together, `device_s` and `cpu_s` idle seconds of
+// work, each slowed by its factor while the other still runs: their wall-clock seconds.
+struct SideBySide {
+  double device_s, cpu_s;
+};
+inline SideBySide side_by_side(double device_s, double cpu_s, double device_beside,
+                               double cpu_beside) {
+  const double both = std::min(device_s * device_beside, cpu_s * cpu_beside); // overlap
+  return {device_s + both * (1 - 1 / device_beside), cpu_s + both * (1 - 1 / cpu_beside)};
+}
 
 // Costs of every sub-layer at one tier, plus the crossing costs.
 struct SubLayerCosts {

@@ -16,6 +16,7 @@
 #include "runtime/profile/profile_lookup.h"
 #include "runtime/tensor/tensor_type.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -80,6 +81,14 @@ public:
   // pinned memory. kUnderLoad: while the CPU computes.
   virtual double h2d_seconds(uint64_t bytes, Load load) const = 0;
   virtual double d2h_seconds(uint64_t bytes, Load load) const = 0;
+
+  // How many times slower (>= 1) the CPU's matmuls over `matrix_bytes` of `type` run while
+  // the device computes, and the device's while the CPU's `threads` compute: both sides
+  // of a split MoE block at once (schema 1.4 figures; 1 where the machine has none).
+  virtual double cpu_beside_device_slowdown(TensorType type, int64_t n_tokens,
+                                            uint64_t matrix_bytes, int threads) const = 0;
+  virtual double device_beside_cpu_slowdown(TensorType type, int64_t n_tokens,
+                                            uint64_t matrix_bytes) const = 0;
 };
 
 // Hand-made constants: one figure per quantity, whatever the type or size. For tests and
@@ -103,6 +112,8 @@ struct FixedMachineParams {
   double copy_latency_s = 0;
   double copy_load_factor = 1.0;      // copy bandwidth multiplier under load (≤ 1)
   uint64_t kernel_workspace_bytes = 0; // the backend's fixed kernel scratch
+  double cpu_beside_device = 1.0;      // slowdowns while the other side computes (>= 1)
+  double device_beside_cpu = 1.0;
 };
 
 class FixedMachineModel final : public MachineModel {
@@ -138,6 +149,12 @@ public:
   }
   double h2d_seconds(uint64_t bytes, Load load) const override;
   double d2h_seconds(uint64_t bytes, Load load) const override;
+  double cpu_beside_device_slowdown(TensorType, int64_t, uint64_t, int) const override {
+    return std::max(p_.cpu_beside_device, 1.0);
+  }
+  double device_beside_cpu_slowdown(TensorType, int64_t, uint64_t) const override {
+    return std::max(p_.device_beside_cpu, 1.0);
+  }
 
 private:
   double cpu_scale(int threads, Load load) const;
@@ -173,6 +190,10 @@ public:
   uint64_t kernel_workspace_bytes() const override { return kernel_workspace_bytes_; }
   double h2d_seconds(uint64_t bytes, Load load) const override;
   double d2h_seconds(uint64_t bytes, Load load) const override;
+  double cpu_beside_device_slowdown(TensorType type, int64_t n_tokens, uint64_t matrix_bytes,
+                                    int threads) const override;
+  double device_beside_cpu_slowdown(TensorType type, int64_t n_tokens,
+                                    uint64_t matrix_bytes) const override;
 
 private:
   explicit ProfileMachineModel(const Profile& profile) : lookup_(profile) {}
