@@ -142,8 +142,10 @@ double run(const SubLayerCosts& costs, const Placement* placements, size_t n, in
     double t =
         gpu ? c.gpu_s - (graph ? c.gpu_graph_saving_s : 0.0) : (loaded ? c.cpu_loaded_s : c.cpu_s);
     double cpu_side = c.cpu_side_s;
+    const double cpu_from = std::max(input_ready, cpu_free);
     if (gpu && cpu_side > 0) { // both sides of a split block slow each other
-      const SideBySide both = side_by_side(t, cpu_side, c.gpu_side_beside, c.cpu_side_beside);
+      const SideBySide both =
+          side_by_side(start, t, cpu_from, cpu_side, c.gpu_side_beside, c.cpu_side_beside);
       t = both.device_s;
       cpu_side = both.cpu_s;
     }
@@ -156,9 +158,8 @@ double run(const SubLayerCosts& costs, const Placement* placements, size_t n, in
       cpu_busy += t;
     }
     if (gpu && c.cpu_side_s > 0) { // the CPU's experts beside the device's
-      const double from = std::max(input_ready, cpu_free);
-      cpu_free = copies.cpu_side_end(from, cpu_side, c.cpu_side_slowdown);
-      cpu_busy += cpu_free - from;
+      cpu_free = copies.cpu_side_end(cpu_from, cpu_side, c.cpu_side_slowdown);
+      cpu_busy += cpu_free - cpu_from;
       end = std::max(end, cpu_free);
     }
     if (p == Placement::kGpuStreamed)

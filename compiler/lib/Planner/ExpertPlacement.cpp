@@ -72,10 +72,10 @@ SubLayerCost cost_from(const SubLayerCost& whole, const SubLayerInfo& s, const S
 // it waits for the router, the CPU slowed while it runs. (A copy that runs ahead mostly
 // overlaps the CPU side of the block before instead; the simulation decides.)
 double local_seconds(const SubLayerCost& c) {
+  const double device_start = c.copy_needs_input ? c.copy_loaded_s : 0;
   const SideBySide both =
-      c.cpu_side_s > 0 ? side_by_side(c.gpu_s, c.cpu_side_s, c.gpu_side_beside, c.cpu_side_beside)
-                       : SideBySide{c.gpu_s, 0};
-  const double device = c.copy_needs_input ? c.copy_loaded_s + both.device_s : both.device_s;
+      side_by_side(device_start, c.gpu_s, 0, c.cpu_side_s, c.gpu_side_beside, c.cpu_side_beside);
+  const double device = device_start + both.device_s;
   double cpu = both.cpu_s;
   if (cpu > 0) {
     const double during_copy = c.copy_loaded_s / c.cpu_side_slowdown; // work done meanwhile

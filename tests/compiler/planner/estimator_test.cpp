@@ -94,6 +94,48 @@ TEST(Simulate, ASplitBlocksCpuSideIsSlowedWhileAnyCopyRuns) {
   EXPECT_NEAR(ms(costs, {P::kGpuStreamed, P::kGpuStreamed}, 2), 9.0, 1e-9);
 }
 
+TEST(Simulate, ASplitBlocksSidesSlowEachOtherWhileBothCompute) {
+  // s0: a resident split MoE block, 1 ms of device work and 2 ms of CPU experts, both from
+  // its input. Alone each side takes its own time: the block ends at 2 ms.
+  SubLayerCosts costs;
+  costs.sublayers = {cost(0, 1, 0)};
+  costs.sublayers[0].cpu_side_s = 2e-3;
+  EXPECT_NEAR(ms(costs, {P::kGpuResident}, 0), 2.0, 1e-9);
+  // The device 2x slower while the CPU runs, the CPU 1.5x while the device does: both run
+  // until the device's 1 ms of work is done at 2 ms; the CPU did 2/1.5 ms of its work
+  // meanwhile and the rest alone: it ends at 2 + (2 - 4/3) = 2.667 ms.
+  costs.sublayers[0].gpu_side_beside = 2;
+  costs.sublayers[0].cpu_side_beside = 1.5;
+  EXPECT_NEAR(ms(costs, {P::kGpuResident}, 0), 2.0 + 2.0 / 3.0, 1e-9);
+  // Streamed: the device starts after its 3 ms copy (the router's input was at 0), by when
+  // the CPU side is done: neither slows the other, and the copy sets the pace: 3 + 1.
+  costs.sublayers[0].copy_s = costs.sublayers[0].copy_loaded_s = 3e-3;
+  EXPECT_NEAR(ms(costs, {P::kGpuStreamed}, 1), 4.0, 1e-9);
+  // A 1.5 ms copy: the CPU runs alone to 1.5 ms (0.5 ms left), then both: the CPU's
+  // 0.5 ms take 0.75 ms, the device meanwhile does 0.375 ms of its 1 ms and the rest
+  // alone: the device ends at 1.5 + 0.75 + 0.625 = 2.875 ms.
+  costs.sublayers[0].copy_s = costs.sublayers[0].copy_loaded_s = 1.5e-3;
+  EXPECT_NEAR(ms(costs, {P::kGpuStreamed}, 1), 2.875, 1e-9);
+}
+
+TEST(Simulate, SideBySideIsSymmetricAndNeverFasterThanAlone) {
+  for (double a : {0.0, 0.5, 1.0, 3.0})
+    for (double b : {0.0, 0.5, 2.0})
+      for (double lead : {-1.0, 0.0, 0.25, 4.0}) {
+        const SideBySide x = side_by_side(lead, a, 0, b, 2, 1.5);
+        const SideBySide y = side_by_side(0, b, lead, a, 1.5, 2); // the roles swapped
+        EXPECT_NEAR(x.device_s, y.cpu_s, 1e-12);
+        EXPECT_NEAR(x.cpu_s, y.device_s, 1e-12);
+        EXPECT_GE(x.device_s, a - 1e-12);
+        EXPECT_GE(x.cpu_s, b - 1e-12);
+        EXPECT_LE(x.device_s, 2 * a + 1e-12);
+        EXPECT_LE(x.cpu_s, 1.5 * b + 1e-12);
+        const SideBySide alone = side_by_side(lead, a, 0, b, 1, 1);
+        EXPECT_DOUBLE_EQ(alone.device_s, a);
+        EXPECT_DOUBLE_EQ(alone.cpu_s, b);
+      }
+}
+
 TEST(Simulate, RecordsPerSubLayerTimesAndBusyTime) {
   ModelHParams hp;
   hp.n_layer = 0;

@@ -57,6 +57,29 @@ TEST(ProfileMachineModel, GroupedCellsBorrowTheNearestTypeUnscaled) {
   EXPECT_DOUBLE_EQ((*without)->gpu_graph_launch_overhead_s(), (*without)->gpu_launch_overhead_s());
 }
 
+// Schema 1.4: each side's slowdown while the other computes, idle over beside figures;
+// 1 without them (older profiles), and never below 1 (a faster cell is noise).
+TEST(ProfileMachineModel, BesideFiguresAreSlowdownsOfAtLeastOne) {
+  constexpr uint64_t kMiB = 1u << 20;
+  auto with = Profile::from_object(testing::beside_profile());
+  auto plain = Profile::from_object(testing::synthetic_profile(true));
+  fb::ProfileT fast = testing::beside_profile();
+  fast.under_load->cpu_matmul_beside_device[0]->flops_per_s = 2 * 4e9;
+  auto faster = Profile::from_object(std::move(fast));
+  ASSERT_TRUE(with.ok() && plain.ok() && faster.ok());
+  auto machine = ProfileMachineModel::create(*with);
+  auto without = ProfileMachineModel::create(*plain);
+  auto noisy = ProfileMachineModel::create(*faster);
+  ASSERT_TRUE(machine.ok() && without.ok() && noisy.ok());
+  EXPECT_DOUBLE_EQ((*machine)->cpu_beside_device_slowdown(TensorType::kQ4_0, 1, 64 * kMiB, 2), 1.25);
+  EXPECT_DOUBLE_EQ((*machine)->device_beside_cpu_slowdown(TensorType::kQ4_0, 1, 64 * kMiB), 2.0);
+  // An unmeasured type borrows a measured one's ratio.
+  EXPECT_DOUBLE_EQ((*machine)->cpu_beside_device_slowdown(TensorType::kQ8_0, 1, 64 * kMiB, 2), 1.25);
+  EXPECT_DOUBLE_EQ((*without)->cpu_beside_device_slowdown(TensorType::kQ4_0, 1, 64 * kMiB, 2), 1.0);
+  EXPECT_DOUBLE_EQ((*without)->device_beside_cpu_slowdown(TensorType::kQ4_0, 1, 64 * kMiB), 1.0);
+  EXPECT_DOUBLE_EQ((*noisy)->cpu_beside_device_slowdown(TensorType::kQ4_0, 1, 64 * kMiB, 1), 1.0);
+}
+
 TEST(TensorTypeBits, CountScalesAndMins) {
   EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ4_K), 4.5);
   EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ6_K), 6.5625);

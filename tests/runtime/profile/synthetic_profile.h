@@ -103,4 +103,18 @@ inline fb::ProfileT synthetic_profile(bool with_gpu = false) {
   return p;
 }
 
+// Schema 1.4's cells on top: the CPU's q4_0 64 MiB, 1 token, at 0.8 of idle while the
+// device computes (1 and 2 threads), the device's at 0.5 of idle while the CPU does.
+inline fb::ProfileT beside_profile() {
+  constexpr uint64_t kMiB = 1u << 20;
+  fb::ProfileT p = synthetic_profile(true);
+  for (uint32_t t : {1u, 2u})
+    p.under_load->cpu_matmul_beside_device.push_back(
+        matmul_cell(fb::WeightType::Q4_0, 1, 64 * kMiB, t, 0.8 * 4e9 * t));
+  p.under_load->device_matmul_beside_cpu.push_back(
+      matmul_cell(fb::WeightType::Q4_0, 1, 64 * kMiB, 0, 0.5 * 100e9));
+  p.under_load->beside_description = "test";
+  return p;
+}
+
 } // namespace pshard::testing

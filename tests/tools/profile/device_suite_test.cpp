@@ -109,6 +109,31 @@ TEST(DeviceSuite, NoGroupedCellsFromADeviceWithoutTheKernel) {
   EXPECT_EQ(profile.gpu->graph_launch_overhead_s, 0.0);
 }
 
+// Schema 1.4: at each load tier, the device's cell while the CPU computes and the CPU's at
+// every thread count while the device does (the fake's matmuls run on a second thread).
+TEST(DeviceSuite, BothSidesAreMeasuredBesideTheOther) {
+  profiling::SuiteGrid grid = small_grid();
+  grid.load_tokens = {1, 4};
+  grid.threads = {1, 2};
+  FakeDevice device;
+  profiling::Progress progress(profiling::device_units(grid), /*enabled=*/false);
+  fb::ProfileT profile;
+  profile.under_load = std::make_unique<fb::UnderLoadT>();
+  ASSERT_TRUE(profiling::measure_device(grid, device, progress, 1e-4, profile).ok());
+  const fb::UnderLoadT& u = *profile.under_load;
+  ASSERT_EQ(u.device_matmul_beside_cpu.size(), 2u);
+  ASSERT_EQ(u.cpu_matmul_beside_device.size(), 4u);
+  for (const auto& p : u.device_matmul_beside_cpu) {
+    EXPECT_EQ(p->threads, 0u);
+    EXPECT_EQ(p->matrix_bytes, grid.matrix_bytes.back());
+    EXPECT_GT(p->flops_per_s, 0);
+  }
+  for (const auto& p : u.cpu_matmul_beside_device)
+    EXPECT_GT(p->flops_per_s, 0);
+  EXPECT_NE(u.beside_description.find("in a loop"), std::string::npos);
+  EXPECT_EQ(profiling::beside_units(grid), 2 * (1 + 2));
+}
+
 TEST(DeviceSuite, FakeDeviceFillsGpuAndTransferTables) {
   const profiling::SuiteGrid grid = small_grid();
   FakeDevice device;

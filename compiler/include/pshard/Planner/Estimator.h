@@ -66,14 +66,19 @@ struct SubLayerCost {
   double gpu_side_beside = 1; // the device's while the CPU computes
 };
 
-// Two sides of a split block started together, `device_s` and `cpu_s` idle seconds of
-// work, each slowed by its factor while the other still runs: their wall-clock seconds.
+// Two sides of a split block: the device from `device_start` with `device_s` seconds of
+// idle-machine work, the CPU from `cpu_start` with `cpu_s`, each slowed by its factor
+// while the other still runs. Their wall-clock seconds, each from its own start.
 struct SideBySide {
   double device_s, cpu_s;
 };
-inline SideBySide side_by_side(double device_s, double cpu_s, double device_beside,
-                               double cpu_beside) {
-  const double both = std::min(device_s * device_beside, cpu_s * cpu_beside); // overlap
+inline SideBySide side_by_side(double device_start, double device_s, double cpu_start,
+                               double cpu_s, double device_beside, double cpu_beside) {
+  const double from = std::max(device_start, cpu_start);
+  // What each has left when both run (the earlier one ran alone until then).
+  const double device_left = std::max(device_s - (from - device_start), 0.0);
+  const double cpu_left = std::max(cpu_s - (from - cpu_start), 0.0);
+  const double both = std::min(device_left * device_beside, cpu_left * cpu_beside);
   return {device_s + both * (1 - 1 / device_beside), cpu_s + both * (1 - 1 / cpu_beside)};
 }
 
