@@ -40,6 +40,10 @@ ResponseHeader new_anthropic_header(const std::string& model) {
   return h;
 }
 
+std::string tool_use_id_prefix(const ResponseHeader& h) {
+  return "toolu_" + h.id.substr(h.id.find('_') + 1) + "_";
+}
+
 json anthropic_message(const ResponseHeader& h, const ChatAnswer& a, const Completion& c,
                        const json& stop_sequence) {
   json content = json::array();
@@ -62,7 +66,7 @@ json anthropic_message(const ResponseHeader& h, const ChatAnswer& a, const Compl
 }
 
 AnthropicStream::AnthropicStream(const GenerationRequest& r, ResponseHeader header)
-    : header_(std::move(header)), answer_(r, tool_call_id_prefix(header_)), stops_(r.stop) {}
+    : header_(std::move(header)), answer_(r, tool_use_id_prefix(header_)), stops_(r.stop) {}
 
 std::string AnthropicStream::event(const char* type, json body) {
   body["type"] = type;

@@ -15,6 +15,9 @@ namespace pshard::server {
 
 // A message's header: a "msg_" id.
 ResponseHeader new_anthropic_header(const std::string& model);
+// Tool-use ids as Anthropic writes them: "toolu_" and the message's id part, then the
+// call's index.
+std::string tool_use_id_prefix(const ResponseHeader& h);
 
 // `stop_sequence`: the stop string that ended the answer (stop_string_json), or null.
 nlohmann::json anthropic_message(const ResponseHeader& h, const ChatAnswer& answer,

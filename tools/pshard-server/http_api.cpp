@@ -424,7 +424,7 @@ void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool
     if (auto* e = std::get_if<ApiError>(&done))
       return fail(*e);
     const Completion& c = std::get<std::vector<Completion>>(done).at(0);
-    const ChatAnswer answer = read_chat_answer(c.text, r, tool_call_id_prefix(header));
+    const ChatAnswer answer = read_chat_answer(c.text, r, tool_use_id_prefix(header));
     return send(res, anthropic_message(header, answer, c, stop_string_json(r.stop, c.stop_string)));
   }
   stream_events(res, std::move(run), std::make_shared<AnthropicStream>(r, header));

@@ -131,7 +131,7 @@ def raw_http(s):
     uses = [b for b in m.get("content", []) if b["type"] == "tool_use"]
     c.check("tool_choice any: a tool_use block", status == 200 and len(uses) == 1 and
             m["stop_reason"] == "tool_use" and uses[0]["name"] == "get_weather" and
-            isinstance(uses[0]["input"]["city"], str), m)
+            isinstance(uses[0]["input"]["city"], str) and uses[0]["id"].startswith("toolu_"), m)
     status, events = stream(s, dict(req, stream=True))
     c.check("the tool_use streamed", status == 200 and
             without_ids(blocks_of(events)) == without_ids(m["content"]), blocks_of(events))
