@@ -168,11 +168,11 @@ void HttpApi::install(httplib::Server& svr) {
   for (const char* path : {"/v1/models", "/models"})
     svr.Get(path, [this](const httplib::Request&, httplib::Response& res) { models(res); });
   svr.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    if (req.matches[1] != engine_.model_id())
+    if (!engine_.serves(std::string(req.matches[1])))
       return send_error(
           res, not_found_error("The model '" + std::string(req.matches[1]) + "' does not exist",
                                "model", "model_not_found"));
-    send(res, {{"id", engine_.model_id()},
+    send(res, {{"id", std::string(req.matches[1])},
                {"object", "model"},
                {"created", engine_.created()},
                {"owned_by", "pshard"}});
@@ -430,18 +430,21 @@ void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool
   stream_events(res, std::move(run), std::make_shared<AnthropicStream>(r, header));
 }
 
+// One entry per name the model answers to (--alias), the same model behind each.
 void HttpApi::models(httplib::Response& res) const {
-  const json model = {{"id", engine_.model_id()},
-                      {"object", "model"},
-                      {"created", engine_.created()},
-                      {"owned_by", "pshard"},
-                      {"meta",
-                       {{"n_ctx", engine_.n_ctx()},
-                        {"n_vocab", engine_.n_vocab()},
-                        {"n_parallel", pshard_batch_n_seq_max(engine_.batch())},
-                        {"backend", engine_.backend()},
-                        {"chat_template", engine_.chat_template()}}}};
-  send(res, {{"object", "list"}, {"data", json::array({model})}});
+  json data = json::array();
+  for (const std::string& id : engine_.model_ids())
+    data.push_back({{"id", id},
+                    {"object", "model"},
+                    {"created", engine_.created()},
+                    {"owned_by", "pshard"},
+                    {"meta",
+                     {{"n_ctx", engine_.n_ctx()},
+                      {"n_vocab", engine_.n_vocab()},
+                      {"n_parallel", pshard_batch_n_seq_max(engine_.batch())},
+                      {"backend", engine_.backend()},
+                      {"chat_template", engine_.chat_template()}}}});
+  send(res, {{"object", "list"}, {"data", data}});
 }
 
 void HttpApi::tokenize(const httplib::Request& req, httplib::Response& res) const {

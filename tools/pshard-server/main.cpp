@@ -149,7 +149,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--api-key", o.api_key,
                  "require 'Authorization: Bearer KEY' on every route but GET / and /health");
-  app.add_option("-a,--alias", o.alias, "the model's name in the API (default: the file's stem)");
+  app.add_option("-a,--alias", o.aliases,
+                 "the model's name in the API (default: the file's stem); repeat or separate "
+                 "with commas for more names requests may use, the first is the one answers give")
+      ->delimiter(',');
   app.add_option("--chat-template", o.chat_template,
                  "a chat template by name instead of the model's (chatml, llama3, ...)");
   app.add_option("--threads-http", o.http_threads,

@@ -262,10 +262,14 @@ std::variant<json, ApiError> parse_object(const std::string& body) {
 FieldError read_model(const json& body, const ServingEngine& engine) {
   std::string model;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "model", model));
-  if (!model.empty() && model != engine.model_id())
-    return not_found_error("The model '" + model + "' does not exist; this server serves '" +
-                               engine.model_id() + "' (GET /v1/models)",
+  if (!model.empty() && !engine.serves(model)) {
+    std::string names;
+    for (const std::string& id : engine.model_ids())
+      names += (names.empty() ? "'" : ", '") + id + "'";
+    return not_found_error("The model '" + model + "' does not exist; this server serves " + names +
+                               " (GET /v1/models; pshard-server --alias adds names)",
                            "model", "model_not_found");
+  }
   return std::nullopt;
 }
 

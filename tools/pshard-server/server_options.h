@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pshard::server {
 
@@ -24,7 +25,10 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string api_key;       // --api-key: required as "Authorization: Bearer KEY"
-  std::string alias;         // the model's id in the API; default: the file's stem
+  // The model's names in the API (-a, repeated or comma-separated): the first is its id
+  // in answers; requests may name any (clients that ask for models of their own names,
+  // e.g. Anthropic's tools naming several). Default: the file's stem.
+  std::vector<std::string> aliases;
   std::string chat_template; // --chat-template NAME; empty: the model's own
   int http_threads = 0;      // 0: enough for every slot and queued request
   std::string budget_file;   // --budget-file: SIGHUP reads the VRAM budget from it

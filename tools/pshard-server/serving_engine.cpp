@@ -19,7 +19,9 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   e->model_.reset(model);
   e->created_ = static_cast<int64_t>(std::time(nullptr));
-  e->model_id_ = o.alias.empty() ? std::filesystem::path(o.model_path).stem().string() : o.alias;
+  e->model_ids_ = o.aliases;
+  if (e->model_ids_.empty())
+    e->model_ids_.push_back(std::filesystem::path(o.model_path).stem().string());
   e->pooling_ = pshard_model_pooling(model);
   if (!o.pooling.empty()) { // the C API's names (the server links no runtime library)
     const std::pair<const char*, pshard_pooling> kNames[] = {

@@ -12,9 +12,11 @@
 #include "tools/pshard-server/server_options.h"
 #include "tools/pshard-server/tool_format.h"
 
+#include <algorithm>
 #include <atomic>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -28,7 +30,11 @@ public:
 
   pshard_model* model() const { return model_.get(); }
   pshard_batch* batch() const { return batch_.get(); }
-  const std::string& model_id() const { return model_id_; }
+  const std::string& model_id() const { return model_ids_.front(); } // what answers name
+  const std::vector<std::string>& model_ids() const { return model_ids_; }
+  bool serves(std::string_view name) const {
+    return std::find(model_ids_.begin(), model_ids_.end(), name) != model_ids_.end();
+  }
   const std::string& backend() const { return backend_; }
   int64_t n_ctx() const { return pshard_batch_n_ctx(batch_.get()); }
   int32_t n_vocab() const { return pshard_model_n_vocab(model_.get()); }
@@ -69,7 +75,8 @@ private:
 
   ModelHandle model_;
   BatchHandle batch_;
-  std::string model_id_, backend_, chat_template_, template_arg_;
+  std::vector<std::string> model_ids_; // never empty
+  std::string backend_, chat_template_, template_arg_;
   Status template_error_;
   int64_t created_ = 0;
   pshard_pooling pooling_ = PSHARD_POOLING_MODEL;

@@ -502,6 +502,28 @@ def llama3_tool_calling():
         check("llama3: a conversation with a call and its result", status == 200, body)
 
 
+def aliases():
+    """--alias names the model more than once (repeated or comma-separated): /v1/models lists
+    every name, a request may use any and is answered under the first, others are 404s that
+    list the names."""
+    with Server(build, stories, "-np", "1", "-c", "256", "--chat-template", "chatml",
+                "--alias", "story", "-a", "claude-sonnet-4-5,claude-haiku-4-5") as s:
+        _, body = s.json("GET", "/v1/models")
+        check("every alias listed", [m["id"] for m in body.get("data", [])] ==
+              ["story", "claude-sonnet-4-5", "claude-haiku-4-5"], body)
+        status, body = s.json("GET", "/v1/models/claude-haiku-4-5")
+        check("one alias", status == 200 and body["id"] == "claude-haiku-4-5", body)
+        ask = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4}
+        status, body = s.json("POST", "/v1/chat/completions", dict(ask, model="claude-haiku-4-5"))
+        check("a request by another alias, answered under the first",
+              status == 200 and body["model"] == "story", body)
+        status, body = s.json("POST", "/v1/messages", dict(ask, model="claude-sonnet-4-5"))
+        check("an Anthropic request by an alias", status == 200 and body["type"] == "message", body)
+        status, body = s.json("POST", "/v1/chat/completions", dict(ask, model="stories260K"))
+        check("the file's stem is no name once aliases are given", status == 404 and
+              "'story', 'claude-sonnet-4-5', 'claude-haiku-4-5'" in body["error"]["message"], body)
+
+
 def speculative():
     """--draft-max: the same answers (a busy batch, a prompt read from the prefix cache
     that the drafting first answer wrote), drafted tokens counted in /metrics."""
@@ -586,6 +608,7 @@ def main():
                   body["error"]["code"] == "no_schedule", body)
         llama3_tool_calling()
         thinking_switch(tmp)
+        aliases()
         speculative()
         budgets(tmp)
     return checks.finish()
