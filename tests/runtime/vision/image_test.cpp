@@ -127,11 +127,13 @@ TEST(VisionPass, BlocksAreAPermutationAndWindowsAreContiguousSquares) {
       }
       ASSERT_EQ(p.windows.front(), 0);
       ASSERT_EQ(p.windows.back(), p.n_tokens());
-      if (wa == 0)
+      if (wa == 0) {
         EXPECT_EQ(p.windows.size(), 2u);
+      }
       for (size_t r = 0; r + 1 < p.windows.size(); r += 2) {
-        if (r > 0)
+        if (r > 0) {
           EXPECT_EQ(p.windows[r], p.windows[r - 1]); // contiguous
+        }
         const int32_t first = p.block_order[static_cast<size_t>(p.windows[r] / 4)];
         for (int64_t t = p.windows[r]; t < p.windows[r + 1] && wa > 0; t += 4) {
           const int32_t b = p.block_order[static_cast<size_t>(t / 4)];
