@@ -28,6 +28,11 @@ struct TurnFormat {
   std::string_view preamble = {};     // once, before the first message
 };
 
+// The function-calling blocks Mistral's templates (v3 and later) write between their
+// [INST] blocks as they are: pshard-server's tools block and tool results
+// (tools/pshard-server/tool_format.h).
+inline constexpr std::string_view kMistralToolRoles[] = {"available_tools", "tool_results"};
+
 // Leading and trailing ASCII whitespace removed (Jinja's |trim on the text models use).
 std::string_view trim(std::string_view s);
 

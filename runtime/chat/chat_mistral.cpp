@@ -8,6 +8,12 @@
 // There is no system role: a system message opens the [INST] block of the turn it is
 // in. v3 trims the assistant's answers. The answer follows [/INST]: no generation
 // prompt. (v7 has [SYSTEM_PROMPT] and is a line of the turn table.)
+//
+// Any other role's text is written as it is between the blocks: the function-calling
+// turns ([AVAILABLE_TOOLS]..., [TOOL_RESULTS]...) that pshard-server makes
+// (tools/pshard-server/tool_format.h), as Mistral's tool templates place them. An answer
+// that is calls ([TOOL_CALLS]...) follows [/INST] without the space v1 and v3 put before
+// text.
 #include "runtime/chat/chat_format.h"
 
 namespace pshard {
@@ -23,7 +29,10 @@ void render_mistral(std::span<const ChatMessage> messages, const MistralOptions&
                     std::string& out) {
   bool inside_turn = false;
   for (const ChatMessage& m : messages) {
-    if (!inside_turn) {
+    // An [INST] block opens for a system or user message (an answer after tool results
+    // follows them directly).
+    const bool opens = m.role == "system" || m.role == "user";
+    if (!inside_turn && opens) {
       out += o.before_inst;
       out += "[INST]";
       out += o.after_inst;
@@ -36,11 +45,16 @@ void render_mistral(std::span<const ChatMessage> messages, const MistralOptions&
       out += m.content;
       out += o.before_inst;
       out += "[/INST]";
-    } else {
-      out += o.after_inst;
-      out += o.trim_answers ? trim(m.content) : std::string_view(m.content);
+    } else if (m.role == "assistant") {
+      const std::string_view answer =
+          o.trim_answers ? trim(m.content) : std::string_view(m.content);
+      if (!answer.starts_with("[TOOL_CALLS]"))
+        out += o.after_inst;
+      out += answer;
       out += "</s>";
       inside_turn = false;
+    } else {
+      out += m.content;
     }
   }
 }
@@ -60,8 +74,8 @@ void render(const ChatTemplate&, std::span<const ChatMessage> messages, bool, st
 constinit const ChatTemplate kMistralV1("mistral-v1", "Mistral 7B Instruct v0.1, Mixtral 8x7B",
                                         render<kV1>, false);
 constinit const ChatTemplate kMistralV3("mistral-v3", "Mistral 7B v0.3, Mixtral 8x22B", render<kV3>,
-                                        false);
+                                        false, nullptr, kMistralToolRoles);
 constinit const ChatTemplate kMistralV3Tekken("mistral-v3-tekken", "Mistral Nemo",
-                                              render<kV3Tekken>, false);
+                                              render<kV3Tekken>, false, nullptr, kMistralToolRoles);
 
 } // namespace pshard

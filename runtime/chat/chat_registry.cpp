@@ -2,6 +2,8 @@
 #include "runtime/chat/chat_format.h"
 #include "runtime/gguf/gguf_file.h"
 
+#include <algorithm>
+
 namespace pshard {
 namespace {
 
@@ -29,7 +31,8 @@ Result<std::string> ChatTemplate::apply(std::span<const ChatMessage> messages,
     if (role.empty())
       return invalid_argument("chat message " + std::to_string(i) +
                               " has no role; give system, user or assistant");
-    if (!any_role_ && !is_known_role(role))
+    if (!any_role_ && !is_known_role(role) &&
+        std::find(text_roles_.begin(), text_roles_.end(), role) == text_roles_.end())
       return invalid_argument("chat message " + std::to_string(i) + " has role '" + role +
                               "', which the " + std::string(name_) +
                               " template does not have; use system, user or assistant");

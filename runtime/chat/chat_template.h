@@ -44,9 +44,14 @@ public:
   using RenderFn = void (*)(const ChatTemplate& self, std::span<const ChatMessage> messages,
                             bool add_assistant, std::string& out);
 
+  // `any_role`: every role is a turn of its name; else system, user and assistant, and
+  // `text_roles`: roles whose text is written as it is between the turns (Mistral's
+  // function-calling blocks, which its templates place outside [INST]).
   constexpr ChatTemplate(std::string_view name, std::string_view models, RenderFn render,
-                         bool any_role, const TurnFormat* turns = nullptr)
-      : name_(name), models_(models), render_(render), any_role_(any_role), turns_(turns) {}
+                         bool any_role, const TurnFormat* turns = nullptr,
+                         std::span<const std::string_view> text_roles = {})
+      : name_(name), models_(models), render_(render), any_role_(any_role), turns_(turns),
+        text_roles_(text_roles) {}
 
   std::string_view name() const { return name_; }     // llama.cpp's name: "chatml", "llama3"
   std::string_view models() const { return models_; } // who uses it, for listings
@@ -62,6 +67,7 @@ private:
   RenderFn render_;
   bool any_role_;
   const TurnFormat* turns_;
+  std::span<const std::string_view> text_roles_;
 };
 
 // Every template pshard renders, sorted by name.

@@ -138,8 +138,8 @@ constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false
 constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);
 constinit const ChatTemplate kLlama3("llama3", "Llama 3, 3.1, 3.2, 3.3", render_turns, true, &kLlama3Turns);
 constinit const ChatTemplate kLlama4("llama4", "Llama 4", render_turns, true, &kLlama4Turns);
-constinit const ChatTemplate kMistralV7("mistral-v7", "Mistral Large 2411", render_turns, false, &kMistralV7Turns);
-constinit const ChatTemplate kMistralV7Tekken("mistral-v7-tekken", "Mistral Small 3.1", render_turns, false, &kMistralV7TekkenTurns);
+constinit const ChatTemplate kMistralV7("mistral-v7", "Mistral Large 2411", render_turns, false, &kMistralV7Turns, kMistralToolRoles);
+constinit const ChatTemplate kMistralV7Tekken("mistral-v7-tekken", "Mistral Small 3.1", render_turns, false, &kMistralV7TekkenTurns, kMistralToolRoles);
 constinit const ChatTemplate kOpenchat("openchat", "OpenChat 3.5", render_turns, false, &kOpenchatTurns);
 constinit const ChatTemplate kPhi3("phi3", "Phi-3", render_turns, true, &kPhi3Turns);
 constinit const ChatTemplate kPhi4("phi4", "Phi-4", render_turns, true, &kPhi4Turns);

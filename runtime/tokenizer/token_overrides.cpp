@@ -23,6 +23,11 @@ constexpr std::string_view kFimTexts[] = {"<|fim_prefix|>", "<fim-prefix>",   "<
                                           "<｜fim▁hole｜>", "<SUF>",          "<|fim_middle|>",
                                           "<fim-middle>",   "<｜fim▁end｜>",  "<MID>"};
 
+// Control tokens whose text an answer must show: Mistral's converters type its call
+// marker control (its text would vanish from answers, as llama.cpp's chat parsers keep
+// it apart to see), so a server can recognise the calls that follow it.
+constexpr std::string_view kShownTexts[] = {"[TOOL_CALLS]"};
+
 template <size_t N> bool is_one_of(const std::string_view (&texts)[N], std::string_view text) {
   return std::find(std::begin(texts), std::end(texts), text) != std::end(texts);
 }
@@ -46,6 +51,8 @@ void apply_token_overrides(Vocabulary& vocab, std::string_view model_name) {
   for (TokenData& token : vocab.tokens)
     if (is_one_of(kEndOfGenerationTexts, token.text) || is_one_of(kFimTexts, token.text))
       token.type = TokenType::kControl;
+    else if (is_one_of(kShownTexts, token.text) && token.type == TokenType::kControl)
+      token.type = TokenType::kUserDefined;
 
   const std::string name = lower_case(model_name);
   const bool jina_v2 = vocab.pre.find("jina-v2-") != std::string::npos;

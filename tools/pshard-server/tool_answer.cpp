@@ -53,23 +53,41 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
     return a;
   }
   json calls = json::array();
-  for (size_t at = open; at != std::string::npos; at = find_call(text, at, format)) {
+  auto add_call = [&](const ordered_json& call) {
+    if (!call.is_object() || !call.contains("name") || !call["name"].is_string())
+      return false;
+    const char* key = call.contains(format.args_key) ? format.args_key : "arguments";
+    const ordered_json args = call.contains(key) ? call[key] : ordered_json::object();
+    const auto id = call.find("id"); // the model's own (Mistral's), else ours
+    calls.push_back({{"id", format.calls_array && id != call.end() && id->is_string()
+                                ? id->get<std::string>()
+                                : id_prefix + std::to_string(calls.size())},
+                     {"type", "function"},
+                     {"function",
+                      {{"name", call["name"].get<std::string>()},
+                       {"arguments", args.is_string() ? args.get<std::string>() : args.dump()}}}});
+    return true;
+  };
+  if (format.calls_array) { // one array of calls, the rest of the answer
+    const ordered_json array =
+        ordered_json::parse(text.substr(open + open_tag.size()), nullptr, false);
+    if (!array.is_discarded() && array.is_array() && !array.empty())
+      for (const ordered_json& call : array)
+        if (!add_call(call)) {
+          calls = json::array(); // not calls after all: the answer is content
+          break;
+        }
+  }
+  for (size_t at = open; !format.calls_array && at != std::string::npos;
+       at = find_call(text, at, format)) {
     // Wrapped: the JSON between the tags; else the object from its opening text to the end.
     const size_t body = close_tag.empty() ? at : at + open_tag.size();
     const size_t close = close_tag.empty() ? text.size() : text.find(close_tag, body);
     if (close == std::string::npos)
       break; // cut off (max_tokens): not a call
     const ordered_json call = ordered_json::parse(text.substr(body, close - body), nullptr, false);
-    if (call.is_discarded() || !call.is_object() || !call.contains("name") ||
-        !call["name"].is_string())
+    if (call.is_discarded() || !add_call(call))
       break;
-    const char* key = call.contains(format.args_key) ? format.args_key : "arguments";
-    const ordered_json args = call.contains(key) ? call[key] : ordered_json::object();
-    calls.push_back({{"id", id_prefix + std::to_string(calls.size())},
-                     {"type", "function"},
-                     {"function",
-                      {{"name", call["name"].get<std::string>()},
-                       {"arguments", args.is_string() ? args.get<std::string>() : args.dump()}}}});
     if (close_tag.empty())
       break; // one call, the rest of the answer
     at = close + close_tag.size();

@@ -27,25 +27,6 @@ std::string gbnf_literal(const std::string& text) {
   return out + "\"";
 }
 
-// JSON with Python's separators (", " and ": "), as Jinja's tojson writes a call's
-// arguments into Llama 3's template.
-std::string spaced_dump(const ordered_json& j) {
-  if (j.is_object()) {
-    std::string s = "{";
-    for (auto it = j.begin(); it != j.end(); ++it)
-      s += (it == j.begin() ? "" : ", ") + ordered_json(it.key()).dump() + ": " +
-           spaced_dump(it.value());
-    return s + "}";
-  }
-  if (j.is_array()) {
-    std::string s = "[";
-    for (size_t i = 0; i < j.size(); ++i)
-      s += (i ? ", " : "") + spaced_dump(j[i]);
-    return s + "]";
-  }
-  return j.dump();
-}
-
 // "#/$defs/X..." of tool i's own schema, as a pointer into the combined schema's $defs.
 std::string relocated_ref(const std::string& ref, const std::string& tool) {
   for (const char* defs : {"#/$defs/", "#/definitions/"})
@@ -74,7 +55,7 @@ void relocate_refs(ordered_json& j, const std::string& tool) {
 // parameters>}, each tool's parameters and definitions moved under $defs as "tool-I" and
 // "tool-I-NAME" with their $refs rewritten to match.
 ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>>& tools,
-                          const char* args_key) {
+                          const char* args_key, bool with_id) {
   ordered_json defs = ordered_json::object(), branches = ordered_json::array();
   for (size_t i = 0; i < tools.size(); ++i) {
     const std::string tool = "tool-" + std::to_string(i);
@@ -90,11 +71,16 @@ ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>
       }
     relocate_refs(params, tool);
     defs[tool] = std::move(params);
-    branches.push_back(
-        {{"type", "object"},
-         {"properties",
-          {{"name", {{"const", tools[i].first}}}, {args_key, {{"$ref", "#/$defs/" + tool}}}}},
-         {"required", {"name", args_key}}});
+    ordered_json branch = {
+        {"type", "object"},
+        {"properties",
+         {{"name", {{"const", tools[i].first}}}, {args_key, {{"$ref", "#/$defs/" + tool}}}}},
+        {"required", {"name", args_key}}};
+    if (with_id) { // Mistral's: 9 letters and digits, after the arguments
+      branch["properties"]["id"] = {{"type", "string"}, {"pattern", "^[a-zA-Z0-9]{9}$"}};
+      branch["required"].push_back("id");
+    }
+    branches.push_back(std::move(branch));
   }
   return {{"anyOf", branches}, {"$defs", defs}};
 }
@@ -102,15 +88,22 @@ ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>
 FieldError tool_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
                         bool parallel, const ToolFormat& format, std::string& out) {
   std::string gbnf;
-  if (FieldError e = schema_grammar(calls_schema(tools, format.args_key).dump(), "tools", gbnf))
+  if (FieldError e = schema_grammar(calls_schema(tools, format.args_key, format.calls_array).dump(),
+                                    "tools", gbnf))
     return e;
   const bool wrapped = *format.call_close != '\0'; // else the call is its JSON object alone
-  out = rename_rule(gbnf, "root", kCallJson) + "\nroot ::= tool-call" +
-        (parallel ? " ( tool-ws tool-call )*" : "") + "\ntool-call ::= " +
-        (wrapped ? gbnf_literal(format.call_open) + " tool-ws " + kCallJson + " tool-ws " +
-                       gbnf_literal(format.call_close)
-                 : std::string(kCallJson)) +
-        "\ntool-ws ::= [ \\t\\n]{0,4}\n";
+  out = rename_rule(gbnf, "root", kCallJson);
+  if (format.calls_array) // the opening, then every call in one array
+    out += "\nroot ::= " + gbnf_literal(format.call_open) + " tool-ws \"[\" tool-ws " + kCallJson +
+           (parallel ? std::string(" ( tool-ws \",\" tool-ws ") + kCallJson + " )*" : "") +
+           " tool-ws \"]\"";
+  else
+    out += "\nroot ::= tool-call" + std::string(parallel ? " ( tool-ws tool-call )*" : "") +
+           "\ntool-call ::= " +
+           (wrapped ? gbnf_literal(format.call_open) + " tool-ws " + kCallJson + " tool-ws " +
+                          gbnf_literal(format.call_close)
+                    : std::string(kCallJson));
+  out += "\ntool-ws ::= [ \\t\\n]{0,4}\n";
   if (pshard_grammar_validate(out.c_str()) != PSHARD_OK)
     return bad_request(std::string("'tools' give a grammar pshard cannot follow: ") +
                            pshard_last_error(),
@@ -227,14 +220,20 @@ std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const j
                                                                          const std::string& param,
                                                                          const ToolFormat& format) {
   const std::string role = m["role"].get<std::string>();
-  if (role == "tool")
-    return std::make_pair(std::string("tool"), format.result_open + content + format.result_close);
+  if (role == "tool") {
+    const auto id = m.find("tool_call_id");
+    const std::string call_id = id != m.end() && id->is_string() ? id->get<std::string>() : "";
+    return std::make_pair(
+        std::string("tool"),
+        format.result_text(content, format.calls_array ? mistral_call_id(call_id) : call_id));
+  }
   auto calls = m.find("tool_calls");
   if (role != "assistant" || calls == m.end() || calls->is_null())
     return std::make_pair(role, std::move(content));
   if (!calls->is_array())
     return bad_request("'" + param + ".tool_calls' must be an array", param + ".tool_calls",
                        "invalid_type");
+  JsonList written;
   for (size_t k = 0; k < calls->size(); ++k) {
     const json& c = (*calls)[k];
     const std::string cp = param + ".tool_calls[" + std::to_string(k) + "]";
@@ -250,13 +249,14 @@ std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const j
         return bad_request("'" + cp + ".function.arguments' must be a string of JSON",
                            cp + ".function.arguments", "invalid_value");
     }
-    const ordered_json call = {{"name", (*f)["name"]}, {format.args_key, args}};
-    content += content.empty() ? "" : "\n";
-    if (*format.call_close) // wrapped: the format's tags around compact JSON
-      content += std::string(format.call_open) + "\n" + call.dump() + "\n" + format.call_close;
-    else // the JSON object alone, as the template writes it
-      content += spaced_dump(call);
+    ordered_json call = {{"name", (*f)["name"]}, {format.args_key, args}};
+    if (format.calls_array)
+      call["id"] = mistral_call_id(
+          c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : std::to_string(k));
+    written.push_back(std::move(call));
   }
+  if (!written.empty())
+    content += (content.empty() ? "" : "\n") + format.calls_text(written);
   return std::make_pair(role, std::move(content));
 }
 
@@ -283,13 +283,19 @@ void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const T
   };
   if (*format.system_note)
     system().insert(0, format.system_note);
-  if (format.tools_in_user) {
-    auto user =
-        std::find_if(out.begin(), out.end(), [](const auto& m) { return m.first == "user"; });
+  auto is_user = [](const auto& m) { return m.first == "user"; };
+  if (format.tools_at == ToolsAt::kFirstUser) {
+    auto user = std::find_if(out.begin(), out.end(), is_user);
     if (user == out.end())
       out.emplace_back("user", tools->tools_text);
     else
       user->second.insert(0, tools->tools_text);
+  } else if (format.tools_at == ToolsAt::kBeforeLastUser) {
+    auto user = std::find_if(out.rbegin(), out.rend(), is_user).base(); // past the last one
+    auto at = user == out.begin() ? out.end() : std::prev(user);        // the last user turn
+    if (at != out.end() && at != out.begin() && std::prev(at)->first == "system")
+      --at; // a system turn right before it opens the same [INST] block
+    out.insert(at, {format.tools_role, tools->tools_text});
   } else {
     std::string& s = system();
     s += (s.empty() ? "" : "\n\n") + tools->tools_text;

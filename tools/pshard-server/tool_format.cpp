@@ -1,11 +1,15 @@
 #include "tools/pshard-server/tool_format.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+
 namespace pshard::server {
 namespace {
 
 using nlohmann::ordered_json;
 
-std::string hermes_tools_text(const std::vector<ordered_json>& tools) {
+std::string hermes_tools_text(const JsonList& tools) {
   std::string s = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
                   "You are provided with function signatures within <tools></tools> XML tags:\n"
                   "<tools>";
@@ -17,9 +21,20 @@ std::string hermes_tools_text(const std::vector<ordered_json>& tools) {
   return s;
 }
 
+std::string hermes_calls_text(const JsonList& calls) {
+  std::string s;
+  for (const ordered_json& c : calls)
+    s += (s.empty() ? "" : "\n") + std::string("<tool_call>\n") + c.dump() + "\n</tool_call>";
+  return s;
+}
+
+std::string hermes_result_text(const std::string& content, const std::string&) {
+  return "<tool_response>\n" + content + "\n</tool_response>";
+}
+
 // Meta's Llama 3.1 template, tools in the user message, word for word (its missing space
 // after "value}." included: the models were trained on that text).
-std::string llama3_tools_text(const std::vector<ordered_json>& tools) {
+std::string llama3_tools_text(const JsonList& tools) {
   std::string s = "Given the following functions, please respond with a JSON for a function "
                   "call with its proper arguments that best answers the given prompt.\n\n"
                   "Respond in the format {\"name\": function name, \"parameters\": dictionary "
@@ -29,36 +44,136 @@ std::string llama3_tools_text(const std::vector<ordered_json>& tools) {
   return s;
 }
 
+// The JSON object alone, as the template writes it (one a turn; several on lines).
+std::string llama3_calls_text(const JsonList& calls) {
+  std::string s;
+  for (const ordered_json& c : calls)
+    s += (s.empty() ? "" : "\n") + spaced_dump(c);
+  return s;
+}
+
+std::string plain_result_text(const std::string& content, const std::string&) { return content; }
+
+// Mistral's templates; `space`: v3's space after each opening tag.
+template <bool kSpace> std::string mistral_tools_text(const JsonList& tools) {
+  return std::string("[AVAILABLE_TOOLS]") + (kSpace ? " " : "") + spaced_dump(ordered_json(tools)) +
+         "[/AVAILABLE_TOOLS]";
+}
+template <bool kSpace> std::string mistral_calls_text(const JsonList& calls) {
+  return std::string("[TOOL_CALLS]") + (kSpace ? " " : "") + spaced_dump(ordered_json(calls));
+}
+// The content as it is (not quoted: the templates write content|string there).
+template <bool kSpace>
+std::string mistral_result_text(const std::string& content, const std::string& call_id) {
+  return std::string("[TOOL_RESULTS]") + (kSpace ? " " : "") + "{\"content\": " + content +
+         ", \"call_id\": " + ordered_json(call_id).dump() + "}[/TOOL_RESULTS]";
+}
+
 } // namespace
 
-const ToolFormat kHermesTools{"hermes",
-                              "<tool_call>",
-                              "</tool_call>",
-                              "arguments",
-                              /*parallel=*/true,
-                              /*tools_in_user=*/false,
-                              "",
-                              "user",
-                              "<tool_response>\n",
-                              "\n</tool_response>",
-                              /*join_results=*/true,
-                              hermes_tools_text};
+std::string spaced_dump(const ordered_json& j) {
+  if (j.is_object()) {
+    std::string s = "{";
+    for (auto it = j.begin(); it != j.end(); ++it)
+      s += (it == j.begin() ? "" : ", ") + ordered_json(it.key()).dump() + ": " +
+           spaced_dump(it.value());
+    return s + "}";
+  }
+  if (j.is_array()) {
+    std::string s = "[";
+    for (size_t i = 0; i < j.size(); ++i)
+      s += (i ? ", " : "") + spaced_dump(j[i]);
+    return s + "]";
+  }
+  return j.dump();
+}
 
-const ToolFormat kLlama3JsonTools{"llama3-json",
-                                  "{\"name\"",
-                                  "",
-                                  "parameters",
-                                  /*parallel=*/false,
-                                  /*tools_in_user=*/true,
-                                  "Environment: ipython\n",
-                                  "ipython",
-                                  "",
-                                  "",
-                                  /*join_results=*/false,
-                                  llama3_tools_text};
+std::string mistral_call_id(const std::string& id) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (id.size() == 9 && std::all_of(id.begin(), id.end(), alnum))
+    return id;
+  uint64_t h = 1469598103934665603ull; // FNV-1a
+  for (char c : id)
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  constexpr std::string_view kDigits =
+      "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  std::string out;
+  for (int i = 0; i < 9; ++i, h /= kDigits.size())
+    out += kDigits[h % kDigits.size()];
+  return out;
+}
+
+const ToolFormat kHermesTools{.name = "hermes",
+                              .call_open = "<tool_call>",
+                              .call_close = "</tool_call>",
+                              .args_key = "arguments",
+                              .parallel = true,
+                              .calls_array = false,
+                              .tools_at = ToolsAt::kSystem,
+                              .tools_role = "",
+                              .system_note = "",
+                              .result_role = "user",
+                              .join_results = true,
+                              .tools_text = hermes_tools_text,
+                              .calls_text = hermes_calls_text,
+                              .result_text = hermes_result_text};
+
+const ToolFormat kLlama3JsonTools{.name = "llama3-json",
+                                  .call_open = "{\"name\"",
+                                  .call_close = "",
+                                  .args_key = "parameters",
+                                  .parallel = false,
+                                  .calls_array = false,
+                                  .tools_at = ToolsAt::kFirstUser,
+                                  .tools_role = "",
+                                  .system_note = "Environment: ipython\n",
+                                  .result_role = "ipython",
+                                  .join_results = false,
+                                  .tools_text = llama3_tools_text,
+                                  .calls_text = llama3_calls_text,
+                                  .result_text = plain_result_text};
+
+// The tools block and results are turns of their own roles, which Mistral's renderers
+// write as they are, between the [INST] blocks (runtime/chat).
+const ToolFormat kMistralV3Tools{.name = "mistral-v3",
+                                 .call_open = "[TOOL_CALLS]",
+                                 .call_close = "",
+                                 .args_key = "arguments",
+                                 .parallel = true,
+                                 .calls_array = true,
+                                 .tools_at = ToolsAt::kBeforeLastUser,
+                                 .tools_role = "available_tools",
+                                 .system_note = "",
+                                 .result_role = "tool_results",
+                                 .join_results = false,
+                                 .tools_text = mistral_tools_text<true>,
+                                 .calls_text = mistral_calls_text<true>,
+                                 .result_text = mistral_result_text<true>};
+
+const ToolFormat kMistralTekkenTools{.name = "mistral-tekken",
+                                     .call_open = "[TOOL_CALLS]",
+                                     .call_close = "",
+                                     .args_key = "arguments",
+                                     .parallel = true,
+                                     .calls_array = true,
+                                     .tools_at = ToolsAt::kBeforeLastUser,
+                                     .tools_role = "available_tools",
+                                     .system_note = "",
+                                     .result_role = "tool_results",
+                                     .join_results = false,
+                                     .tools_text = mistral_tools_text<false>,
+                                     .calls_text = mistral_calls_text<false>,
+                                     .result_text = mistral_result_text<false>};
 
 const ToolFormat& tool_format_for(std::string_view chat_template) {
-  return chat_template == "llama3" ? kLlama3JsonTools : kHermesTools;
+  if (chat_template == "llama3")
+    return kLlama3JsonTools;
+  if (chat_template == "mistral-v3")
+    return kMistralV3Tools;
+  if (chat_template == "mistral-v3-tekken" || chat_template == "mistral-v7" ||
+      chat_template == "mistral-v7-tekken")
+    return kMistralTekkenTools;
+  return kHermesTools;
 }
 
 } // namespace pshard::server

@@ -1,13 +1,20 @@
 // How a model family writes function calls, picked by the chat template in use:
 //
-//   hermes       (Qwen2.5, Qwen3, Hermes, and every template but llama3): the tools in
-//                the system message inside <tools></tools>; a call is
+//   hermes       (Qwen2.5, Qwen3, Hermes, and every template not named below): the tools
+//                in the system message inside <tools></tools>; a call is
 //                <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>, several a
 //                turn; results are user turns inside <tool_response></tool_response>.
 //   llama3-json  (Llama 3.1, 3.2, 3.3: Meta's JSON-based tool calling): "Environment:
 //                ipython" in the system message and the tools, one JSON object each,
 //                before the first user message's text; a call is the answer's JSON object
 //                {"name": ..., "parameters": {...}}, one a turn; results are `ipython` turns.
+//   mistral-v3, mistral-tekken  (Mistral 7B v0.3 and Mixtral 8x22B; Nemo, Small 3 and
+//                Large 2411 by the v3-tekken and v7 templates): the tools as
+//                [AVAILABLE_TOOLS][...][/AVAILABLE_TOOLS] before the last user turn; the
+//                calls one JSON array after [TOOL_CALLS], each {"name", "arguments", "id"}
+//                with an id of 9 letters and digits that its result names back as
+//                [TOOL_RESULTS]{"content": ..., "call_id": ...}[/TOOL_RESULTS]; v3
+//                writes a space after each of those tags, Tekken none.
 //
 // Everything format-specific is data here; tool_calls.h does the rest the same way for all.
 #pragma once
@@ -19,26 +26,51 @@
 
 namespace pshard::server {
 
+using JsonList = std::vector<nlohmann::ordered_json>;
+
+// Where the tools block goes: appended to the system message, before the first user
+// message's text, or as a turn of its own (role `tools_role`) before the last user
+// message (and before a system message right ahead of it).
+enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser };
+
 struct ToolFormat {
   const char* name;
-  const char* call_open;   // a call begins with this text: tool_choice "auto"'s trigger
-  const char* call_close;  // and ends with this ("": with its JSON object)
-  const char* args_key;    // the call object's arguments: "arguments" or "parameters"
-  bool parallel;           // several calls in one answer
-  bool tools_in_user;      // the tools block before the first user message's text (else
-                           // appended to the system message)
+  const char* call_open;  // a call begins with this text: tool_choice "auto"'s trigger
+  const char* call_close; // and ends with this ("": with its JSON object, or array)
+  const char* args_key;   // the call object's arguments: "arguments" or "parameters"
+  bool parallel;          // several calls in one answer
+  // The calls are one JSON array after call_open, each object with an "id" of 9 letters
+  // and digits (the model writes it; results name it back).
+  bool calls_array;
+  ToolsAt tools_at;
+  const char* tools_role;  // kBeforeLastUser: the role of the block's turn
   const char* system_note; // put first in the system message when tools are offered
   const char* result_role; // the role a tool result is rendered under
-  const char *result_open, *result_close; // around its text
-  bool join_results;                      // consecutive results in one turn
-  std::string (*tools_text)(const std::vector<nlohmann::ordered_json>& tools);
+  bool join_results;       // consecutive results in one turn
+  std::string (*tools_text)(const JsonList& tools);
+  // An assistant's earlier calls, each {"name", args_key, ["id"]}, as the model writes them.
+  std::string (*calls_text)(const JsonList& calls);
+  // A tool result as its turn's text; `call_id` is the call's id in the format's form.
+  std::string (*result_text)(const std::string& content, const std::string& call_id);
 };
 
 extern const ToolFormat kHermesTools;
 extern const ToolFormat kLlama3JsonTools;
+extern const ToolFormat kMistralV3Tools;
+extern const ToolFormat kMistralTekkenTools;
 
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
-// llama3-json, anything else -> hermes.
+// llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
+// mistral-tekken, anything else -> hermes.
 const ToolFormat& tool_format_for(std::string_view chat_template);
+
+// JSON with Python's separators (", " and ": "), as Jinja's tojson writes calls and tools
+// into the templates.
+std::string spaced_dump(const nlohmann::ordered_json& j);
+
+// A call id in Mistral's form, 9 letters and digits: an id already so is kept, any other
+// is mapped to one by a hash of it (the same id always to the same one, so a call and
+// its result still match).
+std::string mistral_call_id(const std::string& id);
 
 } // namespace pshard::server

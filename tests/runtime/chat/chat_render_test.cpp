@@ -202,6 +202,37 @@ TEST(ChatRender, OtherRolesWhereTheTemplateNamesRoles) {
   EXPECT_FALSE(empty.ok());
 }
 
+// Mistral's function-calling blocks are written as they are between the [INST] blocks,
+// and an answer that is calls follows [/INST] without v3's space; templates without them
+// still refuse those roles.
+TEST(ChatRender, MistralWritesItsToolTurnsBetweenTheBlocks) {
+  const std::vector<ChatMessage> chat = {
+      {"user", "Weather?"},
+      {"assistant", "[TOOL_CALLS] [{\"name\": \"w\", \"arguments\": {}, \"id\": \"abcdefghi\"}]"},
+      {"tool_results",
+       "[TOOL_RESULTS] {\"content\": 7, \"call_id\": \"abcdefghi\"}[/TOOL_RESULTS]"},
+      {"assistant", "Cold."},
+      {"available_tools", "[AVAILABLE_TOOLS] [][/AVAILABLE_TOOLS]"},
+      {"user", "And now?"}};
+  auto v3 = find_chat_template("mistral-v3");
+  ASSERT_TRUE(v3.ok());
+  EXPECT_EQ(
+      *(*v3)->apply(chat, true),
+      "[INST] Weather?[/INST][TOOL_CALLS] [{\"name\": \"w\", \"arguments\": {}, \"id\": "
+      "\"abcdefghi\"}]</s>[TOOL_RESULTS] {\"content\": 7, \"call_id\": \"abcdefghi\"}"
+      "[/TOOL_RESULTS] Cold.</s>[AVAILABLE_TOOLS] [][/AVAILABLE_TOOLS][INST] And now?[/INST]");
+  auto v7 = find_chat_template("mistral-v7-tekken");
+  ASSERT_TRUE(v7.ok());
+  const std::vector<ChatMessage> turn = {
+      {"available_tools", "[AVAILABLE_TOOLS][][/AVAILABLE_TOOLS]"}, {"user", "Hi"}};
+  EXPECT_EQ(*(*v7)->apply(turn, true), "[AVAILABLE_TOOLS][][/AVAILABLE_TOOLS][INST]Hi[/INST]");
+  for (const char* name : {"mistral-v1", "llama2"}) {
+    auto other = find_chat_template(name);
+    ASSERT_TRUE(other.ok());
+    EXPECT_FALSE((*other)->apply(turn, true).ok()) << name;
+  }
+}
+
 TEST(ChatRender, GemmaFoldsSystemIntoTheNextUserTurn) {
   auto gemma = find_chat_template("gemma");
   ASSERT_TRUE(gemma.ok());

@@ -224,6 +224,28 @@ TEST_F(VocabMetadata, ByteLevelBpeReadsMergesAndItsDefaults) {
   EXPECT_EQ((*tok)->encode("hi<|im_end|>", false), (std::vector<TokenId>{256, 257}));
 }
 
+// Mistral's converters type its call marker control, whose text answers would not show;
+// it is user-defined here, so a server can see the calls after it. Other control tokens
+// stay as they are.
+TEST_F(VocabMetadata, MistralsCallMarkerShowsItsText) {
+  std::vector<std::string> tokens;
+  for (const TokenData& t : testing_vocab::byte_level_alphabet())
+    tokens.push_back(t.text);
+  tokens.insert(tokens.end(), {"hi", "[TOOL_CALLS]", "[INST]"});
+  std::vector<int32_t> types(tokens.size(), 1);
+  types[257] = types[258] = 3;
+  gguf::GgufWriter w = bpe_writer();
+  w.set("tokenizer.ggml.tokens", strings(tokens));
+  w.set("tokenizer.ggml.token_type", ints(types));
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ((*tok)->vocabulary().tokens[257].type, TokenType::kUserDefined);
+  EXPECT_EQ((*tok)->vocabulary().tokens[258].type, TokenType::kControl);
+  EXPECT_EQ((*tok)->token_to_piece(257), "[TOOL_CALLS]");
+  EXPECT_EQ((*tok)->token_to_piece(258), "");
+  EXPECT_EQ((*tok)->encode("[TOOL_CALLS]hi", false), (std::vector<TokenId>{257, 256}));
+}
+
 TEST_F(VocabMetadata, Llama3AddsBosUnlessTheFileSaysOtherwise) {
   gguf::GgufWriter w = bpe_writer();
   w.set("tokenizer.ggml.pre", Value{std::string("llama-bpe")});

@@ -502,6 +502,44 @@ def llama3_tool_calling():
         check("llama3: a conversation with a call and its result", status == 200, body)
 
 
+def mistral_tool_calling(tmp):
+    """--chat-template mistral-v3 on a vocabulary with Mistral's control tokens (as its
+    converters type them): a required call is [TOOL_CALLS] and one JSON array whose calls
+    carry ids of 9 letters and digits, read back the same streamed or not; a conversation
+    with that call and its result is taken, the tools listed before the last user turn."""
+    model = os.path.join(tmp, "mistral.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--n-embd", "64", "--n-layer", "2",
+            "--n-head", "4", "--n-head-kv", "2", "--n-ff", "96", "--control-tokens",
+            "[INST],[/INST],[TOOL_CALLS],[AVAILABLE_TOOLS],[/AVAILABLE_TOOLS],[TOOL_RESULTS],"
+            "[/TOOL_RESULTS]")
+    check("mkmodel --control-tokens", p.returncode == 0, p.stderr)
+    with Server(build, model, "-np", "1", "-c", "1024", "--chat-template", "mistral-v3") as s:
+        ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+        req = {"messages": ask, "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
+               "tool_choice": "required", "parallel_tool_calls": False}
+        status, body = s.json("POST", "/v1/chat/completions", req)
+        c = body["choices"][0] if status == 200 else {}
+        calls = c.get("message", {}).get("tool_calls", [])
+        check("mistral: a required call with Mistral's ids", c.get("finish_reason") ==
+              "tool_calls" and len(calls) == 1 and all(valid_call(x) for x in calls) and
+              all(len(x["id"]) == 9 and x["id"].isalnum() for x in calls), body)
+        status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
+        deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
+        check("mistral: the calls streamed", status == 200 and done and
+              [(d["id"], d["function"]) for d in deltas] ==
+              [(x["id"], x["function"]) for x in calls], events[-3:])
+        plain = {"messages": ask, "max_tokens": 4, "temperature": 0}
+        _, want = s.json("POST", "/v1/chat/completions", plain)
+        history = ask + [{"role": "assistant", "content": None, "tool_calls": calls[:1]},
+                         {"role": "tool", "tool_call_id": calls[0]["id"] if calls else "x",
+                          "content": '{"temp": 21}'},
+                         {"role": "user", "content": "And in Rome?"}]
+        status, body = s.json("POST", "/v1/chat/completions",
+                              dict(plain, messages=history, tools=[WEATHER]))
+        check("mistral: a conversation with a call, its result and the tools", status == 200 and
+              body["usage"]["prompt_tokens"] > want["usage"]["prompt_tokens"] + 40, body)
+
+
 def aliases():
     """--alias names the model more than once (repeated or comma-separated): /v1/models lists
     every name, a request may use any and is answered under the first, others are 404s that
@@ -608,6 +646,7 @@ def main():
                   body["error"]["code"] == "no_schedule", body)
         llama3_tool_calling()
         thinking_switch(tmp)
+        mistral_tool_calling(tmp)
         aliases()
         speculative()
         budgets(tmp)

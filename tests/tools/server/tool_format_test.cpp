@@ -43,6 +43,67 @@ TEST(ToolFormat, TheTemplateNamesTheFormat) {
   EXPECT_STREQ(tool_format_for("llama3").name, "llama3-json");
   EXPECT_STREQ(tool_format_for("chatml").name, "hermes");
   EXPECT_STREQ(tool_format_for("").name, "hermes");
+  EXPECT_STREQ(tool_format_for("mistral-v3").name, "mistral-v3");
+  for (const char* t : {"mistral-v3-tekken", "mistral-v7", "mistral-v7-tekken"})
+    EXPECT_STREQ(tool_format_for(t).name, "mistral-tekken") << t;
+  EXPECT_STREQ(tool_format_for("mistral-v1").name, "hermes"); // no tool tokens
+}
+
+TEST(ToolFormat, MistralListsToolsBeforeTheLastUserTurnAndNamesCallsById) {
+  auto use = tools_for(kMistralV3Tools, "auto");
+  ASSERT_TRUE(use);
+  EXPECT_EQ(use->tools_text, "[AVAILABLE_TOOLS] [" + spaced_dump(kWeather) + "][/AVAILABLE_TOOLS]");
+  EXPECT_EQ(use->trigger, "[TOOL_CALLS]");
+  std::vector<Turn> chat = {{"system", "Be brief."}, {"user", "Oslo?"}, {"assistant", "call"},
+                            {"tool", "7 C"},         {"tool", "rain"},  {"user", "And Rome?"}};
+  place_tools(chat, &*use, kMistralV3Tools);
+  ASSERT_EQ(chat.size(), 7u);
+  EXPECT_EQ(chat[3], (Turn{"tool_results", "7 C"})); // one turn each, not joined
+  EXPECT_EQ(chat[4], (Turn{"tool_results", "rain"}));
+  EXPECT_EQ(chat[5], (Turn{"available_tools", use->tools_text}));
+  EXPECT_EQ(chat[6], (Turn{"user", "And Rome?"}));
+  // A system message right before the last user turn opens the same [INST] block: the
+  // tools go before both.
+  std::vector<Turn> first = {{"system", "Be brief."}, {"user", "Hi"}};
+  place_tools(first, &*use, kMistralV3Tools);
+  EXPECT_EQ(first[0].first, "available_tools");
+  EXPECT_EQ(first[1], (Turn{"system", "Be brief."}));
+
+  // Earlier calls and results carry 9-character ids: OpenAI's are mapped, the same way in
+  // the call and in its result; Mistral's own are kept.
+  const std::string id = mistral_call_id("1");
+  ASSERT_EQ(id.size(), 9u);
+  EXPECT_EQ(mistral_call_id("1"), id);
+  EXPECT_EQ(mistral_call_id("abcDEF123"), "abcDEF123");
+  EXPECT_NE(mistral_call_id("2"), id);
+  auto call = tool_message(kEarlierCall, "", "messages[1]", kMistralV3Tools);
+  EXPECT_EQ(std::get<Turn>(call).second,
+            "[TOOL_CALLS] [{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}, "
+            "\"id\": \"" +
+                id + "\"}]");
+  auto result = tool_message(json{{"role", "tool"}, {"tool_call_id", "1"}}, "{\"temp\": 7}",
+                             "messages[2]", kMistralTekkenTools);
+  EXPECT_EQ(std::get<Turn>(result).second,
+            "[TOOL_RESULTS]{\"content\": {\"temp\": 7}, \"call_id\": \"" + id +
+                "\"}[/TOOL_RESULTS]");
+}
+
+TEST(ToolFormat, MistralCallsAreReadBackWithTheModelsIds) {
+  const ToolAnswer a = parse_tool_answer(
+      "Checking.[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}, "
+      "\"id\": \"abcDEF123\"}, {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]",
+      "c", kMistralTekkenTools);
+  EXPECT_EQ(a.content, "Checking.");
+  ASSERT_EQ(a.tool_calls.size(), 2u);
+  EXPECT_EQ(a.tool_calls[0]["id"], "abcDEF123");
+  EXPECT_EQ(a.tool_calls[0]["function"]["arguments"], "{\"city\":\"Rome\"}");
+  EXPECT_EQ(a.tool_calls[1]["id"], "c1"); // none written: ours
+  // Cut off, or not calls: content.
+  const std::string cut = "[TOOL_CALLS] [{\"name\": \"get_weather\", \"argu";
+  EXPECT_EQ(parse_tool_answer(cut, "c", kMistralV3Tools).content, cut);
+  EXPECT_TRUE(parse_tool_answer("[TOOL_CALLS] [1]", "c", kMistralV3Tools).tool_calls.empty());
+  EXPECT_EQ(streamable_prefix("Sure [TOOL_", kMistralV3Tools), 5u);
+  EXPECT_EQ(streamable_prefix("Sure [x]", kMistralV3Tools), 8u);
 }
 
 TEST(ToolFormat, Llama3ListsToolsInTheFirstUserMessageUnderIpython) {
@@ -108,7 +169,8 @@ TEST(ToolFormat, Llama3RendersAndReadsBackBareJsonCalls) {
 }
 
 TEST(ToolFormat, EachGrammarAcceptsTheCallsItsFormatRenders) {
-  for (const ToolFormat* format : {&kHermesTools, &kLlama3JsonTools}) {
+  for (const ToolFormat* format :
+       {&kHermesTools, &kLlama3JsonTools, &kMistralV3Tools, &kMistralTekkenTools}) {
     SCOPED_TRACE(format->name);
     auto use = tools_for(*format, "required");
     ASSERT_TRUE(use);
@@ -130,6 +192,14 @@ TEST(ToolFormat, EachGrammarAcceptsTheCallsItsFormatRenders) {
                                  replaced(key, key == "arguments" ? "parameters" : "arguments")));
     EXPECT_FALSE(grammar_matches(use->grammar, replaced("get_weather", "get_other")));
   }
+  // Mistral's ids are 9 letters and digits; two calls are one array.
+  auto mistral = tools_for(kMistralTekkenTools, "required");
+  const std::string one =
+      "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}, \"id\": ";
+  EXPECT_TRUE(grammar_matches(mistral->grammar, "[TOOL_CALLS][" + one + "\"abcDEF123\"}, " + one +
+                                                    "\"x23456789\"}]"));
+  EXPECT_FALSE(grammar_matches(mistral->grammar, "[TOOL_CALLS][" + one + "\"abc\"}]"));
+  EXPECT_FALSE(grammar_matches(mistral->grammar, "[TOOL_CALLS][" + one + "\"abcDEF12_\"}]"));
   // Llama 3's calls come one a turn.
   auto two = tools_for(kLlama3JsonTools, "auto");
   EXPECT_EQ(two->grammar.find("( tool-ws tool-call )*"), std::string::npos);
