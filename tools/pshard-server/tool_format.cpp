@@ -134,36 +134,26 @@ const ToolFormat kLlama3JsonTools{.name = "llama3-json",
                                   .result_text = plain_result_text};
 
 // The tools block and results are turns of their own roles, which Mistral's renderers
-// write as they are, between the [INST] blocks (runtime/chat).
-const ToolFormat kMistralV3Tools{.name = "mistral-v3",
-                                 .call_open = "[TOOL_CALLS]",
-                                 .call_close = "",
-                                 .args_key = "arguments",
-                                 .parallel = true,
-                                 .calls_array = true,
-                                 .tools_at = ToolsAt::kBeforeLastUser,
-                                 .tools_role = "available_tools",
-                                 .system_note = "",
-                                 .result_role = "tool_results",
-                                 .join_results = false,
-                                 .tools_text = mistral_tools_text<true>,
-                                 .calls_text = mistral_calls_text<true>,
-                                 .result_text = mistral_result_text<true>};
-
-const ToolFormat kMistralTekkenTools{.name = "mistral-tekken",
-                                     .call_open = "[TOOL_CALLS]",
-                                     .call_close = "",
-                                     .args_key = "arguments",
-                                     .parallel = true,
-                                     .calls_array = true,
-                                     .tools_at = ToolsAt::kBeforeLastUser,
-                                     .tools_role = "available_tools",
-                                     .system_note = "",
-                                     .result_role = "tool_results",
-                                     .join_results = false,
-                                     .tools_text = mistral_tools_text<false>,
-                                     .calls_text = mistral_calls_text<false>,
-                                     .result_text = mistral_result_text<false>};
+// write as they are, between the [INST] blocks (runtime/chat). v3 and Tekken differ only
+// in the space after each tag.
+template <bool kSpace> constexpr ToolFormat mistral_format(const char* name) {
+  return {.name = name,
+          .call_open = "[TOOL_CALLS]",
+          .call_close = "",
+          .args_key = "arguments",
+          .parallel = true,
+          .calls_array = true,
+          .tools_at = ToolsAt::kBeforeLastUser,
+          .tools_role = "available_tools",
+          .system_note = "",
+          .result_role = "tool_results",
+          .join_results = false,
+          .tools_text = mistral_tools_text<kSpace>,
+          .calls_text = mistral_calls_text<kSpace>,
+          .result_text = mistral_result_text<kSpace>};
+}
+const ToolFormat kMistralV3Tools = mistral_format<true>("mistral-v3");
+const ToolFormat kMistralTekkenTools = mistral_format<false>("mistral-tekken");
 
 const ToolFormat& tool_format_for(std::string_view chat_template) {
   if (chat_template == "llama3")
