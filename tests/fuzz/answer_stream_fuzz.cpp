@@ -1,7 +1,7 @@
 // libFuzzer target for how pshard-server reads a model's answer as it streams: any text,
 // cut into any pieces, must give through the streams exactly what the whole text gives —
 //   - ReasoningStream: the reasoning and content of split_reasoning;
-//   - ToolCallStream (Hermes and Llama 3 JSON calls): the content and calls of
+//   - ToolCallStream (Hermes, Llama 3 JSON and Mistral calls): the content and calls of
 //     parse_tool_answer, no piece of a call ever sent as content;
 // and what a stream may send (streamable_prefix) never shrinks as text arrives.
 // The first input byte picks the format, the second seeds the cuts; the rest is the text.
@@ -34,7 +34,9 @@ std::string content_of(const ToolAnswer& a, const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2)
     return 0;
-  const ToolFormat& format = data[0] % 2 ? kLlama3JsonTools : kHermesTools;
+  const ToolFormat* const kFormats[] = {&kHermesTools, &kLlama3JsonTools, &kMistralV3Tools,
+                                        &kMistralTekkenTools};
+  const ToolFormat& format = *kFormats[data[0] % 4];
   std::mt19937 cuts(data[1]);
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
 
