@@ -134,6 +134,36 @@ TEST(DeviceSuite, BothSidesAreMeasuredBesideTheOther) {
   EXPECT_EQ(profiling::beside_units(grid), 2 * (1 + 2));
 }
 
+// A device that cannot be driven from a second thread: the profile is made without the
+// beside cells (optional figures), and says why.
+class SingleThreadDevice final : public FakeDevice {
+public:
+  Result<double> time_matmul(TensorType t, int64_t n, int64_t rows, int64_t cols) override {
+    if (std::this_thread::get_id() != owner_)
+      return internal_error("the fake device is bound to its thread");
+    return FakeDevice::time_matmul(t, n, rows, cols);
+  }
+
+private:
+  std::thread::id owner_ = std::this_thread::get_id();
+};
+
+TEST(DeviceSuite, ADeviceThatFailsBesideTheCpuLeavesOutOnlyThoseCells) {
+  profiling::SuiteGrid grid = small_grid();
+  grid.load_tokens = {1};
+  SingleThreadDevice device;
+  profiling::Progress progress(profiling::device_units(grid), /*enabled=*/false);
+  fb::ProfileT profile;
+  profile.under_load = std::make_unique<fb::UnderLoadT>();
+  const Status st = profiling::measure_device(grid, device, progress, 1e-4, profile);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_FALSE(profile.gpu->matmul.empty());
+  EXPECT_TRUE(profile.under_load->cpu_matmul_beside_device.empty());
+  EXPECT_TRUE(profile.under_load->device_matmul_beside_cpu.empty());
+  EXPECT_NE(profile.under_load->beside_description.find("bound to its thread"), std::string::npos)
+      << profile.under_load->beside_description;
+}
+
 TEST(DeviceSuite, FakeDeviceFillsGpuAndTransferTables) {
   const profiling::SuiteGrid grid = small_grid();
   FakeDevice device;
