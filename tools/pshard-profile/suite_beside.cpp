@@ -15,6 +15,7 @@
 #include "tools/pshard-profile/suite.h"
 
 #include <atomic>
+#include <future>
 #include <map>
 #include <thread>
 
@@ -27,22 +28,32 @@ std::string label(const char* side, TensorType type, int64_t n, int threads) {
 }
 
 // The device running `type` matmuls of `n` tokens back to back on a thread of its own
-// until stopped; the first failure is kept for stop().
+// until stopped. start() returns once the first has finished (so what is timed next runs
+// beside a device already busy), with its failure if it failed; a later failure is kept
+// for stop().
 class DeviceComputeLoad {
 public:
   DeviceComputeLoad(DeviceMeasurer& device, TensorType type, int64_t n, int64_t rows, int64_t cols)
       : device_(device), type_(type), n_(n), rows_(rows), cols_(cols) {}
   ~DeviceComputeLoad() { (void)stop(); }
-  void start() {
-    thread_ = std::thread([this] {
+  Status start() {
+    std::promise<Status> first;
+    std::future<Status> started = first.get_future();
+    thread_ = std::thread([this, &first] {
+      bool told = false;
       while (!stop_.load(std::memory_order_relaxed)) {
         Result<double> r = device_.time_matmul(type_, n_, rows_, cols_);
+        if (!told) {
+          first.set_value(r.status());
+          told = true;
+        }
         if (!r.ok()) {
           failure_ = r.status();
           return;
         }
       }
     });
+    return started.get();
   }
   Status stop() {
     stop_ = true;
@@ -92,7 +103,7 @@ Status measure_both(const SuiteGrid& grid, DeviceMeasurer& device, Progress& pro
         progress.advance(kMatmulUnits);
       }
       DeviceComputeLoad busy(device, type, n, w.rows, w.cols); // the CPU, beside the device
-      busy.start();
+      PSHARD_RETURN_IF_ERROR(busy.start());
       for (int threads : grid.threads) {
         progress.step(label("cpu", type, n, threads));
         MatmulRate rate;
