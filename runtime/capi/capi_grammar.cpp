@@ -22,7 +22,7 @@ Result<std::shared_ptr<TokenFilter>> token_filter(const pshard_model& model,
     c.thought.open = p.thought_open;
   if (p.thought_close)
     c.thought.close = p.thought_close;
-  if (c.empty() && c.trigger.empty() && c.thought.open.empty() && c.thought.close.empty()) {
+  if (c.empty() && c.trigger.empty() && c.thought.empty()) {
     if (p.grammar || p.json_schema)
       return invalid_argument("the generation params' grammar or json_schema is empty; give "
                               "text or NULL");

@@ -23,16 +23,10 @@ Result<std::shared_ptr<const Grammar>> compile_output_constraint(const OutputCon
   return std::make_shared<const Grammar>(std::move(grammar).value());
 }
 
-namespace {
-bool has_thought(const OutputConstraint& c) {
-  return !c.thought.open.empty() || !c.thought.close.empty();
-}
-} // namespace
-
 Result<std::shared_ptr<TokenFilter>> make_token_filter(const OutputConstraint& c,
                                                        std::shared_ptr<const TokenTrie> trie) {
   if (c.empty()) {
-    if (!c.trigger.empty() || has_thought(c))
+    if (!c.trigger.empty() || !c.thought.empty())
       return invalid_argument("a grammar trigger or thought without a grammar or JSON schema");
     return std::shared_ptr<TokenFilter>();
   }
@@ -42,7 +36,7 @@ Result<std::shared_ptr<TokenFilter>> make_token_filter(const OutputConstraint& c
                                                                          c.trigger, c.thought));
     return std::shared_ptr<TokenFilter>(std::move(triggered));
   }
-  if (has_thought(c))
+  if (!c.thought.empty())
     return invalid_argument("a thought (its tags) is for a grammar with a trigger; give the "
                             "trigger too, or no thought");
   PSHARD_ASSIGN_OR_RETURN(auto filter, GrammarTokenFilter::create(grammar, std::move(trie)));

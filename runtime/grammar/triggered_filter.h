@@ -27,6 +27,7 @@ namespace pshard {
 
 struct Thought {
   std::string open, close; // both empty: none
+  bool empty() const { return open.empty() && close.empty(); }
 };
 
 class TriggeredTokenFilter final : public TokenFilter {

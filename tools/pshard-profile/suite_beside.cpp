@@ -71,14 +71,6 @@ private:
   std::thread thread_;
 };
 
-} // namespace
-
-double beside_units(const SuiteGrid& g) {
-  return kMatmulUnits * double(g.types.size() * g.load_tokens.size() * (1 + g.threads.size()));
-}
-
-namespace {
-
 Status measure_both(const SuiteGrid& grid, DeviceMeasurer& device, Progress& progress,
                     double unit_s, fb::UnderLoadT& out) {
   const uint64_t bytes = grid.matrix_bytes.back();
@@ -120,6 +112,10 @@ Status measure_both(const SuiteGrid& grid, DeviceMeasurer& device, Progress& pro
 }
 
 } // namespace
+
+double beside_units(const SuiteGrid& g) {
+  return kMatmulUnits * double(g.types.size() * g.load_tokens.size() * (1 + g.threads.size()));
+}
 
 // Optional figures (absent, neither side slows the other): a device that cannot be driven
 // from a second thread, or fails meanwhile, costs the profile these cells only, and the

@@ -77,20 +77,21 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
           calls = json::array(); // not calls after all: the answer is content
           break;
         }
-  }
-  for (size_t at = open; !format.calls_array && at != std::string::npos;
-       at = find_call(text, at, format)) {
-    // Wrapped: the JSON between the tags; else the object from its opening text to the end.
-    const size_t body = close_tag.empty() ? at : at + open_tag.size();
-    const size_t close = close_tag.empty() ? text.size() : text.find(close_tag, body);
-    if (close == std::string::npos)
-      break; // cut off (max_tokens): not a call
-    const ordered_json call = ordered_json::parse(text.substr(body, close - body), nullptr, false);
-    if (call.is_discarded() || !add_call(call))
-      break;
-    if (close_tag.empty())
-      break; // one call, the rest of the answer
-    at = close + close_tag.size();
+  } else {
+    for (size_t at = open; at != std::string::npos; at = find_call(text, at, format)) {
+      // Wrapped: the JSON between the tags; else the object from its opening text to the end.
+      const size_t body = close_tag.empty() ? at : at + open_tag.size();
+      const size_t close = close_tag.empty() ? text.size() : text.find(close_tag, body);
+      if (close == std::string::npos)
+        break; // cut off (max_tokens): not a call
+      const ordered_json call =
+          ordered_json::parse(text.substr(body, close - body), nullptr, false);
+      if (call.is_discarded() || !add_call(call))
+        break;
+      if (close_tag.empty())
+        break; // one call, the rest of the answer
+      at = close + close_tag.size();
+    }
   }
   if (calls.empty()) {
     a.content = text;

@@ -223,9 +223,7 @@ std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const j
   if (role == "tool") {
     const auto id = m.find("tool_call_id");
     const std::string call_id = id != m.end() && id->is_string() ? id->get<std::string>() : "";
-    return std::make_pair(
-        std::string("tool"),
-        format.result_text(content, format.calls_array ? mistral_call_id(call_id) : call_id));
+    return std::make_pair(std::string("tool"), format.result_text(content, call_id));
   }
   auto calls = m.find("tool_calls");
   if (role != "assistant" || calls == m.end() || calls->is_null())
@@ -250,9 +248,9 @@ std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const j
                            cp + ".function.arguments", "invalid_value");
     }
     ordered_json call = {{"name", (*f)["name"]}, {format.args_key, args}};
-    if (format.calls_array)
-      call["id"] = mistral_call_id(
-          c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : std::to_string(k));
+    if (format.calls_array) // the format's calls carry ids (in its own form: calls_text's)
+      call["id"] =
+          c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : std::to_string(k);
     written.push_back(std::move(call));
   }
   if (!written.empty())

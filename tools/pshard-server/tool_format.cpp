@@ -60,13 +60,16 @@ template <bool kSpace> std::string mistral_tools_text(const JsonList& tools) {
          "[/AVAILABLE_TOOLS]";
 }
 template <bool kSpace> std::string mistral_calls_text(const JsonList& calls) {
-  return std::string("[TOOL_CALLS]") + (kSpace ? " " : "") + spaced_dump(ordered_json(calls));
+  ordered_json written(calls);
+  for (ordered_json& call : written)
+    call["id"] = mistral_call_id(call.value("id", ""));
+  return std::string("[TOOL_CALLS]") + (kSpace ? " " : "") + spaced_dump(written);
 }
 // The content as it is (not quoted: the templates write content|string there).
 template <bool kSpace>
 std::string mistral_result_text(const std::string& content, const std::string& call_id) {
   return std::string("[TOOL_RESULTS]") + (kSpace ? " " : "") + "{\"content\": " + content +
-         ", \"call_id\": " + ordered_json(call_id).dump() + "}[/TOOL_RESULTS]";
+         ", \"call_id\": " + ordered_json(mistral_call_id(call_id)).dump() + "}[/TOOL_RESULTS]";
 }
 
 } // namespace

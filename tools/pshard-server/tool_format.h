@@ -48,9 +48,10 @@ struct ToolFormat {
   const char* result_role; // the role a tool result is rendered under
   bool join_results;       // consecutive results in one turn
   std::string (*tools_text)(const JsonList& tools);
-  // An assistant's earlier calls, each {"name", args_key, ["id"]}, as the model writes them.
+  // An assistant's earlier calls, each {"name", args_key, ["id" as the client sent it]},
+  // as the model writes them (ids put in the format's form).
   std::string (*calls_text)(const JsonList& calls);
-  // A tool result as its turn's text; `call_id` is the call's id in the format's form.
+  // A tool result as its turn's text; `call_id` as the client sent it.
   std::string (*result_text)(const std::string& content, const std::string& call_id);
 };
 

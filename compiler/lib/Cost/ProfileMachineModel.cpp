@@ -168,35 +168,35 @@ double ProfileMachineModel::gpu_graph_launch_overhead_s() const {
 }
 
 namespace {
-// Idle over beside-compute figures: 1 without cells (older profiles), never below 1 (the
-// other side's work never speeds this one up; a faster cell is noise).
-double slowdown(const Result<double>& idle, const Result<double>& beside) {
-  if (!idle.ok() || !beside.ok() || !(*idle > 0) || !(*beside > 0))
-    return 1.0;
-  return std::max(*idle / *beside, 1.0);
+// Idle over beside-compute figures of `type`, or of the nearest type in bits that has
+// them (the ratio, not the rate, is borrowed): 1 without any (older profiles), never below
+// 1 (the other side's work never speeds this one up; a faster cell is noise).
+template <typename Ask> double beside_slowdown(TensorType type, Ask ask) {
+  std::vector<TensorType> types = stand_ins(type);
+  types.insert(types.begin(), type);
+  for (TensorType t : types) {
+    const Result<double> beside = ask(t, Load::kBesideCompute);
+    if (!beside.ok())
+      continue;
+    const Result<double> idle = ask(t, Load::kIdle);
+    return idle.ok() && *idle > 0 && *beside > 0 ? std::max(*idle / *beside, 1.0) : 1.0;
+  }
+  return 1.0;
 }
 } // namespace
 
 double ProfileMachineModel::cpu_beside_device_slowdown(TensorType type, int64_t n_tokens,
                                                        uint64_t matrix_bytes, int threads) const {
-  for (TensorType t : {type, TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF32}) {
-    const Result<double> beside =
-        lookup_.cpu_matmul_flops(t, n_tokens, matrix_bytes, threads, Load::kBesideCompute);
-    if (beside.ok())
-      return slowdown(lookup_.cpu_matmul_flops(t, n_tokens, matrix_bytes, threads), beside);
-  }
-  return 1.0;
+  return beside_slowdown(type, [&](TensorType t, Load load) {
+    return lookup_.cpu_matmul_flops(t, n_tokens, matrix_bytes, threads, load);
+  });
 }
 
 double ProfileMachineModel::device_beside_cpu_slowdown(TensorType type, int64_t n_tokens,
                                                        uint64_t matrix_bytes) const {
-  for (TensorType t : {type, TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kF32}) {
-    const Result<double> beside =
-        lookup_.gpu_matmul_flops(t, n_tokens, matrix_bytes, 0, Load::kBesideCompute);
-    if (beside.ok())
-      return slowdown(lookup_.gpu_matmul_flops(t, n_tokens, matrix_bytes), beside);
-  }
-  return 1.0;
+  return beside_slowdown(type, [&](TensorType t, Load load) {
+    return lookup_.gpu_matmul_flops(t, n_tokens, matrix_bytes, 0, load);
+  });
 }
 
 double ProfileMachineModel::h2d_seconds(uint64_t bytes, Load load) const {
