@@ -24,9 +24,9 @@ constexpr std::string_view kFimTexts[] = {"<|fim_prefix|>", "<fim-prefix>",   "<
                                           "<fim-middle>",   "<｜fim▁end｜>",  "<MID>"};
 
 // Control tokens whose text an answer must show: Mistral's converters type its call
-// marker control (its text would vanish from answers, as llama.cpp's chat parsers keep
-// it apart to see), so a server can recognise the calls that follow it.
-constexpr std::string_view kShownTexts[] = {"[TOOL_CALLS]"};
+// markers control (their text would vanish from answers, as llama.cpp's chat parsers keep
+// them apart to see), so a server can recognise the calls and their parts.
+constexpr std::string_view kShownTexts[] = {"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"};
 
 template <size_t N> bool is_one_of(const std::string_view (&texts)[N], std::string_view text) {
   return std::find(std::begin(texts), std::end(texts), text) != std::end(texts);

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -35,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2)
     return 0;
   const ToolFormat* const kFormats[] = {&kHermesTools, &kLlama3JsonTools, &kMistralV3Tools,
-                                        &kMistralTekkenTools};
-  const ToolFormat& format = *kFormats[data[0] % 4];
+                                        &kMistralTekkenTools, &kMistralArgsTools};
+  const ToolFormat& format = *kFormats[data[0] % std::size(kFormats)];
   std::mt19937 cuts(data[1]);
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
 

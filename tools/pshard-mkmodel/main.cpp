@@ -9,9 +9,26 @@
 #include "tools/pshard-mkmodel/projector_generator.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace cli = pshard::cli;
+
+namespace {
+
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t at = 0; !text.empty() && at <= text.size();) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    out.push_back(text.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   pshard::ModelSpec spec;
@@ -61,13 +78,14 @@ int main(int argc, char** argv) {
   app.add_option("--override", overrides,
                  "per-class types, e.g. ffn_down=f32,token_embd=q8_0");
   app.add_option("--tokenizer-from", spec.tokenizer_from, "copy the tokenizer of this GGUF");
-  app.add_option("--control-tokens", spec.control_tokens,
+  // Plain strings split here: CLI11 reads a list option's "[a],[b]" as its own bracketed
+  // list syntax and strips the brackets Mistral's tokens have.
+  std::string control_tokens, user_tokens;
+  app.add_option("--control-tokens", control_tokens,
                  "extra control tokens at the end of the generated vocabulary, e.g. "
-                 "'<|fim_prefix|>,<|fim_suffix|>'")
-      ->delimiter(',');
-  app.add_option("--user-tokens", spec.user_tokens,
-                 "then user-defined tokens (their text is shown), e.g. '<think>,</think>'")
-      ->delimiter(',');
+                 "'<|fim_prefix|>,<|fim_suffix|>'");
+  app.add_option("--user-tokens", user_tokens,
+                 "then user-defined tokens (their text is shown), e.g. '<think>,</think>'");
   app.add_option("--name", spec.name, "general.name")->capture_default_str();
   app.add_flag("--tied-output", spec.tied_output, "no output.weight: the head reuses token_embd");
   app.add_option("--pooling-type", spec.pooling_type,
@@ -132,6 +150,8 @@ int main(int argc, char** argv) {
   }
   if (out.empty())
     return 0;
+  spec.control_tokens = comma_list(control_tokens);
+  spec.user_tokens = comma_list(user_tokens);
   if (pshard::Status s = pshard::parse_type_or_mix(type, &spec); !s.ok())
     return fail(s);
   if (pshard::Status s = pshard::parse_type_overrides(overrides, &spec); !s.ok())

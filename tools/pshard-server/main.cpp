@@ -102,8 +102,11 @@ int serve(const ServerOptions& o) {
     }
   });
   std::cerr << "pshard-server: serving " << (*engine)->model_id() << " (" << (*engine)->backend()
-            << ", " << o.n_parallel << " slots, context " << (*engine)->n_ctx() << ") on http://"
-            << o.host << ":" << port << "\n"
+            << ", " << o.n_parallel << " slots, context " << (*engine)->n_ctx()
+            << ", chat template "
+            << ((*engine)->chat_template().empty() ? "none" : (*engine)->chat_template())
+            << ", tool calls " << (*engine)->tool_format().name << ") on http://" << o.host << ":"
+            << port << "\n"
             << std::flush;
   const bool listened = svr.listen_after_bind();
   pthread_kill(signal_thread.native_handle(), SIGUSR1);

@@ -44,6 +44,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
     return ids.ok() && ids->size() == 1;
   };
   e->thinks_ = one_token(kThoughtStart) && one_token(kThoughtEnd);
+  e->args_token_ = one_token(kArgsTag);
   PSHARD_C_CALL(pshard_model_fim_tokens(model, &e->fim_));
 
   PSHARD_ASSIGN_OR_RETURN(pshard_backend backend,

@@ -51,7 +51,7 @@ public:
   render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const;
   const std::string& chat_template() const { return chat_template_; } // "" when none
   // How the chat template's models write function calls (tool_format.h).
-  const ToolFormat& tool_format() const { return tool_format_for(chat_template_); }
+  const ToolFormat& tool_format() const { return tool_format_for(chat_template_, args_token_); }
 
   // A chat answer's reasoning, unless a request says otherwise (--reasoning-format).
   ReasoningFormat reasoning_format() const { return reasoning_format_; }
@@ -82,6 +82,7 @@ private:
   pshard_pooling pooling_ = PSHARD_POOLING_MODEL;
   ReasoningFormat reasoning_format_ = ReasoningFormat::kDeepseek;
   bool thinks_ = false;
+  bool args_token_ = false; // the vocabulary has Mistral's [ARGS] (tool_format_for)
   pshard_fim_tokens fim_ = pshard_fim_tokens_init();
   std::atomic<bool> stop_{false};
   std::thread stepper_;

@@ -41,6 +41,40 @@ size_t find_call(const std::string& text, size_t from, const ToolFormat& format)
   return std::string::npos;
 }
 
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && is_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+// A kNamedArgs call whose name starts at text[from]: {"name", "arguments"[, "id"]}, the
+// arguments up to the next call's `open` or the end; null when it is not whole. `*end`:
+// where the call's text ends.
+ordered_json named_args_call(const std::string& text, size_t from, std::string_view open,
+                             size_t* end) {
+  const size_t args = text.find(kArgsTag, from);
+  if (args == std::string::npos)
+    return nullptr;
+  std::string_view head(text.data() + from, args - from), id;
+  if (const size_t tag = head.find(kCallIdTag); tag != std::string_view::npos) {
+    id = trimmed(head.substr(tag + std::string_view(kCallIdTag).size()));
+    head = head.substr(0, tag);
+  }
+  const std::string_view name = trimmed(head);
+  const size_t body = args + std::string_view(kArgsTag).size();
+  const size_t next = text.find(open, body);
+  *end = next == std::string::npos ? text.size() : next;
+  const ordered_json a = ordered_json::parse(text.substr(body, *end - body), nullptr, false);
+  if (name.empty() || a.is_discarded() || !a.is_object())
+    return nullptr;
+  ordered_json call = {{"name", std::string(name)}, {"arguments", a}};
+  if (!id.empty())
+    call["id"] = std::string(id);
+  return call;
+}
+
 } // namespace
 
 ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix,
@@ -59,16 +93,22 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
     const char* key = call.contains(format.args_key) ? format.args_key : "arguments";
     const ordered_json args = call.contains(key) ? call[key] : ordered_json::object();
     const auto id = call.find("id"); // the model's own (Mistral's), else ours
-    calls.push_back({{"id", format.calls_array && id != call.end() && id->is_string()
-                                ? id->get<std::string>()
-                                : id_prefix + std::to_string(calls.size())},
-                     {"type", "function"},
-                     {"function",
-                      {{"name", call["name"].get<std::string>()},
-                       {"arguments", args.is_string() ? args.get<std::string>() : args.dump()}}}});
+    calls.push_back(
+        {{"id", format.calls_form != CallsForm::kObjects && id != call.end() && id->is_string()
+                    ? id->get<std::string>()
+                    : id_prefix + std::to_string(calls.size())},
+         {"type", "function"},
+         {"function",
+          {{"name", call["name"].get<std::string>()},
+           {"arguments", args.is_string() ? args.get<std::string>() : args.dump()}}}});
     return true;
   };
-  if (format.calls_array) { // one array of calls, the rest of the answer
+  if (format.calls_form == CallsForm::kNamedArgs) {
+    for (size_t at = open; at != std::string::npos; at = find_call(text, at, format)) {
+      if (!add_call(named_args_call(text, at + open_tag.size(), open_tag, &at)))
+        break; // cut off (max_tokens) or not a call: what came before stays
+    }
+  } else if (format.calls_form == CallsForm::kArray) { // one array of calls, the rest
     const ordered_json array =
         ordered_json::parse(text.substr(open + open_tag.size()), nullptr, false);
     if (!array.is_discarded() && array.is_array() && !array.empty())

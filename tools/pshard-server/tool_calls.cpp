@@ -85,19 +85,46 @@ ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>
   return {{"anyOf", branches}, {"$defs", defs}};
 }
 
+// kNamedArgs: each tool's parameters converted on their own, its rules prefixed
+// "tool-I-" so the tools' grammars sit side by side; a call is the opening, the name, the
+// model's optional id and [ARGS], then that tool's arguments.
+FieldError named_args_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
+                              bool parallel, const ToolFormat& format, std::string& out) {
+  std::string branches;
+  for (size_t i = 0; i < tools.size(); ++i) {
+    std::string gbnf;
+    if (FieldError e = schema_grammar(tools[i].second.dump(), "tools", gbnf))
+      return e;
+    const std::string prefix = "tool-" + std::to_string(i) + "-";
+    out += prefix_rules(gbnf, prefix) + "\n";
+    branches += std::string(i ? " | " : "") + gbnf_literal(tools[i].first) + " tool-id " +
+                gbnf_literal(kArgsTag) + " " + prefix + "root";
+  }
+  out += "root ::= tool-call" + std::string(parallel ? " ( tool-ws tool-call )*" : "") +
+         "\ntool-call ::= " + gbnf_literal(format.call_open) + " ( " + branches + " )" +
+         "\ntool-id ::= ( " + gbnf_literal(kCallIdTag) + " [a-zA-Z0-9]{9} )?";
+  return std::nullopt;
+}
+
 FieldError tool_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
                         bool parallel, const ToolFormat& format, std::string& out) {
-  std::string gbnf;
-  if (FieldError e = schema_grammar(calls_schema(tools, format.args_key, format.calls_array).dump(),
-                                    "tools", gbnf))
-    return e;
+  const bool array = format.calls_form == CallsForm::kArray;
   const bool wrapped = *format.call_close != '\0'; // else the call is its JSON object alone
-  out = rename_rule(gbnf, "root", kCallJson);
-  if (format.calls_array) // the opening, then every call in one array
+  if (format.calls_form == CallsForm::kNamedArgs) {
+    if (FieldError e = named_args_grammar(tools, parallel, format, out))
+      return e;
+  } else {
+    std::string gbnf;
+    if (FieldError e =
+            schema_grammar(calls_schema(tools, format.args_key, array).dump(), "tools", gbnf))
+      return e;
+    out = rename_rule(gbnf, "root", kCallJson);
+  }
+  if (array) // the opening, then every call in one array
     out += "\nroot ::= " + gbnf_literal(format.call_open) + " tool-ws \"[\" tool-ws " + kCallJson +
            (parallel ? std::string(" ( tool-ws \",\" tool-ws ") + kCallJson + " )*" : "") +
            " tool-ws \"]\"";
-  else
+  else if (format.calls_form == CallsForm::kObjects)
     out += "\nroot ::= tool-call" + std::string(parallel ? " ( tool-ws tool-call )*" : "") +
            "\ntool-call ::= " +
            (wrapped ? gbnf_literal(format.call_open) + " tool-ws " + kCallJson + " tool-ws " +
@@ -248,7 +275,7 @@ std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const j
                            cp + ".function.arguments", "invalid_value");
     }
     ordered_json call = {{"name", (*f)["name"]}, {format.args_key, args}};
-    if (format.calls_array) // the format's calls carry ids (in its own form: calls_text's)
+    if (format.calls_form == CallsForm::kArray) // its calls carry ids (in calls_text's form)
       call["id"] =
           c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : std::to_string(k);
     written.push_back(std::move(call));
@@ -301,15 +328,19 @@ void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const T
   chat = std::move(out);
 }
 
-std::string rename_rule(const std::string& gbnf, const std::string& from, const std::string& to) {
+namespace {
+
+// Every rule name of `gbnf` mapped by `name`; literals, classes, repetition counts and
+// comments are left alone.
+template <typename Map> std::string map_rule_names(const std::string& gbnf, Map name) {
   auto name_char = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
   };
   std::string out;
   for (size_t i = 0; i < gbnf.size();) {
     const char c = gbnf[i];
-    if (c == '"' || c == '[') { // a literal or class, escapes included
-      const char end = c == '"' ? '"' : ']';
+    if (c == '"' || c == '[' || c == '{') { // a literal, class or count, escapes included
+      const char end = c == '"' ? '"' : c == '[' ? ']' : '}';
       size_t j = i + 1;
       while (j < gbnf.size() && gbnf[j] != end)
         j += gbnf[j] == '\\' ? 2 : 1;
@@ -323,8 +354,7 @@ std::string rename_rule(const std::string& gbnf, const std::string& from, const 
       size_t j = i;
       while (j < gbnf.size() && name_char(gbnf[j]))
         ++j;
-      const std::string name = gbnf.substr(i, j - i);
-      out += name == from ? to : name;
+      out += name(gbnf.substr(i, j - i));
       i = j;
     } else {
       out += c;
@@ -332,6 +362,16 @@ std::string rename_rule(const std::string& gbnf, const std::string& from, const 
     }
   }
   return out;
+}
+
+} // namespace
+
+std::string rename_rule(const std::string& gbnf, const std::string& from, const std::string& to) {
+  return map_rule_names(gbnf, [&](const std::string& n) { return n == from ? to : n; });
+}
+
+std::string prefix_rules(const std::string& gbnf, const std::string& prefix) {
+  return map_rule_names(gbnf, [&](const std::string& n) { return prefix + n; });
 }
 
 } // namespace pshard::server

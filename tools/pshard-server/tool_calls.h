@@ -1,6 +1,6 @@
 // OpenAI function calling (`tools`, `tool_choice`, assistant `tool_calls`, `tool` messages)
 // in the format the model was trained on (tool_format.h: Hermes for Qwen2.5, Qwen3 and
-// Hermes models, Meta's JSON calls for Llama 3.x):
+// Hermes models, Meta's JSON calls for Llama 3.x, Mistral's):
 //
 //   - the tools are listed where the format puts them, with its instruction to answer
 //     calls in its shape;
@@ -68,6 +68,8 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
 // GBNF with every reference to (and the definition of) rule `from` named `to`; literals,
 // classes and comments are left alone.
 std::string rename_rule(const std::string& gbnf, const std::string& from, const std::string& to);
+// GBNF with every rule name prefixed (`prefix` + name), so grammars can be joined.
+std::string prefix_rules(const std::string& gbnf, const std::string& prefix);
 
 // While streaming: how much of the text so far may be sent as content — everything before
 // a call begins, holding back a tail that could be the start of one.

@@ -72,6 +72,20 @@ std::string mistral_result_text(const std::string& content, const std::string& c
          ", \"call_id\": " + ordered_json(mistral_call_id(call_id)).dump() + "}[/TOOL_RESULTS]";
 }
 
+// Small 3.2's and later templates: each call its name and arguments after its own
+// [TOOL_CALLS], no ids; a result its content alone (the call it answers is the one
+// before it).
+std::string mistral_args_calls_text(const JsonList& calls) {
+  std::string s;
+  for (const ordered_json& c : calls)
+    s += std::string("[TOOL_CALLS]") + c.value("name", "") + kArgsTag +
+         spaced_dump(c.contains("arguments") ? c["arguments"] : ordered_json::object());
+  return s;
+}
+std::string mistral_args_result_text(const std::string& content, const std::string&) {
+  return "[TOOL_RESULTS]" + content + "[/TOOL_RESULTS]";
+}
+
 } // namespace
 
 std::string spaced_dump(const ordered_json& j) {
@@ -111,7 +125,7 @@ const ToolFormat kHermesTools{.name = "hermes",
                               .call_close = "</tool_call>",
                               .args_key = "arguments",
                               .parallel = true,
-                              .calls_array = false,
+                              .calls_form = CallsForm::kObjects,
                               .tools_at = ToolsAt::kSystem,
                               .tools_role = "",
                               .system_note = "",
@@ -126,7 +140,7 @@ const ToolFormat kLlama3JsonTools{.name = "llama3-json",
                                   .call_close = "",
                                   .args_key = "parameters",
                                   .parallel = false,
-                                  .calls_array = false,
+                                  .calls_form = CallsForm::kObjects,
                                   .tools_at = ToolsAt::kFirstUser,
                                   .tools_role = "",
                                   .system_note = "Environment: ipython\n",
@@ -145,7 +159,7 @@ template <bool kSpace> constexpr ToolFormat mistral_format(const char* name) {
           .call_close = "",
           .args_key = "arguments",
           .parallel = true,
-          .calls_array = true,
+          .calls_form = CallsForm::kArray,
           .tools_at = ToolsAt::kBeforeLastUser,
           .tools_role = "available_tools",
           .system_note = "",
@@ -157,15 +171,22 @@ template <bool kSpace> constexpr ToolFormat mistral_format(const char* name) {
 }
 const ToolFormat kMistralV3Tools = mistral_format<true>("mistral-v3");
 const ToolFormat kMistralTekkenTools = mistral_format<false>("mistral-tekken");
+const ToolFormat kMistralArgsTools = [] {
+  ToolFormat f = mistral_format<false>("mistral-args");
+  f.calls_form = CallsForm::kNamedArgs;
+  f.calls_text = mistral_args_calls_text;
+  f.result_text = mistral_args_result_text;
+  return f;
+}();
 
-const ToolFormat& tool_format_for(std::string_view chat_template) {
+const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token) {
   if (chat_template == "llama3")
     return kLlama3JsonTools;
   if (chat_template == "mistral-v3")
     return kMistralV3Tools;
   if (chat_template == "mistral-v3-tekken" || chat_template == "mistral-v7" ||
       chat_template == "mistral-v7-tekken")
-    return kMistralTekkenTools;
+    return args_token ? kMistralArgsTools : kMistralTekkenTools;
   return kHermesTools;
 }
 

@@ -15,6 +15,12 @@
 //                with an id of 9 letters and digits that its result names back as
 //                [TOOL_RESULTS]{"content": ..., "call_id": ...}[/TOOL_RESULTS]; v3
 //                writes a space after each of those tags, Tekken none.
+//   mistral-args (the Tekken templates on a vocabulary with Mistral's [ARGS] token: Small
+//                3.2, Magistral, Devstral, Ministral 3 — mistral-common's tokenizers v11
+//                and v13): the tools as Tekken's; each call [TOOL_CALLS]NAME[ARGS]{...},
+//                one after another, the model's own [CALL_ID]ID before [ARGS] read back
+//                too; earlier calls written without ids and results as
+//                [TOOL_RESULTS]...[/TOOL_RESULTS], as the models' chat templates write them.
 //
 // Everything format-specific is data here; tool_calls.h does the rest the same way for all.
 #pragma once
@@ -33,15 +39,21 @@ using JsonList = std::vector<nlohmann::ordered_json>;
 // message (and before a system message right ahead of it).
 enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser };
 
+// How the calls of one answer are written after call_open:
+//   kObjects    each call its JSON object {"name", args_key} (wrapped in call_open and
+//               call_close when there is one)
+//   kArray      one JSON array of all calls, each object with an "id" of 9 letters and
+//               digits (the model writes it; results name it back)
+//   kNamedArgs  each call call_open NAME [CALL_ID]ID (optional) [ARGS] {arguments}
+enum class CallsForm { kObjects, kArray, kNamedArgs };
+
 struct ToolFormat {
   const char* name;
   const char* call_open;  // a call begins with this text: tool_choice "auto"'s trigger
   const char* call_close; // and ends with this ("": with its JSON object, or array)
   const char* args_key;   // the call object's arguments: "arguments" or "parameters"
   bool parallel;          // several calls in one answer
-  // The calls are one JSON array after call_open, each object with an "id" of 9 letters
-  // and digits (the model writes it; results name it back).
-  bool calls_array;
+  CallsForm calls_form;
   ToolsAt tools_at;
   const char* tools_role;  // kBeforeLastUser: the role of the block's turn
   const char* system_note; // put first in the system message when tools are offered
@@ -59,11 +71,17 @@ extern const ToolFormat kHermesTools;
 extern const ToolFormat kLlama3JsonTools;
 extern const ToolFormat kMistralV3Tools;
 extern const ToolFormat kMistralTekkenTools;
+extern const ToolFormat kMistralArgsTools;
+
+// The tokens that mark a kNamedArgs call's parts.
+inline constexpr const char* kArgsTag = "[ARGS]";
+inline constexpr const char* kCallIdTag = "[CALL_ID]";
 
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
-// mistral-tekken, anything else -> hermes.
-const ToolFormat& tool_format_for(std::string_view chat_template);
+// mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
+// token), anything else -> hermes.
+const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token = false);
 
 // JSON with Python's separators (", " and ": "), as Jinja's tojson writes calls and tools
 // into the templates.

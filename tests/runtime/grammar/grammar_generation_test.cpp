@@ -86,7 +86,7 @@ GenerationRun run(const Tokenizer& tok, const std::shared_ptr<const TokenTrie>& 
   sp.temperature = temperature;
   sp.seed = seed;
   Sampler sampler(sp);
-  auto filter = make_token_filter({std::string(kRecord), ""}, trie);
+  auto filter = make_token_filter({std::string(kRecord), "", "", {}}, trie);
   EXPECT_TRUE(filter.ok()) << filter.status().to_string();
   sampler.set_filter(*filter);
   // A prompt that holds records, so prompt lookup has drafts to offer.
@@ -107,7 +107,7 @@ TEST(GrammarGeneration, EveryTextIsAWholeRecordAndSpeculationChangesNoToken) {
   auto tok = tokenizer();
   ASSERT_NE(tok, nullptr);
   auto trie = TokenTrie::build(*tok);
-  auto grammar = compile_output_constraint({std::string(kRecord), ""});
+  auto grammar = compile_output_constraint({std::string(kRecord), "", "", {}});
   ASSERT_TRUE(grammar.ok());
   int64_t drafted = 0, accepted = 0;
   for (uint64_t seed = 0; seed < 12; ++seed) {
@@ -129,14 +129,14 @@ TEST(GrammarGeneration, EveryTextIsAWholeRecordAndSpeculationChangesNoToken) {
 TEST(GrammarGeneration, ABadGrammarIsRefusedBeforeAnyDecoding) {
   auto tok = tokenizer();
   ASSERT_NE(tok, nullptr);
-  auto filter = make_token_filter({"root ::= \"a\" | missing", ""}, TokenTrie::build(*tok));
+  auto filter = make_token_filter({"root ::= \"a\" | missing", "", "", {}}, TokenTrie::build(*tok));
   ASSERT_FALSE(filter.ok());
   EXPECT_EQ(filter.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(filter.status().message().find("in the grammar: grammar line 1, column 16: the rule "
                                            "`missing` is used but not defined"),
             std::string::npos)
       << filter.status().message();
-  auto both = make_token_filter({"root ::= \"a\"", "{}"}, TokenTrie::build(*tok));
+  auto both = make_token_filter({"root ::= \"a\"", "{}", "", {}}, TokenTrie::build(*tok));
   ASSERT_FALSE(both.ok());
   EXPECT_NE(both.status().message().find("not both"), std::string::npos);
 }

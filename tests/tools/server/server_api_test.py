@@ -502,32 +502,43 @@ def llama3_tool_calling():
         check("llama3: a conversation with a call and its result", status == 200, body)
 
 
-def mistral_tool_calling(tmp):
-    """--chat-template mistral-v3 on a vocabulary with Mistral's control tokens (as its
-    converters type them): a required call is [TOOL_CALLS] and one JSON array whose calls
-    carry ids of 9 letters and digits, read back the same streamed or not; a conversation
-    with that call and its result is taken, the tools listed before the last user turn."""
-    model = os.path.join(tmp, "mistral.gguf")
+MISTRAL_TOKENS = ("[INST],[/INST],[TOOL_CALLS],[AVAILABLE_TOOLS],[/AVAILABLE_TOOLS],"
+                  "[TOOL_RESULTS],[/TOOL_RESULTS]")
+
+
+def mistral_tool_calling(tmp, template="mistral-v3", extra_tokens=""):
+    """A chat template of Mistral's on a vocabulary with Mistral's control tokens (as its
+    converters type them). Without [ARGS] (mistral-v3): a required call is [TOOL_CALLS] and
+    one JSON array whose calls carry ids of 9 letters and digits. With [ARGS] (Small 3.2
+    and later, mistral-v7-tekken): each call [TOOL_CALLS]NAME[ARGS]{...}. Either is read
+    back the same streamed or not; a conversation with that call and its result is taken,
+    the tools listed before the last user turn."""
+    args_form = "[ARGS]" in extra_tokens
+    model = os.path.join(tmp, "mistral-%s.gguf" % template)
     p = run(tool(build, "pshard-mkmodel"), "-o", model, "--n-embd", "64", "--n-layer", "2",
             "--n-head", "4", "--n-head-kv", "2", "--n-ff", "96", "--control-tokens",
-            "[INST],[/INST],[TOOL_CALLS],[AVAILABLE_TOOLS],[/AVAILABLE_TOOLS],[TOOL_RESULTS],"
-            "[/TOOL_RESULTS]")
+            MISTRAL_TOKENS + extra_tokens)
     check("mkmodel --control-tokens", p.returncode == 0, p.stderr)
-    with Server(build, model, "-np", "1", "-c", "1024", "--chat-template", "mistral-v3") as s:
+    with Server(build, model, "-np", "1", "-c", "1024", "--chat-template", template) as s:
+        want_format = "mistral-args" if args_form else "mistral-v3"
+        check("%s: the format the vocabulary calls for" % template,
+              any("tool calls %s)" % want_format in line for line in s.log), s.log[:3])
         ask = [{"role": "user", "content": "What is the weather in Paris?"}]
         req = {"messages": ask, "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
                "tool_choice": "required", "parallel_tool_calls": False}
         status, body = s.json("POST", "/v1/chat/completions", req)
         c = body["choices"][0] if status == 200 else {}
         calls = c.get("message", {}).get("tool_calls", [])
-        check("mistral: a required call with Mistral's ids", c.get("finish_reason") ==
+        mistral_ids = args_form or all(len(x["id"]) == 9 and x["id"].isalnum() for x in calls)
+        check("%s: a required call in its form" % template, c.get("finish_reason") ==
               "tool_calls" and len(calls) == 1 and all(valid_call(x) for x in calls) and
-              all(len(x["id"]) == 9 and x["id"].isalnum() for x in calls), body)
+              mistral_ids, body)
         status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
         deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
-        check("mistral: the calls streamed", status == 200 and done and
-              [(d["id"], d["function"]) for d in deltas] ==
-              [(x["id"], x["function"]) for x in calls], events[-3:])
+        # The model's own ids (the array form's) are the same both ways; ours differ.
+        same = (lambda x: x["function"]) if args_form else (lambda x: (x["id"], x["function"]))
+        check("%s: the calls streamed" % template, status == 200 and done and
+              [same(d) for d in deltas] == [same(x) for x in calls], events[-3:])
         plain = {"messages": ask, "max_tokens": 4, "temperature": 0}
         _, want = s.json("POST", "/v1/chat/completions", plain)
         history = ask + [{"role": "assistant", "content": None, "tool_calls": calls[:1]},
@@ -536,7 +547,8 @@ def mistral_tool_calling(tmp):
                          {"role": "user", "content": "And in Rome?"}]
         status, body = s.json("POST", "/v1/chat/completions",
                               dict(plain, messages=history, tools=[WEATHER]))
-        check("mistral: a conversation with a call, its result and the tools", status == 200 and
+        check("%s: a conversation with a call, its result and the tools" % template,
+              status == 200 and
               body["usage"]["prompt_tokens"] > want["usage"]["prompt_tokens"] + 40, body)
 
 
@@ -647,6 +659,8 @@ def main():
         llama3_tool_calling()
         thinking_switch(tmp)
         mistral_tool_calling(tmp)
+        mistral_tool_calling(tmp, "mistral-v7-tekken",
+                             ",[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[ARGS],[CALL_ID]")
         aliases()
         speculative()
         budgets(tmp)

@@ -106,6 +106,49 @@ TEST(ToolFormat, MistralCallsAreReadBackWithTheModelsIds) {
   EXPECT_EQ(streamable_prefix("Sure [x]", kMistralV3Tools), 8u);
 }
 
+// Small 3.2 and later (a vocabulary with [ARGS]): the tools as Tekken's, each call its
+// name and [ARGS] after its own [TOOL_CALLS], no ids written, results their content alone.
+TEST(ToolFormat, MistralArgsCallsAreRenderedAndReadBack) {
+  EXPECT_STREQ(tool_format_for("mistral-v7-tekken", true).name, "mistral-args");
+  EXPECT_STREQ(tool_format_for("mistral-v3-tekken", true).name, "mistral-args");
+  EXPECT_STREQ(tool_format_for("mistral-v7-tekken", false).name, "mistral-tekken");
+  EXPECT_STREQ(tool_format_for("chatml", true).name, "hermes");
+  auto use = tools_for(kMistralArgsTools, "auto");
+  ASSERT_TRUE(use);
+  EXPECT_EQ(use->trigger, "[TOOL_CALLS]");
+  EXPECT_EQ(use->tools_text.rfind("[AVAILABLE_TOOLS][{\"type\": \"function\"", 0), 0u);
+  json two = kEarlierCall;
+  two["tool_calls"].push_back(two["tool_calls"][0]);
+  two["tool_calls"][1]["function"]["arguments"] = "{}";
+  auto call = tool_message(two, "", "messages[1]", kMistralArgsTools);
+  EXPECT_EQ(std::get<Turn>(call).second,
+            "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Oslo\"}[TOOL_CALLS]get_weather[ARGS]{}");
+  auto result = tool_message({{"role", "tool"}, {"tool_call_id", "1"}, {"content", "12 C"}}, "12 C",
+                             "messages[2]", kMistralArgsTools);
+  EXPECT_EQ(std::get<Turn>(result).second, "[TOOL_RESULTS]12 C[/TOOL_RESULTS]");
+
+  const ToolAnswer a = parse_tool_answer(
+      "Checking.[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Rome\"}\n[TOOL_CALLS]get_weather"
+      "[CALL_ID]abcDEF123[ARGS]{\"city\": \"Oslo\"}",
+      "c", kMistralArgsTools);
+  EXPECT_EQ(a.content, "Checking.");
+  ASSERT_EQ(a.tool_calls.size(), 2u);
+  EXPECT_EQ(a.tool_calls[0]["id"], "c0"); // none written: ours
+  EXPECT_EQ(a.tool_calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(a.tool_calls[0]["function"]["arguments"], "{\"city\":\"Rome\"}");
+  EXPECT_EQ(a.tool_calls[1]["id"], "abcDEF123"); // the model's own
+  // Cut off: the whole calls before stay; none whole, the text is content.
+  const std::string cut = "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Ro";
+  EXPECT_EQ(parse_tool_answer(cut, "c", kMistralArgsTools).content, cut);
+  EXPECT_EQ(parse_tool_answer("[TOOL_CALLS]get_weath", "c", kMistralArgsTools).content,
+            "[TOOL_CALLS]get_weath");
+  EXPECT_EQ(parse_tool_answer("[TOOL_CALLS]f[ARGS]{}[TOOL_CALLS]g[ARGS]{", "c", kMistralArgsTools)
+                .tool_calls.size(),
+            1u);
+  EXPECT_TRUE(parse_tool_answer("[TOOL_CALLS][ARGS]{}", "c", kMistralArgsTools).tool_calls.empty());
+  EXPECT_EQ(streamable_prefix("Sure [TOOL_", kMistralArgsTools), 5u);
+}
+
 TEST(ToolFormat, Llama3ListsToolsInTheFirstUserMessageUnderIpython) {
   auto use = tools_for(kLlama3JsonTools, "auto");
   ASSERT_TRUE(use);
@@ -169,8 +212,8 @@ TEST(ToolFormat, Llama3RendersAndReadsBackBareJsonCalls) {
 }
 
 TEST(ToolFormat, EachGrammarAcceptsTheCallsItsFormatRenders) {
-  for (const ToolFormat* format :
-       {&kHermesTools, &kLlama3JsonTools, &kMistralV3Tools, &kMistralTekkenTools}) {
+  for (const ToolFormat* format : {&kHermesTools, &kLlama3JsonTools, &kMistralV3Tools,
+                                   &kMistralTekkenTools, &kMistralArgsTools}) {
     SCOPED_TRACE(format->name);
     auto use = tools_for(*format, "required");
     ASSERT_TRUE(use);
@@ -188,9 +231,12 @@ TEST(ToolFormat, EachGrammarAcceptsTheCallsItsFormatRenders) {
       return std::string(rendered).replace(rendered.find(from), from.size(), to);
     };
     const std::string key = format->args_key;
-    EXPECT_FALSE(grammar_matches(use->grammar,
-                                 replaced(key, key == "arguments" ? "parameters" : "arguments")));
+    if (format->calls_form != CallsForm::kNamedArgs) { // its arguments have no key
+      EXPECT_FALSE(grammar_matches(use->grammar,
+                                   replaced(key, key == "arguments" ? "parameters" : "arguments")));
+    }
     EXPECT_FALSE(grammar_matches(use->grammar, replaced("get_weather", "get_other")));
+    EXPECT_FALSE(grammar_matches(use->grammar, replaced("city", "town"))); // its schema's
   }
   // Mistral's ids are 9 letters and digits; two calls are one array.
   auto mistral = tools_for(kMistralTekkenTools, "required");
@@ -200,6 +246,27 @@ TEST(ToolFormat, EachGrammarAcceptsTheCallsItsFormatRenders) {
                                                     "\"x23456789\"}]"));
   EXPECT_FALSE(grammar_matches(mistral->grammar, "[TOOL_CALLS][" + one + "\"abc\"}]"));
   EXPECT_FALSE(grammar_matches(mistral->grammar, "[TOOL_CALLS][" + one + "\"abcDEF12_\"}]"));
+  // Mistral's [ARGS] calls: one after another, the model's own id allowed before [ARGS].
+  auto args = tools_for(kMistralArgsTools, "required");
+  const std::string call = "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Oslo\"}";
+  EXPECT_TRUE(grammar_matches(args->grammar, call + call));
+  EXPECT_TRUE(grammar_matches(args->grammar,
+                              "[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]{\"city\": \"x\"}"));
+  EXPECT_FALSE(grammar_matches(args->grammar, "[TOOL_CALLS]get_weather[CALL_ID]abc[ARGS]{}"));
+  EXPECT_FALSE(grammar_matches(args->grammar, "[TOOL_CALLS]get_weather{\"city\": \"x\"}"));
+  // Each tool's rules apart (both have a root, a space, ...), counted repetitions kept.
+  std::optional<ToolUse> ranged;
+  ASSERT_FALSE(read_tools(ordered_json::parse(R"({"tools": [{"type": "function", "function": {
+      "name": "f", "parameters": {"type": "object", "required": ["x"], "properties": {
+      "x": {"type": "integer", "minimum": 3, "maximum": 120}}}}}, {"type": "function",
+      "function": {"name": "g", "parameters": {"type": "object", "properties": {
+      "y": {"type": "string", "maxLength": 3}}}}}]})"),
+                          kMistralArgsTools, ranged));
+  EXPECT_TRUE(grammar_matches(ranged->grammar, "[TOOL_CALLS]f[ARGS]{\"x\": 120}"));
+  EXPECT_FALSE(grammar_matches(ranged->grammar, "[TOOL_CALLS]f[ARGS]{\"x\": 121}"));
+  EXPECT_TRUE(grammar_matches(ranged->grammar, "[TOOL_CALLS]g[ARGS]{\"y\": \"abc\"}"));
+  EXPECT_FALSE(grammar_matches(ranged->grammar, "[TOOL_CALLS]g[ARGS]{\"y\": \"abcd\"}"));
+  EXPECT_FALSE(grammar_matches(ranged->grammar, "[TOOL_CALLS]g[ARGS]{\"x\": 5}"));
   // Llama 3's calls come one a turn.
   auto two = tools_for(kLlama3JsonTools, "auto");
   EXPECT_EQ(two->grammar.find("( tool-ws tool-call )*"), std::string::npos);
