@@ -1,8 +1,11 @@
 // Which family a Jinja chat template belongs to, from substrings only — the checks and
 // their order are llama.cpp's (llm_chat_detect_template), so a model gets the format
-// llama.cpp gives it. Families pshard does not render are still recognised, so that
-// they are named in the error instead of being mistaken for a later family.
+// llama.cpp gives it; ChatML and DeepSeek 3 templates whose generation prompt opens the
+// thought ("<think>\n") get the variants that do too. Families pshard does not render are still
+// recognised, so that they are named in the error instead of being mistaken for a later family.
 #include "runtime/chat/chat_format.h"
+
+#include <string>
 
 namespace pshard {
 namespace {
@@ -36,6 +39,17 @@ Detected detect_inst(std::string_view t) {
   return found(kLlama2);
 }
 
+// Whether the template's generation prompt ends with `prompt` and "<think>\n" (a string
+// literal in the Jinja source, its newline escaped): the prompt opens the thought.
+bool opens_thought(std::string_view t, std::string_view prompt) {
+  for (const char quote : {'\'', '"'}) {
+    const std::string literal = std::string(prompt) + "<think>\\n" + quote;
+    if (t.find(literal) != std::string_view::npos)
+      return true;
+  }
+  return false;
+}
+
 Detected detect(std::string_view t) {
   auto has = [t](std::string_view s) { return t.find(s) != std::string_view::npos; };
   if (has("<|im_start|>")) {
@@ -43,7 +57,7 @@ Detected detect(std::string_view t) {
       return found(kPhi4);
     if (has("<end_of_utterance>"))
       return found(kSmolvlm);
-    return found(kChatml);
+    return found(opens_thought(t, "<|im_start|>assistant\\n") ? kChatmlThinking : kChatml);
   }
   if (t.rfind("mistral", 0) == 0 || has("[INST]"))
     return detect_inst(t);
@@ -81,7 +95,7 @@ Detected detect(std::string_view t) {
     return found(kDeepseek2);
   if (has("<\uff5cAssistant\uff5c>") && has("<\uff5cUser\uff5c>") &&
       has("<\uff5cend\u2581of\u2581sentence\uff5c>"))
-    return found(kDeepseek3);
+    return found(opens_thought(t, "<\uff5cAssistant\uff5c>") ? kDeepseek3Thinking : kDeepseek3);
   if (has("[|system|]") && has("[|assistant|]") && has("[|endofturn|]"))
     return has("[|tool|]") ? not_rendered("exaone4") : found(kExaone3);
   if (has("<|header_start|>") && has("<|header_end|>"))

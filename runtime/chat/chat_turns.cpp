@@ -14,6 +14,10 @@ constexpr TurnFormat any_role_turns(Turn turn, std::string_view generation_promp
 
 constexpr TurnFormat kChatmlTurns =
     any_role_turns({"<|im_start|>{role}\n", "<|im_end|>\n"}, "<|im_start|>assistant\n");
+// Thinking models whose templates open the thought in the generation prompt (QwQ, Qwen3's
+// Thinking-2507 models): the answer starts inside it and closes it with </think>.
+constexpr TurnFormat kChatmlThinkingTurns =
+    any_role_turns({"<|im_start|>{role}\n", "<|im_end|>\n"}, "<|im_start|>assistant\n<think>\n");
 constexpr TurnFormat kPhi4Turns = any_role_turns({"<|im_start|>{role}<|im_sep|>", "<|im_end|>"},
                                                  "<|im_start|>assistant<|im_sep|>");
 constexpr TurnFormat kLlama3Turns =
@@ -58,6 +62,13 @@ constexpr TurnFormat kDeepseek3Turns{
     {"<\uff5cAssistant\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>"},
     {},
     "<\uff5cAssistant\uff5c>"};
+// DeepSeek R1's later templates (R1-0528 and the distills) open the thought likewise.
+constexpr TurnFormat kDeepseek3ThinkingTurns{
+    {"", "\n\n"},
+    {"<\uff5cUser\uff5c>", ""},
+    {"<\uff5cAssistant\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>"},
+    {},
+    "<\uff5cAssistant\uff5c><think>\n"};
 constexpr TurnFormat kExaone3Turns{{"[|system|]", "[|endofturn|]\n"},
                                    {"[|user|]", "\n"},
                                    {"[|assistant|]", "[|endofturn|]\n"},
@@ -130,10 +141,12 @@ void render_turns(const ChatTemplate& self, std::span<const ChatMessage> message
 
 // clang-format off
 constinit const ChatTemplate kChatml("chatml", "ChatML: Qwen, Yi, Hermes, ...", render_turns, true, &kChatmlTurns);
+constinit const ChatTemplate kChatmlThinking("chatml-thinking", "ChatML opening the thought: QwQ, Qwen3 Thinking-2507", render_turns, true, &kChatmlThinkingTurns);
 constinit const ChatTemplate kCommandR("command-r", "Cohere Command-R", render_turns, false, &kCommandRTurns);
 constinit const ChatTemplate kDeepseek("deepseek", "DeepSeek Coder", render_turns, false, &kDeepseekTurns);
 constinit const ChatTemplate kDeepseek2("deepseek2", "DeepSeek V2", render_turns, false, &kDeepseek2Turns);
 constinit const ChatTemplate kDeepseek3("deepseek3", "DeepSeek V3, R1", render_turns, false, &kDeepseek3Turns);
+constinit const ChatTemplate kDeepseek3Thinking("deepseek3-thinking", "DeepSeek R1-0528, R1 distills", render_turns, false, &kDeepseek3ThinkingTurns);
 constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false, &kExaone3Turns);
 constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);
 constinit const ChatTemplate kLlama3("llama3", "Llama 3, 3.1, 3.2, 3.3", render_turns, true, &kLlama3Turns);

@@ -14,8 +14,9 @@ TriggeredTokenFilter::create(std::shared_ptr<const Grammar> grammar,
   if (!probe.accept(trigger))
     return invalid_argument("the grammar cannot start with its trigger \"" + trigger +
                             "\": its sentences must begin with the trigger text");
-  if (thought.open.empty() != thought.close.empty())
-    return invalid_argument("a thought needs both its opening and its closing tag (or neither)");
+  if (!thought.open.empty() && thought.close.empty())
+    return invalid_argument("a thought needs its closing tag (its opening alone cannot end it); "
+                            "give both, the closing alone for one the prompt opened, or neither");
   std::shared_ptr<TriggeredTokenFilter> f(new TriggeredTokenFilter(
       std::move(grammar), std::move(trie), std::move(trigger), std::move(thought)));
   return f;
@@ -26,7 +27,9 @@ TriggeredTokenFilter::TriggeredTokenFilter(std::shared_ptr<const Grammar> gramma
                                            std::string trigger, Thought thought)
     : grammar_(std::move(grammar)), trie_(std::move(trie)), trigger_(std::move(trigger)),
       thought_(std::move(thought)),
-      state_(thought_.open.empty() ? State::kWatching : State::kOpening),
+      state_(thought_.close.empty()  ? State::kWatching
+             : thought_.open.empty() ? State::kThought // the prompt opened it
+                                     : State::kOpening),
       everything_((static_cast<size_t>(trie_->n_vocab()) + 63) / 64, ~uint64_t{0}) {}
 
 void TriggeredTokenFilter::trim_tail(const std::string& tag) {

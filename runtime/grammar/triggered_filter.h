@@ -14,8 +14,9 @@
 // a text that opens with its opening (after whitespace) ignores the trigger until the
 // closing has come, so a call the model drafts while it thinks is left free, and only
 // the answer's call is constrained. A text that opens otherwise is watched from its
-// first byte, as without one. (The server parses calls out of the answer on the same
-// rule: reasoning.h.)
+// first byte, as without one. A Thought with a closing but no opening is one the prompt
+// opened (templates that end their generation prompt with "<think>\n"): the text starts
+// inside it. (The server parses calls out of the answer on the same rule: reasoning.h.)
 #pragma once
 
 #include "runtime/grammar/token_grammar.h"
@@ -26,14 +27,14 @@
 namespace pshard {
 
 struct Thought {
-  std::string open, close; // both empty: none
+  std::string open, close; // both empty: none; `open` alone empty: opened by the prompt
   bool empty() const { return open.empty() && close.empty(); }
 };
 
 class TriggeredTokenFilter final : public TokenFilter {
 public:
   // kInvalidArgument for an empty trigger, a grammar that cannot start with it, or a
-  // thought with only one of its tags.
+  // thought with an opening but no closing.
   static Result<std::shared_ptr<TriggeredTokenFilter>>
   create(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie,
          std::string trigger, Thought thought = {});

@@ -77,6 +77,14 @@ Conversation::answer(std::string user, const pshard_generate_params& gp, std::os
                   a.tokens.end());
   tokens_.insert(tokens_.end(), feed.begin(), feed.end());
   tokens_.insert(tokens_.end(), a.tokens.begin(), a.tokens.end());
+  // A generation prompt that opens the thought (chatml-thinking, ...): the answer goes on
+  // from it, and is kept with it, so the next rendering still begins with what the
+  // context holds.
+  constexpr std::string_view kOpened = "<think>\n";
+  if (prompt.ends_with(kOpened)) {
+    prompt.resize(prompt.size() - kOpened.size());
+    a.text.insert(0, kOpened);
+  }
   fed_prompt_ = std::move(prompt);
   answer_ = a.text;
   add("assistant", std::move(a.text));

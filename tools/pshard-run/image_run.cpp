@@ -62,7 +62,7 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
   sampling.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
   PSHARD_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(sampling));
   if (!o.grammar.empty() || !o.json_schema.empty()) {
-    PSHARD_ASSIGN_OR_RETURN(auto filter, make_token_filter({o.grammar, o.json_schema},
+    PSHARD_ASSIGN_OR_RETURN(auto filter, make_token_filter({o.grammar, o.json_schema, "", {}},
                                                            TokenTrie::build(*tokenizer)));
     sampler.set_filter(std::move(filter));
   }

@@ -93,7 +93,7 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
   if (!text.ok())
     return bad_request(text.status().message(), "messages", "chat_template_unavailable");
   if (!enable_thinking && engine.thinks())
-    *text += kThinkingOff;
+    *text += engine.opens_thought() ? kClosingOpened : kThinkingOff;
   return *text;
 }
 
@@ -293,6 +293,7 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
     PSHARD_RETURN_IF_FIELD_ERROR(read_tools(ordered, engine.tool_format(), r.tools));
     PSHARD_RETURN_IF_FIELD_ERROR(
         read_reasoning_options(body, engine.reasoning_format(), r.reasoning));
+    r.reasoning.opened = engine.opens_thought() && r.reasoning.enable_thinking;
     if (engine.thinks() && r.reasoning.enable_thinking) { // let the model think first
       if (!r.output.grammar.empty()) {
         r.output.grammar = grammar_after_thought(r.output.grammar);

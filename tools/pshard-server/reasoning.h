@@ -8,7 +8,9 @@
 // </think> (all of it when max_tokens cut the answer there), whitespace around it
 // dropped; the content is what follows, leading whitespace dropped. One that opens with
 // </think> has an empty thought (its opening was in the prompt). Any other answer is
-// content as it is.
+// content as it is — but where the chat template's generation prompt opens the thought
+// itself (chatml-thinking, deepseek3-thinking: QwQ, Qwen3 Thinking-2507, DeepSeek R1's
+// later templates), every answer starts inside it (`opened`).
 #pragma once
 
 #include "tools/pshard-server/api_error.h"
@@ -34,11 +36,13 @@ public:
   struct Piece {
     std::string reasoning, content;
   };
+  explicit ReasoningStream(bool opened = false)
+      : state_(opened ? State::kReasoning : State::kStart) {}
   Piece push(std::string_view text, bool last);
 
 private:
   enum class State { kStart, kReasoning, kContentStart, kContent };
-  State state_ = State::kStart;
+  State state_;
   std::string pending_;         // held back
   bool reasoning_sent_ = false; // some reasoning went out (later whitespace is kept)
 };
@@ -50,13 +54,16 @@ private:
 struct ReasoningOptions {
   ReasoningFormat format = ReasoningFormat::kDeepseek;
   bool enable_thinking = true;
+  bool opened = false; // the prompt opens the thought: the answer starts inside it
 };
 FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat server_default,
                                   ReasoningOptions& out);
 
 // What Qwen3's template puts after the assistant's opening when thinking is off: an empty
-// thought, so that the model answers at once.
+// thought, so that the model answers at once (kClosingOpened after a prompt that opened
+// it already).
 inline constexpr std::string_view kThinkingOff = "<think>\n\n</think>\n\n";
+inline constexpr std::string_view kClosingOpened = "\n</think>\n\n";
 
 // A thinking model thinks before it answers, so a grammar that constrains from the first
 // token (response_format, a required tool call) would forbid the thought. With thinking
@@ -70,13 +77,14 @@ struct ReasoningSplit {
   std::optional<std::string> reasoning; // nullopt: the answer did not open with <think>
   std::string content;
 };
-ReasoningSplit split_reasoning(std::string_view text);
+ReasoningSplit split_reasoning(std::string_view text, bool opened = false);
 
 // Counts an answer's thought in tokens (OpenAI's reasoning_tokens): the tokens whose text
 // ends within it, its tags included (0 for an answer without one). Fed the answer as it
 // comes: each event's text, and whether the event carried a token.
 class ThoughtCounter {
 public:
+  explicit ThoughtCounter(bool opened = false) : opened_(opened) {}
   void add(std::string_view text, bool token) {
     text_ += text;
     if (token)
@@ -85,6 +93,7 @@ public:
   int64_t count() const;
 
 private:
+  bool opened_;
   std::string text_;
   std::vector<size_t> token_ends_;
 };

@@ -100,13 +100,13 @@ ReasoningStream::Piece ReasoningStream::push(std::string_view text, bool last) {
   return p;
 }
 
-ReasoningSplit split_reasoning(std::string_view text) {
-  ReasoningStream stream;
+ReasoningSplit split_reasoning(std::string_view text, bool opened) {
+  ReasoningStream stream(opened);
   ReasoningStream::Piece p = stream.push(text, /*last=*/true);
   ReasoningSplit s;
   s.content = std::move(p.content);
   const std::string_view rest = text.substr(skip_space(text));
-  if (rest.substr(0, kOpen.size()) == kOpen || rest.substr(0, kClose.size()) == kClose)
+  if (opened || rest.substr(0, kOpen.size()) == kOpen || rest.substr(0, kClose.size()) == kClose)
     s.reasoning = std::move(p.reasoning);
   return s;
 }
@@ -116,7 +116,10 @@ int64_t ThoughtCounter::count() const {
   const size_t start = skip_space(text);
   const std::string_view rest = text.substr(start);
   size_t end = 0; // just past the thought's closing tag
-  if (rest.substr(0, kOpen.size()) == kOpen) {
+  if (opened_) {
+    const size_t close = text.find(kClose);
+    end = close == std::string_view::npos ? text.size() : close + kClose.size();
+  } else if (rest.substr(0, kOpen.size()) == kOpen) {
     const size_t close = text.find(kClose, start + kOpen.size());
     end = close == std::string_view::npos ? text.size() : close + kClose.size();
   } else if (rest.substr(0, kClose.size()) == kClose) {

@@ -35,8 +35,8 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   if (r.tools) {
     gp.grammar = r.tools->grammar.c_str();
     gp.grammar_trigger = r.tools->trigger.empty() ? nullptr : r.tools->trigger.c_str();
-    if (r.tools->skip_thought) {
-      gp.thought_open = kThoughtStart;
+    if (r.tools->skip_thought) { // the opening alone left out: the prompt opened it
+      gp.thought_open = r.reasoning.opened ? nullptr : kThoughtStart;
       gp.thought_close = kThoughtEnd;
     }
   }

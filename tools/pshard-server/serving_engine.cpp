@@ -82,6 +82,10 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   } else {
     e->template_error_ = last_error(st).with_context("chat completions need a chat template");
   }
+  if (e->thinks_ && !e->chat_template_.empty()) {
+    auto prompt = e->render_chat({{"user", "?"}});
+    e->opens_thought_ = prompt.ok() && prompt->ends_with(std::string(kThoughtStart) + "\n");
+  }
   e->stepper_ = std::thread([raw = e.get()] { raw->step_loop(); });
   return e;
 }

@@ -371,8 +371,10 @@ typedef struct pshard_generate_params {
    * "<think>" and "</think>"). A generated text that opens with thought_open (after
    * whitespace) ignores the trigger until thought_close has come, so a call drafted while
    * thinking stays free and only the answer's is constrained; any other text is watched
-   * from its first byte. NULL (default): none; only one of the two, or either without a
-   * trigger: PSHARD_ERROR_INVALID_ARGUMENT. */
+   * from its first byte. thought_close alone: the prompt opened the thought (a template
+   * whose generation prompt ends with "<think>\n"), so the text starts inside it. NULL
+   * (default): none; thought_open alone, or either without a trigger:
+   * PSHARD_ERROR_INVALID_ARGUMENT. */
   const char* thought_open;
   const char* thought_close;
 } pshard_generate_params;

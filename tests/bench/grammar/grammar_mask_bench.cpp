@@ -93,7 +93,7 @@ int bench(const char* path) {
   auto t0 = std::chrono::steady_clock::now();
   auto trie = TokenTrie::build(**tok);
   const double trie_ms = us_since(t0) / 1e3;
-  auto grammar = compile_output_constraint({"", kSchema});
+  auto grammar = compile_output_constraint({"", kSchema, "", {}});
   if (!grammar.ok()) {
     std::fprintf(stderr, "schema: %s\n", grammar.status().to_string().c_str());
     return 1;

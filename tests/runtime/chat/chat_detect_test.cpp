@@ -24,6 +24,16 @@ const Case kCases[] = {
      "'<|im_start|>assistant\\n' "
      "}}{% endif %}",
      "chatml"},
+    {"QwQ-32B, Qwen3 Thinking-2507 (ChatML opening the thought)",
+     "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content "
+     "+ '<|im_end|>' + '\\n' }}{%- endfor %}{%- if add_generation_prompt %}"
+     "{{- '<|im_start|>assistant\\n<think>\\n' }}{%- endif %}",
+     "chatml-thinking"},
+    {"Qwen3 (thinking switchable: an empty thought only when it is off)",
+     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking "
+     "is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}"
+     "{%- endif %}{%- endif %}",
+     "chatml"},
     {"Phi-4",
      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '<|im_sep|>' + "
      "message['content'] + '<|im_end|>'}}{% endfor %}",
@@ -121,6 +131,13 @@ const Case kCases[] = {
      "\xef\xbd\x9c>' + content + '<\xef\xbd\x9c"
      "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>'}}",
      "deepseek3"},
+    {"DeepSeek R1-0528 and the R1 distills (opening the thought)",
+     "{{'<\xef\xbd\x9cUser\xef\xbd\x9c>' + message['content']}}{{'<\xef\xbd\x9c"
+     "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>'}}{% if add_generation_prompt %}"
+     "{{'<\xef\xbd\x9c"
+     "Assistant"
+     "\xef\xbd\x9c><think>\\n'}}{% endif %}",
+     "deepseek3-thinking"},
     {"Command-R+",
      "{{ '<|START_OF_TURN_TOKEN|><|USER_TOKEN|>' + content.strip() + "
      "'<|END_OF_TURN_TOKEN|>' }}",

@@ -32,6 +32,12 @@ const std::map<std::string, std::string>& expected() {
        "<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n"
        "<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother "
        "question<|im_end|>\n<|im_start|>assistant\n"},
+      {"chatml-thinking",
+       "<|im_start|>system\nYou are a helpful "
+       "assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
+       "<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n"
+       "<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother "
+       "question<|im_end|>\n<|im_start|>assistant\n<think>\n"},
       {"llama2", "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you "
                  "[/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
       {"llama2-sys", "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi "
@@ -115,6 +121,10 @@ const std::map<std::string, std::string>& expected() {
                     ">Hi there" EOS_DS "<" FW "User" FW ">Who are you<" FW "Assistant" FW
                     ">   I am an assistant   " EOS_DS "<" FW "User" FW ">Another question<" FW
                     "Assistant" FW ">"},
+      {"deepseek3-thinking", "You are a helpful assistant\n\n<" FW "User" FW ">Hello<" FW
+                             "Assistant" FW ">Hi there" EOS_DS "<" FW "User" FW ">Who are you<" FW
+                             "Assistant" FW ">   I am an assistant   " EOS_DS "<" FW "User" FW
+                             ">Another question<" FW "Assistant" FW "><think>\n"},
       {"command-r",
        "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>You are a helpful assistant<|END_OF_TURN_TOKEN|>"
        "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>Hello<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|>"
@@ -149,7 +159,7 @@ TEST(ChatRender, TemplatesAreListedOnceSortedByName) {
   const auto all = chat_templates();
   for (size_t i = 1; i < all.size(); ++i)
     EXPECT_LT(all[i - 1]->name(), all[i]->name());
-  EXPECT_EQ(chat_template_list().rfind("chatml, command-r, deepseek", 0), 0u);
+  EXPECT_EQ(chat_template_list().rfind("chatml, chatml-thinking, command-r, deepseek", 0), 0u);
 }
 
 // What the conversation loop relies on: the text of a conversation is a prefix of the
@@ -165,7 +175,10 @@ TEST(ChatRender, AConversationOnlyGrows) {
       ASSERT_TRUE(closed.ok() && open.ok() && longer.ok());
       EXPECT_EQ(open->rfind(*closed, 0), 0u) << "the generation prompt is appended";
       EXPECT_EQ(longer->rfind(*closed, 0), 0u) << "after " << n << " messages";
-      if (kChat[n].role == "assistant") { // the answer follows the generation prompt
+      // The answer follows the generation prompt, except where that opens the thought:
+      // earlier answers are written without it (pshard-run's conversation keeps it in
+      // the answer it stores, so its context stays a prefix).
+      if (kChat[n].role == "assistant" && !open->ends_with("<think>\n")) {
         EXPECT_EQ(longer->rfind(*open, 0), 0u) << "after " << n << " messages";
       }
     }

@@ -308,6 +308,27 @@ TEST(TriggeredTokenFilter, ATriggerInsideTheThoughtDoesNotCountOneAfterItDoes) {
   EXPECT_TRUE(filter.allows(4));
 }
 
+// A thought the prompt opened (Thought without its opening): the text starts inside it.
+TEST(TriggeredTokenFilter, AThoughtThePromptOpenedStartsTheText) {
+  std::vector<std::string> pieces = {"<call>", "x", "</th", "ink>\n", "</call>", ""};
+  PieceTokenizer tok(pieces, 5);
+  auto grammar = compile(R"(root ::= "<call>" [a-z]{1,5} "</call>")");
+  auto f = TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "<call>",
+                                        Thought{"", "</think>"});
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  auto& filter = **f;
+  EXPECT_TRUE(filter.in_thought());
+  for (TokenId id : {0, 1, 2}) // "<call>x</th": drafted inside the thought, free
+    ASSERT_TRUE(filter.accept(id).ok());
+  EXPECT_FALSE(filter.triggered());
+  EXPECT_TRUE(filter.allows(4));
+  ASSERT_TRUE(filter.accept(3).ok()); // "ink>\n" closes it
+  EXPECT_FALSE(filter.in_thought());
+  ASSERT_TRUE(filter.accept(0).ok()); // the answer's "<call>"
+  EXPECT_TRUE(filter.triggered());
+  EXPECT_FALSE(filter.allows(4)); // "</call>" needs a name first
+}
+
 TEST(TriggeredTokenFilter, ATextWithoutAThoughtIsWatchedFromItsFirstByte) {
   // "<" could begin both the opening and the trigger: undecided until "call>" says which.
   std::vector<std::string> pieces = {" ", "<", "call>", "x", "</call>", "<think>", ""};
@@ -342,7 +363,7 @@ TEST(TriggeredTokenFilter, AThoughtNeedsBothTagsAndATrigger) {
   auto half = TriggeredTokenFilter::create(grammar, TokenTrie::build(tok), "<call>",
                                            Thought{"<think>", ""});
   ASSERT_FALSE(half.ok());
-  EXPECT_NE(half.status().message().find("both its opening and its closing"), std::string::npos);
+  EXPECT_NE(half.status().message().find("needs its closing tag"), std::string::npos);
   OutputConstraint c;
   c.grammar = R"(root ::= "<call>" [a-z]* "</call>")";
   c.thought = {"<think>", "</think>"};

@@ -67,16 +67,20 @@ protected:
     return s;
   }
 
+  void later_turns_reuse_the_context(const char* tmpl, const char* opened);
+
   pshard_model* model_ = nullptr;
   pshard_context* ctx_ = nullptr;
   pshard_generate_params gp_{};
 };
 
-TEST_F(ConversationTest, LaterTurnsReuseTheContext) {
-  Conversation chat(model_, ctx_, "chatml"); // stories260K has no template of its own
+// `opened`: what the template's generation prompt opens and the answers it writes later
+// leave out (chatml-thinking's "<think>\n"); the conversation keeps it in the answer.
+void ConversationTest::later_turns_reuse_the_context(const char* tmpl, const char* opened) {
+  Conversation chat(model_, ctx_, tmpl); // stories260K has no template of its own
   auto name = chat.check_template();
   ASSERT_TRUE(name.ok());
-  EXPECT_EQ(*name, "chatml");
+  EXPECT_EQ(*name, tmpl);
   chat.add("system", "You tell stories.");
   std::ostringstream out;
   auto first = chat.answer("Once upon a time", gp_, out);
@@ -99,14 +103,14 @@ TEST_F(ConversationTest, LaterTurnsReuseTheContext) {
   // And what was fed is the conversation as the template writes it, nothing twice or
   // left out (spaces aside: SentencePiece adds one where each piece of text starts).
   const std::string fed = spaceless(detokenize(all));
-  const std::string first_text = detokenize(*first);
+  const std::string first_text = opened + detokenize(*first);
   const pshard_chat_message msgs[] = {{"system", "You tell stories."},
                                       {"user", "Once upon a time"},
                                       {"assistant", first_text.c_str()},
                                       {"user", "The dog ran"}};
   std::string rendered(4096, '\0');
   size_t len = 0;
-  ASSERT_EQ(pshard_chat_apply_template(nullptr, "chatml", msgs, 4, true, rendered.data(),
+  ASSERT_EQ(pshard_chat_apply_template(nullptr, tmpl, msgs, 4, true, rendered.data(),
                                        rendered.size(), &len),
             PSHARD_OK);
   rendered.resize(len);
@@ -114,6 +118,12 @@ TEST_F(ConversationTest, LaterTurnsReuseTheContext) {
   // Each answer ends its line.
   const std::string text = out.str();
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+}
+
+TEST_F(ConversationTest, LaterTurnsReuseTheContext) { later_turns_reuse_the_context("chatml", ""); }
+
+TEST_F(ConversationTest, LaterTurnsReuseTheContextWhenThePromptOpensTheThought) {
+  later_turns_reuse_the_context("chatml-thinking", "<think>\n");
 }
 
 TEST_F(ConversationTest, AnUnknownTemplateFailsBeforeAnyInput) {

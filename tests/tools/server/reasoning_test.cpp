@@ -33,6 +33,27 @@ TEST(Reasoning, AnAnswerOpeningWithThinkIsSplit) {
   EXPECT_EQ(s.content, "");
 }
 
+// A prompt that opened the thought (chatml-thinking, ...): the answer starts inside it.
+TEST(Reasoning, AThoughtThePromptOpenedStartsTheAnswer) {
+  ReasoningSplit s = split_reasoning("Let me see.\n</think>\n\nIt is 4.", /*opened=*/true);
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "Let me see.");
+  EXPECT_EQ(s.content, "It is 4.");
+  s = split_reasoning("Hello", true); // cut off while thinking: all reasoning
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "Hello");
+  EXPECT_EQ(s.content, "");
+  s = split_reasoning("</think>\nHi", true);
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "");
+  EXPECT_EQ(s.content, "Hi");
+  EXPECT_FALSE(split_reasoning("Hello").reasoning); // not opened: content
+  ThoughtCounter c(/*opened=*/true);
+  for (const char* t : {"ab", " cd\n", "</think>", "\n\n", "Hi"})
+    c.add(t, true);
+  EXPECT_EQ(c.count(), 3);
+}
+
 TEST(Reasoning, AnyOtherAnswerIsContentAsItIs) {
   for (const char* text : {"Hello", "  Hello <think>no</think>", "", "\n", "<thin", "<think",
                            "<thinking>x</thinking>"}) {
@@ -56,27 +77,28 @@ TEST(Reasoning, AStreamSendsWhatTheWholeAnswerGivesWhereverItIsCut) {
       "</b>",
   };
   std::mt19937 rng(7);
-  for (const std::string& text : answers) {
-    const ReasoningSplit whole = split_reasoning(text);
-    for (int trial = 0; trial < 200; ++trial) {
-      ReasoningStream stream;
-      std::string reasoning, content;
-      size_t at = 0;
-      while (at < text.size()) {
-        // Cuts of 0 to 3 bytes: every tag and space boundary is hit somewhere.
-        const size_t n = std::min(text.size() - at, size_t(rng() % 4));
-        ReasoningStream::Piece p = stream.push(std::string_view(text).substr(at, n), false);
+  for (const bool opened : {false, true})
+    for (const std::string& text : answers) {
+      const ReasoningSplit whole = split_reasoning(text, opened);
+      for (int trial = 0; trial < 200; ++trial) {
+        ReasoningStream stream(opened);
+        std::string reasoning, content;
+        size_t at = 0;
+        while (at < text.size()) {
+          // Cuts of 0 to 3 bytes: every tag and space boundary is hit somewhere.
+          const size_t n = std::min(text.size() - at, size_t(rng() % 4));
+          ReasoningStream::Piece p = stream.push(std::string_view(text).substr(at, n), false);
+          reasoning += p.reasoning;
+          content += p.content;
+          at += n;
+        }
+        ReasoningStream::Piece p = stream.push("", true);
         reasoning += p.reasoning;
         content += p.content;
-        at += n;
+        EXPECT_EQ(reasoning, whole.reasoning.value_or("")) << text << opened;
+        EXPECT_EQ(content, whole.content) << text << opened;
       }
-      ReasoningStream::Piece p = stream.push("", true);
-      reasoning += p.reasoning;
-      content += p.content;
-      EXPECT_EQ(reasoning, whole.reasoning.value_or("")) << text;
-      EXPECT_EQ(content, whole.content) << text;
     }
-  }
 }
 
 TEST(Reasoning, ContentIsNotHeldBackOnceKnown) {

@@ -471,6 +471,45 @@ def thinking_switch(tmp):
               isinstance(json.loads(m.get("content") or "null"), dict), body)
 
 
+def thinking_opened(tmp):
+    """--chat-template chatml-thinking (QwQ, Qwen3 Thinking-2507: the generation prompt
+    opens the thought): every answer starts inside the thought, so a text the model never
+    closes is all reasoning, streamed or not, and counted as reasoning tokens; thinking off
+    closes the opened thought empty; a tool call under "auto" is free inside it."""
+    model = os.path.join(tmp, "thinker.gguf")
+    with Server(build, model, "-np", "1", "-c", "1024", "--chat-template", "chatml-thinking") as s:
+        ask = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 8,
+               "temperature": 0, "logit_bias": {}}
+        _, vocab = s.json("GET", "/v1/models")
+        n_vocab = vocab["data"][0]["meta"]["n_vocab"]
+        ask["logit_bias"] = {str(n_vocab - 1): -100}  # never </think>: all of it thought
+        status, body = s.json("POST", "/v1/chat/completions", ask)
+        m = body["choices"][0]["message"] if status == 200 else {}
+        usage = body.get("usage", {})
+        check("opened: the answer is the thought", status == 200 and
+              m.get("reasoning_content") and not m.get("content") and
+              usage["completion_tokens_details"]["reasoning_tokens"] ==
+              usage["completion_tokens"], body)
+        status, events, _, done, _ = s.stream("/v1/chat/completions", dict(ask, stream=True))
+        streamed = "".join(e["choices"][0]["delta"].get("reasoning_content", "")
+                           for e in events if e.get("choices"))
+        check("opened: streamed the same", status == 200 and done and
+              streamed == m.get("reasoning_content"), (streamed, m))
+        _, on = s.json("POST", "/v1/chat/completions", dict(ask, max_tokens=1))
+        _, off = s.json("POST", "/v1/chat/completions",
+                        dict(ask, max_tokens=1, chat_template_kwargs={"enable_thinking": False}))
+        turn = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+        n = [len(s.json("POST", "/tokenize", {"content": text})[1].get("tokens", []))
+             for text in (turn, turn + "\n</think>\n\n")]
+        check("opened: thinking off closes it empty", "reasoning_content" not in
+              off["choices"][0]["message"] and off["usage"]["prompt_tokens"] -
+              on["usage"]["prompt_tokens"] == n[1] - n[0] > 0, (on, off, n))
+        status, body = s.json("POST", "/v1/chat/completions",
+                              dict(ask, tools=[WEATHER], tool_choice="auto"))
+        check("opened: tools under auto", status == 200 and
+              body["choices"][0]["message"].get("reasoning_content"), body)
+
+
 def llama3_tool_calling():
     """--chat-template llama3: Meta's JSON calls. A required call is well-formed, streamed or
     not, and one a turn; tools are listed; earlier calls and ipython results are taken."""
@@ -658,6 +697,7 @@ def main():
                   body["error"]["code"] == "no_schedule", body)
         llama3_tool_calling()
         thinking_switch(tmp)
+        thinking_opened(tmp)
         mistral_tool_calling(tmp)
         mistral_tool_calling(tmp, "mistral-v7-tekken",
                              ",[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[ARGS],[CALL_ID]")
