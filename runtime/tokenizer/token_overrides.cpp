@@ -23,10 +23,11 @@ constexpr std::string_view kFimTexts[] = {"<|fim_prefix|>", "<fim-prefix>",   "<
                                           "<｜fim▁hole｜>", "<SUF>",          "<|fim_middle|>",
                                           "<fim-middle>",   "<｜fim▁end｜>",  "<MID>"};
 
-// Control tokens whose text an answer must show: Mistral's converters type its call
-// markers control (their text would vanish from answers, as llama.cpp's chat parsers keep
-// them apart to see), so a server can recognise the calls and their parts.
-constexpr std::string_view kShownTexts[] = {"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"};
+// Control tokens whose text an answer must show: Mistral's converters type its call and
+// thought markers control (their text would vanish from answers, as llama.cpp's chat
+// parsers keep them apart to see), so a server can recognise calls and thoughts.
+constexpr std::string_view kShownTexts[] = {"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]",
+                                            "[/THINK]"};
 
 template <size_t N> bool is_one_of(const std::string_view (&texts)[N], std::string_view text) {
   return std::find(std::begin(texts), std::end(texts), text) != std::end(texts);

@@ -8,8 +8,9 @@
 //   - Phi-3's added tokens (all but <unk>, <s> and <|endoftext|>) take the
 //     whitespace after them (rstrip), as its tokenizer.json says;
 //   - jina-v2's <mask> takes the whitespace before it (lstrip);
-//   - Mistral's [TOOL_CALLS], [ARGS] and [CALL_ID], typed control by its converters, are
-//     user-defined: answers show their text, so a server can recognise the calls.
+//   - Mistral's [TOOL_CALLS], [ARGS], [CALL_ID], [THINK] and [/THINK], typed control by
+//     its converters, are user-defined: answers show their text, so a server can
+//     recognise calls and thoughts.
 //
 //   apply_token_overrides(vocab, "Phi3");
 //   std::vector<bool> stops = end_of_generation_flags(vocab);

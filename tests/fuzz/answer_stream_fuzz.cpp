@@ -38,13 +38,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ToolFormat* const kFormats[] = {&kHermesTools, &kLlama3JsonTools, &kMistralV3Tools,
                                         &kMistralTekkenTools, &kMistralArgsTools};
   const ToolFormat& format = *kFormats[data[0] % std::size(kFormats)];
-  std::mt19937 cuts(data[1] & 0x7f);
+  std::mt19937 cuts(data[1] & 0x3f);
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
 
   const bool opened = (data[1] & 0x80) != 0; // a thought the prompt opened
-  const ReasoningSplit whole = split_reasoning(text, opened);
+  const ThoughtTags& tags = (data[1] & 0x40) != 0 ? kMistralThinkTags : kThinkTags;
+  const ReasoningSplit whole = split_reasoning(text, opened, tags);
   const ToolAnswer answer = parse_tool_answer(text, "c", format);
-  ReasoningStream reasoning(opened);
+  ReasoningStream reasoning(opened, tags);
   ToolCallStream tools(format);
   std::string thought, content, calls_content;
   nlohmann::json calls = nlohmann::json::array();

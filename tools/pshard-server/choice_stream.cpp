@@ -5,11 +5,11 @@ namespace pshard::server {
 using nlohmann::json;
 
 AnswerStream::AnswerStream(const GenerationRequest& r, std::string tool_call_id_prefix)
-    : call_ids_(std::move(tool_call_id_prefix)), thought_(r.reasoning.opened) {
+    : call_ids_(std::move(tool_call_id_prefix)), thought_(r.reasoning.opened, *r.reasoning.tags) {
   if (r.tools)
     tools_.emplace(*r.tools->format);
   if (r.endpoint == Endpoint::kChat && r.reasoning.format == ReasoningFormat::kDeepseek)
-    reasoning_.emplace(r.reasoning.opened);
+    reasoning_.emplace(r.reasoning.opened, *r.reasoning.tags);
 }
 
 AnswerStream::Delta AnswerStream::push(const TokenEvent& e) {

@@ -92,8 +92,11 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
   auto text = engine.render_chat(chat);
   if (!text.ok())
     return bad_request(text.status().message(), "messages", "chat_template_unavailable");
-  if (!enable_thinking && engine.thinks())
-    *text += engine.opens_thought() ? kClosingOpened : kThinkingOff;
+  if (!enable_thinking && engine.thinks()) { // an empty thought (closing one already open)
+    const ThoughtTags& tags = engine.thought_tags();
+    *text +=
+        engine.opens_thought() ? "\n" + std::string(tags.close) + "\n\n" : std::string(tags.empty);
+  }
   return *text;
 }
 
@@ -294,14 +297,15 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
     PSHARD_RETURN_IF_FIELD_ERROR(
         read_reasoning_options(body, engine.reasoning_format(), r.reasoning));
     r.reasoning.opened = engine.opens_thought() && r.reasoning.enable_thinking;
+    r.reasoning.tags = &engine.thought_tags();
     if (engine.thinks() && r.reasoning.enable_thinking) { // let the model think first
       if (!r.output.grammar.empty()) {
-        r.output.grammar = grammar_after_thought(r.output.grammar);
-        r.output.trigger = kThoughtEnd;
+        r.output.grammar = grammar_after_thought(r.output.grammar, *r.reasoning.tags);
+        r.output.trigger = r.reasoning.tags->close;
       }
       if (r.tools && r.tools->from_start) {
-        r.tools->grammar = grammar_after_thought(r.tools->grammar);
-        r.tools->trigger = kThoughtEnd;
+        r.tools->grammar = grammar_after_thought(r.tools->grammar, *r.reasoning.tags);
+        r.tools->trigger = r.reasoning.tags->close;
       } else if (r.tools) {
         r.tools->skip_thought = r.reasoning.format == ReasoningFormat::kDeepseek;
       }

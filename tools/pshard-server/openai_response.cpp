@@ -44,7 +44,7 @@ json usage_json(int64_t n_prompt, int64_t n_cached, int64_t n_generated, int64_t
 int64_t reasoning_tokens(const GenerationRequest& r, const Completion& c) {
   if (r.endpoint != Endpoint::kChat || r.reasoning.format != ReasoningFormat::kDeepseek)
     return -1;
-  ThoughtCounter counter(r.reasoning.opened);
+  ThoughtCounter counter(r.reasoning.opened, *r.reasoning.tags);
   size_t at = 0;
   for (const TokenEvent& e : c.tokens) {
     counter.add(e.text, true);
@@ -101,7 +101,7 @@ ChatAnswer read_chat_answer(const std::string& text, const GenerationRequest& r,
   ChatAnswer a;
   std::string content = text;
   if (r.reasoning.format == ReasoningFormat::kDeepseek) {
-    ReasoningSplit split = split_reasoning(text, r.reasoning.opened);
+    ReasoningSplit split = split_reasoning(text, r.reasoning.opened, *r.reasoning.tags);
     if (split.reasoning) {
       a.reasoning = std::move(*split.reasoning);
       content = std::move(split.content);

@@ -38,9 +38,9 @@ FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat se
   return e;
 }
 
-std::string grammar_after_thought(const std::string& gbnf) {
-  return rename_rule(gbnf, "root", "answer-root") +
-         "\nroot ::= \"</think>\" [ \\t\\n]{0,8} answer-root\n";
+std::string grammar_after_thought(const std::string& gbnf, const ThoughtTags& tags) {
+  return rename_rule(gbnf, "root", "answer-root") + "\nroot ::= \"" + std::string(tags.close) +
+         "\" [ \\t\\n]{0,8} answer-root\n";
 }
 
 } // namespace pshard::server

@@ -1,7 +1,8 @@
 // Thinking models (Qwen3, QwQ, DeepSeek-R1 and its distills) answer
-// "<think>\n...\n</think>\n\nthe answer". With the reasoning format "deepseek" (the
-// default; llama.cpp's name, and the `reasoning_content` field llama.cpp and vLLM send) a
-// chat answer's reasoning is taken out of its content: message.reasoning_content, or
+// "<think>\n...\n</think>\n\nthe answer"; Mistral's (Magistral, Ministral 3 reasoning)
+// "[THINK]...[/THINK]the answer", by their own tags (ThoughtTags). With the reasoning format
+// "deepseek" (the default; llama.cpp's name, and the `reasoning_content` field llama.cpp and vLLM
+// send) a chat answer's reasoning is taken out of its content: message.reasoning_content, or
 // delta.reasoning_content while streaming; "none" leaves it all in content.
 //
 // Only an answer that opens with <think> (after whitespace) has reasoning: its text up to
@@ -25,6 +26,16 @@ namespace pshard::server {
 
 enum class ReasoningFormat { kNone, kDeepseek };
 
+// A thought's tags, and what a prompt appends to ask for no thought (an empty one).
+struct ThoughtTags {
+  std::string_view open, close, empty;
+};
+// Qwen3's and DeepSeek's; the empty thought is what Qwen3's template puts after the
+// assistant's opening when thinking is off.
+inline constexpr ThoughtTags kThinkTags{"<think>", "</think>", "<think>\n\n</think>\n\n"};
+// Mistral's reasoning models', special tokens of their Tekken vocabularies.
+inline constexpr ThoughtTags kMistralThinkTags{"[THINK]", "[/THINK]", "[THINK][/THINK]"};
+
 // "none", "deepseek", or "auto" (= deepseek); nullopt for anything else.
 std::optional<ReasoningFormat> parse_reasoning_format(std::string_view name);
 
@@ -36,12 +47,13 @@ public:
   struct Piece {
     std::string reasoning, content;
   };
-  explicit ReasoningStream(bool opened = false)
-      : state_(opened ? State::kReasoning : State::kStart) {}
+  explicit ReasoningStream(bool opened = false, const ThoughtTags& tags = kThinkTags)
+      : tags_(&tags), state_(opened ? State::kReasoning : State::kStart) {}
   Piece push(std::string_view text, bool last);
 
 private:
   enum class State { kStart, kReasoning, kContentStart, kContent };
+  const ThoughtTags* tags_;
   State state_;
   std::string pending_;         // held back
   bool reasoning_sent_ = false; // some reasoning went out (later whitespace is kept)
@@ -55,36 +67,31 @@ struct ReasoningOptions {
   ReasoningFormat format = ReasoningFormat::kDeepseek;
   bool enable_thinking = true;
   bool opened = false; // the prompt opens the thought: the answer starts inside it
+  const ThoughtTags* tags = &kThinkTags; // the model's
 };
 FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat server_default,
                                   ReasoningOptions& out);
 
-// What Qwen3's template puts after the assistant's opening when thinking is off: an empty
-// thought, so that the model answers at once (kClosingOpened after a prompt that opened
-// it already).
-inline constexpr std::string_view kThinkingOff = "<think>\n\n</think>\n\n";
-inline constexpr std::string_view kClosingOpened = "\n</think>\n\n";
-
 // A thinking model thinks before it answers, so a grammar that constrains from the first
 // token (response_format, a required tool call) would forbid the thought. With thinking
 // on, the grammar is moved after it: its sentences become "</think>", whitespace, then
-// the answer's, triggered by "</think>" (kThoughtEnd).
-inline constexpr const char* kThoughtStart = "<think>";
-inline constexpr const char* kThoughtEnd = "</think>";
-std::string grammar_after_thought(const std::string& gbnf);
+// the answer's, triggered by the closing tag.
+std::string grammar_after_thought(const std::string& gbnf, const ThoughtTags& tags = kThinkTags);
 
 struct ReasoningSplit {
   std::optional<std::string> reasoning; // nullopt: the answer did not open with <think>
   std::string content;
 };
-ReasoningSplit split_reasoning(std::string_view text, bool opened = false);
+ReasoningSplit split_reasoning(std::string_view text, bool opened = false,
+                               const ThoughtTags& tags = kThinkTags);
 
 // Counts an answer's thought in tokens (OpenAI's reasoning_tokens): the tokens whose text
 // ends within it, its tags included (0 for an answer without one). Fed the answer as it
 // comes: each event's text, and whether the event carried a token.
 class ThoughtCounter {
 public:
-  explicit ThoughtCounter(bool opened = false) : opened_(opened) {}
+  explicit ThoughtCounter(bool opened = false, const ThoughtTags& tags = kThinkTags)
+      : opened_(opened), tags_(&tags) {}
   void add(std::string_view text, bool token) {
     text_ += text;
     if (token)
@@ -94,6 +101,7 @@ public:
 
 private:
   bool opened_;
+  const ThoughtTags* tags_;
   std::string text_;
   std::vector<size_t> token_ends_;
 };

@@ -7,8 +7,6 @@
 namespace pshard::server {
 namespace {
 
-constexpr std::string_view kOpen = kThoughtStart, kClose = kThoughtEnd;
-
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 size_t skip_space(std::string_view s, size_t from = 0) {
@@ -36,6 +34,7 @@ std::optional<ReasoningFormat> parse_reasoning_format(std::string_view name) {
 }
 
 ReasoningStream::Piece ReasoningStream::push(std::string_view text, bool last) {
+  const std::string_view kOpen = tags_->open, kClose = tags_->close;
   Piece p;
   pending_ += text;
   for (bool more = true; more;) {
@@ -100,8 +99,9 @@ ReasoningStream::Piece ReasoningStream::push(std::string_view text, bool last) {
   return p;
 }
 
-ReasoningSplit split_reasoning(std::string_view text, bool opened) {
-  ReasoningStream stream(opened);
+ReasoningSplit split_reasoning(std::string_view text, bool opened, const ThoughtTags& tags) {
+  const std::string_view kOpen = tags.open, kClose = tags.close;
+  ReasoningStream stream(opened, tags);
   ReasoningStream::Piece p = stream.push(text, /*last=*/true);
   ReasoningSplit s;
   s.content = std::move(p.content);
@@ -112,6 +112,7 @@ ReasoningSplit split_reasoning(std::string_view text, bool opened) {
 }
 
 int64_t ThoughtCounter::count() const {
+  const std::string_view kOpen = tags_->open, kClose = tags_->close;
   const std::string_view text = text_;
   const size_t start = skip_space(text);
   const std::string_view rest = text.substr(start);

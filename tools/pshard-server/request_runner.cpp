@@ -36,8 +36,8 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
     gp.grammar = r.tools->grammar.c_str();
     gp.grammar_trigger = r.tools->trigger.empty() ? nullptr : r.tools->trigger.c_str();
     if (r.tools->skip_thought) { // the opening alone left out: the prompt opened it
-      gp.thought_open = r.reasoning.opened ? nullptr : kThoughtStart;
-      gp.thought_close = kThoughtEnd;
+      gp.thought_open = r.reasoning.opened ? nullptr : r.reasoning.tags->open.data();
+      gp.thought_close = r.reasoning.tags->close.data();
     }
   }
   const uint64_t seed = gp.seed;

@@ -43,7 +43,11 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
     auto ids = e->tokenize(tag, /*add_special=*/false);
     return ids.ok() && ids->size() == 1;
   };
-  e->thinks_ = one_token(kThoughtStart) && one_token(kThoughtEnd);
+  for (const ThoughtTags* tags : {&kThinkTags, &kMistralThinkTags})
+    if (!e->thinks_ && one_token(tags->open) && one_token(tags->close)) {
+      e->thinks_ = true;
+      e->thought_tags_ = tags;
+    }
   e->args_token_ = one_token(kArgsTag);
   PSHARD_C_CALL(pshard_model_fim_tokens(model, &e->fim_));
 
@@ -84,7 +88,8 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   }
   if (e->thinks_ && !e->chat_template_.empty()) {
     auto prompt = e->render_chat({{"user", "?"}});
-    e->opens_thought_ = prompt.ok() && prompt->ends_with(std::string(kThoughtStart) + "\n");
+    e->opens_thought_ =
+        prompt.ok() && prompt->ends_with(std::string(e->thought_tags_->open) + "\n");
   }
   e->stepper_ = std::thread([raw = e.get()] { raw->step_loop(); });
   return e;

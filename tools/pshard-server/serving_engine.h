@@ -58,6 +58,8 @@ public:
   // Whether the vocabulary holds <think> and </think> as tokens of their own: a thinking
   // model, whose thinking a request may turn off (chat_template_kwargs.enable_thinking).
   bool thinks() const { return thinks_; }
+  // Its thought's tags: <think> and </think>, or Mistral's [THINK] and [/THINK].
+  const ThoughtTags& thought_tags() const { return *thought_tags_; }
   // Its chat template's generation prompt opens the thought (reasoning.h).
   bool opens_thought() const { return opens_thought_; }
   // The fill-in-the-middle markers (-1 where the model has none).
@@ -85,6 +87,7 @@ private:
   ReasoningFormat reasoning_format_ = ReasoningFormat::kDeepseek;
   bool thinks_ = false;
   bool opens_thought_ = false;
+  const ThoughtTags* thought_tags_ = &kThinkTags;
   bool args_token_ = false; // the vocabulary has Mistral's [ARGS] (tool_format_for)
   pshard_fim_tokens fim_ = pshard_fim_tokens_init();
   std::atomic<bool> stop_{false};

@@ -54,6 +54,27 @@ TEST(Reasoning, AThoughtThePromptOpenedStartsTheAnswer) {
   EXPECT_EQ(c.count(), 3);
 }
 
+// Mistral's reasoning models: the same rules by [THINK] and [/THINK].
+TEST(Reasoning, MistralsTagsAreReadTheSameWay) {
+  ReasoningSplit s = split_reasoning("[THINK]2 + 2 = 4[/THINK]It is 4.", false, kMistralThinkTags);
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "2 + 2 = 4");
+  EXPECT_EQ(s.content, "It is 4.");
+  EXPECT_FALSE(split_reasoning("<think>x</think>y", false, kMistralThinkTags).reasoning);
+  ReasoningStream stream(false, kMistralThinkTags);
+  EXPECT_EQ(stream.push("[THI", false).reasoning, "");
+  EXPECT_EQ(stream.push("NK]ab[/TH", false).reasoning, "ab");
+  EXPECT_EQ(stream.push("INK]c", false).content, "c");
+  ThoughtCounter c(false, kMistralThinkTags);
+  for (const char* t : {"[THINK]", "a", "[/THINK]", "b"})
+    c.add(t, true);
+  EXPECT_EQ(c.count(), 3);
+  auto g = parse_gbnf(grammar_after_thought("root ::= \"yes\"\n", kMistralThinkTags));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  GrammarMatcher m(std::make_shared<const Grammar>(std::move(*g)));
+  EXPECT_TRUE(m.accept("[/THINK]\nyes") && m.can_end());
+}
+
 TEST(Reasoning, AnyOtherAnswerIsContentAsItIs) {
   for (const char* text : {"Hello", "  Hello <think>no</think>", "", "\n", "<thin", "<think",
                            "<thinking>x</thinking>"}) {

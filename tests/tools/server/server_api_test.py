@@ -510,6 +510,37 @@ def thinking_opened(tmp):
               body["choices"][0]["message"].get("reasoning_content"), body)
 
 
+def mistral_thinking(tmp):
+    """A Tekken vocabulary with Mistral's [THINK] and [/THINK] (Magistral): the thought is
+    read by those tags. A schema's grammar waits for [/THINK] (forced at once by a logit
+    bias), and thinking off appends the empty [THINK][/THINK]."""
+    model = os.path.join(tmp, "magistral.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--n-embd", "64", "--n-layer", "2",
+            "--n-head", "4", "--n-head-kv", "2", "--n-ff", "96", "--control-tokens",
+            "[INST],[/INST],[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[THINK],[/THINK]")
+    check("mkmodel [THINK]", p.returncode == 0, p.stderr)
+    with Server(build, model, "-np", "1", "-c", "512", "--chat-template",
+                "mistral-v7-tekken") as s:
+        close = s.json("POST", "/tokenize", {"content": "[/THINK]"})[1].get("tokens", [])
+        schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+        ask = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 40,
+               "temperature": 0, "response_format": {
+                   "type": "json_schema", "json_schema": {"name": "a", "schema": schema}}}
+        status, body = s.json("POST", "/v1/chat/completions",
+                              dict(ask, logit_bias={str(close[0]): 100} if close else {}))
+        m = body["choices"][0]["message"] if status == 200 else {}
+        check("[THINK]: the schema after [/THINK]", len(close) == 1 and
+              m.get("reasoning_content") == "" and
+              isinstance(json.loads(m.get("content") or "null"), dict), (close, body))
+        one = dict(ask, max_tokens=1)
+        del one["response_format"]
+        _, on = s.json("POST", "/v1/chat/completions", one)
+        _, off = s.json("POST", "/v1/chat/completions",
+                        dict(one, chat_template_kwargs={"enable_thinking": False}))
+        check("[THINK]: thinking off appends the empty thought",
+              off["usage"]["prompt_tokens"] == on["usage"]["prompt_tokens"] + 2, (on, off))
+
+
 def llama3_tool_calling():
     """--chat-template llama3: Meta's JSON calls. A required call is well-formed, streamed or
     not, and one a turn; tools are listed; earlier calls and ipython results are taken."""
@@ -698,6 +729,7 @@ def main():
         llama3_tool_calling()
         thinking_switch(tmp)
         thinking_opened(tmp)
+        mistral_thinking(tmp)
         mistral_tool_calling(tmp)
         mistral_tool_calling(tmp, "mistral-v7-tekken",
                              ",[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[ARGS],[CALL_ID]")
