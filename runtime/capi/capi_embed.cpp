@@ -18,6 +18,15 @@ pshard_pooling pshard_model_pooling(const pshard_model* model) {
                : PSHARD_POOLING_MODEL;
 }
 
+int32_t pshard_model_n_cls_labels(const pshard_model* model) {
+  const Classifier* c = model ? model->model->weights().classifier.get() : nullptr;
+  return c ? static_cast<int32_t>(c->n_labels()) : 0;
+}
+
+const char* pshard_model_rerank_template(const pshard_model* model) {
+  return model && model->rerank_template ? model->rerank_template->c_str() : nullptr;
+}
+
 pshard_embed_params pshard_embed_default_params(void) {
   pshard_embed_params p{};
   p.size = sizeof p;
@@ -37,7 +46,7 @@ Result<RequestParams::Embedding> embedding_request(const pshard_model& model,
   static_assert(sizeof(pshard_pooling) == sizeof(int32_t));
   int32_t pooling = 0;
   std::memcpy(&pooling, &p.pooling, sizeof pooling);
-  if (pooling < PSHARD_POOLING_MODEL || pooling > PSHARD_POOLING_LAST)
+  if (pooling < PSHARD_POOLING_MODEL || pooling > PSHARD_POOLING_RANK)
     return invalid_argument("pooling " + std::to_string(pooling) +
                             " is not a pshard_pooling value");
   const ModelHParams& hp = model.model->hparams();
@@ -46,7 +55,14 @@ Result<RequestParams::Embedding> embedding_request(const pshard_model& model,
   if (e.pooling == Pooling::kUnspecified)
     return invalid_argument("the model names no pooling (its pooling_type: it is not an "
                             "embedding model); set pshard_embed_params.pooling");
-  e.options = {.normalize = p.normalize, .dimensions = p.dimensions};
+  e.options = {.normalize = p.normalize, .dimensions = p.dimensions, .classifier = nullptr};
+  if (e.pooling == Pooling::kRank) {
+    e.options.classifier = model.model->weights().classifier.get();
+    if (!e.options.classifier)
+      return invalid_argument("rank pooling needs the model's classification head "
+                              "(cls.output.weight), which this model has not: it is not a "
+                              "reranker; pool by mean, cls or last");
+  }
   PSHARD_RETURN_IF_ERROR(check_embedding_options(e.options, hp.n_embd));
   return e;
 }

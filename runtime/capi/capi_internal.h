@@ -30,6 +30,7 @@ struct pshard_model {
   std::optional<pshard::Schedule> schedule;
   std::unique_ptr<pshard::Projector> projector; // pshard_model_params.mmproj_path, or null
   std::string load_warnings;                    // pshard_model_load_warnings(): one per line
+  std::optional<std::string> rerank_template;   // tokenizer.chat_template.rerank
   // The vocabulary as a trie for grammars, built on first use (any thread).
   mutable std::once_flag token_trie_once;
   mutable std::shared_ptr<const pshard::TokenTrie> token_trie;

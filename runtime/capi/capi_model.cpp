@@ -84,6 +84,13 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
   m->tokenizer = std::move(tokenizer).value();
   for (const std::string& warning : m->tokenizer->warnings())
     m->load_warnings += warning + "\n";
+  if (constexpr const char* kRerank = "tokenizer.chat_template.rerank";
+      m->model->file().find(kRerank)) {
+    auto text = m->model->file().get_string(kRerank);
+    if (!text.ok())
+      return fail(text.status().with_context(gguf_path));
+    m->rerank_template = std::move(*text);
+  }
   if (m->tokenizer->n_vocab() != m->model->hparams().n_vocab)
     return fail(invalid_format("the tokenizer has " + std::to_string(m->tokenizer->n_vocab()) +
                                " tokens but the model's embedding has " +

@@ -16,6 +16,8 @@ const char* pooling_name(Pooling p) {
     return "cls";
   case Pooling::kLast:
     return "last";
+  case Pooling::kRank:
+    return "rank";
   case Pooling::kUnspecified:
     break;
   }
@@ -23,19 +25,16 @@ const char* pooling_name(Pooling p) {
 }
 
 Result<Pooling> parse_pooling(std::string_view name) {
-  for (Pooling p : {Pooling::kNone, Pooling::kMean, Pooling::kCls, Pooling::kLast})
+  for (Pooling p : {Pooling::kNone, Pooling::kMean, Pooling::kCls, Pooling::kLast, Pooling::kRank})
     if (name == pooling_name(p))
       return p;
   return invalid_argument("unknown pooling '" + std::string(name) +
-                          "'; use mean, cls, last or none");
+                          "'; use mean, cls, last, rank or none");
 }
 
 Result<Pooling> pooling_from_gguf(int64_t value) {
-  if (value >= -1 && value <= 3)
+  if (value >= -1 && value <= 4)
     return static_cast<Pooling>(value);
-  if (value == 4)
-    return unsupported("pooling_type 4 (rank: a reranker's classification head) is not "
-                       "supported; pshard pools embeddings by mean, cls or last token");
   return invalid_format("pooling_type " + std::to_string(value) +
                         " is not one of GGUF's values (-1 to 4)");
 }
@@ -60,6 +59,7 @@ bool Pooler::wants(int64_t position) const {
   case Pooling::kCls:
     return position == 0;
   case Pooling::kLast:
+  case Pooling::kRank:
     return position == n_tokens_ - 1;
   default:
     return true;
@@ -84,7 +84,33 @@ std::vector<float> Pooler::finish(const EmbeddingOptions& o) const {
   std::vector<float> row(sum_.size());
   for (size_t i = 0; i < sum_.size(); ++i)
     row[i] = static_cast<float>(sum_[i] * scale);
+  if (pooling_ == Pooling::kRank)
+    return o.classifier ? o.classifier->scores(row) : std::vector<float>();
   return shape_embedding(row, n_embd_, o);
+}
+
+std::vector<float> Classifier::scores(std::span<const float> row) const {
+  const int64_t n = n_labels();
+  std::vector<double> logits(static_cast<size_t>(n));
+  for (int64_t l = 0; l < n; ++l) {
+    double sum = bias.empty() ? 0.0 : bias[static_cast<size_t>(l)];
+    const float* w = weight.data() + l * n_embd;
+    for (int64_t i = 0; i < n_embd && i < static_cast<int64_t>(row.size()); ++i)
+      sum += static_cast<double>(w[i]) * row[static_cast<size_t>(i)];
+    logits[static_cast<size_t>(l)] = sum;
+  }
+  std::vector<float> out(logits.size());
+  if (n == 1) {
+    out[0] = static_cast<float>(logits[0]);
+    return out;
+  }
+  const double top = n > 0 ? *std::max_element(logits.begin(), logits.end()) : 0.0;
+  double total = 0;
+  for (double& x : logits)
+    total += x = std::exp(x - top);
+  for (size_t l = 0; l < out.size(); ++l)
+    out[l] = static_cast<float>(logits[l] / total);
+  return out;
 }
 
 std::vector<float> shape_embedding(std::span<const float> v, int64_t n_embd,

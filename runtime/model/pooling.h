@@ -1,7 +1,9 @@
 // Embeddings: how a sequence's final hidden states (after the output norm, the rows the
 // head would multiply) become one vector. The kinds are GGUF's `{arch}.pooling_type`
 // values (an embedding model such as Qwen3-Embedding names `last`); a model without the
-// key names none, and a caller then chooses one.
+// key names none, and a caller then chooses one. A reranker (Qwen3-Reranker, converted
+// with its "yes" and "no" rows of the head as `cls.output`) names `rank`: the last row
+// through that classifier, softmaxed over its labels when it has several.
 //
 //   Pooler pool(Pooling::kMean, hp.n_embd);
 //   for each pass: pool.add(position, row);   // rows it asked for (Pooler::wants)
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,18 +26,36 @@ enum class Pooling : int32_t {
   kMean = 1,
   kCls = 2,  // the first token's row
   kLast = 3, // the last token's row (decoder-only embedding models)
+  kRank = 4, // the last token's row through the model's classifier (rerankers)
 };
 
-const char* pooling_name(Pooling p); // "none", "mean", "cls", "last", "unspecified"
-// "none", "mean", "cls", "last"; kInvalidArgument naming them otherwise.
+const char* pooling_name(Pooling p); // "none", "mean", "cls", "last", "rank", "unspecified"
+// "none", "mean", "cls", "last", "rank"; kInvalidArgument naming them otherwise.
 Result<Pooling> parse_pooling(std::string_view name);
-// GGUF's pooling_type values 0..3 (and -1); kUnsupported for rank (4) and unknown ones.
+// GGUF's pooling_type values 0..4 (and -1); kInvalidFormat for others.
 Result<Pooling> pooling_from_gguf(int64_t value);
+
+// A reranker's classification head (GGUF's cls.output.weight, optional cls.output.bias):
+// one row of n_embd per label, in `{arch}.classifier.output_labels` order ("yes", "no"
+// for Qwen3-Reranker).
+struct Classifier {
+  int64_t n_embd = 0;
+  std::vector<float> weight; // labels x n_embd
+  std::vector<float> bias;   // labels, or empty
+  std::vector<std::string> labels;
+  int64_t n_labels() const { return n_embd > 0 ? static_cast<int64_t>(weight.size()) / n_embd : 0; }
+  // The row's score per label: W row + b, softmaxed when there are several labels (so the
+  // first label's is the relevance, 0..1), the raw value when one. Summed in float64.
+  std::vector<float> scores(std::span<const float> row) const;
+};
 
 struct EmbeddingOptions {
   bool normalize = true;  // to unit Euclidean length (OpenAI's embeddings are)
   int64_t dimensions = 0; // keep the first this many values (Matryoshka models), before
                           // normalizing; 0: all
+  // kRank: the model's head, which turns the pooled row into scores (neither normalized
+  // nor cut); it outlives the request.
+  const Classifier* classifier = nullptr;
 };
 
 // Checks the options against a model's width: dimensions within 0..n_embd.
@@ -43,14 +64,15 @@ Status check_embedding_options(const EmbeddingOptions& o, int64_t n_embd);
 // Pools a sequence's rows as they come, in passes, in position order.
 class Pooler {
 public:
-  // `pooling` must be one of kNone, kMean, kCls, kLast; `n_tokens` the sequence's length.
+  // `pooling` must be one of kNone, kMean, kCls, kLast, kRank; `n_tokens` the sequence's
+  // length.
   Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens);
   // Whether the row of `position` takes part (the engine computes only those).
   bool wants(int64_t position) const;
   void add(int64_t position, std::span<const float> row);
   // The pooled vector (kNone: every row, one after another), each row normalized and cut
-  // as the options say. Rows are summed in float64, so the mean does not depend on how
-  // the sequence was split into passes.
+  // as the options say; kRank: the classifier's scores (an empty vector without one). Rows are
+  // summed in float64, so the mean does not depend on how the sequence was split into passes.
   std::vector<float> finish(const EmbeddingOptions& o) const;
   int64_t n_embd() const { return n_embd_; }
 

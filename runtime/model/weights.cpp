@@ -3,6 +3,7 @@
 // that no layout names is refused (an architecture pshard does not run as described).
 #include "runtime/model/weights.h"
 
+#include "runtime/model/classifier_weights.h"
 #include "runtime/model/sublayer_list.h"
 #include "runtime/model/tensor_binder.h"
 #include "runtime/model/tensor_layout.h"
@@ -67,6 +68,7 @@ Result<ModelWeights> bind_model_weights(const gguf::GgufFile& file, const ModelH
         place(b, spec, *t, w, layer);
     }
   }
+  PSHARD_ASSIGN_OR_RETURN(w.classifier, bind_classifier(file, hp, b));
   PSHARD_RETURN_IF_ERROR(b.check_all_used());
   return w;
 }

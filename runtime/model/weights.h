@@ -67,6 +67,8 @@ struct ModelWeights {
   MatrixView output;     // token_embd when the output is tied
   VectorWeight rope_freqs; // llama3 frequency factors, or null
   std::vector<LayerWeights> layers;
+  // A reranker's head (cls.output), used on the host after pooling; null for others.
+  std::shared_ptr<const Classifier> classifier;
 };
 
 // Checks every expected tensor's presence, shape and type against the

@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
                  "write {arch}.pooling_type, as an embedding model has: 0 none, 1 mean, 2 cls, "
                  "3 last (-1: not written)")
       ->check(cli::between(-1, 3));
+  app.add_flag("--rerank", spec.rerank,
+               "a reranker as llama.cpp converts Qwen3-Reranker: pooling_type rank, a two-row "
+               "classification head (cls.output, labels yes and no) and its prompt "
+               "(tokenizer.chat_template.rerank)");
   app.add_flag("--sparse", spec.sparse, "write headers only, leaving the data as a file hole");
   app.add_option("--split-max-tensors", spec.split_max_tensors,
                  "write a split model (llama.cpp gguf-split's layout) of at most N tensors a "

@@ -43,6 +43,10 @@ struct ModelSpec {
   float rope_freq_base = 10000.0f;
   bool tied_output = false; // no output.weight: the head reuses token_embd
   int32_t pooling_type = -1; // {arch}.pooling_type (an embedding model); -1: not written
+  // A reranker as llama.cpp converts Qwen3-Reranker: pooling_type rank, a head of two rows
+  // (cls.output.weight) labelled "yes" and "no", and Qwen3-Reranker's prompt as
+  // tokenizer.chat_template.rerank.
+  bool rerank = false;
   uint64_t seed = 42;
   TensorType type = TensorType::kF32;
   QuantMix mix = QuantMix::kNone; // a llama-quantize recipe per tensor (quant_mix.h)

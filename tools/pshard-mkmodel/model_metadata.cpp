@@ -124,8 +124,8 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     if (hp.rope_scaling != RopeScaling::kLinear)
       w.set(a + "rope.scaling.original_context_length", {u32(hp.rope_ctx_orig)});
   }
-  if (s.pooling_type >= 0)
-    w.set(a + "pooling_type", {u32(s.pooling_type)});
+  if (s.pooling_type >= 0 || s.rerank)
+    w.set(a + "pooling_type", {u32(s.rerank ? 4 : s.pooling_type)});
   if (hp.is_moe()) {
     w.set(a + "expert_count", {u32(hp.n_expert)});
     w.set(a + "expert_used_count", {u32(hp.n_expert_used)});

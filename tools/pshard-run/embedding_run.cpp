@@ -2,6 +2,7 @@
 
 #include "runtime/model/pooling.h"
 #include "tools/common/json_writer.h"
+#include "tools/common/rerank_prompt.h"
 #include "tools/pshard-run/run_session.h"
 
 #include <cstdio>
@@ -72,8 +73,17 @@ std::vector<std::string> split_texts(const std::string& prompt, const std::strin
 }
 
 Status embed_one(const RunOptions& o, const pshard_embed_params& p, RunResult& r,
-                 const std::string& prompt_text, std::ostream& out) {
+                 const std::string& text, std::ostream& out) {
   pshard_model* model = r.model.get();
+  const pshard_pooling used =
+      p.pooling == PSHARD_POOLING_MODEL ? pshard_model_pooling(model) : p.pooling;
+  // A reranker's "QUERY<TAB>DOCUMENT" goes into its prompt for the two.
+  const char* rerank = pshard_model_rerank_template(model);
+  const size_t tab = text.find('\t');
+  const std::string prompt_text =
+      used == PSHARD_POOLING_RANK && rerank && tab != std::string::npos
+          ? rerank_prompt(rerank, text.substr(0, tab), text.substr(tab + 1))
+          : text;
   std::vector<pshard_token> tokens(prompt_text.size() + 8);
   size_t n = 0;
   pshard_tokenize_params tp = pshard_tokenize_default_params();
@@ -82,14 +92,15 @@ Status embed_one(const RunOptions& o, const pshard_embed_params& p, RunResult& r
                                          tokens.data(), tokens.size(), &n));
   tokens.resize(n);
   const auto n_embd = static_cast<size_t>(pshard_model_n_embd(model));
-  const size_t width = p.dimensions > 0 ? static_cast<size_t>(p.dimensions) : n_embd;
+  const size_t width = used == PSHARD_POOLING_RANK
+                           ? static_cast<size_t>(pshard_model_n_cls_labels(model))
+                       : p.dimensions > 0 ? static_cast<size_t>(p.dimensions)
+                                          : n_embd;
   std::vector<float> v(p.pooling == PSHARD_POOLING_NONE ? width * n : width);
   size_t got = 0;
   PSHARD_C_CALL(pshard_context_embed(r.context.get(), tokens.data(), n, &p, v.data(), v.size(),
                                      &got));
   v.resize(got);
-  const pshard_pooling used = p.pooling == PSHARD_POOLING_MODEL ? pshard_model_pooling(model)
-                                                                 : p.pooling;
   if (o.json)
     write_json(out, v, width, n, pooling_name(static_cast<Pooling>(used)));
   else

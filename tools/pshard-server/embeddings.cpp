@@ -141,6 +141,11 @@ std::variant<EmbeddingRequest, ApiError> parse_embeddings(const std::string& tex
     return *e;
   const json& body = std::get<json>(parsed);
   PSHARD_RETURN_IF_FIELD_ERROR(read_model(body, engine));
+  if (engine.pooling() == PSHARD_POOLING_RANK)
+    return bad_request("this model is a reranker (its pooling_type is rank): it scores a query "
+                       "against documents, POST /v1/rerank; start pshard-server with --pooling "
+                       "last for its embeddings",
+                       "", "reranker_model");
   if (engine.pooling() == PSHARD_POOLING_MODEL || engine.pooling() == PSHARD_POOLING_NONE)
     return bad_request("this server has no pooling for embeddings: the model names none (its "
                        "pooling_type; it is not an embedding model); start pshard-server with "
@@ -163,16 +168,15 @@ std::variant<EmbeddingRequest, ApiError> parse_embeddings(const std::string& tex
   return r;
 }
 
-std::variant<json, ApiError> run_embeddings(ServingEngine& engine, const EmbeddingRequest& r) {
-  const size_t n = r.inputs.size();
+std::variant<EmbedResults, ApiError>
+embed_inputs(ServingEngine& engine, const std::vector<std::vector<pshard_token>>& inputs,
+             const pshard_embed_params& ep) {
+  const size_t n = inputs.size();
   Results results; // outlives the sequences: freeing one stops its callbacks
   results.vectors.resize(n);
   results.n_prompt.resize(n);
   std::vector<Slot> slots(n);
   std::vector<SeqHandle> seqs(n);
-  pshard_embed_params ep = pshard_embed_default_params();
-  ep.pooling = engine.pooling();
-  ep.dimensions = r.dimensions;
   // As many in the batch at once as it has sequences; the rest as those finish, so a
   // long list neither fills the queue nor keeps other clients waiting behind all of it.
   const auto window = static_cast<size_t>(std::max(1, pshard_batch_n_seq_max(engine.batch())));
@@ -182,8 +186,8 @@ std::variant<json, ApiError> run_embeddings(ServingEngine& engine, const Embeddi
     while (added < n && added - results.done < window) {
       slots[added] = {&results, added};
       pshard_seq_params sp = pshard_seq_default_params();
-      sp.tokens = r.inputs[added].data();
-      sp.n_tokens = r.inputs[added].size();
+      sp.tokens = inputs[added].data();
+      sp.n_tokens = inputs[added].size();
       sp.embed = &ep;
       sp.on_event = on_event;
       sp.user_data = &slots[added];
@@ -201,14 +205,27 @@ std::variant<json, ApiError> run_embeddings(ServingEngine& engine, const Embeddi
   }
   if (results.error)
     return *results.error;
+  EmbedResults out;
+  out.vectors = std::move(results.vectors);
+  for (int64_t t : results.n_prompt)
+    out.n_prompt_total += t;
+  return out;
+}
+
+std::variant<json, ApiError> run_embeddings(ServingEngine& engine, const EmbeddingRequest& r) {
+  pshard_embed_params ep = pshard_embed_default_params();
+  ep.pooling = engine.pooling();
+  ep.dimensions = r.dimensions;
+  auto done = embed_inputs(engine, r.inputs, ep);
+  if (auto* e = std::get_if<ApiError>(&done))
+    return *e;
+  const EmbedResults& results = std::get<EmbedResults>(done);
   json data = json::array();
-  int64_t tokens = 0;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < results.vectors.size(); ++i)
     data.push_back({{"object", "embedding"},
                     {"index", i},
                     {"embedding", embedding_json(results.vectors[i], r.base64)}});
-    tokens += results.n_prompt[i];
-  }
+  const int64_t tokens = results.n_prompt_total;
   return json{{"object", "list"},
               {"data", std::move(data)},
               {"model", engine.model_id()},

@@ -24,8 +24,18 @@ struct EmbeddingRequest {
 std::variant<EmbeddingRequest, ApiError> parse_embeddings(const std::string& body,
                                                           const ServingEngine& engine);
 
-// Runs every input (at most as many in the batch at once as it has sequences, the rest
-// as they finish) and returns OpenAI's list object, or the first failure.
+// Every input run as an embedding request (at most as many in the batch at once as it has
+// sequences, the rest as they finish): the vectors in input order and the prompt tokens
+// read, or the first failure.
+struct EmbedResults {
+  std::vector<std::vector<float>> vectors;
+  int64_t n_prompt_total = 0;
+};
+std::variant<EmbedResults, ApiError>
+embed_inputs(ServingEngine& engine, const std::vector<std::vector<pshard_token>>& inputs,
+             const pshard_embed_params& ep);
+
+// run_embeddings: embed_inputs as OpenAI's list object.
 std::variant<nlohmann::json, ApiError> run_embeddings(ServingEngine& engine,
                                                       const EmbeddingRequest& r);
 

@@ -8,6 +8,7 @@
 #include "tools/pshard-server/embeddings.h"
 #include "tools/pshard-server/infill.h"
 #include "tools/pshard-server/openai_response.h"
+#include "tools/pshard-server/rerank.h"
 #include "tools/pshard-server/responses_answer.h"
 #include "tools/pshard-server/responses_request.h"
 
@@ -83,6 +84,9 @@ std::string route_label(const std::string& path) {
                                 "/chat/completions",
                                 "/v1/embeddings",
                                 "/embeddings",
+                                "/v1/rerank",
+                                "/rerank",
+                                "/v1/reranking",
                                 "/v1/responses",
                                 "/responses",
                                 "/v1/messages",
@@ -98,12 +102,14 @@ std::string route_label(const std::string& path) {
 ApiError status_error(int status, const httplib::Request& req) {
   switch (status) {
   case 404:
-    return not_found_error("there is no route " + req.method + " " + req.path +
-                               " (POST /v1/completions, POST /v1/chat/completions, POST /v1/embeddings, "
-                               "GET /v1/models, "
-                               "GET /health, GET /metrics, POST /tokenize, POST /detokenize, "
-                               "GET or POST /budget)",
-                           "", "not_found");
+    return not_found_error(
+        "there is no route " + req.method + " " + req.path +
+            " (POST /v1/completions, POST /v1/chat/completions, POST /v1/embeddings, "
+            "POST /v1/rerank, "
+            "GET /v1/models, "
+            "GET /health, GET /metrics, POST /tokenize, POST /detokenize, "
+            "GET or POST /budget)",
+        "", "not_found");
   case 413:
     return {413, "invalid_request_error", "the request body is larger than 16 MiB", "",
             "payload_too_large"};
@@ -210,6 +216,16 @@ void HttpApi::install(httplib::Server& svr) {
       if (auto* e = std::get_if<ApiError>(&parsed))
         return send_error(res, *e);
       auto answer = run_embeddings(engine_, std::get<EmbeddingRequest>(parsed));
+      if (auto* e = std::get_if<ApiError>(&answer))
+        return send_error(res, *e);
+      send(res, std::get<nlohmann::json>(answer));
+    });
+  for (const char* path : {"/v1/rerank", "/rerank", "/v1/reranking"})
+    svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      auto parsed = parse_rerank(req.body, engine_);
+      if (auto* e = std::get_if<ApiError>(&parsed))
+        return send_error(res, *e);
+      auto answer = run_rerank(engine_, std::get<RerankRequest>(parsed));
       if (auto* e = std::get_if<ApiError>(&answer))
         return send_error(res, *e);
       send(res, std::get<nlohmann::json>(answer));

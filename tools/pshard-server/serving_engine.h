@@ -68,6 +68,10 @@ public:
   // How /v1/embeddings pools (--pooling, else the model's pooling_type); PSHARD_POOLING_MODEL
   // when neither names one.
   pshard_pooling pooling() const { return pooling_; }
+  // The model has a classification head to score with (a reranker's: /v1/rerank).
+  bool reranks() const { return pshard_model_n_cls_labels(model_.get()) > 0; }
+  // A reranker's prompt of a query and a document ("{query}", "{document}"), or null.
+  const char* rerank_template() const { return pshard_model_rerank_template(model_.get()); }
   int32_t n_embd() const { return pshard_model_n_embd(model_.get()); }
 
   std::vector<uint64_t> budgets() const; // compiled, ascending

@@ -288,13 +288,22 @@ typedef enum pshard_pooling {
   PSHARD_POOLING_MODEL = -1, /* the model's pooling_type (none named: an error) */
   PSHARD_POOLING_NONE = 0,   /* every token's row */
   PSHARD_POOLING_MEAN = 1,
-  PSHARD_POOLING_CLS = 2,    /* the first token's row */
-  PSHARD_POOLING_LAST = 3,   /* the last token's row (decoder-only embedding models) */
+  PSHARD_POOLING_CLS = 2,  /* the first token's row */
+  PSHARD_POOLING_LAST = 3, /* the last token's row (decoder-only embedding models) */
+  PSHARD_POOLING_RANK = 4, /* rerankers (Qwen3-Reranker): the last token's row through the
+                              model's classification head (cls.output): one score per
+                              label, softmaxed when there are several, so the first
+                              label's ("yes") is the relevance in 0..1 */
 } pshard_pooling;
 
 PSHARD_API int32_t pshard_model_n_embd(const pshard_model* model);
 /* The model's pooling_type, or PSHARD_POOLING_MODEL when it names none. */
 PSHARD_API pshard_pooling pshard_model_pooling(const pshard_model* model);
+/* A reranker's: its classification head's labels (0 without a head), and the prompt of a
+ * query and a document (GGUF's tokenizer.chat_template.rerank, "{query}" and "{document}"
+ * in it to fill; NULL when the model has none). Owned by the model. */
+PSHARD_API int32_t pshard_model_n_cls_labels(const pshard_model* model);
+PSHARD_API const char* pshard_model_rerank_template(const pshard_model* model);
 
 typedef struct pshard_embed_params {
   size_t size;
@@ -307,7 +316,9 @@ typedef struct pshard_embed_params {
 PSHARD_API pshard_embed_params pshard_embed_default_params(void);
 /* The embedding of `tokens` read as one sequence from position 0 — the context's sequence
  * is replaced, as after pshard_context_reset — into `out`: the vector's width (dimensions
- * or n_embd) floats, times n_tokens with PSHARD_POOLING_NONE; *n_out says how many.
+ * or n_embd) floats, times n_tokens with PSHARD_POOLING_NONE, or the scores of the
+ * classification head's labels with PSHARD_POOLING_RANK (normalize and dimensions do not
+ * apply); *n_out says how many.
  * PSHARD_ERROR_OUT_OF_RANGE when capacity is smaller (*n_out still says how many) or the
  * text is longer than the context. Runs under the context's plans like decoding; on cpu
  * and emu the vector is bit for bit the same whatever the plan. */

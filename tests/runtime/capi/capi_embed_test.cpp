@@ -4,12 +4,16 @@
 // says so); the buffer contract; bad arguments.
 #include "pshard/pshard.h"
 #include "runtime/generate/embedding.h"
+#include "runtime/gguf/gguf_file.h"
 #include "runtime/model/model.h"
 #include "tests/runtime/capi/capi_test_util.h"
+#include "tools/pshard-mkmodel/model_generator.h"
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -133,6 +137,13 @@ TEST(CapiEmbed, ReportsWhatIsWrong) {
   std::memcpy(&p.pooling, &nine, sizeof nine);
   EXPECT_EQ(pshard_context_embed(ctx, t.data(), t.size(), &p, out, 64, &n),
             PSHARD_ERROR_INVALID_ARGUMENT);
+  p.pooling = PSHARD_POOLING_RANK; // a chat model has no head to rank with
+  EXPECT_EQ(pshard_context_embed(ctx, t.data(), t.size(), &p, out, 64, &n),
+            PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("cls.output"), std::string::npos)
+      << pshard_last_error();
+  EXPECT_EQ(pshard_model_n_cls_labels(m), 0);
+  EXPECT_EQ(pshard_model_rerank_template(m), nullptr);
   p.pooling = PSHARD_POOLING_LAST;
   EXPECT_EQ(pshard_context_embed(ctx, t.data(), 0, &p, out, 64, &n), PSHARD_ERROR_INVALID_ARGUMENT);
   std::vector<pshard_token> longer(200, t[1]);
@@ -143,6 +154,62 @@ TEST(CapiEmbed, ReportsWhatIsWrong) {
             PSHARD_ERROR_INVALID_ARGUMENT);
   pshard_context_free(ctx);
   pshard_model_free(m);
+}
+
+// A reranker as llama.cpp converts Qwen3-Reranker (pshard-mkmodel --rerank): rank pooling
+// gives the softmax, over the head's two rows, of each row times the last token's
+// hidden state — recomputed here in float64 from the file's cls.output.weight and the
+// unnormalized last-token embedding.
+TEST(CapiEmbed, ARerankerScoresTheLastRowWithItsHead) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("pshard-rerank-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "rerank.gguf").string();
+  pshard::ModelSpec spec;
+  spec.arch = "qwen3";
+  spec.n_embd = 32;
+  spec.n_layer = 2;
+  spec.n_head = 4;
+  spec.n_head_kv = 2;
+  spec.n_ff = 64;
+  spec.rerank = true;
+  ASSERT_TRUE(pshard::write_model(spec, path).ok());
+  pshard_model* m = nullptr;
+  ASSERT_EQ(pshard_model_load(path.c_str(), nullptr, &m), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(pshard_model_pooling(m), PSHARD_POOLING_RANK);
+  EXPECT_EQ(pshard_model_n_cls_labels(m), 2);
+  ASSERT_NE(pshard_model_rerank_template(m), nullptr);
+  EXPECT_NE(std::string(pshard_model_rerank_template(m)).find("<Document>: {document}"),
+            std::string::npos);
+  pshard_context_params cp = pshard_context_default_params();
+  cp.n_ctx = 64;
+  cp.n_threads = 1;
+  pshard_context* ctx = nullptr;
+  ASSERT_EQ(pshard_context_create(m, &cp, &ctx), PSHARD_OK);
+  const std::vector<pshard_token> t = {3, 17, 40, 99, 250, 7};
+  const std::vector<float> scores = context_embed(ctx, t, pshard_embed_default_params());
+  pshard_embed_params last = pshard_embed_default_params();
+  last.pooling = PSHARD_POOLING_LAST;
+  last.normalize = false;
+  const std::vector<float> h = context_embed(ctx, t, last);
+  ASSERT_EQ(scores.size(), 2u);
+  ASSERT_EQ(h.size(), 32u);
+  auto file = pshard::gguf::GgufFile::open(path, pshard::gguf::OpenMode::kMapData);
+  ASSERT_TRUE(file.ok());
+  const pshard::gguf::TensorInfo* head = (*file)->find_tensor("cls.output.weight");
+  ASSERT_NE(head, nullptr);
+  ASSERT_EQ(head->type, pshard::TensorType::kF32);
+  const auto* w = reinterpret_cast<const float*>((*file)->tensor_data(*head));
+  double logit[2] = {0, 0};
+  for (int l = 0; l < 2; ++l)
+    for (int i = 0; i < 32; ++i)
+      logit[l] += double(w[l * 32 + i]) * h[static_cast<size_t>(i)];
+  const double yes = 1.0 / (1.0 + std::exp(logit[1] - logit[0]));
+  EXPECT_NEAR(scores[0], yes, 1e-6);
+  EXPECT_NEAR(scores[0] + scores[1], 1.0, 1e-6);
+  pshard_context_free(ctx);
+  pshard_model_free(m);
+  std::filesystem::remove_all(dir);
 }
 
 // Embedding requests in a batch beside a generating one: each event's vector is the

@@ -61,7 +61,8 @@ TEST(Pooler, NormalizesEachRowAfterTheCut) {
 }
 
 TEST(Pooler, NamesValuesAndOptionsAreChecked) {
-  for (Pooling p : {Pooling::kNone, Pooling::kMean, Pooling::kCls, Pooling::kLast}) {
+  for (Pooling p :
+       {Pooling::kNone, Pooling::kMean, Pooling::kCls, Pooling::kLast, Pooling::kRank}) {
     auto back = parse_pooling(pooling_name(p));
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, p);
@@ -71,14 +72,40 @@ TEST(Pooler, NamesValuesAndOptionsAreChecked) {
   }
   auto bad = parse_pooling("max");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("mean, cls, last or none"), std::string::npos);
-  EXPECT_EQ(pooling_from_gguf(4).status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(bad.status().message().find("mean, cls, last, rank or none"), std::string::npos);
   EXPECT_EQ(pooling_from_gguf(9).status().code(), StatusCode::kInvalidFormat);
   EXPECT_TRUE(check_embedding_options({.dimensions = 64}, 64).ok());
   const Status wide = check_embedding_options({.dimensions = 65}, 64);
   EXPECT_EQ(wide.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(wide.message().find("64"), std::string::npos) << wide.to_string();
   EXPECT_FALSE(check_embedding_options({.dimensions = -1}, 64).ok());
+}
+
+// A reranker's head: W row + b per label, softmaxed over several labels (in float64, so
+// large logits do not overflow), the raw value for one; rank pooling reads the last row.
+TEST(Pooler, RankScoresTheLastRowWithTheHead) {
+  Classifier c;
+  c.n_embd = 3;
+  c.weight = {1, 0, 0, /**/ 0, 1, 0}; // "yes" reads x[0], "no" x[1]
+  const std::vector<float> scores = c.scores(std::vector<float>{2.0f, 0.0f, 9.0f});
+  ASSERT_EQ(scores.size(), 2u);
+  EXPECT_NEAR(scores[0], 1.0 / (1.0 + std::exp(-2.0)), 1e-7);
+  EXPECT_NEAR(scores[0] + scores[1], 1.0, 1e-7);
+  EXPECT_NEAR(c.scores(std::vector<float>{1000.0f, 0.0f, 0.0f})[0], 1.0, 1e-7); // no overflow
+  c.weight = {0.5f, 0.5f, 0.5f};
+  c.bias = {-1.0f};
+  EXPECT_EQ(c.scores(std::vector<float>{2.0f, 2.0f, 2.0f}), (std::vector<float>{2.0f}));
+  c.weight = {1, 0, 0, /**/ 0, 1, 0};
+  c.bias.clear();
+  // The last row, (4, -6, 0.5): scores of 4 and -6, whatever the options say.
+  const std::vector<float> ranked =
+      pool(Pooling::kRank, 4, {.normalize = true, .dimensions = 1, .classifier = &c});
+  ASSERT_EQ(ranked.size(), 2u);
+  EXPECT_NEAR(ranked[0], 1.0 / (1.0 + std::exp(-10.0)), 1e-7);
+  EXPECT_TRUE(pool(Pooling::kRank, 4).empty()) << "no head: no scores";
+  Pooler rank(Pooling::kRank, 3, 4);
+  EXPECT_FALSE(rank.wants(0));
+  EXPECT_TRUE(rank.wants(3));
 }
 
 TEST(Pooler, AModelNamesItsPooling) {
@@ -103,6 +130,27 @@ TEST(Pooler, AModelNamesItsPooling) {
   auto e = Model::load(embed);
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   EXPECT_EQ((*e)->hparams().pooling, Pooling::kLast);
+  EXPECT_EQ((*e)->weights().classifier, nullptr);
+  // A reranker as llama.cpp converts Qwen3-Reranker: rank pooling, a head of two labels.
+  spec.rerank = true;
+  const std::string ranker = (dir / "rerank.gguf").string();
+  ASSERT_TRUE(write_model(spec, ranker).ok());
+  auto r = Model::load(ranker);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)->hparams().pooling, Pooling::kRank);
+  ASSERT_NE((*r)->weights().classifier, nullptr);
+  EXPECT_EQ((*r)->weights().classifier->n_labels(), 2);
+  EXPECT_EQ((*r)->weights().classifier->labels, (std::vector<std::string>{"yes", "no"}));
+  // Labels that do not match the head are refused.
+  const std::string mislabelled = (dir / "mislabelled.gguf").string();
+  testing::rewrite_gguf(ranker, mislabelled, [](auto& md, auto&) {
+    testing::set_key(md, "qwen3.classifier.output_labels",
+                     gguf::Value{gguf::Array{gguf::ValueType::kString, {{std::string("yes")}}}});
+  });
+  auto bad = Model::load(mislabelled);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("names 1 labels"), std::string::npos)
+      << bad.status().to_string();
   std::filesystem::remove_all(dir);
 }
 

@@ -116,6 +116,12 @@ def main(tmp):
         status, err = s.json("POST", "/v1/embeddings", "{not json")
         c.check("malformed JSON: 400", status == 400, err)
 
+        status, err = s.json("POST", "/v1/rerank", {"query": "a", "documents": ["b"]})
+        c.check("an embedding model does not rerank: 400 not_a_reranker", status == 400 and
+                err.get("error", {}).get("code") == "not_a_reranker", err)
+
+    rerank(tmp)
+
     # A chat model names no pooling: requests say how to choose one; --pooling does.
     with Server(build, stories, "-np", "2") as s:
         status, err = s.json("POST", "/v1/embeddings", {"input": "Tom"})
@@ -129,6 +135,64 @@ def main(tmp):
                 status == 200 and f32(body["data"][0]["embedding"]) == f32(want), body)
     p = run(tool(build, "pshard-server"), "-m", stories, "--pooling", "none", "--port", "0")
     c.check("--pooling none refused at start", p.returncode != 0 and "none" in p.stderr, p.stderr)
+
+
+def rerank(tmp):
+    """POST /v1/rerank on a reranker as llama.cpp converts Qwen3-Reranker (pshard-mkmodel
+    --rerank): each document's score is pshard-run --embedding's for "QUERY<TAB>DOCUMENT"
+    (the same prompt, the head's "yes"), the results sorted by it, cut by top_n, with or
+    without their texts; a document scores the same among others as alone."""
+    model = os.path.join(tmp, "rerank.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "qwen3", "--n-embd", "64",
+            "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2", "--n-ff", "96", "--rerank",
+            "--tokenizer-from", stories)
+    c.check("mkmodel --rerank", p.returncode == 0, p.stderr)
+    query = "Who went to the park?"
+    with Server(build, model, "-np", "2", "-c", "1024") as s:
+        status, body = s.json("POST", "/v1/rerank", {"query": query, "documents": TEXTS,
+                                                     "model": "rerank"})
+        results = body.get("results", []) if status == 200 else []
+        scores = [r["relevance_score"] for r in results]
+        c.check("rerank: every document, sorted by score", status == 200 and
+                sorted(r["index"] for r in results) == list(range(len(TEXTS))) and
+                scores == sorted(scores, reverse=True) and all(0 < x < 1 for x in scores), body)
+        total = 0
+        for r in results:
+            want = run_embedding(build, model, query + "\t" + TEXTS[r["index"]])
+            total += want["n_tokens"]
+            c.check(f"rerank: '{TEXTS[r['index']]}' == pshard-run's \"yes\"",
+                    f32([r["relevance_score"]]) == want["embedding"][:1] and
+                    want["pooling"] == "rank" and r["document"]["text"] == TEXTS[r["index"]],
+                    (r, want["embedding"]))
+        c.check("rerank: usage counts every prompt", body.get("usage") ==
+                {"prompt_tokens": total, "total_tokens": total}, body.get("usage"))
+        status, top = s.json("POST", "/rerank", {"query": query, "documents": TEXTS, "top_n": 2,
+                                                 "return_documents": False})
+        c.check("rerank: top_n 2, no texts", status == 200 and
+                [r["index"] for r in top["results"]] == [r["index"] for r in results[:2]] and
+                all("document" not in r for r in top["results"]), top)
+        status, alone = s.json("POST", "/v1/reranking",
+                               {"query": query, "documents": [{"text": TEXTS[1]}]})
+        c.check("rerank: alone as among others", status == 200 and
+                alone["results"][0]["relevance_score"] ==
+                next(r["relevance_score"] for r in results if r["index"] == 1), alone)
+        status, err = s.json("POST", "/v1/embeddings", {"input": "Tom"})
+        c.check("a reranker's embeddings: 400 naming /v1/rerank", status == 400 and
+                err["error"]["code"] == "reranker_model" and
+                "/v1/rerank" in err["error"]["message"], err)
+        for name, req, param in [
+            ("no query", {"documents": ["a"]}, "query"),
+            ("query a number", {"query": 3, "documents": ["a"]}, "query"),
+            ("no documents", {"query": "a"}, "documents"),
+            ("documents empty", {"query": "a", "documents": []}, "documents"),
+            ("documents a string", {"query": "a", "documents": "b"}, "documents"),
+            ("a document a number", {"query": "a", "documents": ["b", 5]}, "documents[1]"),
+            ("top_n 0", {"query": "a", "documents": ["b"], "top_n": 0}, "top_n"),
+            ("too long", {"query": "a", "documents": ["word " * 1200]}, "documents"),
+        ]:
+            status, err = s.json("POST", "/v1/rerank", req)
+            c.check(f"rerank {name}: 400", status == 400 and
+                    err.get("error", {}).get("param") == param, f"{status} {err}")
 
 
 with tempfile.TemporaryDirectory() as d:

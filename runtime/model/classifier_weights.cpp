@@ -1,0 +1,55 @@
+// A reranker's classification head (pooling.h's Classifier) from the file: cls.output.weight
+// (one row per label; F32, F16 or any quantized type, converted to floats — a few rows),
+// the optional cls.output.bias and the labels `{arch}.classifier.output_labels`. Bound
+// through the model's TensorBinder, so a file with the head is not refused as carrying a
+// stray tensor, and one that names pooling_type rank without it is refused at load.
+#include "runtime/model/classifier_weights.h"
+
+#include "runtime/kernels/quantize.h"
+
+namespace pshard {
+
+Result<std::shared_ptr<const Classifier>> bind_classifier(const gguf::GgufFile& file,
+                                                          const ModelHParams& hp, TensorBinder& b) {
+  const gguf::TensorInfo* info = file.find_tensor("cls.output.weight");
+  if (!info) {
+    if (hp.pooling == Pooling::kRank)
+      return invalid_format("the model's pooling_type is rank (a reranker) but it has no "
+                            "classification head (cls.output.weight); convert it again with a "
+                            "reranker-aware converter, or use it for embeddings with --pooling "
+                            "last");
+    return std::shared_ptr<const Classifier>();
+  }
+  const int64_t n_labels = info->dims.size() == 2 ? info->dims[1] : 0;
+  if (n_labels < 1 || n_labels > 1024)
+    return invalid_format("cls.output.weight has shape " + dims_text(info->dims) +
+                          "; a classification head is [n_embd, labels] with 1 to 1024 labels");
+  PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
+                          b.find("cls.output.weight", {hp.n_embd, n_labels}));
+  auto c = std::make_shared<Classifier>();
+  c->n_embd = hp.n_embd;
+  c->weight.resize(static_cast<size_t>(n_labels * hp.n_embd));
+  const MatrixView w = b.matrix(*t);
+  for (int64_t l = 0; l < n_labels; ++l)
+    dequantize_row(w.type, w.data + static_cast<size_t>(l) * w.row_bytes,
+                   c->weight.data() + l * hp.n_embd, hp.n_embd);
+  PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* bias,
+                          b.find("cls.output.bias", {n_labels}, /*required=*/false));
+  if (bias) {
+    const VectorWeight v = b.vector(*bias);
+    c->bias.assign(v.data, v.data + n_labels);
+  }
+  const std::string key = std::string(hp.family->name) + ".classifier.output_labels";
+  if (file.find(key)) {
+    PSHARD_ASSIGN_OR_RETURN(const gguf::Array* labels, file.get_array(key));
+    for (const gguf::Value& v : labels->items)
+      if (const auto* s = std::get_if<std::string>(&v.v))
+        c->labels.push_back(*s);
+    if (c->labels.size() != static_cast<size_t>(n_labels))
+      return invalid_format(key + " names " + std::to_string(c->labels.size()) +
+                            " labels, the classification head has " + std::to_string(n_labels));
+  }
+  return std::shared_ptr<const Classifier>(std::move(c));
+}
+
+} // namespace pshard
