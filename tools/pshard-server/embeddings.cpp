@@ -136,11 +136,10 @@ json embedding_json(const std::vector<float>& v, bool base64) {
 
 std::variant<EmbeddingRequest, ApiError> parse_embeddings(const std::string& text,
                                                           const ServingEngine& engine) {
-  auto parsed = parse_object(text);
+  auto parsed = parse_for_model(text, engine);
   if (auto* e = std::get_if<ApiError>(&parsed))
     return *e;
   const json& body = std::get<json>(parsed);
-  PSHARD_RETURN_IF_FIELD_ERROR(read_model(body, engine));
   if (engine.pooling() == PSHARD_POOLING_RANK)
     return bad_request("this model is a reranker (its pooling_type is rank): it scores a query "
                        "against documents, POST /v1/rerank; start pshard-server with --pooling "

@@ -28,6 +28,18 @@ void send(httplib::Response& res, const json& body, int status = 200) {
 
 void send_error(httplib::Response& res, const ApiError& e) { send(res, error_json(e), e.status); }
 
+// A request answered whole: its parse's error, else its run's error or JSON answer.
+template <typename Request, typename Run>
+void parse_then_run(httplib::Response& res, const std::variant<Request, ApiError>& parsed,
+                    Run run) {
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return send_error(res, *e);
+  auto answer = run(std::get<Request>(parsed));
+  if (auto* e = std::get_if<ApiError>(&answer))
+    return send_error(res, *e);
+  send(res, std::get<nlohmann::json>(answer));
+}
+
 // Sends a running request's events through `stream` — an object whose opening(),
 // on_event(event) and error(ApiError) write another API's server-sent events — ending
 // the response with the last event; a client gone cancels the request.
@@ -212,23 +224,13 @@ void HttpApi::install(httplib::Server& svr) {
            [this](const httplib::Request& req, httplib::Response& res) { infill(req, res); });
   for (const char* path : {"/v1/embeddings", "/embeddings"})
     svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
-      auto parsed = parse_embeddings(req.body, engine_);
-      if (auto* e = std::get_if<ApiError>(&parsed))
-        return send_error(res, *e);
-      auto answer = run_embeddings(engine_, std::get<EmbeddingRequest>(parsed));
-      if (auto* e = std::get_if<ApiError>(&answer))
-        return send_error(res, *e);
-      send(res, std::get<nlohmann::json>(answer));
+      parse_then_run(res, parse_embeddings(req.body, engine_),
+                     [&](const EmbeddingRequest& r) { return run_embeddings(engine_, r); });
     });
   for (const char* path : {"/v1/rerank", "/rerank", "/v1/reranking"})
     svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
-      auto parsed = parse_rerank(req.body, engine_);
-      if (auto* e = std::get_if<ApiError>(&parsed))
-        return send_error(res, *e);
-      auto answer = run_rerank(engine_, std::get<RerankRequest>(parsed));
-      if (auto* e = std::get_if<ApiError>(&answer))
-        return send_error(res, *e);
-      send(res, std::get<nlohmann::json>(answer));
+      parse_then_run(res, parse_rerank(req.body, engine_),
+                     [&](const RerankRequest& r) { return run_rerank(engine_, r); });
     });
 }
 

@@ -262,6 +262,14 @@ std::variant<json, ApiError> parse_object(const std::string& body) {
   return j;
 }
 
+std::variant<json, ApiError> parse_for_model(const std::string& text, const ServingEngine& engine) {
+  auto parsed = parse_object(text);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return *e;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_model(std::get<json>(parsed), engine));
+  return parsed;
+}
+
 FieldError read_model(const json& body, const ServingEngine& engine) {
   std::string model;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "model", model));
@@ -278,13 +286,12 @@ FieldError read_model(const json& body, const ServingEngine& engine) {
 
 std::variant<GenerationRequest, ApiError>
 parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine& engine) {
-  auto parsed = parse_object(text);
+  auto parsed = parse_for_model(text, engine);
   if (auto* e = std::get_if<ApiError>(&parsed))
     return *e;
   const json& body = std::get<json>(parsed);
   GenerationRequest r;
   r.endpoint = endpoint;
-  PSHARD_RETURN_IF_FIELD_ERROR(read_model(body, engine));
   PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body, endpoint));
   PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
   PSHARD_RETURN_IF_FIELD_ERROR(read_logit_bias(body, engine.n_vocab(), r.logit_bias));

@@ -43,11 +43,10 @@ std::variant<std::vector<std::string>, ApiError> read_documents(const json& body
 
 std::variant<RerankRequest, ApiError> parse_rerank(const std::string& text,
                                                    const ServingEngine& engine) {
-  auto parsed = parse_object(text);
+  auto parsed = parse_for_model(text, engine);
   if (auto* e = std::get_if<ApiError>(&parsed))
     return *e;
   const json& body = std::get<json>(parsed);
-  PSHARD_RETURN_IF_FIELD_ERROR(read_model(body, engine));
   if (!engine.reranks())
     return bad_request("this model is not a reranker: it has no classification head "
                        "(cls.output) to score with; serve a reranker such as Qwen3-Reranker",
