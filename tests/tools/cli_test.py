@@ -50,6 +50,20 @@ def known_answer_streamed():
     check("stream timings on stderr", "generation:" in p.stderr and "peak resident" in p.stderr, p.stderr)
 
 
+def llama_cpp_flags():
+    """llama-cli's flags that change nothing here are taken with a note (the same answer);
+    those that would place weights by layer are refused, naming pshard's way."""
+    p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "32", "--temp", "0",
+            "--jinja", "-fa", "on", "--flash-attn")
+    check("--jinja -fa on: the same answer", p.returncode == 0 and
+          p.stdout == "Once upon a time" + EXPECTED_TEXT + "\n", p.stderr)
+    check("--jinja noted", "--jinja ignored" in p.stderr and "-fa ignored" in p.stderr, p.stderr)
+    for flags in (["-ngl", "99"], ["--n-gpu-layers=99"], ["--cpu-moe"], ["-ot", "exps=CPU"]):
+        p = run(run_bin, "-m", stories, "-p", "Once", "-n", "4", *flags)
+        check(f"{flags[0]} refused naming -s and --vram", p.returncode == 2 and
+              "has no pshard counterpart" in p.stderr and "--vram" in p.stderr, p.stderr)
+
+
 def known_answer_without_mmap():
     # --no-mmap reads the weights into RAM instead of using the mapping: same answer.
     p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "32", "--temp", "0",
@@ -206,6 +220,7 @@ if os.path.exists(stories):
     known_answer_json()
     known_answer_streamed()
     known_answer_without_mmap()
+    llama_cpp_flags()
     speculative()
     with tempfile.TemporaryDirectory() as tmp:
         structured(tmp)

@@ -10,6 +10,7 @@
 #include "runtime/generate/prompt_lookup.h"
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
+#include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
 #include "tools/pshard-run/embedding_run.h"
@@ -207,7 +208,17 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-cnv", "--conversation"}, {"-sys", "--system"},
                                                   {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
-  const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);
+  std::vector<std::string> notes;
+  auto absorbed = pshard::absorb_llama_flags(
+      pshard::expand_llama_flags(argc, argv, kLlamaFlags),
+      std::span(pshard::kLlamaModelCompat, pshard::kLlamaModelCompatCount), &notes);
+  if (!absorbed.ok()) {
+    std::cerr << "pshard-run: " << absorbed.status().message() << "\n";
+    return 2;
+  }
+  for (const std::string& note : notes)
+    std::cerr << "pshard-run: " << note << "\n";
+  const std::vector<std::string> args = std::move(*absorbed);
   std::vector<const char*> arg_ptrs;
   for (const std::string& a : args)
     arg_ptrs.push_back(a.c_str());

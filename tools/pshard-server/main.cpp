@@ -13,6 +13,7 @@
 #include "runtime/generate/prompt_lookup.h"
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
+#include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
 #include "tools/pshard-server/http_api.h"
@@ -172,7 +173,18 @@ int main(int argc, char** argv) {
                  "default) sends it as reasoning_content, none leaves it in content")
       ->check(CLI::IsMember({"none", "deepseek", "auto"}));
   constexpr FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
-  const std::vector<std::string> args = expand_llama_flags(argc, argv, kLlamaFlags);
+  std::vector<LlamaCompatFlag> compat(kLlamaModelCompat,
+                                      kLlamaModelCompat + kLlamaModelCompatCount);
+  compat.insert(compat.end(), kLlamaServerCompat, kLlamaServerCompat + kLlamaServerCompatCount);
+  std::vector<std::string> notes;
+  auto absorbed = absorb_llama_flags(expand_llama_flags(argc, argv, kLlamaFlags), compat, &notes);
+  if (!absorbed.ok()) {
+    std::cerr << "pshard-server: " << absorbed.status().message() << "\n";
+    return 2;
+  }
+  for (const std::string& note : notes)
+    std::cerr << "pshard-server: " << note << "\n";
+  const std::vector<std::string> args = std::move(*absorbed);
   std::vector<const char*> arg_ptrs;
   for (const std::string& a : args)
     arg_ptrs.push_back(a.c_str());

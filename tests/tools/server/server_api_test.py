@@ -622,6 +622,19 @@ def mistral_tool_calling(tmp, template="mistral-v3", extra_tokens=""):
               body["usage"]["prompt_tokens"] > want["usage"]["prompt_tokens"] + 40, body)
 
 
+def llama_server_flags():
+    """llama-server's flags for what pshard-server always does are taken with a note; -ngl
+    is refused at start, naming pshard's way."""
+    with Server(build, stories, "-np", "1", "--jinja", "--embeddings", "-cb", "--metrics",
+                "-fa", "auto") as s:
+        status, _ = s.json("GET", "/health")
+        check("llama-server's flags taken", status == 200 and
+              any("--embeddings ignored" in line for line in s.log) and
+              any("-fa ignored" in line for line in s.log), s.log[:6])
+    p = run(tool(build, "pshard-server"), "-m", stories, "-ngl", "99", "--port", "0")
+    check("-ngl refused at start", p.returncode == 2 and "--vram" in p.stderr, p.stderr)
+
+
 def aliases():
     """--alias names the model more than once (repeated or comma-separated): /v1/models lists
     every name, a request may use any and is answered under the first, others are 404s that
@@ -734,6 +747,7 @@ def main():
         mistral_tool_calling(tmp, "mistral-v7-tekken",
                              ",[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[ARGS],[CALL_ID]")
         aliases()
+        llama_server_flags()
         speculative()
         budgets(tmp)
     return checks.finish()
