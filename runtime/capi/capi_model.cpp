@@ -1,5 +1,6 @@
 // pshard.h: errors and the model handle.
 #include "runtime/capi/capi_internal.h"
+#include "runtime/model/rerank_prompt.h"
 #include "runtime/tokenizer/vocabulary.h"
 #include "runtime/vision/image_prompt.h"
 
@@ -84,12 +85,16 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
   m->tokenizer = std::move(tokenizer).value();
   for (const std::string& warning : m->tokenizer->warnings())
     m->load_warnings += warning + "\n";
-  if (constexpr const char* kRerank = "tokenizer.chat_template.rerank";
-      m->model->file().find(kRerank)) {
-    auto text = m->model->file().get_string(kRerank);
-    if (!text.ok())
-      return fail(text.status().with_context(gguf_path));
-    m->rerank_template = std::move(*text);
+  if (m->model->weights().classifier) {
+    std::optional<std::string> from_file;
+    if (constexpr const char* kRerank = "tokenizer.chat_template.rerank";
+        m->model->file().find(kRerank)) {
+      auto text = m->model->file().get_string(kRerank);
+      if (!text.ok())
+        return fail(text.status().with_context(gguf_path));
+      from_file = std::move(*text);
+    }
+    m->rerank_template = rerank_prompt_for(std::move(from_file), m->model->hparams().family->name);
   }
   if (m->tokenizer->n_vocab() != m->model->hparams().n_vocab)
     return fail(invalid_format("the tokenizer has " + std::to_string(m->tokenizer->n_vocab()) +

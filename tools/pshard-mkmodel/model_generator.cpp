@@ -4,6 +4,7 @@
 #include "tools/pshard-mkmodel/model_generator.h"
 
 #include "runtime/gguf/gguf_writer.h"
+#include "runtime/model/rerank_prompt.h"
 #include "runtime/model/tensor_layout.h"
 #include "tools/pshard-mkmodel/model_metadata.h"
 #include "tools/pshard-mkmodel/quant_mix.h"
@@ -17,14 +18,6 @@
 
 namespace pshard {
 namespace {
-
-// Qwen3-Reranker's prompt, as its model card gives it and llama.cpp's converter stores it.
-constexpr const char* kQwen3RerankPrompt =
-    "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query "
-    "and the Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n"
-    "<|im_start|>user\n<Instruct>: Given a web search query, retrieve relevant passages that "
-    "answer the query\n<Query>: {query}\n<Document>: {document}<|im_end|>\n"
-    "<|im_start|>assistant\n<think>\n\n</think>\n\n";
 
 // The override class of a tensor: its role name without block prefix and suffix, with
 // expert stacks under their ffn_* class ("blk.3.ffn_up_exps.weight" -> "ffn_up").
@@ -135,7 +128,8 @@ Status write_model(const ModelSpec& s, const std::string& path) {
     PSHARD_RETURN_IF_ERROR(m.add_weight("cls.output.weight", {hp.n_embd, 2}));
     w.set(s.arch + ".classifier.output_labels",
           {gguf::Array{gguf::ValueType::kString, {{std::string("yes")}, {std::string("no")}}}});
-    w.set("tokenizer.chat_template.rerank", {std::string(kQwen3RerankPrompt)});
+    if (!s.rerank_prompt_builtin)
+      w.set("tokenizer.chat_template.rerank", {std::string(kQwen3RerankPrompt)});
   }
   return w.write(path, gguf::GgufWriter::WriteOptions{s.sparse, s.split_max_tensors});
 }

@@ -47,6 +47,7 @@ struct ModelSpec {
   // (cls.output.weight) labelled "yes" and "no", and Qwen3-Reranker's prompt as
   // tokenizer.chat_template.rerank.
   bool rerank = false;
+  bool rerank_prompt_builtin = false; // no tokenizer.chat_template.rerank (older conversions)
   uint64_t seed = 42;
   TensorType type = TensorType::kF32;
   QuantMix mix = QuantMix::kNone; // a llama-quantize recipe per tensor (quant_mix.h)

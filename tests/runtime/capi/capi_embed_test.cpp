@@ -207,6 +207,17 @@ TEST(CapiEmbed, ARerankerScoresTheLastRowWithItsHead) {
   const double yes = 1.0 / (1.0 + std::exp(logit[1] - logit[0]));
   EXPECT_NEAR(scores[0], yes, 1e-6);
   EXPECT_NEAR(scores[0] + scores[1], 1.0, 1e-6);
+  // An older conversion without tokenizer.chat_template.rerank gets Qwen3-Reranker's
+  // prompt from its model card, as llama.cpp built it in for the family.
+  const std::string older = (dir / "older.gguf").string();
+  spec.rerank_prompt_builtin = true;
+  ASSERT_TRUE(pshard::write_model(spec, older).ok());
+  pshard_model* o = nullptr;
+  ASSERT_EQ(pshard_model_load(older.c_str(), nullptr, &o), PSHARD_OK) << pshard_last_error();
+  ASSERT_NE(pshard_model_rerank_template(o), nullptr);
+  EXPECT_EQ(std::string(pshard_model_rerank_template(o)),
+            std::string(pshard_model_rerank_template(m)));
+  pshard_model_free(o);
   pshard_context_free(ctx);
   pshard_model_free(m);
   std::filesystem::remove_all(dir);
