@@ -55,15 +55,9 @@ Pooler::Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens)
 }
 
 bool Pooler::wants(int64_t position) const {
-  switch (pooling_) {
-  case Pooling::kCls:
-    return position == 0;
-  case Pooling::kLast:
-  case Pooling::kRank:
+  if (pools_last_row(pooling_))
     return position == n_tokens_ - 1;
-  default:
-    return true;
-  }
+  return pooling_ != Pooling::kCls || position == 0;
 }
 
 void Pooler::add(int64_t position, std::span<const float> row) {

@@ -12,9 +12,7 @@ constexpr std::string_view kPlacement =
 
 bool is_fa_value(std::string_view v) { return v == "on" || v == "off" || v == "auto"; }
 
-} // namespace
-
-const LlamaCompatFlag kLlamaModelCompat[] = {
+constexpr LlamaCompatFlag kModelFlags[] = {
     {"--jinja", 0, true,
      "pshard renders chat templates natively (runtime/chat); nothing to turn on"},
     {"-fa", -1, true, "pshard's attention kernels are tiled already; nothing to turn on"},
@@ -29,9 +27,7 @@ const LlamaCompatFlag kLlamaModelCompat[] = {
     {"--cpu-moe", 0, false, kPlacement},
     {"-cmoe", 0, false, kPlacement},
 };
-const size_t kLlamaModelCompatCount = std::size(kLlamaModelCompat);
-
-const LlamaCompatFlag kLlamaServerCompat[] = {
+constexpr LlamaCompatFlag kServerFlags[] = {
     {"--embedding", 0, true, "POST /v1/embeddings is always served"},
     {"--embeddings", 0, true, "POST /v1/embeddings is always served"},
     {"--reranking", 0, true, "POST /v1/rerank is served for a reranker"},
@@ -40,7 +36,11 @@ const LlamaCompatFlag kLlamaServerCompat[] = {
     {"-cb", 0, true, "batching is always continuous"},
     {"--metrics", 0, true, "GET /metrics is always served"},
 };
-const size_t kLlamaServerCompatCount = std::size(kLlamaServerCompat);
+
+} // namespace
+
+const std::span<const LlamaCompatFlag> kLlamaModelCompat = kModelFlags;
+const std::span<const LlamaCompatFlag> kLlamaServerCompat = kServerFlags;
 
 Result<std::vector<std::string>> absorb_llama_flags(std::vector<std::string> args,
                                                     std::span<const LlamaCompatFlag> flags,

@@ -8,7 +8,7 @@
 //     --n-cpu-moe: pshard places them by a compiled schedule and a VRAM budget).
 //
 //   std::vector<std::string> notes;
-//   PSHARD_ASSIGN_OR_RETURN(args, absorb_llama_flags(args, kServerCompat, &notes));
+//   PSHARD_ASSIGN_OR_RETURN(args, absorb_llama_flags(args, kLlamaModelCompat, &notes));
 #pragma once
 
 #include "runtime/core/status.h"
@@ -28,10 +28,8 @@ struct LlamaCompatFlag {
 };
 
 // Flags every pshard tool that loads a model treats alike, and the server's only ones.
-extern const LlamaCompatFlag kLlamaModelCompat[];
-extern const size_t kLlamaModelCompatCount;
-extern const LlamaCompatFlag kLlamaServerCompat[];
-extern const size_t kLlamaServerCompatCount;
+extern const std::span<const LlamaCompatFlag> kLlamaModelCompat;
+extern const std::span<const LlamaCompatFlag> kLlamaServerCompat;
 
 // `args` without the listed flags (and their values); one note per accepted flag in
 // `notes`; kInvalidArgument naming the flag and its note for a refused one (or one whose

@@ -12,6 +12,7 @@
 #include "runtime/model/model.h"
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
+#include "tools/common/comma_list.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-bench/batched_bench.h"
 #include "tools/pshard-bench/bench_output.h"
@@ -22,7 +23,6 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 namespace cli = pshard::cli;
 
@@ -31,19 +31,9 @@ namespace {
 using namespace pshard;
 using namespace pshard::bench;
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty())
-      out.push_back(item);
-  return out;
-}
-
 bool parse_ints(const std::string& s, std::vector<int64_t>* out) {
   out->clear();
-  for (const std::string& item : split(s)) {
+  for (const std::string& item : comma_list(s)) {
     char* end = nullptr;
     const long long v = std::strtoll(item.c_str(), &end, 10);
     if (*end != '\0' || v < 0)
@@ -148,7 +138,7 @@ int main(int argc, char** argv) {
   const bool batched_mode = !batch_pp.empty() || !batch_tg.empty() || !batch_pl.empty();
 
   for (const std::string& m : models)
-    for (const std::string& part : split(m))
+    for (const std::string& part : comma_list(m))
       opt.models.push_back(part);
   if (!parse_ints(prompts, &opt.n_prompt) || !parse_ints(gens, &opt.n_gen))
     return fail("-p and -n take comma-separated non-negative integers");
@@ -168,7 +158,7 @@ int main(int argc, char** argv) {
       std::any_of(opt.use_mmap.begin(), opt.use_mmap.end(), [](int64_t v) { return v > 1; }))
     return fail("--mmap takes 0, 1 or 0,1");
   std::vector<kernels::Isa> isa_list;
-  for (const std::string& name : split(isas)) {
+  for (const std::string& name : comma_list(isas)) {
     kernels::Isa isa;
     if (!kernels::parse_isa(name, &isa))
       return fail("unknown ISA '" + name + "' (expected scalar, avx2 or avx512)");

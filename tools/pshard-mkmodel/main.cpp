@@ -5,6 +5,7 @@
 //   pshard-mkmodel -o qwen3-235b-shape.gguf --arch qwen3moe --sparse --n-embd 4096 ...
 //   pshard-mkmodel -o qwen2vl.gguf --arch qwen2vl --mmproj-out mmproj.gguf --v-n-layer 4
 #include "tools/common/cli_checks.h"
+#include "tools/common/comma_list.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 #include "tools/pshard-mkmodel/projector_generator.h"
 
@@ -15,20 +16,6 @@
 #include <vector>
 
 namespace cli = pshard::cli;
-
-namespace {
-
-std::vector<std::string> comma_list(const std::string& text) {
-  std::vector<std::string> out;
-  for (size_t at = 0; !text.empty() && at <= text.size();) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    out.push_back(text.substr(at, comma - at));
-    at = comma + 1;
-  }
-  return out;
-}
-
-} // namespace
 
 int main(int argc, char** argv) {
   pshard::ModelSpec spec;
@@ -154,8 +141,8 @@ int main(int argc, char** argv) {
   }
   if (out.empty())
     return 0;
-  spec.control_tokens = comma_list(control_tokens);
-  spec.user_tokens = comma_list(user_tokens);
+  spec.control_tokens = pshard::comma_list(control_tokens, /*keep_empty=*/true);
+  spec.user_tokens = pshard::comma_list(user_tokens, /*keep_empty=*/true);
   if (pshard::Status s = pshard::parse_type_or_mix(type, &spec); !s.ok())
     return fail(s);
   if (pshard::Status s = pshard::parse_type_overrides(overrides, &spec); !s.ok())

@@ -209,9 +209,8 @@ int main(int argc, char** argv) {
   constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-cnv", "--conversation"}, {"-sys", "--system"},
                                                   {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
   std::vector<std::string> notes;
-  auto absorbed = pshard::absorb_llama_flags(
-      pshard::expand_llama_flags(argc, argv, kLlamaFlags),
-      std::span(pshard::kLlamaModelCompat, pshard::kLlamaModelCompatCount), &notes);
+  auto absorbed = pshard::absorb_llama_flags(pshard::expand_llama_flags(argc, argv, kLlamaFlags),
+                                             pshard::kLlamaModelCompat, &notes);
   if (!absorbed.ok()) {
     std::cerr << "pshard-run: " << absorbed.status().message() << "\n";
     return 2;

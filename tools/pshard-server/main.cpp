@@ -173,9 +173,8 @@ int main(int argc, char** argv) {
                  "default) sends it as reasoning_content, none leaves it in content")
       ->check(CLI::IsMember({"none", "deepseek", "auto"}));
   constexpr FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
-  std::vector<LlamaCompatFlag> compat(kLlamaModelCompat,
-                                      kLlamaModelCompat + kLlamaModelCompatCount);
-  compat.insert(compat.end(), kLlamaServerCompat, kLlamaServerCompat + kLlamaServerCompatCount);
+  std::vector<LlamaCompatFlag> compat(kLlamaModelCompat.begin(), kLlamaModelCompat.end());
+  compat.insert(compat.end(), kLlamaServerCompat.begin(), kLlamaServerCompat.end());
   std::vector<std::string> notes;
   auto absorbed = absorb_llama_flags(expand_llama_flags(argc, argv, kLlamaFlags), compat, &notes);
   if (!absorbed.ok()) {

@@ -26,7 +26,8 @@ namespace pshard::server {
 
 enum class ReasoningFormat { kNone, kDeepseek };
 
-// A thought's tags, and what a prompt appends to ask for no thought (an empty one).
+// A thought's tags, and what a prompt appends to ask for no thought (an empty one). Only
+// literals (NUL-terminated: the C API is handed their data()).
 struct ThoughtTags {
   std::string_view open, close, empty;
 };
