@@ -25,6 +25,7 @@
 #include "runtime/kernels/ops.h"
 #include "runtime/tokenizer/token_id.h"
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -68,11 +69,28 @@ struct KvView {
   }
 };
 
-// Attention geometry (grouped-query: n_head query heads share n_head_kv KV heads).
+// Attention geometry (grouped-query: n_head query heads share n_head_kv KV heads) and
+// what a family changes of its scores.
 struct AttentionDims {
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
+  // Sliding window (Gemma's local layers): a query at position p sees positions
+  // [p - window + 1, p] only. 0: the whole past.
+  int64_t window = 0;
+  // The scores' factor; 0: 1/sqrt(head_dim).
+  float scale = 0.0f;
+  // Soft-capping (Gemma 2): each scaled score s becomes softcap * tanh(s / softcap)
+  // before the softmax. 0: off.
+  float softcap = 0.0f;
+
+  float score_scale() const {
+    return scale > 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  }
+  // The first position a query at `pos` sees.
+  int64_t first_visible(int64_t pos) const {
+    return window > 0 && pos + 1 > window ? pos + 1 - window : 0;
+  }
 };
 
 // n_expert matrices of equal shape: expert e starts at `first.data + e * stride`,
@@ -145,11 +163,18 @@ public:
   virtual void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
                          int64_t n_tokens) = 0;
   // Causal attention of n_tokens queries (token t at pos0 + t sees positions
-  // [0, pos0 + t]) over the cache; out is n_tokens x n_head * head_dim.
+  // [shape.first_visible(pos0 + t), pos0 + t]) over the cache, scores scaled by
+  // shape.score_scale() and soft-capped by shape.softcap; out is n_tokens x n_head * head_dim.
   virtual void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
                          int64_t n_tokens, float* out) = 0;
   // out[i] = silu(gate[i]) * up[i] over n values.
   virtual void silu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
+  // out[i] = gelu(gate[i]) * up[i] over n values, GELU's tanh approximation (GeGLU).
+  virtual void gelu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
+  // x[i] *= s over n values.
+  virtual void scale(float* x, float s, int64_t n) = 0;
+  // x[i] = cap * tanh(x[i] / cap) over n values (Gemma 2's final logits).
+  virtual void softcap(float* x, float cap, int64_t n) = 0;
   // y[i] += x[i] over n values.
   virtual void add(float* y, const float* x, int64_t n) = 0;
   // y[t][i] += bias[i] for n_tokens rows of d values (bias in this Ops' memory).

@@ -1,5 +1,6 @@
 // Attention of one query head over a KV cache, vectorised on the active ISA path:
-//   out = softmax(scale * (K q)) V   over cached positions 0 .. n_kv - 1
+//   out = softmax(cap(scale * (K q))) V   over cached positions first .. n_kv - 1
+// (first > 0: a sliding window; cap(s) = softcap * tanh(s / softcap) when softcap > 0).
 // q and out hold head_dim floats. K and V rows are of their own element type — F32, F16
 // or Q8_0 (blocks of 32: head_dim a multiple of 32) — and k/v point at this head's slice
 // of position 0's row, rows k_row_bytes / v_row_bytes apart. A paged cache (pages set)
@@ -10,11 +11,12 @@
 //
 //   AttendHead a{q, k_head, v_head, k_row_bytes, v_row_bytes, TensorType::kF16,
 //                TensorType::kF16, n_kv, head_dim, 1 / sqrt(hd), out, scores};
-//   attend_head(a);   // scores: scratch of n_kv floats
+//   attend_head(a);   // scores: scratch of n_kv - first floats
 #pragma once
 
 #include "runtime/tensor/tensor_type.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -35,23 +37,42 @@ struct AttendHead {
   float* scores = nullptr;
   const int32_t* pages = nullptr; // paged cache: the sequence's page table
   int64_t page_rows = 0;
+  int64_t first = 0;    // the first position seen (scores[j] is position first + j's)
+  float softcap = 0.0f; // 0: scores as they are
+
+  int64_t n_seen() const { return n_kv - first; }
 };
 
 void attend_head(const AttendHead& a);
 
-// For the ISA files (internal linkage, see kernel_set.h): the head's cache rows as runs
-// of consecutive rows, fn(first position, its K row, its V row, rows in the run).
+// For the ISA files (internal linkage, see kernel_set.h): the head's seen cache rows as
+// runs of consecutive rows, fn(index of the run's first row in scores, its K row, its V
+// row, rows in the run).
 namespace {
 template <typename Fn> inline void for_each_kv_run(const AttendHead& a, Fn&& fn) {
   if (!a.pages) {
-    fn(int64_t{0}, a.k, a.v, a.n_kv);
+    fn(int64_t{0}, a.k + static_cast<size_t>(a.first) * a.k_row_bytes,
+       a.v + static_cast<size_t>(a.first) * a.v_row_bytes, a.n_seen());
     return;
   }
-  for (int64_t j = 0, p = 0; j < a.n_kv; j += a.page_rows, ++p) {
-    const size_t row0 = static_cast<size_t>(a.pages[p]) * static_cast<size_t>(a.page_rows);
-    fn(j, a.k + row0 * a.k_row_bytes, a.v + row0 * a.v_row_bytes,
-       a.n_kv - j < a.page_rows ? a.n_kv - j : a.page_rows);
+  for (int64_t j = a.first; j < a.n_kv;) {
+    const int64_t in_page = j % a.page_rows;
+    const int64_t rows = a.n_kv - j < a.page_rows - in_page ? a.n_kv - j : a.page_rows - in_page;
+    const size_t row0 =
+        static_cast<size_t>(a.pages[j / a.page_rows]) * static_cast<size_t>(a.page_rows) +
+        static_cast<size_t>(in_page);
+    fn(j - a.first, a.k + row0 * a.k_row_bytes, a.v + row0 * a.v_row_bytes, rows);
+    j += rows;
   }
+}
+
+// Gemma 2's soft-capping of the scaled scores, before the softmax.
+inline void softcap_scores(const AttendHead& a) {
+  if (a.softcap <= 0.0f)
+    return;
+  const float inv = 1.0f / a.softcap;
+  for (int64_t j = 0; j < a.n_seen(); ++j)
+    a.scores[j] = a.softcap * std::tanh(a.scores[j] * inv);
 }
 } // namespace
 

@@ -1,6 +1,7 @@
 // AVX2 + FMA element-wise and attention kernels: sum of squares (RMSNorm),
 // softmax, SiLU-gated product and one-head attention, with a vector exp accurate
 // to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+#include "runtime/kernels/ops.h"
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -98,6 +99,19 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f), c1 = _mm256_set1_ps(kGeluC1),
+               c3 = _mm256_set1_ps(kGeluC3);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i t = tail_mask(n - i < 8 ? n - i : 8);
+    const __m256 g = _mm256_maskload_ps(gate + i, t);
+    const __m256 z = _mm256_mul_ps(g, _mm256_fmadd_ps(c3, _mm256_mul_ps(g, g), c1));
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), z));
+    const __m256 s = _mm256_div_ps(g, _mm256_add_ps(one, e));
+    _mm256_maskstore_ps(out + i, t, _mm256_mul_ps(s, _mm256_maskload_ps(up + i, t)));
+  }
+}
+
 namespace {
 
 constexpr size_t kQ8Block = 34; // Q8_0: an f16 scale, then 32 int8 quants
@@ -145,7 +159,8 @@ void attend(const AttendHead& a) {
     for (int64_t j = 0; j < n; ++j)
       a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
-  softmax(a.scores, a.n_kv);
+  softcap_scores(a);
+  softmax(a.scores, a.n_seen());
   for (int64_t c = 0; c < a.head_dim; c += 32) {
     __m256 acc[4];
     __m256i m[4];

@@ -237,7 +237,7 @@ constexpr KernelSet kAvx2 = {
     legacy<MinWeights<true>>(),
     legacy<Iq4NlWeights>(),
     PSHARD_KQUANT_TYPE_KERNELS(avx2),
-    {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::attend},
+    {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::gelu_mul, avx2::attend},
     avx2::stream_sum,
 };
 

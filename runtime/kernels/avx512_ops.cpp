@@ -1,6 +1,7 @@
 // AVX-512 element-wise and attention kernels: sum of squares (RMSNorm), softmax,
 // SiLU-gated product and one-head attention. exp is a vector polynomial accurate
 // to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+#include "runtime/kernels/ops.h"
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX512F__)
@@ -95,6 +96,19 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f), c1 = _mm512_set1_ps(kGeluC1),
+               c3 = _mm512_set1_ps(kGeluC3);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 t = n - i >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(n - i);
+    const __m512 g = _mm512_maskz_loadu_ps(t, gate + i);
+    const __m512 z = _mm512_mul_ps(g, _mm512_fmadd_ps(c3, _mm512_mul_ps(g, g), c1));
+    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), z));
+    const __m512 s = _mm512_div_ps(g, _mm512_add_ps(one, e));
+    _mm512_mask_storeu_ps(out + i, t, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(t, up + i)));
+  }
+}
+
 namespace {
 
 // Q8_0 block: an f16 scale, then 32 int8 quants.
@@ -139,7 +153,8 @@ void attend(const AttendHead& a) {
     for (int64_t j = 0; j < n; ++j)
       a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
-  softmax(a.scores, a.n_kv);
+  softcap_scores(a);
+  softmax(a.scores, a.n_seen());
   // Four vectors of the output at a time stay in registers over all positions.
   for (int64_t c = 0; c < a.head_dim; c += 64) {
     __m512 acc[4];

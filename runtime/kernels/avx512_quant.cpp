@@ -191,7 +191,7 @@ constexpr KernelSet kAvx512 = {
     legacy<MinWeights<true>>(),
     legacy<Iq4NlWeights>(),
     PSHARD_KQUANT_TYPE_KERNELS(avx512),
-    {avx512::sum_squares, avx512::softmax, avx512::silu_mul, avx512::attend},
+    {avx512::sum_squares, avx512::softmax, avx512::silu_mul, avx512::gelu_mul, avx512::attend},
     avx512::stream_sum,
 };
 

@@ -52,6 +52,21 @@ void silu_mul(const float *gate, const float *up, float *out, int64_t n) {
   kernels::kernel_set().ops.silu_mul(gate, up, out, n);
 }
 
+void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  kernels::kernel_set().ops.gelu_mul(gate, up, out, n);
+}
+
+void scale_inplace(float* x, float s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] *= s;
+}
+
+void softcap_inplace(float* x, float cap, int64_t n) {
+  const float inv = 1.0f / cap;
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = cap * std::tanh(x[i] * inv);
+}
+
 void attend_head(const AttendHead &a) { kernels::kernel_set().ops.attend(a); }
 
 void add_inplace(float *y, const float *x, int64_t n) {

@@ -52,6 +52,17 @@ void softmax(float* x, int64_t n);
 // out[i] = silu(gate[i]) * up[i]
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 
+// out[i] = gelu(gate[i]) * up[i], GELU's tanh approximation
+// 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))), computed as g / (1 + e^(-z)) with
+// z = g (kGeluC1 + kGeluC3 g^2).
+inline constexpr float kGeluC1 = 1.5957691216057308f; // 2 sqrt(2/pi)
+inline constexpr float kGeluC3 = kGeluC1 * 0.044715f;
+void gelu_mul(const float* gate, const float* up, float* out, int64_t n);
+// x[i] *= s
+void scale_inplace(float* x, float s, int64_t n);
+// x[i] = cap * tanh(x[i] / cap)
+void softcap_inplace(float* x, float cap, int64_t n);
+
 // y[i] += x[i]
 void add_inplace(float* y, const float* x, int64_t n);
 

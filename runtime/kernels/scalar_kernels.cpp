@@ -143,7 +143,7 @@ constexpr KernelSet kScalar = {
     {q8_act_bytes, q8_act_pack, gemm_quant<Q5_1Block>},
     {q8_act_bytes, q8_act_pack, gemm_quant<Iq4NlBlock>},
     PSHARD_KQUANT_TYPE_KERNELS(scalar),
-    {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::attend},
+    {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::gelu_mul, scalar::attend},
     stream_sum,
 };
 

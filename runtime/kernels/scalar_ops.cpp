@@ -1,8 +1,10 @@
 // Portable element-wise and attention kernels: the reference the SIMD paths are
 // tested against. Reductions use the fixed lane order of float_lanes.h.
+#include "runtime/kernels/scalar_ops.h"
+
 #include "runtime/kernels/float_lanes.h"
 #include "runtime/kernels/fp16_inline.h"
-#include "runtime/kernels/scalar_ops.h"
+#include "runtime/kernels/ops.h"
 
 #include <cmath>
 
@@ -36,6 +38,16 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate[i];
     out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+// GELU's tanh form as a sigmoid: 0.5 (1 + tanh(z)) = 1 / (1 + e^(-2z)), so every ISA path
+// computes it with the exponential SiLU uses.
+void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    const float z = g * (kGeluC1 + kGeluC3 * g * g);
+    out[i] = g / (1.0f + std::exp(-z)) * up[i];
   }
 }
 
@@ -80,7 +92,8 @@ void attend(const AttendHead& a) {
     for (int64_t j = 0; j < n; ++j)
       a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
-  softmax(a.scores, a.n_kv);
+  softcap_scores(a);
+  softmax(a.scores, a.n_seen());
   for (int64_t i = 0; i < a.head_dim; ++i)
     a.out[i] = 0.0f;
   for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {

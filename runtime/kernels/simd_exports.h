@@ -16,27 +16,28 @@ namespace pshard::kernels {
   void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,      \
             int64_t n_tokens, float* y, int64_t ldy);
 
-#define PSHARD_DECLARE_ISA_KERNELS(ns)                                                          \
-  namespace ns {                                                                                  \
-  void gemm_f32(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,  \
-                int64_t n_tokens, float* y, int64_t ldy);                                         \
-  void gemm_f16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,  \
-                int64_t n_tokens, float* y, int64_t ldy);                                         \
-  void gemm_bf16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride, \
-                 int64_t n_tokens, float* y, int64_t ldy);                                        \
-  float stream_sum(const float* data, int64_t n);                                                 \
-  float sum_squares(const float* x, int64_t n);                                                   \
-  void softmax(float* x, int64_t n);                                                              \
-  void silu_mul(const float* gate, const float* up, float* out, int64_t n);                       \
-  void attend(const AttendHead& a);                                                               \
-  size_t q8k_act_bytes(int64_t cols);                                                             \
-  void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                  \
-  PSHARD_DECLARE_GEMM(gemm_q2_k)                                                                  \
-  PSHARD_DECLARE_GEMM(gemm_q3_k)                                                                  \
-  PSHARD_DECLARE_GEMM(gemm_q4_k)                                                                  \
-  PSHARD_DECLARE_GEMM(gemm_q5_k)                                                                  \
-  PSHARD_DECLARE_GEMM(gemm_q6_k)                                                                  \
-  PSHARD_DECLARE_GEMM(gemm_iq4_xs)                                                                \
+#define PSHARD_DECLARE_ISA_KERNELS(ns)                                                             \
+  namespace ns {                                                                                   \
+  void gemm_f32(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,    \
+                int64_t n_tokens, float* y, int64_t ldy);                                          \
+  void gemm_f16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,    \
+                int64_t n_tokens, float* y, int64_t ldy);                                          \
+  void gemm_bf16(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,   \
+                 int64_t n_tokens, float* y, int64_t ldy);                                         \
+  float stream_sum(const float* data, int64_t n);                                                  \
+  float sum_squares(const float* x, int64_t n);                                                    \
+  void softmax(float* x, int64_t n);                                                               \
+  void silu_mul(const float* gate, const float* up, float* out, int64_t n);                        \
+  void gelu_mul(const float* gate, const float* up, float* out, int64_t n);                        \
+  void attend(const AttendHead& a);                                                                \
+  size_t q8k_act_bytes(int64_t cols);                                                              \
+  void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                   \
+  PSHARD_DECLARE_GEMM(gemm_q2_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_q3_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_q4_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_q5_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_q6_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_iq4_xs)                                                                 \
   }
 
 PSHARD_DECLARE_ISA_KERNELS(avx2)

@@ -1,6 +1,8 @@
 // The attention sub-layer: RMSNorm, Q/K/V projections (+ biases), per-head q/k RMSNorm
-// (Qwen3), RoPE (normal or NeoX, with the model's scaling; M-RoPE positions when given), KV-cache
-// append, causal grouped-query attention over the cache, output projection (+ bias), residual.
+// (Qwen3, Gemma 3), RoPE (normal or NeoX, with the model's scaling — a local layer's own;
+// M-RoPE positions when given), KV-cache append, causal grouped-query attention over the
+// cache (a sliding window, scale and soft-cap as the layer has them), output projection
+// (+ bias, + Gemma's post-norm), residual.
 #include "runtime/model/sublayer.h"
 
 namespace pshard {
@@ -27,8 +29,11 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
 
   // Positions, the cache and what attention sees are per sequence: a batch runs them
   // segment by segment (one sequence: one segment over all tokens).
-  RopeParams rope = hp.rope(rope_freqs);
-  const AttentionDims dims{hp.n_head, hp.n_head_kv, hp.head_dim};
+  RopeParams rope = hp.rope(rope_freqs, p.layer);
+  AttentionDims dims{hp.n_head, hp.n_head_kv, hp.head_dim};
+  dims.window = hp.attention_window(p.layer);
+  dims.scale = hp.attn_scale;
+  dims.softcap = hp.attn_softcap;
   const SeqSegment whole{0, n, p.pos0, nullptr};
   for (const SeqSegment& g : p.segments.empty() ? std::span<const SeqSegment>(&whole, 1)
                                                 : p.segments) {
@@ -47,6 +52,8 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   p.ops.matmul(w.wo, a.attn_out, n, a.proj);
   if (w.bo.data)
     p.ops.add_bias(a.proj, w.bo.data, n, d);
+  if (w.post_norm.data)
+    p.ops.rms_norm(a.proj, w.post_norm.data, a.proj, n, d, hp.rms_eps);
   p.ops.add(a.hidden, a.proj, n * d);
 }
 

@@ -146,6 +146,9 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.qk_norm, "attn_q_norm.weight",
                                       "per-head q/k norms (attn_q_norm, attn_k_norm)",
                                       &hp.qk_norm));
+  PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.post_norms, "post_attention_norm.weight",
+                                      "post-norms (post_attention_norm, post_ffw_norm)",
+                                      &hp.post_norms));
   hp.tied_output = f.find_tensor("output.weight") == nullptr;
   return Status::ok_status();
 }
@@ -180,6 +183,19 @@ RopeParams ModelHParams::rope(const float* freq_factors) const {
   return p;
 }
 
+RopeParams ModelHParams::rope(const float* freq_factors, int64_t layer) const {
+  RopeParams p = rope(freq_factors);
+  if (!is_local_layer(layer) || local_rope_base <= 0.0f)
+    return p;
+  // Gemma 3's local layers: their own base, none of the global layers' scaling.
+  RopeParams local;
+  local.head_dim = p.head_dim;
+  local.rot_dim = p.rot_dim;
+  local.freq_base = local_rope_base;
+  local.neox = p.neox;
+  return local;
+}
+
 Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
   PSHARD_ASSIGN_OR_RETURN(std::string arch, f.get_string("general.architecture"));
   ModelHParams hp;
@@ -207,6 +223,7 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
   if (!hp.is_moe())
     PSHARD_RETURN_IF_ERROR(check_positive(k.key("feed_forward_length"), hp.n_ff));
   PSHARD_RETURN_IF_ERROR(read_optional_parts(f, hp));
+  PSHARD_RETURN_IF_ERROR(read_block_options(f, k, hp));
   int64_t pooling = -1;
   PSHARD_RETURN_IF_ERROR(k.optional("pooling_type", &pooling));
   PSHARD_ASSIGN_OR_RETURN(hp.pooling, pooling_from_gguf(pooling));

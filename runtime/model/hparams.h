@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pshard {
 
@@ -53,6 +54,16 @@ struct ModelHParams {
   bool out_bias = false;
   bool qk_norm = false;
   bool tied_output = false; // no output.weight: the head multiplies by token_embd
+  bool post_norms = false;  // post_attention_norm / post_ffw_norm (Gemma)
+  // Gemma's options (runtime/model/arch/arch_family.h); the defaults are every other
+  // family's: no embedding factor, 1/sqrt(head_dim), no soft-caps, no windows.
+  FfnActivation activation = FfnActivation::kSilu;
+  float embed_scale = 1.0f;
+  float attn_scale = 0.0f; // 0: 1/sqrt(head_dim)
+  float attn_softcap = 0.0f, final_softcap = 0.0f;
+  int64_t sliding_window = 0;     // positions a local layer sees (0: no local layers)
+  std::vector<bool> local_layers; // per layer: attends to the window only
+  float local_rope_base = 0.0f;   // local layers' RoPE base, unscaled (0: the global RoPE)
   // Embedding models name how their rows are pooled (pooling_type); others leave it
   // unspecified (runtime/model/pooling.h).
   Pooling pooling = Pooling::kUnspecified;
@@ -65,6 +76,16 @@ struct ModelHParams {
   int64_t ffn_scratch_width() const;
   // The RoPE of this model for its attention blocks (freq_factors: rope_freqs or null).
   RopeParams rope(const float* freq_factors) const;
+  // Layer `layer`'s: a local layer's own base, unscaled, when the family has one.
+  RopeParams rope(const float* freq_factors, int64_t layer) const;
+  bool is_local_layer(int64_t layer) const {
+    return layer >= 0 && static_cast<size_t>(layer) < local_layers.size() &&
+           local_layers[static_cast<size_t>(layer)];
+  }
+  // The positions a query of layer `layer` sees back to itself included (0: all).
+  int64_t attention_window(int64_t layer) const {
+    return is_local_layer(layer) ? sliding_window : 0;
+  }
 };
 
 // Fails with a message naming the key (or tensor) for anything missing, inconsistent

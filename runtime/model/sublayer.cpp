@@ -89,14 +89,19 @@ SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s) 
 
 void embed_forward(ForwardPass& p, const MatrixView& table) {
   p.ops.embed_rows(table, p.tokens, p.act.hidden);
+  if (p.hp.embed_scale != 1.0f) // Gemma: sqrt(n_embd)
+    p.ops.scale(p.act.hidden, p.hp.embed_scale, p.n_tokens() * p.hp.n_embd);
 }
 
-void swiglu_forward(ForwardPass& p, const FfnWeights& w, float* out) {
+void glu_forward(ForwardPass& p, const FfnWeights& w, float* out) {
   const int64_t n = p.n_tokens(), ff = w.gate.rows;
   const ActivationPtrs& a = p.act;
   p.ops.matmul(w.gate, a.normed, n, a.gate);
   p.ops.matmul(w.up, a.normed, n, a.up);
-  p.ops.silu_mul(a.gate, a.up, a.gate, n * ff);
+  if (p.hp.activation == FfnActivation::kGeluTanh)
+    p.ops.gelu_mul(a.gate, a.up, a.gate, n * ff);
+  else
+    p.ops.silu_mul(a.gate, a.up, a.gate, n * ff);
   p.ops.matmul(w.down, a.gate, n, out);
 }
 
@@ -104,7 +109,9 @@ void ffn_forward(ForwardPass& p, const FfnWeights& w) {
   const int64_t n = p.n_tokens(), d = p.hp.n_embd;
   const ActivationPtrs& a = p.act;
   p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, p.hp.rms_eps);
-  swiglu_forward(p, w, a.proj);
+  glu_forward(p, w, a.proj);
+  if (w.post_norm.data)
+    p.ops.rms_norm(a.proj, w.post_norm.data, a.proj, n, d, p.hp.rms_eps);
   p.ops.add(a.hidden, a.proj, n * d);
 }
 
@@ -116,6 +123,8 @@ void head_forward(ForwardPass& p, const HeadWeights& w) {
     p.ops.rms_norm(p.act.hidden + t * d, w.norm, p.act.normed + i * d, 1, d, p.hp.rms_eps);
   }
   p.ops.matmul(w.output, p.act.normed, rows, p.act.logits);
+  if (p.hp.final_softcap > 0.0f) // Gemma 2
+    p.ops.softcap(p.act.logits, p.hp.final_softcap, rows * p.hp.n_vocab);
 }
 
 void run_sublayer(const SubLayer& s, ForwardPass& p, const SubLayerWeights& w, const KvView& kv) {

@@ -87,7 +87,7 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     return;
   case SubLayerKind::kAttention:
     for (VectorWeight* v : {&w.attn.norm, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo,
-                            &w.attn.q_norm, &w.attn.k_norm})
+                            &w.attn.q_norm, &w.attn.k_norm, &w.attn.post_norm})
       fn(v->data);
     for (MatrixView* m : {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo})
       fn(m->data);
@@ -95,6 +95,7 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     return;
   case SubLayerKind::kFfn:
     fn(w.ffn.norm.data);
+    fn(w.ffn.post_norm.data);
     for (MatrixView* m : {&w.ffn.gate, &w.ffn.up, &w.ffn.down})
       fn(m->data);
     return;
@@ -154,8 +155,9 @@ void embed_forward(ForwardPass& pass, const MatrixView& table);
 void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv);
 void ffn_forward(ForwardPass& pass, const FfnWeights& w);
-// The SwiGLU of `w` over act.normed into out (n_tokens x n_embd), scratch act.gate/up.
-void swiglu_forward(ForwardPass& pass, const FfnWeights& w, float* out);
+// The gated FFN of `w` (SwiGLU, or GeGLU as the model says) over act.normed into out
+// (n_tokens x n_embd), scratch act.gate/up.
+void glu_forward(ForwardPass& pass, const FfnWeights& w, float* out);
 void moe_forward(ForwardPass& pass, const MoeWeights& w);
 // The end of moe_forward once act.moe_out holds the routed experts' sum: the shared
 // expert (if any) and the residual (an expert-level pass sums its experts itself).

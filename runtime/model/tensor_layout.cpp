@@ -38,6 +38,8 @@ void attention(const ModelHParams& hp, SpecList& l) {
     l.add("attn_q_norm", ".weight", {hp.head_dim}, R::kQNorm);
     l.add("attn_k_norm", ".weight", {hp.head_dim}, R::kKNorm);
   }
+  if (hp.post_norms)
+    l.add("post_attention_norm", ".weight", {d}, R::kAttnPostNorm);
   // One tensor outside the blocks that every attention block reads.
   l.out.push_back({"rope_freqs.weight", {hp.rope_dim / 2}, R::kRopeFreqs, false});
 }
@@ -48,6 +50,8 @@ void dense_ffn(const ModelHParams& hp, SpecList& l) {
   l.add("ffn_gate", ".weight", {d, ff}, R::kFfnGate);
   l.add("ffn_up", ".weight", {d, ff}, R::kFfnUp);
   l.add("ffn_down", ".weight", {ff, d}, R::kFfnDown);
+  if (hp.post_norms)
+    l.add("post_ffw_norm", ".weight", {d}, R::kFfnPostNorm);
 }
 
 void moe(const ModelHParams& hp, SpecList& l) {

@@ -24,14 +24,31 @@ enum class WeightRole : uint8_t {
   kOutputNorm, // head
   kOutput,     // head
   kRopeFreqs,  // attention: llama3 frequency divisors (optional, shared by all layers)
-  kAttnNorm, kWq, kWk, kWv, kWo,
-  kBq, kBk, kBv, kBo,   // attention biases
-  kQNorm, kKNorm,       // per-head RMSNorm weights (head_dim)
-  kFfnNorm, kFfnGate, kFfnUp, kFfnDown,
-  kRouter,              // moe: n_expert x n_embd router logits
-  kGateExps, kUpExps, kDownExps,          // moe: n_expert stacked matrices
-  kShexpGateInp,        // moe: the shared expert's sigmoid gate, one row of n_embd
-  kShexpGate, kShexpUp, kShexpDown,       // moe: the shared expert
+  kAttnNorm,
+  kWq,
+  kWk,
+  kWv,
+  kWo,
+  kBq,
+  kBk,
+  kBv,
+  kBo, // attention biases
+  kQNorm,
+  kKNorm,        // per-head RMSNorm weights (head_dim)
+  kAttnPostNorm, // RMSNorm of the attention's output before the residual (Gemma)
+  kFfnNorm,
+  kFfnGate,
+  kFfnUp,
+  kFfnDown,
+  kFfnPostNorm, // RMSNorm of the FFN's output before the residual (Gemma)
+  kRouter,      // moe: n_expert x n_embd router logits
+  kGateExps,
+  kUpExps,
+  kDownExps,     // moe: n_expert stacked matrices
+  kShexpGateInp, // moe: the shared expert's sigmoid gate, one row of n_embd
+  kShexpGate,
+  kShexpUp,
+  kShexpDown, // moe: the shared expert
 };
 
 struct TensorSpec {

@@ -35,10 +35,16 @@ void place(TensorBinder& b, const TensorSpec& spec, const gguf::TensorInfo& t, M
   case WeightRole::kBo: vec(layer->attn.bo); break;
   case WeightRole::kQNorm: vec(layer->attn.q_norm); break;
   case WeightRole::kKNorm: vec(layer->attn.k_norm); break;
+  case WeightRole::kAttnPostNorm:
+    vec(layer->attn.post_norm);
+    break;
   case WeightRole::kFfnNorm: vec(layer->ffn.norm); layer->moe.norm = layer->ffn.norm; break;
   case WeightRole::kFfnGate: mat(layer->ffn.gate); break;
   case WeightRole::kFfnUp: mat(layer->ffn.up); break;
   case WeightRole::kFfnDown: mat(layer->ffn.down); break;
+  case WeightRole::kFfnPostNorm:
+    vec(layer->ffn.post_norm);
+    break;
   case WeightRole::kRouter: mat(layer->moe.router); break;
   case WeightRole::kGateExps: exps(layer->moe.gate); break;
   case WeightRole::kUpExps: exps(layer->moe.up); break;

@@ -34,11 +34,13 @@ struct AttentionWeights {
   MatrixView wq, wk, wv, wo;
   VectorWeight bq, bk, bv, bo;   // biases (qwen2 family; optional for llama)
   VectorWeight q_norm, k_norm;   // per-head RMSNorm before RoPE (qwen3 family)
+  VectorWeight post_norm;        // of the output before the residual (Gemma), or null
 };
 
 struct FfnWeights {
   VectorWeight norm;
   MatrixView gate, up, down;
+  VectorWeight post_norm; // of the output before the residual (Gemma), or null
 };
 
 struct MoeWeights {

@@ -2,7 +2,8 @@
 """Every architecture family against an independent float64 forward pass.
 
 For each family (and the optional parts: biases, a head size that is not n_embd/n_head,
-a shared expert, unnormalised top-k, linear/llama3/YaRN RoPE scaling) pshard-mkmodel
+a shared expert, unnormalised top-k, linear/llama3/YaRN RoPE scaling, Gemma's sliding
+windows, local RoPE and soft-caps) pshard-mkmodel
 writes a small F32 model; pshard-run generates greedily on the cpu, and on the emulated
 GPU under a gpu-only schedule whose budget is half the model's size (every sub-layer
 streamed through the device; the same tokens and log-probs bit for bit); the reference
@@ -52,6 +53,14 @@ CASES = {
                  "--head-dim", "16", "--tied-output"],
     "qwen2moe": ["--arch", "qwen2moe", "--n-expert", "8", "--n-expert-used", "2",
                  "--n-ff-shexp", "160"],
+    # 7 layers: local (window 5, RoPE base 10000 unscaled) and global (base 1e6, linear x8)
+    # ones; the prompt and answer outgrow the window.
+    "gemma3": ["--arch", "gemma3", "--n-layer", "7", "--head-dim", "32", "--tied-output",
+               "--sliding-window", "5", "--rope-freq-base", "1000000", "--rope-scaling", "linear",
+               "--rope-scaling-factor", "8"],
+    # Default soft-caps 50 / 30 are far from these scores: 3 and 2 make them bite.
+    "gemma2": ["--arch", "gemma2", "--n-layer", "4", "--sliding-window", "6",
+               "--attn-softcap", "3", "--final-softcap", "2"],
 }
 TOL = 1e-3
 N_PREDICT = 12
@@ -120,10 +129,19 @@ def check_hybrid(name, model, tmp, cpu_out):
         fail(f"{name}: peak VRAM {out['stats']['peak_vram_bytes']} outside (0, {budget}]")
 
 
+def shape_for(extra):
+    """SHAPE without the options a case sets itself (its --n-layer)."""
+    out = []
+    for i in range(0, len(SHAPE), 2):
+        if SHAPE[i] not in extra:
+            out += SHAPE[i:i + 2]
+    return out
+
+
 def main(tmp):
     for name, extra in CASES.items():
         model = os.path.join(tmp, name + ".gguf")
-        p = run(mkmodel, "-o", model, *SHAPE, "--seed", "7", *extra)
+        p = run(mkmodel, "-o", model, *shape_for(extra), "--seed", "7", *extra)
         if p.returncode != 0:
             fail(f"{name}: pshard-mkmodel failed: {p.stderr}")
             continue

@@ -42,6 +42,10 @@ struct ModelSpec {
   int64_t n_ctx = 2048;
   float rope_freq_base = 10000.0f;
   bool tied_output = false; // no output.weight: the head reuses token_embd
+  // Gemma: {arch}.attention.sliding_window (-1: not written, the family's default then;
+  // 0: written as 0, no windows), and the soft-caps (< 0: not written).
+  int64_t sliding_window = -1;
+  float attn_softcap = -1.0f, final_softcap = -1.0f;
   int32_t pooling_type = -1; // {arch}.pooling_type (an embedding model); -1: not written
   // A reranker as llama.cpp converts Qwen3-Reranker: pooling_type rank, a head of two rows
   // (cls.output.weight) labelled "yes" and "no", and Qwen3-Reranker's prompt as

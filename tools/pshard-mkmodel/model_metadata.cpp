@@ -28,6 +28,12 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
     return invalid_argument(std::string(f.name) + " models have no attention biases (--qkv-bias)");
   if (s.n_ff_shexp != 0 && f.shared_expert == Presence::kAbsent)
     return invalid_argument(std::string(f.name) + " models have no shared expert (--n-ff-shexp)");
+  if (s.sliding_window >= 0 && f.sliding.period == 0)
+    return invalid_argument(std::string(f.name) +
+                            " models have no sliding window (--sliding-window)");
+  if (s.attn_softcap >= 0 && f.attn_softcap == 0.0f)
+    return invalid_argument(std::string(f.name) +
+                            " models have no attention soft-cap (--attn-softcap)");
   return Status::ok_status();
 }
 
@@ -82,6 +88,7 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   }
   hp.qkv_bias = f.qkv_bias == Presence::kRequired || s.qkv_bias;
   hp.qk_norm = f.qk_norm == Presence::kRequired;
+  hp.post_norms = f.post_norms == Presence::kRequired;
   hp.tied_output = s.tied_output;
   PSHARD_RETURN_IF_ERROR(apply_rope_scaling(s, hp));
   if (f.rope_sections) {
@@ -124,6 +131,12 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     if (hp.rope_scaling != RopeScaling::kLinear)
       w.set(a + "rope.scaling.original_context_length", {u32(hp.rope_ctx_orig)});
   }
+  if (s.sliding_window >= 0)
+    w.set(a + "attention.sliding_window", {u32(s.sliding_window)});
+  if (s.attn_softcap >= 0)
+    w.set(a + "attn_logit_softcapping", {s.attn_softcap});
+  if (s.final_softcap >= 0)
+    w.set(a + "final_logit_softcapping", {s.final_softcap});
   if (s.pooling_type >= 0 || s.rerank)
     w.set(a + "pooling_type", {u32(s.rerank ? 4 : s.pooling_type)});
   if (hp.is_moe()) {

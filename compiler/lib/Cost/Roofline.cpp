@@ -138,15 +138,16 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
         break;
       }
   const double kv_per_token = static_cast<double>(s.kv_bytes_per_token(kv_type));
-  if (s.kind == SubLayerKind::kAttention) {
-    const Work w{4.0 * static_cast<double>(s.n_head * s.head_dim) * static_cast<double>(n_ctx) *
+  if (s.kind == SubLayerKind::kAttention) { // a sliding window reads only its positions
+    const int64_t seen = s.attended(n_ctx);
+    const Work w{4.0 * static_cast<double>(s.n_head * s.head_dim) * static_cast<double>(seen) *
                      static_cast<double>(tier),
-                 kv_per_token * static_cast<double>(n_ctx + tier)};
-    c.cpu_s += roofline(w, machine.cpu_attention_flops(n_ctx, tier, threads, Load::kIdle), cpu_bw);
+                 kv_per_token * static_cast<double>(seen + tier)};
+    c.cpu_s += roofline(w, machine.cpu_attention_flops(seen, tier, threads, Load::kIdle), cpu_bw);
     c.cpu_loaded_s += roofline(
-        w, machine.cpu_attention_flops(n_ctx, tier, threads, Load::kUnderLoad), cpu_bw_loaded);
+        w, machine.cpu_attention_flops(seen, tier, threads, Load::kUnderLoad), cpu_bw_loaded);
     if (gpu)
-      c.gpu_s += roofline(w, machine.gpu_attention_flops(n_ctx, tier), gpu_bw);
+      c.gpu_s += roofline(w, machine.gpu_attention_flops(seen, tier), gpu_bw);
   }
   c.cpu_s += machine.cpu_overhead_s();
   c.cpu_loaded_s += machine.cpu_overhead_s();

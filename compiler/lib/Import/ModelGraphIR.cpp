@@ -71,7 +71,9 @@ Operation* createSubLayer(OpBuilder& b, Location loc, const SubLayerInfo& s, Dic
     return b.create<EmbedOp>(loc, s.name, s.embed_row_bytes, w, flops, bytes);
   case SubLayerKind::kAttention:
     return b.create<AttnOp>(loc, s.name, layer, s.n_head, s.head_dim, s.kv_values_per_token,
-                            s.kv_bytes_per_token(kvType), w, flops, bytes);
+                            s.kv_bytes_per_token(kvType),
+                            s.attn_window > 0 ? b.getI64IntegerAttr(s.attn_window) : IntegerAttr(),
+                            w, flops, bytes);
   case SubLayerKind::kFfn:
     return b.create<FfnOp>(loc, s.name, layer, w, flops, bytes);
   case SubLayerKind::kMoe:
@@ -184,6 +186,8 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
           s.n_head = static_cast<int64_t>(a.getNHead());
           s.head_dim = static_cast<int64_t>(a.getHeadDim());
           s.kv_values_per_token = static_cast<int64_t>(a.getKvValues());
+          if (auto window = a.getWindow())
+            s.attn_window = static_cast<int64_t>(*window);
         })
         .Case([&](FfnOp) { s.kind = SubLayerKind::kFfn; })
         .Case([&](MoeOp m) {

@@ -33,6 +33,7 @@ SubLayerInfo make_sublayer(const ModelHParams& hp, const SubLayer& sl) {
     s.kv_values_per_token = 2 * hp.kv_dim();
     s.n_head = hp.n_head;
     s.head_dim = hp.head_dim;
+    s.attn_window = hp.attention_window(sl.layer);
   } else if (s.kind == SubLayerKind::kMoe) {
     s.n_expert = hp.n_expert;
     s.n_expert_used = hp.n_expert_used;

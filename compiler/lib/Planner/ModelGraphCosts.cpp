@@ -123,7 +123,7 @@ double SubLayerInfo::flops(int64_t n_tokens, int64_t ctx) const {
              static_cast<double>(m.count) * tokens;
   }
   if (kind == SubLayerKind::kAttention)
-    total += 4.0 * static_cast<double>(n_head * head_dim) * static_cast<double>(ctx) * n;
+    total += 4.0 * static_cast<double>(n_head * head_dim) * static_cast<double>(attended(ctx)) * n;
   return total;
 }
 
@@ -136,7 +136,7 @@ uint64_t SubLayerInfo::kv_bytes_per_token(TensorType kv_type) const {
 
 double SubLayerInfo::bytes_moved(int64_t n_tokens, int64_t ctx, TensorType kv_type) const {
   const double kv = static_cast<double>(kv_bytes_per_token(kv_type));
-  return weight_bytes_read(n_tokens) + kv * static_cast<double>(ctx) +
+  return weight_bytes_read(n_tokens) + kv * static_cast<double>(attended(ctx)) +
          kv * static_cast<double>(n_tokens);
 }
 

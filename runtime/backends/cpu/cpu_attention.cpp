@@ -1,4 +1,5 @@
-// Causal grouped-query attention over a KV cache on the CPU: one query head of one
+// Causal grouped-query attention over a KV cache on the CPU (a sliding window and
+// soft-capped scores where the shape says so): one query head of one
 // token per work item, two-pass softmax, so the result does not depend on how the
 // items are split over threads.
 #include "runtime/backends/cpu/cpu_ops.h"
@@ -12,10 +13,12 @@ namespace {
 
 // The scores, softmax and weighted sum run in the active ISA path's kernel; the head's
 // slice of every row starts head_offset values into it.
-void attend_one_head(const float* q, const KvView& kv, int64_t head_offset, int64_t n_kv,
-                     int64_t head_dim, float scale, float* out, std::vector<float>& scores) {
-  scores.resize(static_cast<size_t>(n_kv));
+void attend_one_head(const float* q, const KvView& kv, int64_t head_offset, int64_t pos,
+                     const AttentionDims& shape, float* out, std::vector<float>& scores) {
   AttendHead a;
+  a.first = shape.first_visible(pos);
+  a.n_kv = pos + 1;
+  scores.resize(static_cast<size_t>(a.n_seen()));
   a.q = q;
   a.k = kv.k + tensor_row_bytes(kv.k_type, head_offset);
   a.v = kv.v + tensor_row_bytes(kv.v_type, head_offset);
@@ -23,9 +26,9 @@ void attend_one_head(const float* q, const KvView& kv, int64_t head_offset, int6
   a.v_row_bytes = kv.v_row_bytes();
   a.k_type = kv.k_type;
   a.v_type = kv.v_type;
-  a.n_kv = n_kv;
-  a.head_dim = head_dim;
-  a.scale = scale;
+  a.head_dim = shape.head_dim;
+  a.scale = shape.score_scale();
+  a.softcap = shape.softcap;
   a.out = out;
   a.scores = scores.data();
   a.pages = kv.pages;
@@ -40,12 +43,11 @@ void CpuOps::attention(const float* q, const KvView& kv, const AttentionDims& sh
   const int64_t hd = shape.head_dim, n_head = shape.n_head;
   const int64_t q_dim = n_head * hd;
   const int64_t group = n_head / shape.n_head_kv;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   pool_.parallel_for(n_tokens * n_head, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / n_head, h = item % n_head;
-      attend_one_head(q + t * q_dim + h * hd, kv, (h / group) * hd, pos0 + t + 1, hd, scale,
+      attend_one_head(q + t * q_dim + h * hd, kv, (h / group) * hd, pos0 + t, shape,
                       out + t * q_dim + h * hd, scores);
     }
   });

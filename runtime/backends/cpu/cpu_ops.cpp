@@ -56,6 +56,14 @@ void CpuOps::silu_mul(const float* gate, const float* up, float* out, int64_t n)
   pshard::silu_mul(gate, up, out, n);
 }
 
+void CpuOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  pshard::gelu_mul(gate, up, out, n);
+}
+
+void CpuOps::scale(float* x, float s, int64_t n) { scale_inplace(x, s, n); }
+
+void CpuOps::softcap(float* x, float cap, int64_t n) { softcap_inplace(x, cap, n); }
+
 void CpuOps::add(float* y, const float* x, int64_t n) { add_inplace(y, x, n); }
 
 void CpuOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) {

@@ -94,13 +94,27 @@ void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& s
   // Decode splits the positions across blocks, their partials in the workspace's
   // activation scratch (the GEMMs' and MoE's, idle while attention runs in stream order).
   auto* scratch = ws_.ready() ? reinterpret_cast<float*>(ws_.act) : nullptr;
-  note(kernels::attention(q, rows_of(kv), shape.n_head, shape.n_head_kv, shape.head_dim, pos0,
-                          n_tokens, out, stream_, scratch, CudaWorkspace::kScratchBytes),
+  const kernels::AttentionShape dims{shape.n_head, shape.n_head_kv,     shape.head_dim,
+                                     shape.window, shape.score_scale(), shape.softcap};
+  note(kernels::attention(q, rows_of(kv), dims, pos0, n_tokens, out, stream_, scratch,
+                          CudaWorkspace::kScratchBytes),
        "attention", __LINE__);
 }
 
 void CudaOps::silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   note(kernels::silu_mul(gate, up, out, n, stream_), "silu_mul", __LINE__);
+}
+
+void CudaOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  note(kernels::gelu_mul(gate, up, out, n, stream_), "gelu_mul", __LINE__);
+}
+
+void CudaOps::scale(float* x, float s, int64_t n) {
+  note(kernels::scale(x, s, n, stream_), "scale", __LINE__);
+}
+
+void CudaOps::softcap(float* x, float cap, int64_t n) {
+  note(kernels::softcap(x, cap, n, stream_), "softcap", __LINE__);
 }
 
 void CudaOps::add(float* y, const float* x, int64_t n) {

@@ -43,6 +43,18 @@ void EmuOps::silu_mul(const float* gate, const float* up, float* out, int64_t n)
   q_.push_work([=, this] { cpu_.silu_mul(gate, up, out, n); });
 }
 
+void EmuOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  q_.push_work([=, this] { cpu_.gelu_mul(gate, up, out, n); });
+}
+
+void EmuOps::scale(float* x, float s, int64_t n) {
+  q_.push_work([=, this] { cpu_.scale(x, s, n); });
+}
+
+void EmuOps::softcap(float* x, float cap, int64_t n) {
+  q_.push_work([=, this] { cpu_.softcap(x, cap, n); });
+}
+
 void EmuOps::add(float* y, const float* x, int64_t n) {
   q_.push_work([=, this] { cpu_.add(y, x, n); });
 }

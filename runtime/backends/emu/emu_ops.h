@@ -22,6 +22,9 @@ public:
   void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
                  int64_t n_tokens, float* out) override;
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void gelu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void scale(float* x, float s, int64_t n) override;
+  void softcap(float* x, float cap, int64_t n) override;
   void add(float* y, const float* x, int64_t n) override;
   void add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) override;
   void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens,

@@ -34,6 +34,22 @@ enum class Presence : unsigned char { kAbsent, kOptional, kRequired };
 // `{arch}.expert_count` is set, as Mixtral).
 enum class FfnForm : unsigned char { kDense, kMoe, kDenseOrMoe };
 
+// The gate's activation of a gated FFN: SiLU (SwiGLU: Llama, Qwen) or GELU's tanh
+// approximation (GeGLU: Gemma).
+enum class FfnActivation : unsigned char { kSilu, kGeluTanh };
+
+// Sliding-window attention (Gemma): which layers see only the last
+// `{arch}.attention.sliding_window` positions. Every `period`-th layer (the last of each
+// run) attends to the whole context, the others locally; `{arch}.attention.
+// sliding_window_pattern` in the file overrides the period. Local layers rotate with
+// their own RoPE base (`{arch}.rope.freq_base_swa`, else local_rope_base; 0: the global
+// one) and, when local_rope_base is set, without the file's RoPE scaling.
+struct SlidingWindow {
+  int period = 0;             // 0: every layer global (the family has no windows)
+  int64_t default_window = 0; // when the file has no sliding_window key (0: no windows then)
+  float local_rope_base = 0.0f;
+};
+
 struct ArchFamily {
   std::string_view name;    // general.architecture, also the metadata key prefix
   std::string_view summary; // for messages and listings: "Qwen3 MoE (Qwen3-30B-A3B, -235B-A22B)"
@@ -52,6 +68,22 @@ struct ArchFamily {
   // Multimodal RoPE: `{arch}.rope.dimension_sections` (required) splits each head's
   // rotary pairs among temporal, height and width positions (Qwen2-VL).
   bool rope_sections = false;
+  FfnActivation activation = FfnActivation::kSilu;
+  // RMSNorms of each block's output before its residual add (Gemma 2/3:
+  // post_attention_norm, post_ffw_norm).
+  Presence post_norms = Presence::kAbsent;
+  // The embedding rows are multiplied by sqrt(n_embd) (Gemma).
+  bool scale_embeddings = false;
+  SlidingWindow sliding;
+  // Gemma 2's soft-capping defaults (`{arch}.attn_logit_softcapping`,
+  // `{arch}.final_logit_softcapping` override them; 0: off): scores and logits x become
+  // cap * tanh(x / cap).
+  float attn_softcap = 0.0f, final_softcap = 0.0f;
+  // The attention scale 1/sqrt(query_pre_attn_scalar) that the GGUF does not record:
+  // a model with this many layers (Gemma's 27B) scales by 1/sqrt(n_embd / n_head) instead
+  // of 1/sqrt(head_dim), as Google's reference configs and llama.cpp do. 0: never.
+  // `{arch}.attention.scale` in the file, when present, is the scale itself.
+  int64_t width_scaled_attention_layers = 0;
 };
 
 // The family of `general.architecture`, or null.
@@ -68,5 +100,7 @@ extern const ArchFamily kQwen2VlFamily;
 extern const ArchFamily kQwen2MoeFamily;
 extern const ArchFamily kQwen3Family;
 extern const ArchFamily kQwen3MoeFamily;
+extern const ArchFamily kGemma2Family;
+extern const ArchFamily kGemma3Family;
 
 } // namespace pshard

@@ -51,6 +51,11 @@ public:
   void silu_mul(const float* g, const float* u, float* out, int64_t n) override {
     inner_.silu_mul(g, u, out, n);
   }
+  void gelu_mul(const float* g, const float* u, float* out, int64_t n) override {
+    inner_.gelu_mul(g, u, out, n);
+  }
+  void scale(float* x, float s, int64_t n) override { inner_.scale(x, s, n); }
+  void softcap(float* x, float cap, int64_t n) override { inner_.softcap(x, cap, n); }
   void add(float* y, const float* x, int64_t n) override { inner_.add(y, x, n); }
   void add_bias(float* y, const float* b, int64_t n, int64_t d) override {
     inner_.add_bias(y, b, n, d);

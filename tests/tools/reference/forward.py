@@ -4,14 +4,22 @@ models' published definitions (not from pshard's code), for checking pshard's lo
 Families: llama (adjacent-pair RoPE, optional q/k/v/o biases, dense or Mixtral-style
 MoE), qwen2 (NeoX RoPE, q/k/v biases), qwen3 (per-head q/k RMSNorm before RoPE),
 qwen3moe (softmax over all experts, top-k renormalised), qwen2moe (top-k not
-renormalised, plus a shared expert scaled by sigmoid(gate . x)). RoPE scaling: linear,
-llama3 (rope_freqs tensor or scaling keys) and YaRN (ggml's per-dimension ramp).
+renormalised, plus a shared expert scaled by sigmoid(gate . x)), gemma2 and gemma3
+(text): embeddings times sqrt(n_embd), NeoX RoPE, RMSNorm after attention and after the
+GELU-tanh gated FFN, sliding-window local layers (gemma2 every other layer, gemma3 five
+of six, with their own unscaled RoPE base), attention and final-logit soft-capping
+(gemma2; gemma3 final only if the file says). RoPE scaling: linear, llama3 (rope_freqs
+tensor or scaling keys) and YaRN (ggml's per-dimension ramp).
 """
 import math
 
 import numpy as np
 
-NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe"}  # qwen2vl: M-RoPE, NeoX for text
+NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
+        "gemma2", "gemma3"}
+GEMMA = {"gemma2", "gemma3"}
+# The 27B models (by block count) scale attention by 1/sqrt(n_embd/n_head), not head_dim.
+GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}
 UNNORMALISED_TOPK = {"qwen2moe"}
 
 
@@ -21,6 +29,14 @@ def rms_norm(x, w, eps):
 
 def silu(x):
     return x / (1.0 + np.exp(-x))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def softcap(x, c):
+    return c * np.tanh(x / c)
 
 
 def softmax(x):
@@ -53,14 +69,46 @@ class Reference:
         self.freq_factors = model.tensor("rope_freqs.weight") if model.has("rope_freqs.weight") else None
         # M-RoPE (qwen2vl): pairs per temporal / height / width position.
         self.sections = g("rope.dimension_sections", [0, 0, 0, 0])[:3]
-        self.angles = self._rope_angles()
+        self.angles = self._rope_angles(self.base)
+        gemma = self.arch in GEMMA
+        self.act = gelu_tanh if gemma else silu
+        # Gemma scales the token embeddings (not injected ones) by sqrt(n_embd).
+        self.emb_scale = math.sqrt(self.n_embd) if gemma else 1.0
+        # Gemma's query_pre_attn_scalar**-0.5, when the file does not store it.
+        self.kq_scale = g("attention.scale") if gemma else None
+        if self.kq_scale is None:
+            big = GEMMA_27B_LAYERS.get(self.arch) == self.n_layer
+            self.kq_scale = 1.0 / math.sqrt(self.n_embd / self.n_head if big else self.head_dim)
+        # Soft-capping: gemma2 always (Hugging Face's defaults), gemma3 only if the file says.
+        gemma2 = self.arch == "gemma2"
+        self.attn_softcap = g("attn_logit_softcapping", 50.0) if gemma2 else 0.0
+        self.final_softcap = g("final_logit_softcapping", 30.0 if gemma2 else 0.0) if gemma else 0.0
+        # Per layer: the sliding window (None: sees every earlier key) and RoPE angles.
+        self.windows = [None] * self.n_layer
+        self.layer_angles = [self.angles] * self.n_layer
+        if gemma2:
+            w = g("attention.sliding_window", 4096)
+            self.windows = [w if il % 2 == 0 else None for il in range(self.n_layer)]
+        elif self.arch == "gemma3":
+            w, pat = g("attention.sliding_window", 0), g("attention.sliding_window_pattern")
+            pat = pat if type(pat) is int else 6  # layers 5, 11, ... are global
+            local = [il % pat < pat - 1 for il in range(self.n_layer)]
+            # Without a window every layer is global (llama.cpp's loader: no SWA layers).
+            if w > 0:
+                self.windows = [w if loc else None for loc in local]
+                # Local layers keep their own base, never scaled (rope_local_base_freq).
+                local_angles = self._rope_angles(g("rope.freq_base_swa", 10000.0), scaled=False)
+                self.layer_angles = [local_angles if loc else self.angles for loc in local]
 
     # --- RoPE ------------------------------------------------------------------------
-    def _rope_angles(self):
-        """Per pair i: (multiplier of pos in theta, cos/sin magnitude)."""
+    def _rope_angles(self, base, scaled=True):
+        """Per pair i: (multiplier of pos in theta, cos/sin magnitude); scaled=False
+        ignores the file's scaling (a gemma3 local layer's)."""
         pairs = self.n_rot // 2
         i = np.arange(pairs, dtype=np.float64)
-        extrap = self.base ** (-2.0 * i / self.n_rot)
+        extrap = base ** (-2.0 * i / self.n_rot)
+        if not scaled:
+            return extrap, np.ones(pairs)
         if self.freq_factors is not None:
             extrap = extrap / self.freq_factors
         elif self.scaling == "llama3":
@@ -78,7 +126,7 @@ class Reference:
             # ggml: the dimensions where beta_fast=32 / beta_slow=1 turns fit the original
             # context bound a ramp from extrapolation (short wavelengths) to interpolation.
             def corr(n_turns):
-                return self.n_rot * math.log(self.ctx_orig / (n_turns * 2 * math.pi)) / (2 * math.log(self.base))
+                return self.n_rot * math.log(self.ctx_orig / (n_turns * 2 * math.pi)) / (2 * math.log(base))
             low = max(0.0, math.floor(corr(32.0)))
             high = min(self.n_rot - 1.0, math.ceil(corr(1.0)))
             ramp = 1.0 - np.clip((i - low) / max(0.001, high - low), 0.0, 1.0)
@@ -86,11 +134,11 @@ class Reference:
             return interp * (1 - ramp) + extrap * ramp, mag * (1.0 + 0.1 * math.log(self.factor))
         return extrap, mag
 
-    def rope(self, x, pos):
+    def rope(self, x, pos, angles):
         """x: (heads, head_dim) at position pos, or at (t, h, w) with M-RoPE sections:
         pair i (modulo the sections' sum) takes t in the first sections[0] pairs, h in the
-        next sections[1], w in the rest."""
-        mult, mag = self.angles
+        next sections[1], w in the rest. angles: as _rope_angles returns."""
+        mult, mag = angles
         if isinstance(pos, tuple):
             s0, s1, s2 = self.sections
             sector = np.arange(len(mult)) % (s0 + s1 + s2)
@@ -130,28 +178,38 @@ class Reference:
         qn, kn = self.opt(p + "attn_q_norm.weight"), self.opt(p + "attn_k_norm.weight")
         if qn is not None:
             q, k = rms_norm(q, qn, self.eps), rms_norm(k, kn, self.eps)
-        q, k = self.rope(q, pos), self.rope(k, pos)
+        angles = self.layer_angles[il]
+        q, k = self.rope(q, pos, angles), self.rope(k, pos, angles)
         cache.append((k, v))
+        # A local layer sees the last `window` positions, its own included.
+        seen = cache[-self.windows[il]:] if self.windows[il] else cache
         group = self.n_head // self.n_head_kv
         out = np.zeros((self.n_head, self.head_dim))
         for hd in range(self.n_head):
-            keys = np.stack([c[0][hd // group] for c in cache])
-            vals = np.stack([c[1][hd // group] for c in cache])
-            w = softmax(keys @ q[hd] / math.sqrt(self.head_dim))
-            out[hd] = w @ vals
+            keys = np.stack([c[0][hd // group] for c in seen])
+            vals = np.stack([c[1][hd // group] for c in seen])
+            scores = keys @ q[hd] * self.kq_scale
+            if self.attn_softcap:
+                scores = softcap(scores, self.attn_softcap)
+            out[hd] = softmax(scores) @ vals
         o = self.t(p + "attn_output.weight") @ out.reshape(-1)
         bo = self.opt(p + "attn_output.bias")
-        return h + (o + bo if bo is not None else o)
+        o = o + bo if bo is not None else o
+        post = self.opt(p + "post_attention_norm.weight")
+        return h + (rms_norm(o, post, self.eps) if post is not None else o)
 
-    def swiglu(self, x, gate, up, down):
-        return down @ (silu(gate @ x) * (up @ x))
+    def glu(self, x, gate, up, down):
+        """SwiGLU, or GELU-tanh gating for Gemma."""
+        return down @ (self.act(gate @ x) * (up @ x))
 
     def ffn(self, il, h):
         p = f"blk.{il}."
         x = rms_norm(h, self.t(p + "ffn_norm.weight"), self.eps)
         if self.n_expert == 0:
-            return h + self.swiglu(x, self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight"),
-                                   self.t(p + "ffn_down.weight"))
+            out = self.glu(x, self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight"),
+                           self.t(p + "ffn_down.weight"))
+            post = self.opt(p + "post_ffw_norm.weight")
+            return h + (rms_norm(out, post, self.eps) if post is not None else out)
         probs = softmax(self.t(p + "ffn_gate_inp.weight") @ x)
         top = sorted(range(self.n_expert), key=lambda e: (-probs[e], e))[:self.k]
         weights = probs[top]
@@ -159,12 +217,12 @@ class Reference:
             weights = weights / weights.sum()
         gate, up, down = (self.t(p + n) for n in ("ffn_gate_exps.weight", "ffn_up_exps.weight",
                                                  "ffn_down_exps.weight"))
-        out = sum(w * self.swiglu(x, gate[e], up[e], down[e]) for e, w in zip(top, weights))
+        out = sum(w * self.glu(x, gate[e], up[e], down[e]) for e, w in zip(top, weights))
         if self.m.has(p + "ffn_gate_shexp.weight"):
             g = 1.0 / (1.0 + math.exp(-float(self.t(p + "ffn_gate_inp_shexp.weight") @ x)))
-            out = out + g * self.swiglu(x, self.t(p + "ffn_gate_shexp.weight"),
-                                        self.t(p + "ffn_up_shexp.weight"),
-                                        self.t(p + "ffn_down_shexp.weight"))
+            out = out + g * self.glu(x, self.t(p + "ffn_gate_shexp.weight"),
+                                     self.t(p + "ffn_up_shexp.weight"),
+                                     self.t(p + "ffn_down_shexp.weight"))
         return h + out
 
     def final_states(self, ids, inputs=None, positions=None):
@@ -176,7 +234,7 @@ class Reference:
         caches = [[] for _ in range(self.n_layer)]
         rows = []
         for pos, tok in enumerate(ids):
-            h = inputs[pos].copy() if inputs and pos in inputs else emb[tok].copy()
+            h = inputs[pos].copy() if inputs and pos in inputs else emb[tok] * self.emb_scale
             rpos = positions[pos] if positions else pos
             for il in range(self.n_layer):
                 h = self.attention(il, h, caches[il], rpos)
@@ -192,6 +250,8 @@ class Reference:
         rows = []
         for x in self.final_states(ids, inputs, positions):
             logits = out_w @ x
+            if self.final_softcap:
+                logits = softcap(logits, self.final_softcap)
             mx = logits.max()
             rows.append(logits - mx - math.log(np.exp(logits - mx).sum()))
         return rows

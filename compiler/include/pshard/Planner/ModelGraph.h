@@ -76,6 +76,8 @@ struct SubLayerInfo {
   // Attention only: KV values cached per position (2·kv_dim) and attention geometry.
   int64_t kv_values_per_token = 0;
   int64_t n_head = 0, head_dim = 0;
+  // Attention only: the positions a query sees (Gemma's sliding-window layers); 0: all.
+  int64_t attn_window = 0;
   // MoE only.
   int64_t n_expert = 0, n_expert_used = 0;
   uint64_t expert_bytes = 0;           // bytes of one expert (its gate+up+down slices)
@@ -103,6 +105,10 @@ struct SubLayerInfo {
   double weight_bytes_read(int64_t n_tokens) const;
   uint64_t weight_bytes_needed(int64_t n_tokens) const;
   double flops(int64_t n_tokens, int64_t ctx) const;
+  // The cached positions one query reads at context ctx: ctx, or the window if smaller.
+  int64_t attended(int64_t ctx) const {
+    return attn_window > 0 && attn_window < ctx ? attn_window : ctx;
+  }
   // KV cache bytes per cached position for a KV element type (0 unless attention).
   uint64_t kv_bytes_per_token(TensorType kv_type) const;
   // Bytes moved from memory: weights read + KV read (ctx positions) + KV written.

@@ -58,7 +58,8 @@ struct Split {
 };
 
 __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int64_t group,
-                                 int64_t hd, int64_t pos0, float scale, float* out, Split split) {
+                                 int64_t hd, int64_t pos0, float scale, float* out, Split split,
+                                 int64_t window, float softcap) {
   extern __shared__ float smem[];
   const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
   float* ks = smem;
@@ -70,11 +71,13 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
   const int64_t head_in_group = (blockIdx.z % split.groups_z) * kMaxWarps + warp;
   const bool active = head_in_group < group;
   const int64_t h = g * group + head_in_group;
-  const int64_t causal = pos0 + t + 1; // causal: positions [0, pos0 + t]
-  // This block's positions [j_begin, n_kv); empty for a chunk past the token's end (its
-  // partial then says so: max -inf, sum 0). Uniform across the block, as the barriers
-  // in the loop need.
-  const int64_t j_begin = split.chunk ? chunk_index * split.chunk : 0;
+  const int64_t causal = pos0 + t + 1; // causal: positions [first, pos0 + t]
+  const int64_t first = window > 0 && causal > window ? causal - window : 0;
+  // This block's positions [j_begin, n_kv); empty for a chunk past the token's end or
+  // before its window (its partial then says so: max -inf, sum 0). Uniform across the
+  // block, as the barriers in the loop need.
+  const int64_t chunk_begin = split.chunk ? chunk_index * split.chunk : 0;
+  const int64_t j_begin = chunk_begin > first ? chunk_begin : first;
   const int64_t j_end = split.chunk ? (chunk_index + 1) * split.chunk : causal;
   const int64_t n_kv = j_end < causal ? j_end : causal;
   float* qw = qs + warp * hd;
@@ -101,6 +104,8 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
       for (int64_t d = 0; d < hd; ++d)
         dot += qw[d] * ks[lane * kstride + d];
       s = dot * scale;
+      if (softcap > 0.0f)
+        s = softcap * tanhf(s / softcap);
     }
     float tile_max = s;
     for (int o = 16; o > 0; o >>= 1)
@@ -231,9 +236,10 @@ AttentionSplit plan_attention_split(int64_t n_head, int64_t head_dim, int64_t po
   return a;
 }
 
-cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t n_head_kv,
-                      int64_t head_dim, int64_t pos0, int64_t n_tokens, float* out,
-                      cudaStream_t s, float* scratch, size_t scratch_bytes) {
+cudaError_t attention(const float* q, const KvRows& kv, const AttentionShape& shape, int64_t pos0,
+                      int64_t n_tokens, float* out, cudaStream_t s, float* scratch,
+                      size_t scratch_bytes) {
+  const int64_t n_head = shape.n_head, n_head_kv = shape.n_head_kv, head_dim = shape.head_dim;
   if (head_dim <= 0 || head_dim > 32 * kMaxDimsPerLane || n_head <= 0 || n_head_kv <= 0 ||
       n_head % n_head_kv != 0)
     return cudaErrorInvalidValue;
@@ -249,7 +255,7 @@ cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t 
     if (e != cudaSuccess)
       return e;
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const float scale = shape.scale;
   const int64_t groups_z = (group + kMaxWarps - 1) / kMaxWarps;
   const AttentionSplit plan =
       scratch ? plan_attention_split(n_head, head_dim, pos0, n_tokens, scratch_bytes)
@@ -264,7 +270,7 @@ cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t 
   const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(n_head_kv),
                   static_cast<unsigned>(groups_z * split.n_chunks));
   attention_kernel<<<grid, warps * 32, smem, s>>>(q, kv, n_head, group, head_dim, pos0, scale,
-                                                  out, split);
+                                                  out, split, shape.window, shape.softcap);
   if (split.chunk) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)

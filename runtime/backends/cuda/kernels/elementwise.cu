@@ -112,6 +112,26 @@ __global__ void silu_mul_kernel(const float* g, const float* u, float* out, int6
     out[i] = rows::silu_times(g[i], u[i]);
 }
 
+__global__ void gelu_mul_kernel(const float* g, const float* u, float* out, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    const float x = g[i], z = x * (kGeluC1 + kGeluC3 * x * x);
+    out[i] = x / (1.0f + expf(-z)) * u[i];
+  }
+}
+
+__global__ void scale_kernel(float* x, float factor, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    x[i] *= factor;
+}
+
+__global__ void softcap_kernel(float* x, float cap, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    x[i] = cap * tanhf(x[i] / cap);
+}
+
 __global__ void add_kernel(float* y, const float* x, int64_t n) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
@@ -184,6 +204,24 @@ cudaError_t add_gated(float* y, const float* x, const float* gate, int64_t n_tok
 cudaError_t silu_mul(const float* g, const float* u, float* out, int64_t n, cudaStream_t s) {
   if (n > 0)
     silu_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g, u, out, n);
+  return cudaGetLastError();
+}
+
+cudaError_t gelu_mul(const float* g, const float* u, float* out, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    gelu_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g, u, out, n);
+  return cudaGetLastError();
+}
+
+cudaError_t scale(float* x, float factor, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    scale_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, factor, n);
+  return cudaGetLastError();
+}
+
+cudaError_t softcap(float* x, float cap, int64_t n, cudaStream_t s) {
+  if (n > 0 && cap > 0.0f)
+    softcap_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, cap, n);
   return cudaGetLastError();
 }
 

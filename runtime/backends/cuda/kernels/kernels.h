@@ -31,6 +31,11 @@ cudaError_t add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d, c
 cudaError_t add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d,
                       cudaStream_t s);
 cudaError_t silu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
+// out[i] = gelu(gate[i]) * up[i] (tanh form, runtime/kernels/ops.h's kGeluC1/kGeluC3).
+cudaError_t gelu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
+cudaError_t scale(float* x, float factor, int64_t n, cudaStream_t s);
+// x[i] = cap * tanh(x[i] / cap)
+cudaError_t softcap(float* x, float cap, int64_t n, cudaStream_t s);
 cudaError_t add(float* y, const float* x, int64_t n, cudaStream_t s);
 // out[t] = row ids[t] of the table as floats (ids: device memory).
 cudaError_t embed_rows(TensorType type, const uint8_t* table, size_t row_bytes, int64_t cols,
@@ -61,12 +66,19 @@ struct KvRows {
 // positions [pos0, pos0 + n_tokens), converted to the cache's type.
 cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool values,
                      int64_t pos0, cudaStream_t s);
-// Causal attention of n_tokens queries over the cache. With `scratch` (device memory,
-// free for the launch's duration) and at most kAttentionSplitMaxTokens tokens, the
-// positions are split into chunks run side by side and merged (flash-decoding).
-cudaError_t attention(const float* q, const KvRows& kv, int64_t n_head, int64_t n_head_kv,
-                      int64_t head_dim, int64_t pos0, int64_t n_tokens, float* out,
-                      cudaStream_t s, float* scratch = nullptr, size_t scratch_bytes = 0);
+// runtime/device/ops.h's AttentionDims (that header is C++20, .cu files are not): the
+// geometry, a sliding window (0: none), the scores' scale and soft-cap (0: none).
+struct AttentionShape {
+  int64_t n_head = 0, n_head_kv = 0, head_dim = 0, window = 0;
+  float scale = 1.0f, softcap = 0.0f;
+};
+// Causal attention of n_tokens queries over the cache, token t at pos0 + t seeing the
+// positions of its window. With `scratch` (device memory, free for the launch's duration)
+// and at most kAttentionSplitMaxTokens tokens, the positions are split into chunks run
+// side by side and merged (flash-decoding).
+cudaError_t attention(const float* q, const KvRows& kv, const AttentionShape& shape, int64_t pos0,
+                      int64_t n_tokens, float* out, cudaStream_t s, float* scratch = nullptr,
+                      size_t scratch_bytes = 0);
 // The split a launch takes: chunks of kAttentionChunk positions (doubled until at most
 // kAttentionMaxChunks, and as many as the scratch holds partials for: hd + 2 floats per
 // token, head and chunk); chunk 0 = no split. Host code, so tests can check it here.

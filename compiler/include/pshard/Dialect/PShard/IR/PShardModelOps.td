@@ -100,8 +100,10 @@ def PShard_EmbedOp : PShard_SubLayerOp<"embed",
 
 def PShard_AttnOp : PShard_SubLayerOp<"attn",
     (ins PShard_CountAttr:$layer, PShard_CountAttr:$n_head, PShard_CountAttr:$head_dim,
-         PShard_CountAttr:$kv_values, PShard_CountAttr:$kv),
-    "`layer` $layer `heads` $n_head `x` $head_dim `kv_values` $kv_values `kv` $kv",
+         PShard_CountAttr:$kv_values, PShard_CountAttr:$kv,
+         OptionalAttr<PShard_CountAttr>:$window),
+    "`layer` $layer `heads` $n_head `x` $head_dim `kv_values` $kv_values `kv` $kv "
+    "(`window` $window^)?",
     ["getLayerIndex", "getKvBytesPerToken"]> {
   let summary = "The attention block of one layer, with its KV cache";
   let description = [{
@@ -109,7 +111,8 @@ def PShard_AttnOp : PShard_SubLayerOp<"attn",
     `n_head x head_dim` (attention adds 4·n_head·head_dim FLOPs per token and cached
     position); `kv_values` is the number of K and V values cached per position and
     `kv` their bytes in the model's KV type — what a resident attention block adds to
-    VRAM per position of context.
+    VRAM per position of context. `window` (Gemma's sliding-window layers) is how many
+    cached positions a query reads; absent: all of them.
 
     ```mlir
     pshard.attn "attn[0]" layer 0 heads 4 x 16 kv_values 64 kv 128

@@ -1,0 +1,112 @@
+// Gemma's block options, read after the counts and the RoPE: the embedding factor, the
+// attention scale, soft-caps and sliding windows. Every key is optional in the file; the
+// family (runtime/model/arch) supplies what llama.cpp's loader assumes when a converter
+// left a key out, so files from every converter version give the same model.
+#include "runtime/model/hparams_keys.h"
+
+#include <cmath>
+#include <type_traits>
+#include <variant>
+
+namespace pshard {
+namespace {
+
+Status read_softcaps(const HParamKeys& k, ModelHParams& hp) {
+  hp.attn_softcap = hp.family->attn_softcap;
+  hp.final_softcap = hp.family->final_softcap;
+  if (hp.family->attn_softcap > 0.0f)
+    PSHARD_RETURN_IF_ERROR(k.optional("attn_logit_softcapping", &hp.attn_softcap));
+  PSHARD_RETURN_IF_ERROR(k.optional("final_logit_softcapping", &hp.final_softcap));
+  if (hp.attn_softcap < 0.0f || hp.final_softcap < 0.0f || !std::isfinite(hp.attn_softcap) ||
+      !std::isfinite(hp.final_softcap))
+    return invalid_format(k.key("attn_logit_softcapping") + " and " +
+                          k.key("final_logit_softcapping") + " must be finite and not negative");
+  return Status::ok_status();
+}
+
+Status read_attention_scale(const HParamKeys& k, ModelHParams& hp) {
+  const int64_t wide = hp.family->width_scaled_attention_layers;
+  if (wide > 0 && hp.n_layer == wide) // query_pre_attn_scalar = n_embd / n_head (27B)
+    hp.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head));
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.scale", &hp.attn_scale));
+  if (!(hp.attn_scale >= 0.0f) || !std::isfinite(hp.attn_scale))
+    return invalid_format(k.key("attention.scale") + " must be a positive number");
+  return Status::ok_status();
+}
+
+// Which layers are local: every period-th is global, or the file's per-layer list.
+Status read_local_layers(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
+  const std::string key = k.key("attention.sliding_window_pattern");
+  int64_t period = hp.family->sliding.period;
+  const gguf::Array* flags = nullptr;
+  if (f.find(key)) {
+    if (f.get_array(key).ok()) {
+      PSHARD_ASSIGN_OR_RETURN(flags, f.get_array(key));
+    } else {
+      PSHARD_RETURN_IF_ERROR(k.optional("attention.sliding_window_pattern", &period));
+    }
+  }
+  hp.local_layers.assign(static_cast<size_t>(hp.n_layer), false);
+  if (flags) { // llama.cpp's per-layer form: true where the layer is local
+    if (static_cast<int64_t>(flags->items.size()) != hp.n_layer)
+      return invalid_format(key + " has " + std::to_string(flags->items.size()) + " entries for " +
+                            std::to_string(hp.n_layer) + " layers");
+    for (size_t il = 0; il < flags->items.size(); ++il) {
+      bool local = false, ok = false;
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_arithmetic_v<T>) {
+              local = v != T{};
+              ok = true;
+            }
+          },
+          flags->items[il].v);
+      if (!ok)
+        return invalid_format(key + " entry " + std::to_string(il) + " is not a flag");
+      hp.local_layers[il] = local;
+    }
+    return Status::ok_status();
+  }
+  if (period <= 0)
+    return invalid_format(key + " must be positive, got " + std::to_string(period));
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    hp.local_layers[static_cast<size_t>(il)] = il % period < period - 1;
+  return Status::ok_status();
+}
+
+Status read_sliding_window(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
+  const SlidingWindow& fam = hp.family->sliding;
+  if (fam.period == 0) {
+    if (k.has("attention.sliding_window"))
+      return unsupported(k.key("attention.sliding_window") + " is set, but pshard runs " +
+                         std::string(hp.family->name) +
+                         " models with full attention; is general.architecture right?");
+    return Status::ok_status();
+  }
+  hp.sliding_window = fam.default_window;
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.sliding_window", &hp.sliding_window));
+  if (hp.sliding_window <= 0) { // Gemma 3 converted without windows: every layer global
+    hp.sliding_window = 0;
+    return Status::ok_status();
+  }
+  PSHARD_RETURN_IF_ERROR(read_local_layers(f, k, hp));
+  hp.local_rope_base = fam.local_rope_base;
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.freq_base_swa", &hp.local_rope_base));
+  if (!(hp.local_rope_base >= 0.0f) || !std::isfinite(hp.local_rope_base))
+    return invalid_format(k.key("rope.freq_base_swa") + " must be a positive number");
+  return Status::ok_status();
+}
+
+} // namespace
+
+Status read_block_options(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
+  hp.activation = hp.family->activation;
+  if (hp.family->scale_embeddings)
+    hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
+  PSHARD_RETURN_IF_ERROR(read_softcaps(k, hp));
+  PSHARD_RETURN_IF_ERROR(read_attention_scale(k, hp));
+  return read_sliding_window(f, k, hp);
+}
+
+} // namespace pshard
