@@ -4,6 +4,8 @@
 // RUN: pshard-compile -m %t.moe.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir --tiers 1 --budgets 0 | FileCheck %s --check-prefix=MOE
 // RUN: pshard-mkmodel -o %t.mix.gguf --n-layer 2 --n-embd 256 --n-head 4 --n-head-kv 2 --n-ff 512 --vocab 512 --type q4_k_m --name mix
 // RUN: pshard-compile -m %t.mix.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir --tiers 1 --budgets 0 | FileCheck %s --check-prefix=MIX
+// RUN: pshard-mkmodel -o %t.gemma.gguf --arch gemma3 --n-layer 6 --n-embd 64 --n-head 4 --n-head-kv 2 --n-ff 128 --vocab 512 --type q8_0 --tied-output --sliding-window 5 --name gemma
+// RUN: pshard-compile -m %t.gemma.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir -c 512 --tiers 1 --budgets 0 | pshard-opt | FileCheck %s --check-prefix=GEMMA
 // RUN: not pshard-compile -m %t.missing.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 
 // The GGUF importer (compiler/lib/Import), through pshard-compile --emit mlir: a
@@ -46,6 +48,17 @@
 // MIX:           pshard.tensor "blk.1.attn_v.weight" q6_k [256, 128] offset {{[0-9]+}} bytes 26880
 // MIX:         pshard.head "head"
 // MIX:           pshard.tensor "output.weight" q6_k [256, 512] offset {{[0-9]+}} bytes 107520
+
+// Gemma 3: five local layers in six read only their 5-position window (the planner prices
+// their attention over it); the sixth attends to the whole context. The window survives
+// a print and parse.
+// GEMMA-LABEL: pshard.model @gemma
+// GEMMA:         pshard.attn "attn[0]" layer 0 heads 4 x 16 kv_values 64 kv {{[0-9]+}} window 5 weights
+// GEMMA:           pshard.tensor "blk.0.post_attention_norm.weight" f32 [64]
+// GEMMA:         pshard.ffn "ffn[0]" layer 0
+// GEMMA:           pshard.tensor "blk.0.post_ffw_norm.weight" f32 [64]
+// GEMMA:         pshard.attn "attn[4]" layer 4 heads 4 x 16 kv_values 64 kv {{[0-9]+}} window 5 weights
+// GEMMA:         pshard.attn "attn[5]" layer 5 heads 4 x 16 kv_values 64 kv {{[0-9]+}} weights
 
 // A file that is not there is an error naming it.
 // MISSING: pshard-compile: {{.*}}cannot import '{{.*}}.missing.gguf'

@@ -187,6 +187,44 @@ TEST(Roofline, FfnIsTheMaxOfComputeAndBandwidthPerMatrix) {
   EXPECT_NEAR(c1.copy_s, static_cast<double>(ffn.weight_bytes) / 1e10, 1e-12);
 }
 
+// Gemma's local layers read their window of the cache however long the context: their
+// attention costs the same at 4K as at the window; a global layer's grows with it.
+TEST(Roofline, ASlidingWindowLayerReadsOnlyItsWindow) {
+  ModelHParams hp;
+  hp.family = find_arch_family("gemma3");
+  hp.n_vocab = 256;
+  hp.n_embd = 64;
+  hp.n_layer = 2;
+  hp.n_ff = 128;
+  hp.n_head = 4;
+  hp.n_head_kv = 2;
+  hp.head_dim = 16;
+  hp.sliding_window = 128;
+  hp.local_layers = {true, false};
+  const ModelGraph graph = synthetic_model_graph(hp, TensorType::kF32);
+  const SubLayerInfo& local = graph.sublayers[1];
+  const SubLayerInfo& global = graph.sublayers[3];
+  ASSERT_EQ(local.name, "attn[0]");
+  ASSERT_EQ(global.name, "attn[1]");
+  EXPECT_EQ(local.attn_window, 128);
+  EXPECT_EQ(global.attn_window, 0);
+  FixedMachineParams p;
+  p.cpu_flops = p.cpu_bandwidth = 1e9;
+  p.gpu_flops = 1e12;
+  p.gpu_bandwidth = 1e11;
+  p.h2d_bandwidth = 1e10;
+  const FixedMachineModel machine(p);
+  auto cost = [&](const SubLayerInfo& s, int64_t ctx) {
+    return estimate_sublayer(s, graph, machine, 1, ctx, TensorType::kF32, 8);
+  };
+  EXPECT_EQ(local.flops(1, 4096), local.flops(1, 128));
+  EXPECT_DOUBLE_EQ(cost(local, 4096).cpu_s, cost(local, 128).cpu_s);
+  EXPECT_DOUBLE_EQ(cost(local, 4096).gpu_s, cost(local, 128).gpu_s);
+  EXPECT_LT(cost(local, 64).cpu_s, cost(local, 128).cpu_s); // below the window: the context
+  EXPECT_GT(cost(global, 4096).cpu_s, cost(global, 128).cpu_s);
+  EXPECT_GT(global.flops(1, 4096), local.flops(1, 4096));
+}
+
 TEST(ModelGraph, MoeTouchesMoreDistinctExpertsAtLargerTiers) {
   ModelHParams hp;
   hp.n_vocab = 256;

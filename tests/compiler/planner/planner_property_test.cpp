@@ -37,6 +37,13 @@ ModelHParams random_shape(std::mt19937_64& rng) {
     hp.n_ff = hp.n_embd / 2;
     hp.n_ff_exp = hp.n_ff;
   }
+  if (hp.n_expert == 0 && pick({0, 1}) == 1) { // Gemma 3: local layers priced over a window
+    hp.family = find_arch_family("gemma3");
+    hp.qk_norm = hp.post_norms = true;
+    hp.sliding_window = pick({64, 512, 4096});
+    for (int64_t il = 0; il < hp.n_layer; ++il)
+      hp.local_layers.push_back(il % 6 < 5);
+  }
   return hp;
 }
 

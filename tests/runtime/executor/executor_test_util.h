@@ -38,7 +38,9 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // an F16 attn_v; "moe" in the name adds 8 experts (top-2) and a tied output. A family
 // name after "mk-" makes a model of that family ("mk-qwen2moe": routed + shared
 // experts, unnormalised top-k; "mk-qwen3": per-head q/k norms and a head size that is
-// not n_embd / n_head); "mk-llama-bias-yarn" has attention biases and YaRN RoPE.
+// not n_embd / n_head); "mk-llama-bias-yarn" has attention biases and YaRN RoPE;
+// "mk-gemma3" / "mk-gemma2" local layers with 5- / 7-position windows (and Gemma 2's
+// soft-caps), a tied output.
 // `prefix` keeps each test binary's files apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
   if (name.rfind("mk-", 0) != 0)
@@ -56,10 +58,15 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   spec.type = TensorType::kQ8_0;
   spec.overrides["attn_v"] = TensorType::kF16;
   const std::string family = name.substr(3);
-  if (family.rfind("qwen", 0) == 0)
+  if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0)
     spec.arch = family;
-  if (family == "qwen3" || family == "qwen3moe" || family == "llama-bias-yarn")
+  if (family == "qwen3" || family == "qwen3moe" || family == "llama-bias-yarn" ||
+      family.rfind("gemma", 0) == 0)
     spec.head_dim = 32;
+  if (family.rfind("gemma", 0) == 0) { // windows short enough for the tests' prompts
+    spec.sliding_window = family == "gemma3" ? 5 : 7;
+    spec.tied_output = true;
+  }
   if (family == "llama-bias-yarn") {
     spec.qkv_bias = true;
     spec.rope_scaling = "yarn";

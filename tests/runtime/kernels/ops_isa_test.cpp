@@ -1,4 +1,4 @@
-// The vectorised ops (RMSNorm, softmax, SiLU, one-head attention) on every ISA
+// The vectorised ops (RMSNorm, softmax, SiLU, GELU, one-head attention) on every ISA
 // path this CPU has, against float64 references; paths it lacks are skipped.
 #include "kernel_test_util.h"
 #include "runtime/kernels/attention_kernel.h"
@@ -23,7 +23,7 @@ protected:
   void TearDown() override { kernels::force_isa(kernels::detected_isa()); }
 };
 
-TEST_P(OpsOnIsa, SoftmaxAndSiluOnOddLengths) {
+TEST_P(OpsOnIsa, SoftmaxSiluAndGeluOnOddLengths) {
   for (int64_t n : {1, 5, 16, 17, 33, 1001}) {
     std::vector<float> x = test::random_floats(n, 11, 20.0f);
     double max = -INFINITY, sum = 0;
@@ -46,6 +46,16 @@ TEST_P(OpsOnIsa, SoftmaxAndSiluOnOddLengths) {
       const double g = x[i], want = g / (1 + std::exp(-g)) * up[i];
       ASSERT_NEAR(out[i], want, 2e-6 * std::fabs(want) + 1e-30) << "n=" << n << " i=" << i;
     }
+    // GeGLU: 0.5 g (1 + tanh(u)), u = sqrt(2/pi) (g + 0.044715 g^3), in double as
+    // g / (1 + e^(-2u)) (the same value; 1 + tanh(u) cancels to nothing for u << 0).
+    gelu_mul(x.data(), up.data(), out.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = x[i], u = std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g),
+                   want = g / (1 + std::exp(-2 * u)) * up[i];
+      // z = 2u rounds in float: its ulps scale e^(-z) by |z| * 2^-23 at most.
+      const double rel = 2e-6 + 2 * std::fabs(u) * 0x1p-23;
+      ASSERT_NEAR(out[i], want, rel * std::fabs(want) + 1e-30) << "n=" << n << " i=" << i;
+    }
   }
 }
 
@@ -66,84 +76,100 @@ TEST_P(OpsOnIsa, RmsNormOnOddLengths) {
   }
 }
 
-// Attention over K/V rows of every KV type (F32, F16, Q8_0), contiguous and paged, against
-// a float64 evaluation of the rows' own (dequantized) values; a paged cache must give the
-// contiguous cache's result bit for bit.
+// Attention over K/V rows of every KV type (F32, F16, Q8_0), contiguous and paged, whole or
+// through a sliding window (the first positions unseen; the window starting inside a page)
+// and with soft-capped scores, against a float64 evaluation of the rows' own (dequantized)
+// values; a paged cache must give the contiguous cache's result bit for bit.
 TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
   const TensorType types[] = {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0};
+  struct Variant {
+    int64_t first;
+    float softcap;
+  };
   for (TensorType kt : types)
     for (TensorType vt : types)
       for (int64_t head_dim : {64, 128, 12, 80, 96})
-        for (int64_t n_kv : {1, 3, 40}) {
-          const bool q8 = kt == TensorType::kQ8_0 || vt == TensorType::kQ8_0;
-          if (q8 && head_dim % 32 != 0)
-            continue;
-          SCOPED_TRACE(std::string(tensor_type_name(kt)) + "/" + tensor_type_name(vt) +
-                       " head_dim=" + std::to_string(head_dim) + " n_kv=" + std::to_string(n_kv));
-          const int64_t width = head_dim * 3; // rows of a wider cache; this head is the 2nd
-          const std::vector<float> q = test::random_floats(head_dim, 1);
-          const std::vector<float> kf = test::random_floats(n_kv * width, 2);
-          const std::vector<float> vf = test::random_floats(n_kv * width, 3);
-          const size_t kr = *tensor_bytes(kt, width), vr = *tensor_bytes(vt, width);
-          // Contiguous rows, and the same rows scattered over pages of 7 in reverse order.
-          const int64_t page_rows = 7, n_pages = (n_kv + page_rows - 1) / page_rows;
-          std::vector<int32_t> pages(static_cast<size_t>(n_pages));
-          for (int64_t p = 0; p < n_pages; ++p)
-            pages[static_cast<size_t>(p)] = static_cast<int32_t>(n_pages - 1 - p);
-          std::vector<uint8_t> k(kr * n_kv), v(vr * n_kv);
-          std::vector<uint8_t> kp(kr * n_pages * page_rows), vp(vr * n_pages * page_rows);
-          std::vector<float> kd(kf.size()), vd(vf.size());
-          for (int64_t j = 0; j < n_kv; ++j) {
-            ASSERT_TRUE(quantize_row(kt, kf.data() + j * width, k.data() + j * kr, width).ok());
-            ASSERT_TRUE(quantize_row(vt, vf.data() + j * width, v.data() + j * vr, width).ok());
-            dequantize_row(kt, k.data() + j * kr, kd.data() + j * width, width);
-            dequantize_row(vt, v.data() + j * vr, vd.data() + j * width, width);
-            const size_t row = static_cast<size_t>(pages[static_cast<size_t>(j / page_rows)] * page_rows + j % page_rows);
-            std::copy_n(k.data() + j * kr, kr, kp.data() + row * kr);
-            std::copy_n(v.data() + j * vr, vr, vp.data() + row * vr);
-          }
-          const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-          std::vector<float> out(head_dim, -1.0f), paged(head_dim, -2.0f), scores(n_kv);
-          AttendHead a;
-          a.q = q.data();
-          a.k = k.data() + tensor_row_bytes(kt, head_dim);
-          a.v = v.data() + tensor_row_bytes(vt, head_dim);
-          a.k_row_bytes = kr;
-          a.v_row_bytes = vr;
-          a.k_type = kt;
-          a.v_type = vt;
-          a.n_kv = n_kv;
-          a.head_dim = head_dim;
-          a.scale = scale;
-          a.out = out.data();
-          a.scores = scores.data();
-          attend_head(a);
-          a.k = kp.data() + tensor_row_bytes(kt, head_dim);
-          a.v = vp.data() + tensor_row_bytes(vt, head_dim);
-          a.pages = pages.data();
-          a.page_rows = page_rows;
-          a.out = paged.data();
-          attend_head(a);
-          EXPECT_EQ(paged, out) << "paged and contiguous caches differ";
-          std::vector<double> s(n_kv);
-          double max = -INFINITY, sum = 0;
-          for (int64_t j = 0; j < n_kv; ++j) {
-            for (int64_t i = 0; i < head_dim; ++i)
-              s[j] += double(q[i]) * kd[j * width + head_dim + i];
-            s[j] *= scale;
-            max = std::max(max, s[j]);
-          }
-          for (double& x : s)
-            sum += (x = std::exp(x - max));
-          for (int64_t i = 0; i < head_dim; ++i) {
-            double want = 0, abs = 0;
+        for (int64_t n_kv : {1, 3, 40})
+          for (const Variant var :
+               {Variant{0, 0.0f}, Variant{n_kv / 3 + n_kv / 4, 0.0f}, Variant{n_kv / 2, 0.7f}}) {
+            const bool q8 = kt == TensorType::kQ8_0 || vt == TensorType::kQ8_0;
+            if (q8 && head_dim % 32 != 0)
+              continue;
+            SCOPED_TRACE(std::string(tensor_type_name(kt)) + "/" + tensor_type_name(vt) +
+                         " head_dim=" + std::to_string(head_dim) + " n_kv=" + std::to_string(n_kv) +
+                         " first=" + std::to_string(var.first) +
+                         " softcap=" + std::to_string(var.softcap));
+            const int64_t width = head_dim * 3; // rows of a wider cache; this head is the 2nd
+            const std::vector<float> q = test::random_floats(head_dim, 1);
+            const std::vector<float> kf = test::random_floats(n_kv * width, 2);
+            const std::vector<float> vf = test::random_floats(n_kv * width, 3);
+            const size_t kr = *tensor_bytes(kt, width), vr = *tensor_bytes(vt, width);
+            // Contiguous rows, and the same rows scattered over pages of 7 in reverse order.
+            const int64_t page_rows = 7, n_pages = (n_kv + page_rows - 1) / page_rows;
+            std::vector<int32_t> pages(static_cast<size_t>(n_pages));
+            for (int64_t p = 0; p < n_pages; ++p)
+              pages[static_cast<size_t>(p)] = static_cast<int32_t>(n_pages - 1 - p);
+            std::vector<uint8_t> k(kr * n_kv), v(vr * n_kv);
+            std::vector<uint8_t> kp(kr * n_pages * page_rows), vp(vr * n_pages * page_rows);
+            std::vector<float> kd(kf.size()), vd(vf.size());
             for (int64_t j = 0; j < n_kv; ++j) {
-              want += s[j] / sum * vd[j * width + head_dim + i];
-              abs += s[j] / sum * std::fabs(vd[j * width + head_dim + i]);
+              ASSERT_TRUE(quantize_row(kt, kf.data() + j * width, k.data() + j * kr, width).ok());
+              ASSERT_TRUE(quantize_row(vt, vf.data() + j * width, v.data() + j * vr, width).ok());
+              dequantize_row(kt, k.data() + j * kr, kd.data() + j * width, width);
+              dequantize_row(vt, v.data() + j * vr, vd.data() + j * width, width);
+              const size_t row = static_cast<size_t>(
+                  pages[static_cast<size_t>(j / page_rows)] * page_rows + j % page_rows);
+              std::copy_n(k.data() + j * kr, kr, kp.data() + row * kr);
+              std::copy_n(v.data() + j * vr, vr, vp.data() + row * vr);
             }
-            ASSERT_NEAR(out[i], want, 1e-5 * abs + 1e-30) << "i=" << i;
+            const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+            std::vector<float> out(head_dim, -1.0f), paged(head_dim, -2.0f), scores(n_kv);
+            AttendHead a;
+            a.q = q.data();
+            a.k = k.data() + tensor_row_bytes(kt, head_dim);
+            a.v = v.data() + tensor_row_bytes(vt, head_dim);
+            a.k_row_bytes = kr;
+            a.v_row_bytes = vr;
+            a.k_type = kt;
+            a.v_type = vt;
+            a.n_kv = n_kv;
+            a.head_dim = head_dim;
+            a.scale = scale;
+            a.first = var.first;
+            a.softcap = var.softcap;
+            a.out = out.data();
+            a.scores = scores.data();
+            attend_head(a);
+            a.k = kp.data() + tensor_row_bytes(kt, head_dim);
+            a.v = vp.data() + tensor_row_bytes(vt, head_dim);
+            a.pages = pages.data();
+            a.page_rows = page_rows;
+            a.out = paged.data();
+            attend_head(a);
+            EXPECT_EQ(paged, out) << "paged and contiguous caches differ";
+            std::vector<double> s(n_kv);
+            double max = -INFINITY, sum = 0;
+            for (int64_t j = var.first; j < n_kv; ++j) {
+              for (int64_t i = 0; i < head_dim; ++i)
+                s[j] += double(q[i]) * kd[j * width + head_dim + i];
+              s[j] *= scale;
+              if (var.softcap > 0)
+                s[j] = var.softcap * std::tanh(s[j] / var.softcap);
+              max = std::max(max, s[j]);
+            }
+            for (int64_t j = 0; j < var.first; ++j)
+              s[j] = -INFINITY; // unseen: weight 0
+            for (double& x : s)
+              sum += (x = std::exp(x - max));
+            for (int64_t i = 0; i < head_dim; ++i) {
+              double want = 0, abs = 0;
+              for (int64_t j = 0; j < n_kv; ++j) {
+                want += s[j] / sum * vd[j * width + head_dim + i];
+                abs += s[j] / sum * std::fabs(vd[j * width + head_dim + i]);
+              }
+              ASSERT_NEAR(out[i], want, 1e-5 * abs + 1e-30) << "i=" << i;
+            }
           }
-        }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, OpsOnIsa, testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512),

@@ -213,6 +213,46 @@ const BadCase kCases[] = {
      [](auto& md, auto&) { set_key(md, "llama.pooling_type", u32(7)); },
      StatusCode::kInvalidFormat,
      {"pooling_type 7"}},
+    {"gemma3_without_post_norms",
+     "gemma3",
+     [](auto&, auto& t) {
+       drop_tensor(t, "blk.0.post_ffw_norm.weight");
+       drop_tensor(t, "blk.1.post_ffw_norm.weight");
+     },
+     StatusCode::kInvalidFormat,
+     {"blk.0.post_ffw_norm.weight", "missing"}},
+    {"gemma2_post_norm_in_one_layer_only",
+     "gemma2",
+     [](auto&, auto& t) { drop_tensor(t, "blk.1.post_attention_norm.weight"); },
+     StatusCode::kInvalidFormat,
+     {"post_attention_norm.weight", "layer 1"}},
+    {"sliding_window_on_a_family_without",
+     "qwen3",
+     [](auto& md, auto&) { set_key(md, "qwen3.attention.sliding_window", u32(128)); },
+     StatusCode::kUnsupported,
+     {"qwen3.attention.sliding_window", "full attention"}},
+    {"gemma2_negative_softcap",
+     "gemma2",
+     [](auto& md, auto&) { set_key(md, "gemma2.attn_logit_softcapping", gguf::Value{-1.0f}); },
+     StatusCode::kInvalidFormat,
+     {"gemma2.attn_logit_softcapping", "not negative"}},
+    {"gemma3_window_pattern_zero",
+     "gemma3",
+     [](auto& md, auto&) {
+       set_key(md, "gemma3.attention.sliding_window", u32(64));
+       set_key(md, "gemma3.attention.sliding_window_pattern", u32(0));
+     },
+     StatusCode::kInvalidFormat,
+     {"gemma3.attention.sliding_window_pattern", "positive"}},
+    {"gemma3_window_flags_not_one_per_layer",
+     "gemma3",
+     [](auto& md, auto&) {
+       set_key(md, "gemma3.attention.sliding_window", u32(64));
+       gguf::Array a{gguf::ValueType::kBool, {{true}, {false}, {true}}};
+       set_key(md, "gemma3.attention.sliding_window_pattern", gguf::Value{a});
+     },
+     StatusCode::kInvalidFormat,
+     {"gemma3.attention.sliding_window_pattern", "3 entries for 2 layers"}},
 };
 
 class ArchMetadata : public ::testing::TestWithParam<BadCase> {};

@@ -283,6 +283,51 @@ TEST_F(CudaConformance, DecodeAttentionSplitsLongCachesIntoChunks) {
         }
 }
 
+// Gemma's attention: sliding windows that start inside a tile and inside a chunk (the
+// earliest chunks wholly outside: empty partials), a scale other than 1/sqrt(head_dim)
+// and soft-capped scores, on the whole-pass path (9 tokens) and the split decode path.
+TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
+  for (bool paged : {false, true})
+    for (int64_t n : {1, 5, 9})
+      for (int64_t window : {7, 600}) {
+        SCOPED_TRACE(std::string(paged ? "paged " : "") + std::to_string(n) + " tokens, window " +
+                     std::to_string(window));
+        AttentionDims dims{8, 2, 256};
+        dims.window = window;
+        dims.scale = 0.07f;
+        dims.softcap = window == 7 ? 2.0f : 0.0f;
+        const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2557;
+        std::vector<int32_t> pages(paged ? ctx / 16 : 0);
+        for (size_t i = 0; i < pages.size(); ++i)
+          pages[i] = static_cast<int32_t>((i * 37) % pages.size());
+        const TestKv kv = make_kv(*buf_, TensorType::kF16, ctx, kv_dim, 31, pages);
+        const auto q = random_floats(n * dims.n_head * dims.head_dim, 33, -3.0f, 3.0f);
+        std::vector<float> want(q.size());
+        cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
+        float* gout = buf_->zeros(q.size());
+        gpu().attention(buf_->upload(q), kv.gpu, dims, pos0, n, gout);
+        sync();
+        EXPECT_LE(relative_error(buf_->download(gout, want.size()), want), 1e-4);
+      }
+}
+
+TEST_F(CudaConformance, GeluMulScaleAndSoftcap) {
+  const int64_t n = 1001;
+  const auto g = random_floats(n, 17, -6.0f, 6.0f), u = random_floats(n, 18);
+  std::vector<float> want(n), x = random_floats(n, 19, -40.0f, 40.0f);
+  cpu_.gelu_mul(g.data(), u.data(), want.data(), n);
+  float* gout = buf_->zeros(n);
+  float* gx = buf_->upload(x);
+  gpu().gelu_mul(buf_->upload(g), buf_->upload(u), gout, n);
+  gpu().scale(gx, 1.5f, n);
+  gpu().softcap(gx, 30.0f, n);
+  cpu_.scale(x.data(), 1.5f, n);
+  cpu_.softcap(x.data(), 30.0f, n);
+  sync();
+  EXPECT_LE(relative_error(buf_->download(gout, n), want), 1e-5);
+  EXPECT_LE(relative_error(buf_->download(gx, n), x), 1e-5);
+}
+
 TEST_F(CudaConformance, SiluMulAndAdd) {
   const int64_t n = 1001;
   const auto g = random_floats(n, 14, -6.0f, 6.0f), u = random_floats(n, 15);

@@ -116,7 +116,7 @@ TEST_P(CudaGraphPlans, AStreamedPlanRunsOpByOp) {
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaGraphPlans,
                          ::testing::Values("stories260K.gguf", "mk-dense6", "mk-qwen3",
-                                           "mk-llama-bias-yarn"),
+                                           "mk-llama-bias-yarn", "mk-gemma2"),
                          model_param_name);
 
 } // namespace

@@ -1,0 +1,148 @@
+// Gemma's per-layer attention as read from a file: which layers are local, their window,
+// RoPE and scale, the soft-caps — from the keys llama.cpp's converters write, and from
+// the family's defaults where a converter left a key out.
+#include "gguf_rewrite.h"
+#include "runtime/model/hparams.h"
+#include "tools/pshard-mkmodel/model_generator.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace pshard {
+namespace {
+
+class GemmaHParams : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pshard-gemma-hparams-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // The hyperparameters of a sparse (headers only) model of `spec`, its metadata edited.
+  ModelHParams read(ModelSpec spec, const testing::GgufEdit& edit = nullptr) {
+    spec.n_embd = 64;
+    spec.n_head = 4;
+    spec.n_head_kv = 2;
+    spec.n_ff = 96;
+    spec.sparse = true;
+    std::string path = (dir_ / "model.gguf").string();
+    EXPECT_TRUE(write_model(spec, path).ok());
+    if (edit) {
+      const std::string edited = (dir_ / "edited.gguf").string();
+      testing::rewrite_gguf(path, edited, edit);
+      path = edited;
+    }
+    auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
+    EXPECT_TRUE(file.ok()) << file.status().to_string();
+    auto hp = read_model_hparams(**file);
+    EXPECT_TRUE(hp.ok()) << hp.status().to_string();
+    return hp.ok() ? *hp : ModelHParams{};
+  }
+
+  static ModelSpec gemma(const char* arch, int64_t n_layer) {
+    ModelSpec s;
+    s.arch = arch;
+    s.n_layer = n_layer;
+    return s;
+  }
+
+  std::filesystem::path dir_;
+};
+
+std::vector<bool> local_layers(const ModelHParams& hp) {
+  std::vector<bool> out;
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    out.push_back(hp.is_local_layer(il));
+  return out;
+}
+
+TEST_F(GemmaHParams, Gemma3HasFiveLocalLayersInSixWithTheirOwnUnscaledRope) {
+  ModelSpec s = gemma("gemma3", 13);
+  s.sliding_window = 512;
+  s.rope_freq_base = 1e6f;
+  s.rope_scaling = "linear";
+  s.rope_scaling_factor = 8.0f;
+  const ModelHParams hp = read(s);
+  EXPECT_EQ(local_layers(hp), (std::vector<bool>{true, true, true, true, true, false, true, true,
+                                                 true, true, true, false, true}));
+  EXPECT_EQ(hp.attention_window(0), 512);
+  EXPECT_EQ(hp.attention_window(5), 0);
+  const RopeParams local = hp.rope(nullptr, 0), global = hp.rope(nullptr, 5);
+  EXPECT_EQ(local.freq_base, 10000.0f);
+  EXPECT_EQ(local.freq_scale, 1.0f);
+  EXPECT_EQ(local.scaling, RopeScaling::kNone);
+  EXPECT_TRUE(local.neox);
+  EXPECT_EQ(global.freq_base, 1e6f);
+  EXPECT_EQ(global.freq_scale, 0.125f);
+  EXPECT_FLOAT_EQ(hp.embed_scale, 8.0f); // sqrt(64)
+  EXPECT_EQ(hp.activation, FfnActivation::kGeluTanh);
+  EXPECT_TRUE(hp.post_norms);
+  EXPECT_TRUE(hp.qk_norm);
+  EXPECT_EQ(hp.attn_scale, 0.0f); // 1/sqrt(head_dim): not the 27B
+  EXPECT_EQ(hp.attn_softcap, 0.0f);
+  EXPECT_EQ(hp.final_softcap, 0.0f);
+}
+
+TEST_F(GemmaHParams, Gemma3WithoutAWindowKeyAttendsEverywhereWithOneRope) {
+  ModelSpec s = gemma("gemma3", 7);
+  s.rope_freq_base = 1e6f;
+  const ModelHParams hp = read(s);
+  EXPECT_EQ(local_layers(hp), std::vector<bool>(7, false));
+  EXPECT_EQ(hp.rope(nullptr, 0).freq_base, 1e6f);
+}
+
+TEST_F(GemmaHParams, TheFilesPatternAndLocalBaseWin) {
+  ModelSpec s = gemma("gemma3", 4);
+  s.sliding_window = 64;
+  EXPECT_EQ(local_layers(read(s,
+                              [](auto& md, auto&) {
+                                testing::set_key(md, "gemma3.attention.sliding_window_pattern",
+                                                 gguf::Value{uint32_t{2}});
+                                testing::set_key(md, "gemma3.rope.freq_base_swa",
+                                                 gguf::Value{5000.0f});
+                              })),
+            (std::vector<bool>{true, false, true, false}));
+  const ModelHParams flags = read(s, [](auto& md, auto&) {
+    gguf::Array a{gguf::ValueType::kBool, {{false}, {true}, {true}, {false}}};
+    testing::set_key(md, "gemma3.attention.sliding_window_pattern", gguf::Value{a});
+    testing::set_key(md, "gemma3.rope.freq_base_swa", gguf::Value{5000.0f});
+  });
+  EXPECT_EQ(local_layers(flags), (std::vector<bool>{false, true, true, false}));
+  EXPECT_EQ(flags.rope(nullptr, 1).freq_base, 5000.0f);
+}
+
+TEST_F(GemmaHParams, Gemma2DefaultsToEvenLocalLayersOf4096AndItsSoftCaps) {
+  const ModelHParams hp = read(gemma("gemma2", 4));
+  EXPECT_EQ(local_layers(hp), (std::vector<bool>{true, false, true, false}));
+  EXPECT_EQ(hp.attention_window(2), 4096);
+  EXPECT_EQ(hp.attn_softcap, 50.0f);
+  EXPECT_EQ(hp.final_softcap, 30.0f);
+  EXPECT_FALSE(hp.qk_norm);
+  // Gemma 2's local layers keep the global RoPE.
+  EXPECT_EQ(hp.rope(nullptr, 0).freq_base, hp.rope(nullptr, 1).freq_base);
+  ModelSpec s = gemma("gemma2", 4);
+  s.attn_softcap = 0.0f;
+  s.final_softcap = 12.5f;
+  const ModelHParams set = read(s);
+  EXPECT_EQ(set.attn_softcap, 0.0f);
+  EXPECT_EQ(set.final_softcap, 12.5f);
+}
+
+TEST_F(GemmaHParams, The27BScalesAttentionByTheWidthPerHeadUnlessTheFileSays) {
+  ModelSpec s = gemma("gemma3", 62);
+  s.head_dim = 32; // n_embd / n_head = 16
+  EXPECT_FLOAT_EQ(read(s).attn_scale, 0.25f);
+  EXPECT_FLOAT_EQ(
+      read(s, [](auto& md,
+                 auto&) { testing::set_key(md, "gemma3.attention.scale", gguf::Value{0.1f}); })
+          .attn_scale,
+      0.1f);
+  ModelSpec nine = gemma("gemma2", 42);
+  nine.head_dim = 32;
+  EXPECT_EQ(read(nine).attn_scale, 0.0f); // 1/sqrt(head_dim)
+}
+
+} // namespace
+} // namespace pshard
