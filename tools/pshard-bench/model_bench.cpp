@@ -95,7 +95,7 @@ ModelFacts describe_model(const Model& model, const std::string& filename) {
   std::string upper = f.weight_type;
   for (char& c : upper)
     c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  f.type_label = "llama " + params_label(f.n_params) + " " + upper;
+  f.type_label = std::string(hp.family->name) + " " + params_label(f.n_params) + " " + upper;
   return f;
 }
 
