@@ -245,6 +245,15 @@ TEST_F(CudaConformance, KvAppendThenAttentionAcrossTiles) {
       }
 }
 
+// A page table of 16-position pages over ctx positions, pages scattered (37 is prime to
+// the counts used); empty: a contiguous cache.
+std::vector<int32_t> scattered_pages(bool paged, int64_t ctx) {
+  std::vector<int32_t> pages(paged ? static_cast<size_t>(ctx / 16) : 0);
+  for (size_t i = 0; i < pages.size(); ++i)
+    pages[i] = static_cast<int32_t>((i * 37) % pages.size());
+  return pages;
+}
+
 // Decode over a long cache: the positions split into chunks run side by side and merged
 // (flash-decoding, attention.cu), against the CPU — one token and a few, F16 and Q8_0,
 // contiguous and paged. The window ends just past a chunk's start, so the first tokens
@@ -268,10 +277,7 @@ TEST_F(CudaConformance, DecodeAttentionSplitsLongCachesIntoChunks) {
           } else {
             ASSERT_EQ(split.chunk, 0) << "more tokens than decode: whole";
           }
-          std::vector<int32_t> pages(paged ? ctx / 16 : 0);
-          for (size_t i = 0; i < pages.size(); ++i)
-            pages[i] = static_cast<int32_t>((i * 37) % pages.size()); // 37 is prime to 188
-          const TestKv kv = make_kv(*buf_, type, ctx, kv_dim, 21, pages);
+          const TestKv kv = make_kv(*buf_, type, ctx, kv_dim, 21, scattered_pages(paged, ctx));
           const auto q = random_floats(n * dims.n_head * dims.head_dim, 23, -3.0f, 3.0f);
           std::vector<float> want(q.size());
           cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
@@ -297,10 +303,8 @@ TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
         dims.scale = 0.07f;
         dims.softcap = window == 7 ? 2.0f : 0.0f;
         const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2557;
-        std::vector<int32_t> pages(paged ? ctx / 16 : 0);
-        for (size_t i = 0; i < pages.size(); ++i)
-          pages[i] = static_cast<int32_t>((i * 37) % pages.size());
-        const TestKv kv = make_kv(*buf_, TensorType::kF16, ctx, kv_dim, 31, pages);
+        const TestKv kv =
+            make_kv(*buf_, TensorType::kF16, ctx, kv_dim, 31, scattered_pages(paged, ctx));
         const auto q = random_floats(n * dims.n_head * dims.head_dim, 33, -3.0f, 3.0f);
         std::vector<float> want(q.size());
         cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
