@@ -52,6 +52,7 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
   seqs_.take_pages(p);
   ForwardPass pass{hp, *cpu_, act_.ptrs(), 0, p.tokens, p.segments, p.logit_rows};
   pass.rope_positions = p.rope_positions;
+  pass.n_ctx = params_.n_ctx;
   const bool logits = !p.logit_rows.empty();
   for (const SubLayer& s : model_.sublayers()) {
     if (s.kind == SubLayerKind::kHead && !logits)

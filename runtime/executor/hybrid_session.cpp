@@ -232,11 +232,13 @@ Result<const SchedulePlan*> HybridSession::plan_for_pass(int64_t n_tokens, int64
 
 PassContext HybridSession::pass_context(std::span<const TokenId> tokens, int64_t pos0,
                                         bool compute_logits) {
-  return {model_,        host_weights_, schedule_ ? &tensors_ : nullptr,
-          *cpu_,         act_.ptrs(),   kv_,
-          nullptr,       nullptr,       nullptr,
-          timeline_,     tokens,        pos0,
-          compute_logits};
+  PassContext c{model_,        host_weights_, schedule_ ? &tensors_ : nullptr,
+                *cpu_,         act_.ptrs(),   kv_,
+                nullptr,       nullptr,       nullptr,
+                timeline_,     tokens,        pos0,
+                compute_logits};
+  c.n_ctx = n_ctx_;
+  return c;
 }
 
 Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool compute_logits,

@@ -29,6 +29,7 @@ public:
                   c.device_segments,
                   c.logit_rows} {
     host_pass_.rope_positions = dev_pass_.rope_positions = c.rope_positions;
+    host_pass_.n_ctx = dev_pass_.n_ctx = c.n_ctx;
   }
 
   Status run();

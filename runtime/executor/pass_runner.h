@@ -44,6 +44,7 @@ struct PassContext {
   // memory (ops.h reads them there on every backend).
   const MatrixView* embed_rows = nullptr;
   std::span<const int32_t> rope_positions = {};
+  int64_t n_ctx = 0; // positions per sequence (ForwardPass::n_ctx)
   // A batch pass holding image tokens: the embed sub-layer embeds every token (the image
   // tokens' ids are placeholders) on the host, then these rows (token index, n_embd host
   // floats) replace the image tokens' rows, as BatchedCpuSession does.

@@ -146,6 +146,9 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.qk_norm, "attn_q_norm.weight",
                                       "per-head q/k norms (attn_q_norm, attn_k_norm)",
                                       &hp.qk_norm));
+  PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.fused_qkv, "attn_qkv.weight",
+                                      "q, k and v in one matrix (attn_qkv)", &hp.fused_qkv));
+  hp.fused_gate_up = fam.fused_gate_up;
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.post_norms, "post_attention_norm.weight",
                                       "post-norms (post_attention_norm, post_ffw_norm)",
                                       &hp.post_norms));

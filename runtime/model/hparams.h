@@ -55,6 +55,11 @@ struct ModelHParams {
   bool qk_norm = false;
   bool tied_output = false; // no output.weight: the head multiplies by token_embd
   bool post_norms = false;  // post_attention_norm / post_ffw_norm (Gemma)
+  bool fused_qkv = false;   // attn_qkv (Phi-3)
+  bool fused_gate_up = false; // ffn_up holds gate and up (Phi-3)
+  // LongRoPE: rope_factors_long / _short; the long ones when the context passes
+  // rope_ctx_orig. Their cos/sin magnitude is yarn_attn_factor (rope.scaling.attn_factor).
+  bool long_rope = false;
   // Gemma's options (runtime/model/arch/arch_family.h); the defaults are every other
   // family's: no embedding factor, 1/sqrt(head_dim), no soft-caps, no windows.
   FfnActivation activation = FfnActivation::kSilu;
@@ -82,6 +87,8 @@ struct ModelHParams {
     return layer >= 0 && static_cast<size_t>(layer) < local_layers.size() &&
            local_layers[static_cast<size_t>(layer)];
   }
+  // LongRoPE: whether a sequence of n_ctx positions rotates by the long factors.
+  bool uses_long_rope_factors(int64_t n_ctx) const { return long_rope && n_ctx > rope_ctx_orig; }
   // The positions a query of layer `layer` sees back to itself included (0: all).
   int64_t attention_window(int64_t layer) const {
     return is_local_layer(layer) ? sliding_window : 0;

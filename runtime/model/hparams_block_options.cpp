@@ -78,7 +78,7 @@ Status read_local_layers(const gguf::GgufFile& f, const HParamKeys& k, ModelHPar
 Status read_sliding_window(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
   const SlidingWindow& fam = hp.family->sliding;
   if (fam.period == 0) {
-    if (k.has("attention.sliding_window"))
+    if (k.has("attention.sliding_window") && !fam.ignore_key)
       return unsupported(k.key("attention.sliding_window") + " is set, but pshard runs " +
                          std::string(hp.family->name) +
                          " models with full attention; is general.architecture right?");

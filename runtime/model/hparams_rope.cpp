@@ -4,6 +4,8 @@
 // (Qwen2.5/Qwen3 long-context: interpolation blended per dimension, attention scaled).
 #include "runtime/model/hparams_keys.h"
 
+#include <cmath>
+
 namespace pshard {
 namespace {
 
@@ -87,6 +89,32 @@ Status read_sections(const HParamKeys& k, ModelHParams& hp) {
   return Status::ok_status();
 }
 
+// LongRoPE is the file's rope_factors_long / _short tensors (the converters write no
+// scaling type): the context they switch at and the magnitude of cos/sin come from keys.
+Status read_long_rope(const HParamKeys& k, ModelHParams& hp) {
+  const gguf::GgufFile& f = k.file();
+  const bool has_long = f.find_tensor("rope_factors_long.weight") != nullptr,
+             has_short = f.find_tensor("rope_factors_short.weight") != nullptr;
+  if (!has_long && !has_short)
+    return Status::ok_status();
+  if (!hp.family->long_rope)
+    return unsupported("the file has LongRoPE factors (rope_factors_long/_short), which " +
+                       std::string(hp.family->name) +
+                       " models do not use; is general.architecture right?");
+  if (has_long != has_short)
+    return invalid_format(std::string("tensor '") +
+                          (has_long ? "rope_factors_short" : "rope_factors_long") +
+                          ".weight' is missing: LongRoPE needs both factor tensors");
+  hp.long_rope = true;
+  hp.rope_ctx_orig = hp.n_ctx_train;
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.original_context_length", &hp.rope_ctx_orig));
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.attn_factor", &hp.yarn_attn_factor));
+  if (hp.rope_ctx_orig <= 0 || !(hp.yarn_attn_factor > 0.0f) || !std::isfinite(hp.yarn_attn_factor))
+    return invalid_format(k.key("rope.scaling.original_context_length") + " and " +
+                          k.key("rope.scaling.attn_factor") + " must be positive");
+  return Status::ok_status();
+}
+
 } // namespace
 
 Status read_rope(const HParamKeys& k, ModelHParams& hp) {
@@ -98,6 +126,9 @@ Status read_rope(const HParamKeys& k, ModelHParams& hp) {
     return invalid_format(k.key("rope.dimension_count") + " " + std::to_string(hp.rope_dim) +
                           " must be even and within the head size " + std::to_string(hp.head_dim));
   PSHARD_RETURN_IF_ERROR(read_sections(k, hp));
+  PSHARD_RETURN_IF_ERROR(read_long_rope(k, hp));
+  if (hp.long_rope)
+    return Status::ok_status(); // its factors are the scaling (no rope.scaling.type)
 
   std::string type = "none";
   PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.type", &type));

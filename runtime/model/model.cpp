@@ -143,6 +143,7 @@ void CpuSession::forward_chunk(std::span<const TokenId> tokens, const DecodeExtr
   pass.logit_rows = logit_rows;
   pass.routing = routing_;
   pass.rope_positions = extra.rope_positions;
+  pass.n_ctx = kv_.n_ctx();
   for (const SubLayer& s : model_.sublayers()) {
     if (s.kind == SubLayerKind::kHead && !compute_logits)
       continue;

@@ -72,7 +72,8 @@ SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s) 
     break;
   case SubLayerKind::kAttention:
     out.attn = w.layers[static_cast<size_t>(s.layer)].attn;
-    out.rope_freqs = w.rope_freqs.data;
+    out.rope_freqs = w.rope_freqs.data ? w.rope_freqs.data : w.rope_short.data;
+    out.rope_long = w.rope_long.data;
     break;
   case SubLayerKind::kFfn:
     out.ffn = w.layers[static_cast<size_t>(s.layer)].ffn;
@@ -133,9 +134,11 @@ void run_sublayer(const SubLayer& s, ForwardPass& p, const SubLayerWeights& w, c
   case SubLayerKind::kEmbed:
     embed_forward(p, w.embed);
     return;
-  case SubLayerKind::kAttention:
-    attention_forward(p, w.attn, w.rope_freqs, kv);
+  case SubLayerKind::kAttention: {
+    const int64_t ctx = p.n_ctx > 0 ? p.n_ctx : p.hp.n_ctx_train;
+    attention_forward(p, w.attn, p.hp.uses_long_rope_factors(ctx) ? w.rope_long : w.rope_freqs, kv);
     return;
+  }
   case SubLayerKind::kFfn:
     ffn_forward(p, w.ffn);
     return;

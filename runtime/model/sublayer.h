@@ -68,7 +68,8 @@ struct HeadWeights {
 struct SubLayerWeights {
   MatrixView embed;
   AttentionWeights attn;
-  const float* rope_freqs = nullptr; // attention: llama3 frequency factors, or null
+  const float* rope_freqs = nullptr; // attention: llama3 or LongRoPE's short factors, or null
+  const float* rope_long = nullptr;  // attention: LongRoPE's long factors, or null
   FfnWeights ffn;
   MoeWeights moe;
   HeadWeights head;
@@ -92,6 +93,7 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     for (MatrixView* m : {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo})
       fn(m->data);
     fn(w.rope_freqs);
+    fn(w.rope_long);
     return;
   case SubLayerKind::kFfn:
     fn(w.ffn.norm.data);
@@ -147,6 +149,9 @@ struct ForwardPass {
   // memory; empty: every component is the token's cache position (pos0 + t, or its
   // segment's), which is what text-only prompts are.
   std::span<const int32_t> rope_positions = {};
+  // The context the sequences were given (LongRoPE rotates by its long factors past the
+  // model's original context); 0: the model's training context.
+  int64_t n_ctx = 0;
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
   int64_t n_logit_rows() const { return logit_rows.empty() ? 1 : static_cast<int64_t>(logit_rows.size()); }
 };

@@ -23,9 +23,13 @@ private:
 void attention(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, q = hp.q_dim(), kv = hp.kv_dim();
   l.add("attn_norm", ".weight", {d}, R::kAttnNorm);
-  l.add("attn_q", ".weight", {d, q}, R::kWq);
-  l.add("attn_k", ".weight", {d, kv}, R::kWk);
-  l.add("attn_v", ".weight", {d, kv}, R::kWv);
+  if (hp.fused_qkv) {
+    l.add("attn_qkv", ".weight", {d, q + 2 * kv}, R::kWqkv);
+  } else {
+    l.add("attn_q", ".weight", {d, q}, R::kWq);
+    l.add("attn_k", ".weight", {d, kv}, R::kWk);
+    l.add("attn_v", ".weight", {d, kv}, R::kWv);
+  }
   l.add("attn_output", ".weight", {q, d}, R::kWo);
   if (hp.qkv_bias) {
     l.add("attn_q", ".bias", {q}, R::kBq);
@@ -40,15 +44,23 @@ void attention(const ModelHParams& hp, SpecList& l) {
   }
   if (hp.post_norms)
     l.add("post_attention_norm", ".weight", {d}, R::kAttnPostNorm);
-  // One tensor outside the blocks that every attention block reads.
+  // Tensors outside the blocks that every attention block reads.
   l.out.push_back({"rope_freqs.weight", {hp.rope_dim / 2}, R::kRopeFreqs, false});
+  if (hp.long_rope) {
+    l.out.push_back({"rope_factors_long.weight", {hp.rope_dim / 2}, R::kRopeFactorsLong});
+    l.out.push_back({"rope_factors_short.weight", {hp.rope_dim / 2}, R::kRopeFactorsShort});
+  }
 }
 
 void dense_ffn(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, ff = hp.n_ff;
   l.add("ffn_norm", ".weight", {d}, R::kFfnNorm);
-  l.add("ffn_gate", ".weight", {d, ff}, R::kFfnGate);
-  l.add("ffn_up", ".weight", {d, ff}, R::kFfnUp);
+  if (hp.fused_gate_up) {
+    l.add("ffn_up", ".weight", {d, 2 * ff}, R::kFfnGateUp);
+  } else {
+    l.add("ffn_gate", ".weight", {d, ff}, R::kFfnGate);
+    l.add("ffn_up", ".weight", {d, ff}, R::kFfnUp);
+  }
   l.add("ffn_down", ".weight", {ff, d}, R::kFfnDown);
   if (hp.post_norms)
     l.add("post_ffw_norm", ".weight", {d}, R::kFfnPostNorm);
@@ -74,7 +86,13 @@ void moe(const ModelHParams& hp, SpecList& l) {
 
 bool TensorSpec::is_matrix() const {
   switch (role) {
-  case R::kOutput: case R::kWq: case R::kWk: case R::kWv: case R::kWo:
+  case R::kOutput:
+  case R::kWq:
+  case R::kWk:
+  case R::kWv:
+  case R::kWo:
+  case R::kWqkv:
+  case R::kFfnGateUp:
   case R::kFfnGate: case R::kFfnUp: case R::kFfnDown: case R::kRouter:
   case R::kGateExps: case R::kUpExps: case R::kDownExps:
   case R::kShexpGateInp: case R::kShexpGate: case R::kShexpUp: case R::kShexpDown:

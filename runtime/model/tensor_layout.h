@@ -24,6 +24,10 @@ enum class WeightRole : uint8_t {
   kOutputNorm, // head
   kOutput,     // head
   kRopeFreqs,  // attention: llama3 frequency divisors (optional, shared by all layers)
+  kRopeFactorsLong,
+  kRopeFactorsShort, // attention: LongRoPE's divisors (shared)
+  kWqkv,             // attention: q, k and v rows in one matrix (Phi-3)
+  kFfnGateUp,        // ffn: gate rows then up rows in one matrix (Phi-3)
   kAttnNorm,
   kWq,
   kWk,

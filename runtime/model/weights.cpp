@@ -8,14 +8,31 @@
 #include "runtime/model/tensor_binder.h"
 #include "runtime/model/tensor_layout.h"
 
+#include <initializer_list>
 #include <string>
 
 namespace pshard {
 namespace {
 
+// A fused matrix's consecutive row blocks as matrices of their own (views into it: the
+// executor moves them with the fused tensor, whose range holds them).
+struct RowBlock {
+  MatrixView* view;
+  int64_t rows;
+};
+void split_rows(const MatrixView& fused, std::initializer_list<RowBlock> blocks) {
+  int64_t r0 = 0;
+  for (const RowBlock& b : blocks) {
+    *b.view = fused;
+    b.view->rows = b.rows;
+    b.view->data = fused.data + static_cast<size_t>(r0) * fused.row_bytes;
+    r0 += b.rows;
+  }
+}
+
 // Where a role's tensor goes; `layer` is null for embed and head.
-void place(TensorBinder& b, const TensorSpec& spec, const gguf::TensorInfo& t, ModelWeights& w,
-             LayerWeights* layer) {
+void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
+           const gguf::TensorInfo& t, ModelWeights& w, LayerWeights* layer) {
   auto vec = [&](VectorWeight& v) { v = b.vector(t); };
   auto mat = [&](MatrixView& m) { m = b.matrix(t); };
   auto exps = [&](ExpertWeights& e) { e = ExpertWeights{b.matrix(t), t.dims[2], {}}; };
@@ -24,6 +41,22 @@ void place(TensorBinder& b, const TensorSpec& spec, const gguf::TensorInfo& t, M
   case WeightRole::kOutputNorm: vec(w.output_norm); break;
   case WeightRole::kOutput: mat(w.output); break;
   case WeightRole::kRopeFreqs: if (!w.rope_freqs.data) vec(w.rope_freqs); break;
+  case WeightRole::kRopeFactorsLong:
+    if (!w.rope_long.data)
+      vec(w.rope_long);
+    break;
+  case WeightRole::kRopeFactorsShort:
+    if (!w.rope_short.data)
+      vec(w.rope_short);
+    break;
+  case WeightRole::kWqkv:
+    split_rows(b.matrix(t), {{&layer->attn.wq, hp.q_dim()},
+                             {&layer->attn.wk, hp.kv_dim()},
+                             {&layer->attn.wv, hp.kv_dim()}});
+    break;
+  case WeightRole::kFfnGateUp:
+    split_rows(b.matrix(t), {{&layer->ffn.gate, hp.n_ff}, {&layer->ffn.up, hp.n_ff}});
+    break;
   case WeightRole::kAttnNorm: vec(layer->attn.norm); break;
   case WeightRole::kWq: mat(layer->attn.wq); break;
   case WeightRole::kWk: mat(layer->attn.wk); break;
@@ -71,7 +104,7 @@ Result<ModelWeights> bind_model_weights(const gguf::GgufFile& file, const ModelH
       PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
                               b.find(spec.name, spec.dims, spec.required));
       if (t)
-        place(b, spec, *t, w, layer);
+        place(b, hp, spec, *t, w, layer);
     }
   }
   PSHARD_ASSIGN_OR_RETURN(w.classifier, bind_classifier(file, hp, b));

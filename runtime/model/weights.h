@@ -68,6 +68,7 @@ struct ModelWeights {
   VectorWeight output_norm;
   MatrixView output;     // token_embd when the output is tied
   VectorWeight rope_freqs; // llama3 frequency factors, or null
+  VectorWeight rope_long, rope_short; // LongRoPE's factors, or null
   std::vector<LayerWeights> layers;
   // A reranker's head (cls.output), used on the host after pooling; null for others.
   std::shared_ptr<const Classifier> classifier;

@@ -3,7 +3,7 @@
 
 For each family (and the optional parts: biases, a head size that is not n_embd/n_head,
 a shared expert, unnormalised top-k, linear/llama3/YaRN RoPE scaling, Gemma's sliding
-windows, local RoPE and soft-caps) pshard-mkmodel
+windows, local RoPE and soft-caps, Phi-3's fused matrices and LongRoPE) pshard-mkmodel
 writes a small F32 model; pshard-run generates greedily on the cpu, and on the emulated
 GPU under a gpu-only schedule whose budget is half the model's size (every sub-layer
 streamed through the device; the same tokens and log-probs bit for bit); the reference
@@ -61,7 +61,15 @@ CASES = {
     # Default soft-caps 50 / 30 are far from these scores: 3 and 2 make them bite.
     "gemma2": ["--arch", "gemma2", "--n-layer", "4", "--sliding-window", "6",
                "--attn-softcap", "3", "--final-softcap", "2"],
+    "phi3": ["--arch", "phi3"],
+    # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
+    # within an original 512, by the short ones.
+    "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",
+                           "--rope-scaling-factor", "4", "--rope-orig-ctx", "64"],
+    "phi3-longrope-short": ["--arch", "phi3", "--rope-scaling", "longrope",
+                            "--rope-scaling-factor", "4", "--rope-orig-ctx", "512"],
 }
+CTX = "256"  # the context pshard-run is given, and the reference picks LongRoPE factors by
 TOL = 1e-3
 N_PREDICT = 12
 failures = 0
@@ -79,7 +87,7 @@ def fail(msg):
 
 def generate(model, *extra):
     p = run(run_bin, "-m", model, "-p", "Once upon a time there was", "-n", str(N_PREDICT),
-            "--temp", "0", "--ignore-eos", "--json", "--top-logprobs", "2", "-t", "2",
+            "--temp", "0", "--ignore-eos", "--json", "--top-logprobs", "2", "-t", "2", "-c", CTX,
             "-ctk", "f32", "-ctv", "f32", *extra)
     if p.returncode != 0:
         fail(f"{model} {extra}: pshard-run failed: {p.stderr}")
@@ -88,7 +96,7 @@ def generate(model, *extra):
 
 
 def check_against_reference(name, model, out):
-    ref = Reference(GgufModel(model))
+    ref = Reference(GgufModel(model), n_ctx=int(CTX))
     ids = out["prompt_tokens"] + out["generated_tokens"]
     rows = ref.logprobs(ids)
     n_prompt = len(out["prompt_tokens"])

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", out, "GGUF file to write (the language model)");
   app.add_option("--arch", spec.arch,
                  "architecture family: llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe, gemma2, "
-                 "gemma3")
+                 "gemma3, phi3")
       ->capture_default_str();
   app.add_option("--n-embd", spec.n_embd, "embedding width")->capture_default_str()->check(size);
   app.add_option("--n-layer", spec.n_layer, "transformer layers")->capture_default_str()->check(count);
@@ -51,8 +51,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(size);
   app.add_option("--rope-freq-base", spec.rope_freq_base, "RoPE base frequency")
       ->capture_default_str()->check(cli::positive());
-  app.add_option("--rope-scaling", spec.rope_scaling, "RoPE scaling: none, linear, yarn, llama3")
-      ->capture_default_str()->check(CLI::IsMember({"none", "linear", "yarn", "llama3"}));
+  app.add_option("--rope-scaling", spec.rope_scaling,
+                 "RoPE scaling: none, linear, yarn, llama3, longrope (phi3: factor tensors)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "linear", "yarn", "llama3", "longrope"}));
   app.add_option("--rope-scaling-factor", spec.rope_scaling_factor, "RoPE scaling factor")
       ->capture_default_str()->check(cli::between(1, 1024));
   app.add_option("--rope-orig-ctx", spec.rope_ctx_orig,

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -50,6 +51,12 @@ public:
     switch (t.role) {
     case WeightRole::kBq: case WeightRole::kBk: case WeightRole::kBv: case WeightRole::kBo:
       return add_vector(t.name, t.dims[0], 0.0f, 0.05f);
+    case WeightRole::kRopeFactorsLong: { // LongRoPE: divisors from 1 up to the factor
+      const float f = spec_.rope_scaling_factor;
+      return add_vector(t.name, t.dims[0], (1.0f + f) / 2.0f, (f - 1.0f) / 2.0f);
+    }
+    case WeightRole::kRopeFactorsShort:
+      return add_vector(t.name, t.dims[0], 1.05f, 0.05f);
     case WeightRole::kShexpGateInp: // one row, kept F32 as converters keep 1-D tensors
       return add_vector(t.name, t.dims[0], 0.0f, std::sqrt(3.0f / static_cast<float>(t.dims[0])));
     default:
@@ -119,10 +126,14 @@ Status write_model(const ModelSpec& s, const std::string& path) {
   // Embedding and head first, then the layers: the order llama.cpp's converter writes.
   std::vector<SubLayer> order = model_sublayers(hp);
   std::stable_partition(order.begin(), order.end(), [](const SubLayer& sl) { return sl.layer < 0; });
+  // Tensors every block reads (LongRoPE's factors) are listed by each; written once.
+  std::set<std::string> written;
   for (const SubLayer& sl : order)
     for (const TensorSpec& t : sublayer_tensor_specs(hp, sl))
-      if (t.required && !(sl.kind == SubLayerKind::kHead && hp.tied_output &&
-                          t.role == WeightRole::kOutput)) // tied: token_embd already written
+      if (t.required &&
+          !(sl.kind == SubLayerKind::kHead && hp.tied_output &&
+            t.role == WeightRole::kOutput) && // tied: token_embd already written
+          written.insert(t.name).second)
         PSHARD_RETURN_IF_ERROR(m.add(t));
   if (s.rerank) {
     PSHARD_RETURN_IF_ERROR(m.add_weight("cls.output.weight", {hp.n_embd, 2}));

@@ -1,5 +1,7 @@
 #include "tools/pshard-mkmodel/model_metadata.h"
 
+#include <cmath>
+
 namespace pshard {
 namespace {
 
@@ -54,8 +56,18 @@ Status apply_rope_scaling(const ModelSpec& s, ModelHParams& hp) {
     hp.rope_scaling = RopeScaling::kYarn;
   } else if (t == "llama3") {
     hp.rope_scaling = RopeScaling::kLlama3;
+  } else if (t == "longrope") { // factor tensors and keys only, as Phi-3's converter writes
+    if (!hp.family->long_rope)
+      return invalid_argument("--rope-scaling longrope: " + std::string(hp.family->name) +
+                              " models have no LongRoPE (phi3 has)");
+    hp.long_rope = true;
+    hp.yarn_attn_factor = s.rope_scaling_factor > 1.0f
+                              ? std::sqrt(1.0f + std::log(s.rope_scaling_factor) /
+                                                     std::log(static_cast<float>(hp.rope_ctx_orig)))
+                              : 1.0f;
   } else {
-    return invalid_argument("--rope-scaling '" + t + "' is not one of none, linear, yarn, llama3");
+    return invalid_argument("--rope-scaling '" + t +
+                            "' is not one of none, linear, yarn, llama3, longrope");
   }
   return Status::ok_status();
 }
@@ -89,6 +101,8 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.qkv_bias = f.qkv_bias == Presence::kRequired || s.qkv_bias;
   hp.qk_norm = f.qk_norm == Presence::kRequired;
   hp.post_norms = f.post_norms == Presence::kRequired;
+  hp.fused_qkv = f.fused_qkv != Presence::kAbsent; // as the converters write Phi-3
+  hp.fused_gate_up = f.fused_gate_up;
   hp.tied_output = s.tied_output;
   PSHARD_RETURN_IF_ERROR(apply_rope_scaling(s, hp));
   if (f.rope_sections) {
@@ -124,6 +138,10 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     for (int32_t v : {hp.rope_sections[0], hp.rope_sections[1], hp.rope_sections[2], 0})
       sections.items.push_back({v});
     w.set(a + "rope.dimension_sections", {sections});
+  }
+  if (hp.long_rope) {
+    w.set(a + "rope.scaling.attn_factor", {hp.yarn_attn_factor});
+    w.set(a + "rope.scaling.original_context_length", {u32(hp.rope_ctx_orig)});
   }
   if (hp.rope_scaling != RopeScaling::kNone) {
     w.set(a + "rope.scaling.type", {s.rope_scaling});

@@ -46,6 +46,9 @@ enum class FfnActivation : unsigned char { kSilu, kGeluTanh };
 // one) and, when local_rope_base is set, without the file's RoPE scaling.
 struct SlidingWindow {
   int period = 0;             // 0: every layer global (the family has no windows)
+  // period 0: a sliding_window key is not an error but ignored (Phi-3's converters write
+  // the training window; llama.cpp runs these models with full attention).
+  bool ignore_key = false;
   int64_t default_window = 0; // when the file has no sliding_window key (0: no windows then)
   float local_rope_base = 0.0f;
 };
@@ -75,6 +78,14 @@ struct ArchFamily {
   // The embedding rows are multiplied by sqrt(n_embd) (Gemma).
   bool scale_embeddings = false;
   SlidingWindow sliding;
+  // Phi-3: q, k and v as one matrix attn_qkv (rows q, then k, then v) — or, when the file
+  // has the three, apart; the FFN's gate and up as one ffn_up of 2·n_ff rows (gate first).
+  Presence fused_qkv = Presence::kAbsent;
+  bool fused_gate_up = false;
+  // LongRoPE (Phi-3.5, Phi-4-mini): per-pair divisors rope_factors_long / _short, the
+  // long ones for a context past rope.scaling.original_context_length, and cos/sin scaled
+  // by rope.scaling.attn_factor.
+  bool long_rope = false;
   // Gemma 2's soft-capping defaults (`{arch}.attn_logit_softcapping`,
   // `{arch}.final_logit_softcapping` override them; 0: off): scores and logits x become
   // cap * tanh(x / cap).
@@ -102,5 +113,6 @@ extern const ArchFamily kQwen3Family;
 extern const ArchFamily kQwen3MoeFamily;
 extern const ArchFamily kGemma2Family;
 extern const ArchFamily kGemma3Family;
+extern const ArchFamily kPhi3Family;
 
 } // namespace pshard

@@ -57,7 +57,7 @@ TEST_P(Rebase, EveryWeightPointerMovesToItsTensorsDeviceCopy) {
 INSTANTIATE_TEST_SUITE_P(Families, Rebase,
                          ::testing::Values("stories260K.gguf", "stories260K-qwen3.gguf", "mk-moe6",
                                            "mk-qwen2", "mk-qwen3moe", "mk-qwen2moe",
-                                           "mk-llama-bias-yarn", "mk-gemma3"),
+                                           "mk-llama-bias-yarn", "mk-gemma3", "mk-phi3"),
                          model_param_name);
 
 } // namespace

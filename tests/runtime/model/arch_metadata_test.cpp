@@ -213,6 +213,28 @@ const BadCase kCases[] = {
      [](auto& md, auto&) { set_key(md, "llama.pooling_type", u32(7)); },
      StatusCode::kInvalidFormat,
      {"pooling_type 7"}},
+    {"phi3_fused_qkv_of_the_wrong_width",
+     "phi3",
+     [](auto&, auto& t) {
+       for (RewrittenTensor& r : t)
+         if (r.info.name.find("attn_qkv") != std::string::npos)
+           r.info.dims[1] -= 8;
+     },
+     StatusCode::kInvalidFormat,
+     {"blk.0.attn_qkv.weight", "shape"}},
+    {"longrope_with_one_factor_tensor",
+     "phi3",
+     [](auto&, auto& t) { add_copy(t, "rope_factors_long.weight", "blk.0.attn_norm.weight"); },
+     StatusCode::kInvalidFormat,
+     {"rope_factors_short.weight", "LongRoPE needs both"}},
+    {"longrope_factors_in_a_llama",
+     "llama",
+     [](auto&, auto& t) {
+       add_copy(t, "rope_factors_long.weight", "blk.0.attn_norm.weight");
+       add_copy(t, "rope_factors_short.weight", "blk.0.attn_norm.weight");
+     },
+     StatusCode::kUnsupported,
+     {"LongRoPE", "llama models do not use"}},
     {"gemma3_without_post_norms",
      "gemma3",
      [](auto&, auto& t) {

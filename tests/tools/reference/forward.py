@@ -4,7 +4,8 @@ models' published definitions (not from pshard's code), for checking pshard's lo
 Families: llama (adjacent-pair RoPE, optional q/k/v/o biases, dense or Mixtral-style
 MoE), qwen2 (NeoX RoPE, q/k/v biases), qwen3 (per-head q/k RMSNorm before RoPE),
 qwen3moe (softmax over all experts, top-k renormalised), qwen2moe (top-k not
-renormalised, plus a shared expert scaled by sigmoid(gate . x)), gemma2 and gemma3
+renormalised, plus a shared expert scaled by sigmoid(gate . x)), phi3 (NeoX RoPE, fused
+attn_qkv and gate/up in one ffn_up, LongRoPE's long/short factors by context), gemma2 and gemma3
 (text): embeddings times sqrt(n_embd), NeoX RoPE, RMSNorm after attention and after the
 GELU-tanh gated FFN, sliding-window local layers (gemma2 every other layer, gemma3 five
 of six, with their own unscaled RoPE base), attention and final-logit soft-capping
@@ -16,7 +17,7 @@ import math
 import numpy as np
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
-        "gemma2", "gemma3"}
+        "gemma2", "gemma3", "phi3"}
 GEMMA = {"gemma2", "gemma3"}
 # The 27B models (by block count) scale attention by 1/sqrt(n_embd/n_head), not head_dim.
 GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}
@@ -45,7 +46,9 @@ def softmax(x):
 
 
 class Reference:
-    def __init__(self, model):
+    def __init__(self, model, n_ctx=None):
+        """n_ctx: the context the run was given (LongRoPE picks its factors by it);
+        default the model's training context."""
         self.m = model
         meta = model.meta
         self.arch = meta["general.architecture"]
@@ -67,9 +70,18 @@ class Reference:
         self.low_ff = g("rope.scaling.low_freq_factor", 1.0)
         self.high_ff = g("rope.scaling.high_freq_factor", 4.0)
         self.freq_factors = model.tensor("rope_freqs.weight") if model.has("rope_freqs.weight") else None
+        # LongRoPE (Phi-3.5 / Phi-4-mini): long factors past the original context, short
+        # ones within it, cos and sin scaled by rope.scaling.attn_factor.
+        self.rope_mag = 1.0
+        if model.has("rope_factors_long.weight"):
+            ctx = n_ctx if n_ctx else g("context_length", 4096)
+            which = "long" if ctx > self.ctx_orig else "short"
+            self.freq_factors = model.tensor(f"rope_factors_{which}.weight")
+            self.rope_mag = g("rope.scaling.attn_factor", 1.0)
         # M-RoPE (qwen2vl): pairs per temporal / height / width position.
         self.sections = g("rope.dimension_sections", [0, 0, 0, 0])[:3]
-        self.angles = self._rope_angles(self.base)
+        mult, mag = self._rope_angles(self.base)
+        self.angles = (mult, mag * self.rope_mag)
         gemma = self.arch in GEMMA
         self.act = gelu_tanh if gemma else silu
         # Gemma scales the token embeddings (not injected ones) by sqrt(n_embd).
@@ -165,7 +177,12 @@ class Reference:
     def attention(self, il, h, cache, pos):
         p = f"blk.{il}."
         x = rms_norm(h, self.t(p + "attn_norm.weight"), self.eps)
-        q, k, v = (self.t(p + n + ".weight") @ x for n in ("attn_q", "attn_k", "attn_v"))
+        if self.m.has(p + "attn_qkv.weight"):  # Phi-3: one matrix, rows q then k then v
+            qkv = self.t(p + "attn_qkv.weight") @ x
+            nq, nkv = self.n_head * self.head_dim, self.n_head_kv * self.head_dim
+            q, k, v = qkv[:nq], qkv[nq:nq + nkv], qkv[nq + nkv:]
+        else:
+            q, k, v = (self.t(p + n + ".weight") @ x for n in ("attn_q", "attn_k", "attn_v"))
         for name, vec in (("attn_q", "q"), ("attn_k", "k"), ("attn_v", "v")):
             b = self.opt(p + name + ".bias")
             if b is not None:
@@ -206,8 +223,12 @@ class Reference:
         p = f"blk.{il}."
         x = rms_norm(h, self.t(p + "ffn_norm.weight"), self.eps)
         if self.n_expert == 0:
-            out = self.glu(x, self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight"),
-                           self.t(p + "ffn_down.weight"))
+            if self.m.has(p + "ffn_gate.weight"):
+                gate, up = self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight")
+            else:  # Phi-3: ffn_up holds the gate's rows, then the up projection's
+                both = self.t(p + "ffn_up.weight")
+                gate, up = both[:both.shape[0] // 2], both[both.shape[0] // 2:]
+            out = self.glu(x, gate, up, self.t(p + "ffn_down.weight"))
             post = self.opt(p + "post_ffw_norm.weight")
             return h + (rms_norm(out, post, self.eps) if post is not None else out)
         probs = softmax(self.t(p + "ffn_gate_inp.weight") @ x)

@@ -1,21 +1,23 @@
-// Gemma's per-layer attention as read from a file: which layers are local, their window,
-// RoPE and scale, the soft-caps — from the keys llama.cpp's converters write, and from
-// the family's defaults where a converter left a key out.
+// What Gemma's and Phi-3's files say beyond the shared skeleton, as read: Gemma's local
+// layers, their window, RoPE and scale, the soft-caps; Phi-3's fused matrices and
+// LongRoPE — from the keys llama.cpp's converters write, and from the family's defaults
+// where a converter left a key out.
 #include "gguf_rewrite.h"
 #include "runtime/model/hparams.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
+#include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
 
 namespace pshard {
 namespace {
 
-class GemmaHParams : public ::testing::Test {
+class FamilyHParams : public ::testing::Test {
 protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("pshard-gemma-hparams-" + std::to_string(::getpid()));
+           ("pshard-family-hparams-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -41,7 +43,7 @@ protected:
     return hp.ok() ? *hp : ModelHParams{};
   }
 
-  static ModelSpec gemma(const char* arch, int64_t n_layer) {
+  static ModelSpec family(const char* arch, int64_t n_layer) {
     ModelSpec s;
     s.arch = arch;
     s.n_layer = n_layer;
@@ -58,8 +60,8 @@ std::vector<bool> local_layers(const ModelHParams& hp) {
   return out;
 }
 
-TEST_F(GemmaHParams, Gemma3HasFiveLocalLayersInSixWithTheirOwnUnscaledRope) {
-  ModelSpec s = gemma("gemma3", 13);
+TEST_F(FamilyHParams, Gemma3HasFiveLocalLayersInSixWithTheirOwnUnscaledRope) {
+  ModelSpec s = family("gemma3", 13);
   s.sliding_window = 512;
   s.rope_freq_base = 1e6f;
   s.rope_scaling = "linear";
@@ -85,16 +87,16 @@ TEST_F(GemmaHParams, Gemma3HasFiveLocalLayersInSixWithTheirOwnUnscaledRope) {
   EXPECT_EQ(hp.final_softcap, 0.0f);
 }
 
-TEST_F(GemmaHParams, Gemma3WithoutAWindowKeyAttendsEverywhereWithOneRope) {
-  ModelSpec s = gemma("gemma3", 7);
+TEST_F(FamilyHParams, Gemma3WithoutAWindowKeyAttendsEverywhereWithOneRope) {
+  ModelSpec s = family("gemma3", 7);
   s.rope_freq_base = 1e6f;
   const ModelHParams hp = read(s);
   EXPECT_EQ(local_layers(hp), std::vector<bool>(7, false));
   EXPECT_EQ(hp.rope(nullptr, 0).freq_base, 1e6f);
 }
 
-TEST_F(GemmaHParams, TheFilesPatternAndLocalBaseWin) {
-  ModelSpec s = gemma("gemma3", 4);
+TEST_F(FamilyHParams, TheFilesPatternAndLocalBaseWin) {
+  ModelSpec s = family("gemma3", 4);
   s.sliding_window = 64;
   EXPECT_EQ(local_layers(read(s,
                               [](auto& md, auto&) {
@@ -113,8 +115,8 @@ TEST_F(GemmaHParams, TheFilesPatternAndLocalBaseWin) {
   EXPECT_EQ(flags.rope(nullptr, 1).freq_base, 5000.0f);
 }
 
-TEST_F(GemmaHParams, Gemma2DefaultsToEvenLocalLayersOf4096AndItsSoftCaps) {
-  const ModelHParams hp = read(gemma("gemma2", 4));
+TEST_F(FamilyHParams, Gemma2DefaultsToEvenLocalLayersOf4096AndItsSoftCaps) {
+  const ModelHParams hp = read(family("gemma2", 4));
   EXPECT_EQ(local_layers(hp), (std::vector<bool>{true, false, true, false}));
   EXPECT_EQ(hp.attention_window(2), 4096);
   EXPECT_EQ(hp.attn_softcap, 50.0f);
@@ -122,7 +124,7 @@ TEST_F(GemmaHParams, Gemma2DefaultsToEvenLocalLayersOf4096AndItsSoftCaps) {
   EXPECT_FALSE(hp.qk_norm);
   // Gemma 2's local layers keep the global RoPE.
   EXPECT_EQ(hp.rope(nullptr, 0).freq_base, hp.rope(nullptr, 1).freq_base);
-  ModelSpec s = gemma("gemma2", 4);
+  ModelSpec s = family("gemma2", 4);
   s.attn_softcap = 0.0f;
   s.final_softcap = 12.5f;
   const ModelHParams set = read(s);
@@ -130,8 +132,8 @@ TEST_F(GemmaHParams, Gemma2DefaultsToEvenLocalLayersOf4096AndItsSoftCaps) {
   EXPECT_EQ(set.final_softcap, 12.5f);
 }
 
-TEST_F(GemmaHParams, The27BScalesAttentionByTheWidthPerHeadUnlessTheFileSays) {
-  ModelSpec s = gemma("gemma3", 62);
+TEST_F(FamilyHParams, The27BScalesAttentionByTheWidthPerHeadUnlessTheFileSays) {
+  ModelSpec s = family("gemma3", 62);
   s.head_dim = 32; // n_embd / n_head = 16
   EXPECT_FLOAT_EQ(read(s).attn_scale, 0.25f);
   EXPECT_FLOAT_EQ(
@@ -139,9 +141,36 @@ TEST_F(GemmaHParams, The27BScalesAttentionByTheWidthPerHeadUnlessTheFileSays) {
                  auto&) { testing::set_key(md, "gemma3.attention.scale", gguf::Value{0.1f}); })
           .attn_scale,
       0.1f);
-  ModelSpec nine = gemma("gemma2", 42);
+  ModelSpec nine = family("gemma2", 42);
   nine.head_dim = 32;
   EXPECT_EQ(read(nine).attn_scale, 0.0f); // 1/sqrt(head_dim)
+}
+
+TEST_F(FamilyHParams, Phi3FusesItsMatricesAndIgnoresTheTrainingWindow) {
+  const ModelHParams hp = read(family("phi3", 2), [](auto& md, auto&) {
+    testing::set_key(md, "phi3.attention.sliding_window", gguf::Value{uint32_t{2047}});
+  });
+  EXPECT_TRUE(hp.fused_qkv);
+  EXPECT_TRUE(hp.fused_gate_up);
+  EXPECT_EQ(local_layers(hp), std::vector<bool>(2, false)); // llama.cpp: full attention
+  EXPECT_FALSE(hp.long_rope);
+  EXPECT_TRUE(hp.rope(nullptr).neox);
+}
+
+TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {
+  ModelSpec s = family("phi3", 2);
+  s.n_ctx = 4096;
+  s.rope_scaling = "longrope";
+  s.rope_scaling_factor = 32.0f;
+  s.rope_ctx_orig = 128;
+  const ModelHParams hp = read(s);
+  EXPECT_TRUE(hp.long_rope);
+  EXPECT_EQ(hp.rope_ctx_orig, 128);
+  EXPECT_FLOAT_EQ(hp.yarn_attn_factor, std::sqrt(1.0f + std::log(32.0f) / std::log(128.0f)));
+  EXPECT_EQ(hp.rope_scaling, RopeScaling::kNone); // the factors are the scaling
+  EXPECT_FALSE(hp.uses_long_rope_factors(128));
+  EXPECT_TRUE(hp.uses_long_rope_factors(129));
+  EXPECT_EQ(hp.rope(nullptr).attn_factor, hp.yarn_attn_factor);
 }
 
 } // namespace
