@@ -33,6 +33,11 @@ std::string cl100k_with_digits(std::string_view digits) {
 constexpr std::string_view kTekken =
     R"re([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
 
+// tiktoken's o200k_base (GPT-4o; llama.cpp's "gpt-4o", also Llama 4's): Tekken's word
+// split, each word with an optional English contraction of any case, digits in threes.
+constexpr std::string_view kO200k =
+    R"re([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+
 // DeepSeek LLM: the cased letters of the Latin, Greek, Cyrillic, Armenian,
 // Georgian, Cherokee, Glagolitic, Coptic, Deseret, Osage, Old Hungarian,
 // Warang Citi and Adlam scripts, written as code points so that no editor or
@@ -77,6 +82,7 @@ const std::vector<NamedSpec>& specs() {
     add({"dbrx", "smaug-bpe", "chatglm-bpe"}, {llama3});
     add({"qwen2", "stablelm2", "megrez", "hunyuan"}, {qwen2});
     add({"tekken"}, {kTekken}, true, true);
+    add({"gpt-4o", "llama4"}, {kO200k});
     add({"gpt-2", "mpt", "olmo", "jais", "phi-2", "roberta-bpe", "gigachat", "jina-es", "jina-de",
          "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "trillion"},
         {kGpt2});

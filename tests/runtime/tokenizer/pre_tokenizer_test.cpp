@@ -54,6 +54,13 @@ TEST(PreTokenizer, TekkenSplitsWhereLowerTurnsUpper) {
   EXPECT_EQ(split_as("tekken", "a/b//\n"), (Pieces{"a", "/b", "//\n"}));
 }
 
+TEST(PreTokenizer, Gpt4oKeepsContractionsWithTheirWordAndDigitsInThrees) {
+  EXPECT_EQ(split_as("gpt-4o", "I'M ok, don't"), (Pieces{"I'M", " ok", ",", " don't"}));
+  EXPECT_EQ(split_as("gpt-4o", "HelloWorld 1234567"),
+            (Pieces{"Hello", "World", " ", "123", "456", "7"}));
+  EXPECT_EQ(split_as("tekken", "don't"), (Pieces{"don", "'t"})); // no contractions there
+}
+
 TEST(PreTokenizer, ExpressionsApplyInTurnToEachPiece) {
   // Falcon: punctuation runs first, then GPT-2's expression, then digit triples.
   EXPECT_EQ(split_as("falcon", "x=12345"), (Pieces{"x", "=", "123", "45"}));
