@@ -54,6 +54,8 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
     p.ops.add_bias(a.proj, w.bo.data, n, d);
   if (w.post_norm.data)
     p.ops.rms_norm(a.proj, w.post_norm.data, a.proj, n, d, hp.rms_eps);
+  if (hp.residual_scale != 1.0f)
+    p.ops.scale(a.proj, hp.residual_scale, n * d);
   p.ops.add(a.hidden, a.proj, n * d);
 }
 

@@ -64,6 +64,8 @@ struct ModelHParams {
   // family's: no embedding factor, 1/sqrt(head_dim), no soft-caps, no windows.
   FfnActivation activation = FfnActivation::kSilu;
   float embed_scale = 1.0f;
+  float residual_scale = 1.0f; // a block's output before its residual add (Granite)
+  float logit_scale = 1.0f;    // the logits' factor (Granite: 1 / its logit_scale)
   float attn_scale = 0.0f; // 0: 1/sqrt(head_dim)
   float attn_softcap = 0.0f, final_softcap = 0.0f;
   int64_t sliding_window = 0;     // positions a local layer sees (0: no local layers)

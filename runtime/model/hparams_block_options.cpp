@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 namespace pshard {
@@ -98,12 +99,34 @@ Status read_sliding_window(const gguf::GgufFile& f, const HParamKeys& k, ModelHP
   return Status::ok_status();
 }
 
+// Granite's multipliers; logit_scale is required (llama.cpp's loader needs it too).
+Status read_multipliers(const HParamKeys& k, ModelHParams& hp) {
+  if (!hp.family->multiplier_keys)
+    return Status::ok_status();
+  if (!k.has("logit_scale"))
+    return invalid_format("metadata key '" + k.key("logit_scale") +
+                          "' is missing; it is required for " + std::string(hp.family->name) +
+                          " models");
+  float logit_scale = 0.0f;
+  PSHARD_RETURN_IF_ERROR(k.optional("logit_scale", &logit_scale));
+  PSHARD_RETURN_IF_ERROR(k.optional("embedding_scale", &hp.embed_scale));
+  PSHARD_RETURN_IF_ERROR(k.optional("residual_scale", &hp.residual_scale));
+  for (const auto& [key, v] :
+       {std::pair{"logit_scale", logit_scale}, std::pair{"embedding_scale", hp.embed_scale},
+        std::pair{"residual_scale", hp.residual_scale}})
+    if (!(v > 0.0f) || !std::isfinite(v))
+      return invalid_format(k.key(key) + " must be a positive number, got " + std::to_string(v));
+  hp.logit_scale = 1.0f / logit_scale;
+  return Status::ok_status();
+}
+
 } // namespace
 
 Status read_block_options(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
   hp.activation = hp.family->activation;
   if (hp.family->scale_embeddings)
     hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
+  PSHARD_RETURN_IF_ERROR(read_multipliers(k, hp));
   PSHARD_RETURN_IF_ERROR(read_softcaps(k, hp));
   PSHARD_RETURN_IF_ERROR(read_attention_scale(k, hp));
   return read_sliding_window(f, k, hp);

@@ -90,7 +90,7 @@ SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s) 
 
 void embed_forward(ForwardPass& p, const MatrixView& table) {
   p.ops.embed_rows(table, p.tokens, p.act.hidden);
-  if (p.hp.embed_scale != 1.0f) // Gemma: sqrt(n_embd)
+  if (p.hp.embed_scale != 1.0f) // Gemma: sqrt(n_embd); Granite: its embedding_scale
     p.ops.scale(p.act.hidden, p.hp.embed_scale, p.n_tokens() * p.hp.n_embd);
 }
 
@@ -113,6 +113,8 @@ void ffn_forward(ForwardPass& p, const FfnWeights& w) {
   glu_forward(p, w, a.proj);
   if (w.post_norm.data)
     p.ops.rms_norm(a.proj, w.post_norm.data, a.proj, n, d, p.hp.rms_eps);
+  if (p.hp.residual_scale != 1.0f)
+    p.ops.scale(a.proj, p.hp.residual_scale, n * d);
   p.ops.add(a.hidden, a.proj, n * d);
 }
 
@@ -124,6 +126,8 @@ void head_forward(ForwardPass& p, const HeadWeights& w) {
     p.ops.rms_norm(p.act.hidden + t * d, w.norm, p.act.normed + i * d, 1, d, p.hp.rms_eps);
   }
   p.ops.matmul(w.output, p.act.normed, rows, p.act.logits);
+  if (p.hp.logit_scale != 1.0f) // Granite
+    p.ops.scale(p.act.logits, p.hp.logit_scale, rows * p.hp.n_vocab);
   if (p.hp.final_softcap > 0.0f) // Gemma 2
     p.ops.softcap(p.act.logits, p.hp.final_softcap, rows * p.hp.n_vocab);
 }

@@ -62,6 +62,7 @@ CASES = {
     "gemma2": ["--arch", "gemma2", "--n-layer", "4", "--sliding-window", "6",
                "--attn-softcap", "3", "--final-softcap", "2"],
     "phi3": ["--arch", "phi3"],
+    "granite": ["--arch", "granite", "--tied-output"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

@@ -149,6 +149,12 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     if (hp.rope_scaling != RopeScaling::kLinear)
       w.set(a + "rope.scaling.original_context_length", {u32(hp.rope_ctx_orig)});
   }
+  if (hp.family->multiplier_keys) { // Granite-3.x-2B's
+    w.set(a + "logit_scale", {8.0f});
+    w.set(a + "embedding_scale", {12.0f});
+    w.set(a + "residual_scale", {0.22f});
+    w.set(a + "attention.scale", {1.0f / static_cast<float>(hp.head_dim)});
+  }
   if (s.sliding_window >= 0)
     w.set(a + "attention.sliding_window", {u32(s.sliding_window)});
   if (s.attn_softcap >= 0)

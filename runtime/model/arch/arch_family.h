@@ -86,6 +86,11 @@ struct ArchFamily {
   // long ones for a context past rope.scaling.original_context_length, and cos/sin scaled
   // by rope.scaling.attn_factor.
   bool long_rope = false;
+  // Granite's multipliers: `{arch}.embedding_scale` (the embedding rows'),
+  // `{arch}.residual_scale` (each block's output before the residual add),
+  // `{arch}.logit_scale` (required; the logits are divided by it) and the generic
+  // `{arch}.attention.scale`.
+  bool multiplier_keys = false;
   // Gemma 2's soft-capping defaults (`{arch}.attn_logit_softcapping`,
   // `{arch}.final_logit_softcapping` override them; 0: off): scores and logits x become
   // cap * tanh(x / cap).
@@ -114,5 +119,6 @@ extern const ArchFamily kQwen3MoeFamily;
 extern const ArchFamily kGemma2Family;
 extern const ArchFamily kGemma3Family;
 extern const ArchFamily kPhi3Family;
+extern const ArchFamily kGraniteFamily;
 
 } // namespace pshard

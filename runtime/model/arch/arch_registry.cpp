@@ -7,7 +7,7 @@ namespace {
 
 constexpr const ArchFamily* kFamilies[] = {
     &kLlamaFamily,    &kQwen2Family,  &kQwen2VlFamily, &kQwen2MoeFamily, &kQwen3Family,
-    &kQwen3MoeFamily, &kGemma2Family, &kGemma3Family,  &kPhi3Family,
+    &kQwen3MoeFamily, &kGemma2Family, &kGemma3Family,  &kPhi3Family,     &kGraniteFamily,
 };
 
 } // namespace

@@ -40,7 +40,8 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // experts, unnormalised top-k; "mk-qwen3": per-head q/k norms and a head size that is
 // not n_embd / n_head); "mk-llama-bias-yarn" has attention biases and YaRN RoPE;
 // "mk-gemma3" / "mk-gemma2" local layers with 5- / 7-position windows (and Gemma 2's
-// soft-caps), a tied output; "mk-phi3" fused q/k/v and gate/up and LongRoPE.
+// soft-caps), a tied output; "mk-phi3" fused q/k/v and gate/up and LongRoPE; "mk-granite"
+// Granite's multipliers.
 // `prefix` keeps each test binary's files apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
   if (name.rfind("mk-", 0) != 0)
@@ -58,7 +59,8 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   spec.type = TensorType::kQ8_0;
   spec.overrides["attn_v"] = TensorType::kF16;
   const std::string family = name.substr(3);
-  if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3")
+  if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
+      family == "granite")
     spec.arch = family;
   if (family == "phi3") { // LongRoPE's long factors: every session's context passes 32
     spec.rope_scaling = "longrope";

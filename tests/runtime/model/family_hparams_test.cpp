@@ -157,6 +157,18 @@ TEST_F(FamilyHParams, Phi3FusesItsMatricesAndIgnoresTheTrainingWindow) {
   EXPECT_TRUE(hp.rope(nullptr).neox);
 }
 
+TEST_F(FamilyHParams, GraniteReadsItsMultipliers) {
+  const ModelHParams hp = read(family("granite", 2));
+  EXPECT_EQ(hp.embed_scale, 12.0f);
+  EXPECT_EQ(hp.residual_scale, 0.22f);
+  EXPECT_EQ(hp.logit_scale, 1.0f / 8.0f); // the logits are divided by logit_scale
+  EXPECT_EQ(hp.attn_scale, 1.0f / 16.0f); // attention.scale: 1 / head_dim here
+  EXPECT_FALSE(hp.rope(nullptr).neox);
+  const ModelHParams llama = read(family("llama", 2));
+  EXPECT_EQ(llama.residual_scale, 1.0f);
+  EXPECT_EQ(llama.logit_scale, 1.0f);
+}
+
 TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {
   ModelSpec s = family("phi3", 2);
   s.n_ctx = 4096;

@@ -5,7 +5,8 @@ Families: llama (adjacent-pair RoPE, optional q/k/v/o biases, dense or Mixtral-s
 MoE), qwen2 (NeoX RoPE, q/k/v biases), qwen3 (per-head q/k RMSNorm before RoPE),
 qwen3moe (softmax over all experts, top-k renormalised), qwen2moe (top-k not
 renormalised, plus a shared expert scaled by sigmoid(gate . x)), phi3 (NeoX RoPE, fused
-attn_qkv and gate/up in one ffn_up, LongRoPE's long/short factors by context), gemma2 and gemma3
+attn_qkv and gate/up in one ffn_up, LongRoPE's long/short factors by context), granite
+(embedding, residual, attention and logit multipliers), gemma2 and gemma3
 (text): embeddings times sqrt(n_embd), NeoX RoPE, RMSNorm after attention and after the
 GELU-tanh gated FFN, sliding-window local layers (gemma2 every other layer, gemma3 five
 of six, with their own unscaled RoPE base), attention and final-logit soft-capping
@@ -84,10 +85,15 @@ class Reference:
         self.angles = (mult, mag * self.rope_mag)
         gemma = self.arch in GEMMA
         self.act = gelu_tanh if gemma else silu
-        # Gemma scales the token embeddings (not injected ones) by sqrt(n_embd).
-        self.emb_scale = math.sqrt(self.n_embd) if gemma else 1.0
+        granite = self.arch == "granite"
+        # Gemma scales the token embeddings (not injected ones) by sqrt(n_embd), Granite
+        # by its embedding multiplier; Granite also scales each block's output before the
+        # residual add and divides the logits.
+        self.emb_scale = math.sqrt(self.n_embd) if gemma else g("embedding_scale", 1.0) if granite else 1.0
+        self.residual_scale = g("residual_scale", 1.0) if granite else 1.0
+        self.logit_divisor = g("logit_scale") if granite else 1.0
         # Gemma's query_pre_attn_scalar**-0.5, when the file does not store it.
-        self.kq_scale = g("attention.scale") if gemma else None
+        self.kq_scale = g("attention.scale") if gemma or granite else None
         if self.kq_scale is None:
             big = GEMMA_27B_LAYERS.get(self.arch) == self.n_layer
             self.kq_scale = 1.0 / math.sqrt(self.n_embd / self.n_head if big else self.head_dim)
@@ -213,7 +219,8 @@ class Reference:
         bo = self.opt(p + "attn_output.bias")
         o = o + bo if bo is not None else o
         post = self.opt(p + "post_attention_norm.weight")
-        return h + (rms_norm(o, post, self.eps) if post is not None else o)
+        o = rms_norm(o, post, self.eps) if post is not None else o
+        return h + self.residual_scale * o
 
     def glu(self, x, gate, up, down):
         """SwiGLU, or GELU-tanh gating for Gemma."""
@@ -230,7 +237,8 @@ class Reference:
                 gate, up = both[:both.shape[0] // 2], both[both.shape[0] // 2:]
             out = self.glu(x, gate, up, self.t(p + "ffn_down.weight"))
             post = self.opt(p + "post_ffw_norm.weight")
-            return h + (rms_norm(out, post, self.eps) if post is not None else out)
+            out = rms_norm(out, post, self.eps) if post is not None else out
+            return h + self.residual_scale * out
         probs = softmax(self.t(p + "ffn_gate_inp.weight") @ x)
         top = sorted(range(self.n_expert), key=lambda e: (-probs[e], e))[:self.k]
         weights = probs[top]
@@ -270,7 +278,7 @@ class Reference:
         out_w = self.t("output.weight") if self.m.has("output.weight") else emb
         rows = []
         for x in self.final_states(ids, inputs, positions):
-            logits = out_w @ x
+            logits = out_w @ x / self.logit_divisor
             if self.final_softcap:
                 logits = softcap(logits, self.final_softcap)
             mx = logits.max()
