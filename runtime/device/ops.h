@@ -83,9 +83,20 @@ struct AttentionDims {
   // Soft-capping (Gemma 2): each scaled score s becomes softcap * tanh(s / softcap)
   // before the softmax. 0: off.
   float softcap = 0.0f;
+  // Attention temperature (Mistral 3): the scores of the query at position pos are
+  // further scaled by 1 + temp_scale · ln(floor((pos + 1) / temp_length) + 1). 0: off.
+  float temp_scale = 0.0f;
+  int64_t temp_length = 0;
 
   float score_scale() const {
     return scale > 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  }
+  // The scores' factor for the query at `pos`.
+  float score_scale(int64_t pos) const {
+    if (temp_scale == 0.0f || temp_length <= 0)
+      return score_scale();
+    const float steps = std::floor(static_cast<float>(pos + 1) / static_cast<float>(temp_length));
+    return score_scale() * (1.0f + temp_scale * std::log(steps + 1.0f));
   }
   // The first position a query at `pos` sees.
   int64_t first_visible(int64_t pos) const {

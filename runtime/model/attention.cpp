@@ -34,6 +34,8 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   dims.window = hp.attention_window(p.layer);
   dims.scale = hp.attn_scale;
   dims.softcap = hp.attn_softcap;
+  dims.temp_scale = hp.attn_temp_scale;
+  dims.temp_length = hp.attn_temp_length;
   const SeqSegment whole{0, n, p.pos0, nullptr};
   for (const SeqSegment& g : p.segments.empty() ? std::span<const SeqSegment>(&whole, 1)
                                                 : p.segments) {

@@ -66,6 +66,9 @@ struct ModelHParams {
   float embed_scale = 1.0f;
   float residual_scale = 1.0f; // a block's output before its residual add (Granite)
   float logit_scale = 1.0f;    // the logits' factor (Granite: 1 / its logit_scale)
+  // Mistral 3's attention temperature (0: none) and the positions per step of it.
+  float attn_temp_scale = 0.0f;
+  int64_t attn_temp_length = 0;
   float attn_scale = 0.0f; // 0: 1/sqrt(head_dim)
   float attn_softcap = 0.0f, final_softcap = 0.0f;
   int64_t sliding_window = 0;     // positions a local layer sees (0: no local layers)

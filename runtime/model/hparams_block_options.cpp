@@ -120,6 +120,27 @@ Status read_multipliers(const HParamKeys& k, ModelHParams& hp) {
   return Status::ok_status();
 }
 
+// Mistral 3: the attention temperature, stepping every original context, and YaRN's
+// magnitude divided by its mscale over all dimensions (yarn_log_multiplier).
+Status read_attn_temperature(const HParamKeys& k, ModelHParams& hp) {
+  if (!hp.family->attn_temperature)
+    return Status::ok_status();
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.temperature_scale", &hp.attn_temp_scale));
+  if (!(hp.attn_temp_scale >= 0.0f) || !std::isfinite(hp.attn_temp_scale))
+    return invalid_format(k.key("attention.temperature_scale") + " must not be negative");
+  hp.attn_temp_length = hp.rope_ctx_orig > 0 ? hp.rope_ctx_orig : hp.n_ctx_train;
+  float log_mul = 0.0f;
+  PSHARD_RETURN_IF_ERROR(k.optional("rope.scaling.yarn_log_multiplier", &log_mul));
+  if (log_mul != 0.0f && hp.rope_scaling == RopeScaling::kYarn) {
+    const float factor = 1.0f / hp.rope_freq_scale;
+    auto mscale = [&](float m) {
+      return factor <= 1.0f ? 1.0f : 0.1f * m * std::log(factor) + 1.0f;
+    };
+    hp.yarn_attn_factor = mscale(1.0f) / mscale(log_mul);
+  }
+  return Status::ok_status();
+}
+
 } // namespace
 
 Status read_block_options(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
@@ -127,6 +148,7 @@ Status read_block_options(const gguf::GgufFile& f, const HParamKeys& k, ModelHPa
   if (hp.family->scale_embeddings)
     hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
   PSHARD_RETURN_IF_ERROR(read_multipliers(k, hp));
+  PSHARD_RETURN_IF_ERROR(read_attn_temperature(k, hp));
   PSHARD_RETURN_IF_ERROR(read_softcaps(k, hp));
   PSHARD_RETURN_IF_ERROR(read_attention_scale(k, hp));
   return read_sliding_window(f, k, hp);

@@ -63,6 +63,9 @@ CASES = {
                "--attn-softcap", "3", "--final-softcap", "2"],
     "phi3": ["--arch", "phi3"],
     "granite": ["--arch", "granite", "--tied-output"],
+    # YaRN from an original 8 positions: the temperature steps at 7, 15 and 23.
+    "mistral3": ["--arch", "mistral3", "--rope-scaling", "yarn", "--rope-scaling-factor", "4",
+                 "--rope-orig-ctx", "8", "--attn-temperature-scale", "0.5"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", out, "GGUF file to write (the language model)");
   app.add_option("--arch", spec.arch,
                  "architecture family: llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe, gemma2, "
-                 "gemma3, phi3, granite")
+                 "gemma3, phi3, granite, mistral3")
       ->capture_default_str();
   app.add_option("--n-embd", spec.n_embd, "embedding width")->capture_default_str()->check(size);
   app.add_option("--n-layer", spec.n_layer, "transformer layers")->capture_default_str()->check(count);
@@ -85,6 +85,10 @@ int main(int argc, char** argv) {
   app.add_option("--attn-softcap", spec.attn_softcap,
                  "gemma2: write attn_logit_softcapping (0: off)")
       ->check(cli::between(0, 1000));
+  app.add_option("--attn-temperature-scale", spec.attn_temperature_scale,
+                 "mistral3: write attention.temperature_scale (the queries' growth per original "
+                 "context of positions)")
+      ->check(cli::between(0, 100));
   app.add_option("--final-softcap", spec.final_softcap,
                  "gemma2/gemma3: write final_logit_softcapping (0: off)")
       ->check(cli::between(0, 1000));

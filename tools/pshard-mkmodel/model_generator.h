@@ -46,6 +46,7 @@ struct ModelSpec {
   // 0: written as 0, no windows), and the soft-caps (< 0: not written).
   int64_t sliding_window = -1;
   float attn_softcap = -1.0f, final_softcap = -1.0f;
+  float attn_temperature_scale = -1.0f; // mistral3: attention.temperature_scale (< 0: not written)
   int32_t pooling_type = -1; // {arch}.pooling_type (an embedding model); -1: not written
   // A reranker as llama.cpp converts Qwen3-Reranker: pooling_type rank, a head of two rows
   // (cls.output.weight) labelled "yes" and "no", and Qwen3-Reranker's prompt as

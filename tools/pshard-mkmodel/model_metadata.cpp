@@ -33,6 +33,9 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
   if (s.sliding_window >= 0 && f.sliding.period == 0)
     return invalid_argument(std::string(f.name) +
                             " models have no sliding window (--sliding-window)");
+  if (s.attn_temperature_scale >= 0 && !f.attn_temperature)
+    return invalid_argument(std::string(f.name) +
+                            " models have no attention temperature (--attn-temperature-scale)");
   if (s.attn_softcap >= 0 && f.attn_softcap == 0.0f)
     return invalid_argument(std::string(f.name) +
                             " models have no attention soft-cap (--attn-softcap)");
@@ -159,6 +162,8 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "attention.sliding_window", {u32(s.sliding_window)});
   if (s.attn_softcap >= 0)
     w.set(a + "attn_logit_softcapping", {s.attn_softcap});
+  if (s.attn_temperature_scale >= 0)
+    w.set(a + "attention.temperature_scale", {s.attn_temperature_scale});
   if (s.final_softcap >= 0)
     w.set(a + "final_logit_softcapping", {s.final_softcap});
   if (s.pooling_type >= 0 || s.rerank)

@@ -27,7 +27,7 @@ void attend_one_head(const float* q, const KvView& kv, int64_t head_offset, int6
   a.k_type = kv.k_type;
   a.v_type = kv.v_type;
   a.head_dim = shape.head_dim;
-  a.scale = shape.score_scale();
+  a.scale = shape.score_scale(pos);
   a.softcap = shape.softcap;
   a.out = out;
   a.scores = scores.data();

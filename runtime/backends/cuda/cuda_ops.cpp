@@ -94,8 +94,10 @@ void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& s
   // Decode splits the positions across blocks, their partials in the workspace's
   // activation scratch (the GEMMs' and MoE's, idle while attention runs in stream order).
   auto* scratch = ws_.ready() ? reinterpret_cast<float*>(ws_.act) : nullptr;
-  const kernels::AttentionShape dims{shape.n_head, shape.n_head_kv,     shape.head_dim,
-                                     shape.window, shape.score_scale(), shape.softcap};
+  kernels::AttentionShape dims{shape.n_head, shape.n_head_kv,     shape.head_dim,
+                               shape.window, shape.score_scale(), shape.softcap};
+  dims.temp_scale = shape.temp_scale;
+  dims.temp_length = shape.temp_length;
   note(kernels::attention(q, rows_of(kv), dims, pos0, n_tokens, out, stream_, scratch,
                           CudaWorkspace::kScratchBytes),
        "attention", __LINE__);

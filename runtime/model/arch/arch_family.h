@@ -91,6 +91,11 @@ struct ArchFamily {
   // `{arch}.logit_scale` (required; the logits are divided by it) and the generic
   // `{arch}.attention.scale`.
   bool multiplier_keys = false;
+  // Mistral 3 (Ministral 3): past the original context, queries are scaled by
+  // 1 + `{arch}.attention.temperature_scale` · ln(floor((pos + 1) / L) + 1), L the YaRN
+  // original context (Llama 4's attention temperature, as llama.cpp computes it), and
+  // `rope.scaling.yarn_log_multiplier` divides YaRN's magnitude (DeepSeek's mscale).
+  bool attn_temperature = false;
   // Gemma 2's soft-capping defaults (`{arch}.attn_logit_softcapping`,
   // `{arch}.final_logit_softcapping` override them; 0: off): scores and logits x become
   // cap * tanh(x / cap).
@@ -120,5 +125,6 @@ extern const ArchFamily kGemma2Family;
 extern const ArchFamily kGemma3Family;
 extern const ArchFamily kPhi3Family;
 extern const ArchFamily kGraniteFamily;
+extern const ArchFamily kMistral3Family;
 
 } // namespace pshard

@@ -213,6 +213,13 @@ const BadCase kCases[] = {
      [](auto& md, auto&) { set_key(md, "llama.pooling_type", u32(7)); },
      StatusCode::kInvalidFormat,
      {"pooling_type 7"}},
+    {"mistral3_negative_temperature",
+     "mistral3",
+     [](auto& md, auto&) {
+       set_key(md, "mistral3.attention.temperature_scale", gguf::Value{-0.1f});
+     },
+     StatusCode::kInvalidFormat,
+     {"mistral3.attention.temperature_scale", "negative"}},
     {"granite_without_logit_scale",
      "granite",
      [](auto& md, auto&) { drop_key(md, "granite.logit_scale"); },

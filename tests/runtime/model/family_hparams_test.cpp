@@ -3,6 +3,7 @@
 // LongRoPE — from the keys llama.cpp's converters write, and from the family's defaults
 // where a converter left a key out.
 #include "gguf_rewrite.h"
+#include "runtime/device/ops.h"
 #include "runtime/model/hparams.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
@@ -167,6 +168,31 @@ TEST_F(FamilyHParams, GraniteReadsItsMultipliers) {
   const ModelHParams llama = read(family("llama", 2));
   EXPECT_EQ(llama.residual_scale, 1.0f);
   EXPECT_EQ(llama.logit_scale, 1.0f);
+}
+
+TEST_F(FamilyHParams, Mistral3StepsItsTemperatureEveryOriginalContext) {
+  ModelSpec s = family("mistral3", 2);
+  s.n_ctx = 4096;
+  s.rope_scaling = "yarn";
+  s.rope_scaling_factor = 16.0f;
+  s.rope_ctx_orig = 256;
+  s.attn_temperature_scale = 0.1f;
+  const ModelHParams plain = read(s);
+  EXPECT_EQ(plain.attn_temp_scale, 0.1f);
+  EXPECT_EQ(plain.attn_temp_length, 256);
+  EXPECT_FALSE(plain.rope(nullptr).neox);
+  AttentionDims d{4, 2, 16};
+  d.temp_scale = plain.attn_temp_scale;
+  d.temp_length = plain.attn_temp_length;
+  EXPECT_EQ(d.score_scale(254), 0.25f); // positions 1..255 of the first step: none
+  EXPECT_FLOAT_EQ(d.score_scale(255), 0.25f * (1.0f + 0.1f * std::log(2.0f)));
+  EXPECT_FLOAT_EQ(d.score_scale(767), 0.25f * (1.0f + 0.1f * std::log(4.0f)));
+  // yarn_log_multiplier divides YaRN's magnitude by its mscale over all dimensions.
+  const ModelHParams mul = read(s, [](auto& md, auto&) {
+    testing::set_key(md, "mistral3.rope.scaling.yarn_log_multiplier", gguf::Value{2.0f});
+  });
+  EXPECT_FLOAT_EQ(mul.yarn_attn_factor,
+                  (0.1f * std::log(16.0f) + 1.0f) / (0.2f * std::log(16.0f) + 1.0f));
 }
 
 TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {

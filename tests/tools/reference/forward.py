@@ -6,7 +6,8 @@ MoE), qwen2 (NeoX RoPE, q/k/v biases), qwen3 (per-head q/k RMSNorm before RoPE),
 qwen3moe (softmax over all experts, top-k renormalised), qwen2moe (top-k not
 renormalised, plus a shared expert scaled by sigmoid(gate . x)), phi3 (NeoX RoPE, fused
 attn_qkv and gate/up in one ffn_up, LongRoPE's long/short factors by context), granite
-(embedding, residual, attention and logit multipliers), gemma2 and gemma3
+(embedding, residual, attention and logit multipliers), mistral3 (Llama's block with an
+attention temperature past the original context), gemma2 and gemma3
 (text): embeddings times sqrt(n_embd), NeoX RoPE, RMSNorm after attention and after the
 GELU-tanh gated FFN, sliding-window local layers (gemma2 every other layer, gemma3 five
 of six, with their own unscaled RoPE base), attention and final-logit soft-capping
@@ -91,6 +92,10 @@ class Reference:
         # residual add and divides the logits.
         self.emb_scale = math.sqrt(self.n_embd) if gemma else g("embedding_scale", 1.0) if granite else 1.0
         self.residual_scale = g("residual_scale", 1.0) if granite else 1.0
+        # Mistral 3: queries past each original context grow by a log-step temperature
+        # (Llama 4's, as llama.cpp steps it: floor((pos + 1) / L)).
+        self.temp_scale = g("attention.temperature_scale", 0.0) if self.arch == "mistral3" else 0.0
+        self.temp_length = g("rope.scaling.original_context_length", g("context_length"))
         self.logit_divisor = g("logit_scale") if granite else 1.0
         # Gemma's query_pre_attn_scalar**-0.5, when the file does not store it.
         self.kq_scale = g("attention.scale") if gemma or granite else None
@@ -203,6 +208,8 @@ class Reference:
             q, k = rms_norm(q, qn, self.eps), rms_norm(k, kn, self.eps)
         angles = self.layer_angles[il]
         q, k = self.rope(q, pos, angles), self.rope(k, pos, angles)
+        if self.temp_scale:
+            q = q * (1.0 + self.temp_scale * math.log(math.floor((pos + 1) / self.temp_length) + 1.0))
         cache.append((k, v))
         # A local layer sees the last `window` positions, its own included.
         seen = cache[-self.windows[il]:] if self.windows[il] else cache

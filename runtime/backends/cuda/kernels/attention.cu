@@ -59,7 +59,8 @@ struct Split {
 
 __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int64_t group,
                                  int64_t hd, int64_t pos0, float scale, float* out, Split split,
-                                 int64_t window, float softcap) {
+                                 int64_t window, float softcap, float temp_scale,
+                                 int64_t temp_length) {
   extern __shared__ float smem[];
   const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
   float* ks = smem;
@@ -73,6 +74,9 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
   const int64_t h = g * group + head_in_group;
   const int64_t causal = pos0 + t + 1; // causal: positions [first, pos0 + t]
   const int64_t first = window > 0 && causal > window ? causal - window : 0;
+  if (temp_scale != 0.0f && temp_length > 0) // as AttentionDims::score_scale(pos)
+    scale *= 1.0f + temp_scale * logf(floorf(static_cast<float>(causal) /
+                                             static_cast<float>(temp_length)) + 1.0f);
   // This block's positions [j_begin, n_kv); empty for a chunk past the token's end or
   // before its window (its partial then says so: max -inf, sum 0). Uniform across the
   // block, as the barriers in the loop need.
@@ -270,7 +274,8 @@ cudaError_t attention(const float* q, const KvRows& kv, const AttentionShape& sh
   const dim3 grid(static_cast<unsigned>(n_tokens), static_cast<unsigned>(n_head_kv),
                   static_cast<unsigned>(groups_z * split.n_chunks));
   attention_kernel<<<grid, warps * 32, smem, s>>>(q, kv, n_head, group, head_dim, pos0, scale,
-                                                  out, split, shape.window, shape.softcap);
+                                                  out, split, shape.window, shape.softcap,
+                                                  shape.temp_scale, shape.temp_length);
   if (split.chunk) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)

@@ -71,6 +71,8 @@ cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool va
 struct AttentionShape {
   int64_t n_head = 0, n_head_kv = 0, head_dim = 0, window = 0;
   float scale = 1.0f, softcap = 0.0f;
+  float temp_scale = 0.0f; // Mistral 3's attention temperature (AttentionDims::score_scale)
+  int64_t temp_length = 0;
 };
 // Causal attention of n_tokens queries over the cache, token t at pos0 + t seeing the
 // positions of its window. With `scratch` (device memory, free for the launch's duration)

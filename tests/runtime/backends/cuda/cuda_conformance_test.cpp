@@ -291,7 +291,8 @@ TEST_F(CudaConformance, DecodeAttentionSplitsLongCachesIntoChunks) {
 
 // Gemma's attention: sliding windows that start inside a tile and inside a chunk (the
 // earliest chunks wholly outside: empty partials), a scale other than 1/sqrt(head_dim)
-// and soft-capped scores, on the whole-pass path (9 tokens) and the split decode path.
+// and soft-capped scores, on the whole-pass path (9 tokens) and the split decode path;
+// Mistral 3's temperature (a per-position scale) on the wide window.
 TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
   for (bool paged : {false, true})
     for (int64_t n : {1, 5, 9})
@@ -302,6 +303,8 @@ TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
         dims.window = window;
         dims.scale = 0.07f;
         dims.softcap = window == 7 ? 2.0f : 0.0f;
+        dims.temp_scale = window == 7 ? 0.0f : 0.3f; // Mistral 3's temperature, steps of 1000
+        dims.temp_length = 1000;
         const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2557;
         const TestKv kv =
             make_kv(*buf_, TensorType::kF16, ctx, kv_dim, 31, scattered_pages(paged, ctx));
