@@ -45,8 +45,10 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
     const float* v = a.v + g.begin * hp.kv_dim();
     if (!p.rope_positions.empty()) // M-RoPE: the image grid's or the text's own positions
       rope.positions = p.rope_positions.data() + 3 * g.begin;
-    p.ops.rope(q, g.count, hp.n_head, g.pos0, rope);
-    p.ops.rope(k, g.count, hp.n_head_kv, g.pos0, rope);
+    if (hp.uses_rope(p.layer)) {
+      p.ops.rope(q, g.count, hp.n_head, g.pos0, rope);
+      p.ops.rope(k, g.count, hp.n_head_kv, g.pos0, rope);
+    }
     p.ops.kv_append(seq, k, v, g.pos0, g.count);
     p.ops.attention(q, seq, dims, g.pos0, g.count, a.attn_out + g.begin * hp.q_dim());
   }

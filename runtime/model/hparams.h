@@ -94,6 +94,11 @@ struct ModelHParams {
   }
   // LongRoPE: whether a sequence of n_ctx positions rotates by the long factors.
   bool uses_long_rope_factors(int64_t n_ctx) const { return long_rope && n_ctx > rope_ctx_orig; }
+  // Whether layer `layer`'s attention rotates q and k (SmolLM3's NoPE layers do not).
+  bool uses_rope(int64_t layer) const {
+    const int period = family->nope_period;
+    return period == 0 || layer < 0 || (layer + 1) % period != 0;
+  }
   // The positions a query of layer `layer` sees back to itself included (0: all).
   int64_t attention_window(int64_t layer) const {
     return is_local_layer(layer) ? sliding_window : 0;

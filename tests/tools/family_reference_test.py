@@ -63,6 +63,8 @@ CASES = {
                "--attn-softcap", "3", "--final-softcap", "2"],
     "phi3": ["--arch", "phi3"],
     "granite": ["--arch", "granite", "--tied-output"],
+    # 5 layers: layer 3 attends without RoPE.
+    "smollm3": ["--arch", "smollm3", "--n-layer", "5", "--tied-output"],
     # YaRN from an original 8 positions: the temperature steps at 7, 15 and 23.
     "mistral3": ["--arch", "mistral3", "--rope-scaling", "yarn", "--rope-scaling-factor", "4",
                  "--rope-orig-ctx", "8", "--attn-temperature-scale", "0.5"],

@@ -96,6 +96,9 @@ struct ArchFamily {
   // original context (Llama 4's attention temperature, as llama.cpp computes it), and
   // `rope.scaling.yarn_log_multiplier` divides YaRN's magnitude (DeepSeek's mscale).
   bool attn_temperature = false;
+  // SmolLM3: every nope_period-th layer (the last of each run) attends without RoPE
+  // (llama.cpp's fixed step of 4; the GGUF records none). 0: every layer rotates.
+  int nope_period = 0;
   // Gemma 2's soft-capping defaults (`{arch}.attn_logit_softcapping`,
   // `{arch}.final_logit_softcapping` override them; 0: off): scores and logits x become
   // cap * tanh(x / cap).
@@ -126,5 +129,7 @@ extern const ArchFamily kGemma3Family;
 extern const ArchFamily kPhi3Family;
 extern const ArchFamily kGraniteFamily;
 extern const ArchFamily kMistral3Family;
+extern const ArchFamily kSmolLm3Family;
+extern const ArchFamily kSmolLm3Family;
 
 } // namespace pshard

@@ -195,6 +195,15 @@ TEST_F(FamilyHParams, Mistral3StepsItsTemperatureEveryOriginalContext) {
                   (0.1f * std::log(16.0f) + 1.0f) / (0.2f * std::log(16.0f) + 1.0f));
 }
 
+TEST_F(FamilyHParams, SmolLm3LeavesEveryFourthLayerUnrotated) {
+  const ModelHParams hp = read(family("smollm3", 8));
+  std::vector<bool> rotates;
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    rotates.push_back(hp.uses_rope(il));
+  EXPECT_EQ(rotates, (std::vector<bool>{true, true, true, false, true, true, true, false}));
+  EXPECT_TRUE(read(family("llama", 4)).uses_rope(3));
+}
+
 TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {
   ModelSpec s = family("phi3", 2);
   s.n_ctx = 4096;

@@ -7,7 +7,8 @@ qwen3moe (softmax over all experts, top-k renormalised), qwen2moe (top-k not
 renormalised, plus a shared expert scaled by sigmoid(gate . x)), phi3 (NeoX RoPE, fused
 attn_qkv and gate/up in one ffn_up, LongRoPE's long/short factors by context), granite
 (embedding, residual, attention and logit multipliers), mistral3 (Llama's block with an
-attention temperature past the original context), gemma2 and gemma3
+attention temperature past the original context), smollm3 (every fourth layer without
+RoPE), gemma2 and gemma3
 (text): embeddings times sqrt(n_embd), NeoX RoPE, RMSNorm after attention and after the
 GELU-tanh gated FFN, sliding-window local layers (gemma2 every other layer, gemma3 five
 of six, with their own unscaled RoPE base), attention and final-logit soft-capping
@@ -207,7 +208,9 @@ class Reference:
         if qn is not None:
             q, k = rms_norm(q, qn, self.eps), rms_norm(k, kn, self.eps)
         angles = self.layer_angles[il]
-        q, k = self.rope(q, pos, angles), self.rope(k, pos, angles)
+        # SmolLM3: every fourth layer has no positional rotation (NoPE).
+        if not (self.arch == "smollm3" and (il + 1) % 4 == 0):
+            q, k = self.rope(q, pos, angles), self.rope(k, pos, angles)
         if self.temp_scale:
             q = q * (1.0 + self.temp_scale * math.log(math.floor((pos + 1) / self.temp_length) + 1.0))
         cache.append((k, v))
