@@ -1,7 +1,9 @@
-// Gemma's block options, read after the counts and the RoPE: the embedding factor, the
-// attention scale, soft-caps and sliding windows. Every key is optional in the file; the
-// family (runtime/model/arch) supplies what llama.cpp's loader assumes when a converter
-// left a key out, so files from every converter version give the same model.
+// The families' block options, read after the counts and the RoPE: the embedding,
+// residual and logit factors (Gemma, Granite), the attention scale, Mistral 3's
+// temperature, soft-caps and sliding windows (Gemma). Keys are optional in the file
+// (Granite's logit_scale aside); the family (runtime/model/arch) supplies what llama.cpp's
+// loader assumes when a converter left a key out, so files from every converter version
+// give the same model.
 #include "runtime/model/hparams_keys.h"
 
 #include <cmath>

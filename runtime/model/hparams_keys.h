@@ -35,8 +35,8 @@ private:
 // linear, llama3, yarn).
 Status read_rope(const HParamKeys& keys, ModelHParams& hp);
 
-// Gemma's options: post-norms, the embedding factor, the attention scale, soft-caps,
-// sliding windows and their RoPE (hparams_gemma_options.cpp); needs hp's counts and RoPE.
+// The block options of hparams_block_options.cpp (scales, soft-caps, Mistral 3's
+// temperature, sliding windows and their RoPE); needs hp's counts and RoPE.
 Status read_block_options(const gguf::GgufFile& file, const HParamKeys& keys, ModelHParams& hp);
 
 } // namespace pshard
