@@ -14,9 +14,9 @@
 //   attend_head(a);   // scores: scratch of n_kv - first floats
 #pragma once
 
+#include "runtime/kernels/ops.h"
 #include "runtime/tensor/tensor_type.h"
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -68,11 +68,8 @@ template <typename Fn> inline void for_each_kv_run(const AttendHead& a, Fn&& fn)
 
 // Gemma 2's soft-capping of the scaled scores, before the softmax.
 inline void softcap_scores(const AttendHead& a) {
-  if (a.softcap <= 0.0f)
-    return;
-  const float inv = 1.0f / a.softcap;
-  for (int64_t j = 0; j < a.n_seen(); ++j)
-    a.scores[j] = a.softcap * std::tanh(a.scores[j] * inv);
+  if (a.softcap > 0.0f)
+    softcap_inplace(a.scores, a.softcap, a.n_seen());
 }
 } // namespace
 

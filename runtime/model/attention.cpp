@@ -56,11 +56,7 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   p.ops.matmul(w.wo, a.attn_out, n, a.proj);
   if (w.bo.data)
     p.ops.add_bias(a.proj, w.bo.data, n, d);
-  if (w.post_norm.data)
-    p.ops.rms_norm(a.proj, w.post_norm.data, a.proj, n, d, hp.rms_eps);
-  if (hp.residual_scale != 1.0f)
-    p.ops.scale(a.proj, hp.residual_scale, n * d);
-  p.ops.add(a.hidden, a.proj, n * d);
+  residual_add(p, w.post_norm, a.proj);
 }
 
 } // namespace pshard

@@ -148,7 +148,6 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
                                       &hp.qk_norm));
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.fused_qkv, "attn_qkv.weight",
                                       "q, k and v in one matrix (attn_qkv)", &hp.fused_qkv));
-  hp.fused_gate_up = fam.fused_gate_up;
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.post_norms, "post_attention_norm.weight",
                                       "post-norms (post_attention_norm, post_ffw_norm)",
                                       &hp.post_norms));

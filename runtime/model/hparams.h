@@ -56,21 +56,19 @@ struct ModelHParams {
   bool tied_output = false; // no output.weight: the head multiplies by token_embd
   bool post_norms = false;  // post_attention_norm / post_ffw_norm (Gemma)
   bool fused_qkv = false;   // attn_qkv (Phi-3)
-  bool fused_gate_up = false; // ffn_up holds gate and up (Phi-3)
   // LongRoPE: rope_factors_long / _short; the long ones when the context passes
   // rope_ctx_orig. Their cos/sin magnitude is yarn_attn_factor (rope.scaling.attn_factor).
   bool long_rope = false;
-  // Gemma's options (runtime/model/arch/arch_family.h); the defaults are every other
-  // family's: no embedding factor, 1/sqrt(head_dim), no soft-caps, no windows.
-  FfnActivation activation = FfnActivation::kSilu;
-  float embed_scale = 1.0f;
+  // The families' block options (runtime/model/arch/arch_family.h, read by
+  // hparams_block_options.cpp); the defaults change nothing.
+  float embed_scale = 1.0f;    // the embedding rows' factor (Gemma: sqrt(n_embd); Granite)
   float residual_scale = 1.0f; // a block's output before its residual add (Granite)
   float logit_scale = 1.0f;    // the logits' factor (Granite: 1 / its logit_scale)
+  float attn_scale = 0.0f;     // the attention scores' factor; 0: 1/sqrt(head_dim)
+  float attn_softcap = 0.0f, final_softcap = 0.0f; // Gemma 2; 0: off
   // Mistral 3's attention temperature (0: none) and the positions per step of it.
   float attn_temp_scale = 0.0f;
   int64_t attn_temp_length = 0;
-  float attn_scale = 0.0f; // 0: 1/sqrt(head_dim)
-  float attn_softcap = 0.0f, final_softcap = 0.0f;
   int64_t sliding_window = 0;     // positions a local layer sees (0: no local layers)
   std::vector<bool> local_layers; // per layer: attends to the window only
   float local_rope_base = 0.0f;   // local layers' RoPE base, unscaled (0: the global RoPE)

@@ -42,12 +42,11 @@ Status read_local_layers(const gguf::GgufFile& f, const HParamKeys& k, ModelHPar
   const std::string key = k.key("attention.sliding_window_pattern");
   int64_t period = hp.family->sliding.period;
   const gguf::Array* flags = nullptr;
-  if (f.find(key)) {
-    if (f.get_array(key).ok()) {
-      PSHARD_ASSIGN_OR_RETURN(flags, f.get_array(key));
-    } else {
+  if (f.find(key)) { // per-layer flags, or a period
+    if (Result<const gguf::Array*> array = f.get_array(key); array.ok())
+      flags = *array;
+    else
       PSHARD_RETURN_IF_ERROR(k.optional("attention.sliding_window_pattern", &period));
-    }
   }
   hp.local_layers.assign(static_cast<size_t>(hp.n_layer), false);
   if (flags) { // llama.cpp's per-layer form: true where the layer is local
@@ -105,12 +104,8 @@ Status read_sliding_window(const gguf::GgufFile& f, const HParamKeys& k, ModelHP
 Status read_multipliers(const HParamKeys& k, ModelHParams& hp) {
   if (!hp.family->multiplier_keys)
     return Status::ok_status();
-  if (!k.has("logit_scale"))
-    return invalid_format("metadata key '" + k.key("logit_scale") +
-                          "' is missing; it is required for " + std::string(hp.family->name) +
-                          " models");
   float logit_scale = 0.0f;
-  PSHARD_RETURN_IF_ERROR(k.optional("logit_scale", &logit_scale));
+  PSHARD_RETURN_IF_ERROR(k.required("logit_scale", &logit_scale));
   PSHARD_RETURN_IF_ERROR(k.optional("embedding_scale", &hp.embed_scale));
   PSHARD_RETURN_IF_ERROR(k.optional("residual_scale", &hp.residual_scale));
   for (const auto& [key, v] :
@@ -146,7 +141,6 @@ Status read_attn_temperature(const HParamKeys& k, ModelHParams& hp) {
 } // namespace
 
 Status read_block_options(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
-  hp.activation = hp.family->activation;
   if (hp.family->scale_embeddings)
     hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
   PSHARD_RETURN_IF_ERROR(read_multipliers(k, hp));

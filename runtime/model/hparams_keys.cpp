@@ -41,11 +41,25 @@ Status HParamKeys::optional(const std::string& suffix, std::string* out) const {
   return Status::ok_status();
 }
 
+namespace {
+
+template <typename T>
+Status read_required(const HParamKeys& k, const std::string& suffix, const std::string& family,
+                     T* out) {
+  if (!k.has(suffix))
+    return invalid_format("metadata key '" + k.key(suffix) + "' is missing; it is required for " +
+                          family + " models");
+  return k.optional(suffix, out);
+}
+
+} // namespace
+
 Status HParamKeys::required(const std::string& suffix, int64_t* out) const {
-  if (!has(suffix))
-    return invalid_format("metadata key '" + key(suffix) + "' is missing; it is required for " +
-                          std::string(family_.name) + " models");
-  return optional(suffix, out);
+  return read_required(*this, suffix, std::string(family_.name), out);
+}
+
+Status HParamKeys::required(const std::string& suffix, float* out) const {
+  return read_required(*this, suffix, std::string(family_.name), out);
 }
 
 } // namespace pshard

@@ -24,6 +24,7 @@ public:
   Status optional(const std::string& suffix, bool* out) const;
   Status optional(const std::string& suffix, std::string* out) const;
   Status required(const std::string& suffix, int64_t* out) const;
+  Status required(const std::string& suffix, float* out) const;
 
 private:
   const gguf::GgufFile& file_;

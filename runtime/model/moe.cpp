@@ -33,7 +33,7 @@ void moe_finish(ForwardPass& p, const MoeWeights& w) {
     p.ops.matmul(w.shexp_gate_inp, a.normed, n, a.shexp_gate);
     p.ops.add_gated(a.moe_out, a.proj, a.shexp_gate, n, d);
   }
-  p.ops.add(a.hidden, a.moe_out, n * d);
+  residual_add(p, VectorWeight{}, a.moe_out);
 }
 
 } // namespace pshard

@@ -99,7 +99,7 @@ void glu_forward(ForwardPass& p, const FfnWeights& w, float* out) {
   const ActivationPtrs& a = p.act;
   p.ops.matmul(w.gate, a.normed, n, a.gate);
   p.ops.matmul(w.up, a.normed, n, a.up);
-  if (p.hp.activation == FfnActivation::kGeluTanh)
+  if (p.hp.family->activation == FfnActivation::kGeluTanh)
     p.ops.gelu_mul(a.gate, a.up, a.gate, n * ff);
   else
     p.ops.silu_mul(a.gate, a.up, a.gate, n * ff);
@@ -111,11 +111,16 @@ void ffn_forward(ForwardPass& p, const FfnWeights& w) {
   const ActivationPtrs& a = p.act;
   p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, p.hp.rms_eps);
   glu_forward(p, w, a.proj);
-  if (w.post_norm.data)
-    p.ops.rms_norm(a.proj, w.post_norm.data, a.proj, n, d, p.hp.rms_eps);
+  residual_add(p, w.post_norm, a.proj);
+}
+
+void residual_add(ForwardPass& p, const VectorWeight& post_norm, float* out) {
+  const int64_t n = p.n_tokens(), d = p.hp.n_embd;
+  if (post_norm.data)
+    p.ops.rms_norm(out, post_norm.data, out, n, d, p.hp.rms_eps);
   if (p.hp.residual_scale != 1.0f)
-    p.ops.scale(a.proj, p.hp.residual_scale, n * d);
-  p.ops.add(a.hidden, a.proj, n * d);
+    p.ops.scale(out, p.hp.residual_scale, n * d);
+  p.ops.add(p.act.hidden, out, n * d);
 }
 
 void head_forward(ForwardPass& p, const HeadWeights& w) {

@@ -163,6 +163,9 @@ void ffn_forward(ForwardPass& pass, const FfnWeights& w);
 // The gated FFN of `w` (SwiGLU, or GeGLU as the model says) over act.normed into out
 // (n_tokens x n_embd), scratch act.gate/up.
 void glu_forward(ForwardPass& pass, const FfnWeights& w, float* out);
+// A block's output `out` (n_tokens x n_embd) into the residual stream act.hidden:
+// Gemma's post-norm (when `post_norm` is set) and Granite's residual scale, then the add.
+void residual_add(ForwardPass& pass, const VectorWeight& post_norm, float* out);
 void moe_forward(ForwardPass& pass, const MoeWeights& w);
 // The end of moe_forward once act.moe_out holds the routed experts' sum: the shared
 // expert (if any) and the residual (an expert-level pass sums its experts itself).

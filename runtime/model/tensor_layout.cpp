@@ -55,7 +55,7 @@ void attention(const ModelHParams& hp, SpecList& l) {
 void dense_ffn(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, ff = hp.n_ff;
   l.add("ffn_norm", ".weight", {d}, R::kFfnNorm);
-  if (hp.fused_gate_up) {
+  if (hp.family->fused_gate_up) {
     l.add("ffn_up", ".weight", {d, 2 * ff}, R::kFfnGateUp);
   } else {
     l.add("ffn_gate", ".weight", {d, ff}, R::kFfnGate);
@@ -86,17 +86,13 @@ void moe(const ModelHParams& hp, SpecList& l) {
 
 bool TensorSpec::is_matrix() const {
   switch (role) {
-  case R::kOutput:
-  case R::kWq:
-  case R::kWk:
-  case R::kWv:
-  case R::kWo:
-  case R::kWqkv:
-  case R::kFfnGateUp:
-  case R::kFfnGate: case R::kFfnUp: case R::kFfnDown: case R::kRouter:
+  // clang-format off
+  case R::kOutput: case R::kWq: case R::kWk: case R::kWv: case R::kWo: case R::kWqkv:
+  case R::kFfnGate: case R::kFfnUp: case R::kFfnDown: case R::kFfnGateUp: case R::kRouter:
   case R::kGateExps: case R::kUpExps: case R::kDownExps:
   case R::kShexpGateInp: case R::kShexpGate: case R::kShexpUp: case R::kShexpDown:
     return true;
+  // clang-format on
   case R::kTokenEmbd: // gathered by the embed; a matrix only as the tied head (kOutput)
   default:
     return false;

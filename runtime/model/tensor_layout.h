@@ -20,39 +20,25 @@ namespace pshard {
 
 // What a tensor is to the forward pass.
 enum class WeightRole : uint8_t {
+  // clang-format off
   kTokenEmbd,  // embed: rows gathered; also the head's matrix when the output is tied
   kOutputNorm, // head
   kOutput,     // head
   kRopeFreqs,  // attention: llama3 frequency divisors (optional, shared by all layers)
-  kRopeFactorsLong,
-  kRopeFactorsShort, // attention: LongRoPE's divisors (shared)
-  kWqkv,             // attention: q, k and v rows in one matrix (Phi-3)
-  kFfnGateUp,        // ffn: gate rows then up rows in one matrix (Phi-3)
-  kAttnNorm,
-  kWq,
-  kWk,
-  kWv,
-  kWo,
-  kBq,
-  kBk,
-  kBv,
-  kBo, // attention biases
-  kQNorm,
-  kKNorm,        // per-head RMSNorm weights (head_dim)
-  kAttnPostNorm, // RMSNorm of the attention's output before the residual (Gemma)
-  kFfnNorm,
-  kFfnGate,
-  kFfnUp,
-  kFfnDown,
-  kFfnPostNorm, // RMSNorm of the FFN's output before the residual (Gemma)
-  kRouter,      // moe: n_expert x n_embd router logits
-  kGateExps,
-  kUpExps,
-  kDownExps,     // moe: n_expert stacked matrices
-  kShexpGateInp, // moe: the shared expert's sigmoid gate, one row of n_embd
-  kShexpGate,
-  kShexpUp,
-  kShexpDown, // moe: the shared expert
+  kRopeFactorsLong, kRopeFactorsShort, // attention: LongRoPE's divisors (shared)
+  kAttnNorm, kWq, kWk, kWv, kWo,
+  kWqkv,                // attention: q, k and v rows in one matrix (Phi-3)
+  kBq, kBk, kBv, kBo,   // attention biases
+  kQNorm, kKNorm,       // per-head RMSNorm weights (head_dim)
+  kAttnPostNorm,        // RMSNorm of the attention's output before the residual (Gemma)
+  kFfnNorm, kFfnGate, kFfnUp, kFfnDown,
+  kFfnGateUp,           // ffn: gate rows then up rows in one matrix (Phi-3)
+  kFfnPostNorm,         // RMSNorm of the FFN's output before the residual (Gemma)
+  kRouter,              // moe: n_expert x n_embd router logits
+  kGateExps, kUpExps, kDownExps,          // moe: n_expert stacked matrices
+  kShexpGateInp,        // moe: the shared expert's sigmoid gate, one row of n_embd
+  kShexpGate, kShexpUp, kShexpDown,       // moe: the shared expert
+  // clang-format on
 };
 
 struct TensorSpec {

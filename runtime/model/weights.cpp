@@ -34,50 +34,45 @@ void split_rows(const MatrixView& fused, std::initializer_list<RowBlock> blocks)
 void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
            const gguf::TensorInfo& t, ModelWeights& w, LayerWeights* layer) {
   auto vec = [&](VectorWeight& v) { v = b.vector(t); };
+  // Tensors every attention block lists (rope_freqs, LongRoPE's factors): bound once.
+  auto shared_vec = [&](VectorWeight& v) {
+    if (!v.data)
+      vec(v);
+  };
   auto mat = [&](MatrixView& m) { m = b.matrix(t); };
   auto exps = [&](ExpertWeights& e) { e = ExpertWeights{b.matrix(t), t.dims[2], {}}; };
+  // clang-format off
   switch (spec.role) {
   case WeightRole::kTokenEmbd: mat(w.token_embd); break;
   case WeightRole::kOutputNorm: vec(w.output_norm); break;
   case WeightRole::kOutput: mat(w.output); break;
-  case WeightRole::kRopeFreqs: if (!w.rope_freqs.data) vec(w.rope_freqs); break;
-  case WeightRole::kRopeFactorsLong:
-    if (!w.rope_long.data)
-      vec(w.rope_long);
-    break;
-  case WeightRole::kRopeFactorsShort:
-    if (!w.rope_short.data)
-      vec(w.rope_short);
-    break;
-  case WeightRole::kWqkv:
-    split_rows(b.matrix(t), {{&layer->attn.wq, hp.q_dim()},
-                             {&layer->attn.wk, hp.kv_dim()},
-                             {&layer->attn.wv, hp.kv_dim()}});
-    break;
-  case WeightRole::kFfnGateUp:
-    split_rows(b.matrix(t), {{&layer->ffn.gate, hp.n_ff}, {&layer->ffn.up, hp.n_ff}});
-    break;
+  case WeightRole::kRopeFreqs: shared_vec(w.rope_freqs); break;
+  case WeightRole::kRopeFactorsLong: shared_vec(w.rope_long); break;
+  case WeightRole::kRopeFactorsShort: shared_vec(w.rope_short); break;
   case WeightRole::kAttnNorm: vec(layer->attn.norm); break;
   case WeightRole::kWq: mat(layer->attn.wq); break;
   case WeightRole::kWk: mat(layer->attn.wk); break;
   case WeightRole::kWv: mat(layer->attn.wv); break;
   case WeightRole::kWo: mat(layer->attn.wo); break;
+  case WeightRole::kWqkv:
+    split_rows(b.matrix(t), {{&layer->attn.wq, hp.q_dim()}, {&layer->attn.wk, hp.kv_dim()},
+                             {&layer->attn.wv, hp.kv_dim()}});
+    break;
   case WeightRole::kBq: vec(layer->attn.bq); break;
   case WeightRole::kBk: vec(layer->attn.bk); break;
   case WeightRole::kBv: vec(layer->attn.bv); break;
   case WeightRole::kBo: vec(layer->attn.bo); break;
   case WeightRole::kQNorm: vec(layer->attn.q_norm); break;
   case WeightRole::kKNorm: vec(layer->attn.k_norm); break;
-  case WeightRole::kAttnPostNorm:
-    vec(layer->attn.post_norm);
-    break;
+  case WeightRole::kAttnPostNorm: vec(layer->attn.post_norm); break;
   case WeightRole::kFfnNorm: vec(layer->ffn.norm); layer->moe.norm = layer->ffn.norm; break;
   case WeightRole::kFfnGate: mat(layer->ffn.gate); break;
   case WeightRole::kFfnUp: mat(layer->ffn.up); break;
   case WeightRole::kFfnDown: mat(layer->ffn.down); break;
-  case WeightRole::kFfnPostNorm:
-    vec(layer->ffn.post_norm);
+  case WeightRole::kFfnGateUp:
+    split_rows(b.matrix(t), {{&layer->ffn.gate, hp.n_ff}, {&layer->ffn.up, hp.n_ff}});
     break;
+  case WeightRole::kFfnPostNorm: vec(layer->ffn.post_norm); break;
   case WeightRole::kRouter: mat(layer->moe.router); break;
   case WeightRole::kGateExps: exps(layer->moe.gate); break;
   case WeightRole::kUpExps: exps(layer->moe.up); break;
@@ -87,6 +82,7 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kShexpUp: mat(layer->moe.shexp.up); break;
   case WeightRole::kShexpDown: mat(layer->moe.shexp.down); break;
   }
+  // clang-format on
 }
 
 } // namespace

@@ -105,7 +105,6 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.qk_norm = f.qk_norm == Presence::kRequired;
   hp.post_norms = f.post_norms == Presence::kRequired;
   hp.fused_qkv = f.fused_qkv != Presence::kAbsent; // as the converters write Phi-3
-  hp.fused_gate_up = f.fused_gate_up;
   hp.tied_output = s.tied_output;
   PSHARD_RETURN_IF_ERROR(apply_rope_scaling(s, hp));
   if (f.rope_sections) {

@@ -130,6 +130,5 @@ extern const ArchFamily kPhi3Family;
 extern const ArchFamily kGraniteFamily;
 extern const ArchFamily kMistral3Family;
 extern const ArchFamily kSmolLm3Family;
-extern const ArchFamily kSmolLm3Family;
 
 } // namespace pshard

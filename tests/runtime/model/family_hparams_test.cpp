@@ -80,7 +80,7 @@ TEST_F(FamilyHParams, Gemma3HasFiveLocalLayersInSixWithTheirOwnUnscaledRope) {
   EXPECT_EQ(global.freq_base, 1e6f);
   EXPECT_EQ(global.freq_scale, 0.125f);
   EXPECT_FLOAT_EQ(hp.embed_scale, 8.0f); // sqrt(64)
-  EXPECT_EQ(hp.activation, FfnActivation::kGeluTanh);
+  EXPECT_EQ(hp.family->activation, FfnActivation::kGeluTanh);
   EXPECT_TRUE(hp.post_norms);
   EXPECT_TRUE(hp.qk_norm);
   EXPECT_EQ(hp.attn_scale, 0.0f); // 1/sqrt(head_dim): not the 27B
@@ -152,7 +152,7 @@ TEST_F(FamilyHParams, Phi3FusesItsMatricesAndIgnoresTheTrainingWindow) {
     testing::set_key(md, "phi3.attention.sliding_window", gguf::Value{uint32_t{2047}});
   });
   EXPECT_TRUE(hp.fused_qkv);
-  EXPECT_TRUE(hp.fused_gate_up);
+  EXPECT_TRUE(hp.family->fused_gate_up);
   EXPECT_EQ(local_layers(hp), std::vector<bool>(2, false)); // llama.cpp: full attention
   EXPECT_FALSE(hp.long_rope);
   EXPECT_TRUE(hp.rope(nullptr).neox);
