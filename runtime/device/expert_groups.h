@@ -14,8 +14,8 @@
 
 namespace pshard {
 
-// Expert e's SiLU-gated FFN on `m` gathered rows already in moe.expert_in, into
-// moe.expert_out (m x n_embd), on whichever Ops holds the expert's weights.
+// Expert e's gated FFN (its biases and activation as moe says) on `m` gathered rows already in
+// moe.expert_in, into moe.expert_out (m x n_embd), on whichever Ops holds the expert's weights.
 void moe_expert_ffn(Ops& ops, const MoeDispatch& moe, int64_t e, int64_t m);
 
 // One expert of a split pass and how many consecutive rows (tokens routed to it) it takes.

@@ -23,6 +23,7 @@
 
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/ops.h"
+#include "runtime/model/arch/arch_family.h"
 #include "runtime/tokenizer/token_id.h"
 
 #include <cmath>
@@ -87,6 +88,9 @@ struct AttentionDims {
   // further scaled by 1 + temp_scale · ln(floor((pos + 1) / temp_length) + 1). 0: off.
   float temp_scale = 0.0f;
   int64_t temp_length = 0;
+  // Attention sinks (gpt-oss): n_head logits in the Ops' memory, head h's joining the
+  // denominator of every softmax of head h (its value row is zero). Null: none.
+  const float* sinks = nullptr;
 
   float score_scale() const {
     return scale > 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
@@ -153,6 +157,13 @@ struct MoeDispatch {
   // The top-k probabilities renormalised to sum to one (Mixtral, Qwen3-MoE), or used as
   // the softmax over all experts gave them (Qwen2-MoE).
   bool normalize_weights = true;
+  // The experts' gate activation (SiLU, or gpt-oss's clamped SwiGLU) and their biases
+  // (gpt-oss; null for the others): expert e's gate/up row at e * n_ff, down's at
+  // e * n_embd, in the Ops' memory.
+  FfnActivation activation = FfnActivation::kSilu;
+  const float* gate_bias = nullptr;
+  const float* up_bias = nullptr;
+  const float* down_bias = nullptr;
 };
 
 class Ops {
@@ -182,6 +193,9 @@ public:
   virtual void silu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
   // out[i] = gelu(gate[i]) * up[i] over n values, GELU's tanh approximation (GeGLU).
   virtual void gelu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
+  // gpt-oss's clamped SwiGLU over n values: with g = min(gate[i], 7) and u = clamp(up[i],
+  // -7, 7), out[i] = g * sigmoid(1.702 g) * (u + 1).
+  virtual void swiglu_oai(const float* gate, const float* up, float* out, int64_t n) = 0;
   // x[i] *= s over n values.
   virtual void scale(float* x, float s, int64_t n) = 0;
   // x[i] = cap * tanh(x[i] / cap) over n values (Gemma 2's final logits).
@@ -204,5 +218,21 @@ public:
   virtual void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
                             int64_t n_tokens, float* out) = 0;
 };
+
+// out = act(gate) * up over n values, by the family's gate activation.
+inline void gated_activation(Ops& ops, FfnActivation act, const float* gate, const float* up,
+                             float* out, int64_t n) {
+  switch (act) {
+  case FfnActivation::kSilu:
+    ops.silu_mul(gate, up, out, n);
+    return;
+  case FfnActivation::kGeluTanh:
+    ops.gelu_mul(gate, up, out, n);
+    return;
+  case FfnActivation::kSwigluOai:
+    ops.swiglu_oai(gate, up, out, n);
+    return;
+  }
+}
 
 } // namespace pshard

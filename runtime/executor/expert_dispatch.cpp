@@ -13,13 +13,6 @@ std::vector<std::pair<const ExpertMatrices*, ExpertMatrices*>> expert_pairs(cons
   return {{&host.gate, &device->gate}, {&host.up, &device->up}, {&host.down, &device->down}};
 }
 
-MoeDispatch dispatch_of(const ModelHParams& hp, const MoeWeights& w, const ActivationPtrs& a) {
-  MoeDispatch d{w.gate,      w.up,         w.down, hp.n_expert_used, hp.n_embd,
-                hp.n_ff_exp, a.expert_in, a.expert_out, a.gate,  a.up,  nullptr};
-  d.normalize_weights = hp.normalize_expert_weights;
-  return d;
-}
-
 } // namespace
 
 void place_resident_experts(const SubLayerTensors& t, const PlanLayout& layout, size_t i,
@@ -82,8 +75,8 @@ Status run_split_moe(SplitMoe& job, ForwardPass& host_pass) {
   const ModelHParams& hp = job.hp;
   const int64_t d = hp.n_embd, n = host_pass.n_tokens();
   const size_t n_expert = job.routes.size();
-  const MoeDispatch on_device = dispatch_of(hp, job.device_weights, job.device_act);
-  const MoeDispatch on_host = dispatch_of(hp, job.host_weights, job.host_act);
+  const MoeDispatch on_device = moe_dispatch_of(hp, job.device_weights, job.device_act);
+  const MoeDispatch on_host = moe_dispatch_of(hp, job.host_weights, job.host_act);
   if (job.copied)
     job.device.wait(Queue::kCompute, *job.copied);
   // The device's experts in one call: their rows gathered in ascending expert order, in

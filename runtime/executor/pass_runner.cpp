@@ -263,7 +263,7 @@ Status PassRunner::route_on_host(size_t i) {
   const int64_t n = static_cast<int64_t>(c_.tokens.size());
   const ActivationPtrs& a = c_.host_act;
   c_.cpu.rms_norm(a.hidden, w.norm.data, a.normed, n, hp_.n_embd, hp_.rms_eps);
-  c_.cpu.matmul(w.router, a.normed, n, a.router);
+  moe_router_logits(c_.cpu, w, a.normed, n, a.router);
   const auto routes =
       moe_routes(a.router, n, hp_.n_expert, hp_.n_expert_used, hp_.normalize_expert_weights);
   // Expert-level: only the routed experts the plan copies; resident ones are in VRAM

@@ -1,6 +1,7 @@
 // Attention of one query head over a KV cache, vectorised on the active ISA path:
 //   out = softmax(cap(scale * (K q))) V   over cached positions first .. n_kv - 1
-// (first > 0: a sliding window; cap(s) = softcap * tanh(s / softcap) when softcap > 0).
+// (first > 0: a sliding window; cap(s) = softcap * tanh(s / softcap) when softcap > 0;
+// with a sink (gpt-oss), the softmax's denominator also holds e^sink).
 // q and out hold head_dim floats. K and V rows are of their own element type — F32, F16
 // or Q8_0 (blocks of 32: head_dim a multiple of 32) — and k/v point at this head's slice
 // of position 0's row, rows k_row_bytes / v_row_bytes apart. A paged cache (pages set)
@@ -11,7 +12,7 @@
 //
 //   AttendHead a{q, k_head, v_head, k_row_bytes, v_row_bytes, TensorType::kF16,
 //                TensorType::kF16, n_kv, head_dim, 1 / sqrt(hd), out, scores};
-//   attend_head(a);   // scores: scratch of n_kv - first floats
+//   attend_head(a);   // scores: scratch of n_kv - first floats (+ 1 with a sink)
 #pragma once
 
 #include "runtime/kernels/ops.h"
@@ -39,6 +40,8 @@ struct AttendHead {
   int64_t page_rows = 0;
   int64_t first = 0;    // the first position seen (scores[j] is position first + j's)
   float softcap = 0.0f; // 0: scores as they are
+  bool has_sink = false; // gpt-oss: `sink` joins the softmax, attending to nothing
+  float sink = 0.0f;
 
   int64_t n_seen() const { return n_kv - first; }
 };
@@ -70,6 +73,14 @@ template <typename Fn> inline void for_each_kv_run(const AttendHead& a, Fn&& fn)
 inline void softcap_scores(const AttendHead& a) {
   if (a.softcap > 0.0f)
     softcap_inplace(a.scores, a.softcap, a.n_seen());
+}
+
+// The scores' softmax by the ISA path's `softmax`, a sink as one more score past the
+// seen ones (its weight, the last, is never read).
+template <typename Softmax> inline void softmax_scores(const AttendHead& a, Softmax&& softmax) {
+  if (a.has_sink)
+    a.scores[a.n_seen()] = a.sink;
+  softmax(a.scores, a.n_seen() + (a.has_sink ? 1 : 0));
 }
 } // namespace
 

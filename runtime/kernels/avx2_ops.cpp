@@ -160,7 +160,7 @@ void attend(const AttendHead& a) {
       a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
   softcap_scores(a);
-  softmax(a.scores, a.n_seen());
+  softmax_scores(a, softmax);
   for (int64_t c = 0; c < a.head_dim; c += 32) {
     __m256 acc[4];
     __m256i m[4];

@@ -154,7 +154,7 @@ void attend(const AttendHead& a) {
       a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
   softcap_scores(a);
-  softmax(a.scores, a.n_seen());
+  softmax_scores(a, softmax);
   // Four vectors of the output at a time stay in registers over all positions.
   for (int64_t c = 0; c < a.head_dim; c += 64) {
     __m512 acc[4];

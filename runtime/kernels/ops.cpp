@@ -8,6 +8,7 @@
 #include "runtime/kernels/kernel_set.h"
 #include "runtime/kernels/rope_math.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace pshard {
@@ -54,6 +55,14 @@ void silu_mul(const float *gate, const float *up, float *out, int64_t n) {
 
 void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
   kernels::kernel_set().ops.gelu_mul(gate, up, out, n);
+}
+
+void swiglu_oai(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], kSwigluOaiLimit);
+    const float u = std::clamp(up[i], -kSwigluOaiLimit, kSwigluOaiLimit);
+    out[i] = g / (1.0f + std::exp(-kSwigluOaiAlpha * g)) * (u + 1.0f);
+  }
 }
 
 void scale_inplace(float* x, float s, int64_t n) {

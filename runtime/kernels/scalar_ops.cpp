@@ -93,7 +93,7 @@ void attend(const AttendHead& a) {
       a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
   });
   softcap_scores(a);
-  softmax(a.scores, a.n_seen());
+  softmax_scores(a, softmax);
   for (int64_t i = 0; i < a.head_dim; ++i)
     a.out[i] = 0.0f;
   for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {

@@ -1,7 +1,7 @@
 // The attention sub-layer: RMSNorm, Q/K/V projections (+ biases), per-head q/k RMSNorm
 // (Qwen3, Gemma 3), RoPE (normal or NeoX, with the model's scaling — a local layer's own;
 // M-RoPE positions when given), KV-cache append, causal grouped-query attention over the
-// cache (a sliding window, scale and soft-cap as the layer has them), output projection
+// cache (a sliding window, scale, soft-cap and sinks as the layer has them), output projection
 // (+ bias, + Gemma's post-norm), residual.
 #include "runtime/model/sublayer.h"
 
@@ -36,6 +36,7 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   dims.softcap = hp.attn_softcap;
   dims.temp_scale = hp.attn_temp_scale;
   dims.temp_length = hp.attn_temp_length;
+  dims.sinks = w.sinks.data;
   const SeqSegment whole{0, n, p.pos0, nullptr};
   for (const SeqSegment& g : p.segments.empty() ? std::span<const SeqSegment>(&whole, 1)
                                                 : p.segments) {

@@ -151,6 +151,12 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.post_norms, "post_attention_norm.weight",
                                       "post-norms (post_attention_norm, post_ffw_norm)",
                                       &hp.post_norms));
+  PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.attn_sinks, "attn_sinks.weight",
+                                      "attention sinks (attn_sinks)", &hp.attn_sinks));
+  PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.moe_biases, "ffn_gate_inp.bias",
+                                      "router and expert biases (ffn_gate_inp.bias, "
+                                      "ffn_{gate,up,down}_exps.bias)",
+                                      &hp.moe_biases));
   hp.tied_output = f.find_tensor("output.weight") == nullptr;
   return Status::ok_status();
 }

@@ -56,6 +56,8 @@ struct ModelHParams {
   bool tied_output = false; // no output.weight: the head multiplies by token_embd
   bool post_norms = false;  // post_attention_norm / post_ffw_norm (Gemma)
   bool fused_qkv = false;   // attn_qkv (Phi-3)
+  bool attn_sinks = false;  // attn_sinks: a sink logit per head (gpt-oss)
+  bool moe_biases = false;  // router and expert biases (gpt-oss)
   // LongRoPE: rope_factors_long / _short; the long ones when the context passes
   // rope_ctx_orig. Their cos/sin magnitude is yarn_attn_factor (rope.scaling.attn_factor).
   bool long_rope = false;

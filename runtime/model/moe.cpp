@@ -1,6 +1,6 @@
-// The MoE sub-layer: RMSNorm, router, top-k expert dispatch (Ops::moe_dispatch: softmax
-// over all experts, top k, weights renormalised when the model asks, SiLU-gated expert
-// FFNs), plus a shared expert scaled by a sigmoid gate when the model has one
+// The MoE sub-layer: RMSNorm, router (+ bias), top-k expert dispatch (Ops::moe_dispatch:
+// softmax over all experts, top k, weights renormalised when the model asks, gated expert
+// FFNs with their biases), plus a shared expert scaled by a sigmoid gate when the model has one
 // (qwen2moe), residual.
 #include "runtime/model/sublayer.h"
 
@@ -14,14 +14,31 @@ void moe_forward(ForwardPass& p, const MoeWeights& w) {
   const int64_t n = p.n_tokens(), d = hp.n_embd;
 
   p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, hp.rms_eps);
-  p.ops.matmul(w.router, a.normed, n, a.router);
+  moe_router_logits(p.ops, w, a.normed, n, a.router);
   if (p.routing) // before the dispatch turns the logits into probabilities in place
     p.routing->record(p.layer, a.router, n);
-  MoeDispatch dispatch{w.gate,     w.up,     w.down, hp.n_expert_used, d,
-                       hp.n_ff_exp, a.expert_in, a.expert_out, a.gate, a.up, w.host_routes};
-  dispatch.normalize_weights = hp.normalize_expert_weights;
+  MoeDispatch dispatch = moe_dispatch_of(hp, w, a);
+  dispatch.routes = w.host_routes;
   p.ops.moe_dispatch(a.normed, a.router, dispatch, n, a.moe_out);
   moe_finish(p, w);
+}
+
+void moe_router_logits(Ops& ops, const MoeWeights& w, const float* normed, int64_t n,
+                       float* logits) {
+  ops.matmul(w.router, normed, n, logits);
+  if (w.router_bias.data)
+    ops.add_bias(logits, w.router_bias.data, n, w.router.rows);
+}
+
+MoeDispatch moe_dispatch_of(const ModelHParams& hp, const MoeWeights& w, const ActivationPtrs& a) {
+  MoeDispatch d{w.gate,      w.up,        w.down,       hp.n_expert_used, hp.n_embd,
+                hp.n_ff_exp, a.expert_in, a.expert_out, a.gate,           a.up};
+  d.normalize_weights = hp.normalize_expert_weights;
+  d.activation = hp.family->activation;
+  d.gate_bias = w.gate_bias.data;
+  d.up_bias = w.up_bias.data;
+  d.down_bias = w.down_bias.data;
+  return d;
 }
 
 void moe_finish(ForwardPass& p, const MoeWeights& w) {

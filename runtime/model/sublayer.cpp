@@ -99,10 +99,7 @@ void glu_forward(ForwardPass& p, const FfnWeights& w, float* out) {
   const ActivationPtrs& a = p.act;
   p.ops.matmul(w.gate, a.normed, n, a.gate);
   p.ops.matmul(w.up, a.normed, n, a.up);
-  if (p.hp.family->activation == FfnActivation::kGeluTanh)
-    p.ops.gelu_mul(a.gate, a.up, a.gate, n * ff);
-  else
-    p.ops.silu_mul(a.gate, a.up, a.gate, n * ff);
+  gated_activation(p.ops, p.hp.family->activation, a.gate, a.up, a.gate, n * ff);
   p.ops.matmul(w.down, a.gate, n, out);
 }
 

@@ -88,7 +88,7 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     return;
   case SubLayerKind::kAttention:
     for (VectorWeight* v : {&w.attn.norm, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo,
-                            &w.attn.q_norm, &w.attn.k_norm, &w.attn.post_norm})
+                            &w.attn.q_norm, &w.attn.k_norm, &w.attn.sinks, &w.attn.post_norm})
       fn(v->data);
     for (MatrixView* m : {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo})
       fn(m->data);
@@ -102,7 +102,9 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
       fn(m->data);
     return;
   case SubLayerKind::kMoe:
-    fn(w.moe.norm.data);
+    for (VectorWeight* v :
+         {&w.moe.norm, &w.moe.router_bias, &w.moe.gate_bias, &w.moe.up_bias, &w.moe.down_bias})
+      fn(v->data);
     for (MatrixView* m : {&w.moe.router, &w.moe.gate.first, &w.moe.up.first, &w.moe.down.first,
                           &w.moe.shexp_gate_inp, &w.moe.shexp.gate, &w.moe.shexp.up,
                           &w.moe.shexp.down})
@@ -167,6 +169,12 @@ void glu_forward(ForwardPass& pass, const FfnWeights& w, float* out);
 // Gemma's post-norm (when `post_norm` is set) and Granite's residual scale, then the add.
 void residual_add(ForwardPass& pass, const VectorWeight& post_norm, float* out);
 void moe_forward(ForwardPass& pass, const MoeWeights& w);
+// The router's logits (n x n_expert) of the normed rows, its bias added (gpt-oss): what
+// every place that routes computes, so they route alike.
+void moe_router_logits(Ops& ops, const MoeWeights& w, const float* normed, int64_t n,
+                       float* logits);
+// The dispatch of `w`'s experts over act's scratch (no host routes: the caller sets them).
+MoeDispatch moe_dispatch_of(const ModelHParams& hp, const MoeWeights& w, const ActivationPtrs& a);
 // The end of moe_forward once act.moe_out holds the routed experts' sum: the shared
 // expert (if any) and the residual (an expert-level pass sums its experts itself).
 void moe_finish(ForwardPass& pass, const MoeWeights& w);

@@ -42,6 +42,8 @@ void attention(const ModelHParams& hp, SpecList& l) {
     l.add("attn_q_norm", ".weight", {hp.head_dim}, R::kQNorm);
     l.add("attn_k_norm", ".weight", {hp.head_dim}, R::kKNorm);
   }
+  if (hp.attn_sinks)
+    l.add("attn_sinks", ".weight", {hp.n_head}, R::kAttnSinks);
   if (hp.post_norms)
     l.add("post_attention_norm", ".weight", {d}, R::kAttnPostNorm);
   // Tensors outside the blocks that every attention block reads.
@@ -54,7 +56,7 @@ void attention(const ModelHParams& hp, SpecList& l) {
 
 void dense_ffn(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, ff = hp.n_ff;
-  l.add("ffn_norm", ".weight", {d}, R::kFfnNorm);
+  l.add(std::string(hp.family->ffn_norm), ".weight", {d}, R::kFfnNorm);
   if (hp.family->fused_gate_up) {
     l.add("ffn_up", ".weight", {d, 2 * ff}, R::kFfnGateUp);
   } else {
@@ -68,11 +70,17 @@ void dense_ffn(const ModelHParams& hp, SpecList& l) {
 
 void moe(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, ff = hp.n_ff_exp, ne = hp.n_expert;
-  l.add("ffn_norm", ".weight", {d}, R::kFfnNorm);
+  l.add(std::string(hp.family->ffn_norm), ".weight", {d}, R::kFfnNorm);
   l.add("ffn_gate_inp", ".weight", {d, ne}, R::kRouter);
   l.add("ffn_gate_exps", ".weight", {d, ff, ne}, R::kGateExps);
   l.add("ffn_up_exps", ".weight", {d, ff, ne}, R::kUpExps);
   l.add("ffn_down_exps", ".weight", {ff, d, ne}, R::kDownExps);
+  if (hp.moe_biases) { // small: they travel with the router, not with each expert
+    l.add("ffn_gate_inp", ".bias", {ne}, R::kRouterBias);
+    l.add("ffn_gate_exps", ".bias", {ff, ne}, R::kGateExpsBias);
+    l.add("ffn_up_exps", ".bias", {ff, ne}, R::kUpExpsBias);
+    l.add("ffn_down_exps", ".bias", {d, ne}, R::kDownExpsBias);
+  }
   if (hp.has_shared_expert()) {
     const int64_t sff = hp.n_ff_shexp;
     l.add("ffn_gate_inp_shexp", ".weight", {d}, R::kShexpGateInp);

@@ -30,12 +30,15 @@ enum class WeightRole : uint8_t {
   kWqkv,                // attention: q, k and v rows in one matrix (Phi-3)
   kBq, kBk, kBv, kBo,   // attention biases
   kQNorm, kKNorm,       // per-head RMSNorm weights (head_dim)
+  kAttnSinks,           // one sink logit per query head (gpt-oss)
   kAttnPostNorm,        // RMSNorm of the attention's output before the residual (Gemma)
   kFfnNorm, kFfnGate, kFfnUp, kFfnDown,
   kFfnGateUp,           // ffn: gate rows then up rows in one matrix (Phi-3)
   kFfnPostNorm,         // RMSNorm of the FFN's output before the residual (Gemma)
   kRouter,              // moe: n_expert x n_embd router logits
   kGateExps, kUpExps, kDownExps,          // moe: n_expert stacked matrices
+  kRouterBias,          // moe: n_expert router biases (gpt-oss)
+  kGateExpsBias, kUpExpsBias, kDownExpsBias, // moe: one bias row per expert (gpt-oss)
   kShexpGateInp,        // moe: the shared expert's sigmoid gate, one row of n_embd
   kShexpGate, kShexpUp, kShexpDown,       // moe: the shared expert
   // clang-format on

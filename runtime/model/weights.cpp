@@ -64,6 +64,7 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kBo: vec(layer->attn.bo); break;
   case WeightRole::kQNorm: vec(layer->attn.q_norm); break;
   case WeightRole::kKNorm: vec(layer->attn.k_norm); break;
+  case WeightRole::kAttnSinks: vec(layer->attn.sinks); break;
   case WeightRole::kAttnPostNorm: vec(layer->attn.post_norm); break;
   case WeightRole::kFfnNorm: vec(layer->ffn.norm); layer->moe.norm = layer->ffn.norm; break;
   case WeightRole::kFfnGate: mat(layer->ffn.gate); break;
@@ -77,6 +78,10 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kGateExps: exps(layer->moe.gate); break;
   case WeightRole::kUpExps: exps(layer->moe.up); break;
   case WeightRole::kDownExps: exps(layer->moe.down); break;
+  case WeightRole::kRouterBias: vec(layer->moe.router_bias); break;
+  case WeightRole::kGateExpsBias: vec(layer->moe.gate_bias); break;
+  case WeightRole::kUpExpsBias: vec(layer->moe.up_bias); break;
+  case WeightRole::kDownExpsBias: vec(layer->moe.down_bias); break;
   case WeightRole::kShexpGateInp: mat(layer->moe.shexp_gate_inp); break;
   case WeightRole::kShexpGate: mat(layer->moe.shexp.gate); break;
   case WeightRole::kShexpUp: mat(layer->moe.shexp.up); break;

@@ -34,6 +34,7 @@ struct AttentionWeights {
   MatrixView wq, wk, wv, wo;
   VectorWeight bq, bk, bv, bo;   // biases (qwen2 family; optional for llama)
   VectorWeight q_norm, k_norm;   // per-head RMSNorm before RoPE (qwen3 family)
+  VectorWeight sinks;            // one sink logit per query head (gpt-oss), or null
   VectorWeight post_norm;        // of the output before the residual (Gemma), or null
 };
 
@@ -52,6 +53,9 @@ struct MoeWeights {
   // Matrices null when the model has none.
   FfnWeights shexp;
   MatrixView shexp_gate_inp; // 1 x n_embd
+  // gpt-oss: the router's bias (n_expert) and each expert's biases, expert e's row at
+  // e * the matrix's output width; null when the model has none.
+  VectorWeight router_bias, gate_bias, up_bias, down_bias;
   // Set by the executor for a pass it routed on the host (only the routed experts were
   // copied): the dispatch uses these routes (see MoeDispatch::routes).
   std::shared_ptr<const MoeRoutes> host_routes;

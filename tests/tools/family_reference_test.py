@@ -3,7 +3,8 @@
 
 For each family (and the optional parts: biases, a head size that is not n_embd/n_head,
 a shared expert, unnormalised top-k, linear/llama3/YaRN RoPE scaling, Gemma's sliding
-windows, local RoPE and soft-caps, Phi-3's fused matrices and LongRoPE) pshard-mkmodel
+windows, local RoPE and soft-caps, Phi-3's fused matrices and LongRoPE, gpt-oss's sinks,
+biased experts and clamped SwiGLU) pshard-mkmodel
 writes a small F32 model; pshard-run generates greedily on the cpu, and on the emulated
 GPU under a gpu-only schedule whose budget is half the model's size (every sub-layer
 streamed through the device; the same tokens and log-probs bit for bit); the reference
@@ -68,6 +69,10 @@ CASES = {
     # YaRN from an original 8 positions: the temperature steps at 7, 15 and 23.
     "mistral3": ["--arch", "mistral3", "--rope-scaling", "yarn", "--rope-scaling-factor", "4",
                  "--rope-orig-ctx", "8", "--attn-temperature-scale", "0.5"],
+    # 4 layers, the even ones in a window of 5; heads of 24 (q is 96 wide, n_embd 64); YaRN.
+    "gpt-oss": ["--arch", "gpt-oss", "--n-layer", "4", "--n-expert", "8", "--n-expert-used", "3",
+                "--head-dim", "24", "--sliding-window", "5", "--rope-scaling", "yarn",
+                "--rope-scaling-factor", "4", "--rope-orig-ctx", "32"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", out, "GGUF file to write (the language model)");
   app.add_option("--arch", spec.arch,
                  "architecture family: llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe, gemma2, "
-                 "gemma3, phi3, granite, mistral3, smollm3")
+                 "gemma3, phi3, granite, mistral3, smollm3, gpt-oss")
       ->capture_default_str();
   app.add_option("--n-embd", spec.n_embd, "embedding width")->capture_default_str()->check(size);
   app.add_option("--n-layer", spec.n_layer, "transformer layers")->capture_default_str()->check(count);
@@ -78,9 +78,10 @@ int main(int argc, char** argv) {
                  "then user-defined tokens (their text is shown), e.g. '<think>,</think>'");
   app.add_option("--name", spec.name, "general.name")->capture_default_str();
   app.add_flag("--tied-output", spec.tied_output, "no output.weight: the head reuses token_embd");
-  app.add_option("--sliding-window", spec.sliding_window,
-                 "gemma2/gemma3: write attention.sliding_window (the positions a local layer "
-                 "sees; 0: none)")
+  app.add_option(
+         "--sliding-window", spec.sliding_window,
+         "gemma2/gemma3/gpt-oss: write attention.sliding_window (the positions a local layer "
+         "sees; 0: none)")
       ->check(cli::between(0, 1 << 24));
   app.add_option("--attn-softcap", spec.attn_softcap,
                  "gemma2: write attn_logit_softcapping (0: off)")

@@ -57,6 +57,13 @@ public:
     }
     case WeightRole::kRopeFactorsShort:
       return add_vector(t.name, t.dims[0], 1.05f, 0.05f);
+    case WeightRole::kAttnSinks: // gpt-oss's sink logits sit near the scores' own scale
+      return add_vector(t.name, t.dims[0], 0.5f, 1.0f);
+    case WeightRole::kRouterBias:
+    case WeightRole::kGateExpsBias:
+    case WeightRole::kUpExpsBias:
+    case WeightRole::kDownExpsBias: // biases, one row per expert for the experts'
+      return add_random_vector(writer_, t.name, t.dims, 0.0f, 0.05f, spec_.seed);
     case WeightRole::kShexpGateInp: // one row, kept F32 as converters keep 1-D tensors
       return add_vector(t.name, t.dims[0], 0.0f, std::sqrt(3.0f / static_cast<float>(t.dims[0])));
     default:

@@ -56,8 +56,16 @@ Status add_random_matrix(gguf::GgufWriter& w, const std::string& name, TensorTyp
 
 Status add_random_vector(gguf::GgufWriter& w, const std::string& name, int64_t n, float center,
                          float spread, uint64_t seed_base) {
+  return add_random_vector(w, name, std::vector<int64_t>{n}, center, spread, seed_base);
+}
+
+Status add_random_vector(gguf::GgufWriter& w, const std::string& name, std::vector<int64_t> dims,
+                         float center, float spread, uint64_t seed_base) {
   const uint64_t seed = seed_base ^ name_hash(name);
-  return w.add_tensor(name, TensorType::kF32, {n}, [=](std::span<uint8_t> out) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return w.add_tensor(name, TensorType::kF32, std::move(dims), [=](std::span<uint8_t> out) {
     SplitMix64 rng{seed};
     auto* f = reinterpret_cast<float*>(out.data());
     for (int64_t i = 0; i < n; ++i)

@@ -24,5 +24,8 @@ Status add_random_matrix(gguf::GgufWriter& w, const std::string& name, TensorTyp
 // An F32 vector: center + spread * uniform(-1, 1).
 Status add_random_vector(gguf::GgufWriter& w, const std::string& name, int64_t n, float center,
                          float spread, uint64_t seed);
+// The same values in an F32 tensor of any shape (gpt-oss's per-expert bias rows).
+Status add_random_vector(gguf::GgufWriter& w, const std::string& name, std::vector<int64_t> dims,
+                         float center, float spread, uint64_t seed);
 
 } // namespace pshard

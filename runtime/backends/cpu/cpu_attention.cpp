@@ -1,5 +1,5 @@
-// Causal grouped-query attention over a KV cache on the CPU (a sliding window and
-// soft-capped scores where the shape says so): one query head of one
+// Causal grouped-query attention over a KV cache on the CPU (a sliding window,
+// soft-capped scores and sinks where the shape says so): one query head of one
 // token per work item, two-pass softmax, so the result does not depend on how the
 // items are split over threads.
 #include "runtime/backends/cpu/cpu_ops.h"
@@ -13,12 +13,16 @@ namespace {
 
 // The scores, softmax and weighted sum run in the active ISA path's kernel; the head's
 // slice of every row starts head_offset values into it.
-void attend_one_head(const float* q, const KvView& kv, int64_t head_offset, int64_t pos,
-                     const AttentionDims& shape, float* out, std::vector<float>& scores) {
+void attend_one_head(const float* q, const KvView& kv, int64_t head, int64_t head_offset,
+                     int64_t pos, const AttentionDims& shape, float* out,
+                     std::vector<float>& scores) {
   AttendHead a;
   a.first = shape.first_visible(pos);
   a.n_kv = pos + 1;
-  scores.resize(static_cast<size_t>(a.n_seen()));
+  a.has_sink = shape.sinks != nullptr;
+  if (a.has_sink)
+    a.sink = shape.sinks[head];
+  scores.resize(static_cast<size_t>(a.n_seen()) + 1);
   a.q = q;
   a.k = kv.k + tensor_row_bytes(kv.k_type, head_offset);
   a.v = kv.v + tensor_row_bytes(kv.v_type, head_offset);
@@ -47,7 +51,7 @@ void CpuOps::attention(const float* q, const KvView& kv, const AttentionDims& sh
     thread_local std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / n_head, h = item % n_head;
-      attend_one_head(q + t * q_dim + h * hd, kv, (h / group) * hd, pos0 + t, shape,
+      attend_one_head(q + t * q_dim + h * hd, kv, h, (h / group) * hd, pos0 + t, shape,
                       out + t * q_dim + h * hd, scores);
     }
   });

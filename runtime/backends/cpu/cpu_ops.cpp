@@ -60,6 +60,10 @@ void CpuOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n)
   pshard::gelu_mul(gate, up, out, n);
 }
 
+void CpuOps::swiglu_oai(const float* gate, const float* up, float* out, int64_t n) {
+  pshard::swiglu_oai(gate, up, out, n);
+}
+
 void CpuOps::scale(float* x, float s, int64_t n) { scale_inplace(x, s, n); }
 
 void CpuOps::softcap(float* x, float cap, int64_t n) { softcap_inplace(x, cap, n); }

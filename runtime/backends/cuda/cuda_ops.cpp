@@ -111,6 +111,10 @@ void CudaOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n
   note(kernels::gelu_mul(gate, up, out, n, stream_), "gelu_mul", __LINE__);
 }
 
+void CudaOps::swiglu_oai(const float* gate, const float* up, float* out, int64_t n) {
+  note(kernels::swiglu_oai(gate, up, out, n, stream_), "swiglu_oai", __LINE__);
+}
+
 void CudaOps::scale(float* x, float s, int64_t n) {
   note(kernels::scale(x, s, n, stream_), "scale", __LINE__);
 }

@@ -57,6 +57,7 @@ public:
                  int64_t n_tokens, float* out) override;
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void gelu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void swiglu_oai(const float* gate, const float* up, float* out, int64_t n) override;
   void scale(float* x, float s, int64_t n) override;
   void softcap(float* x, float cap, int64_t n) override;
   void add(float* y, const float* x, int64_t n) override;

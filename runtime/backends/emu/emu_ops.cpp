@@ -47,6 +47,10 @@ void EmuOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n)
   q_.push_work([=, this] { cpu_.gelu_mul(gate, up, out, n); });
 }
 
+void EmuOps::swiglu_oai(const float* gate, const float* up, float* out, int64_t n) {
+  q_.push_work([=, this] { cpu_.swiglu_oai(gate, up, out, n); });
+}
+
 void EmuOps::scale(float* x, float s, int64_t n) {
   q_.push_work([=, this] { cpu_.scale(x, s, n); });
 }

@@ -34,9 +34,11 @@ enum class Presence : unsigned char { kAbsent, kOptional, kRequired };
 // `{arch}.expert_count` is set, as Mixtral).
 enum class FfnForm : unsigned char { kDense, kMoe, kDenseOrMoe };
 
-// The gate's activation of a gated FFN: SiLU (SwiGLU: Llama, Qwen) or GELU's tanh
-// approximation (GeGLU: Gemma).
-enum class FfnActivation : unsigned char { kSilu, kGeluTanh };
+// The gate's activation of a gated FFN: SiLU (SwiGLU: Llama, Qwen), GELU's tanh
+// approximation (GeGLU: Gemma), or gpt-oss's clamped SwiGLU (its experts:
+// min(g, 7) * sigmoid(1.702 * min(g, 7)) * (clamp(u, -7, 7) + 1), the constants llama.cpp
+// and OpenAI's reference fix; the GGUF records none).
+enum class FfnActivation : unsigned char { kSilu, kGeluTanh, kSwigluOai };
 
 // Sliding-window attention (Gemma): which layers see only the last
 // `{arch}.attention.sliding_window` positions. Every `period`-th layer (the last of each
@@ -62,6 +64,14 @@ struct ArchFamily {
   Presence out_bias = Presence::kAbsent;    // attn_output.bias
   Presence qk_norm = Presence::kAbsent;     // attn_{q,k}_norm: RMSNorm of each head before RoPE
   Presence shared_expert = Presence::kAbsent; // ffn_{gate,up,down}_shexp + sigmoid gate
+  // attn_sinks (gpt-oss): one learned logit per query head that joins every softmax's
+  // denominator and attends to nothing.
+  Presence attn_sinks = Presence::kAbsent;
+  // Biases of the router (ffn_gate_inp.bias) and of every expert's matrices
+  // (ffn_{gate,up,down}_exps.bias, one row per expert) (gpt-oss).
+  Presence moe_biases = Presence::kAbsent;
+  // The FFN (or MoE) block's pre-norm: llama.cpp names gpt-oss's `post_attention_norm`.
+  std::string_view ffn_norm = "ffn_norm";
   // Routed experts' width from `{arch}.expert_feed_forward_length` (else feed_forward_length).
   bool expert_width_key = false;
   // The top-k router probabilities are renormalised to sum to one (Mixtral, Qwen3-MoE) or
@@ -130,5 +140,6 @@ extern const ArchFamily kPhi3Family;
 extern const ArchFamily kGraniteFamily;
 extern const ArchFamily kMistral3Family;
 extern const ArchFamily kSmolLm3Family;
+extern const ArchFamily kGptOssFamily;
 
 } // namespace pshard

@@ -54,6 +54,9 @@ public:
   void gelu_mul(const float* g, const float* u, float* out, int64_t n) override {
     inner_.gelu_mul(g, u, out, n);
   }
+  void swiglu_oai(const float* g, const float* u, float* out, int64_t n) override {
+    inner_.swiglu_oai(g, u, out, n);
+  }
   void scale(float* x, float s, int64_t n) override { inner_.scale(x, s, n); }
   void softcap(float* x, float cap, int64_t n) override { inner_.softcap(x, cap, n); }
   void add(float* y, const float* x, int64_t n) override { inner_.add(y, x, n); }

@@ -12,15 +12,19 @@ RoPE), gemma2 and gemma3
 (text): embeddings times sqrt(n_embd), NeoX RoPE, RMSNorm after attention and after the
 GELU-tanh gated FFN, sliding-window local layers (gemma2 every other layer, gemma3 five
 of six, with their own unscaled RoPE base), attention and final-logit soft-capping
-(gemma2; gemma3 final only if the file says). RoPE scaling: linear, llama3 (rope_freqs
-tensor or scaling keys) and YaRN (ggml's per-dimension ramp).
+(gemma2; gemma3 final only if the file says), gpt-oss (NeoX RoPE, q/k/v/o biases, a
+sink logit per head in each softmax, every other layer a 128-position window with the
+same RoPE, MoE pre-normed by post_attention_norm: top-k router logits plus bias weighed
+by their own softmax, experts with biases and the clamped SwiGLU of OpenAI's reference).
+RoPE scaling: linear, llama3 (rope_freqs tensor or scaling keys) and YaRN (ggml's
+per-dimension ramp).
 """
 import math
 
 import numpy as np
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
-        "gemma2", "gemma3", "phi3"}
+        "gemma2", "gemma3", "phi3", "gpt-oss"}
 GEMMA = {"gemma2", "gemma3"}
 # The 27B models (by block count) scale attention by 1/sqrt(n_embd/n_head), not head_dim.
 GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}
@@ -37,6 +41,12 @@ def silu(x):
 
 def gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def swiglu_oai(gate, up, alpha=1.702, limit=7.0):
+    """gpt-oss's expert activation (OpenAI's reference implementation)."""
+    g = np.minimum(gate, limit)
+    return g * (1.0 / (1.0 + np.exp(-alpha * g))) * (np.clip(up, -limit, limit) + 1.0)
 
 
 def softcap(x, c):
@@ -113,6 +123,10 @@ class Reference:
         if gemma2:
             w = g("attention.sliding_window", 4096)
             self.windows = [w if il % 2 == 0 else None for il in range(self.n_layer)]
+        elif self.arch == "gpt-oss":
+            w, pat = g("attention.sliding_window", 128), g("attention.sliding_window_pattern")
+            pat = pat if type(pat) is int else 2  # the even layers are local
+            self.windows = [w if il % pat < pat - 1 else None for il in range(self.n_layer)]
         elif self.arch == "gemma3":
             w, pat = g("attention.sliding_window", 0), g("attention.sliding_window_pattern")
             pat = pat if type(pat) is int else 6  # layers 5, 11, ... are global
@@ -224,11 +238,15 @@ class Reference:
             scores = keys @ q[hd] * self.kq_scale
             if self.attn_softcap:
                 scores = softcap(scores, self.attn_softcap)
-            out[hd] = softmax(scores) @ vals
+            sinks = self.opt(p + "attn_sinks.weight")
+            if sinks is not None:  # one more logit in the softmax, with no value
+                out[hd] = softmax(np.append(scores, sinks[hd]))[:-1] @ vals
+            else:
+                out[hd] = softmax(scores) @ vals
         o = self.t(p + "attn_output.weight") @ out.reshape(-1)
         bo = self.opt(p + "attn_output.bias")
         o = o + bo if bo is not None else o
-        post = self.opt(p + "post_attention_norm.weight")
+        post = self.opt(p + "post_attention_norm.weight") if self.arch in GEMMA else None
         o = rms_norm(o, post, self.eps) if post is not None else o
         return h + self.residual_scale * o
 
@@ -238,7 +256,10 @@ class Reference:
 
     def ffn(self, il, h):
         p = f"blk.{il}."
-        x = rms_norm(h, self.t(p + "ffn_norm.weight"), self.eps)
+        norm = "post_attention_norm.weight" if self.arch == "gpt-oss" else "ffn_norm.weight"
+        x = rms_norm(h, self.t(p + norm), self.eps)
+        if self.arch == "gpt-oss":
+            return h + self.oai_experts(p, x)
         if self.n_expert == 0:
             if self.m.has(p + "ffn_gate.weight"):
                 gate, up = self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight")
@@ -263,6 +284,21 @@ class Reference:
                                      self.t(p + "ffn_up_shexp.weight"),
                                      self.t(p + "ffn_down_shexp.weight"))
         return h + out
+
+    def oai_experts(self, p, x):
+        """gpt-oss's MoE as OpenAI's reference writes it: the top k of the biased router
+        logits, weighed by a softmax over those k; biased experts, clamped SwiGLU."""
+        logits = self.t(p + "ffn_gate_inp.weight") @ x + self.t(p + "ffn_gate_inp.bias")
+        top = sorted(range(self.n_expert), key=lambda e: (-logits[e], e))[:self.k]
+        weights = softmax(logits[top])
+        w = {n: (self.t(p + f"ffn_{n}_exps.weight"), self.t(p + f"ffn_{n}_exps.bias"))
+             for n in ("gate", "up", "down")}
+        out = 0.0
+        for e, wt in zip(top, weights):
+            gate = w["gate"][0][e] @ x + w["gate"][1][e]
+            up = w["up"][0][e] @ x + w["up"][1][e]
+            out = out + wt * (w["down"][0][e] @ swiglu_oai(gate, up) + w["down"][1][e])
+        return out
 
     def final_states(self, ids, inputs=None, positions=None):
         """Each position's last hidden state after the output norm: the row the head

@@ -120,6 +120,15 @@ __global__ void gelu_mul_kernel(const float* g, const float* u, float* out, int6
   }
 }
 
+__global__ void swiglu_oai_kernel(const float* g, const float* u, float* out, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    const float x = fminf(g[i], kSwigluOaiLimit);
+    const float y = fminf(fmaxf(u[i], -kSwigluOaiLimit), kSwigluOaiLimit);
+    out[i] = x / (1.0f + expf(-kSwigluOaiAlpha * x)) * (y + 1.0f);
+  }
+}
+
 __global__ void scale_kernel(float* x, float factor, int64_t n) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
@@ -210,6 +219,12 @@ cudaError_t silu_mul(const float* g, const float* u, float* out, int64_t n, cuda
 cudaError_t gelu_mul(const float* g, const float* u, float* out, int64_t n, cudaStream_t s) {
   if (n > 0)
     gelu_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g, u, out, n);
+  return cudaGetLastError();
+}
+
+cudaError_t swiglu_oai(const float* g, const float* u, float* out, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    swiglu_oai_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g, u, out, n);
   return cudaGetLastError();
 }
 
