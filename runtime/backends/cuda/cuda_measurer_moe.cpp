@@ -113,9 +113,9 @@ Result<GroupedExpertTiming> CudaMeasurer::time_grouped_experts(const GroupedExpe
         const cudaError_t e =
             s.fused_gate_up
                 ? cuda::kernels::moe_gate_up(s.type, gate, up, ex, s.n_expert_used, row_bytes,
-                                             s.rows, s.cols, x, routes, y, st)
+                                             s.rows, s.cols, x, routes, {}, y, st)
                 : cuda::kernels::moe_grouped_matvec(s.type, gate, ex, 1, row_bytes, s.rows, s.cols,
-                                                    x, routes, y, st);
+                                                    x, routes, nullptr, y, st);
         if (e != cudaSuccess)
           launch = e;
       }));

@@ -68,8 +68,8 @@ Status CudaOps::expert_addresses(const MoeDispatch& moe, uint64_t capture,
 }
 
 // Route r (expert ws_.route_experts[r], input row x[r / k]) through its expert: gate and
-// up fused with SiLU·mul (one launch; two and a SiLU·mul when their types differ), then
-// down (one launch) into out.eo.
+// up fused with their biases and activation (one launch; two and the activation when
+// their types differ), then down and its bias (one launch) into out.eo.
 Status CudaOps::expert_products(const MoeDispatch& moe, const kernels::ExpertAddress (&addr)[3],
                                 int64_t k, const float* x, int64_t n_routes,
                                 const ExpertScratch& out) {
@@ -78,19 +78,28 @@ Status CudaOps::expert_products(const MoeDispatch& moe, const kernels::ExpertAdd
   const MatrixView& u = moe.up.first;
   const MatrixView& dn = moe.down.first;
   const int32_t* experts = ws_.route_experts;
+  if (moe.activation == FfnActivation::kGeluTanh)
+    return unsupported("CUDA MoE: GELU-gated experts are not implemented (no family has them)");
+  const kernels::ExpertGlu glu{moe.gate_bias, moe.up_bias,
+                               moe.activation == FfnActivation::kSwigluOai};
   if (fused_gate_up(moe)) {
-    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_gate_up(
-        g.type, addr[0], addr[1], experts, k, g.row_bytes, ff, d, x, n_routes, out.act, stream_));
-  } else { // gate and up of different types: each alone, then SiLU·mul
-    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
-        g.type, addr[0], experts, k, g.row_bytes, ff, d, x, n_routes, out.act, stream_));
-    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
-        u.type, addr[1], experts, k, u.row_bytes, ff, d, x, n_routes, out.up, stream_));
+    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_gate_up(g.type, addr[0], addr[1], experts, k,
+                                                     g.row_bytes, ff, d, x, n_routes, glu, out.act,
+                                                     stream_));
+  } else { // gate and up of different types: each alone, then the activation
+    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(g.type, addr[0], experts, k,
+                                                            g.row_bytes, ff, d, x, n_routes,
+                                                            glu.gate_bias, out.act, stream_));
+    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(u.type, addr[1], experts, k,
+                                                            u.row_bytes, ff, d, x, n_routes,
+                                                            glu.up_bias, out.up, stream_));
     PSHARD_CUDA_RETURN_IF_ERROR(
-        kernels::silu_mul(out.act, out.up, out.act, n_routes * ff, stream_));
+        glu.swiglu_oai ? kernels::swiglu_oai(out.act, out.up, out.act, n_routes * ff, stream_)
+                       : kernels::silu_mul(out.act, out.up, out.act, n_routes * ff, stream_));
   }
-  PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(
-      dn.type, addr[2], experts, 1, dn.row_bytes, d, ff, out.act, n_routes, out.eo, stream_));
+  PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_grouped_matvec(dn.type, addr[2], experts, 1,
+                                                          dn.row_bytes, d, ff, out.act, n_routes,
+                                                          moe.down_bias, out.eo, stream_));
   return Status::ok_status();
 }
 

@@ -98,6 +98,7 @@ void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& s
                                shape.window, shape.score_scale(), shape.softcap};
   dims.temp_scale = shape.temp_scale;
   dims.temp_length = shape.temp_length;
+  dims.sinks = shape.sinks;
   note(kernels::attention(q, rows_of(kv), dims, pos0, n_tokens, out, stream_, scratch,
                           CudaWorkspace::kScratchBytes),
        "attention", __LINE__);

@@ -42,7 +42,8 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // "mk-gemma3" / "mk-gemma2" local layers with 5- / 7-position windows (and Gemma 2's
 // soft-caps), a tied output; "mk-phi3" fused q/k/v and gate/up and LongRoPE; "mk-granite"
 // Granite's multipliers; "mk-mistral3" YaRN and an attention temperature stepping every 16;
-// "mk-smollm3" layer 3 without RoPE.
+// "mk-smollm3" layer 3 without RoPE; "mk-gpt-oss" sinks, biased experts with the clamped
+// SwiGLU, 5-position windows on the even layers, heads of 32 (q twice n_embd), YaRN.
 // `prefix` keeps each test binary's files apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
   if (name.rfind("mk-", 0) != 0)
@@ -61,7 +62,7 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   spec.overrides["attn_v"] = TensorType::kF16;
   const std::string family = name.substr(3);
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
-      family == "granite" || family == "mistral3" || family == "smollm3")
+      family == "granite" || family == "mistral3" || family == "smollm3" || family == "gpt-oss")
     spec.arch = family;
   if (family == "mistral3") { // the temperature steps every 16 positions
     spec.rope_scaling = "yarn";
@@ -81,13 +82,20 @@ inline std::string invariance_model_path(const std::string& name, const std::str
     spec.sliding_window = family == "gemma3" ? 5 : 7;
     spec.tied_output = true;
   }
+  if (family == "gpt-oss") {
+    spec.head_dim = 32;
+    spec.sliding_window = 5;
+    spec.rope_scaling = "yarn";
+    spec.rope_scaling_factor = 4.0f;
+    spec.rope_ctx_orig = 16;
+  }
   if (family == "llama-bias-yarn") {
     spec.qkv_bias = true;
     spec.rope_scaling = "yarn";
     spec.rope_scaling_factor = 4.0f;
     spec.n_ctx = 64;
   }
-  if (name.find("moe") != std::string::npos) {
+  if (name.find("moe") != std::string::npos || family == "gpt-oss") {
     spec.n_expert = 8;
     spec.n_expert_used = 2;
     spec.tied_output = true;

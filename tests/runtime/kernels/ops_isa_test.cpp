@@ -78,27 +78,32 @@ TEST_P(OpsOnIsa, RmsNormOnOddLengths) {
 
 // Attention over K/V rows of every KV type (F32, F16, Q8_0), contiguous and paged, whole or
 // through a sliding window (the first positions unseen; the window starting inside a page)
-// and with soft-capped scores, against a float64 evaluation of the rows' own (dequantized)
+// with soft-capped scores and with a sink (gpt-oss: one more logit in the softmax, with
+// no value), against a float64 evaluation of the rows' own (dequantized)
 // values; a paged cache must give the contiguous cache's result bit for bit.
 TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
   const TensorType types[] = {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0};
   struct Variant {
     int64_t first;
     float softcap;
+    bool has_sink = false;
+    float sink = 0.0f;
   };
   for (TensorType kt : types)
     for (TensorType vt : types)
       for (int64_t head_dim : {64, 128, 12, 80, 96})
         for (int64_t n_kv : {1, 3, 40})
           for (const Variant var :
-               {Variant{0, 0.0f}, Variant{n_kv / 3 + n_kv / 4, 0.0f}, Variant{n_kv / 2, 0.7f}}) {
+               {Variant{0, 0.0f}, Variant{n_kv / 3 + n_kv / 4, 0.0f}, Variant{n_kv / 2, 0.7f},
+                Variant{0, 0.0f, true, 1.5f}, Variant{n_kv / 2, 0.0f, true, -0.5f}}) {
             const bool q8 = kt == TensorType::kQ8_0 || vt == TensorType::kQ8_0;
             if (q8 && head_dim % 32 != 0)
               continue;
             SCOPED_TRACE(std::string(tensor_type_name(kt)) + "/" + tensor_type_name(vt) +
                          " head_dim=" + std::to_string(head_dim) + " n_kv=" + std::to_string(n_kv) +
                          " first=" + std::to_string(var.first) +
-                         " softcap=" + std::to_string(var.softcap));
+                         " softcap=" + std::to_string(var.softcap) +
+                         (var.has_sink ? " sink=" + std::to_string(var.sink) : ""));
             const int64_t width = head_dim * 3; // rows of a wider cache; this head is the 2nd
             const std::vector<float> q = test::random_floats(head_dim, 1);
             const std::vector<float> kf = test::random_floats(n_kv * width, 2);
@@ -123,7 +128,7 @@ TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
               std::copy_n(v.data() + j * vr, vr, vp.data() + row * vr);
             }
             const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-            std::vector<float> out(head_dim, -1.0f), paged(head_dim, -2.0f), scores(n_kv);
+            std::vector<float> out(head_dim, -1.0f), paged(head_dim, -2.0f), scores(n_kv + 1);
             AttendHead a;
             a.q = q.data();
             a.k = k.data() + tensor_row_bytes(kt, head_dim);
@@ -137,6 +142,8 @@ TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
             a.scale = scale;
             a.first = var.first;
             a.softcap = var.softcap;
+            a.has_sink = var.has_sink;
+            a.sink = var.sink;
             a.out = out.data();
             a.scores = scores.data();
             attend_head(a);
@@ -157,10 +164,14 @@ TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
                 s[j] = var.softcap * std::tanh(s[j] / var.softcap);
               max = std::max(max, s[j]);
             }
+            if (var.has_sink)
+              max = std::max(max, double(var.sink));
             for (int64_t j = 0; j < var.first; ++j)
               s[j] = -INFINITY; // unseen: weight 0
             for (double& x : s)
               sum += (x = std::exp(x - max));
+            if (var.has_sink) // in the denominator only
+              sum += std::exp(var.sink - max);
             for (int64_t i = 0; i < head_dim; ++i) {
               double want = 0, abs = 0;
               for (int64_t j = 0; j < n_kv; ++j) {

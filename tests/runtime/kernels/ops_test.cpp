@@ -2,6 +2,7 @@
 #include "kernel_test_util.h"
 #include "runtime/kernels/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <vector>
@@ -164,6 +165,26 @@ TEST(SiluMul, MatchesFloat64) {
   silu_mul(big, ones, res, 2);
   EXPECT_NEAR(res[0], 0.0f, 1e-30f);
   EXPECT_EQ(res[1], 100.0f);
+}
+
+// gpt-oss's clamped SwiGLU against OpenAI's formula in float64, over gates and ups on
+// both sides of the ±7 clamp (where the unclamped values would differ by far more).
+TEST(SwigluOai, MatchesFloat64AndClampsAtSeven) {
+  const std::vector<float> g = {-20.0f, -7.5f, -7.0f, -1.0f, 0.0f, 0.3f, 6.9f, 7.0f, 7.1f, 30.0f};
+  const std::vector<float> u = {-30.0f, -7.0f, 7.5f, 2.0f, 1.0f, -0.4f, 8.0f, -9.0f, 0.5f, 3.0f};
+  std::vector<float> out(g.size());
+  swiglu_oai(g.data(), u.data(), out.data(), static_cast<int64_t>(g.size()));
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double x = std::min(double(g[i]), 7.0), y = std::clamp(double(u[i]), -7.0, 7.0);
+    const double want = x / (1 + std::exp(-1.702 * x)) * (y + 1);
+    EXPECT_NEAR(out[i], want, 1e-5 * std::fabs(want) + 1e-6) << "i=" << i;
+  }
+  // Past the clamp the output no longer moves: 7.1 and 30 gate alike, up 8 is up 7.
+  EXPECT_NEAR(out[8] / (0.5f + 1.0f), out[9] / (3.0f + 1.0f), 1e-6 * std::fabs(out[9]));
+  const float at7[2] = {7.0f, 7.0f}, up[2] = {7.0f, 8.0f};
+  float clamped[2];
+  swiglu_oai(at7, up, clamped, 2);
+  EXPECT_EQ(clamped[0], clamped[1]);
 }
 
 TEST(AddInplace, AddsElementwise) {

@@ -35,7 +35,7 @@ ModelSpec spec_for(const std::string& arch) {
   s.n_head = 4;
   s.n_head_kv = 2;
   s.n_ff = 64;
-  if (arch.find("moe") != std::string::npos) {
+  if (arch.find("moe") != std::string::npos || arch == "gpt-oss") {
     s.n_expert = 4;
     s.n_expert_used = 2;
   }
@@ -270,6 +270,27 @@ const BadCase kCases[] = {
      [](auto& md, auto&) { set_key(md, "qwen3.attention.sliding_window", u32(128)); },
      StatusCode::kUnsupported,
      {"qwen3.attention.sliding_window", "full attention"}},
+    {"gpt_oss_without_sinks",
+     "gpt-oss",
+     [](auto&, auto& t) {
+       drop_tensor(t, "blk.0.attn_sinks.weight");
+       drop_tensor(t, "blk.1.attn_sinks.weight");
+     },
+     StatusCode::kInvalidFormat,
+     {"blk.0.attn_sinks.weight", "missing", "attention sinks"}},
+    {"gpt_oss_without_expert_biases",
+     "gpt-oss",
+     [](auto&, auto& t) {
+       drop_tensor(t, "blk.0.ffn_up_exps.bias");
+       drop_tensor(t, "blk.1.ffn_up_exps.bias");
+     },
+     StatusCode::kInvalidFormat,
+     {"blk.0.ffn_up_exps.bias"}},
+    {"gpt_oss_router_bias_in_one_layer_only",
+     "gpt-oss",
+     [](auto&, auto& t) { drop_tensor(t, "blk.1.ffn_gate_inp.bias"); },
+     StatusCode::kInvalidFormat,
+     {"ffn_gate_inp.bias", "layer 1"}},
     {"gemma2_negative_softcap",
      "gemma2",
      [](auto& md, auto&) { set_key(md, "gemma2.attn_logit_softcapping", gguf::Value{-1.0f}); },

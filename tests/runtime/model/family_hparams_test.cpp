@@ -1,10 +1,11 @@
-// What Gemma's and Phi-3's files say beyond the shared skeleton, as read: Gemma's local
-// layers, their window, RoPE and scale, the soft-caps; Phi-3's fused matrices and
-// LongRoPE — from the keys llama.cpp's converters write, and from the family's defaults
-// where a converter left a key out.
+// What Gemma's, Phi-3's and gpt-oss's files say beyond the shared skeleton, as read:
+// Gemma's local layers, their window, RoPE and scale, the soft-caps; Phi-3's fused
+// matrices and LongRoPE; gpt-oss's sinks, biases and windows — from the keys llama.cpp's converters
+// write, and from the family's defaults where a converter left a key out.
 #include "gguf_rewrite.h"
 #include "runtime/device/ops.h"
 #include "runtime/model/hparams.h"
+#include "runtime/model/tensor_layout.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
 #include <cmath>
@@ -202,6 +203,46 @@ TEST_F(FamilyHParams, SmolLm3LeavesEveryFourthLayerUnrotated) {
     rotates.push_back(hp.uses_rope(il));
   EXPECT_EQ(rotates, (std::vector<bool>{true, true, true, false, true, true, true, false}));
   EXPECT_TRUE(read(family("llama", 4)).uses_rope(3));
+}
+
+// gpt-oss: sinks and MoE biases required and read; its even layers local at the file's
+// window (128 when the key is absent) and rotating exactly as the global ones (YaRN
+// included); the MoE block pre-normed by post_attention_norm, which is no post-norm here.
+TEST_F(FamilyHParams, GptOssHasSinksBiasedExpertsAndEvenLocalLayersWithTheGlobalRope) {
+  ModelSpec s = family("gpt-oss", 4);
+  s.n_expert = 8;
+  s.n_expert_used = 2;
+  s.rope_scaling = "yarn";
+  s.rope_scaling_factor = 32.0f;
+  s.rope_ctx_orig = 64;
+  s.n_ctx = 2048;
+  const ModelHParams hp = read(s);
+  EXPECT_TRUE(hp.attn_sinks);
+  EXPECT_TRUE(hp.moe_biases);
+  EXPECT_TRUE(hp.qkv_bias);
+  EXPECT_TRUE(hp.out_bias);
+  EXPECT_FALSE(hp.post_norms);
+  EXPECT_EQ(hp.family->activation, FfnActivation::kSwigluOai);
+  EXPECT_EQ(hp.sliding_window, 128);
+  EXPECT_EQ(local_layers(hp), (std::vector<bool>{true, false, true, false}));
+  const RopeParams local = hp.rope(nullptr, 0), global = hp.rope(nullptr, 1);
+  EXPECT_EQ(local.scaling, RopeScaling::kYarn);
+  EXPECT_EQ(local.freq_base, global.freq_base);
+  EXPECT_EQ(local.freq_scale, global.freq_scale);
+  EXPECT_EQ(local.ext_factor, global.ext_factor);
+  s.sliding_window = 5;
+  EXPECT_EQ(read(s).sliding_window, 5);
+  std::vector<std::string> moe_tensors;
+  for (const SubLayer& sl : model_sublayers(hp))
+    if (sl.kind == SubLayerKind::kMoe && sl.layer == 0)
+      for (const TensorSpec& t : sublayer_tensor_specs(hp, sl))
+        moe_tensors.push_back(t.name);
+  EXPECT_EQ(moe_tensors,
+            (std::vector<std::string>{"blk.0.post_attention_norm.weight",
+                                      "blk.0.ffn_gate_inp.weight", "blk.0.ffn_gate_exps.weight",
+                                      "blk.0.ffn_up_exps.weight", "blk.0.ffn_down_exps.weight",
+                                      "blk.0.ffn_gate_inp.bias", "blk.0.ffn_gate_exps.bias",
+                                      "blk.0.ffn_up_exps.bias", "blk.0.ffn_down_exps.bias"}));
 }
 
 TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {

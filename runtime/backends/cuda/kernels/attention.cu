@@ -15,6 +15,9 @@
 // megabytes. Each block then covers one chunk of positions and leaves its running max,
 // sum and unnormalised accumulator in the scratch; a second kernel merges the chunks per
 // head (the same online-softmax rescaling, across chunks instead of tiles).
+//
+// A sink (gpt-oss) is one more score with a zero value row: chunk 0 starts its running
+// state from it (max = sink, sum = 1) instead of (-inf, 0), so every merge counts it once.
 #include "runtime/backends/cuda/kernels/attention_merge.cuh"
 #include "runtime/backends/cuda/kernels/block_formats.cuh"
 #include "runtime/backends/cuda/kernels/kernels.h"
@@ -60,7 +63,7 @@ struct Split {
 __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int64_t group,
                                  int64_t hd, int64_t pos0, float scale, float* out, Split split,
                                  int64_t window, float softcap, float temp_scale,
-                                 int64_t temp_length) {
+                                 int64_t temp_length, const float* sinks) {
   extern __shared__ float smem[];
   const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
   float* ks = smem;
@@ -89,6 +92,10 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
     for (int64_t d = lane; d < hd; d += 32)
       qw[d] = q[(t * n_head + h) * hd + d];
   float m = -INFINITY, l = 0.0f;
+  if (sinks && active && chunk_index == 0) {
+    m = sinks[h];
+    l = 1.0f;
+  }
   float acc[kMaxDimsPerLane] = {};
   for (int64_t j0 = j_begin; j0 < n_kv; j0 += kTile) {
     __syncthreads(); // the previous tile is consumed (and qw written, the first time)
@@ -275,7 +282,8 @@ cudaError_t attention(const float* q, const KvRows& kv, const AttentionShape& sh
                   static_cast<unsigned>(groups_z * split.n_chunks));
   attention_kernel<<<grid, warps * 32, smem, s>>>(q, kv, n_head, group, head_dim, pos0, scale,
                                                   out, split, shape.window, shape.softcap,
-                                                  shape.temp_scale, shape.temp_length);
+                                                  shape.temp_scale, shape.temp_length,
+                                                  shape.sinks);
   if (split.chunk) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)

@@ -75,6 +75,7 @@ struct AttentionShape {
   float scale = 1.0f, softcap = 0.0f;
   float temp_scale = 0.0f; // Mistral 3's attention temperature (AttentionDims::score_scale)
   int64_t temp_length = 0;
+  const float* sinks = nullptr; // gpt-oss: n_head sink logits (device memory), or null
 };
 // Causal attention of n_tokens queries over the cache, token t at pos0 + t seeing the
 // positions of its window. With `scratch` (device memory, free for the launch's duration)
@@ -116,18 +117,29 @@ struct ExpertAddress {
   const uint8_t* base = nullptr;
   size_t stride = 0;
 };
-// act[route * ff + r] = silu(gate_e row r . x[t]) * (up_e row r . x[t]) for n_routes
-// routes, gate and up both of `type` (d columns, row_bytes each): SiLU-gated FFN's first
-// half, fused.
+// What a family adds to the experts' gated half (gpt-oss): per-expert biases of gate and
+// up (expert e's row at e * ff, device memory; null: none) and the clamped SwiGLU
+// (runtime/kernels/ops.h's swiglu_oai) instead of SiLU.
+struct ExpertGlu {
+  const float* gate_bias = nullptr;
+  const float* up_bias = nullptr;
+  bool swiglu_oai = false;
+};
+// act[route * ff + r] = act(gate_e row r . x[t] + bg) * (up_e row r . x[t] + bu) for
+// n_routes routes, gate and up both of `type` (d columns, row_bytes each): the gated
+// FFN's first half, fused.
 cudaError_t moe_gate_up(TensorType type, const ExpertAddress& gate, const ExpertAddress& up,
                         const int32_t* experts, int64_t k, size_t row_bytes, int64_t ff, int64_t d,
-                        const float* x, int64_t n_routes, float* act, cudaStream_t s);
-// y[route * rows + r] = W_e row r . x[(route / routes_per_x) * cols] for n_routes routes:
-// down (routes_per_x = 1: each route's own activations), or gate / up alone
-// (routes_per_x = k: the token's input) when they differ in type.
+                        const float* x, int64_t n_routes, const ExpertGlu& glu, float* act,
+                        cudaStream_t s);
+// y[route * rows + r] = W_e row r . x[(route / routes_per_x) * cols] (+ bias[e * rows + r]
+// when bias is set) for n_routes routes: down (routes_per_x = 1: each route's own
+// activations), or gate / up alone (routes_per_x = k: the token's input) when they differ
+// in type.
 cudaError_t moe_grouped_matvec(TensorType type, const ExpertAddress& w, const int32_t* experts,
                                int64_t routes_per_x, size_t row_bytes, int64_t rows, int64_t cols,
-                               const float* x, int64_t n_routes, float* y, cudaStream_t s);
+                               const float* x, int64_t n_routes, const float* bias, float* y,
+                               cudaStream_t s);
 // out[t] = sum over j = 0..k-1, in that order, of weights[t * k + j] * expert_out[t * k + j]
 // (d values each) for n_tokens tokens.
 cudaError_t moe_combine(const float* expert_out, const float* weights, int64_t k, int64_t n_tokens,

@@ -19,11 +19,18 @@ __device__ __forceinline__ const uint8_t* expert_matrix(const ExpertAddress& a, 
   return a.table ? a.table[e] : a.base + static_cast<size_t>(e) * a.stride;
 }
 
-// act[route * ff + r] = silu(gate_e[r] . x_t) * (up_e[r] . x_t), gate and up of type T.
+// gpt-oss's clamped SwiGLU (runtime/kernels/ops.h's swiglu_oai).
+__device__ __forceinline__ float swiglu_oai_times(float g, float u) {
+  const float x = fminf(g, kSwigluOaiLimit), y = fminf(fmaxf(u, -kSwigluOaiLimit), kSwigluOaiLimit);
+  return x / (1.0f + expf(-kSwigluOaiAlpha * x)) * (y + 1.0f);
+}
+
+// act[route * ff + r] = act(gate_e[r] . x_t + bg) * (up_e[r] . x_t + bu), gate and up of
+// type T.
 template <TensorType T>
 __global__ void moe_gate_up_kernel(ExpertAddress gate, ExpertAddress up, const int32_t* experts,
                                    int64_t k, size_t row_bytes, int64_t ff, int64_t d,
-                                   const float* x, float* act) {
+                                   const float* x, ExpertGlu glu, float* act) {
   const int64_t r = blockIdx.x * static_cast<int64_t>(kWarps) + threadIdx.x / 32;
   const int64_t route = blockIdx.y;
   if (r >= ff)
@@ -33,22 +40,32 @@ __global__ void moe_gate_up_kernel(ExpertAddress gate, ExpertAddress up, const i
   float g[kMatvecMaxTokens], u[kMatvecMaxTokens];
   rows::row_partial<T>(expert_matrix(gate, e) + r * row_bytes, d, xt, 1, d, g);
   rows::row_partial<T>(expert_matrix(up, e) + r * row_bytes, d, xt, 1, d, u);
-  const float gs = rows::warp_sum(g[0]), us = rows::warp_sum(u[0]);
-  if ((threadIdx.x & 31) == 0)
-    act[route * ff + r] = rows::silu_times(gs, us);
+  float gs = rows::warp_sum(g[0]), us = rows::warp_sum(u[0]);
+  if ((threadIdx.x & 31) != 0)
+    return;
+  if (glu.gate_bias) {
+    gs += glu.gate_bias[e * ff + r];
+    us += glu.up_bias[e * ff + r];
+  }
+  act[route * ff + r] = glu.swiglu_oai ? swiglu_oai_times(gs, us) : rows::silu_times(gs, us);
 }
 
-// y[route * rows + r] = W_e[r] . x[(route / routes_per_x) * cols].
+// y[route * rows + r] = W_e[r] . x[(route / routes_per_x) * cols] (+ bias[e * rows + r]).
 template <TensorType T>
 __global__ void moe_grouped_matvec_kernel(ExpertAddress w, const int32_t* experts,
                                           int64_t routes_per_x, size_t row_bytes, int64_t rows,
-                                          int64_t cols, const float* x, float* y) {
+                                          int64_t cols, const float* x, const float* bias,
+                                          float* y) {
   const int64_t r = blockIdx.x * static_cast<int64_t>(kWarps) + threadIdx.x / 32;
   const int64_t route = blockIdx.y;
   if (r >= rows)
     return;
-  rows::row_dot<T>(expert_matrix(w, experts[route]) + r * row_bytes, cols,
-                   x + (route / routes_per_x) * cols, 1, cols, y + route * rows + r, rows);
+  const int32_t e = experts[route];
+  float* out = y + route * rows + r;
+  rows::row_dot<T>(expert_matrix(w, e) + r * row_bytes, cols, x + (route / routes_per_x) * cols,
+                   1, cols, out, rows);
+  if (bias && (threadIdx.x & 31) == 0) // row_dot's lane 0 wrote the dot just now
+    *out += bias[e * rows + r];
 }
 
 // out[t][i] = sum over j in slot order of w[t * k + j] * eo[t * k + j][i]: the first term
@@ -74,7 +91,8 @@ bool routes_fit(int64_t n_routes) { return n_routes <= kMaxGroupedRoutes; }
 
 cudaError_t moe_gate_up(TensorType type, const ExpertAddress& gate, const ExpertAddress& up,
                         const int32_t* experts, int64_t k, size_t row_bytes, int64_t ff, int64_t d,
-                        const float* x, int64_t n_routes, float* act, cudaStream_t s) {
+                        const float* x, int64_t n_routes, const ExpertGlu& glu, float* act,
+                        cudaStream_t s) {
   if (ff <= 0 || n_routes <= 0)
     return cudaGetLastError();
   if (!routes_fit(n_routes) || k <= 0)
@@ -82,7 +100,7 @@ cudaError_t moe_gate_up(TensorType type, const ExpertAddress& gate, const Expert
   const dim3 grid(blocks_for(ff, kWarps), static_cast<unsigned>(n_routes));
   if (!dispatch_type(type, [&](auto t) {
         moe_gate_up_kernel<decltype(t)::value>
-            <<<grid, kWarps * 32, 0, s>>>(gate, up, experts, k, row_bytes, ff, d, x, act);
+            <<<grid, kWarps * 32, 0, s>>>(gate, up, experts, k, row_bytes, ff, d, x, glu, act);
       }))
     return cudaErrorInvalidValue;
   return cudaGetLastError();
@@ -90,7 +108,8 @@ cudaError_t moe_gate_up(TensorType type, const ExpertAddress& gate, const Expert
 
 cudaError_t moe_grouped_matvec(TensorType type, const ExpertAddress& w, const int32_t* experts,
                                int64_t routes_per_x, size_t row_bytes, int64_t rows, int64_t cols,
-                               const float* x, int64_t n_routes, float* y, cudaStream_t s) {
+                               const float* x, int64_t n_routes, const float* bias, float* y,
+                               cudaStream_t s) {
   if (rows <= 0 || n_routes <= 0)
     return cudaGetLastError();
   if (!routes_fit(n_routes) || routes_per_x <= 0)
@@ -98,7 +117,8 @@ cudaError_t moe_grouped_matvec(TensorType type, const ExpertAddress& w, const in
   const dim3 grid(blocks_for(rows, kWarps), static_cast<unsigned>(n_routes));
   if (!dispatch_type(type, [&](auto t) {
         moe_grouped_matvec_kernel<decltype(t)::value>
-            <<<grid, kWarps * 32, 0, s>>>(w, experts, routes_per_x, row_bytes, rows, cols, x, y);
+            <<<grid, kWarps * 32, 0, s>>>(w, experts, routes_per_x, row_bytes, rows, cols, x,
+                                          bias, y);
       }))
     return cudaErrorInvalidValue;
   return cudaGetLastError();

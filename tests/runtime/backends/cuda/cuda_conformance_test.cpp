@@ -318,6 +318,44 @@ TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
       }
 }
 
+// gpt-oss's sinks: each head's logit joins its softmax, on the whole-pass path (9 tokens)
+// and the split decode path (the sink counted once across chunks), with and without a
+// window (one that leaves the earliest chunks empty).
+TEST_F(CudaConformance, AttentionWithSinks) {
+  for (bool paged : {false, true})
+    for (int64_t n : {1, 5, 9})
+      for (int64_t window : {0, 128}) {
+        SCOPED_TRACE(std::string(paged ? "paged " : "") + std::to_string(n) + " tokens, window " +
+                     std::to_string(window));
+        AttentionDims dims{8, 2, 64};
+        dims.window = window;
+        const auto sinks = random_floats(static_cast<size_t>(dims.n_head), 35, -2.0f, 4.0f);
+        const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2557;
+        const TestKv kv =
+            make_kv(*buf_, TensorType::kF16, ctx, kv_dim, 36, scattered_pages(paged, ctx));
+        const auto q = random_floats(n * dims.n_head * dims.head_dim, 37, -3.0f, 3.0f);
+        std::vector<float> want(q.size());
+        dims.sinks = sinks.data();
+        cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
+        dims.sinks = buf_->upload(sinks);
+        float* gout = buf_->zeros(q.size());
+        gpu().attention(buf_->upload(q), kv.gpu, dims, pos0, n, gout);
+        sync();
+        EXPECT_LE(relative_error(buf_->download(gout, want.size()), want), 1e-4);
+      }
+}
+
+TEST_F(CudaConformance, ClampedSwiglu) {
+  const int64_t n = 1001;
+  const auto g = random_floats(n, 38, -12.0f, 12.0f), u = random_floats(n, 39, -12.0f, 12.0f);
+  std::vector<float> want(n);
+  cpu_.swiglu_oai(g.data(), u.data(), want.data(), n);
+  float* gout = buf_->zeros(n);
+  gpu().swiglu_oai(buf_->upload(g), buf_->upload(u), gout, n);
+  sync();
+  EXPECT_LE(relative_error(buf_->download(gout, n), want), 1e-5);
+}
+
 TEST_F(CudaConformance, GeluMulScaleAndSoftcap) {
   const int64_t n = 1001;
   const auto g = random_floats(n, 17, -6.0f, 6.0f), u = random_floats(n, 18);

@@ -59,10 +59,12 @@ Block make_block(DeviceBuffers& buf, const GroupedCase& c, uint32_t seed) {
 // the dispatch turns them into probabilities in place).
 std::vector<float> device_dispatch(CudaDevice& dev, DeviceBuffers& buf, const Block& b,
                                    const GroupedCase& c, const std::vector<float>& x,
-                                   const std::vector<float>& logits) {
+                                   const std::vector<float>& logits,
+                                   const ExpertExtras& extras = {}) {
   const int64_t n = c.n_tokens;
   MoeDispatch gm{b.gate.gpu, b.up.gpu, b.down.gpu, c.k,     c.d,    c.ff,
                  nullptr,    nullptr,  nullptr,    nullptr, nullptr};
+  extras.apply(gm);
   if (c.host_routes) {
     std::vector<float> routed = logits;
     gm.routes = routes_of(moe_routes(routed.data(), n, c.n_expert, c.k, true), n, c.k);
@@ -140,6 +142,40 @@ TEST(CudaMoeGroupedTables, AlternatingBlocksReadTheirOwnExperts) {
     EXPECT_LE(relative_error(device_dispatch(**d, buf, a, c, x, logits), want_a), 2e-2) << round;
     EXPECT_LE(relative_error(device_dispatch(**d, buf, b, c, x, logits), want_b), 2e-2) << round;
   }
+}
+
+// gpt-oss's experts: per-expert biases on gate, up and down and the clamped SwiGLU (inputs
+// large enough that gate and up pass the clamp at ±7), fused (gate and up alike) and
+// unfused (of different types), routed on the device and by the host.
+TEST(CudaMoeGroupedOai, BiasesAndTheClampedSwigluMatchTheCpu) {
+  PSHARD_SKIP_WITHOUT_CUDA();
+  auto d = CudaDevice::create();
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  ASSERT_TRUE(allocate_arena_with_workspace(**d, 64ull << 20).ok());
+  DeviceBuffers buf(**d);
+  ThreadPool pool(2);
+  CpuOps cpu(pool);
+  const auto q8 = TensorType::kQ8_0;
+  for (TensorType up : {q8, TensorType::kF16})
+    for (bool host_routes : {false, true}) {
+      const GroupedCase c{q8, up, q8, 8, 3, 5, 128, 96, false, host_routes};
+      SCOPED_TRACE(case_name(c));
+      const Block b = make_block(buf, c, 71);
+      const auto gate_bias = random_floats(static_cast<size_t>(c.n_expert * c.ff), 72, -1.0f, 1.0f);
+      const auto up_bias = random_floats(static_cast<size_t>(c.n_expert * c.ff), 73, -1.0f, 1.0f);
+      const auto down_bias = random_floats(static_cast<size_t>(c.n_expert * c.d), 74, -1.0f, 1.0f);
+      const auto x = random_floats(static_cast<size_t>(c.n_tokens * c.d), 75, -3.0f, 3.0f);
+      const auto logits =
+          random_floats(static_cast<size_t>(c.n_tokens * c.n_expert), 76, -2.0f, 2.0f);
+      std::vector<float> cpu_logits = logits;
+      const ExpertExtras on_cpu{FfnActivation::kSwigluOai, gate_bias.data(), up_bias.data(),
+                                down_bias.data()};
+      const ExpertExtras on_gpu{FfnActivation::kSwigluOai, buf.upload(gate_bias),
+                                buf.upload(up_bias), buf.upload(down_bias)};
+      const auto want =
+          cpu_dispatch(cpu, b.gate, b.up, b.down, c.k, x, cpu_logits, c.n_tokens, true, on_cpu);
+      EXPECT_LE(relative_error(device_dispatch(**d, buf, b, c, x, logits, on_gpu), want), 2e-2);
+    }
 }
 
 // Per-type shapes: float rows of odd lengths; block types several (odd) blocks long.

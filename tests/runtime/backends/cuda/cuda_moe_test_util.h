@@ -46,12 +46,30 @@ inline Experts make_experts(DeviceBuffers& buf, TensorType type, int64_t n_exper
 
 // The CPU's output for these experts and router logits (turned into routing weights in
 // place, as moe_dispatch does): what the device must match.
+// What a family adds to its experts (gpt-oss): the activation and per-expert biases, in
+// the memory of the Ops that runs the dispatch.
+struct ExpertExtras {
+  FfnActivation activation = FfnActivation::kSilu;
+  const float* gate_bias = nullptr;
+  const float* up_bias = nullptr;
+  const float* down_bias = nullptr;
+
+  void apply(MoeDispatch& m) const {
+    m.activation = activation;
+    m.gate_bias = gate_bias;
+    m.up_bias = up_bias;
+    m.down_bias = down_bias;
+  }
+};
+
 inline std::vector<float> cpu_dispatch(CpuOps& cpu, const Experts& gate, const Experts& up,
-                                const Experts& down, int64_t k, const std::vector<float>& x,
-                                std::vector<float>& logits, int64_t n, bool normalize = true) {
+                                       const Experts& down, int64_t k, const std::vector<float>& x,
+                                       std::vector<float>& logits, int64_t n, bool normalize = true,
+                                       const ExpertExtras& extras = {}) {
   const int64_t dm = gate.cpu.first.cols, ff = gate.cpu.first.rows;
   MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
   cm.normalize_weights = normalize;
+  extras.apply(cm);
   std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), out(n * dm);
   cm.expert_in = in.data();
   cm.expert_out = eo.data();
