@@ -1,17 +1,18 @@
 // AVX2 kernels for the legacy 32-value blocks (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
-// IQ4_NL), and the AVX2 kernel set.
+// IQ4_NL, MXFP4), and the AVX2 kernel set.
 //
 // One weight block (32 values) fills a ymm register; vpmaddubsw multiplies unsigned
 // by signed bytes into int16 pairs and vpmaddwd with ones sums them into 8 int32
 // lanes (no int16 saturation: |pair| <= 2 * 128 * 127 < 32768).
-//   Q8_0, IQ4_NL  signed weights (IQ4_NL's from its table by vpshufb): |w| times
-//         the activations with w's sign (vpsignb).
+//   Q8_0, IQ4_NL, MXFP4  signed weights (IQ4_NL's and MXFP4's from their tables by
+//         vpshufb): |w| times the activations with w's sign (vpsignb).
 //   Q4_0, Q5_0  the codes 0..15 / 0..31 as they are ([low nibbles | high nibbles]
 //         = values 0..15 | 16..31, Q5's fifth bits spread from qh); the -8 / -16
 //         offset is removed by adding a precomputed -offset * (lane's activation sum).
 //   Q4_1, Q5_1  the codes as they are; the minimum m adds m * (lane's activation sum).
 // Each int32 lane is scaled by the weight and activation block scales into 8 float
-// lanes per (row, token).
+// lanes per (row, token). The weight scale is the f16 at byte 0, or MXFP4's power of
+// two from its E8M0 byte (a weight type's scale()).
 //
 // Packed activations per token: q (nb * 32 bytes, natural order), d (nb floats),
 // then nb * 8 lane values: the int32 corrections -offset * (lane sum), or for the
@@ -21,6 +22,7 @@
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "runtime/kernels/act_quant.h"
+#include "runtime/kernels/block_decode.h" // kE8m0HalfScales
 #include "runtime/kernels/tile_driver.h"
 #include "runtime/tensor/tensor_type.h"
 #include "runtime/kernels/unroll.h"
@@ -157,6 +159,30 @@ struct Iq4NlWeights {
   }
 };
 
+// MXFP4: IQ4_NL's lookup in its own table; the quants at byte 1, the scale from e.
+struct Mxfp4Weights {
+  static constexpr size_t kBlock = kMxfp4Bytes;
+  static constexpr bool kMin = false;
+  static constexpr int kOffset = 8; // unused, as Q8_0
+  static __m256i load(const uint8_t* b, __m256i* sign) {
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
+    *sign = _mm256_shuffle_epi8(_mm256_set_m128i(table, table), nibble_vector(b + kMxfp4Qs));
+    return _mm256_abs_epi8(*sign);
+  }
+  static __m256i pairs(__m256i w, __m256i sign, __m256i x, const int32_t*) {
+    return signed_pairs(w, sign, x);
+  }
+  static __m256 scale(const uint8_t* b) { return _mm256_broadcast_ss(&kE8m0HalfScales.of[b[0]]); }
+};
+
+// The weight block's scale: W's scale() where it has one, else the f16 at byte 0.
+template <class W> __m256 weight_scale(const uint8_t* block) {
+  if constexpr (requires { W::scale(block); })
+    return W::scale(block);
+  else
+    return block_scale(block);
+}
+
 template <class W> struct QuantTile {
   static constexpr int kRows = 2, kTokens = 4, kDecodeRows = 4;
 
@@ -179,7 +205,7 @@ template <class W> struct QuantTile {
         // the lines arrive far too early and evict the tile's operands).
         _mm_prefetch(reinterpret_cast<const char*>(block + 4096), _MM_HINT_T1);
         wq[i] = W::load(block, &sign[i]);
-        wd[i] = block_scale(block);
+        wd[i] = weight_scale<W>(block);
         if constexpr (W::kMin)
           wm[i] = block_scale(block + 2);
       }
@@ -236,6 +262,7 @@ constexpr KernelSet kAvx2 = {
     legacy<Q5_0Weights>(),
     legacy<MinWeights<true>>(),
     legacy<Iq4NlWeights>(),
+    legacy<Mxfp4Weights>(),
     PSHARD_KQUANT_TYPE_KERNELS(avx2),
     {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::gelu_mul, avx2::attend},
     avx2::stream_sum,

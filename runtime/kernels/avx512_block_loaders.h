@@ -1,13 +1,15 @@
 // Private, for avx512_quant.cpp only: the weight loaders of the legacy 32-value
 // blocks. A loader reads a pair of blocks (b1 null: a lone last block, whose half
 // reads as zero) into the layout described in avx512_quant.cpp: 64 unsigned bytes
-// for vpdpbusd and the per-lane f16 scales widened to floats, and for the types
-// with a minimum (kMin) the per-lane minimums too. It also names the activation
-// packing it needs: kOffset (subtracted through the corrections), kSplitHalves.
+// for vpdpbusd and the per-lane scales as floats (f16 widened; MXFP4's from its E8M0
+// byte), and for the types with a minimum (kMin) the per-lane minimums too. It also
+// names the activation packing it needs: kOffset (subtracted through the
+// corrections), kSplitHalves.
 //
 // Internal linkage throughout (see kernel_set.h).
 #pragma once
 
+#include "runtime/kernels/block_decode.h" // kE8m0HalfScales
 #include "runtime/tensor/tensor_type.h"
 
 #include <cstddef>
@@ -28,6 +30,13 @@ __m512 pair_scales(const uint8_t* b0, const uint8_t* b1, __m512i idx) {
     __builtin_memcpy(&d1, b1, 2);
   const __m128i h = _mm_insert_epi16(_mm_cvtsi32_si128(d0), d1, 1);
   return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(_mm_cvtph_ps(h)));
+}
+
+// A pair of MXFP4 scales (E8M0 bytes at b0[0], b1[0]) spread like pair_scales'.
+__m512 pair_e8m0_scales(const uint8_t* b0, const uint8_t* b1, __m512i idx) {
+  const __m128 d0 = _mm_load_ss(&kE8m0HalfScales.of[b0[0]]);
+  const __m128 d1 = b1 != nullptr ? _mm_load_ss(&kE8m0HalfScales.of[b1[0]]) : _mm_setzero_ps();
+  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(_mm_unpacklo_ps(d0, d1)));
 }
 
 // The nibbles of a pair's quant bytes (qs1 null: zeros): [lo(b) lo(b+1) hi(b) hi(b+1)].
@@ -188,6 +197,25 @@ struct Iq4NlWeights {
                      _mm_set1_epi8(static_cast<char>(128)));
     *q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(table), pair_nibbles(b0 + 2, at(b1, 2)));
     *d = pair_scales(b0, b1, split_lanes());
+  }
+  static void load_for_one_token(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
+    load_for_tokens(b0, b1, q, d);
+  }
+};
+
+// MXFP4: IQ4_NL's layout and offset with its own table, the quants at byte 1 and the
+// scales from the E8M0 bytes.
+struct Mxfp4Weights {
+  static constexpr size_t kBlock = kMxfp4Bytes;
+  static constexpr int kOffset = 128;
+  static constexpr bool kSplitHalves = true, kMin = false;
+  static void load_for_tokens(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
+    const __m128i table =
+        _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values)),
+                     _mm_set1_epi8(static_cast<char>(128)));
+    *q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(table),
+                             pair_nibbles(b0 + kMxfp4Qs, at(b1, kMxfp4Qs)));
+    *d = pair_e8m0_scales(b0, b1, split_lanes());
   }
   static void load_for_one_token(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
     load_for_tokens(b0, b1, q, d);

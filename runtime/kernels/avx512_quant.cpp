@@ -1,11 +1,11 @@
 // AVX-512 VNNI kernels for the legacy 32-value blocks (Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, IQ4_NL), and the AVX-512 kernel set.
+// Q5_1, IQ4_NL, MXFP4), and the AVX-512 kernel set.
 //
 // Two weight blocks (64 values) fill one 512-bit register of unsigned bytes
 // (loaders in avx512_block_loaders.h):
 //   Q4_0, Q5_0, Q4_1, Q5_1  the codes as they are (0..15 / 0..31), arranged
 //         [lo(b) lo(b+1) hi(b) hi(b+1)]
-//   IQ4_NL  its table's values + 128, arranged likewise
+//   IQ4_NL, MXFP4  their table's values + 128, arranged likewise
 //   Q8_0  the int8 quants + 128 (xor 0x80), arranged [b b+1]
 // vpdpbusd multiplies them with the signed q8 activations and sums each group of
 // four into an int32 lane. The offset (8, 16 or 128) times the activation sum is
@@ -190,6 +190,7 @@ constexpr KernelSet kAvx512 = {
     legacy<Q5_0Weights>(),
     legacy<MinWeights<true>>(),
     legacy<Iq4NlWeights>(),
+    legacy<Mxfp4Weights>(),
     PSHARD_KQUANT_TYPE_KERNELS(avx512),
     {avx512::sum_squares, avx512::softmax, avx512::silu_mul, avx512::gelu_mul, avx512::attend},
     avx512::stream_sum,

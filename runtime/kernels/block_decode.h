@@ -11,6 +11,7 @@
 #include "runtime/kernels/fp16_inline.h"
 #include "runtime/tensor/tensor_type.h"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -23,6 +24,7 @@ constexpr int kSuperValues = 256; // values per K-quant super-block
 // Byte sizes and field offsets (ggml's field order).
 constexpr size_t kQ8_0Bytes = 34, kQ4_0Bytes = 18;
 constexpr size_t kQ4_1Bytes = 20, kQ5_0Bytes = 22, kQ5_1Bytes = 24, kIq4NlBytes = 18;
+constexpr size_t kMxfp4Bytes = 17, kMxfp4Qs = 1; // e at 0
 constexpr size_t kQ2KBytes = 84, kQ3KBytes = 110, kQ4KBytes = 144, kQ5KBytes = 176, kQ6KBytes = 210,
                  kIq4XsBytes = 136;
 constexpr size_t kQ2KScales = 0, kQ2KQs = 16, kQ2KD = 80; // dmin at 82
@@ -43,6 +45,20 @@ inline uint32_t u32_at(const uint8_t* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+
+// MXFP4's block scale of every E8M0 byte (e8m0_half_bits), built at compile time:
+// the SIMD paths read a block's scale with one load, and call no inline function
+// shared with the other paths' files (see kernel_set.h).
+struct E8m0HalfScales {
+  float of[256];
+};
+consteval E8m0HalfScales make_e8m0_half_scales() {
+  E8m0HalfScales t{};
+  for (int e = 0; e < 256; ++e)
+    t.of[e] = std::bit_cast<float>(e8m0_half_bits(static_cast<uint8_t>(e)));
+  return t;
+}
+constexpr E8m0HalfScales kE8m0HalfScales = make_e8m0_half_scales();
 
 // The 4-bit code of value j (0..31) of a legacy block's 16 quant bytes.
 inline int nibble_of(const uint8_t* qs, int j) { return j < 16 ? qs[j] & 15 : qs[j - 16] >> 4; }

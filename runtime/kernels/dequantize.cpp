@@ -1,10 +1,11 @@
 // Weight rows to floats, for every type (layouts in tensor_type.h).
 //
 // Each value is computed with the arithmetic of the format's definition, in its
-// order: d * q rounds once (the product of a half and a small integer is exact in
-// a float), d * q + m and dl * q - ml round once more. So every value is the
-// float nearest the exact real value, bit for bit what ggml's dequantizers give
-// (signed zeros included) and what the float64 reference in the tests computes.
+// order: d * q rounds once (the product of a half, or of MXFP4's power of two, and
+// a small integer is exact in a float), d * q + m and dl * q - ml round once more.
+// So every value is the float nearest the exact real value, bit for bit what ggml's
+// dequantizers give (signed zeros included) and what the float64 reference in the
+// tests computes.
 #include "runtime/kernels/block_decode.h"
 #include "runtime/kernels/convert.h"
 #include "runtime/kernels/quantize.h"
@@ -107,6 +108,12 @@ int64_t dequantize_blocks(TensorType type, const uint8_t* in, float* dst, int64_
   case TensorType::kIQ4_NL:
     dequantize_legacy<kIq4NlBytes>(in, dst, whole, [](const uint8_t* b, int j) {
       return f16_at(b) * static_cast<float>(kIq4Values[nibble_of(b + 2, j)]);
+    });
+    break;
+  case TensorType::kMXFP4:
+    dequantize_legacy<kMxfp4Bytes>(in, dst, whole, [](const uint8_t* b, int j) {
+      return e8m0_half_to_float(b[0]) *
+             static_cast<float>(kMxfp4Values[nibble_of(b + kMxfp4Qs, j)]);
     });
     break;
   case TensorType::kQ2_K:

@@ -30,6 +30,7 @@ const TypeKernels* type_kernels(const KernelSet& set, TensorType type) {
   case TensorType::kQ5_K: return &set.q5_k;
   case TensorType::kQ6_K: return &set.q6_k;
   case TensorType::kIQ4_XS: return &set.iq4_xs;
+  case TensorType::kMXFP4: return &set.mxfp4;
   }
   return nullptr;
 }

@@ -52,7 +52,7 @@ struct OpKernels {
 struct KernelSet {
   Isa isa;
   TypeKernels f32, f16, bf16, q8_0, q4_0;
-  TypeKernels q4_1, q5_0, q5_1, iq4_nl;               // legacy blocks, q8 activations
+  TypeKernels q4_1, q5_0, q5_1, iq4_nl, mxfp4;      // legacy blocks, q8 activations
   TypeKernels q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs; // super-blocks, q8k activations
   OpKernels ops;
   // Sum of n floats (n a multiple of 64, data 64-aligned), streamed: the memory

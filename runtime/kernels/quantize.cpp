@@ -77,13 +77,15 @@ float signed_max(const float* x, int n) {
   return max;
 }
 
-int nearest_iq4_index(float v) {
+int nearest_table_index(const int8_t* table, float v) {
   int best = 0;
   for (int k = 1; k < 16; ++k)
-    if (std::fabs(v - kIq4Values[k]) < std::fabs(v - kIq4Values[best]))
+    if (std::fabs(v - table[k]) < std::fabs(v - table[best]))
       best = k;
   return best;
 }
+
+int nearest_iq4_index(float v) { return nearest_table_index(kIq4Values, v); }
 
 } // namespace kernels
 
@@ -125,6 +127,9 @@ Status quantize_row(TensorType type, const float* src, void* dst, int64_t n) {
     break;
   case TensorType::kIQ4_NL:
     kernels::quantize_iq4_nl(src, out, n);
+    break;
+  case TensorType::kMXFP4:
+    kernels::quantize_mxfp4(src, out, n);
     break;
   case TensorType::kQ2_K:
     kernels::quantize_q2_k(src, out, n);

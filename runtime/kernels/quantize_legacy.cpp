@@ -1,11 +1,12 @@
-// Reference quantizers for the legacy 32-value blocks Q4_1, Q5_0, Q5_1 and IQ4_NL
-// (layouts in tensor_type.h). Plain rules, no error-minimising search (see
+// Reference quantizers for the legacy 32-value blocks Q4_1, Q5_0, Q5_1, IQ4_NL and
+// MXFP4 (layouts in tensor_type.h). Plain rules, no error-minimising search (see
 // quantizers.h): the bytes are valid blocks, not llama-quantize's choice of them.
 #include "runtime/kernels/block_decode.h"
 #include "runtime/kernels/convert.h"
 #include "runtime/kernels/quantizers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace pshard::kernels {
@@ -91,6 +92,27 @@ void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n) {
     int codes[kLegacyValues];
     symmetric_codes(src + i, -127.0f, dst, codes, nearest_iq4_index);
     store_nibbles(codes, dst + 2);
+  }
+}
+
+// MXFP4: the power-of-two scale 2^(e - 128) puts the block's largest magnitude at 8..16
+// times it (e = floor(log2 amax) + 125, ggml's reference rule), so the table's
+// 8 and 12 hold the top of the block; values between 12 and 16 clip to 12. Each value
+// takes the nearest table entry, the smaller magnitude on a tie (the table lists the
+// magnitudes in ascending order). The division by the power of two is exact.
+void quantize_mxfp4(const float* src, uint8_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; i += kLegacyValues, dst += kMxfp4Bytes) {
+    float amax = 0.0f;
+    for (int j = 0; j < kLegacyValues; ++j)
+      amax = std::fmax(amax, std::fabs(src[i + j]));
+    // ilogb is floor(log2) exactly (log2f rounds up to k just below 2^k).
+    const int e = amax > 0.0f ? std::clamp(std::ilogb(amax) + 125, 0, 254) : 0;
+    dst[0] = static_cast<uint8_t>(e);
+    const float d = e8m0_half_to_float(dst[0]);
+    int codes[kLegacyValues];
+    for (int j = 0; j < kLegacyValues; ++j)
+      codes[j] = nearest_table_index(kMxfp4Values, src[i + j] / d);
+    store_nibbles(codes, dst + kMxfp4Qs);
   }
 }
 

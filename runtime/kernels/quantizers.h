@@ -18,6 +18,7 @@ void quantize_q4_1(const float* src, uint8_t* dst, int64_t n);
 void quantize_q5_0(const float* src, uint8_t* dst, int64_t n);
 void quantize_q5_1(const float* src, uint8_t* dst, int64_t n);
 void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n);
+void quantize_mxfp4(const float* src, uint8_t* dst, int64_t n);
 void quantize_q2_k(const float* src, uint8_t* dst, int64_t n);
 void quantize_q3_k(const float* src, uint8_t* dst, int64_t n);
 void quantize_q4_k(const float* src, uint8_t* dst, int64_t n);
@@ -32,6 +33,8 @@ float as_stored_half(float f);
 int clamped_round(float v, int lo, int hi);
 // The value of largest magnitude (the first of a tie), sign kept; 0 for all zeros.
 float signed_max(const float* x, int n);
+// The index of the entry of a 16-value table nearest v (the first of a tie).
+int nearest_table_index(const int8_t* table, float v);
 // The index of the kIq4Values entry nearest v.
 int nearest_iq4_index(float v);
 

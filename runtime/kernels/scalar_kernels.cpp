@@ -95,6 +95,21 @@ struct Iq4NlBlock {
   static constexpr bool kMin = false;
   static int code(const uint8_t* b, int j) { return kIq4Values[nibble_of(b + 2, j)]; }
 };
+// MXFP4's scale is a power of two from its E8M0 byte, not an f16 (the scale hook).
+struct Mxfp4Block {
+  static constexpr size_t kBytes = kMxfp4Bytes;
+  static constexpr bool kMin = false;
+  static int code(const uint8_t* b, int j) { return kMxfp4Values[nibble_of(b + kMxfp4Qs, j)]; }
+  static float scale(const uint8_t* b) { return e8m0_half_to_float(b[0]); }
+};
+
+// The weight block's scale: its scale() where it has one, else the f16 at byte 0.
+template <class B> float block_scale(const uint8_t* block) {
+  if constexpr (requires { B::scale(block); })
+    return B::scale(block);
+  else
+    return f16_at(block);
+}
 
 template <class B>
 void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,
@@ -114,7 +129,7 @@ void gemm_quant(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act,
           isum += B::code(block, j) * qb[j];
           qsum += qb[j];
         }
-        sum += static_cast<float>(isum) * f16_at(block) * d[b];
+        sum += static_cast<float>(isum) * block_scale<B>(block) * d[b];
         if constexpr (B::kMin)
           sum += static_cast<float>(qsum) * f16_at(block + 2) * d[b];
       }
@@ -142,6 +157,7 @@ constexpr KernelSet kScalar = {
     {q8_act_bytes, q8_act_pack, gemm_quant<Q5_0Block>},
     {q8_act_bytes, q8_act_pack, gemm_quant<Q5_1Block>},
     {q8_act_bytes, q8_act_pack, gemm_quant<Iq4NlBlock>},
+    {q8_act_bytes, q8_act_pack, gemm_quant<Mxfp4Block>},
     PSHARD_KQUANT_TYPE_KERNELS(scalar),
     {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::gelu_mul, scalar::attend},
     stream_sum,

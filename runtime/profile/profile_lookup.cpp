@@ -25,6 +25,7 @@ PSHARD_SAME_ID(kQ5_K, Q5_K);
 PSHARD_SAME_ID(kQ6_K, Q6_K);
 PSHARD_SAME_ID(kIQ4_NL, IQ4_NL);
 PSHARD_SAME_ID(kIQ4_XS, IQ4_XS);
+PSHARD_SAME_ID(kMXFP4, MXFP4);
 #undef PSHARD_SAME_ID
 
 using Coords = std::array<double, kMaxGridAxes>;

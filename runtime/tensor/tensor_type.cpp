@@ -7,7 +7,7 @@
 namespace pshard {
 namespace {
 
-constexpr std::array<TensorTypeTraits, 15> kSupported = {{
+constexpr std::array<TensorTypeTraits, 16> kSupported = {{
     {TensorType::kF32, "f32", 1, 4},
     {TensorType::kF16, "f16", 1, 2},
     {TensorType::kQ4_0, "q4_0", 32, 18},
@@ -23,6 +23,7 @@ constexpr std::array<TensorTypeTraits, 15> kSupported = {{
     {TensorType::kIQ4_NL, "iq4_nl", 32, 18},
     {TensorType::kIQ4_XS, "iq4_xs", 256, 136},
     {TensorType::kBF16, "bf16", 1, 2},
+    {TensorType::kMXFP4, "mxfp4", 32, 17},
 }};
 
 constexpr std::array<TensorType, kSupported.size()> supported_ids() {

@@ -14,6 +14,9 @@
 //   Q5_1   { f16 d, m; u8 qh[4]; u8 qs[16]; }       24 B   x = d * q + m
 //   Q8_0   { f16 d;          i8 q[32]; }            34 B   x = d * q
 //   IQ4_NL { f16 d;          u8 qs[16]; }           18 B   x = d * kIq4Values[q]
+//   MXFP4  { u8 e;           u8 qs[16]; }           17 B   x = 2^(e - 128) * kMxfp4Values[q]
+//          (OCP microscaling FP4: e is an E8M0 scale 2^(e - 127), q an E2M1 float;
+//          the table holds the E2M1 values doubled, so the scale is halved to match)
 //
 // K-quant super-blocks of 256 values, in sub-blocks of 32 (Q4_K, Q5_K, IQ4_XS) or
 // 16 (Q2_K, Q3_K, Q6_K), each with its own small integer scale (and min):
@@ -50,6 +53,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -71,11 +75,33 @@ enum class TensorType : uint32_t {
   kIQ4_NL = 20,
   kIQ4_XS = 23,
   kBF16 = 30,
+  kMXFP4 = 39,
 };
 
 // The 16 values of IQ4_NL / IQ4_XS's 4-bit codes (ggml's non-linear table).
 inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                           1,    13,   25,  38,  53,  69,  89,  113};
+
+// The 16 values of MXFP4's 4-bit codes: E2M1 (sign, 2 exponent bits, 1 mantissa bit)
+// floats doubled, so they are integers and the kernels' integer dot products apply.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
+
+// The float bits of MXFP4's block scale for its E8M0 byte e, halved for the doubled
+// table: 2^(e - 128), exact for every e. e >= 2 is the normal float of biased exponent
+// e - 1; e = 1 and e = 0 (2^-127, 2^-128) are subnormals, a single mantissa bit. E8M0's
+// NaN code 255 is not special-cased (2^127), as ggml reads it.
+constexpr uint32_t e8m0_half_bits(uint8_t e) {
+  return e >= 2 ? static_cast<uint32_t>(e - 1) << 23 : 0x00200000u << e;
+}
+// The same as a float, for the portable paths (memcpy rather than std::bit_cast: the
+// CUDA files read this header as C++17; the SIMD paths read kE8m0HalfScales).
+inline float e8m0_half_to_float(uint8_t e) {
+  const uint32_t bits = e8m0_half_bits(e);
+  float d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
 
 struct TensorTypeTraits {
   TensorType type;

@@ -87,7 +87,7 @@ def on_emu(name, model, cpu, tmp):
 def mkmodel_types(tmp):
     # Every new weight type and every mix: pshard-mkmodel writes it, pshard-run runs it.
     for kind in ["q4_1", "q5_0", "q5_1", "iq4_nl", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
-                 "iq4_xs", "q4_k_m", "q5_k_m", "q3_k_m", "q2_k"]:
+                 "iq4_xs", "mxfp4", "q4_k_m", "q5_k_m", "q3_k_m", "q2_k", "mxfp4_moe"]:
         model = os.path.join(tmp, f"mk-{kind}.gguf")
         p = run(mk_bin, "-o", model, "--n-embd", "256", "--n-layer", "2", "--n-head", "4",
                 "--n-head-kv", "2", "--n-ff", "512", "--type", kind)

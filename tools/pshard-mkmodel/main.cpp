@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", spec.seed, "seed of the random weights")->capture_default_str();
   app.add_option("--type", type,
                  "weight type (" + pshard::supported_tensor_type_list() +
-                     ") or llama-quantize mix (q4_k_m, q5_k_m, q3_k_m, q2_k)")
+                     ") or llama-quantize mix (q4_k_m, q5_k_m, q3_k_m, q2_k, mxfp4_moe)")
       ->capture_default_str();
   app.add_option("--override", overrides,
                  "per-class types, e.g. ffn_down=f32,token_embd=q8_0");

@@ -18,7 +18,9 @@ struct MixName {
 constexpr MixName kMixes[] = {{QuantMix::kQ2_K, "q2_k", T::kQ2_K},
                               {QuantMix::kQ3_K_M, "q3_k_m", T::kQ3_K},
                               {QuantMix::kQ4_K_M, "q4_k_m", T::kQ4_K},
-                              {QuantMix::kQ5_K_M, "q5_k_m", T::kQ5_K}};
+                              {QuantMix::kQ5_K_M, "q5_k_m", T::kQ5_K},
+                              {QuantMix::kMXFP4_MOE, "mxfp4_moe", T::kQ8_0}};
+constexpr const char* kMixList = "q4_k_m, q5_k_m, q3_k_m, q2_k, mxfp4_moe";
 
 TensorType base_type(QuantMix mix) {
   for (const MixName& m : kMixes)
@@ -77,6 +79,14 @@ TensorType recipe(const ModelSpec& s, const std::string& cls, int64_t layer, int
   return base_type(mix);
 }
 
+// MXFP4_MOE: the routed experts' stacks ("blk.N.ffn_up_exps.weight", class ffn_up)
+// are told from the dense FFN of the same class by their name.
+TensorType mxfp4_moe_recipe(const std::string& name, const std::string& cls) {
+  if (cls == "ffn_gate_inp")
+    return T::kF32;
+  return name.find("_exps.") != std::string::npos ? T::kMXFP4 : T::kQ8_0;
+}
+
 // llama.cpp's fallback for rows that are not whole blocks of the chosen type.
 TensorType fit_rows(TensorType t, int64_t cols) {
   if (cols % tensor_type_traits(t).block_values == 0)
@@ -116,9 +126,7 @@ Result<QuantMix> parse_quant_mix(std::string_view name) {
   for (const MixName& m : kMixes)
     if (l == m.name)
       return m.mix;
-  return not_found("'" + std::string(name) +
-                   "' is not a quantization mix; mixes: q4_k_m, q5_k_m, "
-                   "q3_k_m, q2_k");
+  return not_found("'" + std::string(name) + "' is not a quantization mix; mixes: " + kMixList);
 }
 
 Status parse_type_or_mix(std::string_view text, ModelSpec* spec) {
@@ -130,7 +138,7 @@ Status parse_type_or_mix(std::string_view text, ModelSpec* spec) {
   Result<TensorType> type = parse_tensor_type(text);
   if (!type.ok())
     return invalid_argument("unknown --type '" + std::string(text) + "'; weight types: " +
-                            supported_tensor_type_list() + "; mixes: q4_k_m, q5_k_m, q3_k_m, q2_k");
+                            supported_tensor_type_list() + "; mixes: " + kMixList);
   spec->mix = QuantMix::kNone;
   spec->type = *type;
   return Status::ok_status();
@@ -142,7 +150,10 @@ TensorType tensor_type_for(const ModelSpec& spec, const std::string& name, const
     return it->second;
   if (spec.mix == QuantMix::kNone)
     return spec.type;
-  return fit_rows(recipe(spec, cls, layer_of(name), dims[0]), dims[0]);
+  const TensorType t = spec.mix == QuantMix::kMXFP4_MOE
+                           ? mxfp4_moe_recipe(name, cls)
+                           : recipe(spec, cls, layer_of(name), dims[0]);
+  return fit_rows(t, dims[0]);
 }
 
 } // namespace pshard

@@ -1,5 +1,6 @@
 // llama-quantize's per-tensor type recipes ("quantization mixes"), so pshard-mkmodel
-// writes Q4_K_M, Q5_K_M, Q3_K_M and Q2_K files laid out the way real downloads are.
+// writes Q4_K_M, Q5_K_M, Q3_K_M, Q2_K and MXFP4_MOE files laid out the way real
+// downloads are.
 // The facts are llama.cpp's llama_tensor_get_type (src/llama-quant.cpp, b6097) for a
 // llama-family model (not Falcon, no importance matrix, no --tensor-type overrides):
 //
@@ -19,10 +20,15 @@
 // token_embd the output's type. llama.cpp's 70B-only rule (attn_v bumped to Q5_K when
 // the model is exactly 70B) is not applied: pshard-mkmodel's shapes have no model size.
 //
+// mxfp4_moe (llama-quantize's MXFP4_MOE, gpt-oss's layout): the routed experts
+// (ffn_gate_exps, ffn_up_exps, ffn_down_exps) in MXFP4, every other 2-D weight (output
+// and token_embd included, shared experts too) in Q8_0, 1-D tensors and ffn_gate_inp F32.
+//
 // A tensor whose rows are not a whole number of the chosen type's blocks falls back
 // as llama.cpp does: Q2_K, Q3_K, IQ4_XS -> IQ4_NL; Q4_K -> Q5_0; Q5_K -> Q5_1;
 // Q6_K -> Q8_0; and F16 if even that does not fit (output: Q8_0 when its rows are not
-// a multiple of 256). So every mix writes a valid file for any shape.
+// a multiple of 256; MXFP4 and Q8_0 rows not a multiple of 32: F16). So every mix
+// writes a valid file for any shape.
 //
 //   spec.mix = QuantMix::kQ4_K_M;   // or: parse_type_or_mix("q4_k_m", &spec)
 //   TensorType t = tensor_type_for(spec, "blk.3.attn_v.weight", "attn_v", {4096, 1024});
@@ -38,11 +44,12 @@
 
 namespace pshard {
 
-enum class QuantMix { kNone, kQ2_K, kQ3_K_M, kQ4_K_M, kQ5_K_M };
+enum class QuantMix { kNone, kQ2_K, kQ3_K_M, kQ4_K_M, kQ5_K_M, kMXFP4_MOE };
 
 struct ModelSpec;
 
-// "q4_k_m", "Q5_K_M", "q3_k_m", "q2_k" (case-insensitive); not_found for anything else.
+// "q4_k_m", "Q5_K_M", "q3_k_m", "q2_k", "mxfp4_moe" (case-insensitive); not_found for
+// anything else.
 Result<QuantMix> parse_quant_mix(std::string_view name);
 
 // --type: a weight type (spec->type, no mix) or a mix (spec->mix, and spec->type its

@@ -25,7 +25,9 @@ TEST(ProfileMachineModel, UnmeasuredTypesBorrowTheNearestBitsPerWeight) {
   EXPECT_DOUBLE_EQ(flops(TensorType::kQ4_K), q4_0);
   EXPECT_DOUBLE_EQ(flops(TensorType::kIQ4_NL), q4_0);
   // Others: scaled by bits per weight, so bytes / time stays Q4_0's.
-  for (TensorType t : {TensorType::kQ6_K, TensorType::kQ2_K, TensorType::kQ8_0, TensorType::kF16}) {
+  // (MXFP4, 4.25: IQ4_XS is as near but unmeasured, so Q4_0 again.)
+  for (TensorType t : {TensorType::kQ6_K, TensorType::kQ2_K, TensorType::kQ8_0, TensorType::kF16,
+                       TensorType::kMXFP4}) {
     SCOPED_TRACE(tensor_type_name(t));
     EXPECT_DOUBLE_EQ(flops(t), q4_0 * 4.5 / tensor_type_bits_per_weight(t));
   }
@@ -85,6 +87,7 @@ TEST(TensorTypeBits, CountScalesAndMins) {
   EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ6_K), 6.5625);
   EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kQ2_K), 2.625);
   EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kIQ4_XS), 4.25);
+  EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kMXFP4), 4.25);
   EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kF16), 16);
 }
 

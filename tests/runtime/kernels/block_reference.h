@@ -10,6 +10,7 @@
 #include "runtime/kernels/convert.h"
 #include "runtime/tensor/tensor_type.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -33,6 +34,16 @@ inline uint32_t ref_u32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
   return v;
+}
+
+// An OCP E2M1 float from its 4 bits: sign, 2 exponent bits (bias 1), 1 mantissa bit;
+// exponent 0 is subnormal (0 or 0.5). ggml's table stores the doubled values as
+// integers, so its -0 (code 8) reads as +0: 0 - 0 keeps that.
+inline double ref_e2m1(int bits) {
+  const int exponent = (bits >> 1) & 3, mantissa = bits & 1;
+  const double magnitude =
+      exponent == 0 ? 0.5 * mantissa : std::ldexp(1.0 + 0.5 * mantissa, exponent - 1);
+  return bits & 8 ? 0.0 - magnitude : magnitude;
 }
 
 // Q4_K / Q5_K: ggml's get_scale_min_k4.
@@ -81,6 +92,12 @@ inline std::vector<RefValue> ref_block(TensorType type, const uint8_t* x) {
     for (int j = 0; j < 32; ++j)
       push(ref_half(x) * kIq4Values[ref_nibble(x + 2, j)]);
     break;
+  case TensorType::kMXFP4: { // e qs[16]: E8M0 scale 2^(e - 127) times E2M1 codes
+    const double scale = std::ldexp(1.0, x[0] - 127);
+    for (int j = 0; j < 32; ++j)
+      push(scale * ref_e2m1(ref_nibble(x + 1, j)));
+    break;
+  }
   case TensorType::kQ2_K: { // scales[16] qs[64] d dmin
     const double d = ref_half(x + 80), dmin = ref_half(x + 82);
     const uint8_t* q = x + 16;
@@ -192,16 +209,26 @@ inline std::vector<size_t> ref_half_fields(TensorType type) {
     return {108};
   case TensorType::kQ6_K:
     return {208};
+  case TensorType::kMXFP4: // its scale is an E8M0 byte (ref_e8m0_fields)
+    return {};
   default:
     return {0};
   }
+}
+
+// Byte offsets of each block format's E8M0 scale bytes (MXFP4's e).
+inline std::vector<size_t> ref_e8m0_fields(TensorType type) {
+  if (type == TensorType::kMXFP4)
+    return {0};
+  return {};
 }
 
 // The quantized types, in ggml id order; legacy types have blocks of 32 values.
 inline std::vector<TensorType> ref_quantized_types() {
   return {TensorType::kQ4_0, TensorType::kQ4_1, TensorType::kQ5_0,   TensorType::kQ5_1,
           TensorType::kQ8_0, TensorType::kQ2_K, TensorType::kQ3_K,   TensorType::kQ4_K,
-          TensorType::kQ5_K, TensorType::kQ6_K, TensorType::kIQ4_NL, TensorType::kIQ4_XS};
+          TensorType::kQ5_K, TensorType::kQ6_K, TensorType::kIQ4_NL, TensorType::kIQ4_XS,
+          TensorType::kMXFP4};
 }
 
 } // namespace pshard::test

@@ -204,6 +204,9 @@ TEST_P(MatmulOnIsa, RandomBlockBytesMatchTheReference) {
         const uint16_t h = static_cast<uint16_t>((rng() & 0x83ff) | (6 + rng() % 12) << 10);
         std::memcpy(&w[block + off], &h, 2);
       }
+    for (size_t block = 0; block < w.size(); block += traits.block_bytes)
+      for (size_t off : test::ref_e8m0_fields(type)) // scale 2^(e - 128) in [2^-9, 2^2]
+        w[block + off] = static_cast<uint8_t>(119 + rng() % 12);
     const std::vector<float> x = test::random_floats(cols * n_tokens, 6);
     const Case c{type, rows, cols, n_tokens, 0};
     const std::vector<float> y = run_matmul(c, w, stride, x.data(), n_tokens, 2);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <limits>
 
 namespace pshard {
 namespace {
@@ -216,6 +217,15 @@ TEST(Dequantize, EveryTypeMatchesTheFormatDefinitionBitForBit) {
           std::memcpy(&b[off], &scale, 2);
         blocks.push_back(b);
       }
+    // E8M0 scales: the two subnormal ones, 1, and the largest (255 decodes like the others:
+    // its large codes overflow to infinity).
+    for (size_t off : test::ref_e8m0_fields(type))
+      for (uint8_t fill : {0x00, 0xff, 0x55, 0xaa})
+        for (uint8_t e : {0, 1, 2, 127, 128, 254, 255}) {
+          std::vector<uint8_t> b(bytes, fill);
+          b[off] = e;
+          blocks.push_back(b);
+        }
     std::vector<uint8_t> row;
     for (const auto& b : blocks)
       row.insert(row.end(), b.begin(), b.end());
@@ -242,7 +252,8 @@ TEST(Quantize, EveryQuantizedTypeRoundTripsWithinItsPrecision) {
       {TensorType::kQ4_1, 0.08},  {TensorType::kQ5_0, 0.05},  {TensorType::kQ5_1, 0.04},
       {TensorType::kIQ4_NL, 0.1}, {TensorType::kQ2_K, 0.45},  {TensorType::kQ3_K, 0.2},
       {TensorType::kQ4_K, 0.1},   {TensorType::kQ5_K, 0.05},  {TensorType::kQ6_K, 0.03},
-      {TensorType::kIQ4_XS, 0.1}, {TensorType::kQ8_0, 0.008}, {TensorType::kQ4_0, 0.1}};
+      {TensorType::kIQ4_XS, 0.1}, {TensorType::kQ8_0, 0.008}, {TensorType::kQ4_0, 0.1},
+      {TensorType::kMXFP4, 0.15}};
   for (const auto& [type, bound] : bounds) {
     SCOPED_TRACE(tensor_type_name(type));
     const int64_t n = 4096;
@@ -267,6 +278,119 @@ TEST(Quantize, EveryQuantizedTypeRoundTripsWithinItsPrecision) {
     dequantize_row(type, q.data(), back.data(), 256);
     for (float v : back)
       ASSERT_EQ(v, 0.0f) << "zeros must stay zeros";
+  }
+}
+
+// ggml's id 39, its name, and 17 bytes per 32 values (4.25 bits per weight).
+TEST(Quantize, Mxfp4IsAKnownType) {
+  const TensorTypeTraits* t = tensor_type_traits(39);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->type, TensorType::kMXFP4);
+  EXPECT_STREQ(t->name, "mxfp4");
+  EXPECT_EQ(t->block_values, 32);
+  EXPECT_EQ(t->block_bytes, 17u);
+  EXPECT_DOUBLE_EQ(tensor_type_bits_per_weight(TensorType::kMXFP4), 4.25);
+  EXPECT_EQ(parse_tensor_type("MXFP4").value(), TensorType::kMXFP4);
+  EXPECT_EQ(tensor_bytes(TensorType::kMXFP4, 96).value(), 51u);
+  EXPECT_FALSE(tensor_bytes(TensorType::kMXFP4, 48).ok());
+}
+
+// MXFP4 blocks built by hand: every code under the two subnormal scales (e = 0, 1), the
+// smallest normal one, 1/2, 1 and the largest (e = 254, whose large codes overflow),
+// against E2M1's values written out (halved back from the table) times 2^(e - 127);
+// code 8 (E2M1's -0) reads as +0, as ggml's does.
+TEST(Dequantize, Mxfp4HandBuiltBlocksGiveExactValues) {
+  const double e2m1[16] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, 0, -0.5, -1, -1.5, -2, -3, -4, -6};
+  for (int e : {0, 1, 2, 127, 128, 254}) {
+    uint8_t block[17] = {static_cast<uint8_t>(e)};
+    for (int j = 0; j < 16; ++j) // codes 0..15 low, 15..0 high
+      block[1 + j] = static_cast<uint8_t>(j | (15 - j) << 4);
+    float out[32];
+    dequantize_row(TensorType::kMXFP4, block, out, 32);
+    for (int j = 0; j < 16; ++j) {
+      const float lo = static_cast<float>(std::ldexp(e2m1[j], e - 127));
+      const float hi = static_cast<float>(std::ldexp(e2m1[15 - j], e - 127));
+      EXPECT_EQ(std::memcmp(&out[j], &lo, 4), 0) << "e=" << e << " code " << j << ": " << out[j];
+      EXPECT_EQ(std::memcmp(&out[j + 16], &hi, 4), 0)
+          << "e=" << e << " code " << 15 - j << ": " << out[j + 16];
+    }
+  }
+  // Spot values: e = 0 is 2^-127, e = 254 is 2^127; 4 * 2^127 is past the float range.
+  uint8_t tiny[17] = {0, 0x01}, huge[17] = {254, 0x62};
+  float out[32];
+  dequantize_row(TensorType::kMXFP4, tiny, out, 32);
+  EXPECT_EQ(out[0], 0x1p-128f);
+  dequantize_row(TensorType::kMXFP4, huge, out, 32);
+  EXPECT_EQ(out[0], 0x1p127f);                                // code 2: 1.0 * 2^127
+  EXPECT_EQ(out[16], std::numeric_limits<float>::infinity()); // code 6: 4 * 2^127
+}
+
+// The scale puts the largest magnitude at 8..16 times 2^(e - 128) (so 7 -> e = 127,
+// d = 0.5); each value takes the nearest code, the smaller magnitude on a tie; beyond
+// 12 steps a value clips to 12.
+TEST(Quantize, Mxfp4KnownFloatsGiveKnownBytes) {
+  float x[32] = {};
+  const float lows[9] = {7, -6, 3, 1.25f, -0.25f, 0.2f, 0.3f, 5, -4.5f};
+  std::memcpy(x, lows, sizeof lows);
+  x[16] = 2.5f;   // 5 steps: tie of 4 and 6 -> 4
+  x[17] = -1.75f; // -3.5: tie of -3 and -4 -> -3
+  x[31] = -7;     // -14: clips to -12
+  uint8_t block[17];
+  ASSERT_TRUE(quantize_row(TensorType::kMXFP4, x, block, 32).ok());
+  // Codes: 7 (14 -> 12), 15 (-12), 5 (6), 2 (2.5 -> 2), 0 (-0.5 -> 0), 0 (0.4), 1 (0.6),
+  // 6 (10 -> 8), 14 (-9 -> -8); high nibbles 4 (4), 11 (-3), 15 (-12) at j = 15.
+  const uint8_t expected[17] = {0x7f, 0x47, 0xbf, 0x05, 0x02, 0x00, 0x00, 0x01, 0x06,
+                                0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf0};
+  for (int i = 0; i < 17; ++i)
+    EXPECT_EQ(block[i], expected[i]) << "byte " << i;
+}
+
+// The exponent is floor(log2 amax) + 125 exactly, clamped to the byte's range: just
+// below a power of two it stays in the lower octave; tiny blocks take e = 0; zeros stay
+// zero.
+TEST(Quantize, Mxfp4ScaleExponentEdges) {
+  const std::pair<float, int> cases[] = {{std::nextafter(8.0f, 0.0f), 127},
+                                         {8.0f, 128},
+                                         {1.0f, 125},
+                                         {0x1p-125f, 0},
+                                         {0x1p-130f, 0},
+                                         {std::numeric_limits<float>::max(), 252},
+                                         {0.0f, 0}};
+  for (const auto& [amax, e] : cases) {
+    float x[32] = {};
+    x[3] = -amax;
+    uint8_t block[17];
+    ASSERT_TRUE(quantize_row(TensorType::kMXFP4, x, block, 32).ok());
+    EXPECT_EQ(block[0], e) << "amax " << amax;
+  }
+}
+
+// Round trip, value by value: each block's scale d = 2^(e - 128) has 8 <= amax / d < 16,
+// and every value is within half the table's gap around it (0.5 d up to 4 d, 1 d up to
+// 8 d, 2 d up to 12 d), or clipped from beyond 12 d to 12 d.
+TEST(Quantize, Mxfp4RoundTripWithinHalfTheTableGap) {
+  for (int64_t n : {32, 96, 4160}) {
+    std::vector<float> x = test::random_floats(n, static_cast<uint32_t>(n), 3.0f);
+    for (int64_t i = 0; i < n; i += 64) // blocks of very different magnitudes
+      x[i] *= 1e4f;
+    std::vector<uint8_t> q(test::row_bytes(TensorType::kMXFP4, n));
+    ASSERT_TRUE(quantize_row(TensorType::kMXFP4, x.data(), q.data(), n).ok());
+    std::vector<float> back(n);
+    dequantize_row(TensorType::kMXFP4, q.data(), back.data(), n);
+    for (int64_t b = 0; b < n / 32; ++b) {
+      double amax = 0;
+      for (int j = 0; j < 32; ++j)
+        amax = std::max(amax, std::fabs(double(x[b * 32 + j])));
+      const double d = std::ldexp(1.0, q[b * 17] - 128);
+      ASSERT_GE(amax / d, 8.0) << "block " << b;
+      ASSERT_LT(amax / d, 16.0) << "block " << b;
+      for (int j = 0; j < 32; ++j) {
+        const int64_t i = b * 32 + j;
+        const double steps = std::fabs(double(x[i])) / d;
+        const double bound = steps > 12 ? steps - 12 : steps > 8 ? 2 : steps > 4 ? 1 : 0.5;
+        ASSERT_LE(std::fabs(double(back[i]) - x[i]), bound * d) << "n=" << n << " i=" << i;
+      }
+    }
   }
 }
 

@@ -185,6 +185,20 @@ TEST(ProfileIo, NewWeightTypesHaveTheirOwnCells) {
   EXPECT_STREQ(fb::EnumNameWeightType(fb::WeightType::IQ4_XS), "IQ4_XS");
 }
 
+// 1.5 appended MXFP4: a 1.4 file loads without MXFP4 cells (the estimator borrows), and
+// a 1.5 profile's MXFP4 cells are found under their type.
+TEST(ProfileIo, Version1_4StillLoadsWithoutMxfp4AndItsCellsAreFound) {
+  Result<Profile> old = load_as_minor(4, testing::synthetic_profile());
+  ASSERT_TRUE(old.ok()) << old.status().to_string();
+  EXPECT_FALSE(ProfileLookup(*old).cpu_matmul_flops(TensorType::kMXFP4, 1, 1 << 20, 1).ok());
+  fb::ProfileT p = testing::synthetic_profile();
+  p.cpu->matmul.push_back(testing::matmul_cell(fb::WeightType::MXFP4, 1, 1 << 20, 1, 7e9));
+  auto r = Profile::from_object(std::move(p));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_DOUBLE_EQ(*ProfileLookup(*r).cpu_matmul_flops(TensorType::kMXFP4, 1, 1 << 20, 1), 7e9);
+  EXPECT_STREQ(fb::EnumNameWeightType(fb::WeightType::MXFP4), "MXFP4");
+}
+
 TEST(ProfileIo, NewerMinorIsRefusedNamingTheVersions) {
   Result<Profile> r =
       Profile::load_bytes(serialize_with_version(kProfileSchemaMajor, kProfileSchemaMinor + 1));

@@ -150,36 +150,70 @@ TEST(QuantMix, RowsThatAreNotWholeSuperBlocksFallBack) {
   EXPECT_EQ(tensor_type_for(s, "blk.1.attn_q.weight", "attn_q", {256, 256}), T::kF32);
 }
 
+// MXFP4_MOE: the routed experts' stacks in MXFP4 (told from the dense FFN of the same
+// class by name), every other matrix in Q8_0, the router F32; rows that are not whole
+// blocks of 32 fall back to F16.
+TEST(QuantMix, Mxfp4MoeQuantizesOnlyTheRoutedExpertsToMxfp4) {
+  ModelSpec s;
+  s.n_layer = 2;
+  s.n_expert = 4;
+  ASSERT_TRUE(parse_type_or_mix("MXFP4_MOE", &s).ok());
+  EXPECT_EQ(s.mix, QuantMix::kMXFP4_MOE);
+  EXPECT_EQ(s.type, T::kQ8_0);
+  for (const char* cls : {"ffn_gate", "ffn_up", "ffn_down"}) {
+    const std::string layer = std::string("blk.1.") + cls;
+    EXPECT_EQ(tensor_type_for(s, layer + "_exps.weight", cls, {256, 128, 4}), T::kMXFP4) << cls;
+    EXPECT_EQ(tensor_type_for(s, layer + ".weight", cls, {256, 128}), T::kQ8_0) << cls;
+    EXPECT_EQ(tensor_type_for(s, layer + "_shexp.weight", std::string(cls) + "_shexp", {256, 128}),
+              T::kQ8_0)
+        << cls;
+  }
+  for (const char* cls : {"attn_q", "attn_k", "attn_v", "attn_output", "output", "token_embd"})
+    EXPECT_EQ(tensor_type_for(s, std::string(cls) + ".weight", cls, {256, 512}), T::kQ8_0) << cls;
+  EXPECT_EQ(tensor_type_for(s, "blk.0.ffn_gate_inp.weight", "ffn_gate_inp", {256, 4}), T::kF32);
+  EXPECT_EQ(tensor_type_for(s, "blk.0.ffn_down_exps.weight", "ffn_down", {48, 256, 4}), T::kF16);
+  EXPECT_EQ(tensor_type_for(s, "blk.0.attn_q.weight", "attn_q", {48, 48}), T::kF16);
+}
+
 TEST(QuantMix, UnknownNamesListTypesAndMixes) {
   ModelSpec s;
   Status st = parse_type_or_mix("q4_k_x", &s);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("q4_k_m, q5_k_m, q3_k_m, q2_k"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("q4_k_m, q5_k_m, q3_k_m, q2_k, mxfp4_moe"), std::string::npos)
+      << st.message();
   EXPECT_NE(st.message().find("iq4_xs"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("bf16, mxfp4;"), std::string::npos) << st.message(); // the type
 }
 
 // Each mix of a small shape (rows of 256, one 64-wide FFN tail) writes a file whose
-// tensors have the recipe's types and which runs.
+// tensors have the recipe's types and which runs; mxfp4_moe on a model with 4 routed
+// experts of width 96 (its MXFP4 expert stacks).
 TEST(QuantMix, GeneratedMixesLoadAndRun) {
   const std::string dir = ::testing::TempDir();
-  for (const char* mix : {"q4_k_m", "q5_k_m", "q3_k_m", "q2_k"}) {
+  for (const char* mix : {"q4_k_m", "q5_k_m", "q3_k_m", "q2_k", "mxfp4_moe"}) {
     SCOPED_TRACE(mix);
+    const bool moe = std::string(mix) == "mxfp4_moe";
     ModelSpec s;
     s.n_embd = 256;
     s.n_layer = 3;
     s.n_head = 8;
     s.n_head_kv = 2;
-    s.n_ff = 320; // ffn_down rows of 320: not whole super-blocks, so the fallback types
+    s.n_ff = moe ? 96 : 320; // ffn_down rows of 320: not whole super-blocks, so the fallbacks
+    s.n_expert = moe ? 4 : 0;
+    s.n_expert_used = moe ? 2 : 0;
     ASSERT_TRUE(parse_type_or_mix(mix, &s).ok());
     const std::string path = dir + "/mix-" + mix + "-" + std::to_string(getpid()) + ".gguf";
     ASSERT_TRUE(write_model(s, path).ok());
     auto f = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
     ASSERT_TRUE(f.ok()) << f.status().to_string();
+    int mxfp4_tensors = 0;
     for (const gguf::TensorInfo& t : (*f)->tensors()) {
       if (t.dims.size() >= 2) {
         EXPECT_EQ(t.type, tensor_type_for(s, t.name, class_of(t.name), t.dims)) << t.name;
       }
+      mxfp4_tensors += t.type == T::kMXFP4;
     }
+    EXPECT_EQ(mxfp4_tensors, moe ? 3 * s.n_layer : 0);
     auto model = Model::load(path);
     ASSERT_TRUE(model.ok()) << model.status().to_string();
     auto session = CpuSession::create(**model, {32, 1, 16});

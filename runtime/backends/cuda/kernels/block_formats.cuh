@@ -4,13 +4,14 @@
 #include "runtime/tensor/tensor_type.h"
 
 #include <cstdint>
+#include <cstring>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 namespace pshard::cuda::kernels {
 
 __host__ __device__ __forceinline__ float half_at(const uint8_t* p) {
-  // Blocks are 18 to 210 bytes long (odd sizes among them), so a scale may lie at any
+  // Blocks are 17 to 210 bytes long (odd sizes among them), so a scale may lie at any
   // byte: assemble it from its two bytes.
   const unsigned short bits = static_cast<unsigned short>(p[0] | (p[1] << 8));
   return __half2float(__ushort_as_half(bits));
@@ -36,6 +37,7 @@ template <TensorType T> struct BlockOf {
                                 : T == TensorType::kQ5_K ? 176
                                 : T == TensorType::kQ6_K ? 210
                                 : T == TensorType::kIQ4_XS ? 136
+                                : T == TensorType::kMXFP4  ? 17
                                                            : 0;
 };
 
@@ -45,6 +47,27 @@ __host__ __device__ __forceinline__ int iq4_value(int i) {
   constexpr uint64_t kLow = 0xf6eaddcfbfad9881ull;  // -127 -104 -83 -65 -49 -35 -22 -10
   constexpr uint64_t kHigh = 0x7159453526190d01ull; // 1 13 25 38 53 69 89 113
   return static_cast<int8_t>(((i < 8 ? kLow : kHigh) >> (8 * (i & 7))) & 0xff);
+}
+
+// MXFP4's table (kMxfp4Values): the magnitudes 0 1 2 3 4 6 8 12 packed into a word,
+// bit 3 of the code the sign (code 8, E2M1's -0, reads as 0 like the table's).
+__host__ __device__ __forceinline__ int mxfp4_value(int i) {
+  const int magnitude = static_cast<int>((0x0c08060403020100ull >> (8 * (i & 7))) & 0xff);
+  return i & 8 ? -magnitude : magnitude;
+}
+
+// MXFP4's block scale from its E8M0 byte, 2^(e - 128) (pshard::e8m0_half_bits, which
+// device code cannot call): the normal float of biased exponent e - 1, or for e < 2 the
+// subnormal's single mantissa bit.
+__host__ __device__ __forceinline__ float mxfp4_scale(uint8_t e) {
+  const uint32_t bits = e >= 2 ? static_cast<uint32_t>(e - 1) << 23 : 0x00200000u << e;
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
+  float d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+#endif
 }
 
 // Code j (0..31) of a legacy block's 16 quant bytes (value j < 16: low nibble of qs[j]).
@@ -84,6 +107,8 @@ template <TensorType T> __host__ __device__ __forceinline__ float value_at(const
     return static_cast<float>(q) * half_at(b) + half_at(b + 2);
   } else if constexpr (T == TensorType::kIQ4_NL) {
     return half_at(b) * static_cast<float>(iq4_value(nibble_at(b + 2, v)));
+  } else if constexpr (T == TensorType::kMXFP4) { // e qs[16]
+    return mxfp4_scale(b[0]) * static_cast<float>(mxfp4_value(nibble_at(b + 1, v)));
   } else if constexpr (T == TensorType::kQ2_K) { // scales[16] qs[64] d dmin
     const uint8_t sc = b[v / 16];
     const int q = (b[16 + 32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32))) & 3;
@@ -180,6 +205,9 @@ template <typename F> bool dispatch_type(TensorType t, F&& f) {
     return true;
   case TensorType::kIQ4_XS:
     f(std::integral_constant<TensorType, TensorType::kIQ4_XS>{});
+    return true;
+  case TensorType::kMXFP4:
+    f(std::integral_constant<TensorType, TensorType::kMXFP4>{});
     return true;
   }
   return false;

@@ -51,6 +51,7 @@ TEST(CudaBlockFormats, EveryTypeReadsLikeTheHostDequantizer) {
   expect_host_reads_like_dequantize<TensorType::kQ5_K>();
   expect_host_reads_like_dequantize<TensorType::kQ6_K>();
   expect_host_reads_like_dequantize<TensorType::kIQ4_XS>();
+  expect_host_reads_like_dequantize<TensorType::kMXFP4>();
 }
 
 TEST(CudaBlockFormats, DispatchKnowsEveryType) {

@@ -188,11 +188,11 @@ GroupedCase type_case(TensorType t, bool placed) {
 
 std::vector<GroupedCase> cases() {
   std::vector<GroupedCase> v;
-  const TensorType all[] = {TensorType::kF32,  TensorType::kF16,  TensorType::kBF16,
-                            TensorType::kQ8_0, TensorType::kQ4_0, TensorType::kQ4_1,
-                            TensorType::kQ5_0, TensorType::kQ5_1, TensorType::kIQ4_NL,
-                            TensorType::kQ2_K, TensorType::kQ3_K, TensorType::kQ4_K,
-                            TensorType::kQ5_K, TensorType::kQ6_K, TensorType::kIQ4_XS};
+  const TensorType all[] = {
+      TensorType::kF32,    TensorType::kF16,  TensorType::kBF16,   TensorType::kQ8_0,
+      TensorType::kQ4_0,   TensorType::kQ4_1, TensorType::kQ5_0,   TensorType::kQ5_1,
+      TensorType::kIQ4_NL, TensorType::kQ2_K, TensorType::kQ3_K,   TensorType::kQ4_K,
+      TensorType::kQ5_K,   TensorType::kQ6_K, TensorType::kIQ4_XS, TensorType::kMXFP4};
   bool placed = false;
   for (TensorType t : all) {
     v.push_back(type_case(t, placed));

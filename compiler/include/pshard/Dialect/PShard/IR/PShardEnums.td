@@ -28,6 +28,7 @@ def PShard_WeightType : I32EnumAttr<"WeightType", "a GGUF weight type", [
     I32EnumAttrCase<"iq4_nl", 20>,
     I32EnumAttrCase<"iq4_xs", 23>,
     I32EnumAttrCase<"bf16", 30>,
+    I32EnumAttrCase<"mxfp4", 39>,
   ]> {
   let cppNamespace = "::pshard::ir";
 }
