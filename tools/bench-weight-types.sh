@@ -11,7 +11,7 @@ set -euo pipefail
 build=${1:-build-rel}
 out=${2:-bench-models}
 reps=${3:-3}
-types=${PSHARD_BENCH_TYPES:-"f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl q2_k q3_k_m q4_k_m q5_k_m q6_k q3_k q4_k q5_k iq4_xs"}
+types=${PSHARD_BENCH_TYPES:-"f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl mxfp4 q2_k q3_k_m q4_k_m q5_k_m q6_k q3_k q4_k q5_k iq4_xs"}
 mk="$build/tools/pshard-mkmodel/pshard-mkmodel"
 bench="$build/tools/pshard-bench/pshard-bench"
 vocab="$(dirname "$0")/../../shared/vocab/ggml-vocab-llama-spm.gguf"

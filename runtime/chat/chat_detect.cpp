@@ -61,6 +61,8 @@ Detected detect(std::string_view t) {
   }
   if (t.rfind("mistral", 0) == 0 || has("[INST]"))
     return detect_inst(t);
+  if (has("<|channel|>")) // OpenAI's harmony
+    return found(kGptOss);
   if (has("<|assistant|>") && has("<|end|>"))
     return found(kPhi3);
   if (has("[gMASK]<sop>"))

@@ -19,6 +19,7 @@ constexpr const ChatTemplate* kAll[] = {
     &kExaone3,
     &kFalcon3,
     &kGemma,
+    &kGptOss,
     &kLlama2,
     &kLlama2Sys,
     &kLlama2SysBos,

@@ -93,6 +93,23 @@ constexpr TurnFormat kSmolvlmTurns{{"", "\n\n"},
                                    /*trim=*/false,
                                    "<|im_start|>"};
 
+// OpenAI's harmony format (gpt-oss), as its published template renders a conversation
+// without tools: a fixed system message (identity, knowledge cutoff, reasoning effort
+// medium, the channels), the client's system prompt as the developer's instructions,
+// earlier answers on the final channel (their analysis dropped, as the template does),
+// and the assistant's turn opened for the model to name its channel. The template's
+// "Current date" line is left out, so a prompt does not change with the day.
+constexpr TurnFormat kGptOssTurns{
+    {"<|start|>developer<|message|># Instructions\n\n", "<|end|>"},
+    {"<|start|>user<|message|>", "<|end|>"},
+    {"<|start|>assistant<|channel|>final<|message|>", "<|end|>"},
+    {},
+    "<|start|>assistant",
+    /*trim=*/false,
+    "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
+    "Knowledge cutoff: 2024-06\n\nReasoning: medium\n\n# Valid channels: analysis, "
+    "commentary, final. Channel must be included for every message.<|end|>"};
+
 const Turn& turn_of(const TurnFormat& f, std::string_view role) {
   if (role == "system")
     return f.system;
@@ -149,6 +166,7 @@ constinit const ChatTemplate kDeepseek3("deepseek3", "DeepSeek V3, R1", render_t
 constinit const ChatTemplate kDeepseek3Thinking("deepseek3-thinking", "DeepSeek R1-0528, R1 distills", render_turns, false, &kDeepseek3ThinkingTurns);
 constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false, &kExaone3Turns);
 constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);
+constinit const ChatTemplate kGptOss("gpt-oss", "gpt-oss (OpenAI harmony)", render_turns, false, &kGptOssTurns);
 constinit const ChatTemplate kLlama3("llama3", "Llama 3, 3.1, 3.2, 3.3", render_turns, true, &kLlama3Turns);
 constinit const ChatTemplate kLlama4("llama4", "Llama 4", render_turns, true, &kLlama4Turns);
 constinit const ChatTemplate kMistralV7("mistral-v7", "Mistral Large 2411", render_turns, false, &kMistralV7Turns, kMistralToolRoles);

@@ -14,7 +14,12 @@ constexpr std::string_view kEndOfGenerationTexts[] = {
     "<|eot_id|>",    "<|eom_id|>",    "<|im_end|>", "<|end|>",
     "<end_of_turn>", "<|endoftext|>", "<EOT>",      "<｜end▁of▁sentence｜>",
     "<|fim_pad|>",   "<fim-pad>",     "<PAD>",      "<|fim_repo|>",
-    "<|repo_name|>", "<fim-repo>",    "<REPO>",     "<|file_sep|>"};
+    "<|repo_name|>", "<fim-repo>",    "<REPO>",     "<|file_sep|>",
+    "<|return|>",    "<|call|>"}; // harmony (gpt-oss): the answer is done, or a call is
+
+// Harmony's <|end|> closes one message of an answer (the analysis before the final one),
+// not the answer: a vocabulary with <|return|> generates past it, as llama.cpp does.
+constexpr std::string_view kHarmonyReturn = "<|return|>", kHarmonyEnd = "<|end|>";
 
 // Fill-in-the-middle prefix, suffix and middle markers (Qwen, StarCoder-style,
 // DeepSeek, CodeLlama).
@@ -26,8 +31,10 @@ constexpr std::string_view kFimTexts[] = {"<|fim_prefix|>", "<fim-prefix>",   "<
 // Control tokens whose text an answer must show: Mistral's converters type its call and
 // thought markers control (their text would vanish from answers, as llama.cpp's chat
 // parsers keep them apart to see), so a server can recognise calls and thoughts.
-constexpr std::string_view kShownTexts[] = {"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]",
-                                            "[/THINK]"};
+// Likewise harmony's channel markers (gpt-oss), which say where the analysis ends.
+constexpr std::string_view kShownTexts[] = {"[TOOL_CALLS]", "[ARGS]",      "[CALL_ID]",
+                                            "[THINK]",      "[/THINK]",    "<|channel|>",
+                                            "<|start|>",    "<|message|>", "<|constrain|>"};
 
 template <size_t N> bool is_one_of(const std::string_view (&texts)[N], std::string_view text) {
   return std::find(std::begin(texts), std::end(texts), text) != std::end(texts);
@@ -79,6 +86,14 @@ std::vector<bool> end_of_generation_flags(const Vocabulary& vocab) {
   for (TokenId id : {vocab.eos_id, vocab.eot_id, vocab.eom_id})
     if (id != kNoToken)
       flags[id] = true;
+  const auto has = [&](std::string_view text) {
+    return std::any_of(vocab.tokens.begin(), vocab.tokens.end(),
+                       [&](const TokenData& t) { return t.text == text; });
+  };
+  if (has(kHarmonyReturn))
+    for (size_t id = 0; id < vocab.tokens.size(); ++id)
+      if (vocab.tokens[id].text == kHarmonyEnd)
+        flags[id] = false;
   return flags;
 }
 

@@ -9,8 +9,9 @@ writes a small F32 model; pshard-run generates greedily on the cpu, and on the e
 GPU under a gpu-only schedule whose budget is half the model's size (every sub-layer
 streamed through the device; the same tokens and log-probs bit for bit); the reference
 (reference/forward.py) re-computes the log-probabilities of every generated position
-from the GGUF file alone. pshard's must agree to 1e-3 and its greedy choice must be the
-reference's wherever the reference's top two differ by more than that. The KV cache is
+from the GGUF file alone. pshard's must agree to 1e-3 (for the one quantized case,
+gpt-oss in MXFP4 and Q8_0: 0.1) and its greedy choice must be the reference's wherever the
+reference's top two differ by more than that. The KV cache is
 F32 here (-ctk/-ctv f32) so only the architecture's arithmetic is compared; F16 and Q8_0
 caches are checked against this one in kv_cache_test.py.
 
@@ -73,6 +74,12 @@ CASES = {
     "gpt-oss": ["--arch", "gpt-oss", "--n-layer", "4", "--n-expert", "8", "--n-expert-used", "3",
                 "--head-dim", "24", "--sliding-window", "5", "--rope-scaling", "yarn",
                 "--rope-scaling-factor", "4", "--rope-orig-ctx", "32"],
+    # The same in llama-quantize's MXFP4_MOE layout (experts MXFP4, other matrices Q8_0),
+    # the reference reading both from the file: pshard's 8-bit activations in quantized dot
+    # products (llama.cpp's too) move log-probs by more than float rounding (QUANT_TOL).
+    "gpt-oss-mxfp4": ["--arch", "gpt-oss", "--n-layer", "4", "--n-expert", "8",
+                      "--n-expert-used", "3", "--head-dim", "24", "--sliding-window", "5",
+                      "--type", "mxfp4_moe"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",
@@ -82,6 +89,10 @@ CASES = {
 }
 CTX = "256"  # the context pshard-run is given, and the reference picks LongRoPE factors by
 TOL = 1e-3
+# Measured 0.049 on every ISA path (all-Q8_0: 0.056); a router near-tie that another
+# rounding resolves the other way moves one position by up to 0.18 (seen with all-MXFP4
+# weights on AVX-512 only; the kernels agree with the scalar path to 1e-4).
+QUANT_TOL = {"gpt-oss-mxfp4": 0.1}
 N_PREDICT = 12
 failures = 0
 
@@ -107,6 +118,7 @@ def generate(model, *extra):
 
 
 def check_against_reference(name, model, out):
+    tol = QUANT_TOL.get(name, TOL)
     ref = Reference(GgufModel(model), n_ctx=int(CTX))
     ids = out["prompt_tokens"] + out["generated_tokens"]
     rows = ref.logprobs(ids)
@@ -117,11 +129,11 @@ def check_against_reference(name, model, out):
         order = row.argsort()[::-1]
         mine = out["top_logprobs"][j][0]
         worst = max(worst, abs(mine["logprob"] - row[mine["id"]]))
-        if row[order[0]] - row[order[1]] > TOL and tok != order[0]:
+        if row[order[0]] - row[order[1]] > tol and tok != order[0]:
             fail(f"{name}: position {j} pshard picked {tok}, the reference {order[0]} "
                  f"(gap {row[order[0]] - row[order[1]]:.4f})")
             return
-    if worst > TOL:
+    if worst > tol:
         fail(f"{name}: log-probs differ from the float64 reference by up to {worst:.2e}")
     print(f"{name}: {len(out['generated_tokens'])} tokens, log-probs within {worst:.1e} "
           "of the float64 reference")

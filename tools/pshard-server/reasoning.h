@@ -1,9 +1,11 @@
 // Thinking models (Qwen3, QwQ, DeepSeek-R1 and its distills) answer
 // "<think>\n...\n</think>\n\nthe answer"; Mistral's (Magistral, Ministral 3 reasoning)
-// "[THINK]...[/THINK]the answer", by their own tags (ThoughtTags). With the reasoning format
-// "deepseek" (the default; llama.cpp's name, and the `reasoning_content` field llama.cpp and vLLM
-// send) a chat answer's reasoning is taken out of its content: message.reasoning_content, or
-// delta.reasoning_content while streaming; "none" leaves it all in content.
+// "[THINK]...[/THINK]the answer"; gpt-oss "<|channel|>analysis<|message|>...<|start|>
+// assistant<|channel|>final<|message|>the answer" — each by its own tags (ThoughtTags). With the
+// reasoning format "deepseek" (the default; llama.cpp's name, and the `reasoning_content` field
+// llama.cpp and vLLM send) a chat answer's reasoning is taken out of its content:
+// message.reasoning_content, or delta.reasoning_content while streaming; "none" leaves it all in
+// content.
 //
 // Only an answer that opens with <think> (after whitespace) has reasoning: its text up to
 // </think> (all of it when max_tokens cut the answer there), whitespace around it
@@ -27,15 +29,25 @@ namespace pshard::server {
 enum class ReasoningFormat { kNone, kDeepseek };
 
 // A thought's tags, and what a prompt appends to ask for no thought (an empty one). Only
-// literals (NUL-terminated: the C API is handed their data()).
+// literals (NUL-terminated: the C API is handed their data()). A vocabulary thinks with
+// them when `marker` is one of its tokens — or, marker empty, when open and close are.
 struct ThoughtTags {
   std::string_view open, close, empty;
+  std::string_view marker = {};
 };
 // Qwen3's and DeepSeek's; the empty thought is what Qwen3's template puts after the
 // assistant's opening when thinking is off.
 inline constexpr ThoughtTags kThinkTags{"<think>", "</think>", "<think>\n\n</think>\n\n"};
 // Mistral's reasoning models', special tokens of their Tekken vocabularies.
 inline constexpr ThoughtTags kMistralThinkTags{"[THINK]", "[/THINK]", "[THINK][/THINK]"};
+// OpenAI's harmony (gpt-oss): the analysis channel is the thought and the final channel
+// the answer, as the answer's text shows them (<|end|> between the two is a control token,
+// never in the text). Thinking off closes an empty analysis (gpt-oss has no switch of its
+// own; its template only lowers the effort).
+inline constexpr ThoughtTags kHarmonyThoughtTags{
+    "<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>final<|message|>",
+    "<|channel|>analysis<|message|><|end|><|start|>assistant<|channel|>final<|message|>",
+    "<|channel|>"};
 
 // "none", "deepseek", or "auto" (= deepseek); nullopt for anything else.
 std::optional<ReasoningFormat> parse_reasoning_format(std::string_view name);

@@ -43,8 +43,9 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
     auto ids = e->tokenize(tag, /*add_special=*/false);
     return ids.ok() && ids->size() == 1;
   };
-  for (const ThoughtTags* tags : {&kThinkTags, &kMistralThinkTags})
-    if (!e->thinks_ && one_token(tags->open) && one_token(tags->close)) {
+  for (const ThoughtTags* tags : {&kThinkTags, &kMistralThinkTags, &kHarmonyThoughtTags})
+    if (!e->thinks_ && (tags->marker.empty() ? one_token(tags->open) && one_token(tags->close)
+                                             : one_token(tags->marker))) {
       e->thinks_ = true;
       e->thought_tags_ = tags;
     }

@@ -106,6 +106,10 @@ const Case kCases[] = {
      "%}{{'<start_of_turn>model\\n'}}"
      "{% endif %}",
      "gemma"},
+    {"gpt-oss (harmony)",
+     "{{- \"<|start|>system<|message|>\" }}{%- if message.role == 'assistant' -%}"
+     "{{- \"<|start|>assistant<|channel|>final<|message|>\" + message.content + \"<|end|>\" }}",
+     "gpt-oss"},
     {"OpenChat 3.5",
      "{{ bos_token }}{% for message in messages %}{{ 'GPT4 Correct ' + message['role'].title() + "
      "': ' + message['content'] + '<|end_of_turn|>'}}{% endfor %}",

@@ -99,6 +99,15 @@ const std::map<std::string, std::string>& expected() {
                 "<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you"
                 "<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n"
                 "<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n"},
+      {"gpt-oss",
+       "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
+       "Knowledge cutoff: 2024-06\n\nReasoning: medium\n\n# Valid channels: analysis, "
+       "commentary, final. Channel must be included for every message.<|end|>"
+       "<|start|>developer<|message|># Instructions\n\nYou are a helpful assistant<|end|>"
+       "<|start|>user<|message|>Hello<|end|><|start|>assistant<|channel|>final<|message|>Hi there"
+       "<|end|><|start|>user<|message|>Who are you<|end|><|start|>assistant<|channel|>final"
+       "<|message|>   I am an assistant   <|end|><|start|>user<|message|>Another question<|end|>"
+       "<|start|>assistant"},
       {"openchat", "You are a helpful assistant<|end_of_turn|>GPT4 Correct User: Hello"
                    "<|end_of_turn|>GPT4 Correct Assistant: Hi there<|end_of_turn|>GPT4 Correct "
                    "User: Who are you<|end_of_turn|>GPT4 Correct Assistant:    I am an assistant   "

@@ -246,6 +246,42 @@ TEST_F(VocabMetadata, MistralsCallMarkerShowsItsText) {
   EXPECT_EQ((*tok)->encode("[TOOL_CALLS]hi", false), (std::vector<TokenId>{257, 256}));
 }
 
+// Harmony (gpt-oss): <|return|> and <|call|> end an answer, <|end|> (which closes its
+// analysis message) does not, even as the file's end-of-turn id; the channel markers show
+// their text, so the analysis can be told from the final answer.
+TEST_F(VocabMetadata, HarmonyEndsAtReturnOrCallAndShowsItsChannels) {
+  std::vector<std::string> tokens;
+  for (const TokenData& t : testing_vocab::byte_level_alphabet())
+    tokens.push_back(t.text);
+  tokens.insert(tokens.end(), {"hi", "<|return|>", "<|call|>", "<|end|>", "<|channel|>",
+                               "<|message|>", "<|start|>"});
+  std::vector<int32_t> types(tokens.size(), 1);
+  for (size_t id = 257; id < tokens.size(); ++id)
+    types[id] = 3;
+  gguf::GgufWriter w = bpe_writer();
+  w.set("tokenizer.ggml.tokens", strings(tokens));
+  w.set("tokenizer.ggml.token_type", ints(types));
+  w.set("tokenizer.ggml.eot_token_id", Value{uint32_t{259}});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_TRUE((*tok)->is_end_of_generation(257));
+  EXPECT_TRUE((*tok)->is_end_of_generation(258));
+  EXPECT_FALSE((*tok)->is_end_of_generation(259)) << "<|end|> ends only the analysis";
+  EXPECT_EQ((*tok)->token_to_piece(259), "");
+  for (TokenId id : {260, 261, 262})
+    EXPECT_EQ((*tok)->vocabulary().tokens[static_cast<size_t>(id)].type, TokenType::kUserDefined);
+  EXPECT_EQ((*tok)->token_to_piece(260), "<|channel|>");
+  // Without <|return|> (Phi-3's vocabulary), <|end|> still ends the turn.
+  tokens.resize(257);
+  tokens.insert(tokens.end(), {"hi", "<|end|>"});
+  w.set("tokenizer.ggml.tokens", strings(tokens));
+  w.set("tokenizer.ggml.token_type", ints(std::vector<int32_t>(tokens.size(), 1)));
+  w.set("tokenizer.ggml.eot_token_id", Value{uint32_t{257}});
+  auto phi = build(w);
+  ASSERT_TRUE(phi.ok()) << phi.status().to_string();
+  EXPECT_TRUE((*phi)->is_end_of_generation(257));
+}
+
 TEST_F(VocabMetadata, Llama3AddsBosUnlessTheFileSaysOtherwise) {
   gguf::GgufWriter w = bpe_writer();
   w.set("tokenizer.ggml.pre", Value{std::string("llama-bpe")});

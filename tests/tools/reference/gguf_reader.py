@@ -1,4 +1,4 @@
-"""A minimal GGUF reader for the float64 reference (F32 and F16 tensors only).
+"""A minimal GGUF reader for the float64 reference (F32, F16, Q8_0 and MXFP4 tensors).
 
 Layout (little-endian), as in runtime/gguf/gguf_file.h:
   "GGUF" | u32 version | u64 n_tensors | u64 n_kv
@@ -13,7 +13,27 @@ import numpy as np
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
             10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
-_F32, _F16 = 0, 1
+_F32, _F16, _Q8_0, _MXFP4 = 0, 1, 8, 39
+# MXFP4's codes: E2M1 values, doubled (so the block's scale is halved).
+_MXFP4_VALUES = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.float64)
+
+
+def _q8_0(data, off, count):
+    """Blocks of 32: f16 scale d, 32 int8 q; x = d * q."""
+    blocks = np.frombuffer(data, np.uint8, count // 32 * 34, off).reshape(-1, 34)
+    d = blocks[:, :2].copy().view(np.float16).astype(np.float64)
+    q = blocks[:, 2:].copy().view(np.int8).astype(np.float64)
+    return (d * q).reshape(-1)
+
+
+def _mxfp4(data, off, count):
+    """Blocks of 32: u8 exponent e, 16 bytes of nibbles (value j < 16 the low nibble of byte
+    j, value j + 16 its high one); x = table[nibble] * 2^(e - 128)."""
+    blocks = np.frombuffer(data, np.uint8, count // 32 * 17, off).reshape(-1, 17)
+    scale = np.ldexp(1.0, blocks[:, 0].astype(np.int64) - 128)[:, None]
+    qs = blocks[:, 1:]
+    codes = np.concatenate([qs & 0x0F, qs >> 4], axis=1)
+    return (_MXFP4_VALUES[codes] * scale).reshape(-1)
 
 
 class GgufModel:
@@ -69,6 +89,10 @@ class GgufModel:
             a = np.frombuffer(self.data, np.float32, count, off)
         elif t == _F16:
             a = np.frombuffer(self.data, np.float16, count, off)
+        elif t == _Q8_0:
+            a = _q8_0(self.data, off, count)
+        elif t == _MXFP4:
+            a = _mxfp4(self.data, off, count)
         else:
-            raise ValueError(f"{name}: ggml type {t}; the reference reads F32 and F16 only")
+            raise ValueError(f"{name}: ggml type {t}; the reference reads F32, F16, Q8_0 and MXFP4")
         return a.astype(np.float64).reshape(list(reversed(dims)))

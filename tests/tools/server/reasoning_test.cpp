@@ -75,6 +75,34 @@ TEST(Reasoning, MistralsTagsAreReadTheSameWay) {
   EXPECT_TRUE(m.accept("[/THINK]\nyes") && m.can_end());
 }
 
+// gpt-oss: the analysis channel is the reasoning, the final channel the content, as the
+// answer's text shows them (its <|end|> is a control token: not in the text).
+TEST(Reasoning, HarmonysChannelsAreReadAsThoughtAndAnswer) {
+  const ThoughtTags& h = kHarmonyThoughtTags;
+  const std::string answer = "<|channel|>analysis<|message|>User asks 2+2. Easy."
+                             "<|start|>assistant<|channel|>final<|message|>It is 4.";
+  ReasoningSplit s = split_reasoning(answer, false, h);
+  ASSERT_TRUE(s.reasoning);
+  EXPECT_EQ(*s.reasoning, "User asks 2+2. Easy.");
+  EXPECT_EQ(s.content, "It is 4.");
+  std::string reasoning, content;
+  ReasoningStream stream(false, h);
+  for (size_t at = 0; at < answer.size(); at += 5) { // cut through every marker somewhere
+    const ReasoningStream::Piece p = stream.push(std::string_view(answer).substr(at, 5), false);
+    reasoning += p.reasoning;
+    content += p.content;
+  }
+  content += stream.push("", true).content;
+  EXPECT_EQ(reasoning, *s.reasoning);
+  EXPECT_EQ(content, s.content);
+  auto g = parse_gbnf(grammar_after_thought("root ::= \"yes\"\n", h));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  GrammarMatcher m(std::make_shared<const Grammar>(std::move(*g)));
+  EXPECT_TRUE(m.accept("<|start|>assistant<|channel|>final<|message|>yes") && m.can_end());
+  // Thinking off: the prompt closes an empty analysis and opens the final channel.
+  EXPECT_TRUE(h.empty.starts_with(h.open) && h.empty.ends_with(h.close));
+}
+
 TEST(Reasoning, AnyOtherAnswerIsContentAsItIs) {
   for (const char* text : {"Hello", "  Hello <think>no</think>", "", "\n", "<thin", "<think",
                            "<thinking>x</thinking>"}) {
