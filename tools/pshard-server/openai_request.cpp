@@ -64,7 +64,7 @@ message_content(const json& m, size_t i, const ServingEngine& engine,
 
 std::variant<std::string, ApiError>
 chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
-            bool enable_thinking, std::vector<std::shared_ptr<pshard_image>>& images) {
+            const ReasoningOptions& reasoning, std::vector<std::shared_ptr<pshard_image>>& images) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null())
     return bad_request("'messages' is required: the conversation so far", "messages",
@@ -92,7 +92,9 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
   auto text = engine.render_chat(chat);
   if (!text.ok())
     return bad_request(text.status().message(), "messages", "chat_template_unavailable");
-  if (!enable_thinking && engine.thinks()) { // an empty thought (closing one already open)
+  if (&engine.thought_tags() == &kHarmonyThoughtTags)
+    set_reasoning_effort(*text, reasoning.effort);
+  if (!reasoning.enable_thinking && engine.thinks()) { // an empty thought (closing one open)
     const ThoughtTags& tags = engine.thought_tags();
     *text +=
         engine.opens_thought() ? "\n" + std::string(tags.close) + "\n\n" : std::string(tags.empty);
@@ -153,7 +155,8 @@ FieldError unsupported_fields(const json& body, Endpoint endpoint) {
   if (endpoint == Endpoint::kChat && body.contains("suffix") && !body["suffix"].is_null())
     return refuse("suffix", "fill-in-the-middle goes with /v1/completions");
   if (endpoint == Endpoint::kCompletions)
-    for (const char* key : {"tools", "reasoning_format", "chat_template_kwargs"})
+    for (const char* key :
+         {"tools", "reasoning_format", "chat_template_kwargs", "reasoning_effort"})
       if (body.contains(key) && !body[key].is_null())
         return refuse(key, "it goes with /v1/chat/completions");
   if (body.contains("echo") && body["echo"].is_boolean() && body["echo"].get<bool>())
@@ -325,8 +328,7 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
 
   const char* prompt_param = endpoint == Endpoint::kChat ? "messages" : "prompt";
   if (endpoint == Endpoint::kChat) {
-    auto text = chat_prompt(body, engine, r.tools ? &*r.tools : nullptr,
-                            r.reasoning.enable_thinking, r.images);
+    auto text = chat_prompt(body, engine, r.tools ? &*r.tools : nullptr, r.reasoning, r.images);
     if (auto* e = std::get_if<ApiError>(&text))
       return *e;
     if (!r.images.empty()) { // the batch counts its tokens once the image is encoded

@@ -9,6 +9,13 @@ namespace pshard::server {
 FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat server_default,
                                   ReasoningOptions& out) {
   out = ReasoningOptions{server_default, true};
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "reasoning_effort", out.effort));
+  if (!out.effort.empty() && out.effort != "minimal" && out.effort != "low" &&
+      out.effort != "medium" && out.effort != "high")
+    return bad_request("'reasoning_effort' must be \"minimal\", \"low\", \"medium\" or "
+                       "\"high\", got \"" +
+                           out.effort + "\"",
+                       "reasoning_effort", "invalid_value");
   std::string name;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "reasoning_format", name));
   if (!name.empty()) {
@@ -36,6 +43,15 @@ FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat se
   if (e)
     e->param = "chat_template_kwargs.enable_thinking";
   return e;
+}
+
+void set_reasoning_effort(std::string& prompt, std::string_view effort) {
+  constexpr std::string_view kDefault = "\nReasoning: medium\n";
+  const size_t at = prompt.find(kDefault);
+  if (effort.empty() || at == std::string::npos)
+    return;
+  const std::string level = effort == "minimal" ? "low" : std::string(effort);
+  prompt.replace(at, kDefault.size(), "\nReasoning: " + level + "\n");
 }
 
 std::string grammar_after_thought(const std::string& gbnf, const ThoughtTags& tags) {

@@ -31,9 +31,11 @@ enum class ReasoningFormat { kNone, kDeepseek };
 // A thought's tags, and what a prompt appends to ask for no thought (an empty one). Only
 // literals (NUL-terminated: the C API is handed their data()). A vocabulary thinks with
 // them when `marker` is one of its tokens — or, marker empty, when open and close are.
+// `answer`, when set, is what opens an answer given without a thought (dropped from it).
 struct ThoughtTags {
   std::string_view open, close, empty;
   std::string_view marker = {};
+  std::string_view answer = {};
 };
 // Qwen3's and DeepSeek's; the empty thought is what Qwen3's template puts after the
 // assistant's opening when thinking is off.
@@ -47,7 +49,7 @@ inline constexpr ThoughtTags kMistralThinkTags{"[THINK]", "[/THINK]", "[THINK][/
 inline constexpr ThoughtTags kHarmonyThoughtTags{
     "<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>final<|message|>",
     "<|channel|>analysis<|message|><|end|><|start|>assistant<|channel|>final<|message|>",
-    "<|channel|>"};
+    "<|channel|>", "<|channel|>final<|message|>"};
 
 // "none", "deepseek", or "auto" (= deepseek); nullopt for anything else.
 std::optional<ReasoningFormat> parse_reasoning_format(std::string_view name);
@@ -79,11 +81,18 @@ private:
 struct ReasoningOptions {
   ReasoningFormat format = ReasoningFormat::kDeepseek;
   bool enable_thinking = true;
+  // OpenAI's reasoning_effort ("minimal", "low", "medium", "high"); empty: the model's
+  // default. Only harmony's template has a level to set (set_reasoning_effort).
+  std::string effort;
   bool opened = false; // the prompt opens the thought: the answer starts inside it
   const ThoughtTags* tags = &kThinkTags; // the model's
 };
 FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat server_default,
                                   ReasoningOptions& out);
+
+// Harmony's system message (gpt-oss) says "Reasoning: medium"; `effort` sets it (minimal
+// as low, the lowest harmony has). Other prompts are left as they are.
+void set_reasoning_effort(std::string& prompt, std::string_view effort);
 
 // A thinking model thinks before it answers, so a grammar that constrains from the first
 // token (response_format, a required tool call) would forbid the thought. With thinking

@@ -34,7 +34,13 @@ std::optional<ReasoningFormat> parse_reasoning_format(std::string_view name) {
 }
 
 ReasoningStream::Piece ReasoningStream::push(std::string_view text, bool last) {
-  const std::string_view kOpen = tags_->open, kClose = tags_->close;
+  const std::string_view kOpen = tags_->open, kClose = tags_->close, kAnswer = tags_->answer;
+  auto opens = [](std::string_view text, std::string_view tag) {
+    return !tag.empty() && text.substr(0, tag.size()) == tag;
+  };
+  auto may_open = [](std::string_view text, std::string_view tag) {
+    return !tag.empty() && tag.substr(0, text.size()) == text;
+  };
   Piece p;
   pending_ += text;
   for (bool more = true; more;) {
@@ -46,12 +52,13 @@ ReasoningStream::Piece ReasoningStream::push(std::string_view text, bool last) {
         pending_.erase(0, pending_.size() - rest.size() + kOpen.size());
         state_ = State::kReasoning;
         more = true;
-      } else if (rest.substr(0, kClose.size()) == kClose) { // an empty thought, unopened
-        pending_.erase(0, pending_.size() - rest.size() + kClose.size());
+      } else if (opens(rest, kClose) || opens(rest, kAnswer)) { // no thought, or an empty one
+        pending_.erase(0, pending_.size() - rest.size() +
+                              (opens(rest, kClose) ? kClose.size() : kAnswer.size()));
         state_ = State::kContentStart;
         more = true;
       } else if (!last &&
-                 (kOpen.substr(0, rest.size()) == rest || kClose.substr(0, rest.size()) == rest)) {
+                 (may_open(rest, kOpen) || may_open(rest, kClose) || may_open(rest, kAnswer))) {
         // Whitespace or the start of a tag: wait for more.
       } else {
         state_ = State::kContent;

@@ -187,6 +187,10 @@ std::variant<json, ApiError> responses_as_chat(const json& body) { // (ordered_j
       (r->value("effort", "") == "none" || r->value("effort", "") == "minimal") &&
       !chat.contains("chat_template_kwargs"))
     chat["chat_template_kwargs"] = {{"enable_thinking", false}};
+  if (auto r = body.find("reasoning"); r != body.end() && r->is_object())
+    for (const char* level : {"minimal", "low", "medium", "high"})
+      if (r->value("effort", "") == level) // gpt-oss's reasoning level
+        chat["reasoning_effort"] = level;
   return chat;
 }
 

@@ -99,6 +99,22 @@ TEST(Reasoning, HarmonysChannelsAreReadAsThoughtAndAnswer) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   GrammarMatcher m(std::make_shared<const Grammar>(std::move(*g)));
   EXPECT_TRUE(m.accept("<|start|>assistant<|channel|>final<|message|>yes") && m.can_end());
+  // An answer straight on the final channel is content without its channel's header.
+  s = split_reasoning("<|channel|>final<|message|>It is 4.", false, h);
+  EXPECT_FALSE(s.reasoning);
+  EXPECT_EQ(s.content, "It is 4.");
+  ReasoningStream direct(false, h);
+  EXPECT_EQ(direct.push("<|channel|>fi", false).content, "");
+  EXPECT_EQ(direct.push("nal<|message|>It", false).content, "It");
+  // reasoning_effort sets harmony's level; minimal is its lowest, low.
+  std::string prompt = "<|start|>system<|message|>x\nReasoning: medium\n\n# Valid<|end|>";
+  set_reasoning_effort(prompt, "high");
+  EXPECT_EQ(prompt, "<|start|>system<|message|>x\nReasoning: high\n\n# Valid<|end|>");
+  set_reasoning_effort(prompt, "minimal"); // only the default is replaced: high stays
+  EXPECT_EQ(prompt, "<|start|>system<|message|>x\nReasoning: high\n\n# Valid<|end|>");
+  std::string medium = "a\nReasoning: medium\nb";
+  set_reasoning_effort(medium, "minimal");
+  EXPECT_EQ(medium, "a\nReasoning: low\nb");
   // Thinking off: the prompt closes an empty analysis and opens the final channel.
   EXPECT_TRUE(h.empty.starts_with(h.open) && h.empty.ends_with(h.close));
 }
@@ -215,6 +231,12 @@ TEST(Reasoning, RequestOptionsAreReadAndBadOnesNamed) {
                              ReasoningFormat::kNone, o);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->param, "chat_template_kwargs.enable_thinking");
+  ASSERT_FALSE(read_reasoning_options({{"reasoning_effort", "high"}}, ReasoningFormat::kNone, o));
+  EXPECT_EQ(o.effort, "high");
+  e = read_reasoning_options({{"reasoning_effort", "extreme"}}, ReasoningFormat::kNone, o);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "reasoning_effort");
+  EXPECT_NE(e->message.find("\"extreme\""), std::string::npos) << e->message;
 }
 
 } // namespace

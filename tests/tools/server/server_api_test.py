@@ -541,6 +541,49 @@ def mistral_thinking(tmp):
               off["usage"]["prompt_tokens"] == on["usage"]["prompt_tokens"] + 2, (on, off))
 
 
+def harmony(tmp):
+    """gpt-oss's harmony (--chat-template gpt-oss on a vocabulary with its markers as
+    control tokens): thinking off appends an empty analysis and opens the final channel, so
+    a schema constrains from the first token and the answer is content; reasoning_effort
+    sets the system message's level, a bad one is refused by name."""
+    model = os.path.join(tmp, "gpt-oss.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "gpt-oss", "--n-embd", "64",
+            "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2", "--n-ff", "96",
+            "--n-expert", "4", "--n-expert-used", "2", "--control-tokens",
+            "<|start|>,<|end|>,<|message|>,<|channel|>,<|return|>,<|call|>,<|constrain|>")
+    check("mkmodel gpt-oss", p.returncode == 0, p.stderr)
+    with Server(build, model, "-np", "1", "-c", "512", "--chat-template", "gpt-oss") as s:
+        one = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
+        _, on = s.json("POST", "/v1/chat/completions", one)
+        _, off = s.json("POST", "/v1/chat/completions",
+                        dict(one, chat_template_kwargs={"enable_thinking": False}))
+        _, empty = s.json("POST", "/tokenize", {
+            "content": "<|channel|>analysis<|message|><|end|><|start|>assistant<|channel|>final"
+                       "<|message|>"})
+        ids = empty.get("tokens", [])
+        n_empty = len(ids)
+        # The markers are single tokens: <|channel|> opens both channels' headers.
+        check("harmony: thinking off opens the final channel", n_empty > 8 and
+              ids.count(ids[0]) == 2 and
+              off["usage"]["prompt_tokens"] == on["usage"]["prompt_tokens"] + n_empty,
+              (on, off, empty))
+        schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+        status, body = s.json("POST", "/v1/chat/completions", dict(
+            one, max_tokens=40, temperature=0, chat_template_kwargs={"enable_thinking": False},
+            response_format={"type": "json_schema", "json_schema": {"name": "a", "schema": schema}}))
+        m = body["choices"][0]["message"] if status == 200 else {}
+        check("harmony: the final channel's answer is content", "reasoning_content" not in m and
+              isinstance(json.loads(m.get("content") or "null"), dict), body)
+        lengths = {w: len(s.json("POST", "/tokenize", {"content": w})[1].get("tokens", []))
+                   for w in ("medium", "high")}
+        _, high = s.json("POST", "/v1/chat/completions", dict(one, reasoning_effort="high"))
+        check("harmony: reasoning_effort high", high["usage"]["prompt_tokens"] ==
+              on["usage"]["prompt_tokens"] - lengths["medium"] + lengths["high"], (on, high))
+        status, body = s.json("POST", "/v1/chat/completions", dict(one, reasoning_effort="max"))
+        check("harmony: a bad reasoning_effort is named", status == 400 and
+              body["error"]["param"] == "reasoning_effort", body)
+
+
 def llama3_tool_calling():
     """--chat-template llama3: Meta's JSON calls. A required call is well-formed, streamed or
     not, and one a turn; tools are listed; earlier calls and ipython results are taken."""
@@ -743,6 +786,7 @@ def main():
         thinking_switch(tmp)
         thinking_opened(tmp)
         mistral_thinking(tmp)
+        harmony(tmp)
         mistral_tool_calling(tmp)
         mistral_tool_calling(tmp, "mistral-v7-tekken",
                              ",[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[ARGS],[CALL_ID]")
