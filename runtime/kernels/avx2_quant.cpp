@@ -145,13 +145,15 @@ template <bool Fifth> struct MinWeights {
   static __m256i pairs(__m256i w, __m256i, __m256i x, const int32_t*) { return unsigned_pairs(w, x); }
 };
 
-struct Iq4NlWeights {
-  static constexpr size_t kBlock = 18;
+// IQ4_NL and MXFP4: the nibbles (from byte Qs) looked up (vpshufb) in the type's table,
+// signed weights as Q8_0's.
+template <const int8_t* Table, size_t Block, size_t Qs> struct TableWeights {
+  static constexpr size_t kBlock = Block;
   static constexpr bool kMin = false;
   static constexpr int kOffset = 8; // unused, as Q8_0
   static __m256i load(const uint8_t* b, __m256i* sign) {
-    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values));
-    *sign = _mm256_shuffle_epi8(_mm256_set_m128i(table, table), nibble_vector(b + 2));
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(Table));
+    *sign = _mm256_shuffle_epi8(_mm256_set_m128i(table, table), nibble_vector(b + Qs));
     return _mm256_abs_epi8(*sign);
   }
   static __m256i pairs(__m256i w, __m256i sign, __m256i x, const int32_t*) {
@@ -159,19 +161,10 @@ struct Iq4NlWeights {
   }
 };
 
-// MXFP4: IQ4_NL's lookup in its own table; the quants at byte 1, the scale from e.
-struct Mxfp4Weights {
-  static constexpr size_t kBlock = kMxfp4Bytes;
-  static constexpr bool kMin = false;
-  static constexpr int kOffset = 8; // unused, as Q8_0
-  static __m256i load(const uint8_t* b, __m256i* sign) {
-    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
-    *sign = _mm256_shuffle_epi8(_mm256_set_m128i(table, table), nibble_vector(b + kMxfp4Qs));
-    return _mm256_abs_epi8(*sign);
-  }
-  static __m256i pairs(__m256i w, __m256i sign, __m256i x, const int32_t*) {
-    return signed_pairs(w, sign, x);
-  }
+using Iq4NlWeights = TableWeights<kIq4Values, 18, 2>;
+
+// MXFP4: the scale from e (the block's first byte), not an f16.
+struct Mxfp4Weights : TableWeights<kMxfp4Values, kMxfp4Bytes, kMxfp4Qs> {
   static __m256 scale(const uint8_t* b) { return _mm256_broadcast_ss(&kE8m0HalfScales.of[b[0]]); }
 };
 

@@ -122,14 +122,27 @@ TEST_P(CudaMoeGrouped, DispatchMatchesTheCpu) {
 
 // Two placed blocks used in turn (as layers are): each dispatch must read its own
 // experts' table, never the other block's cached one.
-TEST(CudaMoeGroupedTables, AlternatingBlocksReadTheirOwnExperts) {
-  PSHARD_SKIP_WITHOUT_CUDA();
-  auto d = CudaDevice::create();
-  ASSERT_TRUE(d.ok()) << d.status().to_string();
-  ASSERT_TRUE(allocate_arena_with_workspace(**d, 64ull << 20).ok());
-  DeviceBuffers buf(**d);
-  ThreadPool pool(2);
-  CpuOps cpu(pool);
+// A device with a 64 MiB arena, its buffers, and the CPU to compare with.
+class CudaMoeGroupedDevice : public ::testing::Test {
+protected:
+  void SetUp() override {
+    PSHARD_SKIP_WITHOUT_CUDA();
+    auto d = CudaDevice::create();
+    ASSERT_TRUE(d.ok()) << d.status().to_string();
+    dev_ = std::move(*d);
+    ASSERT_TRUE(allocate_arena_with_workspace(*dev_, 64ull << 20).ok());
+    buf_ = std::make_unique<DeviceBuffers>(*dev_);
+  }
+  std::unique_ptr<CudaDevice> dev_;
+  std::unique_ptr<DeviceBuffers> buf_;
+  ThreadPool pool_{2};
+  CpuOps cpu_{pool_};
+};
+
+TEST_F(CudaMoeGroupedDevice, AlternatingBlocksReadTheirOwnExperts) {
+  CudaDevice* d = dev_.get();
+  DeviceBuffers& buf = *buf_;
+  CpuOps& cpu = cpu_;
   const GroupedCase c{
       TensorType::kQ8_0, TensorType::kQ8_0, TensorType::kQ8_0, 6, 2, 3, 64, 96, true, false};
   const Block a = make_block(buf, c, 51), b = make_block(buf, c, 61);
@@ -139,22 +152,18 @@ TEST(CudaMoeGroupedTables, AlternatingBlocksReadTheirOwnExperts) {
   const auto want_a = cpu_dispatch(cpu, a.gate, a.up, a.down, c.k, x, la, c.n_tokens);
   const auto want_b = cpu_dispatch(cpu, b.gate, b.up, b.down, c.k, x, lb, c.n_tokens);
   for (int round = 0; round < 2; ++round) {
-    EXPECT_LE(relative_error(device_dispatch(**d, buf, a, c, x, logits), want_a), 2e-2) << round;
-    EXPECT_LE(relative_error(device_dispatch(**d, buf, b, c, x, logits), want_b), 2e-2) << round;
+    EXPECT_LE(relative_error(device_dispatch(*d, buf, a, c, x, logits), want_a), 2e-2) << round;
+    EXPECT_LE(relative_error(device_dispatch(*d, buf, b, c, x, logits), want_b), 2e-2) << round;
   }
 }
 
 // gpt-oss's experts: per-expert biases on gate, up and down and the clamped SwiGLU (inputs
 // large enough that gate and up pass the clamp at ±7), fused (gate and up alike) and
 // unfused (of different types), routed on the device and by the host.
-TEST(CudaMoeGroupedOai, BiasesAndTheClampedSwigluMatchTheCpu) {
-  PSHARD_SKIP_WITHOUT_CUDA();
-  auto d = CudaDevice::create();
-  ASSERT_TRUE(d.ok()) << d.status().to_string();
-  ASSERT_TRUE(allocate_arena_with_workspace(**d, 64ull << 20).ok());
-  DeviceBuffers buf(**d);
-  ThreadPool pool(2);
-  CpuOps cpu(pool);
+TEST_F(CudaMoeGroupedDevice, GptOssBiasesAndTheClampedSwigluMatchTheCpu) {
+  CudaDevice* d = dev_.get();
+  DeviceBuffers& buf = *buf_;
+  CpuOps& cpu = cpu_;
   const auto q8 = TensorType::kQ8_0;
   for (TensorType up : {q8, TensorType::kF16})
     for (bool host_routes : {false, true}) {
@@ -174,7 +183,7 @@ TEST(CudaMoeGroupedOai, BiasesAndTheClampedSwigluMatchTheCpu) {
                                 buf.upload(up_bias), buf.upload(down_bias)};
       const auto want =
           cpu_dispatch(cpu, b.gate, b.up, b.down, c.k, x, cpu_logits, c.n_tokens, true, on_cpu);
-      EXPECT_LE(relative_error(device_dispatch(**d, buf, b, c, x, logits, on_gpu), want), 2e-2);
+      EXPECT_LE(relative_error(device_dispatch(*d, buf, b, c, x, logits, on_gpu), want), 2e-2);
     }
 }
 
