@@ -85,6 +85,11 @@ Conversation::answer(std::string user, const pshard_generate_params& gp, std::os
     prompt.resize(prompt.size() - kOpened.size());
     a.text.insert(0, kOpened);
   }
+  // Harmony (gpt-oss): an answer is kept as its final channel's text, as the template
+  // writes earlier answers (their analysis dropped; the context is then read anew).
+  constexpr std::string_view kFinal = "<|channel|>final<|message|>";
+  if (const size_t at = a.text.rfind(kFinal); at != std::string::npos)
+    a.text.erase(0, at + kFinal.size());
   fed_prompt_ = std::move(prompt);
   answer_ = a.text;
   add("assistant", std::move(a.text));

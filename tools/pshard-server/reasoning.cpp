@@ -8,7 +8,8 @@ namespace pshard::server {
 
 FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat server_default,
                                   ReasoningOptions& out) {
-  out = ReasoningOptions{server_default, true};
+  out = ReasoningOptions{};
+  out.format = server_default;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "reasoning_effort", out.effort));
   if (!out.effort.empty() && out.effort != "minimal" && out.effort != "low" &&
       out.effort != "medium" && out.effort != "high")

@@ -181,6 +181,13 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
   auto it = body.find("tools");
   if (it == body.end() || it->is_null())
     return std::nullopt;
+  if (&format == &kNoTools)
+    return ApiError{400, "invalid_request_error",
+                    "'tools' is not supported with this model's chat template: its function "
+                    "calling (gpt-oss's harmony: calls on the commentary channel) is not "
+                    "implemented; ask without tools, or use a model whose template pshard-server "
+                    "writes tools for (hermes, llama3-json, mistral)",
+                    "tools", "unsupported_parameter"};
   if (!it->is_array() || it->empty())
     return bad_request("'tools' must be a non-empty array of {\"type\": \"function\", "
                        "\"function\": {\"name\", \"description\", \"parameters\"}}",

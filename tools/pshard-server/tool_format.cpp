@@ -179,7 +179,15 @@ const ToolFormat kMistralArgsTools = [] {
   return f;
 }();
 
+const ToolFormat kNoTools = [] {
+  ToolFormat f = kHermesTools; // never rendered: read_tools refuses tools first
+  f.name = "none";
+  return f;
+}();
+
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token) {
+  if (chat_template == "gpt-oss")
+    return kNoTools;
   if (chat_template == "llama3")
     return kLlama3JsonTools;
   if (chat_template == "mistral-v3")

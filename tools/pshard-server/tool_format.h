@@ -72,6 +72,10 @@ extern const ToolFormat kLlama3JsonTools;
 extern const ToolFormat kMistralV3Tools;
 extern const ToolFormat kMistralTekkenTools;
 extern const ToolFormat kMistralArgsTools;
+// A template whose models call functions in a way not built here (gpt-oss's harmony:
+// commentary-channel calls, TypeScript declarations): requests with tools are refused
+// (read_tools) rather than written in a format the model was not trained on.
+extern const ToolFormat kNoTools;
 
 // The tokens that mark a kNamedArgs call's parts.
 inline constexpr const char* kArgsTag = "[ARGS]";
@@ -80,7 +84,7 @@ inline constexpr const char* kCallIdTag = "[CALL_ID]";
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
 // mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
-// token), anything else -> hermes.
+// token), gpt-oss -> none (kNoTools), anything else -> hermes.
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token = false);
 
 // JSON with Python's separators (", " and ": "), as Jinja's tojson writes calls and tools

@@ -582,6 +582,9 @@ def harmony(tmp):
         status, body = s.json("POST", "/v1/chat/completions", dict(one, reasoning_effort="max"))
         check("harmony: a bad reasoning_effort is named", status == 400 and
               body["error"]["param"] == "reasoning_effort", body)
+        status, body = s.json("POST", "/v1/chat/completions", dict(one, tools=[WEATHER]))
+        check("harmony: tools refused, not written in another model's format", status == 400 and
+              body["error"]["param"] == "tools" and "harmony" in body["error"]["message"], body)
 
 
 def llama3_tool_calling():
