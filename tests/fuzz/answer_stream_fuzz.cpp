@@ -1,10 +1,12 @@
 // libFuzzer target for how pshard-server reads a model's answer as it streams: any text,
 // cut into any pieces, must give through the streams exactly what the whole text gives —
-//   - ReasoningStream: the reasoning and content of split_reasoning;
+//   - ReasoningStream (<think>, Mistral's [THINK] and harmony's channels): the reasoning
+//     and content of split_reasoning;
 //   - ToolCallStream (Hermes, Llama 3 JSON and Mistral calls): the content and calls of
 //     parse_tool_answer, no piece of a call ever sent as content;
 // and what a stream may send (streamable_prefix) never shrinks as text arrives.
-// The first input byte picks the format, the second seeds the cuts; the rest is the text.
+// The first input byte picks the format (and with the second's bit 6, the thought's tags),
+// the second seeds the cuts; the rest is the text.
 // A broken promise traps, so the fuzzer reports it.
 #include "tools/pshard-server/reasoning.h"
 #include "tools/pshard-server/tool_calls.h"
@@ -42,7 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
 
   const bool opened = (data[1] & 0x80) != 0; // a thought the prompt opened
-  const ThoughtTags& tags = (data[1] & 0x40) != 0 ? kMistralThinkTags : kThinkTags;
+  const ThoughtTags* const kTags[] = {&kThinkTags, &kMistralThinkTags, &kHarmonyThoughtTags};
+  const ThoughtTags& tags =
+      *kTags[((data[1] & 0x40) != 0 ? 1 : 0) + (data[0] / std::size(kFormats)) % 2];
   const ReasoningSplit whole = split_reasoning(text, opened, tags);
   const ToolAnswer answer = parse_tool_answer(text, "c", format);
   ReasoningStream reasoning(opened, tags);
