@@ -153,7 +153,7 @@ struct MoeDispatch {
   float* expert_out = nullptr;
   float* gate_buf = nullptr;
   float* up_buf = nullptr;
-  std::shared_ptr<const MoeRoutes> routes; // host-decided routes, or null (route here)
+  std::shared_ptr<const MoeRoutes> routes = nullptr; // host-decided routes, or null (route here)
   // The top-k probabilities renormalised to sum to one (Mixtral, Qwen3-MoE), or used as
   // the softmax over all experts gave them (Qwen2-MoE).
   bool normalize_weights = true;

@@ -56,7 +56,7 @@ struct PlanUse {
   double predicted_ms_total = 0;
   double measured_ms_total = 0;
   uint64_t bytes_streamed = 0;
-  ExpertUses experts;                // all its passes
+  ExpertUses experts = {};           // all its passes
   double predicted_host_experts = 0; // all its passes
   double measured_ms_per_pass() const { return passes > 0 ? measured_ms_total / passes : 0; }
 };

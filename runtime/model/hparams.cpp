@@ -195,6 +195,10 @@ RopeParams ModelHParams::rope(const float* freq_factors, int64_t layer) const {
   RopeParams p = rope(freq_factors);
   if (!is_local_layer(layer) || local_rope_base <= 0.0f)
     return p;
+  if (family->sliding.local_keeps_scaling) { // gpt-oss: another base, the same scaling
+    p.freq_base = local_rope_base;
+    return p;
+  }
   // Gemma 3's local layers: their own base, none of the global layers' scaling.
   RopeParams local;
   local.head_dim = p.head_dim;

@@ -73,7 +73,8 @@ struct ModelHParams {
   int64_t attn_temp_length = 0;
   int64_t sliding_window = 0;     // positions a local layer sees (0: no local layers)
   std::vector<bool> local_layers; // per layer: attends to the window only
-  float local_rope_base = 0.0f;   // local layers' RoPE base, unscaled (0: the global RoPE)
+  float local_rope_base = 0.0f;   // local layers' RoPE base (0: the global RoPE); unscaled
+                                  // unless the family keeps the scaling (gpt-oss)
   // Embedding models name how their rows are pooled (pooling_type); others leave it
   // unspecified (runtime/model/pooling.h).
   Pooling pooling = Pooling::kUnspecified;

@@ -45,7 +45,8 @@ enum class FfnActivation : unsigned char { kSilu, kGeluTanh, kSwigluOai };
 // run) attends to the whole context, the others locally; `{arch}.attention.
 // sliding_window_pattern` in the file overrides the period. Local layers rotate with
 // their own RoPE base (`{arch}.rope.freq_base_swa`, else local_rope_base; 0: the global
-// one) and, when local_rope_base is set, without the file's RoPE scaling.
+// one) and, when one is set, without the file's RoPE scaling — unless local_keeps_scaling
+// (gpt-oss: llama.cpp keeps the global scaling for its local layers whatever their base).
 struct SlidingWindow {
   int period = 0;             // 0: every layer global (the family has no windows)
   // period 0: a sliding_window key is not an error but ignored (Phi-3's converters write
@@ -53,6 +54,7 @@ struct SlidingWindow {
   bool ignore_key = false;
   int64_t default_window = 0; // when the file has no sliding_window key (0: no windows then)
   float local_rope_base = 0.0f;
+  bool local_keeps_scaling = false;
 };
 
 struct ArchFamily {
@@ -87,7 +89,7 @@ struct ArchFamily {
   Presence post_norms = Presence::kAbsent;
   // The embedding rows are multiplied by sqrt(n_embd) (Gemma).
   bool scale_embeddings = false;
-  SlidingWindow sliding;
+  SlidingWindow sliding = {};
   // Phi-3: q, k and v as one matrix attn_qkv (rows q, then k, then v) — or, when the file
   // has the three, apart; the FFN's gate and up as one ffn_up of 2·n_ff rows (gate first).
   Presence fused_qkv = Presence::kAbsent;

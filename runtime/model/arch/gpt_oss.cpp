@@ -23,7 +23,7 @@ const ArchFamily kGptOssFamily = {
     .expert_width_key = true,
     .normalize_expert_weights = true,
     .activation = FfnActivation::kSwigluOai,
-    .sliding = {.period = 2, .default_window = 128},
+    .sliding = {.period = 2, .default_window = 128, .local_keeps_scaling = true},
 };
 
 } // namespace pshard

@@ -232,6 +232,14 @@ TEST_F(FamilyHParams, GptOssHasSinksBiasedExpertsAndEvenLocalLayersWithTheGlobal
   EXPECT_EQ(local.ext_factor, global.ext_factor);
   s.sliding_window = 5;
   EXPECT_EQ(read(s).sliding_window, 5);
+  // A file with rope.freq_base_swa: the local layers' own base, the global YaRN kept.
+  const ModelHParams swa = read(s, [](auto& md, auto&) {
+    testing::set_key(md, "gpt-oss.rope.freq_base_swa", gguf::Value{5000.0f});
+  });
+  EXPECT_EQ(swa.rope(nullptr, 0).freq_base, 5000.0f);
+  EXPECT_EQ(swa.rope(nullptr, 0).scaling, RopeScaling::kYarn);
+  EXPECT_EQ(swa.rope(nullptr, 0).freq_scale, swa.rope(nullptr, 1).freq_scale);
+  EXPECT_NE(swa.rope(nullptr, 1).freq_base, 5000.0f);
   std::vector<std::string> moe_tensors;
   for (const SubLayer& sl : model_sublayers(hp))
     if (sl.kind == SubLayerKind::kMoe && sl.layer == 0)
