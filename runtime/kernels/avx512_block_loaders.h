@@ -186,41 +186,28 @@ template <bool Fifth> struct MinWeights {
   }
 };
 
-// IQ4_NL: Q4_0's nibbles looked up (vpshufb) in the table + 128, offset 128.
-struct Iq4NlWeights {
-  static constexpr size_t kBlock = kQ4Block;
+// IQ4_NL and MXFP4: Q4_0's nibble layout (the quants from byte Qs) looked up (vpshufb) in
+// the type's table + 128, offset 128; the pair's scales read by Scales (IQ4_NL's f16,
+// MXFP4's E8M0 bytes).
+template <const int8_t* Table, size_t Block, size_t Qs,
+          __m512 (*Scales)(const uint8_t*, const uint8_t*, __m512i)>
+struct TableWeights {
+  static constexpr size_t kBlock = Block;
   static constexpr int kOffset = 128;
   static constexpr bool kSplitHalves = true, kMin = false;
   static void load_for_tokens(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    const __m128i table =
-        _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)),
-                     _mm_set1_epi8(static_cast<char>(128)));
-    *q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(table), pair_nibbles(b0 + 2, at(b1, 2)));
-    *d = pair_scales(b0, b1, split_lanes());
+    const __m128i table = _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(Table)),
+                                       _mm_set1_epi8(static_cast<char>(128)));
+    *q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(table), pair_nibbles(b0 + Qs, at(b1, Qs)));
+    *d = Scales(b0, b1, split_lanes());
   }
   static void load_for_one_token(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
     load_for_tokens(b0, b1, q, d);
   }
 };
 
-// MXFP4: IQ4_NL's layout and offset with its own table, the quants at byte 1 and the
-// scales from the E8M0 bytes.
-struct Mxfp4Weights {
-  static constexpr size_t kBlock = kMxfp4Bytes;
-  static constexpr int kOffset = 128;
-  static constexpr bool kSplitHalves = true, kMin = false;
-  static void load_for_tokens(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    const __m128i table =
-        _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values)),
-                     _mm_set1_epi8(static_cast<char>(128)));
-    *q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(table),
-                             pair_nibbles(b0 + kMxfp4Qs, at(b1, kMxfp4Qs)));
-    *d = pair_e8m0_scales(b0, b1, split_lanes());
-  }
-  static void load_for_one_token(const uint8_t* b0, const uint8_t* b1, __m512i* q, __m512* d) {
-    load_for_tokens(b0, b1, q, d);
-  }
-};
+using Iq4NlWeights = TableWeights<kIq4Values, kQ4Block, 2, pair_scales>;
+using Mxfp4Weights = TableWeights<kMxfp4Values, kMxfp4Bytes, kMxfp4Qs, pair_e8m0_scales>;
 
 } // namespace
 } // namespace pshard::kernels

@@ -81,19 +81,20 @@ void apply_token_overrides(Vocabulary& vocab, std::string_view model_name) {
 
 std::vector<bool> end_of_generation_flags(const Vocabulary& vocab) {
   std::vector<bool> flags(vocab.tokens.size(), false);
-  for (size_t id = 0; id < vocab.tokens.size(); ++id)
-    flags[id] = is_one_of(kEndOfGenerationTexts, vocab.tokens[id].text);
+  bool harmony = false; // the vocabulary has <|return|>
+  size_t harmony_end = vocab.tokens.size();
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    const std::string& text = vocab.tokens[id].text;
+    flags[id] = is_one_of(kEndOfGenerationTexts, text);
+    harmony = harmony || text == kHarmonyReturn;
+    if (text == kHarmonyEnd)
+      harmony_end = id;
+  }
   for (TokenId id : {vocab.eos_id, vocab.eot_id, vocab.eom_id})
     if (id != kNoToken)
       flags[id] = true;
-  const auto has = [&](std::string_view text) {
-    return std::any_of(vocab.tokens.begin(), vocab.tokens.end(),
-                       [&](const TokenData& t) { return t.text == text; });
-  };
-  if (has(kHarmonyReturn))
-    for (size_t id = 0; id < vocab.tokens.size(); ++id)
-      if (vocab.tokens[id].text == kHarmonyEnd)
-        flags[id] = false;
+  if (harmony && harmony_end < flags.size())
+    flags[harmony_end] = false;
   return flags;
 }
 

@@ -4,6 +4,9 @@
 
 #include "tools/pshard-server/tool_calls.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace pshard::server {
 
 FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat server_default,
@@ -11,8 +14,8 @@ FieldError read_reasoning_options(const nlohmann::json& body, ReasoningFormat se
   out = ReasoningOptions{};
   out.format = server_default;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "reasoning_effort", out.effort));
-  if (!out.effort.empty() && out.effort != "minimal" && out.effort != "low" &&
-      out.effort != "medium" && out.effort != "high")
+  if (!out.effort.empty() && std::find(std::begin(kReasoningEfforts), std::end(kReasoningEfforts),
+                                       out.effort) == std::end(kReasoningEfforts))
     return bad_request("'reasoning_effort' must be \"minimal\", \"low\", \"medium\" or "
                        "\"high\", got \"" +
                            out.effort + "\"",

@@ -78,11 +78,14 @@ private:
 // server's) and `chat_template_kwargs` {"enable_thinking": bool} (llama.cpp's and vLLM's
 // switch for Qwen3-style templates; pshard renders templates natively, so other keys are
 // refused by name rather than ignored).
+// OpenAI's reasoning_effort levels (chat completions; the Responses API's reasoning.effort).
+inline constexpr std::string_view kReasoningEfforts[] = {"minimal", "low", "medium", "high"};
+
 struct ReasoningOptions {
   ReasoningFormat format = ReasoningFormat::kDeepseek;
   bool enable_thinking = true;
-  // OpenAI's reasoning_effort ("minimal", "low", "medium", "high"); empty: the model's
-  // default. Only harmony's template has a level to set (set_reasoning_effort).
+  // OpenAI's reasoning_effort (one of kReasoningEfforts); empty: the model's default.
+  // Only harmony's template has a level to set (set_reasoning_effort).
   std::string effort;
   bool opened = false; // the prompt opens the thought: the answer starts inside it
   const ThoughtTags* tags = &kThinkTags; // the model's

@@ -1,6 +1,7 @@
 #include "tools/pshard-server/responses_request.h"
 
 #include "tools/pshard-server/chat_translation.h"
+#include "tools/pshard-server/reasoning.h"
 
 #include <string>
 
@@ -188,9 +189,9 @@ std::variant<json, ApiError> responses_as_chat(const json& body) { // (ordered_j
       !chat.contains("chat_template_kwargs"))
     chat["chat_template_kwargs"] = {{"enable_thinking", false}};
   if (auto r = body.find("reasoning"); r != body.end() && r->is_object())
-    for (const char* level : {"minimal", "low", "medium", "high"})
+    for (std::string_view level : kReasoningEfforts)
       if (r->value("effort", "") == level) // gpt-oss's reasoning level
-        chat["reasoning_effort"] = level;
+        chat["reasoning_effort"] = std::string(level);
   return chat;
 }
 

@@ -254,6 +254,30 @@ std::vector<int32_t> scattered_pages(bool paged, int64_t ctx) {
   return pages;
 }
 
+// The long cache's size and the first position of its tokens.
+constexpr int64_t kLongCtx = 3008, kLongPos0 = 2557;
+
+// Attention of n tokens at positions kLongPos0.. over a cache of kLongCtx positions in `type`
+// (contiguous or paged; K seeds kv_seed, kv_seed + 1, q seed q_seed) on the device against
+// the CPU, as the relative error; `sinks` (host), when given, go to each side in its memory.
+double long_cache_attention_error(CpuOps& cpu, CudaDevice& dev, DeviceBuffers& buf, TensorType type,
+                                  AttentionDims dims, bool paged, int64_t n, uint32_t kv_seed,
+                                  uint32_t q_seed, const std::vector<float>& sinks = {}) {
+  const int64_t kv_dim = dims.n_head_kv * dims.head_dim, pos0 = kLongPos0;
+  const TestKv kv = make_kv(buf, type, kLongCtx, kv_dim, kv_seed, scattered_pages(paged, kLongCtx));
+  const auto q = random_floats(n * dims.n_head * dims.head_dim, q_seed, -3.0f, 3.0f);
+  std::vector<float> want(q.size());
+  dims.sinks = sinks.empty() ? nullptr : sinks.data();
+  cpu.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
+  if (!sinks.empty())
+    dims.sinks = buf.upload(sinks);
+  float* gout = buf.zeros(q.size());
+  dev.compute().attention(buf.upload(q), kv.gpu, dims, pos0, n, gout);
+  const Status s = dev.synchronize();
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return relative_error(buf.download(gout, want.size()), want);
+}
+
 // Decode over a long cache: the positions split into chunks run side by side and merged
 // (flash-decoding, attention.cu), against the CPU — one token and a few, F16 and Q8_0,
 // contiguous and paged. The window ends just past a chunk's start, so the first tokens
@@ -269,22 +293,14 @@ TEST_F(CudaConformance, DecodeAttentionSplitsLongCachesIntoChunks) {
           SCOPED_TRACE(std::string(tensor_type_name(type)) + (paged ? " paged" : "") + " tokens " +
                        std::to_string(n) + " heads " + std::to_string(dims.n_head) + "/" +
                        std::to_string(dims.n_head_kv) + " of " + std::to_string(dims.head_dim));
-          const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2557;
           const auto split = cuda::kernels::plan_attention_split(
-              dims.n_head, dims.head_dim, pos0, n, cuda::CudaWorkspace::kScratchBytes);
+              dims.n_head, dims.head_dim, kLongPos0, n, cuda::CudaWorkspace::kScratchBytes);
           if (n <= cuda::kernels::kAttentionSplitMaxTokens) {
             ASSERT_GE(split.n_chunks, 10) << "the case must split (chunk 10 starts at 2560)";
           } else {
             ASSERT_EQ(split.chunk, 0) << "more tokens than decode: whole";
           }
-          const TestKv kv = make_kv(*buf_, type, ctx, kv_dim, 21, scattered_pages(paged, ctx));
-          const auto q = random_floats(n * dims.n_head * dims.head_dim, 23, -3.0f, 3.0f);
-          std::vector<float> want(q.size());
-          cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
-          float* gout = buf_->zeros(q.size());
-          gpu().attention(buf_->upload(q), kv.gpu, dims, pos0, n, gout);
-          sync();
-          EXPECT_LE(relative_error(buf_->download(gout, want.size()), want),
+          EXPECT_LE(long_cache_attention_error(cpu_, *device_, *buf_, type, dims, paged, n, 21, 23),
                     type == TensorType::kQ8_0 ? 1e-3 : 1e-4);
         }
 }
@@ -305,16 +321,9 @@ TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
         dims.softcap = window == 7 ? 2.0f : 0.0f;
         dims.temp_scale = window == 7 ? 0.0f : 0.3f; // Mistral 3's temperature, steps of 1000
         dims.temp_length = 1000;
-        const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2557;
-        const TestKv kv =
-            make_kv(*buf_, TensorType::kF16, ctx, kv_dim, 31, scattered_pages(paged, ctx));
-        const auto q = random_floats(n * dims.n_head * dims.head_dim, 33, -3.0f, 3.0f);
-        std::vector<float> want(q.size());
-        cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
-        float* gout = buf_->zeros(q.size());
-        gpu().attention(buf_->upload(q), kv.gpu, dims, pos0, n, gout);
-        sync();
-        EXPECT_LE(relative_error(buf_->download(gout, want.size()), want), 1e-4);
+        EXPECT_LE(long_cache_attention_error(cpu_, *device_, *buf_, TensorType::kF16, dims, paged,
+                                             n, 31, 33),
+                  1e-4);
       }
 }
 
@@ -330,18 +339,9 @@ TEST_F(CudaConformance, AttentionWithSinks) {
         AttentionDims dims{8, 2, 64};
         dims.window = window;
         const auto sinks = random_floats(static_cast<size_t>(dims.n_head), 35, -2.0f, 4.0f);
-        const int64_t kv_dim = dims.n_head_kv * dims.head_dim, ctx = 3008, pos0 = 2557;
-        const TestKv kv =
-            make_kv(*buf_, TensorType::kF16, ctx, kv_dim, 36, scattered_pages(paged, ctx));
-        const auto q = random_floats(n * dims.n_head * dims.head_dim, 37, -3.0f, 3.0f);
-        std::vector<float> want(q.size());
-        dims.sinks = sinks.data();
-        cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
-        dims.sinks = buf_->upload(sinks);
-        float* gout = buf_->zeros(q.size());
-        gpu().attention(buf_->upload(q), kv.gpu, dims, pos0, n, gout);
-        sync();
-        EXPECT_LE(relative_error(buf_->download(gout, want.size()), want), 1e-4);
+        EXPECT_LE(long_cache_attention_error(cpu_, *device_, *buf_, TensorType::kF16, dims, paged,
+                                             n, 36, 37, sinks),
+                  1e-4);
       }
 }
 
