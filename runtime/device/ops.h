@@ -39,7 +39,8 @@ namespace pshard {
 // position p's rows at k/v + p * row bytes. Paged (a sequence of a shared page pool,
 // runtime/batch): position p lives in page pages[p / page_tokens] at row
 // p % page_tokens, page q's rows starting at k/v + q * page_tokens * row bytes. The page
-// table is in the memory of the Ops that reads it.
+// table is in the memory of the Ops that reads it. A ring (a sliding-window layer of one
+// sequence, runtime/model/kv_ring.h): position p at row p % ring, ring rows in all.
 struct KvView {
   uint8_t* k = nullptr;
   uint8_t* v = nullptr;
@@ -47,6 +48,7 @@ struct KvView {
   int64_t kv_dim = 0;
   const int32_t* pages = nullptr;
   int64_t page_tokens = 0;
+  int64_t ring = 0; // 0: no ring
   TensorType k_type = TensorType::kF32;
   TensorType v_type = TensorType::kF32;
 
@@ -55,7 +57,7 @@ struct KvView {
   // The row index of position pos in the layer's storage.
   size_t row_index(int64_t pos) const {
     if (!pages)
-      return static_cast<size_t>(pos);
+      return static_cast<size_t>(ring > 0 ? pos % ring : pos);
     return static_cast<size_t>(pages[pos / page_tokens]) * static_cast<size_t>(page_tokens) +
            static_cast<size_t>(pos % page_tokens);
   }

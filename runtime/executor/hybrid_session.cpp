@@ -1,5 +1,6 @@
 #include "runtime/executor/hybrid_session.h"
 
+#include "runtime/model/kv_ring.h"
 #include "runtime/model/kv_types.h"
 
 #include <algorithm>
@@ -42,6 +43,28 @@ Result<std::pair<TensorType, TensorType>> kv_types_of(const Schedule* s, const H
         "; recompile with pshard-compile --kv-type " + tensor_type_name(k) + ", or run with -ctk " +
         tensor_type_name(planned) + " -ctv " + tensor_type_name(planned));
   return std::make_pair(k, v);
+}
+
+// The rows of the sliding-window layers' caches (kv_ring.h): the schedule's, which sized
+// the device caches and priced their moves, if it still holds every window of the
+// largest pass; without one, the ring these passes need. A batch's page pool has none.
+Result<int64_t> kv_ring_for(const ModelHParams& hp, const Schedule* s, const HybridParams& p,
+                            int64_t max_chunk, int64_t n_ctx) {
+  const int64_t window = widest_attention_window(hp);
+  if (p.kv_pool_rows > 0)
+    return int64_t{0};
+  if (!s)
+    return kv_ring_positions(window, max_chunk, n_ctx);
+  const int64_t ring = s->kv_ring_positions();
+  if (ring > 0 && (window == 0 || !kv_ring_serves(ring, window, max_chunk)))
+    return invalid_format("the schedule keeps sliding-window caches as rings of " +
+                          std::to_string(ring) + " positions, but this model's windows of " +
+                          std::to_string(window) + " in passes of up to " +
+                          std::to_string(max_chunk) + " tokens need " +
+                          (window == 0 ? std::string("none")
+                                       : std::to_string(window + max_chunk - 1)) +
+                          "; recompile it with pshard-compile for this model");
+  return ring;
 }
 
 } // namespace
@@ -92,8 +115,10 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   PSHARD_ASSIGN_OR_RETURN(auto kv_types, kv_types_of(schedule, params));
   PSHARD_RETURN_IF_ERROR(check_kv_types(kv_types.first, kv_types.second, hp.head_dim));
   const int64_t kv_rows = params.kv_pool_rows > 0 ? params.kv_pool_rows : n_ctx;
-  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, kv_rows, hp.kv_dim(),
-                                                      kv_types.first, kv_types.second));
+  const int64_t max_chunk = schedule ? schedule->tiers().back() : std::min(params.n_batch, n_ctx);
+  PSHARD_ASSIGN_OR_RETURN(const int64_t ring, kv_ring_for(hp, schedule, params, max_chunk, n_ctx));
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv, model_kv_cache(hp, kv_rows, kv_types.first,
+                                                     kv_types.second, ring));
   auto s = std::unique_ptr<HybridSession>(
       new HybridSession(model, schedule, device, std::move(kv), threads));
   s->n_ctx_ = n_ctx;
@@ -101,7 +126,7 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   s->tensors_ = std::move(tensors);
   for (const SubLayer& sl : model.sublayers())
     s->host_weights_.push_back(host_sublayer_weights(model.weights(), sl));
-  s->max_chunk_ = schedule ? schedule->tiers().back() : std::min(params.n_batch, n_ctx);
+  s->max_chunk_ = max_chunk;
   if (params.force_tier > 0) {
     const auto& tiers = schedule ? schedule->tiers() : std::vector<int64_t>{};
     if (std::find(tiers.begin(), tiers.end(), params.force_tier) == tiers.end())
@@ -193,7 +218,7 @@ Result<std::span<const float>> HybridSession::decode_embeddings(std::span<const 
 }
 
 Status HybridSession::rewind(int64_t n_past) {
-  PSHARD_RETURN_IF_ERROR(check_rewind(n_past, n_past_));
+  PSHARD_RETURN_IF_ERROR(kv_.rewind(n_past, n_past_));
   n_past_ = n_past;
   return Status::ok_status();
 }
@@ -283,7 +308,17 @@ Status HybridSession::check_batch_capacity(int64_t sequences) const {
       for (size_t i = 0; i < model_.sublayers().size(); ++i)
         resident_attention |= model_.sublayers()[i].kind == SubLayerKind::kAttention &&
                               p.placements[i] == fb::schedule::Placement::GpuResident;
-      if (!resident_attention || device_kv_positions(p, kv_) >= kv_.n_ctx())
+      if (!resident_attention)
+        continue;
+      if (schedule_->kv_ring_positions() > 0)
+        return invalid_argument(
+            "the schedule keeps sliding-window caches as rings of " +
+            std::to_string(schedule_->kv_ring_positions()) +
+            " positions for one session (pshard-run), and its plan for budget " +
+            std::to_string(p.budget_bytes) + " B keeps attention resident; a batch engine "
+            "needs whole caches: recompile with pshard-compile --parallel " +
+            std::to_string(std::max<int64_t>(sequences, 2)));
+      if (device_kv_positions(p, kv_) >= kv_.n_ctx())
         continue;
       return invalid_argument(
           "the schedule's plan for budget " + std::to_string(p.budget_bytes) + " B, tier " +

@@ -115,7 +115,10 @@ public:
   std::span<const float> embeddings() const { return embeddings_; }
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return n_ctx_; }
-  void reset() { n_past_ = 0; }
+  void reset() {
+    n_past_ = 0;
+    kv_.restart();
+  }
 
   // Moves to the plans of the largest compiled budget ≤ bytes. kOutOfMemory naming the
   // smallest compiled budget when bytes is below it (the session keeps its budget);

@@ -89,9 +89,10 @@ Result<PlanLayout> resolve_layout(const SchedulePlan& plan, const Model& model,
     case sfb::BufferKind::KvCache:
       if (b.sublayer < 0 || subs[s].kind != SubLayerKind::kAttention)
         return bad_layout(plan, "a KV cache buffer belongs to no attention sub-layer");
-      if (b.size < kv_layer_bytes(kv, l.kv_positions))
+      if (b.size < kv_layer_bytes(kv, kv.rows_held(subs[s].layer, l.kv_positions)))
         return bad_layout(plan, "the KV cache of " + subs[s].name + " holds fewer than " +
-                                    std::to_string(l.kv_positions) + " positions");
+                                    std::to_string(kv.rows_held(subs[s].layer, l.kv_positions)) +
+                                    " positions");
       l.kv_offset[s] = b.offset;
       break;
     case sfb::BufferKind::StreamSlot:

@@ -64,11 +64,12 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       PSHARD_ASSIGN_OR_RETURN(r.device_weights[i],
                               rebase_weights(s, in.host_weights[i], in.tensors[i], bases));
       if (s.kind == SubLayerKind::kAttention) {
-        // The layer's cache in the host's types, K rows then V rows for the plan's positions.
+        // The layer's cache in the host's types and rows (a ring too), K rows then V rows
+        // for the plan's positions.
         KvView kv = in.host_kv.layer(s.layer);
         kv.n_ctx = r.layout.kv_positions;
         kv.k = in.arena + r.layout.kv_offset[i];
-        kv.v = kv.k + in.host_kv.k_bytes(kv.n_ctx);
+        kv.v = kv.k + in.host_kv.k_bytes(in.host_kv.rows_held(s.layer, kv.n_ctx));
         r.device_kv[i] = kv;
       }
       continue;
@@ -133,11 +134,10 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       // through a mapping.
       KvView host = in.host_kv.layer(s.layer);
       KvView mapped = host;
-      PSHARD_ASSIGN_OR_RETURN(mapped.k,
-                              in.device.map_host_memory(host.k, in.host_kv.k_bytes(in.n_ctx)));
+      const int64_t rows = in.host_kv.rows_held(s.layer, in.n_ctx);
+      PSHARD_ASSIGN_OR_RETURN(mapped.k, in.device.map_host_memory(host.k, in.host_kv.k_bytes(rows)));
       note_mapped(in.mapped_host, host.k);
-      PSHARD_ASSIGN_OR_RETURN(mapped.v,
-                              in.device.map_host_memory(host.v, in.host_kv.v_bytes(in.n_ctx)));
+      PSHARD_ASSIGN_OR_RETURN(mapped.v, in.device.map_host_memory(host.v, in.host_kv.v_bytes(rows)));
       note_mapped(in.mapped_host, host.v);
       r.device_kv[i] = mapped;
     }

@@ -26,9 +26,12 @@ bool kept(const std::optional<PlanLayout>& from, uint64_t to_offset, uint64_t fr
   return from && to_offset != kNoOffset && to_offset == from_offset;
 }
 
-bool kv_kept(const std::optional<PlanLayout>& from, const PlanLayout& to, size_t i) {
+// Layer il's cache stays where it is: same offset, same rows (a ring's are the same
+// for any context past it).
+bool kv_kept(const std::optional<PlanLayout>& from, const PlanLayout& to, size_t i,
+             const KvCache& kv, int64_t il) {
   return kept(from, to.kv_offset[i], from ? from->kv_offset[i] : 0) &&
-         from->kv_positions == to.kv_positions;
+         kv.rows_held(il, from->kv_positions) == kv.rows_held(il, to.kv_positions);
 }
 
 // Two layouts whose resident buffers all coincide: moving between them copies nothing.
@@ -166,10 +169,11 @@ Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_sw
 
 Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& moved) const {
   const ScheduleSwitch* s = schedule_->find_switch(from.budget, from, to);
-  const auto positions = static_cast<uint64_t>(kv_rows());
+  const int64_t positions = kv_rows();
   const uint64_t weights = s ? s->upload_bytes : 0;
-  const uint64_t kv_up = s ? s->kv_upload_bytes_per_position * positions : 0;
-  const uint64_t kv_down = s ? s->kv_download_bytes_per_position * positions : 0;
+  const int64_t ring = schedule_->kv_ring_positions();
+  const uint64_t kv_up = s ? s->kv_upload_bytes(positions, ring) : 0;
+  const uint64_t kv_down = s ? s->kv_download_bytes(positions, ring) : 0;
   if (moved.weights_up == weights && moved.kv_up == kv_up && moved.kv_down == kv_down)
     return Status::ok_status();
   return internal_error("the switch from tier " + std::to_string(schedule_->tiers()[from.tier]) +
@@ -188,16 +192,19 @@ Status HybridSession::evict_kv(const std::optional<PlanLayout>& held,
                                const std::optional<PlanLayout>& to, Moved* moved) {
   if (!held)
     return Status::ok_status();
-  const uint64_t k_rows = kv_.k_bytes(kv_rows()), v_rows = kv_.v_bytes(kv_rows());
   const auto& subs = model_.sublayers();
   for (size_t i = 0; i < subs.size(); ++i) {
     const uint64_t at = held->kv_offset[i];
-    if (at == kNoOffset || (to && kv_kept(held, *to, i)) || kv_rows() == 0)
+    if (at == kNoOffset || (to && kv_kept(held, *to, i, kv_, subs[i].layer)) || kv_rows() == 0)
       continue;
+    const int64_t il = subs[i].layer;
+    const uint64_t k_rows = kv_.k_bytes(kv_.rows_held(il, kv_rows()));
+    const uint64_t v_rows = kv_.v_bytes(kv_.rows_held(il, kv_rows()));
     const uint8_t* k = device_->arena() + at;
-    KvView host = kv_.layer(subs[i].layer);
+    KvView host = kv_.layer(il);
     device_->copy_to_host(Queue::kTransfer, host.k, k, k_rows);
-    device_->copy_to_host(Queue::kTransfer, host.v, k + kv_.k_bytes(held->kv_positions), v_rows);
+    device_->copy_to_host(Queue::kTransfer, host.v,
+                          k + kv_.k_bytes(kv_.rows_held(il, held->kv_positions)), v_rows);
     moved->kv_down += k_rows + v_rows;
   }
   return device_->synchronize();
@@ -218,16 +225,17 @@ Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayou
       moved->weights_up += t.bytes;
     }
     const uint64_t at = to.kv_offset[i];
-    if (at == kNoOffset || kv_kept(kept_from, to, i))
+    if (at == kNoOffset || kv_kept(kept_from, to, i, kv_, subs[i].layer))
       continue;
     if (kv_rows() == 0)
       continue;
     uint8_t* k = arena + at;
-    KvView host = kv_.layer(subs[i].layer);
-    device_->copy_to_device(Queue::kTransfer, k, host.k, kv_.k_bytes(kv_rows()));
-    device_->copy_to_device(Queue::kTransfer, k + kv_.k_bytes(to.kv_positions), host.v,
-                            kv_.v_bytes(kv_rows()));
-    moved->kv_up += kv_.k_bytes(kv_rows()) + kv_.v_bytes(kv_rows());
+    const int64_t il = subs[i].layer, rows = kv_.rows_held(il, kv_rows());
+    KvView host = kv_.layer(il);
+    device_->copy_to_device(Queue::kTransfer, k, host.k, kv_.k_bytes(rows));
+    device_->copy_to_device(Queue::kTransfer, k + kv_.k_bytes(kv_.rows_held(il, to.kv_positions)),
+                            host.v, kv_.v_bytes(rows));
+    moved->kv_up += kv_.k_bytes(rows) + kv_.v_bytes(rows);
   }
   moved->weights_up += upload_resident_experts(*device_, to, kept_from, tensors_);
   return Status::ok_status();

@@ -6,7 +6,7 @@
 // or Q8_0 (blocks of 32: head_dim a multiple of 32) — and k/v point at this head's slice
 // of position 0's row, rows k_row_bytes / v_row_bytes apart. A paged cache (pages set)
 // holds position j in page pages[j / page_rows] at row j % page_rows, page p's rows from
-// k/v + p * page_rows * row bytes. Two passes (scores, then the weighted sum), each over
+// k/v + p * page_rows * row bytes; a ring (ring set) holds it at row j % ring. Two passes (scores, then the weighted sum), each over
 // the positions in order, so the result depends on nothing but the inputs — the same for
 // a cache paged or contiguous.
 //
@@ -38,6 +38,7 @@ struct AttendHead {
   float* scores = nullptr;
   const int32_t* pages = nullptr; // paged cache: the sequence's page table
   int64_t page_rows = 0;
+  int64_t ring = 0;     // a sliding-window layer's ring of rows (runtime/model/kv_ring.h)
   int64_t first = 0;    // the first position seen (scores[j] is position first + j's)
   float softcap = 0.0f; // 0: scores as they are
   bool has_sink = false; // gpt-oss: `sink` joins the softmax, attending to nothing
@@ -53,9 +54,19 @@ void attend_head(const AttendHead& a);
 // row, rows in the run).
 namespace {
 template <typename Fn> inline void for_each_kv_run(const AttendHead& a, Fn&& fn) {
-  if (!a.pages) {
+  if (!a.pages && a.ring == 0) {
     fn(int64_t{0}, a.k + static_cast<size_t>(a.first) * a.k_row_bytes,
        a.v + static_cast<size_t>(a.first) * a.v_row_bytes, a.n_seen());
+    return;
+  }
+  if (!a.pages) { // a ring: at most one wrap (the window is shorter than the ring)
+    for (int64_t j = a.first; j < a.n_kv;) {
+      const int64_t at = j % a.ring;
+      const int64_t rows = a.n_kv - j < a.ring - at ? a.n_kv - j : a.ring - at;
+      fn(j - a.first, a.k + static_cast<size_t>(at) * a.k_row_bytes,
+         a.v + static_cast<size_t>(at) * a.v_row_bytes, rows);
+      j += rows;
+    }
     return;
   }
   for (int64_t j = a.first; j < a.n_kv;) {

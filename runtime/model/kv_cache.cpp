@@ -1,16 +1,23 @@
 #include "runtime/model/kv_cache.h"
 
+#include "runtime/model/decoder.h"
+#include "runtime/model/kv_ring.h"
 #include "runtime/model/kv_types.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
 
 namespace pshard {
 
 Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
-                                TensorType k_type, TensorType v_type) {
+                                TensorType k_type, TensorType v_type,
+                                std::span<const int64_t> rings) {
   if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0)
     return invalid_argument("KV cache dimensions must be positive");
+  if (!rings.empty() && static_cast<int64_t>(rings.size()) != n_layer)
+    return invalid_argument("KV cache rings for " + std::to_string(rings.size()) +
+                            " layers, but the cache has " + std::to_string(n_layer));
   if (!is_kv_type(k_type) || !is_kv_type(v_type) ||
       kv_dim % tensor_type_traits(k_type).block_values != 0 ||
       kv_dim % tensor_type_traits(v_type).block_values != 0)
@@ -24,9 +31,21 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
   c.v_type_ = v_type;
   c.k_row_ = tensor_row_bytes(k_type, kv_dim);
   c.v_row_ = tensor_row_bytes(v_type, kv_dim);
-  size_t rows;
-  if (__builtin_mul_overflow(static_cast<size_t>(n_layer), static_cast<size_t>(n_ctx), &rows) ||
-      rows > (size_t{1} << 40) / (c.k_row_ + c.v_row_))
+  c.rings_.assign(static_cast<size_t>(n_layer), 0);
+  c.row0_.assign(1, 0);
+  for (int64_t il = 0; il < n_layer; ++il) {
+    const int64_t ring = rings.empty() ? 0 : rings[static_cast<size_t>(il)];
+    if (ring < 0)
+      return invalid_argument("a KV cache ring must not be negative");
+    c.rings_[static_cast<size_t>(il)] = ring > 0 && ring < n_ctx ? ring : 0;
+    c.ring_max_ = std::max(c.ring_max_, c.rings_[static_cast<size_t>(il)]);
+    const int64_t layer_rows = kv_rows_held(c.rings_[static_cast<size_t>(il)], n_ctx);
+    if (c.row0_.back() > (int64_t{1} << 40) - layer_rows)
+      return invalid_argument("KV cache size overflows");
+    c.row0_.push_back(c.row0_.back() + layer_rows);
+  }
+  const auto rows = static_cast<size_t>(c.row0_.back());
+  if (rows > (size_t{1} << 40) / (c.k_row_ + c.v_row_))
     return invalid_argument("KV cache size overflows");
   c.k_.reset(new (std::nothrow) uint8_t[rows * c.k_row_]());
   c.v_.reset(new (std::nothrow) uint8_t[rows * c.v_row_]());
@@ -40,13 +59,53 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
 
 KvView KvCache::layer(int64_t il) {
   KvView v;
-  v.k = k_.get() + static_cast<size_t>(il * n_ctx_) * k_row_;
-  v.v = v_.get() + static_cast<size_t>(il * n_ctx_) * v_row_;
+  const auto row0 = static_cast<size_t>(row0_[static_cast<size_t>(il)]);
+  v.k = k_.get() + row0 * k_row_;
+  v.v = v_.get() + row0 * v_row_;
   v.n_ctx = n_ctx_;
+  v.ring = ring(il);
   v.kv_dim = kv_dim_;
   v.k_type = k_type_;
   v.v_type = v_type_;
   return v;
+}
+
+int64_t widest_attention_window(const ModelHParams& hp) {
+  int64_t widest = 0;
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    widest = std::max(widest, hp.attention_window(il));
+  return widest;
+}
+
+Result<KvCache> model_kv_cache(const ModelHParams& hp, int64_t n_ctx, TensorType k_type,
+                               TensorType v_type, int64_t ring) {
+  std::vector<int64_t> rings(static_cast<size_t>(std::max<int64_t>(hp.n_layer, 0)), 0);
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    if (hp.attention_window(il) > 0)
+      rings[static_cast<size_t>(il)] = ring;
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv,
+                          KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(), k_type, v_type, rings));
+  kv.set_ring_window(widest_attention_window(hp));
+  return kv;
+}
+
+Status KvCache::rewind(int64_t to, int64_t n_past) {
+  PSHARD_RETURN_IF_ERROR(check_rewind(to, n_past));
+  reached_ = std::max(reached_, n_past); // n_past only grew since the last rewind
+  const int64_t floor = kv_ring_rewind_floor(ring_max_, ring_window_, reached_);
+  if (to > 0 && to < floor)
+    return out_of_range("cannot rewind to position " + std::to_string(to) +
+                        ": the sliding-window layers keep their last " +
+                        std::to_string(ring_max_) + " positions as a ring, which holds later "
+                        "ones now; rewind to 0 and decode again, or to at least " +
+                        std::to_string(floor));
+  if (to == 0)
+    reached_ = 0;
+  return Status::ok_status();
+}
+
+int64_t KvCache::rows_held(int64_t il, int64_t positions) const {
+  return kv_rows_held(ring(il), positions);
 }
 
 } // namespace pshard

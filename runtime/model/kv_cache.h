@@ -1,29 +1,48 @@
 // The KV cache of one sequence on the host: for each layer, K and V rows of kv_dim values
-// per position, of the cache's element types (kv_types.h).
+// per position, of the cache's element types (kv_types.h); a sliding-window layer's
+// rows may be a ring of fewer (kv_ring.h).
 #pragma once
 
 #include "runtime/core/status.h"
 #include "runtime/device/ops.h"
+#include "runtime/model/hparams.h"
 
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <vector>
 
 namespace pshard {
 
 class KvCache {
 public:
+  // rings: per layer, its ring's rows (0: all n_ctx positions); empty: no rings.
   static Result<KvCache> create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
                                 TensorType k_type = TensorType::kF32,
-                                TensorType v_type = TensorType::kF32);
+                                TensorType v_type = TensorType::kF32,
+                                std::span<const int64_t> rings = {});
 
   int64_t n_ctx() const { return n_ctx_; }
   int64_t kv_dim() const { return kv_dim_; }
   TensorType k_type() const { return k_type_; }
   TensorType v_type() const { return v_type_; }
-  size_t bytes() const { return static_cast<size_t>(n_layer_ * n_ctx_) * (k_row_ + v_row_); }
-  // Bytes of one layer's K (or V) rows for positions [0, n).
+  size_t bytes() const { return static_cast<size_t>(row0_.back()) * (k_row_ + v_row_); }
+  // Bytes of n K (or V) rows.
   size_t k_bytes(int64_t n) const { return static_cast<size_t>(n) * k_row_; }
   size_t v_bytes(int64_t n) const { return static_cast<size_t>(n) * v_row_; }
+  // A layer's ring (0: none), and the rows it keeps for `positions` cached positions:
+  // rows [0, that) hold them, whatever the layer's storage.
+  int64_t ring(int64_t il) const { return rings_[static_cast<size_t>(il)]; }
+  int64_t rows_held(int64_t il, int64_t positions) const;
+  int64_t widest_ring() const { return ring_max_; }
+  // The widest window the rings serve (model_kv_cache sets it).
+  void set_ring_window(int64_t window) { ring_window_ = window; }
+
+  // A sequence at n_past going back to `to`: fine for 0 ≤ to ≤ n_past, but with rings only
+  // for 0 (starting afresh) or a position whose window they still hold (kv_ring.h).
+  Status rewind(int64_t to, int64_t n_past);
+  // The sequence starts afresh (the session's reset).
+  void restart() { reached_ = 0; }
 
   // One layer's K and V rows (for Ops).
   KvView layer(int64_t il);
@@ -32,7 +51,19 @@ private:
   int64_t n_layer_ = 0, n_ctx_ = 0, kv_dim_ = 0;
   TensorType k_type_ = TensorType::kF32, v_type_ = TensorType::kF32;
   size_t k_row_ = 0, v_row_ = 0;
+  std::vector<int64_t> rings_;
+  std::vector<int64_t> row0_{0}; // layer il's first row; back(): all rows
+  int64_t ring_max_ = 0, ring_window_ = 0;
+  int64_t reached_ = 0; // the most positions held since the sequence last started afresh
   std::unique_ptr<uint8_t[]> k_, v_;
 };
+
+// The widest sliding window of the model's layers (0: none).
+int64_t widest_attention_window(const ModelHParams& hp);
+
+// One sequence's cache for the model, its sliding-window layers rings of `ring` rows
+// (0: whole caches; kv_ring.h).
+Result<KvCache> model_kv_cache(const ModelHParams& hp, int64_t n_ctx, TensorType k_type,
+                               TensorType v_type, int64_t ring);
 
 } // namespace pshard

@@ -1,5 +1,7 @@
 #include "runtime/model/model.h"
 
+#include "runtime/model/kv_ring.h"
+
 #include <algorithm>
 
 namespace pshard {
@@ -59,10 +61,12 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
                             std::to_string(params.n_threads));
   const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
   PSHARD_RETURN_IF_ERROR(check_kv_types(params.kv_type_k, params.kv_type_v, hp.head_dim));
-  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(),
-                                                      params.kv_type_k, params.kv_type_v));
-  auto s = std::unique_ptr<CpuSession>(
-      new CpuSession(model, std::move(kv), threads, std::min(params.n_batch, n_ctx)));
+  const int64_t n_batch = std::min(params.n_batch, n_ctx); // the most tokens a pass holds
+  PSHARD_ASSIGN_OR_RETURN(
+      KvCache kv,
+      model_kv_cache(hp, n_ctx, params.kv_type_k, params.kv_type_v,
+                     kv_ring_positions(widest_attention_window(hp), n_batch, n_ctx)));
+  auto s = std::unique_ptr<CpuSession>(new CpuSession(model, std::move(kv), threads, n_batch));
   // decode_all runs in one pass, so its rows are at most a pass's tokens.
   s->max_logit_rows_ = std::min(params.max_logit_rows, s->n_batch_);
   s->act_.reserve(hp, s->n_batch_, s->max_logit_rows_);
@@ -132,7 +136,7 @@ Result<std::span<const float>> CpuSession::decode_embeddings(std::span<const Tok
 }
 
 Status CpuSession::rewind(int64_t n_past) {
-  PSHARD_RETURN_IF_ERROR(check_rewind(n_past, n_past_));
+  PSHARD_RETURN_IF_ERROR(kv_.rewind(n_past, n_past_));
   n_past_ = n_past;
   return Status::ok_status();
 }

@@ -108,7 +108,10 @@ public:
   int64_t n_past() const override { return n_past_; }
   int64_t n_ctx() const override { return kv_.n_ctx(); }
   int32_t n_threads() const { return pool_->size(); }
-  void reset() { n_past_ = 0; }
+  void reset() {
+    n_past_ = 0;
+    kv_.restart();
+  }
   // Every later pass records its MoE routing there (null: none); must outlive the passes.
   void set_routing_recorder(RoutingRecorder* recorder) { routing_ = recorder; }
   // Host memory this session allocated: KV cache plus activations.

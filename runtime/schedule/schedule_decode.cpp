@@ -5,6 +5,8 @@
 // passes is safe to execute; one that does not is refused with the plan named.
 #include "runtime/schedule/schedule_file.h"
 
+#include "runtime/model/kv_ring.h"
+
 #include <algorithm>
 
 namespace pshard {
@@ -145,6 +147,27 @@ double SchedulePlan::predicted_ms_at(int64_t positions) const {
          f * (predicted_ms_per_pass - predicted_ms_at_context_start);
 }
 
+namespace {
+
+uint64_t kv_bytes_moved(uint64_t per_position, uint64_t ring_per_position, int64_t positions,
+                        int64_t ring) {
+  const auto all = static_cast<uint64_t>(std::max<int64_t>(positions, 0));
+  return (per_position - ring_per_position) * all +
+         ring_per_position * static_cast<uint64_t>(kv_rows_held(ring, std::max<int64_t>(positions, 0)));
+}
+
+} // namespace
+
+uint64_t ScheduleSwitch::kv_upload_bytes(int64_t positions, int64_t ring) const {
+  return kv_bytes_moved(kv_upload_bytes_per_position, kv_ring_upload_bytes_per_position,
+                        positions, ring);
+}
+
+uint64_t ScheduleSwitch::kv_download_bytes(int64_t positions, int64_t ring) const {
+  return kv_bytes_moved(kv_download_bytes_per_position, kv_ring_download_bytes_per_position,
+                        positions, ring);
+}
+
 double ScheduleLink::h2d_ms(uint64_t bytes) const {
   return bytes == 0
              ? 0
@@ -219,6 +242,12 @@ Status Schedule::decode_budget(size_t b, const sfb::BudgetPlans& row, uint64_t b
       s.evict_bytes = in->evict_bytes();
       s.kv_upload_bytes_per_position = in->kv_upload_bytes_per_position();
       s.kv_download_bytes_per_position = in->kv_download_bytes_per_position();
+      s.kv_ring_upload_bytes_per_position = in->kv_ring_upload_bytes_per_position();
+      s.kv_ring_download_bytes_per_position = in->kv_ring_download_bytes_per_position();
+      if (s.kv_ring_upload_bytes_per_position > s.kv_upload_bytes_per_position ||
+          s.kv_ring_download_bytes_per_position > s.kv_download_bytes_per_position)
+        return corrupt("budget " + std::to_string(budget) +
+                       " records a switch whose ring caches move more than all its caches");
       s.priced_positions = in->priced_positions();
       s.predicted_ms = in->predicted_ms();
       switches->push_back(s);
@@ -254,6 +283,10 @@ Status Schedule::decode() {
     link_.d2h_latency_ns = o->link_d2h_latency_ns();
     link_.d2h_ns_per_mib = o->link_d2h_ns_per_mib();
   }
+  kv_ring_ = o ? o->kv_ring_positions() : 0;
+  if (kv_ring_ < 0)
+    return corrupt("the sliding-window caches' ring of " + std::to_string(kv_ring_) +
+                   " positions is negative");
   if (s.grid()->size() != budgets_.size())
     return corrupt("the grid has " + std::to_string(s.grid()->size()) + " budgets, the header " +
                    std::to_string(budgets_.size()));

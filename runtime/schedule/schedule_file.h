@@ -90,8 +90,13 @@ struct ScheduleSwitch {
   size_t from_context = 0, from_tier = 0, to_context = 0, to_tier = 0; // indices
   uint64_t upload_bytes = 0, evict_bytes = 0;
   uint64_t kv_upload_bytes_per_position = 0, kv_download_bytes_per_position = 0;
+  // Of those, the ring caches' (1.6): they move at most Schedule::kv_ring_positions().
+  uint64_t kv_ring_upload_bytes_per_position = 0, kv_ring_download_bytes_per_position = 0;
   int64_t priced_positions = 0;
   double predicted_ms = 0;
+  // The KV bytes moved with `positions` cached positions and rings of `ring` rows.
+  uint64_t kv_upload_bytes(int64_t positions, int64_t ring) const;
+  uint64_t kv_download_bytes(int64_t positions, int64_t ring) const;
 };
 
 // The PCIe pricing switches were planned with (CompileOptions.link_*): latency + bytes ×
@@ -142,6 +147,8 @@ public:
   const ScheduleSwitch* find_switch(size_t budget, PlanIndex from, PlanIndex to) const;
   const std::vector<ScheduleSwitch>& switches(size_t budget) const { return switches_[budget]; }
   const ScheduleLink& link() const { return link_; }
+  // The rows of a sliding-window layer's cache (kv_ring.h); 0: whole caches.
+  int64_t kv_ring_positions() const { return kv_ring_; }
   // The runtime's lookup: the smallest tier holding n_tokens (the largest tier when none
   // does — the pass is then split into chunks of that tier), the smallest context range
   // holding `positions` (the last when none does), the largest budget ≤ vram_available.
@@ -164,6 +171,7 @@ private:
   std::vector<SchedulePlan> cpu_only_; // [context][tier]; empty when absent
   std::vector<std::vector<ScheduleSwitch>> switches_; // per budget
   ScheduleLink link_;
+  int64_t kv_ring_ = 0;
 };
 
 // Reads the version fields of a whole (size-prefixed) file without verifying anything else.

@@ -155,6 +155,11 @@ int main(int argc, char** argv) {
                  "activations their logits; a batch engine for more sequences is refused")
       ->capture_default_str()
       ->check(cli::between(1, 1 << 16));
+  bool swa_full = false;
+  app.add_flag("--swa-full", swa_full,
+               "keep whole KV caches for sliding-window layers (as llama.cpp's --swa-full) "
+               "instead of rings of window + largest tier positions: costs memory, lets a "
+               "session rewind to any position (pshard_context_rewind)");
   app.add_option("--mmproj", mmproj_path,
                  "a VLM's vision projector (llama.cpp's mmproj GGUF; only its metadata is "
                  "read): the vision phase is planned per budget and image size as well, "
@@ -170,6 +175,8 @@ int main(int argc, char** argv) {
   for (const std::string& a : args)
     arg_ptrs.push_back(a.c_str());
   CLI11_PARSE(app, static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  if (swa_full)
+    options.kv_ring = 0;
 
   if (kernel_workspace != "profile") {
     auto bytes = pshard::parse_size(kernel_workspace);
@@ -213,6 +220,9 @@ int main(int argc, char** argv) {
   if ((emit == "mlir" || pipeline == "mlir") && options.parallel > 1)
     return fail(pshard::unsupported("the MLIR pipeline plans for one sequence; use --pipeline "
                                     "direct with --parallel"));
+  if ((emit == "mlir" || pipeline == "mlir") && swa_full)
+    return fail(pshard::unsupported("the MLIR pipeline keeps sliding-window caches as rings; "
+                                    "use --pipeline direct with --swa-full"));
   const pshard::tools::EmitMlirRequest request{model_path, profile_path, out_path, strategy,
                                                options, routing ? &*routing : nullptr};
   if (emit == "mlir") {
@@ -293,6 +303,9 @@ int main(int argc, char** argv) {
               << grid->options.threads << " threads; " << grid->options.parallel
               << " parallel sequence(s); minimum budget "
               << pshard::format_bytes(grid->minimum_budget_bytes) << "\n";
+    if (written->kv_ring_positions() > 0)
+      std::cout << "sliding-window layers keep rings of " << written->kv_ring_positions()
+                << " KV positions (--swa-full: whole caches)\n";
     pshard::print_summary(*written, std::cout);
     print_trades(*grid, std::cout);
     if (vision) {

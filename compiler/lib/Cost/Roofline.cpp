@@ -167,8 +167,8 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
 
   // Streaming: what the pass copies (expected) and what the slot must hold (worst case).
   // A streamed attention block's KV cache lives on the host (only resident attention keeps
-  // its KV in VRAM), so its cached positions travel with the weights.
-  const double kv_copy = kv_per_token * static_cast<double>(n_ctx);
+  // its KV in VRAM), so the positions it reads — a sliding window's only — cross the link.
+  const double kv_copy = kv_per_token * static_cast<double>(s.attended(n_ctx));
   c.stream_bytes = static_cast<uint64_t>(s.weight_bytes_read(tier) + kv_copy);
   c.slot_bytes = s.weight_bytes_needed(tier) + static_cast<uint64_t>(kv_copy);
   if (s.kind == SubLayerKind::kEmbed)

@@ -159,6 +159,7 @@ Result<CompileOptions> resolved_options(const ModelGraph& graph, const MachineMo
   if (o.threads <= 0)
     o.threads = machine.default_threads();
   o.kernel_workspace_bytes = kernel_workspace_of(machine, o);
+  o.kv_ring = kv_ring_positions(graph, o);
   return o;
 }
 

@@ -1,6 +1,7 @@
 // Per-token cost figures of sub-layers (see the conventions in ModelGraph.h).
 #include "pshard/Planner/ModelGraph.h"
 
+#include "runtime/model/kv_ring.h"
 #include "runtime/model/sublayer.h"
 
 #include <algorithm>
@@ -132,6 +133,10 @@ uint64_t SubLayerInfo::kv_bytes_per_token(TensorType kv_type) const {
     return 0;
   const Result<size_t> bytes = tensor_bytes(kv_type, kv_values_per_token);
   return bytes.ok() ? *bytes : static_cast<uint64_t>(kv_values_per_token) * 4;
+}
+
+int64_t SubLayerInfo::kv_positions_held(int64_t ring, int64_t positions) const {
+  return attn_window > 0 ? kv_rows_held(ring, positions) : positions;
 }
 
 double SubLayerInfo::bytes_moved(int64_t n_tokens, int64_t ctx, TensorType kv_type) const {

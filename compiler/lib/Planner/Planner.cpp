@@ -3,6 +3,8 @@
 // owns the budget ladder and the minimum-budget check.
 #include "PlannerInternal.h"
 
+#include "runtime/model/kv_ring.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -71,6 +73,19 @@ uint64_t minimum_budget(const ModelGraph& graph, const MachineModel& machine,
   return detail::minimum_budget_with(graph, options, detail::kernel_workspace_of(machine, options));
 }
 
+int64_t kv_ring_positions(const ModelGraph& graph, const CompileOptions& options) {
+  if (options.kv_ring)
+    return *options.kv_ring;
+  if (options.parallel > 1 || options.tiers.empty())
+    return 0;
+  int64_t widest = 0;
+  for (const SubLayerInfo& s : graph.sublayers)
+    widest = std::max(widest, s.kind == SubLayerKind::kAttention ? s.attn_window : 0);
+  // The compiled context, not a shorter range's: the runtime keeps one ring for all.
+  const int64_t n_ctx = options.contexts.empty() ? options.n_ctx : options.contexts.back();
+  return pshard::kv_ring_positions(widest, options.tiers.back(), n_ctx);
+}
+
 namespace detail {
 
 uint64_t workspace_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace) {
@@ -81,9 +96,12 @@ uint64_t activation_bytes_of(const ModelGraph& graph, int64_t tier, int64_t para
   return graph.activation_bytes(tier, std::clamp<int64_t>(parallel, 1, tier));
 }
 
-uint64_t kv_buffer_bytes_of(const SubLayerInfo& s, const CompileOptions& options) {
+uint64_t kv_buffer_bytes_of(const ModelGraph& graph, const SubLayerInfo& s,
+                            const CompileOptions& options) {
+  const int64_t positions = options.n_ctx * std::max<int64_t>(options.parallel, 1);
+  const int64_t ring = s.attn_window > 0 ? kv_ring_positions(graph, options) : 0;
   return s.kv_bytes_per_token(options.kv_type) *
-         static_cast<uint64_t>(options.n_ctx * std::max<int64_t>(options.parallel, 1));
+         static_cast<uint64_t>(s.kv_positions_held(ring, positions));
 }
 
 uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace,

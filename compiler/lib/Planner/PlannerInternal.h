@@ -54,8 +54,10 @@ inline double quantize_ns(double seconds) { return from_ns(to_ns(seconds)); }
 uint64_t workspace_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace);
 // Activations of a pass at `tier` holding the logits of min(tier, parallel) sequences.
 uint64_t activation_bytes_of(const ModelGraph& graph, int64_t tier, int64_t parallel);
-// A resident attention sub-layer's KV cache: n_ctx positions for each parallel sequence.
-uint64_t kv_buffer_bytes_of(const SubLayerInfo& s, const CompileOptions& options);
+// A resident attention sub-layer's KV cache: n_ctx positions for each parallel sequence,
+// a sliding-window layer's ring's at most (kv_ring_positions).
+uint64_t kv_buffer_bytes_of(const ModelGraph& graph, const SubLayerInfo& s,
+                            const CompileOptions& options);
 // Activations + workspace, aligned as laid out: what a GPU plan needs besides weights.
 uint64_t gpu_fixed_bytes_of(const ModelGraph& graph, int64_t tier, uint64_t kernel_workspace,
                             int64_t parallel = 1);
@@ -310,6 +312,9 @@ std::vector<WorkloadStep> workload_steps(const CompileOptions& options, int64_t 
 struct SwitchBytes {
   uint64_t weights_up = 0;
   uint64_t kv_up_per_position = 0, kv_down_per_position = 0;
+  // Of those, the sliding-window layers' rings of `ring` rows (kv_ring_positions).
+  uint64_t kv_ring_up_per_position = 0, kv_ring_down_per_position = 0;
+  int64_t ring = 0;
   // Its time with `positions` cached positions at the link's pricing.
   double seconds(int64_t positions, const LinkPricing& link) const;
 };

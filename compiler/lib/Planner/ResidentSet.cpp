@@ -22,7 +22,7 @@ uint64_t resident_bytes_of(const ModelGraph& graph, const CompileOptions& option
   for (const auto& t : s.tensors)
     bytes += align_up(t.bytes);
   if (s.kind == SubLayerKind::kAttention)
-    bytes += align_up(kv_buffer_bytes_of(s, options));
+    bytes += align_up(kv_buffer_bytes_of(graph, s, options));
   return bytes;
 }
 

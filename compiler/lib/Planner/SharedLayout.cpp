@@ -177,7 +177,7 @@ Result<LaidOutBudget> lay_out_budget(const ModelGraph& graph, const std::vector<
         holds[j].push_back({{i, static_cast<int>(t)}, b});
       }
       if (s.kind == SubLayerKind::kAttention) {
-        const size_t b = buffer_index(i, -1, o.n_ctx, kv_buffer_bytes_of(s, o));
+        const size_t b = buffer_index(i, -1, o.n_ctx, kv_buffer_bytes_of(graph, s, o));
         buffers[b].held_by[j] = true;
         holds[j].push_back({{i, -1}, b});
       }

@@ -33,19 +33,28 @@ Buffers resident_buffers(const ModelGraph& graph, const Plan& p) {
 }
 
 // What `wanted` holds that `held` does not hold in place (same offset and size): weight
-// bytes, and KV bytes per cached position.
-std::pair<uint64_t, uint64_t> not_in_place(const ModelGraph& graph, const CompileOptions& options,
-                                           const Buffers& held, const Buffers& wanted) {
-  std::pair<uint64_t, uint64_t> out{0, 0};
+// bytes, and KV bytes per cached position, all caches' and the rings' among them.
+struct NotInPlace {
+  uint64_t weights = 0, kv = 0, kv_ring = 0;
+};
+
+NotInPlace not_in_place(const ModelGraph& graph, const CompileOptions& options,
+                        const Buffers& held, const Buffers& wanted) {
+  const int64_t ring = kv_ring_positions(graph, options);
+  NotInPlace out;
   for (const auto& [key, where] : wanted) {
     const auto it = held.find(key);
     if (it != held.end() && it->second == where)
       continue;
-    if (key.second >= 0)
-      out.first += where.second;
-    else
-      out.second +=
-          graph.sublayers[static_cast<size_t>(key.first)].kv_bytes_per_token(options.kv_type);
+    if (key.second >= 0) {
+      out.weights += where.second;
+      continue;
+    }
+    const SubLayerInfo& s = graph.sublayers[static_cast<size_t>(key.first)];
+    const uint64_t kv = s.kv_bytes_per_token(options.kv_type);
+    out.kv += kv;
+    if (ring > 0 && s.attn_window > 0)
+      out.kv_ring += kv;
   }
   return out;
 }
@@ -58,10 +67,14 @@ PlanSwitch switch_of(const ModelGraph& graph, const CompileOptions& options, con
   s.to_context = to.context;
   s.to_tier = to.tier;
   const Buffers held = resident_buffers(graph, from), next = resident_buffers(graph, to);
-  std::tie(s.upload_bytes, s.kv_upload_bytes_per_position) =
-      not_in_place(graph, options, held, next);
-  std::tie(s.evict_bytes, s.kv_download_bytes_per_position) =
-      not_in_place(graph, options, next, held);
+  const NotInPlace up = not_in_place(graph, options, held, next);
+  const NotInPlace down = not_in_place(graph, options, next, held);
+  s.upload_bytes = up.weights;
+  s.kv_upload_bytes_per_position = up.kv;
+  s.kv_ring_upload_bytes_per_position = up.kv_ring;
+  s.evict_bytes = down.weights;
+  s.kv_download_bytes_per_position = down.kv;
+  s.kv_ring_download_bytes_per_position = down.kv_ring;
   return s;
 }
 
@@ -71,10 +84,14 @@ bool moves_anything(const PlanSwitch& s) {
          0;
 }
 
-void price(PlanSwitch* s, int64_t positions, const LinkPricing& link) {
+void price(PlanSwitch* s, int64_t positions, int64_t ring, const LinkPricing& link) {
   s->priced_positions = positions;
-  const SwitchBytes moved{s->upload_bytes, s->kv_upload_bytes_per_position,
-                          s->kv_download_bytes_per_position};
+  const SwitchBytes moved{s->upload_bytes,
+                          s->kv_upload_bytes_per_position,
+                          s->kv_download_bytes_per_position,
+                          s->kv_ring_upload_bytes_per_position,
+                          s->kv_ring_download_bytes_per_position,
+                          ring};
   s->predicted_ms = moved.seconds(positions, link) * 1e3;
 }
 
@@ -103,7 +120,8 @@ std::vector<PlanSwitch> switches_between(const ModelGraph& graph,
           PlanSwitch s = switch_of(graph, ccs[ka].options, plans[ka][a], plans[kb][b]);
           if (!moves_anything(s))
             continue;
-          price(&s, ka == kb ? leaving[ka][a] : kb > ka ? ccs[ka].context : 0, link);
+          price(&s, ka == kb ? leaving[ka][a] : kb > ka ? ccs[ka].context : 0,
+                kv_ring_positions(graph, ccs[ka].options), link);
           out.push_back(s);
         }
   return out;

@@ -34,7 +34,7 @@ ResidentOffsets compact_offsets(const ModelGraph& graph, const CompileOptions& o
     }
     if (s.kind == SubLayerKind::kAttention) {
       at.kv[i] = offset;
-      offset += align_up(kv_buffer_bytes_of(s, options));
+      offset += align_up(kv_buffer_bytes_of(graph, s, options));
     }
   }
   at.end = offset;
@@ -75,7 +75,7 @@ Result<Plan> finalize_plan(const ModelGraph& graph, const ContextCosts& cc, size
                                   static_cast<int32_t>(t), at.tensor[i][t], s.tensors[t].bytes});
     if (s.kind == SubLayerKind::kAttention)
       plan.vram_layout.push_back({BufferKind::kKvCache, static_cast<int32_t>(i), -1, at.kv[i],
-                                  kv_buffer_bytes_of(s, options)});
+                                  kv_buffer_bytes_of(graph, s, options)});
   }
   std::stable_sort(plan.vram_layout.begin(), plan.vram_layout.end(),
                    [](const VramBuffer& a, const VramBuffer& b) { return a.offset < b.offset; });

@@ -2,6 +2,8 @@
 // request runs, and what a switch between two resident sets moves and costs.
 #include "PlannerInternal.h"
 
+#include "runtime/model/kv_ring.h"
+
 #include <algorithm>
 
 namespace pshard::planner::detail {
@@ -36,25 +38,33 @@ std::vector<WorkloadStep> workload_steps(const CompileOptions& o, int64_t contex
 }
 
 double SwitchBytes::seconds(int64_t positions, const LinkPricing& link) const {
-  const auto p = static_cast<uint64_t>(std::max<int64_t>(positions, 0));
-  return link.h2d_seconds(weights_up + kv_up_per_position * p) +
-         link.d2h_seconds(kv_down_per_position * p);
+  const int64_t all = std::max<int64_t>(positions, 0);
+  const auto p = static_cast<uint64_t>(all);
+  const auto held = static_cast<uint64_t>(kv_rows_held(ring, all));
+  return link.h2d_seconds(weights_up + (kv_up_per_position - kv_ring_up_per_position) * p +
+                          kv_ring_up_per_position * held) +
+         link.d2h_seconds((kv_down_per_position - kv_ring_down_per_position) * p +
+                          kv_ring_down_per_position * held);
 }
 
 SwitchBytes switch_bytes(const ModelGraph& graph, const CompileOptions& options,
                          const ResidentSet& from, const ResidentSet& to) {
   SwitchBytes b;
+  b.ring = kv_ring_positions(graph, options);
   for (size_t i = 0; i < graph.sublayers.size(); ++i) {
     if (from.resident[i] == to.resident[i])
       continue;
     const SubLayerInfo& s = graph.sublayers[i];
     const uint64_t kv = s.kv_bytes_per_token(options.kv_type);
+    const uint64_t ring_kv = b.ring > 0 && s.attn_window > 0 ? kv : 0;
     if (to.resident[i]) {
       for (const TensorRef& t : s.tensors)
         b.weights_up += t.bytes;
       b.kv_up_per_position += kv;
+      b.kv_ring_up_per_position += ring_kv;
     } else {
       b.kv_down_per_position += kv;
+      b.kv_ring_down_per_position += ring_kv;
     }
   }
   return b;

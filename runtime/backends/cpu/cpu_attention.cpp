@@ -37,6 +37,7 @@ void attend_one_head(const float* q, const KvView& kv, int64_t head, int64_t hea
   a.scores = scores.data();
   a.pages = kv.pages;
   a.page_rows = kv.page_tokens;
+  a.ring = kv.ring;
   attend_head(a);
 }
 

@@ -68,6 +68,7 @@ kernels::KvRows rows_of(const KvView& kv) {
   r.v_type = kv.v_type;
   r.pages = kv.pages;
   r.page_tokens = kv.page_tokens;
+  r.ring = kv.ring;
   return r;
 }
 
@@ -75,8 +76,10 @@ kernels::KvRows rows_of(const KvView& kv) {
 
 void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
                         int64_t n_tokens) {
-  if (!kv.pages && kv.k_type == TensorType::kF32 && kv.v_type == TensorType::kF32) {
-    const size_t at = static_cast<size_t>(pos0 * kv.kv_dim) * sizeof(float);
+  if (!kv.pages && kv.k_type == TensorType::kF32 && kv.v_type == TensorType::kF32 &&
+      (kv.ring == 0 || pos0 % kv.ring + n_tokens <= kv.ring)) { // rows in one run
+    const int64_t row0 = kv.ring > 0 ? pos0 % kv.ring : pos0;
+    const size_t at = static_cast<size_t>(row0 * kv.kv_dim) * sizeof(float);
     const size_t bytes = static_cast<size_t>(n_tokens * kv.kv_dim) * sizeof(float);
     note(cudaMemcpyAsync(kv.k + at, k, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append K",
          __LINE__);

@@ -278,7 +278,10 @@ PSHARD_API pshard_status pshard_context_decode_all(pshard_context* context,
                                                    const pshard_token* tokens, size_t n_tokens,
                                                    const float** logits);
 /* Forgets the positions from n_past on (rejected drafted tokens): the next decode writes
- * over their KV rows. PSHARD_ERROR_OUT_OF_RANGE past the current position. */
+ * over their KV rows. PSHARD_ERROR_OUT_OF_RANGE past the current position, and for a
+ * model with sliding-window layers, whose caches are rings of window + largest pass
+ * positions, before the position whose window the rings still hold (0 always works;
+ * pshard-compile --swa-full keeps whole caches). */
 PSHARD_API pshard_status pshard_context_rewind(pshard_context* context, int64_t n_past);
 
 /* Embeddings (embedding models such as Qwen3-Embedding; any model gives them): the final

@@ -80,7 +80,7 @@ TEST_P(OpsOnIsa, RmsNormOnOddLengths) {
 // through a sliding window (the first positions unseen; the window starting inside a page)
 // with soft-capped scores and with a sink (gpt-oss: one more logit in the softmax, with
 // no value), against a float64 evaluation of the rows' own (dequantized)
-// values; a paged cache must give the contiguous cache's result bit for bit.
+// values; a paged cache and a ring must give the contiguous cache's result bit for bit.
 TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
   const TensorType types[] = {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0};
   struct Variant {
@@ -154,6 +154,23 @@ TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
             a.out = paged.data();
             attend_head(a);
             EXPECT_EQ(paged, out) << "paged and contiguous caches differ";
+            // A sliding-window layer's ring (runtime/model/kv_ring.h): the seen rows at
+            // j % ring, wrapping inside the window; the rows of unseen positions garbage.
+            const int64_t ring = n_kv - var.first + 2;
+            std::vector<uint8_t> kg(kr * ring, 0x7b), vg(vr * ring, 0x7b);
+            for (int64_t j = var.first; j < n_kv; ++j) {
+              std::copy_n(k.data() + j * kr, kr, kg.data() + (j % ring) * kr);
+              std::copy_n(v.data() + j * vr, vr, vg.data() + (j % ring) * vr);
+            }
+            std::vector<float> ringed(head_dim, -3.0f);
+            a.k = kg.data() + tensor_row_bytes(kt, head_dim);
+            a.v = vg.data() + tensor_row_bytes(vt, head_dim);
+            a.pages = nullptr;
+            a.page_rows = 0;
+            a.ring = ring;
+            a.out = ringed.data();
+            attend_head(a);
+            EXPECT_EQ(ringed, out) << "a ring and a contiguous cache differ";
             std::vector<double> s(n_kv);
             double max = -INFINITY, sum = 0;
             for (int64_t j = var.first; j < n_kv; ++j) {

@@ -111,6 +111,9 @@ struct SubLayerInfo {
   }
   // KV cache bytes per cached position for a KV element type (0 unless attention).
   uint64_t kv_bytes_per_token(TensorType kv_type) const;
+  // The positions this layer's cache keeps with `positions` cached: all, or a
+  // sliding-window layer's ring of `ring` rows (0: no rings; kv_ring_positions).
+  int64_t kv_positions_held(int64_t ring, int64_t positions) const;
   // Bytes moved from memory: weights read + KV read (ctx positions) + KV written.
   double bytes_moved(int64_t n_tokens, int64_t ctx, TensorType kv_type) const;
   // The type holding most of the weight bytes (the one whose kernels dominate).

@@ -152,8 +152,18 @@ struct CompileOptions {
   // figure (MachineModel::kernel_workspace_bytes; plan_grid fills it in). 0 plans for a
   // backend without kernel scratch (the emulated GPU; the CUDA backend refuses them).
   std::optional<uint64_t> kernel_workspace_bytes;
+  // Rows of the sliding-window layers' caches (kv_ring_positions). Unset: from the
+  // compiled context and the largest tier; plan_grid fills it in, so the plans of one
+  // tier or context (plan_fixed_strategy, plan_at_context) keep the grid's rings.
+  std::optional<int64_t> kv_ring;
   std::string pshard_version;      // filled by the tool; stored in the artifact
 };
+
+// The rows of a sliding-window layer's cache for one sequence at the compiled context
+// and tiers (runtime/model/kv_ring.h, the runtime's own rule): position p at row p % ring,
+// so a device cache and its moves hold at most that many positions. 0: whole caches (no
+// window, several sequences sharing a page pool, or a ring no shorter than the context).
+int64_t kv_ring_positions(const ModelGraph& graph, const CompileOptions& options);
 
 // Moving between two plans of one budget (a tier change, or the context crossing a
 // range): what the runtime copies. Weights that enter are uploaded, weights that leave
@@ -166,6 +176,9 @@ struct PlanSwitch {
   uint64_t evict_bytes = 0;   // weights the device drops (no copy)
   uint64_t kv_upload_bytes_per_position = 0;   // KV rows host -> device, per cached position
   uint64_t kv_download_bytes_per_position = 0; // KV rows device -> host, per cached position
+  // Of those, the sliding-window layers' rings (kv_ring_positions): at most a ring each.
+  uint64_t kv_ring_upload_bytes_per_position = 0;
+  uint64_t kv_ring_download_bytes_per_position = 0;
   int64_t priced_positions = 0; // the cached positions predicted_ms assumes (the workload's)
   double predicted_ms = 0;
 };

@@ -43,7 +43,7 @@ std::unique_ptr<sfb::MachineInfoT> machine_info(const MachineSummary& s) {
   return m;
 }
 
-std::unique_ptr<sfb::CompileOptionsT> options_of(const PlanGrid& grid) {
+std::unique_ptr<sfb::CompileOptionsT> options_of(const ModelGraph& graph, const PlanGrid& grid) {
   auto o = std::make_unique<sfb::CompileOptionsT>();
   o->pshard_version = grid.options.pshard_version;
   o->n_ctx = grid.options.n_ctx;
@@ -62,6 +62,7 @@ std::unique_ptr<sfb::CompileOptionsT> options_of(const PlanGrid& grid) {
   o->link_d2h_ns_per_mib = grid.link.d2h_ns_per_mib;
   o->parallel = grid.options.parallel;
   o->expert_level = grid.options.expert_level;
+  o->kv_ring_positions = kv_ring_positions(graph, grid.options);
   return o;
 }
 
@@ -146,6 +147,8 @@ std::unique_ptr<sfb::PlanSwitchT> switch_of(const PlanSwitch& s) {
   out->evict_bytes = s.evict_bytes;
   out->kv_upload_bytes_per_position = s.kv_upload_bytes_per_position;
   out->kv_download_bytes_per_position = s.kv_download_bytes_per_position;
+  out->kv_ring_upload_bytes_per_position = s.kv_ring_upload_bytes_per_position;
+  out->kv_ring_download_bytes_per_position = s.kv_ring_download_bytes_per_position;
   out->priced_positions = s.priced_positions;
   out->predicted_ms = s.predicted_ms;
   return out;
@@ -250,7 +253,7 @@ Result<std::vector<uint8_t>> serialize_schedule(const ModelGraph& graph, const P
   s.created_by = created_by;
   s.model = model_info(graph);
   s.machine = machine_info(grid.machine);
-  s.options = options_of(grid);
+  s.options = options_of(graph, grid);
   for (const SubLayerInfo& sub : graph.sublayers)
     s.sublayers.push_back(sublayer_of(sub, grid.options.kv_type));
   s.budgets = grid.budgets;

@@ -43,11 +43,13 @@ __device__ __forceinline__ float kv_value(const uint8_t* row, TensorType t, int6
   }
 }
 
-// The row of position p: through the page table when the cache is paged.
+// The row of position p: through the page table when the cache is paged, around the
+// ring when it is one.
 __device__ __forceinline__ int64_t kv_row(const KvRows& kv, int64_t p) {
-  return kv.pages ? static_cast<int64_t>(kv.pages[p / kv.page_tokens]) * kv.page_tokens +
-                        p % kv.page_tokens
-                  : p;
+  return kv.pages  ? static_cast<int64_t>(kv.pages[p / kv.page_tokens]) * kv.page_tokens +
+                         p % kv.page_tokens
+         : kv.ring ? p % kv.ring
+                   : p;
 }
 
 // split.chunk == 0: one block covers every position and writes `out`; otherwise block
@@ -183,11 +185,9 @@ __global__ void attention_merge_kernel(const float* partial, int64_t n_chunks, i
 // One block per token: its K and V rows into the cache's types. Q8_0 as ggml quantizes
 // (d = max|x| / 127, q = round(x / d)), one warp per 32-value block.
 __global__ void kv_store_kernel(const float* x, int64_t kv_dim, uint8_t* base, size_t row_bytes,
-                                TensorType t, const int32_t* pages, int64_t page_tokens,
-                                int64_t pos0) {
+                                TensorType t, KvRows kv, int64_t pos0) {
   const int64_t tok = blockIdx.x;
-  const int64_t p = pos0 + tok;
-  const int64_t r = pages ? static_cast<int64_t>(pages[p / page_tokens]) * page_tokens + p % page_tokens : p;
+  const int64_t r = kv_row(kv, pos0 + tok);
   const float* src = x + tok * kv_dim;
   uint8_t* row = base + r * row_bytes;
   if (t == TensorType::kF32) {
@@ -224,7 +224,7 @@ cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool va
     return cudaGetLastError();
   kv_store_kernel<<<static_cast<unsigned>(n_tokens), 128, 0, s>>>(
       x, kv.kv_dim, values ? kv.v : kv.k, values ? kv.v_row_bytes : kv.k_row_bytes,
-      values ? kv.v_type : kv.k_type, kv.pages, kv.page_tokens, pos0);
+      values ? kv.v_type : kv.k_type, kv, pos0);
   return cudaGetLastError();
 }
 

@@ -63,6 +63,7 @@ struct KvRows {
   TensorType k_type = TensorType::kF32, v_type = TensorType::kF32;
   const int32_t* pages = nullptr; // device memory; null: contiguous
   int64_t page_tokens = 0;
+  int64_t ring = 0; // not paged: position p at row p % ring (0: at row p)
 };
 // Rows of n_tokens tokens (x: n_tokens x kv_dim floats) into K (values false) or V at
 // positions [pos0, pos0 + n_tokens), converted to the cache's type.

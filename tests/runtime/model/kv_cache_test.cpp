@@ -1,0 +1,64 @@
+// KvCache with rings (runtime/model/kv_ring.h): a ring layer's rows are its ring's, the
+// others the context's; a view maps position p to row p % ring; bad rings are refused.
+#include "runtime/model/kv_cache.h"
+#include "runtime/model/kv_ring.h"
+
+#include <gtest/gtest.h>
+#include <vector>
+
+namespace pshard {
+namespace {
+
+TEST(KvCacheRings, RingLayersHoldTheirRingsRows) {
+  const std::vector<int64_t> rings = {0, 16, 0, 16};
+  auto kv = KvCache::create(4, 64, 32, TensorType::kF16, TensorType::kQ8_0, rings);
+  ASSERT_TRUE(kv.ok()) << kv.status().to_string();
+  EXPECT_EQ(kv->bytes(), kv->k_bytes(64 + 16 + 64 + 16) + kv->v_bytes(64 + 16 + 64 + 16));
+  EXPECT_EQ(kv->widest_ring(), 16);
+  EXPECT_EQ(kv->rows_held(0, 40), 40);
+  EXPECT_EQ(kv->rows_held(1, 40), 16);
+  EXPECT_EQ(kv->rows_held(1, 9), 9);
+  // Layers follow one another: layer 2 starts after layer 1's 16 rows.
+  const KvView l1 = kv->layer(1), l2 = kv->layer(2);
+  EXPECT_EQ(l1.ring, 16);
+  EXPECT_EQ(l2.ring, 0);
+  EXPECT_EQ(l2.k, l1.k + kv->k_bytes(16));
+  EXPECT_EQ(l1.row_index(37), 5u);
+  EXPECT_EQ(l2.row_index(37), 37u);
+  EXPECT_EQ(l1.k_row(37), l1.k + 5 * l1.k_row_bytes());
+}
+
+TEST(KvCacheRings, ARingNoShorterThanTheContextIsAWholeCache) {
+  auto kv = KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32, std::vector<int64_t>{64, 80});
+  ASSERT_TRUE(kv.ok());
+  EXPECT_EQ(kv->ring(0), 0);
+  EXPECT_EQ(kv->ring(1), 0);
+  EXPECT_EQ(kv->bytes(), kv->k_bytes(128) + kv->v_bytes(128));
+}
+
+TEST(KvCacheRings, BadRingsAreRefused) {
+  EXPECT_FALSE(KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32,
+                               std::vector<int64_t>{16})
+                   .ok()); // one ring for two layers
+  EXPECT_FALSE(KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32,
+                               std::vector<int64_t>{16, -1})
+                   .ok());
+}
+
+TEST(KvRingRule, TheRingHoldsTheWindowAndTheLargestPass) {
+  EXPECT_EQ(kv_ring_positions(1024, 256, 32768), 1280); // 1024 + 255, rounded up to 16
+  EXPECT_EQ(kv_ring_positions(5, 4, 128), 16);
+  EXPECT_EQ(kv_ring_positions(0, 256, 32768), 0);       // no window
+  EXPECT_EQ(kv_ring_positions(1024, 256, 1280), 0);     // no shorter than the context
+  EXPECT_TRUE(kv_ring_serves(1280, 1024, 256));
+  EXPECT_FALSE(kv_ring_serves(1264, 1024, 256));
+  EXPECT_TRUE(kv_ring_serves(0, 1024, 4096));
+  // After 100 positions in a ring of 16 for windows of 5, positions from 84 are held;
+  // a rewind to n needs n - 4 of them.
+  EXPECT_EQ(kv_ring_rewind_floor(16, 5, 100), 88);
+  EXPECT_EQ(kv_ring_rewind_floor(16, 5, 10), 0);
+  EXPECT_EQ(kv_ring_rewind_floor(0, 5, 100), 0);
+}
+
+} // namespace
+} // namespace pshard
