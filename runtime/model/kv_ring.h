@@ -37,6 +37,16 @@ inline int64_t kv_rows_held(int64_t ring, int64_t positions) {
   return ring > 0 ? std::min(ring, positions) : positions;
 }
 
+// The KV bytes a move between plans copies with `positions` cached: caches of
+// `per_position` bytes a position in all, `ring_per_position` of them in rings of `ring`
+// rows, which move at most that many positions.
+inline uint64_t kv_bytes_moved(uint64_t per_position, uint64_t ring_per_position,
+                               int64_t positions, int64_t ring) {
+  const int64_t all = std::max<int64_t>(positions, 0);
+  return (per_position - ring_per_position) * static_cast<uint64_t>(all) +
+         ring_per_position * static_cast<uint64_t>(kv_rows_held(ring, all));
+}
+
 // The smallest n_past a ring can rewind to (besides 0, which starts afresh): the next
 // query's window must still be in it, and every position up to `reached` (the most the
 // cache held since it last started afresh, dropped ones too) has overwritten the row

@@ -147,17 +147,6 @@ double SchedulePlan::predicted_ms_at(int64_t positions) const {
          f * (predicted_ms_per_pass - predicted_ms_at_context_start);
 }
 
-namespace {
-
-uint64_t kv_bytes_moved(uint64_t per_position, uint64_t ring_per_position, int64_t positions,
-                        int64_t ring) {
-  const auto all = static_cast<uint64_t>(std::max<int64_t>(positions, 0));
-  return (per_position - ring_per_position) * all +
-         ring_per_position * static_cast<uint64_t>(kv_rows_held(ring, std::max<int64_t>(positions, 0)));
-}
-
-} // namespace
-
 uint64_t ScheduleSwitch::kv_upload_bytes(int64_t positions, int64_t ring) const {
   return kv_bytes_moved(kv_upload_bytes_per_position, kv_ring_upload_bytes_per_position,
                         positions, ring);

@@ -38,13 +38,10 @@ std::vector<WorkloadStep> workload_steps(const CompileOptions& o, int64_t contex
 }
 
 double SwitchBytes::seconds(int64_t positions, const LinkPricing& link) const {
-  const int64_t all = std::max<int64_t>(positions, 0);
-  const auto p = static_cast<uint64_t>(all);
-  const auto held = static_cast<uint64_t>(kv_rows_held(ring, all));
-  return link.h2d_seconds(weights_up + (kv_up_per_position - kv_ring_up_per_position) * p +
-                          kv_ring_up_per_position * held) +
-         link.d2h_seconds((kv_down_per_position - kv_ring_down_per_position) * p +
-                          kv_ring_down_per_position * held);
+  return link.h2d_seconds(weights_up + kv_bytes_moved(kv_up_per_position, kv_ring_up_per_position,
+                                                     positions, ring)) +
+         link.d2h_seconds(
+             kv_bytes_moved(kv_down_per_position, kv_ring_down_per_position, positions, ring));
 }
 
 SwitchBytes switch_bytes(const ModelGraph& graph, const CompileOptions& options,

@@ -327,6 +327,46 @@ TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
       }
 }
 
+// A sliding-window layer's ring (runtime/model/kv_ring.h; the CPU's ring gives a whole
+// cache's results, kv_ring_test): kv_append wrapping around the ring inside one pass (the
+// kernel) and not (F32's copy), then the windowed attention reading across the wrap,
+// against the CPU, for every cache type.
+TEST_F(CudaConformance, ARingCacheWrapsUnderTheWindow) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0})
+    for (const auto& [pos0, n] : {std::pair<int64_t, int64_t>{60, 9}, {64, 1}, {70, 3}}) {
+      SCOPED_TRACE(std::string(tensor_type_name(type)) + " " + std::to_string(n) +
+                   " tokens at " + std::to_string(pos0));
+      AttentionDims dims{8, 2, 64};
+      dims.window = 20;
+      const int64_t ring = 32, kv_dim = dims.n_head_kv * dims.head_dim; // 32 >= 20 + 9 - 1
+      const size_t row = *tensor_bytes(type, kv_dim);
+      TestKv kv = make_kv(*buf_, type, ring, kv_dim, 41, {});
+      for (KvView* v : {&kv.cpu, &kv.gpu}) {
+        v->ring = ring;
+        v->n_ctx = 128; // positions; the rows are the ring's
+      }
+      const auto k_new = random_floats(n * kv_dim, 43), v_new = random_floats(n * kv_dim, 44);
+      const auto q = random_floats(n * dims.n_head * dims.head_dim, 45, -3.0f, 3.0f);
+      std::vector<float> want(q.size());
+      cpu_.kv_append(kv.cpu, k_new.data(), v_new.data(), pos0, n);
+      cpu_.attention(q.data(), kv.cpu, dims, pos0, n, want.data());
+      float* gout = buf_->zeros(q.size());
+      gpu().kv_append(kv.gpu, buf_->upload(k_new), buf_->upload(v_new), pos0, n);
+      gpu().attention(buf_->upload(q), kv.gpu, dims, pos0, n, gout);
+      sync();
+      std::vector<float> cpu_rows(ring * kv_dim), gpu_rows(ring * kv_dim);
+      const std::vector<uint8_t> v_back = buf_->download(kv.gpu.v, kv.v.size());
+      for (int64_t r = 0; r < ring; ++r) {
+        dequantize_row(type, kv.v.data() + r * row, cpu_rows.data() + r * kv_dim, kv_dim);
+        dequantize_row(type, v_back.data() + r * row, gpu_rows.data() + r * kv_dim, kv_dim);
+      }
+      EXPECT_LE(relative_error(gpu_rows, cpu_rows), type == TensorType::kQ8_0 ? 1e-2 : 0.0)
+          << "kv_append V rows around the ring";
+      EXPECT_LE(relative_error(buf_->download(gout, want.size()), want),
+                type == TensorType::kQ8_0 ? 1e-3 : 1e-4);
+    }
+}
+
 // gpt-oss's sinks: each head's logit joins its softmax, on the whole-pass path (9 tokens)
 // and the split decode path (the sink counted once across chunks), with and without a
 // window (one that leaves the earliest chunks empty).
