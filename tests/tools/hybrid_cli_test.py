@@ -38,7 +38,47 @@ def generate(*extra):
     return p, (json.loads(p.stdout) if p.returncode == 0 else None)
 
 
+def sliding_window_rings(tmp):
+    """A Gemma-3-shaped model's local layers keep rings of window + largest tier - 1
+    positions (16-aligned): the summary and pshard-diff say so, the host cache is smaller,
+    and the tokens are --swa-full's (whole caches), on cpu and emu."""
+    model = os.path.join(tmp, "gemma3.gguf")
+    p = run(os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel"), "-o", model, "--arch",
+            "gemma3", "--n-layer", "6", "--n-embd", "64", "--n-head", "4", "--n-head-kv", "2",
+            "--head-dim", "32", "--n-ff", "128", "--vocab", "512", "--sliding-window", "8",
+            "--ctx", "512")
+    check("mkmodel gemma3", p.returncode == 0, p.stderr)
+    outs = {}
+    for name, extra in [("rings", []), ("whole", ["--swa-full"])]:
+        out = os.path.join(tmp, name + ".pshard")
+        p = run(compile_bin, "-m", model, "--profile", profile, "-o", out, "--tiers", "1,4,16",
+                "-c", "512", "--budgets", "0,2M", "--kernel-workspace", "0", *extra)
+        check("compile " + name, p.returncode == 0, p.stderr)
+        said = "caches are rings of 32 positions" in p.stdout  # 8 + 16 - 1, rounded up to 16
+        check("summary says " + name, said == (name == "rings"), p.stdout)
+        outs[name] = out
+    p = run(os.path.join(build, "tools/pshard-diff/pshard-diff"), outs["rings"], outs["whole"])
+    check("pshard-diff notes the rings", "rings of 32 -> whole" in p.stdout, p.stdout)
+    prompt = " ".join(["the cat sat on the mat"] * 12)  # past the ring, so it wraps
+    for backend, vram in [("cpu", "0"), ("emu", "2M")]:
+        runs = {}
+        for name, sched in outs.items():
+            p = run(run_bin, "-m", model, "-s", sched, "--backend", backend, "--vram", vram,
+                    "-p", prompt, "-n", "40", "--temp", "0", "-t", "2", "-c", "512", "--json")
+            check(f"{name} {backend} runs", p.returncode == 0, p.stderr)
+            runs[name] = json.loads(p.stdout) if p.returncode == 0 else None
+        if runs["rings"] and runs["whole"]:
+            check(f"{backend}: rings give the whole caches' tokens",
+                  runs["rings"]["generated_tokens"] == runs["whole"]["generated_tokens"],
+                  (runs["rings"]["generated_tokens"], runs["whole"]["generated_tokens"]))
+            check(f"{backend}: rings allocate less host memory",
+                  runs["rings"]["memory"]["allocated_bytes"] <
+                  runs["whole"]["memory"]["allocated_bytes"], (runs["rings"]["memory"],
+                                                               runs["whole"]["memory"]))
+
+
 def main(tmp):
+    sliding_window_rings(tmp)
     auto = os.path.join(tmp, "auto.pshard")
     streamed = os.path.join(tmp, "gpu-only.pshard")
     compile_schedule(auto, "--budgets", "0,512K,768K,2M")

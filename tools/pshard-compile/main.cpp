@@ -303,9 +303,6 @@ int main(int argc, char** argv) {
               << grid->options.threads << " threads; " << grid->options.parallel
               << " parallel sequence(s); minimum budget "
               << pshard::format_bytes(grid->minimum_budget_bytes) << "\n";
-    if (written->kv_ring_positions() > 0)
-      std::cout << "sliding-window layers keep rings of " << written->kv_ring_positions()
-                << " KV positions (--swa-full: whole caches)\n";
     pshard::print_summary(*written, std::cout);
     print_trades(*grid, std::cout);
     if (vision) {

@@ -4,6 +4,7 @@
 #include "tools/schedule/schedule_report.h"
 
 #include <cstdio>
+#include <string>
 
 namespace pshard {
 namespace {
@@ -30,7 +31,9 @@ bool same_switches(const Schedule& a, const Schedule& b, size_t budget) {
         x[i].to_context != y[i].to_context || x[i].to_tier != y[i].to_tier ||
         x[i].upload_bytes != y[i].upload_bytes || x[i].evict_bytes != y[i].evict_bytes ||
         x[i].kv_upload_bytes_per_position != y[i].kv_upload_bytes_per_position ||
-        x[i].kv_download_bytes_per_position != y[i].kv_download_bytes_per_position)
+        x[i].kv_download_bytes_per_position != y[i].kv_download_bytes_per_position ||
+        x[i].kv_ring_upload_bytes_per_position != y[i].kv_ring_upload_bytes_per_position ||
+        x[i].kv_ring_download_bytes_per_position != y[i].kv_ring_download_bytes_per_position)
       return false;
   return true;
 }
@@ -65,6 +68,12 @@ DiffResult diff_schedules(const Schedule& a, const Schedule& b, const DiffOption
     r.incompatible = true;
     return r;
   }
+  if (a.kv_ring_positions() != b.kv_ring_positions())
+    out << "note: sliding-window caches: "
+        << (a.kv_ring_positions() ? "rings of " + std::to_string(a.kv_ring_positions()) : "whole")
+        << " -> "
+        << (b.kv_ring_positions() ? "rings of " + std::to_string(b.kv_ring_positions()) : "whole")
+        << " positions\n";
   char line[256];
   for (size_t bi = 0; bi < a.budgets().size(); ++bi) {
     for (size_t ci = 0; ci < a.contexts().size(); ++ci)

@@ -81,7 +81,11 @@ void print_summary(const Schedule& schedule, std::ostream& out) {
   const auto* o = schedule.root().options();
   const int64_t parallel = o ? std::max<int64_t>(o->parallel(), 1) : 1;
   out << "resident KV caches (\"KV\") hold each plan's context for " << parallel
-      << " sequence(s) (--parallel)\n";
+      << " sequence(s) (--parallel)";
+  if (schedule.kv_ring_positions() > 0)
+    out << "; sliding-window layers' caches are rings of " << schedule.kv_ring_positions()
+        << " positions (--swa-full: whole caches)";
+  out << "\n";
   out << "expert-level MoE (\"experts\"): blocks placed expert by expert / experts resident / "
          "copied on demand (the others run on the CPU)\n";
   std::snprintf(line, sizeof line, "%-11s %7s %5s  %-9s %5s %5s %5s %12s %11s %11s %4s %22s %10s %14s\n",
