@@ -18,6 +18,7 @@ Result<HybridParams> hybrid_params(const pshard_context_params& p) {
   hp.n_batch = p.n_batch;
   PSHARD_RETURN_IF_ERROR(check_draft_max(p.draft_max));
   hp.max_logit_rows = p.draft_max + 1;
+  hp.swa_full = p.swa_full;
   for (auto [in, out] :
        {std::pair{p.kv_type_k, &hp.kv_type_k}, std::pair{p.kv_type_v, &hp.kv_type_v}}) {
     if (in == PSHARD_KV_DEFAULT)

@@ -51,11 +51,15 @@ Result<std::pair<TensorType, TensorType>> kv_types_of(const Schedule* s, const H
 Result<int64_t> kv_ring_for(const ModelHParams& hp, const Schedule* s, const HybridParams& p,
                             int64_t max_chunk, int64_t n_ctx) {
   const int64_t window = widest_attention_window(hp);
-  if (p.kv_pool_rows > 0)
+  const int64_t ring = s ? s->kv_ring_positions() : 0;
+  if (p.swa_full && ring > 0)
+    return invalid_argument("whole sliding-window caches (--swa-full) asked for, but the "
+                            "schedule keeps them as rings of " + std::to_string(ring) +
+                            " positions; recompile it with pshard-compile --swa-full");
+  if (p.kv_pool_rows > 0 || p.swa_full)
     return int64_t{0};
   if (!s)
     return kv_ring_positions(window, max_chunk, n_ctx);
-  const int64_t ring = s->kv_ring_positions();
   if (ring > 0 && (window == 0 || !kv_ring_serves(ring, window, max_chunk)))
     return invalid_format("the schedule keeps sliding-window caches as rings of " +
                           std::to_string(ring) + " positions, but this model's windows of " +

@@ -62,6 +62,10 @@ struct HybridParams {
   int64_t kv_page_tokens = 0;
   int64_t sequences = 1;
   int64_t max_logit_rows = 1;
+  // Whole KV caches for sliding-window layers instead of rings (kv_ring.h), so a rewind
+  // may go anywhere (llama.cpp's --swa-full); with a schedule, one compiled with
+  // pshard-compile --swa-full.
+  bool swa_full = false;
 };
 
 // One pass of a batch: the tokens regrouped by sequence, each segment's positions and

@@ -51,6 +51,7 @@ struct SessionParams {
   TensorType kv_type_k = kDefaultKvType; // KV cache element types (kv_types.h)
   TensorType kv_type_v = kDefaultKvType;
   int64_t max_logit_rows = 1; // most tokens decode_all returns logits for (speculation)
+  bool swa_full = false;      // whole caches for sliding-window layers, not rings (kv_ring.h)
 };
 
 class RoutingRecorder;

@@ -75,6 +75,22 @@ def sliding_window_rings(tmp):
                   runs["rings"]["memory"]["allocated_bytes"] <
                   runs["whole"]["memory"]["allocated_bytes"], (runs["rings"]["memory"],
                                                                runs["whole"]["memory"]))
+    # --swa-full at run time: whole caches without a schedule; refused with a ring schedule.
+    plain = {}
+    for extra in [[], ["--swa-full"]]:
+        p = run(run_bin, "-m", model, "-p", prompt, "-n", "40", "--temp", "0", "-t", "2", "-c",
+                "512", "--json", *extra)
+        check("no schedule " + " ".join(extra), p.returncode == 0, p.stderr)
+        plain[bool(extra)] = json.loads(p.stdout) if p.returncode == 0 else None
+    if plain[False] and plain[True]:
+        check("--swa-full: the same tokens",
+              plain[False]["generated_tokens"] == plain[True]["generated_tokens"])
+        check("--swa-full: more host memory", plain[True]["memory"]["allocated_bytes"] >
+              plain[False]["memory"]["allocated_bytes"], (plain[False]["memory"],
+                                                          plain[True]["memory"]))
+    p = run(run_bin, "-m", model, "-s", outs["rings"], "--swa-full", "-p", "x", "-n", "2")
+    check("--swa-full with a ring schedule is refused, naming the fix",
+          p.returncode != 0 and "pshard-compile --swa-full" in p.stderr, p.stderr)
 
 
 def main(tmp):

@@ -26,6 +26,7 @@ Status open_cpu(const RunOptions& o, int64_t n_ctx, ImageSession& s) {
   sp.n_ctx = n_ctx;
   sp.n_threads = o.n_threads;
   sp.n_batch = o.n_batch;
+  sp.swa_full = o.swa_full;
   PSHARD_ASSIGN_OR_RETURN(auto k, kv_type(o.cache_type_k));
   PSHARD_ASSIGN_OR_RETURN(auto v, kv_type(o.cache_type_v));
   if (k)
@@ -43,6 +44,7 @@ Status open_scheduled(const RunOptions& o, int64_t n_ctx, ImageSession& s) {
   HybridParams hp;
   hp.n_ctx = n_ctx;
   hp.n_threads = o.n_threads;
+  hp.swa_full = o.swa_full;
   PSHARD_ASSIGN_OR_RETURN(hp.kv_type_k, kv_type(o.cache_type_k));
   PSHARD_ASSIGN_OR_RETURN(hp.kv_type_v, kv_type(o.cache_type_v));
   PSHARD_ASSIGN_OR_RETURN(

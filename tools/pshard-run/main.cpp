@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
   app.add_option("--top-logprobs", o.top_logprobs,
                  "with --json: the N most likely tokens per position")
       ->check(cli::between(0, 1000));
+  app.add_flag("--swa-full", o.swa_full,
+               "whole KV caches for sliding-window layers (Gemma, gpt-oss) instead of rings of "
+               "window + largest pass positions: more memory; with a schedule, one compiled "
+               "with pshard-compile --swa-full");
   app.add_option("--draft-max", o.draft_max,
                  "prompt-lookup speculative decoding: check up to N tokens drafted from the "
                  "context in each decode pass, as many as pay (same tokens as without; 0: off)")

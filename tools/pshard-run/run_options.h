@@ -29,6 +29,7 @@ struct RunOptions {
   int32_t top_logprobs = 0;
   // Prompt-lookup speculative decoding (runtime/generate/prompt_lookup.h); 0: off.
   int32_t draft_max = 0;
+  bool swa_full = false;
   int32_t lookup_ngram_min = 2;
   int32_t lookup_ngram_max = 4;
   bool draft_fixed = false; // --draft-fixed: check every drafted token (no adaptation)

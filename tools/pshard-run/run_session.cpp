@@ -69,6 +69,7 @@ Result<RunResult> start_session(const RunOptions& o) {
   cp.emu_pcie_gbps = o.emu_pcie_gbps;
   cp.trace = !o.trace_path.empty();
   cp.draft_max = o.draft_max;
+  cp.swa_full = o.swa_full;
   // main() admitted only these names (-ctk / -ctv).
   auto kv_type = [](const std::string& name) {
     return name == "f32" ? PSHARD_KV_F32 : name == "q8_0" ? PSHARD_KV_Q8_0 : PSHARD_KV_F16;

@@ -247,6 +247,11 @@ typedef struct pshard_context_params {
    * besides the sampled one (pshard_generate_params.draft_max); the context holds
    * logits for draft_max + 1 tokens, at most its largest tier. 0 (default): none. */
   int32_t draft_max;
+  /* Whole KV caches for sliding-window layers (Gemma 2/3, gpt-oss) instead of rings of
+   * window + largest pass positions, so pshard_context_rewind may go to any position
+   * (llama.cpp's --swa-full). With a schedule it must be one compiled with
+   * pshard-compile --swa-full. Default false. */
+  bool swa_full;
 } pshard_context_params;
 
 PSHARD_API pshard_context_params pshard_context_default_params(void);

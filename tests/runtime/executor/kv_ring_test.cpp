@@ -167,6 +167,39 @@ TEST_P(KvRings, EveryPlanOfARingScheduleGivesTheWholeCachesLogits) {
   EXPECT_GT(ring_switches, 0) << "no recorded switch moved a ring";
 }
 
+// swa_full: whole caches without a schedule (any rewind works), and a ring schedule
+// refused with the fix named.
+TEST_P(KvRings, SwaFullKeepsWholeCaches) {
+  const std::string path = invariance_model_path(GetParam());
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok());
+  auto want = whole_cache_trace(**model);
+  ASSERT_TRUE(want.ok());
+  HybridParams params;
+  params.n_ctx = kCtx;
+  params.n_threads = 2;
+  params.n_batch = 4;
+  params.swa_full = true;
+  auto s = HybridSession::create(**model, nullptr, nullptr, params);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ((*s)->host_kv().widest_ring(), 0);
+  Trace got;
+  ASSERT_OK(greedy_trace(**s, prompt(), kSteps, &got));
+  EXPECT_TRUE(same_trace(*want, got));
+  ASSERT_OK((*s)->rewind(21)); // far behind any ring's floor
+  auto l = (*s)->decode(std::span<const TokenId>(&want->tokens[1], 1));
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(std::vector<float>(l->begin(), l->end()), want->logits[2]);
+
+  auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 4, 16}, kCtx);
+  ASSERT_TRUE(compiled.ok());
+  ASSERT_GT(compiled->schedule.kv_ring_positions(), 0);
+  auto refused = HybridSession::create(**model, &compiled->schedule, nullptr, params);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("pshard-compile --swa-full"), std::string::npos)
+      << refused.status().message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, KvRings,
                          ::testing::Values("mk-gemma3", "mk-gemma2", "mk-gpt-oss"),
                          model_param_name);
