@@ -126,6 +126,19 @@ TEST(BudgetSwitch, ExpertLevelMoeKeepsTokensAcrossBudgets) {
   }
 }
 
+// Sliding-window models whose schedule keeps local layers' caches as rings of 32
+// positions (kv_ring.h): the rings wrap many times over 120 steps while budget changes
+// evict them to the host and upload them back, and a burst's rewind stays inside them.
+TEST(BudgetSwitch, SlidingWindowRingsKeepTokensAcrossBudgets) {
+  for (const char* name : {"mk-gemma3", "mk-gpt-oss"}) {
+    const std::string path = invariance_model_path(name, "budget-");
+    auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 4, 16}, 160);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    EXPECT_EQ(compiled->schedule.kv_ring_positions(), 32) << name;
+    run_random_budgets(path, planner::Strategy::kAuto, 5);
+  }
+}
+
 // A tier switch moves exactly what the schedule recorded for it: the weights the next
 // plan adds, and the cached positions of every KV cache that enters or leaves the
 // device. The machine makes decode and a 16-token prefill want different resident sets.
