@@ -32,6 +32,9 @@ struct TurnFormat {
 // [INST] blocks as they are: pshard-server's tools block and tool results
 // (tools/pshard-server/tool_format.h).
 inline constexpr std::string_view kMistralToolRoles[] = {"available_tools", "tool_results"};
+// Harmony's (gpt-oss): whole messages pshard-server writes itself — a developer message
+// holding only the tools, calls to functions, their results (harmony_tools.cpp).
+inline constexpr std::string_view kHarmonyTextRoles[] = {"harmony"};
 
 // Leading and trailing ASCII whitespace removed (Jinja's |trim on the text models use).
 std::string_view trim(std::string_view s);

@@ -94,7 +94,8 @@ constexpr TurnFormat kSmolvlmTurns{{"", "\n\n"},
                                    "<|im_start|>"};
 
 // OpenAI's harmony format (gpt-oss), as its published template renders a conversation
-// without tools: a fixed system message (identity, knowledge cutoff, reasoning effort
+// (pshard-server writes function calling's messages whole, kHarmonyTextRoles): a fixed
+// system message (identity, knowledge cutoff, reasoning effort
 // medium, the channels), the client's system prompt as the developer's instructions,
 // earlier answers on the final channel (their analysis dropped, as the template does),
 // and the assistant's turn opened for the model to name its channel. The template's
@@ -166,7 +167,7 @@ constinit const ChatTemplate kDeepseek3("deepseek3", "DeepSeek V3, R1", render_t
 constinit const ChatTemplate kDeepseek3Thinking("deepseek3-thinking", "DeepSeek R1-0528, R1 distills", render_turns, false, &kDeepseek3ThinkingTurns);
 constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false, &kExaone3Turns);
 constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);
-constinit const ChatTemplate kGptOss("gpt-oss", "gpt-oss (OpenAI harmony)", render_turns, false, &kGptOssTurns);
+constinit const ChatTemplate kGptOss("gpt-oss", "gpt-oss (OpenAI harmony)", render_turns, false, &kGptOssTurns, kHarmonyTextRoles);
 constinit const ChatTemplate kLlama3("llama3", "Llama 3, 3.1, 3.2, 3.3", render_turns, true, &kLlama3Turns);
 constinit const ChatTemplate kLlama4("llama4", "Llama 4", render_turns, true, &kLlama4Turns);
 constinit const ChatTemplate kMistralV7("mistral-v7", "Mistral Large 2411", render_turns, false, &kMistralV7Turns, kMistralToolRoles);

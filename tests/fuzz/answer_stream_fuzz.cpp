@@ -2,8 +2,8 @@
 // cut into any pieces, must give through the streams exactly what the whole text gives —
 //   - ReasoningStream (<think>, Mistral's [THINK] and harmony's channels): the reasoning
 //     and content of split_reasoning;
-//   - ToolCallStream (Hermes, Llama 3 JSON and Mistral calls): the content and calls of
-//     parse_tool_answer, no piece of a call ever sent as content;
+//   - ToolCallStream (Hermes, Llama 3 JSON, Mistral and harmony calls): the content and
+//     calls of parse_tool_answer, no piece of a call ever sent as content;
 // and what a stream may send (streamable_prefix) never shrinks as text arrives.
 // The first input byte picks the format (and with the second's bit 6, the thought's tags),
 // the second seeds the cuts; the rest is the text.
@@ -26,8 +26,8 @@ void check(bool promise) {
     __builtin_trap();
 }
 
-std::string content_of(const ToolAnswer& a, const std::string& text) {
-  if (a.tool_calls.empty())
+std::string content_of(const ToolAnswer& a, const std::string& text, const ToolFormat& format) {
+  if (a.tool_calls.empty() && !format.parse) // harmony's content is its messages' text
     return text;
   return a.content.is_string() ? a.content.get<std::string>() : "";
 }
@@ -37,16 +37,18 @@ std::string content_of(const ToolAnswer& a, const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2)
     return 0;
-  const ToolFormat* const kFormats[] = {&kHermesTools, &kLlama3JsonTools, &kMistralV3Tools,
-                                        &kMistralTekkenTools, &kMistralArgsTools};
+  const ToolFormat* const kFormats[] = {&kHermesTools,        &kLlama3JsonTools,
+                                        &kMistralV3Tools,     &kMistralTekkenTools,
+                                        &kMistralArgsTools,   &kHarmonyTools};
   const ToolFormat& format = *kFormats[data[0] % std::size(kFormats)];
   std::mt19937 cuts(data[1] & 0x3f);
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
 
   const bool opened = (data[1] & 0x80) != 0; // a thought the prompt opened
-  const ThoughtTags* const kTags[] = {&kThinkTags, &kMistralThinkTags, &kHarmonyThoughtTags};
+  const ThoughtTags* const kTags[] = {&kThinkTags, &kMistralThinkTags, &kHarmonyThoughtTags,
+                                      &kHarmonyToolThoughtTags};
   const ThoughtTags& tags =
-      *kTags[((data[1] & 0x40) != 0 ? 1 : 0) + (data[0] / std::size(kFormats)) % 2];
+      *kTags[((data[1] & 0x40) != 0 ? 1 : 0) + 2 * ((data[0] / std::size(kFormats)) % 2)];
   const ReasoningSplit whole = split_reasoning(text, opened, tags);
   const ToolAnswer answer = parse_tool_answer(text, "c", format);
   ReasoningStream reasoning(opened, tags);
@@ -75,6 +77,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(thought == whole.reasoning.value_or(""));
   check(content == whole.content);
   check(calls == answer.tool_calls);
-  check(calls_content == content_of(answer, text));
+  check(calls_content == content_of(answer, text, format));
   return 0;
 }

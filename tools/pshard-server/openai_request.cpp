@@ -73,6 +73,7 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
     return bad_request("'messages' must be a non-empty array of {role, content} objects",
                        "messages", it->is_array() ? "invalid_value" : "invalid_type");
   std::vector<std::pair<std::string, std::string>> chat;
+  CallNames names;
   for (size_t i = 0; i < it->size(); ++i) {
     const json& m = (*it)[i];
     const std::string param = "messages[" + std::to_string(i) + "]";
@@ -83,7 +84,8 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
     if (auto* e = std::get_if<ApiError>(&content))
       return *e;
     auto turn =
-        tool_message(m, std::get<std::string>(std::move(content)), param, engine.tool_format());
+        tool_message(m, std::get<std::string>(std::move(content)), param, engine.tool_format(),
+                     &names);
     if (auto* e = std::get_if<ApiError>(&turn))
       return *e;
     chat.push_back(std::get<std::pair<std::string, std::string>>(std::move(turn)));
@@ -94,8 +96,12 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
     return bad_request(text.status().message(), "messages", "chat_template_unavailable");
   if (&engine.thought_tags() == &kHarmonyThoughtTags)
     set_reasoning_effort(*text, reasoning.effort);
+  if (tools && tools->format->after_render)
+    tools->format->after_render(*text);
   if (!reasoning.enable_thinking && engine.thinks()) { // an empty thought (closing one open)
-    const ThoughtTags& tags = engine.thought_tags();
+    const ThoughtTags& tags = reasoning.tags == &kHarmonyToolThoughtTags
+                                  ? kHarmonyToolThoughtTags
+                                  : engine.thought_tags();
     *text +=
         engine.opens_thought() ? "\n" + std::string(tags.close) + "\n\n" : std::string(tags.empty);
   }
@@ -308,6 +314,8 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
         read_reasoning_options(body, engine.reasoning_format(), r.reasoning));
     r.reasoning.opened = engine.opens_thought() && r.reasoning.enable_thinking;
     r.reasoning.tags = &engine.thought_tags();
+    if (r.tools && r.reasoning.tags == &kHarmonyThoughtTags) // a call may end the analysis too
+      r.reasoning.tags = &kHarmonyToolThoughtTags;
     if (engine.thinks() && r.reasoning.enable_thinking) { // let the model think first
       if (!r.output.grammar.empty()) {
         r.output.grammar = grammar_after_thought(r.output.grammar, *r.reasoning.tags);

@@ -51,6 +51,14 @@ inline constexpr ThoughtTags kHarmonyThoughtTags{
     "<|channel|>analysis<|message|><|end|><|start|>assistant<|channel|>final<|message|>",
     "<|channel|>", "<|channel|>final<|message|>"};
 
+// Harmony with tools: the analysis ends at the next assistant message, whatever its channel
+// (the final answer, or a call on the commentary channel that the tools read back); the
+// content then starts with that message's header. Thinking off closes an empty analysis
+// and leaves the channel to the model.
+inline constexpr ThoughtTags kHarmonyToolThoughtTags{
+    "<|channel|>analysis<|message|>", "<|start|>assistant",
+    "<|channel|>analysis<|message|><|end|><|start|>assistant", "<|channel|>", ""};
+
 // "none", "deepseek", or "auto" (= deepseek); nullopt for anything else.
 std::optional<ReasoningFormat> parse_reasoning_format(std::string_view name);
 

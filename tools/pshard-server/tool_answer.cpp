@@ -79,6 +79,8 @@ ordered_json named_args_call(const std::string& text, size_t from, std::string_v
 
 ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix,
                              const ToolFormat& format) {
+  if (format.parse)
+    return format.parse(text, id_prefix);
   ToolAnswer a;
   const std::string open_tag = format.call_open, close_tag = format.call_close;
   size_t open = find_call(text, 0, format);
@@ -156,6 +158,23 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
                                            const std::string& id_prefix) {
   text_ += text;
   Piece p;
+  if (format_->streamable && !last) { // the format says what is content so far
+    const auto [begin, end] = format_->streamable(text_);
+    const size_t from = std::max(begin + sent_, begin);
+    if (end > from) {
+      p.content = text_.substr(from, end - from);
+      sent_ += end - from;
+    }
+    return p;
+  }
+  if (format_->streamable) { // sent_ counts the content sent
+    ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_);
+    const std::string content = a.content.is_string() ? a.content.get<std::string>() : "";
+    if (content.size() > sent_)
+      p.content = content.substr(sent_);
+    p.calls = std::move(a.tool_calls);
+    return p;
+  }
   if (!last) {
     // Whitespace waits for what follows it: before a call, the content drops it.
     scanned_ = streamable_prefix(text_, *format_, scanned_);

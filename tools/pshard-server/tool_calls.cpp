@@ -106,12 +106,38 @@ FieldError named_args_grammar(const std::vector<std::pair<std::string, ordered_j
   return std::nullopt;
 }
 
+// kHarmony: one call, its message's header after the recipient in any of the orders
+// harmony allows (`to=functions.NAME <|constrain|>json<|message|>` after the channel, or
+// `to=functions.NAME<|channel|>commentary json<|message|>` before it), then that tool's
+// arguments. From the first token (`from_start`), the channel comes first.
+FieldError harmony_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
+                           bool from_start, const ToolFormat& format, std::string& out) {
+  std::string branches;
+  for (size_t i = 0; i < tools.size(); ++i) {
+    std::string gbnf;
+    if (FieldError e = schema_grammar(tools[i].second.dump(), "tools", gbnf))
+      return e;
+    const std::string prefix = "tool-" + std::to_string(i) + "-";
+    out += prefix_rules(gbnf, prefix) + "\n";
+    branches += std::string(i ? " | " : "") + gbnf_literal(tools[i].first) +
+                " tool-header \"<|message|>\" " + prefix + "root";
+  }
+  out += std::string("root ::= ") + (from_start ? "\"<|channel|>commentary \" " : "") +
+         gbnf_literal(format.call_open) + " ( " + branches + " )" +
+         "\ntool-header ::= \"<|channel|>commentary\"? ( \" <|constrain|>json\" | \" json\" )?";
+  return std::nullopt;
+}
+
 FieldError tool_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
-                        bool parallel, const ToolFormat& format, std::string& out) {
+                        bool parallel, bool from_start, const ToolFormat& format,
+                        std::string& out) {
   const bool array = format.calls_form == CallsForm::kArray;
   const bool wrapped = *format.call_close != '\0'; // else the call is its JSON object alone
   if (format.calls_form == CallsForm::kNamedArgs) {
     if (FieldError e = named_args_grammar(tools, parallel, format, out))
+      return e;
+  } else if (format.calls_form == CallsForm::kHarmony) {
+    if (FieldError e = harmony_grammar(tools, from_start, format, out))
       return e;
   } else {
     std::string gbnf;
@@ -181,13 +207,6 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
   auto it = body.find("tools");
   if (it == body.end() || it->is_null())
     return std::nullopt;
-  if (&format == &kNoTools)
-    return ApiError{400, "invalid_request_error",
-                    "'tools' is not supported with this model's chat template: its function "
-                    "calling (gpt-oss's harmony: calls on the commentary channel) is not "
-                    "implemented; ask without tools, or use a model whose template pshard-server "
-                    "writes tools for (hermes, llama3-json, mistral)",
-                    "tools", "unsupported_parameter"};
   if (!it->is_array() || it->empty())
     return bad_request("'tools' must be a non-empty array of {\"type\": \"function\", "
                        "\"function\": {\"name\", \"description\", \"parameters\"}}",
@@ -242,8 +261,8 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
   use.tools_text = format.tools_text(listed);
   use.from_start = choice == "required";
   use.trigger = use.from_start ? "" : format.call_open;
-  if (FieldError e = tool_grammar(functions, parallel && named.empty() && format.parallel, format,
-                                  use.grammar))
+  if (FieldError e = tool_grammar(functions, parallel && named.empty() && format.parallel,
+                                  use.from_start, format, use.grammar))
     return e;
   out = std::move(use);
   return std::nullopt;
@@ -252,12 +271,16 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
 std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const json& m,
                                                                          std::string content,
                                                                          const std::string& param,
-                                                                         const ToolFormat& format) {
+                                                                         const ToolFormat& format,
+                                                                         CallNames* names) {
   const std::string role = m["role"].get<std::string>();
   if (role == "tool") {
     const auto id = m.find("tool_call_id");
     const std::string call_id = id != m.end() && id->is_string() ? id->get<std::string>() : "";
-    return std::make_pair(std::string("tool"), format.result_text(content, call_id));
+    std::string name = names ? names->of(call_id) : "";
+    if (name.empty() && m.contains("name") && m["name"].is_string())
+      name = m["name"].get<std::string>();
+    return std::make_pair(std::string("tool"), format.result_text(content, call_id, name));
   }
   auto calls = m.find("tool_calls");
   if (role != "assistant" || calls == m.end() || calls->is_null())
@@ -285,8 +308,13 @@ std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const j
     if (format.calls_form == CallsForm::kArray) // its calls carry ids (in calls_text's form)
       call["id"] =
           c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : std::to_string(k);
+    if (names)
+      names->note(c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : "",
+                  (*f)["name"].get<std::string>());
     written.push_back(std::move(call));
   }
+  if (!written.empty() && format.calls_turn)
+    return std::make_pair(std::string(format.text_role), format.calls_turn(content, written));
   if (!written.empty())
     content += (content.empty() ? "" : "\n") + format.calls_text(written);
   return std::make_pair(role, std::move(content));
@@ -328,6 +356,9 @@ void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const T
     if (at != out.end() && at != out.begin() && std::prev(at)->first == "system")
       --at; // a system turn right before it opens the same [INST] block
     out.insert(at, {format.tools_role, tools->tools_text});
+  } else if (format.tools_at == ToolsAt::kDeveloper &&
+             (out.empty() || out.front().first != "system")) {
+    out.insert(out.begin(), {format.text_role, format.tools_turn(tools->tools_text)});
   } else {
     std::string& s = system();
     s += (s.empty() ? "" : "\n\n") + tools->tools_text;

@@ -19,6 +19,7 @@
 #include "tools/pshard-server/api_error.h"
 #include "tools/pshard-server/tool_format.h"
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -44,12 +45,30 @@ struct ToolUse {
 FieldError read_tools(const nlohmann::ordered_json& body, const ToolFormat& format,
                       std::optional<ToolUse>& out);
 
+// The functions a conversation's calls named, by call id: a result names its function in
+// harmony, and OpenAI's `tool` message gives only the id (else the latest call's).
+struct CallNames {
+  std::map<std::string, std::string> by_id;
+  std::string latest;
+  void note(const std::string& id, const std::string& name) {
+    if (!id.empty())
+      by_id[id] = name;
+    latest = name;
+  }
+  std::string of(const std::string& id) const {
+    const auto it = by_id.find(id);
+    return it != by_id.end() ? it->second : latest;
+  }
+};
+
 // One chat message as (role, content) for the template: assistant tool_calls appended as
-// the format writes calls, a `tool` message wrapped as its results are (role "tool" until
-// place_tools). `param` names the message in errors.
+// the format writes calls (or, harmony, the whole turn under its text role), a `tool`
+// message wrapped as its results are (role "tool" until place_tools). `param` names the
+// message in errors; `names` (one per conversation, in message order) carries the calls'
+// functions to their results.
 std::variant<std::pair<std::string, std::string>, ApiError>
 tool_message(const nlohmann::json& message, std::string content, const std::string& param,
-             const ToolFormat& format);
+             const ToolFormat& format, CallNames* names = nullptr);
 
 // Gives tool results the format's role (joining consecutive ones where it does), and puts
 // its system note and the tools block (`tools`, or none) where it says.

@@ -28,7 +28,8 @@ std::string hermes_calls_text(const JsonList& calls) {
   return s;
 }
 
-std::string hermes_result_text(const std::string& content, const std::string&) {
+std::string hermes_result_text(const std::string& content, const std::string&,
+                               const std::string&) {
   return "<tool_response>\n" + content + "\n</tool_response>";
 }
 
@@ -52,7 +53,9 @@ std::string llama3_calls_text(const JsonList& calls) {
   return s;
 }
 
-std::string plain_result_text(const std::string& content, const std::string&) { return content; }
+std::string plain_result_text(const std::string& content, const std::string&, const std::string&) {
+  return content;
+}
 
 // Mistral's templates; `space`: v3's space after each opening tag.
 template <bool kSpace> std::string mistral_tools_text(const JsonList& tools) {
@@ -67,7 +70,8 @@ template <bool kSpace> std::string mistral_calls_text(const JsonList& calls) {
 }
 // The content as it is (not quoted: the templates write content|string there).
 template <bool kSpace>
-std::string mistral_result_text(const std::string& content, const std::string& call_id) {
+std::string mistral_result_text(const std::string& content, const std::string& call_id,
+                                const std::string&) {
   return std::string("[TOOL_RESULTS]") + (kSpace ? " " : "") + "{\"content\": " + content +
          ", \"call_id\": " + ordered_json(mistral_call_id(call_id)).dump() + "}[/TOOL_RESULTS]";
 }
@@ -82,7 +86,8 @@ std::string mistral_args_calls_text(const JsonList& calls) {
          spaced_dump(c.contains("arguments") ? c["arguments"] : ordered_json::object());
   return s;
 }
-std::string mistral_args_result_text(const std::string& content, const std::string&) {
+std::string mistral_args_result_text(const std::string& content, const std::string&,
+                                     const std::string&) {
   return "[TOOL_RESULTS]" + content + "[/TOOL_RESULTS]";
 }
 
@@ -179,15 +184,9 @@ const ToolFormat kMistralArgsTools = [] {
   return f;
 }();
 
-const ToolFormat kNoTools = [] {
-  ToolFormat f = kHermesTools; // never rendered: read_tools refuses tools first
-  f.name = "none";
-  return f;
-}();
-
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token) {
   if (chat_template == "gpt-oss")
-    return kNoTools;
+    return kHarmonyTools;
   if (chat_template == "llama3")
     return kLlama3JsonTools;
   if (chat_template == "mistral-v3")

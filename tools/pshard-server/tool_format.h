@@ -21,6 +21,12 @@
 //                one after another, the model's own [CALL_ID]ID before [ARGS] read back
 //                too; earlier calls written without ids and results as
 //                [TOOL_RESULTS]...[/TOOL_RESULTS], as the models' chat templates write them.
+//   harmony      (gpt-oss): the tools as TypeScript declarations in `namespace functions`
+//                in the developer message, and the system message's note that calls go to
+//                the commentary channel; a call is a message of its own,
+//                <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}
+//                ending the answer with <|call|>; a result is a message from
+//                functions.NAME to the assistant (harmony_tools.cpp).
 //
 // Everything format-specific is data here; tool_calls.h does the rest the same way for all.
 #pragma once
@@ -28,24 +34,30 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pshard::server {
+
+struct ToolAnswer; // tool_calls.h
 
 using JsonList = std::vector<nlohmann::ordered_json>;
 
 // Where the tools block goes: appended to the system message, before the first user
 // message's text, or as a turn of its own (role `tools_role`) before the last user
 // message (and before a system message right ahead of it).
-enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser };
+enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser, kDeveloper };
 
+// kDeveloper: appended to the system message (harmony's developer instructions), or
+// without one a turn of its own (ToolFormat::tools_turn).
 // How the calls of one answer are written after call_open:
 //   kObjects    each call its JSON object {"name", args_key} (wrapped in call_open and
 //               call_close when there is one)
 //   kArray      one JSON array of all calls, each object with an "id" of 9 letters and
 //               digits (the model writes it; results name it back)
 //   kNamedArgs  each call call_open NAME [CALL_ID]ID (optional) [ARGS] {arguments}
-enum class CallsForm { kObjects, kArray, kNamedArgs };
+//   kHarmony    one call: call_open NAME, harmony's header rest, <|message|> {arguments}
+enum class CallsForm { kObjects, kArray, kNamedArgs, kHarmony };
 
 struct ToolFormat {
   const char* name;
@@ -63,8 +75,20 @@ struct ToolFormat {
   // An assistant's earlier calls, each {"name", args_key, ["id" as the client sent it]},
   // as the model writes them (ids put in the format's form).
   std::string (*calls_text)(const JsonList& calls);
-  // A tool result as its turn's text; `call_id` as the client sent it.
-  std::string (*result_text)(const std::string& content, const std::string& call_id);
+  // A tool result as its turn's text; `call_id` as the client sent it, `name` the function
+  // of the call it answers (by that id, else the latest call; "" when none is known).
+  std::string (*result_text)(const std::string& content, const std::string& call_id,
+                             const std::string& name);
+  // Harmony's (null for the others): the tools' own turn (kDeveloper without a system
+  // message); an assistant message with calls as a whole turn of role `text_role` (its
+  // content, then the calls); a fix to the rendered prompt when tools are offered; the
+  // answer read back; and what of an answer so far may stream as content ([begin, end)).
+  const char* text_role = "";
+  std::string (*tools_turn)(const std::string& tools_text) = nullptr;
+  std::string (*calls_turn)(const std::string& content, const JsonList& calls) = nullptr;
+  void (*after_render)(std::string& prompt) = nullptr;
+  ToolAnswer (*parse)(const std::string& text, const std::string& id_prefix) = nullptr;
+  std::pair<size_t, size_t> (*streamable)(const std::string& text) = nullptr;
 };
 
 extern const ToolFormat kHermesTools;
@@ -72,10 +96,7 @@ extern const ToolFormat kLlama3JsonTools;
 extern const ToolFormat kMistralV3Tools;
 extern const ToolFormat kMistralTekkenTools;
 extern const ToolFormat kMistralArgsTools;
-// A template whose models call functions in a way not built here (gpt-oss's harmony:
-// commentary-channel calls, TypeScript declarations): requests with tools are refused
-// (read_tools) rather than written in a format the model was not trained on.
-extern const ToolFormat kNoTools;
+extern const ToolFormat kHarmonyTools;
 
 // The tokens that mark a kNamedArgs call's parts.
 inline constexpr const char* kArgsTag = "[ARGS]";
@@ -84,7 +105,7 @@ inline constexpr const char* kCallIdTag = "[CALL_ID]";
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
 // mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
-// token), gpt-oss -> none (kNoTools), anything else -> hermes.
+// token), gpt-oss -> harmony, anything else -> hermes.
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token = false);
 
 // JSON with Python's separators (", " and ": "), as Jinja's tojson writes calls and tools

@@ -552,7 +552,7 @@ def harmony(tmp):
             "--n-expert", "4", "--n-expert-used", "2", "--control-tokens",
             "<|start|>,<|end|>,<|message|>,<|channel|>,<|return|>,<|call|>,<|constrain|>")
     check("mkmodel gpt-oss", p.returncode == 0, p.stderr)
-    with Server(build, model, "-np", "1", "-c", "512", "--chat-template", "gpt-oss") as s:
+    with Server(build, model, "-np", "1", "-c", "2048", "--chat-template", "gpt-oss") as s:
         one = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
         _, on = s.json("POST", "/v1/chat/completions", one)
         _, off = s.json("POST", "/v1/chat/completions",
@@ -582,9 +582,31 @@ def harmony(tmp):
         status, body = s.json("POST", "/v1/chat/completions", dict(one, reasoning_effort="max"))
         check("harmony: a bad reasoning_effort is named", status == 400 and
               body["error"]["param"] == "reasoning_effort", body)
-        status, body = s.json("POST", "/v1/chat/completions", dict(one, tools=[WEATHER]))
-        check("harmony: tools refused, not written in another model's format", status == 400 and
-              body["error"]["param"] == "tools" and "harmony" in body["error"]["message"], body)
+        # Function calling: with thinking off the analysis closes empty and the grammar
+        # writes the call's header from the commentary channel; the call streams whole; the
+        # tools are declared in the prompt; an earlier call and its result are taken.
+        req = dict(one, max_tokens=80, temperature=0, tools=[WEATHER, CLOCK],
+                   tool_choice="required", chat_template_kwargs={"enable_thinking": False})
+        status, body = s.json("POST", "/v1/chat/completions", req)
+        c = body["choices"][0] if status == 200 else {}
+        calls = c.get("message", {}).get("tool_calls", [])
+        check("harmony: a required call", c.get("finish_reason") == "tool_calls" and
+              len(calls) == 1 and valid_call(calls[0]) and c["message"]["content"] is None, body)
+        check("harmony: the tools declared", status == 200 and
+              body["usage"]["prompt_tokens"] > off["usage"]["prompt_tokens"] + 40, body)
+        status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
+        deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
+        check("harmony: the call streamed", status == 200 and done and
+              [d["function"] for d in deltas] == [x["function"] for x in calls] and
+              not any(e["choices"][0]["delta"].get("content") for e in events), events[-3:])
+        history = [{"role": "user", "content": "Weather in Oslo?"},
+                   {"role": "assistant", "content": None, "tool_calls": [
+                       {"id": "c1", "type": "function", "function": {
+                           "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+                   {"role": "tool", "tool_call_id": "c1", "content": "7 C"}]
+        status, body = s.json("POST", "/v1/chat/completions", dict(
+            one, messages=history, tools=[WEATHER], max_tokens=8))
+        check("harmony: an earlier call and its result", status == 200, body)
 
 
 def llama3_tool_calling():
