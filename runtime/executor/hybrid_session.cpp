@@ -54,20 +54,20 @@ Result<int64_t> kv_ring_for(const ModelHParams& hp, const Schedule* s, const Hyb
   const int64_t ring = s ? s->kv_ring_positions() : 0;
   if (p.swa_full && ring > 0)
     return invalid_argument("whole sliding-window caches (--swa-full) asked for, but the "
-                            "schedule keeps them as rings of " + std::to_string(ring) +
+                            "schedule keeps them as rings of " +
+                            std::to_string(ring) +
                             " positions; recompile it with pshard-compile --swa-full");
   if (p.kv_pool_rows > 0 || p.swa_full)
     return int64_t{0};
   if (!s)
     return kv_ring_positions(window, max_chunk, n_ctx);
   if (ring > 0 && (window == 0 || !kv_ring_serves(ring, window, max_chunk)))
-    return invalid_format("the schedule keeps sliding-window caches as rings of " +
-                          std::to_string(ring) + " positions, but this model's windows of " +
-                          std::to_string(window) + " in passes of up to " +
-                          std::to_string(max_chunk) + " tokens need " +
-                          (window == 0 ? std::string("none")
-                                       : std::to_string(window + max_chunk - 1)) +
-                          "; recompile it with pshard-compile for this model");
+    return invalid_format(
+        "the schedule keeps sliding-window caches as rings of " + std::to_string(ring) +
+        " positions, but this model's windows of " + std::to_string(window) +
+        " in passes of up to " + std::to_string(max_chunk) + " tokens need " +
+        (window == 0 ? std::string("none") : std::to_string(window + max_chunk - 1)) +
+        "; recompile it with pshard-compile for this model");
   return ring;
 }
 
@@ -121,8 +121,8 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   const int64_t kv_rows = params.kv_pool_rows > 0 ? params.kv_pool_rows : n_ctx;
   const int64_t max_chunk = schedule ? schedule->tiers().back() : std::min(params.n_batch, n_ctx);
   PSHARD_ASSIGN_OR_RETURN(const int64_t ring, kv_ring_for(hp, schedule, params, max_chunk, n_ctx));
-  PSHARD_ASSIGN_OR_RETURN(KvCache kv, model_kv_cache(hp, kv_rows, kv_types.first,
-                                                     kv_types.second, ring));
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv,
+                          model_kv_cache(hp, kv_rows, kv_types.first, kv_types.second, ring));
   auto s = std::unique_ptr<HybridSession>(
       new HybridSession(model, schedule, device, std::move(kv), threads));
   s->n_ctx_ = n_ctx;
@@ -319,7 +319,8 @@ Status HybridSession::check_batch_capacity(int64_t sequences) const {
             "the schedule keeps sliding-window caches as rings of " +
             std::to_string(schedule_->kv_ring_positions()) +
             " positions for one session (pshard-run), and its plan for budget " +
-            std::to_string(p.budget_bytes) + " B keeps attention resident; a batch engine "
+            std::to_string(p.budget_bytes) +
+            " B keeps attention resident; a batch engine "
             "needs whole caches: recompile with pshard-compile --parallel " +
             std::to_string(std::max<int64_t>(sequences, 2)));
       if (device_kv_positions(p, kv_) >= kv_.n_ctx())

@@ -135,9 +135,11 @@ Result<PlanRuntime> build_plan_runtime(const SchedulePlan& plan, const PlanInput
       KvView host = in.host_kv.layer(s.layer);
       KvView mapped = host;
       const int64_t rows = in.host_kv.rows_held(s.layer, in.n_ctx);
-      PSHARD_ASSIGN_OR_RETURN(mapped.k, in.device.map_host_memory(host.k, in.host_kv.k_bytes(rows)));
+      PSHARD_ASSIGN_OR_RETURN(mapped.k,
+                              in.device.map_host_memory(host.k, in.host_kv.k_bytes(rows)));
       note_mapped(in.mapped_host, host.k);
-      PSHARD_ASSIGN_OR_RETURN(mapped.v, in.device.map_host_memory(host.v, in.host_kv.v_bytes(rows)));
+      PSHARD_ASSIGN_OR_RETURN(mapped.v,
+                              in.device.map_host_memory(host.v, in.host_kv.v_bytes(rows)));
       note_mapped(in.mapped_host, host.v);
       r.device_kv[i] = mapped;
     }

@@ -6,9 +6,9 @@
 // or Q8_0 (blocks of 32: head_dim a multiple of 32) — and k/v point at this head's slice
 // of position 0's row, rows k_row_bytes / v_row_bytes apart. A paged cache (pages set)
 // holds position j in page pages[j / page_rows] at row j % page_rows, page p's rows from
-// k/v + p * page_rows * row bytes; a ring (ring set) holds it at row j % ring. Two passes (scores, then the weighted sum), each over
-// the positions in order, so the result depends on nothing but the inputs — the same for
-// a cache paged or contiguous.
+// k/v + p * page_rows * row bytes; a ring (ring set) holds it at row j % ring. Two passes (scores,
+// then the weighted sum), each over the positions in order, so the result depends on nothing but
+// the inputs — the same for a cache paged or contiguous.
 //
 //   AttendHead a{q, k_head, v_head, k_row_bytes, v_row_bytes, TensorType::kF16,
 //                TensorType::kF16, n_kv, head_dim, 1 / sqrt(hd), out, scores};

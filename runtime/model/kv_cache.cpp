@@ -10,9 +10,8 @@
 
 namespace pshard {
 
-Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
-                                TensorType k_type, TensorType v_type,
-                                std::span<const int64_t> rings) {
+Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, TensorType k_type,
+                                TensorType v_type, std::span<const int64_t> rings) {
   if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0)
     return invalid_argument("KV cache dimensions must be positive");
   if (!rings.empty() && static_cast<int64_t>(rings.size()) != n_layer)
@@ -95,8 +94,8 @@ Status KvCache::rewind(int64_t to, int64_t n_past) {
   const int64_t floor = kv_ring_rewind_floor(ring_max_, ring_window_, reached_);
   if (to > 0 && to < floor)
     return out_of_range("cannot rewind to position " + std::to_string(to) +
-                        ": the sliding-window layers keep their last " +
-                        std::to_string(ring_max_) + " positions as a ring, which holds later "
+                        ": the sliding-window layers keep their last " + std::to_string(ring_max_) +
+                        " positions as a ring, which holds later "
                         "ones now; rewind to 0 and decode again, or to at least " +
                         std::to_string(floor));
   if (to == 0)

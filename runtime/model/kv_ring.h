@@ -40,8 +40,8 @@ inline int64_t kv_rows_held(int64_t ring, int64_t positions) {
 // The KV bytes a move between plans copies with `positions` cached: caches of
 // `per_position` bytes a position in all, `ring_per_position` of them in rings of `ring`
 // rows, which move at most that many positions.
-inline uint64_t kv_bytes_moved(uint64_t per_position, uint64_t ring_per_position,
-                               int64_t positions, int64_t ring) {
+inline uint64_t kv_bytes_moved(uint64_t per_position, uint64_t ring_per_position, int64_t positions,
+                               int64_t ring) {
   const int64_t all = std::max<int64_t>(positions, 0);
   return (per_position - ring_per_position) * static_cast<uint64_t>(all) +
          ring_per_position * static_cast<uint64_t>(kv_rows_held(ring, all));

@@ -64,10 +64,9 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
   const int64_t n_batch = std::min(params.n_batch, n_ctx); // the most tokens a pass holds
   PSHARD_ASSIGN_OR_RETURN(
       KvCache kv,
-      model_kv_cache(hp, n_ctx, params.kv_type_k, params.kv_type_v,
-                     params.swa_full ? 0
-                                     : kv_ring_positions(widest_attention_window(hp), n_batch,
-                                                         n_ctx)));
+      model_kv_cache(
+          hp, n_ctx, params.kv_type_k, params.kv_type_v,
+          params.swa_full ? 0 : kv_ring_positions(widest_attention_window(hp), n_batch, n_ctx)));
   auto s = std::unique_ptr<CpuSession>(new CpuSession(model, std::move(kv), threads, n_batch));
   // decode_all runs in one pass, so its rows are at most a pass's tokens.
   s->max_logit_rows_ = std::min(params.max_logit_rows, s->n_batch_);

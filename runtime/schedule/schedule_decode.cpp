@@ -3,9 +3,8 @@
 // every plan is self-consistent (one placement per sub-layer, buffers inside an arena no
 // larger than the budget), and that every switch names plans that exist. A file that
 // passes is safe to execute; one that does not is refused with the plan named.
-#include "runtime/schedule/schedule_file.h"
-
 #include "runtime/model/kv_ring.h"
+#include "runtime/schedule/schedule_file.h"
 
 #include <algorithm>
 
@@ -148,8 +147,8 @@ double SchedulePlan::predicted_ms_at(int64_t positions) const {
 }
 
 uint64_t ScheduleSwitch::kv_upload_bytes(int64_t positions, int64_t ring) const {
-  return kv_bytes_moved(kv_upload_bytes_per_position, kv_ring_upload_bytes_per_position,
-                        positions, ring);
+  return kv_bytes_moved(kv_upload_bytes_per_position, kv_ring_upload_bytes_per_position, positions,
+                        ring);
 }
 
 uint64_t ScheduleSwitch::kv_download_bytes(int64_t positions, int64_t ring) const {

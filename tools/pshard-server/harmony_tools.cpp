@@ -91,8 +91,8 @@ std::string ts_type(const ordered_json& s) {
     std::string out = "{\n";
     bool first = true;
     for (const auto& [name, prop] : s["properties"].items()) {
-      out += (first ? "" : ", ") + name + (listed(required, name) ? "" : "?") + ": " +
-             ts_type(prop);
+      out +=
+          (first ? "" : ", ") + name + (listed(required, name) ? "" : "?") + ": " + ts_type(prop);
       first = false;
     }
     return out + "}";

@@ -83,9 +83,8 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
     auto content = message_content(m, i, engine, images);
     if (auto* e = std::get_if<ApiError>(&content))
       return *e;
-    auto turn =
-        tool_message(m, std::get<std::string>(std::move(content)), param, engine.tool_format(),
-                     &names);
+    auto turn = tool_message(m, std::get<std::string>(std::move(content)), param,
+                             engine.tool_format(), &names);
     if (auto* e = std::get_if<ApiError>(&turn))
       return *e;
     chat.push_back(std::get<std::pair<std::string, std::string>>(std::move(turn)));
@@ -99,9 +98,8 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
   if (tools && tools->format->after_render)
     tools->format->after_render(*text);
   if (!reasoning.enable_thinking && engine.thinks()) { // an empty thought (closing one open)
-    const ThoughtTags& tags = reasoning.tags == &kHarmonyToolThoughtTags
-                                  ? kHarmonyToolThoughtTags
-                                  : engine.thought_tags();
+    const ThoughtTags& tags = reasoning.tags == &kHarmonyToolThoughtTags ? kHarmonyToolThoughtTags
+                                                                         : engine.thought_tags();
     *text +=
         engine.opens_thought() ? "\n" + std::string(tags.close) + "\n\n" : std::string(tags.empty);
   }

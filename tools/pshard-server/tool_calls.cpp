@@ -85,21 +85,30 @@ ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>
   return {{"anyOf", branches}, {"$defs", defs}};
 }
 
-// kNamedArgs: each tool's parameters converted on their own, its rules prefixed
-// "tool-I-" so the tools' grammars sit side by side; a call is the opening, the name, the
-// model's optional id and [ARGS], then that tool's arguments.
-FieldError named_args_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
-                              bool parallel, const ToolFormat& format, std::string& out) {
-  std::string branches;
+// Each tool's parameters converted on their own, its rules prefixed "tool-I-" so the
+// tools' grammars sit side by side (appended to `out`); `branches` the alternatives, each
+// the tool's name, `between`, then its arguments.
+FieldError per_tool_branches(const std::vector<std::pair<std::string, ordered_json>>& tools,
+                             const std::string& between, std::string& out, std::string& branches) {
   for (size_t i = 0; i < tools.size(); ++i) {
     std::string gbnf;
     if (FieldError e = schema_grammar(tools[i].second.dump(), "tools", gbnf))
       return e;
     const std::string prefix = "tool-" + std::to_string(i) + "-";
     out += prefix_rules(gbnf, prefix) + "\n";
-    branches += std::string(i ? " | " : "") + gbnf_literal(tools[i].first) + " tool-id " +
-                gbnf_literal(kArgsTag) + " " + prefix + "root";
+    branches += std::string(i ? " | " : "") + gbnf_literal(tools[i].first) + " " + between + " " +
+                prefix + "root";
   }
+  return std::nullopt;
+}
+
+// kNamedArgs: a call is the opening, the name, the model's optional id and [ARGS], then
+// that tool's arguments.
+FieldError named_args_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
+                              bool parallel, const ToolFormat& format, std::string& out) {
+  std::string branches;
+  if (FieldError e = per_tool_branches(tools, "tool-id " + gbnf_literal(kArgsTag), out, branches))
+    return e;
   out += "root ::= tool-call" + std::string(parallel ? " ( tool-ws tool-call )*" : "") +
          "\ntool-call ::= " + gbnf_literal(format.call_open) + " ( " + branches + " )" +
          "\ntool-id ::= ( " + gbnf_literal(kCallIdTag) + " [a-zA-Z0-9]{9} )?";
@@ -113,15 +122,8 @@ FieldError named_args_grammar(const std::vector<std::pair<std::string, ordered_j
 FieldError harmony_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
                            bool from_start, const ToolFormat& format, std::string& out) {
   std::string branches;
-  for (size_t i = 0; i < tools.size(); ++i) {
-    std::string gbnf;
-    if (FieldError e = schema_grammar(tools[i].second.dump(), "tools", gbnf))
-      return e;
-    const std::string prefix = "tool-" + std::to_string(i) + "-";
-    out += prefix_rules(gbnf, prefix) + "\n";
-    branches += std::string(i ? " | " : "") + gbnf_literal(tools[i].first) +
-                " tool-header \"<|message|>\" " + prefix + "root";
-  }
+  if (FieldError e = per_tool_branches(tools, "tool-header \"<|message|>\"", out, branches))
+    return e;
   out += std::string("root ::= ") + (from_start ? "\"<|channel|>commentary \" " : "") +
          gbnf_literal(format.call_open) + " ( " + branches + " )" +
          "\ntool-header ::= \"<|channel|>commentary\"? ( \" <|constrain|>json\" | \" json\" )?";
@@ -268,11 +270,9 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
   return std::nullopt;
 }
 
-std::variant<std::pair<std::string, std::string>, ApiError> tool_message(const json& m,
-                                                                         std::string content,
-                                                                         const std::string& param,
-                                                                         const ToolFormat& format,
-                                                                         CallNames* names) {
+std::variant<std::pair<std::string, std::string>, ApiError>
+tool_message(const json& m, std::string content, const std::string& param, const ToolFormat& format,
+             CallNames* names) {
   const std::string role = m["role"].get<std::string>();
   if (role == "tool") {
     const auto id = m.find("tool_call_id");

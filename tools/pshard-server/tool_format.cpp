@@ -28,8 +28,7 @@ std::string hermes_calls_text(const JsonList& calls) {
   return s;
 }
 
-std::string hermes_result_text(const std::string& content, const std::string&,
-                               const std::string&) {
+std::string hermes_result_text(const std::string& content, const std::string&, const std::string&) {
   return "<tool_response>\n" + content + "\n</tool_response>";
 }
 

@@ -1,6 +1,5 @@
 // Per-token cost figures of sub-layers (see the conventions in ModelGraph.h).
 #include "pshard/Planner/ModelGraph.h"
-
 #include "runtime/model/kv_ring.h"
 #include "runtime/model/sublayer.h"
 

@@ -2,7 +2,6 @@
 // PlannerInternal.h for the function behind each; this file strings them together and
 // owns the budget ladder and the minimum-budget check.
 #include "PlannerInternal.h"
-
 #include "runtime/model/kv_ring.h"
 
 #include <algorithm>

@@ -38,8 +38,8 @@ struct NotInPlace {
   uint64_t weights = 0, kv = 0, kv_ring = 0;
 };
 
-NotInPlace not_in_place(const ModelGraph& graph, const CompileOptions& options,
-                        const Buffers& held, const Buffers& wanted) {
+NotInPlace not_in_place(const ModelGraph& graph, const CompileOptions& options, const Buffers& held,
+                        const Buffers& wanted) {
   const int64_t ring = kv_ring_positions(graph, options);
   NotInPlace out;
   for (const auto& [key, where] : wanted) {
@@ -120,8 +120,8 @@ std::vector<PlanSwitch> switches_between(const ModelGraph& graph,
           PlanSwitch s = switch_of(graph, ccs[ka].options, plans[ka][a], plans[kb][b]);
           if (!moves_anything(s))
             continue;
-          price(&s, ka == kb ? leaving[ka][a] : kb > ka ? ccs[ka].context : 0,
-                kv_ring_positions(graph, ccs[ka].options), link);
+          const int64_t cached = ka == kb ? leaving[ka][a] : kb > ka ? ccs[ka].context : 0;
+          price(&s, cached, kv_ring_positions(graph, ccs[ka].options), link);
           out.push_back(s);
         }
   return out;

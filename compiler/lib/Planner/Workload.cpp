@@ -1,7 +1,6 @@
 // The workload switches are priced against (CompileOptions::workload) as the passes a
 // request runs, and what a switch between two resident sets moves and costs.
 #include "PlannerInternal.h"
-
 #include "runtime/model/kv_ring.h"
 
 #include <algorithm>
@@ -39,7 +38,7 @@ std::vector<WorkloadStep> workload_steps(const CompileOptions& o, int64_t contex
 
 double SwitchBytes::seconds(int64_t positions, const LinkPricing& link) const {
   return link.h2d_seconds(weights_up + kv_bytes_moved(kv_up_per_position, kv_ring_up_per_position,
-                                                     positions, ring)) +
+                                                      positions, ring)) +
          link.d2h_seconds(
              kv_bytes_moved(kv_down_per_position, kv_ring_down_per_position, positions, ring));
 }

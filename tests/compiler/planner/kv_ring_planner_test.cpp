@@ -112,7 +112,8 @@ TEST(KvRingPlanner, TheArtifactRecordsTheRing) {
       EXPECT_LE(s.kv_ring_upload_bytes_per_position, s.kv_upload_bytes_per_position);
       EXPECT_LE(s.kv_ring_download_bytes_per_position, s.kv_download_bytes_per_position);
       // Past the ring, only the whole caches' bytes still grow.
-      const uint64_t whole_up = s.kv_upload_bytes_per_position - s.kv_ring_upload_bytes_per_position;
+      const uint64_t whole_up =
+          s.kv_upload_bytes_per_position - s.kv_ring_upload_bytes_per_position;
       EXPECT_EQ(s.kv_upload_bytes(20000, 1280) - s.kv_upload_bytes(10000, 1280), whole_up * 10000);
       EXPECT_EQ(s.kv_upload_bytes(1000, 1280), s.kv_upload_bytes_per_position * 1000);
       ++recorded;
@@ -131,10 +132,12 @@ TEST(KvRingPlanner, SwitchesPriceRingsAtTheRingsPositions) {
     if (graph.sublayers[i].kind == SubLayerKind::kAttention)
       (graph.sublayers[i].attn_window > 0 ? local : global)[i] = true;
   const LinkPricing link{0, 1 << 20, 0, 1 << 20}; // 1 ns per byte
-  const detail::SwitchBytes to_local = detail::switch_bytes(
-      graph, o, detail::make_resident_set(graph, o, none), detail::make_resident_set(graph, o, local));
-  const detail::SwitchBytes to_global = detail::switch_bytes(
-      graph, o, detail::make_resident_set(graph, o, none), detail::make_resident_set(graph, o, global));
+  const detail::SwitchBytes to_local =
+      detail::switch_bytes(graph, o, detail::make_resident_set(graph, o, none),
+                           detail::make_resident_set(graph, o, local));
+  const detail::SwitchBytes to_global =
+      detail::switch_bytes(graph, o, detail::make_resident_set(graph, o, none),
+                           detail::make_resident_set(graph, o, global));
   EXPECT_EQ(to_local.ring, 1280);
   EXPECT_EQ(to_local.kv_ring_up_per_position, to_local.kv_up_per_position);
   EXPECT_EQ(to_global.kv_ring_up_per_position, 0u);

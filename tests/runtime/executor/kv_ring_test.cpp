@@ -5,7 +5,6 @@
 // between plans copying the ring's rows, as the compiler recorded). A rewind is refused
 // where the ring no longer holds the window before it.
 #include "executor_test_util.h"
-
 #include "runtime/model/kv_ring.h"
 
 namespace pshard {
@@ -87,7 +86,8 @@ TEST_P(KvRings, ARewindStaysWhereTheRingHoldsTheWindow) {
   const int64_t window = widest_attention_window((*model)->hparams());
   ASSERT_TRUE((*s)->decode(p).ok());
   for (int i = 0; i < 30; ++i) // n_past 20 + 30 = 50
-    ASSERT_TRUE((*s)->decode(std::span<const TokenId>(&want->tokens[static_cast<size_t>(i)], 1)).ok());
+    ASSERT_TRUE(
+        (*s)->decode(std::span<const TokenId>(&want->tokens[static_cast<size_t>(i)], 1)).ok());
   const int64_t n_past = (*s)->n_past();
   const int64_t floor = kv_ring_rewind_floor(16, window, n_past);
   ASSERT_GT(floor, 0);
@@ -200,8 +200,7 @@ TEST_P(KvRings, SwaFullKeepsWholeCaches) {
       << refused.status().message();
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, KvRings,
-                         ::testing::Values("mk-gemma3", "mk-gemma2", "mk-gpt-oss"),
+INSTANTIATE_TEST_SUITE_P(Models, KvRings, ::testing::Values("mk-gemma3", "mk-gemma2", "mk-gpt-oss"),
                          model_param_name);
 
 } // namespace

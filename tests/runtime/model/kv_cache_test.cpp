@@ -29,7 +29,8 @@ TEST(KvCacheRings, RingLayersHoldTheirRingsRows) {
 }
 
 TEST(KvCacheRings, ARingNoShorterThanTheContextIsAWholeCache) {
-  auto kv = KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32, std::vector<int64_t>{64, 80});
+  auto kv =
+      KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32, std::vector<int64_t>{64, 80});
   ASSERT_TRUE(kv.ok());
   EXPECT_EQ(kv->ring(0), 0);
   EXPECT_EQ(kv->ring(1), 0);
@@ -37,19 +38,19 @@ TEST(KvCacheRings, ARingNoShorterThanTheContextIsAWholeCache) {
 }
 
 TEST(KvCacheRings, BadRingsAreRefused) {
-  EXPECT_FALSE(KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32,
-                               std::vector<int64_t>{16})
-                   .ok()); // one ring for two layers
-  EXPECT_FALSE(KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32,
-                               std::vector<int64_t>{16, -1})
-                   .ok());
+  EXPECT_FALSE(
+      KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32, std::vector<int64_t>{16})
+          .ok()); // one ring for two layers
+  EXPECT_FALSE(
+      KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32, std::vector<int64_t>{16, -1})
+          .ok());
 }
 
 TEST(KvRingRule, TheRingHoldsTheWindowAndTheLargestPass) {
   EXPECT_EQ(kv_ring_positions(1024, 256, 32768), 1280); // 1024 + 255, rounded up to 16
   EXPECT_EQ(kv_ring_positions(5, 4, 128), 16);
-  EXPECT_EQ(kv_ring_positions(0, 256, 32768), 0);       // no window
-  EXPECT_EQ(kv_ring_positions(1024, 256, 1280), 0);     // no shorter than the context
+  EXPECT_EQ(kv_ring_positions(0, 256, 32768), 0);   // no window
+  EXPECT_EQ(kv_ring_positions(1024, 256, 1280), 0); // no shorter than the context
   EXPECT_TRUE(kv_ring_serves(1280, 1024, 256));
   EXPECT_FALSE(kv_ring_serves(1264, 1024, 256));
   EXPECT_TRUE(kv_ring_serves(0, 1024, 4096));

@@ -3,8 +3,7 @@
 // as its messages, the system note, answers read back (calls, the final channel, a
 // preamble, either header order, a cut-off call), the grammar of a call in both header
 // orders, and streaming that sends the final channel as it comes.
-#include "runtime/grammar/grammar.h"
-#include "runtime/grammar/grammar_matcher.h"
+#include "tests/tools/server/grammar_match.h"
 #include "tools/pshard-server/tool_calls.h"
 
 #include <gtest/gtest.h>
@@ -25,15 +24,6 @@ std::optional<ToolUse> harmony_tools(const ordered_json& tools, const char* choi
   std::optional<ToolUse> use;
   EXPECT_FALSE(read_tools({{"tools", tools}, {"tool_choice", choice}}, kHarmonyTools, use));
   return use;
-}
-
-bool grammar_matches(const std::string& gbnf, const std::string& text) {
-  auto g = parse_gbnf(gbnf);
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  if (!g.ok())
-    return false;
-  GrammarMatcher m(std::make_shared<const Grammar>(std::move(*g)));
-  return m.accept(text) && m.can_end();
 }
 
 TEST(HarmonyTools, GptOssTemplateUsesHarmony) {
@@ -164,16 +154,16 @@ TEST(HarmonyTools, TheGrammarTakesACallInEitherHeaderOrder) {
   auto automatic = harmony_tools(ordered_json::array({kWeather}), "auto");
   ASSERT_TRUE(required && automatic);
   const std::string args = "<|message|>{\"city\": \"Oslo\"}";
-  EXPECT_TRUE(grammar_matches(required->grammar,
-                              "<|channel|>commentary to=functions.get_weather <|constrain|>json" +
-                                  args));
-  EXPECT_TRUE(grammar_matches(automatic->grammar,
-                              "to=functions.get_weather <|constrain|>json" + args));
+  EXPECT_TRUE(
+      grammar_matches(required->grammar,
+                      "<|channel|>commentary to=functions.get_weather <|constrain|>json" + args));
+  EXPECT_TRUE(
+      grammar_matches(automatic->grammar, "to=functions.get_weather <|constrain|>json" + args));
   EXPECT_TRUE(grammar_matches(automatic->grammar,
                               "to=functions.get_weather<|channel|>commentary json" + args));
   EXPECT_TRUE(grammar_matches(automatic->grammar, "to=functions.get_weather" + args));
-  EXPECT_FALSE(grammar_matches(automatic->grammar,
-                               "to=functions.get_other <|constrain|>json" + args));
+  EXPECT_FALSE(
+      grammar_matches(automatic->grammar, "to=functions.get_other <|constrain|>json" + args));
   EXPECT_FALSE(grammar_matches(automatic->grammar,
                                "to=functions.get_weather <|constrain|>json<|message|>{\"town\": "
                                "\"Oslo\"}"));

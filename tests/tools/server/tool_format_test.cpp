@@ -2,8 +2,7 @@
 // back and streamed as Meta's template writes them, and for each format the grammar a
 // request makes accepting exactly the calls the format renders — what the model is shown
 // is what it may answer.
-#include "runtime/grammar/grammar.h"
-#include "runtime/grammar/grammar_matcher.h"
+#include "tests/tools/server/grammar_match.h"
 #include "tools/pshard-server/tool_calls.h"
 
 #include <gtest/gtest.h>
@@ -27,16 +26,6 @@ std::optional<ToolUse> tools_for(const ToolFormat& format, const char* choice) {
   std::optional<ToolUse> use;
   EXPECT_FALSE(read_tools({{"tools", {kWeather}}, {"tool_choice", choice}}, format, use));
   return use;
-}
-
-// Whether the tool grammar matches `text` whole.
-bool grammar_matches(const std::string& gbnf, const std::string& text) {
-  auto g = parse_gbnf(gbnf);
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  if (!g.ok())
-    return false;
-  GrammarMatcher m(std::make_shared<const Grammar>(std::move(*g)));
-  return m.accept(text) && m.can_end();
 }
 
 TEST(ToolFormat, TheTemplateNamesTheFormat) {

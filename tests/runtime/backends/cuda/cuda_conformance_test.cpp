@@ -334,8 +334,8 @@ TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
 TEST_F(CudaConformance, ARingCacheWrapsUnderTheWindow) {
   for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0})
     for (const auto& [pos0, n] : {std::pair<int64_t, int64_t>{60, 9}, {64, 1}, {70, 3}}) {
-      SCOPED_TRACE(std::string(tensor_type_name(type)) + " " + std::to_string(n) +
-                   " tokens at " + std::to_string(pos0));
+      SCOPED_TRACE(std::string(tensor_type_name(type)) + " " + std::to_string(n) + " tokens at " +
+                   std::to_string(pos0));
       AttentionDims dims{8, 2, 64};
       dims.window = 20;
       const int64_t ring = 32, kv_dim = dims.n_head_kv * dims.head_dim; // 32 >= 20 + 9 - 1
