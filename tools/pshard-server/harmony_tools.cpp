@@ -156,17 +156,6 @@ std::string harmony_calls_turn(const std::string& content, const JsonList& calls
   return s;
 }
 
-// calls_text is what tool_message appends for formats without calls_turn: unused here,
-// but the grammar test renders calls with it: the answer's own form.
-std::string harmony_calls_text(const JsonList& calls) {
-  std::string s;
-  for (const ordered_json& c : calls)
-    s += "<|channel|>commentary to=functions." + c.value("name", std::string()) +
-         " <|constrain|>json<|message|>" +
-         spaced_dump(c.contains("arguments") ? c["arguments"] : ordered_json::object());
-  return s;
-}
-
 std::string harmony_result_text(const std::string& content, const std::string&,
                                 const std::string& name) {
   return "<|start|>functions." + name + " to=assistant<|channel|>commentary<|message|>" +
@@ -255,7 +244,7 @@ const ToolFormat kHarmonyTools{.name = "harmony",
                                .result_role = "harmony",
                                .join_results = false,
                                .tools_text = harmony_tools_text,
-                               .calls_text = harmony_calls_text,
+                               .calls_text = nullptr, // calls_turn writes them
                                .result_text = harmony_result_text,
                                .text_role = "harmony",
                                .tools_turn = harmony_tools_turn,

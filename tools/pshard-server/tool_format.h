@@ -73,7 +73,7 @@ struct ToolFormat {
   bool join_results;       // consecutive results in one turn
   std::string (*tools_text)(const JsonList& tools);
   // An assistant's earlier calls, each {"name", args_key, ["id" as the client sent it]},
-  // as the model writes them (ids put in the format's form).
+  // as the model writes them (ids put in the format's form); null where calls_turn is set.
   std::string (*calls_text)(const JsonList& calls);
   // A tool result as its turn's text; `call_id` as the client sent it, `name` the function
   // of the call it answers (by that id, else the latest call; "" when none is known).

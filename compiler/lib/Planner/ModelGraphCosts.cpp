@@ -135,7 +135,7 @@ uint64_t SubLayerInfo::kv_bytes_per_token(TensorType kv_type) const {
 }
 
 int64_t SubLayerInfo::kv_positions_held(int64_t ring, int64_t positions) const {
-  return attn_window > 0 ? kv_rows_held(ring, positions) : positions;
+  return kv_is_ring(ring) ? kv_rows_held(ring, positions) : positions;
 }
 
 double SubLayerInfo::bytes_moved(int64_t n_tokens, int64_t ctx, TensorType kv_type) const {

@@ -53,7 +53,7 @@ NotInPlace not_in_place(const ModelGraph& graph, const CompileOptions& options, 
     const SubLayerInfo& s = graph.sublayers[static_cast<size_t>(key.first)];
     const uint64_t kv = s.kv_bytes_per_token(options.kv_type);
     out.kv += kv;
-    if (ring > 0 && s.attn_window > 0)
+    if (s.kv_is_ring(ring))
       out.kv_ring += kv;
   }
   return out;

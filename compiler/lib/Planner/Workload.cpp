@@ -52,7 +52,7 @@ SwitchBytes switch_bytes(const ModelGraph& graph, const CompileOptions& options,
       continue;
     const SubLayerInfo& s = graph.sublayers[i];
     const uint64_t kv = s.kv_bytes_per_token(options.kv_type);
-    const uint64_t ring_kv = b.ring > 0 && s.attn_window > 0 ? kv : 0;
+    const uint64_t ring_kv = s.kv_is_ring(b.ring) ? kv : 0;
     if (to.resident[i]) {
       for (const TensorRef& t : s.tensors)
         b.weights_up += t.bytes;

@@ -114,6 +114,8 @@ struct SubLayerInfo {
   // The positions this layer's cache keeps with `positions` cached: all, or a
   // sliding-window layer's ring of `ring` rows (0: no rings; kv_ring_positions).
   int64_t kv_positions_held(int64_t ring, int64_t positions) const;
+  // Whether this layer's cache is a ring of `ring` rows (a sliding-window attention).
+  bool kv_is_ring(int64_t ring) const { return ring > 0 && attn_window > 0; }
   // Bytes moved from memory: weights read + KV read (ctx positions) + KV written.
   double bytes_moved(int64_t n_tokens, int64_t ctx, TensorType kv_type) const;
   // The type holding most of the weight bytes (the one whose kernels dominate).
