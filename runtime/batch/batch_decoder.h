@@ -81,6 +81,9 @@ struct KvPageStats {
   int64_t total_pages = 0;
   int64_t used_pages = 0;   // held by sequences (a shared page once)
   int64_t cached_pages = 0; // in the prefix cache, held or idle (idle ones are free to reuse)
+  // The sliding-window layers' own pool, when they have one (window_pages.h).
+  int64_t window_total_pages = 0;
+  int64_t window_used_pages = 0; // held by sequences
 };
 
 // A sequence opened with a prompt (BatchDecoder::open_sequence_with_prefix): its first

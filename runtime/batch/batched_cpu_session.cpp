@@ -1,15 +1,15 @@
 #include "runtime/batch/batched_cpu_session.h"
 
+#include "runtime/model/kv_cache.h"
+
 #include <algorithm>
 #include <string>
 
 namespace pshard {
 
 BatchedCpuSession::BatchedCpuSession(const Model& model, const BatchParams& params,
-                                     std::unique_ptr<KvPagePool> pool)
-    : model_(model), params_(params), pool_(std::move(pool)),
-      seqs_({params.max_sequences, params.n_ctx, params.page_tokens, params.n_pages,
-             params.prefix_cache}),
+                                     const SequenceLimits& limits, std::unique_ptr<KvPagePool> pool)
+    : model_(model), params_(params), pool_(std::move(pool)), seqs_(limits),
       threads_(std::make_unique<ThreadPool>(params.n_threads)),
       cpu_(std::make_unique<CpuOps>(*threads_)) {}
 
@@ -23,6 +23,30 @@ Status check_batch_params(const BatchParams& p) {
   return Status::ok_status();
 }
 
+SequenceLimits sequence_limits(const ModelHParams& hp, const BatchParams& p, int64_t n_ctx) {
+  SequenceLimits l{p.max_sequences, n_ctx, p.page_tokens, p.n_pages, p.prefix_cache};
+  if (l.n_pages == 0)
+    l.n_pages = p.max_sequences * ((n_ctx + p.page_tokens - 1) / p.page_tokens);
+  const int64_t window = p.swa_full ? 0 : widest_attention_window(hp);
+  if (window == 0)
+    return l;
+  const int64_t pages =
+      window_pool_pages(window, p.page_tokens, p.max_batch_tokens, p.max_sequences, l.n_pages);
+  if (pages < l.n_pages) {
+    l.window = window;
+    l.window_pages = pages;
+    l.max_pass_tokens = p.max_batch_tokens;
+  }
+  return l;
+}
+
+std::vector<int64_t> pool_layer_pages(const ModelHParams& hp, const SequenceLimits& l) {
+  std::vector<int64_t> pages;
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    pages.push_back(l.window > 0 && hp.attention_window(il) > 0 ? l.window_pages : l.n_pages);
+  return pages;
+}
+
 Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model& model,
                                                                      const BatchParams& in) {
   const ModelHParams& hp = model.hparams();
@@ -34,12 +58,13 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
     p.max_logit_rows = p.max_sequences;
   if (p.n_threads == 0)
     p.n_threads = ThreadPool::hardware_threads();
-  if (p.n_pages == 0)
-    p.n_pages = p.max_sequences * ((p.n_ctx + p.page_tokens - 1) / p.page_tokens);
+  const SequenceLimits limits = sequence_limits(hp, p, p.n_ctx);
+  p.n_pages = limits.n_pages;
   PSHARD_RETURN_IF_ERROR(check_kv_types(p.kv_type_k, p.kv_type_v, hp.head_dim));
-  PSHARD_ASSIGN_OR_RETURN(auto pool, KvPagePool::create(hp.n_layer, hp.kv_dim(), p.page_tokens,
-                                                        p.n_pages, p.kv_type_k, p.kv_type_v));
-  auto s = std::unique_ptr<BatchedCpuSession>(new BatchedCpuSession(model, p, std::move(pool)));
+  PSHARD_ASSIGN_OR_RETURN(auto pool, KvPagePool::create(pool_layer_pages(hp, limits), hp.kv_dim(),
+                                                        p.page_tokens, p.kv_type_k, p.kv_type_v));
+  auto s = std::unique_ptr<BatchedCpuSession>(
+      new BatchedCpuSession(model, p, limits, std::move(pool)));
   s->act_.reserve(hp, p.max_batch_tokens, p.max_logit_rows);
   return s;
 }
@@ -52,6 +77,7 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
   seqs_.take_pages(p);
   ForwardPass pass{hp, *cpu_, act_.ptrs(), 0, p.tokens, p.segments, p.logit_rows};
   pass.rope_positions = p.rope_positions;
+  pass.window_segments = p.window_segments;
   pass.n_ctx = params_.n_ctx;
   const bool logits = !p.logit_rows.empty();
   for (const SubLayer& s : model_.sublayers()) {

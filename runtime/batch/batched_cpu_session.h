@@ -37,10 +37,20 @@ struct BatchParams {
   TensorType kv_type_k = kDefaultKvType; // runtime/model/kv_types.h
   TensorType kv_type_v = kDefaultKvType;
   bool prefix_cache = true; // share the KV pages of prompts' common starts (prefix_cache.h)
+  // Sliding-window layers keep every position, as the others do, instead of their last
+  // window's pages (window_pages.h): llama.cpp's --swa-full.
+  bool swa_full = false;
 };
 
 // kInvalidArgument naming the counts when one is not positive (0 where a default exists).
 Status check_batch_params(const BatchParams& params);
+
+// The sequences' limits of an engine for `params` (n_ctx resolved): n_pages defaults to
+// every sequence at n_ctx; a model with sliding-window layers gets their pool of window
+// pages (unless swa_full, or where it would hold no fewer pages).
+SequenceLimits sequence_limits(const ModelHParams& hp, const BatchParams& params, int64_t n_ctx);
+// Per layer, its pages in the pool: the window pool's for the sliding-window layers.
+std::vector<int64_t> pool_layer_pages(const ModelHParams& hp, const SequenceLimits& limits);
 
 class BatchedCpuSession final : public BatchDecoder {
 public:
@@ -67,7 +77,7 @@ public:
   KvPageStats kv_pages() const override { return seqs_.stats(); }
 
 private:
-  BatchedCpuSession(const Model& model, const BatchParams& params,
+  BatchedCpuSession(const Model& model, const BatchParams& params, const SequenceLimits& limits,
                     std::unique_ptr<KvPagePool> pool);
 
   const Model& model_;

@@ -16,9 +16,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   const auto* compiled = schedule ? schedule->root().options() : nullptr;
   if (in.n_ctx == 0 && compiled)
     n_ctx = std::min<int64_t>(n_ctx, compiled->n_ctx());
-  SequenceLimits limits{in.max_sequences, n_ctx, in.page_tokens, in.n_pages, in.prefix_cache};
-  if (limits.n_pages == 0)
-    limits.n_pages = in.max_sequences * ((n_ctx + in.page_tokens - 1) / in.page_tokens);
+  const SequenceLimits limits = sequence_limits(hp, in, n_ctx);
   HybridParams p;
   p.n_ctx = n_ctx;
   p.n_threads = in.n_threads;
@@ -30,6 +28,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   p.kv_type_v = options.kv_type_v;
   p.kv_pool_rows = limits.n_pages * in.page_tokens;
   p.kv_page_tokens = in.page_tokens;
+  p.kv_window_pool_rows = limits.window_pages * in.page_tokens;
   p.sequences = in.max_sequences;
   p.max_logit_rows = in.max_logit_rows > 0 ? in.max_logit_rows : in.max_sequences;
   auto e =
@@ -40,20 +39,25 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   e->n_embd_ = hp.n_embd;
   e->max_logit_rows_ = p.max_logit_rows;
   e->max_batch_tokens_ = std::min(in.max_batch_tokens, e->session_->max_tokens_per_pass());
-  std::span<int32_t> tables = e->seqs_.tables();
-  e->device_tables_ = tables.data();
-  if (e->device_ && schedule) { // the device reads the page tables in place, over the bus
-    PSHARD_ASSIGN_OR_RETURN(uint8_t * mapped,
-                            e->device_->map_host_memory(tables.data(), tables.size_bytes()));
-    e->device_tables_ = reinterpret_cast<const int32_t*>(mapped);
-  }
+  PSHARD_ASSIGN_OR_RETURN(e->device_tables_, e->device_view(e->seqs_.tables()));
+  PSHARD_ASSIGN_OR_RETURN(e->device_window_tables_, e->device_view(e->seqs_.window_tables()));
   return e;
+}
+
+Result<const int32_t*> BatchedHybridSession::device_view(std::span<int32_t> tables) {
+  if (!device_ || !schedule_ || tables.empty())
+    return tables.data();
+  // The device reads the page tables in place, over the bus.
+  PSHARD_ASSIGN_OR_RETURN(uint8_t * mapped,
+                          device_->map_host_memory(tables.data(), tables.size_bytes()));
+  mapped_tables_.push_back(tables.data());
+  return reinterpret_cast<const int32_t*>(mapped);
 }
 
 BatchedHybridSession::~BatchedHybridSession() {
   session_.reset(); // before the device it runs on
-  if (device_ && device_tables_ != seqs_.tables().data())
-    device_->unregister_host_memory(seqs_.tables().data());
+  for (const int32_t* tables : mapped_tables_)
+    device_->unregister_host_memory(tables);
 }
 
 Result<BatchLogits> BatchedHybridSession::decode(std::span<const BatchEntry> batch) {
@@ -63,9 +67,15 @@ Result<BatchLogits> BatchedHybridSession::decode(std::span<const BatchEntry> bat
   std::vector<SeqSegment> device_segments = p.segments;
   for (SeqSegment& g : device_segments)
     g.pages = device_tables_ + (g.pages - seqs_.tables().data());
-  const BatchPassInput in{p.tokens,         p.segments,       device_segments,
-                          p.logit_rows,     p.longest,        seqs_.rows_spanned(),
-                          p.rope_positions, p.embedding_rows, p.hidden_rows};
+  std::vector<SeqSegment> device_window_segments = p.window_segments;
+  for (SeqSegment& g : device_window_segments)
+    g.pages = device_window_tables_ + (g.pages - seqs_.window_tables().data());
+  BatchPassInput in{p.tokens,         p.segments,       device_segments,
+                    p.logit_rows,     p.longest,        seqs_.rows_spanned(),
+                    p.rope_positions, p.embedding_rows, p.hidden_rows};
+  in.window_segments = p.window_segments;
+  in.device_window_segments = device_window_segments;
+  in.window_rows_in_use = seqs_.window_rows_spanned();
   auto logits = session_->decode_batch(in);
   if (!logits.ok()) { // the pass ran nowhere: give its new pages back
     seqs_.release_unwritten(p);

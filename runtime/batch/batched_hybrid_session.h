@@ -77,7 +77,11 @@ private:
   std::unique_ptr<Device> device_; // declared first: destroyed after the session
   std::unique_ptr<HybridSession> session_;
   SequencePages seqs_;
-  const int32_t* device_tables_ = nullptr; // seqs_.tables() as the device reads them
+  // The page tables as the device reads them (mapped: mapped_tables_).
+  Result<const int32_t*> device_view(std::span<int32_t> tables);
+  const int32_t* device_tables_ = nullptr;        // seqs_.tables()
+  const int32_t* device_window_tables_ = nullptr; // seqs_.window_tables()
+  std::vector<const int32_t*> mapped_tables_;
   int64_t n_vocab_ = 0, n_embd_ = 0, max_batch_tokens_ = 0, max_logit_rows_ = 0;
   const Schedule* schedule_ = nullptr;
 };

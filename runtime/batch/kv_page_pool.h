@@ -1,9 +1,10 @@
-// A KV cache shared by many sequences, in fixed-size pages: for every layer, n_pages pages
-// of page_tokens K rows and V rows (kv_dim values each, of the pool's KV types). A sequence
-// owns pages through its page table (runtime/device/ops.h's paged KvView reads it;
+// A KV cache shared by many sequences, in fixed-size pages: for every layer, its count of
+// pages of page_tokens K rows and V rows (kv_dim values each, of the pool's KV types) —
+// the sliding-window layers' pool may be smaller (window_pages.h). A sequence owns pages
+// through its page table (runtime/device/ops.h's paged KvView reads it;
 // sequence_pages.h numbers the pages), so memory follows the tokens actually held.
 //
-//   PSHARD_ASSIGN_OR_RETURN(auto pool, KvPagePool::create(n_layer, kv_dim, 16, 1024));
+//   PSHARD_ASSIGN_OR_RETURN(auto pool, KvPagePool::create(layer_pages, kv_dim, 16));
 //   KvView layer3 = pool->layer(3).with_pages(table.data(), n_positions);
 #pragma once
 
@@ -12,19 +13,20 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace pshard {
 
 class KvPagePool {
 public:
-  static Result<std::unique_ptr<KvPagePool>> create(int64_t n_layer, int64_t kv_dim,
-                                                    int64_t page_tokens, int64_t n_pages,
+  // layer_pages: per layer, its pages.
+  static Result<std::unique_ptr<KvPagePool>> create(std::span<const int64_t> layer_pages,
+                                                    int64_t kv_dim, int64_t page_tokens,
                                                     TensorType k_type = TensorType::kF32,
                                                     TensorType v_type = TensorType::kF32);
 
   int64_t page_tokens() const { return page_tokens_; }
-  int64_t total_pages() const { return n_pages_; }
   size_t bytes() const { return k_.size() + v_.size(); }
 
   // Layer `il`'s pool as a paged KvView without a page table (add one with with_pages).
@@ -32,8 +34,9 @@ public:
 
 private:
   KvPagePool() = default;
-  int64_t n_layer_ = 0, kv_dim_ = 0, page_tokens_ = 0, n_pages_ = 0;
+  int64_t kv_dim_ = 0, page_tokens_ = 0;
   TensorType k_type_ = TensorType::kF32, v_type_ = TensorType::kF32;
+  std::vector<int64_t> row0_;  // per layer, its first row; back(): all rows
   std::vector<uint8_t> k_, v_; // [layer][page][row][row bytes]
 };
 

@@ -10,7 +10,9 @@ SequencePages::SequencePages(const SequenceLimits& limits)
       seqs_(static_cast<size_t>(limits.max_sequences)),
       tables_(static_cast<size_t>(limits.max_sequences * per_seq_), -1),
       users_(static_cast<size_t>(limits.n_pages), 0),
-      generation_(static_cast<size_t>(limits.n_pages), 0), cache_(limits.n_pages) {
+      generation_(static_cast<size_t>(limits.n_pages), 0), cache_(limits.n_pages),
+      window_(limits.window, limits.max_pass_tokens, limits.page_tokens, limits.window_pages,
+              limits.n_pages, limits.max_sequences, per_seq_) {
   for (int64_t page = limits.n_pages - 1; page >= 0; --page)
     free_.push_back(static_cast<int32_t>(page));
 }
@@ -48,6 +50,16 @@ Result<OpenedSequence> SequencePages::open_with_prefix(std::span<const TokenId> 
     table[s.pages++] = page;
     parent = page;
   }
+  if (window_.enabled()) { // as many pages as the window pages of their end are cached
+    std::vector<uint32_t> generations;
+    for (int64_t i = 0; i < s.pages; ++i)
+      generations.push_back(generation_[static_cast<size_t>(table[i])]);
+    const int64_t shared = window_.share(seq, {table, static_cast<size_t>(s.pages)}, generations);
+    while (s.pages > shared) {
+      drop_page(table[--s.pages]);
+      table[s.pages] = -1;
+    }
+  }
   s.length = s.pages * pt; // whole pages: nothing is filling yet
   return OpenedSequence{seq, s.length};
 }
@@ -63,6 +75,7 @@ void SequencePages::close(SeqId seq) {
     drop_page(table[i]);
     table[i] = -1;
   }
+  window_.close(seq);
   s = Sequence{};
 }
 
@@ -81,6 +94,7 @@ Status SequencePages::rewind(SeqId seq, std::span<const TokenId> kept) {
   if (partial > 0 && users_[static_cast<size_t>(table[pages - 1])] > 1)
     return internal_error("rewinding sequence " + std::to_string(seq) +
                           " would write a page another sequence shares");
+  PSHARD_RETURN_IF_ERROR(window_.rewind(seq, length, pages));
   // A kept page whose later rows will be written again holds other positions from now
   // on, as a page taken anew does: a new generation, so that no block registered after
   // it is found again (registered or not: its refilled block may register later), and
@@ -89,6 +103,7 @@ Status SequencePages::rewind(SeqId seq, std::span<const TokenId> kept) {
   if (rewrites) {
     cache_.forget(table[pages - 1]);
     ++generation_[static_cast<size_t>(table[pages - 1])];
+    window_.unlink(seq, pages - 1);
   }
   for (int64_t i = s.pages - 1; i >= pages; --i) {
     if (rewrites && users_[static_cast<size_t>(table[i])] == 1)
@@ -134,8 +149,9 @@ void SequencePages::drop_page(int32_t page) {
 void SequencePages::register_page(SeqId seq, int64_t index, std::span<const TokenId> tokens) {
   const int32_t* table = tables_.data() + seq * per_seq_;
   const int32_t parent = index > 0 ? table[index - 1] : -1;
-  cache_.insert(table[index], parent, parent < 0 ? 0 : generation_[static_cast<size_t>(parent)],
-                tokens);
+  if (cache_.insert(table[index], parent,
+                    parent < 0 ? 0 : generation_[static_cast<size_t>(parent)], tokens))
+    window_.link(seq, index, table[index], generation_[static_cast<size_t>(table[index])]);
 }
 
 const SequencePages::Sequence* SequencePages::find(SeqId seq) const {
@@ -157,11 +173,13 @@ bool SequencePages::can_append(SeqId seq, int64_t n) const {
   const Sequence* s = find(seq);
   if (!s || s->length + n > limits_.n_ctx)
     return false;
-  return pages_for(s->length + n) - s->pages <= available_pages();
+  return pages_for(s->length + n) - s->pages <= available_pages() &&
+         window_.append_need(seq, s->length, n) <= window_.available();
 }
 
 KvPageStats SequencePages::stats() const {
-  return {limits_.page_tokens, limits_.n_pages, limits_.n_pages - available_pages(), cache_.size()};
+  return {limits_.page_tokens, limits_.n_pages, limits_.n_pages - available_pages(), cache_.size(),
+          window_.total_pages(), window_.used_pages()};
 }
 
 int64_t SequencePages::rows_spanned() const {
@@ -206,6 +224,7 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
                                                  " would exceed its context of " +
                                                  std::to_string(limits_.n_ctx) + " tokens");
     p.new_pages += std::max<int64_t>(0, pages_for(q.length + n) - q.pages);
+    p.new_window_pages += window_.net_new(s, q.length, pages_for(q.length + n));
     p.segments.push_back({at, n, q.length, nullptr});
     p.longest = std::max(p.longest, q.length + n);
     next[static_cast<size_t>(s)] = at;
@@ -215,6 +234,11 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
     return Status(StatusCode::kOutOfMemory,
                   "the pass needs " + std::to_string(p.new_pages) + " more KV pages, " +
                       std::to_string(available_pages()) + " are free; finish or close sequences");
+  if (p.new_window_pages > window_.available())
+    return Status(StatusCode::kOutOfMemory,
+                  "the pass needs " + std::to_string(p.new_window_pages) +
+                      " more sliding-window KV pages, " + std::to_string(window_.available()) +
+                      " are free; finish or close sequences");
   const bool multimodal =
       std::any_of(batch.begin(), batch.end(), [](const BatchEntry& e) { return e.multimodal(); });
   // A row's cache position: its sequence's length plus its index inside the segment.
@@ -257,6 +281,11 @@ void SequencePages::take_pages(AssembledPass& p) {
     while (q.pages < pages_for(q.length + p.segments[g].count))
       table[q.pages++] = take_page();
     p.segments[g].pages = table;
+    if (!window_.enabled())
+      continue;
+    window_.take(seq, q.length, q.pages);
+    p.window_segments.push_back(p.segments[g]);
+    p.window_segments.back().pages = window_.table(seq);
   }
 }
 
@@ -268,6 +297,7 @@ void SequencePages::release_unwritten(const AssembledPass& p) {
       drop_page(table[--q.pages]);
       table[q.pages] = -1;
     }
+    window_.drop_after(seq, q.pages);
   }
 }
 

@@ -18,10 +18,14 @@
 // registered as they fill, and open_with_prefix() shares the registered pages of a
 // prompt's cached start: a page may then be in several tables (users_ counts them). A
 // registered page no sequence holds stays cached until a pass needs the space.
+//
+// With a window (SequenceLimits::window), the sliding-window layers have their own pages
+// and tables (window_pages.h): a sequence holds only its last window's there.
 #pragma once
 
 #include "runtime/batch/batch_decoder.h"
 #include "runtime/batch/prefix_cache.h"
+#include "runtime/batch/window_pages.h"
 #include "runtime/model/sublayer.h"
 
 #include <cstdint>
@@ -37,6 +41,11 @@ struct SequenceLimits {
   int64_t page_tokens = 0;
   int64_t n_pages = 0;
   bool prefix_cache = true; // share full pages of text prompts between sequences
+  // The sliding-window layers' widest window and their pool's pages (window_pool_pages);
+  // window 0: those layers keep every position in the full pool.
+  int64_t window = 0;
+  int64_t window_pages = 0;
+  int64_t max_pass_tokens = 0; // with a window: the most tokens of one sequence in a pass
 };
 
 struct PassLimits {
@@ -49,10 +58,12 @@ struct PassLimits {
 struct AssembledPass {
   std::vector<TokenId> tokens;
   std::vector<SeqSegment> segments;
+  std::vector<SeqSegment> window_segments; // the same over the window tables (with a window)
   std::vector<SeqId> segment_seq;
   std::vector<int64_t> logit_rows; // regrouped index of each logits entry, batch order
   std::vector<int64_t> hidden_rows; // regrouped index of each `hidden` entry, batch order
   int64_t new_pages = 0;
+  int64_t new_window_pages = 0; // net of the pages the pass's sequences let go
   int64_t longest = 0; // the most positions a sequence reaches in the pass
   // Only when an entry is multimodal (BatchEntry): 3 M-RoPE positions per regrouped row,
   // and the rows whose embedding is given (regrouped index, n_embd floats).
@@ -86,7 +97,8 @@ public:
 
   Result<AssembledPass> assemble(std::span<const BatchEntry> batch, const PassLimits& l) const;
   // Gives each segment's sequence the pages its new positions need and points
-  // segments[g].pages at its table.
+  // segments[g].pages at its table (window_segments[g].pages at its window table, after
+  // dropping the window pages it no longer reads).
   void take_pages(AssembledPass& pass);
   void advance(const AssembledPass& pass);
   // A pass that failed after take_pages: the pages it took go back, lengths unchanged.
@@ -96,9 +108,13 @@ public:
   // residency move copies between host and device pages (the lowest free page is taken
   // first, so this stays near the positions held).
   int64_t rows_spanned() const;
+  int64_t window_rows_spanned() const { return window_.rows_spanned(); }
   // The page tables: sequence s's at tables().data() + s * pages_per_sequence().
   std::span<int32_t> tables() { return tables_; }
   int64_t pages_per_sequence() const { return per_seq_; }
+  // The window tables, as tables() (empty without a window).
+  std::span<int32_t> window_tables() { return window_.tables(); }
+  bool windowed() const { return window_.enabled(); }
 
 private:
   struct Sequence {
@@ -124,6 +140,7 @@ private:
   std::vector<int32_t> users_; // per page: the sequences holding it
   std::vector<uint32_t> generation_; // per page: times it was taken (or rewound) for new positions
   PrefixCache cache_;
+  WindowPages window_;
 };
 
 } // namespace pshard

@@ -107,6 +107,7 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   o.n_batch = p.n_batch;
   o.max_sequences = p.n_seq_max;
   o.prefix_cache = p.prefix_cache;
+  o.swa_full = p.swa_full;
   if (Status st = check_draft_max(p.draft_max); !st.ok())
     return fail(st);
   o.draft_max = p.draft_max;

@@ -47,7 +47,8 @@ Result<std::pair<TensorType, TensorType>> kv_types_of(const Schedule* s, const H
 
 // The rows of the sliding-window layers' caches (kv_ring.h): the schedule's, which sized
 // the device caches and priced their moves, if it still holds every window of the
-// largest pass; without one, the ring these passes need. A batch's page pool has none.
+// largest pass; without one, the ring these passes need. A batch's page pool has none:
+// its sliding-window layers may have a pool of their own (kv_window_pool_rows).
 Result<int64_t> kv_ring_for(const ModelHParams& hp, const Schedule* s, const HybridParams& p,
                             int64_t max_chunk, int64_t n_ctx) {
   const int64_t window = widest_attention_window(hp);
@@ -57,7 +58,9 @@ Result<int64_t> kv_ring_for(const ModelHParams& hp, const Schedule* s, const Hyb
                             "schedule keeps them as rings of " +
                             std::to_string(ring) +
                             " positions; recompile it with pshard-compile --swa-full");
-  if (p.kv_pool_rows > 0 || p.swa_full)
+  if (p.kv_pool_rows > 0)
+    return p.kv_window_pool_rows;
+  if (p.swa_full)
     return int64_t{0};
   if (!s)
     return kv_ring_positions(window, max_chunk, n_ctx);
@@ -102,7 +105,8 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   if (params.n_batch <= 0)
     return invalid_argument("batch size must be positive");
   if (params.kv_pool_rows < 0 || params.kv_page_tokens < 0 || params.sequences < 1 ||
-      params.max_logit_rows < 1 || (params.kv_pool_rows > 0) != (params.kv_page_tokens > 0))
+      params.max_logit_rows < 1 || (params.kv_pool_rows > 0) != (params.kv_page_tokens > 0) ||
+      params.kv_window_pool_rows < 0 || params.kv_window_pool_rows > params.kv_pool_rows)
     return invalid_argument("a batch session needs a KV pool of positive rows in pages of "
                             "positive tokens, at least one sequence and one logits row");
   int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
@@ -287,7 +291,7 @@ Result<const float*> HybridSession::decode_batch(const BatchPassInput& in) {
   if (static_cast<int64_t>(in.tokens.size()) > max_chunk_ || in.tokens.empty())
     return invalid_argument("a batch pass carries 1 to " + std::to_string(max_chunk_) +
                             " tokens, not " + std::to_string(in.tokens.size()));
-  if (in.rows_in_use > kv_.n_ctx())
+  if (in.rows_in_use > kv_.n_ctx() || in.window_rows_in_use > kv_.widest_ring())
     return internal_error("the batch's pages lie outside the KV pool");
   PassContext ctx = pass_context(in.tokens, 0, !in.logit_rows.empty());
   ctx.segments = in.segments;
@@ -297,7 +301,10 @@ Result<const float*> HybridSession::decode_batch(const BatchPassInput& in) {
   ctx.rope_positions = in.rope_positions;
   ctx.replace_rows = in.embedding_rows;
   ctx.hidden_to_host = !in.hidden_rows.empty();
+  ctx.window_segments = in.window_segments;
+  ctx.device_window_segments = in.device_window_segments;
   batch_rows_ = in.rows_in_use;
+  batch_window_rows_ = in.window_rows_in_use;
   PSHARD_RETURN_IF_ERROR(run_and_record(ctx, in.longest));
   final_norm_rows(*cpu_, model_, act_.ptrs().hidden, in.hidden_rows, embeddings_);
   return act_.ptrs().logits;

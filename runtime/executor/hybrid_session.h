@@ -60,6 +60,9 @@ struct HybridParams {
   // logits. 0: one sequence, a contiguous cache of n_ctx positions.
   int64_t kv_pool_rows = 0;
   int64_t kv_page_tokens = 0;
+  // With a batch's sliding-window pool (runtime/batch/window_pages.h): the rows of the
+  // sliding-window layers' pools; 0: theirs are kv_pool_rows too.
+  int64_t kv_window_pool_rows = 0;
   int64_t sequences = 1;
   int64_t max_logit_rows = 1;
   // Whole KV caches for sliding-window layers instead of rings (kv_ring.h), so a rewind
@@ -85,6 +88,10 @@ struct BatchPassInput {
   // Tokens whose embedding rows (final hidden state after the output norm) come back,
   // in order: HybridSession::embeddings() after the pass.
   std::span<const int64_t> hidden_rows = {};
+  // With a sliding-window pool (HybridParams::kv_window_pool_rows): its segments, on the
+  // host and for the device, and its rows in use.
+  std::span<const SeqSegment> window_segments = {}, device_window_segments = {};
+  int64_t window_rows_in_use = 0;
 };
 
 class HybridSession final : public MultimodalDecoder {
@@ -164,6 +171,15 @@ private:
   // The KV rows in use, which residency moves copy: one sequence's positions, or the
   // rows the batch's pages span.
   int64_t kv_rows() const { return kv_page_tokens_ > 0 ? batch_rows_ : n_past_; }
+  // The rows of layer il's cache a move copies, and the rows the schedule's switch
+  // records count for it (whole batch pools: a sliding-window pool moves fewer).
+  int64_t kv_rows_moved(int64_t il) const {
+    return kv_page_tokens_ > 0 && kv_.ring(il) > 0 ? batch_window_rows_
+                                                   : kv_.rows_held(il, kv_rows());
+  }
+  int64_t kv_rows_recorded(int64_t il) const {
+    return kv_page_tokens_ > 0 ? kv_rows() : kv_.rows_held(il, kv_rows());
+  }
   Status check_batch_capacity(int64_t sequences) const;
   Result<PlanRuntime*> plan_runtime(PlanIndex at);
   // The plan a pass of `n_tokens` new tokens reaching `positions` uses, or null (CPU only).
@@ -174,6 +190,7 @@ private:
   uint64_t arena_bytes_for(int budget_index) const;
   struct Moved {
     uint64_t weights_up = 0, kv_up = 0, kv_down = 0;
+    uint64_t kv_up_recorded = 0, kv_down_recorded = 0; // as the switch records count them
   };
   Status evict_kv(const std::optional<PlanLayout>& from, const std::optional<PlanLayout>& to,
                   Moved* moved);
@@ -199,6 +216,7 @@ private:
   int64_t force_tier_ = 0;
   int64_t kv_page_tokens_ = 0; // batch mode: the pool's page size
   int64_t batch_rows_ = 0;     // batch mode: pool rows in use
+  int64_t batch_window_rows_ = 0; // batch mode: sliding-window pool rows in use
   uint64_t budget_ = 0;
   int budget_index_ = -1;          // the compiled budget in force; -1: CPU only
   std::optional<PlanIndex> held_;  // the plan whose resident set the arena holds

@@ -28,6 +28,8 @@ public:
                   c.tokens,
                   c.device_segments,
                   c.logit_rows} {
+    host_pass_.window_segments = c.window_segments;
+    dev_pass_.window_segments = c.device_window_segments;
     host_pass_.rope_positions = dev_pass_.rope_positions = c.rope_positions;
     host_pass_.n_ctx = dev_pass_.n_ctx = c.n_ctx;
   }
@@ -70,7 +72,10 @@ private:
   Status logits_to_host(int64_t first_row, int64_t rows);
   void resolve_slices();
   KvView paged(KvView kv) const { // a batch's caches are page pools
+    if (c_.page_tokens == 0)
+      return kv;
     kv.page_tokens = c_.page_tokens;
+    kv.ring = 0; // a sliding-window layer's pool is paged too (its rows: the window pool's)
     return kv;
   }
 

@@ -37,6 +37,8 @@ struct PassContext {
   // are then page pools of page_tokens-position pages. logit_rows: the tokens whose
   // logits come back (empty: the last).
   std::span<const SeqSegment> segments = {}, device_segments = {};
+  // The same for the sliding-window layers when they have their own pages (empty: not).
+  std::span<const SeqSegment> window_segments = {}, device_window_segments = {};
   std::span<const int64_t> logit_rows = {};
   int64_t page_tokens = 0;
   // An image prompt (DecodeExtras): the embed sub-layer reads these host rows (the

@@ -174,14 +174,15 @@ Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& 
   const int64_t ring = schedule_->kv_ring_positions();
   const uint64_t kv_up = s ? s->kv_upload_bytes(positions, ring) : 0;
   const uint64_t kv_down = s ? s->kv_download_bytes(positions, ring) : 0;
-  if (moved.weights_up == weights && moved.kv_up == kv_up && moved.kv_down == kv_down)
+  if (moved.weights_up == weights && moved.kv_up_recorded == kv_up &&
+      moved.kv_down_recorded == kv_down)
     return Status::ok_status();
   return internal_error("the switch from tier " + std::to_string(schedule_->tiers()[from.tier]) +
                         " to tier " + std::to_string(schedule_->tiers()[to.tier]) + " (context " +
                         std::to_string(schedule_->contexts()[from.context]) + " to " +
                         std::to_string(schedule_->contexts()[to.context]) + ") moved " +
                         std::to_string(moved.weights_up) + " B of weights and " +
-                        std::to_string(moved.kv_up + moved.kv_down) +
+                        std::to_string(moved.kv_up_recorded + moved.kv_down_recorded) +
                         " B of KV cache, the schedule records " + std::to_string(weights) +
                         " B and " + std::to_string(kv_up + kv_down) +
                         " B; recompile the schedule with pshard-compile");
@@ -198,14 +199,15 @@ Status HybridSession::evict_kv(const std::optional<PlanLayout>& held,
     if (at == kNoOffset || (to && kv_kept(held, *to, i, kv_, subs[i].layer)) || kv_rows() == 0)
       continue;
     const int64_t il = subs[i].layer;
-    const uint64_t k_rows = kv_.k_bytes(kv_.rows_held(il, kv_rows()));
-    const uint64_t v_rows = kv_.v_bytes(kv_.rows_held(il, kv_rows()));
+    const uint64_t k_rows = kv_.k_bytes(kv_rows_moved(il));
+    const uint64_t v_rows = kv_.v_bytes(kv_rows_moved(il));
     const uint8_t* k = device_->arena() + at;
     KvView host = kv_.layer(il);
     device_->copy_to_host(Queue::kTransfer, host.k, k, k_rows);
     device_->copy_to_host(Queue::kTransfer, host.v,
                           k + kv_.k_bytes(kv_.rows_held(il, held->kv_positions)), v_rows);
     moved->kv_down += k_rows + v_rows;
+    moved->kv_down_recorded += kv_.k_bytes(kv_rows_recorded(il)) + kv_.v_bytes(kv_rows_recorded(il));
   }
   return device_->synchronize();
 }
@@ -230,12 +232,13 @@ Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayou
     if (kv_rows() == 0)
       continue;
     uint8_t* k = arena + at;
-    const int64_t il = subs[i].layer, rows = kv_.rows_held(il, kv_rows());
+    const int64_t il = subs[i].layer, rows = kv_rows_moved(il);
     KvView host = kv_.layer(il);
     device_->copy_to_device(Queue::kTransfer, k, host.k, kv_.k_bytes(rows));
     device_->copy_to_device(Queue::kTransfer, k + kv_.k_bytes(kv_.rows_held(il, to.kv_positions)),
                             host.v, kv_.v_bytes(rows));
     moved->kv_up += kv_.k_bytes(rows) + kv_.v_bytes(rows);
+    moved->kv_up_recorded += kv_.k_bytes(kv_rows_recorded(il)) + kv_.v_bytes(kv_rows_recorded(il));
   }
   moved->weights_up += upload_resident_experts(*device_, to, kept_from, tensors_);
   return Status::ok_status();

@@ -38,8 +38,10 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   dims.temp_length = hp.attn_temp_length;
   dims.sinks = w.sinks.data;
   const SeqSegment whole{0, n, p.pos0, nullptr};
-  for (const SeqSegment& g : p.segments.empty() ? std::span<const SeqSegment>(&whole, 1)
-                                                : p.segments) {
+  const std::span<const SeqSegment> segments =
+      dims.window > 0 && !p.window_segments.empty() ? p.window_segments : p.segments;
+  for (const SeqSegment& g : segments.empty() ? std::span<const SeqSegment>(&whole, 1)
+                                              : segments) {
     const KvView seq = g.pages ? kv.with_pages(g.pages, g.pos0 + g.count) : kv;
     float* q = a.q + g.begin * hp.q_dim();
     float* k = a.k + g.begin * hp.kv_dim();

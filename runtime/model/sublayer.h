@@ -154,6 +154,9 @@ struct ForwardPass {
   // The context the sequences were given (LongRoPE rotates by its long factors past the
   // model's original context); 0: the model's training context.
   int64_t n_ctx = 0;
+  // A batch whose sliding-window layers have their own pages (runtime/batch/
+  // window_pages.h): `segments` with those layers' page tables; empty: `segments`.
+  std::span<const SeqSegment> window_segments = {};
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
   int64_t n_logit_rows() const { return logit_rows.empty() ? 1 : static_cast<int64_t>(logit_rows.size()); }
 };

@@ -21,6 +21,7 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   bp.max_batch_tokens = options.n_batch;
   bp.page_tokens = options.page_tokens;
   bp.prefix_cache = options.prefix_cache;
+  bp.swa_full = options.swa_full;
   if (options.draft_max < 0)
     return invalid_argument("draft_max must be at least 0, got " +
                             std::to_string(options.draft_max));

@@ -35,6 +35,9 @@ struct SequenceEngineOptions {
   // Share the KV pages of prompts' common starts between requests (a system prompt, the
   // earlier turns of a chat): runtime/batch/prefix_cache.h.
   bool prefix_cache = true;
+  // Sliding-window layers keep every position instead of their last window's KV pages
+  // (runtime/batch/window_pages.h; llama.cpp's --swa-full).
+  bool swa_full = false;
   // Speculative decoding (SchedulerOptions::draft_max): logits rows for every sequence's
   // drafted tokens too.
   int32_t draft_max = 0;

@@ -142,6 +142,9 @@ int main(int argc, char** argv) {
                "decode every prompt whole instead of reading the KV pages of a start that an "
                "earlier request's prompt or answer shared (a system prompt, a chat's earlier "
                "turns)");
+  app.add_flag("--swa-full", o.swa_full,
+               "sliding-window layers (Gemma 2/3, gpt-oss) keep every position's KV instead of "
+               "giving back the pages before their window");
   app.add_option("--draft-max", o.draft_max,
                  "speculative decoding: each decoding request checks up to N tokens drafted "
                  "from its own text in a pass, from the tokens the others leave (same answers; "

@@ -21,6 +21,7 @@ struct ServerOptions {
   int32_t n_threads = 0;        // -t: CPU threads (0: all)
   bool no_mmap = false;
   bool no_prefix_cache = false; // --no-prefix-cache: every prompt decoded whole
+  bool swa_full = false;        // --swa-full: sliding-window layers keep every position
   int32_t draft_max = 0;        // --draft-max: speculative decoding by prompt lookup
   std::string host = "127.0.0.1";
   int port = 8080;

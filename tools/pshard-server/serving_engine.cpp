@@ -67,6 +67,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   bp.n_batch = o.n_batch;
   bp.emu_pcie_gbps = o.emu_pcie_gbps;
   bp.prefix_cache = !o.no_prefix_cache;
+  bp.swa_full = o.swa_full;
   bp.draft_max = o.draft_max;
   pshard_batch* batch = nullptr;
   PSHARD_C_CALL(pshard_batch_create(model, &bp, &batch));

@@ -622,6 +622,10 @@ typedef struct pshard_batch_params {
    * from its own text (prompt lookup) to a pass, from the tokens the others leave of
    * n_batch; the tokens are those of plain decoding. 0 (default): off; at most 64. */
   int32_t draft_max;
+  /* Sliding-window layers (Gemma 2/3, gpt-oss) keep every position's KV instead of only
+   * their last window's pages, which they otherwise give back as sequences move on
+   * (llama.cpp's --swa-full). Default false. */
+  bool swa_full;
 } pshard_batch_params;
 
 PSHARD_API pshard_batch_params pshard_batch_default_params(void);

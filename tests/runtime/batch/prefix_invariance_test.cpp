@@ -91,7 +91,8 @@ TEST_P(PrefixInvariance, CachedPromptStartsGiveTheLogitsAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Models, PrefixInvariance,
                          ::testing::Values("stories260K.gguf", "stories260K-Q8_0-mixed.gguf",
-                                           "mk-qwen3moe", "mk-qwen2"),
+                                           "mk-qwen3moe", "mk-qwen2", "mk-gemma3",
+                                           "mk-gpt-oss"),
                          model_param_name);
 
 TEST(PrefixInvariance, TheHybridEngineOnEveryPlan) {

@@ -1,0 +1,120 @@
+// Sliding-window layers' own KV pages (runtime/batch/window_pages.h) keep batch
+// invariance: on Gemma 2 and 3 and gpt-oss shapes (windows of 5 and 7 positions, prompts of
+// up to 40), sequences prefilled in chunks between the others' decode steps hold only their
+// last window's pages for those layers and still get — bit for bit — the logits of the same
+// sequence decoded alone by a CpuSession: on the batched CPU engine, with and without
+// --swa-full, and on the batched hybrid engine under every plan of auto and GPU-only
+// schedules, on cpu and on emu (where resident attention keeps device pages of both pools
+// and plan switches move them).
+#include "runtime/batch/batched_hybrid_session.h"
+#include "tests/runtime/batch/batch_script.h"
+#include "tests/runtime/executor/executor_test_util.h"
+
+namespace pshard {
+namespace {
+
+using namespace pshard::testing;
+
+constexpr int64_t kCtx = 64;
+constexpr int kSequences = 10;
+
+BatchParams window_batch(bool swa_full = false) {
+  BatchParams bp;
+  bp.max_sequences = kSequences;
+  bp.n_ctx = kCtx;
+  bp.max_batch_tokens = 16; // a window pool of 5 to 7 pages a sequence, against 16
+  bp.page_tokens = 4;
+  bp.n_threads = 2;
+  bp.swa_full = swa_full;
+  return bp;
+}
+
+struct Loaded {
+  std::unique_ptr<Model> model;
+  Script script;
+  Rows want;
+};
+
+void load(const std::string& path, Loaded* l) {
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  l->model = std::move(*model);
+  ASSERT_GT(widest_attention_window(l->model->hparams()), 0) << "a model with windows";
+  l->script = make_script(kSequences, 6, l->model->hparams().n_vocab, 17u);
+  l->want = alone(
+      [&]() -> Result<std::unique_ptr<Decoder>> {
+        PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(*l->model, {kCtx, 2, 256}));
+        return std::unique_ptr<Decoder>(std::move(s));
+      },
+      l->script);
+}
+
+class BatchWindowInvariance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BatchWindowInvariance, TheCpuEngineHoldsOnlyTheWindowsPages) {
+  const std::string path = invariance_model_path(GetParam(), "batch-window-");
+  PSHARD_SKIP_IF_MISSING(path);
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(load(path, &l));
+  for (bool swa_full : {false, true}) {
+    SCOPED_TRACE(swa_full ? "swa-full" : "window pages");
+    auto engine = BatchedCpuSession::create(*l.model, window_batch(swa_full));
+    ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+    EXPECT_TRUE(same_rows(l.want, batched(**engine, l.script, 16)));
+    const KvPageStats kv = (*engine)->kv_pages();
+    if (swa_full) {
+      EXPECT_EQ(kv.window_total_pages, 0);
+    } else {
+      EXPECT_GT(kv.window_total_pages, 0);
+      EXPECT_LE(kv.window_total_pages * 2, kv.total_pages) << "a pool of a few windows";
+    }
+    EXPECT_EQ(kv.used_pages, 0);
+    EXPECT_EQ(kv.window_used_pages, 0) << "closed sequences give their window pages back";
+  }
+}
+
+TEST_P(BatchWindowInvariance, TheHybridEngineGetsTheLogitsAloneOnEveryPlan) {
+  const std::string path = invariance_model_path(GetParam(), "batch-window-");
+  PSHARD_SKIP_IF_MISSING(path);
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(load(path, &l));
+  int runs = 0, resident_kv = 0;
+  for (planner::Strategy strategy : {planner::Strategy::kAuto, planner::Strategy::kGpuOnly}) {
+    auto compiled = compile_schedule(path, strategy, {1, 4, 16}, kCtx, {}, test_machine(), {},
+                                     kDefaultKvType, kSequences);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+    const Schedule& sched = compiled->schedule;
+    for (size_t b = 0; b < sched.budgets().size(); ++b)
+      for (bool emu : {false, true}) {
+        const uint64_t budget = sched.budgets()[b];
+        SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
+                     std::to_string(budget) + (emu ? " emu" : " cpu"));
+        BatchedHybridOptions o;
+        o.vram_budget = budget;
+        auto engine = BatchedHybridSession::create(*l.model, &sched, emu_or_none(emu, budget),
+                                                   window_batch(), o);
+        ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+        EXPECT_TRUE(same_rows(l.want, batched(**engine, l.script, (*engine)->max_batch_tokens())));
+        const KvPageStats kv = (*engine)->kv_pages();
+        EXPECT_GT(kv.window_total_pages, 0);
+        EXPECT_EQ(kv.window_used_pages, 0);
+        EXPECT_LE((*engine)->stats().sessions.peak_device_bytes, budget);
+        ++runs;
+        for (size_t t = 0; t < sched.tiers().size(); ++t)
+          for (size_t i = 0; i < l.model->sublayers().size(); ++i)
+            resident_kv += emu && l.model->sublayers()[i].kind == SubLayerKind::kAttention &&
+                           sched.plan({b, t, 0}).placements[i] ==
+                               fb::schedule::Placement::GpuResident;
+      }
+  }
+  std::cout << GetParam() << ": " << runs << " runs, " << resident_kv
+            << " resident attention sub-layers on emu\n";
+  EXPECT_GT(resident_kv, 0) << "no plan kept attention resident: no device window pages ran";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, BatchWindowInvariance,
+                         ::testing::Values("mk-gemma3", "mk-gemma2", "mk-gpt-oss"),
+                         model_param_name);
+
+} // namespace
+} // namespace pshard
