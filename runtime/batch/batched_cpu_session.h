@@ -18,6 +18,7 @@
 #include "runtime/batch/batch_decoder.h"
 #include "runtime/batch/kv_page_pool.h"
 #include "runtime/batch/sequence_pages.h"
+#include "runtime/model/kv_ring.h"
 #include "runtime/model/kv_types.h"
 #include "runtime/model/model.h"
 
@@ -31,7 +32,7 @@ struct BatchParams {
   int64_t n_ctx = 0;             // most positions per sequence; 0: the model's, capped at 4096
   int64_t max_batch_tokens = 512; // most entries per decode()
   int64_t max_logit_rows = 0;    // most logits entries per decode(); 0: max_sequences
-  int64_t page_tokens = 16;
+  int64_t page_tokens = kKvPageTokens; // runtime/model/kv_ring.h
   int64_t n_pages = 0;           // 0: enough for every sequence at n_ctx
   int32_t n_threads = 0;         // 0: all hardware threads
   TensorType kv_type_k = kDefaultKvType; // runtime/model/kv_types.h

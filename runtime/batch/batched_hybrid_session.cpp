@@ -1,8 +1,38 @@
 #include "runtime/batch/batched_hybrid_session.h"
 
+#include "runtime/model/kv_cache.h"
+#include "runtime/model/kv_ring.h"
+
 #include <algorithm>
+#include <cstdint>
 
 namespace pshard {
+
+namespace {
+
+// The sequences' limits (batched_cpu_session.h's), the sliding-window layers' pool the
+// schedule's when it has one (compiled with --parallel: its kv_ring_positions rows, which
+// sized the device caches) that holds what this engine's sequences and passes need.
+SequenceLimits schedule_limits(const ModelHParams& hp, const Schedule* schedule,
+                               const BatchParams& in, int64_t n_ctx) {
+  BatchParams p = in;
+  if (schedule)
+    p.max_batch_tokens = std::min(p.max_batch_tokens, schedule->tiers().back());
+  SequenceLimits l = sequence_limits(hp, p, n_ctx);
+  const int64_t window = widest_attention_window(hp);
+  const int64_t rows = schedule ? schedule->kv_ring_positions() : 0;
+  const int64_t need =
+      window_pool_pages(window, p.page_tokens, p.max_batch_tokens, p.max_sequences, INT64_MAX);
+  if (in.swa_full || window == 0 || rows == 0 || rows % p.page_tokens != 0 ||
+      rows / p.page_tokens < need)
+    return l; // HybridSession::check_batch_capacity refuses a mismatch it cannot serve
+  l.window = window;
+  l.window_pages = rows / p.page_tokens;
+  l.max_pass_tokens = p.max_batch_tokens;
+  return l;
+}
+
+} // namespace
 
 Result<std::unique_ptr<BatchedHybridSession>>
 BatchedHybridSession::create(const Model& model, const Schedule* schedule,
@@ -16,7 +46,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   const auto* compiled = schedule ? schedule->root().options() : nullptr;
   if (in.n_ctx == 0 && compiled)
     n_ctx = std::min<int64_t>(n_ctx, compiled->n_ctx());
-  const SequenceLimits limits = sequence_limits(hp, in, n_ctx);
+  const SequenceLimits limits = schedule_limits(hp, schedule, in, n_ctx);
   HybridParams p;
   p.n_ctx = n_ctx;
   p.n_threads = in.n_threads;
@@ -24,6 +54,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
       schedule && options.vram_budget == 0 ? schedule->budgets().back() : options.vram_budget;
   p.n_batch = in.max_batch_tokens;
   p.force_tier = options.force_tier;
+  p.swa_full = in.swa_full;
   p.kv_type_k = options.kv_type_k;
   p.kv_type_v = options.kv_type_v;
   p.kv_pool_rows = limits.n_pages * in.page_tokens;

@@ -5,13 +5,6 @@
 
 namespace pshard {
 
-int64_t window_pool_pages(int64_t window, int64_t page_tokens, int64_t max_pass,
-                          int64_t max_sequences, int64_t full_pages) {
-  const int64_t span = window - 1 + max_pass; // positions one pass of one sequence reads
-  const int64_t per_sequence = (span + page_tokens - 1) / page_tokens + 1;
-  return std::min(full_pages, max_sequences * per_sequence);
-}
-
 WindowPages::WindowPages(int64_t window, int64_t max_pass, int64_t page_tokens, int64_t n_pages,
                          int64_t full_pages, int64_t max_sequences, int64_t pages_per_sequence)
     : window_(window), max_pass_(max_pass), page_tokens_(page_tokens), n_pages_(window > 0 ? n_pages : 0),

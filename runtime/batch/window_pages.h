@@ -15,8 +15,9 @@
 // cached (idle ones are evicted, least recently used first, when a pass needs room).
 #pragma once
 
-#include "runtime/core/status.h"
 #include "runtime/batch/batch_decoder.h"
+#include "runtime/core/status.h"
+#include "runtime/model/kv_ring.h" // window_pool_pages: the pool's size
 
 #include <cstdint>
 #include <list>
@@ -24,12 +25,6 @@
 #include <vector>
 
 namespace pshard {
-
-// The windowed pool's pages for `max_sequences` sequences, each reading a window of
-// `window` positions in passes of up to `max_pass` tokens: the pages any such span
-// touches, each; at most `full_pages`, which hold the same positions for every layer.
-int64_t window_pool_pages(int64_t window, int64_t page_tokens, int64_t max_pass,
-                          int64_t max_sequences, int64_t full_pages);
 
 class WindowPages {
 public:

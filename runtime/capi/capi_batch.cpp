@@ -278,6 +278,8 @@ pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* ou
   s.kv_pages_cached = st.kv.cached_pages;
   s.draft_tokens = st.draft_tokens;
   s.accepted_draft_tokens = st.accepted_draft_tokens;
+  s.kv_window_pages_total = st.kv.window_total_pages;
+  s.kv_window_pages_used = st.kv.window_used_pages;
   {
     std::lock_guard lock(core.stats_mutex);
     core.snapshot = st;

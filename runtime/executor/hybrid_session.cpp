@@ -321,15 +321,25 @@ Status HybridSession::check_batch_capacity(int64_t sequences) const {
                               p.placements[i] == fb::schedule::Placement::GpuResident;
       if (!resident_attention)
         continue;
-      if (schedule_->kv_ring_positions() > 0)
+      // The sliding-window layers' device caches hold the schedule's rows: a batch's pool
+      // of window pages (pshard-compile --parallel) must be that pool.
+      const int64_t ring = schedule_->kv_ring_positions();
+      if (ring > 0 && kv_.widest_ring() != ring)
         return invalid_argument(
-            "the schedule keeps sliding-window caches as rings of " +
-            std::to_string(schedule_->kv_ring_positions()) +
-            " positions for one session (pshard-run), and its plan for budget " +
-            std::to_string(p.budget_bytes) +
-            " B keeps attention resident; a batch engine "
-            "needs whole caches: recompile with pshard-compile --parallel " +
-            std::to_string(std::max<int64_t>(sequences, 2)));
+            "the schedule keeps the sliding-window layers' device caches in " +
+            std::to_string(ring) + " rows (" +
+            (p.sequences > 1 ? "the window pages of " + std::to_string(p.sequences) +
+                                   " sequences in passes of up to " +
+                                   std::to_string(schedule_->tiers().back()) + " tokens"
+                             : std::string("one session's ring, pshard-run")) +
+            ") and its plan for budget " + std::to_string(p.budget_bytes) +
+            " B keeps attention resident, but this engine's " + std::to_string(sequences) +
+            " sequences need " +
+            (kv_.widest_ring() > 0 ? std::to_string(kv_.widest_ring()) + " rows"
+                                   : std::string("whole caches")) +
+            "; recompile with pshard-compile --parallel " +
+            std::to_string(std::max<int64_t>(sequences, 2)) +
+            " (with --swa-full for whole caches), or serve with the compiled -np and pages");
       if (device_kv_positions(p, kv_) >= kv_.n_ctx())
         continue;
       return invalid_argument(

@@ -172,14 +172,13 @@ private:
   // rows the batch's pages span.
   int64_t kv_rows() const { return kv_page_tokens_ > 0 ? batch_rows_ : n_past_; }
   // The rows of layer il's cache a move copies, and the rows the schedule's switch
-  // records count for it (whole batch pools: a sliding-window pool moves fewer).
+  // records count for it (the schedule's ring or window pool for a sliding-window layer,
+  // at most; a batch's window pool moves the rows its pages span).
   int64_t kv_rows_moved(int64_t il) const {
     return kv_page_tokens_ > 0 && kv_.ring(il) > 0 ? batch_window_rows_
                                                    : kv_.rows_held(il, kv_rows());
   }
-  int64_t kv_rows_recorded(int64_t il) const {
-    return kv_page_tokens_ > 0 ? kv_rows() : kv_.rows_held(il, kv_rows());
-  }
+  int64_t kv_rows_recorded(int64_t il) const;
   Status check_batch_capacity(int64_t sequences) const;
   Result<PlanRuntime*> plan_runtime(PlanIndex at);
   // The plan a pass of `n_tokens` new tokens reaching `positions` uses, or null (CPU only).

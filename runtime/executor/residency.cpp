@@ -10,9 +10,9 @@
 // caches from the host — is uploaded. A buffer at the same offset and size in both
 // layouts is kept untouched. Within a budget the bytes moved are checked against the
 // switch the schedule recorded, so the runtime uploads exactly what the compiler priced.
-#include "runtime/executor/hybrid_session.h"
-
 #include "runtime/executor/expert_dispatch.h"
+#include "runtime/executor/hybrid_session.h"
+#include "runtime/model/kv_ring.h"
 
 #include <algorithm>
 #include <chrono>
@@ -165,6 +165,11 @@ Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_sw
   // A move inside one budget is a switch the compiler recorded: it must move exactly that.
   return held && to && held->budget == to->budget && can_resize ? check_recorded(*held, *to, moved)
                                                                 : Status::ok_status();
+}
+
+int64_t HybridSession::kv_rows_recorded(int64_t il) const {
+  const bool windowed = model_.hparams().attention_window(il) > 0;
+  return kv_rows_held(windowed && schedule_ ? schedule_->kv_ring_positions() : 0, kv_rows());
 }
 
 Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& moved) const {

@@ -47,6 +47,21 @@ inline uint64_t kv_bytes_moved(uint64_t per_position, uint64_t ring_per_position
          ring_per_position * static_cast<uint64_t>(kv_rows_held(ring, all));
 }
 
+// Several sequences in a batch engine's page pool: the sliding-window layers have a pool of
+// their own (runtime/batch/window_pages.h), each sequence holding the pages of its last
+// window and of the pass it runs. kKvPageTokens: the engines' default page.
+inline constexpr int64_t kKvPageTokens = 16;
+
+// That pool's pages for `max_sequences` sequences, each reading a window of `window`
+// positions in passes of up to `max_pass` tokens: the pages any such span touches, each;
+// at most `full_pages`, which hold the same positions for every layer.
+inline int64_t window_pool_pages(int64_t window, int64_t page_tokens, int64_t max_pass,
+                                 int64_t max_sequences, int64_t full_pages) {
+  const int64_t span = window - 1 + max_pass; // positions one pass of one sequence reads
+  const int64_t per_sequence = (span + page_tokens - 1) / page_tokens + 1;
+  return std::min(full_pages, max_sequences * per_sequence);
+}
+
 // The smallest n_past a ring can rewind to (besides 0, which starts afresh): the next
 // query's window must still be in it, and every position up to `reached` (the most the
 // cache held since it last started afresh, dropped ones too) has overwritten the row

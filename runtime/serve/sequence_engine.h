@@ -15,6 +15,7 @@
 
 #include "runtime/backends/device_factory.h"
 #include "runtime/batch/batch_decoder.h"
+#include "runtime/model/kv_ring.h"
 #include "runtime/model/kv_types.h"
 #include "runtime/model/model.h"
 #include "runtime/schedule/schedule_file.h"
@@ -31,7 +32,7 @@ struct SequenceEngineOptions {
   int64_t n_batch = 256;     // most tokens in one pass
   int64_t max_sequences = 4; // sequences open at once
   int64_t force_tier = 0;    // benchmarks: every pass runs this compiled tier's plan
-  int64_t page_tokens = 16;  // positions per KV page
+  int64_t page_tokens = kKvPageTokens; // positions per KV page
   // Share the KV pages of prompts' common starts between requests (a system prompt, the
   // earlier turns of a chat): runtime/batch/prefix_cache.h.
   bool prefix_cache = true;

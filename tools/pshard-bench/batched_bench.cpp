@@ -93,6 +93,7 @@ Result<BatchedReport> run_batched_bench(const BatchedOptions& o,
       longest = std::max(longest, pp + tg);
   e.n_ctx = o.n_ctx > 0 ? o.n_ctx : longest;
   e.n_batch = o.n_batch;
+  e.swa_full = o.swa_full;
   e.max_sequences = *std::max_element(o.n_pl.begin(), o.n_pl.end());
   PSHARD_ASSIGN_OR_RETURN(auto engine,
                           make_sequence_engine(*model, schedule ? &*schedule : nullptr, e));
@@ -119,6 +120,15 @@ Result<BatchedReport> run_batched_bench(const BatchedOptions& o,
         r.rows.push_back(row);
       }
   r.engine = engine->stats();
+  r.kv = engine->kv_pages();
+  const ModelHParams& hp = model->hparams();
+  const TensorType k = e.kv_type_k.value_or(kDefaultKvType),
+                   v = e.kv_type_v.value_or(kDefaultKvType);
+  const uint64_t page_row =
+      r.kv.page_tokens * (tensor_row_bytes(k, hp.kv_dim()) + tensor_row_bytes(v, hp.kv_dim()));
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    (r.kv.window_total_pages > 0 && hp.attention_window(il) > 0 ? r.kv_window_page_bytes
+                                                                : r.kv_page_bytes) += page_row;
   // The table's passes only, not the warm-up's.
   for (PlanUse& u : r.engine.sessions.plans)
     for (const PlanUse& w : before.plans)

@@ -29,6 +29,7 @@ struct BatchedOptions {
   int threads = 0;           // 0: all hardware threads
   int64_t n_ctx = 0;         // per sequence; 0: the largest PP + TG
   int64_t n_batch = 2048;    // tokens one pass carries at most
+  bool swa_full = false;     // sliding-window layers: every position's pages
   std::string output = "md"; // md or jsonl
 };
 
@@ -46,6 +47,8 @@ struct BatchedReport {
   int threads = 0;
   int64_t n_ctx = 0, n_batch = 0;
   uint64_t vram_budget = 0;
+  KvPageStats kv; // the engine's pools (their pages), after the last row
+  uint64_t kv_page_bytes = 0, kv_window_page_bytes = 0; // one page of every layer of a pool
   std::vector<BatchedRow> rows;
   BatchEngineStats engine; // every pass of every row: plans per tier
 };

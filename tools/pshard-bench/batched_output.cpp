@@ -17,6 +17,18 @@ void print_batched_markdown(std::ostream& out, const BatchedReport& r) {
                 static_cast<long long>(r.n_batch), r.threads,
                 static_cast<double>(r.vram_budget) / (1 << 20));
   out << line;
+  const double pool_mib = static_cast<double>(r.kv.total_pages * r.kv_page_bytes +
+                                              r.kv.window_total_pages * r.kv_window_page_bytes) /
+                          (1 << 20);
+  std::snprintf(line, sizeof line, "KV pools: %.1f MiB — %lld pages of %lld positions%s", pool_mib,
+                static_cast<long long>(r.kv.total_pages), static_cast<long long>(r.kv.page_tokens),
+                r.kv.window_total_pages > 0 ? "" : "\n\n");
+  out << line;
+  if (r.kv.window_total_pages > 0) {
+    std::snprintf(line, sizeof line, ", sliding-window layers %lld pages\n\n",
+                  static_cast<long long>(r.kv.window_total_pages));
+    out << line;
+  }
   out << "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |"
          "    S t/s |\n"
       << "|-------|--------|------|--------|----------|----------|----------|----------|----------|"

@@ -128,6 +128,9 @@ int main(int argc, char** argv) {
   app.add_option("-b,--batch-size", batched.n_batch,
                  "batched mode: tokens one pass carries at most")
       ->check(cli::between(1, 1 << 20));
+  app.add_flag("--swa-full", batched.swa_full,
+               "batched mode: sliding-window layers keep every position's KV pages instead of "
+               "their last window's");
   constexpr FlagSpelling kLlamaFlags[] = {
       {"-npp", "--n-pp"}, {"-ntg", "--n-tg"}, {"-npl", "--n-pl"}};
   const std::vector<std::string> args = expand_llama_flags(argc, argv, kLlamaFlags);

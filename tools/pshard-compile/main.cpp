@@ -158,8 +158,9 @@ int main(int argc, char** argv) {
   bool swa_full = false;
   app.add_flag("--swa-full", swa_full,
                "keep whole KV caches for sliding-window layers (as llama.cpp's --swa-full) "
-               "instead of rings of window + largest tier positions: costs memory, lets a "
-               "session rewind to any position (pshard_context_rewind)");
+               "instead of rings of window + largest tier positions (with --parallel, a pool "
+               "of every sequence's last window's pages): costs memory, lets a session rewind "
+               "to any position (pshard_context_rewind)");
   app.add_option("--mmproj", mmproj_path,
                  "a VLM's vision projector (llama.cpp's mmproj GGUF; only its metadata is "
                  "read): the vision phase is planned per budget and image size as well, "

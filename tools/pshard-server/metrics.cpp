@@ -80,6 +80,12 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
   w.metric("pshard_kv_pages_used", "gauge", "KV cache pages in use.", st.kv_pages_used);
   w.metric("pshard_kv_pages_cached", "gauge",
            "KV cache pages the prefix cache holds (idle ones count as free).", st.kv_pages_cached);
+  w.metric("pshard_kv_window_pages_total", "gauge",
+           "KV cache pages of the sliding-window layers' own pool (0: none).",
+           st.kv_window_pages_total);
+  w.metric("pshard_kv_window_pages_used", "gauge",
+           "Sliding-window KV pages in use (each sequence: its last window's).",
+           st.kv_window_pages_used);
   w.metric("pshard_prompt_tokens_cached_total", "counter",
            "Prompt tokens read from the prefix cache instead of decoded.", st.cached_prompt_tokens);
   w.metric("pshard_draft_tokens_total", "counter",

@@ -2,6 +2,8 @@
 // a terminal and in CI logs.
 #include "tools/schedule/schedule_report.h"
 
+#include "runtime/model/kv_ring.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -82,7 +84,11 @@ void print_summary(const Schedule& schedule, std::ostream& out) {
   const int64_t parallel = o ? std::max<int64_t>(o->parallel(), 1) : 1;
   out << "resident KV caches (\"KV\") hold each plan's context for " << parallel
       << " sequence(s) (--parallel)";
-  if (schedule.kv_ring_positions() > 0)
+  if (schedule.kv_ring_positions() > 0 && parallel > 1)
+    out << "; sliding-window layers' caches are a pool of " << schedule.kv_ring_positions()
+        << " positions, every sequence's last window in pages of " << pshard::kKvPageTokens
+        << " (--swa-full: whole caches)";
+  else if (schedule.kv_ring_positions() > 0)
     out << "; sliding-window layers' caches are rings of " << schedule.kv_ring_positions()
         << " positions (--swa-full: whole caches)";
   out << "\n";

@@ -75,14 +75,20 @@ uint64_t minimum_budget(const ModelGraph& graph, const MachineModel& machine,
 int64_t kv_ring_positions(const ModelGraph& graph, const CompileOptions& options) {
   if (options.kv_ring)
     return *options.kv_ring;
-  if (options.parallel > 1 || options.tiers.empty())
+  if (options.tiers.empty())
     return 0;
   int64_t widest = 0;
   for (const SubLayerInfo& s : graph.sublayers)
     widest = std::max(widest, s.kind == SubLayerKind::kAttention ? s.attn_window : 0);
   // The compiled context, not a shorter range's: the runtime keeps one ring for all.
   const int64_t n_ctx = options.contexts.empty() ? options.n_ctx : options.contexts.back();
-  return pshard::kv_ring_positions(widest, options.tiers.back(), n_ctx);
+  if (options.parallel <= 1)
+    return pshard::kv_ring_positions(widest, options.tiers.back(), n_ctx);
+  // Several sequences: the sliding-window layers' page pool in the engines' pages.
+  const int64_t full = options.parallel * ((n_ctx + kKvPageTokens - 1) / kKvPageTokens);
+  const int64_t pool =
+      window_pool_pages(widest, kKvPageTokens, options.tiers.back(), options.parallel, full);
+  return widest > 0 && pool < full ? pool * kKvPageTokens : 0;
 }
 
 namespace detail {

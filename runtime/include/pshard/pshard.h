@@ -764,6 +764,10 @@ typedef struct pshard_batch_stats {
   int64_t kv_pages_cached;      /* pages the prefix cache holds (idle ones count as free) */
   int64_t draft_tokens;         /* drafted tokens checked (draft_max), all requests */
   int64_t accepted_draft_tokens; /* of those, sampled as drafted */
+  /* The sliding-window layers' own pool (0 and 0: they share the pages above): its pages,
+   * and those sequences hold (each only its last window's). */
+  int64_t kv_window_pages_total;
+  int64_t kv_window_pages_used;
 } pshard_batch_stats;
 
 PSHARD_API pshard_batch_stats pshard_batch_stats_init(void);

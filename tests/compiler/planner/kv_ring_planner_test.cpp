@@ -1,8 +1,8 @@
 // The planner's side of sliding-window rings (runtime/model/kv_ring.h): a Gemma-3-shaped
 // model at 32K keeps its local layers' device caches as rings of window + largest tier
 // positions (the runtime's rule), records the ring and each switch's ring bytes in the
-// artifact, and prices those moves at the ring's positions; --swa-full (kv_ring = 0) and
-// several sequences keep whole caches.
+// artifact, and prices those moves at the ring's positions; --swa-full (kv_ring = 0) keeps
+// whole caches, and several sequences the batch engines' pool of window pages.
 #include "compiler/lib/Planner/PlannerInternal.h"
 #include "pshard/Planner/Planner.h"
 #include "pshard/Target/ScheduleEmitter.h"
@@ -87,9 +87,19 @@ TEST(KvRingPlanner, LocalLayersDeviceCachesAreRings) {
   }
   EXPECT_LT(grid->at(0, 0).arena_bytes, whole->at(0, 0).arena_bytes);
 
-  // Several sequences share a page pool of whole caches.
+  // Several sequences: the local layers' page pool, each sequence's window and largest
+  // pass in pages of 16 (1023 + 256 positions touch 81 pages), the global layers' whole.
   CompileOptions two = at_32k();
   two.parallel = 2;
+  EXPECT_EQ(kv_ring_positions(graph, two), 2 * 81 * 16);
+  const Result<PlanGrid> pooled = plan_grid(graph, machine, two);
+  ASSERT_TRUE(pooled.ok()) << pooled.status().to_string();
+  for (const auto& [i, bytes] : kv_buffers(pooled->at(0, 0))) {
+    const SubLayerInfo& s = graph.sublayers[static_cast<size_t>(i)];
+    EXPECT_EQ(bytes, s.kv_bytes_per_token(two.kv_type) * (s.attn_window > 0 ? 2592 : 65536))
+        << s.name;
+  }
+  two.kv_ring = 0; // --swa-full
   EXPECT_EQ(kv_ring_positions(graph, two), 0);
 }
 

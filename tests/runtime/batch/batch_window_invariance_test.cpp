@@ -97,6 +97,8 @@ TEST_P(BatchWindowInvariance, TheHybridEngineGetsTheLogitsAloneOnEveryPlan) {
         EXPECT_TRUE(same_rows(l.want, batched(**engine, l.script, (*engine)->max_batch_tokens())));
         const KvPageStats kv = (*engine)->kv_pages();
         EXPECT_GT(kv.window_total_pages, 0);
+        EXPECT_EQ(kv.window_total_pages * kv.page_tokens, sched.kv_ring_positions())
+            << "the pool the schedule sized the device caches for";
         EXPECT_EQ(kv.window_used_pages, 0);
         EXPECT_LE((*engine)->stats().sessions.peak_device_bytes, budget);
         ++runs;
@@ -110,6 +112,38 @@ TEST_P(BatchWindowInvariance, TheHybridEngineGetsTheLogitsAloneOnEveryPlan) {
   std::cout << GetParam() << ": " << runs << " runs, " << resident_kv
             << " resident attention sub-layers on emu\n";
   EXPECT_GT(resident_kv, 0) << "no plan kept attention resident: no device window pages ran";
+}
+
+// A schedule's sliding-window device caches hold the window pages of the sequences it was
+// compiled for: an engine for more is refused, naming the fix; one for them is not.
+TEST(BatchWindowPages, MoreSequencesThanTheScheduleSizedTheWindowPoolForAreRefused) {
+  const std::string path = invariance_model_path("mk-gemma3", "batch-window-");
+  PSHARD_SKIP_IF_MISSING(path);
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  auto compiled = compile_schedule(path, planner::Strategy::kGpuOnly, {1, 4, 16}, kCtx, {},
+                                   test_machine(), {}, kDefaultKvType, 2);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const Schedule& sched = compiled->schedule;
+  ASSERT_GT(sched.kv_ring_positions(), 0);
+  const uint64_t budget = sched.budgets().back();
+  BatchedHybridOptions o;
+  o.vram_budget = budget;
+  auto refused =
+      BatchedHybridSession::create(**model, &sched, emu_or_none(true, budget), window_batch(), o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--parallel 10"), std::string::npos)
+      << refused.status().to_string();
+  BatchParams two = window_batch();
+  two.max_sequences = 2;
+  two.page_tokens = kKvPageTokens;
+  auto served = BatchedHybridSession::create(**model, &sched, emu_or_none(true, budget), two, o);
+  ASSERT_TRUE(served.ok()) << served.status().to_string();
+  two.swa_full = true;
+  auto whole = BatchedHybridSession::create(**model, &sched, emu_or_none(true, budget), two, o);
+  ASSERT_FALSE(whole.ok()) << "whole caches do not fit the schedule's window pool";
+  EXPECT_NE(whole.status().message().find("--swa-full"), std::string::npos)
+      << whole.status().to_string();
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BatchWindowInvariance,

@@ -235,6 +235,7 @@ def metrics(s):
                    "pshard_draft_tokens_total", "pshard_draft_tokens_accepted_total",
                    "pshard_generated_tokens_per_second", "pshard_requests_queued",
                    "pshard_kv_pages_used", "pshard_kv_pages_cached",
+                   "pshard_kv_window_pages_total",
                    "pshard_prompt_tokens_cached_total", "pshard_vram_used_bytes",
                    "pshard_plan_passes_total",
                    "pshard_plan_experts_total",
@@ -607,6 +608,15 @@ def harmony(tmp):
         status, body = s.json("POST", "/v1/chat/completions", dict(
             one, messages=history, tools=[WEATHER], max_tokens=8))
         check("harmony: an earlier call and its result", status == 200, body)
+        # gpt-oss's windows of 128: those layers' own pool, a few windows long.
+        window, total = s.metric("pshard_kv_window_pages_total"), s.metric("pshard_kv_pages_total")
+        check("harmony: sliding-window pages", 0 < window < total and
+              s.metric("pshard_kv_window_pages_used") == 0, (window, total))
+    with Server(build, model, "-np", "1", "-c", "2048", "--swa-full") as s:
+        status, _ = s.json("POST", "/v1/completions", {"prompt": "Hi", "max_tokens": 2})
+        check("--swa-full: no window pool", status == 200 and
+              s.metric("pshard_kv_window_pages_total") == 0 and
+              s.metric("pshard_kv_pages_used") == 0 and s.metric("pshard_kv_pages_total") > 0)
 
 
 def llama3_tool_calling():

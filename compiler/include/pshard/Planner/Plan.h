@@ -161,8 +161,9 @@ struct CompileOptions {
 
 // The rows of a sliding-window layer's cache for one sequence at the compiled context
 // and tiers (runtime/model/kv_ring.h, the runtime's own rule): position p at row p % ring,
-// so a device cache and its moves hold at most that many positions. 0: whole caches (no
-// window, several sequences sharing a page pool, or a ring no shorter than the context).
+// so a device cache and its moves hold at most that many positions. With several
+// sequences (parallel), the rows of those layers' page pool (window_pool_pages, pages of
+// kKvPageTokens). 0: whole caches (no window, or no fewer rows than whole caches).
 int64_t kv_ring_positions(const ModelGraph& graph, const CompileOptions& options);
 
 // Moving between two plans of one budget (a tier change, or the context crossing a
