@@ -10,6 +10,8 @@
 #include "tests/runtime/batch/batch_script.h"
 #include "tests/runtime/executor/executor_test_util.h"
 
+#include <random>
+
 namespace pshard {
 namespace {
 
@@ -112,6 +114,73 @@ TEST_P(BatchWindowInvariance, TheHybridEngineGetsTheLogitsAloneOnEveryPlan) {
   std::cout << GetParam() << ": " << runs << " runs, " << resident_kv
             << " resident attention sub-layers on emu\n";
   EXPECT_GT(resident_kv, 0) << "no plan kept attention resident: no device window pages ran";
+}
+
+// Speculative decoding's pattern over window pages: each step's pass carries the next
+// token and two drafted ones, then the sequence rewinds past the drafts (to its pass's
+// start + 1). The logits of every kept token are still the ones it gets alone, on the CPU
+// engine and on emu under a GPU-only schedule (device window pages).
+Rows drafted(BatchDecoder& engine, const Script& s, std::mt19937& rng) {
+  Rows out;
+  for (const auto& prompt : s.prompts) {
+    auto seq = engine.open_sequence();
+    EXPECT_TRUE(seq.ok()) << seq.status().to_string();
+    if (!seq.ok())
+      return out;
+    std::vector<TokenId> kept;
+    std::vector<std::vector<float>> rows;
+    for (size_t at = 0; at < prompt.size(); at += 16) {
+      std::vector<BatchEntry> pass;
+      for (size_t i = at; i < std::min(prompt.size(), at + 16); ++i)
+        pass.push_back({*seq, prompt[i], i + 1 == prompt.size()});
+      auto l = engine.decode(pass);
+      EXPECT_TRUE(l.ok()) << l.status().to_string();
+      if (!l.ok())
+        return out;
+      if (pass.back().logits)
+        rows.emplace_back(l->row(0).begin(), l->row(0).end());
+    }
+    kept = prompt;
+    while (static_cast<int>(rows.size()) < s.generate) {
+      const TokenId next = batch_argmax(rows.back());
+      const std::vector<BatchEntry> pass = {
+          {*seq, next, true},
+          {*seq, static_cast<TokenId>(rng() % engine.n_vocab()), false},
+          {*seq, static_cast<TokenId>(rng() % engine.n_vocab()), false}};
+      auto l = engine.decode(pass);
+      EXPECT_TRUE(l.ok()) << l.status().to_string();
+      if (!l.ok())
+        return out;
+      rows.emplace_back(l->row(0).begin(), l->row(0).end());
+      kept.push_back(next);
+      const Status st = engine.rewind_sequence(*seq, kept);
+      EXPECT_TRUE(st.ok()) << st.to_string();
+    }
+    engine.close_sequence(*seq);
+    out.push_back(std::move(rows));
+  }
+  return out;
+}
+
+TEST_P(BatchWindowInvariance, RewindsPastDraftedTokensKeepTheLogitsAlone) {
+  const std::string path = invariance_model_path(GetParam(), "batch-window-");
+  PSHARD_SKIP_IF_MISSING(path);
+  Loaded l;
+  ASSERT_NO_FATAL_FAILURE(load(path, &l));
+  std::mt19937 rng(3);
+  auto cpu = BatchedCpuSession::create(*l.model, window_batch());
+  ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+  EXPECT_TRUE(same_rows(l.want, drafted(**cpu, l.script, rng)));
+  auto compiled = compile_schedule(path, planner::Strategy::kGpuOnly, {1, 4, 16}, kCtx, {},
+                                   test_machine(), {}, kDefaultKvType, kSequences);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
+  const uint64_t budget = compiled->schedule.budgets().back();
+  BatchedHybridOptions o;
+  o.vram_budget = budget;
+  auto emu = BatchedHybridSession::create(*l.model, &compiled->schedule,
+                                          emu_or_none(true, budget), window_batch(), o);
+  ASSERT_TRUE(emu.ok()) << emu.status().to_string();
+  EXPECT_TRUE(same_rows(l.want, drafted(**emu, l.script, rng)));
 }
 
 // A schedule's sliding-window device caches hold the window pages of the sequences it was
