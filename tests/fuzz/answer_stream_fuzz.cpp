@@ -3,7 +3,8 @@
 //   - ReasoningStream (<think>, Mistral's [THINK] and harmony's channels): the reasoning
 //     and content of split_reasoning;
 //   - ToolCallStream (Hermes, Llama 3 JSON, Mistral and harmony calls): the content and
-//     calls of parse_tool_answer, no piece of a call ever sent as content;
+//     calls of parse_tool_answer, no piece of a call ever sent as content; its deltas,
+//     joined as a client joins them, the calls' ids, names and arguments (as JSON values);
 // and what a stream may send (streamable_prefix) never shrinks as text arrives.
 // The first input byte picks the format (and with the second's bit 6, the thought's tags),
 // the second seeds the cuts; the rest is the text.
@@ -54,6 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ToolCallStream tools(format);
   std::string thought, content, calls_content;
   nlohmann::json calls = nlohmann::json::array();
+  nlohmann::json joined = nlohmann::json::array(); // the deltas as a client joins them
   size_t sendable = 0;
   for (size_t at = 0; at <= text.size();) {
     const size_t n = std::min<size_t>(text.size() - at, cuts() % 6);
@@ -66,6 +68,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     calls_content += t.content;
     if (!t.calls.empty())
       calls = t.calls;
+    for (const nlohmann::json& d : t.deltas) {
+      const size_t i = d["index"].get<size_t>();
+      check(i <= joined.size());
+      if (i == joined.size())
+        joined.push_back({{"id", d["id"]}, {"name", d["function"]["name"]}, {"arguments", ""}});
+      joined[i]["arguments"] =
+          joined[i]["arguments"].get<std::string>() + d["function"].value("arguments", "");
+    }
     at += n;
     const size_t now = streamable_prefix(text.substr(0, at), format);
     check(now >= sendable && now <= at);
@@ -77,5 +87,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(content == whole.content);
   check(calls == answer.tool_calls);
   check(calls_content == content_of(answer, text, format));
+  for (size_t i = 0; i < answer.tool_calls.size(); ++i) {
+    check(i < joined.size());
+    const nlohmann::json& want = answer.tool_calls[i];
+    check(joined[i]["id"] == want["id"] && joined[i]["name"] == want["function"]["name"]);
+    const auto got = nlohmann::json::parse(joined[i]["arguments"].get<std::string>(), nullptr,
+                                           false);
+    check(got == nlohmann::json::parse(want["function"]["arguments"].get<std::string>()));
+  }
   return 0;
 }

@@ -25,6 +25,7 @@ AnswerStream::Delta AnswerStream::push(const TokenEvent& e) {
   if (tools_) {
     ToolCallStream::Piece p = tools_->push(d.content, d.last, call_ids_);
     d.content = std::move(p.content);
+    d.call_deltas = std::move(p.deltas);
     d.calls = std::move(p.calls);
   }
   return d;
@@ -50,11 +51,11 @@ std::string ChoiceStream::on_event(const TokenEvent& e) {
   AnswerStream::Delta d = answer_.push(e);
   if (!d.reasoning.empty())
     out += chunk(json{{"reasoning_content", d.reasoning}});
-  if (answer_.offers_tools()) { // content up to a call; the calls whole at the end
+  if (answer_.offers_tools()) { // content up to a call, then each call as it comes
     if (!d.content.empty())
       out += chunk(json{{"content", d.content}});
-    if (!d.calls.empty())
-      out += chunk(tool_calls_delta(d.calls));
+    if (!d.call_deltas.empty())
+      out += chunk(json{{"tool_calls", d.call_deltas}});
   } else if (e.token >= 0 || !e.text.empty()) {
     json lp = nullptr;
     if (logprobs_on_ && e.token >= 0) {

@@ -2,7 +2,8 @@
 //
 //   AnswerStream  its token events as what they add to the answer — reasoning (a thinking
 //                 model's thought), content (never any of a tool call's text: held back
-//                 where it may begin one), and with the last event the calls, whole;
+//                 where it may begin one), each call's id, name and arguments as they come
+//                 (OpenAI's tool_calls deltas), and with the last event the calls, whole;
 //   ChoiceStream  that as chat.completion.chunk / text_completion chunks (`n` choices
 //                 interleave in one stream, each chunk carrying its index), logprobs with
 //                 their tokens, the finish reason last.
@@ -23,7 +24,8 @@ public:
 
   struct Delta {
     std::string reasoning, content;
-    nlohmann::json calls = nlohmann::json::array(); // with the last event
+    nlohmann::json call_deltas = nlohmann::json::array(); // ToolCallStream::Piece::deltas
+    nlohmann::json calls = nlohmann::json::array();       // with the last event
     bool last = false;
   };
   Delta push(const TokenEvent& e);

@@ -219,6 +219,30 @@ ToolAnswer harmony_parse(const std::string& text, const std::string& id_prefix) 
   return a;
 }
 
+// The call so far: a message to functions.NAME whose header is whole, its JSON after
+// <|message|> as far as it has come (one call an answer: it ends the answer).
+std::vector<PartialCall> harmony_partial(const std::string& text, const std::string& id_prefix) {
+  const size_t to = text.find(kRecipient);
+  if (to == std::string::npos)
+    return {};
+  size_t n = to + kRecipient.size();
+  while (n < text.size() && name_char(text[n]))
+    ++n;
+  const size_t body = text.find(kMessage, n);
+  if (body == std::string::npos || n == to + kRecipient.size())
+    return {};
+  PartialCall call;
+  call.id = id_prefix + "0";
+  call.name = text.substr(to + kRecipient.size(), n - to - kRecipient.size());
+  size_t at = body + kMessage.size();
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\n'))
+    ++at;
+  if (at < text.size() && text[at] != '{')
+    return {};
+  call.whole = at < text.size() && scan_json_value(text, at, &call.arguments) != std::string::npos;
+  return {call};
+}
+
 // Streams the final channel's text as it comes, up to a marker that may end it (every
 // harmony marker begins "<|"); anything else may still be a call.
 std::pair<size_t, size_t> harmony_streamable(const std::string& text) {
@@ -251,6 +275,7 @@ const ToolFormat kHarmonyTools{.name = "harmony",
                                .calls_turn = harmony_calls_turn,
                                .after_render = harmony_after_render,
                                .parse = harmony_parse,
-                               .streamable = harmony_streamable};
+                               .streamable = harmony_streamable,
+                               .partial = harmony_partial};
 
 } // namespace pshard::server

@@ -166,16 +166,6 @@ json usage_chunk(const ResponseHeader& h, int64_t n_prompt, int64_t n_cached, in
           {"usage", usage_json(n_prompt, n_cached, n_generated, reasoning_tokens)}};
 }
 
-json tool_calls_delta(const json& tool_calls) {
-  json calls = json::array();
-  for (size_t i = 0; i < tool_calls.size(); ++i) {
-    json call = tool_calls[i];
-    call["index"] = i;
-    calls.push_back(std::move(call));
-  }
-  return {{"tool_calls", calls}};
-}
-
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }

@@ -70,8 +70,6 @@ nlohmann::json choice_json(int32_t index, const Completion& c, const nlohmann::j
 // The response of all choices; usage counts the prompt once and every choice's tokens.
 nlohmann::json completion_body(const ResponseHeader& h, const std::vector<Completion>& choices,
                                const nlohmann::json& choices_json, int64_t reasoning_tokens = -1);
-// A streamed chat's delta carrying every call of a finished answer.
-nlohmann::json tool_calls_delta(const nlohmann::json& tool_calls);
 // One streamed chunk of choice `index`: text (or a chat delta) and, at its end, the
 // finish reason.
 nlohmann::json stream_chunk(const ResponseHeader& h, const nlohmann::json& delta_or_text,

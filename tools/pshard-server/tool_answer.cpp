@@ -34,13 +34,6 @@ OpenMatch match_open(const std::string& text, size_t at, const ToolFormat& forma
   return OpenMatch::kWhole;
 }
 
-size_t find_call(const std::string& text, size_t from, const ToolFormat& format) {
-  for (size_t at = from; at < text.size(); ++at)
-    if (match_open(text, at, format) == OpenMatch::kWhole)
-      return at;
-  return std::string::npos;
-}
-
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && is_space(s.front()))
     s.remove_prefix(1);
@@ -77,13 +70,20 @@ ordered_json named_args_call(const std::string& text, size_t from, std::string_v
 
 } // namespace
 
+size_t find_call_open(const std::string& text, size_t from, const ToolFormat& format) {
+  for (size_t at = from; at < text.size(); ++at)
+    if (match_open(text, at, format) == OpenMatch::kWhole)
+      return at;
+  return std::string::npos;
+}
+
 ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix,
                              const ToolFormat& format) {
   if (format.parse)
     return format.parse(text, id_prefix);
   ToolAnswer a;
   const std::string open_tag = format.call_open, close_tag = format.call_close;
-  size_t open = find_call(text, 0, format);
+  size_t open = find_call_open(text, 0, format);
   if (open == std::string::npos) {
     a.content = text;
     return a;
@@ -106,7 +106,7 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
     return true;
   };
   if (format.calls_form == CallsForm::kNamedArgs) {
-    for (size_t at = open; at != std::string::npos; at = find_call(text, at, format)) {
+    for (size_t at = open; at != std::string::npos; at = find_call_open(text, at, format)) {
       if (!add_call(named_args_call(text, at + open_tag.size(), open_tag, &at)))
         break; // cut off (max_tokens) or not a call: what came before stays
     }
@@ -120,7 +120,7 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
           break;
         }
   } else {
-    for (size_t at = open; at != std::string::npos; at = find_call(text, at, format)) {
+    for (size_t at = open; at != std::string::npos; at = find_call_open(text, at, format)) {
       // Wrapped: the JSON between the tags; else the object from its opening text to the end.
       const size_t body = close_tag.empty() ? at : at + open_tag.size();
       const size_t close = close_tag.empty() ? text.size() : text.find(close_tag, body);
@@ -165,6 +165,7 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
       p.content = text_.substr(from, end - from);
       sent_ += end - from;
     }
+    send_calls(partial_calls(text_, *format_, id_prefix), p);
     return p;
   }
   if (format_->streamable) { // sent_ counts the content sent
@@ -172,7 +173,7 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
     const std::string content = a.content.is_string() ? a.content.get<std::string>() : "";
     if (content.size() > sent_)
       p.content = content.substr(sent_);
-    p.calls = std::move(a.tool_calls);
+    send_final(a.tool_calls, id_prefix, p);
     return p;
   }
   if (!last) {
@@ -184,6 +185,7 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
     if (upto > sent_)
       p.content = text_.substr(sent_, upto - sent_);
     sent_ = std::max(sent_, upto);
+    send_calls(partial_calls(text_, *format_, id_prefix), p);
     return p;
   }
   ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_);
@@ -192,8 +194,51 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
                                                       : "";
   if (content.size() > sent_)
     p.content = content.substr(sent_);
-  p.calls = std::move(a.tool_calls);
+  send_final(a.tool_calls, id_prefix, p);
   return p;
+}
+
+void ToolCallStream::send_final(json calls, const std::string& id_prefix, Piece& p) {
+  // The calls streamed so far end as partial_calls has them (what was sent is a start of
+  // that: all that came, for a call cut off); the others are sent whole, as parsed.
+  const std::vector<PartialCall> streamed = partial_calls(text_, *format_, id_prefix);
+  std::vector<PartialCall> ends;
+  for (size_t i = 0; i < std::max(calls.size(), std::min(streamed.size(), args_sent_.size()));
+       ++i) {
+    if (i >= calls.size() || (i < streamed.size() && streamed[i].whole)) {
+      ends.push_back(streamed[i]);
+      continue;
+    }
+    const json& f = calls[i]["function"];
+    ends.push_back({calls[i]["id"].get<std::string>(), f["name"].get<std::string>(),
+                    f["arguments"].get<std::string>(), true});
+  }
+  send_calls(ends, p);
+  p.calls = std::move(calls);
+}
+
+void ToolCallStream::send_calls(const std::vector<PartialCall>& calls, Piece& p) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const PartialCall& c = calls[i];
+    json delta = {{"index", i}};
+    if (i == args_sent_.size()) { // its first delta: id, type and name
+      if (c.name.empty())
+        break;
+      args_sent_.emplace_back();
+      delta["id"] = c.id;
+      delta["type"] = "function";
+      delta["function"] = {{"name", c.name}, {"arguments", ""}};
+    }
+    std::string& sent = args_sent_[i];
+    // A call's arguments only grow; ones that do not start with what was sent (a parse
+    // that rewrote them) add nothing.
+    if (c.arguments.size() > sent.size() && c.arguments.compare(0, sent.size(), sent) == 0) {
+      delta["function"]["arguments"] = c.arguments.substr(sent.size());
+      sent = c.arguments;
+    }
+    if (delta.contains("function"))
+      p.deltas.push_back(std::move(delta));
+  }
 }
 
 } // namespace pshard::server

@@ -96,22 +96,45 @@ std::string prefix_rules(const std::string& gbnf, const std::string& prefix);
 // before it could begin no call then, and cannot now), so a stream reads its text once.
 size_t streamable_prefix(const std::string& text, const ToolFormat& format, size_t from = 0);
 
+// Where the first call of `text` from `from` on opens (the format's whole opening text);
+// npos when none does.
+size_t find_call_open(const std::string& text, size_t from, const ToolFormat& format);
+
+// The calls of an answer so far: each one whose name is whole, with its arguments as far
+// as they have come (tool_call_partial.cpp). None for kArray (Mistral v3 / Tekken), whose
+// calls name their ids after their arguments: they are sent whole at the end.
+std::vector<PartialCall> partial_calls(const std::string& text, const ToolFormat& format,
+                                       const std::string& id_prefix);
+// The JSON value at text[from]: where it ends (one past), npos when the text ends first;
+// `minified` gets what of it has come, without the whitespace outside strings.
+size_t scan_json_value(const std::string& text, size_t from, std::string* minified);
+
 // A streamed chat that offered tools: the content to send as it comes (never any of a
-// call's text), and with the last text the calls, whole.
+// call's text); each call as OpenAI streams one — its id and name once the name is whole,
+// then its arguments piece by piece (`deltas`, tool_calls entries with their index); and
+// with the last text the calls, whole (`calls`, what the answer made).
 class ToolCallStream {
 public:
   explicit ToolCallStream(const ToolFormat& format = kHermesTools) : format_(&format) {}
   struct Piece {
     std::string content;
+    nlohmann::json deltas = nlohmann::json::array();
     nlohmann::json calls = nlohmann::json::array();
   };
   Piece push(const std::string& text, bool last, const std::string& id_prefix);
 
 private:
+  // The deltas that bring what was sent up to `calls`.
+  void send_calls(const std::vector<PartialCall>& calls, Piece& p);
+  // At the end: the deltas that finish the answer's calls (`calls`, parsed whole), and
+  // those calls as p.calls.
+  void send_final(nlohmann::json calls, const std::string& id_prefix, Piece& p);
+
   const ToolFormat* format_;
   std::string text_;
   size_t sent_ = 0;
-  size_t scanned_ = 0; // streamable_prefix's answer for the text so far
+  size_t scanned_ = 0;             // streamable_prefix's answer for the text so far
+  std::vector<std::string> args_sent_; // per call announced: its arguments sent
 };
 
 } // namespace pshard::server

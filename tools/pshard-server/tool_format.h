@@ -41,6 +41,13 @@ namespace pshard::server {
 
 struct ToolAnswer; // tool_calls.h
 
+// A call of an answer still being written (tool_calls.h's partial_calls).
+struct PartialCall {
+  std::string id, name;  // the name is whole
+  std::string arguments; // its arguments' JSON so far, whitespace outside strings dropped
+  bool whole = false;    // the arguments are complete
+};
+
 using JsonList = std::vector<nlohmann::ordered_json>;
 
 // Where the tools block goes: appended to the system message, before the first user
@@ -82,13 +89,16 @@ struct ToolFormat {
   // Harmony's (null for the others): the tools' own turn (kDeveloper without a system
   // message); an assistant message with calls as a whole turn of role `text_role` (its
   // content, then the calls); a fix to the rendered prompt when tools are offered; the
-  // answer read back; and what of an answer so far may stream as content ([begin, end)).
+  // answer read back; what of an answer so far may stream as content ([begin, end)); and
+  // its calls so far.
   const char* text_role = "";
   std::string (*tools_turn)(const std::string& tools_text) = nullptr;
   std::string (*calls_turn)(const std::string& content, const JsonList& calls) = nullptr;
   void (*after_render)(std::string& prompt) = nullptr;
   ToolAnswer (*parse)(const std::string& text, const std::string& id_prefix) = nullptr;
   std::pair<size_t, size_t> (*streamable)(const std::string& text) = nullptr;
+  std::vector<PartialCall> (*partial)(const std::string& text,
+                                      const std::string& id_prefix) = nullptr;
 };
 
 extern const ToolFormat kHermesTools;

@@ -331,6 +331,31 @@ CLOCK = {"type": "function", "function": {
                                        "$defs": {"zone": {"type": "string", "maxLength": 8}}}}}
 
 
+def joined_calls(events):
+    """A stream's tool calls as OpenAI's clients join them: per index, the id, type and name
+    of its first delta and the arguments of all of them; and how many deltas there were."""
+    calls, pieces = {}, 0
+    for e in events:
+        for d in e["choices"][0]["delta"].get("tool_calls", []):
+            c = calls.setdefault(d["index"], {"id": d.get("id"), "type": d.get("type"),
+                                              "function": {"name": d["function"].get("name"),
+                                                           "arguments": ""}})
+            c["function"]["arguments"] += d["function"].get("arguments", "")
+            pieces += 1
+    return [calls[i] for i in sorted(calls)], pieces
+
+
+def same_calls(streamed, calls, ids=False):
+    """The same functions with the same arguments (compared as JSON), and ids if asked."""
+    def key(x):
+        return ((x["id"] if ids else None), x["type"], x["function"]["name"],
+                json.loads(x["function"]["arguments"]))
+    try:
+        return [key(x) for x in streamed] == [key(x) for x in calls]
+    except ValueError:
+        return False
+
+
 def valid_call(call):
     """Whether a tool call names a listed function with arguments its schema takes."""
     args = json.loads(call["function"]["arguments"])
@@ -355,10 +380,11 @@ def tool_calling(s):
           c["message"]["content"] is None and len(calls) == 1 and calls[0]["type"] == "function"
           and calls[0]["id"].startswith("call_") and valid_call(calls[0]), body)
     status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
-    deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
+    streamed, pieces = joined_calls(events)
     finish = [e["choices"][0]["finish_reason"] for e in events if e["choices"][0]["finish_reason"]]
-    check("the call streamed", status == 200 and done and finish == ["tool_calls"] and
-          [d["function"] for d in deltas] == [x["function"] for x in calls] and
+    check("the call streamed, its arguments piece by piece", status == 200 and done and
+          finish == ["tool_calls"] and same_calls(streamed, calls) and pieces > 3 and
+          streamed[0]["id"].startswith("call_") and
           not any(e["choices"][0]["delta"].get("content") for e in events), events[-3:])
     named = dict(req, tool_choice={"type": "function", "function": {"name": "get_time"}})
     status, body = s.json("POST", "/v1/chat/completions", named)
@@ -596,9 +622,9 @@ def harmony(tmp):
         check("harmony: the tools declared", status == 200 and
               body["usage"]["prompt_tokens"] > off["usage"]["prompt_tokens"] + 40, body)
         status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
-        deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
-        check("harmony: the call streamed", status == 200 and done and
-              [d["function"] for d in deltas] == [x["function"] for x in calls] and
+        streamed, pieces = joined_calls(events)
+        check("harmony: the call streamed piece by piece", status == 200 and done and
+              same_calls(streamed, calls) and pieces > 3 and
               not any(e["choices"][0]["delta"].get("content") for e in events), events[-3:])
         history = [{"role": "user", "content": "Weather in Oslo?"},
                    {"role": "assistant", "content": None, "tool_calls": [
@@ -632,9 +658,9 @@ def llama3_tool_calling():
         check("llama3: a required call", c.get("finish_reason") == "tool_calls" and
               len(calls) == 1 and valid_call(calls[0]), body)
         status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
-        deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
-        check("llama3: the call streamed", status == 200 and done and len(deltas) == 1 and
-              [d["function"] for d in deltas] == [x["function"] for x in calls], events[-3:])
+        streamed, pieces = joined_calls(events)
+        check("llama3: the call streamed piece by piece", status == 200 and done and
+              len(streamed) == 1 and pieces > 3 and same_calls(streamed, calls), events[-3:])
         plain = {"messages": ask, "max_tokens": 8, "temperature": 0}
         _, want = s.json("POST", "/v1/chat/completions", plain)
         status, body = s.json("POST", "/v1/chat/completions", dict(plain, tools=[WEATHER]))
@@ -682,11 +708,13 @@ def mistral_tool_calling(tmp, template="mistral-v3", extra_tokens=""):
               "tool_calls" and len(calls) == 1 and all(valid_call(x) for x in calls) and
               mistral_ids, body)
         status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
-        deltas = [d for e in events for d in e["choices"][0]["delta"].get("tool_calls", [])]
-        # The model's own ids (the array form's) are the same both ways; ours differ.
-        same = (lambda x: x["function"]) if args_form else (lambda x: (x["id"], x["function"]))
+        streamed, pieces = joined_calls(events)
+        # The model's own ids (the array form's) are the same both ways; ours differ. The
+        # array form's calls come whole at the end (their ids follow their arguments); the
+        # [ARGS] form's piece by piece.
         check("%s: the calls streamed" % template, status == 200 and done and
-              [same(d) for d in deltas] == [same(x) for x in calls], events[-3:])
+              same_calls(streamed, calls, ids=not args_form) and
+              (pieces > len(calls) if args_form else pieces == len(calls)), events[-3:])
         plain = {"messages": ask, "max_tokens": 4, "temperature": 0}
         _, want = s.json("POST", "/v1/chat/completions", plain)
         history = ask + [{"role": "assistant", "content": None, "tool_calls": calls[:1]},
