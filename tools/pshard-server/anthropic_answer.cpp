@@ -114,25 +114,31 @@ std::string AnthropicStream::on_event(const TokenEvent& e) {
     out += event("content_block_delta",
                  {{"index", index_}, {"delta", {{"type", "text_delta"}, {"text", d.content}}}});
   }
+  for (const json& delta : d.call_deltas) { // each call a tool_use block, its input as it comes
+    if (delta.contains("id")) {
+      if (!open_type_.empty())
+        out += close_block();
+      out += open_block({{"type", "tool_use"},
+                         {"id", delta["id"]},
+                         {"name", delta["function"]["name"]},
+                         {"input", json::object()}});
+      ++calls_;
+    }
+    const std::string piece = delta["function"].value("arguments", "");
+    if (!piece.empty())
+      out += event(
+          "content_block_delta",
+          {{"index", index_}, {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}});
+  }
   if (!d.last)
     return out;
   const json stop = stop_string_json(stops_, e.stop_string);
   if (open_type_ == "thinking")
     out += close_block();
-  if (!text_seen_ && d.calls.empty())
+  if (!text_seen_ && d.calls.empty() && calls_ == 0)
     out += open_block({{"type", "text"}, {"text", ""}}); // an empty answer is still text
   if (!open_type_.empty())
     out += close_block();
-  for (const json& call : d.calls) {
-    json block = tool_use_block(call);
-    const std::string input = block["input"].dump();
-    block["input"] = json::object();
-    out += open_block(block);
-    out += event(
-        "content_block_delta",
-        {{"index", index_}, {"delta", {{"type", "input_json_delta"}, {"partial_json", input}}}});
-    out += close_block();
-  }
   out += event("message_delta", {{"delta",
                                   {{"stop_reason", stop_reason(e.finish, !d.calls.empty(), stop)},
                                    {"stop_sequence", stop}}},

@@ -42,6 +42,7 @@ private:
   int index_ = -1;        // of the block open now (or last closed)
   std::string open_type_; // "" when none is open
   bool text_seen_ = false;
+  size_t calls_ = 0; // tool_use blocks opened
 };
 
 } // namespace pshard::server

@@ -170,6 +170,38 @@ std::string ResponseStream::close_message() {
   return out;
 }
 
+std::string ResponseStream::open_call(const json& delta) {
+  std::string out;
+  if (reasoning_open_)
+    out += close_reasoning();
+  if (message_open_)
+    out += close_message();
+  if (!call_.is_null())
+    out += close_call();
+  ++output_index_;
+  const json call = {{"id", delta["id"]},
+                     {"function", {{"name", delta["function"]["name"]}, {"arguments", ""}}}};
+  call_ = call_item(header_, call, calls_++, "in_progress");
+  return out + event("response.output_item.added", {{"output_index", output_index_}, {"item", call_}});
+}
+
+std::string ResponseStream::call_arguments(const std::string& piece) {
+  call_["arguments"] = call_["arguments"].get<std::string>() + piece;
+  return event("response.function_call_arguments.delta",
+               {{"item_id", call_["id"]}, {"output_index", output_index_}, {"delta", piece}});
+}
+
+std::string ResponseStream::close_call() {
+  json done = {{"item_id", call_["id"]}, {"output_index", output_index_}};
+  done["arguments"] = call_["arguments"];
+  std::string out = event("response.function_call_arguments.done", done);
+  call_["status"] = "completed";
+  done_items_.push_back(call_);
+  out += event("response.output_item.done", {{"output_index", output_index_}, {"item", call_}});
+  call_ = nullptr;
+  return out;
+}
+
 std::string ResponseStream::on_event(const TokenEvent& e) {
   std::string out;
   AnswerStream::Delta d = answer_.push(e);
@@ -193,31 +225,23 @@ std::string ResponseStream::on_event(const TokenEvent& e) {
                                                 {"content_index", 0},
                                                 {"delta", d.content}});
   }
+  for (const json& delta : d.call_deltas) {
+    if (delta.contains("id"))
+      out += open_call(delta);
+    const std::string piece = delta["function"].value("arguments", "");
+    if (!piece.empty())
+      out += call_arguments(piece);
+  }
   if (!d.last)
     return out;
   if (reasoning_open_)
     out += close_reasoning();
-  if (!message_open_ && d.calls.empty())
+  if (!message_open_ && d.calls.empty() && calls_ == 0)
     out += open_message(); // an empty answer is still a message
   if (message_open_)
     out += close_message();
-  for (size_t n = 0; n < d.calls.size(); ++n) {
-    ++output_index_;
-    json item = call_item(header_, d.calls[n], n, "in_progress");
-    const std::string arguments = item["arguments"];
-    item["arguments"] = "";
-    out += event("response.output_item.added", {{"output_index", output_index_}, {"item", item}});
-    const json where = {{"item_id", item["id"]}, {"output_index", output_index_}};
-    json delta = where, done = where;
-    delta["delta"] = arguments;
-    done["arguments"] = arguments;
-    out += event("response.function_call_arguments.delta", delta);
-    out += event("response.function_call_arguments.done", done);
-    item["arguments"] = arguments;
-    item["status"] = "completed";
-    done_items_.push_back(item);
-    out += event("response.output_item.done", {{"output_index", output_index_}, {"item", item}});
-  }
+  if (!call_.is_null())
+    out += close_call();
   const json r = response_json(
       header_, request_, e.finish, done_items_,
       responses_usage(e.n_prompt, e.n_cached, e.n_generated, answer_.reasoning_tokens()));

@@ -41,6 +41,11 @@ private:
   std::string close_reasoning();
   std::string open_message();
   std::string close_message();
+  // A function_call item as its call streams (AnswerStream's call deltas): opened with its
+  // call id and name, its arguments as they come, done when the next item or the end comes.
+  std::string open_call(const nlohmann::json& delta);
+  std::string call_arguments(const std::string& piece);
+  std::string close_call();
 
   ResponseHeader header_;
   nlohmann::json request_;
@@ -50,6 +55,8 @@ private:
   std::string reasoning_, content_;
   bool reasoning_open_ = false, reasoning_done_ = false, message_open_ = false;
   nlohmann::json done_items_ = nlohmann::json::array();
+  nlohmann::json call_ = nullptr; // the function_call item open now
+  size_t calls_ = 0;              // calls opened
 };
 
 } // namespace pshard::server

@@ -133,7 +133,10 @@ def raw_http(s):
             m["stop_reason"] == "tool_use" and uses[0]["name"] == "get_weather" and
             isinstance(uses[0]["input"]["city"], str) and uses[0]["id"].startswith("toolu_"), m)
     status, events = stream(s, dict(req, stream=True))
-    c.check("the tool_use streamed", status == 200 and
+    pieces = [e for e in events if e["type"] == "content_block_delta" and
+              e["delta"]["type"] == "input_json_delta"]
+    c.check("the tool_use streamed, its input piece by piece", status == 200 and
+            len(pieces) > 3 and
             without_ids(blocks_of(events)) == without_ids(m["content"]), blocks_of(events))
 
     # A thought (forced by a grammar: stories260K does not think) as a thinking block.
