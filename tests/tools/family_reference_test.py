@@ -65,6 +65,7 @@ CASES = {
                "--attn-softcap", "3", "--final-softcap", "2"],
     "phi3": ["--arch", "phi3"],
     "granite": ["--arch", "granite", "--tied-output"],
+    "granitemoe": ["--arch", "granitemoe", "--n-expert", "8", "--n-expert-used", "3"],
     # 5 layers: layer 3 attends without RoPE.
     "smollm3": ["--arch", "smollm3", "--n-layer", "5", "--tied-output"],
     # YaRN from an original 8 positions: the temperature steps at 7, 15 and 23.

@@ -140,6 +140,7 @@ extern const ArchFamily kGemma2Family;
 extern const ArchFamily kGemma3Family;
 extern const ArchFamily kPhi3Family;
 extern const ArchFamily kGraniteFamily;
+extern const ArchFamily kGraniteMoeFamily;
 extern const ArchFamily kMistral3Family;
 extern const ArchFamily kSmolLm3Family;
 extern const ArchFamily kGptOssFamily;

@@ -8,7 +8,7 @@ namespace {
 constexpr const ArchFamily* kFamilies[] = {
     &kLlamaFamily,    &kQwen2Family,   &kQwen2VlFamily, &kQwen2MoeFamily, &kQwen3Family,
     &kQwen3MoeFamily, &kGemma2Family,  &kGemma3Family,  &kPhi3Family,     &kGraniteFamily,
-    &kMistral3Family, &kSmolLm3Family, &kGptOssFamily,
+    &kGraniteMoeFamily, &kMistral3Family, &kSmolLm3Family, &kGptOssFamily,
 };
 
 } // namespace

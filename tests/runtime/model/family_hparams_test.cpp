@@ -166,6 +166,13 @@ TEST_F(FamilyHParams, GraniteReadsItsMultipliers) {
   EXPECT_EQ(hp.logit_scale, 1.0f / 8.0f); // the logits are divided by logit_scale
   EXPECT_EQ(hp.attn_scale, 1.0f / 16.0f); // attention.scale: 1 / head_dim here
   EXPECT_FALSE(hp.rope(nullptr).neox);
+  ModelSpec moe = family("granitemoe", 2);
+  moe.n_expert = 4;
+  moe.n_expert_used = 2;
+  const ModelHParams granite_moe = read(moe);
+  EXPECT_EQ(granite_moe.residual_scale, 0.22f) << "the MoE's multipliers are Granite's";
+  EXPECT_EQ(granite_moe.n_expert, 4);
+  EXPECT_EQ(granite_moe.n_ff_exp, granite_moe.n_ff) << "experts as wide as feed_forward_length";
   const ModelHParams llama = read(family("llama", 2));
   EXPECT_EQ(llama.residual_scale, 1.0f);
   EXPECT_EQ(llama.logit_scale, 1.0f);

@@ -6,7 +6,8 @@ MoE), qwen2 (NeoX RoPE, q/k/v biases), qwen3 (per-head q/k RMSNorm before RoPE),
 qwen3moe (softmax over all experts, top-k renormalised), qwen2moe (top-k not
 renormalised, plus a shared expert scaled by sigmoid(gate . x)), phi3 (NeoX RoPE, fused
 attn_qkv and gate/up in one ffn_up, LongRoPE's long/short factors by context), granite
-(embedding, residual, attention and logit multipliers), mistral3 (Llama's block with an
+(embedding, residual, attention and logit multipliers; granitemoe with Mixtral-style
+experts), mistral3 (Llama's block with an
 attention temperature past the original context), smollm3 (every fourth layer without
 RoPE), gemma2 and gemma3
 (text): embeddings times sqrt(n_embd), NeoX RoPE, RMSNorm after attention and after the
@@ -97,7 +98,7 @@ class Reference:
         self.angles = (mult, mag * self.rope_mag)
         gemma = self.arch in GEMMA
         self.act = gelu_tanh if gemma else silu
-        granite = self.arch == "granite"
+        granite = self.arch in ("granite", "granitemoe")
         # Gemma scales the token embeddings (not injected ones) by sqrt(n_embd), Granite
         # by its embedding multiplier; Granite also scales each block's output before the
         # residual add and divides the logits.
@@ -283,7 +284,7 @@ class Reference:
             out = out + g * self.glu(x, self.t(p + "ffn_gate_shexp.weight"),
                                      self.t(p + "ffn_up_shexp.weight"),
                                      self.t(p + "ffn_down_shexp.weight"))
-        return h + out
+        return h + self.residual_scale * out  # Granite MoE scales the experts' output too
 
     def oai_experts(self, p, x):
         """gpt-oss's MoE as OpenAI's reference writes it: the top k of the biased router
