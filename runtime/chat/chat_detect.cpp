@@ -100,6 +100,8 @@ Detected detect(std::string_view t) {
     return found(opens_thought(t, "<\uff5cAssistant\uff5c>") ? kDeepseek3Thinking : kDeepseek3);
   if (has("[|system|]") && has("[|assistant|]") && has("[|endofturn|]"))
     return has("[|tool|]") ? not_rendered("exaone4") : found(kExaone3);
+  if (has("<|start_of_role|>"))
+    return found(kGranite);
   if (has("<|header_start|>") && has("<|header_end|>"))
     return found(kLlama4);
   return {};

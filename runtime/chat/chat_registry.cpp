@@ -20,6 +20,7 @@ constexpr const ChatTemplate* kAll[] = {
     &kFalcon3,
     &kGemma,
     &kGptOss,
+    &kGranite,
     &kLlama2,
     &kLlama2Sys,
     &kLlama2SysBos,

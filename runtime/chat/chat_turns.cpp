@@ -28,6 +28,10 @@ constexpr TurnFormat kLlama4Turns =
                    "<|header_start|>assistant<|header_end|>\n\n", /*trim=*/true);
 constexpr TurnFormat kPhi3Turns = any_role_turns({"<|{role}|>\n", "<|end|>\n"}, "<|assistant|>\n");
 constexpr TurnFormat kFalcon3Turns = any_role_turns({"<|{role}|>\n", "\n"}, "<|assistant|>\n");
+// IBM Granite 3.x (dense and MoE).
+constexpr TurnFormat kGraniteTurns =
+    any_role_turns({"<|start_of_role|>{role}<|end_of_role|>", "<|end_of_text|>\n"},
+                   "<|start_of_role|>assistant<|end_of_role|>");
 constexpr TurnFormat kZephyrTurns =
     any_role_turns({"<|{role}|>\n", "<|endoftext|>\n"}, "<|assistant|>\n");
 
@@ -167,6 +171,7 @@ constinit const ChatTemplate kDeepseek3("deepseek3", "DeepSeek V3, R1", render_t
 constinit const ChatTemplate kDeepseek3Thinking("deepseek3-thinking", "DeepSeek R1-0528, R1 distills", render_turns, false, &kDeepseek3ThinkingTurns);
 constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false, &kExaone3Turns);
 constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);
+constinit const ChatTemplate kGranite("granite", "IBM Granite 3.x", render_turns, true, &kGraniteTurns);
 constinit const ChatTemplate kGptOss("gpt-oss", "gpt-oss (OpenAI harmony)", render_turns, false, &kGptOssTurns, kHarmonyTextRoles);
 constinit const ChatTemplate kLlama3("llama3", "Llama 3, 3.1, 3.2, 3.3", render_turns, true, &kLlama3Turns);
 constinit const ChatTemplate kLlama4("llama4", "Llama 4", render_turns, true, &kLlama4Turns);

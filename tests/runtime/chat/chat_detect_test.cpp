@@ -96,6 +96,10 @@ const Case kCases[] = {
      "{{ '<|user|>\\n' + message['content'] + '\\n' }}{{ '<|assistant|>\\n' + "
      "message['content'] + '</s>' }}",
      "falcon3"},
+    {"IBM Granite 3.1",
+     "{%- for message in loop_messages %}{{- '<|start_of_role|>' + message['role'] + "
+     "'<|end_of_role|>' + message['content'] + '<|end_of_text|>\n' }}{%- endfor %}",
+     "granite"},
     {"Zephyr",
      "{% for message in messages %}{{ '<|user|>\\n' + message['content'] + "
      "'<|endoftext|>' }}{% endfor %}",

@@ -91,6 +91,13 @@ const std::map<std::string, std::string>& expected() {
       {"falcon3", "<|system|>\nYou are a helpful assistant\n<|user|>\nHello\n<|assistant|>\nHi "
                   "there\n<|user|>\nWho are you\n<|assistant|>\n   I am an assistant   \n<|user|>\n"
                   "Another question\n<|assistant|>\n"},
+      {"granite",
+       "<|start_of_role|>system<|end_of_role|>You are a helpful assistant<|end_of_text|>\n"
+       "<|start_of_role|>user<|end_of_role|>Hello<|end_of_text|>\n<|start_of_role|>assistant"
+       "<|end_of_role|>Hi there<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Who are you"
+       "<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>   I am an assistant   "
+       "<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Another question<|end_of_text|>\n"
+       "<|start_of_role|>assistant<|end_of_role|>"},
       {"zephyr", "<|system|>\nYou are a helpful assistant<|endoftext|>\n<|user|>\nHello"
                  "<|endoftext|>\n<|assistant|>\nHi there<|endoftext|>\n<|user|>\nWho are you"
                  "<|endoftext|>\n<|assistant|>\n   I am an assistant   <|endoftext|>\n<|user|>\n"
