@@ -382,11 +382,11 @@ void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
 }
 
 void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
-  auto object = parse_object(req.body);
+  auto object = parse_ordered_object(req.body);
   if (auto* e = std::get_if<ApiError>(&object))
     return send_error(res, *e);
-  const json& body = std::get<json>(object);
-  auto chat = responses_as_chat(nlohmann::ordered_json::parse(req.body, nullptr, false));
+  const json body(std::get<nlohmann::ordered_json>(object)); // the response echoes its fields
+  auto chat = responses_as_chat(std::get<nlohmann::ordered_json>(object));
   if (auto* e = std::get_if<ApiError>(&chat))
     return send_error(res, *e);
   auto started = start(std::get<nlohmann::ordered_json>(chat).dump(), Endpoint::kChat);
@@ -410,10 +410,10 @@ void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {
 
 void HttpApi::messages(const httplib::Request& req, httplib::Response& res, bool count) {
   auto fail = [&res](const ApiError& e) { send(res, anthropic_error_json(e), e.status); };
-  auto object = parse_object(req.body);
+  auto object = parse_ordered_object(req.body);
   if (auto* e = std::get_if<ApiError>(&object))
     return fail(*e);
-  nlohmann::ordered_json body = nlohmann::ordered_json::parse(req.body, nullptr, false);
+  nlohmann::ordered_json& body = std::get<nlohmann::ordered_json>(object);
   if (count && !body.contains("max_tokens"))
     body["max_tokens"] = 1; // counting needs no answer length
   auto chat = messages_as_chat(body);

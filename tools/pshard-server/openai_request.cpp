@@ -257,8 +257,10 @@ FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest&
 
 } // namespace
 
-std::variant<json, ApiError> parse_object(const std::string& body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+namespace {
+
+template <typename Json> std::variant<Json, ApiError> parse_object_as(const std::string& body) {
+  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     return bad_request("the request body is not valid JSON; send a JSON object with "
                        "Content-Type: application/json",
@@ -267,6 +269,16 @@ std::variant<json, ApiError> parse_object(const std::string& body) {
     return bad_request("the request body must be a JSON object, got " + std::string(j.type_name()),
                        "", "invalid_json");
   return j;
+}
+
+} // namespace
+
+std::variant<json, ApiError> parse_object(const std::string& body) {
+  return parse_object_as<json>(body);
+}
+
+std::variant<nlohmann::ordered_json, ApiError> parse_ordered_object(const std::string& body) {
+  return parse_object_as<nlohmann::ordered_json>(body);
 }
 
 std::variant<json, ApiError> parse_for_model(const std::string& text, const ServingEngine& engine) {

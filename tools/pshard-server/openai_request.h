@@ -54,6 +54,9 @@ FieldError read_model(const nlohmann::json& body, const ServingEngine& engine);
 
 // The body as a JSON object, or the error to answer.
 std::variant<nlohmann::json, ApiError> parse_object(const std::string& body);
+// The same keeping the fields' order (a body translated into another API's, whose
+// schemas and tools keep their order in the prompt).
+std::variant<nlohmann::ordered_json, ApiError> parse_ordered_object(const std::string& body);
 // parse_object, then read_model: a request body for this server's model.
 std::variant<nlohmann::json, ApiError> parse_for_model(const std::string& body,
                                                        const ServingEngine& engine);
