@@ -271,6 +271,7 @@ const ToolFormat kHarmonyTools{.name = "harmony",
                                .calls_text = nullptr, // calls_turn writes them
                                .result_text = harmony_result_text,
                                .text_role = "harmony",
+                               .drops_answered_analysis = true,
                                .tools_turn = harmony_tools_turn,
                                .calls_turn = harmony_calls_turn,
                                .after_render = harmony_after_render,

@@ -74,6 +74,17 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
                        "messages", it->is_array() ? "invalid_value" : "invalid_type");
   std::vector<std::pair<std::string, std::string>> chat;
   CallNames names;
+  const ToolFormat& format = engine.tool_format();
+  auto makes_calls = [](const json& m) {
+    const auto calls = m.find("tool_calls");
+    return calls != m.end() && calls->is_array() && !calls->empty();
+  };
+  size_t answered = 0; // messages before the last final answer (an assistant's without calls)
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    if (m.is_object() && m.value("role", json()) == "assistant" && !makes_calls(m))
+      answered = i;
+  }
   for (size_t i = 0; i < it->size(); ++i) {
     const json& m = (*it)[i];
     const std::string param = "messages[" + std::to_string(i) + "]";
@@ -83,8 +94,10 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
     auto content = message_content(m, i, engine, images);
     if (auto* e = std::get_if<ApiError>(&content))
       return *e;
-    auto turn = tool_message(m, std::get<std::string>(std::move(content)), param,
-                             engine.tool_format(), &names);
+    if (format.drops_answered_analysis && i < answered && makes_calls(m))
+      std::get<std::string>(content).clear();
+    auto turn =
+        tool_message(m, std::get<std::string>(std::move(content)), param, format, &names);
     if (auto* e = std::get_if<ApiError>(&turn))
       return *e;
     chat.push_back(std::get<std::pair<std::string, std::string>>(std::move(turn)));

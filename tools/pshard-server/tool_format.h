@@ -92,6 +92,9 @@ struct ToolFormat {
   // answer read back; what of an answer so far may stream as content ([begin, end)); and
   // its calls so far.
   const char* text_role = "";
+  // An assistant turn's text beside its calls is its analysis, which the template drops
+  // once a later assistant message without calls (a final answer) follows (harmony).
+  bool drops_answered_analysis = false;
   std::string (*tools_turn)(const std::string& tools_text) = nullptr;
   std::string (*calls_turn)(const std::string& content, const JsonList& calls) = nullptr;
   void (*after_render)(std::string& prompt) = nullptr;

@@ -634,6 +634,20 @@ def harmony(tmp):
         status, body = s.json("POST", "/v1/chat/completions", dict(
             one, messages=history, tools=[WEATHER], max_tokens=8))
         check("harmony: an earlier call and its result", status == 200, body)
+        # As gpt-oss's template: a call's analysis stays until a final answer follows it.
+        def prompt_tokens(messages):
+            status, b = s.json("POST", "/v1/chat/completions",
+                               dict(one, messages=messages, tools=[WEATHER]))
+            return b["usage"]["prompt_tokens"] if status == 200 else b
+        thought = [dict(m, content="I should look it up.") if m.get("tool_calls") else m
+                   for m in history]
+        later = [{"role": "assistant", "content": "It is 7 C."},
+                 {"role": "user", "content": "Thanks!"}]
+        pending, kept = prompt_tokens(history), prompt_tokens(thought)
+        answered, dropped = prompt_tokens(history + later), prompt_tokens(thought + later)
+        check("harmony: an answered call's analysis is dropped",
+              isinstance(kept, int) and kept > pending and dropped == answered,
+              (pending, kept, answered, dropped))
         # gpt-oss's windows of 128: those layers' own pool, a few windows long.
         window, total = s.metric("pshard_kv_window_pages_total"), s.metric("pshard_kv_pages_total")
         check("harmony: sliding-window pages", 0 < window < total and
