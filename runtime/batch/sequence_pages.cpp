@@ -1,5 +1,7 @@
 #include "runtime/batch/sequence_pages.h"
 
+#include "runtime/model/kv_ring.h"
+
 #include <algorithm>
 #include <string>
 
@@ -312,16 +314,16 @@ void SequencePages::advance(const AssembledPass& p) {
       q.cacheable = false; // an image's rows are not named by their placeholder tokens
       q.filling = {};
     }
-    if (!q.cacheable)
-      continue;
     const auto first = p.tokens.begin() + p.segments[g].begin;
-    for (auto t = first; t != first + p.segments[g].count; ++t) {
+    for (auto t = first; q.cacheable && t != first + p.segments[g].count; ++t) {
       q.filling.push_back(*t);
       if (static_cast<int64_t>(q.filling.size()) == pt) {
-        register_page(seq, page++, q.filling);
+        register_page(seq, page++, q.filling); // its window page goes with it (link)
         q.filling.clear();
       }
     }
+    // Between passes: the window, and a rewind's margin into the pass just run.
+    window_.trim(seq, q.length - std::min(p.segments[g].count, kWindowRewindPositions));
   }
 }
 

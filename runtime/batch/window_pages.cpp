@@ -44,7 +44,7 @@ int64_t WindowPages::append_need(SeqId seq, int64_t length, int64_t n) const {
   return net_new(seq, end - std::min(n, max_pass_), (end + page_tokens_ - 1) / page_tokens_);
 }
 
-void WindowPages::take(SeqId seq, int64_t length, int64_t pages_after) {
+void WindowPages::trim(SeqId seq, int64_t length) {
   if (!enabled())
     return;
   Held& h = held_[static_cast<size_t>(seq)];
@@ -54,8 +54,16 @@ void WindowPages::take(SeqId seq, int64_t length, int64_t pages_after) {
     drop_page(t[h.first]);
     t[h.first] = 0;
   }
+}
+
+void WindowPages::take(SeqId seq, int64_t length, int64_t pages_after) {
+  if (!enabled())
+    return;
+  trim(seq, length);
+  Held& h = held_[static_cast<size_t>(seq)];
   if (h.end == h.first) // nothing held: the held run starts where the pass writes
     h.first = h.end = std::max(h.end, first_needed(length));
+  int32_t* t = table(seq);
   while (h.end < pages_after)
     t[h.end++] = take_page();
 }

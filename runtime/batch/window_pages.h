@@ -8,8 +8,9 @@
 // A sequence's window table has the full table's indexing (page i: positions
 // [i * page_tokens, (i + 1) * page_tokens)); entries below its first held page name page 0,
 // never read for these positions, so a kernel that touches them stays inside the pool.
-// Pages are dropped when a pass starts (take), so a rewind to the last pass's start
-// still finds its window. With the prefix cache, a windowed page rides along with the
+// After a pass a sequence keeps the window of the position kWindowRewindPositions (at
+// most the pass) before its end, so a rewind past speculative decoding's drafts still
+// finds its window (kv_ring.h); a pass drops the rest when it starts. With the prefix cache, a windowed page rides along with the
 // full page of the same index when that one is registered: a later prompt that shares
 // the full pages shares the windowed pages of its last window too, while they are still
 // cached (idle ones are evicted, least recently used first, when a pass needs room).
@@ -52,8 +53,11 @@ public:
   // Drops the pages before the window of `length` positions, then takes pages up to
   // index `pages_after` (net_new counted them).
   void take(SeqId seq, int64_t length, int64_t pages_after);
+  // Drops the pages before the window of `length` positions (no further than it holds).
+  void trim(SeqId seq, int64_t length);
   // Keeps pages [first held, pages) of the sequence and drops the rest (a failed pass, a
-  // rewind); a rewind that needs dropped pages is refused (`length` positions kept).
+  // rewind); a rewind that needs dropped pages is refused (`length` positions kept): one
+  // more than kWindowRewindPositions back, or before the last pass's start.
   Status rewind(SeqId seq, int64_t length, int64_t pages);
   void drop_after(SeqId seq, int64_t pages);
   void close(SeqId seq);

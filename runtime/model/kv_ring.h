@@ -48,18 +48,23 @@ inline uint64_t kv_bytes_moved(uint64_t per_position, uint64_t ring_per_position
 }
 
 // Several sequences in a batch engine's page pool: the sliding-window layers have a pool of
-// their own (runtime/batch/window_pages.h), each sequence holding the pages of its last
-// window and of the pass it runs. kKvPageTokens: the engines' default page.
+// their own (runtime/batch/window_pages.h). Between passes a sequence holds the pages of
+// its window and of the last kWindowRewindPositions positions before it (a rewind past
+// speculative decoding's drafts goes no further back: 1 + 64 drafted tokens); a pass also
+// holds its own tokens' pages. kKvPageTokens: the engines' default page.
 inline constexpr int64_t kKvPageTokens = 16;
+inline constexpr int64_t kWindowRewindPositions = 65;
 
-// That pool's pages for `max_sequences` sequences, each reading a window of `window`
-// positions in passes of up to `max_pass` tokens: the pages any such span touches, each;
-// at most `full_pages`, which hold the same positions for every layer.
+// That pool's pages for `max_sequences` sequences reading windows of `window` positions
+// in passes of up to `max_pass` tokens in all: each sequence's window and rewind margin
+// (the pages that span touches, two more at its ends), and the pass's tokens; at most
+// `full_pages`, which hold the same positions for every layer.
 inline int64_t window_pool_pages(int64_t window, int64_t page_tokens, int64_t max_pass,
                                  int64_t max_sequences, int64_t full_pages) {
-  const int64_t span = window - 1 + max_pass; // positions one pass of one sequence reads
-  const int64_t per_sequence = (span + page_tokens - 1) / page_tokens + 1;
-  return std::min(full_pages, max_sequences * per_sequence);
+  const int64_t held = window - 1 + kWindowRewindPositions;
+  const int64_t per_sequence = (held + page_tokens - 1) / page_tokens + 2;
+  const int64_t pass = (max_pass + page_tokens - 1) / page_tokens;
+  return std::min(full_pages, max_sequences * per_sequence + pass);
 }
 
 // The smallest n_past a ring can rewind to (besides 0, which starts afresh): the next

@@ -2,6 +2,9 @@
 
 #include "runtime/serve/pass_plan.h"
 
+#include "runtime/generate/prompt_lookup.h"
+#include "runtime/model/kv_ring.h"
+
 #include <algorithm>
 
 namespace pshard {
@@ -340,6 +343,8 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
       stats_.draft_tokens += adv.checked;
       stats_.accepted_draft_tokens += adv.accepted;
     }
+    // A batch's sliding-window pages keep this much of a pass for the rewind below.
+    static_assert(1 + kMaxDraftTokens <= kWindowRewindPositions);
     if (adv.drop > 0) { // the drafted tokens after the last kept one never happened
       const int64_t keep = engine_.sequence_length(a.seq()) - adv.drop;
       if (Status st = engine_.rewind_sequence(a.seq(), a.tokens(keep)); !st.ok()) {

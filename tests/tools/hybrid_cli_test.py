@@ -60,18 +60,19 @@ def sliding_window_rings(tmp):
         outs[name] = out
     p = run(os.path.join(build, "tools/pshard-diff/pshard-diff"), outs["rings"], outs["whole"])
     check("pshard-diff notes the rings", "rings of 32 -> whole" in p.stdout, p.stdout)
-    # Four sequences (-np 4): a pool of each one's last window and pass in pages of 16
-    # (8 - 1 + 16 positions touch 3 pages); the batched engine keeps that pool on emu.
+    # Four sequences (-np 4): a pool in pages of 16 of each one's window and rewind margin
+    # (8 - 1 + 65 positions: 5 pages, 2 more at the ends) and the largest pass (1 page);
+    # the batched engine keeps that pool on emu.
     pooled = os.path.join(tmp, "pooled.pshard")
     p = run(compile_bin, "-m", model, "--profile", profile, "-o", pooled, "--tiers", "1,4,16",
             "-c", "512", "--budgets", "0,2M", "--kernel-workspace", "0", "-np", "4")
-    check("compile -np 4", p.returncode == 0 and "caches are a pool of 192 positions" in p.stdout,
+    check("compile -np 4", p.returncode == 0 and "caches are a pool of 464 positions" in p.stdout,
           p.stdout + p.stderr)
     p = run(os.path.join(build, "tools/pshard-bench/pshard-bench"), "-m", model, "-s", pooled,
             "--backend", "emu", "-npp", "100", "-ntg", "8", "-npl", "4", "-c", "512", "-b", "16",
             "-t", "2")
     check("batched bench keeps the compiled window pool",
-          p.returncode == 0 and "sliding-window layers 12 pages" in p.stdout, p.stdout + p.stderr)
+          p.returncode == 0 and "sliding-window layers 29 pages" in p.stdout, p.stdout + p.stderr)
     prompt = " ".join(["the cat sat on the mat"] * 12)  # past the ring, so it wraps
     for backend, vram in [("cpu", "0"), ("emu", "2M")]:
         runs = {}

@@ -87,16 +87,17 @@ TEST(KvRingPlanner, LocalLayersDeviceCachesAreRings) {
   }
   EXPECT_LT(grid->at(0, 0).arena_bytes, whole->at(0, 0).arena_bytes);
 
-  // Several sequences: the local layers' page pool, each sequence's window and largest
-  // pass in pages of 16 (1023 + 256 positions touch 81 pages), the global layers' whole.
+  // Several sequences: the local layers' page pool in pages of 16, each sequence's window
+  // and rewind margin (1023 + 65 positions: 68 pages, 2 more at the ends) and the largest
+  // pass (256 positions); the global layers' caches whole.
   CompileOptions two = at_32k();
   two.parallel = 2;
-  EXPECT_EQ(kv_ring_positions(graph, two), 2 * 81 * 16);
+  EXPECT_EQ(kv_ring_positions(graph, two), (2 * 70 + 16) * 16);
   const Result<PlanGrid> pooled = plan_grid(graph, machine, two);
   ASSERT_TRUE(pooled.ok()) << pooled.status().to_string();
   for (const auto& [i, bytes] : kv_buffers(pooled->at(0, 0))) {
     const SubLayerInfo& s = graph.sublayers[static_cast<size_t>(i)];
-    EXPECT_EQ(bytes, s.kv_bytes_per_token(two.kv_type) * (s.attn_window > 0 ? 2592 : 65536))
+    EXPECT_EQ(bytes, s.kv_bytes_per_token(two.kv_type) * (s.attn_window > 0 ? 2496 : 65536))
         << s.name;
   }
   two.kv_ring = 0; // --swa-full

@@ -13,7 +13,7 @@ namespace {
 
 using namespace pshard::testing;
 
-constexpr int64_t kCtx = 96;
+constexpr int64_t kCtx = 256; // the windowed models' pool smaller than the full one
 constexpr int kSequences = 8;
 
 // Prompts of 17 to 56 tokens (past one page of 16), then the same prompts extended.

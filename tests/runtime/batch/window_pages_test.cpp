@@ -44,15 +44,17 @@ const int32_t* window_table(SequencePages& seqs, SeqId seq) {
   return seqs.window_tables().data() + seq * seqs.pages_per_sequence();
 }
 
-TEST(WindowPages, ThePoolHoldsEveryWindowOfEveryPass) {
-  // Passes of 8 read 6 - 1 + 8 positions: 4 pages of 4, 5 where they straddle.
-  EXPECT_EQ(window_pool_pages(kWindow, kPage, 8, 2, 32), 10);
+TEST(WindowPages, ThePoolHoldsEveryWindowAndOnePass) {
+  // Each sequence: a window of 6 and the rewind margin, 6 - 1 + 65 positions (18 pages of
+  // 4, two more where they straddle); and the pass's 8 tokens, 2 pages.
+  EXPECT_EQ(window_pool_pages(kWindow, kPage, 8, 2, 1000), 2 * (18 + 2) + 2);
   EXPECT_EQ(window_pool_pages(kWindow, kPage, 8, 2, 6), 6) << "never more than the full pool";
-  EXPECT_EQ(window_pool_pages(128, 16, 512, 4, 1 << 20), 4 * (40 + 1));
+  EXPECT_EQ(window_pool_pages(128, 16, 512, 4, 1 << 20), 4 * (12 + 2) + 32); // gpt-oss's
 }
 
 TEST(WindowPages, ASequenceHoldsOnlyItsLastWindowsPages) {
   SequencePages seqs(limits(window_pool_pages(kWindow, kPage, 8, 2, 32)));
+  EXPECT_EQ(seqs.window_tables().size(), 2u * 16u);
   ASSERT_TRUE(seqs.windowed());
   auto a = seqs.open();
   ASSERT_TRUE(a.ok());
@@ -123,6 +125,16 @@ TEST(WindowPages, ARewindKeepsTheLastPassesWindowAndRefusesOneFurther) {
   EXPECT_TRUE(seqs.rewind(*a, {}).ok()) << "back to nothing starts afresh";
   EXPECT_EQ(seqs.stats().window_used_pages, 0);
   EXPECT_TRUE(feed(seqs, *a, tokens(1, 5)).ok());
+  // Decoding one token a pass keeps one position's margin (and the rest of its page): at
+  // 17 positions pages 2 on are held, so a rewind to 16 is fine, to 12 (whose window starts
+  // at 7, page 1) is not.
+  for (int i = 0; i < 12; ++i)
+    ASSERT_TRUE(feed(seqs, *a, {static_cast<TokenId>(10 + i)}).ok());
+  std::vector<TokenId> fed = tokens(1, 5);
+  for (int i = 0; i < 12; ++i)
+    fed.push_back(static_cast<TokenId>(10 + i));
+  EXPECT_EQ(seqs.rewind(*a, {fed.begin(), fed.end() - 5}).code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(seqs.rewind(*a, {fed.begin(), fed.end() - 1}).ok());
 }
 
 TEST(WindowPages, ACachedPromptSharesTheWindowPagesOfItsEnd) {
