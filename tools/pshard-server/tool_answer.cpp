@@ -222,8 +222,6 @@ void ToolCallStream::send_calls(const std::vector<PartialCall>& calls, Piece& p)
     const PartialCall& c = calls[i];
     json delta = {{"index", i}};
     if (i == args_sent_.size()) { // its first delta: id, type and name
-      if (c.name.empty())
-        break;
       args_sent_.emplace_back();
       delta["id"] = c.id;
       delta["type"] = "function";

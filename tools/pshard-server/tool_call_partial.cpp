@@ -55,9 +55,11 @@ size_t scan_value(const std::string& t, size_t from, std::string* minified) {
   return std::string::npos;
 }
 
-// The call object at t[at] ('{'): its "name" once whole, its `args_key` value so far.
-// Returns where the object ends, or npos while it is open.
-size_t scan_call_object(const std::string& t, size_t at, const char* args_key, PartialCall* call) {
+// The call object at t[at] ('{'): its "name" once whole (*named: it is; "" is a name the
+// answer read back keeps), its `args_key` value so far. Returns where the object ends, or
+// npos while it is open.
+size_t scan_call_object(const std::string& t, size_t at, const char* args_key, PartialCall* call,
+                        bool* named) {
   size_t i = at + 1;
   while (true) {
     i = skip_space(t, i);
@@ -86,8 +88,10 @@ size_t scan_call_object(const std::string& t, size_t at, const char* args_key, P
       call->whole = end != std::string::npos;
     } else if (key == "name" && end != std::string::npos && t[i] == '"') {
       const json name = json::parse(value, nullptr, false);
-      if (name.is_string())
+      if (name.is_string()) {
         call->name = name.get<std::string>();
+        *named = true;
+      }
     }
     if (end == std::string::npos)
       return std::string::npos;
@@ -106,8 +110,9 @@ std::vector<PartialCall> object_calls(const std::string& text, const ToolFormat&
       break;
     PartialCall call;
     call.id = id_prefix + std::to_string(calls.size());
-    const size_t end = scan_call_object(text, object, format.args_key, &call);
-    if (call.name.empty())
+    bool named = false;
+    const size_t end = scan_call_object(text, object, format.args_key, &call, &named);
+    if (!named)
       break; // not known yet: nothing of this call is sent
     calls.push_back(std::move(call));
     if (end == std::string::npos || close.empty())

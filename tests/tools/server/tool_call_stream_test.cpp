@@ -124,6 +124,13 @@ TEST(ToolCallStream, ACallCutOffMidArgumentsSendsWhatCame) {
   EXPECT_TRUE(s.whole.empty());
 }
 
+TEST(ToolCallStream, AnEmptyNameIsStillACall) {
+  // The answer read back keeps a call named "" (found by the fuzzer): the stream sends it.
+  const Streamed s = stream(kLlama3JsonTools, "{ \"name\": \"\"}", 2);
+  ASSERT_EQ(s.calls.size(), 1u);
+  EXPECT_EQ(s.calls, s.whole);
+}
+
 TEST(ToolCallStream, PartialCallsKnowOnlyWhatIsWhole) {
   EXPECT_TRUE(partial_calls("<tool_call>{\"name\": \"get_wea", kHermesTools, "c").empty());
   const std::vector<PartialCall> one =
