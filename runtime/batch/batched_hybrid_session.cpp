@@ -95,12 +95,17 @@ Result<BatchLogits> BatchedHybridSession::decode(std::span<const BatchEntry> bat
   PSHARD_ASSIGN_OR_RETURN(AssembledPass p,
                           seqs_.assemble(batch, {n_vocab_, max_batch_tokens_, max_logit_rows_}));
   seqs_.take_pages(p);
-  std::vector<SeqSegment> device_segments = p.segments;
-  for (SeqSegment& g : device_segments)
-    g.pages = device_tables_ + (g.pages - seqs_.tables().data());
-  std::vector<SeqSegment> device_window_segments = p.window_segments;
-  for (SeqSegment& g : device_window_segments)
-    g.pages = device_window_tables_ + (g.pages - seqs_.window_tables().data());
+  // The same segments with the page tables as the device reads them.
+  auto on_device = [](std::vector<SeqSegment> segments, const int32_t* host,
+                      const int32_t* device) {
+    for (SeqSegment& g : segments)
+      g.pages = device + (g.pages - host);
+    return segments;
+  };
+  const std::vector<SeqSegment> device_segments =
+      on_device(p.segments, seqs_.tables().data(), device_tables_);
+  const std::vector<SeqSegment> device_window_segments =
+      on_device(p.window_segments, seqs_.window_tables().data(), device_window_tables_);
   BatchPassInput in{p.tokens,         p.segments,       device_segments,
                     p.logit_rows,     p.longest,        seqs_.rows_spanned(),
                     p.rope_positions, p.embedding_rows, p.hidden_rows};

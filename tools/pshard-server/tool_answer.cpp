@@ -185,7 +185,8 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
     if (upto > sent_)
       p.content = text_.substr(sent_, upto - sent_);
     sent_ = std::max(sent_, upto);
-    send_calls(partial_calls(text_, *format_, id_prefix), p);
+    if (scanned_ < text_.size()) // a call may have opened there
+      send_calls(partial_calls(text_, *format_, id_prefix, scanned_), p);
     return p;
   }
   ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_);

@@ -101,10 +101,10 @@ size_t scan_call_object(const std::string& t, size_t at, const char* args_key, P
 
 // kObjects: each call a JSON object, after the opening tag (wrapped) or starting with it.
 std::vector<PartialCall> object_calls(const std::string& text, const ToolFormat& format,
-                                      const std::string& id_prefix) {
+                                      const std::string& id_prefix, size_t from) {
   std::vector<PartialCall> calls;
   const std::string_view open = format.call_open, close = format.call_close;
-  for (size_t at = find_call_open(text, 0, format); at != std::string::npos;) {
+  for (size_t at = find_call_open(text, from, format); at != std::string::npos;) {
     const size_t object = close.empty() ? at : skip_space(text, at + open.size());
     if (object >= text.size() || text[object] != '{')
       break;
@@ -127,10 +127,10 @@ std::vector<PartialCall> object_calls(const std::string& text, const ToolFormat&
 
 // kNamedArgs: NAME [CALL_ID]ID (optional) [ARGS] {arguments}, one after another.
 std::vector<PartialCall> named_args_calls(const std::string& text, const ToolFormat& format,
-                                          const std::string& id_prefix) {
+                                          const std::string& id_prefix, size_t from) {
   std::vector<PartialCall> calls;
   const std::string_view open = format.call_open, args_tag = kArgsTag, id_tag = kCallIdTag;
-  for (size_t at = find_call_open(text, 0, format); at != std::string::npos;) {
+  for (size_t at = find_call_open(text, from, format); at != std::string::npos;) {
     const size_t from = at + open.size(), args = text.find(args_tag, from);
     if (args == std::string::npos)
       break; // the name may not be whole yet
@@ -170,14 +170,14 @@ size_t scan_json_value(const std::string& text, size_t from, std::string* minifi
 }
 
 std::vector<PartialCall> partial_calls(const std::string& text, const ToolFormat& format,
-                                       const std::string& id_prefix) {
+                                       const std::string& id_prefix, size_t from) {
   if (format.partial)
     return format.partial(text, id_prefix);
   switch (format.calls_form) {
   case CallsForm::kObjects:
-    return object_calls(text, format, id_prefix);
+    return object_calls(text, format, id_prefix, from);
   case CallsForm::kNamedArgs:
-    return named_args_calls(text, format, id_prefix);
+    return named_args_calls(text, format, id_prefix, from);
   default: // kArray: each call's id follows its arguments; the calls go whole at the end
     return {};
   }

@@ -102,9 +102,10 @@ size_t find_call_open(const std::string& text, size_t from, const ToolFormat& fo
 
 // The calls of an answer so far: each one whose name is whole, with its arguments as far
 // as they have come (tool_call_partial.cpp). None for kArray (Mistral v3 / Tekken), whose
-// calls name their ids after their arguments: they are sent whole at the end.
+// calls name their ids after their arguments: they are sent whole at the end. `from`: no
+// call opens before it (streamable_prefix's answer), so a stream scans its text once.
 std::vector<PartialCall> partial_calls(const std::string& text, const ToolFormat& format,
-                                       const std::string& id_prefix);
+                                       const std::string& id_prefix, size_t from = 0);
 // The JSON value at text[from]: where it ends (one past), npos when the text ends first;
 // `minified` gets what of it has come, without the whitespace outside strings.
 size_t scan_json_value(const std::string& text, size_t from, std::string* minified);
