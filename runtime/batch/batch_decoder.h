@@ -133,6 +133,9 @@ public:
   virtual int64_t n_vocab() const = 0;
   // Width of the embedding rows BatchEntry::hidden returns; 0: the engine has none.
   virtual int64_t n_embd() const { return 0; }
+  // The model attends both ways (an encoder): a sequence is one pass of its whole prompt
+  // from position 0, for its embedding only (no logits, no prefix sharing).
+  virtual bool embeds_only() const { return false; }
   virtual int64_t n_ctx() const = 0;            // most positions of one sequence
   virtual int64_t max_batch_tokens() const = 0; // most entries in one decode()
   virtual int64_t max_sequences() const = 0;

@@ -24,7 +24,9 @@ Status check_batch_params(const BatchParams& p) {
 }
 
 SequenceLimits sequence_limits(const ModelHParams& hp, const BatchParams& p, int64_t n_ctx) {
-  SequenceLimits l{p.max_sequences, n_ctx, p.page_tokens, p.n_pages, p.prefix_cache};
+  // A model that attends both ways shares no start: a position's keys depend on the
+  // tokens after it too.
+  SequenceLimits l{p.max_sequences, n_ctx, p.page_tokens, p.n_pages, p.prefix_cache && hp.causal};
   if (l.n_pages == 0)
     l.n_pages = p.max_sequences * ((n_ctx + p.page_tokens - 1) / p.page_tokens);
   const int64_t window = p.swa_full ? 0 : widest_attention_window(hp);
@@ -54,6 +56,7 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
   PSHARD_RETURN_IF_ERROR(check_batch_params(p));
   if (p.n_ctx == 0)
     p.n_ctx = std::min<int64_t>(hp.n_ctx_train, 4096);
+  PSHARD_RETURN_IF_ERROR(check_context_fits(hp, p.n_ctx));
   if (p.max_logit_rows == 0)
     p.max_logit_rows = p.max_sequences;
   if (p.n_threads == 0)
@@ -71,9 +74,9 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
 
 Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch) {
   const ModelHParams& hp = model_.hparams();
-  PSHARD_ASSIGN_OR_RETURN(
-      AssembledPass p,
-      seqs_.assemble(batch, {hp.n_vocab, params_.max_batch_tokens, params_.max_logit_rows}));
+  PSHARD_ASSIGN_OR_RETURN(AssembledPass p,
+                          seqs_.assemble(batch, {hp.n_vocab, params_.max_batch_tokens,
+                                                 params_.max_logit_rows, hp.causal}));
   seqs_.take_pages(p);
   ForwardPass pass{hp, *cpu_, act_.ptrs(), 0, p.tokens, p.segments, p.logit_rows};
   pass.rope_positions = p.rope_positions;

@@ -71,6 +71,7 @@ public:
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;
 
   int64_t n_vocab() const override { return model_.hparams().n_vocab; }
+  bool embeds_only() const override { return !model_.hparams().causal; }
   int64_t n_embd() const override { return model_.hparams().n_embd; }
   int64_t n_ctx() const override { return params_.n_ctx; }
   int64_t max_batch_tokens() const override { return params_.max_batch_tokens; }

@@ -68,6 +68,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   e->schedule_ = schedule;
   e->n_vocab_ = hp.n_vocab;
   e->n_embd_ = hp.n_embd;
+  e->causal_ = hp.causal;
   e->max_logit_rows_ = p.max_logit_rows;
   e->max_batch_tokens_ = std::min(in.max_batch_tokens, e->session_->max_tokens_per_pass());
   PSHARD_ASSIGN_OR_RETURN(e->device_tables_, e->device_view(e->seqs_.tables()));
@@ -92,8 +93,8 @@ BatchedHybridSession::~BatchedHybridSession() {
 }
 
 Result<BatchLogits> BatchedHybridSession::decode(std::span<const BatchEntry> batch) {
-  PSHARD_ASSIGN_OR_RETURN(AssembledPass p,
-                          seqs_.assemble(batch, {n_vocab_, max_batch_tokens_, max_logit_rows_}));
+  PSHARD_ASSIGN_OR_RETURN(AssembledPass p, seqs_.assemble(batch, {n_vocab_, max_batch_tokens_,
+                                                                  max_logit_rows_, causal_}));
   seqs_.take_pages(p);
   // The same segments with the page tables as the device reads them.
   auto on_device = [](std::vector<SeqSegment> segments, const int32_t* host,

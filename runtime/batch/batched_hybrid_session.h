@@ -60,6 +60,7 @@ public:
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;
 
   int64_t n_vocab() const override { return n_vocab_; }
+  bool embeds_only() const override { return !causal_; }
   int64_t n_embd() const override { return n_embd_; }
   int64_t n_ctx() const override { return seqs_.limits().n_ctx; }
   int64_t max_batch_tokens() const override { return max_batch_tokens_; }
@@ -83,6 +84,7 @@ private:
   const int32_t* device_window_tables_ = nullptr; // seqs_.window_tables()
   std::vector<const int32_t*> mapped_tables_;
   int64_t n_vocab_ = 0, n_embd_ = 0, max_batch_tokens_ = 0, max_logit_rows_ = 0;
+  bool causal_ = true;
   const Schedule* schedule_ = nullptr;
 };
 

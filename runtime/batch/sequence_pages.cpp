@@ -1,5 +1,6 @@
 #include "runtime/batch/sequence_pages.h"
 
+#include "runtime/model/hparams.h" // kEmbedsOnlyMessage
 #include "runtime/model/kv_ring.h"
 
 #include <algorithm>
@@ -215,12 +216,20 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
   if (rows > l.max_logit_rows)
     return invalid_argument("a pass asks for " + std::to_string(rows) + " logits rows, more than " +
                             std::to_string(l.max_logit_rows));
+  if (!l.causal && rows > 0)
+    return unsupported(kEmbedsOnlyMessage);
   // Segments in order of first appearance; each sequence's tokens keep their batch order.
   std::vector<int64_t> next(seqs_.size(), 0);
   int64_t at = 0;
   for (SeqId s : p.segment_seq) {
     const Sequence& q = *find(s);
     const int64_t n = count[static_cast<size_t>(s)];
+    if (!l.causal && q.length > 0)
+      return invalid_argument("sequence " + std::to_string(s) +
+                              " already ran a pass: this model attends both ways, so a text is "
+                              "embedded in one pass; give the whole text at once (a batch of "
+                              "up to " +
+                              std::to_string(l.max_batch_tokens) + " tokens)");
     if (q.length + n > limits_.n_ctx)
       return Status(StatusCode::kOutOfRange, "sequence " + std::to_string(s) +
                                                  " would exceed its context of " +

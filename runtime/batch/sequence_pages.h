@@ -52,6 +52,9 @@ struct PassLimits {
   int64_t n_vocab = 0;
   int64_t max_batch_tokens = 0;
   int64_t max_logit_rows = 0;
+  // false: the model attends both ways (an encoder), so a sequence is one pass from
+  // position 0 and asks for no logits (ModelHParams::causal).
+  bool causal = true;
 };
 
 // A checked pass: the tokens regrouped by sequence, in order of first appearance.

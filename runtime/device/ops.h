@@ -93,6 +93,10 @@ struct AttentionDims {
   // Attention sinks (gpt-oss): n_head logits in the Ops' memory, head h's joining the
   // denominator of every softmax of head h (its value row is zero). Null: none.
   const float* sinks = nullptr;
+  // false (encoders): every query of an attention call sees the call's positions through
+  // its last (pos0 + n_tokens - 1), later ones too; the caller makes the call hold the
+  // whole text.
+  bool causal = true;
 
   float score_scale() const {
     return scale > 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
@@ -175,6 +179,10 @@ public:
   // y[t] = rms_norm(x[t]) * weight for n_tokens rows of d values (x and y may alias).
   virtual void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
                         float eps) = 0;
+  // y[t] = layer_norm(x[t]) * weight + bias for n_tokens rows of d values (kernels/ops.h's
+  // LayerNorm; x and y may alias).
+  virtual void layer_norm(const float* x, const float* weight, const float* bias, float* y,
+                          int64_t n_tokens, int64_t d, float eps) = 0;
   // y[n_tokens x w.rows] = x[n_tokens x w.cols] * W^T, W in this Ops' memory.
   virtual void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) = 0;
   // RoPE on n_tokens rows of n_heads heads; token t has position pos0 + t — or, with
@@ -187,7 +195,8 @@ public:
   virtual void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
                          int64_t n_tokens) = 0;
   // Causal attention of n_tokens queries (token t at pos0 + t sees positions
-  // [shape.first_visible(pos0 + t), pos0 + t]) over the cache, scores scaled by
+  // [shape.first_visible(pos0 + t), pos0 + t]; with shape.causal false, [0, pos0 +
+  // n_tokens - 1]) over the cache, scores scaled by
   // shape.score_scale() and soft-capped by shape.softcap; out is n_tokens x n_head * head_dim.
   virtual void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
                          int64_t n_tokens, float* out) = 0;
@@ -195,6 +204,8 @@ public:
   virtual void silu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
   // out[i] = gelu(gate[i]) * up[i] over n values, GELU's tanh approximation (GeGLU).
   virtual void gelu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
+  // x[i] = gelu(x[i]) in place over n values, GELU's exact (erf) form (an encoder's FFN).
+  virtual void gelu(float* x, int64_t n) = 0;
   // gpt-oss's clamped SwiGLU over n values: with g = min(gate[i], 7) and u = clamp(up[i],
   // -7, 7), out[i] = g * sigmoid(1.702 g) * (u + 1).
   virtual void swiglu_oai(const float* gate, const float* up, float* out, int64_t n) = 0;

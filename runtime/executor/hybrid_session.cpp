@@ -111,6 +111,7 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
                             "positive tokens, at least one sequence and one logits row");
   int64_t n_ctx = params.n_ctx > 0 ? params.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
   std::vector<SubLayerTensors> tensors;
+  PSHARD_RETURN_IF_ERROR(check_context_fits(hp, n_ctx));
   if (schedule) {
     if (params.n_ctx == 0)
       n_ctx =
@@ -197,6 +198,8 @@ Result<std::span<const float>> HybridSession::decode_all(std::span<const TokenId
   const ModelHParams& hp = model_.hparams();
   if (kv_page_tokens_ > 0)
     return invalid_argument("a batch session decodes through decode_batch");
+  if (!hp.causal)
+    return unsupported(kEmbedsOnlyMessage);
   PSHARD_RETURN_IF_ERROR(check_decode_all(tokens, hp.n_vocab, n_past_, n_ctx_, max_logit_rows()));
   const std::vector<int64_t> rows = every_row(tokens.size());
   PassContext ctx = pass_context(tokens, n_past_, /*compute_logits=*/true);
@@ -216,6 +219,7 @@ Result<std::span<const float>> HybridSession::decode_embeddings(std::span<const 
     return invalid_argument("a batch session returns embeddings through decode_batch");
   PSHARD_RETURN_IF_ERROR(
       check_decode_embeddings(tokens, hp.n_vocab, n_past_, n_ctx_, max_embedding_rows()));
+  PSHARD_RETURN_IF_ERROR(check_one_pass_text(hp, n_past_, max_embedding_rows()));
   PassContext ctx = pass_context(tokens, n_past_, /*compute_logits=*/false);
   ctx.hidden_to_host = true;
   const auto n = static_cast<int64_t>(tokens.size());

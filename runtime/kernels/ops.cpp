@@ -22,6 +22,26 @@ void rms_norm(const float *x, const float *weight, float *y, int64_t n, float ep
     y[i] = x[i] * scale * weight[i];
 }
 
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, int64_t n,
+                float eps) {
+  if (n <= 0)
+    return;
+  double sum = 0.0, sq = 0.0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  for (int64_t i = 0; i < n; ++i)
+    sq += (x[i] - mean) * (x[i] - mean);
+  const auto inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = (x[i] - static_cast<float>(mean)) * inv * weight[i] + bias[i];
+}
+
+void gelu_erf(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
+}
+
 // The angle of pair i is computed in float exactly as written in ops.h, as
 // llama.cpp does, so positions far into a long context round the same way.
 // The loop runs over pairs outside heads: each cos/sin is computed once per call.

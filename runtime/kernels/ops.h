@@ -9,6 +9,10 @@ namespace pshard {
 
 // y = x / sqrt(mean(x^2) + eps) * weight, over n values (x and y may alias).
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
+// LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias over n values, the mean and
+// variance summed in double (x and y may alias). Encoders (BERT) and vision towers.
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, int64_t n,
+                float eps);
 
 // Rotates pairs of each of n_heads heads of head_dim values by angle pos * theta_i
 // (the formula, with linear, llama3 and YaRN scaling, is in rope_math.h). `neox`
@@ -64,6 +68,9 @@ void gelu_mul(const float* gate, const float* up, float* out, int64_t n);
 inline constexpr float kSwigluOaiAlpha = 1.702f;
 inline constexpr float kSwigluOaiLimit = 7.0f;
 void swiglu_oai(const float* gate, const float* up, float* out, int64_t n);
+// x[i] = 0.5 x (1 + erf(x / sqrt(2))) in place: GELU's exact form (BERT's FFN, vision
+// towers), one portable loop.
+void gelu_erf(float* x, int64_t n);
 // x[i] *= s
 void scale_inplace(float* x, float s, int64_t n);
 // x[i] = cap * tanh(x[i] / cap)

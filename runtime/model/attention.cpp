@@ -1,11 +1,37 @@
-// The attention sub-layer: RMSNorm, Q/K/V projections (+ biases), per-head q/k RMSNorm
-// (Qwen3, Gemma 3), RoPE (normal or NeoX, with the model's scaling — a local layer's own;
-// M-RoPE positions when given), KV-cache append, causal grouped-query attention over the
-// cache (a sliding window, scale, soft-cap and sinks as the layer has them), output projection
+// The attention sub-layer: RMSNorm (an encoder: none, and a LayerNorm after the residual), Q/K/V
+// projections (+ biases), per-head q/k RMSNorm (Qwen3, Gemma 3), RoPE (normal or NeoX, with the
+// model's scaling — a local layer's own; M-RoPE positions when given), KV-cache append, causal
+// grouped-query attention over the cache (a sliding window, scale, soft-cap and sinks as the layer
+// has them), output projection
 // (+ bias, + Gemma's post-norm), residual.
 #include "runtime/model/sublayer.h"
 
 namespace pshard {
+namespace {
+
+// An encoder's attn[0] first finishes the embedding (tensor_layout.h says why here): the
+// token's row plus token type 0's, plus the position's, LayerNormed — llama.cpp's order
+// of the adds. Positions are each segment's own.
+void encoder_input(ForwardPass& p, const AttentionWeights& w) {
+  const ActivationPtrs& a = p.act;
+  const int64_t n = p.n_tokens(), d = p.hp.n_embd;
+  if (w.token_types.data) {
+    const std::vector<TokenId> type0(static_cast<size_t>(n), 0);
+    p.ops.embed_rows(w.token_types, type0, a.normed);
+    p.ops.add(a.hidden, a.normed, n * d);
+  }
+  std::vector<TokenId> positions(static_cast<size_t>(n));
+  const SeqSegment whole{0, n, p.pos0, nullptr};
+  for (const SeqSegment& g :
+       p.segments.empty() ? std::span<const SeqSegment>(&whole, 1) : p.segments)
+    for (int64_t i = 0; i < g.count; ++i)
+      positions[static_cast<size_t>(g.begin + i)] = static_cast<TokenId>(g.pos0 + i);
+  p.ops.embed_rows(w.pos_embd, positions, a.normed);
+  p.ops.add(a.hidden, a.normed, n * d);
+  p.ops.layer_norm(a.hidden, w.embd_norm.data, w.embd_norm_b.data, a.hidden, n, d, p.hp.rms_eps);
+}
+
+} // namespace
 
 void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv) {
@@ -13,10 +39,17 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   const ActivationPtrs& a = p.act;
   const int64_t n = p.n_tokens(), d = hp.n_embd;
 
-  p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, hp.rms_eps);
-  p.ops.matmul(w.wq, a.normed, n, a.q);
-  p.ops.matmul(w.wk, a.normed, n, a.k);
-  p.ops.matmul(w.wv, a.normed, n, a.v);
+  if (w.pos_embd.data)
+    encoder_input(p, w);
+  // An encoder's blocks have no pre-norm: they read the residual stream itself.
+  const float* in = a.hidden;
+  if (w.norm.data) {
+    p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, hp.rms_eps);
+    in = a.normed;
+  }
+  p.ops.matmul(w.wq, in, n, a.q);
+  p.ops.matmul(w.wk, in, n, a.k);
+  p.ops.matmul(w.wv, in, n, a.v);
   if (w.bq.data) {
     p.ops.add_bias(a.q, w.bq.data, n, hp.q_dim());
     p.ops.add_bias(a.k, w.bk.data, n, hp.kv_dim());
@@ -37,6 +70,7 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   dims.temp_scale = hp.attn_temp_scale;
   dims.temp_length = hp.attn_temp_length;
   dims.sinks = w.sinks.data;
+  dims.causal = hp.causal;
   const SeqSegment whole{0, n, p.pos0, nullptr};
   const std::span<const SeqSegment> segments =
       dims.window > 0 && !p.window_segments.empty() ? p.window_segments : p.segments;
@@ -60,6 +94,8 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   if (w.bo.data)
     p.ops.add_bias(a.proj, w.bo.data, n, d);
   residual_add(p, w.post_norm, a.proj);
+  if (w.out_norm.data) // an encoder: LayerNorm of the residual sum
+    p.ops.layer_norm(a.hidden, w.out_norm.data, w.out_norm_b.data, a.hidden, n, d, hp.rms_eps);
 }
 
 } // namespace pshard

@@ -83,16 +83,21 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
     hp.head_dim = key_length;
   }
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.key_length"), hp.head_dim));
-  PSHARD_RETURN_IF_ERROR(k.optional("attention.layer_norm_rms_epsilon", &hp.rms_eps));
-  // Some embedding models (gte-Qwen2) attend both ways; every pshard kernel is causal.
-  bool causal = true;
-  PSHARD_RETURN_IF_ERROR(k.optional("attention.causal", &causal));
-  if (!causal)
-    return unsupported(k.key("attention.causal") +
-                       " is false: this model attends to later "
-                       "tokens too, and pshard runs causal (decoder) attention only");
+  // Encoders LayerNorm (BERT's eps is 1e-12); the others RMSNorm.
+  if (hp.family->encoder) {
+    hp.rms_eps = 1e-12f;
+    PSHARD_RETURN_IF_ERROR(k.optional("attention.layer_norm_epsilon", &hp.rms_eps));
+  } else {
+    PSHARD_RETURN_IF_ERROR(k.optional("attention.layer_norm_rms_epsilon", &hp.rms_eps));
+  }
+  // Embedding models that attend both ways (BERT; gte-Qwen2's decoder converted with
+  // causal false) run each text as one pass whose queries see all of it.
+  hp.causal = !hp.family->encoder;
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.causal", &hp.causal));
   if (!(hp.rms_eps > 0.0f))
-    return invalid_format(k.key("attention.layer_norm_rms_epsilon") + " must be positive");
+    return invalid_format(k.key(hp.family->encoder ? "attention.layer_norm_epsilon"
+                                                   : "attention.layer_norm_rms_epsilon") +
+                          " must be positive");
   return Status::ok_status();
 }
 
@@ -157,7 +162,13 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
                                       "router and expert biases (ffn_gate_inp.bias, "
                                       "ffn_{gate,up,down}_exps.bias)",
                                       &hp.moe_biases));
-  hp.tied_output = f.find_tensor("output.weight") == nullptr;
+  hp.tied_output = !fam.encoder && f.find_tensor("output.weight") == nullptr;
+  const gguf::TensorInfo* types = fam.encoder ? f.find_tensor("token_types.weight") : nullptr;
+  hp.token_types = types != nullptr;
+  if (types) { // BERT's two rows; the shape check of binding refuses a 1-D tensor
+    hp.n_token_types = types->dims.size() >= 2 ? types->dims[1] : 0;
+    PSHARD_RETURN_IF_ERROR(check_positive("token_types.weight's row count", hp.n_token_types));
+  }
   return Status::ok_status();
 }
 
@@ -246,6 +257,26 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
   PSHARD_RETURN_IF_ERROR(k.optional("vocab_size", &hp.n_vocab));
   PSHARD_RETURN_IF_ERROR(check_positive("the vocabulary size", hp.n_vocab));
   return hp;
+}
+
+Status check_one_pass_text(const ModelHParams& hp, int64_t n_past, int64_t max_rows) {
+  if (hp.causal || n_past == 0)
+    return Status::ok_status();
+  return invalid_argument(
+      "this model attends both ways, so a text is embedded in one pass, and this one is longer "
+      "than a pass (" +
+      std::to_string(max_rows) +
+      " tokens); raise the batch size (-b) — with "
+      "a schedule, compile a tier that large (pshard-compile --tiers) — or shorten the text");
+}
+
+Status check_context_fits(const ModelHParams& hp, int64_t n_ctx) {
+  if (hp.family->encoder && n_ctx > hp.n_ctx_train)
+    return invalid_argument("a context of " + std::to_string(n_ctx) +
+                            " positions is more than this " + std::string(hp.family->name) +
+                            " model's position embeddings hold (" + std::to_string(hp.n_ctx_train) +
+                            "); use -c " + std::to_string(hp.n_ctx_train) + " or less");
+  return Status::ok_status();
 }
 
 } // namespace pshard

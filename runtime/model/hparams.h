@@ -58,6 +58,11 @@ struct ModelHParams {
   bool fused_qkv = false;   // attn_qkv (Phi-3)
   bool attn_sinks = false;  // attn_sinks: a sink logit per head (gpt-oss)
   bool moe_biases = false;  // router and expert biases (gpt-oss)
+  bool token_types = false; // token_types: the encoder adds type 0's row (BERT)
+  int64_t n_token_types = 0; // its rows
+  // Attention sees the whole text, later tokens too (`attention.causal` false: encoders,
+  // gte-Qwen2): such a model only embeds, a text in one pass.
+  bool causal = true;
   // LongRoPE: rope_factors_long / _short; the long ones when the context passes
   // rope_ctx_orig. Their cos/sin magnitude is yarn_attn_factor (rope.scaling.attn_factor).
   bool long_rope = false;
@@ -97,6 +102,8 @@ struct ModelHParams {
   bool uses_long_rope_factors(int64_t n_ctx) const { return long_rope && n_ctx > rope_ctx_orig; }
   // Whether layer `layer`'s attention rotates q and k (SmolLM3's NoPE layers do not).
   bool uses_rope(int64_t layer) const {
+    if (family->encoder) // absolute position embeddings instead
+      return false;
     const int period = family->nope_period;
     return period == 0 || layer < 0 || (layer + 1) % period != 0;
   }
@@ -110,5 +117,18 @@ struct ModelHParams {
 // or unsupported: an architecture without a family, an unknown RoPE scaling type, a
 // layer that has an optional tensor another layer lacks, …
 Result<ModelHParams> read_model_hparams(const gguf::GgufFile& file);
+
+// What a model that attends both ways answers a request for logits.
+inline constexpr const char* kEmbedsOnlyMessage =
+    "this model attends both ways (an encoder such as BERT, or attention.causal false): it "
+    "embeds text, it does not generate; use --embedding (pshard-run), the embeddings "
+    "endpoint (pshard-server) or pshard_context_embed";
+
+// decode_embeddings' check for such a model: a text is one pass from position 0.
+Status check_one_pass_text(const ModelHParams& hp, int64_t n_past, int64_t max_rows);
+
+// A session's context against the model: an encoder has rows of absolute positions for
+// its training context only, so a longer one is refused, naming -c.
+Status check_context_fits(const ModelHParams& hp, int64_t n_ctx);
 
 } // namespace pshard

@@ -51,6 +51,7 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
   if (params.n_ctx < 0)
     return invalid_argument("context length must be positive, got " +
                             std::to_string(params.n_ctx));
+  PSHARD_RETURN_IF_ERROR(check_context_fits(hp, n_ctx));
   if (params.n_batch <= 0)
     return invalid_argument("batch size must be positive");
   if (params.max_logit_rows < 1)
@@ -76,6 +77,8 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
 
 Status check_decode_extras(const ModelHParams& hp, std::span<const TokenId> tokens,
                            const DecodeExtras& extra, int64_t n_past, int64_t n_ctx) {
+  if (!hp.causal)
+    return unsupported(kEmbedsOnlyMessage);
   if (extra.embeddings) {
     const MatrixView& e = *extra.embeddings;
     if (e.type != TensorType::kF32 || e.cols != hp.n_embd)
@@ -110,6 +113,8 @@ Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> token
 
 Result<std::span<const float>> CpuSession::decode_all(std::span<const TokenId> tokens) {
   const ModelHParams& hp = model_.hparams();
+  if (!hp.causal)
+    return unsupported(kEmbedsOnlyMessage);
   PSHARD_RETURN_IF_ERROR(
       check_decode_all(tokens, hp.n_vocab, n_past_, kv_.n_ctx(), max_logit_rows_));
   const std::vector<int64_t> rows = every_row(tokens.size());
@@ -122,15 +127,21 @@ void final_norm_rows(CpuOps& cpu, const Model& model, const float* hidden,
                      std::span<const int64_t> rows, std::vector<float>& out) {
   const ModelHParams& hp = model.hparams();
   out.resize(rows.size() * static_cast<size_t>(hp.n_embd));
+  const float* norm = model.weights().output_norm.data;
   for (size_t i = 0; i < rows.size(); ++i)
-    cpu.rms_norm(hidden + rows[i] * hp.n_embd, model.weights().output_norm.data,
-                 out.data() + i * static_cast<size_t>(hp.n_embd), 1, hp.n_embd, hp.rms_eps);
+    if (!norm) // an encoder: its last block's LayerNorm was the last
+      std::copy_n(hidden + rows[i] * hp.n_embd, hp.n_embd,
+                  out.data() + i * static_cast<size_t>(hp.n_embd));
+    else
+      cpu.rms_norm(hidden + rows[i] * hp.n_embd, model.weights().output_norm.data,
+                   out.data() + i * static_cast<size_t>(hp.n_embd), 1, hp.n_embd, hp.rms_eps);
 }
 
 Result<std::span<const float>> CpuSession::decode_embeddings(std::span<const TokenId> tokens) {
   const ModelHParams& hp = model_.hparams();
   PSHARD_RETURN_IF_ERROR(
       check_decode_embeddings(tokens, hp.n_vocab, n_past_, kv_.n_ctx(), max_embedding_rows()));
+  PSHARD_RETURN_IF_ERROR(check_one_pass_text(hp, n_past_, max_embedding_rows()));
   forward_chunk(tokens, DecodeExtras{}, /*compute_logits=*/false);
   final_norm_rows(*cpu_, model_, act_.ptrs().hidden, every_row(tokens.size()), embeddings_);
   return std::span<const float>(embeddings_);

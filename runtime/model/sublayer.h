@@ -87,17 +87,21 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     fn(w.embed.data);
     return;
   case SubLayerKind::kAttention:
-    for (VectorWeight* v : {&w.attn.norm, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo,
-                            &w.attn.q_norm, &w.attn.k_norm, &w.attn.sinks, &w.attn.post_norm})
+    for (VectorWeight* v :
+         {&w.attn.norm, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo, &w.attn.q_norm,
+          &w.attn.k_norm, &w.attn.sinks, &w.attn.post_norm, &w.attn.embd_norm, &w.attn.embd_norm_b,
+          &w.attn.out_norm, &w.attn.out_norm_b})
       fn(v->data);
-    for (MatrixView* m : {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo})
+    for (MatrixView* m :
+         {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo, &w.attn.pos_embd, &w.attn.token_types})
       fn(m->data);
     fn(w.rope_freqs);
     fn(w.rope_long);
     return;
   case SubLayerKind::kFfn:
-    fn(w.ffn.norm.data);
-    fn(w.ffn.post_norm.data);
+    for (VectorWeight* v : {&w.ffn.norm, &w.ffn.post_norm, &w.ffn.up_bias, &w.ffn.down_bias,
+                            &w.ffn.out_norm, &w.ffn.out_norm_b})
+      fn(v->data);
     for (MatrixView* m : {&w.ffn.gate, &w.ffn.up, &w.ffn.down})
       fn(m->data);
     return;

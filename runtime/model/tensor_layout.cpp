@@ -20,9 +20,22 @@ private:
   std::string prefix_;
 };
 
-void attention(const ModelHParams& hp, SpecList& l) {
+// An encoder's embedding beyond the token's row, run by attn[0] (tensor_layout.h).
+void encoder_input(const ModelHParams& hp, SpecList& l) {
+  const int64_t d = hp.n_embd;
+  l.out.push_back({"position_embd.weight", {d, hp.n_ctx_train}, R::kPosEmbd});
+  if (hp.token_types)
+    l.out.push_back({"token_types.weight", {d, hp.n_token_types}, R::kTokenTypes});
+  l.out.push_back({"token_embd_norm.weight", {d}, R::kEmbdNorm});
+  l.out.push_back({"token_embd_norm.bias", {d}, R::kEmbdNormB});
+}
+
+void attention(const ModelHParams& hp, SpecList& l, int64_t layer) {
   const int64_t d = hp.n_embd, q = hp.q_dim(), kv = hp.kv_dim();
-  l.add("attn_norm", ".weight", {d}, R::kAttnNorm);
+  if (hp.family->encoder && layer == 0)
+    encoder_input(hp, l);
+  if (!hp.family->encoder)
+    l.add("attn_norm", ".weight", {d}, R::kAttnNorm);
   if (hp.fused_qkv) {
     l.add("attn_qkv", ".weight", {d, q + 2 * kv}, R::kWqkv);
   } else {
@@ -46,6 +59,11 @@ void attention(const ModelHParams& hp, SpecList& l) {
     l.add("attn_sinks", ".weight", {hp.n_head}, R::kAttnSinks);
   if (hp.post_norms)
     l.add("post_attention_norm", ".weight", {d}, R::kAttnPostNorm);
+  if (hp.family->encoder) {
+    l.add("attn_output_norm", ".weight", {d}, R::kAttnOutNorm);
+    l.add("attn_output_norm", ".bias", {d}, R::kAttnOutNormB);
+    return; // no RoPE tensors
+  }
   // Tensors outside the blocks that every attention block reads.
   l.out.push_back({"rope_freqs.weight", {hp.rope_dim / 2}, R::kRopeFreqs, false});
   if (hp.long_rope) {
@@ -54,8 +72,21 @@ void attention(const ModelHParams& hp, SpecList& l) {
   }
 }
 
+// An encoder's FFN: up (+ bias), GELU, down (+ bias), LayerNorm of the residual sum.
+void encoder_ffn(const ModelHParams& hp, SpecList& l) {
+  const int64_t d = hp.n_embd, ff = hp.n_ff;
+  l.add("ffn_up", ".weight", {d, ff}, R::kFfnUp);
+  l.add("ffn_up", ".bias", {ff}, R::kFfnUpBias);
+  l.add("ffn_down", ".weight", {ff, d}, R::kFfnDown);
+  l.add("ffn_down", ".bias", {d}, R::kFfnDownBias);
+  l.add("layer_output_norm", ".weight", {d}, R::kLayerOutNorm);
+  l.add("layer_output_norm", ".bias", {d}, R::kLayerOutNormB);
+}
+
 void dense_ffn(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, ff = hp.n_ff;
+  if (hp.family->encoder)
+    return encoder_ffn(hp, l);
   l.add(std::string(hp.family->ffn_norm), ".weight", {d}, R::kFfnNorm);
   if (hp.family->fused_gate_up) {
     l.add("ffn_up", ".weight", {d, 2 * ff}, R::kFfnGateUp);
@@ -119,7 +150,7 @@ std::vector<TensorSpec> sublayer_tensor_specs(const ModelHParams& hp, const SubL
     l.add("token_embd", ".weight", {d, hp.n_vocab}, R::kTokenEmbd);
     break;
   case SubLayerKind::kAttention:
-    attention(hp, l);
+    attention(hp, l, s.layer);
     break;
   case SubLayerKind::kFfn:
     dense_ffn(hp, l);
@@ -128,6 +159,8 @@ std::vector<TensorSpec> sublayer_tensor_specs(const ModelHParams& hp, const SubL
     moe(hp, l);
     break;
   case SubLayerKind::kHead:
+    if (hp.family->encoder) // embeddings only: the head has no weights and never runs
+      break;
     l.add("output_norm", ".weight", {d}, R::kOutputNorm);
     // Tied: the head multiplies by the embedding table (and needs its own GPU copy).
     l.add(hp.tied_output ? "token_embd" : "output", ".weight", {d, hp.n_vocab}, R::kOutput);

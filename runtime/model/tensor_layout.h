@@ -41,6 +41,15 @@ enum class WeightRole : uint8_t {
   kGateExpsBias, kUpExpsBias, kDownExpsBias, // moe: one bias row per expert (gpt-oss)
   kShexpGateInp,        // moe: the shared expert's sigmoid gate, one row of n_embd
   kShexpGate, kShexpUp, kShexpDown,       // moe: the shared expert
+  // An encoder (BERT): what finishes its embedding, run at the start of attn[0] (the
+  // embed sub-layer's device path streams only the pass's table rows):
+  kPosEmbd,             // absolute positions' rows, gathered
+  kTokenTypes,          // token types' rows (type 0's is added), gathered
+  kEmbdNorm, kEmbdNormB, // LayerNorm of the summed embedding
+  // and its post-norm blocks' LayerNorms and FFN biases.
+  kAttnOutNorm, kAttnOutNormB, // LayerNorm of attention's residual sum
+  kFfnUpBias, kFfnDownBias,
+  kLayerOutNorm, kLayerOutNormB, // LayerNorm of the FFN's residual sum
   // clang-format on
 };
 

@@ -86,6 +86,16 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kShexpGate: mat(layer->moe.shexp.gate); break;
   case WeightRole::kShexpUp: mat(layer->moe.shexp.up); break;
   case WeightRole::kShexpDown: mat(layer->moe.shexp.down); break;
+  case WeightRole::kPosEmbd: mat(layer->attn.pos_embd); break;
+  case WeightRole::kTokenTypes: mat(layer->attn.token_types); break;
+  case WeightRole::kEmbdNorm: vec(layer->attn.embd_norm); break;
+  case WeightRole::kEmbdNormB: vec(layer->attn.embd_norm_b); break;
+  case WeightRole::kAttnOutNorm: vec(layer->attn.out_norm); break;
+  case WeightRole::kAttnOutNormB: vec(layer->attn.out_norm_b); break;
+  case WeightRole::kFfnUpBias: vec(layer->ffn.up_bias); break;
+  case WeightRole::kFfnDownBias: vec(layer->ffn.down_bias); break;
+  case WeightRole::kLayerOutNorm: vec(layer->ffn.out_norm); break;
+  case WeightRole::kLayerOutNormB: vec(layer->ffn.out_norm_b); break;
   }
   // clang-format on
 }

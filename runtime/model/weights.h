@@ -36,12 +36,22 @@ struct AttentionWeights {
   VectorWeight q_norm, k_norm;   // per-head RMSNorm before RoPE (qwen3 family)
   VectorWeight sinks;            // one sink logit per query head (gpt-oss), or null
   VectorWeight post_norm;        // of the output before the residual (Gemma), or null
+  // An encoder (BERT): no pre-norm (`norm` null); its residual sum LayerNormed
+  // (out_norm, out_norm_b). attn[0] first finishes the embedding: adds the rows of the
+  // positions (pos_embd) and of token type 0 (token_types, optional), LayerNorms the sum
+  // (embd_norm, embd_norm_b). Null elsewhere.
+  MatrixView pos_embd, token_types;
+  VectorWeight embd_norm, embd_norm_b;
+  VectorWeight out_norm, out_norm_b;
 };
 
 struct FfnWeights {
   VectorWeight norm;
   MatrixView gate, up, down;
   VectorWeight post_norm; // of the output before the residual (Gemma), or null
+  // An encoder (BERT): no norm nor gate; up and down biases, GELU, and the residual sum
+  // LayerNormed (out_norm, out_norm_b). Null elsewhere.
+  VectorWeight up_bias, down_bias, out_norm, out_norm_b;
 };
 
 struct MoeWeights {

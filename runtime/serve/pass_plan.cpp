@@ -22,6 +22,8 @@ std::vector<PassShare> plan_pass(std::span<const PassWant> wants, int64_t budget
   }
   for (size_t i = 0; i < wants.size() && left > 0; ++i)
     if (!wants[i].decoding && wants[i].tokens > 0) {
+      if (wants[i].whole && wants[i].tokens > left)
+        continue;
       given[i] = std::min(wants[i].tokens, left);
       left -= given[i];
     }

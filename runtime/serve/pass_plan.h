@@ -21,6 +21,8 @@ struct PassWant {
   bool decoding = false; // decoders are served before prompts
   int64_t drafted = 0;   // a decoder's drafted tokens (speculative decoding): served last,
                          // from what the decoders and prompts leave of the budget
+  bool whole = false;    // a prompt served all at once or not this pass (a model that
+                         // attends both ways); it never holds up the prompts after it
 };
 
 struct PassShare {

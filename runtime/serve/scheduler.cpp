@@ -1,9 +1,9 @@
 #include "runtime/serve/scheduler.h"
 
-#include "runtime/serve/pass_plan.h"
-
 #include "runtime/generate/prompt_lookup.h"
+#include "runtime/model/hparams.h" // kEmbedsOnlyMessage
 #include "runtime/model/kv_ring.h"
+#include "runtime/serve/pass_plan.h"
 
 #include <algorithm>
 
@@ -50,6 +50,20 @@ Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, Scheduler
   stats_.engine = engine_.stats();
 }
 
+Status Scheduler::check_one_pass_request(const RequestParams& params) const {
+  if (!params.embedding)
+    return unsupported(kEmbedsOnlyMessage);
+  const auto n = static_cast<int64_t>(params.prompt.size());
+  if (n > pass_tokens_)
+    return Status(StatusCode::kOutOfRange,
+                  "the text has " + std::to_string(n) +
+                      " tokens; this model attends both ways, "
+                      "so a text is one pass, and a pass holds " +
+                      std::to_string(pass_tokens_) +
+                      " tokens: shorten the text, or serve with a larger batch (-b)");
+  return Status::ok_status();
+}
+
 Scheduler::~Scheduler() {
   std::lock_guard lock(engine_mutex_);
   for (const auto& a : active_)
@@ -57,7 +71,10 @@ Scheduler::~Scheduler() {
 }
 
 Result<RequestId> Scheduler::submit(RequestParams params, EventSink sink) {
-  if (Status st = validate_request(params, n_vocab_, n_ctx_, n_embd_); !st.ok()) {
+  Status st = validate_request(params, n_vocab_, n_ctx_, n_embd_);
+  if (st.ok() && engine_.embeds_only())
+    st = check_one_pass_request(params);
+  if (!st.ok()) {
     std::lock_guard lock(state_mutex_);
     ++stats_.refused;
     return st;
@@ -271,7 +288,7 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
   std::vector<PassWant> wants;
   for (const auto& a : active_) {
     if (!a->decoding()) {
-      wants.push_back({a->prompt_left(), false});
+      wants.push_back({a->prompt_left(), false, 0, engine_.embeds_only()});
       continue;
     }
     // Drafted tokens (speculative decoding) only as far as the sequence's KV space goes.
@@ -285,7 +302,7 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
       shares.begin(), shares.end(), [&](const PassShare& s) { return wants[s.index].decoding; }));
   for (PassShare& s : shares) // a prompt chunk as long as the KV cache takes now
     while (s.tokens > 0 && !engine_.can_append(active_[s.index]->seq(), s.tokens))
-      s.tokens /= 2;
+      s.tokens = wants[s.index].whole ? 0 : s.tokens / 2;
   std::erase_if(shares, [](const PassShare& s) { return s.tokens == 0; });
 
   std::vector<BatchEntry> entries;

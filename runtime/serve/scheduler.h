@@ -133,6 +133,9 @@ private:
 
   BatchDecoder& engine_;
   const Tokenizer& tokenizer_;
+  // An engine that embeds only (BatchDecoder::embeds_only): embedding requests whose
+  // text fits one pass.
+  Status check_one_pass_request(const RequestParams& params) const;
   const int64_t max_active_, max_queued_, pass_tokens_;
   const PromptLookup lookup_;
   int64_t n_ctx_ = 0, n_vocab_ = 0, n_embd_ = 0; // read once: the engine is not thread-safe

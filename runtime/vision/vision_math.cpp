@@ -16,15 +16,7 @@ void vision_norm(const ProjectorHParams& hp, const VisionNorm& w, const float* x
       rms_norm(xr, w.weight.data, yr, d, hp.eps);
       continue;
     }
-    double sum = 0.0, sq = 0.0; // double: the mean of C ~ 1280 values, then the variance
-    for (int64_t i = 0; i < d; ++i)
-      sum += xr[i];
-    const double mean = sum / static_cast<double>(d);
-    for (int64_t i = 0; i < d; ++i)
-      sq += (xr[i] - mean) * (xr[i] - mean);
-    const auto inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(d) + hp.eps));
-    for (int64_t i = 0; i < d; ++i)
-      yr[i] = (xr[i] - static_cast<float>(mean)) * inv * w.weight.data[i] + w.bias.data[i];
+    layer_norm(xr, w.weight.data, w.bias.data, yr, d, hp.eps);
   }
 }
 
@@ -34,11 +26,6 @@ void vision_linear(const VisionLinear& w, const float* x, int64_t n, float* y, T
   for (int64_t t = 0; t < n; ++t)
     for (int64_t i = 0; i < d; ++i)
       y[t * d + i] += w.b.data[i];
-}
-
-void gelu_erf(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 }
 
 void vision_activation(VisionAct act, float* x, int64_t n) {

@@ -15,8 +15,6 @@ void vision_norm(const ProjectorHParams& hp, const VisionNorm& w, const float* x
                  int64_t n, int64_t d);
 // y[n x w.rows] = x[n x w.cols] W^T + b.
 void vision_linear(const VisionLinear& w, const float* x, int64_t n, float* y, ThreadPool& pool);
-// In place over n values.
-void gelu_erf(float* x, int64_t n);
 void vision_activation(VisionAct act, float* x, int64_t n);
 
 } // namespace pshard

@@ -21,6 +21,7 @@
 #include "pshard/Planner/VisionPlanner.h"
 #include "pshard/Target/ScheduleEmitter.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/model/hparams.h"
 #include "runtime/model/kv_types.h"
 #include "runtime/model/routing_profile.h"
 #include "runtime/profile/profile.h"
@@ -86,6 +87,18 @@ pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out
     out->push_back(bytes);
   }
   return pshard::Status::ok_status();
+}
+
+// A model that attends both ways embeds each text in one pass: unless told otherwise, plan
+// an encoder's whole position table as the context and the context as the largest tier.
+void encoder_defaults(const pshard::ModelHParams& hp, bool ctx_given, bool tiers_given,
+                      pshard::planner::CompileOptions* o) {
+  if (!ctx_given && hp.family->encoder)
+    o->n_ctx = hp.n_ctx_train;
+  if (tiers_given)
+    return;
+  std::erase_if(o->tiers, [&](int64_t t) { return t >= o->n_ctx; });
+  o->tiers.push_back(o->n_ctx);
 }
 
 } // namespace
@@ -206,6 +219,12 @@ int main(int argc, char** argv) {
     return fail(parsed_kv.status());
   options.kv_type = *parsed_kv;
   options.pshard_version = PSHARD_VERSION;
+  auto file = pshard::gguf::GgufFile::open(model_path, pshard::gguf::OpenMode::kMetadataOnly);
+  if (!file.ok())
+    return fail(file.status());
+  if (auto hp = pshard::read_model_hparams(**file); hp.ok() && !hp->causal)
+    encoder_defaults(*hp, app.count("--ctx") > 0 || !options.contexts.empty(),
+                     app.count("--tiers") > 0, &options);
   std::optional<pshard::RoutingProfile> routing;
   if (!routing_path.empty()) {
     auto loaded = pshard::RoutingProfile::load(routing_path);
@@ -241,9 +260,6 @@ int main(int argc, char** argv) {
   if (out_path.empty())
     return fail(pshard::invalid_argument("-o/--output is required: the schedule artifact to write"));
 
-  auto file = pshard::gguf::GgufFile::open(model_path, pshard::gguf::OpenMode::kMetadataOnly);
-  if (!file.ok())
-    return fail(file.status());
   auto profile = pshard::Profile::load_file(profile_path);
   if (!profile.ok())
     return fail(profile.status());

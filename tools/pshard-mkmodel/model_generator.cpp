@@ -64,6 +64,16 @@ public:
     case WeightRole::kUpExpsBias:
     case WeightRole::kDownExpsBias: // biases, one row per expert for the experts'
       return add_random_vector(writer_, t.name, t.dims, 0.0f, 0.05f, spec_.seed);
+    case WeightRole::kEmbdNormB:
+    case WeightRole::kAttnOutNormB:
+    case WeightRole::kLayerOutNormB:
+    case WeightRole::kFfnUpBias:
+    case WeightRole::kFfnDownBias: // an encoder's biases
+      return add_vector(t.name, t.dims[0], 0.0f, 0.05f);
+    case WeightRole::kPosEmbd:
+    case WeightRole::kTokenTypes: // gathered rows, kept F32
+      return add_random_matrix(writer_, t.name, TensorType::kF32, t.dims, spec_.seed,
+                               tensor_class(t.name));
     case WeightRole::kShexpGateInp: // one row, kept F32 as converters keep 1-D tensors
       return add_vector(t.name, t.dims[0], 0.0f, std::sqrt(3.0f / static_cast<float>(t.dims[0])));
     default:

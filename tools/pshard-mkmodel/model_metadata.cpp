@@ -108,7 +108,13 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.moe_biases = f.moe_biases == Presence::kRequired;
   hp.post_norms = f.post_norms == Presence::kRequired;
   hp.fused_qkv = f.fused_qkv != Presence::kAbsent; // as the converters write Phi-3
-  hp.tied_output = s.tied_output;
+  hp.tied_output = s.tied_output && !f.encoder;
+  if (f.encoder) { // BERT's two token types, LayerNorm eps, attention both ways
+    hp.token_types = true;
+    hp.n_token_types = 2;
+    hp.rms_eps = 1e-12f;
+    hp.causal = false;
+  }
   PSHARD_RETURN_IF_ERROR(apply_rope_scaling(s, hp));
   if (f.rope_sections) {
     // Qwen2-VL's split of 64 pairs is 16/24/24: a quarter temporal, the rest shared by
@@ -135,9 +141,14 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "attention.key_length", {u32(hp.head_dim)});
     w.set(a + "attention.value_length", {u32(hp.head_dim)});
   }
-  w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
-  w.set(a + "rope.freq_base", {hp.rope_freq_base});
-  w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
+  if (hp.family->encoder) { // as llama.cpp's converter writes BERT: no RoPE keys
+    w.set(a + "attention.layer_norm_epsilon", {hp.rms_eps});
+    w.set(a + "attention.causal", {false});
+  } else {
+    w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
+    w.set(a + "rope.freq_base", {hp.rope_freq_base});
+    w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
+  }
   if (hp.family->rope_sections) {
     gguf::Array sections{gguf::ValueType::kInt32, {}};
     for (int32_t v : {hp.rope_sections[0], hp.rope_sections[1], hp.rope_sections[2], 0})
@@ -170,6 +181,8 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "final_logit_softcapping", {s.final_softcap});
   if (s.pooling_type >= 0 || s.rerank)
     w.set(a + "pooling_type", {u32(s.rerank ? 4 : s.pooling_type)});
+  else if (hp.family->encoder) // BERT files always name theirs; mean, as all-MiniLM's
+    w.set(a + "pooling_type", {u32(1)});
   if (hp.is_moe()) {
     w.set(a + "expert_count", {u32(hp.n_expert)});
     w.set(a + "expert_used_count", {u32(hp.n_expert_used)});

@@ -1,7 +1,7 @@
-// Causal grouped-query attention over a KV cache on the CPU (a sliding window,
-// soft-capped scores and sinks where the shape says so): one query head of one
-// token per work item, two-pass softmax, so the result does not depend on how the
-// items are split over threads.
+// Causal (an encoder's: two-way) grouped-query attention over a KV cache on the CPU (a sliding
+// window, soft-capped scores and sinks where the shape says so): one query head of one token per
+// work item, two-pass softmax, so the result does not depend on how the items are split over
+// threads.
 #include "runtime/backends/cpu/cpu_ops.h"
 #include "runtime/kernels/attention_kernel.h"
 
@@ -14,11 +14,11 @@ namespace {
 // The scores, softmax and weighted sum run in the active ISA path's kernel; the head's
 // slice of every row starts head_offset values into it.
 void attend_one_head(const float* q, const KvView& kv, int64_t head, int64_t head_offset,
-                     int64_t pos, const AttentionDims& shape, float* out,
+                     int64_t pos, int64_t end, const AttentionDims& shape, float* out,
                      std::vector<float>& scores) {
   AttendHead a;
   a.first = shape.first_visible(pos);
-  a.n_kv = pos + 1;
+  a.n_kv = shape.causal ? pos + 1 : end; // an encoder's queries see the whole call
   a.has_sink = shape.sinks != nullptr;
   if (a.has_sink)
     a.sink = shape.sinks[head];
@@ -52,8 +52,8 @@ void CpuOps::attention(const float* q, const KvView& kv, const AttentionDims& sh
     thread_local std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / n_head, h = item % n_head;
-      attend_one_head(q + t * q_dim + h * hd, kv, h, (h / group) * hd, pos0 + t, shape,
-                      out + t * q_dim + h * hd, scores);
+      attend_one_head(q + t * q_dim + h * hd, kv, h, (h / group) * hd, pos0 + t, pos0 + n_tokens,
+                      shape, out + t * q_dim + h * hd, scores);
     }
   });
 }

@@ -14,6 +14,12 @@ void CpuOps::rms_norm(const float* x, const float* weight, float* y, int64_t n_t
     pshard::rms_norm(x + t * d, weight, y + t * d, d, eps);
 }
 
+void CpuOps::layer_norm(const float* x, const float* weight, const float* bias, float* y,
+                        int64_t n_tokens, int64_t d, float eps) {
+  for (int64_t t = 0; t < n_tokens; ++t)
+    pshard::layer_norm(x + t * d, weight, bias, y + t * d, d, eps);
+}
+
 void CpuOps::matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) {
   pshard::matmul(w, x, n_tokens, y, pool_);
 }
@@ -59,6 +65,8 @@ void CpuOps::silu_mul(const float* gate, const float* up, float* out, int64_t n)
 void CpuOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
   pshard::gelu_mul(gate, up, out, n);
 }
+
+void CpuOps::gelu(float* x, int64_t n) { gelu_erf(x, n); }
 
 void CpuOps::swiglu_oai(const float* gate, const float* up, float* out, int64_t n) {
   pshard::swiglu_oai(gate, up, out, n);

@@ -22,6 +22,8 @@ public:
 
   void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
                 float eps) override;
+  void layer_norm(const float* x, const float* weight, const float* bias, float* y,
+                  int64_t n_tokens, int64_t d, float eps) override;
   void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) override;
   void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
             const RopeParams& p) override;
@@ -31,6 +33,7 @@ public:
                  int64_t n_tokens, float* out) override;
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void gelu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void gelu(float* x, int64_t n) override;
   void swiglu_oai(const float* gate, const float* up, float* out, int64_t n) override;
   void scale(float* x, float s, int64_t n) override;
   void softcap(float* x, float cap, int64_t n) override;

@@ -39,6 +39,11 @@ void CudaOps::rms_norm(const float* x, const float* weight, float* y, int64_t n_
   note(kernels::rms_norm(x, weight, y, n_tokens, d, eps, stream_), "rms_norm", __LINE__);
 }
 
+void CudaOps::layer_norm(const float* x, const float* weight, const float* bias, float* y,
+                         int64_t n_tokens, int64_t d, float eps) {
+  note(kernels::layer_norm(x, weight, bias, y, n_tokens, d, eps, stream_), "layer_norm", __LINE__);
+}
+
 void CudaOps::rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0, const RopeParams& p) {
   if (p.positions) { // text-only M-RoPE (null positions) is plain NeoX and runs here
     sticky_.note(unsupported("CUDA rope: M-RoPE image positions (qwen2vl with an image) are "
@@ -102,9 +107,14 @@ void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& s
   dims.temp_scale = shape.temp_scale;
   dims.temp_length = shape.temp_length;
   dims.sinks = shape.sinks;
+  dims.causal = shape.causal;
   note(kernels::attention(q, rows_of(kv), dims, pos0, n_tokens, out, stream_, scratch,
                           CudaWorkspace::kScratchBytes),
        "attention", __LINE__);
+}
+
+void CudaOps::gelu(float* x, int64_t n) {
+  note(kernels::gelu_erf(x, n, stream_), "gelu", __LINE__);
 }
 
 void CudaOps::silu_mul(const float* gate, const float* up, float* out, int64_t n) {

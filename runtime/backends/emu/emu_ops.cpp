@@ -10,6 +10,11 @@ void EmuOps::rms_norm(const float* x, const float* weight, float* y, int64_t n_t
   q_.push_work([=, this] { cpu_.rms_norm(x, weight, y, n_tokens, d, eps); });
 }
 
+void EmuOps::layer_norm(const float* x, const float* weight, const float* bias, float* y,
+                        int64_t n_tokens, int64_t d, float eps) {
+  q_.push_work([=, this] { cpu_.layer_norm(x, weight, bias, y, n_tokens, d, eps); });
+}
+
 void EmuOps::matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y) {
   q_.push_work([=, this] { cpu_.matmul(w, x, n_tokens, y); });
 }
@@ -41,6 +46,10 @@ void EmuOps::attention(const float* q, const KvView& kv, const AttentionDims& sh
 
 void EmuOps::silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   q_.push_work([=, this] { cpu_.silu_mul(gate, up, out, n); });
+}
+
+void EmuOps::gelu(float* x, int64_t n) {
+  q_.push_work([=, this] { cpu_.gelu(x, n); });
 }
 
 void EmuOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n) {

@@ -5,7 +5,8 @@
 // adding a family is one file here plus tests.
 //
 // Every family shares the transformer skeleton pshard runs: embed, per layer a
-// pre-norm attention block and a pre-norm FFN or MoE block, head. A family picks the
+// pre-norm attention block and a pre-norm FFN or MoE block, head (an encoder: post-norm
+// blocks and no head; see ArchFamily::encoder). A family picks the
 // options of that skeleton: RoPE style, which optional tensors exist (biases, per-head
 // q/k norms, a shared expert), and how the router weighs its experts. Tensor names are
 // GGUF's (llama.cpp's) and the same in every family.
@@ -120,6 +121,16 @@ struct ArchFamily {
   // of 1/sqrt(head_dim), as Google's reference configs and llama.cpp do. 0: never.
   // `{arch}.attention.scale` in the file, when present, is the scale itself.
   int64_t width_scaled_attention_layers = 0;
+  // A BERT encoder (embedding models: bge, all-MiniLM, mxbai-embed, arctic-embed). The
+  // embedding adds the position's row of position_embd (absolute positions, no RoPE) and
+  // token type 0's row of token_types (when the file has it) to the token's, then
+  // LayerNorms the sum (token_embd_norm; with a bias, as every encoder norm). The blocks
+  // have no pre-norms: each LayerNorms the residual sum after its add (attn_output_norm,
+  // layer_output_norm); q/k/v/output biases; the FFN is ffn_up (+ bias), GELU (erf, the
+  // models' own definition), ffn_down (+ bias). Attention sees the whole text
+  // (`{arch}.attention.causal`, default false), so a text is one pass. No head: the model
+  // embeds, it does not generate. Eps from `{arch}.attention.layer_norm_epsilon`.
+  bool encoder = false;
 };
 
 // The family of `general.architecture`, or null.
@@ -144,5 +155,6 @@ extern const ArchFamily kGraniteMoeFamily;
 extern const ArchFamily kMistral3Family;
 extern const ArchFamily kSmolLm3Family;
 extern const ArchFamily kGptOssFamily;
+extern const ArchFamily kBertFamily;
 
 } // namespace pshard

@@ -34,6 +34,10 @@ public:
                 float eps) override {
     inner_.rms_norm(x, w, y, n, d, eps);
   }
+  void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n, int64_t d,
+                  float eps) override {
+    inner_.layer_norm(x, w, b, y, n, d, eps);
+  }
   void matmul(const MatrixView& w, const float* x, int64_t n, float* y) override {
     inner_.matmul(w, x, n, y);
   }
@@ -54,6 +58,7 @@ public:
   void gelu_mul(const float* g, const float* u, float* out, int64_t n) override {
     inner_.gelu_mul(g, u, out, n);
   }
+  void gelu(float* x, int64_t n) override { inner_.gelu(x, n); }
   void swiglu_oai(const float* g, const float* u, float* out, int64_t n) override {
     inner_.swiglu_oai(g, u, out, n);
   }

@@ -41,9 +41,10 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // not n_embd / n_head); "mk-llama-bias-yarn" has attention biases and YaRN RoPE;
 // "mk-gemma3" / "mk-gemma2" local layers with 5- / 7-position windows (and Gemma 2's
 // soft-caps), a tied output; "mk-phi3" fused q/k/v and gate/up and LongRoPE; "mk-granite"
-// Granite's multipliers ("mk-granitemoe" with experts); "mk-mistral3" YaRN and an attention temperature stepping every 16;
-// "mk-smollm3" layer 3 without RoPE; "mk-gpt-oss" sinks, biased experts with the clamped
-// SwiGLU, 5-position windows on the even layers, heads of 32 (q twice n_embd), YaRN.
+// Granite's multipliers ("mk-granitemoe" with experts); "mk-mistral3" YaRN and an attention
+// temperature stepping every 16; "mk-smollm3" layer 3 without RoPE; "mk-gpt-oss" sinks, biased
+// experts with the clamped SwiGLU, 5-position windows on the even layers, heads of 32 (q twice
+// n_embd), YaRN; "mk-bert" an encoder of 64 positions (attention both ways, embeddings only).
 // `prefix` keeps each test binary's files apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
   if (name.rfind("mk-", 0) != 0)
@@ -62,8 +63,13 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   spec.overrides["attn_v"] = TensorType::kF16;
   const std::string family = name.substr(3);
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
-      family == "granite" || family == "granitemoe" || family == "mistral3" || family == "smollm3" || family == "gpt-oss")
+      family == "granite" || family == "granitemoe" || family == "mistral3" ||
+      family == "smollm3" || family == "gpt-oss" || family == "bert")
     spec.arch = family;
+  if (family == "bert") { // every head its own keys, as BERT; a table of 64 positions
+    spec.n_head_kv = spec.n_head;
+    spec.n_ctx = 64;
+  }
   if (family == "mistral3") { // the temperature steps every 16 positions
     spec.rope_scaling = "yarn";
     spec.rope_scaling_factor = 4.0f;

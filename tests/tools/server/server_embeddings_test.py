@@ -3,7 +3,7 @@
 text (bit for bit: the batch gives each sequence its rows alone), as floats and as base64,
 cut by `dimensions`, from strings and from token ids, many inputs at once beside a running
 completion; the model's pooling_type is used, --pooling overrides it; every bad request
-is a 400 (or 404) naming the field.
+is a 400 (or 404) naming the field. A BERT encoder serves its texts one pass each.
 
 usage: server_embeddings_test.py BUILD_DIR SHARED_DIR   (exit 77: the shared model missing)
 """
@@ -195,6 +195,39 @@ def rerank(tmp):
                     err.get("error", {}).get("param") == param, f"{status} {err}")
 
 
+def bert(tmp):
+    """A BERT encoder with bge's WordPiece vocabulary: each text is one pass ([CLS] ... [SEP],
+    attention both ways), its vector pshard-run's among others as alone; generating and a
+    text longer than a pass are refused by name."""
+    vocab = os.path.join(shared, "vocab", "ggml-vocab-bert-bge.gguf")
+    if not os.path.exists(vocab):
+        c.check("bert: the shared bge vocabulary", False, vocab + " is missing")
+        return
+    model = os.path.join(tmp, "bert.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "bert", "--n-embd", "64",
+            "--n-layer", "2", "--n-head", "4", "--n-ff", "128", "--ctx", "128", "--type", "f32",
+            "--tokenizer-from", vocab)
+    c.check("mkmodel --arch bert", p.returncode == 0, p.stderr)
+    ids = run(tool(build, "pshard-tokenize"), "-m", model, "-p", TEXTS[0], "--ids")
+    c.check("bert: [CLS] first, [SEP] last", ids.stdout.startswith("[101,") and
+            ids.stdout.strip().endswith(", 102]"), ids.stdout)
+    with Server(build, model, "-np", "4", "-b", "32") as s:
+        status, body = s.json("POST", "/v1/embeddings", {"input": TEXTS * 2})
+        c.check("bert: 8 inputs answered", status == 200 and len(body.get("data", [])) == 8, body)
+        for i, d in enumerate(body.get("data", [])):
+            want = run_embedding(build, model, TEXTS[i % len(TEXTS)])
+            c.check(f"bert: '{TEXTS[i % len(TEXTS)]}' == pshard-run --embedding",
+                    f32(d["embedding"]) == want["embedding"] and want["pooling"] == "mean",
+                    f"{d['embedding'][:3]} vs {want['embedding'][:3]}")
+        status, err = s.json("POST", "/v1/completions", {"prompt": "Tom", "max_tokens": 2})
+        c.check("bert: completions refused, naming the embeddings endpoint", status == 400 and
+                "embeddings endpoint" in err.get("error", {}).get("message", ""), err)
+        status, err = s.json("POST", "/v1/embeddings", {"input": "word " * 40})
+        c.check("bert: a text longer than a pass refused, naming -b", status == 400 and
+                "-b" in err.get("error", {}).get("message", ""), err)
+
+
 with tempfile.TemporaryDirectory() as d:
     main(d)
+    bert(d)
 sys.exit(c.finish())

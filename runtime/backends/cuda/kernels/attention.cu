@@ -65,7 +65,7 @@ struct Split {
 __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int64_t group,
                                  int64_t hd, int64_t pos0, float scale, float* out, Split split,
                                  int64_t window, float softcap, float temp_scale,
-                                 int64_t temp_length, const float* sinks) {
+                                 int64_t temp_length, const float* sinks, int64_t seen_end) {
   extern __shared__ float smem[];
   const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
   float* ks = smem;
@@ -77,10 +77,12 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
   const int64_t head_in_group = (blockIdx.z % split.groups_z) * kMaxWarps + warp;
   const bool active = head_in_group < group;
   const int64_t h = g * group + head_in_group;
-  const int64_t causal = pos0 + t + 1; // causal: positions [first, pos0 + t]
-  const int64_t first = window > 0 && causal > window ? causal - window : 0;
+  const int64_t own = pos0 + t + 1;
+  // Causal: positions [first, pos0 + t]; an encoder's (seen_end > 0): [0, seen_end).
+  const int64_t causal = seen_end > 0 ? seen_end : own;
+  const int64_t first = window > 0 && own > window ? own - window : 0;
   if (temp_scale != 0.0f && temp_length > 0) // as AttentionDims::score_scale(pos)
-    scale *= 1.0f + temp_scale * logf(floorf(static_cast<float>(causal) /
+    scale *= 1.0f + temp_scale * logf(floorf(static_cast<float>(own) /
                                              static_cast<float>(temp_length)) + 1.0f);
   // This block's positions [j_begin, n_kv); empty for a chunk past the token's end or
   // before its window (its partial then says so: max -inf, sum 0). Uniform across the
@@ -283,7 +285,8 @@ cudaError_t attention(const float* q, const KvRows& kv, const AttentionShape& sh
   attention_kernel<<<grid, warps * 32, smem, s>>>(q, kv, n_head, group, head_dim, pos0, scale,
                                                   out, split, shape.window, shape.softcap,
                                                   shape.temp_scale, shape.temp_length,
-                                                  shape.sinks);
+                                                  shape.sinks,
+                                                  shape.causal ? 0 : pos0 + n_tokens);
   if (split.chunk) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)

@@ -33,6 +33,43 @@ __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_
     yr[i] = xr[i] * scale * w[i];
 }
 
+// A block's sum of v over its threads (kThreads), every thread getting it.
+__device__ float block_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  __shared__ float warp_sums[kThreads / 32];
+  __syncthreads(); // a previous call's readers are done with warp_sums
+  if ((threadIdx.x & 31) == 0)
+    warp_sums[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = 0.0f;
+  for (int i = 0; i < kThreads / 32; ++i)
+    total += warp_sums[i];
+  return total;
+}
+
+__global__ void layer_norm_kernel(const float* x, const float* w, const float* b, float* y,
+                                  int64_t d, float eps) {
+  const float* xr = x + blockIdx.x * d;
+  float* yr = y + blockIdx.x * d;
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+    sum += xr[i];
+  const float mean = block_sum(sum) / static_cast<float>(d);
+  float sq = 0.0f;
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+    sq += (xr[i] - mean) * (xr[i] - mean);
+  const float inv = rsqrtf(block_sum(sq) / static_cast<float>(d) + eps);
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+    yr[i] = (xr[i] - mean) * inv * w[i] + b[i];
+}
+
+__global__ void gelu_erf_kernel(float* x, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
 // Each pair's powers, computed on the host (rope_math.h says why), passed by value and
 // read in place (__grid_constant__: indexing it does not copy the 1 KiB to each thread).
 struct RopePowersTable {
@@ -179,6 +216,19 @@ cudaError_t rms_norm(const float* x, const float* w, float* y, int64_t n_tokens,
                      float eps, cudaStream_t s) {
   if (n_tokens > 0)
     rms_norm_kernel<<<static_cast<unsigned>(n_tokens), kThreads, 0, s>>>(x, w, y, d, eps);
+  return cudaGetLastError();
+}
+
+cudaError_t layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_tokens,
+                       int64_t d, float eps, cudaStream_t s) {
+  if (n_tokens > 0)
+    layer_norm_kernel<<<static_cast<unsigned>(n_tokens), kThreads, 0, s>>>(x, w, b, y, d, eps);
+  return cudaGetLastError();
+}
+
+cudaError_t gelu_erf(float* x, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    gelu_erf_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, n);
   return cudaGetLastError();
 }
 

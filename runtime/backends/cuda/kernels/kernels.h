@@ -20,6 +20,11 @@ inline constexpr int kMatvecMaxTokens = 8;
 // --- elementwise.cu ---------------------------------------------------------------------
 cudaError_t rms_norm(const float* x, const float* w, float* y, int64_t n_tokens, int64_t d,
                      float eps, cudaStream_t s);
+// runtime/kernels/ops.h's LayerNorm (weight and bias), one block per row.
+cudaError_t layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_tokens,
+                       int64_t d, float eps, cudaStream_t s);
+// x[i] = gelu(x[i]), the exact (erf) form.
+cudaError_t gelu_erf(float* x, int64_t n, cudaStream_t s);
 // RoPE pairs one launch takes (rot_dim / 2): their powers travel as a kernel argument.
 inline constexpr int64_t kMaxRopePairs = 128;
 // p.freq_factors: a device pointer or null.
@@ -77,11 +82,12 @@ struct AttentionShape {
   float temp_scale = 0.0f; // Mistral 3's attention temperature (AttentionDims::score_scale)
   int64_t temp_length = 0;
   const float* sinks = nullptr; // gpt-oss: n_head sink logits (device memory), or null
+  bool causal = true;           // false (encoders): every token sees [0, pos0 + n_tokens)
 };
 // Causal attention of n_tokens queries over the cache, token t at pos0 + t seeing the
-// positions of its window. With `scratch` (device memory, free for the launch's duration)
-// and at most kAttentionSplitMaxTokens tokens, the positions are split into chunks run
-// side by side and merged (flash-decoding).
+// positions of its window (shape.causal false: all n_tokens tokens' positions). With `scratch`
+// (device memory, free for the launch's duration) and at most kAttentionSplitMaxTokens tokens, the
+// positions are split into chunks run side by side and merged (flash-decoding).
 cudaError_t attention(const float* q, const KvRows& kv, const AttentionShape& shape, int64_t pos0,
                       int64_t n_tokens, float* out, cudaStream_t s, float* scratch = nullptr,
                       size_t scratch_bytes = 0);
