@@ -57,6 +57,7 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
   if (p.n_ctx == 0)
     p.n_ctx = std::min<int64_t>(hp.n_ctx_train, 4096);
   PSHARD_RETURN_IF_ERROR(check_context_fits(hp, p.n_ctx));
+  p.max_batch_tokens = pass_tokens_for(hp, p.max_batch_tokens, p.n_ctx);
   if (p.max_logit_rows == 0)
     p.max_logit_rows = p.max_sequences;
   if (p.n_threads == 0)

@@ -36,16 +36,18 @@ SequenceLimits schedule_limits(const ModelHParams& hp, const Schedule* schedule,
 
 Result<std::unique_ptr<BatchedHybridSession>>
 BatchedHybridSession::create(const Model& model, const Schedule* schedule,
-                             std::unique_ptr<Device> device, const BatchParams& in,
+                             std::unique_ptr<Device> device, const BatchParams& given,
                              const BatchedHybridOptions& options) {
   const ModelHParams& hp = model.hparams();
-  PSHARD_RETURN_IF_ERROR(check_batch_params(in));
+  PSHARD_RETURN_IF_ERROR(check_batch_params(given));
   // The context per sequence, as a HybridSession picks it: the model's, at most 4096 and
   // at most the schedule's.
-  int64_t n_ctx = in.n_ctx > 0 ? in.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
+  int64_t n_ctx = given.n_ctx > 0 ? given.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
   const auto* compiled = schedule ? schedule->root().options() : nullptr;
-  if (in.n_ctx == 0 && compiled)
+  if (given.n_ctx == 0 && compiled)
     n_ctx = std::min<int64_t>(n_ctx, compiled->n_ctx());
+  BatchParams in = given;
+  in.max_batch_tokens = pass_tokens_for(hp, in.max_batch_tokens, n_ctx);
   const SequenceLimits limits = schedule_limits(hp, schedule, in, n_ctx);
   HybridParams p;
   p.n_ctx = n_ctx;

@@ -124,7 +124,8 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   PSHARD_ASSIGN_OR_RETURN(auto kv_types, kv_types_of(schedule, params));
   PSHARD_RETURN_IF_ERROR(check_kv_types(kv_types.first, kv_types.second, hp.head_dim));
   const int64_t kv_rows = params.kv_pool_rows > 0 ? params.kv_pool_rows : n_ctx;
-  const int64_t max_chunk = schedule ? schedule->tiers().back() : std::min(params.n_batch, n_ctx);
+  const int64_t max_chunk = schedule ? schedule->tiers().back()
+                                     : std::min(pass_tokens_for(hp, params.n_batch, n_ctx), n_ctx);
   PSHARD_ASSIGN_OR_RETURN(const int64_t ring, kv_ring_for(hp, schedule, params, max_chunk, n_ctx));
   PSHARD_ASSIGN_OR_RETURN(KvCache kv,
                           model_kv_cache(hp, kv_rows, kv_types.first, kv_types.second, ring));

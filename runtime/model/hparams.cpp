@@ -263,11 +263,12 @@ Status check_one_pass_text(const ModelHParams& hp, int64_t n_past, int64_t max_r
   if (hp.causal || n_past == 0)
     return Status::ok_status();
   return invalid_argument(
-      "this model attends both ways, so a text is embedded in one pass, and this one is longer "
-      "than a pass (" +
+      "this model attends both ways, so a text is embedded in one pass from position 0, and "
+      "this call would continue one at position " +
+      std::to_string(n_past) + ": give the whole text in one call (a pass holds up to " +
       std::to_string(max_rows) +
-      " tokens); raise the batch size (-b) — with "
-      "a schedule, compile a tier that large (pshard-compile --tiers) — or shorten the text");
+      " tokens; raise the batch size (-b) or, with a schedule, compile a tier that large "
+      "(pshard-compile --tiers))");
 }
 
 Status check_context_fits(const ModelHParams& hp, int64_t n_ctx) {

@@ -127,6 +127,12 @@ inline constexpr const char* kEmbedsOnlyMessage =
 // decode_embeddings' check for such a model: a text is one pass from position 0.
 Status check_one_pass_text(const ModelHParams& hp, int64_t n_past, int64_t max_rows);
 
+// The most tokens a session's pass holds, asked for n_batch with a context of n_ctx: a
+// model that attends both ways embeds a text in one pass, so its pass holds the context.
+inline int64_t pass_tokens_for(const ModelHParams& hp, int64_t n_batch, int64_t n_ctx) {
+  return hp.causal || n_batch >= n_ctx ? n_batch : n_ctx;
+}
+
 // A session's context against the model: an encoder has rows of absolute positions for
 // its training context only, so a longer one is refused, naming -c.
 Status check_context_fits(const ModelHParams& hp, int64_t n_ctx);

@@ -62,7 +62,8 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
                             std::to_string(params.n_threads));
   const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
   PSHARD_RETURN_IF_ERROR(check_kv_types(params.kv_type_k, params.kv_type_v, hp.head_dim));
-  const int64_t n_batch = std::min(params.n_batch, n_ctx); // the most tokens a pass holds
+  // the most tokens a pass holds
+  const int64_t n_batch = std::min(pass_tokens_for(hp, params.n_batch, n_ctx), n_ctx);
   PSHARD_ASSIGN_OR_RETURN(
       KvCache kv,
       model_kv_cache(

@@ -33,7 +33,8 @@ Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, Scheduler
     : engine_(engine), tokenizer_(tokenizer),
       max_active_(std::max<int64_t>(1, std::min(options.max_active, engine.max_sequences()))),
       max_queued_(std::max<int64_t>(0, options.max_queued)),
-      pass_tokens_(options.pass_tokens > 0
+      // An engine that embeds only passes whole texts: its pass is as large as it holds.
+      pass_tokens_(options.pass_tokens > 0 && !engine.embeds_only()
                        ? std::min(options.pass_tokens, engine.max_batch_tokens())
                        : engine.max_batch_tokens()),
       lookup_{std::max(options.draft_max, 0)}, started_(std::chrono::steady_clock::now()) {

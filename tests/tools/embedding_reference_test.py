@@ -142,6 +142,24 @@ def main(tmp):
         if emu is not None and emu != cpu:
             fail(f"{name}: emu under a {budget} B budget differs from the cpu")
     several(os.path.join(tmp, "llama-model-mean.gguf"))
+    encoder_defaults(tmp, os.path.join(tmp, "bert-model-mean.gguf"))
+
+
+def encoder_defaults(tmp, model):
+    """pshard-compile on an encoder without -c or --tiers plans its whole position table
+    (256) as the context and as the largest tier, so any text it holds is one pass."""
+    sched = os.path.join(tmp, "bert-defaults.pshard")
+    p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--budgets", "0,4M",
+            "--kernel-workspace", "0", "--kv-type", "f32")
+    if p.returncode != 0 or "context 256" not in p.stdout or "\n                      256 " not in p.stdout:
+        fail(f"encoder defaults: context and largest tier 256 expected: {p.stderr} {p.stdout[:600]}")
+        return
+    cpu = embed(model, [])
+    emu = embed(model, [], "-s", sched, "--backend", "emu", "--vram", "4M")
+    if cpu is None or emu != cpu:
+        fail("encoder defaults: emu under the default schedule differs from the cpu")
+    else:
+        print(f"encoder defaults: context 256, tiers up to 256; {cpu['n_tokens']} tokens in one pass")
 
 
 def several(model):

@@ -97,6 +97,9 @@ int main(int argc, char** argv) {
                  "write {arch}.pooling_type, as an embedding model has: 0 none, 1 mean, 2 cls, "
                  "3 last (-1: not written)")
       ->check(cli::between(-1, 3));
+  app.add_flag("--non-causal", spec.non_causal,
+               "write attention.causal false: a decoder that attends both ways, as gte-Qwen2's "
+               "conversions (embeddings only)");
   app.add_flag("--rerank", spec.rerank,
                "a reranker as llama.cpp converts Qwen3-Reranker: pooling_type rank, a two-row "
                "classification head (cls.output, labels yes and no) and its prompt "

@@ -48,6 +48,9 @@ struct ModelSpec {
   float attn_softcap = -1.0f, final_softcap = -1.0f;
   float attn_temperature_scale = -1.0f; // mistral3: attention.temperature_scale (< 0: not written)
   int32_t pooling_type = -1; // {arch}.pooling_type (an embedding model); -1: not written
+  // {arch}.attention.causal false: a decoder converted to attend both ways (gte-Qwen2);
+  // encoders (bert) always write it.
+  bool non_causal = false;
   // A reranker as llama.cpp converts Qwen3-Reranker: pooling_type rank, a head of two rows
   // (cls.output.weight) labelled "yes" and "no", and Qwen3-Reranker's prompt as
   // tokenizer.chat_template.rerank.

@@ -148,6 +148,8 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
     w.set(a + "rope.freq_base", {hp.rope_freq_base});
     w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
+    if (s.non_causal)
+      w.set(a + "attention.causal", {false});
   }
   if (hp.family->rope_sections) {
     gguf::Array sections{gguf::ValueType::kInt32, {}};

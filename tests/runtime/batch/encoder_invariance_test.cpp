@@ -1,8 +1,9 @@
-// An encoder (BERT, "mk-bert"): every query sees the whole text, so a text's rows are one
-// pass's. Its rows are the same bits on every engine — the hybrid session under every plan
-// of auto and GPU-only schedules on cpu and emu, both batched engines with other texts
-// sharing the passes — and what an encoder cannot do is refused by name: generating, a
-// text split over passes, a context past its position table, a shared prefix.
+// An encoder (BERT, "mk-bert"; a decoder converted to attend both ways, "mk-qwen2-noncausal"):
+// every query sees the whole text, so a text's rows are one pass's. Its rows are the same bits on
+// every engine — the hybrid session under every plan of auto and GPU-only schedules on cpu and emu,
+// both batched engines with other texts sharing the passes — and what an encoder cannot do is
+// refused by name: generating, a text split over passes, a context past its position table, a
+// shared prefix.
 #include "runtime/batch/batched_hybrid_session.h"
 #include "tests/runtime/executor/executor_test_util.h"
 
@@ -31,10 +32,10 @@ std::vector<float> rows_of(Decoder& d, std::span<const TokenId> text) {
   return rows.ok() ? std::vector<float>(rows->begin(), rows->end()) : std::vector<float>{};
 }
 
-class EncoderRows : public ::testing::Test {
+class EncoderRows : public ::testing::TestWithParam<std::string> {
 protected:
   void SetUp() override {
-    path_ = invariance_model_path("mk-bert", "enc-");
+    path_ = invariance_model_path(GetParam(), "enc-");
     auto m = Model::load(path_);
     ASSERT_TRUE(m.ok()) << m.status().to_string();
     model_ = std::move(*m);
@@ -51,7 +52,7 @@ protected:
   std::vector<TokenId> text_;
 };
 
-TEST_F(EncoderRows, EveryRowSeesTheTokensAfterIt) {
+TEST_P(EncoderRows, EveryRowSeesTheTokensAfterIt) {
   const int64_t d = model_->hparams().n_embd;
   const std::vector<float> rows = cpu_rows(text_);
   std::vector<TokenId> changed = text_;
@@ -68,7 +69,7 @@ TEST_F(EncoderRows, EveryRowSeesTheTokensAfterIt) {
   EXPECT_EQ(rows_of(**s, text_), rows);
 }
 
-TEST_F(EncoderRows, EveryPlanGivesTheCpuRowsOnCpuAndEmu) {
+TEST_P(EncoderRows, EveryPlanGivesTheCpuRowsOnCpuAndEmu) {
   const std::vector<float> want = cpu_rows(text_);
   int runs = 0, streamed = 0;
   for (planner::Strategy strategy : {planner::Strategy::kAuto, planner::Strategy::kGpuOnly}) {
@@ -90,7 +91,7 @@ TEST_F(EncoderRows, EveryPlanGivesTheCpuRowsOnCpuAndEmu) {
           streamed += (*s)->stats().bytes_streamed > 0;
         }
   }
-  std::cout << "mk-bert: " << runs << " runs, " << streamed << " streamed weights\n";
+  std::cout << GetParam() << ": " << runs << " runs, " << streamed << " streamed weights\n";
   EXPECT_GT(streamed, 0) << "no plan streamed: the test would not cover streaming";
 }
 
@@ -156,7 +157,7 @@ void expect_texts_alone(BatchDecoder& engine, const Model& m, const std::vector<
   engine.close_sequence(*id);
 }
 
-TEST_F(EncoderRows, BatchedCpuEngineGivesEachTextItsRowsAlone) {
+TEST_P(EncoderRows, BatchedCpuEngineGivesEachTextItsRowsAlone) {
   BatchParams bp;
   bp.max_sequences = 4;
   bp.n_ctx = kCtx;
@@ -167,7 +168,7 @@ TEST_F(EncoderRows, BatchedCpuEngineGivesEachTextItsRowsAlone) {
   expect_texts_alone(**engine, *model_, cpu_rows(text_), text_);
 }
 
-TEST_F(EncoderRows, BatchedHybridEngineGivesEachTextItsRowsAloneOnEveryBudget) {
+TEST_P(EncoderRows, BatchedHybridEngineGivesEachTextItsRowsAloneOnEveryBudget) {
   auto compiled = compile_schedule(path_, planner::Strategy::kAuto, {1, 16, 2 * kCtx}, kCtx, {},
                                    test_machine(), {}, kDefaultKvType, 4);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
@@ -188,20 +189,24 @@ TEST_F(EncoderRows, BatchedHybridEngineGivesEachTextItsRowsAloneOnEveryBudget) {
   }
 }
 
-TEST_F(EncoderRows, WhatAnEncoderCannotDoIsRefusedByName) {
+TEST_P(EncoderRows, WhatAnEncoderCannotDoIsRefusedByName) {
   auto s = CpuSession::create(*model_, {kCtx, 2, 16});
   ASSERT_TRUE(s.ok());
   auto logits = (*s)->decode(text_);
   ASSERT_FALSE(logits.ok());
   EXPECT_EQ(logits.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(logits.status().message().find("--embedding"), std::string::npos);
-  // 37 tokens in passes of 16: the second pass would see a part of the text.
+  // A pass holds the whole context whatever the batch size asked (16)...
+  EXPECT_EQ((*s)->max_embedding_rows(), kCtx);
+  // ... and a text given in two calls is refused: the second would see a part of it.
   auto first = (*s)->decode_embeddings(std::span<const TokenId>(text_).first(16));
   ASSERT_TRUE(first.ok());
   auto rest = (*s)->decode_embeddings(std::span<const TokenId>(text_).subspan(16, 16));
   ASSERT_FALSE(rest.ok());
-  EXPECT_NE(rest.status().message().find("raise the batch size"), std::string::npos)
+  EXPECT_NE(rest.status().message().find("give the whole text in one call"), std::string::npos)
       << rest.status().to_string();
+  if (!model_->hparams().family->encoder)
+    return;
   // The position table holds 64 positions.
   auto longer = CpuSession::create(*model_, {2 * kCtx, 2, 16});
   ASSERT_FALSE(longer.ok());
@@ -211,6 +216,11 @@ TEST_F(EncoderRows, WhatAnEncoderCannotDoIsRefusedByName) {
   bp.n_ctx = 2 * kCtx;
   EXPECT_FALSE(BatchedCpuSession::create(*model_, bp).ok());
 }
+
+// BERT, and Qwen2's decoder converted to attend both ways (gte-Qwen2: RoPE, pre-norms,
+// grouped-query attention, a head it never runs).
+INSTANTIATE_TEST_SUITE_P(Models, EncoderRows, ::testing::Values("mk-bert", "mk-qwen2-noncausal"),
+                         model_param_name);
 
 } // namespace
 } // namespace pshard

@@ -61,7 +61,12 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   spec.n_ff = 160;
   spec.type = TensorType::kQ8_0;
   spec.overrides["attn_v"] = TensorType::kF16;
-  const std::string family = name.substr(3);
+  std::string family = name.substr(3);
+  // "-noncausal": the family's decoder attending both ways (gte-Qwen2's conversions).
+  if (const size_t at = family.find("-noncausal"); at != std::string::npos) {
+    spec.non_causal = true;
+    family.resize(at);
+  }
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
       family == "smollm3" || family == "gpt-oss" || family == "bert")

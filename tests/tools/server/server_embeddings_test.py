@@ -198,7 +198,7 @@ def rerank(tmp):
 def bert(tmp):
     """A BERT encoder with bge's WordPiece vocabulary: each text is one pass ([CLS] ... [SEP],
     attention both ways), its vector pshard-run's among others as alone; generating and a
-    text longer than a pass are refused by name."""
+    text longer than the context are refused by name."""
     vocab = os.path.join(shared, "vocab", "ggml-vocab-bert-bge.gguf")
     if not os.path.exists(vocab):
         c.check("bert: the shared bge vocabulary", False, vocab + " is missing")
@@ -222,9 +222,14 @@ def bert(tmp):
         status, err = s.json("POST", "/v1/completions", {"prompt": "Tom", "max_tokens": 2})
         c.check("bert: completions refused, naming the embeddings endpoint", status == 400 and
                 "embeddings endpoint" in err.get("error", {}).get("message", ""), err)
-        status, err = s.json("POST", "/v1/embeddings", {"input": "word " * 40})
-        c.check("bert: a text longer than a pass refused, naming -b", status == 400 and
-                "-b" in err.get("error", {}).get("message", ""), err)
+        text = "word " * 40  # 42 tokens: more than -b 32, but a pass holds the context
+        status, body = s.json("POST", "/v1/embeddings", {"input": text})
+        c.check("bert: a text longer than -b is still one pass", status == 200 and
+                f32(body["data"][0]["embedding"]) == run_embedding(build, model, text)["embedding"],
+                body)
+        status, err = s.json("POST", "/v1/embeddings", {"input": "word " * 200})
+        c.check("bert: a text longer than the position table: 400", status == 400 and
+                err.get("error", {}).get("code") == "context_length_exceeded", err)
 
 
 with tempfile.TemporaryDirectory() as d:
