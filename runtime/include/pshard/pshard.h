@@ -329,7 +329,10 @@ PSHARD_API pshard_embed_params pshard_embed_default_params(void);
  * apply); *n_out says how many.
  * PSHARD_ERROR_OUT_OF_RANGE when capacity is smaller (*n_out still says how many) or the
  * text is longer than the context. Runs under the context's plans like decoding; on cpu
- * and emu the vector is bit for bit the same whatever the plan. */
+ * and emu the vector is bit for bit the same whatever the plan. A model that attends both
+ * ways (a BERT encoder, attention.causal false) reads the text in one pass (its context's
+ * passes hold the whole context) and only embeds: generating with it is
+ * PSHARD_ERROR_UNSUPPORTED. */
 PSHARD_API pshard_status pshard_context_embed(pshard_context* context, const pshard_token* tokens,
                                               size_t n_tokens, const pshard_embed_params* params,
                                               float* out, size_t capacity, size_t* n_out);
