@@ -7,9 +7,7 @@
 #include "runtime/batch/batched_hybrid_session.h"
 #include "runtime/batch/per_sequence_decoder.h"
 #include "tests/runtime/batch/batch_script.h"
-#include "tests/runtime/executor/executor_test_util.h"
-
-#include <random>
+#include "tests/runtime/batch/embedding_test_util.h"
 
 namespace pshard {
 namespace {
@@ -17,14 +15,6 @@ namespace {
 using namespace pshard::testing;
 
 constexpr int64_t kCtx = 64;
-
-std::vector<TokenId> random_prompt(size_t n, int64_t n_vocab, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<TokenId> p(n);
-  for (TokenId& t : p)
-    t = static_cast<TokenId>(rng() % static_cast<uint32_t>(n_vocab));
-  return p;
-}
 
 // A prompt's rows through `d`, in passes of at most its max_embedding_rows().
 std::vector<float> rows_of(Decoder& d, std::span<const TokenId> prompt) {
@@ -54,7 +44,7 @@ protected:
     auto m = Model::load(path_);
     ASSERT_TRUE(m.ok()) << m.status().to_string();
     model_ = std::move(*m);
-    prompt_ = random_prompt(37, model_->hparams().n_vocab, 3u);
+    prompt_ = random_tokens(37, model_->hparams().n_vocab, 3u);
   }
   std::string path_;
   std::unique_ptr<Model> model_;
@@ -82,27 +72,9 @@ TEST_P(EmbeddingRows, AreTheHeadsInputsWhateverThePasses) {
 
 TEST_P(EmbeddingRows, EveryPlanGivesTheCpuRowsOnCpuAndEmu) {
   const std::vector<float> want = cpu_rows(*model_, prompt_, 256);
-  int runs = 0, streamed = 0;
-  for (planner::Strategy strategy : {planner::Strategy::kAuto, planner::Strategy::kGpuOnly}) {
-    auto compiled = compile_schedule(path_, strategy, {1, 4, 16}, kCtx);
-    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
-    const Schedule& sched = compiled->schedule;
-    for (uint64_t budget : sched.budgets())
-      for (int64_t tier : {int64_t{0}, int64_t{1}, int64_t{16}})
-        for (bool emu : {false, true}) {
-          SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
-                       std::to_string(budget) + " tier " + std::to_string(tier) +
-                       (emu ? " emu" : " cpu"));
-          std::unique_ptr<Device> device = emu_or_none(emu, budget);
-          auto s = HybridSession::create(*model_, &sched, device.get(),
-                                         forced_params(kCtx, budget, tier));
-          ASSERT_TRUE(s.ok()) << s.status().to_string();
-          EXPECT_EQ(rows_of(**s, prompt_), want);
-          ++runs;
-          streamed += (*s)->stats().bytes_streamed > 0;
-        }
-  }
-  std::cout << GetParam() << ": " << runs << " runs, " << streamed << " streamed weights\n";
+  const int streamed =
+      for_each_plan_session(path_, *model_, {1, 4, 16}, {0, 1, 16}, kCtx,
+                            [&](HybridSession& s) { EXPECT_EQ(rows_of(s, prompt_), want); });
   EXPECT_GT(streamed, 0) << "no plan streamed: the test would not cover streaming";
 }
 
@@ -112,7 +84,7 @@ void expect_rows_alone(BatchDecoder& engine, const Model& m, int64_t per_pass) {
   const int64_t n_vocab = m.hparams().n_vocab, n_embd = m.hparams().n_embd;
   std::vector<std::vector<TokenId>> prompts;
   for (uint32_t i = 0; i < 5; ++i)
-    prompts.push_back(random_prompt(3 + 9 * i, n_vocab, 10u + i));
+    prompts.push_back(random_tokens(3 + 9 * i, n_vocab, 10u + i));
   std::vector<std::vector<float>> want, got(prompts.size());
   for (const auto& p : prompts)
     want.push_back(cpu_rows(m, p, 256));

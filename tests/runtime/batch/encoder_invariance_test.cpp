@@ -5,9 +5,7 @@
 // refused by name: generating, a text split over passes, a context past its position table, a
 // shared prefix.
 #include "runtime/batch/batched_hybrid_session.h"
-#include "tests/runtime/executor/executor_test_util.h"
-
-#include <random>
+#include "tests/runtime/batch/embedding_test_util.h"
 
 namespace pshard {
 namespace {
@@ -15,14 +13,6 @@ namespace {
 using namespace pshard::testing;
 
 constexpr int64_t kCtx = 64;
-
-std::vector<TokenId> random_text(size_t n, int64_t n_vocab, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<TokenId> p(n);
-  for (TokenId& t : p)
-    t = static_cast<TokenId>(rng() % static_cast<uint32_t>(n_vocab));
-  return p;
-}
 
 // The text's rows in one decode_embeddings call, from position 0.
 std::vector<float> rows_of(Decoder& d, std::span<const TokenId> text) {
@@ -40,7 +30,7 @@ protected:
     ASSERT_TRUE(m.ok()) << m.status().to_string();
     model_ = std::move(*m);
     ASSERT_FALSE(model_->hparams().causal);
-    text_ = random_text(37, model_->hparams().n_vocab, 3u);
+    text_ = random_tokens(37, model_->hparams().n_vocab, 3u);
   }
   std::vector<float> cpu_rows(std::span<const TokenId> text) const {
     auto s = CpuSession::create(*model_, {kCtx, 2, kCtx});
@@ -71,27 +61,9 @@ TEST_P(EncoderRows, EveryRowSeesTheTokensAfterIt) {
 
 TEST_P(EncoderRows, EveryPlanGivesTheCpuRowsOnCpuAndEmu) {
   const std::vector<float> want = cpu_rows(text_);
-  int runs = 0, streamed = 0;
-  for (planner::Strategy strategy : {planner::Strategy::kAuto, planner::Strategy::kGpuOnly}) {
-    auto compiled = compile_schedule(path_, strategy, {1, 4, kCtx}, kCtx);
-    ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
-    const Schedule& sched = compiled->schedule;
-    for (uint64_t budget : sched.budgets())
-      for (int64_t tier : {int64_t{0}, kCtx})
-        for (bool emu : {false, true}) {
-          SCOPED_TRACE(std::string(planner::strategy_name(strategy)) + " budget " +
-                       std::to_string(budget) + " tier " + std::to_string(tier) +
-                       (emu ? " emu" : " cpu"));
-          std::unique_ptr<Device> device = emu_or_none(emu, budget);
-          auto s = HybridSession::create(*model_, &sched, device.get(),
-                                         forced_params(kCtx, budget, tier));
-          ASSERT_TRUE(s.ok()) << s.status().to_string();
-          EXPECT_EQ(rows_of(**s, text_), want);
-          ++runs;
-          streamed += (*s)->stats().bytes_streamed > 0;
-        }
-  }
-  std::cout << GetParam() << ": " << runs << " runs, " << streamed << " streamed weights\n";
+  const int streamed =
+      for_each_plan_session(path_, *model_, {1, 4, kCtx}, {0, kCtx}, kCtx,
+                            [&](HybridSession& s) { EXPECT_EQ(rows_of(s, text_), want); });
   EXPECT_GT(streamed, 0) << "no plan streamed: the test would not cover streaming";
 }
 
@@ -103,7 +75,7 @@ void expect_texts_alone(BatchDecoder& engine, const Model& m, const std::vector<
   std::vector<std::vector<TokenId>> texts = {
       std::vector<TokenId>(first_text.begin(), first_text.end())};
   for (uint32_t i = 0; i < 4; ++i)
-    texts.push_back(random_text(3 + 5 * i, n_vocab, 10u + i));
+    texts.push_back(random_tokens(3 + 5 * i, n_vocab, 10u + i));
   EXPECT_TRUE(engine.embeds_only());
   std::vector<std::vector<float>> got(texts.size());
   // Passes of two texts each, then one alone; sequences open and close as they go.

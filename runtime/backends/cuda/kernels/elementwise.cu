@@ -12,27 +12,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// One block per token: sum of squares reduced in shared memory, then scale.
-__global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_t d, float eps) {
-  const float* xr = x + blockIdx.x * d;
-  float* yr = y + blockIdx.x * d;
-  float sum = 0.0f;
-  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
-    sum += xr[i] * xr[i];
-  for (int o = 16; o > 0; o >>= 1)
-    sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  __shared__ float warp_sums[kThreads / 32];
-  if ((threadIdx.x & 31) == 0)
-    warp_sums[threadIdx.x / 32] = sum;
-  __syncthreads();
-  float total = 0.0f;
-  for (int i = 0; i < kThreads / 32; ++i)
-    total += warp_sums[i];
-  const float scale = rsqrtf(total / static_cast<float>(d) + eps);
-  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
-    yr[i] = xr[i] * scale * w[i];
-}
-
 // A block's sum of v over its threads (kThreads), every thread getting it.
 __device__ float block_sum(float v) {
   for (int o = 16; o > 0; o >>= 1)
@@ -46,6 +25,18 @@ __device__ float block_sum(float v) {
   for (int i = 0; i < kThreads / 32; ++i)
     total += warp_sums[i];
   return total;
+}
+
+// One block per token: sum of squares reduced in shared memory, then scale.
+__global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_t d, float eps) {
+  const float* xr = x + blockIdx.x * d;
+  float* yr = y + blockIdx.x * d;
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+    sum += xr[i] * xr[i];
+  const float scale = rsqrtf(block_sum(sum) / static_cast<float>(d) + eps);
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
+    yr[i] = xr[i] * scale * w[i];
 }
 
 __global__ void layer_norm_kernel(const float* x, const float* w, const float* b, float* y,
