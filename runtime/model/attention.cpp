@@ -20,14 +20,16 @@ void encoder_input(ForwardPass& p, const AttentionWeights& w) {
     p.ops.embed_rows(w.token_types, type0, a.normed);
     p.ops.add(a.hidden, a.normed, n * d);
   }
-  std::vector<TokenId> positions(static_cast<size_t>(n));
-  const SeqSegment whole{0, n, p.pos0, nullptr};
-  for (const SeqSegment& g :
-       p.segments.empty() ? std::span<const SeqSegment>(&whole, 1) : p.segments)
-    for (int64_t i = 0; i < g.count; ++i)
-      positions[static_cast<size_t>(g.begin + i)] = static_cast<TokenId>(g.pos0 + i);
-  p.ops.embed_rows(w.pos_embd, positions, a.normed);
-  p.ops.add(a.hidden, a.normed, n * d);
+  if (w.pos_embd.data) { // nomic-bert has none: it rotates q and k instead
+    std::vector<TokenId> positions(static_cast<size_t>(n));
+    const SeqSegment whole{0, n, p.pos0, nullptr};
+    for (const SeqSegment& g :
+         p.segments.empty() ? std::span<const SeqSegment>(&whole, 1) : p.segments)
+      for (int64_t i = 0; i < g.count; ++i)
+        positions[static_cast<size_t>(g.begin + i)] = static_cast<TokenId>(g.pos0 + i);
+    p.ops.embed_rows(w.pos_embd, positions, a.normed);
+    p.ops.add(a.hidden, a.normed, n * d);
+  }
   p.ops.layer_norm(a.hidden, w.embd_norm.data, w.embd_norm_b.data, a.hidden, n, d, p.hp.rms_eps);
 }
 
@@ -39,7 +41,7 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   const ActivationPtrs& a = p.act;
   const int64_t n = p.n_tokens(), d = hp.n_embd;
 
-  if (w.pos_embd.data)
+  if (w.embd_norm.data) // attn[0] of an encoder
     encoder_input(p, w);
   // An encoder's blocks have no pre-norm: they read the residual stream itself.
   const float* in = a.hidden;

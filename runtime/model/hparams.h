@@ -102,7 +102,7 @@ struct ModelHParams {
   bool uses_long_rope_factors(int64_t n_ctx) const { return long_rope && n_ctx > rope_ctx_orig; }
   // Whether layer `layer`'s attention rotates q and k (SmolLM3's NoPE layers do not).
   bool uses_rope(int64_t layer) const {
-    if (family->encoder) // absolute position embeddings instead
+    if (family->encoder && !family->encoder_rope_glu) // a position table instead
       return false;
     const int period = family->nope_period;
     return period == 0 || layer < 0 || (layer + 1) % period != 0;
@@ -133,7 +133,7 @@ inline int64_t pass_tokens_for(const ModelHParams& hp, int64_t n_batch, int64_t 
   return hp.causal || n_batch >= n_ctx ? n_batch : n_ctx;
 }
 
-// A session's context against the model: an encoder has rows of absolute positions for
+// A session's context against the model: an encoder with a position table has rows for
 // its training context only, so a longer one is refused, naming -c.
 Status check_context_fits(const ModelHParams& hp, int64_t n_ctx);
 

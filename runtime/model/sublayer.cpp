@@ -103,16 +103,25 @@ void glu_forward(ForwardPass& p, const FfnWeights& w, float* out) {
   p.ops.matmul(w.down, a.gate, n, out);
 }
 
-// An encoder's FFN (BERT): up (+ bias), GELU, down (+ bias) on the residual stream itself,
-// then the residual sum LayerNormed.
+// An encoder's FFN on the residual stream itself — BERT's up (+ bias), GELU, down (+ bias);
+// nomic-bert's SwiGLU without biases — then the residual sum LayerNormed.
 void encoder_ffn_forward(ForwardPass& p, const FfnWeights& w) {
   const int64_t n = p.n_tokens(), d = p.hp.n_embd, ff = w.up.rows;
   const ActivationPtrs& a = p.act;
-  p.ops.matmul(w.up, a.hidden, n, a.up);
-  p.ops.add_bias(a.up, w.up_bias.data, n, ff);
-  p.ops.gelu(a.up, n * ff);
-  p.ops.matmul(w.down, a.up, n, a.proj);
-  p.ops.add_bias(a.proj, w.down_bias.data, n, d);
+  float* act = a.up; // the activation the down projection reads
+  if (w.gate.data) {
+    p.ops.matmul(w.gate, a.hidden, n, a.gate);
+    p.ops.matmul(w.up, a.hidden, n, a.up);
+    p.ops.silu_mul(a.gate, a.up, a.gate, n * ff);
+    act = a.gate;
+  } else {
+    p.ops.matmul(w.up, a.hidden, n, a.up);
+    p.ops.add_bias(a.up, w.up_bias.data, n, ff);
+    p.ops.gelu(a.up, n * ff);
+  }
+  p.ops.matmul(w.down, act, n, a.proj);
+  if (w.down_bias.data)
+    p.ops.add_bias(a.proj, w.down_bias.data, n, d);
   p.ops.add(a.hidden, a.proj, n * d);
   p.ops.layer_norm(a.hidden, w.out_norm.data, w.out_norm_b.data, a.hidden, n, d, p.hp.rms_eps);
 }

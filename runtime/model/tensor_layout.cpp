@@ -23,7 +23,8 @@ private:
 // An encoder's embedding beyond the token's row, run by attn[0] (tensor_layout.h).
 void encoder_input(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd;
-  l.out.push_back({"position_embd.weight", {d, hp.n_ctx_train}, R::kPosEmbd});
+  if (!hp.family->encoder_rope_glu) // nomic-bert: RoPE instead
+    l.out.push_back({"position_embd.weight", {d, hp.n_ctx_train}, R::kPosEmbd});
   if (hp.token_types)
     l.out.push_back({"token_types.weight", {d, hp.n_token_types}, R::kTokenTypes});
   l.out.push_back({"token_embd_norm.weight", {d}, R::kEmbdNorm});
@@ -73,12 +74,19 @@ void attention(const ModelHParams& hp, SpecList& l, int64_t layer) {
 }
 
 // An encoder's FFN: up (+ bias), GELU, down (+ bias), LayerNorm of the residual sum.
+// (nomic-bert: SwiGLU's gate, up and down, no biases.)
 void encoder_ffn(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, ff = hp.n_ff;
-  l.add("ffn_up", ".weight", {d, ff}, R::kFfnUp);
-  l.add("ffn_up", ".bias", {ff}, R::kFfnUpBias);
-  l.add("ffn_down", ".weight", {ff, d}, R::kFfnDown);
-  l.add("ffn_down", ".bias", {d}, R::kFfnDownBias);
+  if (hp.family->encoder_rope_glu) {
+    l.add("ffn_gate", ".weight", {d, ff}, R::kFfnGate);
+    l.add("ffn_up", ".weight", {d, ff}, R::kFfnUp);
+    l.add("ffn_down", ".weight", {ff, d}, R::kFfnDown);
+  } else {
+    l.add("ffn_up", ".weight", {d, ff}, R::kFfnUp);
+    l.add("ffn_up", ".bias", {ff}, R::kFfnUpBias);
+    l.add("ffn_down", ".weight", {ff, d}, R::kFfnDown);
+    l.add("ffn_down", ".bias", {d}, R::kFfnDownBias);
+  }
   l.add("layer_output_norm", ".weight", {d}, R::kLayerOutNorm);
   l.add("layer_output_norm", ".bias", {d}, R::kLayerOutNormB);
 }

@@ -57,6 +57,8 @@ CASES = {
     "bert-cls-cut": (["--arch", "bert", "--pooling-type", "2"],
                      ["--dimensions", "40"], "cls"),
     "bert-none": (["--arch", "bert"], ["--pooling", "none"], "none"),
+    "nomic-bert-mean": (["--arch", "nomic-bert", "--rope-freq-base", "1000", "--pooling-type", "1"],
+                        [], "mean"),
 }
 # The passes pshard-run splits a prompt into (-b) and the schedule's tiers, per family.
 CAUSAL_PASSES = (["-b", "7"], "1,4,16")
@@ -111,7 +113,7 @@ def main(tmp):
         if p.returncode != 0:
             fail(f"{name}: pshard-mkmodel failed: {p.stderr}")
             continue
-        batch, tiers = ENCODER_PASSES if name.startswith("bert") else CAUSAL_PASSES
+        batch, tiers = ENCODER_PASSES if "bert" in name else CAUSAL_PASSES
         cpu = embed(model, run_args, *batch)
         if cpu is None:
             continue

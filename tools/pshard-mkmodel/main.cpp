@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", out, "GGUF file to write (the language model)");
   app.add_option("--arch", spec.arch,
                  "architecture family: llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe, gemma2, "
-                 "gemma3, phi3, granite, granitemoe, mistral3, smollm3, gpt-oss, bert")
+                 "gemma3, phi3, granite, granitemoe, mistral3, smollm3, gpt-oss, bert, nomic-bert")
       ->capture_default_str();
   app.add_option("--n-embd", spec.n_embd, "embedding width")->capture_default_str()->check(size);
   app.add_option("--n-layer", spec.n_layer, "transformer layers")->capture_default_str()->check(count);

@@ -141,12 +141,14 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "attention.key_length", {u32(hp.head_dim)});
     w.set(a + "attention.value_length", {u32(hp.head_dim)});
   }
-  if (hp.family->encoder) { // as llama.cpp's converter writes BERT: no RoPE keys
+  if (!hp.family->encoder || hp.family->encoder_rope_glu) { // BERT's converter writes none
+    w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
+    w.set(a + "rope.freq_base", {hp.rope_freq_base});
+  }
+  if (hp.family->encoder) {
     w.set(a + "attention.layer_norm_epsilon", {hp.rms_eps});
     w.set(a + "attention.causal", {false});
   } else {
-    w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
-    w.set(a + "rope.freq_base", {hp.rope_freq_base});
     w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
     if (s.non_causal)
       w.set(a + "attention.causal", {false});

@@ -131,6 +131,9 @@ struct ArchFamily {
   // (`{arch}.attention.causal`, default false), so a text is one pass. No head: the model
   // embeds, it does not generate. Eps from `{arch}.attention.layer_norm_epsilon`.
   bool encoder = false;
+  // An encoder whose positions are RoPE on q and k (the family's rope_style) instead of a
+  // position table, and whose FFN is SwiGLU without biases (Nomic Embed's NomicBert).
+  bool encoder_rope_glu = false;
 };
 
 // The family of `general.architecture`, or null.
@@ -156,5 +159,6 @@ extern const ArchFamily kMistral3Family;
 extern const ArchFamily kSmolLm3Family;
 extern const ArchFamily kGptOssFamily;
 extern const ArchFamily kBertFamily;
+extern const ArchFamily kNomicBertFamily;
 
 } // namespace pshard

@@ -44,7 +44,9 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // Granite's multipliers ("mk-granitemoe" with experts); "mk-mistral3" YaRN and an attention
 // temperature stepping every 16; "mk-smollm3" layer 3 without RoPE; "mk-gpt-oss" sinks, biased
 // experts with the clamped SwiGLU, 5-position windows on the even layers, heads of 32 (q twice
-// n_embd), YaRN; "mk-bert" an encoder of 64 positions (attention both ways, embeddings only).
+// n_embd), YaRN; "mk-bert" an encoder of 64 positions (attention both ways, embeddings only;
+// "mk-nomic-bert" with RoPE and SwiGLU); a "-noncausal" suffix makes the family's decoder
+// attend both ways ("mk-qwen2-noncausal").
 // `prefix` keeps each test binary's files apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
   if (name.rfind("mk-", 0) != 0)
@@ -69,9 +71,9 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   }
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
-      family == "smollm3" || family == "gpt-oss" || family == "bert")
+      family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert")
     spec.arch = family;
-  if (family == "bert") { // every head its own keys, as BERT; a table of 64 positions
+  if (family == "bert" || family == "nomic-bert") { // every head its own keys; 64 positions
     spec.n_head_kv = spec.n_head;
     spec.n_ctx = 64;
   }

@@ -198,6 +198,14 @@ const BadCase kCases[] = {
      [](auto&, auto& t) { drop_tensor(t, "position_embd.weight"); },
      StatusCode::kInvalidFormat,
      {"position_embd.weight"}},
+    {"nomic_bert_without_its_fused_qkv",
+     "nomic-bert",
+     [](auto&, auto& t) {
+       drop_tensor(t, "blk.0.attn_qkv.weight");
+       drop_tensor(t, "blk.1.attn_qkv.weight");
+     },
+     StatusCode::kInvalidFormat,
+     {"blk.0.attn_qkv.weight", "nomic-bert"}},
     {"bert_whose_position_table_is_short",
      "bert",
      [](auto& md, auto&) { set_key(md, "bert.context_length", u32(4096)); },

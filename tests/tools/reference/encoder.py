@@ -1,12 +1,15 @@
 """An independent float64 forward pass of the BERT encoder (Devlin et al. 2018; Hugging
-Face's BertModel), written from its published definition over the tensors llama.cpp's
-converter names, for checking pshard's embeddings.
+Face's BertModel) and of Nomic Embed's NomicBert (BERT with rotary positions and a SwiGLU
+FFN, Nussbaum et al. 2024), written from their published definitions over the tensors
+llama.cpp's converter names, for checking pshard's embeddings.
 
 The embedding is the token's row plus token type 0's plus the position's, LayerNormed;
 each layer runs attention over the whole text (no mask: a query sees later tokens too),
 adds it to its input and LayerNorms the sum, then the FFN (up, exact GELU, down, biases
 throughout) added and LayerNormed likewise. No final norm and no head: the last layer's
-rows are what pooling reads.
+rows are what pooling reads. NomicBert: no position table; q and k rotated by NeoX RoPE
+(pairs i and i + d/2, base rope.freq_base); q/k/v from one matrix; FFN
+down(silu(gate x) * up x), no biases.
 """
 import math
 
@@ -30,6 +33,14 @@ def softmax_rows(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def rope_neox(x, rotary):
+    """x (positions, heads, hd) rotated in halves: (x[i], x[i + hd/2]) by position * theta_i."""
+    cos, sin = rotary
+    half = x.shape[-1] // 2
+    a, b = x[..., :half], x[..., half:]
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+
+
 def bert_states(m, ids):
     """The last layer's hidden state of every position of `ids` (a GgufModel `m`)."""
     meta = m.meta
@@ -44,15 +55,32 @@ def bert_states(m, ids):
     h = t("token_embd.weight")[ids]
     if m.has("token_types.weight"):
         h = h + t("token_types.weight")[0]
-    h = h + t("position_embd.weight")[:n]
+    if m.has("position_embd.weight"):
+        h = h + t("position_embd.weight")[:n]
+    rotary = None
+    if not m.has("position_embd.weight"):  # NomicBert: RoPE on q and k
+        base = meta.get(a + "rope.freq_base", 10000.0)
+        inv = base ** (-np.arange(0, hd, 2) / hd)
+        ang = np.arange(n)[:, None] * inv[None, :]
+        rotary = (np.cos(ang)[:, None, :], np.sin(ang)[:, None, :])
     h = layer_norm(h, t("token_embd_norm.weight"), t("token_embd_norm.bias"), eps)
     group = n_head // n_head_kv
     for il in range(meta[a + "block_count"]):
         p = f"blk.{il}."
-        lin = lambda x, name: x @ t(p + name + ".weight").T + t(p + name + ".bias")
-        q = lin(h, "attn_q").reshape(n, n_head, hd)
-        k = lin(h, "attn_k").reshape(n, n_head_kv, hd)
-        v = lin(h, "attn_v").reshape(n, n_head_kv, hd)
+        def lin(x, name):
+            y = x @ t(p + name + ".weight").T
+            return y + t(p + name + ".bias") if m.has(p + name + ".bias") else y
+        if m.has(p + "attn_qkv.weight"):
+            qkv = lin(h, "attn_qkv")
+            nq, nkv = n_head * hd, n_head_kv * hd
+            q, k, v = qkv[:, :nq], qkv[:, nq:nq + nkv], qkv[:, nq + nkv:]
+        else:
+            q, k, v = lin(h, "attn_q"), lin(h, "attn_k"), lin(h, "attn_v")
+        q = q.reshape(n, n_head, hd)
+        k = k.reshape(n, n_head_kv, hd)
+        v = v.reshape(n, n_head_kv, hd)
+        if rotary is not None:
+            q, k = rope_neox(q, rotary), rope_neox(k, rotary)
         out = np.zeros((n, n_head, hd))
         for head in range(n_head):
             kv = head // group
@@ -60,7 +88,11 @@ def bert_states(m, ids):
             out[:, head] = att @ v[:, kv]
         h = layer_norm(h + lin(out.reshape(n, -1), "attn_output"),
                        t(p + "attn_output_norm.weight"), t(p + "attn_output_norm.bias"), eps)
-        f = lin(gelu(lin(h, "ffn_up")), "ffn_down")
+        if m.has(p + "ffn_gate.weight"):
+            g = lin(h, "ffn_gate")
+            f = lin(g / (1.0 + np.exp(-g)) * lin(h, "ffn_up"), "ffn_down")
+        else:
+            f = lin(gelu(lin(h, "ffn_up")), "ffn_down")
         h = layer_norm(h + f, t(p + "layer_output_norm.weight"),
                        t(p + "layer_output_norm.bias"), eps)
     return list(h)

@@ -17,7 +17,7 @@ of six, with their own unscaled RoPE base), attention and final-logit soft-cappi
 sink logit per head in each softmax, every other layer a 128-position window with the
 same RoPE, MoE pre-normed by post_attention_norm: top-k router logits plus bias weighed
 by their own softmax, experts with biases and the clamped SwiGLU of OpenAI's reference).
-bert: encoder.py. RoPE scaling: linear, llama3 (rope_freqs tensor or scaling keys) and YaRN (ggml's
+bert, nomic-bert: encoder.py. RoPE scaling: linear, llama3 (rope_freqs tensor or scaling keys) and YaRN (ggml's
 per-dimension ramp).
 """
 import math
@@ -308,7 +308,7 @@ class Reference:
         multiplies, and an embedding model's row to pool. `inputs` maps a position to the
         embedding fed there instead of its token's (an image's); `positions[i]` is position
         i's rotary position (an int, or (t, h, w))."""
-        if self.arch == "bert":  # an encoder: every position sees the whole text
+        if self.arch in ("bert", "nomic-bert"):  # encoders: every position sees the whole text
             return bert_states(self.m, ids)
         emb = self.t("token_embd.weight")
         caches = [[] for _ in range(self.n_layer)]
