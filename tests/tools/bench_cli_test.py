@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """pshard-bench on a tiny generated model: JSON rows with llama-bench's fields,
 the derived columns, a markdown table and a progress line on stderr; the same tests
-under a compiled schedule on the emulated GPU (the backend and the plans each test used).
+under a compiled schedule on the emulated GPU (the backend and the plans each test used);
+an encoder's pp test (its tg test skipped, saying so).
 
 usage: bench_cli_test.py BUILD_DIR
 """
@@ -107,6 +108,19 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run(bench, "-m", model, "--backend", "emu", "-p", "8", "-n", "0", "--bw-mib", "16")
     check("device backend without a schedule refused",
           p.returncode != 0 and "give one with -s" in p.stderr, p.stderr)
+
+    # An encoder embeds: its pp test embeds the prompt in one pass, its tg test is skipped.
+    bert = os.path.join(tmp, "tiny-bert.gguf")
+    p = run(mkmodel, "-o", bert, "--arch", "bert", "--n-embd", "64", "--n-ff", "128", "--ctx",
+            "64")
+    check("mkmodel bert", p.returncode == 0, p.stderr)
+    p = run(bench, "-m", bert, "-p", "32", "-n", "4", "-r", "1", "-t", "1", "-o", "json",
+            "--bw-mib", "16")
+    rows = json.loads(p.stdout) if p.returncode == 0 else []
+    check("bert: one pp row, no tg row", p.returncode == 0 and
+          [(r["n_prompt"], r["n_gen"]) for r in rows] == [(32, 0)] and rows[0]["avg_ts"] > 0,
+          p.stdout + p.stderr)
+    check("bert: the skipped tg test is said", "tg tests are skipped" in p.stderr, p.stderr)
 
 for f in failures:
     print("FAIL", f)

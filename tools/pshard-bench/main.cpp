@@ -225,9 +225,17 @@ int main(int argc, char** argv) {
           for (int64_t p : opt.n_prompt)
             if (p > 0)
               tests.push_back({p, 0});
+          // A model that attends both ways embeds: its pp test embeds the prompt in one
+          // pass, and it has no tg test.
+          const bool embeds = !(*model)->hparams().causal;
           for (int64_t g : opt.n_gen)
-            if (g > 0)
+            if (g > 0 && !embeds)
               tests.push_back({0, g});
+          if (embeds &&
+              std::any_of(opt.n_gen.begin(), opt.n_gen.end(), [](int64_t g) { return g > 0; }))
+            std::cerr << "pshard-bench: " << facts.filename
+                      << " only embeds (attention both ways): its pp tests embed the prompt in one "
+                         "pass, and its tg tests are skipped\n";
           for (const auto& [p, g] : tests) {
             ++test_index;
             BenchRow row;

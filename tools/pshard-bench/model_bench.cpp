@@ -89,8 +89,10 @@ ModelFacts describe_model(const Model& model, const std::string& filename) {
   // The head reads the whole output matrix; the embedding only one row.
   f.bytes_per_token =
       static_cast<uint64_t>(bytes) + matrix_bytes(w.output) + w.token_embd.row_bytes;
-  const MatrixView& typical =
-      hp.is_moe() ? w.layers.front().moe.gate.first : w.layers.front().ffn.gate;
+  const FfnWeights& ffn = w.layers.front().ffn;
+  const MatrixView& typical = hp.is_moe()     ? w.layers.front().moe.gate.first
+                              : ffn.gate.data ? ffn.gate
+                                              : ffn.up; // BERT: no gate
   f.weight_type = tensor_type_name(typical.type);
   std::string upper = f.weight_type;
   for (char& c : upper)
@@ -113,13 +115,18 @@ Status run_test(const Model& model, const HybridTarget& target, int repetitions,
   const std::vector<TokenId> gen =
       text.empty() ? random_tokens(row.n_gen, n_vocab, 2) : cycled(text, row.n_gen);
 
+  // An encoder's prompt is embedded (one pass); a decoder's decoded for its logits.
+  const bool embeds = !model.hparams().causal;
+  auto read_prompt = [&]() -> Status {
+    if (embeds)
+      return decoder.decode_embeddings(prompt).status();
+    return decoder.decode(prompt).status();
+  };
   auto run_once = [&]() -> Result<double> {
     session->reset();
     const auto start = std::chrono::steady_clock::now();
-    if (row.n_prompt > 0) {
-      PSHARD_ASSIGN_OR_RETURN(auto logits, decoder.decode(prompt));
-      (void)logits;
-    }
+    if (row.n_prompt > 0)
+      PSHARD_RETURN_IF_ERROR(read_prompt());
     for (int64_t i = 0; i < row.n_gen; ++i) {
       PSHARD_ASSIGN_OR_RETURN(auto logits, decoder.decode(std::span(&gen[i], 1)));
       (void)logits;
@@ -133,8 +140,7 @@ Status run_test(const Model& model, const HybridTarget& target, int repetitions,
     // test's plan is entered (its resident set uploaded) here, untimed
     session->reset();
     if (row.n_prompt > 0) {
-      PSHARD_ASSIGN_OR_RETURN(auto l, decoder.decode(prompt));
-      (void)l;
+      PSHARD_RETURN_IF_ERROR(read_prompt());
     } else {
       PSHARD_ASSIGN_OR_RETURN(auto l, decoder.decode(std::span(&gen[0], 1)));
       (void)l;
