@@ -112,6 +112,27 @@ void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void gelu_erf(float* x, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i < 8 ? n - i : 8);
+    const __m256 v = _mm256_maskload_ps(x + i, m);
+    const __m256 a = _mm256_mul_ps(_mm256_andnot_ps(sign, v), _mm256_set1_ps(kInvSqrt2));
+    const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(kErfP), a, one));
+    __m256 p = _mm256_fmadd_ps(t, _mm256_set1_ps(kErfA5), _mm256_set1_ps(kErfA4));
+    p = _mm256_fmadd_ps(t, p, _mm256_set1_ps(kErfA3));
+    p = _mm256_fmadd_ps(t, p, _mm256_set1_ps(kErfA2));
+    p = _mm256_fmadd_ps(t, p, _mm256_set1_ps(kErfA1));
+    p = _mm256_mul_ps(t, p);
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(a, a)));
+    const __m256 erf_a = _mm256_fnmadd_ps(p, e, one);
+    const __m256 signed_erf = _mm256_or_ps(erf_a, _mm256_and_ps(sign, v)); // erf is odd
+    _mm256_maskstore_ps(x + i, m,
+                        _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, signed_erf)));
+  }
+}
+
 namespace {
 
 constexpr size_t kQ8Block = 34; // Q8_0: an f16 scale, then 32 int8 quants

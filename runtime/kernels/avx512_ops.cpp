@@ -109,6 +109,27 @@ void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void gelu_erf(float* x, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(n - i);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    const __m512 a = _mm512_mul_ps(_mm512_andnot_ps(sign, v), _mm512_set1_ps(kInvSqrt2));
+    const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(kErfP), a, one));
+    __m512 p = _mm512_fmadd_ps(t, _mm512_set1_ps(kErfA5), _mm512_set1_ps(kErfA4));
+    p = _mm512_fmadd_ps(t, p, _mm512_set1_ps(kErfA3));
+    p = _mm512_fmadd_ps(t, p, _mm512_set1_ps(kErfA2));
+    p = _mm512_fmadd_ps(t, p, _mm512_set1_ps(kErfA1));
+    p = _mm512_mul_ps(t, p);
+    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(a, a)));
+    const __m512 erf_a = _mm512_fnmadd_ps(p, e, one);
+    const __m512 signed_erf = _mm512_or_ps(erf_a, _mm512_and_ps(sign, v)); // erf is odd
+    _mm512_mask_storeu_ps(x + i, m,
+                          _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, signed_erf)));
+  }
+}
+
 namespace {
 
 // Q8_0 block: an f16 scale, then 32 int8 quants.

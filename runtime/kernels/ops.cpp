@@ -37,10 +37,7 @@ void layer_norm(const float* x, const float* weight, const float* bias, float* y
     y[i] = (x[i] - static_cast<float>(mean)) * inv * weight[i] + bias[i];
 }
 
-void gelu_erf(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
-}
+void gelu_erf(float* x, int64_t n) { kernels::kernel_set().ops.gelu_erf(x, n); }
 
 // The angle of pair i is computed in float exactly as written in ops.h, as
 // llama.cpp does, so positions far into a long context round the same way.

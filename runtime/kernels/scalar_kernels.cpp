@@ -159,7 +159,8 @@ constexpr KernelSet kScalar = {
     {q8_act_bytes, q8_act_pack, gemm_quant<Iq4NlBlock>},
     {q8_act_bytes, q8_act_pack, gemm_quant<Mxfp4Block>},
     PSHARD_KQUANT_TYPE_KERNELS(scalar),
-    {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::gelu_mul, scalar::attend},
+    {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::gelu_mul, scalar::gelu_erf,
+     scalar::attend},
     stream_sum,
 };
 

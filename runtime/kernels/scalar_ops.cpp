@@ -51,6 +51,16 @@ void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void gelu_erf(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i], a = std::fabs(v) * kInvSqrt2;
+    const float t = 1.0f / (1.0f + kErfP * a);
+    const float poly = t * (kErfA1 + t * (kErfA2 + t * (kErfA3 + t * (kErfA4 + t * kErfA5))));
+    const float erf_a = 1.0f - poly * std::exp(-(a * a));
+    x[i] = 0.5f * v * (1.0f + (v < 0.0f ? -erf_a : erf_a));
+  }
+}
+
 namespace {
 
 constexpr size_t kQ8Block = 34; // Q8_0: an f16 scale, then 32 int8 quants

@@ -11,6 +11,7 @@ float sum_squares(const float* x, int64_t n);
 void softmax(float* x, int64_t n);
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 void gelu_mul(const float* gate, const float* up, float* out, int64_t n);
+void gelu_erf(float* x, int64_t n);
 void attend(const AttendHead& a);
 
 } // namespace pshard::kernels::scalar

@@ -29,6 +29,7 @@ namespace pshard::kernels {
   void softmax(float* x, int64_t n);                                                               \
   void silu_mul(const float* gate, const float* up, float* out, int64_t n);                        \
   void gelu_mul(const float* gate, const float* up, float* out, int64_t n);                        \
+  void gelu_erf(float* x, int64_t n);                                                              \
   void attend(const AttendHead& a);                                                                \
   size_t q8k_act_bytes(int64_t cols);                                                              \
   void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                   \

@@ -66,7 +66,14 @@ void CpuOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n)
   pshard::gelu_mul(gate, up, out, n);
 }
 
-void CpuOps::gelu(float* x, int64_t n) { gelu_erf(x, n); }
+// Spread over the pool: a BERT pass's GELU is as many values as its FFN's activations.
+void CpuOps::gelu(float* x, int64_t n) {
+  constexpr int64_t kChunk = 4096;
+  pool_.parallel_for((n + kChunk - 1) / kChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c)
+      gelu_erf(x + c * kChunk, std::min(kChunk, n - c * kChunk));
+  });
+}
 
 void CpuOps::swiglu_oai(const float* gate, const float* up, float* out, int64_t n) {
   pshard::swiglu_oai(gate, up, out, n);

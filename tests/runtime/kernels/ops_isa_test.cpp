@@ -1,4 +1,4 @@
-// The vectorised ops (RMSNorm, softmax, SiLU, GELU, one-head attention) on every ISA
+// The vectorised ops (RMSNorm, softmax, SiLU, GELU's two forms, one-head attention) on every ISA
 // path this CPU has, against float64 references; paths it lacks are skipped.
 #include "kernel_test_util.h"
 #include "runtime/kernels/attention_kernel.h"
@@ -57,6 +57,28 @@ TEST_P(OpsOnIsa, SoftmaxSiluAndGeluOnOddLengths) {
       ASSERT_NEAR(out[i], want, rel * std::fabs(want) + 1e-30) << "n=" << n << " i=" << i;
     }
   }
+}
+
+// GELU's exact form: erf within 1.5e-7 (Abramowitz and Stegun 7.1.26) plus float rounding,
+// so 0.5 x (1 + erf) is within 2.5e-7 |x| of the float64 value, at any length (tails).
+TEST_P(OpsOnIsa, GeluErfOnOddLengths) {
+  for (int64_t n : {1, 7, 8, 15, 16, 17, 1001}) {
+    std::vector<float> x = test::random_floats(n, 21, 6.0f);
+    x[0] = 0.0f; // odd and zero at zero
+    std::vector<float> y = x;
+    gelu_erf(y.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = x[i], want = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      ASSERT_NEAR(y[i], want, 2.5e-7 * std::fabs(v) + 1e-6 * std::fabs(want) + 1e-30)
+          << "n=" << n << " i=" << i << " x=" << v;
+    }
+  }
+  std::vector<float> far = {-30.0f, -9.0f, 9.0f, 30.0f};
+  gelu_erf(far.data(), 4);
+  EXPECT_NEAR(far[0], 0.0f, 1e-6f);
+  EXPECT_NEAR(far[1], 0.0f, 1e-6f);
+  EXPECT_EQ(far[2], 9.0f);
+  EXPECT_EQ(far[3], 30.0f);
 }
 
 TEST_P(OpsOnIsa, RmsNormOnOddLengths) {
