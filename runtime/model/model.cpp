@@ -128,14 +128,15 @@ void final_norm_rows(CpuOps& cpu, const Model& model, const float* hidden,
                      std::span<const int64_t> rows, std::vector<float>& out) {
   const ModelHParams& hp = model.hparams();
   out.resize(rows.size() * static_cast<size_t>(hp.n_embd));
-  const float* norm = model.weights().output_norm.data;
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (!norm) // an encoder: its last block's LayerNorm was the last
-      std::copy_n(hidden + rows[i] * hp.n_embd, hp.n_embd,
-                  out.data() + i * static_cast<size_t>(hp.n_embd));
+  const float* norm = model.weights().output_norm.data; // null: an encoder's rows are final
+  const auto d = static_cast<size_t>(hp.n_embd);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const float* row = hidden + static_cast<size_t>(rows[i]) * d;
+    if (norm)
+      cpu.rms_norm(row, norm, out.data() + i * d, 1, hp.n_embd, hp.rms_eps);
     else
-      cpu.rms_norm(hidden + rows[i] * hp.n_embd, model.weights().output_norm.data,
-                   out.data() + i * static_cast<size_t>(hp.n_embd), 1, hp.n_embd, hp.rms_eps);
+      std::copy_n(row, d, out.data() + i * d);
+  }
 }
 
 Result<std::span<const float>> CpuSession::decode_embeddings(std::span<const TokenId> tokens) {
