@@ -1,5 +1,5 @@
 // plan_pass: decoders first, prompts first-come first-served, the budget kept, turns,
-// drafted tokens last.
+// drafted tokens last, whole prompts whole.
 #include "runtime/serve/pass_plan.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +49,17 @@ TEST(PassPlan, DraftedTokensOnlyFillWhatIsLeft) {
   // A decoder that cannot move drafts nothing either.
   const std::vector<PassWant> stuck = {{0, true, 5}, {1, true, 2}};
   EXPECT_EQ(flat(plan_pass(stuck, 10, 0)), (Flat{{1, 3}}));
+}
+
+TEST(PassPlan, WholePromptsAreServedWholeOrWait) {
+  // Texts of an encoder (one pass each): 40, 30, 20 tokens into passes of 64.
+  const std::vector<PassWant> texts = {{40, false, 0, true}, {30, false, 0, true},
+                                       {20, false, 0, true}};
+  EXPECT_EQ(flat(plan_pass(texts, 64, 0)), (Flat{{0, 40}, {2, 20}}))
+      << "the 30 waits, and the 20 after it still fits";
+  EXPECT_EQ(flat(plan_pass(texts, 100, 0)), (Flat{{0, 40}, {1, 30}, {2, 20}}));
+  EXPECT_TRUE(plan_pass(std::vector<PassWant>{{65, false, 0, true}}, 64, 0).empty())
+      << "a text longer than a pass is never split (the scheduler refuses it at submit)";
 }
 
 } // namespace
