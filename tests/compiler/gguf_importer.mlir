@@ -6,6 +6,8 @@
 // RUN: pshard-compile -m %t.mix.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir --tiers 1 --budgets 0 | FileCheck %s --check-prefix=MIX
 // RUN: pshard-mkmodel -o %t.gemma.gguf --arch gemma3 --n-layer 6 --n-embd 64 --n-head 4 --n-head-kv 2 --n-ff 128 --vocab 512 --type q8_0 --tied-output --sliding-window 5 --name gemma
 // RUN: pshard-compile -m %t.gemma.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir -c 512 --tiers 1 --budgets 0 | pshard-opt | FileCheck %s --check-prefix=GEMMA
+// RUN: pshard-mkmodel -o %t.bert.gguf --arch bert --n-layer 2 --n-embd 64 --n-head 4 --n-ff 128 --vocab 512 --ctx 128 --type q8_0 --name bert
+// RUN: pshard-compile -m %t.bert.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir --tiers 1 --budgets 0 | pshard-opt | FileCheck %s --check-prefix=BERT
 // RUN: not pshard-compile -m %t.missing.gguf --profile %profiles/laptop-rtx4060-8gb.pshprof --emit mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 
 // The GGUF importer (compiler/lib/Import), through pshard-compile --emit mlir: a
@@ -59,6 +61,20 @@
 // GEMMA:           pshard.tensor "blk.0.post_ffw_norm.weight" f32 [64]
 // GEMMA:         pshard.attn "attn[4]" layer 4 heads 4 x 16 kv_values 64 kv {{[0-9]+}} window 5 weights
 // GEMMA:         pshard.attn "attn[5]" layer 5 heads 4 x 16 kv_values 64 kv {{[0-9]+}} weights
+
+// A BERT encoder: attn[0] also owns what finishes its embedding (the position and
+// token-type tables, the embedding's LayerNorm), every block its LayerNorm's bias, and
+// the head nothing (it embeds); the IR still prints and parses.
+// BERT-LABEL: pshard.model @bert
+// BERT:         pshard.attn "attn[0]" layer 0
+// BERT-NEXT:      pshard.tensor "position_embd.weight" f32 [64, 128]
+// BERT-NEXT:      pshard.tensor "token_types.weight" f32 [64, 2]
+// BERT-NEXT:      pshard.tensor "token_embd_norm.weight" f32 [64]
+// BERT-NEXT:      pshard.tensor "token_embd_norm.bias" f32 [64]
+// BERT:           pshard.tensor "blk.0.attn_output_norm.bias" f32 [64]
+// BERT:         pshard.attn "attn[1]" layer 1
+// BERT-NOT:       position_embd
+// BERT:         pshard.head "head" weights {} flops 0 bytes 0
 
 // A file that is not there is an error naming it.
 // MISSING: pshard-compile: {{.*}}cannot import '{{.*}}.missing.gguf'

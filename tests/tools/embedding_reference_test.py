@@ -149,13 +149,21 @@ def main(tmp):
 
 def encoder_defaults(tmp, model):
     """pshard-compile on an encoder without -c or --tiers plans its whole position table
-    (256) as the context and as the largest tier, so any text it holds is one pass."""
+    (256) as the context and as the largest tier, so any text it holds is one pass; the
+    MLIR pipeline writes the same artifact byte for byte."""
     sched = os.path.join(tmp, "bert-defaults.pshard")
     p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--budgets", "0,4M",
             "--kernel-workspace", "0", "--kv-type", "f32")
     if p.returncode != 0 or "context 256" not in p.stdout or "\n                      256 " not in p.stdout:
         fail(f"encoder defaults: context and largest tier 256 expected: {p.stderr} {p.stdout[:600]}")
         return
+    mlir = os.path.join(tmp, "bert-defaults-mlir.pshard")
+    q = run(compile_bin, "-m", model, "--profile", profile, "-o", mlir, "--budgets", "0,4M",
+            "--kernel-workspace", "0", "--kv-type", "f32", "--pipeline", "mlir")
+    if q.returncode != 0 and "MLIR part" in q.stderr:
+        print("SKIP --pipeline mlir: this build has no MLIR compiler")
+    elif q.returncode != 0 or open(mlir, "rb").read() != open(sched, "rb").read():
+        fail(f"encoder defaults: the MLIR pipeline's artifact differs from the direct one: {q.stderr}")
     cpu = embed(model, [])
     emu = embed(model, [], "-s", sched, "--backend", "emu", "--vram", "4M")
     if cpu is None or emu != cpu:

@@ -64,7 +64,8 @@ LogicalResult verifySubLayer(Operation* op) {
                                "'pshard.matmul' can");
     }
   }
-  if (tensorCount == 0)
+  // An encoder's head has no weights (it embeds, it does not project to the vocabulary).
+  if (tensorCount == 0 && !isa<HeadOp>(op))
     return op->emitOpError("has no 'pshard.tensor': a sub-layer owns at least one weight");
 
   DictionaryAttr weights = sublayer.getWeightsByType();
