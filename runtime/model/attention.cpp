@@ -1,8 +1,8 @@
-// The attention sub-layer: RMSNorm (an encoder: none, and a LayerNorm after the residual), Q/K/V
-// projections (+ biases), per-head q/k RMSNorm (Qwen3, Gemma 3), RoPE (normal or NeoX, with the
-// model's scaling — a local layer's own; M-RoPE positions when given), KV-cache append, causal
-// grouped-query attention over the cache (a sliding window, scale, soft-cap and sinks as the layer
-// has them), output projection
+// The attention sub-layer: RMSNorm (an encoder: none, and a LayerNorm after the residual),
+// Q/K/V projections (+ biases), per-head q/k RMSNorm (Qwen3, Gemma 3), RoPE (normal or NeoX,
+// with the model's scaling — a local layer's own; M-RoPE positions when given), KV-cache
+// append, grouped-query attention over the cache (causal, or both ways for an encoder; a
+// sliding window, scale, soft-cap and sinks as the layer has them), output projection
 // (+ bias, + Gemma's post-norm), residual.
 #include "runtime/model/sublayer.h"
 
