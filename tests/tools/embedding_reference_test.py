@@ -168,6 +168,9 @@ def encoder_defaults(tmp, model):
     emu = embed(model, [], "-s", sched, "--backend", "emu", "--vram", "4M")
     if cpu is None or emu != cpu:
         fail("encoder defaults: emu under the default schedule differs from the cpu")
+    # -b asks for passes of 16, but an encoder's pass holds its context: the same text, whole.
+    if embed(model, ["-b", "16"]) != cpu:
+        fail("encoder defaults: -b 16 did not embed the 126-token text in one pass")
     else:
         print(f"encoder defaults: context 256, tiers up to 256; {cpu['n_tokens']} tokens in one pass")
 

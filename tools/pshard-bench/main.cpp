@@ -202,8 +202,12 @@ int main(int argc, char** argv) {
 
   std::vector<BenchRow> rows;
   int test_index = 0;
-  const size_t n_tests = opt.models.size() * opt.use_mmap.size() * isa_list.size() *
-                         opt.threads.size() * (opt.n_prompt.size() + opt.n_gen.size());
+  auto positive = [](const std::vector<int64_t>& v) {
+    return static_cast<size_t>(std::count_if(v.begin(), v.end(), [](int64_t n) { return n > 0; }));
+  };
+  const size_t per_model = isa_list.size() * opt.threads.size();
+  size_t n_tests = opt.models.size() * opt.use_mmap.size() * per_model *
+                   (positive(opt.n_prompt) + positive(opt.n_gen));
   for (const std::string& path : opt.models)
     for (int64_t use_mmap : opt.use_mmap) {
       auto model =
@@ -218,6 +222,15 @@ int main(int argc, char** argv) {
           return fail(ids.status().to_string());
         text = std::move(*ids);
       }
+      // A model that attends both ways embeds: its pp test embeds the prompt in one pass,
+      // and it has no tg test.
+      const bool embeds = !(*model)->hparams().causal;
+      if (embeds && positive(opt.n_gen) > 0) {
+        n_tests -= per_model * positive(opt.n_gen);
+        std::cerr << "pshard-bench: " << facts.filename
+                  << " only embeds (attention both ways): its pp tests embed the prompt in one "
+                     "pass, and its tg tests are skipped\n";
+      }
       for (kernels::Isa isa : isa_list) {
         kernels::force_isa(isa);
         for (int t : opt.threads) {
@@ -225,17 +238,9 @@ int main(int argc, char** argv) {
           for (int64_t p : opt.n_prompt)
             if (p > 0)
               tests.push_back({p, 0});
-          // A model that attends both ways embeds: its pp test embeds the prompt in one
-          // pass, and it has no tg test.
-          const bool embeds = !(*model)->hparams().causal;
           for (int64_t g : opt.n_gen)
             if (g > 0 && !embeds)
               tests.push_back({0, g});
-          if (embeds &&
-              std::any_of(opt.n_gen.begin(), opt.n_gen.end(), [](int64_t g) { return g > 0; }))
-            std::cerr << "pshard-bench: " << facts.filename
-                      << " only embeds (attention both ways): its pp tests embed the prompt in one "
-                         "pass, and its tg tests are skipped\n";
           for (const auto& [p, g] : tests) {
             ++test_index;
             BenchRow row;
