@@ -10,10 +10,11 @@
 // never read for these positions, so a kernel that touches them stays inside the pool.
 // After a pass a sequence keeps the window of the position kWindowRewindPositions (at
 // most the pass) before its end, so a rewind past speculative decoding's drafts still
-// finds its window (kv_ring.h); a pass drops the rest when it starts. With the prefix cache, a windowed page rides along with the
-// full page of the same index when that one is registered: a later prompt that shares
-// the full pages shares the windowed pages of its last window too, while they are still
-// cached (idle ones are evicted, least recently used first, when a pass needs room).
+// finds its window (kv_ring.h); a pass drops the rest when it starts. With the prefix
+// cache, a windowed page rides along with the full page of the same index when that one
+// is registered: a later prompt that shares the full pages shares the windowed pages of
+// its last window too, while they are still cached (idle ones are evicted, least recently
+// used first, when a pass needs room).
 #pragma once
 
 #include "runtime/batch/batch_decoder.h"

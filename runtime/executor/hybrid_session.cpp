@@ -199,8 +199,7 @@ Result<std::span<const float>> HybridSession::decode_all(std::span<const TokenId
   const ModelHParams& hp = model_.hparams();
   if (kv_page_tokens_ > 0)
     return invalid_argument("a batch session decodes through decode_batch");
-  if (!hp.causal)
-    return unsupported(kEmbedsOnlyMessage);
+  PSHARD_RETURN_IF_ERROR(check_generates(hp));
   PSHARD_RETURN_IF_ERROR(check_decode_all(tokens, hp.n_vocab, n_past_, n_ctx_, max_logit_rows()));
   const std::vector<int64_t> rows = every_row(tokens.size());
   PassContext ctx = pass_context(tokens, n_past_, /*compute_logits=*/true);

@@ -259,6 +259,10 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
   return hp;
 }
 
+Status check_generates(const ModelHParams& hp) {
+  return hp.causal ? Status::ok_status() : unsupported(kEmbedsOnlyMessage);
+}
+
 Status check_one_pass_text(const ModelHParams& hp, int64_t n_past, int64_t max_rows) {
   if (hp.causal || n_past == 0)
     return Status::ok_status();
@@ -272,7 +276,7 @@ Status check_one_pass_text(const ModelHParams& hp, int64_t n_past, int64_t max_r
 }
 
 Status check_context_fits(const ModelHParams& hp, int64_t n_ctx) {
-  if (hp.family->encoder && !hp.family->encoder_rope_glu && n_ctx > hp.n_ctx_train)
+  if (hp.has_position_table() && n_ctx > hp.n_ctx_train)
     return invalid_argument("a context of " + std::to_string(n_ctx) +
                             " positions is more than this " + std::string(hp.family->name) +
                             " model's position embeddings hold (" + std::to_string(hp.n_ctx_train) +

@@ -101,8 +101,10 @@ struct ModelHParams {
   // LongRoPE: whether a sequence of n_ctx positions rotates by the long factors.
   bool uses_long_rope_factors(int64_t n_ctx) const { return long_rope && n_ctx > rope_ctx_orig; }
   // Whether layer `layer`'s attention rotates q and k (SmolLM3's NoPE layers do not).
+  // An encoder whose positions are rows of position_embd (BERT), not RoPE.
+  bool has_position_table() const { return family->encoder && !family->encoder_rope_glu; }
   bool uses_rope(int64_t layer) const {
-    if (family->encoder && !family->encoder_rope_glu) // a position table instead
+    if (has_position_table())
       return false;
     const int period = family->nope_period;
     return period == 0 || layer < 0 || (layer + 1) % period != 0;
@@ -123,6 +125,9 @@ inline constexpr const char* kEmbedsOnlyMessage =
     "this model attends both ways (an encoder such as BERT, or attention.causal false): it "
     "embeds text, it does not generate; use --embedding (pshard-run), the embeddings "
     "endpoint (pshard-server) or pshard_context_embed";
+
+// Refuses generating (logits) with such a model, kEmbedsOnlyMessage.
+Status check_generates(const ModelHParams& hp);
 
 // decode_embeddings' check for such a model: a text is one pass from position 0.
 Status check_one_pass_text(const ModelHParams& hp, int64_t n_past, int64_t max_rows);

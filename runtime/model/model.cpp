@@ -78,8 +78,7 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
 
 Status check_decode_extras(const ModelHParams& hp, std::span<const TokenId> tokens,
                            const DecodeExtras& extra, int64_t n_past, int64_t n_ctx) {
-  if (!hp.causal)
-    return unsupported(kEmbedsOnlyMessage);
+  PSHARD_RETURN_IF_ERROR(check_generates(hp));
   if (extra.embeddings) {
     const MatrixView& e = *extra.embeddings;
     if (e.type != TensorType::kF32 || e.cols != hp.n_embd)
@@ -114,8 +113,7 @@ Result<std::span<const float>> CpuSession::decode(std::span<const TokenId> token
 
 Result<std::span<const float>> CpuSession::decode_all(std::span<const TokenId> tokens) {
   const ModelHParams& hp = model_.hparams();
-  if (!hp.causal)
-    return unsupported(kEmbedsOnlyMessage);
+  PSHARD_RETURN_IF_ERROR(check_generates(hp));
   PSHARD_RETURN_IF_ERROR(
       check_decode_all(tokens, hp.n_vocab, n_past_, kv_.n_ctx(), max_logit_rows_));
   const std::vector<int64_t> rows = every_row(tokens.size());

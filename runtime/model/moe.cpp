@@ -46,7 +46,7 @@ void moe_finish(ForwardPass& p, const MoeWeights& w) {
   const ActivationPtrs& a = p.act;
   const int64_t n = p.n_tokens(), d = hp.n_embd;
   if (w.shexp.gate.data) {
-    glu_forward(p, w.shexp, a.proj);
+    glu_forward(p, w.shexp, a.normed, a.proj);
     p.ops.matmul(w.shexp_gate_inp, a.normed, n, a.shexp_gate);
     p.ops.add_gated(a.moe_out, a.proj, a.shexp_gate, n, d);
   }

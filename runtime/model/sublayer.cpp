@@ -94,11 +94,11 @@ void embed_forward(ForwardPass& p, const MatrixView& table) {
     p.ops.scale(p.act.hidden, p.hp.embed_scale, p.n_tokens() * p.hp.n_embd);
 }
 
-void glu_forward(ForwardPass& p, const FfnWeights& w, float* out) {
+void glu_forward(ForwardPass& p, const FfnWeights& w, const float* in, float* out) {
   const int64_t n = p.n_tokens(), ff = w.gate.rows;
   const ActivationPtrs& a = p.act;
-  p.ops.matmul(w.gate, a.normed, n, a.gate);
-  p.ops.matmul(w.up, a.normed, n, a.up);
+  p.ops.matmul(w.gate, in, n, a.gate);
+  p.ops.matmul(w.up, in, n, a.up);
   gated_activation(p.ops, p.hp.family->activation, a.gate, a.up, a.gate, n * ff);
   p.ops.matmul(w.down, a.gate, n, out);
 }
@@ -108,20 +108,15 @@ void glu_forward(ForwardPass& p, const FfnWeights& w, float* out) {
 void encoder_ffn_forward(ForwardPass& p, const FfnWeights& w) {
   const int64_t n = p.n_tokens(), d = p.hp.n_embd, ff = w.up.rows;
   const ActivationPtrs& a = p.act;
-  float* act = a.up; // the activation the down projection reads
   if (w.gate.data) {
-    p.ops.matmul(w.gate, a.hidden, n, a.gate);
-    p.ops.matmul(w.up, a.hidden, n, a.up);
-    p.ops.silu_mul(a.gate, a.up, a.gate, n * ff);
-    act = a.gate;
+    glu_forward(p, w, a.hidden, a.proj);
   } else {
     p.ops.matmul(w.up, a.hidden, n, a.up);
     p.ops.add_bias(a.up, w.up_bias.data, n, ff);
     p.ops.gelu(a.up, n * ff);
-  }
-  p.ops.matmul(w.down, act, n, a.proj);
-  if (w.down_bias.data)
+    p.ops.matmul(w.down, a.up, n, a.proj);
     p.ops.add_bias(a.proj, w.down_bias.data, n, d);
+  }
   p.ops.add(a.hidden, a.proj, n * d);
   p.ops.layer_norm(a.hidden, w.out_norm.data, w.out_norm_b.data, a.hidden, n, d, p.hp.rms_eps);
 }
@@ -132,7 +127,7 @@ void ffn_forward(ForwardPass& p, const FfnWeights& w) {
   const int64_t n = p.n_tokens(), d = p.hp.n_embd;
   const ActivationPtrs& a = p.act;
   p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, p.hp.rms_eps);
-  glu_forward(p, w, a.proj);
+  glu_forward(p, w, a.normed, a.proj);
   residual_add(p, w.post_norm, a.proj);
 }
 

@@ -169,9 +169,9 @@ void embed_forward(ForwardPass& pass, const MatrixView& table);
 void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv);
 void ffn_forward(ForwardPass& pass, const FfnWeights& w);
-// The gated FFN of `w` (SwiGLU, or GeGLU as the model says) over act.normed into out
-// (n_tokens x n_embd), scratch act.gate/up.
-void glu_forward(ForwardPass& pass, const FfnWeights& w, float* out);
+// The gated FFN of `w` (SwiGLU, or GeGLU as the model says) over `in` (n_tokens x n_embd:
+// act.normed, or an encoder's act.hidden) into out (n_tokens x n_embd), scratch act.gate/up.
+void glu_forward(ForwardPass& pass, const FfnWeights& w, const float* in, float* out);
 // A block's output `out` (n_tokens x n_embd) into the residual stream act.hidden:
 // Gemma's post-norm (when `post_norm` is set) and Granite's residual scale, then the add.
 void residual_add(ForwardPass& pass, const VectorWeight& post_norm, float* out);

@@ -23,7 +23,7 @@ private:
 // An encoder's embedding beyond the token's row, run by attn[0] (tensor_layout.h).
 void encoder_input(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd;
-  if (!hp.family->encoder_rope_glu) // nomic-bert: RoPE instead
+  if (hp.has_position_table()) // nomic-bert rotates q and k instead
     l.out.push_back({"position_embd.weight", {d, hp.n_ctx_train}, R::kPosEmbd});
   if (hp.token_types)
     l.out.push_back({"token_types.weight", {d, hp.n_token_types}, R::kTokenTypes});

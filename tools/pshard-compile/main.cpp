@@ -219,10 +219,10 @@ int main(int argc, char** argv) {
     return fail(parsed_kv.status());
   options.kv_type = *parsed_kv;
   options.pshard_version = PSHARD_VERSION;
-  // (A file that does not open is reported where it is read, below or by the importer.)
-  if (auto f = pshard::gguf::GgufFile::open(model_path, pshard::gguf::OpenMode::kMetadataOnly);
-      f.ok())
-    if (auto hp = pshard::read_model_hparams(**f); hp.ok() && !hp->causal)
+  // A file that does not open is reported below (or by the MLIR importer), not here.
+  auto file = pshard::gguf::GgufFile::open(model_path, pshard::gguf::OpenMode::kMetadataOnly);
+  if (file.ok())
+    if (auto hp = pshard::read_model_hparams(**file); hp.ok() && !hp->causal)
       encoder_defaults(*hp, app.count("--ctx") > 0 || !options.contexts.empty(),
                        app.count("--tiers") > 0, &options);
   std::optional<pshard::RoutingProfile> routing;
@@ -260,10 +260,8 @@ int main(int argc, char** argv) {
   if (out_path.empty())
     return fail(pshard::invalid_argument("-o/--output is required: the schedule artifact to write"));
 
-  auto file = pshard::gguf::GgufFile::open(model_path, pshard::gguf::OpenMode::kMetadataOnly);
   if (!file.ok())
     return fail(file.status());
-
   auto profile = pshard::Profile::load_file(profile_path);
   if (!profile.ok())
     return fail(profile.status());

@@ -109,11 +109,11 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.post_norms = f.post_norms == Presence::kRequired;
   hp.fused_qkv = f.fused_qkv != Presence::kAbsent; // as the converters write Phi-3
   hp.tied_output = s.tied_output && !f.encoder;
-  if (f.encoder) { // BERT's two token types, LayerNorm eps, attention both ways
+  hp.causal = !f.encoder && !s.non_causal;
+  if (f.encoder) { // BERT's two token types, LayerNorm eps
     hp.token_types = true;
     hp.n_token_types = 2;
     hp.rms_eps = 1e-12f;
-    hp.causal = false;
   }
   PSHARD_RETURN_IF_ERROR(apply_rope_scaling(s, hp));
   if (f.rope_sections) {
@@ -145,14 +145,12 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
     w.set(a + "rope.freq_base", {hp.rope_freq_base});
   }
-  if (hp.family->encoder) {
+  if (hp.family->encoder)
     w.set(a + "attention.layer_norm_epsilon", {hp.rms_eps});
-    w.set(a + "attention.causal", {false});
-  } else {
+  else
     w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
-    if (s.non_causal)
-      w.set(a + "attention.causal", {false});
-  }
+  if (!hp.causal)
+    w.set(a + "attention.causal", {false});
   if (hp.family->rope_sections) {
     gguf::Array sections{gguf::ValueType::kInt32, {}};
     for (int32_t v : {hp.rope_sections[0], hp.rope_sections[1], hp.rope_sections[2], 0})

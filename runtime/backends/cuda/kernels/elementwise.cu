@@ -58,7 +58,7 @@ __global__ void layer_norm_kernel(const float* x, const float* w, const float* b
 __global__ void gelu_erf_kernel(float* x, int64_t n) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
-    x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+    x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2));
 }
 
 // Each pair's powers, computed on the host (rope_math.h says why), passed by value and
