@@ -1,5 +1,6 @@
 #include "runtime/tokenizer/spm_tokenizer.h"
 
+#include "runtime/tokenizer/sentencepiece_pieces.h"
 #include "runtime/tokenizer/space_marker.h"
 #include "runtime/tokenizer/utf8.h"
 
@@ -8,25 +9,6 @@
 
 namespace pshard {
 namespace {
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  return -1;
-}
-
-// The byte of a "<0xAB>" piece, or -1.
-int parse_byte_piece(std::string_view text) {
-  if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>')
-    return -1;
-  const int hi = hex_digit(text[3]);
-  const int lo = hex_digit(text[4]);
-  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
-}
 
 bool is_mergeable(TokenType type) {
   return type == TokenType::kNormal || type == TokenType::kUserDefined ||
@@ -67,18 +49,12 @@ Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::create(Vocabulary vocab) {
 }
 
 SpmTokenizer::SpmTokenizer(Vocabulary vocab)
-    : VocabularyTokenizer(std::move(vocab)), specials_(vocab_) {
-  byte_tokens_.fill(kNoToken);
+    : VocabularyTokenizer(std::move(vocab)), byte_tokens_(byte_tokens(vocab_)), specials_(vocab_) {
   pieces_.reserve(vocab_.tokens.size());
   for (TokenId id = 0; id < vocab_.size(); ++id) {
     const TokenData &token = vocab_.tokens[id];
     if (is_mergeable(token.type))
       pieces_.emplace(token.text, id); // the first of duplicate texts wins
-    if (token.type == TokenType::kByte) {
-      const int byte = parse_byte_piece(token.text);
-      if (byte >= 0 && byte_tokens_[byte] == kNoToken)
-        byte_tokens_[byte] = id;
-    }
   }
 }
 
@@ -161,36 +137,14 @@ void SpmTokenizer::emit_symbol(std::string_view symbol, std::vector<TokenId> &ou
     out.push_back(found->second);
     return;
   }
-  const bool has_all_bytes = std::all_of(symbol.begin(), symbol.end(), [this](char c) {
-    return byte_tokens_[static_cast<unsigned char>(c)] != kNoToken;
-  });
-  if (has_all_bytes) {
-    for (char c : symbol)
-      out.push_back(byte_tokens_[static_cast<unsigned char>(c)]);
-  } else if (vocab_.unk_id != kNoToken) {
+  if (!emit_bytes(symbol, byte_tokens_, out) && vocab_.unk_id != kNoToken)
     out.push_back(vocab_.unk_id);
-  }
 }
 
 std::string SpmTokenizer::token_to_piece(TokenId id) const {
   if (id < 0 || id >= vocab_.size())
     return {};
-  const TokenData &token = vocab_.tokens[id];
-  switch (token.type) {
-  case TokenType::kControl:
-    return {};
-  case TokenType::kUnknown:
-    return std::string(kReplacementCharacter);
-  case TokenType::kByte: {
-    const int byte = parse_byte_piece(token.text);
-    if (byte >= 0)
-      return std::string(1, static_cast<char>(byte));
-    break; // a malformed byte piece shows as its text
-  }
-  default:
-    break;
-  }
-  return replace_space_markers(token.text);
+  return sentencepiece_piece_text(vocab_.tokens[id]);
 }
 
 std::string SpmTokenizer::decode(std::span<const TokenId> ids) const {

@@ -17,10 +17,10 @@
 //   std::vector<TokenId> ids = tok->encode("Hello world", /*add_bos=*/true);
 #pragma once
 
+#include "runtime/tokenizer/sentencepiece_pieces.h"
 #include "runtime/tokenizer/special_token_splitter.h"
 #include "runtime/tokenizer/vocabulary_tokenizer.h"
 
-#include <array>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -47,8 +47,7 @@ private:
 
   // Pieces BPE may produce (normal and user-defined tokens), by text.
   std::unordered_map<std::string_view, TokenId> pieces_;
-  // byte value -> its <0xXX> token, or kNoToken.
-  std::array<TokenId, 256> byte_tokens_{};
+  ByteTokens byte_tokens_;
   SpecialTokenSplitter specials_; // points into vocab_
 };
 

@@ -3,6 +3,7 @@
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/bpe_tokenizer.h"
 #include "runtime/tokenizer/spm_tokenizer.h"
+#include "runtime/tokenizer/ugm_tokenizer.h"
 #include "runtime/tokenizer/vocabulary.h"
 #include "runtime/tokenizer/wpm_tokenizer.h"
 
@@ -12,8 +13,6 @@ namespace {
 // The kinds GGUF files name in tokenizer.ggml.model that pshard knows of but
 // does not tokenize, with what they are, for the error message.
 const char *describe_unsupported_kind(std::string_view model) {
-  if (model == "t5")
-    return "SentencePiece Unigram";
   if (model == "rwkv")
     return "RWKV greedy";
   if (model == "no_vocab" || model == "none")
@@ -37,11 +36,14 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const gguf::GgufFile &fi
     return build<BpeTokenizer>(file);
   if (model == "bert")
     return build<WpmTokenizer>(file);
+  if (model == "t5")
+    return build<UgmTokenizer>(file);
   const char *kind = describe_unsupported_kind(model);
   return unsupported("tokenizer.ggml.model \"" + model + "\"" +
                      (kind ? std::string(" (") + kind + ")" : std::string()) +
                      " is not supported; pshard tokenizes \"llama\" (SentencePiece BPE), "
-                     "\"gpt2\" (byte-level BPE) and \"bert\" (WordPiece) vocabularies");
+                     "\"gpt2\" (byte-level BPE), \"bert\" (WordPiece) and \"t5\" (SentencePiece "
+                     "Unigram) vocabularies");
 }
 
 } // namespace pshard

@@ -10,8 +10,9 @@
 //
 // Implemented: "llama" (SentencePiece BPE: Llama 1/2, Mistral, Phi-3), "gpt2"
 // (byte-level BPE: Llama 3, Qwen2/2.5/3, Mistral NeMo's Tekken, DeepSeek, GPT-2,
-// Falcon, MPT, StarCoder, ...) and "bert" (WordPiece: BERT, BGE, MiniLM, ...).
-// "t5" and "rwkv" are reported as unsupported. Implementations are immutable after construction,
+// Falcon, MPT, StarCoder, ...), "bert" (WordPiece: BERT, BGE, MiniLM, ...) and "t5"
+// (SentencePiece Unigram: XLM-RoBERTa, bge-m3, multilingual-e5, T5). "rwkv" is reported
+// as unsupported. Implementations are immutable after construction,
 // so one tokenizer may be used from several threads at once.
 #pragma once
 
@@ -38,7 +39,8 @@ public:
   virtual ~Tokenizer() = default;
 
   // Builds the tokenizer named by tokenizer.ggml.model ("llama" = SentencePiece
-  // BPE, "gpt2" = byte-level BPE, "bert" = WordPiece). Other kinds ("t5", ...) give
+  // BPE, "gpt2" = byte-level BPE, "bert" = WordPiece, "t5" = SentencePiece Unigram).
+  // Other kinds ("rwkv", ...) give
   // kUnsupported naming the kind; inconsistent metadata (lengths that differ,
   // ids out of range, a merge without a space) gives kInvalidFormat naming the
   // key. Reads only metadata: a vocabulary-only GGUF is enough.
@@ -70,7 +72,8 @@ public:
   virtual TokenId bos() const = 0; // kNoToken (-1) if none
   virtual TokenId eos() const = 0; // kNoToken (-1) if none
   // tokenizer.ggml.add_bos_token; true for "llama" and "bert" when the key is
-  // absent. (For "bert", BOS and EOS are [CLS] and [SEP].)
+  // absent. (For "bert", BOS and EOS are [CLS] and [SEP]; "t5" says true when it adds
+  // either, as T5 adds only EOS.)
   virtual bool add_bos_by_default() const = 0;
   // EOS, EOT/EOM and the usual end-of-turn control tokens.
   virtual bool is_end_of_generation(TokenId id) const = 0;

@@ -16,6 +16,7 @@ constexpr const char *kTokensKey = "tokenizer.ggml.tokens";
 constexpr const char *kScoresKey = "tokenizer.ggml.scores";
 constexpr const char *kTypesKey = "tokenizer.ggml.token_type";
 constexpr const char *kMergesKey = "tokenizer.ggml.merges";
+constexpr const char *kCharsmapKey = "tokenizer.ggml.precompiled_charsmap";
 
 // Any integer alternative of a GGUF value; nullopt for floats, strings, arrays.
 std::optional<int64_t> integer_of(const gguf::Value &value) {
@@ -107,6 +108,25 @@ Status read_token_types(const gguf::GgufFile &file, Vocabulary &vocab) {
   return Status::ok_status();
 }
 
+// SentencePiece's normalization rules: an array of int8 or uint8, kept as bytes.
+Status read_charsmap(const gguf::GgufFile &file, Vocabulary &vocab) {
+  if (file.find(kCharsmapKey) == nullptr)
+    return Status::ok_status();
+  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *bytes, file.get_array(kCharsmapKey));
+  if (bytes->element_type != gguf::ValueType::kUint8 &&
+      bytes->element_type != gguf::ValueType::kInt8)
+    return invalid_format(std::string(kCharsmapKey) + " must be an array of bytes (uint8 or "
+                          "int8), found " + gguf::value_type_name(bytes->element_type));
+  vocab.precompiled_charsmap.reserve(bytes->items.size());
+  for (const gguf::Value &item : bytes->items) {
+    if (const auto *u = std::get_if<uint8_t>(&item.v))
+      vocab.precompiled_charsmap.push_back(static_cast<char>(*u));
+    else if (const auto *i = std::get_if<int8_t>(&item.v))
+      vocab.precompiled_charsmap.push_back(static_cast<char>(*i));
+  }
+  return Status::ok_status();
+}
+
 TokenId find_text(const Vocabulary &vocab, std::string_view text) {
   for (int32_t i = 0; i < vocab.size(); ++i)
     if (vocab.tokens[i].text == text)
@@ -150,14 +170,20 @@ Result<bool> read_flag(const gguf::GgufFile &file, const char *key, bool fallbac
 // converter writes as cls_token_id and seperator_token_id (sic).
 Status read_special_ids(const gguf::GgufFile& file, Vocabulary& vocab) {
   const bool spm = vocab.model == "llama";
+  const bool ugm = vocab.model == "t5";
   const bool bert = vocab.model == "bert";
   const int32_t n = vocab.size();
-  // The token named `spm_text` or `bert_text`, as the model kind has it.
-  const auto named = [&](std::string_view spm_text, std::string_view bert_text) {
-    return spm ? find_text(vocab, spm_text) : bert ? find_text(vocab, bert_text) : kNoToken;
+  // The token named `sentencepiece_text` ("llama", "t5") or `bert_text`, as the model
+  // kind has it.
+  const auto named = [&](std::string_view sentencepiece_text, std::string_view bert_text) {
+    return spm || ugm ? find_text(vocab, sentencepiece_text)
+           : bert     ? find_text(vocab, bert_text)
+                      : kNoToken;
   };
-  PSHARD_ASSIGN_OR_RETURN(
-      vocab.bos_id, read_special_id(file, "tokenizer.ggml.bos_token_id", named("<s>", "[CLS]"), n));
+  // T5 starts a text with nothing.
+  const TokenId bos_default = ugm ? kNoToken : named("<s>", "[CLS]");
+  PSHARD_ASSIGN_OR_RETURN(vocab.bos_id,
+                          read_special_id(file, "tokenizer.ggml.bos_token_id", bos_default, n));
   PSHARD_ASSIGN_OR_RETURN(vocab.eos_id, read_special_id(file, "tokenizer.ggml.eos_token_id",
                                                         named("</s>", "[SEP]"), n));
   if (bert) {
@@ -169,7 +195,8 @@ Status read_special_ids(const gguf::GgufFile& file, Vocabulary& vocab) {
   PSHARD_ASSIGN_OR_RETURN(vocab.unk_id, read_special_id(file, "tokenizer.ggml.unknown_token_id",
                                                         named("<unk>", "[UNK]"), n));
   PSHARD_ASSIGN_OR_RETURN(vocab.pad_id,
-                          read_special_id(file, "tokenizer.ggml.padding_token_id", kNoToken, n));
+                          read_special_id(file, "tokenizer.ggml.padding_token_id",
+                                          ugm ? find_text(vocab, "<pad>") : kNoToken, n));
   PSHARD_ASSIGN_OR_RETURN(vocab.eot_id,
                           read_special_id(file, "tokenizer.ggml.eot_token_id", kNoToken, n));
   PSHARD_ASSIGN_OR_RETURN(vocab.eom_id,
@@ -188,7 +215,9 @@ Status read_special_ids(const gguf::GgufFile& file, Vocabulary& vocab) {
 
 // add_bos_token defaults to true for "llama" and "bert" and, for "gpt2", to what the
 // pre-tokenizer's models use. BERT ends its input with [SEP] (EOS here) unless
-// add_sep_token (llama.cpp's key for it) or add_eos_token says otherwise.
+// add_sep_token (llama.cpp's key for it) or add_eos_token says otherwise; T5 ends it
+// with </s>. Unigram vocabularies say whether they collapse whitespace (llama.cpp's
+// default when they do not: no).
 Status read_add_flags(const gguf::GgufFile& file, Vocabulary& vocab) {
   const bool bert = vocab.model == "bert";
   std::string ignored;
@@ -197,13 +226,16 @@ Status read_add_flags(const gguf::GgufFile& file, Vocabulary& vocab) {
       (vocab.model == "gpt2" && find_pre_tokenizer(vocab.pre, &ignored).add_bos);
   PSHARD_ASSIGN_OR_RETURN(vocab.add_bos,
                           read_flag(file, "tokenizer.ggml.add_bos_token", add_bos_default));
-  PSHARD_ASSIGN_OR_RETURN(vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token", bert));
+  PSHARD_ASSIGN_OR_RETURN(vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token",
+                                                   bert || vocab.model == "t5"));
   if (bert) {
     PSHARD_ASSIGN_OR_RETURN(vocab.add_eos,
                             read_flag(file, "tokenizer.ggml.add_sep_token", vocab.add_eos));
   }
   PSHARD_ASSIGN_OR_RETURN(vocab.add_space_prefix,
                           read_flag(file, "tokenizer.ggml.add_space_prefix", true));
+  PSHARD_ASSIGN_OR_RETURN(vocab.remove_extra_whitespaces,
+                          read_flag(file, "tokenizer.ggml.remove_extra_whitespaces", false));
   return Status::ok_status();
 }
 
@@ -241,6 +273,7 @@ Result<Vocabulary> load_vocabulary(const gguf::GgufFile &file) {
   PSHARD_RETURN_IF_ERROR(read_scores(file, vocab));
   PSHARD_RETURN_IF_ERROR(read_token_types(file, vocab));
   PSHARD_RETURN_IF_ERROR(read_merges(file, vocab));
+  PSHARD_RETURN_IF_ERROR(read_charsmap(file, vocab));
   if (vocab.tokens.empty())
     return invalid_format(std::string(kTokensKey) + " is empty");
 

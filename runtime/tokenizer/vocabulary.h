@@ -68,6 +68,11 @@ struct Vocabulary {
   bool add_bos = true;
   bool add_eos = false;
   bool add_space_prefix = true;
+  // SentencePiece Unigram ("t5"): the normalization rules
+  // (tokenizer.ggml.precompiled_charsmap, bytes; empty: none) and whether runs of
+  // whitespace collapse (tokenizer.ggml.remove_extra_whitespaces).
+  std::string precompiled_charsmap;
+  bool remove_extra_whitespaces = false;
 
   int32_t size() const { return static_cast<int32_t>(tokens.size()); }
 };
@@ -80,11 +85,12 @@ Status validate_vocabulary(const Vocabulary &vocab);
 // optional (0 and kNormal) but, when present, must be as long as tokens;
 // merges is read when present (required by the "gpt2" tokenizer, not here).
 // Special ids missing from the metadata default, for "llama", to the tokens
-// named <s>, </s> and <unk> if the vocabulary has them; for "bert", BOS and EOS
+// named <s>, </s> and <unk> if the vocabulary has them ("t5": </s> and <unk>, no BOS,
+// and <pad>); for "bert", BOS and EOS
 // are cls_token_id and seperator_token_id (else [CLS] and [SEP]), the unknown
 // token [UNK]. add_bos_token defaults to true for "llama" and "bert" and, for
 // "gpt2", to what the pre-tokenizer's models use; add_eos_token to true for
-// "bert" only (its add_sep_token decides when present).
+// "bert" (its add_sep_token decides when present) and "t5".
 // Then apply_token_overrides() marks chat and FIM tokens as llama.cpp does.
 Result<Vocabulary> load_vocabulary(const gguf::GgufFile &file);
 

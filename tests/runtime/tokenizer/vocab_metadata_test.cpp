@@ -192,8 +192,8 @@ TEST_F(VocabMetadata, MissingModelKeyIsAnError) {
 
 TEST_F(VocabMetadata, OtherModelKindsAreUnsupported) {
   gguf::GgufWriter w = base_writer();
-  w.set("tokenizer.ggml.model", Value{std::string("t5")});
-  expect_error(w, StatusCode::kUnsupported, "\"t5\" (SentencePiece Unigram)");
+  w.set("tokenizer.ggml.model", Value{std::string("rwkv")});
+  expect_error(w, StatusCode::kUnsupported, "\"rwkv\" (RWKV greedy)");
 }
 
 // A byte-level BPE vocabulary: the 256 byte characters, then "hi"; one merge.
