@@ -14,6 +14,7 @@ packages=(
   chromium                   # the chat page's test in a headless browser
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes
   python3 python3-numpy   # numpy: the float64 reference forward pass in tests/tools
+  python3-sentencepiece python3-protobuf  # the Unigram tokenizer's test trains models with it
 )
 # node and npm for the server's test with the official OpenAI JavaScript library: Debian's
 # packages only where there is none (a NodeSource nodejs brings its own npm, and Debian's

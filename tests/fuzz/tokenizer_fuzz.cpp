@@ -6,16 +6,20 @@
 //   - SentencePiece without added tokens (llama-spm), parse_special off, text
 //     without U+2581 (which SentencePiece reads as a space): the same;
 //   - WordPiece, parse_special off, ids without the unknown token: the decoded
-//     text (lowercased, accents gone) encodes to the same ids.
-// The vocabularies are three small ones built here (so the target runs anywhere)
+//     text (lowercased, accents gone) encodes to the same ids;
+//   - Unigram with byte fallback, no rules, whitespace kept and no dummy prefix,
+//     parse_special off, valid UTF-8 without U+2581: the text back.
+// The vocabularies are five small ones built here (so the target runs anywhere)
 // and, when PSHARD_SHARED_DIR holds them, llama-spm, GPT-2, Qwen2 and BERT's (BGE).
 // A broken promise traps, so the fuzzer reports it.
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/bpe_tokenizer.h"
 #include "runtime/tokenizer/spm_tokenizer.h"
+#include "runtime/tokenizer/ugm_tokenizer.h"
 #include "runtime/tokenizer/utf8.h"
 #include "runtime/tokenizer/wpm_tokenizer.h"
 #include "tests/runtime/tokenizer/byte_level_vocab.h"
+#include "tests/runtime/tokenizer/unigram_vocab.h"
 #include "tests/runtime/tokenizer/wordpiece_vocab.h"
 
 #include <cstddef>
@@ -36,7 +40,7 @@ void check(bool promise) {
     __builtin_trap();
 }
 
-enum class Promise { kNone, kBytesBack, kSpmTextBack, kWordPieceIdsBack };
+enum class Promise { kNone, kBytesBack, kSpmTextBack, kWordPieceIdsBack, kUnigramTextBack };
 
 struct Target {
   std::unique_ptr<Tokenizer> tokenizer;
@@ -107,6 +111,24 @@ std::unique_ptr<Tokenizer> small_wpm() {
   return std::move(tok).value();
 }
 
+// Unigram: pieces that overlap in several ways; `lossless` keeps whitespace, adds no
+// prefix and has byte fallback, the other has XLM-RoBERTa's options and a charsmap.
+std::unique_ptr<Tokenizer> small_ugm(bool lossless) {
+  Vocabulary v = testing_vocab::unigram_vocab(
+      {{"\xE2\x96\x81", -2}, {"a", -3}, {"b", -3}, {"ab", -2.5f}, {"\xE2\x96\x81" "a", -2},
+       {"\xE2\x96\x81" "ab", -4}, {"\xE6\x88\x91", -5}},
+      /*with_bytes=*/lossless);
+  if (lossless) {
+    v.remove_extra_whitespaces = false;
+    v.add_space_prefix = false;
+  } else {
+    v.precompiled_charsmap = testing_vocab::hand_built_charsmap();
+  }
+  auto tok = UgmTokenizer::create(std::move(v));
+  check(tok.ok());
+  return std::move(tok).value();
+}
+
 void add_shared(const char* name, Promise promise) {
 #ifdef PSHARD_SHARED_DIR
   const std::string path = std::string(PSHARD_SHARED_DIR) + "/vocab/ggml-vocab-" + name + ".gguf";
@@ -153,6 +175,9 @@ void exercise(const Target& target, std::string_view text, bool add_bos) {
         check(tok.encode(decoded, add_bos, false) == ids);
       break;
     }
+    case Promise::kUnigramTextBack:
+      check(!is_valid_utf8(text) || has_space_marker(text) || decoded == text);
+      break;
     case Promise::kNone:
       break;
     }
@@ -165,6 +190,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   targets().push_back({small_bpe(), Promise::kBytesBack});
   targets().push_back({small_spm(), Promise::kNone});
   targets().push_back({small_wpm(), Promise::kWordPieceIdsBack});
+  targets().push_back({small_ugm(/*lossless=*/true), Promise::kUnigramTextBack});
+  targets().push_back({small_ugm(/*lossless=*/false), Promise::kNone});
   add_shared("llama-spm", Promise::kSpmTextBack);
   add_shared("gpt-2", Promise::kBytesBack);
   add_shared("qwen2", Promise::kBytesBack);
