@@ -1,5 +1,6 @@
 // pshard.h: errors and the model handle.
 #include "runtime/capi/capi_internal.h"
+#include "runtime/generate/rerank_input.h"
 #include "runtime/model/rerank_prompt.h"
 #include "runtime/tokenizer/vocabulary.h"
 #include "runtime/vision/image_prompt.h"
@@ -26,6 +27,17 @@ pshard_status null_argument(const char* function, const char* argument) {
   return fail(invalid_argument(std::string(function) + ": `" + argument + "` must not be NULL"));
 }
 
+// Copies `ids` out as the tokenize calls do: the count always, the ids when they fit.
+pshard_status copy_tokens(const std::vector<TokenId>& ids, pshard_token* tokens, size_t capacity,
+                          size_t* n_tokens) {
+  *n_tokens = ids.size();
+  if (ids.size() > capacity || (!tokens && !ids.empty()))
+    return fail(out_of_range("the text has " + std::to_string(ids.size()) +
+                             " tokens, more than the buffer's " + std::to_string(capacity)));
+  std::copy(ids.begin(), ids.end(), tokens);
+  return PSHARD_OK;
+}
+
 pshard_status tokenize(const pshard_model& model, const char* text, size_t text_len, bool add_bos,
                        bool parse_special, pshard_token* tokens, size_t capacity,
                        size_t* n_tokens) {
@@ -33,14 +45,9 @@ pshard_status tokenize(const pshard_model& model, const char* text, size_t text_
     return null_argument("pshard_model_tokenize", "text");
   if (!n_tokens)
     return null_argument("pshard_model_tokenize", "n_tokens");
-  const std::vector<TokenId> ids =
-      model.tokenizer->encode(std::string_view(text ? text : "", text_len), add_bos, parse_special);
-  *n_tokens = ids.size();
-  if (ids.size() > capacity || (!tokens && !ids.empty()))
-    return fail(out_of_range("the text has " + std::to_string(ids.size()) +
-                             " tokens, more than the buffer's " + std::to_string(capacity)));
-  std::copy(ids.begin(), ids.end(), tokens);
-  return PSHARD_OK;
+  return copy_tokens(
+      model.tokenizer->encode(std::string_view(text ? text : "", text_len), add_bos, parse_special),
+      tokens, capacity, n_tokens);
 }
 
 } // namespace pshard::capi
@@ -205,6 +212,32 @@ pshard_status pshard_model_tokenize(const pshard_model* model, const char* text,
     return capi::null_argument("pshard_model_tokenize", "model");
   return capi::tokenize(*model, text, text_len, add_bos, /*parse_special=*/true, tokens, capacity,
                         n_tokens);
+}
+
+pshard_status pshard_model_rerank_tokenize(const pshard_model* model, const char* query,
+                                           size_t query_len, const char* document,
+                                           size_t document_len, pshard_token* tokens,
+                                           size_t capacity, size_t* n_tokens) {
+  constexpr const char* kFn = "pshard_model_rerank_tokenize";
+  if (!model)
+    return capi::null_argument(kFn, "model");
+  if (!query && query_len > 0)
+    return capi::null_argument(kFn, "query");
+  if (!document && document_len > 0)
+    return capi::null_argument(kFn, "document");
+  if (!n_tokens)
+    return capi::null_argument(kFn, "n_tokens");
+  if (!model->model->weights().classifier)
+    return fail(invalid_argument("this model is not a reranker: it has no classification head "
+                                 "(cls.output) to score with"));
+  const ModelHParams& hp = model->model->hparams();
+  const RerankFormat format{model->rerank_template, !hp.causal, hp.n_token_types};
+  auto ids = rerank_input(*model->tokenizer, format,
+                          std::string_view(query ? query : "", query_len),
+                          std::string_view(document ? document : "", document_len));
+  if (!ids.ok())
+    return fail(ids.status());
+  return capi::copy_tokens(*ids, tokens, capacity, n_tokens);
 }
 
 pshard_status pshard_model_detokenize(const pshard_model* model, const pshard_token* tokens,

@@ -20,7 +20,7 @@ Result<std::vector<float>> embed(Decoder& decoder, int64_t n_embd, std::span<con
                         " tokens, more than the context of " + std::to_string(decoder.n_ctx()) +
                         "; shorten it or use a larger context (-c)");
   PSHARD_RETURN_IF_ERROR(decoder.rewind(0));
-  Pooler pooler(pooling, n_embd, static_cast<int64_t>(tokens.size()));
+  Pooler pooler(pooling, n_embd, static_cast<int64_t>(tokens.size()), options);
   const auto width = static_cast<size_t>(n_embd);
   for (size_t at = 0; at < tokens.size(); at += static_cast<size_t>(step)) {
     const size_t n = std::min(static_cast<size_t>(step), tokens.size() - at);

@@ -1,6 +1,7 @@
 // A reranker's classification head (pooling.h's Classifier) from the file: cls.output.weight
 // (one row per label; F32, F16 or any quantized type, converted to floats — a few rows),
-// the optional cls.output.bias and the labels `{arch}.classifier.output_labels`. Bound
+// the optional cls.output.bias and the labels `{arch}.classifier.output_labels`; an
+// encoder's pooler before it (cls.weight, n_embd x n_embd, and cls.bias). Bound
 // through the model's TensorBinder, so a file with the head is not refused as carrying a
 // stray tensor, and one that names pooling_type rank without it is refused at load.
 #include "runtime/model/classifier_weights.h"
@@ -8,11 +9,25 @@
 #include "runtime/kernels/quantize.h"
 
 namespace pshard {
+namespace {
+
+// A few rows of any type as floats (the head is small; it runs on the host).
+void dequantize_rows(const MatrixView& m, int64_t rows, int64_t n, std::vector<float>& out) {
+  out.resize(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    dequantize_row(m.type, m.data + static_cast<size_t>(r) * m.row_bytes, out.data() + r * n, n);
+}
+
+} // namespace
 
 Result<std::shared_ptr<const Classifier>> bind_classifier(const gguf::GgufFile& file,
                                                           const ModelHParams& hp, TensorBinder& b) {
   const gguf::TensorInfo* info = file.find_tensor("cls.output.weight");
   if (!info) {
+    if (file.find_tensor("cls.weight"))
+      return invalid_format("the model has a classification head's pooler (cls.weight) but not "
+                            "its output (cls.output.weight); convert it again with a "
+                            "reranker-aware converter");
     if (hp.pooling == Pooling::kRank)
       return invalid_format("the model's pooling_type is rank (a reranker) but it has no "
                             "classification head (cls.output.weight); convert it again with a "
@@ -29,16 +44,27 @@ Result<std::shared_ptr<const Classifier>> bind_classifier(const gguf::GgufFile& 
   auto c = std::make_shared<Classifier>();
   c->n_embd = hp.n_embd;
   c->weight.resize(static_cast<size_t>(n_labels * hp.n_embd));
-  const MatrixView w = b.matrix(*t);
-  for (int64_t l = 0; l < n_labels; ++l)
-    dequantize_row(w.type, w.data + static_cast<size_t>(l) * w.row_bytes,
-                   c->weight.data() + l * hp.n_embd, hp.n_embd);
+  dequantize_rows(b.matrix(*t), n_labels, hp.n_embd, c->weight);
   PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* bias,
                           b.find("cls.output.bias", {n_labels}, /*required=*/false));
   if (bias) {
     const VectorWeight v = b.vector(*bias);
     c->bias.assign(v.data, v.data + n_labels);
   }
+  // RoBERTa's and BERT's sequence classification: a dense layer and tanh on the first
+  // token's row before the labels' rows.
+  PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* pooler,
+                          b.find("cls.weight", {hp.n_embd, hp.n_embd}, /*required=*/false));
+  if (pooler) {
+    dequantize_rows(b.matrix(*pooler), hp.n_embd, hp.n_embd, c->pooler);
+    PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* pooler_bias,
+                            b.find("cls.bias", {hp.n_embd}, /*required=*/false));
+    if (pooler_bias) {
+      const VectorWeight v = b.vector(*pooler_bias);
+      c->pooler_bias.assign(v.data, v.data + hp.n_embd);
+    }
+  }
+  c->first_row = !hp.causal; // an encoder's [CLS] sees the whole text; a decoder's last row does
   const std::string key = std::string(hp.family->name) + ".classifier.output_labels";
   if (file.find(key)) {
     PSHARD_ASSIGN_OR_RETURN(const gguf::Array* labels, file.get_array(key));

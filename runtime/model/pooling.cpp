@@ -46,8 +46,9 @@ Status check_embedding_options(const EmbeddingOptions& o, int64_t n_embd) {
   return Status::ok_status();
 }
 
-Pooler::Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens)
-    : pooling_(pooling), n_embd_(n_embd), n_tokens_(n_tokens) {
+Pooler::Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens, const EmbeddingOptions& o)
+    : pooling_(pooling), n_embd_(n_embd), n_tokens_(n_tokens),
+      rank_row_(o.classifier && o.classifier->first_row ? 0 : n_tokens - 1) {
   if (pooling_ == Pooling::kNone)
     rows_.assign(static_cast<size_t>(n_embd * n_tokens), 0.0f);
   else
@@ -55,7 +56,9 @@ Pooler::Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens)
 }
 
 bool Pooler::wants(int64_t position) const {
-  if (pools_last_row(pooling_))
+  if (pooling_ == Pooling::kRank)
+    return position == rank_row_;
+  if (pooling_ == Pooling::kLast)
     return position == n_tokens_ - 1;
   return pooling_ != Pooling::kCls || position == 0;
 }
@@ -83,16 +86,34 @@ std::vector<float> Pooler::finish(const EmbeddingOptions& o) const {
   return shape_embedding(row, n_embd_, o);
 }
 
+namespace {
+
+// out[r] = W[r] . x + b[r] for the rows of W (rows x n), in float64.
+std::vector<double> affine(std::span<const float> w, std::span<const float> b,
+                           std::span<const double> x, int64_t n) {
+  const int64_t rows = n > 0 ? static_cast<int64_t>(w.size()) / n : 0;
+  std::vector<double> out(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = b.empty() ? 0.0 : b[static_cast<size_t>(r)];
+    const float* wr = w.data() + r * n;
+    for (int64_t i = 0; i < n && i < static_cast<int64_t>(x.size()); ++i)
+      sum += static_cast<double>(wr[i]) * x[static_cast<size_t>(i)];
+    out[static_cast<size_t>(r)] = sum;
+  }
+  return out;
+}
+
+} // namespace
+
 std::vector<float> Classifier::scores(std::span<const float> row) const {
   const int64_t n = n_labels();
-  std::vector<double> logits(static_cast<size_t>(n));
-  for (int64_t l = 0; l < n; ++l) {
-    double sum = bias.empty() ? 0.0 : bias[static_cast<size_t>(l)];
-    const float* w = weight.data() + l * n_embd;
-    for (int64_t i = 0; i < n_embd && i < static_cast<int64_t>(row.size()); ++i)
-      sum += static_cast<double>(w[i]) * row[static_cast<size_t>(i)];
-    logits[static_cast<size_t>(l)] = sum;
+  std::vector<double> x(row.begin(), row.end());
+  if (!pooler.empty()) {
+    x = affine(pooler, pooler_bias, x, n_embd);
+    for (double& v : x)
+      v = std::tanh(v);
   }
+  std::vector<double> logits = affine(weight, bias, x, n_embd);
   std::vector<float> out(logits.size());
   if (n == 1) {
     out[0] = static_cast<float>(logits[0]);

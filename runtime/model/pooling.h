@@ -1,9 +1,10 @@
 // Embeddings: how a sequence's final hidden states (after the output norm, the rows the
 // head would multiply) become one vector. The kinds are GGUF's `{arch}.pooling_type`
 // values (an embedding model such as Qwen3-Embedding names `last`); a model without the
-// key names none, and a caller then chooses one. A reranker (Qwen3-Reranker, converted
-// with its "yes" and "no" rows of the head as `cls.output`) names `rank`: the last row
-// through that classifier, softmaxed over its labels when it has several.
+// key names none, and a caller then chooses one. A reranker names `rank`: one row through
+// its classifier — the last for a decoder (Qwen3-Reranker, converted with its "yes" and
+// "no" rows of the head as `cls.output`, softmaxed over them), the first ([CLS], <s>) for
+// an encoder (bge-reranker: a tanh pooler `cls`, then `cls.output`'s one raw score).
 //
 //   Pooler pool(Pooling::kMean, hp.n_embd);
 //   for each pass: pool.add(position, row);   // rows it asked for (Pooler::wants)
@@ -26,7 +27,7 @@ enum class Pooling : int32_t {
   kMean = 1,
   kCls = 2,  // the first token's row
   kLast = 3, // the last token's row (decoder-only embedding models)
-  kRank = 4, // the last token's row through the model's classifier (rerankers)
+  kRank = 4, // one token's row through the model's classifier (rerankers; Classifier)
 };
 
 const char* pooling_name(Pooling p); // "none", "mean", "cls", "last", "rank", "unspecified"
@@ -40,15 +41,21 @@ inline bool pools_last_row(Pooling p) { return p == Pooling::kLast || p == Pooli
 
 // A reranker's classification head (GGUF's cls.output.weight, optional cls.output.bias):
 // one row of n_embd per label, in `{arch}.classifier.output_labels` order ("yes", "no"
-// for Qwen3-Reranker).
+// for Qwen3-Reranker). An encoder's (RoBERTa's and BERT's sequence classification) has
+// a pooler before it: cls.weight (n_embd x n_embd) and cls.bias, then tanh.
 struct Classifier {
   int64_t n_embd = 0;
   std::vector<float> weight; // labels x n_embd
   std::vector<float> bias;   // labels, or empty
+  std::vector<float> pooler;      // n_embd x n_embd, or empty
+  std::vector<float> pooler_bias; // n_embd, or empty
   std::vector<std::string> labels;
+  // It reads the first token's row ([CLS]: encoders), not the last (decoders).
+  bool first_row = false;
   int64_t n_labels() const { return n_embd > 0 ? static_cast<int64_t>(weight.size()) / n_embd : 0; }
-  // The row's score per label: W row + b, softmaxed when there are several labels (so the
-  // first label's is the relevance, 0..1), the raw value when one. Summed in float64.
+  // The row's score per label: W tanh(P row + p) + b (W row + b without a pooler),
+  // softmaxed when there are several labels (so the first label's is the relevance,
+  // 0..1), the raw value when one. Summed in float64.
   std::vector<float> scores(std::span<const float> row) const;
 };
 
@@ -68,8 +75,8 @@ Status check_embedding_options(const EmbeddingOptions& o, int64_t n_embd);
 class Pooler {
 public:
   // `pooling` must be one of kNone, kMean, kCls, kLast, kRank; `n_tokens` the sequence's
-  // length.
-  Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens);
+  // length; `o` the request's options (kRank: its classifier says which row it reads).
+  Pooler(Pooling pooling, int64_t n_embd, int64_t n_tokens, const EmbeddingOptions& o);
   // Whether the row of `position` takes part (the engine computes only those).
   bool wants(int64_t position) const;
   void add(int64_t position, std::span<const float> row);
@@ -82,6 +89,7 @@ public:
 private:
   Pooling pooling_;
   int64_t n_embd_, n_tokens_;
+  int64_t rank_row_; // kRank: the position the classifier reads
   std::vector<double> sum_; // kMean, kCls, kLast: one row
   std::vector<float> rows_; // kNone: every row
 };

@@ -21,7 +21,8 @@ ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer
       admitted_(std::chrono::steady_clock::now()) {
   sampler_.set_filter(request_.params.constraint);
   if (const auto& e = request_.params.embedding)
-    pooler_.emplace(e->pooling, n_embd, static_cast<int64_t>(request_.params.prompt.size()));
+    pooler_.emplace(e->pooling, n_embd, static_cast<int64_t>(request_.params.prompt.size()),
+                    e->options);
 }
 
 int64_t ActiveSequence::propose() {

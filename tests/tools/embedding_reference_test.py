@@ -77,8 +77,8 @@ def fail(msg):
     print("FAIL", msg)
 
 
-def embed(model, args, *extra):
-    p = run(run_bin, "-m", model, "-p", PROMPT, "--embedding", "--json", "-t", "2",
+def embed(model, args, *extra, text=PROMPT):
+    p = run(run_bin, "-m", model, "-p", text, "--embedding", "--json", "-t", "2",
             "-ctk", "f32", "-ctv", "f32", *args, *extra)
     if p.returncode != 0:
         fail(f"{model} {args} {extra}: pshard-run failed: {p.stderr}")
@@ -145,6 +145,40 @@ def main(tmp):
             fail(f"{name}: emu under a {budget} B budget differs from the cpu")
     several(os.path.join(tmp, "llama-model-mean.gguf"))
     encoder_defaults(tmp, os.path.join(tmp, "bert-model-mean.gguf"))
+    encoder_rerank(tmp)
+
+
+def encoder_rerank(tmp):
+    """An encoder reranker (bge-reranker's head: pshard-mkmodel --arch bert --rerank
+    --token-types 1): pshard-run's score of "QUERY<TAB>DOCUMENT" against the reference's
+    on RoBERTa's framing of the pair, "<s> query </s></s> document </s>" (each text
+    tokenized alone), the first row through W tanh(P h + p) + b."""
+    model = os.path.join(tmp, "bert-rerank.gguf")
+    p = run(mkmodel, "-o", model, *SHAPE, "--arch", "bert", "--rerank", "--token-types", "1")
+    if p.returncode != 0:
+        fail(f"bert-rerank: pshard-mkmodel failed: {p.stderr}")
+        return
+    query, document = "Which passage says how a model is pooled?", PROMPT
+    got = embed(model, [], text=query + "\t" + document)
+    if got is None:
+        return
+
+    def alone(text):
+        return json.loads(run(tokenize_bin, "-m", model, "-p", text, "--ids", "--no-bos",
+                              "--no-parse-special").stdout)
+    bos, eos = 1, 2  # the generated vocabulary's <s> and </s>
+    ids = [bos] + alone(query) + [eos, eos] + alone(document) + [eos]
+    g = GgufModel(model)
+    h = np.array(Reference(g).final_states(ids))[0]
+    pooled = np.tanh(g.tensor("cls.weight") @ h + g.tensor("cls.bias"))
+    score = float((g.tensor("cls.output.weight") @ pooled + g.tensor("cls.output.bias"))[0])
+    worst = abs(got["embedding"][0] - score)
+    if got["n_tokens"] != len(ids) or got["pooling"] != "rank" or worst > TOL:
+        fail(f"bert-rerank: pshard {got['n_tokens']} tokens, score {got['embedding']}; the "
+             f"reference {len(ids)} tokens, score {score:.7f}")
+    else:
+        print(f"bert-rerank: {len(ids)} tokens framed <s> q </s></s> d </s>, score within "
+              f"{worst:.1e} of the float64 reference")
 
 
 def encoder_defaults(tmp, model):

@@ -103,7 +103,13 @@ int main(int argc, char** argv) {
   app.add_flag("--rerank", spec.rerank,
                "a reranker as llama.cpp converts Qwen3-Reranker: pooling_type rank, a two-row "
                "classification head (cls.output, labels yes and no) and its prompt "
-               "(tokenizer.chat_template.rerank)");
+               "(tokenizer.chat_template.rerank); for an encoder, as bge-reranker: a tanh "
+               "pooler (cls) and one score (cls.output), the pair framed by its vocabulary");
+  app.add_option("--token-types", spec.n_token_types,
+                 "encoders: token types, the rows of token_types (BERT 2; XLM-RoBERTa models "
+                 "such as bge-m3 and bge-reranker 1)")
+      ->capture_default_str()
+      ->check(cli::between(1, 16));
   app.add_flag("--sparse", spec.sparse, "write headers only, leaving the data as a file hole");
   app.add_option("--split-max-tensors", spec.split_max_tensors,
                  "write a split model (llama.cpp gguf-split's layout) of at most N tensors a "

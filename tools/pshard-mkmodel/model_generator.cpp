@@ -152,7 +152,14 @@ Status write_model(const ModelSpec& s, const std::string& path) {
             t.role == WeightRole::kOutput) && // tied: token_embd already written
           written.insert(t.name).second)
         PSHARD_RETURN_IF_ERROR(m.add(t));
-  if (s.rerank) {
+  if (s.rerank && !hp.causal) {
+    // An encoder's, as llama.cpp converts bge-reranker (RoBERTa's classification head):
+    // a tanh pooler, then one raw score; the pair is framed by the vocabulary, no prompt.
+    PSHARD_RETURN_IF_ERROR(m.add_weight("cls.weight", {hp.n_embd, hp.n_embd}));
+    PSHARD_RETURN_IF_ERROR(m.add_vector("cls.bias", hp.n_embd, 0.0f, 0.05f));
+    PSHARD_RETURN_IF_ERROR(m.add_weight("cls.output.weight", {hp.n_embd, 1}));
+    PSHARD_RETURN_IF_ERROR(m.add_vector("cls.output.bias", 1, 0.0f, 0.05f));
+  } else if (s.rerank) {
     PSHARD_RETURN_IF_ERROR(m.add_weight("cls.output.weight", {hp.n_embd, 2}));
     w.set(s.arch + ".classifier.output_labels",
           {gguf::Array{gguf::ValueType::kString, {{std::string("yes")}, {std::string("no")}}}});

@@ -53,8 +53,10 @@ struct ModelSpec {
   bool non_causal = false;
   // A reranker as llama.cpp converts Qwen3-Reranker: pooling_type rank, a head of two rows
   // (cls.output.weight) labelled "yes" and "no", and Qwen3-Reranker's prompt as
-  // tokenizer.chat_template.rerank.
+  // tokenizer.chat_template.rerank. An encoder's (bert, nomic-bert, --non-causal) as
+  // bge-reranker converts: a tanh pooler (cls) and one score (cls.output), no prompt.
   bool rerank = false;
+  int64_t n_token_types = 2; // encoders: rows of token_types (BERT 2, XLM-RoBERTa 1)
   bool rerank_prompt_builtin = false; // no tokenizer.chat_template.rerank (older conversions)
   uint64_t seed = 42;
   TensorType type = TensorType::kF32;

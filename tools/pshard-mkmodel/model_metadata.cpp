@@ -110,9 +110,9 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.fused_qkv = f.fused_qkv != Presence::kAbsent; // as the converters write Phi-3
   hp.tied_output = s.tied_output && !f.encoder;
   hp.causal = !f.encoder && !s.non_causal;
-  if (f.encoder) { // BERT's two token types, LayerNorm eps
+  if (f.encoder) { // BERT's token types (two; XLM-RoBERTa's one), LayerNorm eps
     hp.token_types = true;
-    hp.n_token_types = 2;
+    hp.n_token_types = s.n_token_types;
     hp.rms_eps = 1e-12f;
   }
   PSHARD_RETURN_IF_ERROR(apply_rope_scaling(s, hp));

@@ -112,12 +112,9 @@ Result<std::string> Conversation::render(bool add_assistant) const {
 
 Result<std::vector<pshard_token>> Conversation::tokenize(std::string_view text,
                                                          bool add_bos) const {
-  std::vector<pshard_token> ids(text.size() + 8);
-  size_t n = 0;
-  PSHARD_C_CALL(
-      pshard_model_tokenize(model_, text.data(), text.size(), add_bos, ids.data(), ids.size(), &n));
-  ids.resize(n);
-  return ids;
+  return tokens_from(text.size() + 8, [&](pshard_token* ids, size_t cap, size_t* n) {
+    return pshard_model_tokenize(model_, text.data(), text.size(), add_bos, ids, cap, n);
+  });
 }
 
 // Where the last answer ends in `prompt`, the whole conversation rendered anew: after

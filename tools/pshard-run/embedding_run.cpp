@@ -2,7 +2,6 @@
 
 #include "runtime/model/pooling.h"
 #include "tools/common/json_writer.h"
-#include "tools/common/rerank_prompt.h"
 #include "tools/pshard-run/run_session.h"
 
 #include <cstdio>
@@ -77,20 +76,18 @@ Status embed_one(const RunOptions& o, const pshard_embed_params& p, RunResult& r
   pshard_model* model = r.model.get();
   const pshard_pooling used =
       p.pooling == PSHARD_POOLING_MODEL ? pshard_model_pooling(model) : p.pooling;
-  // A reranker's "QUERY<TAB>DOCUMENT" goes into its prompt for the two.
-  const char* rerank = pshard_model_rerank_template(model);
+  // A reranker's "QUERY<TAB>DOCUMENT": the two as it scores them (its prompt, or an
+  // encoder's framed pair).
   const size_t tab = text.find('\t');
-  const std::string prompt_text =
-      used == PSHARD_POOLING_RANK && rerank && tab != std::string::npos
-          ? rerank_prompt(rerank, text.substr(0, tab), text.substr(tab + 1))
-          : text;
-  std::vector<pshard_token> tokens(prompt_text.size() + 8);
-  size_t n = 0;
   pshard_tokenize_params tp = pshard_tokenize_default_params();
   tp.parse_special = o.parse_special;
-  PSHARD_C_CALL(pshard_model_tokenize_ex(model, prompt_text.data(), prompt_text.size(), &tp,
-                                         tokens.data(), tokens.size(), &n));
-  tokens.resize(n);
+  PSHARD_ASSIGN_OR_RETURN(
+      const std::vector<pshard_token> tokens,
+      used == PSHARD_POOLING_RANK && tab != std::string::npos
+          ? rerank_tokens(model, std::string_view(text).substr(0, tab),
+                          std::string_view(text).substr(tab + 1))
+          : tokenize_text(model, text, tp));
+  const size_t n = tokens.size();
   const auto n_embd = static_cast<size_t>(pshard_model_n_embd(model));
   const size_t width = used == PSHARD_POOLING_RANK
                            ? static_cast<size_t>(pshard_model_n_cls_labels(model))

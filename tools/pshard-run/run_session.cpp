@@ -115,13 +115,9 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
   PSHARD_ASSIGN_OR_RETURN(RunResult r, start_session(o));
   pshard_model* model = r.model.get();
   pshard_context* ctx = r.context.get();
-  r.prompt.resize(prompt_text.size() + 8);
-  size_t n_prompt = 0;
   pshard_tokenize_params tp = pshard_tokenize_default_params();
   tp.parse_special = o.parse_special;
-  PSHARD_C_CALL(pshard_model_tokenize_ex(model, prompt_text.data(), prompt_text.size(), &tp,
-                                         r.prompt.data(), r.prompt.size(), &n_prompt));
-  r.prompt.resize(n_prompt);
+  PSHARD_ASSIGN_OR_RETURN(r.prompt, tokenize_text(model, prompt_text, tp));
 
   const pshard_generate_params gp = generate_params(o, r.seed);
   if (!o.json)

@@ -1,6 +1,5 @@
 #include "tools/pshard-server/rerank.h"
 
-#include "tools/common/rerank_prompt.h"
 #include "tools/pshard-server/embeddings.h"
 #include "tools/pshard-server/openai_request.h"
 
@@ -51,12 +50,6 @@ std::variant<RerankRequest, ApiError> parse_rerank(const std::string& text,
     return bad_request("this model is not a reranker: it has no classification head "
                        "(cls.output) to score with; serve a reranker such as Qwen3-Reranker",
                        "", "not_a_reranker");
-  const char* prompt = engine.rerank_template();
-  if (!prompt)
-    return bad_request("the reranker has no prompt for a query and a document "
-                       "(tokenizer.chat_template.rerank); convert it again with a converter "
-                       "that writes it",
-                       "", "no_rerank_prompt");
   std::string query;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "query", query));
   if (query.empty())
@@ -70,9 +63,9 @@ std::variant<RerankRequest, ApiError> parse_rerank(const std::string& text,
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "top_n", r.top_n, 1, 1 << 20));
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "return_documents", r.return_documents));
   for (size_t i = 0; i < r.documents.size(); ++i) {
-    auto ids = engine.tokenize(rerank_prompt(prompt, query, r.documents[i]), true);
-    if (!ids.ok())
-      return bad_request(ids.status().message(), "documents");
+    auto ids = engine.rerank_tokenize(query, r.documents[i]);
+    if (!ids.ok()) // the model cannot frame a query and a document: the same for every one
+      return bad_request(ids.status().message(), "", "no_rerank_prompt");
     if (static_cast<int64_t>(ids->size()) > engine.n_ctx())
       return bad_request("This model's maximum context length is " +
                              std::to_string(engine.n_ctx()) + " tokens. However, the query " +

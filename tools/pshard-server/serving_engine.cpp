@@ -115,12 +115,12 @@ Result<std::vector<pshard_token>> ServingEngine::tokenize(std::string_view text,
   pshard_tokenize_params tp = pshard_tokenize_default_params();
   tp.add_special = add_special;
   tp.parse_special = parse_special;
-  std::vector<pshard_token> ids(text.size() + 8);
-  size_t n = 0;
-  PSHARD_C_CALL(pshard_model_tokenize_ex(model_.get(), text.data(), text.size(), &tp, ids.data(),
-                                         ids.size(), &n));
-  ids.resize(n);
-  return ids;
+  return tokenize_text(model_.get(), text, tp);
+}
+
+Result<std::vector<pshard_token>> ServingEngine::rerank_tokenize(std::string_view query,
+                                                                 std::string_view document) const {
+  return rerank_tokens(model_.get(), query, document);
 }
 
 std::string ServingEngine::piece(pshard_token token) const {

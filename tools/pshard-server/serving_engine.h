@@ -44,6 +44,10 @@ public:
   Result<std::vector<pshard_token>> tokenize(std::string_view text, bool add_special,
                                              bool parse_special = true) const;
   std::string piece(pshard_token token) const;
+  // The tokens the reranker scores for a query and a document (its prompt, or an
+  // encoder's framed pair).
+  Result<std::vector<pshard_token>> rerank_tokenize(std::string_view query,
+                                                    std::string_view document) const;
   Result<std::string> detokenize(std::span<const pshard_token> tokens) const;
   // The conversation as prompt text with the chat template (--chat-template or the
   // model's); the error says how to get one when there is none.
@@ -70,8 +74,6 @@ public:
   pshard_pooling pooling() const { return pooling_; }
   // The model has a classification head to score with (a reranker's: /v1/rerank).
   bool reranks() const { return pshard_model_n_cls_labels(model_.get()) > 0; }
-  // A reranker's prompt of a query and a document ("{query}", "{document}"), or null.
-  const char* rerank_template() const { return pshard_model_rerank_template(model_.get()); }
   int32_t n_embd() const { return pshard_model_n_embd(model_.get()); }
 
   std::vector<uint64_t> budgets() const; // compiled, ascending

@@ -298,10 +298,12 @@ typedef enum pshard_pooling {
   PSHARD_POOLING_MEAN = 1,
   PSHARD_POOLING_CLS = 2,  /* the first token's row */
   PSHARD_POOLING_LAST = 3, /* the last token's row (decoder-only embedding models) */
-  PSHARD_POOLING_RANK = 4, /* rerankers (Qwen3-Reranker): the last token's row through the
-                              model's classification head (cls.output): one score per
-                              label, softmaxed when there are several, so the first
-                              label's ("yes") is the relevance in 0..1 */
+  PSHARD_POOLING_RANK = 4, /* rerankers: one token's row through the model's
+                              classification head (cls.output) — the last for a decoder
+                              (Qwen3-Reranker: one score per label, softmaxed, so the
+                              first label's, "yes", is the relevance in 0..1), the first
+                              for an encoder (bge-reranker: a tanh pooler, cls, then one
+                              raw score) */
 } pshard_pooling;
 
 PSHARD_API int32_t pshard_model_n_embd(const pshard_model* model);
@@ -312,6 +314,15 @@ PSHARD_API pshard_pooling pshard_model_pooling(const pshard_model* model);
  * in it to fill; NULL when the model has none). Owned by the model. */
 PSHARD_API int32_t pshard_model_n_cls_labels(const pshard_model* model);
 PSHARD_API const char* pshard_model_rerank_template(const pshard_model* model);
+/* The tokens a reranker scores for a query and a document: its prompt filled and
+ * tokenized, or, for an encoder reranker without one (bge-reranker), the pair framed as
+ * its tokenizer does ("<s> query </s></s> document </s>"; WordPiece: "[CLS] query [SEP]
+ * document [SEP]"). PSHARD_ERROR_INVALID_ARGUMENT naming why for a model that is not a
+ * reranker or cannot frame the two; capacity as pshard_model_tokenize_ex. */
+PSHARD_API pshard_status pshard_model_rerank_tokenize(const pshard_model* model, const char* query,
+                                                      size_t query_len, const char* document,
+                                                      size_t document_len, pshard_token* tokens,
+                                                      size_t capacity, size_t* n_tokens);
 
 typedef struct pshard_embed_params {
   size_t size;

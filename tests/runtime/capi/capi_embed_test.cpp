@@ -144,6 +144,11 @@ TEST(CapiEmbed, ReportsWhatIsWrong) {
       << pshard_last_error();
   EXPECT_EQ(pshard_model_n_cls_labels(m), 0);
   EXPECT_EQ(pshard_model_rerank_template(m), nullptr);
+  pshard_token pair[8];
+  EXPECT_EQ(pshard_model_rerank_tokenize(m, "a", 1, "b", 1, pair, 8, &n),
+            PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("not a reranker"), std::string::npos)
+      << pshard_last_error();
   p.pooling = PSHARD_POOLING_LAST;
   EXPECT_EQ(pshard_context_embed(ctx, t.data(), 0, &p, out, 64, &n), PSHARD_ERROR_INVALID_ARGUMENT);
   std::vector<pshard_token> longer(200, t[1]);
@@ -217,6 +222,27 @@ TEST(CapiEmbed, ARerankerScoresTheLastRowWithItsHead) {
   ASSERT_NE(pshard_model_rerank_template(o), nullptr);
   EXPECT_EQ(std::string(pshard_model_rerank_template(o)),
             std::string(pshard_model_rerank_template(m)));
+  // What it scores for a query and a document: the prompt filled, then tokenized; the
+  // count comes back when the buffer is too small.
+  const std::string query = "Who {document}?", document = "Tom";
+  size_t n_pair = 0;
+  EXPECT_EQ(pshard_model_rerank_tokenize(m, query.data(), query.size(), document.data(),
+                                         document.size(), nullptr, 0, &n_pair),
+            PSHARD_ERROR_OUT_OF_RANGE);
+  std::vector<pshard_token> pair(n_pair);
+  ASSERT_EQ(pshard_model_rerank_tokenize(m, query.data(), query.size(), document.data(),
+                                         document.size(), pair.data(), pair.size(), &n_pair),
+            PSHARD_OK);
+  std::string filled = pshard_model_rerank_template(m);
+  filled.replace(filled.find("{query}"), 7, query);
+  filled.replace(filled.find("{document}", filled.find(query) + query.size()), 10, document);
+  std::vector<pshard_token> direct(filled.size() + 8);
+  size_t n_direct = 0;
+  ASSERT_EQ(pshard_model_tokenize_ex(m, filled.data(), filled.size(), nullptr, direct.data(),
+                                     direct.size(), &n_direct),
+            PSHARD_OK);
+  direct.resize(n_direct);
+  EXPECT_EQ(pair, direct) << "the query's own \"{document}\" stays as written";
   pshard_model_free(o);
   pshard_context_free(ctx);
   pshard_model_free(m);

@@ -17,7 +17,7 @@ namespace {
 std::vector<float> row(int64_t t) { return {float(t + 1), float(-2 * t), 0.5f}; }
 
 std::vector<float> pool(Pooling p, int64_t n, EmbeddingOptions o = {.normalize = false}) {
-  Pooler pooler(p, 3, n);
+  Pooler pooler(p, 3, n, o);
   for (int64_t t = 0; t < n; ++t)
     if (pooler.wants(t))
       pooler.add(t, row(t));
@@ -34,7 +34,7 @@ TEST(Pooler, EachKindReadsItsRows) {
     all.insert(all.end(), r.begin(), r.end());
   }
   EXPECT_EQ(pool(Pooling::kNone, 4), all);
-  Pooler last(Pooling::kLast, 3, 4), cls(Pooling::kCls, 3, 4);
+  Pooler last(Pooling::kLast, 3, 4, {}), cls(Pooling::kCls, 3, 4, {});
   EXPECT_FALSE(last.wants(2));
   EXPECT_TRUE(last.wants(3));
   EXPECT_TRUE(cls.wants(0));
@@ -55,7 +55,7 @@ TEST(Pooler, NormalizesEachRowAfterTheCut) {
     EXPECT_NEAR(n2, 1.0, 1e-6) << "row " << r;
   }
   // A zero vector stays zero instead of becoming NaN.
-  Pooler zero(Pooling::kMean, 2, 1);
+  Pooler zero(Pooling::kMean, 2, 1, {});
   zero.add(0, std::vector<float>{0.0f, 0.0f});
   EXPECT_EQ(zero.finish({}), (std::vector<float>{0.0f, 0.0f}));
 }
@@ -103,9 +103,28 @@ TEST(Pooler, RankScoresTheLastRowWithTheHead) {
   ASSERT_EQ(ranked.size(), 2u);
   EXPECT_NEAR(ranked[0], 1.0 / (1.0 + std::exp(-10.0)), 1e-7);
   EXPECT_TRUE(pool(Pooling::kRank, 4).empty()) << "no head: no scores";
-  Pooler rank(Pooling::kRank, 3, 4);
+  Pooler rank(Pooling::kRank, 3, 4, {.classifier = &c});
   EXPECT_FALSE(rank.wants(0));
   EXPECT_TRUE(rank.wants(3));
+}
+
+// An encoder's head (bge-reranker: RoBERTa's classification head) reads the first row
+// ([CLS], <s>) through a tanh pooler: W tanh(P row + p) + b.
+TEST(Pooler, AnEncodersRankReadsTheFirstRowThroughItsPooler) {
+  Classifier c;
+  c.n_embd = 3;
+  c.first_row = true;
+  c.pooler = {1, 0, 0, /**/ 0, 2, 0, /**/ 0, 0, 0};
+  c.pooler_bias = {0, 0, 0.25f};
+  c.weight = {1, 1, 1};
+  c.bias = {0.5f};
+  // Row 0 is (1, 0, 0.5): tanh(1) + tanh(0) + tanh(0.25) + 0.5.
+  const std::vector<float> scores = pool(Pooling::kRank, 4, {.classifier = &c});
+  ASSERT_EQ(scores.size(), 1u);
+  EXPECT_NEAR(scores[0], std::tanh(1.0) + std::tanh(0.25) + 0.5, 1e-6);
+  Pooler rank(Pooling::kRank, 3, 4, {.classifier = &c});
+  EXPECT_TRUE(rank.wants(0));
+  EXPECT_FALSE(rank.wants(3));
 }
 
 TEST(Pooler, AModelNamesItsPooling) {

@@ -8,6 +8,7 @@ is a 400 (or 404) naming the field. A BERT encoder serves its texts one pass eac
 usage: server_embeddings_test.py BUILD_DIR SHARED_DIR   (exit 77: the shared model missing)
 """
 import base64
+import json
 import math
 import os
 import struct
@@ -121,6 +122,7 @@ def main(tmp):
                 err.get("error", {}).get("code") == "not_a_reranker", err)
 
     rerank(tmp)
+    encoder_rerank(tmp)
 
     # A chat model names no pooling: requests say how to choose one; --pooling does.
     with Server(build, stories, "-np", "2") as s:
@@ -193,6 +195,53 @@ def rerank(tmp):
             status, err = s.json("POST", "/v1/rerank", req)
             c.check(f"rerank {name}: 400", status == 400 and
                     err.get("error", {}).get("param") == param, f"{status} {err}")
+
+
+def encoder_rerank(tmp):
+    """POST /v1/rerank on an encoder reranker as llama.cpp converts bge-reranker (pshard-
+    mkmodel --arch bert --rerank --token-types 1: a tanh pooler and one raw score, no
+    prompt): each query and document is framed "[CLS] query [SEP] document [SEP]", each
+    text tokenized alone (its "[SEP]" text stays text), and scored as pshard-run scores
+    "QUERY<TAB>DOCUMENT"; a BERT cross-encoder of two token types is refused by name."""
+    vocab = os.path.join(shared, "vocab", "ggml-vocab-bert-bge.gguf")
+    model = os.path.join(tmp, "bert-rerank.gguf")
+    shape = ["--arch", "bert", "--n-embd", "64", "--n-layer", "2", "--n-head", "4", "--n-ff",
+             "128", "--ctx", "128", "--type", "f32", "--rerank", "--tokenizer-from", vocab]
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, *shape, "--token-types", "1")
+    c.check("mkmodel --arch bert --rerank", p.returncode == 0, p.stderr)
+    query = "Who went to the [SEP] park?"
+    docs = TEXTS + ["[CLS] Tom and Lily went to the park"]
+
+    def ids(text):
+        out = run(tool(build, "pshard-tokenize"), "-m", model, "-p", text, "--ids", "--no-bos",
+                  "--no-parse-special")
+        return json.loads(out.stdout)
+    with Server(build, model, "-np", "3") as s:
+        status, body = s.json("POST", "/v1/rerank", {"query": query, "documents": docs})
+        results = body.get("results", []) if status == 200 else []
+        scores = [r["relevance_score"] for r in results]
+        c.check("encoder rerank: every document, sorted by its raw score", status == 200 and
+                sorted(r["index"] for r in results) == list(range(len(docs))) and
+                scores == sorted(scores, reverse=True) and len(set(scores)) == len(docs), body)
+        total = 0
+        for r in results:
+            doc = docs[r["index"]]
+            want = run_embedding(build, model, query + "\t" + doc)
+            framed = 3 + len(ids(query)) + len(ids(doc))
+            total += want["n_tokens"]
+            c.check(f"encoder rerank: '{doc}' == pshard-run's, [CLS] q [SEP] d [SEP]",
+                    f32([r["relevance_score"]]) == want["embedding"] and
+                    want["n_tokens"] == framed and want["pooling"] == "rank",
+                    (r, want, framed))
+        c.check("encoder rerank: usage counts every pair", body.get("usage") ==
+                {"prompt_tokens": total, "total_tokens": total}, body.get("usage"))
+    two_types = os.path.join(tmp, "bert-rerank-2.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", two_types, *shape)
+    with Server(build, two_types, "-np", "1") as s:
+        status, err = s.json("POST", "/v1/rerank", {"query": "a", "documents": ["b"]})
+        c.check("a two-type BERT cross-encoder: 400 naming its token types", status == 400 and
+                err.get("error", {}).get("code") == "no_rerank_prompt" and
+                "token types" in err["error"]["message"], err)
 
 
 def bert(tmp):

@@ -5,7 +5,10 @@ one with byte fallback and whitespace kept), written as llama.cpp writes them, t
 pshard-tokenize's ids compared with the library's on fixed hard cases and on random
 texts mixing scripts, whitespace, NFKC-folded characters, characters no piece covers,
 "▁" itself and malformed UTF-8. Also the special tokens each layout adds, and that the
-byte-fallback model's ids decode back to the text.
+byte-fallback model's ids decode back to the text. Then end to end, as bge-m3 is used: a
+BERT-family model with the XLM-RoBERTa vocabulary (pshard-mkmodel --tokenizer-from)
+embeds a multilingual text through pshard-run, and the float64 reference
+(reference/forward.py) embeds the library's ids for it: the two vectors agree.
 
 usage: ugm_tokenizer_test.py BUILD_DIR [N_RANDOM=200]
 Exits 77 (skipped) when python3-sentencepiece or python3-protobuf is missing.
@@ -36,6 +39,8 @@ check = checks.check
 build = sys.argv[1]
 n_random = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 tok_bin = os.path.join(build, "tools/pshard-tokenize/pshard-tokenize")
+mk_bin = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
 
 FIXED = [
     "", " ", "   ", "a", " a", "a ", "  hello   world  ", "Hello, World!", "the quick brown fox",
@@ -87,6 +92,37 @@ def compare(tmp, kind, vocab, spm_ids):
     return texts
 
 
+def embeds_as_the_reference(tmp, vocab, spm_ids):
+    try:
+        import numpy as np
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                        "reference"))
+        from forward import Reference
+        from gguf_reader import GgufModel
+    except ImportError as e:
+        checks.skip(f"the embedding check: no numpy here ({e})")
+        return
+    model = os.path.join(tmp, "xlmr-bert.gguf")
+    p = cli_util.run(mk_bin, "-o", model, "--arch", "bert", "--n-embd", "64", "--n-layer", "2",
+                     "--n-head", "4", "--n-ff", "96", "--ctx", "128", "--type", "f32",
+                     "--pooling-type", "2", "--seed", "5", "--tokenizer-from", vocab)
+    check("pshard-mkmodel a BERT with the XLM-RoBERTa vocabulary", p.returncode == 0, p.stderr)
+    text = "Der schnelle braune Fuchs ＦＵＬＬ 😀 敏捷的棕色狐狸 the quick brown fox"
+    p = cli_util.run(run_bin, "-m", model, "-p", text, "--embedding", "--json", "-t", "2",
+                     "-ctk", "f32", "-ctv", "f32")
+    if p.returncode != 0:
+        check("pshard-run --embedding", False, p.stderr)
+        return
+    got = json.loads(p.stdout)
+    ids = [0] + spm_ids(text) + [2]
+    ref = np.array(Reference(GgufModel(model)).final_states(ids))[0]  # CLS pooling
+    ref = ref / np.linalg.norm(ref)
+    worst = float(np.max(np.abs(np.array(got["embedding"]) - ref)))
+    check("xlmr BERT: pshard's text embedding equals the reference's on the library's ids",
+          got["n_tokens"] == len(ids) and worst < 1e-5,
+          f"{got['n_tokens']} tokens against {len(ids)}, differs by {worst:.1e}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ("xlmr", "bytes"):
@@ -98,6 +134,7 @@ def main():
                 check("xlmr adds <s> and </s>", with_specials == [0] + body + [2], with_specials)
                 parsed = pshard_ids(tmp, vocab, "<s>a</s>", "--no-bos")
                 check("xlmr parses control tokens", parsed[0] == 0 and parsed[-1] == 2, parsed)
+                embeds_as_the_reference(tmp, vocab, spm_ids)
             else:  # T5's defaults: no BOS, </s> at the end
                 check("t5 defaults add only </s>", with_specials == body + [2], with_specials)
                 # No normalization, whitespace kept, bytes for what no piece covers: the
