@@ -232,9 +232,9 @@ pshard_status pshard_model_rerank_tokenize(const pshard_model* model, const char
                                  "(cls.output) to score with"));
   const ModelHParams& hp = model->model->hparams();
   const RerankFormat format{model->rerank_template, !hp.causal, hp.n_token_types};
-  auto ids = rerank_input(*model->tokenizer, format,
-                          std::string_view(query ? query : "", query_len),
-                          std::string_view(document ? document : "", document_len));
+  auto ids =
+      rerank_input(*model->tokenizer, format, std::string_view(query ? query : "", query_len),
+                   std::string_view(document ? document : "", document_len));
   if (!ids.ok())
     return fail(ids.status());
   return capi::copy_tokens(*ids, tokens, capacity, n_tokens);

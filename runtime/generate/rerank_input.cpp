@@ -27,8 +27,8 @@ std::string fill_rerank_prompt(std::string_view prompt, std::string_view query,
 Result<std::vector<TokenId>> rerank_input(const Tokenizer& tok, const RerankFormat& format,
                                           std::string_view query, std::string_view document) {
   if (format.prompt)
-    return tok.encode(fill_rerank_prompt(*format.prompt, query, document),
-                      tok.add_bos_by_default(), /*parse_special=*/true);
+    return tok.encode(fill_rerank_prompt(*format.prompt, query, document), tok.add_bos_by_default(),
+                      /*parse_special=*/true);
   if (!format.encoder)
     return invalid_argument("the reranker has no prompt for a query and a document "
                             "(tokenizer.chat_template.rerank); convert it again with a converter "

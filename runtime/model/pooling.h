@@ -47,7 +47,7 @@ struct Classifier {
   int64_t n_embd = 0;
   std::vector<float> weight; // labels x n_embd
   std::vector<float> bias;   // labels, or empty
-  std::vector<float> pooler;      // n_embd x n_embd, or empty
+  std::vector<float> pooler; // n_embd x n_embd, or empty
   std::vector<float> pooler_bias; // n_embd, or empty
   std::vector<std::string> labels;
   // It reads the first token's row ([CLS]: encoders), not the last (decoders).
@@ -89,7 +89,7 @@ public:
 private:
   Pooling pooling_;
   int64_t n_embd_, n_tokens_;
-  int64_t rank_row_; // kRank: the position the classifier reads
+  int64_t rank_row_;        // kRank: the position the classifier reads
   std::vector<double> sum_; // kMean, kCls, kLast: one row
   std::vector<float> rows_; // kNone: every row
 };

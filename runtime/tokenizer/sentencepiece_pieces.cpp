@@ -70,4 +70,14 @@ std::string sentencepiece_piece_text(const TokenData& token) {
   return replace_space_markers(token.text);
 }
 
+std::string SentencePieceTokenizer::token_to_piece(TokenId id) const {
+  if (id < 0 || id >= vocab_.size())
+    return {};
+  return sentencepiece_piece_text(vocab_.tokens[id]);
+}
+
+std::string SentencePieceTokenizer::decode(std::span<const TokenId> ids) const {
+  return join_pieces(ids, /*drop_first_space=*/vocab_.add_space_prefix);
+}
+
 } // namespace pshard

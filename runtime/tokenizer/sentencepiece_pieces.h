@@ -1,5 +1,6 @@
 // What SentencePiece vocabularies ("llama" BPE and "t5" Unigram alike) share: byte-
-// fallback pieces ("<0xAB>", type kByte) and how a piece shows as text.
+// fallback pieces ("<0xAB>", type kByte), how a piece shows as text, and decoding
+// (SentencePieceTokenizer, the base of SpmTokenizer and UgmTokenizer).
 //
 //   ByteTokens bytes = byte_tokens(vocab);
 //   if (!emit_bytes(symbol, bytes, out)) out.push_back(vocab.unk_id);
@@ -8,6 +9,7 @@
 
 #include "runtime/tokenizer/token_id.h"
 #include "runtime/tokenizer/vocabulary.h"
+#include "runtime/tokenizer/vocabulary_tokenizer.h"
 
 #include <array>
 #include <string>
@@ -32,5 +34,17 @@ bool emit_bytes(std::string_view symbol, const ByteTokens& bytes, std::vector<To
 // A piece as text to show: control tokens "", the unknown token U+FFFD, a byte token its
 // byte, others their text with each "▁" a space.
 std::string sentencepiece_piece_text(const TokenData& token);
+
+// token_to_piece() and decode() as SentencePiece has them; subclasses encode.
+class SentencePieceTokenizer : public VocabularyTokenizer {
+public:
+  std::string token_to_piece(TokenId id) const override;
+  // The pieces joined; the "▁" put in front of the text (add_space_prefix) shows up as a
+  // leading space on the first piece and is dropped.
+  std::string decode(std::span<const TokenId> ids) const override;
+
+protected:
+  using VocabularyTokenizer::VocabularyTokenizer;
+};
 
 } // namespace pshard

@@ -49,7 +49,8 @@ Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::create(Vocabulary vocab) {
 }
 
 SpmTokenizer::SpmTokenizer(Vocabulary vocab)
-    : VocabularyTokenizer(std::move(vocab)), byte_tokens_(byte_tokens(vocab_)), specials_(vocab_) {
+    : SentencePieceTokenizer(std::move(vocab)), byte_tokens_(byte_tokens(vocab_)),
+      specials_(vocab_) {
   pieces_.reserve(vocab_.tokens.size());
   for (TokenId id = 0; id < vocab_.size(); ++id) {
     const TokenData &token = vocab_.tokens[id];
@@ -139,17 +140,6 @@ void SpmTokenizer::emit_symbol(std::string_view symbol, std::vector<TokenId> &ou
   }
   if (!emit_bytes(symbol, byte_tokens_, out) && vocab_.unk_id != kNoToken)
     out.push_back(vocab_.unk_id);
-}
-
-std::string SpmTokenizer::token_to_piece(TokenId id) const {
-  if (id < 0 || id >= vocab_.size())
-    return {};
-  return sentencepiece_piece_text(vocab_.tokens[id]);
-}
-
-std::string SpmTokenizer::decode(std::span<const TokenId> ids) const {
-  // The space prefix encode() added shows up as a leading space on the first piece.
-  return join_pieces(ids, /*drop_first_space=*/vocab_.add_space_prefix);
 }
 
 } // namespace pshard

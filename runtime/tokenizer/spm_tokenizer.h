@@ -19,7 +19,6 @@
 
 #include "runtime/tokenizer/sentencepiece_pieces.h"
 #include "runtime/tokenizer/special_token_splitter.h"
-#include "runtime/tokenizer/vocabulary_tokenizer.h"
 
 #include <string_view>
 #include <unordered_map>
@@ -27,15 +26,13 @@
 
 namespace pshard {
 
-class SpmTokenizer final : public VocabularyTokenizer {
+class SpmTokenizer final : public SentencePieceTokenizer {
 public:
   // Validates `vocab` and builds the lookup tables.
   static Result<std::unique_ptr<SpmTokenizer>> create(Vocabulary vocab);
 
   std::vector<TokenId> encode(std::string_view text, bool add_bos,
                               bool parse_special = true) const override;
-  std::string token_to_piece(TokenId id) const override;
-  std::string decode(std::span<const TokenId> ids) const override;
 
 private:
   explicit SpmTokenizer(Vocabulary vocab);

@@ -12,7 +12,7 @@ namespace {
 
 // The kinds GGUF files name in tokenizer.ggml.model that pshard knows of but
 // does not tokenize, with what they are, for the error message.
-const char *describe_unsupported_kind(std::string_view model) {
+const char* describe_unsupported_kind(std::string_view model) {
   if (model == "rwkv")
     return "RWKV greedy";
   if (model == "no_vocab" || model == "none")

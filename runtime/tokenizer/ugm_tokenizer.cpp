@@ -41,9 +41,10 @@ Result<std::unique_ptr<UgmTokenizer>> UgmTokenizer::create(Vocabulary vocab) {
 }
 
 UgmTokenizer::UgmTokenizer(Vocabulary vocab, PrecompiledCharsmap charsmap)
-    : VocabularyTokenizer(std::move(vocab)),
-      normalizer_(std::move(charsmap), {.dummy_prefix = vocab_.add_space_prefix,
-                                        .remove_extra_whitespaces = vocab_.remove_extra_whitespaces}),
+    : SentencePieceTokenizer(std::move(vocab)),
+      normalizer_(std::move(charsmap),
+                  {.dummy_prefix = vocab_.add_space_prefix,
+                   .remove_extra_whitespaces = vocab_.remove_extra_whitespaces}),
       pieces_(segment_pieces(vocab_)), byte_tokens_(byte_tokens(vocab_)), specials_(vocab_) {
   // Below the lowest score of the normal pieces, as SentencePiece takes it.
   float lowest = std::numeric_limits<float>::max();
@@ -72,8 +73,8 @@ void UgmTokenizer::segment(std::string_view text, std::vector<TokenId>& out) con
       b = {id, start, score, true};
   };
   for (size_t start = 0; start < text.size();) {
-    const size_t char_bytes =
-        std::min(utf8_sequence_length(static_cast<unsigned char>(text[start])), text.size() - start);
+    const size_t char_bytes = std::min(
+        utf8_sequence_length(static_cast<unsigned char>(text[start])), text.size() - start);
     const float here = best[start].score;
     bool covers_char = false;
     pieces_.for_each_prefix(text.substr(start), [&](size_t length, TokenId id) {
@@ -99,17 +100,6 @@ void UgmTokenizer::segment(std::string_view text, std::vector<TokenId>& out) con
     if (piece->first != vocab_.unk_id || !emit_bytes(piece->second, byte_tokens_, out))
       out.push_back(piece->first);
   }
-}
-
-std::string UgmTokenizer::token_to_piece(TokenId id) const {
-  if (id < 0 || id >= vocab_.size())
-    return {};
-  return sentencepiece_piece_text(vocab_.tokens[id]);
-}
-
-std::string UgmTokenizer::decode(std::span<const TokenId> ids) const {
-  // The "▁" normalization put in front shows up as a leading space on the first piece.
-  return join_pieces(ids, /*drop_first_space=*/vocab_.add_space_prefix);
 }
 
 } // namespace pshard

@@ -7,9 +7,9 @@
 //   1. the run is normalized (UgmNormalizer: the model's precompiled charsmap, extra
 //      whitespace removed, a "▁" in front, spaces as "▁");
 //   2. of every way to cover it with normal vocabulary pieces (user-defined ones were cut
-//      out already; unused ones never take part), the one whose scores sum highest is taken (Viterbi, in float as
-//      SentencePiece sums, ties to the first found); a character that no one-character
-//      piece covers is the unknown token, scored 10 below the lowest piece;
+//      out already; unused ones never take part), the one whose scores sum highest is taken
+//      (Viterbi, in float as SentencePiece sums, ties to the first found); a character that no
+//      one-character piece covers is the unknown token, scored 10 below the lowest piece;
 //   3. a run of unknown characters becomes one unknown token, or their bytes as <0xXX>
 //      tokens when the vocabulary has them (byte fallback).
 // add_bos_by_default() is true when the vocabulary adds BOS or EOS (T5 adds only EOS).
@@ -22,14 +22,13 @@
 #include "runtime/tokenizer/sentencepiece_pieces.h"
 #include "runtime/tokenizer/special_token_splitter.h"
 #include "runtime/tokenizer/ugm_normalizer.h"
-#include "runtime/tokenizer/vocabulary_tokenizer.h"
 
 #include <string_view>
 #include <vector>
 
 namespace pshard {
 
-class UgmTokenizer final : public VocabularyTokenizer {
+class UgmTokenizer final : public SentencePieceTokenizer {
 public:
   // Validates `vocab` (it needs an unknown token and a well-formed charsmap, if any)
   // and builds the lookup tables.
@@ -37,8 +36,6 @@ public:
 
   std::vector<TokenId> encode(std::string_view text, bool add_bos,
                               bool parse_special = true) const override;
-  std::string token_to_piece(TokenId id) const override;
-  std::string decode(std::span<const TokenId> ids) const override;
   bool add_bos_by_default() const override { return vocab_.add_bos || vocab_.add_eos; }
 
   // SentencePiece's penalty on the unknown token, below the lowest piece's score.

@@ -16,7 +16,7 @@ constexpr const char *kTokensKey = "tokenizer.ggml.tokens";
 constexpr const char *kScoresKey = "tokenizer.ggml.scores";
 constexpr const char *kTypesKey = "tokenizer.ggml.token_type";
 constexpr const char *kMergesKey = "tokenizer.ggml.merges";
-constexpr const char *kCharsmapKey = "tokenizer.ggml.precompiled_charsmap";
+constexpr const char* kCharsmapKey = "tokenizer.ggml.precompiled_charsmap";
 
 // Any integer alternative of a GGUF value; nullopt for floats, strings, arrays.
 std::optional<int64_t> integer_of(const gguf::Value &value) {
@@ -109,19 +109,21 @@ Status read_token_types(const gguf::GgufFile &file, Vocabulary &vocab) {
 }
 
 // SentencePiece's normalization rules: an array of int8 or uint8, kept as bytes.
-Status read_charsmap(const gguf::GgufFile &file, Vocabulary &vocab) {
+Status read_charsmap(const gguf::GgufFile& file, Vocabulary& vocab) {
   if (file.find(kCharsmapKey) == nullptr)
     return Status::ok_status();
-  PSHARD_ASSIGN_OR_RETURN(const gguf::Array *bytes, file.get_array(kCharsmapKey));
+  PSHARD_ASSIGN_OR_RETURN(const gguf::Array* bytes, file.get_array(kCharsmapKey));
   if (bytes->element_type != gguf::ValueType::kUint8 &&
       bytes->element_type != gguf::ValueType::kInt8)
-    return invalid_format(std::string(kCharsmapKey) + " must be an array of bytes (uint8 or "
-                          "int8), found " + gguf::value_type_name(bytes->element_type));
+    return invalid_format(std::string(kCharsmapKey) +
+                          " must be an array of bytes (uint8 or "
+                          "int8), found " +
+                          gguf::value_type_name(bytes->element_type));
   vocab.precompiled_charsmap.reserve(bytes->items.size());
-  for (const gguf::Value &item : bytes->items) {
-    if (const auto *u = std::get_if<uint8_t>(&item.v))
+  for (const gguf::Value& item : bytes->items) {
+    if (const auto* u = std::get_if<uint8_t>(&item.v))
       vocab.precompiled_charsmap.push_back(static_cast<char>(*u));
-    else if (const auto *i = std::get_if<int8_t>(&item.v))
+    else if (const auto* i = std::get_if<int8_t>(&item.v))
       vocab.precompiled_charsmap.push_back(static_cast<char>(*i));
   }
   return Status::ok_status();
@@ -226,8 +228,8 @@ Status read_add_flags(const gguf::GgufFile& file, Vocabulary& vocab) {
       (vocab.model == "gpt2" && find_pre_tokenizer(vocab.pre, &ignored).add_bos);
   PSHARD_ASSIGN_OR_RETURN(vocab.add_bos,
                           read_flag(file, "tokenizer.ggml.add_bos_token", add_bos_default));
-  PSHARD_ASSIGN_OR_RETURN(vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token",
-                                                   bert || vocab.model == "t5"));
+  PSHARD_ASSIGN_OR_RETURN(
+      vocab.add_eos, read_flag(file, "tokenizer.ggml.add_eos_token", bert || vocab.model == "t5"));
   if (bert) {
     PSHARD_ASSIGN_OR_RETURN(vocab.add_eos,
                             read_flag(file, "tokenizer.ggml.add_sep_token", vocab.add_eos));

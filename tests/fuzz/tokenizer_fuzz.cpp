@@ -22,10 +22,10 @@
 #include "tests/runtime/tokenizer/unigram_vocab.h"
 #include "tests/runtime/tokenizer/wordpiece_vocab.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -114,10 +114,18 @@ std::unique_ptr<Tokenizer> small_wpm() {
 // Unigram: pieces that overlap in several ways; `lossless` keeps whitespace, adds no
 // prefix and has byte fallback, the other has XLM-RoBERTa's options and a charsmap.
 std::unique_ptr<Tokenizer> small_ugm(bool lossless) {
-  Vocabulary v = testing_vocab::unigram_vocab(
-      {{"\xE2\x96\x81", -2}, {"a", -3}, {"b", -3}, {"ab", -2.5f}, {"\xE2\x96\x81" "a", -2},
-       {"\xE2\x96\x81" "ab", -4}, {"\xE6\x88\x91", -5}},
-      /*with_bytes=*/lossless);
+  Vocabulary v = testing_vocab::unigram_vocab({{"\xE2\x96\x81", -2},
+                                               {"a", -3},
+                                               {"b", -3},
+                                               {"ab", -2.5f},
+                                               {"\xE2\x96\x81"
+                                                "a",
+                                                -2},
+                                               {"\xE2\x96\x81"
+                                                "ab",
+                                                -4},
+                                               {"\xE6\x88\x91", -5}},
+                                              /*with_bytes=*/lossless);
   if (lossless) {
     v.remove_extra_whitespaces = false;
     v.add_space_prefix = false;

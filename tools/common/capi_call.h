@@ -50,8 +50,7 @@ inline Status last_error(pshard_status code) {
 // Tokens from a C API call that fills a buffer and says how many it needs
 // (call(tokens, capacity, &n)): a first try with room for `guess`, a second with the
 // count it asked for (normalization can spell a character in more tokens than bytes).
-template <typename Call>
-Result<std::vector<pshard_token>> tokens_from(size_t guess, Call&& call) {
+template <typename Call> Result<std::vector<pshard_token>> tokens_from(size_t guess, Call&& call) {
   std::vector<pshard_token> ids(guess);
   size_t n = 0;
   pshard_status code = call(ids.data(), ids.size(), &n);
@@ -75,15 +74,13 @@ inline Result<std::vector<pshard_token>> tokenize_text(const pshard_model* model
 }
 
 // The tokens a reranker scores for `query` and `document` (pshard_model_rerank_tokenize).
-inline Result<std::vector<pshard_token>> rerank_tokens(const pshard_model* model,
-                                                       std::string_view query,
-                                                       std::string_view document) {
-  return tokens_from(query.size() + document.size() + 8,
-                     [&](pshard_token* ids, size_t cap, size_t* n) {
-                       return pshard_model_rerank_tokenize(model, query.data(), query.size(),
-                                                           document.data(), document.size(), ids,
-                                                           cap, n);
-                     });
+inline Result<std::vector<pshard_token>>
+rerank_tokens(const pshard_model* model, std::string_view query, std::string_view document) {
+  return tokens_from(
+      query.size() + document.size() + 8, [&](pshard_token* ids, size_t cap, size_t* n) {
+        return pshard_model_rerank_tokenize(model, query.data(), query.size(), document.data(),
+                                            document.size(), ids, cap, n);
+      });
 }
 
 // --backend's names: cpu, emu, cuda, or auto (emu with a schedule, else cpu).

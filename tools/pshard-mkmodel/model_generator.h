@@ -56,7 +56,7 @@ struct ModelSpec {
   // tokenizer.chat_template.rerank. An encoder's (bert, nomic-bert, --non-causal) as
   // bge-reranker converts: a tanh pooler (cls) and one score (cls.output), no prompt.
   bool rerank = false;
-  int64_t n_token_types = 2; // encoders: rows of token_types (BERT 2, XLM-RoBERTa 1)
+  int64_t n_token_types = 2;          // encoders: rows of token_types (BERT 2, XLM-RoBERTa 1)
   bool rerank_prompt_builtin = false; // no tokenizer.chat_template.rerank (older conversions)
   uint64_t seed = 42;
   TensorType type = TensorType::kF32;

@@ -81,12 +81,11 @@ Status embed_one(const RunOptions& o, const pshard_embed_params& p, RunResult& r
   const size_t tab = text.find('\t');
   pshard_tokenize_params tp = pshard_tokenize_default_params();
   tp.parse_special = o.parse_special;
-  PSHARD_ASSIGN_OR_RETURN(
-      const std::vector<pshard_token> tokens,
-      used == PSHARD_POOLING_RANK && tab != std::string::npos
-          ? rerank_tokens(model, std::string_view(text).substr(0, tab),
-                          std::string_view(text).substr(tab + 1))
-          : tokenize_text(model, text, tp));
+  PSHARD_ASSIGN_OR_RETURN(const std::vector<pshard_token> tokens,
+                          used == PSHARD_POOLING_RANK && tab != std::string::npos
+                              ? rerank_tokens(model, std::string_view(text).substr(0, tab),
+                                              std::string_view(text).substr(tab + 1))
+                              : tokenize_text(model, text, tp));
   const size_t n = tokens.size();
   const auto n_embd = static_cast<size_t>(pshard_model_n_embd(model));
   const size_t width = used == PSHARD_POOLING_RANK

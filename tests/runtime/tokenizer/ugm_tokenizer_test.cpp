@@ -30,9 +30,18 @@ std::unique_ptr<UgmTokenizer> make(Vocabulary vocab) {
 
 // "▁hello" can be one piece, or "▁he" + "llo", or letters.
 std::unique_ptr<UgmTokenizer> hello_tokenizer(float whole_score) {
-  return make(make_vocab({{"▁", -2}, {"h", -4}, {"e", -4}, {"l", -4}, {"o", -4},
-                          {"▁he", -3}, {"llo", -3}, {"▁hello", whole_score},
-                          {"w", -4}, {"▁w", -3}, {"orld", -3}, {"▁world", -5}}));
+  return make(make_vocab({{"▁", -2},
+                          {"h", -4},
+                          {"e", -4},
+                          {"l", -4},
+                          {"o", -4},
+                          {"▁he", -3},
+                          {"llo", -3},
+                          {"▁hello", whole_score},
+                          {"w", -4},
+                          {"▁w", -3},
+                          {"orld", -3},
+                          {"▁world", -5}}));
 }
 
 TEST(UgmTokenizer, TakesTheSegmentationWhoseScoresSumHighest) {
@@ -112,8 +121,7 @@ TEST(UgmTokenizer, UnusedPiecesNeverTakePart) {
   Vocabulary v = make_vocab({{"▁", -2}, {"a", -3}, {"b", -3}});
   v.tokens.push_back({"▁ab", 0.0f, TokenType::kUnused});
   auto tok = make(std::move(v));
-  EXPECT_EQ(tok->encode("ab", false),
-            (Ids{id_of(*tok, "▁"), id_of(*tok, "a"), id_of(*tok, "b")}));
+  EXPECT_EQ(tok->encode("ab", false), (Ids{id_of(*tok, "▁"), id_of(*tok, "a"), id_of(*tok, "b")}));
 }
 
 TEST(UgmTokenizer, RefusesAVocabularyWithoutAnUnknownToken) {
@@ -143,11 +151,10 @@ TEST(PrecompiledCharsmap, FindsTheLongestRule) {
 
 TEST(PrecompiledCharsmap, RefusesMalformedBlobs) {
   const std::string good = hand_built_charsmap();
-  for (const std::string& bad :
-       {good.substr(0, 3),                               // no trie size
-        good.substr(0, 4 + 66 * 4),                      // no strings after the trie
-        good.substr(0, good.size() - 1),                 // strings not ending in NUL
-        std::string("\x03\0\0\0abcdefgh\0", 13)}) {      // a trie of 3 bytes
+  for (const std::string& bad : {good.substr(0, 3),               // no trie size
+                                 good.substr(0, 4 + 66 * 4),      // no strings after the trie
+                                 good.substr(0, good.size() - 1), // strings not ending in NUL
+                                 std::string("\x03\0\0\0abcdefgh\0", 13)}) { // a trie of 3 bytes
     auto map = PrecompiledCharsmap::parse(bad);
     ASSERT_FALSE(map.ok()) << bad.size();
     EXPECT_NE(map.status().message().find("precompiled_charsmap"), std::string::npos);
