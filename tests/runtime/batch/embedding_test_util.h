@@ -1,4 +1,4 @@
-// What the embedding-row tests share: random token texts, and every plan of a model's
+// What the embedding-row tests share: random token texts, a text's rows, and every plan of a model's
 // auto and GPU-only schedules run as a session on cpu and on emu.
 #pragma once
 
@@ -15,6 +15,14 @@ inline std::vector<TokenId> random_tokens(size_t n, int64_t n_vocab, uint32_t se
   for (TokenId& t : p)
     t = static_cast<TokenId>(rng() % static_cast<uint32_t>(n_vocab));
   return p;
+}
+
+// The text's rows in one decode_embeddings call, from position 0.
+inline std::vector<float> rows_of(Decoder& d, std::span<const TokenId> text) {
+  EXPECT_TRUE(d.rewind(0).ok());
+  auto rows = d.decode_embeddings(text);
+  EXPECT_TRUE(rows.ok()) << rows.status().to_string();
+  return rows.ok() ? std::vector<float>(rows->begin(), rows->end()) : std::vector<float>{};
 }
 
 // For auto and GPU-only schedules of the model at `path` compiled for `tiers`: every budget,

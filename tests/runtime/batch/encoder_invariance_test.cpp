@@ -14,14 +14,6 @@ using namespace pshard::testing;
 
 constexpr int64_t kCtx = 64;
 
-// The text's rows in one decode_embeddings call, from position 0.
-std::vector<float> rows_of(Decoder& d, std::span<const TokenId> text) {
-  EXPECT_TRUE(d.rewind(0).ok());
-  auto rows = d.decode_embeddings(text);
-  EXPECT_TRUE(rows.ok()) << rows.status().to_string();
-  return rows.ok() ? std::vector<float>(rows->begin(), rows->end()) : std::vector<float>{};
-}
-
 class EncoderRows : public ::testing::TestWithParam<std::string> {
 protected:
   void SetUp() override {

@@ -99,6 +99,22 @@ TEST_F(CudaConformance, RmsNorm) {
   EXPECT_LE(relative_error(buf_->download(gx, n * d), want), 1e-5);
 }
 
+// The encoders' LayerNorm (BERT: with a bias), in place as ops.h allows; rows of an odd
+// width and one wider than a block.
+TEST_F(CudaConformance, LayerNorm) {
+  for (const int64_t d : {77, 1024 + 33}) {
+    const int64_t n = 3;
+    const auto x = random_floats(n * d, 31, -4.0f, 4.0f), w = random_floats(d, 32),
+               b = random_floats(d, 33);
+    std::vector<float> want(n * d);
+    cpu_.layer_norm(x.data(), w.data(), b.data(), want.data(), n, d, 1e-12f);
+    float* gx = buf_->upload(x);
+    gpu().layer_norm(gx, buf_->upload(w), buf_->upload(b), gx, n, d, 1e-12f);
+    sync();
+    EXPECT_LE(relative_error(buf_->download(gx, n * d), want), 1e-5) << "d " << d;
+  }
+}
+
 TEST_F(CudaConformance, MatmulEveryTypeAndTokenCount) {
   size_t n_types = 0;
   const TensorType* types = supported_tensor_types(&n_types);
@@ -411,6 +427,39 @@ TEST_F(CudaConformance, GeluMulScaleAndSoftcap) {
   sync();
   EXPECT_LE(relative_error(buf_->download(gout, n), want), 1e-5);
   EXPECT_LE(relative_error(buf_->download(gx, n), x), 1e-5);
+}
+
+// BERT's exact (erf) GELU in place, over the range where erf bends.
+TEST_F(CudaConformance, GeluErf) {
+  const int64_t n = 1001;
+  std::vector<float> x = random_floats(n, 34, -8.0f, 8.0f);
+  float* gx = buf_->upload(x);
+  gpu().gelu(gx, n);
+  cpu_.gelu(x.data(), n);
+  sync();
+  EXPECT_LE(relative_error(buf_->download(gx, n), x), 1e-5);
+}
+
+// An encoder's attention (AttentionDims::causal false): every query of the call sees the
+// whole text, later positions too, in one pass of a prompt; F32 and F16 caches.
+TEST_F(CudaConformance, AttentionBothWays) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
+    SCOPED_TRACE(tensor_type_name(type));
+    AttentionDims dims{4, 4, 64};
+    dims.causal = false;
+    const int64_t kv_dim = dims.n_head_kv * dims.head_dim, n = 45;
+    TestKv kv = make_kv(*buf_, type, 64, kv_dim, 35, {});
+    const auto k = random_floats(n * kv_dim, 37), v = random_floats(n * kv_dim, 38);
+    const auto q = random_floats(n * dims.n_head * dims.head_dim, 39, -3.0f, 3.0f);
+    std::vector<float> want(q.size());
+    cpu_.kv_append(kv.cpu, k.data(), v.data(), 0, n);
+    cpu_.attention(q.data(), kv.cpu, dims, 0, n, want.data());
+    float* gout = buf_->zeros(q.size());
+    gpu().kv_append(kv.gpu, buf_->upload(k), buf_->upload(v), 0, n);
+    gpu().attention(buf_->upload(q), kv.gpu, dims, 0, n, gout);
+    sync();
+    EXPECT_LE(relative_error(buf_->download(gout, want.size()), want), 1e-4);
+  }
 }
 
 TEST_F(CudaConformance, SiluMulAndAdd) {
