@@ -33,16 +33,16 @@ Result<std::vector<TokenId>> rerank_input(const Tokenizer& tok, const RerankForm
     return invalid_argument("the reranker has no prompt for a query and a document "
                             "(tokenizer.chat_template.rerank); convert it again with a converter "
                             "that writes it");
-  if (format.n_token_types > 1)
-    return invalid_argument(
-        "this encoder reranker has " + std::to_string(format.n_token_types) +
-        " token types (a BERT cross-encoder reads the document as segment 1), and pshard gives "
-        "every token type 0, which would score it wrongly; XLM-RoBERTa rerankers (one type, "
-        "bge-reranker) are supported");
   const TokenId open = tok.bos(), close = tok.eos();
   if (open == kNoToken || close == kNoToken)
     return invalid_argument("the reranker's vocabulary lacks the tokens that frame a query and "
                             "a document (BOS and EOS: <s> and </s>, or [CLS] and [SEP])");
+  if (format.n_token_types > 1 && format.pair_separator != close)
+    return invalid_argument(
+        "this encoder has " + std::to_string(format.n_token_types) +
+        " token types but does not read the pair's document as type 1 after its separator "
+        "(a BERT cross-encoder names pooling_type rank and its [SEP] as "
+        "tokenizer.ggml.seperator_token_id): it would score the pair wrongly");
   // Each text alone, as the model's tokenizer encodes a pair; control text stays text.
   const std::vector<TokenId> q = tok.encode(query, /*add_bos=*/false, /*parse_special=*/false);
   const std::vector<TokenId> d = tok.encode(document, /*add_bos=*/false, /*parse_special=*/false);

@@ -25,6 +25,7 @@ struct RerankFormat {
   std::optional<std::string> prompt; // "{query}" and "{document}" in it to fill
   bool encoder = false;              // the model attends both ways (a pair is framed)
   int64_t n_token_types = 0;         // the encoder's token types (segment embeddings)
+  TokenId pair_separator = kNoToken; // the token after which it reads type 1 (hparams.h)
 };
 
 // `prompt` with its placeholders filled; a query holding "{document}" stays as written.
@@ -32,8 +33,8 @@ std::string fill_rerank_prompt(std::string_view prompt, std::string_view query,
                                std::string_view document);
 
 // kInvalidArgument, naming what is missing, for a decoder without a prompt, a vocabulary
-// without the tokens that frame a pair, or an encoder whose second segment has its own
-// token type (BERT cross-encoders with two: pshard gives every token type 0).
+// without the tokens that frame a pair, or an encoder of several token types that does not
+// read the pair's second text as type 1 after the separator the framing uses.
 Result<std::vector<TokenId>> rerank_input(const Tokenizer& tok, const RerankFormat& format,
                                           std::string_view query, std::string_view document);
 

@@ -9,22 +9,39 @@
 namespace pshard {
 namespace {
 
+// Each token's type: 0, or for a cross-encoder (hparams' pair_separator) 1 after the
+// first separator of its text — the pair's second text, as BERT's tokenizer marks it.
+std::vector<TokenId> token_types(const ForwardPass& p, std::span<const SeqSegment> segments) {
+  std::vector<TokenId> types(static_cast<size_t>(p.n_tokens()), 0);
+  if (p.hp.pair_separator == kNoToken)
+    return types;
+  for (const SeqSegment& g : segments) {
+    TokenId type = 0;
+    for (int64_t i = g.begin; i < g.begin + g.count; ++i) {
+      types[static_cast<size_t>(i)] = type;
+      if (p.tokens[static_cast<size_t>(i)] == p.hp.pair_separator)
+        type = 1;
+    }
+  }
+  return types;
+}
+
 // An encoder's attn[0] first finishes the embedding (tensor_layout.h says why here): the
-// token's row plus token type 0's, plus the position's, LayerNormed — llama.cpp's order
+// token's row plus its token type's, plus the position's, LayerNormed — llama.cpp's order
 // of the adds. Positions are each segment's own.
 void encoder_input(ForwardPass& p, const AttentionWeights& w) {
   const ActivationPtrs& a = p.act;
   const int64_t n = p.n_tokens(), d = p.hp.n_embd;
+  const SeqSegment whole{0, n, p.pos0, nullptr};
+  const std::span<const SeqSegment> segments =
+      p.segments.empty() ? std::span<const SeqSegment>(&whole, 1) : p.segments;
   if (w.token_types.data) {
-    const std::vector<TokenId> type0(static_cast<size_t>(n), 0);
-    p.ops.embed_rows(w.token_types, type0, a.normed);
+    p.ops.embed_rows(w.token_types, token_types(p, segments), a.normed);
     p.ops.add(a.hidden, a.normed, n * d);
   }
   if (w.pos_embd.data) { // nomic-bert has none: it rotates q and k instead
     std::vector<TokenId> positions(static_cast<size_t>(n));
-    const SeqSegment whole{0, n, p.pos0, nullptr};
-    for (const SeqSegment& g :
-         p.segments.empty() ? std::span<const SeqSegment>(&whole, 1) : p.segments)
+    for (const SeqSegment& g : segments)
       for (int64_t i = 0; i < g.count; ++i)
         positions[static_cast<size_t>(g.begin + i)] = static_cast<TokenId>(g.pos0 + i);
     p.ops.embed_rows(w.pos_embd, positions, a.normed);

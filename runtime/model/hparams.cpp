@@ -172,6 +172,28 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
   return Status::ok_status();
 }
 
+// A cross-encoder reads its pair's second text as token type 1 (pair_separator): BERT's
+// rerankers (pooling rank, two token types), whose separator is the vocabulary's
+// (llama.cpp writes it as seperator_token_id, sic; else EOS).
+Status read_pair_separator(const gguf::GgufFile& f, ModelHParams& hp) {
+  if (hp.causal || hp.pooling != Pooling::kRank || hp.n_token_types < 2)
+    return Status::ok_status();
+  for (const char* key : {"tokenizer.ggml.seperator_token_id", "tokenizer.ggml.eos_token_id"}) {
+    const gguf::Value* v = f.find(key);
+    if (!v)
+      continue;
+    const auto* u = std::get_if<uint32_t>(&v->v);
+    const auto* i = std::get_if<int32_t>(&v->v);
+    if (!u && !i)
+      return invalid_format(std::string(key) + " must be a 32-bit token id");
+    const int64_t id = u ? static_cast<int64_t>(*u) : *i;
+    if (id >= 0 && id < hp.n_vocab)
+      hp.pair_separator = static_cast<TokenId>(id);
+    return Status::ok_status();
+  }
+  return Status::ok_status();
+}
+
 } // namespace
 
 int64_t ModelHParams::ffn_scratch_width() const {
@@ -256,6 +278,7 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
     hp.n_vocab = emb->dims[1];
   PSHARD_RETURN_IF_ERROR(k.optional("vocab_size", &hp.n_vocab));
   PSHARD_RETURN_IF_ERROR(check_positive("the vocabulary size", hp.n_vocab));
+  PSHARD_RETURN_IF_ERROR(read_pair_separator(f, hp));
   return hp;
 }
 

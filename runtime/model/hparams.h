@@ -13,6 +13,7 @@
 #include "runtime/kernels/ops.h"
 #include "runtime/model/arch/arch_family.h"
 #include "runtime/model/pooling.h"
+#include "runtime/tokenizer/token_id.h"
 
 #include <cstdint>
 #include <string>
@@ -58,8 +59,13 @@ struct ModelHParams {
   bool fused_qkv = false;   // attn_qkv (Phi-3)
   bool attn_sinks = false;  // attn_sinks: a sink logit per head (gpt-oss)
   bool moe_biases = false;  // router and expert biases (gpt-oss)
-  bool token_types = false; // token_types: the encoder adds type 0's row (BERT)
+  bool token_types = false; // token_types: the encoder adds each token's type row (BERT)
   int64_t n_token_types = 0; // its rows
+  // A BERT cross-encoder's [SEP] (a reranker with two or more token types): the tokens
+  // after its first one in a text are token type 1 — the second text of the pair, as
+  // BERT's tokenizer encodes "[CLS] query [SEP] document [SEP]". kNoToken for every other
+  // model, whose tokens are all type 0.
+  TokenId pair_separator = kNoToken;
   // Attention sees the whole text, later tokens too (`attention.causal` false: encoders,
   // gte-Qwen2): such a model only embeds, a text in one pass.
   bool causal = true;

@@ -11,7 +11,7 @@ hidden state after the output norm, pooled (mean, cls, last, or every row), cut 
 the cpu's bit for bit. The KV cache is F32 (-ctk/-ctv f32) so only the arithmetic is
 compared.
 
-usage: embedding_reference_test.py BUILD_DIR   (exit 77: skipped, numpy missing)
+usage: embedding_reference_test.py BUILD_DIR [SHARED_DIR]   (exit 77: skipped, numpy missing)
 """
 import json
 import os
@@ -30,6 +30,7 @@ from forward import Reference  # noqa: E402
 from gguf_reader import GgufModel  # noqa: E402
 
 build = sys.argv[1]
+shared = sys.argv[2] if len(sys.argv) > 2 else ""
 mkmodel = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
 run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
 compile_bin = os.path.join(build, "tools/pshard-compile/pshard-compile")
@@ -149,36 +150,68 @@ def main(tmp):
 
 
 def encoder_rerank(tmp):
-    """An encoder reranker (bge-reranker's head: pshard-mkmodel --arch bert --rerank
-    --token-types 1): pshard-run's score of "QUERY<TAB>DOCUMENT" against the reference's
-    on RoBERTa's framing of the pair, "<s> query </s></s> document </s>" (each text
-    tokenized alone), the first row through W tanh(P h + p) + b."""
+    """Encoder rerankers against the reference, the first row through W tanh(P h + p) + b:
+    bge-reranker's layout (pshard-mkmodel --arch bert --rerank --token-types 1), the pair
+    framed "<s> query </s></s> document </s>" as RoBERTa's tokenizer frames it (each text
+    tokenized alone); and, given the shared bge vocabulary, a BERT cross-encoder of two
+    token types (ms-marco-MiniLM's layout), framed "[CLS] query [SEP] document [SEP]" with
+    the document and its [SEP] as token type 1, as BERT's tokenizer marks a pair."""
+    def check(name, model, ids, types):
+        query, document = "Which passage says how a model is pooled?", PROMPT
+        got = embed(model, [], text=query + "\t" + document)
+        if got is None:
+            return
+        want = ids(query, document)
+        g = GgufModel(model)
+        h = np.array(Reference(g).final_states(want, types=types(want)))[0]
+        pooled = np.tanh(g.tensor("cls.weight") @ h + g.tensor("cls.bias"))
+        score = float((g.tensor("cls.output.weight") @ pooled + g.tensor("cls.output.bias"))[0])
+        worst = abs(got["embedding"][0] - score)
+        if got["n_tokens"] != len(want) or got["pooling"] != "rank" or worst > TOL:
+            fail(f"{name}: pshard {got['n_tokens']} tokens, score {got['embedding']}; the "
+                 f"reference {len(want)} tokens, score {score:.7f}")
+        else:
+            print(f"{name}: {len(want)} tokens, score within {worst:.1e} of the float64 reference")
+        return score
+
+    def alone(model, text):
+        return json.loads(run(tokenize_bin, "-m", model, "-p", text, "--ids", "--no-bos",
+                              "--no-parse-special").stdout)
     model = os.path.join(tmp, "bert-rerank.gguf")
     p = run(mkmodel, "-o", model, *SHAPE, "--arch", "bert", "--rerank", "--token-types", "1")
     if p.returncode != 0:
         fail(f"bert-rerank: pshard-mkmodel failed: {p.stderr}")
         return
-    query, document = "Which passage says how a model is pooled?", PROMPT
-    got = embed(model, [], text=query + "\t" + document)
-    if got is None:
-        return
-
-    def alone(text):
-        return json.loads(run(tokenize_bin, "-m", model, "-p", text, "--ids", "--no-bos",
-                              "--no-parse-special").stdout)
     bos, eos = 1, 2  # the generated vocabulary's <s> and </s>
-    ids = [bos] + alone(query) + [eos, eos] + alone(document) + [eos]
+    check("bert-rerank (one token type)", model,
+          lambda q, d: [bos] + alone(model, q) + [eos, eos] + alone(model, d) + [eos],
+          lambda ids: None)
+    vocab = os.path.join(shared, "vocab", "ggml-vocab-bert-bge.gguf") if shared else ""
+    if not os.path.exists(vocab):
+        print("SKIP the two-type cross-encoder: no shared bge vocabulary (SHARED_DIR)")
+        return
+    model = os.path.join(tmp, "bert-cross-encoder.gguf")
+    p = run(mkmodel, "-o", model, *SHAPE, "--arch", "bert", "--rerank", "--tokenizer-from", vocab)
+    if p.returncode != 0:
+        fail(f"bert cross-encoder: pshard-mkmodel failed: {p.stderr}")
+        return
+    cls, sep = 101, 102
+    state = {}
+
+    def framed(q, d):
+        state["first"] = len(alone(model, q)) + 2  # [CLS] query [SEP]: type 0
+        return [cls] + alone(model, q) + [sep] + alone(model, d) + [sep]
+    score = check("bert cross-encoder (two token types)", model, framed,
+                  lambda ids: [0] * state["first"] + [1] * (len(ids) - state["first"]))
+    # The types matter: with every token type 0 the reference scores the pair otherwise.
     g = GgufModel(model)
-    h = np.array(Reference(g).final_states(ids))[0]
-    pooled = np.tanh(g.tensor("cls.weight") @ h + g.tensor("cls.bias"))
-    score = float((g.tensor("cls.output.weight") @ pooled + g.tensor("cls.output.bias"))[0])
-    worst = abs(got["embedding"][0] - score)
-    if got["n_tokens"] != len(ids) or got["pooling"] != "rank" or worst > TOL:
-        fail(f"bert-rerank: pshard {got['n_tokens']} tokens, score {got['embedding']}; the "
-             f"reference {len(ids)} tokens, score {score:.7f}")
-    else:
-        print(f"bert-rerank: {len(ids)} tokens framed <s> q </s></s> d </s>, score within "
-              f"{worst:.1e} of the float64 reference")
+    ids = framed("Which passage says how a model is pooled?", PROMPT)
+    h0 = np.array(Reference(g).final_states(ids))[0]
+    untyped = float((g.tensor("cls.output.weight") @ np.tanh(g.tensor("cls.weight") @ h0 +
+                                                             g.tensor("cls.bias")) +
+                     g.tensor("cls.output.bias"))[0])
+    if score is not None and abs(untyped - score) < 1e-4:
+        fail(f"bert cross-encoder: type-0 scoring {untyped:.6f} is no different ({score:.6f})")
 
 
 def encoder_defaults(tmp, model):

@@ -41,8 +41,9 @@ def rope_neox(x, rotary):
     return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
 
 
-def bert_states(m, ids):
-    """The last layer's hidden state of every position of `ids` (a GgufModel `m`)."""
+def bert_states(m, ids, types=None):
+    """The last layer's hidden state of every position of `ids` (a GgufModel `m`); `types`
+    each position's token type (all 0 when not given)."""
     meta = m.meta
     a = meta["general.architecture"] + "."
     eps = meta.get(a + "attention.layer_norm_epsilon", 1e-12)
@@ -54,7 +55,7 @@ def bert_states(m, ids):
     n = len(ids)
     h = t("token_embd.weight")[ids]
     if m.has("token_types.weight"):
-        h = h + t("token_types.weight")[0]
+        h = h + t("token_types.weight")[types if types is not None else [0] * n]
     if m.has("position_embd.weight"):
         h = h + t("position_embd.weight")[:n]
     rotary = None

@@ -303,13 +303,13 @@ class Reference:
             out = out + wt * (w["down"][0][e] @ swiglu_oai(gate, up) + w["down"][1][e])
         return out
 
-    def final_states(self, ids, inputs=None, positions=None):
+    def final_states(self, ids, inputs=None, positions=None, types=None):
         """Each position's last hidden state after the output norm: the row the head
         multiplies, and an embedding model's row to pool. `inputs` maps a position to the
         embedding fed there instead of its token's (an image's); `positions[i]` is position
-        i's rotary position (an int, or (t, h, w))."""
+        i's rotary position (an int, or (t, h, w)); `types` an encoder's token types."""
         if self.arch in ("bert", "nomic-bert"):  # encoders: every position sees the whole text
-            return bert_states(self.m, ids)
+            return bert_states(self.m, ids, types)
         emb = self.t("token_embd.weight")
         caches = [[] for _ in range(self.n_layer)]
         rows = []
