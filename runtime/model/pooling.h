@@ -35,9 +35,10 @@ const char* pooling_name(Pooling p); // "none", "mean", "cls", "last", "rank", "
 Result<Pooling> parse_pooling(std::string_view name);
 // GGUF's pooling_type values 0..4 (and -1); kInvalidFormat for others.
 Result<Pooling> pooling_from_gguf(int64_t value);
-// Whether only the last token's row is read (kLast, kRank): the others need not be
-// computed, so a prompt's start may come from the prefix cache.
-inline bool pools_last_row(Pooling p) { return p == Pooling::kLast || p == Pooling::kRank; }
+// Whether only one row is read (kLast, kRank): the others need not be computed, so a
+// prompt's start may come from the prefix cache. (An encoder's kRank reads its first row,
+// but an encoder shares no prompt start: its keys depend on the tokens after them.)
+inline bool pools_one_row(Pooling p) { return p == Pooling::kLast || p == Pooling::kRank; }
 
 // A reranker's classification head (GGUF's cls.output.weight, optional cls.output.bias):
 // one row of n_embd per label, in `{arch}.classifier.output_labels` order ("yes", "no"

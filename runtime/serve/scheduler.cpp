@@ -250,7 +250,7 @@ void Scheduler::admit(std::vector<Delivery>& out) {
     // An image's placeholder tokens do not name its rows, and an embedding pooled over
     // more than the last row needs every row computed: such prompts read no cache (an
     // empty prompt shares nothing).
-    const bool every_row = r.params.embedding && !pools_last_row(r.params.embedding->pooling);
+    const bool every_row = r.params.embedding && !pools_one_row(r.params.embedding->pooling);
     Result<OpenedSequence> seq = engine_.open_sequence_with_prefix(
         r.params.image || every_row ? std::span<const TokenId>()
                                     : std::span<const TokenId>(r.params.prompt));
