@@ -104,10 +104,12 @@ def embeds_as_the_reference(tmp, vocab, spm_ids):
         return
     model = os.path.join(tmp, "xlmr-bert.gguf")
     p = cli_util.run(mk_bin, "-o", model, "--arch", "bert", "--n-embd", "64", "--n-layer", "2",
-                     "--n-head", "4", "--n-ff", "96", "--ctx", "128", "--type", "f32",
+                     "--n-head", "4", "--n-ff", "96", "--ctx", "256", "--type", "f32",
                      "--pooling-type", "2", "--seed", "5", "--tokenizer-from", vocab)
     check("pshard-mkmodel a BERT with the XLM-RoBERTa vocabulary", p.returncode == 0, p.stderr)
-    text = "Der schnelle braune Fuchs ＦＵＬＬ 😀 敏捷的棕色狐狸 the quick brown fox"
+    # "ﷺ" is 3 bytes that NFKC spells as 18 characters: the text has more tokens than
+    # bytes, which the tools must take (a second try with the count the API asks for).
+    text = "Der schnelle braune Fuchs ＦＵＬＬ 😀 敏捷的棕色狐狸 the quick brown fox " + "ﷺ" * 10
     p = cli_util.run(run_bin, "-m", model, "-p", text, "--embedding", "--json", "-t", "2",
                      "-ctk", "f32", "-ctv", "f32")
     if p.returncode != 0:
@@ -119,7 +121,7 @@ def embeds_as_the_reference(tmp, vocab, spm_ids):
     ref = ref / np.linalg.norm(ref)
     worst = float(np.max(np.abs(np.array(got["embedding"]) - ref)))
     check("xlmr BERT: pshard's text embedding equals the reference's on the library's ids",
-          got["n_tokens"] == len(ids) and worst < 1e-5,
+          got["n_tokens"] == len(ids) > len(text.encode()) + 8 and worst < 1e-5,
           f"{got['n_tokens']} tokens against {len(ids)}, differs by {worst:.1e}")
 
 
