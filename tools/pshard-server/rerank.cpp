@@ -48,7 +48,8 @@ std::variant<RerankRequest, ApiError> parse_rerank(const std::string& text,
   const json& body = std::get<json>(parsed);
   if (!engine.reranks())
     return bad_request("this model is not a reranker: it has no classification head "
-                       "(cls.output) to score with; serve a reranker such as Qwen3-Reranker",
+                       "(cls.output) to score with; serve a reranker such as bge-reranker-v2-m3 or "
+                       "Qwen3-Reranker",
                        "", "not_a_reranker");
   std::string query;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "query", query));

@@ -127,7 +127,8 @@ PSHARD_API pshard_status pshard_model_schedule_budgets(const pshard_model* model
  * one), one sentence per line; "" when nothing. Valid while the model lives. */
 PSHARD_API const char* pshard_model_load_warnings(const pshard_model* model);
 
-/* Text -> tokens, for SentencePiece ("llama") and byte-level BPE ("gpt2") vocabularies. */
+/* Text -> tokens, for every vocabulary pshard reads: SentencePiece BPE ("llama") and
+ * Unigram ("t5"), byte-level BPE ("gpt2"), WordPiece ("bert"). */
 typedef struct pshard_tokenize_params {
   size_t size;
   bool add_special;   /* true (default): BOS (and EOS) where the model's metadata asks for them
