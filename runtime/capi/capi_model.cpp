@@ -231,8 +231,8 @@ pshard_status pshard_model_rerank_tokenize(const pshard_model* model, const char
     return fail(invalid_argument("this model is not a reranker: it has no classification head "
                                  "(cls.output) to score with"));
   const ModelHParams& hp = model->model->hparams();
-  const RerankFormat format{model->rerank_template, !hp.causal, hp.n_token_types,
-                            hp.pair_separator};
+  const RerankFormat format{model->rerank_template ? &*model->rerank_template : nullptr, !hp.causal,
+                            hp.n_token_types, hp.pair_separator};
   auto ids =
       rerank_input(*model->tokenizer, format, std::string_view(query ? query : "", query_len),
                    std::string_view(document ? document : "", document_len));

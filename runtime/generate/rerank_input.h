@@ -14,7 +14,6 @@
 #include "runtime/core/status.h"
 #include "runtime/tokenizer/tokenizer.h"
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +21,8 @@
 namespace pshard {
 
 struct RerankFormat {
-  std::optional<std::string> prompt; // "{query}" and "{document}" in it to fill
+  const std::string* prompt = nullptr; // "{query}" and "{document}" in it to fill; the
+                                       // caller keeps it
   bool encoder = false;              // the model attends both ways (a pair is framed)
   int64_t n_token_types = 0;         // the encoder's token types (segment embeddings)
   TokenId pair_separator = kNoToken; // the token after which it reads type 1 (hparams.h)

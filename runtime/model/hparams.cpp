@@ -179,14 +179,9 @@ Status read_pair_separator(const gguf::GgufFile& f, ModelHParams& hp) {
   if (hp.causal || hp.pooling != Pooling::kRank || hp.n_token_types < 2)
     return Status::ok_status();
   for (const char* key : {"tokenizer.ggml.seperator_token_id", "tokenizer.ggml.eos_token_id"}) {
-    const gguf::Value* v = f.find(key);
-    if (!v)
+    if (!f.find(key))
       continue;
-    const auto* u = std::get_if<uint32_t>(&v->v);
-    const auto* i = std::get_if<int32_t>(&v->v);
-    if (!u && !i)
-      return invalid_format(std::string(key) + " must be a 32-bit token id");
-    const int64_t id = u ? static_cast<int64_t>(*u) : *i;
+    PSHARD_ASSIGN_OR_RETURN(const int64_t id, f.get_int(key));
     if (id >= 0 && id < hp.n_vocab)
       hp.pair_separator = static_cast<TokenId>(id);
     return Status::ok_status();

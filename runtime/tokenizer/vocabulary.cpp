@@ -116,8 +116,7 @@ Status read_charsmap(const gguf::GgufFile& file, Vocabulary& vocab) {
   if (bytes->element_type != gguf::ValueType::kUint8 &&
       bytes->element_type != gguf::ValueType::kInt8)
     return invalid_format(std::string(kCharsmapKey) +
-                          " must be an array of bytes (uint8 or "
-                          "int8), found " +
+                          " must be an array of bytes (uint8 or int8), " + "found " +
                           gguf::value_type_name(bytes->element_type));
   vocab.precompiled_charsmap.reserve(bytes->items.size());
   for (const gguf::Value& item : bytes->items) {

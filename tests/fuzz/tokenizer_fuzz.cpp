@@ -19,13 +19,13 @@
 #include "runtime/tokenizer/utf8.h"
 #include "runtime/tokenizer/wpm_tokenizer.h"
 #include "tests/runtime/tokenizer/byte_level_vocab.h"
+#include "tests/runtime/tokenizer/byte_pieces.h"
 #include "tests/runtime/tokenizer/unigram_vocab.h"
 #include "tests/runtime/tokenizer/wordpiece_vocab.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -81,11 +81,7 @@ std::unique_ptr<Tokenizer> small_spm() {
   v.unk_id = 0;
   v.bos_id = 1;
   v.eos_id = 2;
-  for (int b = 0; b < 256; ++b) {
-    char text[8];
-    std::snprintf(text, sizeof text, "<0x%02X>", b);
-    v.tokens.push_back({text, 0, TokenType::kByte});
-  }
+  testing_vocab::append_byte_pieces(v);
   const std::pair<const char*, float> pieces[] = {{"\xE2\x96\x81", -1},
                                                   {"a", -2},
                                                   {"b", -2},

@@ -32,7 +32,7 @@ std::unique_ptr<Tokenizer> unigram() {
 
 TEST(RerankInput, AWordPieceEncoderFramesTheTwoAsBertDoes) {
   auto tok = wordpiece();
-  const RerankFormat format{std::nullopt, /*encoder=*/true, /*n_token_types=*/2,
+  const RerankFormat format{nullptr, /*encoder=*/true, /*n_token_types=*/2,
                             /*pair_separator=*/3};
   auto ids = rerank_input(*tok, format, "who?", "tom");
   ASSERT_TRUE(ids.ok()) << ids.status().to_string();
@@ -46,11 +46,11 @@ TEST(RerankInput, AWordPieceEncoderFramesTheTwoAsBertDoes) {
 
 TEST(RerankInput, AnXlmRobertaEncoderFramesTheTwoAsRobertaDoes) {
   auto tok = unigram();
-  auto ids = rerank_input(*tok, {std::nullopt, true, 1, kNoToken}, "who", "tom");
+  auto ids = rerank_input(*tok, {nullptr, true, 1, kNoToken}, "who", "tom");
   ASSERT_TRUE(ids.ok()) << ids.status().to_string();
   // <s> ▁who </s></s> ▁tom </s>
   EXPECT_EQ(*ids, (Ids{0, 4, 2, 2, 5, 2}));
-  auto text = rerank_input(*tok, {std::nullopt, true, 1, kNoToken}, "</s>", "tom");
+  auto text = rerank_input(*tok, {nullptr, true, 1, kNoToken}, "</s>", "tom");
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(std::count(text->begin(), text->end(), 2), 3) << "only the framing's </s>";
 }
@@ -59,19 +59,19 @@ TEST(RerankInput, ADecodersPromptIsFilledOnce) {
   EXPECT_EQ(fill_rerank_prompt("Q: {query} D: {document}", "a {document}", "b"),
             "Q: a {document} D: b");
   auto tok = unigram();
-  auto ids = rerank_input(*tok, {std::string("{query}</s>{document}"), false, 0, kNoToken},
-                          "who", "tom");
+  const std::string prompt = "{query}</s>{document}";
+  auto ids = rerank_input(*tok, {&prompt, false, 0, kNoToken}, "who", "tom");
   ASSERT_TRUE(ids.ok());
   EXPECT_EQ(*ids, tok->encode("who</s>tom", tok->add_bos_by_default(), true));
 }
 
 TEST(RerankInput, WhatCannotFrameAPairIsRefusedByName) {
   auto tok = wordpiece();
-  auto decoder = rerank_input(*tok, {std::nullopt, false, 0, kNoToken}, "a", "b");
+  auto decoder = rerank_input(*tok, {nullptr, false, 0, kNoToken}, "a", "b");
   ASSERT_FALSE(decoder.ok());
   EXPECT_NE(decoder.status().message().find("tokenizer.chat_template.rerank"), std::string::npos);
   // Two token types, but no separator after which the model reads type 1.
-  auto untyped = rerank_input(*tok, {std::nullopt, true, 2, kNoToken}, "a", "b");
+  auto untyped = rerank_input(*tok, {nullptr, true, 2, kNoToken}, "a", "b");
   ASSERT_FALSE(untyped.ok());
   EXPECT_NE(untyped.status().message().find("2 token types"), std::string::npos)
       << untyped.status().message();

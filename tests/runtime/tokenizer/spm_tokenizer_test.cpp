@@ -2,9 +2,9 @@
 // SentencePiece BPE algorithm (merge order, byte fallback, special tokens,
 // space handling) without needing a GGUF file.
 #include "runtime/tokenizer/spm_tokenizer.h"
+#include "tests/runtime/tokenizer/byte_pieces.h"
 #include "tests/runtime/tokenizer/token_lookup.h"
 
-#include <cstdio>
 #include <gtest/gtest.h>
 
 namespace pshard {
@@ -24,13 +24,8 @@ Vocabulary make_vocab(const std::vector<std::pair<std::string, float>> &pieces,
   vocab.unk_id = 0;
   vocab.bos_id = 1;
   vocab.eos_id = 2;
-  if (with_bytes) {
-    for (int b = 0; b < 256; ++b) {
-      char text[8];
-      std::snprintf(text, sizeof(text), "<0x%02X>", b);
-      vocab.tokens.push_back({text, 0.0f, TokenType::kByte});
-    }
-  }
+  if (with_bytes)
+    testing_vocab::append_byte_pieces(vocab);
   for (const auto &[text, score] : pieces)
     vocab.tokens.push_back({text, score, TokenType::kNormal});
   return vocab;

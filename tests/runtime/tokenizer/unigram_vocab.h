@@ -3,9 +3,9 @@
 #pragma once
 
 #include "runtime/tokenizer/vocabulary.h"
+#include "tests/runtime/tokenizer/byte_pieces.h"
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -28,13 +28,8 @@ inline Vocabulary unigram_vocab(const std::vector<std::pair<std::string, float>>
   vocab.unk_id = 3;
   vocab.add_eos = true;
   vocab.remove_extra_whitespaces = true;
-  if (with_bytes) {
-    for (int b = 0; b < 256; ++b) {
-      char text[8];
-      std::snprintf(text, sizeof(text), "<0x%02X>", b);
-      vocab.tokens.push_back({text, 0.0f, TokenType::kByte});
-    }
-  }
+  if (with_bytes)
+    append_byte_pieces(vocab);
   for (const auto& [text, score] : pieces)
     vocab.tokens.push_back({text, score, TokenType::kNormal});
   return vocab;
