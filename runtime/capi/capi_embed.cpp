@@ -55,7 +55,10 @@ Result<RequestParams::Embedding> embedding_request(const pshard_model& model,
   if (e.pooling == Pooling::kUnspecified)
     return invalid_argument("the model names no pooling (its pooling_type: it is not an "
                             "embedding model); set pshard_embed_params.pooling");
-  e.options = {.normalize = p.normalize, .dimensions = p.dimensions, .classifier = nullptr};
+  e.options = {.normalize = p.normalize,
+               .dimensions = p.dimensions,
+               .classifier = nullptr,
+               .projection = model.model->weights().projection.get()};
   if (e.pooling == Pooling::kRank) {
     e.options.classifier = model.model->weights().classifier.get();
     if (!e.options.classifier)

@@ -79,8 +79,10 @@ struct AttentionDims {
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
   // Sliding window (Gemma's local layers): a query at position p sees positions
-  // [p - window + 1, p] only. 0: the whole past.
+  // [p - window + 1, p] only — or, symmetric_window (a model attending both ways:
+  // gemma-embedding), [p - window/2, p + window/2]. 0: the whole past (or text).
   int64_t window = 0;
+  bool symmetric_window = false;
   // The scores' factor; 0: 1/sqrt(head_dim).
   float scale = 0.0f;
   // Soft-capping (Gemma 2): each scaled score s becomes softcap * tanh(s / softcap)
@@ -110,7 +112,18 @@ struct AttentionDims {
   }
   // The first position a query at `pos` sees.
   int64_t first_visible(int64_t pos) const {
+    if (window > 0 && symmetric_window && !causal)
+      return pos > window / 2 ? pos - window / 2 : 0;
     return window > 0 && pos + 1 > window ? pos + 1 - window : 0;
+  }
+  // One past the last position a query at `pos` sees, in an attention call whose last
+  // token is at call_end - 1.
+  int64_t visible_end(int64_t pos, int64_t call_end) const {
+    if (causal)
+      return pos + 1;
+    if (window > 0 && symmetric_window)
+      return pos + window / 2 + 1 < call_end ? pos + window / 2 + 1 : call_end;
+    return call_end;
   }
 };
 
@@ -195,9 +208,10 @@ public:
   virtual void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
                          int64_t n_tokens) = 0;
   // Causal attention of n_tokens queries (token t at pos0 + t sees positions
-  // [shape.first_visible(pos0 + t), pos0 + t]; with shape.causal false, [0, pos0 +
-  // n_tokens - 1]) over the cache, scores scaled by
-  // shape.score_scale() and soft-capped by shape.softcap; out is n_tokens x n_head * head_dim.
+  // [shape.first_visible(pos0 + t), shape.visible_end(pos0 + t, pos0 + n_tokens)): with
+  // shape.causal false, through pos0 + n_tokens - 1 or its symmetric window) over the cache, scores
+  // scaled by shape.score_scale() and soft-capped by shape.softcap; out is n_tokens x n_head *
+  // head_dim.
   virtual void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
                          int64_t n_tokens, float* out) = 0;
   // out[i] = silu(gate[i]) * up[i] over n values.

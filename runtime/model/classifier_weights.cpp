@@ -1,4 +1,7 @@
-// A reranker's classification head (pooling.h's Classifier) from the file: cls.output.weight
+// What follows pooling, from the file. sentence-transformers' Dense modules (pooling.h's
+// EmbeddingProjection): dense_2.weight [n_embd, mid] (+ dense_2.bias), dense_3.weight
+// [mid, n_embd], converted to floats on the host (EmbeddingGemma's: 4.7M values, run once
+// per text). A reranker's classification head (pooling.h's Classifier): cls.output.weight
 // (one row per label; F32, F16 or any quantized type, converted to floats — a few rows),
 // the optional cls.output.bias and the labels `{arch}.classifier.output_labels`; an
 // encoder's pooler before it (cls.weight, n_embd x n_embd, and cls.bias). Bound
@@ -19,6 +22,45 @@ void dequantize_rows(const MatrixView& m, int64_t rows, int64_t n, std::vector<f
 }
 
 } // namespace
+
+Result<std::shared_ptr<const EmbeddingProjection>>
+bind_embedding_projection(const gguf::GgufFile& file, const ModelHParams& hp, TensorBinder& b) {
+  const gguf::TensorInfo* d2 = file.find_tensor("dense_2.weight");
+  const gguf::TensorInfo* d3 = file.find_tensor("dense_3.weight");
+  if (!d2) {
+    if (d3)
+      return invalid_format("the model has dense_3.weight but not dense_2.weight, the Dense "
+                            "module before it; convert it again");
+    return std::shared_ptr<const EmbeddingProjection>();
+  }
+  const int64_t mid = d2->dims.size() == 2 ? d2->dims[1] : 0;
+  if (d2->dims.size() != 2 || d2->dims[0] != hp.n_embd || mid < 1 || mid > (int64_t{1} << 20))
+    return invalid_format("dense_2.weight has shape " + dims_text(d2->dims) +
+                          "; the Dense "
+                          "module after pooling is [n_embd " +
+                          std::to_string(hp.n_embd) + ", its width]");
+  if (!d3 && mid != hp.n_embd)
+    return invalid_format("dense_2.weight maps the pooled " + std::to_string(hp.n_embd) +
+                          " values to " + std::to_string(mid) +
+                          " and no dense_3.weight maps "
+                          "them back; pshard's embeddings are n_embd wide");
+  auto p = std::make_shared<EmbeddingProjection>();
+  p->n_embd = hp.n_embd;
+  p->n_mid = mid;
+  PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, b.find("dense_2.weight", {hp.n_embd, mid}));
+  dequantize_rows(b.matrix(*t), mid, hp.n_embd, p->dense2);
+  PSHARD_ASSIGN_OR_RETURN(const gguf::TensorInfo* bias,
+                          b.find("dense_2.bias", {mid}, /*required=*/false));
+  if (bias) {
+    const VectorWeight v = b.vector(*bias);
+    p->dense2_bias.assign(v.data, v.data + mid);
+  }
+  if (d3) {
+    PSHARD_ASSIGN_OR_RETURN(t, b.find("dense_3.weight", {mid, hp.n_embd}));
+    dequantize_rows(b.matrix(*t), hp.n_embd, mid, p->dense3);
+  }
+  return std::shared_ptr<const EmbeddingProjection>(std::move(p));
+}
 
 Result<std::shared_ptr<const Classifier>> bind_classifier(const gguf::GgufFile& file,
                                                           const ModelHParams& hp, TensorBinder& b) {

@@ -90,10 +90,14 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
   } else {
     PSHARD_RETURN_IF_ERROR(k.optional("attention.layer_norm_rms_epsilon", &hp.rms_eps));
   }
-  // Embedding models that attend both ways (BERT; gte-Qwen2's decoder converted with
-  // causal false) run each text as one pass whose queries see all of it.
-  hp.causal = !hp.family->encoder;
+  // Embedding models that attend both ways (BERT, EmbeddingGemma; gte-Qwen2's decoder
+  // converted with causal false) run each text as one pass whose queries see all of it.
+  hp.causal = !hp.family->encoder && !hp.family->attends_both_ways;
   PSHARD_RETURN_IF_ERROR(k.optional("attention.causal", &hp.causal));
+  if (hp.causal && hp.family->attends_both_ways)
+    return unsupported(k.key("attention.causal") + " is true, but " + std::string(hp.family->name) +
+                       " models attend both ways (their windows are centred on the query); "
+                       "is general.architecture right?");
   if (!(hp.rms_eps > 0.0f))
     return invalid_format(k.key(hp.family->encoder ? "attention.layer_norm_epsilon"
                                                    : "attention.layer_norm_rms_epsilon") +

@@ -84,6 +84,9 @@ struct ModelHParams {
   int64_t attn_temp_length = 0;
   int64_t sliding_window = 0;     // positions a local layer sees (0: no local layers)
   std::vector<bool> local_layers; // per layer: attends to the window only
+  // The window is centred on the query (gemma-embedding, which attends both ways): a
+  // query at p sees p - sliding_window/2 .. p + sliding_window/2.
+  bool symmetric_window = false;
   float local_rope_base = 0.0f;   // local layers' RoPE base (0: the global RoPE); unscaled
                                   // unless the family keeps the scaling (gpt-oss)
   // Embedding models name how their rows are pooled (pooling_type); others leave it

@@ -39,6 +39,14 @@ Result<Pooling> pooling_from_gguf(int64_t value) {
                         " is not one of GGUF's values (-1 to 4)");
 }
 
+bool is_post_pooling_tensor(std::string_view name) {
+  for (std::string_view t : {"cls.weight", "cls.bias", "cls.output.weight", "cls.output.bias",
+                             "dense_2.weight", "dense_2.bias", "dense_3.weight"})
+    if (name == t)
+      return true;
+  return false;
+}
+
 Status check_embedding_options(const EmbeddingOptions& o, int64_t n_embd) {
   if (o.dimensions < 0 || o.dimensions > n_embd)
     return invalid_argument("dimensions " + std::to_string(o.dimensions) + " is outside 1.." +
@@ -78,9 +86,12 @@ std::vector<float> Pooler::finish(const EmbeddingOptions& o) const {
   if (pooling_ == Pooling::kNone)
     return shape_embedding(rows_, n_embd_, o);
   const double scale = pooling_ == Pooling::kMean ? 1.0 / static_cast<double>(n_tokens_) : 1.0;
-  std::vector<float> row(sum_.size());
+  std::vector<double> pooled(sum_.size());
   for (size_t i = 0; i < sum_.size(); ++i)
-    row[i] = static_cast<float>(sum_[i] * scale);
+    pooled[i] = sum_[i] * scale;
+  if (o.projection && pooling_ != Pooling::kRank)
+    pooled = o.projection->apply(pooled);
+  std::vector<float> row(pooled.begin(), pooled.end());
   if (pooling_ == Pooling::kRank)
     return o.classifier ? o.classifier->scores(row) : std::vector<float>();
   return shape_embedding(row, n_embd_, o);
@@ -104,6 +115,11 @@ std::vector<double> affine(std::span<const float> w, std::span<const float> b,
 }
 
 } // namespace
+
+std::vector<double> EmbeddingProjection::apply(std::span<const double> pooled) const {
+  std::vector<double> mid = affine(dense2, dense2_bias, pooled, n_embd);
+  return dense3.empty() ? mid : affine(dense3, {}, mid, n_mid);
+}
 
 std::vector<float> Classifier::scores(std::span<const float> row) const {
   const int64_t n = n_labels();

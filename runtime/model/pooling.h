@@ -60,6 +60,25 @@ struct Classifier {
   std::vector<float> scores(std::span<const float> row) const;
 };
 
+// sentence-transformers' Dense modules after the pooling (EmbeddingGemma: 768 -> 3072 ->
+// 768, no activation), as llama.cpp converts them (--sentence-transformers-dense-modules):
+// dense_2.weight (+ an optional dense_2.bias), then dense_3.weight. They act on the pooled
+// vector (mean, cls, last) before it is cut and normalized, not on every row (pooling none
+// returns the transformer's rows, as sentence-transformers' token embeddings).
+struct EmbeddingProjection {
+  int64_t n_embd = 0, n_mid = 0;
+  std::vector<float> dense2;      // n_mid x n_embd
+  std::vector<float> dense2_bias; // n_mid, or empty
+  std::vector<float> dense3;      // n_embd x n_mid, or empty (dense_2 alone, n_mid = n_embd)
+  // The pooled vector through both, in float64.
+  std::vector<double> apply(std::span<const double> pooled) const;
+};
+
+// Whether a tensor is one of those read on the host after pooling (cls.*: a reranker's
+// head; dense_2.*, dense_3.*: the Dense modules): bound by classifier_weights.cpp, never
+// placed by the planner, which leaves them out of every sub-layer.
+bool is_post_pooling_tensor(std::string_view name);
+
 struct EmbeddingOptions {
   bool normalize = true;  // to unit Euclidean length (OpenAI's embeddings are)
   int64_t dimensions = 0; // keep the first this many values (Matryoshka models), before
@@ -67,6 +86,9 @@ struct EmbeddingOptions {
   // kRank: the model's head, which turns the pooled row into scores (neither normalized
   // nor cut); it outlives the request.
   const Classifier* classifier = nullptr;
+  // The model's Dense modules after pooling (mean, cls, last), or null; it outlives the
+  // request.
+  const EmbeddingProjection* projection = nullptr;
 };
 
 // Checks the options against a model's width: dimensions within 0..n_embd.

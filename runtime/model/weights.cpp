@@ -119,6 +119,7 @@ Result<ModelWeights> bind_model_weights(const gguf::GgufFile& file, const ModelH
     }
   }
   PSHARD_ASSIGN_OR_RETURN(w.classifier, bind_classifier(file, hp, b));
+  PSHARD_ASSIGN_OR_RETURN(w.projection, bind_embedding_projection(file, hp, b));
   PSHARD_RETURN_IF_ERROR(b.check_all_used());
   return w;
 }

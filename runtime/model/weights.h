@@ -86,6 +86,8 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   // A reranker's head (cls.output), used on the host after pooling; null for others.
   std::shared_ptr<const Classifier> classifier;
+  // sentence-transformers' Dense modules after pooling (EmbeddingGemma), or null.
+  std::shared_ptr<const EmbeddingProjection> projection;
 };
 
 // Checks every expected tensor's presence, shape and type against the

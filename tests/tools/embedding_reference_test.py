@@ -6,8 +6,9 @@ pooling_type an embedding model has); pshard-run prints the prompt's embedding a
 on the cpu in passes of 7 tokens (an encoder's text in one pass), and on the emulated GPU under a gpu-only schedule whose
 budget is half the model's size (every sub-layer streamed; passes of at most 16 tokens)
 — and reference/forward.py recomputes it from the GGUF file alone: every position's final
-hidden state after the output norm, pooled (mean, cls, last, or every row), cut to
---dimensions, normalized. pshard's must agree to 1e-5 in every value, and emu's must be
+hidden state after the output norm, pooled (mean, cls, last, or every row), through the
+model's sentence-transformers Dense modules when it has them, cut to --dimensions,
+normalized. pshard's must agree to 1e-5 in every value, and emu's must be
 the cpu's bit for bit. The KV cache is F32 (-ctk/-ctv f32) so only the arithmetic is
 compared.
 
@@ -60,7 +61,15 @@ CASES = {
     "bert-none": (["--arch", "bert"], ["--pooling", "none"], "none"),
     "nomic-bert-mean": (["--arch", "nomic-bert", "--rope-freq-base", "1000", "--pooling-type", "1"],
                         [], "mean"),
+    # EmbeddingGemma's layout: Gemma 3's blocks attending both ways, five local layers of
+    # six whose 16-position windows are centred on the query (8 either side), mean pooling
+    # named by the file, then sentence-transformers' dense_2 / dense_3 (64 -> 96 -> 64).
+    "gemma-embedding-mean": (["--arch", "gemma-embedding", "--n-layer", "6", "--head-dim", "16",
+                              "--sliding-window", "16", "--rope-freq-base", "1000000",
+                              "--dense-projection", "96"], ["--dimensions", "48"], "mean"),
 }
+# Families whose queries see the whole text: a text is one pass.
+TWO_WAY = ("bert", "gemma-embedding")
 # The passes pshard-run splits a prompt into (-b) and the schedule's tiers, per family.
 CAUSAL_PASSES = (["-b", "7"], "1,4,16")
 ENCODER_PASSES = (["-b", "256"], "1,4,256")
@@ -78,6 +87,15 @@ def fail(msg):
     print("FAIL", msg)
 
 
+def shape_with(make_args):
+    """SHAPE without the options a case sets itself."""
+    out = []
+    for i in range(0, len(SHAPE), 2):
+        if SHAPE[i] not in make_args:
+            out += SHAPE[i:i + 2]
+    return out
+
+
 def embed(model, args, *extra, text=PROMPT):
     p = run(run_bin, "-m", model, "-p", text, "--embedding", "--json", "-t", "2",
             "-ctk", "f32", "-ctv", "f32", *args, *extra)
@@ -88,13 +106,16 @@ def embed(model, args, *extra, text=PROMPT):
 
 
 def reference(model, n_tokens, pooling, dims, normalize):
-    ref = Reference(GgufModel(model))
+    g = GgufModel(model)
+    ref = Reference(g)
     ids = tokenize(model)
     if len(ids) != n_tokens:
         fail(f"{model}: pshard read {n_tokens} tokens, the tokenizer gives {len(ids)}")
     rows = np.array(ref.final_states(ids))
     picked = {"mean": lambda r: [r.mean(axis=0)], "cls": lambda r: [r[0]],
               "last": lambda r: [r[-1]], "none": lambda r: list(r)}[pooling](rows)
+    if pooling != "none" and g.has("dense_2.weight"):  # sentence-transformers' Dense modules
+        picked = [g.tensor("dense_3.weight") @ (g.tensor("dense_2.weight") @ v) for v in picked]
     out = []
     for v in picked:
         v = v[:dims] if dims else v
@@ -110,11 +131,11 @@ def tokenize(model):
 def main(tmp):
     for name, (make_args, run_args, pooling) in CASES.items():
         model = os.path.join(tmp, name + ".gguf")
-        p = run(mkmodel, "-o", model, *SHAPE, *make_args)
+        p = run(mkmodel, "-o", model, *shape_with(make_args), *make_args)
         if p.returncode != 0:
             fail(f"{name}: pshard-mkmodel failed: {p.stderr}")
             continue
-        batch, tiers = ENCODER_PASSES if "bert" in name else CAUSAL_PASSES
+        batch, tiers = ENCODER_PASSES if any(f in name for f in TWO_WAY) else CAUSAL_PASSES
         cpu = embed(model, run_args, *batch)
         if cpu is None:
             continue
@@ -172,6 +193,15 @@ def encoder_rerank(tmp):
                  f"reference {len(want)} tokens, score {score:.7f}")
         else:
             print(f"{name}: {len(want)} tokens, score within {worst:.1e} of the float64 reference")
+        # The head runs on the host after pooling: the model plans, and emu scores the same.
+        sched = model + ".pshard"
+        p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--budgets", "4M",
+                "--tiers", ENCODER_PASSES[1], "-c", "256", "-q", "--kernel-workspace", "0",
+                "--strategy", "gpu-only", "--kv-type", "f32")
+        emu = embed(model, [], "-s", sched, "--backend", "emu", "--vram", "4M",
+                    text=query + "\t" + document) if p.returncode == 0 else None
+        if emu != got:
+            fail(f"{name}: under a gpu-only schedule on emu: {p.stderr} {emu} != {got}")
         return score
 
     def alone(model, text):

@@ -90,10 +90,11 @@ pshard::Status parse_budgets(const std::string& text, std::vector<uint64_t>* out
 }
 
 // A model that attends both ways embeds each text in one pass: unless told otherwise, plan
-// an encoder's whole position table as the context and the context as the largest tier.
+// an encoder's whole position table (EmbeddingGemma: its training context) as the context
+// and the context as the largest tier.
 void encoder_defaults(const pshard::ModelHParams& hp, bool ctx_given, bool tiers_given,
                       pshard::planner::CompileOptions* o) {
-  if (!ctx_given && hp.family->encoder)
+  if (!ctx_given && (hp.family->encoder || hp.family->attends_both_ways))
     o->n_ctx = hp.n_ctx_train;
   if (tiers_given)
     return;

@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", out, "GGUF file to write (the language model)");
   app.add_option("--arch", spec.arch,
                  "architecture family: llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe, gemma2, "
-                 "gemma3, phi3, granite, granitemoe, mistral3, smollm3, gpt-oss, bert, nomic-bert")
+                 "gemma3, gemma-embedding, phi3, granite, granitemoe, mistral3, smollm3, "
+                 "gpt-oss, bert, nomic-bert")
       ->capture_default_str();
   app.add_option("--n-embd", spec.n_embd, "embedding width")->capture_default_str()->check(size);
   app.add_option("--n-layer", spec.n_layer, "transformer layers")->capture_default_str()->check(count);
@@ -105,6 +106,11 @@ int main(int argc, char** argv) {
                "classification head (cls.output, labels yes and no) and its prompt "
                "(tokenizer.chat_template.rerank); for an encoder, as bge-reranker: a tanh "
                "pooler (cls) and one score (cls.output), the pair framed by its vocabulary");
+  app.add_option("--dense-projection", spec.dense_projection,
+                 "an embedding model's sentence-transformers Dense modules after pooling, as "
+                 "llama.cpp converts EmbeddingGemma: dense_2 (n_embd -> N) and dense_3 (N -> "
+                 "n_embd); 0: none")
+      ->check(cli::between(0, 1 << 20));
   app.add_option("--token-types", spec.n_token_types,
                  "encoders: token types, the rows of token_types (BERT 2; XLM-RoBERTa models "
                  "such as bge-m3 and bge-reranker 1)")

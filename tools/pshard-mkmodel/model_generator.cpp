@@ -166,6 +166,15 @@ Status write_model(const ModelSpec& s, const std::string& path) {
     if (!s.rerank_prompt_builtin)
       w.set("tokenizer.chat_template.rerank", {std::string(kQwen3RerankPrompt)});
   }
+  if (s.dense_projection > 0) { // ggml's dims: [in, out]
+    const std::string a = s.arch + ".";
+    PSHARD_RETURN_IF_ERROR(m.add_weight("dense_2.weight", {hp.n_embd, s.dense_projection}));
+    PSHARD_RETURN_IF_ERROR(m.add_weight("dense_3.weight", {s.dense_projection, hp.n_embd}));
+    w.set(a + "dense_2_feat_in", {static_cast<uint32_t>(hp.n_embd)});
+    w.set(a + "dense_2_feat_out", {static_cast<uint32_t>(s.dense_projection)});
+    w.set(a + "dense_3_feat_in", {static_cast<uint32_t>(s.dense_projection)});
+    w.set(a + "dense_3_feat_out", {static_cast<uint32_t>(hp.n_embd)});
+  }
   return w.write(path, gguf::GgufWriter::WriteOptions{s.sparse, s.split_max_tensors});
 }
 

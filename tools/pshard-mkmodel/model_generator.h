@@ -56,6 +56,10 @@ struct ModelSpec {
   // tokenizer.chat_template.rerank. An encoder's (bert, nomic-bert, --non-causal) as
   // bge-reranker converts: a tanh pooler (cls) and one score (cls.output), no prompt.
   bool rerank = false;
+  // > 0: sentence-transformers' Dense modules after pooling, as llama.cpp converts
+  // EmbeddingGemma with --sentence-transformers-dense-modules: dense_2 (n_embd -> this
+  // width) and dense_3 (back to n_embd), and their {arch}.dense_*_feat_* keys.
+  int64_t dense_projection = 0;
   int64_t n_token_types = 2;          // encoders: rows of token_types (BERT 2, XLM-RoBERTa 1)
   bool rerank_prompt_builtin = false; // no tokenizer.chat_template.rerank (older conversions)
   uint64_t seed = 42;

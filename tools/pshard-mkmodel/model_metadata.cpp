@@ -109,7 +109,7 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.post_norms = f.post_norms == Presence::kRequired;
   hp.fused_qkv = f.fused_qkv != Presence::kAbsent; // as the converters write Phi-3
   hp.tied_output = s.tied_output && !f.encoder;
-  hp.causal = !f.encoder && !s.non_causal;
+  hp.causal = !f.encoder && !f.attends_both_ways && !s.non_causal;
   if (f.encoder) { // BERT's token types (two; XLM-RoBERTa's one), LayerNorm eps
     hp.token_types = true;
     hp.n_token_types = s.n_token_types;
@@ -149,7 +149,7 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "attention.layer_norm_epsilon", {hp.rms_eps});
   else
     w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
-  if (!hp.causal)
+  if (!hp.causal && !hp.family->attends_both_ways) // those need none (gemma-embedding)
     w.set(a + "attention.causal", {false});
   if (hp.family->rope_sections) {
     gguf::Array sections{gguf::ValueType::kInt32, {}};
@@ -183,7 +183,7 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "final_logit_softcapping", {s.final_softcap});
   if (s.pooling_type >= 0 || s.rerank)
     w.set(a + "pooling_type", {u32(s.rerank ? 4 : s.pooling_type)});
-  else if (hp.family->encoder) // BERT files always name theirs; mean, as all-MiniLM's
+  else if (!hp.causal && !s.non_causal) // BERT's and EmbeddingGemma's files name theirs: mean
     w.set(a + "pooling_type", {u32(1)});
   if (hp.is_moe()) {
     w.set(a + "expert_count", {u32(hp.n_expert)});

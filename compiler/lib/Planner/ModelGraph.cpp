@@ -4,6 +4,7 @@
 // matmuls by their role.
 #include "pshard/Planner/ModelGraph.h"
 
+#include "runtime/model/pooling.h"
 #include "runtime/model/tensor_layout.h"
 
 #include <set>
@@ -100,7 +101,7 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
     subs.push_back(std::move(s));
   }
   for (const auto& info : file.tensors())
-    if (!claimed.count(info.name))
+    if (!claimed.count(info.name) && !is_post_pooling_tensor(info.name)) // those run on the host
       return unsupported("tensor '" + info.name + "' of '" + file.path() +
                          "' is not part of the " + std::string(hp.family->name) +
                          " layout the planner knows");

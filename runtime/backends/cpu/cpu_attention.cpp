@@ -18,7 +18,7 @@ void attend_one_head(const float* q, const KvView& kv, int64_t head, int64_t hea
                      std::vector<float>& scores) {
   AttendHead a;
   a.first = shape.first_visible(pos);
-  a.n_kv = shape.causal ? pos + 1 : end; // an encoder's queries see the whole call
+  a.n_kv = shape.visible_end(pos, end); // an encoder's queries see the whole call (or window)
   a.has_sink = shape.sinks != nullptr;
   if (a.has_sink)
     a.sink = shape.sinks[head];

@@ -56,6 +56,9 @@ struct SlidingWindow {
   int64_t default_window = 0; // when the file has no sliding_window key (0: no windows then)
   float local_rope_base = 0.0f;
   bool local_keeps_scaling = false;
+  // The window is centred on the query (a model attending both ways: gemma-embedding,
+  // llama.cpp's symmetric SWA): a query at p sees p - window/2 .. p + window/2.
+  bool symmetric = false;
 };
 
 struct ArchFamily {
@@ -131,6 +134,9 @@ struct ArchFamily {
   // (`{arch}.attention.causal`, default false), so a text is one pass. No head: the model
   // embeds, it does not generate. Eps from `{arch}.attention.layer_norm_epsilon`.
   bool encoder = false;
+  // A decoder's blocks that attend both ways by default (gemma-embedding): an embedding
+  // model without an `attention.causal` key, which may not set it true.
+  bool attends_both_ways = false;
   // An encoder whose positions are RoPE on q and k (the family's rope_style) instead of a
   // position table, and whose FFN is SwiGLU without biases (Nomic Embed's NomicBert).
   bool encoder_rope_glu = false;
@@ -152,6 +158,7 @@ extern const ArchFamily kQwen3Family;
 extern const ArchFamily kQwen3MoeFamily;
 extern const ArchFamily kGemma2Family;
 extern const ArchFamily kGemma3Family;
+extern const ArchFamily kGemmaEmbeddingFamily;
 extern const ArchFamily kPhi3Family;
 extern const ArchFamily kGraniteFamily;
 extern const ArchFamily kGraniteMoeFamily;

@@ -3,14 +3,14 @@
 // table built from a real GGUF.
 #include "pshard/Planner/ModelGraph.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/model/pooling.h"
 #include "runtime/schedule/model_fingerprint.h"
 #include "tools/pshard-mkmodel/model_generator.h"
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <iterator>
 
 namespace pshard {
@@ -164,6 +164,35 @@ TEST(ModelGraph, FromAGeneratedMoeFile) {
   EXPECT_EQ(graph->sublayers[2].n_expert, 8);
   EXPECT_GT(graph->sublayers[2].expert_bytes, 0u);
   EXPECT_EQ(graph->fingerprint, model_fingerprint(**file));
+}
+
+// What follows pooling runs on the host: a reranker's head (cls.*) and EmbeddingGemma's
+// Dense modules (dense_2, dense_3) are in no sub-layer, and a file with them plans.
+TEST(ModelGraph, LeavesThePoolingHeadsToTheHost) {
+  for (const char* arch : {"qwen3", "bert", "gemma-embedding"}) {
+    SCOPED_TRACE(arch);
+    ModelSpec spec = base_spec();
+    spec.arch = arch;
+    spec.rerank = std::string(arch) != "gemma-embedding";
+    spec.dense_projection = spec.rerank ? 0 : 96;
+    const std::string path = temp_path(std::string(arch) + "-head.gguf");
+    ASSERT_TRUE(write_model(spec, path).ok());
+    auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    auto graph = planner::build_model_graph(**file);
+    std::filesystem::remove(path);
+    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+    size_t placed = 0, host = 0;
+    for (const auto& s : graph->sublayers)
+      for (const auto& t : s.tensors) {
+        EXPECT_FALSE(is_post_pooling_tensor(t.name)) << t.name << " placed in " << s.name;
+        ++placed;
+      }
+    for (const auto& t : (*file)->tensors())
+      host += is_post_pooling_tensor(t.name) ? 1 : 0;
+    EXPECT_GE(host, 1u);
+    EXPECT_EQ(placed + host, (*file)->tensors().size());
+  }
 }
 
 } // namespace

@@ -1,4 +1,5 @@
-// An encoder (BERT, "mk-bert"; a decoder converted to attend both ways, "mk-qwen2-noncausal"):
+// An encoder (BERT, "mk-bert"; EmbeddingGemma, "mk-gemma-embedding"; a decoder converted to attend
+// both ways, "mk-qwen2-noncausal"):
 // every query sees the whole text, so a text's rows are one pass's. Its rows are the same bits on
 // every engine — the hybrid session under every plan of auto and GPU-only schedules on cpu and emu,
 // both batched engines with other texts sharing the passes — and what an encoder cannot do is
@@ -181,10 +182,12 @@ TEST_P(EncoderRows, WhatAnEncoderCannotDoIsRefusedByName) {
   EXPECT_FALSE(BatchedCpuSession::create(*model_, bp).ok());
 }
 
-// BERT, Nomic Embed's NomicBert (RoPE, SwiGLU), and Qwen2's decoder converted to attend both ways
-// (gte-Qwen2: RoPE, pre-norms, grouped-query attention, a head it never runs).
+// BERT, Nomic Embed's NomicBert (RoPE, SwiGLU), Qwen2's decoder converted to attend both ways
+// (gte-Qwen2: RoPE, pre-norms, grouped-query attention, a head it never runs) and EmbeddingGemma
+// (Gemma 3's blocks, five local layers of six whose 7-position windows are centred on the query).
 INSTANTIATE_TEST_SUITE_P(Models, EncoderRows,
-                         ::testing::Values("mk-bert", "mk-nomic-bert", "mk-qwen2-noncausal"),
+                         ::testing::Values("mk-bert", "mk-nomic-bert", "mk-qwen2-noncausal",
+                                           "mk-gemma-embedding"),
                          model_param_name);
 
 } // namespace

@@ -40,7 +40,8 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // experts, unnormalised top-k; "mk-qwen3": per-head q/k norms and a head size that is
 // not n_embd / n_head); "mk-llama-bias-yarn" has attention biases and YaRN RoPE;
 // "mk-gemma3" / "mk-gemma2" local layers with 5- / 7-position windows (and Gemma 2's
-// soft-caps), a tied output; "mk-phi3" fused q/k/v and gate/up and LongRoPE; "mk-granite"
+// soft-caps), a tied output ("mk-gemma-embedding": 7-position windows centred on the query,
+// attending both ways); "mk-phi3" fused q/k/v and gate/up and LongRoPE; "mk-granite"
 // Granite's multipliers ("mk-granitemoe" with experts); "mk-mistral3" YaRN and an attention
 // temperature stepping every 16; "mk-smollm3" layer 3 without RoPE; "mk-gpt-oss" sinks, biased
 // experts with the clamped SwiGLU, 5-position windows on the even layers, heads of 32 (q twice

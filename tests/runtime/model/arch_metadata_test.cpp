@@ -326,6 +326,29 @@ const BadCase kCases[] = {
      },
      StatusCode::kInvalidFormat,
      {"gemma3.attention.sliding_window_pattern", "3 entries for 2 layers"}},
+    {"gemma_embedding_said_to_be_causal",
+     "gemma-embedding",
+     [](auto& md, auto&) { set_key(md, "gemma-embedding.attention.causal", gguf::Value{true}); },
+     StatusCode::kUnsupported,
+     {"gemma-embedding.attention.causal", "both ways"}},
+    {"dense_3_without_dense_2",
+     "gemma-embedding",
+     [](auto&, auto& t) { add_copy(t, "dense_3.weight", "blk.0.attn_output.weight"); },
+     StatusCode::kInvalidFormat,
+     {"dense_3.weight", "dense_2.weight"}},
+    {"dense_2_whose_width_does_not_come_back",
+     "gemma-embedding",
+     [](auto&, auto& t) { add_copy(t, "dense_2.weight", "blk.0.ffn_up.weight"); },
+     StatusCode::kInvalidFormat,
+     {"dense_2.weight", "64", "no dense_3.weight"}},
+    {"dense_3_of_the_wrong_shape",
+     "gemma-embedding",
+     [](auto&, auto& t) {
+       add_copy(t, "dense_2.weight", "blk.0.ffn_up.weight");
+       add_copy(t, "dense_3.weight", "blk.0.ffn_up.weight");
+     },
+     StatusCode::kInvalidFormat,
+     {"dense_3.weight", "shape"}},
 };
 
 class ArchMetadata : public ::testing::TestWithParam<BadCase> {};

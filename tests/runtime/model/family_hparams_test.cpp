@@ -117,6 +117,28 @@ TEST_F(FamilyHParams, TheFilesPatternAndLocalBaseWin) {
   EXPECT_EQ(flags.rope(nullptr, 1).freq_base, 5000.0f);
 }
 
+// EmbeddingGemma: Gemma 3's layers attending both ways without an attention.causal key,
+// its local windows centred on the query (a file saying causal: arch_metadata_test).
+TEST_F(FamilyHParams, GemmaEmbeddingAttendsBothWaysThroughCentredWindows) {
+  ModelSpec s = family("gemma-embedding", 7);
+  s.sliding_window = 512;
+  s.rope_freq_base = 1e6f;
+  const ModelHParams hp = read(s);
+  EXPECT_FALSE(hp.causal);
+  EXPECT_TRUE(hp.symmetric_window);
+  EXPECT_EQ(hp.pooling, Pooling::kMean);
+  EXPECT_EQ(local_layers(hp), (std::vector<bool>{true, true, true, true, true, false, true}));
+  EXPECT_EQ(hp.attention_window(0), 512);
+  EXPECT_EQ(hp.rope(nullptr, 0).freq_base, 10000.0f);
+  EXPECT_EQ(hp.rope(nullptr, 5).freq_base, 1e6f);
+  EXPECT_TRUE(hp.rope(nullptr, 0).neox);
+  EXPECT_FLOAT_EQ(hp.embed_scale, 8.0f);
+  EXPECT_EQ(hp.attn_scale, 0.0f); // 1/sqrt(head_dim) at every size
+  EXPECT_TRUE(hp.post_norms && hp.qk_norm);
+  EXPECT_EQ(pass_tokens_for(hp, 16, 512), 512); // a text is one pass
+  EXPECT_FALSE(read(family("gemma3", 7)).symmetric_window);
+}
+
 TEST_F(FamilyHParams, Gemma2DefaultsToEvenLocalLayersOf4096AndItsSoftCaps) {
   const ModelHParams hp = read(family("gemma2", 4));
   EXPECT_EQ(local_layers(hp), (std::vector<bool>{true, false, true, false}));

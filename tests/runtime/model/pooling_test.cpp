@@ -127,6 +127,34 @@ TEST(Pooler, AnEncodersRankReadsTheFirstRowThroughItsPooler) {
   EXPECT_FALSE(rank.wants(3));
 }
 
+// sentence-transformers' Dense modules (EmbeddingGemma's dense_2, dense_3) act on the
+// pooled vector, before the cut and the normalizing; not on pooling none's rows.
+TEST(Pooler, TheProjectionFollowsPoolingAndPrecedesTheCut) {
+  EmbeddingProjection p;
+  p.n_embd = 3;
+  p.n_mid = 2;
+  p.dense2 = {1, 1, 0, /**/ 0, 0, 2}; // (x0 + x1, 2 x2)
+  p.dense2_bias = {0.5f, 0};
+  p.dense3 = {1, 0, /**/ 0, 1, /**/ 1, -1}; // (a, b, a - b)
+  // The mean, (2.5, -3, 0.5): a = 0, b = 1, so (0, 1, -1).
+  EXPECT_EQ(pool(Pooling::kMean, 4, {.normalize = false, .projection = &p}),
+            (std::vector<float>{0.0f, 1.0f, -1.0f}));
+  // Cut to two after the projection, then unit length: (0, 1).
+  EXPECT_EQ(pool(Pooling::kMean, 4, {.normalize = true, .dimensions = 2, .projection = &p}),
+            (std::vector<float>{0.0f, 1.0f}));
+  // The last row (4, -6, 0.5): a = -1.5, b = 1.
+  EXPECT_EQ(pool(Pooling::kLast, 4, {.normalize = false, .projection = &p}),
+            (std::vector<float>{-1.5f, 1.0f, -2.5f}));
+  EXPECT_EQ(pool(Pooling::kNone, 2, {.normalize = false, .projection = &p}),
+            pool(Pooling::kNone, 2));
+  p.dense3.clear(); // dense_2 alone, as wide as the model
+  p.n_mid = 3;
+  p.dense2 = {0, 0, 1, /**/ 0, 1, 0, /**/ 1, 0, 0};
+  p.dense2_bias.clear();
+  EXPECT_EQ(pool(Pooling::kCls, 4, {.normalize = false, .projection = &p}),
+            (std::vector<float>{0.5f, 0.0f, 1.0f}));
+}
+
 TEST(Pooler, AModelNamesItsPooling) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("pshard-pooling-test-" + std::to_string(::getpid()));

@@ -17,6 +17,10 @@ of six, with their own unscaled RoPE base), attention and final-logit soft-cappi
 sink logit per head in each softmax, every other layer a 128-position window with the
 same RoPE, MoE pre-normed by post_attention_norm: top-k router logits plus bias weighed
 by their own softmax, experts with biases and the clamped SwiGLU of OpenAI's reference).
+gemma-embedding (EmbeddingGemma): gemma3's
+block attending both ways, a local layer's window centred on the query (keys within
+sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
+Decoders with attention.causal false see the whole text (final_states).
 bert, nomic-bert: encoder.py. RoPE scaling: linear, llama3 (rope_freqs tensor or scaling keys) and YaRN (ggml's
 per-dimension ramp).
 """
@@ -27,8 +31,8 @@ import numpy as np
 from encoder import bert_states
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
-        "gemma2", "gemma3", "phi3", "gpt-oss"}
-GEMMA = {"gemma2", "gemma3"}
+        "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss"}
+GEMMA = {"gemma2", "gemma3", "gemma-embedding"}
 # The 27B models (by block count) scale attention by 1/sqrt(n_embd/n_head), not head_dim.
 GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}
 UNNORMALISED_TOPK = {"qwen2moe"}
@@ -130,7 +134,7 @@ class Reference:
             w, pat = g("attention.sliding_window", 128), g("attention.sliding_window_pattern")
             pat = pat if type(pat) is int else 2  # the even layers are local
             self.windows = [w if il % pat < pat - 1 else None for il in range(self.n_layer)]
-        elif self.arch == "gemma3":
+        elif self.arch in ("gemma3", "gemma-embedding"):
             w, pat = g("attention.sliding_window", 0), g("attention.sliding_window_pattern")
             pat = pat if type(pat) is int else 6  # layers 5, 11, ... are global
             local = [il % pat < pat - 1 for il in range(self.n_layer)]
@@ -140,6 +144,9 @@ class Reference:
                 # Local layers keep their own base, never scaled (rope_local_base_freq).
                 local_angles = self._rope_angles(g("rope.freq_base_swa", 10000.0), scaled=False)
                 self.layer_angles = [local_angles if loc else self.angles for loc in local]
+        # Queries see later positions too: EmbeddingGemma, or a decoder converted with
+        # attention.causal false (gte-Qwen2).
+        self.two_way = self.arch == "gemma-embedding" or g("attention.causal", True) is False
 
     # --- RoPE ------------------------------------------------------------------------
     def _rope_angles(self, base, scaled=True):
@@ -203,7 +210,17 @@ class Reference:
     def opt(self, name):
         return self.m.tensor(name) if self.m.has(name) else None
 
+
     def attention(self, il, h, cache, pos):
+        """One position's attention block, its key and value appended to `cache`."""
+        q, k, v = self.qkv(il, h, pos)
+        cache.append((k, v))
+        # A local layer sees the last `window` positions, its own included.
+        seen = cache[-self.windows[il]:] if self.windows[il] else cache
+        return self.attend(il, h, q, seen)
+
+    def qkv(self, il, h, pos):
+        """The position's query, key and value heads: projected, normed and rotated."""
         p = f"blk.{il}."
         x = rms_norm(h, self.t(p + "attn_norm.weight"), self.eps)
         if self.m.has(p + "attn_qkv.weight"):  # Phi-3: one matrix, rows q then k then v
@@ -230,9 +247,12 @@ class Reference:
             q, k = self.rope(q, pos, angles), self.rope(k, pos, angles)
         if self.temp_scale:
             q = q * (1.0 + self.temp_scale * math.log(math.floor((pos + 1) / self.temp_length) + 1.0))
-        cache.append((k, v))
-        # A local layer sees the last `window` positions, its own included.
-        seen = cache[-self.windows[il]:] if self.windows[il] else cache
+        return q, k, v
+
+    def attend(self, il, h, q, seen):
+        """The block's output for query heads q over the (key, value) pairs `seen`, added
+        to the residual h."""
+        p = f"blk.{il}."
         group = self.n_head // self.n_head_kv
         out = np.zeros((self.n_head, self.head_dim))
         for hd in range(self.n_head):
@@ -310,6 +330,8 @@ class Reference:
         i's rotary position (an int, or (t, h, w)); `types` an encoder's token types."""
         if self.arch in ("bert", "nomic-bert"):  # encoders: every position sees the whole text
             return bert_states(self.m, ids, types)
+        if self.two_way:
+            return self.two_way_states(ids)
         emb = self.t("token_embd.weight")
         caches = [[] for _ in range(self.n_layer)]
         rows = []
@@ -321,6 +343,20 @@ class Reference:
                 h = self.ffn(il, h)
             rows.append(rms_norm(h, self.t("output_norm.weight"), self.eps))
         return rows
+
+    def two_way_states(self, ids):
+        """final_states of a model whose queries see the whole text, layer by layer: every
+        position's keys first, then each query over all of them — or, in a local layer,
+        over those within window // 2 positions of it on either side."""
+        hs = [self.t("token_embd.weight")[tok] * self.emb_scale for tok in ids]
+        for il in range(self.n_layer):
+            qkv = [self.qkv(il, h, pos) for pos, h in enumerate(hs)]
+            half = self.windows[il] // 2 if self.windows[il] else len(ids)
+            hs = [self.attend(il, h, qkv[pos][0],
+                              [(k, v) for _, k, v in qkv[max(0, pos - half):pos + half + 1]])
+                  for pos, h in enumerate(hs)]
+            hs = [self.ffn(il, h) for h in hs]
+        return [rms_norm(h, self.t("output_norm.weight"), self.eps) for h in hs]
 
     def logprobs(self, ids, inputs=None, positions=None):
         """Log-softmax of the logits after each of `ids` (one row per position); the

@@ -65,7 +65,8 @@ struct Split {
 __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int64_t group,
                                  int64_t hd, int64_t pos0, float scale, float* out, Split split,
                                  int64_t window, float softcap, float temp_scale,
-                                 int64_t temp_length, const float* sinks, int64_t seen_end) {
+                                 int64_t temp_length, const float* sinks, int64_t seen_end,
+                                 bool symmetric) {
   extern __shared__ float smem[];
   const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
   float* ks = smem;
@@ -78,9 +79,15 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
   const bool active = head_in_group < group;
   const int64_t h = g * group + head_in_group;
   const int64_t own = pos0 + t + 1;
-  // Causal: positions [first, pos0 + t]; an encoder's (seen_end > 0): [0, seen_end).
-  const int64_t causal = seen_end > 0 ? seen_end : own;
-  const int64_t first = window > 0 && own > window ? own - window : 0;
+  // Causal: positions [first, pos0 + t]; an encoder's (seen_end > 0): [0, seen_end), or
+  // its window centred on the query (AttentionDims::first_visible / visible_end).
+  int64_t causal = seen_end > 0 ? seen_end : own;
+  int64_t first = window > 0 && own > window ? own - window : 0;
+  if (window > 0 && symmetric) {
+    const int64_t half = window / 2;
+    first = own - 1 > half ? own - 1 - half : 0;
+    causal = own + half < causal ? own + half : causal;
+  }
   if (temp_scale != 0.0f && temp_length > 0) // as AttentionDims::score_scale(pos)
     scale *= 1.0f + temp_scale * logf(floorf(static_cast<float>(own) /
                                              static_cast<float>(temp_length)) + 1.0f);
@@ -286,7 +293,8 @@ cudaError_t attention(const float* q, const KvRows& kv, const AttentionShape& sh
                                                   out, split, shape.window, shape.softcap,
                                                   shape.temp_scale, shape.temp_length,
                                                   shape.sinks,
-                                                  shape.causal ? 0 : pos0 + n_tokens);
+                                                  shape.causal ? 0 : pos0 + n_tokens,
+                                                  shape.symmetric_window && !shape.causal);
   if (split.chunk) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)

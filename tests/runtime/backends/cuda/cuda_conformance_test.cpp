@@ -442,11 +442,17 @@ TEST_F(CudaConformance, GeluErf) {
 
 // An encoder's attention (AttentionDims::causal false): every query of the call sees the
 // whole text, later positions too, in one pass of a prompt; F32 and F16 caches.
+// An encoder's attention: the whole text, or (gemma-embedding) a window centred on each
+// query, 8 positions either side of it here.
 TEST_F(CudaConformance, AttentionBothWays) {
-  for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
-    SCOPED_TRACE(tensor_type_name(type));
+  for (const auto& [type, window] :
+       {std::pair{TensorType::kF32, int64_t{0}}, std::pair{TensorType::kF16, int64_t{0}},
+        std::pair{TensorType::kF32, int64_t{17}}, std::pair{TensorType::kF16, int64_t{16}}}) {
+    SCOPED_TRACE(std::string(tensor_type_name(type)) + " window " + std::to_string(window));
     AttentionDims dims{4, 4, 64};
     dims.causal = false;
+    dims.window = window;
+    dims.symmetric_window = true;
     const int64_t kv_dim = dims.n_head_kv * dims.head_dim, n = 45;
     TestKv kv = make_kv(*buf_, type, 64, kv_dim, 35, {});
     const auto k = random_floats(n * kv_dim, 37), v = random_floats(n * kv_dim, 38);

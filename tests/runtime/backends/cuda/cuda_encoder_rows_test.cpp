@@ -1,6 +1,7 @@
 // Encoders on the GPU: every plan of auto and GPU-only schedules of a BERT ("mk-bert":
 // position and type tables, LayerNorms with biases, exact GELU) and a NomicBert
-// ("mk-nomic-bert": RoPE, fused q/k/v, SwiGLU), each text one pass attending both ways,
+// ("mk-nomic-bert": RoPE, fused q/k/v, SwiGLU) and an EmbeddingGemma ("mk-gemma-embedding":
+// windows centred on the query), each text one pass attending both ways,
 // run on the CUDA backend, gives the plain CPU session's rows within a relative L2 error
 // of 3e-2 (the CPU rounds activations to 8 bits for Q8_0 weights, the GPU keeps them
 // float). The arena never exceeds the plan's budget.
@@ -52,7 +53,8 @@ TEST_P(CudaEncoderRows, EveryPlanGivesTheCpuRows) {
   std::cout << GetParam() << ": " << plans << " plans give the CPU's rows on the GPU\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, CudaEncoderRows, ::testing::Values("mk-bert", "mk-nomic-bert"),
+INSTANTIATE_TEST_SUITE_P(Models, CudaEncoderRows,
+                         ::testing::Values("mk-bert", "mk-nomic-bert", "mk-gemma-embedding"),
                          model_param_name);
 
 } // namespace
