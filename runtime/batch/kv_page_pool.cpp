@@ -46,7 +46,8 @@ Result<std::unique_ptr<KvPagePool>> KvPagePool::create(std::span<const int64_t> 
 }
 
 KvView KvPagePool::layer(int64_t il) {
-  const auto rows = static_cast<size_t>(row0_[static_cast<size_t>(il)]);
+  const size_t layers = row0_.size() - 1;
+  const auto rows = static_cast<size_t>(row0_[layers == 1 ? 0 : static_cast<size_t>(il)]);
   KvView v;
   v.k = k_.data() + rows * tensor_row_bytes(k_type_, kv_dim_);
   v.v = v_.data() + rows * tensor_row_bytes(v_type_, kv_dim_);

@@ -20,7 +20,9 @@ namespace pshard {
 
 class KvPagePool {
 public:
-  // layer_pages: per layer, its pages.
+  // layer_pages: per layer, its pages. One entry: one layer's pages serve every layer
+  // (a model that attends both ways keeps no keys past a pass, and its layers run one after
+  // another).
   static Result<std::unique_ptr<KvPagePool>> create(std::span<const int64_t> layer_pages,
                                                     int64_t kv_dim, int64_t page_tokens,
                                                     TensorType k_type = TensorType::kF32,

@@ -220,6 +220,8 @@ public:
   virtual void gelu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
   // x[i] = gelu(x[i]) in place over n values, GELU's exact (erf) form (an encoder's FFN).
   virtual void gelu(float* x, int64_t n) = 0;
+  // out[i] = gelu(gate[i]) * up[i] over n values, GELU's exact form (ModernBERT's GeGLU).
+  virtual void gelu_erf_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
   // gpt-oss's clamped SwiGLU over n values: with g = min(gate[i], 7) and u = clamp(up[i],
   // -7, 7), out[i] = g * sigmoid(1.702 g) * (u + 1).
   virtual void swiglu_oai(const float* gate, const float* up, float* out, int64_t n) = 0;
@@ -255,6 +257,9 @@ inline void gated_activation(Ops& ops, FfnActivation act, const float* gate, con
     return;
   case FfnActivation::kGeluTanh:
     ops.gelu_mul(gate, up, out, n);
+    return;
+  case FfnActivation::kGeluErf:
+    ops.gelu_erf_mul(gate, up, out, n);
     return;
   case FfnActivation::kSwigluOai:
     ops.swiglu_oai(gate, up, out, n);

@@ -127,8 +127,12 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   const int64_t max_chunk = schedule ? schedule->tiers().back()
                                      : std::min(pass_tokens_for(hp, params.n_batch, n_ctx), n_ctx);
   PSHARD_ASSIGN_OR_RETURN(const int64_t ring, kv_ring_for(hp, schedule, params, max_chunk, n_ctx));
+  // A model that attends both ways keeps no keys past a pass: without a plan (every layer on
+  // the host, one after another) its layers share one layer's rows. A plan keeps them apart:
+  // layers' caches move and are mapped for the device one by one.
   PSHARD_ASSIGN_OR_RETURN(KvCache kv,
-                          model_kv_cache(hp, kv_rows, kv_types.first, kv_types.second, ring));
+                          model_kv_cache(hp, kv_rows, kv_types.first, kv_types.second, ring,
+                                         /*one_layer_for_all=*/!hp.causal && !schedule));
   auto s = std::unique_ptr<HybridSession>(
       new HybridSession(model, schedule, device, std::move(kv), threads));
   s->n_ctx_ = n_ctx;

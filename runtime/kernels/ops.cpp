@@ -34,10 +34,18 @@ void layer_norm(const float* x, const float* weight, const float* bias, float* y
     sq += (x[i] - mean) * (x[i] - mean);
   const auto inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
   for (int64_t i = 0; i < n; ++i)
-    y[i] = (x[i] - static_cast<float>(mean)) * inv * weight[i] + bias[i];
+    y[i] = (x[i] - static_cast<float>(mean)) * inv * weight[i] + (bias ? bias[i] : 0.0f);
 }
 
 void gelu_erf(float* x, int64_t n) { kernels::kernel_set().ops.gelu_erf(x, n); }
+
+void gelu_erf_mul(const float* gate, const float* up, float* out, int64_t n) {
+  if (out != gate)
+    std::copy_n(gate, n, out);
+  gelu_erf(out, n);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] *= up[i];
+}
 
 // The angle of pair i is computed in float exactly as written in ops.h, as
 // llama.cpp does, so positions far into a long context round the same way.

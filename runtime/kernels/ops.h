@@ -10,7 +10,8 @@ namespace pshard {
 // y = x / sqrt(mean(x^2) + eps) * weight, over n values (x and y may alias).
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias over n values, the mean and
-// variance summed in double (x and y may alias). Encoders (BERT) and vision towers.
+// variance summed in double (x and y may alias); bias null: none (ModernBERT). Encoders
+// (BERT) and vision towers.
 void layer_norm(const float* x, const float* weight, const float* bias, float* y, int64_t n,
                 float eps);
 
@@ -77,6 +78,9 @@ inline constexpr float kErfP = 0.3275911f, kErfA1 = 0.254829592f, kErfA2 = -0.28
                        kErfA3 = 1.421413741f, kErfA4 = -1.453152027f, kErfA5 = 1.061405429f;
 inline constexpr float kInvSqrt2 = 0.70710678118654752f;
 void gelu_erf(float* x, int64_t n);
+// out[i] = gelu(gate[i]) * up[i] with GELU's exact form (gelu_erf): ModernBERT's GeGLU. out
+// may alias gate.
+void gelu_erf_mul(const float* gate, const float* up, float* out, int64_t n);
 // x[i] *= s
 void scale_inplace(float* x, float s, int64_t n);
 // x[i] = cap * tanh(x[i] / cap)

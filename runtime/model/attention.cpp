@@ -58,12 +58,12 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   const ActivationPtrs& a = p.act;
   const int64_t n = p.n_tokens(), d = hp.n_embd;
 
-  if (w.embd_norm.data) // attn[0] of an encoder
+  if (w.embd_norm.data) // attn[0] of an encoder (or ModernBERT)
     encoder_input(p, w);
   // An encoder's blocks have no pre-norm: they read the residual stream itself.
   const float* in = a.hidden;
   if (w.norm.data) {
-    p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, hp.rms_eps);
+    pre_norm(p.ops, hp, a.hidden, w.norm.data, a.normed, n);
     in = a.normed;
   }
   p.ops.matmul(w.wq, in, n, a.q);

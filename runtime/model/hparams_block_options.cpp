@@ -73,7 +73,8 @@ Status read_local_layers(const gguf::GgufFile& f, const HParamKeys& k, ModelHPar
   if (period <= 0)
     return invalid_format(key + " must be positive, got " + std::to_string(period));
   for (int64_t il = 0; il < hp.n_layer; ++il)
-    hp.local_layers[static_cast<size_t>(il)] = il % period < period - 1;
+    hp.local_layers[static_cast<size_t>(il)] =
+        hp.family->sliding.global_first ? il % period != 0 : il % period < period - 1;
   return Status::ok_status();
 }
 

@@ -11,7 +11,8 @@
 namespace pshard {
 
 Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, TensorType k_type,
-                                TensorType v_type, std::span<const int64_t> rings) {
+                                TensorType v_type, std::span<const int64_t> rings,
+                                bool one_layer_for_all) {
   if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0)
     return invalid_argument("KV cache dimensions must be positive");
   if (!rings.empty() && static_cast<int64_t>(rings.size()) != n_layer)
@@ -32,7 +33,9 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
   c.v_row_ = tensor_row_bytes(v_type, kv_dim);
   c.rings_.assign(static_cast<size_t>(n_layer), 0);
   c.row0_.assign(1, 0);
-  for (int64_t il = 0; il < n_layer; ++il) {
+  if (one_layer_for_all) // every layer's first row 0; back(): one layer's rows
+    c.row0_.assign(static_cast<size_t>(n_layer) + 1, 0);
+  for (int64_t il = 0; il < n_layer && !one_layer_for_all; ++il) {
     const int64_t ring = rings.empty() ? 0 : rings[static_cast<size_t>(il)];
     if (ring < 0)
       return invalid_argument("a KV cache ring must not be negative");
@@ -43,6 +46,8 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
       return invalid_argument("KV cache size overflows");
     c.row0_.push_back(c.row0_.back() + layer_rows);
   }
+  if (one_layer_for_all)
+    c.row0_.back() = n_ctx;
   const auto rows = static_cast<size_t>(c.row0_.back());
   if (rows > (size_t{1} << 40) / (c.k_row_ + c.v_row_))
     return invalid_argument("KV cache size overflows");
@@ -77,13 +82,13 @@ int64_t widest_attention_window(const ModelHParams& hp) {
 }
 
 Result<KvCache> model_kv_cache(const ModelHParams& hp, int64_t n_ctx, TensorType k_type,
-                               TensorType v_type, int64_t ring) {
+                               TensorType v_type, int64_t ring, bool one_layer_for_all) {
   std::vector<int64_t> rings(static_cast<size_t>(std::max<int64_t>(hp.n_layer, 0)), 0);
   for (int64_t il = 0; il < hp.n_layer; ++il)
     if (hp.attention_window(il) > 0)
       rings[static_cast<size_t>(il)] = ring;
-  PSHARD_ASSIGN_OR_RETURN(KvCache kv,
-                          KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(), k_type, v_type, rings));
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(), k_type,
+                                                      v_type, rings, one_layer_for_all));
   kv.set_ring_window(widest_attention_window(hp));
   return kv;
 }

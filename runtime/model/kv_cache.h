@@ -17,10 +17,14 @@ namespace pshard {
 class KvCache {
 public:
   // rings: per layer, its ring's rows (0: all n_ctx positions); empty: no rings.
+  // one_layer_for_all: every layer reads and writes the same rows (no rings) — a model that
+  // attends both ways keeps nothing past a pass (a text is one pass), and its layers run
+  // one after another, so one layer's rows serve them all: 1/n_layer of the memory.
   static Result<KvCache> create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
                                 TensorType k_type = TensorType::kF32,
                                 TensorType v_type = TensorType::kF32,
-                                std::span<const int64_t> rings = {});
+                                std::span<const int64_t> rings = {},
+                                bool one_layer_for_all = false);
 
   int64_t n_ctx() const { return n_ctx_; }
   int64_t kv_dim() const { return kv_dim_; }
@@ -62,8 +66,9 @@ private:
 int64_t widest_attention_window(const ModelHParams& hp);
 
 // One sequence's cache for the model, its sliding-window layers rings of `ring` rows
-// (0: whole caches; kv_ring.h).
+// (0: whole caches; kv_ring.h); one_layer_for_all as KvCache::create's (a model that attends
+// both ways, where every layer's attention runs on the host).
 Result<KvCache> model_kv_cache(const ModelHParams& hp, int64_t n_ctx, TensorType k_type,
-                               TensorType v_type, int64_t ring);
+                               TensorType v_type, int64_t ring, bool one_layer_for_all = false);
 
 } // namespace pshard

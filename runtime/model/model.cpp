@@ -64,11 +64,13 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
   PSHARD_RETURN_IF_ERROR(check_kv_types(params.kv_type_k, params.kv_type_v, hp.head_dim));
   // the most tokens a pass holds
   const int64_t n_batch = std::min(pass_tokens_for(hp, params.n_batch, n_ctx), n_ctx);
+  // A model that attends both ways keeps no keys past a pass: its layers share one layer's.
   PSHARD_ASSIGN_OR_RETURN(
       KvCache kv,
       model_kv_cache(
           hp, n_ctx, params.kv_type_k, params.kv_type_v,
-          params.swa_full ? 0 : kv_ring_positions(widest_attention_window(hp), n_batch, n_ctx)));
+          params.swa_full ? 0 : kv_ring_positions(widest_attention_window(hp), n_batch, n_ctx),
+          /*one_layer_for_all=*/!hp.causal));
   auto s = std::unique_ptr<CpuSession>(new CpuSession(model, std::move(kv), threads, n_batch));
   // decode_all runs in one pass, so its rows are at most a pass's tokens.
   s->max_logit_rows_ = std::min(params.max_logit_rows, s->n_batch_);
@@ -131,7 +133,7 @@ void final_norm_rows(CpuOps& cpu, const Model& model, const float* hidden,
   for (size_t i = 0; i < rows.size(); ++i) {
     const float* row = hidden + static_cast<size_t>(rows[i]) * d;
     if (norm)
-      cpu.rms_norm(row, norm, out.data() + i * d, 1, hp.n_embd, hp.rms_eps);
+      pre_norm(cpu, hp, row, norm, out.data() + i * d, 1);
     else
       std::copy_n(row, d, out.data() + i * d);
   }

@@ -88,6 +88,14 @@ SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s) 
   return out;
 }
 
+void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* weight, float* y,
+              int64_t n) {
+  if (hp.family->layer_norms)
+    ops.layer_norm(x, weight, nullptr, y, n, hp.n_embd, hp.rms_eps);
+  else
+    ops.rms_norm(x, weight, y, n, hp.n_embd, hp.rms_eps);
+}
+
 void embed_forward(ForwardPass& p, const MatrixView& table) {
   p.ops.embed_rows(table, p.tokens, p.act.hidden);
   if (p.hp.embed_scale != 1.0f) // Gemma: sqrt(n_embd); Granite: its embedding_scale
@@ -126,7 +134,7 @@ void ffn_forward(ForwardPass& p, const FfnWeights& w) {
     return encoder_ffn_forward(p, w);
   const int64_t n = p.n_tokens(), d = p.hp.n_embd;
   const ActivationPtrs& a = p.act;
-  p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, p.hp.rms_eps);
+  pre_norm(p.ops, p.hp, a.hidden, w.norm.data, a.normed, n);
   glu_forward(p, w, a.normed, a.proj);
   residual_add(p, w.post_norm, a.proj);
 }
@@ -145,7 +153,7 @@ void head_forward(ForwardPass& p, const HeadWeights& w) {
   const int64_t rows = p.n_logit_rows();
   for (int64_t i = 0; i < rows; ++i) {
     const int64_t t = p.logit_rows.empty() ? p.n_tokens() - 1 : p.logit_rows[static_cast<size_t>(i)];
-    p.ops.rms_norm(p.act.hidden + t * d, w.norm, p.act.normed + i * d, 1, d, p.hp.rms_eps);
+    pre_norm(p.ops, p.hp, p.act.hidden + t * d, w.norm, p.act.normed + i * d, 1);
   }
   p.ops.matmul(w.output, p.act.normed, rows, p.act.logits);
   if (p.hp.logit_scale != 1.0f) // Granite

@@ -166,6 +166,10 @@ struct ForwardPass {
 };
 
 void embed_forward(ForwardPass& pass, const MatrixView& table);
+// A block's pre-norm (and the final norm) of n rows of n_embd: RMSNorm, or a LayerNorm
+// without a bias where the family says (ModernBERT). x and y may alias.
+void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* weight, float* y,
+              int64_t n);
 void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv);
 void ffn_forward(ForwardPass& pass, const FfnWeights& w);

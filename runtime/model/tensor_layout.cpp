@@ -28,14 +28,16 @@ void encoder_input(const ModelHParams& hp, SpecList& l) {
   if (hp.token_types)
     l.out.push_back({"token_types.weight", {d, hp.n_token_types}, R::kTokenTypes});
   l.out.push_back({"token_embd_norm.weight", {d}, R::kEmbdNorm});
-  l.out.push_back({"token_embd_norm.bias", {d}, R::kEmbdNormB});
+  if (hp.family->encoder) // ModernBERT's norms have no biases
+    l.out.push_back({"token_embd_norm.bias", {d}, R::kEmbdNormB});
 }
 
 void attention(const ModelHParams& hp, SpecList& l, int64_t layer) {
   const int64_t d = hp.n_embd, q = hp.q_dim(), kv = hp.kv_dim();
-  if (hp.family->encoder && layer == 0)
+  const bool embedding_norm = hp.family->encoder || hp.family->layer_norms;
+  if (embedding_norm && layer == 0)
     encoder_input(hp, l);
-  if (!hp.family->encoder)
+  if (!hp.family->encoder && !(hp.family->layer_norms && layer == 0)) // ModernBERT's layer 0: none
     l.add("attn_norm", ".weight", {d}, R::kAttnNorm);
   if (hp.fused_qkv) {
     l.add("attn_qkv", ".weight", {d, q + 2 * kv}, R::kWqkv);
@@ -170,6 +172,8 @@ std::vector<TensorSpec> sublayer_tensor_specs(const ModelHParams& hp, const SubL
     if (hp.family->encoder) // embeddings only: the head has no weights and never runs
       break;
     l.add("output_norm", ".weight", {d}, R::kOutputNorm);
+    if (hp.family->layer_norms) // ModernBERT: the final norm alone; it embeds
+      break;
     // Tied: the head multiplies by the embedding table (and needs its own GPU copy).
     l.add(hp.tied_output ? "token_embd" : "output", ".weight", {d, hp.n_vocab}, R::kOutput);
     break;

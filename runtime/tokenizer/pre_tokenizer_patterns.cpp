@@ -84,7 +84,7 @@ const std::vector<NamedSpec>& specs() {
     add({"tekken"}, {kTekken}, true, true);
     add({"gpt-4o", "llama4"}, {kO200k});
     add({"gpt-2", "mpt", "olmo", "jais", "phi-2", "roberta-bpe", "gigachat", "jina-es", "jina-de",
-         "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "trillion"},
+         "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "trillion", "modern-bert"},
         {kGpt2});
     add({"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"},
         {R"re(\p{N})re", kGpt2});

@@ -67,6 +67,12 @@ CASES = {
     "gemma-embedding-mean": (["--arch", "gemma-embedding", "--n-layer", "6", "--head-dim", "16",
                               "--sliding-window", "16", "--rope-freq-base", "1000000",
                               "--dense-projection", "96"], ["--dimensions", "48"], "mean"),
+    # ModernBERT's layout: pre-LayerNorms without biases, every third layer global from
+    # layer 0, the others over 16-position windows centred on the query (8 either side),
+    # fused q/k/v and GeGLU with GELU's exact form; cls pooling named by the file.
+    "modern-bert-cls": (["--arch", "modern-bert", "--n-layer", "4", "--n-head-kv", "4",
+                         "--sliding-window", "16", "--rope-freq-base", "160000",
+                         "--pooling-type", "2"], [], "cls"),
 }
 # Families whose queries see the whole text: a text is one pass.
 TWO_WAY = ("bert", "gemma-embedding")

@@ -145,7 +145,7 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "rope.dimension_count", {u32(hp.rope_dim)});
     w.set(a + "rope.freq_base", {hp.rope_freq_base});
   }
-  if (hp.family->encoder)
+  if (hp.family->encoder || hp.family->layer_norms)
     w.set(a + "attention.layer_norm_epsilon", {hp.rms_eps});
   else
     w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});

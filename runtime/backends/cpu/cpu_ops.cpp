@@ -75,6 +75,16 @@ void CpuOps::gelu(float* x, int64_t n) {
   });
 }
 
+void CpuOps::gelu_erf_mul(const float* gate, const float* up, float* out, int64_t n) {
+  constexpr int64_t kChunk = 4096;
+  pool_.parallel_for((n + kChunk - 1) / kChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t at = c * kChunk;
+      pshard::gelu_erf_mul(gate + at, up + at, out + at, std::min(kChunk, n - at));
+    }
+  });
+}
+
 void CpuOps::swiglu_oai(const float* gate, const float* up, float* out, int64_t n) {
   pshard::swiglu_oai(gate, up, out, n);
 }

@@ -122,6 +122,10 @@ void CudaOps::silu_mul(const float* gate, const float* up, float* out, int64_t n
   note(kernels::silu_mul(gate, up, out, n, stream_), "silu_mul", __LINE__);
 }
 
+void CudaOps::gelu_erf_mul(const float* gate, const float* up, float* out, int64_t n) {
+  note(kernels::gelu_erf_mul(gate, up, out, n, stream_), "gelu_erf_mul", __LINE__);
+}
+
 void CudaOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
   note(kernels::gelu_mul(gate, up, out, n, stream_), "gelu_mul", __LINE__);
 }

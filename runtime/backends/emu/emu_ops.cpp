@@ -52,6 +52,10 @@ void EmuOps::gelu(float* x, int64_t n) {
   q_.push_work([=, this] { cpu_.gelu(x, n); });
 }
 
+void EmuOps::gelu_erf_mul(const float* gate, const float* up, float* out, int64_t n) {
+  q_.push_work([=, this] { cpu_.gelu_erf_mul(gate, up, out, n); });
+}
+
 void EmuOps::gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
   q_.push_work([=, this] { cpu_.gelu_mul(gate, up, out, n); });
 }

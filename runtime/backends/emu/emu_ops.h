@@ -26,6 +26,7 @@ public:
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void gelu_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void gelu(float* x, int64_t n) override;
+  void gelu_erf_mul(const float* gate, const float* up, float* out, int64_t n) override;
   void swiglu_oai(const float* gate, const float* up, float* out, int64_t n) override;
   void scale(float* x, float s, int64_t n) override;
   void softcap(float* x, float cap, int64_t n) override;

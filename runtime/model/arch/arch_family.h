@@ -36,10 +36,11 @@ enum class Presence : unsigned char { kAbsent, kOptional, kRequired };
 enum class FfnForm : unsigned char { kDense, kMoe, kDenseOrMoe };
 
 // The gate's activation of a gated FFN: SiLU (SwiGLU: Llama, Qwen), GELU's tanh
-// approximation (GeGLU: Gemma), or gpt-oss's clamped SwiGLU (its experts:
+// approximation (GeGLU: Gemma), GELU's exact erf form (ModernBERT's GeGLU), or gpt-oss's
+// clamped SwiGLU (its experts:
 // min(g, 7) * sigmoid(1.702 * min(g, 7)) * (clamp(u, -7, 7) + 1), the constants llama.cpp
 // and OpenAI's reference fix; the GGUF records none).
-enum class FfnActivation : unsigned char { kSilu, kGeluTanh, kSwigluOai };
+enum class FfnActivation : unsigned char { kSilu, kGeluTanh, kSwigluOai, kGeluErf };
 
 // Sliding-window attention (Gemma): which layers see only the last
 // `{arch}.attention.sliding_window` positions. Every `period`-th layer (the last of each
@@ -57,8 +58,11 @@ struct SlidingWindow {
   float local_rope_base = 0.0f;
   bool local_keeps_scaling = false;
   // The window is centred on the query (a model attending both ways: gemma-embedding,
-  // llama.cpp's symmetric SWA): a query at p sees p - window/2 .. p + window/2.
+  // ModernBERT; llama.cpp's symmetric SWA): a query at p sees p - window/2 .. p + window/2.
   bool symmetric = false;
+  // The first layer of each run of `period` is the global one (ModernBERT: 0, 3, 6, …),
+  // not the last (Gemma: 5, 11, …).
+  bool global_first = false;
 };
 
 struct ArchFamily {
@@ -134,9 +138,15 @@ struct ArchFamily {
   // (`{arch}.attention.causal`, default false), so a text is one pass. No head: the model
   // embeds, it does not generate. Eps from `{arch}.attention.layer_norm_epsilon`.
   bool encoder = false;
-  // A decoder's blocks that attend both ways by default (gemma-embedding): an embedding
-  // model without an `attention.causal` key, which may not set it true.
+  // A decoder's blocks that attend both ways by default (gemma-embedding, ModernBERT): an
+  // embedding model without an `attention.causal` key, which may not set it true.
   bool attends_both_ways = false;
+  // ModernBERT: the pre-norms and the final norm are LayerNorms without biases (eps
+  // `{arch}.attention.layer_norm_epsilon`), not RMSNorms; the token's row is LayerNormed
+  // (token_embd_norm, run by attn[0] as an encoder's embedding norm), and layer 0 has no
+  // attn_norm (it reads that norm's output). The head is the final norm alone: such a
+  // model embeds.
+  bool layer_norms = false;
   // An encoder whose positions are RoPE on q and k (the family's rope_style) instead of a
   // position table, and whose FFN is SwiGLU without biases (Nomic Embed's NomicBert).
   bool encoder_rope_glu = false;
@@ -167,5 +177,6 @@ extern const ArchFamily kSmolLm3Family;
 extern const ArchFamily kGptOssFamily;
 extern const ArchFamily kBertFamily;
 extern const ArchFamily kNomicBertFamily;
+extern const ArchFamily kModernBertFamily;
 
 } // namespace pshard

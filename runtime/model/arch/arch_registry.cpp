@@ -6,10 +6,11 @@ namespace pshard {
 namespace {
 
 constexpr const ArchFamily* kFamilies[] = {
-    &kLlamaFamily,      &kQwen2Family,          &kQwen2VlFamily, &kQwen2MoeFamily, &kQwen3Family,
-    &kQwen3MoeFamily,   &kGemma2Family,         &kGemma3Family,  &kPhi3Family,     &kGraniteFamily,
-    &kGraniteMoeFamily, &kMistral3Family,       &kSmolLm3Family, &kGptOssFamily,   &kBertFamily,
-    &kNomicBertFamily,  &kGemmaEmbeddingFamily,
+    &kLlamaFamily,          &kQwen2Family,      &kQwen2VlFamily,    &kQwen2MoeFamily,
+    &kQwen3Family,          &kQwen3MoeFamily,   &kGemma2Family,     &kGemma3Family,
+    &kPhi3Family,           &kGraniteFamily,    &kGraniteMoeFamily, &kMistral3Family,
+    &kSmolLm3Family,        &kGptOssFamily,     &kBertFamily,       &kNomicBertFamily,
+    &kGemmaEmbeddingFamily, &kModernBertFamily,
 };
 
 } // namespace

@@ -184,10 +184,11 @@ TEST_P(EncoderRows, WhatAnEncoderCannotDoIsRefusedByName) {
 
 // BERT, Nomic Embed's NomicBert (RoPE, SwiGLU), Qwen2's decoder converted to attend both ways
 // (gte-Qwen2: RoPE, pre-norms, grouped-query attention, a head it never runs) and EmbeddingGemma
-// (Gemma 3's blocks, five local layers of six whose 7-position windows are centred on the query).
+// (Gemma 3's blocks, five local layers of six whose 7-position windows are centred on the query)
+// and ModernBERT (pre-LayerNorms without biases, GeGLU with GELU's exact form, windows of 8).
 INSTANTIATE_TEST_SUITE_P(Models, EncoderRows,
                          ::testing::Values("mk-bert", "mk-nomic-bert", "mk-qwen2-noncausal",
-                                           "mk-gemma-embedding"),
+                                           "mk-gemma-embedding", "mk-modern-bert"),
                          model_param_name);
 
 } // namespace

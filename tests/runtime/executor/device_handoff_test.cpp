@@ -59,6 +59,9 @@ public:
     inner_.gelu_mul(g, u, out, n);
   }
   void gelu(float* x, int64_t n) override { inner_.gelu(x, n); }
+  void gelu_erf_mul(const float* g, const float* u, float* out, int64_t n) override {
+    inner_.gelu_erf_mul(g, u, out, n);
+  }
   void swiglu_oai(const float* g, const float* u, float* out, int64_t n) override {
     inner_.swiglu_oai(g, u, out, n);
   }

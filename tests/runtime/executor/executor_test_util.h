@@ -46,7 +46,8 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // temperature stepping every 16; "mk-smollm3" layer 3 without RoPE; "mk-gpt-oss" sinks, biased
 // experts with the clamped SwiGLU, 5-position windows on the even layers, heads of 32 (q twice
 // n_embd), YaRN; "mk-bert" an encoder of 64 positions (attention both ways, embeddings only;
-// "mk-nomic-bert" with RoPE and SwiGLU); a "-noncausal" suffix makes the family's decoder
+// "mk-nomic-bert" with RoPE and SwiGLU; "mk-modern-bert" ModernBERT's pre-LayerNorms, GeGLU
+// and 8-position windows centred on the query); a "-noncausal" suffix makes the family's decoder
 // attend both ways ("mk-qwen2-noncausal").
 // `prefix` keeps each test binary's files apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -72,12 +73,15 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   }
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
-      family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert")
+      family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert" ||
+      family == "modern-bert")
     spec.arch = family;
-  if (family == "bert" || family == "nomic-bert") { // every head its own keys; 64 positions
-    spec.n_head_kv = spec.n_head;
+  if (family == "bert" || family == "nomic-bert" || family == "modern-bert") {
+    spec.n_head_kv = spec.n_head; // every head its own keys; 64 positions
     spec.n_ctx = 64;
   }
+  if (family == "modern-bert") // layers 0 and 3 global, the others 4 positions either side
+    spec.sliding_window = 8;
   if (family == "mistral3") { // the temperature steps every 16 positions
     spec.rope_scaling = "yarn";
     spec.rope_scaling_factor = 4.0f;

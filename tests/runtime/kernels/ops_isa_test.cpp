@@ -81,6 +81,28 @@ TEST_P(OpsOnIsa, GeluErfOnOddLengths) {
   EXPECT_EQ(far[3], 30.0f);
 }
 
+// ModernBERT's GeGLU: gelu_erf(gate) * up, in place over the gate or into another row, and a
+// LayerNorm without a bias is the one with a zero bias.
+TEST_P(OpsOnIsa, GeluErfMulAndLayerNormWithoutBias) {
+  for (int64_t n : {1, 17, 1001}) {
+    const std::vector<float> g = test::random_floats(n, 22, 4.0f), u = test::random_floats(n, 23);
+    std::vector<float> out(n), in_place = g;
+    gelu_erf_mul(g.data(), u.data(), out.data(), n);
+    gelu_erf_mul(in_place.data(), u.data(), in_place.data(), n);
+    EXPECT_EQ(in_place, out);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = g[i], want = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))) * u[i];
+      ASSERT_NEAR(out[i], want, (2.5e-7 * std::fabs(v) + 1e-6 * std::fabs(want)) * 2 + 1e-30)
+          << "n=" << n << " i=" << i;
+    }
+    const std::vector<float> w = test::random_floats(n, 24), zero(n, 0.0f);
+    std::vector<float> biased(n), plain(n);
+    layer_norm(g.data(), w.data(), zero.data(), biased.data(), n, 1e-5f);
+    layer_norm(g.data(), w.data(), nullptr, plain.data(), n, 1e-5f);
+    EXPECT_EQ(plain, biased);
+  }
+}
+
 TEST_P(OpsOnIsa, RmsNormOnOddLengths) {
   for (int64_t n : {1, 7, 17, 2048, 2049}) {
     const std::vector<float> x = test::random_floats(n, 1, 2.0f);

@@ -139,6 +139,40 @@ TEST_F(FamilyHParams, GemmaEmbeddingAttendsBothWaysThroughCentredWindows) {
   EXPECT_FALSE(read(family("gemma3", 7)).symmetric_window);
 }
 
+// ModernBERT: every third layer global from layer 0, the others local with base 10000,
+// LayerNorms (eps 1e-5 unless the file says), fused q/k/v and gate/up, no attn_norm in
+// layer 0, the head the final norm alone.
+TEST_F(FamilyHParams, ModernBertIsGlobalFirstWithLayerNorms) {
+  ModelSpec s = family("modern-bert", 7);
+  s.sliding_window = 128;
+  s.rope_freq_base = 160000.0f;
+  const ModelHParams hp = read(s);
+  EXPECT_FALSE(hp.causal);
+  EXPECT_TRUE(hp.symmetric_window);
+  EXPECT_EQ(local_layers(hp), (std::vector<bool>{false, true, true, false, true, true, false}));
+  EXPECT_EQ(hp.rope(nullptr, 0).freq_base, 160000.0f);
+  EXPECT_EQ(hp.rope(nullptr, 1).freq_base, 10000.0f);
+  EXPECT_TRUE(hp.rope(nullptr, 1).neox);
+  EXPECT_TRUE(hp.fused_qkv);
+  EXPECT_EQ(hp.family->activation, FfnActivation::kGeluErf);
+  EXPECT_FLOAT_EQ(hp.rms_eps, 1e-5f);
+  EXPECT_FALSE(hp.has_position_table());
+  auto names = [&](SubLayerKind kind, int64_t layer) {
+    std::vector<std::string> out;
+    for (const TensorSpec& t : sublayer_tensor_specs(hp, {kind, layer, ""}))
+      out.push_back(t.name);
+    return out;
+  };
+  EXPECT_EQ(names(SubLayerKind::kAttention, 0),
+            (std::vector<std::string>{"token_embd_norm.weight", "blk.0.attn_qkv.weight",
+                                      "blk.0.attn_output.weight", "rope_freqs.weight"}));
+  EXPECT_EQ(names(SubLayerKind::kAttention, 1).front(), "blk.1.attn_norm.weight");
+  EXPECT_EQ(names(SubLayerKind::kFfn, 1),
+            (std::vector<std::string>{"blk.1.ffn_norm.weight", "blk.1.ffn_up.weight",
+                                      "blk.1.ffn_down.weight"}));
+  EXPECT_EQ(names(SubLayerKind::kHead, -1), (std::vector<std::string>{"output_norm.weight"}));
+}
+
 TEST_F(FamilyHParams, Gemma2DefaultsToEvenLocalLayersOf4096AndItsSoftCaps) {
   const ModelHParams hp = read(family("gemma2", 4));
   EXPECT_EQ(local_layers(hp), (std::vector<bool>{true, false, true, false}));

@@ -37,6 +37,24 @@ TEST(KvCacheRings, ARingNoShorterThanTheContextIsAWholeCache) {
   EXPECT_EQ(kv->bytes(), kv->k_bytes(128) + kv->v_bytes(128));
 }
 
+// A model that attends both ways keeps nothing past a pass, and its layers run in turn:
+// one layer's rows serve them all (no rings).
+TEST(KvCacheShared, OneLayersRowsServeEveryLayer) {
+  auto kv = KvCache::create(6, 64, 32, TensorType::kF16, TensorType::kF16,
+                            std::vector<int64_t>(6, 16), /*one_layer_for_all=*/true);
+  ASSERT_TRUE(kv.ok()) << kv.status().to_string();
+  EXPECT_EQ(kv->bytes(), kv->k_bytes(64) + kv->v_bytes(64));
+  for (int64_t il = 0; il < 6; ++il) {
+    EXPECT_EQ(kv->layer(il).k, kv->layer(0).k);
+    EXPECT_EQ(kv->layer(il).v, kv->layer(0).v);
+    EXPECT_EQ(kv->ring(il), 0);
+    EXPECT_EQ(kv->rows_held(il, 40), 40);
+  }
+  auto whole = KvCache::create(6, 64, 32, TensorType::kF16, TensorType::kF16);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->bytes(), 6 * kv->bytes());
+}
+
 TEST(KvCacheRings, BadRingsAreRefused) {
   EXPECT_FALSE(
       KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32, std::vector<int64_t>{16})

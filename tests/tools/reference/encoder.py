@@ -1,7 +1,8 @@
 """An independent float64 forward pass of the BERT encoder (Devlin et al. 2018; Hugging
-Face's BertModel) and of Nomic Embed's NomicBert (BERT with rotary positions and a SwiGLU
-FFN, Nussbaum et al. 2024), written from their published definitions over the tensors
-llama.cpp's converter names, for checking pshard's embeddings.
+Face's BertModel), of Nomic Embed's NomicBert (BERT with rotary positions and a SwiGLU
+FFN, Nussbaum et al. 2024) and of ModernBERT (Warner et al. 2024; Hugging Face's
+ModernBertModel), written from their published definitions over the tensors llama.cpp's
+converter names, for checking pshard's embeddings.
 
 The embedding is the token's row plus token type 0's plus the position's, LayerNormed;
 each layer runs attention over the whole text (no mask: a query sees later tokens too),
@@ -97,3 +98,49 @@ def bert_states(m, ids, types=None):
         h = layer_norm(h + f, t(p + "layer_output_norm.weight"),
                        t(p + "layer_output_norm.bias"), eps)
     return list(h)
+
+
+def modernbert_states(m, ids):
+    """ModernBERT's last hidden states after its final norm: the token's row LayerNormed
+    (no biases anywhere), then pre-norm blocks (layer 0 without its attention norm) of
+    attention both ways — NeoX RoPE with base rope.freq_base on the global layers 0, 3, 6,
+    ... (every attention.sliding_window_pattern-th) and rope.freq_base_swa on the others,
+    which see only the keys within sliding_window // 2 positions of the query — and a GeGLU
+    FFN, gelu_exact(first half of ffn_up x) * second half, then the final LayerNorm."""
+    meta = m.meta
+    a = meta["general.architecture"] + "."
+    eps = meta.get(a + "attention.layer_norm_epsilon", 1e-5)
+    n_head = meta[a + "attention.head_count"]
+    n_embd = meta[a + "embedding_length"]
+    hd = n_embd // n_head
+    window = meta.get(a + "attention.sliding_window", 0)
+    period = meta.get(a + "attention.sliding_window_pattern", 3)
+    t = m.tensor
+    n = len(ids)
+    zero = np.zeros(n_embd)
+
+    def rotary(base):
+        ang = np.arange(n)[:, None] * (base ** (-np.arange(0, hd, 2) / hd))[None, :]
+        return np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+    rot_global = rotary(meta.get(a + "rope.freq_base", 10000.0))
+    rot_local = rotary(meta.get(a + "rope.freq_base_swa", 10000.0))
+    h = layer_norm(t("token_embd.weight")[ids], t("token_embd_norm.weight"), zero, eps)
+    pos = np.arange(n)
+    for il in range(meta[a + "block_count"]):
+        p = f"blk.{il}."
+        local = window > 0 and il % period != 0
+        x = h if il == 0 else layer_norm(h, t(p + "attn_norm.weight"), zero, eps)
+        qkv = x @ t(p + "attn_qkv.weight").T
+        q, k, v = (qkv[:, i * n_embd:(i + 1) * n_embd].reshape(n, n_head, hd) for i in range(3))
+        rot = rot_local if local else rot_global
+        q, k = rope_neox(q, rot), rope_neox(k, rot)
+        seen = np.abs(pos[:, None] - pos[None, :]) <= window // 2 if local else np.ones((n, n), bool)
+        out = np.zeros((n, n_head, hd))
+        for head in range(n_head):
+            scores = np.where(seen, q[:, head] @ k[:, head].T / math.sqrt(hd), -np.inf)
+            out[:, head] = softmax_rows(scores) @ v[:, head]
+        h = h + out.reshape(n, -1) @ t(p + "attn_output.weight").T
+        up = layer_norm(h, t(p + "ffn_norm.weight"), zero, eps) @ t(p + "ffn_up.weight").T
+        ff = up.shape[1] // 2
+        h = h + (gelu(up[:, :ff]) * up[:, ff:]) @ t(p + "ffn_down.weight").T
+    return list(layer_norm(h, t("output_norm.weight"), zero, eps))

@@ -21,14 +21,14 @@ gemma-embedding (EmbeddingGemma): gemma3's
 block attending both ways, a local layer's window centred on the query (keys within
 sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
 Decoders with attention.causal false see the whole text (final_states).
-bert, nomic-bert: encoder.py. RoPE scaling: linear, llama3 (rope_freqs tensor or scaling keys) and YaRN (ggml's
+bert, nomic-bert, modern-bert: encoder.py. RoPE scaling: linear, llama3 (rope_freqs tensor or scaling keys) and YaRN (ggml's
 per-dimension ramp).
 """
 import math
 
 import numpy as np
 
-from encoder import bert_states
+from encoder import bert_states, modernbert_states
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
         "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss"}
@@ -330,6 +330,8 @@ class Reference:
         i's rotary position (an int, or (t, h, w)); `types` an encoder's token types."""
         if self.arch in ("bert", "nomic-bert"):  # encoders: every position sees the whole text
             return bert_states(self.m, ids, types)
+        if self.arch == "modern-bert":
+            return modernbert_states(self.m, ids)
         if self.two_way:
             return self.two_way_states(ids)
         emb = self.t("token_embd.weight")

@@ -52,7 +52,7 @@ __global__ void layer_norm_kernel(const float* x, const float* w, const float* b
     sq += (xr[i] - mean) * (xr[i] - mean);
   const float inv = rsqrtf(block_sum(sq) / static_cast<float>(d) + eps);
   for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
-    yr[i] = (xr[i] - mean) * inv * w[i] + b[i];
+    yr[i] = (xr[i] - mean) * inv * w[i] + (b ? b[i] : 0.0f); // ModernBERT: no bias
 }
 
 __global__ void gelu_erf_kernel(float* x, int64_t n) {
@@ -138,6 +138,12 @@ __global__ void silu_mul_kernel(const float* g, const float* u, float* out, int6
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
     out[i] = rows::silu_times(g[i], u[i]);
+}
+
+__global__ void gelu_erf_mul_kernel(const float* g, const float* u, float* out, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = 0.5f * g[i] * (1.0f + erff(g[i] * kInvSqrt2)) * u[i];
 }
 
 __global__ void gelu_mul_kernel(const float* g, const float* u, float* out, int64_t n) {
@@ -254,6 +260,12 @@ cudaError_t add_gated(float* y, const float* x, const float* gate, int64_t n_tok
 cudaError_t silu_mul(const float* g, const float* u, float* out, int64_t n, cudaStream_t s) {
   if (n > 0)
     silu_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g, u, out, n);
+  return cudaGetLastError();
+}
+
+cudaError_t gelu_erf_mul(const float* g, const float* u, float* out, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    gelu_erf_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(g, u, out, n);
   return cudaGetLastError();
 }
 

@@ -38,6 +38,8 @@ cudaError_t add_gated(float* y, const float* x, const float* gate, int64_t n_tok
 cudaError_t silu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
 // out[i] = gelu(gate[i]) * up[i] (tanh form, runtime/kernels/ops.h's kGeluC1/kGeluC3).
 cudaError_t gelu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
+// out[i] = gelu(gate[i]) * up[i], GELU's exact form (ModernBERT's GeGLU).
+cudaError_t gelu_erf_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
 // gpt-oss's clamped SwiGLU (runtime/kernels/ops.h's kSwigluOaiAlpha / kSwigluOaiLimit).
 cudaError_t swiglu_oai(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
 cudaError_t scale(float* x, float factor, int64_t n, cudaStream_t s);

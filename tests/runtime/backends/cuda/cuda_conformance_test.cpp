@@ -110,9 +110,27 @@ TEST_F(CudaConformance, LayerNorm) {
     cpu_.layer_norm(x.data(), w.data(), b.data(), want.data(), n, d, 1e-12f);
     float* gx = buf_->upload(x);
     gpu().layer_norm(gx, buf_->upload(w), buf_->upload(b), gx, n, d, 1e-12f);
+    // ModernBERT's norms have no bias.
+    std::vector<float> plain(n * d);
+    cpu_.layer_norm(x.data(), w.data(), nullptr, plain.data(), n, d, 1e-5f);
+    float* gp = buf_->zeros(n * d);
+    gpu().layer_norm(buf_->upload(x), buf_->upload(w), nullptr, gp, n, d, 1e-5f);
     sync();
     EXPECT_LE(relative_error(buf_->download(gx, n * d), want), 1e-5) << "d " << d;
+    EXPECT_LE(relative_error(buf_->download(gp, n * d), plain), 1e-5) << "no bias, d " << d;
   }
+}
+
+// ModernBERT's GeGLU with GELU's exact form.
+TEST_F(CudaConformance, GeluErfMul) {
+  const int64_t n = 1001;
+  const auto g = random_floats(n, 34, -6.0f, 6.0f), u = random_floats(n, 35);
+  std::vector<float> want(n);
+  cpu_.gelu_erf_mul(g.data(), u.data(), want.data(), n);
+  float* gg = buf_->upload(g);
+  gpu().gelu_erf_mul(gg, buf_->upload(u), gg, n);
+  sync();
+  EXPECT_LE(relative_error(buf_->download(gg, n), want), 1e-5);
 }
 
 TEST_F(CudaConformance, MatmulEveryTypeAndTokenCount) {

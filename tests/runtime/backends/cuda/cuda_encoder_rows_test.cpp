@@ -54,7 +54,8 @@ TEST_P(CudaEncoderRows, EveryPlanGivesTheCpuRows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaEncoderRows,
-                         ::testing::Values("mk-bert", "mk-nomic-bert", "mk-gemma-embedding"),
+                         ::testing::Values("mk-bert", "mk-nomic-bert", "mk-gemma-embedding",
+                                           "mk-modern-bert"),
                          model_param_name);
 
 } // namespace
