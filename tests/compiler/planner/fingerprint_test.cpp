@@ -137,17 +137,34 @@ TEST(ModelFingerprint, HasherSeparatesFieldBoundaries) {
   EXPECT_NE(z.finish().hi, z.finish().lo);
 }
 
+// A generated file (headers only) and the sub-layer table built from it.
+struct GraphOfFile {
+  std::unique_ptr<gguf::GgufFile> file;
+  Result<planner::ModelGraph> graph = invalid_argument("no file");
+};
+GraphOfFile graph_of(const ModelSpec& spec, const std::string& name) {
+  GraphOfFile g;
+  const std::string path = temp_path(name);
+  const Status written = write_model(spec, path);
+  EXPECT_TRUE(written.ok()) << written.to_string();
+  auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(file.ok()) << file.status().to_string();
+  if (!file.ok())
+    return g;
+  g.file = std::move(*file);
+  g.graph = planner::build_model_graph(*g.file);
+  return g;
+}
+
 TEST(ModelGraph, FromAGeneratedMoeFile) {
   ModelSpec spec = base_spec();
   spec.n_expert = 8;
   spec.n_expert_used = 2;
-  const std::string path = temp_path("moe.gguf");
-  ASSERT_TRUE(write_model(spec, path).ok());
-  auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
-  ASSERT_TRUE(file.ok()) << file.status().to_string();
-  auto graph = planner::build_model_graph(**file);
-  std::filesystem::remove(path);
-  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  GraphOfFile g = graph_of(spec, "moe.gguf");
+  ASSERT_TRUE(g.file && g.graph.ok()) << g.graph.status().to_string();
+  const auto& file = g.file;
+  auto& graph = g.graph;
   const std::vector<std::string> names = {"embed", "attn[0]", "moe[0]", "attn[1]", "moe[1]", "head"};
   ASSERT_EQ(graph->sublayers.size(), names.size());
   uint64_t tensor_bytes = 0, tensors = 0;
@@ -156,14 +173,14 @@ TEST(ModelGraph, FromAGeneratedMoeFile) {
     for (const auto& t : graph->sublayers[i].tensors) {
       tensor_bytes += t.bytes;
       ++tensors;
-      EXPECT_GE(t.file_offset, (*file)->data_offset());
+      EXPECT_GE(t.file_offset, file->data_offset());
     }
   }
-  EXPECT_EQ(tensors, (*file)->tensors().size()); // every tensor in exactly one sub-layer
+  EXPECT_EQ(tensors, file->tensors().size()); // every tensor in exactly one sub-layer
   EXPECT_EQ(tensor_bytes, graph->total_weight_bytes());
   EXPECT_EQ(graph->sublayers[2].n_expert, 8);
   EXPECT_GT(graph->sublayers[2].expert_bytes, 0u);
-  EXPECT_EQ(graph->fingerprint, model_fingerprint(**file));
+  EXPECT_EQ(graph->fingerprint, model_fingerprint(*file));
 }
 
 // What follows pooling runs on the host: a reranker's head (cls.*) and EmbeddingGemma's
@@ -175,23 +192,20 @@ TEST(ModelGraph, LeavesThePoolingHeadsToTheHost) {
     spec.arch = arch;
     spec.rerank = std::string(arch) != "gemma-embedding";
     spec.dense_projection = spec.rerank ? 0 : 96;
-    const std::string path = temp_path(std::string(arch) + "-head.gguf");
-    ASSERT_TRUE(write_model(spec, path).ok());
-    auto file = gguf::GgufFile::open(path, gguf::OpenMode::kMetadataOnly);
-    ASSERT_TRUE(file.ok()) << file.status().to_string();
-    auto graph = planner::build_model_graph(**file);
-    std::filesystem::remove(path);
-    ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+    GraphOfFile g = graph_of(spec, std::string(arch) + "-head.gguf");
+    ASSERT_TRUE(g.file && g.graph.ok()) << g.graph.status().to_string();
+    const auto& file = g.file;
+    auto& graph = g.graph;
     size_t placed = 0, host = 0;
     for (const auto& s : graph->sublayers)
       for (const auto& t : s.tensors) {
         EXPECT_FALSE(is_post_pooling_tensor(t.name)) << t.name << " placed in " << s.name;
         ++placed;
       }
-    for (const auto& t : (*file)->tensors())
+    for (const auto& t : file->tensors())
       host += is_post_pooling_tensor(t.name) ? 1 : 0;
     EXPECT_GE(host, 1u);
-    EXPECT_EQ(placed + host, (*file)->tensors().size());
+    EXPECT_EQ(placed + host, file->tensors().size());
   }
 }
 
