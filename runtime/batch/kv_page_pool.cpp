@@ -34,8 +34,8 @@ Result<std::unique_ptr<KvPagePool>> KvPagePool::create(std::span<const int64_t> 
   }
   const auto rows = static_cast<size_t>(p->row0_.back());
   try {
-    p->k_.assign(rows * tensor_row_bytes(k_type, kv_dim), 0);
-    p->v_.assign(rows * tensor_row_bytes(v_type, kv_dim), 0);
+    p->k_ = ZeroedArray<uint8_t>(rows * tensor_row_bytes(k_type, kv_dim));
+    p->v_ = ZeroedArray<uint8_t>(rows * tensor_row_bytes(v_type, kv_dim));
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kOutOfMemory,
                   "cannot allocate " + std::to_string(rows * row_bytes >> 20) +

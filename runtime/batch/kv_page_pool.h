@@ -9,6 +9,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/core/zeroed_array.h"
 #include "runtime/device/ops.h"
 
 #include <cstdint>
@@ -39,7 +40,8 @@ private:
   int64_t kv_dim_ = 0, page_tokens_ = 0;
   TensorType k_type_ = TensorType::kF32, v_type_ = TensorType::kF32;
   std::vector<int64_t> row0_;  // per layer, its first row; back(): all rows
-  std::vector<uint8_t> k_, v_; // [layer][page][row][row bytes]
+  // [layer][page][row][row bytes]; a page's memory becomes resident when first written
+  ZeroedArray<uint8_t> k_, v_;
 };
 
 } // namespace pshard

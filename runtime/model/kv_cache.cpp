@@ -51,21 +51,23 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
   const auto rows = static_cast<size_t>(c.row0_.back());
   if (rows > (size_t{1} << 40) / (c.k_row_ + c.v_row_))
     return invalid_argument("KV cache size overflows");
-  c.k_.reset(new (std::nothrow) uint8_t[rows * c.k_row_]());
-  c.v_.reset(new (std::nothrow) uint8_t[rows * c.v_row_]());
-  if (!c.k_ || !c.v_)
+  try {
+    c.k_ = ZeroedArray<uint8_t>(rows * c.k_row_);
+    c.v_ = ZeroedArray<uint8_t>(rows * c.v_row_);
+  } catch (const std::bad_alloc&) {
     return Status(StatusCode::kOutOfMemory,
                   "cannot allocate a KV cache of " + std::to_string(c.bytes() >> 20) +
                       " MiB for a context of " + std::to_string(n_ctx) +
                       " tokens; use a smaller context (-c) or a smaller KV type (-ctk/-ctv)");
+  }
   return c;
 }
 
 KvView KvCache::layer(int64_t il) {
   KvView v;
   const auto row0 = static_cast<size_t>(row0_[static_cast<size_t>(il)]);
-  v.k = k_.get() + row0 * k_row_;
-  v.v = v_.get() + row0 * v_row_;
+  v.k = k_.data() + row0 * k_row_;
+  v.v = v_.data() + row0 * v_row_;
   v.n_ctx = n_ctx_;
   v.ring = ring(il);
   v.kv_dim = kv_dim_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/core/zeroed_array.h"
 #include "runtime/device/ops.h"
 #include "runtime/model/hparams.h"
 
@@ -59,7 +60,7 @@ private:
   std::vector<int64_t> row0_{0}; // layer il's first row; back(): all rows
   int64_t ring_max_ = 0, ring_window_ = 0;
   int64_t reached_ = 0; // the most positions held since the sequence last started afresh
-  std::unique_ptr<uint8_t[]> k_, v_;
+  ZeroedArray<uint8_t> k_, v_; // resident where written (a short text: its rows only)
 };
 
 // The widest sliding window of the model's layers (0: none).

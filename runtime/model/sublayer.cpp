@@ -59,7 +59,7 @@ void Activations::reserve(const ModelHParams& hp, int64_t n, int64_t max_logit_r
     return;
   max_tokens_ = std::max(n, max_tokens_);
   max_logit_rows_ = std::max(max_logit_rows, max_logit_rows_);
-  storage_.assign(activation_floats(hp, max_tokens_, max_logit_rows_), 0.0f);
+  storage_ = ZeroedArray<float>(activation_floats(hp, max_tokens_, max_logit_rows_));
   n = max_tokens_;
   ptrs_ = carve_activations(hp, n, storage_.data());
 }

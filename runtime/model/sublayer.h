@@ -10,6 +10,7 @@
 //     run_sublayer(s, pass, host_sublayer_weights(model.weights(), s), kv.layer(s.layer));
 #pragma once
 
+#include "runtime/core/zeroed_array.h"
 #include "runtime/device/ops.h"
 #include "runtime/model/hparams.h"
 #include "runtime/model/kv_cache.h"
@@ -43,7 +44,8 @@ size_t activation_floats(const ModelHParams& hp, int64_t n_tokens, int64_t n_log
 // Carves activation_floats(hp, n_tokens, ...) floats at `base` into the buffers.
 ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n_tokens, float* base);
 
-// Host activations, sized for up to max_tokens new tokens and max_logit_rows logit rows.
+// Host activations, sized for up to max_tokens new tokens and max_logit_rows logit rows;
+// only the rows a pass writes become resident (ZeroedArray).
 class Activations {
 public:
   void reserve(const ModelHParams& hp, int64_t max_tokens, int64_t max_logit_rows = 1);
@@ -54,7 +56,7 @@ public:
 private:
   int64_t max_tokens_ = 0;
   int64_t max_logit_rows_ = 0;
-  std::vector<float> storage_;
+  ZeroedArray<float> storage_;
   ActivationPtrs ptrs_;
 };
 
