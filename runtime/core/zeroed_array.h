@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 namespace pshard {
 
@@ -27,6 +28,13 @@ public:
     data_.reset(static_cast<T*>(std::calloc(n, sizeof(T))));
     if (!data_)
       throw std::bad_alloc();
+  }
+  ZeroedArray(ZeroedArray&& o) noexcept
+      : data_(std::move(o.data_)), size_(std::exchange(o.size_, 0)) {}
+  ZeroedArray& operator=(ZeroedArray&& o) noexcept {
+    data_ = std::move(o.data_);
+    size_ = std::exchange(o.size_, 0);
+    return *this;
   }
   T* data() { return data_.get(); }
   const T* data() const { return data_.get(); }
