@@ -57,6 +57,17 @@ SpmTokenizer::SpmTokenizer(Vocabulary vocab)
     if (is_mergeable(token.type))
       pieces_.emplace(token.text, id); // the first of duplicate texts wins
   }
+  // Whether no piece holds a space marker right after something else: then no merge can
+  // join the text before a run of markers to the run, and each word (a run of markers and
+  // what follows up to the next run) merges alone — the same pieces, since merges in
+  // different words never compete, in heaps of a word instead of the whole text.
+  splits_at_spaces_ = true;
+  for (const auto& [piece, id] : pieces_)
+    for (size_t at = piece.find(kSpaceMarker, 1); at != std::string_view::npos;
+         at = piece.find(kSpaceMarker, at + 1))
+      if (at < kSpaceMarker.size() ||
+          piece.substr(at - kSpaceMarker.size(), kSpaceMarker.size()) != kSpaceMarker)
+        splits_at_spaces_ = false;
 }
 
 std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos,
@@ -83,14 +94,30 @@ void SpmTokenizer::encode_text(std::string_view text, bool space_prefix,
       escaped.push_back(c);
   }
 
+  const std::string_view view = escaped;
+  if (!splits_at_spaces_)
+    return merge_and_emit(view, out);
+  size_t word = 0; // each word starts at a run of space markers
+  for (size_t at = view.find(kSpaceMarker, 1); at != std::string_view::npos;
+       at = view.find(kSpaceMarker, at + kSpaceMarker.size())) {
+    if (at >= kSpaceMarker.size() &&
+        view.substr(at - kSpaceMarker.size(), kSpaceMarker.size()) == kSpaceMarker)
+      continue; // inside a run
+    merge_and_emit(view.substr(word, at - word), out);
+    word = at;
+  }
+  merge_and_emit(view.substr(word), out);
+}
+
+void SpmTokenizer::merge_and_emit(std::string_view view, std::vector<TokenId>& out) const {
   std::vector<Symbol> symbols;
-  symbols.reserve(escaped.size());
-  for (size_t pos = 0; pos < escaped.size();) {
+  symbols.reserve(view.size());
+  for (size_t pos = 0; pos < view.size();) {
     // A malformed byte is a symbol of its own: were it to take the bytes after
     // it (as its lead bits promise, and llama.cpp lets it), it could swallow
     // part of a "▁" and the space would not decode back.
     size_t length = 0;
-    decode_utf8(escaped, pos, &length);
+    decode_utf8(view, pos, &length);
     length = std::max<size_t>(length, 1);
     const int index = static_cast<int>(symbols.size());
     symbols.push_back({index - 1, index + 1, pos, length});
@@ -100,7 +127,6 @@ void SpmTokenizer::encode_text(std::string_view text, bool space_prefix,
     return;
   symbols.back().next = -1;
 
-  const std::string_view view = escaped;
   std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
   auto try_queue = [&](int left, int right) {
     if (left < 0 || right < 0)

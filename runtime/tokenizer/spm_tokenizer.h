@@ -39,11 +39,14 @@ private:
 
   // Steps 1-4 above for one run of ordinary text.
   void encode_text(std::string_view text, bool space_prefix, std::vector<TokenId> &out) const;
+  // Steps 2-4 for one run of escaped text (a word, or all of it).
+  void merge_and_emit(std::string_view escaped, std::vector<TokenId>& out) const;
   // Step 4 for one symbol.
   void emit_symbol(std::string_view symbol, std::vector<TokenId> &out) const;
 
   // Pieces BPE may produce (normal and user-defined tokens), by text.
   std::unordered_map<std::string_view, TokenId> pieces_;
+  bool splits_at_spaces_ = false; // no piece has a space marker after anything else
   ByteTokens byte_tokens_;
   SpecialTokenSplitter specials_; // points into vocab_
 };

@@ -5,7 +5,9 @@
 #include "tests/runtime/tokenizer/byte_pieces.h"
 #include "tests/runtime/tokenizer/token_lookup.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
+#include <random>
 
 namespace pshard {
 namespace {
@@ -188,6 +190,32 @@ TEST(SpmTokenizer, MalformedUtf8IsEncodedAsBytes) {
   const std::string text = "h\xC3"; // truncated two-byte sequence
   EXPECT_EQ(tok->encode(text, false), (Ids{id_of(*tok, "▁h"), id_of(*tok, "<0xC3>")}));
   EXPECT_EQ(tok->decode(tok->encode(text, false)), text);
+}
+
+// A vocabulary whose pieces hold a space marker only after other markers merges each word
+// alone (one heap per word); one piece holding "x▁" anywhere sends every text through one
+// heap. Both give the same ids wherever that piece cannot occur, and the piece is found
+// across words where it can.
+TEST(SpmTokenizer, WordByWordMergingEqualsWholeText) {
+  const std::vector<std::pair<std::string, float>> pieces = {
+      {"▁", -1},   {"a", -2},    {"b", -2},    {"c", -2},   {"▁▁", -3},  {"ab", -3},
+      {"▁a", -4},  {"ba", -4},   {"▁▁▁", -5},  {"▁ab", -5}, {"abc", -6}, {"▁▁a", -6},
+      {"cab", -7}, {"▁cab", -8}, {"▁abc", -9}, {"bab", -9}, {"▁b", -10}, {"▁▁ab", -11}};
+  auto split = make(make_vocab(pieces));
+  std::vector<std::pair<std::string, float>> joined = pieces;
+  joined.push_back({"z▁", -0.4f}); // "z" is in no random text below
+  joined.push_back({"z▁z", -0.5f});
+  auto whole = make(make_vocab(joined));
+  std::mt19937 rng(7);
+  const char* parts[] = {"a", "b", "c", " ", "  ", "\xC3", "é"};
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text;
+    for (int i = 0, n = static_cast<int>(rng() % 40); i < n; ++i)
+      text += parts[rng() % std::size(parts)];
+    ASSERT_EQ(split->encode(text, false), whole->encode(text, false)) << "'" << text << "'";
+  }
+  const Ids across = whole->encode("abz zab", false);
+  EXPECT_NE(std::find(across.begin(), across.end(), id_of(*whole, "z▁z")), across.end());
 }
 
 } // namespace
