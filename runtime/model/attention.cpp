@@ -84,7 +84,7 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   RopeParams rope = hp.rope(rope_freqs, p.layer);
   AttentionDims dims{hp.n_head, hp.n_head_kv, hp.head_dim};
   dims.window = hp.attention_window(p.layer);
-  dims.symmetric_window = hp.symmetric_window;
+  dims.symmetric_window = hp.symmetric_window();
   dims.scale = hp.attn_scale;
   dims.softcap = hp.attn_softcap;
   dims.temp_scale = hp.attn_temp_scale;

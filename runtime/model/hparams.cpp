@@ -84,7 +84,8 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
   }
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.key_length"), hp.head_dim));
   // Encoders LayerNorm (BERT's eps is 1e-12, ModernBERT's 1e-5); the others RMSNorm.
-  if (hp.family->encoder || hp.family->layer_norms) {
+  const bool layer_norms = hp.family->encoder || hp.family->layer_norms;
+  if (layer_norms) {
     hp.rms_eps = hp.family->encoder ? 1e-12f : 1e-5f;
     PSHARD_RETURN_IF_ERROR(k.optional("attention.layer_norm_epsilon", &hp.rms_eps));
   } else {
@@ -99,10 +100,9 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
                        " models attend both ways (their windows are centred on the query); "
                        "is general.architecture right?");
   if (!(hp.rms_eps > 0.0f))
-    return invalid_format(k.key(hp.family->encoder || hp.family->layer_norms
-                                    ? "attention.layer_norm_epsilon"
-                                    : "attention.layer_norm_rms_epsilon") +
-                          " must be positive");
+    return invalid_format(
+        k.key(layer_norms ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon") +
+        " must be positive");
   return Status::ok_status();
 }
 

@@ -84,9 +84,6 @@ struct ModelHParams {
   int64_t attn_temp_length = 0;
   int64_t sliding_window = 0;     // positions a local layer sees (0: no local layers)
   std::vector<bool> local_layers; // per layer: attends to the window only
-  // The window is centred on the query (gemma-embedding, which attends both ways): a
-  // query at p sees p - sliding_window/2 .. p + sliding_window/2.
-  bool symmetric_window = false;
   float local_rope_base = 0.0f;   // local layers' RoPE base (0: the global RoPE); unscaled
                                   // unless the family keeps the scaling (gpt-oss)
   // Embedding models name how their rows are pooled (pooling_type); others leave it
@@ -118,6 +115,9 @@ struct ModelHParams {
     const int period = family->nope_period;
     return period == 0 || layer < 0 || (layer + 1) % period != 0;
   }
+  // The window is centred on the query (gemma-embedding, ModernBERT: they attend both
+  // ways): a query at p sees p - sliding_window/2 .. p + sliding_window/2.
+  bool symmetric_window() const { return family->sliding.symmetric; }
   // The positions a query of layer `layer` sees back to itself included (0: all).
   int64_t attention_window(int64_t layer) const {
     return is_local_layer(layer) ? sliding_window : 0;

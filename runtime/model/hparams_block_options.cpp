@@ -94,7 +94,6 @@ Status read_sliding_window(const gguf::GgufFile& f, const HParamKeys& k, ModelHP
     return Status::ok_status();
   }
   PSHARD_RETURN_IF_ERROR(read_local_layers(f, k, hp));
-  hp.symmetric_window = fam.symmetric;
   hp.local_rope_base = fam.local_rope_base;
   PSHARD_RETURN_IF_ERROR(k.optional("rope.freq_base_swa", &hp.local_rope_base));
   if (!(hp.local_rope_base >= 0.0f) || !std::isfinite(hp.local_rope_base))

@@ -33,8 +33,10 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
   c.v_row_ = tensor_row_bytes(v_type, kv_dim);
   c.rings_.assign(static_cast<size_t>(n_layer), 0);
   c.row0_.assign(1, 0);
-  if (one_layer_for_all) // every layer's first row 0; back(): one layer's rows
-    c.row0_.assign(static_cast<size_t>(n_layer) + 1, 0);
+  if (one_layer_for_all) { // every layer's first row 0; back(): one layer's rows
+    c.row0_.assign(static_cast<size_t>(n_layer), 0);
+    c.row0_.push_back(n_ctx);
+  }
   for (int64_t il = 0; il < n_layer && !one_layer_for_all; ++il) {
     const int64_t ring = rings.empty() ? 0 : rings[static_cast<size_t>(il)];
     if (ring < 0)
@@ -46,8 +48,6 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
       return invalid_argument("KV cache size overflows");
     c.row0_.push_back(c.row0_.back() + layer_rows);
   }
-  if (one_layer_for_all)
-    c.row0_.back() = n_ctx;
   const auto rows = static_cast<size_t>(c.row0_.back());
   if (rows > (size_t{1} << 40) / (c.k_row_ + c.v_row_))
     return invalid_argument("KV cache size overflows");

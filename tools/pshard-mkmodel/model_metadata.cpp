@@ -183,7 +183,7 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "final_logit_softcapping", {s.final_softcap});
   if (s.pooling_type >= 0 || s.rerank)
     w.set(a + "pooling_type", {u32(s.rerank ? 4 : s.pooling_type)});
-  else if (!hp.causal && !s.non_causal) // BERT's and EmbeddingGemma's files name theirs: mean
+  else if (hp.family->encoder || hp.family->attends_both_ways) // BERT's, EmbeddingGemma's: mean
     w.set(a + "pooling_type", {u32(1)});
   if (hp.is_moe()) {
     w.set(a + "expert_count", {u32(hp.n_expert)});

@@ -6,7 +6,7 @@
 // SWA; Hugging Face's bidirectional Gemma 3 masks the same positions). Scores scaled by
 // 1/sqrt(head_dim) at every size. Mean pooling from the file; sentence-transformers'
 // dense_2 / dense_3 projections after it when the converter kept them
-// (runtime/model/embedding_projection.h).
+// (runtime/model/pooling.h's EmbeddingProjection).
 #include "runtime/model/arch/arch_family.h"
 
 namespace pshard {

@@ -125,7 +125,7 @@ TEST_F(FamilyHParams, GemmaEmbeddingAttendsBothWaysThroughCentredWindows) {
   s.rope_freq_base = 1e6f;
   const ModelHParams hp = read(s);
   EXPECT_FALSE(hp.causal);
-  EXPECT_TRUE(hp.symmetric_window);
+  EXPECT_TRUE(hp.symmetric_window());
   EXPECT_EQ(hp.pooling, Pooling::kMean);
   EXPECT_EQ(local_layers(hp), (std::vector<bool>{true, true, true, true, true, false, true}));
   EXPECT_EQ(hp.attention_window(0), 512);
@@ -136,7 +136,7 @@ TEST_F(FamilyHParams, GemmaEmbeddingAttendsBothWaysThroughCentredWindows) {
   EXPECT_EQ(hp.attn_scale, 0.0f); // 1/sqrt(head_dim) at every size
   EXPECT_TRUE(hp.post_norms && hp.qk_norm);
   EXPECT_EQ(pass_tokens_for(hp, 16, 512), 512); // a text is one pass
-  EXPECT_FALSE(read(family("gemma3", 7)).symmetric_window);
+  EXPECT_FALSE(read(family("gemma3", 7)).symmetric_window());
 }
 
 // ModernBERT: every third layer global from layer 0, the others local with base 10000,
@@ -148,7 +148,7 @@ TEST_F(FamilyHParams, ModernBertIsGlobalFirstWithLayerNorms) {
   s.rope_freq_base = 160000.0f;
   const ModelHParams hp = read(s);
   EXPECT_FALSE(hp.causal);
-  EXPECT_TRUE(hp.symmetric_window);
+  EXPECT_TRUE(hp.symmetric_window());
   EXPECT_EQ(local_layers(hp), (std::vector<bool>{false, true, true, false, true, true, false}));
   EXPECT_EQ(hp.rope(nullptr, 0).freq_base, 160000.0f);
   EXPECT_EQ(hp.rope(nullptr, 1).freq_base, 10000.0f);
