@@ -65,8 +65,8 @@ Detected detect(std::string_view t) {
     return found(kGptOss);
   if (has("<|assistant|>") && has("<|end|>"))
     return found(kPhi3);
-  if (has("[gMASK]<sop>"))
-    return not_rendered("chatglm4");
+  if (has("[gMASK]<sop>")) // GLM-4.5's template alone thinks and calls tools with <arg_key>
+    return found(has("<arg_key>") || has("enable_thinking") ? kGlm45 : kChatglm4);
   if (has("<|assistant|>") && has("<|user|>"))
     return has("</s>") ? found(kFalcon3) : not_rendered("glmedge");
   if (has("<|{{ item['role'] }}|>") && has("<|begin_of_image|>"))

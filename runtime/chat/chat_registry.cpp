@@ -9,6 +9,7 @@ namespace {
 
 // Sorted by name.
 constexpr const ChatTemplate* kAll[] = {
+    &kChatglm4,
     &kChatml,
     &kChatmlThinking,
     &kCommandR,
@@ -19,6 +20,7 @@ constexpr const ChatTemplate* kAll[] = {
     &kExaone3,
     &kFalcon3,
     &kGemma,
+    &kGlm45,
     &kGptOss,
     &kGranite,
     &kLlama2,

@@ -154,6 +154,18 @@ struct MoeRoutes {
   std::vector<float> weights;   // n_tokens x k
 };
 
+// How a pass's router logits choose and weigh its experts: probabilities by a softmax over
+// all experts or each logit's sigmoid; the top k of probability + selection_bias (null:
+// none; n_expert values in the Ops' memory), ties to the lower index; weights the
+// unbiased probabilities of those k, renormalised to sum to one when `normalize`, times
+// `scale`.
+struct MoeGating {
+  ExpertGating func = ExpertGating::kSoftmax;
+  bool normalize = true;
+  float scale = 1.0f;
+  const float* selection_bias = nullptr;
+};
+
 // The experts of one MoE block and the scratch its dispatch uses (sized for n tokens:
 // expert_in and expert_out n x n_embd, gate and up n x n_ff).
 //
@@ -173,9 +185,8 @@ struct MoeDispatch {
   float* gate_buf = nullptr;
   float* up_buf = nullptr;
   std::shared_ptr<const MoeRoutes> routes = nullptr; // host-decided routes, or null (route here)
-  // The top-k probabilities renormalised to sum to one (Mixtral, Qwen3-MoE), or used as
-  // the softmax over all experts gave them (Qwen2-MoE).
-  bool normalize_weights = true;
+  // How the router's logits choose and weigh the experts.
+  MoeGating gating;
   // The experts' gate activation (SiLU, or gpt-oss's clamped SwiGLU) and their biases
   // (gpt-oss; null for the others): expert e's gate/up row at e * n_ff, down's at
   // e * n_embd, in the Ops' memory.
@@ -239,10 +250,9 @@ public:
                          int64_t d) = 0;
   // out[t] = row tokens[t] of the table, as floats (tokens are host memory).
   virtual void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) = 0;
-  // The MoE block after its router matmul: softmax over router_logits (n_tokens x
-  // n_expert, overwritten with probabilities), top-k experts per token (ties to the
-  // lower index) with weights renormalised to sum to one when moe.normalize_weights
-  // says so, each expert's SiLU-gated FFN
+  // The MoE block after its router matmul: router_logits (n_tokens x n_expert) turned
+  // into probabilities in place and the top-k experts per token chosen and weighed as
+  // moe.gating says, each expert's gated FFN
   // over the tokens routed to it in expert order, weighted sum into out (n x n_embd).
   virtual void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe,
                             int64_t n_tokens, float* out) = 0;

@@ -270,7 +270,7 @@ Status PassRunner::route_on_host(size_t i) {
   c_.cpu.rms_norm(a.hidden, w.norm.data, a.normed, n, hp_.n_embd, hp_.rms_eps);
   moe_router_logits(c_.cpu, w, a.normed, n, a.router);
   const auto routes =
-      moe_routes(a.router, n, hp_.n_expert, hp_.n_expert_used, hp_.normalize_expert_weights);
+      moe_routes(a.router, n, hp_.n_expert, hp_.n_expert_used, moe_gating_of(hp_, w));
   // Expert-level: only the routed experts the plan copies; resident ones are in VRAM
   // and the others run on the host.
   const SchedulePlan::Experts* split = p.experts[i];

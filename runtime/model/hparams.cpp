@@ -5,6 +5,7 @@
 #include "runtime/model/hparams_keys.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pshard {
 namespace {
@@ -15,38 +16,40 @@ Status check_positive(const std::string& what, int64_t v) {
   return Status::ok_status();
 }
 
-// Every layer has blk.N.<role>.weight, or none does; `present` says which.
+// Every layer from `first` on has blk.N.<role>.weight, or none does; `present` says which.
+// (A MoE model's expert tensors are checked from its first MoE layer.)
 Status layers_agree(const gguf::GgufFile& f, const ModelHParams& hp, const std::string& role,
-                    bool* present) {
+                    bool* present, int64_t first = 0) {
   auto has = [&](int64_t il) {
     return f.find_tensor("blk." + std::to_string(il) + "." + role) != nullptr;
   };
-  *present = has(0);
-  for (int64_t il = 1; il < hp.n_layer; ++il)
+  *present = first < hp.n_layer && has(first);
+  for (int64_t il = first + 1; il < hp.n_layer; ++il)
     if (has(il) != *present)
-      return invalid_format("tensor '" + role + "' is in layer " + std::to_string(*present ? 0 : il) +
-                            " but not in layer " + std::to_string(*present ? il : 0) +
-                            "; every layer of a " + std::string(hp.family->name) +
-                            " model must have the same tensors");
+      return invalid_format("tensor '" + role + "' is in layer " +
+                            std::to_string(*present ? first : il) + " but not in layer " +
+                            std::to_string(*present ? il : first) + "; every " +
+                            (first > 0 ? "MoE layer" : "layer") + " of a " +
+                            std::string(hp.family->name) + " model must have the same tensors");
   return Status::ok_status();
 }
 
 // Decides an optional part from the file: absent (the file must not have it),
 // optional (whatever the file has, all layers alike) or required.
 Status resolve_part(const gguf::GgufFile& f, const ModelHParams& hp, Presence presence,
-                    const std::string& role, const char* what, bool* out) {
+                    const std::string& role, const char* what, bool* out, int64_t first = 0) {
   bool present = false;
-  PSHARD_RETURN_IF_ERROR(layers_agree(f, hp, role, &present));
+  PSHARD_RETURN_IF_ERROR(layers_agree(f, hp, role, &present, first));
   if (presence == Presence::kRequired && !present)
-    return invalid_format("tensor 'blk.0." + role + "' is missing: " +
+    return invalid_format("tensor 'blk." + std::to_string(first) + "." + role + "' is missing: " +
                           std::string(hp.family->name) + " models have " + what);
   *out = presence != Presence::kAbsent && present;
   return Status::ok_status();
 }
 
-// The width of a tensor's output dimension (dims[1]) in layer 0, or 0 when absent.
-int64_t layer0_rows(const gguf::GgufFile& f, const std::string& role) {
-  const gguf::TensorInfo* t = f.find_tensor("blk.0." + role);
+// The width of a tensor's output dimension (dims[1]) in layer `layer`, or 0 when absent.
+int64_t layer_rows(const gguf::GgufFile& f, const std::string& role, int64_t layer = 0) {
+  const gguf::TensorInfo* t = f.find_tensor("blk." + std::to_string(layer) + "." + role);
   return t && t->dims.size() >= 2 ? t->dims[1] : 0;
 }
 
@@ -106,6 +109,37 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
   return Status::ok_status();
 }
 
+// How the router weighs its experts: the gating function (the family's unless the file
+// names one), renormalising, the routed weights' factor and the selection bias.
+Status read_routing(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
+  hp.normalize_expert_weights = hp.family->normalize_expert_weights;
+  PSHARD_RETURN_IF_ERROR(k.optional("expert_weights_norm", &hp.normalize_expert_weights));
+  hp.gating = hp.family->gating;
+  int64_t func = 0; // llama.cpp's values; 0 (none): the family's
+  PSHARD_RETURN_IF_ERROR(k.optional("expert_gating_func", &func));
+  if (func == 1 || func == 2)
+    hp.gating = func == 1 ? ExpertGating::kSoftmax : ExpertGating::kSigmoid;
+  else if (func != 0)
+    return unsupported(k.key("expert_gating_func") + " " + std::to_string(func) +
+                       " is not a gating pshard runs (1: softmax, 2: sigmoid)");
+  PSHARD_RETURN_IF_ERROR(k.optional("expert_weights_scale", &hp.expert_weights_scale));
+  if (!(hp.expert_weights_scale > 0.0f) || !std::isfinite(hp.expert_weights_scale))
+    return invalid_format(k.key("expert_weights_scale") + " must be a positive number");
+  return resolve_part(f, hp, hp.family->expert_selection_bias, "exp_probs_b.bias",
+                      "an expert selection bias (exp_probs_b)", &hp.expert_selection_bias,
+                      hp.n_dense_lead);
+}
+
+// The leading dense layers of a MoE model (GLM-4.5's first 1 or 3).
+Status read_dense_lead(const HParamKeys& k, ModelHParams& hp) {
+  PSHARD_RETURN_IF_ERROR(k.optional("leading_dense_block_count", &hp.n_dense_lead));
+  if (hp.n_dense_lead < 0 || hp.n_dense_lead >= hp.n_layer)
+    return invalid_format(k.key("leading_dense_block_count") + " " +
+                          std::to_string(hp.n_dense_lead) + " must be at least 0 and less than the " +
+                          std::to_string(hp.n_layer) + " layers the model runs");
+  return Status::ok_status();
+}
+
 Status read_experts(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
   const FfnForm form = hp.family->ffn;
   PSHARD_RETURN_IF_ERROR(k.optional("expert_count", &hp.n_expert));
@@ -126,20 +160,24 @@ Status read_experts(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& 
     return invalid_format(k.key("expert_used_count") + " " + std::to_string(hp.n_expert_used) +
                           " must be between 1 and " + k.key("expert_count") + " " +
                           std::to_string(hp.n_expert));
+  PSHARD_RETURN_IF_ERROR(read_dense_lead(k, hp));
   // Files written before the width keys existed: the tensors' own shape.
   hp.n_ff_exp = hp.n_ff;
   if (hp.family->expert_width_key) {
-    hp.n_ff_exp = layer0_rows(f, "ffn_gate_exps.weight");
+    hp.n_ff_exp = layer_rows(f, "ffn_gate_exps.weight", hp.n_dense_lead);
     PSHARD_RETURN_IF_ERROR(k.optional("expert_feed_forward_length", &hp.n_ff_exp));
   }
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("expert_feed_forward_length"), hp.n_ff_exp));
-  hp.normalize_expert_weights = hp.family->normalize_expert_weights;
-  PSHARD_RETURN_IF_ERROR(k.optional("expert_weights_norm", &hp.normalize_expert_weights));
+  PSHARD_RETURN_IF_ERROR(read_routing(f, k, hp));
   bool shared = false;
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, hp.family->shared_expert, "ffn_gate_shexp.weight",
-                                      "a shared expert (ffn_*_shexp)", &shared));
+                                      "a shared expert (ffn_*_shexp)", &shared, hp.n_dense_lead));
   if (shared) {
-    hp.n_ff_shexp = layer0_rows(f, "ffn_gate_shexp.weight");
+    hp.n_ff_shexp = layer_rows(f, "ffn_gate_shexp.weight", hp.n_dense_lead);
+    int64_t count = 0; // GLM-4.5: the shared expert is this many routed experts wide
+    PSHARD_RETURN_IF_ERROR(k.optional("expert_shared_count", &count));
+    if (count > 0)
+      hp.n_ff_shexp = count * hp.n_ff_exp;
     PSHARD_RETURN_IF_ERROR(k.optional("expert_shared_feed_forward_length", &hp.n_ff_shexp));
     PSHARD_RETURN_IF_ERROR(
         check_positive(k.key("expert_shared_feed_forward_length"), hp.n_ff_shexp));
@@ -166,7 +204,7 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.moe_biases, "ffn_gate_inp.bias",
                                       "router and expert biases (ffn_gate_inp.bias, "
                                       "ffn_{gate,up,down}_exps.bias)",
-                                      &hp.moe_biases));
+                                      &hp.moe_biases, hp.n_dense_lead));
   hp.tied_output = !fam.encoder && f.find_tensor("output.weight") == nullptr;
   const gguf::TensorInfo* types = fam.encoder ? f.find_tensor("token_types.weight") : nullptr;
   hp.token_types = types != nullptr;
@@ -199,7 +237,7 @@ Status read_pair_separator(const gguf::GgufFile& f, ModelHParams& hp) {
 int64_t ModelHParams::ffn_scratch_width() const {
   if (!is_moe())
     return n_ff;
-  return std::max(n_ff_exp, n_ff_shexp);
+  return std::max({n_ff_exp, n_ff_shexp, n_dense_lead > 0 ? n_ff : int64_t{0}});
 }
 
 RopeParams ModelHParams::rope(const float* freq_factors) const {
@@ -261,11 +299,17 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
   PSHARD_RETURN_IF_ERROR(k.optional("context_length", &hp.n_ctx_train));
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("embedding_length"), hp.n_embd));
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("block_count"), hp.n_layer));
+  PSHARD_RETURN_IF_ERROR(k.optional("nextn_predict_layers", &hp.n_nextn));
+  if (hp.n_nextn < 0 || hp.n_nextn >= hp.n_layer)
+    return invalid_format(k.key("nextn_predict_layers") + " " + std::to_string(hp.n_nextn) +
+                          " must be at least 0 and less than " + k.key("block_count") + " " +
+                          std::to_string(hp.n_layer));
+  hp.n_layer -= hp.n_nextn;
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("context_length"), hp.n_ctx_train));
   PSHARD_RETURN_IF_ERROR(read_attention(k, hp));
   PSHARD_RETURN_IF_ERROR(read_rope(k, hp));
   PSHARD_RETURN_IF_ERROR(read_experts(f, k, hp));
-  if (!hp.is_moe())
+  if (!hp.is_moe() || hp.n_dense_lead > 0)
     PSHARD_RETURN_IF_ERROR(check_positive(k.key("feed_forward_length"), hp.n_ff));
   PSHARD_RETURN_IF_ERROR(read_optional_parts(f, hp));
   PSHARD_RETURN_IF_ERROR(read_block_options(f, k, hp));

@@ -27,7 +27,10 @@ struct ModelHParams {
   int64_t n_vocab = 0;
   int64_t n_ctx_train = 0;
   int64_t n_embd = 0;
-  int64_t n_layer = 0;
+  int64_t n_layer = 0;  // the blocks the forward pass runs
+  // Blocks of the file after those: a multi-token-prediction head (GLM-4.5's NextN,
+  // `nextn_predict_layers`), not run; block_count is n_layer + n_nextn.
+  int64_t n_nextn = 0;
   int64_t n_ff = 0; // dense FFN width (MoE models: unused by their layers)
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
@@ -49,7 +52,11 @@ struct ModelHParams {
   int64_t n_expert_used = 0;
   int64_t n_ff_exp = 0;   // width of one routed expert
   int64_t n_ff_shexp = 0; // width of the shared expert (0: none)
+  int64_t n_dense_lead = 0; // leading layers with a dense FFN (leading_dense_block_count)
   bool normalize_expert_weights = true;
+  ExpertGating gating = ExpertGating::kSoftmax;
+  float expert_weights_scale = 1.0f; // the routed weights' factor after renormalising
+  bool expert_selection_bias = false; // exp_probs_b.bias (GLM-4.5)
   // Optional parts present in this file (all layers alike).
   bool qkv_bias = false;
   bool out_bias = false;
@@ -91,6 +98,8 @@ struct ModelHParams {
   Pooling pooling = Pooling::kUnspecified;
 
   bool is_moe() const { return n_expert > 0; }
+  // Whether layer `layer` routes experts (a MoE model's leading dense layers do not).
+  bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= n_dense_lead; }
   bool has_shared_expert() const { return n_ff_shexp > 0; }
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

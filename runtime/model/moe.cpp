@@ -1,7 +1,8 @@
 // The MoE sub-layer: RMSNorm, router (+ bias), top-k expert dispatch (Ops::moe_dispatch:
-// softmax over all experts, top k, weights renormalised when the model asks, gated expert
-// FFNs with their biases), plus a shared expert scaled by a sigmoid gate when the model has one
-// (qwen2moe), residual.
+// softmax or sigmoid probabilities, the top k (by probability + selection bias when the
+// model has one), weights renormalised and scaled as the model asks, gated expert FFNs with
+// their biases), plus a shared expert — scaled by a sigmoid gate when the model has one
+// (qwen2moe), added as it is otherwise (glm4moe) — then the residual.
 #include "runtime/model/sublayer.h"
 
 #include "runtime/model/routing_recorder.h"
@@ -15,9 +16,9 @@ void moe_forward(ForwardPass& p, const MoeWeights& w) {
 
   p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, hp.rms_eps);
   moe_router_logits(p.ops, w, a.normed, n, a.router);
-  if (p.routing) // before the dispatch turns the logits into probabilities in place
-    p.routing->record(p.layer, a.router, n);
   MoeDispatch dispatch = moe_dispatch_of(hp, w, a);
+  if (p.routing) // before the dispatch turns the logits into probabilities in place
+    p.routing->record(p.layer, a.router, n, dispatch.gating);
   dispatch.routes = w.host_routes;
   p.ops.moe_dispatch(a.normed, a.router, dispatch, n, a.moe_out);
   moe_finish(p, w);
@@ -33,12 +34,16 @@ void moe_router_logits(Ops& ops, const MoeWeights& w, const float* normed, int64
 MoeDispatch moe_dispatch_of(const ModelHParams& hp, const MoeWeights& w, const ActivationPtrs& a) {
   MoeDispatch d{w.gate,      w.up,        w.down,       hp.n_expert_used, hp.n_embd,
                 hp.n_ff_exp, a.expert_in, a.expert_out, a.gate,           a.up};
-  d.normalize_weights = hp.normalize_expert_weights;
+  d.gating = moe_gating_of(hp, w);
   d.activation = hp.family->activation;
   d.gate_bias = w.gate_bias.data;
   d.up_bias = w.up_bias.data;
   d.down_bias = w.down_bias.data;
   return d;
+}
+
+MoeGating moe_gating_of(const ModelHParams& hp, const MoeWeights& w) {
+  return {hp.gating, hp.normalize_expert_weights, hp.expert_weights_scale, w.selection_bias.data};
 }
 
 void moe_finish(ForwardPass& p, const MoeWeights& w) {
@@ -47,8 +52,12 @@ void moe_finish(ForwardPass& p, const MoeWeights& w) {
   const int64_t n = p.n_tokens(), d = hp.n_embd;
   if (w.shexp.gate.data) {
     glu_forward(p, w.shexp, a.normed, a.proj);
-    p.ops.matmul(w.shexp_gate_inp, a.normed, n, a.shexp_gate);
-    p.ops.add_gated(a.moe_out, a.proj, a.shexp_gate, n, d);
+    if (w.shexp_gate_inp.data) {
+      p.ops.matmul(w.shexp_gate_inp, a.normed, n, a.shexp_gate);
+      p.ops.add_gated(a.moe_out, a.proj, a.shexp_gate, n, d);
+    } else {
+      p.ops.add(a.moe_out, a.proj, n * d);
+    }
   }
   residual_add(p, VectorWeight{}, a.moe_out);
 }

@@ -109,7 +109,8 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     return;
   case SubLayerKind::kMoe:
     for (VectorWeight* v :
-         {&w.moe.norm, &w.moe.router_bias, &w.moe.gate_bias, &w.moe.up_bias, &w.moe.down_bias})
+         {&w.moe.norm, &w.moe.router_bias, &w.moe.gate_bias, &w.moe.up_bias, &w.moe.down_bias,
+          &w.moe.selection_bias})
       fn(v->data);
     for (MatrixView* m : {&w.moe.router, &w.moe.gate.first, &w.moe.up.first, &w.moe.down.first,
                           &w.moe.shexp_gate_inp, &w.moe.shexp.gate, &w.moe.shexp.up,
@@ -186,6 +187,8 @@ void moe_forward(ForwardPass& pass, const MoeWeights& w);
 // every place that routes computes, so they route alike.
 void moe_router_logits(Ops& ops, const MoeWeights& w, const float* normed, int64_t n,
                        float* logits);
+// How `w`'s router chooses and weighs experts (its selection bias in w's memory).
+MoeGating moe_gating_of(const ModelHParams& hp, const MoeWeights& w);
 // The dispatch of `w`'s experts over act's scratch (no host routes: the caller sets them).
 MoeDispatch moe_dispatch_of(const ModelHParams& hp, const MoeWeights& w, const ActivationPtrs& a);
 // The end of moe_forward once act.moe_out holds the routed experts' sum: the shared

@@ -8,7 +8,7 @@ std::vector<SubLayer> model_sublayers(const ModelHParams& hp) {
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     const std::string idx = "[" + std::to_string(il) + "]";
     out.push_back({SubLayerKind::kAttention, il, "attn" + idx});
-    if (hp.is_moe())
+    if (hp.is_moe_layer(il))
       out.push_back({SubLayerKind::kMoe, il, "moe" + idx});
     else
       out.push_back({SubLayerKind::kFfn, il, "ffn" + idx});

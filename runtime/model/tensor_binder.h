@@ -36,6 +36,8 @@ public:
                                        bool required = true);
   MatrixView matrix(const gguf::TensorInfo& t) const;
   VectorWeight vector(const gguf::TensorInfo& t) const;
+  // A tensor the file may carry that is deliberately not bound (an unrun block's).
+  void leave_in_file(const std::string& name) { used_.insert(name); }
   Status check_all_used() const;
 
 private:

@@ -1,5 +1,7 @@
 #include "runtime/model/tensor_layout.h"
 
+#include <charconv>
+
 namespace pshard {
 namespace {
 
@@ -122,9 +124,12 @@ void moe(const ModelHParams& hp, SpecList& l) {
     l.add("ffn_up_exps", ".bias", {ff, ne}, R::kUpExpsBias);
     l.add("ffn_down_exps", ".bias", {d, ne}, R::kDownExpsBias);
   }
+  if (hp.expert_selection_bias) // chooses the experts, travels with the router
+    l.add("exp_probs_b", ".bias", {ne}, R::kExpertSelectionBias);
   if (hp.has_shared_expert()) {
     const int64_t sff = hp.n_ff_shexp;
-    l.add("ffn_gate_inp_shexp", ".weight", {d}, R::kShexpGateInp);
+    if (hp.family->shared_expert_gate)
+      l.add("ffn_gate_inp_shexp", ".weight", {d}, R::kShexpGateInp);
     l.add("ffn_gate_shexp", ".weight", {d, sff}, R::kShexpGate);
     l.add("ffn_up_shexp", ".weight", {d, sff}, R::kShexpUp);
     l.add("ffn_down_shexp", ".weight", {sff, d}, R::kShexpDown);
@@ -132,6 +137,17 @@ void moe(const ModelHParams& hp, SpecList& l) {
 }
 
 } // namespace
+
+bool is_unrun_block_tensor(const ModelHParams& hp, std::string_view name) {
+  constexpr std::string_view kPrefix = "blk.";
+  if (hp.n_nextn <= 0 || !name.starts_with(kPrefix))
+    return false;
+  int64_t layer = -1;
+  const char* last = name.data() + name.size();
+  const auto [end, ec] = std::from_chars(name.data() + kPrefix.size(), last, layer);
+  return ec == std::errc() && end != last && *end == '.' && layer >= hp.n_layer &&
+         layer < hp.n_layer + hp.n_nextn;
+}
 
 bool TensorSpec::is_matrix() const {
   switch (role) {

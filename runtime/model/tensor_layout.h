@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pshard {
@@ -39,6 +40,7 @@ enum class WeightRole : uint8_t {
   kGateExps, kUpExps, kDownExps,          // moe: n_expert stacked matrices
   kRouterBias,          // moe: n_expert router biases (gpt-oss)
   kGateExpsBias, kUpExpsBias, kDownExpsBias, // moe: one bias row per expert (gpt-oss)
+  kExpertSelectionBias, // moe: n_expert values added to choose the top k (GLM-4.5)
   kShexpGateInp,        // moe: the shared expert's sigmoid gate, one row of n_embd
   kShexpGate, kShexpUp, kShexpDown,       // moe: the shared expert
   // An encoder (BERT): what finishes its embedding, run at the start of attn[0] (the
@@ -67,5 +69,10 @@ struct TensorSpec {
 
 // The tensors of sub-layer `s`, in a fixed order.
 std::vector<TensorSpec> sublayer_tensor_specs(const ModelHParams& hp, const SubLayer& s);
+
+// A tensor of a block past the ones the model runs (blk.N.* with N in [n_layer, n_layer +
+// n_nextn): GLM-4.5's multi-token-prediction head), which binding and planning leave in
+// the file.
+bool is_unrun_block_tensor(const ModelHParams& hp, std::string_view name);
 
 } // namespace pshard

@@ -82,6 +82,7 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kGateExpsBias: vec(layer->moe.gate_bias); break;
   case WeightRole::kUpExpsBias: vec(layer->moe.up_bias); break;
   case WeightRole::kDownExpsBias: vec(layer->moe.down_bias); break;
+  case WeightRole::kExpertSelectionBias: vec(layer->moe.selection_bias); break;
   case WeightRole::kShexpGateInp: mat(layer->moe.shexp_gate_inp); break;
   case WeightRole::kShexpGate: mat(layer->moe.shexp.gate); break;
   case WeightRole::kShexpUp: mat(layer->moe.shexp.up); break;
@@ -118,6 +119,9 @@ Result<ModelWeights> bind_model_weights(const gguf::GgufFile& file, const ModelH
         place(b, hp, spec, *t, w, layer);
     }
   }
+  for (const auto& t : file.tensors())
+    if (is_unrun_block_tensor(hp, t.name))
+      b.leave_in_file(t.name);
   PSHARD_ASSIGN_OR_RETURN(w.classifier, bind_classifier(file, hp, b));
   PSHARD_ASSIGN_OR_RETURN(w.projection, bind_embedding_projection(file, hp, b));
   PSHARD_RETURN_IF_ERROR(b.check_all_used());

@@ -58,11 +58,13 @@ struct MoeWeights {
   VectorWeight norm;
   MatrixView router;     // n_expert x n_embd
   ExpertWeights gate, up, down;
-  // The shared expert every token runs (qwen2moe): a SwiGLU FFN (its norm unused: it
-  // reads the block's normed input) whose output is scaled by sigmoid(shexp_gate_inp · x).
-  // Matrices null when the model has none.
+  // The shared expert every token runs (qwen2moe, glm4moe): a SwiGLU FFN (its norm unused:
+  // it reads the block's normed input) whose output is scaled by sigmoid(shexp_gate_inp · x)
+  // when the model has that gate (qwen2moe). Matrices null when the model has none.
   FfnWeights shexp;
   MatrixView shexp_gate_inp; // 1 x n_embd
+  // glm4moe: n_expert values added to the router's probabilities to choose the top k.
+  VectorWeight selection_bias;
   // gpt-oss: the router's bias (n_expert) and each expert's biases, expert e's row at
   // e * the matrix's output width; null when the model has none.
   VectorWeight router_bias, gate_bias, up_bias, down_bias;

@@ -79,7 +79,7 @@ const std::vector<NamedSpec>& specs() {
     // The fallback of llama.cpp, for files that name no pre-tokenizer.
     add({"default"}, {R"re([\p{P}\$\+<=>\^~\|]+)re", kGpt2, R"re(\p{N}+)re", "[0-9][0-9][0-9]"});
     add({"llama-bpe", "llama3", "llama-v3", "falcon3"}, {llama3}, true, true);
-    add({"dbrx", "smaug-bpe", "chatglm-bpe"}, {llama3});
+    add({"dbrx", "smaug-bpe", "chatglm-bpe", "glm4"}, {llama3});
     add({"qwen2", "stablelm2", "megrez", "hunyuan"}, {qwen2});
     add({"tekken"}, {kTekken}, true, true);
     add({"gpt-4o", "llama4"}, {kO200k});

@@ -4,7 +4,8 @@
 For each family (and the optional parts: biases, a head size that is not n_embd/n_head,
 a shared expert, unnormalised top-k, linear/llama3/YaRN RoPE scaling, Gemma's sliding
 windows, local RoPE and soft-caps, Phi-3's fused matrices and LongRoPE, gpt-oss's sinks,
-biased experts and clamped SwiGLU) pshard-mkmodel
+biased experts and clamped SwiGLU, GLM's partial RoPE, dense leading layers, sigmoid
+routing with a selection bias and an unrun NextN block) pshard-mkmodel
 writes a small F32 model; pshard-run generates greedily on the cpu, and on the emulated
 GPU under a gpu-only schedule whose budget is half the model's size (every sub-layer
 streamed through the device; the same tokens and log-probs bit for bit); the reference
@@ -81,6 +82,13 @@ CASES = {
     "gpt-oss-mxfp4": ["--arch", "gpt-oss", "--n-layer", "4", "--n-expert", "8",
                       "--n-expert-used", "3", "--head-dim", "24", "--sliding-window", "5",
                       "--type", "mxfp4_moe"],
+    # GLM-4.5: RoPE over 16 of 32 values, layer 0 dense, sigmoid routing chosen with a
+    # selection bias and scaled by 2.5, an ungated shared expert; one NextN block left unrun.
+    "glm4moe": ["--arch", "glm4moe", "--n-layer", "4", "--n-expert", "8", "--n-expert-used", "2",
+                "--head-dim", "32", "--rope-dim", "16", "--n-dense-lead", "1", "--n-ff-dense",
+                "128", "--expert-weights-scale", "2.5", "--nextn-layers", "1", "--qkv-bias"],
+    # GLM-4-0414: adjacent-pair RoPE over 16 of 32 values, sandwich norms, fused gate/up.
+    "glm4": ["--arch", "glm4", "--head-dim", "32", "--rope-dim", "16", "--qkv-bias"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

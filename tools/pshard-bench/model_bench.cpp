@@ -65,12 +65,13 @@ ModelFacts describe_model(const Model& model, const std::string& filename) {
   const double expert_share =
       hp.is_moe() ? static_cast<double>(hp.n_expert_used) / static_cast<double>(hp.n_expert) : 1.0;
   double bytes = 0, params = 0;
-  for (const LayerWeights& l : w.layers) {
+  for (size_t il = 0; il < w.layers.size(); ++il) {
+    const LayerWeights& l = w.layers[il];
     for (const MatrixView* m : {&l.attn.wq, &l.attn.wk, &l.attn.wv, &l.attn.wo}) {
       bytes += matrix_bytes(*m);
       params += matrix_params(*m);
     }
-    if (hp.is_moe()) {
+    if (hp.is_moe_layer(static_cast<int64_t>(il))) {
       bytes += matrix_bytes(l.moe.router);
       params += matrix_params(l.moe.router);
       for (const ExpertWeights* e : {&l.moe.gate, &l.moe.up, &l.moe.down}) {
@@ -90,7 +91,7 @@ ModelFacts describe_model(const Model& model, const std::string& filename) {
   f.bytes_per_token =
       static_cast<uint64_t>(bytes) + matrix_bytes(w.output) + w.token_embd.row_bytes;
   const FfnWeights& ffn = w.layers.front().ffn;
-  const MatrixView& typical = hp.is_moe()     ? w.layers.front().moe.gate.first
+  const MatrixView& typical = hp.is_moe()     ? w.layers.back().moe.gate.first // past dense leads
                               : ffn.gate.data ? ffn.gate
                                               : ffn.up; // BERT: no gate
   f.weight_type = tensor_type_name(typical.type);

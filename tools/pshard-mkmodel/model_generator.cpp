@@ -74,6 +74,8 @@ public:
     case WeightRole::kTokenTypes: // gathered rows, kept F32
       return add_random_matrix(writer_, t.name, TensorType::kF32, t.dims, spec_.seed,
                                tensor_class(t.name));
+    case WeightRole::kExpertSelectionBias: // about the sigmoids' spread, so it changes choices
+      return add_vector(t.name, t.dims[0], 0.0f, 0.2f);
     case WeightRole::kShexpGateInp: // one row, kept F32 as converters keep 1-D tensors
       return add_vector(t.name, t.dims[0], 0.0f, std::sqrt(3.0f / static_cast<float>(t.dims[0])));
     default:
@@ -89,6 +91,24 @@ private:
   const ModelSpec& spec_;
   gguf::GgufWriter writer_;
 };
+
+// GLM-4.5's multi-token-prediction head as its converter writes it: after the model's
+// blocks, a whole MoE block of its own plus the NextN projection and norms — tensors the
+// file carries and pshard leaves unread.
+Status add_nextn_blocks(const ModelHParams& hp, ModelWriter& m, std::set<std::string>& written) {
+  const int64_t d = hp.n_embd;
+  for (int64_t il = hp.n_layer; il < hp.n_layer + hp.n_nextn; ++il) {
+    for (SubLayerKind kind : {SubLayerKind::kAttention, SubLayerKind::kMoe})
+      for (const TensorSpec& t : sublayer_tensor_specs(hp, {kind, il, "nextn"}))
+        if (t.required && written.insert(t.name).second)
+          PSHARD_RETURN_IF_ERROR(m.add(t));
+    const std::string p = "blk." + std::to_string(il) + ".nextn.";
+    PSHARD_RETURN_IF_ERROR(m.add_weight(p + "eh_proj.weight", {2 * d, d}));
+    for (const char* norm : {"enorm", "hnorm", "shared_head_norm"})
+      PSHARD_RETURN_IF_ERROR(m.add_vector(p + norm + ".weight", d, 1.0f, 0.1f));
+  }
+  return Status::ok_status();
+}
 
 } // namespace
 
@@ -152,6 +172,7 @@ Status write_model(const ModelSpec& s, const std::string& path) {
             t.role == WeightRole::kOutput) && // tied: token_embd already written
           written.insert(t.name).second)
         PSHARD_RETURN_IF_ERROR(m.add(t));
+  PSHARD_RETURN_IF_ERROR(add_nextn_blocks(hp, m, written));
   if (s.rerank && !hp.causal) {
     // An encoder's, as llama.cpp converts bge-reranker (RoBERTa's classification head):
     // a tanh pooler, then one raw score; the pair is framed by the vocabulary, no prompt.

@@ -30,6 +30,14 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
     return invalid_argument(std::string(f.name) + " models have no attention biases (--qkv-bias)");
   if (s.n_ff_shexp != 0 && f.shared_expert == Presence::kAbsent)
     return invalid_argument(std::string(f.name) + " models have no shared expert (--n-ff-shexp)");
+  if (!f.shared_expert_gate && s.n_ff_shexp % s.n_ff != 0)
+    return invalid_argument(std::string(f.name) + "'s shared expert is as wide as routed experts: "
+                            "--n-ff-shexp must be a multiple of --n-ff");
+  if (s.n_dense_lead < 0 || (s.n_dense_lead > 0 && (s.n_expert == 0 || s.n_dense_lead >= s.n_layer)))
+    return invalid_argument("--n-dense-lead needs a MoE model and fewer than --n-layer layers");
+  if (s.n_nextn < 0 || s.rope_dim < 0 || s.rope_dim > head || s.rope_dim % 2 != 0)
+    return invalid_argument("--rope-dim must be even and at most the head size " +
+                            std::to_string(head) + "; --nextn-layers not negative");
   if (s.sliding_window >= 0 && f.sliding.period == 0)
     return invalid_argument(std::string(f.name) +
                             " models have no sliding window (--sliding-window)");
@@ -91,7 +99,7 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.n_head = s.n_head;
   hp.n_head_kv = s.n_head_kv ? s.n_head_kv : s.n_head;
   hp.head_dim = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
-  hp.rope_dim = hp.head_dim;
+  hp.rope_dim = s.rope_dim ? s.rope_dim : hp.head_dim;
   hp.rope_freq_base = s.rope_freq_base;
   hp.n_ff = s.n_ff;
   hp.n_expert = s.n_expert;
@@ -99,8 +107,16 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   if (hp.is_moe()) {
     hp.n_ff_exp = s.n_ff;
     if (f.shared_expert == Presence::kRequired || s.n_ff_shexp > 0)
-      hp.n_ff_shexp = s.n_ff_shexp ? s.n_ff_shexp : 4 * s.n_ff;
+      hp.n_ff_shexp = s.n_ff_shexp ? s.n_ff_shexp : (f.shared_expert_gate ? 4 : 1) * s.n_ff;
+    hp.n_dense_lead = s.n_dense_lead;
+    if (hp.n_dense_lead > 0)
+      hp.n_ff = s.n_ff_dense ? s.n_ff_dense : 3 * s.n_ff;
+    hp.gating = f.gating;
+    hp.expert_selection_bias = f.expert_selection_bias == Presence::kRequired;
+    hp.normalize_expert_weights = f.normalize_expert_weights || hp.gating == ExpertGating::kSigmoid;
+    hp.expert_weights_scale = s.expert_weights_scale;
   }
+  hp.n_nextn = s.n_nextn;
   hp.qkv_bias = f.qkv_bias == Presence::kRequired || s.qkv_bias;
   hp.qk_norm = f.qk_norm == Presence::kRequired;
   hp.out_bias = f.out_bias == Presence::kRequired;
@@ -133,7 +149,9 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
   w.set("general.name", {s.name});
   w.set(a + "context_length", {u32(hp.n_ctx_train)});
   w.set(a + "embedding_length", {u32(hp.n_embd)});
-  w.set(a + "block_count", {u32(hp.n_layer)});
+  w.set(a + "block_count", {u32(hp.n_layer + hp.n_nextn)});
+  if (hp.n_nextn > 0)
+    w.set(a + "nextn_predict_layers", {u32(hp.n_nextn)});
   w.set(a + "feed_forward_length", {u32(hp.n_ff)});
   w.set(a + "attention.head_count", {u32(hp.n_head)});
   w.set(a + "attention.head_count_kv", {u32(hp.n_head_kv)});
@@ -192,6 +210,16 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
       w.set(a + "expert_feed_forward_length", {u32(hp.n_ff_exp)});
     if (hp.has_shared_expert())
       w.set(a + "expert_shared_feed_forward_length", {u32(hp.n_ff_shexp)});
+    if (hp.has_shared_expert() && !hp.family->shared_expert_gate) // GLM-4.5's converter's
+      w.set(a + "expert_shared_count", {u32(hp.n_ff_shexp / hp.n_ff_exp)});
+    if (hp.n_dense_lead > 0)
+      w.set(a + "leading_dense_block_count", {u32(hp.n_dense_lead)});
+    if (hp.gating == ExpertGating::kSigmoid) { // as GLM-4.5's converter writes them
+      w.set(a + "expert_gating_func", {u32(2)});
+      w.set(a + "expert_weights_norm", {hp.normalize_expert_weights});
+    }
+    if (hp.expert_weights_scale != 1.0f || hp.gating == ExpertGating::kSigmoid)
+      w.set(a + "expert_weights_scale", {hp.expert_weights_scale});
   }
 }
 

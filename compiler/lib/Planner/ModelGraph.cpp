@@ -101,7 +101,9 @@ Result<ModelGraph> build_model_graph(const gguf::GgufFile& file) {
     subs.push_back(std::move(s));
   }
   for (const auto& info : file.tensors())
-    if (!claimed.count(info.name) && !is_post_pooling_tensor(info.name)) // those run on the host
+    // Pooling heads run on the host; an unrun block (GLM's NextN head) stays in the file.
+    if (!claimed.count(info.name) && !is_post_pooling_tensor(info.name) &&
+        !is_unrun_block_tensor(hp, info.name))
       return unsupported("tensor '" + info.name + "' of '" + file.path() +
                          "' is not part of the " + std::string(hp.family->name) +
                          " layout the planner knows");

@@ -4,29 +4,49 @@
 #include "runtime/backends/cpu/cpu_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace pshard {
 
+namespace {
+
+void sigmoid(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = 1.0f / (1.0f + std::exp(-x[i]));
+}
+
+} // namespace
+
 std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_tokens,
-                                              int64_t n_expert, int64_t k, bool normalize) {
+                                              int64_t n_expert, int64_t k, const MoeGating& g) {
   std::vector<std::vector<MoeRoute>> routes(static_cast<size_t>(n_expert));
   std::vector<int64_t> order(static_cast<size_t>(n_expert));
+  std::vector<float> biased(g.selection_bias ? static_cast<size_t>(n_expert) : 0);
   for (int64_t t = 0; t < n_tokens; ++t) {
     float* probs = router_logits + t * n_expert;
-    softmax(probs, n_expert);
+    if (g.func == ExpertGating::kSigmoid)
+      sigmoid(probs, n_expert);
+    else
+      softmax(probs, n_expert);
+    const float* key = probs; // what chooses: the probabilities, or biased ones
+    if (g.selection_bias) {
+      for (int64_t e = 0; e < n_expert; ++e)
+        biased[static_cast<size_t>(e)] = probs[e] + g.selection_bias[e];
+      key = biased.data();
+    }
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t x, int64_t y) {
-      return probs[x] > probs[y] || (probs[x] == probs[y] && x < y);
+      return key[x] > key[y] || (key[x] == key[y] && x < y);
     });
     float sum = 0.0f;
     for (int64_t i = 0; i < k; ++i)
       sum += probs[order[static_cast<size_t>(i)]];
-    if (!normalize)
+    if (!g.normalize)
       sum = 1.0f;
     for (int64_t i = 0; i < k; ++i) {
       const int64_t e = order[static_cast<size_t>(i)];
-      routes[static_cast<size_t>(e)].push_back({t, probs[e] / sum});
+      routes[static_cast<size_t>(e)].push_back({t, probs[e] / sum * g.scale});
     }
   }
   return routes;
@@ -50,8 +70,7 @@ void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, f
 void CpuOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n,
                           float* out) {
   const int64_t d = moe.n_embd;
-  const auto routes =
-      moe_routes(router_logits, n, moe.gate.n_expert, moe.n_expert_used, moe.normalize_weights);
+  const auto routes = moe_routes(router_logits, n, moe.gate.n_expert, moe.n_expert_used, moe.gating);
   std::fill_n(out, n * d, 0.0f);
   for (int64_t e = 0; e < moe.gate.n_expert; ++e) {
     const auto& r = routes[static_cast<size_t>(e)];

@@ -56,13 +56,13 @@ struct MoeRoute {
   float weight;
 };
 
-// Softmax over each token's router logits (in place), then the top-k experts per token,
-// ties to the lower index, weights renormalised to sum to one when `normalize`:
-// routes[e] lists the tokens of expert e in token order. Shared by the dispatch and by
+// Each token's router logits turned into probabilities in place (softmax or sigmoid), then
+// its top-k experts and their weights as `gating` says (MoeGating; selection_bias in host
+// memory): routes[e] lists the tokens of expert e in token order. Shared by the dispatch and by
 // the executor, which routes on the host to stream only the experts a pass needs.
 std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_tokens,
                                               int64_t n_expert, int64_t n_expert_used,
-                                              bool normalize);
+                                              const MoeGating& gating);
 
 // The rows of x expert e's routes name, gathered into `rows` (r.size() x d).
 void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float* rows);

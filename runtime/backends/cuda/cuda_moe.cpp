@@ -1,5 +1,5 @@
 // The MoE block on the CUDA backend, as few launches as the block has matrices: routing on
-// the device (softmax, top-k, renormalise) — or the host's routes when the executor
+// the device (softmax or sigmoid, top-k, renormalise, scale) — or the host's routes when the executor
 // routed the pass and copied only those experts (MoeDispatch::routes) — then, for all k
 // routes of every token of a chunk at once, gate and up fused with SiLU·mul (one
 // launch), down (one launch) and the weighted combine in slot order, which is expert-
@@ -22,6 +22,10 @@ namespace {
 constexpr size_t kMoeScratchBytes = CudaWorkspace::kScratchBytes;
 constexpr int64_t kMoeMaxRoutes =
     std::min<int64_t>(CudaWorkspace::kRoutes, kernels::kMaxGroupedRoutes);
+
+kernels::RouteGating route_gating(const MoeGating& g) {
+  return {g.func == ExpertGating::kSigmoid, g.normalize, g.scale, g.selection_bias};
+}
 
 bool fused_gate_up(const MoeDispatch& moe) {
   return moe.gate.first.type == moe.up.first.type &&
@@ -174,7 +178,7 @@ Status CudaOps::moe_grouped(const float* x, float* router_logits, const MoeDispa
                                   ws_.route_experts, ws_.route_weights, stream_));
     else
       PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k,
-                                                     moe.normalize_weights, ws_.route_experts,
+                                                     route_gating(moe.gating), ws_.route_experts,
                                                      ws_.route_weights, stream_));
     PSHARD_RETURN_IF_ERROR(expert_products(moe, addr, k, xc, nr, {act, up, eo}));
     PSHARD_CUDA_RETURN_IF_ERROR(

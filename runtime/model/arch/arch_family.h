@@ -32,7 +32,8 @@ enum class RopeStyle : unsigned char { kNormal, kNeox };
 enum class Presence : unsigned char { kAbsent, kOptional, kRequired };
 
 // The feed-forward block: dense SwiGLU, routed experts, or either (llama: a MoE when
-// `{arch}.expert_count` is set, as Mixtral).
+// `{arch}.expert_count` is set, as Mixtral). A MoE model's first
+// `{arch}.leading_dense_block_count` layers run dense FFNs of feed_forward_length (GLM-4.5).
 enum class FfnForm : unsigned char { kDense, kMoe, kDenseOrMoe };
 
 // The gate's activation of a gated FFN: SiLU (SwiGLU: Llama, Qwen), GELU's tanh
@@ -41,6 +42,11 @@ enum class FfnForm : unsigned char { kDense, kMoe, kDenseOrMoe };
 // min(g, 7) * sigmoid(1.702 * min(g, 7)) * (clamp(u, -7, 7) + 1), the constants llama.cpp
 // and OpenAI's reference fix; the GGUF records none).
 enum class FfnActivation : unsigned char { kSilu, kGeluTanh, kSwigluOai, kGeluErf };
+
+// How a router turns its logits into expert probabilities: a softmax over all experts
+// (Mixtral, Qwen) or each logit's sigmoid on its own (GLM-4.5, DeepSeek-V3), llama.cpp's
+// `{arch}.expert_gating_func` 1 and 2.
+enum class ExpertGating : unsigned char { kSoftmax, kSigmoid };
 
 // Sliding-window attention (Gemma): which layers see only the last
 // `{arch}.attention.sliding_window` positions. Every `period`-th layer (the last of each
@@ -73,7 +79,10 @@ struct ArchFamily {
   Presence qkv_bias = Presence::kAbsent;    // attn_{q,k,v}.bias
   Presence out_bias = Presence::kAbsent;    // attn_output.bias
   Presence qk_norm = Presence::kAbsent;     // attn_{q,k}_norm: RMSNorm of each head before RoPE
-  Presence shared_expert = Presence::kAbsent; // ffn_{gate,up,down}_shexp + sigmoid gate
+  Presence shared_expert = Presence::kAbsent; // ffn_{gate,up,down}_shexp
+  // The shared expert's output is scaled by sigmoid(ffn_gate_inp_shexp · x) (Qwen2-MoE), or
+  // added as it is (GLM-4.5: no gate tensor; as wide as expert_shared_count routed experts).
+  bool shared_expert_gate = true;
   // attn_sinks (gpt-oss): one learned logit per query head that joins every softmax's
   // denominator and attends to nothing.
   Presence attn_sinks = Presence::kAbsent;
@@ -84,6 +93,11 @@ struct ArchFamily {
   std::string_view ffn_norm = "ffn_norm";
   // Routed experts' width from `{arch}.expert_feed_forward_length` (else feed_forward_length).
   bool expert_width_key = false;
+  // The router's probabilities when the file has no `{arch}.expert_gating_func`.
+  ExpertGating gating = ExpertGating::kSoftmax;
+  // exp_probs_b.bias (GLM-4.5's e_score_correction): one value per expert added to the
+  // probabilities to choose the top k, never to weigh them.
+  Presence expert_selection_bias = Presence::kAbsent;
   // The top-k router probabilities are renormalised to sum to one (Mixtral, Qwen3-MoE) or
   // used as they come out of the softmax over all experts (Qwen2-MoE).
   // `{arch}.expert_weights_norm` in the file overrides it.
@@ -178,5 +192,7 @@ extern const ArchFamily kGptOssFamily;
 extern const ArchFamily kBertFamily;
 extern const ArchFamily kNomicBertFamily;
 extern const ArchFamily kModernBertFamily;
+extern const ArchFamily kGlm4Family;
+extern const ArchFamily kGlm4MoeFamily;
 
 } // namespace pshard

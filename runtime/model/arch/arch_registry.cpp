@@ -10,7 +10,7 @@ constexpr const ArchFamily* kFamilies[] = {
     &kQwen3Family,          &kQwen3MoeFamily,   &kGemma2Family,     &kGemma3Family,
     &kPhi3Family,           &kGraniteFamily,    &kGraniteMoeFamily, &kMistral3Family,
     &kSmolLm3Family,        &kGptOssFamily,     &kBertFamily,       &kNomicBertFamily,
-    &kGemmaEmbeddingFamily, &kModernBertFamily,
+    &kGemmaEmbeddingFamily, &kModernBertFamily, &kGlm4Family,       &kGlm4MoeFamily,
 };
 
 } // namespace

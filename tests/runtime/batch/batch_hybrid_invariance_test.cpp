@@ -96,7 +96,7 @@ TEST_P(BatchHybridInvariance, EverySequenceGetsItsLogitsAloneOnEveryPlan) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BatchHybridInvariance,
-                         ::testing::Values("mk-dense6", "mk-qwen3moe",
+                         ::testing::Values("mk-dense6", "mk-qwen3moe", "mk-glm4moe",
                                            "stories260K-Q8_0-mixed.gguf"),
                          model_param_name);
 

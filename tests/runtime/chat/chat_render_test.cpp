@@ -26,6 +26,15 @@ const std::vector<ChatMessage> kChat = {
 // The conversation above with the generation prompt, written out by hand per format.
 const std::map<std::string, std::string>& expected() {
   static const std::map<std::string, std::string> m = {
+      // llama.cpp's own test of chatglm4 writes this conversation so.
+      {"chatglm4", "[gMASK]<sop><|system|>\nYou are a helpful assistant<|user|>\nHello"
+                   "<|assistant|>\nHi there<|user|>\nWho are you<|assistant|>\n   I am an "
+                   "assistant   <|user|>\nAnother question<|assistant|>\n"},
+      // GLM-4.5's template: earlier answers after an empty thought; the model opens its own.
+      {"glm-4.5", "[gMASK]<sop><|system|>\nYou are a helpful assistant<|user|>\nHello"
+                  "<|assistant|>\n<think></think>\nHi there<|user|>\nWho are you"
+                  "<|assistant|>\n<think></think>\n   I am an assistant   <|user|>\nAnother "
+                  "question<|assistant|>"},
       {"chatml",
        "<|im_start|>system\nYou are a helpful "
        "assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
@@ -175,7 +184,7 @@ TEST(ChatRender, TemplatesAreListedOnceSortedByName) {
   const auto all = chat_templates();
   for (size_t i = 1; i < all.size(); ++i)
     EXPECT_LT(all[i - 1]->name(), all[i]->name());
-  EXPECT_EQ(chat_template_list().rfind("chatml, chatml-thinking, command-r, deepseek", 0), 0u);
+  EXPECT_EQ(chat_template_list().rfind("chatglm4, chatml, chatml-thinking, command-r, deepseek", 0), 0u);
 }
 
 // What the conversation loop relies on: the text of a conversation is a prefix of the

@@ -47,7 +47,10 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // experts with the clamped SwiGLU, 5-position windows on the even layers, heads of 32 (q twice
 // n_embd), YaRN; "mk-bert" an encoder of 64 positions (attention both ways, embeddings only;
 // "mk-nomic-bert" with RoPE and SwiGLU; "mk-modern-bert" ModernBERT's pre-LayerNorms, GeGLU
-// and 8-position windows centred on the query); a "-noncausal" suffix makes the family's decoder
+// and 8-position windows centred on the query); "mk-glm4moe" GLM-4.5's layer 0 dense, sigmoid
+// routing chosen with a selection bias and scaled by 2.5, an ungated shared expert, RoPE over 16
+// of 32 values, q/k/v biases and a NextN block the model does not run ("mk-glm4": GLM-4-0414's
+// sandwich norms, fused gate/up and partial adjacent-pair RoPE); a "-noncausal" suffix makes the family's decoder
 // attend both ways ("mk-qwen2-noncausal").
 // `prefix` keeps each test binary's files apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -74,8 +77,19 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
       family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert" ||
-      family == "modern-bert")
+      family == "modern-bert" || family.rfind("glm4", 0) == 0)
     spec.arch = family;
+  if (family.rfind("glm4", 0) == 0) {
+    spec.head_dim = 32;
+    spec.rope_dim = 16;
+    spec.qkv_bias = true;
+  }
+  if (family == "glm4moe") {
+    spec.n_dense_lead = 1;
+    spec.n_ff_dense = 256;
+    spec.expert_weights_scale = 2.5f;
+    spec.n_nextn = 1;
+  }
   if (family == "bert" || family == "nomic-bert" || family == "modern-bert") {
     spec.n_head_kv = spec.n_head; // every head its own keys; 64 positions
     spec.n_ctx = 64;

@@ -39,6 +39,12 @@ ModelSpec spec_for(const std::string& arch) {
     s.n_expert = 4;
     s.n_expert_used = 2;
   }
+  if (arch == "glm4moe") { // layer 0 dense, layers 1-2 MoE, block 3 the unrun NextN head
+    s.n_layer = 3;
+    s.n_dense_lead = 1;
+    s.n_nextn = 1;
+    s.rope_dim = 4;
+  }
   return s;
 }
 
@@ -359,6 +365,40 @@ const BadCase kCases[] = {
      },
      StatusCode::kInvalidFormat,
      {"dense_3.weight", "shape"}},
+    {"glm4moe_dense_layers_past_the_last",
+     "glm4moe",
+     [](auto& md, auto&) { set_key(md, "glm4moe.leading_dense_block_count", u32(3)); },
+     StatusCode::kInvalidFormat,
+     {"glm4moe.leading_dense_block_count 3", "less than the 3 layers"}},
+    {"glm4moe_nextn_layers_as_many_as_the_blocks",
+     "glm4moe",
+     [](auto& md, auto&) { set_key(md, "glm4moe.nextn_predict_layers", u32(4)); },
+     StatusCode::kInvalidFormat,
+     {"glm4moe.nextn_predict_layers 4", "glm4moe.block_count 4"}},
+    // Without the key the NextN block is a fourth layer whose extra tensors no layout has.
+    {"glm4moe_nextn_block_without_its_key",
+     "glm4moe",
+     [](auto& md, auto&) { drop_key(md, "glm4moe.nextn_predict_layers"); },
+     StatusCode::kUnsupported,
+     {"blk.3.nextn.eh_proj.weight", "glm4moe architecture"}},
+    {"glm4moe_gating_pshard_does_not_run",
+     "glm4moe",
+     [](auto& md, auto&) { set_key(md, "glm4moe.expert_gating_func", u32(3)); },
+     StatusCode::kUnsupported,
+     {"glm4moe.expert_gating_func 3", "1: softmax, 2: sigmoid"}},
+    {"glm4moe_without_its_selection_bias",
+     "glm4moe",
+     [](auto&, auto& t) {
+       drop_tensor(t, "blk.1.exp_probs_b.bias");
+       drop_tensor(t, "blk.2.exp_probs_b.bias");
+     },
+     StatusCode::kInvalidFormat,
+     {"blk.1.exp_probs_b.bias", "expert selection bias"}},
+    {"glm4moe_selection_bias_in_one_moe_layer_only",
+     "glm4moe",
+     [](auto&, auto& t) { drop_tensor(t, "blk.2.exp_probs_b.bias"); },
+     StatusCode::kInvalidFormat,
+     {"exp_probs_b.bias", "layer 1 but not in layer 2", "every MoE layer"}},
 };
 
 class ArchMetadata : public ::testing::TestWithParam<BadCase> {};

@@ -316,6 +316,87 @@ TEST_F(FamilyHParams, GptOssHasSinksBiasedExpertsAndEvenLocalLayersWithTheGlobal
                                       "blk.0.ffn_up_exps.bias", "blk.0.ffn_down_exps.bias"}));
 }
 
+TEST_F(FamilyHParams, Glm4MoeRunsDenseLeadsSigmoidRoutingAndLeavesItsNextnBlock) {
+  ModelSpec s = family("glm4moe", 4);
+  s.n_expert = 8;
+  s.n_expert_used = 2;
+  s.head_dim = 32;
+  s.rope_dim = 16;
+  s.n_dense_lead = 1;
+  s.n_ff_dense = 128;
+  s.expert_weights_scale = 2.5f;
+  s.n_nextn = 1;
+  const ModelHParams hp = read(s);
+  EXPECT_EQ(hp.n_layer, 4) << "block_count 5 less the NextN block";
+  EXPECT_EQ(hp.n_nextn, 1);
+  EXPECT_EQ(hp.rope_dim, 16);
+  EXPECT_EQ(hp.n_ff, 128);
+  EXPECT_EQ(hp.n_ff_exp, 96);
+  EXPECT_EQ(hp.n_ff_shexp, 96) << "expert_shared_count 1 routed expert wide";
+  EXPECT_EQ(hp.ffn_scratch_width(), 128) << "the dense layer is the widest";
+  EXPECT_EQ(hp.gating, ExpertGating::kSigmoid);
+  EXPECT_TRUE(hp.normalize_expert_weights);
+  EXPECT_FLOAT_EQ(hp.expert_weights_scale, 2.5f);
+  EXPECT_TRUE(hp.expert_selection_bias);
+  EXPECT_FALSE(hp.is_moe_layer(0));
+  EXPECT_TRUE(hp.is_moe_layer(1));
+  std::vector<std::string> names;
+  for (const SubLayer& sl : model_sublayers(hp))
+    names.push_back(sl.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"embed", "attn[0]", "ffn[0]", "attn[1]", "moe[1]",
+                                             "attn[2]", "moe[2]", "attn[3]", "moe[3]", "head"}));
+  std::vector<std::string> moe_tensors, ffn_tensors;
+  for (const SubLayer& sl : model_sublayers(hp))
+    for (const TensorSpec& t : sublayer_tensor_specs(hp, sl))
+      if (sl.layer == 1 && sl.kind == SubLayerKind::kMoe)
+        moe_tensors.push_back(t.name);
+      else if (sl.layer == 0 && sl.kind == SubLayerKind::kFfn)
+        ffn_tensors.push_back(t.name);
+  EXPECT_EQ(moe_tensors,
+            (std::vector<std::string>{
+                "blk.1.post_attention_norm.weight", "blk.1.ffn_gate_inp.weight",
+                "blk.1.ffn_gate_exps.weight", "blk.1.ffn_up_exps.weight",
+                "blk.1.ffn_down_exps.weight", "blk.1.exp_probs_b.bias", "blk.1.ffn_gate_shexp.weight",
+                "blk.1.ffn_up_shexp.weight", "blk.1.ffn_down_shexp.weight"}))
+      << "the shared expert has no gate";
+  EXPECT_EQ(ffn_tensors,
+            (std::vector<std::string>{"blk.0.post_attention_norm.weight", "blk.0.ffn_gate.weight",
+                                      "blk.0.ffn_up.weight", "blk.0.ffn_down.weight"}));
+  EXPECT_TRUE(is_unrun_block_tensor(hp, "blk.4.nextn.eh_proj.weight"));
+  EXPECT_TRUE(is_unrun_block_tensor(hp, "blk.4.ffn_gate_exps.weight"));
+  EXPECT_FALSE(is_unrun_block_tensor(hp, "blk.3.ffn_gate_exps.weight"));
+  EXPECT_FALSE(is_unrun_block_tensor(hp, "blk.5.attn_q.weight")) << "past the file's blocks";
+  EXPECT_FALSE(is_unrun_block_tensor(hp, "blk.4"));
+  EXPECT_FALSE(is_unrun_block_tensor(hp, "output.weight"));
+  // A converter that left the routing keys out: the family's sigmoid, and llama.cpp's
+  // default of no renormalising.
+  const ModelHParams bare = read(s, [](auto& md, auto&) {
+    testing::drop_key(md, "glm4moe.expert_gating_func");
+    testing::drop_key(md, "glm4moe.expert_weights_norm");
+  });
+  EXPECT_EQ(bare.gating, ExpertGating::kSigmoid);
+  EXPECT_FALSE(bare.normalize_expert_weights);
+  // expert_gating_func 1 turns it into a softmax router.
+  const ModelHParams softmax = read(s, [](auto& md, auto&) {
+    testing::set_key(md, "glm4moe.expert_gating_func", gguf::Value{uint32_t{1}});
+  });
+  EXPECT_EQ(softmax.gating, ExpertGating::kSoftmax);
+}
+
+TEST_F(FamilyHParams, Glm4SandwichesItsBlocksWithNormsAndRotatesPartOfEachHeadInPairs) {
+  ModelSpec s = family("glm4", 2);
+  s.head_dim = 32;
+  s.rope_dim = 16;
+  const ModelHParams hp = read(s);
+  EXPECT_TRUE(hp.post_norms);
+  EXPECT_TRUE(hp.family->fused_gate_up);
+  EXPECT_EQ(hp.family->rope_style, RopeStyle::kNormal);
+  const RopeParams rope = hp.rope(nullptr);
+  EXPECT_EQ(rope.rot_dim, 16);
+  EXPECT_EQ(rope.head_dim, 32);
+  EXPECT_FALSE(rope.neox);
+}
+
 TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {
   ModelSpec s = family("phi3", 2);
   s.n_ctx = 4096;

@@ -17,6 +17,12 @@ of six, with their own unscaled RoPE base), attention and final-logit soft-cappi
 sink logit per head in each softmax, every other layer a 128-position window with the
 same RoPE, MoE pre-normed by post_attention_norm: top-k router logits plus bias weighed
 by their own softmax, experts with biases and the clamped SwiGLU of OpenAI's reference).
+glm4moe (GLM-4.5: NeoX RoPE over the first rope.dimension_count values of a head, q/k/v
+biases, the first leading_dense_block_count layers dense, the others routed by the top k
+of sigmoid(router logits) + e_score_correction_bias, weighed by the unbiased sigmoids
+renormalised and times routed_scaling_factor, plus an ungated shared expert; the file's
+NextN blocks not run), glm4 (GLM-4-0414: adjacent-pair RoPE over part of each head, a
+norm after attention and after the FFN as Gemma's, gate and up in one ffn_up).
 gemma-embedding (EmbeddingGemma): gemma3's
 block attending both ways, a local layer's window centred on the query (keys within
 sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
@@ -31,8 +37,12 @@ import numpy as np
 from encoder import bert_states, modernbert_states
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
-        "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss"}
+        "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss", "glm4moe"}
 GEMMA = {"gemma2", "gemma3", "gemma-embedding"}
+# Each block's output normed before its residual add (post_attention_norm, post_ffw_norm).
+SANDWICH_NORMED = GEMMA | {"glm4"}
+# The MoE (and dense FFN) block's pre-norm is named post_attention_norm.
+FFN_NORM_POST_ATTENTION = {"gpt-oss", "glm4moe"}
 # The 27B models (by block count) scale attention by 1/sqrt(n_embd/n_head), not head_dim.
 GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}
 UNNORMALISED_TOPK = {"qwen2moe"}
@@ -75,7 +85,9 @@ class Reference:
         a = self.arch + "."
         g = lambda k, d=None: meta.get(a + k, d)
         self.n_embd = g("embedding_length")
-        self.n_layer = g("block_count")
+        # GLM-4.5's multi-token-prediction blocks follow the model's and are not run.
+        self.n_layer = g("block_count") - g("nextn_predict_layers", 0)
+        self.dense_lead = g("leading_dense_block_count", 0)
         self.n_head = g("attention.head_count")
         self.n_head_kv = g("attention.head_count_kv", self.n_head)
         self.head_dim = g("attention.key_length", self.n_embd // self.n_head)
@@ -269,7 +281,7 @@ class Reference:
         o = self.t(p + "attn_output.weight") @ out.reshape(-1)
         bo = self.opt(p + "attn_output.bias")
         o = o + bo if bo is not None else o
-        post = self.opt(p + "post_attention_norm.weight") if self.arch in GEMMA else None
+        post = self.opt(p + "post_attention_norm.weight") if self.arch in SANDWICH_NORMED else None
         o = rms_norm(o, post, self.eps) if post is not None else o
         return h + self.residual_scale * o
 
@@ -279,11 +291,13 @@ class Reference:
 
     def ffn(self, il, h):
         p = f"blk.{il}."
-        norm = "post_attention_norm.weight" if self.arch == "gpt-oss" else "ffn_norm.weight"
+        norm = "post_attention_norm.weight" if self.arch in FFN_NORM_POST_ATTENTION else "ffn_norm.weight"
         x = rms_norm(h, self.t(p + norm), self.eps)
         if self.arch == "gpt-oss":
             return h + self.oai_experts(p, x)
-        if self.n_expert == 0:
+        if self.arch == "glm4moe" and il >= self.dense_lead:
+            return h + self.glm_experts(p, x)
+        if self.n_expert == 0 or il < self.dense_lead:
             if self.m.has(p + "ffn_gate.weight"):
                 gate, up = self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight")
             else:  # Phi-3: ffn_up holds the gate's rows, then the up projection's
@@ -307,6 +321,25 @@ class Reference:
                                      self.t(p + "ffn_up_shexp.weight"),
                                      self.t(p + "ffn_down_shexp.weight"))
         return h + self.residual_scale * out  # Granite MoE scales the experts' output too
+
+    def glm_experts(self, p, x):
+        """GLM-4.5's MoE as Hugging Face's Glm4MoeTopkRouter and Glm4MoeMoE define it: the
+        top k of sigmoid(logits) + e_score_correction_bias (one group), weighed by the
+        unbiased sigmoids, renormalised (norm_topk_prob), times routed_scaling_factor; the
+        shared experts' MLP added ungated."""
+        meta, a = self.m.meta, self.arch + "."
+        scores = 1.0 / (1.0 + np.exp(-(self.t(p + "ffn_gate_inp.weight") @ x)))
+        choice = scores + self.t(p + "exp_probs_b.bias")
+        top = sorted(range(self.n_expert), key=lambda e: (-choice[e], e))[:self.k]
+        weights = scores[top]
+        if meta.get(a + "expert_weights_norm", False):
+            weights = weights / weights.sum()
+        weights = weights * meta.get(a + "expert_weights_scale", 1.0)
+        gate, up, down = (self.t(p + n) for n in ("ffn_gate_exps.weight", "ffn_up_exps.weight",
+                                                 "ffn_down_exps.weight"))
+        out = sum(w * self.glu(x, gate[e], up[e], down[e]) for e, w in zip(top, weights))
+        return out + self.glu(x, self.t(p + "ffn_gate_shexp.weight"), self.t(p + "ffn_up_shexp.weight"),
+                              self.t(p + "ffn_down_shexp.weight"))
 
     def oai_experts(self, p, x):
         """gpt-oss's MoE as OpenAI's reference writes it: the top k of the biased router

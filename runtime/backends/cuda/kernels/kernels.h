@@ -108,11 +108,20 @@ AttentionSplit plan_attention_split(int64_t n_head, int64_t head_dim, int64_t po
                                     int64_t n_tokens, size_t scratch_bytes);
 
 // --- moe.cu -----------------------------------------------------------------------------
-// Softmax over each token's n_expert logits (in place), top-k (ties to the lower index),
-// weights renormalised when `normalize`; each token's k routes sorted by expert index, so
-// sums run in the CPU's order.
+// How moe_route weighs (the device's MoeGating): probabilities by softmax, or by each
+// logit's sigmoid; the top k of probability + selection_bias (device memory, or null);
+// weights the unbiased probabilities, renormalised when `normalize`, times `scale`.
+struct RouteGating {
+  bool sigmoid = false;
+  bool normalize = true;
+  float scale = 1.0f;
+  const float* selection_bias = nullptr;
+};
+// Each token's n_expert logits turned into probabilities (in place), top-k (ties to the
+// lower index), weighed as `g` says; each token's k routes sorted by expert index, so sums
+// run in the CPU's order.
 cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
-                      bool normalize, int32_t* experts, float* weights, cudaStream_t s);
+                      const RouteGating& g, int32_t* experts, float* weights, cudaStream_t s);
 
 // --- moe_grouped.cu ---------------------------------------------------------------------
 // Every route of a chunk in one launch per MoE matrix (a route is token t's slot j, index

@@ -1,5 +1,6 @@
-// The MoE router on the device: softmax, top-k (ties to the lower index), weights
-// (renormalised when the model asks); moe_grouped.cu runs the experts. One thread per token for
+// The MoE router on the device: softmax or sigmoid, top-k (ties to the lower index; by
+// probability + selection bias when the model has one), weights (renormalised and scaled
+// when the model asks); moe_grouped.cu runs the experts. One thread per token for
 // routing — n_expert is at most a few hundred, and this runs once per MoE block.
 #include "runtime/backends/cuda/kernels/block_formats.cuh"
 #include "runtime/backends/cuda/kernels/kernels.h"
@@ -11,22 +12,32 @@ namespace {
 
 constexpr int kMaxUsed = 64;
 
+__device__ void softmax_in_place(float* p, int64_t n) {
+  float mx = -INFINITY;
+  for (int64_t e = 0; e < n; ++e)
+    mx = fmaxf(mx, p[e]);
+  float sum = 0.0f;
+  for (int64_t e = 0; e < n; ++e) {
+    p[e] = expf(p[e] - mx);
+    sum += p[e];
+  }
+  for (int64_t e = 0; e < n; ++e)
+    p[e] /= sum;
+}
+
 __global__ void moe_route_kernel(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
-                                 bool normalize, int32_t* experts, float* weights) {
+                                 RouteGating g, int32_t* experts, float* weights) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (t >= n_tokens)
     return;
   float* p = logits + t * n_expert;
-  float mx = -INFINITY;
-  for (int64_t e = 0; e < n_expert; ++e)
-    mx = fmaxf(mx, p[e]);
-  float sum = 0.0f;
-  for (int64_t e = 0; e < n_expert; ++e) {
-    p[e] = expf(p[e] - mx);
-    sum += p[e];
-  }
-  for (int64_t e = 0; e < n_expert; ++e)
-    p[e] /= sum;
+  if (g.sigmoid)
+    for (int64_t e = 0; e < n_expert; ++e)
+      p[e] = 1.0f / (1.0f + expf(-p[e]));
+  else
+    softmax_in_place(p, n_expert);
+  const float* bias = g.selection_bias;
+  auto key = [&](int64_t e) { return bias ? p[e] + bias[e] : p[e]; };
   // Selection in probability order (strictly greater wins, so ties go to the lower
   // index), summing as the CPU does, then sorted by expert index for the combine.
   int32_t chosen[kMaxUsed];
@@ -37,7 +48,7 @@ __global__ void moe_route_kernel(float* logits, int64_t n_tokens, int64_t n_expe
       bool taken = false;
       for (int64_t j = 0; j < i; ++j)
         taken = taken || chosen[j] == e;
-      if (!taken && (best < 0 || p[e] > p[best]))
+      if (!taken && (best < 0 || key(e) > key(best)))
         best = static_cast<int32_t>(e);
     }
     chosen[i] = best;
@@ -51,19 +62,19 @@ __global__ void moe_route_kernel(float* logits, int64_t n_tokens, int64_t n_expe
     }
   for (int64_t i = 0; i < k; ++i) {
     experts[t * k + i] = chosen[i];
-    weights[t * k + i] = normalize ? p[chosen[i]] / chosen_sum : p[chosen[i]];
+    weights[t * k + i] = (g.normalize ? p[chosen[i]] / chosen_sum : p[chosen[i]]) * g.scale;
   }
 }
 
 } // namespace
 
 cudaError_t moe_route(float* logits, int64_t n_tokens, int64_t n_expert, int64_t k,
-                      bool normalize, int32_t* experts, float* weights, cudaStream_t s) {
+                      const RouteGating& g, int32_t* experts, float* weights, cudaStream_t s) {
   if (k <= 0 || k > kMaxUsed || k > n_expert)
     return cudaErrorInvalidValue;
   if (n_tokens > 0)
-    moe_route_kernel<<<blocks_for(n_tokens, 64), 64, 0, s>>>(logits, n_tokens, n_expert, k,
-                                                             normalize, experts, weights);
+    moe_route_kernel<<<blocks_for(n_tokens, 64), 64, 0, s>>>(logits, n_tokens, n_expert, k, g,
+                                                             experts, weights);
   return cudaGetLastError();
 }
 

@@ -1,5 +1,5 @@
 // Conformance of the MoE dispatch: routing (softmax, top-k with ties to the lower index,
-// weights renormalised or not) and the experts' SiLU-gated FFNs, against the CPU backend, for
+// weights renormalised or not; GLM-4.5's sigmoid chosen by a selection bias and scaled) and the experts' SiLU-gated FFNs, against the CPU backend, for
 // strided experts and for experts placed at scattered addresses (streaming slots).
 // Bounds as in cuda_conformance_test.cpp: f16 2e-3, q8_0 2e-2; router probabilities 1e-5.
 #include "cuda_moe_test_util.h"
@@ -14,12 +14,13 @@ struct MoeCase {
   int64_t n_tokens;
   bool scatter;
   bool normalize = true; // false: top-k weights as the softmax gave them (Qwen2-MoE)
+  bool glm = false;      // sigmoid probabilities, a selection bias, weights scaled by 2.5
 };
 
 void PrintTo(const MoeCase& c, std::ostream* os) {
   *os << tensor_type_name(c.type) << ", " << c.n_tokens << " tokens"
       << (c.scatter ? ", placed experts" : ", strided experts")
-      << (c.normalize ? "" : ", unnormalised weights");
+      << (c.normalize ? "" : ", unnormalised weights") << (c.glm ? ", GLM-4.5's gating" : "");
 }
 
 class CudaMoe : public ::testing::TestWithParam<MoeCase> {};
@@ -43,12 +44,18 @@ TEST_P(CudaMoe, DispatchMatchesTheCpu) {
   auto logits = random_floats(static_cast<size_t>(n * n_expert), 25, -2.0f, 2.0f);
   logits[1] = logits[3]; // a tie in token 0: the lower index must win on both backends
 
+  // GLM-4.5's bias moves expert 4 ahead of the others: the choice differs from the
+  // probabilities' own order.
+  const std::vector<float> bias = {0.0f, 0.1f, -0.2f, 0.0f, 0.9f};
+  MoeGating gating{c.glm ? ExpertGating::kSigmoid : ExpertGating::kSoftmax, c.normalize,
+                   c.glm ? 2.5f : 1.0f, c.glm ? bias.data() : nullptr};
   std::vector<float> cpu_logits = logits;
-  const std::vector<float> want =
-      cpu_dispatch(cpu, gate, up, down, k, x, cpu_logits, n, c.normalize);
+  const std::vector<float> want = cpu_dispatch(cpu, gate, up, down, k, x, cpu_logits, n, gating);
 
   MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
-  gm.normalize_weights = c.normalize;
+  if (c.glm)
+    gating.selection_bias = buf.upload(bias);
+  gm.gating = gating;
   gm.expert_in = buf.zeros(n * dm);
   gm.expert_out = buf.zeros(n * dm);
   gm.gate_buf = buf.zeros(n * ff);
@@ -85,7 +92,7 @@ TEST(CudaMoeHostRoutes, TheDeviceRunsOnlyTheExpertsTheHostRouted) {
   const auto x = random_floats(static_cast<size_t>(n * dm), 34);
   auto logits = random_floats(static_cast<size_t>(n * n_expert), 35, -2.0f, 2.0f);
   std::vector<float> routed_logits = logits;
-  const auto by_expert = moe_routes(routed_logits.data(), n, n_expert, k, /*normalize=*/true);
+  const auto by_expert = moe_routes(routed_logits.data(), n, n_expert, k, MoeGating{});
   const auto routes = routes_of(by_expert, n, k);
   int64_t unrouted = -1;
   for (int64_t e = 0; e < n_expert; ++e)
@@ -121,12 +128,14 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaMoe,
                                            MoeCase{TensorType::kQ8_0, 4, true},
                                            MoeCase{TensorType::kQ4_0, 1, true},
                                            MoeCase{TensorType::kF16, 5, false, false},
-                                           MoeCase{TensorType::kQ8_0, 2, true, false}),
+                                           MoeCase{TensorType::kQ8_0, 2, true, false},
+                                           MoeCase{TensorType::kQ8_0, 6, false, true, true}),
                          [](const auto& info) {
                            return std::string(tensor_type_name(info.param.type)) + "_" +
                                   std::to_string(info.param.n_tokens) + "tokens" +
                                   (info.param.scatter ? "_placed" : "_strided") +
-                                  (info.param.normalize ? "" : "_unnormalised");
+                                  (info.param.normalize ? "" : "_unnormalised") +
+                                  (info.param.glm ? "_glm" : "");
                          });
 
 } // namespace

@@ -67,7 +67,7 @@ std::vector<float> device_dispatch(CudaDevice& dev, DeviceBuffers& buf, const Bl
   extras.apply(gm);
   if (c.host_routes) {
     std::vector<float> routed = logits;
-    gm.routes = routes_of(moe_routes(routed.data(), n, c.n_expert, c.k, true), n, c.k);
+    gm.routes = routes_of(moe_routes(routed.data(), n, c.n_expert, c.k, MoeGating{}), n, c.k);
   }
   float* gout = buf.zeros(static_cast<size_t>(n * c.d));
   dev.compute().moe_dispatch(buf.upload(x), buf.upload(logits), gm, n, gout);
@@ -182,7 +182,7 @@ TEST_F(CudaMoeGroupedDevice, GptOssBiasesAndTheClampedSwigluMatchTheCpu) {
       const ExpertExtras on_gpu{FfnActivation::kSwigluOai, buf.upload(gate_bias),
                                 buf.upload(up_bias), buf.upload(down_bias)};
       const auto want =
-          cpu_dispatch(cpu, b.gate, b.up, b.down, c.k, x, cpu_logits, c.n_tokens, true, on_cpu);
+          cpu_dispatch(cpu, b.gate, b.up, b.down, c.k, x, cpu_logits, c.n_tokens, {}, on_cpu);
       EXPECT_LE(relative_error(device_dispatch(*d, buf, b, c, x, logits, on_gpu), want), 2e-2);
     }
 }

@@ -64,11 +64,12 @@ struct ExpertExtras {
 
 inline std::vector<float> cpu_dispatch(CpuOps& cpu, const Experts& gate, const Experts& up,
                                        const Experts& down, int64_t k, const std::vector<float>& x,
-                                       std::vector<float>& logits, int64_t n, bool normalize = true,
+                                       std::vector<float>& logits, int64_t n,
+                                       const MoeGating& gating = {},
                                        const ExpertExtras& extras = {}) {
   const int64_t dm = gate.cpu.first.cols, ff = gate.cpu.first.rows;
   MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
-  cm.normalize_weights = normalize;
+  cm.gating = gating;
   extras.apply(cm);
   std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), out(n * dm);
   cm.expert_in = in.data();
