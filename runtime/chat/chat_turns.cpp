@@ -99,21 +99,17 @@ constexpr TurnFormat kSmolvlmTurns{{"", "\n\n"},
 
 // GLM-4-0414 (9B, 32B), as llama.cpp renders "chatglm4": "[gMASK]<sop>" once, each message
 // "<|role|>\n" and its text, the answer opened by "<|assistant|>\n".
-constexpr TurnFormat kChatglm4Turns{{"<|{role}|>\n", ""}, {"<|{role}|>\n", ""},
-                                    {"<|{role}|>\n", ""}, {"<|{role}|>\n", ""},
-                                    "<|assistant|>\n",    /*trim=*/false,
-                                    "[gMASK]<sop>"};
+constexpr TurnFormat kChatglm4Turns{
+    {"<|{role}|>\n", ""}, {"<|{role}|>\n", ""}, {"<|{role}|>\n", ""}, {"<|{role}|>\n", ""},
+    "<|assistant|>\n",    /*trim=*/false,       "[gMASK]<sop>"};
 // GLM-4.5, GLM-4.5-Air and GLM-4.6 as their published template writes a conversation
 // without tools: earlier answers after an empty thought (the template drops their
 // reasoning), and a bare "<|assistant|>" to answer, after which the model opens its own
 // thought ("\n<think>").
-constexpr TurnFormat kGlm45Turns{{"<|system|>\n", ""},
-                                 {"<|user|>\n", ""},
-                                 {"<|assistant|>\n<think></think>\n", ""},
-                                 {},
-                                 "<|assistant|>",
-                                 /*trim=*/false,
-                                 "[gMASK]<sop>"};
+constexpr TurnFormat kGlm45Turns{
+    {"<|system|>\n", ""}, {"<|user|>\n", ""}, {"<|assistant|>\n<think></think>\n", ""}, {},
+    "<|assistant|>",
+    /*trim=*/false,       "[gMASK]<sop>"};
 
 // OpenAI's harmony format (gpt-oss), as its published template renders a conversation
 // (pshard-server writes function calling's messages whole, kHarmonyTextRoles): a fixed

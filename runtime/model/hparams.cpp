@@ -41,8 +41,8 @@ Status resolve_part(const gguf::GgufFile& f, const ModelHParams& hp, Presence pr
   bool present = false;
   PSHARD_RETURN_IF_ERROR(layers_agree(f, hp, role, &present, first));
   if (presence == Presence::kRequired && !present)
-    return invalid_format("tensor 'blk." + std::to_string(first) + "." + role + "' is missing: " +
-                          std::string(hp.family->name) + " models have " + what);
+    return invalid_format("tensor 'blk." + std::to_string(first) + "." + role +
+                          "' is missing: " + std::string(hp.family->name) + " models have " + what);
   *out = presence != Presence::kAbsent && present;
   return Status::ok_status();
 }
@@ -135,8 +135,9 @@ Status read_dense_lead(const HParamKeys& k, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(k.optional("leading_dense_block_count", &hp.n_dense_lead));
   if (hp.n_dense_lead < 0 || hp.n_dense_lead >= hp.n_layer)
     return invalid_format(k.key("leading_dense_block_count") + " " +
-                          std::to_string(hp.n_dense_lead) + " must be at least 0 and less than the " +
-                          std::to_string(hp.n_layer) + " layers the model runs");
+                          std::to_string(hp.n_dense_lead) +
+                          " must be at least 0 and less than the " + std::to_string(hp.n_layer) +
+                          " layers the model runs");
   return Status::ok_status();
 }
 

@@ -27,7 +27,7 @@ struct ModelHParams {
   int64_t n_vocab = 0;
   int64_t n_ctx_train = 0;
   int64_t n_embd = 0;
-  int64_t n_layer = 0;  // the blocks the forward pass runs
+  int64_t n_layer = 0; // the blocks the forward pass runs
   // Blocks of the file after those: a multi-token-prediction head (GLM-4.5's NextN,
   // `nextn_predict_layers`), not run; block_count is n_layer + n_nextn.
   int64_t n_nextn = 0;
@@ -55,7 +55,7 @@ struct ModelHParams {
   int64_t n_dense_lead = 0; // leading layers with a dense FFN (leading_dense_block_count)
   bool normalize_expert_weights = true;
   ExpertGating gating = ExpertGating::kSoftmax;
-  float expert_weights_scale = 1.0f; // the routed weights' factor after renormalising
+  float expert_weights_scale = 1.0f;  // the routed weights' factor after renormalising
   bool expert_selection_bias = false; // exp_probs_b.bias (GLM-4.5)
   // Optional parts present in this file (all layers alike).
   bool qkv_bias = false;

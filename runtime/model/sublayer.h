@@ -108,9 +108,8 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
       fn(m->data);
     return;
   case SubLayerKind::kMoe:
-    for (VectorWeight* v :
-         {&w.moe.norm, &w.moe.router_bias, &w.moe.gate_bias, &w.moe.up_bias, &w.moe.down_bias,
-          &w.moe.selection_bias})
+    for (VectorWeight* v : {&w.moe.norm, &w.moe.router_bias, &w.moe.gate_bias, &w.moe.up_bias,
+                            &w.moe.down_bias, &w.moe.selection_bias})
       fn(v->data);
     for (MatrixView* m : {&w.moe.router, &w.moe.gate.first, &w.moe.up.first, &w.moe.down.first,
                           &w.moe.shexp_gate_inp, &w.moe.shexp.gate, &w.moe.shexp.up,

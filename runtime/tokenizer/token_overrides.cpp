@@ -17,6 +17,12 @@ constexpr std::string_view kEndOfGenerationTexts[] = {
     "<|repo_name|>", "<fim-repo>",    "<REPO>",     "<|file_sep|>",
     "<|return|>",    "<|call|>"}; // harmony (gpt-oss): the answer is done, or a call is
 
+// GLM's vocabularies (pre-tokenizer glm4 or chatglm-bpe): the next user turn and a tool
+// result's opening end an answer, as the EOT and EOM ids GLM-4.5's converter writes —
+// which earlier conversions lack (llama.cpp's fix for their endless answers).
+constexpr std::string_view kGlmTurnTexts[] = {"<|user|>", "<|observation|>"};
+constexpr std::string_view kGlmPreTokenizers[] = {"glm4", "chatglm-bpe"};
+
 // Harmony's <|end|> closes one message of an answer (the analysis before the final one),
 // not the answer: a vocabulary with <|return|> generates past it, as llama.cpp does.
 constexpr std::string_view kHarmonyReturn = "<|return|>", kHarmonyEnd = "<|end|>";
@@ -83,9 +89,10 @@ std::vector<bool> end_of_generation_flags(const Vocabulary& vocab) {
   std::vector<bool> flags(vocab.tokens.size(), false);
   bool harmony = false; // the vocabulary has <|return|>
   size_t harmony_end = vocab.tokens.size();
+  const bool glm = is_one_of(kGlmPreTokenizers, vocab.pre);
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
     const std::string& text = vocab.tokens[id].text;
-    flags[id] = is_one_of(kEndOfGenerationTexts, text);
+    flags[id] = is_one_of(kEndOfGenerationTexts, text) || (glm && is_one_of(kGlmTurnTexts, text));
     harmony = harmony || text == kHarmonyReturn;
     if (text == kHarmonyEnd)
       harmony_end = id;

@@ -28,7 +28,8 @@ void apply_token_overrides(Vocabulary& vocab, std::string_view model_name);
 
 // Per token: whether sampling it ends generation. EOS, EOT and EOM by id, and
 // tokens whose text ends a turn or separates FIM files ("<|eot_id|>",
-// "<|im_end|>", "<|end|>", "<|endoftext|>", "<|file_sep|>", ...).
+// "<|im_end|>", "<|end|>", "<|endoftext|>", "<|file_sep|>", ...; in GLM's vocabularies
+// "<|user|>" and "<|observation|>").
 std::vector<bool> end_of_generation_flags(const Vocabulary& vocab);
 
 } // namespace pshard

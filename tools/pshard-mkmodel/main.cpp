@@ -45,24 +45,30 @@ int main(int argc, char** argv) {
   app.add_option("--n-ff-shexp", spec.n_ff_shexp,
                  "shared expert width (qwen2moe: 0 is 4 x --n-ff; glm4moe: a multiple of "
                  "--n-ff, 0 is one expert's)")
-      ->capture_default_str()->check(cli::between(0, 1 << 24));
+      ->capture_default_str()
+      ->check(cli::between(0, 1 << 24));
   app.add_option("--n-dense-lead", spec.n_dense_lead,
                  "MoE: leading layers with a dense FFN (leading_dense_block_count)")
-      ->capture_default_str()->check(cli::between(0, 1 << 16));
+      ->capture_default_str()
+      ->check(cli::between(0, 1 << 16));
   app.add_option("--n-ff-dense", spec.n_ff_dense,
                  "MoE: the leading dense layers' FFN width (0: 3 x --n-ff)")
-      ->capture_default_str()->check(cli::between(0, 1 << 24));
+      ->capture_default_str()
+      ->check(cli::between(0, 1 << 24));
   app.add_option("--expert-weights-scale", spec.expert_weights_scale,
                  "MoE: the routed weights' factor (expert_weights_scale; GLM-4.5's 2.5)")
-      ->capture_default_str()->check(cli::positive());
+      ->capture_default_str()
+      ->check(cli::positive());
   app.add_option("--nextn-layers", spec.n_nextn,
                  "blocks after the model's, as GLM-4.5's multi-token-prediction head "
                  "(nextn_predict_layers; not run)")
-      ->capture_default_str()->check(cli::between(0, 16));
+      ->capture_default_str()
+      ->check(cli::between(0, 16));
   app.add_option("--rope-dim", spec.rope_dim,
                  "values of each head RoPE rotates (rope.dimension_count; 0: the head size; "
                  "GLM's converters write half)")
-      ->capture_default_str()->check(cli::between(0, 1 << 16));
+      ->capture_default_str()
+      ->check(cli::between(0, 1 << 16));
   app.add_flag("--qkv-bias", spec.qkv_bias, "llama: add attn_q/k/v biases (qwen2 families have them)");
   app.add_option("--vocab", spec.n_vocab, "vocabulary size (0: the tokenizer's, or 512)")
       ->capture_default_str()->check(cli::between(0, 1 << 24));

@@ -32,13 +32,13 @@ struct ModelSpec {
   int64_t n_ff = 172;      // the dense FFN, or one routed expert's width for MoE
   int64_t n_expert = 0;    // 0: dense
   int64_t n_expert_used = 0;
-  int64_t n_ff_shexp = 0;  // shared expert width (families that have one); 0: 4 x n_ff
-                           // (one expert's where the shared expert is ungated: glm4moe)
-  int64_t n_dense_lead = 0; // MoE: leading layers with a dense FFN of n_ff_dense
-  int64_t n_ff_dense = 0;   // 0: 3 x n_ff
+  int64_t n_ff_shexp = 0;            // shared expert width (families that have one); 0: 4 x n_ff
+                                     // (one expert's where the shared expert is ungated: glm4moe)
+  int64_t n_dense_lead = 0;          // MoE: leading layers with a dense FFN of n_ff_dense
+  int64_t n_ff_dense = 0;            // 0: 3 x n_ff
   float expert_weights_scale = 1.0f; // MoE: the routed weights' factor
-  int64_t n_nextn = 0;      // blocks after the model's (GLM-4.5's NextN head), not run
-  int64_t rope_dim = 0;     // rope.dimension_count; 0: the head size
+  int64_t n_nextn = 0;               // blocks after the model's (GLM-4.5's NextN head), not run
+  int64_t rope_dim = 0;              // rope.dimension_count; 0: the head size
   bool qkv_bias = false;   // llama: add the optional attn_{q,k,v}.bias (others: by family)
   // RoPE scaling written into the metadata: "none", "linear", "yarn" or "llama3".
   std::string rope_scaling = "none";

@@ -32,8 +32,9 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
     return invalid_argument(std::string(f.name) + " models have no shared expert (--n-ff-shexp)");
   if (!f.shared_expert_gate && s.n_ff_shexp % s.n_ff != 0)
     return invalid_argument(std::string(f.name) + "'s shared expert is as wide as routed experts: "
-                            "--n-ff-shexp must be a multiple of --n-ff");
-  if (s.n_dense_lead < 0 || (s.n_dense_lead > 0 && (s.n_expert == 0 || s.n_dense_lead >= s.n_layer)))
+                                                  "--n-ff-shexp must be a multiple of --n-ff");
+  if (s.n_dense_lead < 0 ||
+      (s.n_dense_lead > 0 && (s.n_expert == 0 || s.n_dense_lead >= s.n_layer)))
     return invalid_argument("--n-dense-lead needs a MoE model and fewer than --n-layer layers");
   if (s.n_nextn < 0 || s.rope_dim < 0 || s.rope_dim > head || s.rope_dim % 2 != 0)
     return invalid_argument("--rope-dim must be even and at most the head size " +

@@ -70,7 +70,8 @@ void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, f
 void CpuOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n,
                           float* out) {
   const int64_t d = moe.n_embd;
-  const auto routes = moe_routes(router_logits, n, moe.gate.n_expert, moe.n_expert_used, moe.gating);
+  const auto routes =
+      moe_routes(router_logits, n, moe.gate.n_expert, moe.n_expert_used, moe.gating);
   std::fill_n(out, n * d, 0.0f);
   for (int64_t e = 0; e < moe.gate.n_expert; ++e) {
     const auto& r = routes[static_cast<size_t>(e)];

@@ -1,6 +1,6 @@
 // The MoE block on the CUDA backend, as few launches as the block has matrices: routing on
-// the device (softmax or sigmoid, top-k, renormalise, scale) — or the host's routes when the executor
-// routed the pass and copied only those experts (MoeDispatch::routes) — then, for all k
+// the device (softmax or sigmoid, top-k, renormalise, scale) — or the host's routes when the
+// executor routed the pass and copied only those experts (MoeDispatch::routes) — then, for all k
 // routes of every token of a chunk at once, gate and up fused with SiLU·mul (one
 // launch), down (one launch) and the weighted combine in slot order, which is expert-
 // index order, as the CPU sums (one launch). 1 + 3 launches per chunk whatever k is,

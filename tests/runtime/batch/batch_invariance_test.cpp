@@ -74,8 +74,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"stories260K.gguf", 1, 8, 16}, Case{"stories260K.gguf", 64, 96, 16},
                       Case{"stories260K-Q8_0-mixed.gguf", 13, 24, 7},
                       Case{"stories260K-moe4x2-noise10.gguf", 9, 32, 16},
-                      Case{"stories260K-qwen3moe.gguf", 16, 40, 5},
-                      Case{"mk-qwen2moe", 12, 20, 16}, Case{"mk-glm4moe", 7, 20, 16}),
+                      Case{"stories260K-qwen3moe.gguf", 16, 40, 5}, Case{"mk-qwen2moe", 12, 20, 16},
+                      Case{"mk-glm4moe", 7, 20, 16}),
     [](const auto& info) {
       std::string n = std::string(info.param.model) + "_" + std::to_string(info.param.sequences);
       for (char& ch : n)

@@ -184,7 +184,8 @@ TEST(ChatRender, TemplatesAreListedOnceSortedByName) {
   const auto all = chat_templates();
   for (size_t i = 1; i < all.size(); ++i)
     EXPECT_LT(all[i - 1]->name(), all[i]->name());
-  EXPECT_EQ(chat_template_list().rfind("chatglm4, chatml, chatml-thinking, command-r, deepseek", 0), 0u);
+  EXPECT_EQ(chat_template_list().rfind("chatglm4, chatml, chatml-thinking, command-r, deepseek", 0),
+            0u);
 }
 
 // What the conversation loop relies on: the text of a conversation is a prefix of the

@@ -50,9 +50,9 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // and 8-position windows centred on the query); "mk-glm4moe" GLM-4.5's layer 0 dense, sigmoid
 // routing chosen with a selection bias and scaled by 2.5, an ungated shared expert, RoPE over 16
 // of 32 values, q/k/v biases and a NextN block the model does not run ("mk-glm4": GLM-4-0414's
-// sandwich norms, fused gate/up and partial adjacent-pair RoPE); a "-noncausal" suffix makes the family's decoder
-// attend both ways ("mk-qwen2-noncausal").
-// `prefix` keeps each test binary's files apart.
+// sandwich norms, fused gate/up and partial adjacent-pair RoPE); a "-noncausal" suffix makes the
+// family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
+// apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
   if (name.rfind("mk-", 0) != 0)
     return shared_model(name);

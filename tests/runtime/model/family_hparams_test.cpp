@@ -353,11 +353,11 @@ TEST_F(FamilyHParams, Glm4MoeRunsDenseLeadsSigmoidRoutingAndLeavesItsNextnBlock)
       else if (sl.layer == 0 && sl.kind == SubLayerKind::kFfn)
         ffn_tensors.push_back(t.name);
   EXPECT_EQ(moe_tensors,
-            (std::vector<std::string>{
-                "blk.1.post_attention_norm.weight", "blk.1.ffn_gate_inp.weight",
-                "blk.1.ffn_gate_exps.weight", "blk.1.ffn_up_exps.weight",
-                "blk.1.ffn_down_exps.weight", "blk.1.exp_probs_b.bias", "blk.1.ffn_gate_shexp.weight",
-                "blk.1.ffn_up_shexp.weight", "blk.1.ffn_down_shexp.weight"}))
+            (std::vector<std::string>{"blk.1.post_attention_norm.weight",
+                                      "blk.1.ffn_gate_inp.weight", "blk.1.ffn_gate_exps.weight",
+                                      "blk.1.ffn_up_exps.weight", "blk.1.ffn_down_exps.weight",
+                                      "blk.1.exp_probs_b.bias", "blk.1.ffn_gate_shexp.weight",
+                                      "blk.1.ffn_up_shexp.weight", "blk.1.ffn_down_shexp.weight"}))
       << "the shared expert has no gate";
   EXPECT_EQ(ffn_tensors,
             (std::vector<std::string>{"blk.0.post_attention_norm.weight", "blk.0.ffn_gate.weight",

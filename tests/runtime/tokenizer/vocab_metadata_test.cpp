@@ -282,6 +282,33 @@ TEST_F(VocabMetadata, HarmonyEndsAtReturnOrCallAndShowsItsChannels) {
   EXPECT_TRUE((*phi)->is_end_of_generation(257));
 }
 
+// GLM-4.5: the next user turn and a tool result's opening end an answer even in files
+// converted before the EOT and EOM ids were written; the BOS ([gMASK]) is the template's
+// to write, not the tokenizer's. Other vocabularies' <|user|> is text.
+TEST_F(VocabMetadata, GlmEndsAtTheNextTurnAndAddsNoBos) {
+  std::vector<std::string> tokens;
+  for (const TokenData& t : testing_vocab::byte_level_alphabet())
+    tokens.push_back(t.text);
+  tokens.insert(tokens.end(), {"hi", "<|user|>", "<|observation|>", "<|assistant|>"});
+  std::vector<int32_t> types(tokens.size(), 1);
+  for (size_t id = 257; id < tokens.size(); ++id)
+    types[id] = 3;
+  gguf::GgufWriter w = bpe_writer();
+  w.set("tokenizer.ggml.tokens", strings(tokens));
+  w.set("tokenizer.ggml.token_type", ints(types));
+  w.set("tokenizer.ggml.pre", Value{std::string("glm4")});
+  auto glm = build(w);
+  ASSERT_TRUE(glm.ok()) << glm.status().to_string();
+  EXPECT_TRUE((*glm)->is_end_of_generation(257));
+  EXPECT_TRUE((*glm)->is_end_of_generation(258));
+  EXPECT_FALSE((*glm)->is_end_of_generation(259)) << "<|assistant|>";
+  EXPECT_FALSE((*glm)->add_bos_by_default());
+  w.set("tokenizer.ggml.pre", Value{std::string("qwen2")});
+  auto other = build(w);
+  ASSERT_TRUE(other.ok()) << other.status().to_string();
+  EXPECT_FALSE((*other)->is_end_of_generation(257));
+}
+
 TEST_F(VocabMetadata, Llama3AddsBosUnlessTheFileSaysOtherwise) {
   gguf::GgufWriter w = bpe_writer();
   w.set("tokenizer.ggml.pre", Value{std::string("llama-bpe")});

@@ -1,7 +1,8 @@
 // Conformance of the MoE dispatch: routing (softmax, top-k with ties to the lower index,
-// weights renormalised or not; GLM-4.5's sigmoid chosen by a selection bias and scaled) and the experts' SiLU-gated FFNs, against the CPU backend, for
-// strided experts and for experts placed at scattered addresses (streaming slots).
-// Bounds as in cuda_conformance_test.cpp: f16 2e-3, q8_0 2e-2; router probabilities 1e-5.
+// weights renormalised or not; GLM-4.5's sigmoid chosen by a selection bias and scaled) and the
+// experts' SiLU-gated FFNs, against the CPU backend, for strided experts and for experts placed at
+// scattered addresses (streaming slots). Bounds as in cuda_conformance_test.cpp: f16 2e-3, q8_0
+// 2e-2; router probabilities 1e-5.
 #include "cuda_moe_test_util.h"
 
 namespace pshard {
