@@ -61,6 +61,16 @@ TEST(RoutingProfile, AddRefusesWhatNoRouterGives) {
   ModelHParams dense;
   dense.n_layer = 2;
   EXPECT_FALSE(RoutingProfile::empty_for(dense, "d", "").ok());
+  // GLM-4.5's leading dense layer routes nothing: the profile has no entry for it.
+  ModelHParams lead = moe_hp();
+  lead.n_dense_lead = 1;
+  auto glm = RoutingProfile::empty_for(lead, "g", "glm4moe");
+  ASSERT_TRUE(glm.ok()) << glm.status().to_string();
+  ASSERT_EQ(glm->layers.size(), 1u);
+  EXPECT_EQ(glm->layers[0].layer, 1);
+  const int64_t two[] = {0, 1};
+  EXPECT_FALSE(glm->add(0, two).ok());
+  EXPECT_TRUE(glm->add(1, two).ok());
 }
 
 struct BadFile {
