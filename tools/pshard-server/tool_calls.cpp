@@ -209,6 +209,14 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
   auto it = body.find("tools");
   if (it == body.end() || it->is_null())
     return std::nullopt;
+  if (format.not_built)
+    return ApiError{400, "invalid_request_error",
+                    std::string("'tools' is not supported with this model's chat template: its "
+                                "function calling (") +
+                        format.not_built +
+                        ") is not implemented; ask without tools, or use a model whose template "
+                        "pshard-server writes tools for (hermes, llama3-json, mistral, harmony)",
+                    "tools", "unsupported_parameter"};
   if (!it->is_array() || it->empty())
     return bad_request("'tools' must be a non-empty array of {\"type\": \"function\", "
                        "\"function\": {\"name\", \"description\", \"parameters\"}}",

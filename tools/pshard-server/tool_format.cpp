@@ -183,9 +183,19 @@ const ToolFormat kMistralArgsTools = [] {
   return f;
 }();
 
+const ToolFormat kGlmTools = [] {
+  ToolFormat f = kHermesTools; // never rendered: read_tools refuses tools first
+  f.name = "glm (not built)";
+  f.not_built = "GLM's XML calls: <tool_call>NAME, then <arg_key>KEY</arg_key> and "
+                "<arg_value>VALUE</arg_value> per argument, results after <|observation|>";
+  return f;
+}();
+
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token) {
   if (chat_template == "gpt-oss")
     return kHarmonyTools;
+  if (chat_template == "glm-4.5" || chat_template == "chatglm4")
+    return kGlmTools;
   if (chat_template == "llama3")
     return kLlama3JsonTools;
   if (chat_template == "mistral-v3")

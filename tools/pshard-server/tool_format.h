@@ -102,6 +102,10 @@ struct ToolFormat {
   std::pair<size_t, size_t> (*streamable)(const std::string& text) = nullptr;
   std::vector<PartialCall> (*partial)(const std::string& text,
                                       const std::string& id_prefix) = nullptr;
+  // Set for a family whose calls pshard-server does not write (what they are, for the
+  // error): requests with tools are refused rather than written in a format the model was
+  // not trained on.
+  const char* not_built = nullptr;
 };
 
 extern const ToolFormat kHermesTools;
@@ -110,6 +114,8 @@ extern const ToolFormat kMistralV3Tools;
 extern const ToolFormat kMistralTekkenTools;
 extern const ToolFormat kMistralArgsTools;
 extern const ToolFormat kHarmonyTools;
+// GLM-4 and GLM-4.5's templates (chatglm4, glm-4.5): not built (ToolFormat::not_built).
+extern const ToolFormat kGlmTools;
 
 // The tokens that mark a kNamedArgs call's parts.
 inline constexpr const char* kArgsTag = "[ARGS]";
@@ -118,7 +124,7 @@ inline constexpr const char* kCallIdTag = "[CALL_ID]";
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
 // mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
-// token), gpt-oss -> harmony, anything else -> hermes.
+// token), gpt-oss -> harmony, chatglm4 / glm-4.5 -> glm (refused), anything else -> hermes.
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token = false);
 
 // JSON with Python's separators (", " and ": "), as Jinja's tojson writes calls and tools

@@ -659,6 +659,29 @@ def harmony(tmp):
               s.metric("pshard_kv_pages_used") == 0 and s.metric("pshard_kv_pages_total") > 0)
 
 
+def glm(tmp):
+    """GLM-4.5 (a glm4moe model with --chat-template glm-4.5): a chat is its template's prompt
+    (the answer opened by a bare <|assistant|>), and tools are refused by name, since GLM's
+    XML calls are not written (rather than in a format the model was not trained on)."""
+    model = os.path.join(tmp, "glm.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "glm4moe", "--n-embd", "64",
+            "--n-layer", "3", "--n-head", "4", "--n-head-kv", "2", "--head-dim", "32",
+            "--rope-dim", "16", "--n-ff", "64", "--n-expert", "4", "--n-expert-used", "2",
+            "--n-dense-lead", "1", "--nextn-layers", "1", "--qkv-bias")
+    check("mkmodel glm4moe", p.returncode == 0, p.stderr)
+    with Server(build, model, "-np", "1", "-c", "1024", "--chat-template", "glm-4.5") as s:
+        one = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "temperature": 0}
+        status, body = s.json("POST", "/v1/chat/completions", one)
+        _, prompt = s.json("POST", "/tokenize", {"content": "[gMASK]<sop><|user|>\nHi<|assistant|>",
+                                                 "add_special": True})
+        check("glm-4.5: the template's prompt", status == 200 and
+              body["usage"]["prompt_tokens"] == len(prompt.get("tokens", [])), (body, prompt))
+        status, body = s.json("POST", "/v1/chat/completions", dict(one, tools=[WEATHER]))
+        check("glm-4.5: tools refused by name", status == 400 and
+              body["error"]["code"] == "unsupported_parameter" and
+              "GLM's XML calls" in body["error"]["message"], body)
+
+
 def llama3_tool_calling():
     """--chat-template llama3: Meta's JSON calls. A required call is well-formed, streamed or
     not, and one a turn; tools are listed; earlier calls and ipython results are taken."""
@@ -864,6 +887,7 @@ def main():
         thinking_opened(tmp)
         mistral_thinking(tmp)
         harmony(tmp)
+        glm(tmp)
         mistral_tool_calling(tmp)
         mistral_tool_calling(tmp, "mistral-v7-tekken",
                              ",[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[ARGS],[CALL_ID]")
