@@ -35,6 +35,9 @@ inline constexpr std::string_view kMistralToolRoles[] = {"available_tools", "too
 // Harmony's (gpt-oss): whole messages pshard-server writes itself — a developer message
 // holding only the tools, calls to functions, their results (harmony_tools.cpp).
 inline constexpr std::string_view kHarmonyTextRoles[] = {"harmony"};
+// GLM-4.5's tool results: one <|observation|> turn per run of them (pshard-server joins
+// a run into one message of this role).
+inline constexpr std::string_view kGlmTextRoles[] = {"observation"};
 
 // Leading and trailing ASCII whitespace removed (Jinja's |trim on the text models use).
 std::string_view trim(std::string_view s);

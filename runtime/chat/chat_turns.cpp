@@ -102,14 +102,17 @@ constexpr TurnFormat kSmolvlmTurns{{"", "\n\n"},
 constexpr TurnFormat kChatglm4Turns{
     {"<|{role}|>\n", ""}, {"<|{role}|>\n", ""}, {"<|{role}|>\n", ""}, {"<|{role}|>\n", ""},
     "<|assistant|>\n",    /*trim=*/false,       "[gMASK]<sop>"};
-// GLM-4.5, GLM-4.5-Air and GLM-4.6 as their published template writes a conversation
-// without tools: earlier answers after an empty thought (the template drops their
-// reasoning), and a bare "<|assistant|>" to answer, after which the model opens its own
-// thought ("\n<think>").
-constexpr TurnFormat kGlm45Turns{
-    {"<|system|>\n", ""}, {"<|user|>\n", ""}, {"<|assistant|>\n<think></think>\n", ""}, {},
-    "<|assistant|>",
-    /*trim=*/false,       "[gMASK]<sop>"};
+// GLM-4.5, GLM-4.5-Air and GLM-4.6 as their published template writes a conversation:
+// earlier answers after an empty thought (the template drops their reasoning), tool results
+// after <|observation|> (role "observation", kGlmTextRoles), and a bare "<|assistant|>" to
+// answer, after which the model opens its own thought ("\n<think>").
+constexpr TurnFormat kGlm45Turns{{"<|system|>\n", ""},
+                                 {"<|user|>\n", ""},
+                                 {"<|assistant|>\n<think></think>\n", ""},
+                                 {"<|observation|>\n", ""},
+                                 "<|assistant|>",
+                                 /*trim=*/false,
+                                 "[gMASK]<sop>"};
 
 // OpenAI's harmony format (gpt-oss), as its published template renders a conversation
 // (pshard-server writes function calling's messages whole, kHarmonyTextRoles): a fixed
@@ -186,7 +189,7 @@ constinit const ChatTemplate kDeepseek3("deepseek3", "DeepSeek V3, R1", render_t
 constinit const ChatTemplate kDeepseek3Thinking("deepseek3-thinking", "DeepSeek R1-0528, R1 distills", render_turns, false, &kDeepseek3ThinkingTurns);
 constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false, &kExaone3Turns);
 constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);
-constinit const ChatTemplate kGlm45("glm-4.5", "GLM-4.5, GLM-4.5-Air, GLM-4.6", render_turns, false, &kGlm45Turns);
+constinit const ChatTemplate kGlm45("glm-4.5", "GLM-4.5, GLM-4.5-Air, GLM-4.6", render_turns, false, &kGlm45Turns, kGlmTextRoles);
 constinit const ChatTemplate kGranite("granite", "IBM Granite 3.x", render_turns, true, &kGraniteTurns);
 constinit const ChatTemplate kGptOss("gpt-oss", "gpt-oss (OpenAI harmony)", render_turns, false, &kGptOssTurns, kHarmonyTextRoles);
 constinit const ChatTemplate kLlama3("llama3", "Llama 3, 3.1, 3.2, 3.3", render_turns, true, &kLlama3Turns);

@@ -7,7 +7,7 @@ using nlohmann::json;
 AnswerStream::AnswerStream(const GenerationRequest& r, std::string tool_call_id_prefix)
     : call_ids_(std::move(tool_call_id_prefix)), thought_(r.reasoning.opened, *r.reasoning.tags) {
   if (r.tools)
-    tools_.emplace(*r.tools->format);
+    tools_.emplace(*r.tools->format, r.tools->string_args);
   if (r.endpoint == Endpoint::kChat && r.reasoning.format == ReasoningFormat::kDeepseek)
     reasoning_.emplace(r.reasoning.opened, *r.reasoning.tags);
 }

@@ -178,7 +178,7 @@ bool name_char(char c) {
 }
 
 // The answer's messages: each one's header (channel, recipient) and text.
-ToolAnswer harmony_parse(const std::string& text, const std::string& id_prefix) {
+ToolAnswer harmony_parse(const std::string& text, const std::string& id_prefix, const StringArgs*) {
   ToolAnswer a;
   std::string content;
   size_t at = 0;
@@ -221,7 +221,8 @@ ToolAnswer harmony_parse(const std::string& text, const std::string& id_prefix) 
 
 // The call so far: a message to functions.NAME whose header is whole, its JSON after
 // <|message|> as far as it has come (one call an answer: it ends the answer).
-std::vector<PartialCall> harmony_partial(const std::string& text, const std::string& id_prefix) {
+std::vector<PartialCall> harmony_partial(const std::string& text, const std::string& id_prefix,
+                                         const StringArgs*) {
   const size_t to = text.find(kRecipient);
   if (to == std::string::npos)
     return {};

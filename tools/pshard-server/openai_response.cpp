@@ -108,7 +108,8 @@ ChatAnswer read_chat_answer(const std::string& text, const GenerationRequest& r,
     }
   }
   if (r.tools)
-    a.message = parse_tool_answer(content, tool_call_id_prefix, *r.tools->format);
+    a.message =
+        parse_tool_answer(content, tool_call_id_prefix, *r.tools->format, &r.tools->string_args);
   else
     a.message.content = std::move(content);
   return a;

@@ -78,9 +78,9 @@ size_t find_call_open(const std::string& text, size_t from, const ToolFormat& fo
 }
 
 ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix,
-                             const ToolFormat& format) {
+                             const ToolFormat& format, const StringArgs* string_args) {
   if (format.parse)
-    return format.parse(text, id_prefix);
+    return format.parse(text, id_prefix, string_args);
   ToolAnswer a;
   const std::string open_tag = format.call_open, close_tag = format.call_close;
   size_t open = find_call_open(text, 0, format);
@@ -165,11 +165,11 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
       p.content = text_.substr(from, end - from);
       sent_ += end - from;
     }
-    send_calls(partial_calls(text_, *format_, id_prefix), p);
+    send_calls(partial_calls(text_, *format_, id_prefix, 0, &string_args_), p);
     return p;
   }
   if (format_->streamable) { // sent_ counts the content sent
-    ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_);
+    ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_, &string_args_);
     const std::string content = a.content.is_string() ? a.content.get<std::string>() : "";
     if (content.size() > sent_)
       p.content = content.substr(sent_);
@@ -186,10 +186,10 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
       p.content = text_.substr(sent_, upto - sent_);
     sent_ = std::max(sent_, upto);
     if (scanned_ < text_.size()) // a call may have opened there
-      send_calls(partial_calls(text_, *format_, id_prefix, scanned_), p);
+      send_calls(partial_calls(text_, *format_, id_prefix, scanned_, &string_args_), p);
     return p;
   }
-  ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_);
+  ToolAnswer a = parse_tool_answer(text_, id_prefix, *format_, &string_args_);
   const std::string content = a.tool_calls.empty()    ? text_
                               : a.content.is_string() ? a.content.get<std::string>()
                                                       : "";
@@ -202,7 +202,8 @@ ToolCallStream::Piece ToolCallStream::push(const std::string& text, bool last,
 void ToolCallStream::send_final(json calls, const std::string& id_prefix, Piece& p) {
   // The calls streamed so far end as partial_calls has them (what was sent is a start of
   // that: all that came, for a call cut off); the others are sent whole, as parsed.
-  const std::vector<PartialCall> streamed = partial_calls(text_, *format_, id_prefix);
+  const std::vector<PartialCall> streamed =
+      partial_calls(text_, *format_, id_prefix, 0, &string_args_);
   std::vector<PartialCall> ends;
   for (size_t i = 0; i < std::max(calls.size(), std::min(streamed.size(), args_sent_.size()));
        ++i) {

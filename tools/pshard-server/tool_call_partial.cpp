@@ -170,9 +170,10 @@ size_t scan_json_value(const std::string& text, size_t from, std::string* minifi
 }
 
 std::vector<PartialCall> partial_calls(const std::string& text, const ToolFormat& format,
-                                       const std::string& id_prefix, size_t from) {
+                                       const std::string& id_prefix, size_t from,
+                                       const StringArgs* string_args) {
   if (format.partial)
-    return format.partial(text, id_prefix);
+    return format.partial(text, id_prefix, string_args);
   switch (format.calls_form) {
   case CallsForm::kObjects:
     return object_calls(text, format, id_prefix, from);

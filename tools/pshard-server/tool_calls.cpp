@@ -16,17 +16,6 @@ using nlohmann::ordered_json;
 // The converted call schema's root, renamed under the wrapper rules below.
 constexpr const char* kCallJson = "tool-call-json";
 
-// A GBNF literal of `text` (quotes and backslashes escaped).
-std::string gbnf_literal(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // "#/$defs/X..." of tool i's own schema, as a pointer into the combined schema's $defs.
 std::string relocated_ref(const std::string& ref, const std::string& tool) {
   for (const char* defs : {"#/$defs/", "#/definitions/"})
@@ -141,6 +130,9 @@ FieldError tool_grammar(const std::vector<std::pair<std::string, ordered_json>>&
   } else if (format.calls_form == CallsForm::kHarmony) {
     if (FieldError e = harmony_grammar(tools, from_start, format, out))
       return e;
+  } else if (format.calls_form == CallsForm::kXmlArgs) {
+    if (FieldError e = xml_args_grammar(tools, parallel, format, out))
+      return e;
   } else {
     std::string gbnf;
     if (FieldError e =
@@ -246,6 +238,7 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
     listed.push_back(std::move(shown));
     functions.emplace_back(name, std::move(params));
   }
+  StringArgs string_args = string_arguments(functions);
   std::string choice, named;
   if (FieldError e = read_tool_choice(body, choice, named))
     return e;
@@ -268,6 +261,7 @@ FieldError read_tools(const ordered_json& body, const ToolFormat& format,
   }
   ToolUse use;
   use.format = &format;
+  use.string_args = std::move(string_args);
   use.tools_text = format.tools_text(listed);
   use.from_start = choice == "required";
   use.trigger = use.from_start ? "" : format.call_open;
@@ -364,6 +358,8 @@ void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const T
     if (at != out.end() && at != out.begin() && std::prev(at)->first == "system")
       --at; // a system turn right before it opens the same [INST] block
     out.insert(at, {format.tools_role, tools->tools_text});
+  } else if (format.tools_at == ToolsAt::kOwnFirstSystem) {
+    out.insert(out.begin(), {"system", tools->tools_text});
   } else if (format.tools_at == ToolsAt::kDeveloper &&
              (out.empty() || out.front().first != "system")) {
     out.insert(out.begin(), {format.text_role, format.tools_turn(tools->tools_text)});
@@ -411,6 +407,20 @@ template <typename Map> std::string map_rule_names(const std::string& gbnf, Map 
 }
 
 } // namespace
+
+std::string gbnf_literal(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t";
+      continue;
+    }
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
 
 std::string rename_rule(const std::string& gbnf, const std::string& from, const std::string& to) {
   return map_rule_names(gbnf, [&](const std::string& n) { return n == from ? to : n; });

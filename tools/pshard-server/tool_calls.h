@@ -38,6 +38,7 @@ struct ToolUse {
   // The answer's reasoning is taken out of it (reasoning.h) and calls are parsed from the
   // rest: a trigger inside the thought does not start the grammar either.
   bool skip_thought = false;
+  StringArgs string_args; // the offered functions' string arguments (GLM writes them raw)
 };
 
 // `tools` and `tool_choice` from the body: nullopt when there are none or the choice is
@@ -82,7 +83,23 @@ struct ToolAnswer {
   nlohmann::json tool_calls = nlohmann::json::array();
 };
 ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_prefix,
-                             const ToolFormat& format);
+                             const ToolFormat& format, const StringArgs* string_args = nullptr);
+
+// A GBNF literal of `text`: quotes, backslashes, newlines, returns and tabs escaped.
+std::string gbnf_literal(const std::string& text);
+
+// kXmlArgs (GLM-4.5; glm_tools.cpp): one call or, `parallel`, several, each the opening,
+// a listed function's name and its arguments as key/value pairs in the schema's order, each
+// at most once and the required ones always — a string argument's value raw text without
+// "</arg_value>", any other the JSON its schema allows.
+FieldError
+xml_args_grammar(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools,
+                 bool parallel, const ToolFormat& format, std::string& out);
+
+// Per function, the arguments whose schema (a local $ref followed) is a string or one of
+// strings: ToolUse::string_args (glm_tools.cpp).
+StringArgs
+string_arguments(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools);
 
 // GBNF with every reference to (and the definition of) rule `from` named `to`; literals,
 // classes and comments are left alone.
@@ -105,7 +122,8 @@ size_t find_call_open(const std::string& text, size_t from, const ToolFormat& fo
 // calls name their ids after their arguments: they are sent whole at the end. `from`: no
 // call opens before it (streamable_prefix's answer), so a stream scans its text once.
 std::vector<PartialCall> partial_calls(const std::string& text, const ToolFormat& format,
-                                       const std::string& id_prefix, size_t from = 0);
+                                       const std::string& id_prefix, size_t from = 0,
+                                       const StringArgs* string_args = nullptr);
 // The JSON value at text[from]: where it ends (one past), npos when the text ends first;
 // `minified` gets what of it has come, without the whitespace outside strings.
 size_t scan_json_value(const std::string& text, size_t from, std::string* minified);
@@ -116,7 +134,9 @@ size_t scan_json_value(const std::string& text, size_t from, std::string* minifi
 // with the last text the calls, whole (`calls`, what the answer made).
 class ToolCallStream {
 public:
-  explicit ToolCallStream(const ToolFormat& format = kHermesTools) : format_(&format) {}
+  // `string_args`: the request's (ToolUse::string_args).
+  explicit ToolCallStream(const ToolFormat& format = kHermesTools, StringArgs string_args = {})
+      : format_(&format), string_args_(std::move(string_args)) {}
   struct Piece {
     std::string content;
     nlohmann::json deltas = nlohmann::json::array();
@@ -132,6 +152,7 @@ private:
   void send_final(nlohmann::json calls, const std::string& id_prefix, Piece& p);
 
   const ToolFormat* format_;
+  StringArgs string_args_;
   std::string text_;
   size_t sent_ = 0;
   size_t scanned_ = 0;             // streamable_prefix's answer for the text so far

@@ -183,19 +183,21 @@ const ToolFormat kMistralArgsTools = [] {
   return f;
 }();
 
-const ToolFormat kGlmTools = [] {
+const ToolFormat kChatglm4Tools = [] {
   ToolFormat f = kHermesTools; // never rendered: read_tools refuses tools first
-  f.name = "glm (not built)";
-  f.not_built = "GLM's XML calls: <tool_call>NAME, then <arg_key>KEY</arg_key> and "
-                "<arg_value>VALUE</arg_value> per argument, results after <|observation|>";
+  f.name = "chatglm4 (not built)";
+  f.not_built = "GLM-4-0414's: a Chinese system prompt listing the tools, calls as the "
+                "function's name and its JSON arguments, results as observation turns";
   return f;
 }();
 
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token) {
   if (chat_template == "gpt-oss")
     return kHarmonyTools;
-  if (chat_template == "glm-4.5" || chat_template == "chatglm4")
-    return kGlmTools;
+  if (chat_template == "glm-4.5")
+    return kGlmXmlTools;
+  if (chat_template == "chatglm4")
+    return kChatglm4Tools;
   if (chat_template == "llama3")
     return kLlama3JsonTools;
   if (chat_template == "mistral-v3")

@@ -27,11 +27,19 @@
 //                <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}
 //                ending the answer with <|call|>; a result is a message from
 //                functions.NAME to the assistant (harmony_tools.cpp).
+//   glm-xml      (GLM-4.5, -Air, 4.6): the tools, one JSON line each inside <tools></tools>,
+//                in a system turn of their own first; a call is <tool_call>NAME, then
+//                <arg_key>KEY</arg_key> <arg_value>VALUE</arg_value> per argument (a string
+//                raw, any other value JSON), then </tool_call>, several a turn; results
+//                follow one <|observation|> per run, each inside <tool_response></tool_response>
+//                (glm_tools.cpp).
 //
 // Everything format-specific is data here; tool_calls.h does the rest the same way for all.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,13 +58,18 @@ struct PartialCall {
 
 using JsonList = std::vector<nlohmann::ordered_json>;
 
+// Per offered function, the arguments whose schema is a string: GLM writes those raw and
+// every other value as JSON, so reading a call back needs to know which is which.
+using StringArgs = std::map<std::string, std::set<std::string>>;
+
 // Where the tools block goes: appended to the system message, before the first user
 // message's text, or as a turn of its own (role `tools_role`) before the last user
 // message (and before a system message right ahead of it).
-enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser, kDeveloper };
+enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser, kDeveloper, kOwnFirstSystem };
 
 // kDeveloper: appended to the system message (harmony's developer instructions), or
-// without one a turn of its own (ToolFormat::tools_turn).
+// without one a turn of its own (ToolFormat::tools_turn). kOwnFirstSystem: a system turn
+// of its own before every other (GLM-4.5's), the client's system message after it.
 // How the calls of one answer are written after call_open:
 //   kObjects    each call its JSON object {"name", args_key} (wrapped in call_open and
 //               call_close when there is one)
@@ -64,7 +77,9 @@ enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser, kDeveloper };
 //               digits (the model writes it; results name it back)
 //   kNamedArgs  each call call_open NAME [CALL_ID]ID (optional) [ARGS] {arguments}
 //   kHarmony    one call: call_open NAME, harmony's header rest, <|message|> {arguments}
-enum class CallsForm { kObjects, kArray, kNamedArgs, kHarmony };
+//   kXmlArgs    each call call_open NAME, its arguments as <arg_key>/<arg_value> pairs,
+//               call_close (GLM-4.5)
+enum class CallsForm { kObjects, kArray, kNamedArgs, kHarmony, kXmlArgs };
 
 struct ToolFormat {
   const char* name;
@@ -98,10 +113,12 @@ struct ToolFormat {
   std::string (*tools_turn)(const std::string& tools_text) = nullptr;
   std::string (*calls_turn)(const std::string& content, const JsonList& calls) = nullptr;
   void (*after_render)(std::string& prompt) = nullptr;
-  ToolAnswer (*parse)(const std::string& text, const std::string& id_prefix) = nullptr;
+  // `string_args`: the offered functions' string arguments (null: not known).
+  ToolAnswer (*parse)(const std::string& text, const std::string& id_prefix,
+                      const StringArgs* string_args) = nullptr;
   std::pair<size_t, size_t> (*streamable)(const std::string& text) = nullptr;
-  std::vector<PartialCall> (*partial)(const std::string& text,
-                                      const std::string& id_prefix) = nullptr;
+  std::vector<PartialCall> (*partial)(const std::string& text, const std::string& id_prefix,
+                                      const StringArgs* string_args) = nullptr;
   // Set for a family whose calls pshard-server does not write (what they are, for the
   // error): requests with tools are refused rather than written in a format the model was
   // not trained on.
@@ -114,8 +131,9 @@ extern const ToolFormat kMistralV3Tools;
 extern const ToolFormat kMistralTekkenTools;
 extern const ToolFormat kMistralArgsTools;
 extern const ToolFormat kHarmonyTools;
-// GLM-4 and GLM-4.5's templates (chatglm4, glm-4.5): not built (ToolFormat::not_built).
-extern const ToolFormat kGlmTools;
+extern const ToolFormat kGlmXmlTools;
+// GLM-4-0414's template (chatglm4): its calls are not built (ToolFormat::not_built).
+extern const ToolFormat kChatglm4Tools;
 
 // The tokens that mark a kNamedArgs call's parts.
 inline constexpr const char* kArgsTag = "[ARGS]";
@@ -124,7 +142,8 @@ inline constexpr const char* kCallIdTag = "[CALL_ID]";
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
 // mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
-// token), gpt-oss -> harmony, chatglm4 / glm-4.5 -> glm (refused), anything else -> hermes.
+// token), gpt-oss -> harmony, glm-4.5 -> glm-xml, chatglm4 -> refused, anything else ->
+// hermes.
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token = false);
 
 // JSON with Python's separators (", " and ": "), as Jinja's tojson writes calls and tools

@@ -661,25 +661,42 @@ def harmony(tmp):
 
 def glm(tmp):
     """GLM-4.5 (a glm4moe model with --chat-template glm-4.5): a chat is its template's prompt
-    (the answer opened by a bare <|assistant|>), and tools are refused by name, since GLM's
-    XML calls are not written (rather than in a format the model was not trained on)."""
+    (the answer opened by a bare <|assistant|>); function calling in its XML form: a required
+    call is well-formed (string arguments raw, enums among their strings), streamed or not,
+    and a conversation holding earlier calls and their results is taken."""
     model = os.path.join(tmp, "glm.gguf")
     p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "glm4moe", "--n-embd", "64",
             "--n-layer", "3", "--n-head", "4", "--n-head-kv", "2", "--head-dim", "32",
             "--rope-dim", "16", "--n-ff", "64", "--n-expert", "4", "--n-expert-used", "2",
             "--n-dense-lead", "1", "--nextn-layers", "1", "--qkv-bias")
     check("mkmodel glm4moe", p.returncode == 0, p.stderr)
-    with Server(build, model, "-np", "1", "-c", "1024", "--chat-template", "glm-4.5") as s:
+    with Server(build, model, "-np", "1", "-c", "2048", "--chat-template", "glm-4.5") as s:
         one = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "temperature": 0}
         status, body = s.json("POST", "/v1/chat/completions", one)
         _, prompt = s.json("POST", "/tokenize", {"content": "[gMASK]<sop><|user|>\nHi<|assistant|>",
                                                  "add_special": True})
         check("glm-4.5: the template's prompt", status == 200 and
               body["usage"]["prompt_tokens"] == len(prompt.get("tokens", [])), (body, prompt))
-        status, body = s.json("POST", "/v1/chat/completions", dict(one, tools=[WEATHER]))
-        check("glm-4.5: tools refused by name", status == 400 and
-              body["error"]["code"] == "unsupported_parameter" and
-              "GLM's XML calls" in body["error"]["message"], body)
+        req = {"messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+               "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
+               "tool_choice": "required", "parallel_tool_calls": False}
+        status, body = s.json("POST", "/v1/chat/completions", req)
+        c = body["choices"][0] if status == 200 else {}
+        calls = c.get("message", {}).get("tool_calls", [])
+        check("glm-4.5: a required call", c.get("finish_reason") == "tool_calls" and
+              len(calls) == 1 and valid_call(calls[0]), body)
+        status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
+        streamed, pieces = joined_calls(events)
+        check("glm-4.5: the call streamed", status == 200 and done and
+              same_calls(streamed, calls) and pieces >= 2, events[-3:])
+        history = req["messages"] + [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'}]
+        status, body = s.json("POST", "/v1/chat/completions",
+                              dict(req, messages=history, tool_choice="auto", max_tokens=16))
+        check("glm-4.5: a conversation with a call and its result", status == 200, body)
 
 
 def llama3_tool_calling():
