@@ -2,7 +2,7 @@
 // cut into any pieces, must give through the streams exactly what the whole text gives —
 //   - ReasoningStream (<think>, Mistral's [THINK] and harmony's channels): the reasoning
 //     and content of split_reasoning;
-//   - ToolCallStream (Hermes, Llama 3 JSON, Mistral and harmony calls): the content and
+//   - ToolCallStream (Hermes, Llama 3 JSON, Mistral, harmony and GLM-4.5 calls): the content and
 //     calls of parse_tool_answer, no piece of a call ever sent as content; its deltas,
 //     joined as a client joins them, the calls' ids, names and arguments (as JSON values);
 // and what a stream may send (streamable_prefix) never shrinks as text arrives.
@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2)
     return 0;
   const ToolFormat* const kFormats[] = {&kHermesTools,        &kLlama3JsonTools,  &kMistralV3Tools,
-                                        &kMistralTekkenTools, &kMistralArgsTools, &kHarmonyTools};
+                                        &kMistralTekkenTools, &kMistralArgsTools, &kHarmonyTools,
+                                        &kGlmXmlTools};
   const ToolFormat& format = *kFormats[data[0] % std::size(kFormats)];
   std::mt19937 cuts(data[1] & 0x3f);
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);

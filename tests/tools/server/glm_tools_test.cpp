@@ -109,8 +109,8 @@ TEST(GlmTools, AnswersAreReadBackStringsRawOthersAsJson) {
   a = parse_tool_answer(answer, "call_", kGlmXmlTools);
   EXPECT_EQ(a.tool_calls[0]["function"]["arguments"], "{\"city\":42,\"days\":3}");
   // A call cut off (max_tokens) is no call; text alone is content.
-  a = parse_tool_answer("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Os",
-                        "call_", kGlmXmlTools, &use->string_args);
+  a = parse_tool_answer("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Os", "call_",
+                        kGlmXmlTools, &use->string_args);
   EXPECT_TRUE(a.tool_calls.empty());
   EXPECT_EQ(a.content, "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Os");
 }
@@ -119,12 +119,15 @@ TEST(GlmTools, TheGrammarTakesListedArgumentsByTheirSchemas) {
   auto required = glm_tools("required");
   ASSERT_TRUE(required);
   const std::string& g = required->grammar;
-  auto call = [](const std::string& args) { return "<tool_call>get_weather\n" + args + "</tool_call>"; };
+  auto call = [](const std::string& args) {
+    return "<tool_call>get_weather\n" + args + "</tool_call>";
+  };
   auto arg = [](const std::string& k, const std::string& v) {
     return "<arg_key>" + k + "</arg_key>\n<arg_value>" + v + "</arg_value>\n";
   };
   EXPECT_TRUE(grammar_matches(g, call(arg("city", "Oslo") + arg("days", "2"))));
-  EXPECT_TRUE(grammar_matches(g, call(arg("city", "a <b> </arg </arg_valu> x<") + arg("unit", "f"))))
+  EXPECT_TRUE(
+      grammar_matches(g, call(arg("city", "a <b> </arg </arg_valu> x<") + arg("unit", "f"))))
       << "a string may hold '<' and starts of the closing tag";
   EXPECT_TRUE(grammar_matches(g, call(arg("city", "Rome")) + "\n<tool_call>now\n</tool_call>"))
       << "parallel calls";
@@ -156,7 +159,8 @@ TEST(GlmTools, StringsBehindRefsEnumsAndBoundsAreRaw) {
   EXPECT_EQ(use->string_args.at("f"), (std::set<std::string>{"tz", "unit"}));
   auto call = [](const std::string& tz, const std::string& unit) {
     return "<tool_call>f\n<arg_key>tz</arg_key>\n<arg_value>" + tz +
-           "</arg_value>\n<arg_key>unit</arg_key>\n<arg_value>" + unit + "</arg_value>\n</tool_call>";
+           "</arg_value>\n<arg_key>unit</arg_key>\n<arg_value>" + unit +
+           "</arg_value>\n</tool_call>";
   };
   EXPECT_TRUE(grammar_matches(use->grammar, call("CET", "c")));
   EXPECT_FALSE(grammar_matches(use->grammar, call("CEST", "c"))) << "past maxLength";
