@@ -55,6 +55,16 @@ protected:
   std::filesystem::path dir_;
 };
 
+// The tensors the layout gives sub-layer `kind` of layer `layer`, in order.
+std::vector<std::string> tensor_names(const ModelHParams& hp, SubLayerKind kind, int64_t layer) {
+  std::vector<std::string> names;
+  for (const SubLayer& sl : model_sublayers(hp))
+    if (sl.kind == kind && sl.layer == layer)
+      for (const TensorSpec& t : sublayer_tensor_specs(hp, sl))
+        names.push_back(t.name);
+  return names;
+}
+
 std::vector<bool> local_layers(const ModelHParams& hp) {
   std::vector<bool> out;
   for (int64_t il = 0; il < hp.n_layer; ++il)
@@ -303,12 +313,7 @@ TEST_F(FamilyHParams, GptOssHasSinksBiasedExpertsAndEvenLocalLayersWithTheGlobal
   EXPECT_EQ(swa.rope(nullptr, 0).scaling, RopeScaling::kYarn);
   EXPECT_EQ(swa.rope(nullptr, 0).freq_scale, swa.rope(nullptr, 1).freq_scale);
   EXPECT_NE(swa.rope(nullptr, 1).freq_base, 5000.0f);
-  std::vector<std::string> moe_tensors;
-  for (const SubLayer& sl : model_sublayers(hp))
-    if (sl.kind == SubLayerKind::kMoe && sl.layer == 0)
-      for (const TensorSpec& t : sublayer_tensor_specs(hp, sl))
-        moe_tensors.push_back(t.name);
-  EXPECT_EQ(moe_tensors,
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kMoe, 0),
             (std::vector<std::string>{"blk.0.post_attention_norm.weight",
                                       "blk.0.ffn_gate_inp.weight", "blk.0.ffn_gate_exps.weight",
                                       "blk.0.ffn_up_exps.weight", "blk.0.ffn_down_exps.weight",
@@ -345,21 +350,14 @@ TEST_F(FamilyHParams, Glm4MoeRunsDenseLeadsSigmoidRoutingAndLeavesItsNextnBlock)
     names.push_back(sl.name);
   EXPECT_EQ(names, (std::vector<std::string>{"embed", "attn[0]", "ffn[0]", "attn[1]", "moe[1]",
                                              "attn[2]", "moe[2]", "attn[3]", "moe[3]", "head"}));
-  std::vector<std::string> moe_tensors, ffn_tensors;
-  for (const SubLayer& sl : model_sublayers(hp))
-    for (const TensorSpec& t : sublayer_tensor_specs(hp, sl))
-      if (sl.layer == 1 && sl.kind == SubLayerKind::kMoe)
-        moe_tensors.push_back(t.name);
-      else if (sl.layer == 0 && sl.kind == SubLayerKind::kFfn)
-        ffn_tensors.push_back(t.name);
-  EXPECT_EQ(moe_tensors,
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kMoe, 1),
             (std::vector<std::string>{"blk.1.post_attention_norm.weight",
                                       "blk.1.ffn_gate_inp.weight", "blk.1.ffn_gate_exps.weight",
                                       "blk.1.ffn_up_exps.weight", "blk.1.ffn_down_exps.weight",
                                       "blk.1.exp_probs_b.bias", "blk.1.ffn_gate_shexp.weight",
                                       "blk.1.ffn_up_shexp.weight", "blk.1.ffn_down_shexp.weight"}))
       << "the shared expert has no gate";
-  EXPECT_EQ(ffn_tensors,
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kFfn, 0),
             (std::vector<std::string>{"blk.0.post_attention_norm.weight", "blk.0.ffn_gate.weight",
                                       "blk.0.ffn_up.weight", "blk.0.ffn_down.weight"}));
   EXPECT_TRUE(is_unrun_block_tensor(hp, "blk.4.nextn.eh_proj.weight"));

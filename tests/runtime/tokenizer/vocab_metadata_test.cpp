@@ -246,21 +246,30 @@ TEST_F(VocabMetadata, MistralsCallMarkerShowsItsText) {
   EXPECT_EQ((*tok)->encode("[TOOL_CALLS]hi", false), (std::vector<TokenId>{257, 256}));
 }
 
-// Harmony (gpt-oss): <|return|> and <|call|> end an answer, <|end|> (which closes its
-// analysis message) does not, even as the file's end-of-turn id; the channel markers show
-// their text, so the analysis can be told from the final answer.
-TEST_F(VocabMetadata, HarmonyEndsAtReturnOrCallAndShowsItsChannels) {
-  std::vector<std::string> tokens;
+// A byte-level BPE vocabulary of the byte alphabet, "hi" (id 256) and `controls` as control
+// tokens from id 257; `tokens` gets the texts.
+gguf::GgufWriter writer_with_control_tokens(std::initializer_list<const char*> controls,
+                                            std::vector<std::string>& tokens) {
   for (const TokenData& t : testing_vocab::byte_level_alphabet())
     tokens.push_back(t.text);
-  tokens.insert(tokens.end(), {"hi", "<|return|>", "<|call|>", "<|end|>", "<|channel|>",
-                               "<|message|>", "<|start|>"});
+  tokens.push_back("hi");
+  tokens.insert(tokens.end(), controls.begin(), controls.end());
   std::vector<int32_t> types(tokens.size(), 1);
   for (size_t id = 257; id < tokens.size(); ++id)
     types[id] = 3;
   gguf::GgufWriter w = bpe_writer();
   w.set("tokenizer.ggml.tokens", strings(tokens));
   w.set("tokenizer.ggml.token_type", ints(types));
+  return w;
+}
+
+// Harmony (gpt-oss): <|return|> and <|call|> end an answer, <|end|> (which closes its
+// analysis message) does not, even as the file's end-of-turn id; the channel markers show
+// their text, so the analysis can be told from the final answer.
+TEST_F(VocabMetadata, HarmonyEndsAtReturnOrCallAndShowsItsChannels) {
+  std::vector<std::string> tokens;
+  gguf::GgufWriter w = writer_with_control_tokens(
+      {"<|return|>", "<|call|>", "<|end|>", "<|channel|>", "<|message|>", "<|start|>"}, tokens);
   w.set("tokenizer.ggml.eot_token_id", Value{uint32_t{259}});
   auto tok = build(w);
   ASSERT_TRUE(tok.ok()) << tok.status().to_string();
@@ -287,15 +296,8 @@ TEST_F(VocabMetadata, HarmonyEndsAtReturnOrCallAndShowsItsChannels) {
 // to write, not the tokenizer's. Other vocabularies' <|user|> is text.
 TEST_F(VocabMetadata, GlmEndsAtTheNextTurnAndAddsNoBos) {
   std::vector<std::string> tokens;
-  for (const TokenData& t : testing_vocab::byte_level_alphabet())
-    tokens.push_back(t.text);
-  tokens.insert(tokens.end(), {"hi", "<|user|>", "<|observation|>", "<|assistant|>"});
-  std::vector<int32_t> types(tokens.size(), 1);
-  for (size_t id = 257; id < tokens.size(); ++id)
-    types[id] = 3;
-  gguf::GgufWriter w = bpe_writer();
-  w.set("tokenizer.ggml.tokens", strings(tokens));
-  w.set("tokenizer.ggml.token_type", ints(types));
+  gguf::GgufWriter w =
+      writer_with_control_tokens({"<|user|>", "<|observation|>", "<|assistant|>"}, tokens);
   w.set("tokenizer.ggml.pre", Value{std::string("glm4")});
   auto glm = build(w);
   ASSERT_TRUE(glm.ok()) << glm.status().to_string();

@@ -366,6 +366,21 @@ def valid_call(call):
             and len(args["tz"]) <= 8 and set(args) == {"tz"})
 
 
+def required_call(s, label, req, min_pieces):
+    """A required call (`req`) well-formed, and streamed the same in at least `min_pieces`
+    deltas; the call."""
+    status, body = s.json("POST", "/v1/chat/completions", req)
+    c = body["choices"][0] if status == 200 else {}
+    calls = c.get("message", {}).get("tool_calls", [])
+    check(label + ": a required call", c.get("finish_reason") == "tool_calls" and
+          len(calls) == 1 and valid_call(calls[0]), body)
+    status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
+    streamed, pieces = joined_calls(events)
+    check(label + ": the call streamed", status == 200 and done and len(streamed) == 1 and
+          pieces >= min_pieces and same_calls(streamed, calls), events[-3:])
+    return calls
+
+
 def tool_calling(s):
     """Function calling in the Hermes format: a required call is well-formed, streamed or
     not; a named function is the one called; "none" lists no tools and answers as if there
@@ -680,15 +695,7 @@ def glm(tmp):
         req = {"messages": [{"role": "user", "content": "What is the weather in Paris?"}],
                "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
                "tool_choice": "required", "parallel_tool_calls": False}
-        status, body = s.json("POST", "/v1/chat/completions", req)
-        c = body["choices"][0] if status == 200 else {}
-        calls = c.get("message", {}).get("tool_calls", [])
-        check("glm-4.5: a required call", c.get("finish_reason") == "tool_calls" and
-              len(calls) == 1 and valid_call(calls[0]), body)
-        status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
-        streamed, pieces = joined_calls(events)
-        check("glm-4.5: the call streamed", status == 200 and done and
-              same_calls(streamed, calls) and pieces >= 2, events[-3:])
+        required_call(s, "glm-4.5", req, 2)
         history = req["messages"] + [
             {"role": "assistant", "content": None, "tool_calls": [
                 {"id": "call_1", "type": "function",
@@ -706,15 +713,7 @@ def llama3_tool_calling():
         ask = [{"role": "user", "content": "What is the weather in Paris?"}]
         req = {"messages": ask, "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
                "tool_choice": "required"}
-        status, body = s.json("POST", "/v1/chat/completions", req)
-        c = body["choices"][0] if status == 200 else {}
-        calls = c.get("message", {}).get("tool_calls", [])
-        check("llama3: a required call", c.get("finish_reason") == "tool_calls" and
-              len(calls) == 1 and valid_call(calls[0]), body)
-        status, events, _, done, _ = s.stream("/v1/chat/completions", dict(req, stream=True))
-        streamed, pieces = joined_calls(events)
-        check("llama3: the call streamed piece by piece", status == 200 and done and
-              len(streamed) == 1 and pieces > 3 and same_calls(streamed, calls), events[-3:])
+        required_call(s, "llama3", req, 4)
         plain = {"messages": ask, "max_tokens": 8, "temperature": 0}
         _, want = s.json("POST", "/v1/chat/completions", plain)
         status, body = s.json("POST", "/v1/chat/completions", dict(plain, tools=[WEATHER]))
