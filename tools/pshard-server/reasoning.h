@@ -40,6 +40,9 @@ struct ThoughtTags {
 // Qwen3's and DeepSeek's; the empty thought is what Qwen3's template puts after the
 // assistant's opening when thinking is off.
 inline constexpr ThoughtTags kThinkTags{"<think>", "</think>", "<think>\n\n</think>\n\n"};
+// GLM-4.5's: the same tags; its template closes an empty thought right after the assistant's
+// opening, on a line of its own, when thinking is off.
+inline constexpr ThoughtTags kGlmThinkTags{"<think>", "</think>", "\n<think></think>"};
 // Mistral's reasoning models', special tokens of their Tekken vocabularies.
 inline constexpr ThoughtTags kMistralThinkTags{"[THINK]", "[/THINK]", "[THINK][/THINK]"};
 // OpenAI's harmony (gpt-oss): the analysis channel is the thought and the final channel

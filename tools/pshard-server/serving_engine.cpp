@@ -88,6 +88,8 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   } else {
     e->template_error_ = last_error(st).with_context("chat completions need a chat template");
   }
+  if (e->thought_tags_ == &kThinkTags && e->chat_template_ == "glm-4.5")
+    e->thought_tags_ = &kGlmThinkTags; // its empty thought
   if (e->thinks_ && !e->chat_template_.empty()) {
     auto prompt = e->render_chat({{"user", "?"}});
     e->opens_thought_ =

@@ -683,7 +683,8 @@ def glm(tmp):
     p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "glm4moe", "--n-embd", "64",
             "--n-layer", "3", "--n-head", "4", "--n-head-kv", "2", "--head-dim", "32",
             "--rope-dim", "16", "--n-ff", "64", "--n-expert", "4", "--n-expert-used", "2",
-            "--n-dense-lead", "1", "--nextn-layers", "1", "--qkv-bias")
+            "--n-dense-lead", "1", "--nextn-layers", "1", "--qkv-bias",
+            "--control-tokens", "<think>,</think>")
     check("mkmodel glm4moe", p.returncode == 0, p.stderr)
     with Server(build, model, "-np", "1", "-c", "2048", "--chat-template", "glm-4.5") as s:
         one = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "temperature": 0}
@@ -692,9 +693,18 @@ def glm(tmp):
                                                  "add_special": True})
         check("glm-4.5: the template's prompt", status == 200 and
               body["usage"]["prompt_tokens"] == len(prompt.get("tokens", [])), (body, prompt))
+        _, off = s.json("POST", "/v1/chat/completions",
+                        dict(one, chat_template_kwargs={"enable_thinking": False}))
+        _, closed = s.json("POST", "/tokenize", {
+            "content": "[gMASK]<sop><|user|>\nHi<|assistant|>\n<think></think>", "add_special": True})
+        check("glm-4.5: thinking off closes an empty thought as its template does",
+              off["usage"]["prompt_tokens"] == len(closed.get("tokens", [])) >
+              body["usage"]["prompt_tokens"], (body, off, closed))
+        # Thinking off: a random model would think on past the budget.
         req = {"messages": [{"role": "user", "content": "What is the weather in Paris?"}],
                "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
-               "tool_choice": "required", "parallel_tool_calls": False}
+               "tool_choice": "required", "parallel_tool_calls": False,
+               "chat_template_kwargs": {"enable_thinking": False}}
         required_call(s, "glm-4.5", req, 2)
         history = req["messages"] + [
             {"role": "assistant", "content": None, "tool_calls": [
