@@ -96,6 +96,10 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
       return *e;
     if (format.drops_answered_analysis && i < answered && makes_calls(m))
       std::get<std::string>(content).clear();
+    const std::string_view note = engine.thought_tags().no_thought_note;
+    if (!note.empty() && !reasoning.enable_thinking && engine.thinks() && m["role"] == "user" &&
+        !std::get<std::string>(content).ends_with(note))
+      std::get<std::string>(content) += note;
     auto turn =
         tool_message(m, std::get<std::string>(std::move(content)), param, format, &names);
     if (auto* e = std::get_if<ApiError>(&turn))

@@ -32,17 +32,21 @@ enum class ReasoningFormat { kNone, kDeepseek };
 // literals (NUL-terminated: the C API is handed their data()). A vocabulary thinks with
 // them when `marker` is one of its tokens — or, marker empty, when open and close are.
 // `answer`, when set, is what opens an answer given without a thought (dropped from it).
+// `no_thought_note`, when set, is what a user message ends with when thinking is off (GLM's
+// "/nothink": its template writes it after every user message then).
 struct ThoughtTags {
   std::string_view open, close, empty;
   std::string_view marker = {};
   std::string_view answer = {};
+  std::string_view no_thought_note = {};
 };
 // Qwen3's and DeepSeek's; the empty thought is what Qwen3's template puts after the
 // assistant's opening when thinking is off.
 inline constexpr ThoughtTags kThinkTags{"<think>", "</think>", "<think>\n\n</think>\n\n"};
-// GLM-4.5's: the same tags; its template closes an empty thought right after the assistant's
-// opening, on a line of its own, when thinking is off.
-inline constexpr ThoughtTags kGlmThinkTags{"<think>", "</think>", "\n<think></think>"};
+// GLM-4.5's: the same tags; with thinking off, its template closes an empty thought right
+// after the assistant's opening, on a line of its own, and ends each user message "/nothink".
+inline constexpr ThoughtTags kGlmThinkTags{"<think>", "</think>", "\n<think></think>",
+                                           {},        {},         "/nothink"};
 // Mistral's reasoning models', special tokens of their Tekken vocabularies.
 inline constexpr ThoughtTags kMistralThinkTags{"[THINK]", "[/THINK]", "[THINK][/THINK]"};
 // OpenAI's harmony (gpt-oss): the analysis channel is the thought and the final channel

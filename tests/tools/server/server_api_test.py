@@ -696,7 +696,8 @@ def glm(tmp):
         _, off = s.json("POST", "/v1/chat/completions",
                         dict(one, chat_template_kwargs={"enable_thinking": False}))
         _, closed = s.json("POST", "/tokenize", {
-            "content": "[gMASK]<sop><|user|>\nHi<|assistant|>\n<think></think>", "add_special": True})
+            "content": "[gMASK]<sop><|user|>\nHi/nothink<|assistant|>\n<think></think>",
+            "add_special": True})
         check("glm-4.5: thinking off closes an empty thought as its template does",
               off["usage"]["prompt_tokens"] == len(closed.get("tokens", [])) >
               body["usage"]["prompt_tokens"], (body, off, closed))
