@@ -114,6 +114,14 @@ constexpr TurnFormat kGlm45Turns{{"<|system|>\n", ""},
                                  /*trim=*/false,
                                  "[gMASK]<sop>"};
 
+// ERNIE 4.5 as its tokenizer's default template writes a conversation (llama.cpp has no
+// built-in rendering of it): <|begin_of_sentence|> once, the system prompt on a line of
+// its own, "User: " lines, answers after "Assistant: " ended by <|end_of_sentence|>.
+constexpr TurnFormat kErnie45Turns{
+    {"", "\n"},     {"User: ", "\n"},       {"Assistant: ", "<|end_of_sentence|>"}, {},
+    "Assistant: ",
+    /*trim=*/false, "<|begin_of_sentence|>"};
+
 // OpenAI's harmony format (gpt-oss), as its published template renders a conversation
 // (pshard-server writes function calling's messages whole, kHarmonyTextRoles): a fixed
 // system message (identity, knowledge cutoff, reasoning effort
@@ -187,6 +195,7 @@ constinit const ChatTemplate kDeepseek("deepseek", "DeepSeek Coder", render_turn
 constinit const ChatTemplate kDeepseek2("deepseek2", "DeepSeek V2", render_turns, false, &kDeepseek2Turns);
 constinit const ChatTemplate kDeepseek3("deepseek3", "DeepSeek V3, R1", render_turns, false, &kDeepseek3Turns);
 constinit const ChatTemplate kDeepseek3Thinking("deepseek3-thinking", "DeepSeek R1-0528, R1 distills", render_turns, false, &kDeepseek3ThinkingTurns);
+constinit const ChatTemplate kErnie45("ernie4.5", "ERNIE 4.5", render_turns, false, &kErnie45Turns);
 constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false, &kExaone3Turns);
 constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);
 constinit const ChatTemplate kGlm45("glm-4.5", "GLM-4.5, GLM-4.5-Air, GLM-4.6", render_turns, false, &kGlm45Turns, kGlmTextRoles);

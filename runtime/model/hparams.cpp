@@ -16,20 +16,21 @@ Status check_positive(const std::string& what, int64_t v) {
   return Status::ok_status();
 }
 
-// Every layer from `first` on has blk.N.<role>.weight, or none does; `present` says which.
-// (A MoE model's expert tensors are checked from its first MoE layer.)
+// Every layer has blk.N.<role>.weight, or none does; `present` says which. With
+// `moe_layers`, only the layers that route are compared (a MoE model's expert tensors).
 Status layers_agree(const gguf::GgufFile& f, const ModelHParams& hp, const std::string& role,
-                    bool* present, int64_t first = 0) {
+                    bool* present, bool moe_layers = false) {
   auto has = [&](int64_t il) {
     return f.find_tensor("blk." + std::to_string(il) + "." + role) != nullptr;
   };
+  const int64_t first = moe_layers ? hp.first_moe_layer() : 0;
   *present = first < hp.n_layer && has(first);
   for (int64_t il = first + 1; il < hp.n_layer; ++il)
-    if (has(il) != *present)
+    if ((!moe_layers || hp.is_moe_layer(il)) && has(il) != *present)
       return invalid_format("tensor '" + role + "' is in layer " +
                             std::to_string(*present ? first : il) + " but not in layer " +
                             std::to_string(*present ? il : first) + "; every " +
-                            (first > 0 ? "MoE layer" : "layer") + " of a " +
+                            (moe_layers ? "MoE layer" : "layer") + " of a " +
                             std::string(hp.family->name) + " model must have the same tensors");
   return Status::ok_status();
 }
@@ -37,12 +38,13 @@ Status layers_agree(const gguf::GgufFile& f, const ModelHParams& hp, const std::
 // Decides an optional part from the file: absent (the file must not have it),
 // optional (whatever the file has, all layers alike) or required.
 Status resolve_part(const gguf::GgufFile& f, const ModelHParams& hp, Presence presence,
-                    const std::string& role, const char* what, bool* out, int64_t first = 0) {
+                    const std::string& role, const char* what, bool* out, bool moe_layers = false) {
   bool present = false;
-  PSHARD_RETURN_IF_ERROR(layers_agree(f, hp, role, &present, first));
+  PSHARD_RETURN_IF_ERROR(layers_agree(f, hp, role, &present, moe_layers));
   if (presence == Presence::kRequired && !present)
-    return invalid_format("tensor 'blk." + std::to_string(first) + "." + role +
-                          "' is missing: " + std::string(hp.family->name) + " models have " + what);
+    return invalid_format("tensor 'blk." + std::to_string(moe_layers ? hp.first_moe_layer() : 0) +
+                          "." + role + "' is missing: " + std::string(hp.family->name) +
+                          " models have " + what);
   *out = presence != Presence::kAbsent && present;
   return Status::ok_status();
 }
@@ -127,17 +129,23 @@ Status read_routing(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& 
     return invalid_format(k.key("expert_weights_scale") + " must be a positive number");
   return resolve_part(f, hp, hp.family->expert_selection_bias, "exp_probs_b.bias",
                       "an expert selection bias (exp_probs_b)", &hp.expert_selection_bias,
-                      hp.n_dense_lead);
+                      /*moe_layers=*/true);
 }
 
-// The leading dense layers of a MoE model (GLM-4.5's first 1 or 3).
-Status read_dense_lead(const HParamKeys& k, ModelHParams& hp) {
+// The dense layers of a MoE model: the leading ones (GLM-4.5's first 1 or 3, ERNIE's) and,
+// with an interleaving step, those between routed ones.
+Status read_dense_layers(const HParamKeys& k, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(k.optional("leading_dense_block_count", &hp.n_dense_lead));
-  if (hp.n_dense_lead < 0 || hp.n_dense_lead >= hp.n_layer)
+  PSHARD_RETURN_IF_ERROR(k.optional("interleave_moe_layer_step", &hp.moe_layer_step));
+  if (hp.moe_layer_step < 1)
+    return invalid_format(k.key("interleave_moe_layer_step") + " must be at least 1, got " +
+                          std::to_string(hp.moe_layer_step));
+  if (hp.n_dense_lead < 0 || hp.first_moe_layer() >= hp.n_layer)
     return invalid_format(k.key("leading_dense_block_count") + " " +
-                          std::to_string(hp.n_dense_lead) +
-                          " must be at least 0 and less than the " + std::to_string(hp.n_layer) +
-                          " layers the model runs");
+                          std::to_string(hp.n_dense_lead) + " and " +
+                          k.key("interleave_moe_layer_step") + " " +
+                          std::to_string(hp.moe_layer_step) + " leave none of the " +
+                          std::to_string(hp.n_layer) + " layers the model runs routing experts");
   return Status::ok_status();
 }
 
@@ -161,20 +169,21 @@ Status read_experts(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& 
     return invalid_format(k.key("expert_used_count") + " " + std::to_string(hp.n_expert_used) +
                           " must be between 1 and " + k.key("expert_count") + " " +
                           std::to_string(hp.n_expert));
-  PSHARD_RETURN_IF_ERROR(read_dense_lead(k, hp));
+  PSHARD_RETURN_IF_ERROR(read_dense_layers(k, hp));
   // Files written before the width keys existed: the tensors' own shape.
   hp.n_ff_exp = hp.n_ff;
   if (hp.family->expert_width_key) {
-    hp.n_ff_exp = layer_rows(f, "ffn_gate_exps.weight", hp.n_dense_lead);
+    hp.n_ff_exp = layer_rows(f, "ffn_gate_exps.weight", hp.first_moe_layer());
     PSHARD_RETURN_IF_ERROR(k.optional("expert_feed_forward_length", &hp.n_ff_exp));
   }
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("expert_feed_forward_length"), hp.n_ff_exp));
   PSHARD_RETURN_IF_ERROR(read_routing(f, k, hp));
   bool shared = false;
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, hp.family->shared_expert, "ffn_gate_shexp.weight",
-                                      "a shared expert (ffn_*_shexp)", &shared, hp.n_dense_lead));
+                                      "a shared expert (ffn_*_shexp)", &shared,
+                                      /*moe_layers=*/true));
   if (shared) {
-    hp.n_ff_shexp = layer_rows(f, "ffn_gate_shexp.weight", hp.n_dense_lead);
+    hp.n_ff_shexp = layer_rows(f, "ffn_gate_shexp.weight", hp.first_moe_layer());
     int64_t count = 0; // GLM-4.5: the shared expert is this many routed experts wide
     PSHARD_RETURN_IF_ERROR(k.optional("expert_shared_count", &count));
     if (count > 0)
@@ -205,7 +214,7 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.moe_biases, "ffn_gate_inp.bias",
                                       "router and expert biases (ffn_gate_inp.bias, "
                                       "ffn_{gate,up,down}_exps.bias)",
-                                      &hp.moe_biases, hp.n_dense_lead));
+                                      &hp.moe_biases, /*moe_layers=*/true));
   hp.tied_output = !fam.encoder && f.find_tensor("output.weight") == nullptr;
   const gguf::TensorInfo* types = fam.encoder ? f.find_tensor("token_types.weight") : nullptr;
   hp.token_types = types != nullptr;
@@ -235,10 +244,17 @@ Status read_pair_separator(const gguf::GgufFile& f, ModelHParams& hp) {
 
 } // namespace
 
+int64_t ModelHParams::first_moe_layer() const {
+  int64_t il = n_dense_lead;
+  while (il < n_layer && !is_moe_layer(il))
+    ++il;
+  return il;
+}
+
 int64_t ModelHParams::ffn_scratch_width() const {
   if (!is_moe())
     return n_ff;
-  return std::max({n_ff_exp, n_ff_shexp, n_dense_lead > 0 ? n_ff : int64_t{0}});
+  return std::max({n_ff_exp, n_ff_shexp, has_dense_layers() ? n_ff : int64_t{0}});
 }
 
 RopeParams ModelHParams::rope(const float* freq_factors) const {
@@ -310,7 +326,7 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
   PSHARD_RETURN_IF_ERROR(read_attention(k, hp));
   PSHARD_RETURN_IF_ERROR(read_rope(k, hp));
   PSHARD_RETURN_IF_ERROR(read_experts(f, k, hp));
-  if (!hp.is_moe() || hp.n_dense_lead > 0)
+  if (!hp.is_moe() || hp.has_dense_layers())
     PSHARD_RETURN_IF_ERROR(check_positive(k.key("feed_forward_length"), hp.n_ff));
   PSHARD_RETURN_IF_ERROR(read_optional_parts(f, hp));
   PSHARD_RETURN_IF_ERROR(read_block_options(f, k, hp));

@@ -53,6 +53,7 @@ struct ModelHParams {
   int64_t n_ff_exp = 0;   // width of one routed expert
   int64_t n_ff_shexp = 0; // width of the shared expert (0: none)
   int64_t n_dense_lead = 0; // leading layers with a dense FFN (leading_dense_block_count)
+  int64_t moe_layer_step = 1; // after them every this-many-th layer routes (the others dense)
   bool normalize_expert_weights = true;
   ExpertGating gating = ExpertGating::kSoftmax;
   float expert_weights_scale = 1.0f;  // the routed weights' factor after renormalising
@@ -98,8 +99,14 @@ struct ModelHParams {
   Pooling pooling = Pooling::kUnspecified;
 
   bool is_moe() const { return n_expert > 0; }
-  // Whether layer `layer` routes experts (a MoE model's leading dense layers do not).
-  bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= n_dense_lead; }
+  // Whether layer `layer` routes experts (a MoE model's leading dense layers do not, nor
+  // those between interleaved MoE layers).
+  bool is_moe_layer(int64_t layer) const {
+    return is_moe() && layer >= n_dense_lead && (layer + 1) % moe_layer_step == 0;
+  }
+  // The first layer that routes (n_layer when none does).
+  int64_t first_moe_layer() const;
+  bool has_dense_layers() const { return !is_moe() || first_moe_layer() > 0 || moe_layer_step > 1; }
   bool has_shared_expert() const { return n_ff_shexp > 0; }
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

@@ -35,8 +35,9 @@ Result<RoutingProfile> RoutingProfile::empty_for(const ModelHParams& hp, std::st
   r.architecture = std::move(architecture);
   r.n_expert = hp.n_expert;
   r.n_expert_used = hp.n_expert_used;
-  for (int64_t l = hp.n_dense_lead; l < hp.n_layer; ++l) // the MoE layers
-    r.layers.push_back({l, 0, std::vector<uint64_t>(static_cast<size_t>(hp.n_expert), 0)});
+  for (int64_t l = 0; l < hp.n_layer; ++l)
+    if (hp.is_moe_layer(l))
+      r.layers.push_back({l, 0, std::vector<uint64_t>(static_cast<size_t>(hp.n_expert), 0)});
   return r;
 }
 

@@ -89,6 +89,13 @@ CASES = {
                 "128", "--expert-weights-scale", "2.5", "--nextn-layers", "1", "--qkv-bias"],
     # GLM-4-0414: adjacent-pair RoPE over 16 of 32 values, sandwich norms, fused gate/up.
     "glm4": ["--arch", "glm4", "--head-dim", "32", "--rope-dim", "16", "--qkv-bias"],
+    # ERNIE 4.5: heads of 32 (q 128 wide, n_embd 64); the MoE (tied output) with layer 0
+    # dense, then every second layer routing (interleave step 2: layers 1 and 3 route, 2 and 4
+    # are dense), the choice corrected by exp_probs_b, an ungated shared expert of 192.
+    "ernie4_5": ["--arch", "ernie4_5", "--head-dim", "32"],
+    "ernie4_5-moe": ["--arch", "ernie4_5-moe", "--n-layer", "5", "--n-expert", "8",
+                     "--n-expert-used", "3", "--head-dim", "32", "--n-dense-lead", "1",
+                     "--moe-layer-step", "2", "--n-ff-shexp", "192", "--tied-output"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

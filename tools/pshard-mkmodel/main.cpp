@@ -51,8 +51,13 @@ int main(int argc, char** argv) {
                  "MoE: leading layers with a dense FFN (leading_dense_block_count)")
       ->capture_default_str()
       ->check(cli::between(0, 1 << 16));
+  app.add_option("--moe-layer-step", spec.moe_layer_step,
+                 "MoE: after the dense leads only every N-th layer routes, the others dense "
+                 "(interleave_moe_layer_step)")
+      ->capture_default_str()
+      ->check(cli::between(1, 64));
   app.add_option("--n-ff-dense", spec.n_ff_dense,
-                 "MoE: the leading dense layers' FFN width (0: 3 x --n-ff)")
+                 "MoE: the dense layers' FFN width (0: 3 x --n-ff)")
       ->capture_default_str()
       ->check(cli::between(0, 1 << 24));
   app.add_option("--expert-weights-scale", spec.expert_weights_scale,

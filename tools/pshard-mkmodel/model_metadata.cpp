@@ -33,9 +33,11 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
   if (!f.shared_expert_gate && s.n_ff_shexp % s.n_ff != 0)
     return invalid_argument(std::string(f.name) + "'s shared expert is as wide as routed experts: "
                                                   "--n-ff-shexp must be a multiple of --n-ff");
-  if (s.n_dense_lead < 0 ||
-      (s.n_dense_lead > 0 && (s.n_expert == 0 || s.n_dense_lead >= s.n_layer)))
-    return invalid_argument("--n-dense-lead needs a MoE model and fewer than --n-layer layers");
+  if (s.n_dense_lead < 0 || s.moe_layer_step < 1 ||
+      ((s.n_dense_lead > 0 || s.moe_layer_step > 1) &&
+       (s.n_expert == 0 || s.n_dense_lead + s.moe_layer_step > s.n_layer)))
+    return invalid_argument("--n-dense-lead and --moe-layer-step need a MoE model and must leave "
+                            "a layer that routes within --n-layer");
   if (s.n_nextn < 0 || s.rope_dim < 0 || s.rope_dim > head || s.rope_dim % 2 != 0)
     return invalid_argument("--rope-dim must be even and at most the head size " +
                             std::to_string(head) + "; --nextn-layers not negative");
@@ -110,10 +112,11 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
     if (f.shared_expert == Presence::kRequired || s.n_ff_shexp > 0)
       hp.n_ff_shexp = s.n_ff_shexp ? s.n_ff_shexp : (f.shared_expert_gate ? 4 : 1) * s.n_ff;
     hp.n_dense_lead = s.n_dense_lead;
-    if (hp.n_dense_lead > 0)
+    hp.moe_layer_step = s.moe_layer_step;
+    if (hp.has_dense_layers())
       hp.n_ff = s.n_ff_dense ? s.n_ff_dense : 3 * s.n_ff;
     hp.gating = f.gating;
-    hp.expert_selection_bias = f.expert_selection_bias == Presence::kRequired;
+    hp.expert_selection_bias = f.expert_selection_bias != Presence::kAbsent; // as released
     hp.normalize_expert_weights = f.normalize_expert_weights || hp.gating == ExpertGating::kSigmoid;
     hp.expert_weights_scale = s.expert_weights_scale;
   }
@@ -215,6 +218,8 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
       w.set(a + "expert_shared_count", {u32(hp.n_ff_shexp / hp.n_ff_exp)});
     if (hp.n_dense_lead > 0)
       w.set(a + "leading_dense_block_count", {u32(hp.n_dense_lead)});
+    if (hp.moe_layer_step > 1)
+      w.set(a + "interleave_moe_layer_step", {u32(hp.moe_layer_step)});
     if (hp.gating == ExpertGating::kSigmoid) { // as GLM-4.5's converter writes them
       w.set(a + "expert_gating_func", {u32(2)});
       w.set(a + "expert_weights_norm", {hp.normalize_expert_weights});

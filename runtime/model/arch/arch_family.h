@@ -33,7 +33,9 @@ enum class Presence : unsigned char { kAbsent, kOptional, kRequired };
 
 // The feed-forward block: dense SwiGLU, routed experts, or either (llama: a MoE when
 // `{arch}.expert_count` is set, as Mixtral). A MoE model's first
-// `{arch}.leading_dense_block_count` layers run dense FFNs of feed_forward_length (GLM-4.5).
+// `{arch}.leading_dense_block_count` layers run dense FFNs of feed_forward_length (GLM-4.5,
+// ERNIE 4.5), and with `{arch}.interleave_moe_layer_step` S only every S-th layer after
+// them routes (layer l when (l + 1) % S == 0), the others dense.
 enum class FfnForm : unsigned char { kDense, kMoe, kDenseOrMoe };
 
 // The gate's activation of a gated FFN: SiLU (SwiGLU: Llama, Qwen), GELU's tanh
@@ -194,5 +196,7 @@ extern const ArchFamily kNomicBertFamily;
 extern const ArchFamily kModernBertFamily;
 extern const ArchFamily kGlm4Family;
 extern const ArchFamily kGlm4MoeFamily;
+extern const ArchFamily kErnie45Family;
+extern const ArchFamily kErnie45MoeFamily;
 
 } // namespace pshard

@@ -162,6 +162,11 @@ const Case kCases[] = {
      "{%- elif m.role == 'assistant' %}<|assistant|>{% for tc in m.tool_calls %}"
      "<arg_key>{{ k }}</arg_key>{% endfor %}{% endif %}{% endfor %}",
      "glm-4.5"},
+    {"ERNIE-4.5-0.3B",
+     "{{- cls_token -}}{% for m in messages %}{% if m['role'] == 'user' %}{{ 'User: ' + "
+     "m['content'] + '\n' }}{% elif m['role'] == 'assistant' %}{{ 'Assistant: ' + m['content'] + "
+     "sep_token }}{% endif %}{% endfor %}{{ 'Assistant: ' }}",
+     "ernie4.5"},
     {"a bare name, as llama.cpp accepts", "llama3", "llama3"},
 };
 

@@ -26,6 +26,10 @@ const std::vector<ChatMessage> kChat = {
 // The conversation above with the generation prompt, written out by hand per format.
 const std::map<std::string, std::string>& expected() {
   static const std::map<std::string, std::string> m = {
+      // ERNIE 4.5's tokenizer's default template (no newline after the separator).
+      {"ernie4.5", "<|begin_of_sentence|>You are a helpful assistant\nUser: Hello\nAssistant: Hi "
+                   "there<|end_of_sentence|>User: Who are you\nAssistant:    I am an assistant   "
+                   "<|end_of_sentence|>User: Another question\nAssistant: "},
       // llama.cpp's own test of chatglm4 writes this conversation so.
       {"chatglm4", "[gMASK]<sop><|system|>\nYou are a helpful assistant<|user|>\nHello"
                    "<|assistant|>\nHi there<|user|>\nWho are you<|assistant|>\n   I am an "

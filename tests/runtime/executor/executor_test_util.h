@@ -50,7 +50,9 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // and 8-position windows centred on the query); "mk-glm4moe" GLM-4.5's layer 0 dense, sigmoid
 // routing chosen with a selection bias and scaled by 2.5, an ungated shared expert, RoPE over 16
 // of 32 values, q/k/v biases and a NextN block the model does not run ("mk-glm4": GLM-4-0414's
-// sandwich norms, fused gate/up and partial adjacent-pair RoPE); a "-noncausal" suffix makes the
+// sandwich norms, fused gate/up and partial adjacent-pair RoPE); "mk-ernie4_5-moe" ERNIE 4.5's
+// experts chosen with a correction and an ungated shared expert, layer 0 dense and then
+// every second layer routing (1, 3, 5), heads of 32; a "-noncausal" suffix makes the
 // family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
 // apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -77,12 +79,18 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
       family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert" ||
-      family == "modern-bert" || family.rfind("glm4", 0) == 0)
+      family == "modern-bert" || family.rfind("glm4", 0) == 0 || family.rfind("ernie", 0) == 0)
     spec.arch = family;
   if (family.rfind("glm4", 0) == 0) {
     spec.head_dim = 32;
     spec.rope_dim = 16;
     spec.qkv_bias = true;
+  }
+  if (family == "ernie4_5-moe") {
+    spec.head_dim = 32;
+    spec.n_dense_lead = 1;
+    spec.moe_layer_step = 2;
+    spec.n_ff_shexp = 320;
   }
   if (family == "glm4moe") {
     spec.n_dense_lead = 1;

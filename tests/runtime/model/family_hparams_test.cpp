@@ -381,6 +381,35 @@ TEST_F(FamilyHParams, Glm4MoeRunsDenseLeadsSigmoidRoutingAndLeavesItsNextnBlock)
   EXPECT_EQ(softmax.gating, ExpertGating::kSoftmax);
 }
 
+// ERNIE 4.5's MoE: dense leads, and with an interleaving step only every step-th layer
+// after them routes; a correction that chooses experts; an ungated shared expert.
+TEST_F(FamilyHParams, Ernie45MoeInterleavesDenseLayersAndCorrectsItsChoice) {
+  ModelSpec s = family("ernie4_5-moe", 6);
+  s.n_expert = 8;
+  s.n_expert_used = 2;
+  s.n_dense_lead = 1;
+  s.moe_layer_step = 2;
+  s.n_ff_dense = 128;
+  s.n_ff_shexp = 192;
+  const ModelHParams hp = read(s);
+  std::vector<bool> routes;
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    routes.push_back(hp.is_moe_layer(il));
+  EXPECT_EQ(routes, (std::vector<bool>{false, true, false, true, false, true}));
+  EXPECT_EQ(hp.first_moe_layer(), 1);
+  EXPECT_EQ(hp.gating, ExpertGating::kSoftmax);
+  EXPECT_TRUE(hp.normalize_expert_weights);
+  EXPECT_TRUE(hp.expert_selection_bias);
+  EXPECT_EQ(hp.n_ff_shexp, 192);
+  EXPECT_EQ(hp.n_ff, 128);
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kFfn, 2),
+            (std::vector<std::string>{"blk.2.ffn_norm.weight", "blk.2.ffn_gate.weight",
+                                      "blk.2.ffn_up.weight", "blk.2.ffn_down.weight"}));
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kMoe, 3).back(), "blk.3.ffn_down_shexp.weight");
+  EXPECT_FALSE(hp.family->shared_expert_gate);
+  EXPECT_EQ(hp.rope(nullptr).neox, false);
+}
+
 TEST_F(FamilyHParams, Glm4SandwichesItsBlocksWithNormsAndRotatesPartOfEachHeadInPairs) {
   ModelSpec s = family("glm4", 2);
   s.head_dim = 32;

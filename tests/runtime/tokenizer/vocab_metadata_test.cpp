@@ -311,6 +311,17 @@ TEST_F(VocabMetadata, GlmEndsAtTheNextTurnAndAddsNoBos) {
   EXPECT_FALSE((*other)->is_end_of_generation(257));
 }
 
+// ERNIE 4.5's answers end with its separator, which no id key names.
+TEST_F(VocabMetadata, ErnieEndsAtItsSeparator) {
+  std::vector<std::string> tokens;
+  gguf::GgufWriter w =
+      writer_with_control_tokens({"<|begin_of_sentence|>", "<|end_of_sentence|>"}, tokens);
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_FALSE((*tok)->is_end_of_generation(257));
+  EXPECT_TRUE((*tok)->is_end_of_generation(258));
+}
+
 TEST_F(VocabMetadata, Llama3AddsBosUnlessTheFileSaysOtherwise) {
   gguf::GgufWriter w = bpe_writer();
   w.set("tokenizer.ggml.pre", Value{std::string("llama-bpe")});

@@ -22,7 +22,11 @@ biases, the first leading_dense_block_count layers dense, the others routed by t
 of sigmoid(router logits) + e_score_correction_bias, weighed by the unbiased sigmoids
 renormalised and times routed_scaling_factor, plus an ungated shared expert; the file's
 NextN blocks not run), glm4 (GLM-4-0414: adjacent-pair RoPE over part of each head, a
-norm after attention and after the FFN as Gemma's, gate and up in one ffn_up).
+norm after attention and after the FFN as Gemma's, gate and up in one ffn_up),
+ernie4_5 and ernie4_5-moe (ERNIE 4.5: Llama's block with adjacent-pair RoPE that the
+converter does not permute; leading dense layers, and with interleave_moe_layer_step only
+every such layer routing; the softmax top k chosen with moe_statics' correction added,
+weighed without it, renormalised; an ungated shared expert).
 gemma-embedding (EmbeddingGemma): gemma3's
 block attending both ways, a local layer's window centred on the query (keys within
 sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
@@ -88,6 +92,7 @@ class Reference:
         # GLM-4.5's multi-token-prediction blocks follow the model's and are not run.
         self.n_layer = g("block_count") - g("nextn_predict_layers", 0)
         self.dense_lead = g("leading_dense_block_count", 0)
+        self.moe_step = g("interleave_moe_layer_step", 1)
         self.n_head = g("attention.head_count")
         self.n_head_kv = g("attention.head_count_kv", self.n_head)
         self.head_dim = g("attention.key_length", self.n_embd // self.n_head)
@@ -295,9 +300,10 @@ class Reference:
         x = rms_norm(h, self.t(p + norm), self.eps)
         if self.arch == "gpt-oss":
             return h + self.oai_experts(p, x)
-        if self.arch == "glm4moe" and il >= self.dense_lead:
+        routes = self.n_expert > 0 and il >= self.dense_lead and (il + 1) % self.moe_step == 0
+        if self.arch == "glm4moe" and routes:
             return h + self.glm_experts(p, x)
-        if self.n_expert == 0 or il < self.dense_lead:
+        if not routes:
             if self.m.has(p + "ffn_gate.weight"):
                 gate, up = self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight")
             else:  # Phi-3: ffn_up holds the gate's rows, then the up projection's
@@ -308,15 +314,19 @@ class Reference:
             out = rms_norm(out, post, self.eps) if post is not None else out
             return h + self.residual_scale * out
         probs = softmax(self.t(p + "ffn_gate_inp.weight") @ x)
-        top = sorted(range(self.n_expert), key=lambda e: (-probs[e], e))[:self.k]
+        # ERNIE 4.5: moe_statics' correction chooses the experts, never weighs them.
+        bias = self.opt(p + "exp_probs_b.bias")
+        choice = probs + bias if bias is not None else probs
+        top = sorted(range(self.n_expert), key=lambda e: (-choice[e], e))[:self.k]
         weights = probs[top]
         if self.arch not in UNNORMALISED_TOPK:
             weights = weights / weights.sum()
         gate, up, down = (self.t(p + n) for n in ("ffn_gate_exps.weight", "ffn_up_exps.weight",
                                                  "ffn_down_exps.weight"))
         out = sum(w * self.glu(x, gate[e], up[e], down[e]) for e, w in zip(top, weights))
-        if self.m.has(p + "ffn_gate_shexp.weight"):
-            g = 1.0 / (1.0 + math.exp(-float(self.t(p + "ffn_gate_inp_shexp.weight") @ x)))
+        if self.m.has(p + "ffn_gate_shexp.weight"):  # Qwen2-MoE's gated, ERNIE's not
+            gate = self.opt(p + "ffn_gate_inp_shexp.weight")
+            g = 1.0 / (1.0 + math.exp(-float(gate @ x))) if gate is not None else 1.0
             out = out + g * self.glu(x, self.t(p + "ffn_gate_shexp.weight"),
                                      self.t(p + "ffn_up_shexp.weight"),
                                      self.t(p + "ffn_down_shexp.weight"))
