@@ -93,6 +93,8 @@ Detected detect(std::string_view t) {
     return not_rendered("chatglm3");
   if (has("<\xe7\x94\xa8\xe6\x88\xb7>")) // <用户>
     return not_rendered("minicpm");
+  if (has("<|endofuserprompt|>"))
+    return found(kDots1);
   // ERNIE 4.5's (pshard's own: llama.cpp renders it only through Jinja): "User: " and
   // "Assistant: " turns ended by its separator, <|end_of_sentence|>.
   if (has("<|begin_of_sentence|>") ||

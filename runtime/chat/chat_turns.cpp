@@ -122,6 +122,14 @@ constexpr TurnFormat kErnie45Turns{
     "Assistant: ",
     /*trim=*/false, "<|begin_of_sentence|>"};
 
+// dots.llm1 as llama.cpp renders "dots1": each turn between its own markers, no newlines,
+// the answer opened by <|response|>.
+constexpr TurnFormat kDots1Turns{{"<|system|>", "<|endofsystem|>"},
+                                 {"<|userprompt|>", "<|endofuserprompt|>"},
+                                 {"<|response|>", "<|endofresponse|>"},
+                                 {},
+                                 "<|response|>"};
+
 // OpenAI's harmony format (gpt-oss), as its published template renders a conversation
 // (pshard-server writes function calling's messages whole, kHarmonyTextRoles): a fixed
 // system message (identity, knowledge cutoff, reasoning effort
@@ -195,6 +203,7 @@ constinit const ChatTemplate kDeepseek("deepseek", "DeepSeek Coder", render_turn
 constinit const ChatTemplate kDeepseek2("deepseek2", "DeepSeek V2", render_turns, false, &kDeepseek2Turns);
 constinit const ChatTemplate kDeepseek3("deepseek3", "DeepSeek V3, R1", render_turns, false, &kDeepseek3Turns);
 constinit const ChatTemplate kDeepseek3Thinking("deepseek3-thinking", "DeepSeek R1-0528, R1 distills", render_turns, false, &kDeepseek3ThinkingTurns);
+constinit const ChatTemplate kDots1("dots1", "dots.llm1", render_turns, false, &kDots1Turns);
 constinit const ChatTemplate kErnie45("ernie4.5", "ERNIE 4.5", render_turns, false, &kErnie45Turns);
 constinit const ChatTemplate kExaone3("exaone3", "EXAONE 3", render_turns, false, &kExaone3Turns);
 constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true, &kFalcon3Turns);

@@ -96,6 +96,11 @@ CASES = {
     "ernie4_5-moe": ["--arch", "ernie4_5-moe", "--n-layer", "5", "--n-expert", "8",
                      "--n-expert-used", "3", "--head-dim", "32", "--n-dense-lead", "1",
                      "--moe-layer-step", "2", "--n-ff-shexp", "192", "--tied-output"],
+    # dots.llm1: q/k norms, layer 0 dense, sigmoid routing corrected and scaled by 2.5, an
+    # ungated shared expert two experts wide.
+    "dots1": ["--arch", "dots1", "--n-layer", "4", "--n-expert", "8", "--n-expert-used", "3",
+              "--head-dim", "32", "--n-dense-lead", "1", "--expert-weights-scale", "2.5",
+              "--n-ff-shexp", "192"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

@@ -198,5 +198,6 @@ extern const ArchFamily kGlm4Family;
 extern const ArchFamily kGlm4MoeFamily;
 extern const ArchFamily kErnie45Family;
 extern const ArchFamily kErnie45MoeFamily;
+extern const ArchFamily kDots1Family;
 
 } // namespace pshard

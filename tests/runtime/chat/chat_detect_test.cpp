@@ -162,6 +162,10 @@ const Case kCases[] = {
      "{%- elif m.role == 'assistant' %}<|assistant|>{% for tc in m.tool_calls %}"
      "<arg_key>{{ k }}</arg_key>{% endfor %}{% endif %}{% endfor %}",
      "glm-4.5"},
+    {"dots.llm1.inst",
+     "{% for m in messages %}{% if m['role'] == 'user' %}<|userprompt|>{{ m['content'] }}"
+     "<|endofuserprompt|>{% endif %}{% endfor %}<|response|>",
+     "dots1"},
     {"ERNIE-4.5-0.3B",
      "{{- cls_token -}}{% for m in messages %}{% if m['role'] == 'user' %}{{ 'User: ' + "
      "m['content'] + '\n' }}{% elif m['role'] == 'assistant' %}{{ 'Assistant: ' + m['content'] + "

@@ -26,6 +26,11 @@ const std::vector<ChatMessage> kChat = {
 // The conversation above with the generation prompt, written out by hand per format.
 const std::map<std::string, std::string>& expected() {
   static const std::map<std::string, std::string> m = {
+      // llama.cpp's rendering of dots.llm1's template.
+      {"dots1", "<|system|>You are a helpful assistant<|endofsystem|><|userprompt|>Hello"
+                "<|endofuserprompt|><|response|>Hi there<|endofresponse|><|userprompt|>Who are you"
+                "<|endofuserprompt|><|response|>   I am an assistant   <|endofresponse|>"
+                "<|userprompt|>Another question<|endofuserprompt|><|response|>"},
       // ERNIE 4.5's tokenizer's default template (no newline after the separator).
       {"ernie4.5", "<|begin_of_sentence|>You are a helpful assistant\nUser: Hello\nAssistant: Hi "
                    "there<|end_of_sentence|>User: Who are you\nAssistant:    I am an assistant   "

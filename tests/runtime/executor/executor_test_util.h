@@ -79,12 +79,19 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
       family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert" ||
-      family == "modern-bert" || family.rfind("glm4", 0) == 0 || family.rfind("ernie", 0) == 0)
+      family == "modern-bert" || family.rfind("glm4", 0) == 0 || family.rfind("ernie", 0) == 0 ||
+      family == "dots1")
     spec.arch = family;
   if (family.rfind("glm4", 0) == 0) {
     spec.head_dim = 32;
     spec.rope_dim = 16;
     spec.qkv_bias = true;
+  }
+  if (family == "dots1") { // q/k norms, layer 0 dense, sigmoid routing, a shared expert
+    spec.head_dim = 32;
+    spec.n_dense_lead = 1;
+    spec.expert_weights_scale = 2.5f;
+    spec.n_ff_shexp = 320;
   }
   if (family == "ernie4_5-moe") {
     spec.head_dim = 32;
@@ -135,7 +142,7 @@ inline std::string invariance_model_path(const std::string& name, const std::str
     spec.rope_scaling_factor = 4.0f;
     spec.n_ctx = 64;
   }
-  if (name.find("moe") != std::string::npos || family == "gpt-oss") {
+  if (name.find("moe") != std::string::npos || family == "gpt-oss" || family == "dots1") {
     spec.n_expert = 8;
     spec.n_expert_used = 2;
     spec.tied_output = true;

@@ -311,15 +311,19 @@ TEST_F(VocabMetadata, GlmEndsAtTheNextTurnAndAddsNoBos) {
   EXPECT_FALSE((*other)->is_end_of_generation(257));
 }
 
-// ERNIE 4.5's answers end with its separator, which no id key names.
-TEST_F(VocabMetadata, ErnieEndsAtItsSeparator) {
+// ERNIE 4.5's answers end with its separator, dots.llm1's with its turn's closing, which no
+// id key names.
+TEST_F(VocabMetadata, ErnieAndDotsEndAtTheirTurnClosings) {
   std::vector<std::string> tokens;
-  gguf::GgufWriter w =
-      writer_with_control_tokens({"<|begin_of_sentence|>", "<|end_of_sentence|>"}, tokens);
+  gguf::GgufWriter w = writer_with_control_tokens(
+      {"<|begin_of_sentence|>", "<|end_of_sentence|>", "<|response|>", "<|endofresponse|>"},
+      tokens);
   auto tok = build(w);
   ASSERT_TRUE(tok.ok()) << tok.status().to_string();
   EXPECT_FALSE((*tok)->is_end_of_generation(257));
   EXPECT_TRUE((*tok)->is_end_of_generation(258));
+  EXPECT_FALSE((*tok)->is_end_of_generation(259));
+  EXPECT_TRUE((*tok)->is_end_of_generation(260)) << "dots.llm1's turn closing";
 }
 
 TEST_F(VocabMetadata, Llama3AddsBosUnlessTheFileSaysOtherwise) {
