@@ -93,6 +93,14 @@ Detected detect(std::string_view t) {
     return not_rendered("chatglm3");
   if (has("<\xe7\x94\xa8\xe6\x88\xb7>")) // <用户>
     return not_rendered("minicpm");
+  if (has("<role>ASSISTANT</role>")) { // Ant Group's Ling and Ring, llama.cpp's order
+    if (has("<role>HUMAN</role>") && has("<|role_end|>"))
+      return found(kBailing2);
+    if (has("\"HUMAN\"") && has("<think>"))
+      return found(kBailingThink);
+    if (has("'HUMAN'") || has("\"HUMAN\""))
+      return found(kBailing);
+  }
   if (has("<|endofuserprompt|>"))
     return found(kDots1);
   // ERNIE 4.5's (pshard's own: llama.cpp renders it only through Jinja): "User: " and

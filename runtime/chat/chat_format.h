@@ -50,9 +50,9 @@ void render_turns(const ChatTemplate& self, std::span<const ChatMessage> message
 extern const ChatTemplate kLlama2, kLlama2Sys, kLlama2SysBos, kLlama2SysStrip;
 extern const ChatTemplate kMistralV1, kMistralV3, kMistralV3Tekken;
 extern const ChatTemplate kGemma;
-extern const ChatTemplate kChatglm4, kChatml, kChatmlThinking, kCommandR, kDeepseek, kDeepseek2,
-    kDeepseek3, kDeepseek3Thinking, kDots1, kErnie45, kExaone3, kFalcon3, kGlm45, kGptOss, kGranite,
-    kLlama3, kLlama4, kMistralV7, kMistralV7Tekken, kOpenchat, kPhi3, kPhi4, kSmolvlm, kVicuna,
-    kVicunaOrca, kZephyr;
+extern const ChatTemplate kBailing, kBailingThink, kBailing2, kChatglm4, kChatml, kChatmlThinking,
+    kCommandR, kDeepseek, kDeepseek2, kDeepseek3, kDeepseek3Thinking, kDots1, kErnie45, kExaone3,
+    kFalcon3, kGlm45, kGptOss, kGranite, kLlama3, kLlama4, kMistralV7, kMistralV7Tekken, kOpenchat,
+    kPhi3, kPhi4, kSmolvlm, kVicuna, kVicunaOrca, kZephyr;
 
 } // namespace pshard

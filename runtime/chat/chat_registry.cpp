@@ -9,6 +9,9 @@ namespace {
 
 // Sorted by name.
 constexpr const ChatTemplate* kAll[] = {
+    &kBailing,
+    &kBailingThink,
+    &kBailing2,
     &kChatglm4,
     &kChatml,
     &kChatmlThinking,

@@ -130,6 +130,34 @@ constexpr TurnFormat kDots1Turns{{"<|system|>", "<|endofsystem|>"},
                                  {},
                                  "<|response|>"};
 
+// Ling and Ring (Ant Group's bailing models) as llama.cpp renders them: each turn opened by
+// its role upper-cased (user as HUMAN); "bailing2" ends turns with <|role_end|> and gives a
+// conversation without a system message the models' default one; "bailing-think" opens
+// the thought.
+constexpr TurnFormat kBailingTurns{{"<role>SYSTEM</role>", ""},
+                                   {"<role>HUMAN</role>", ""},
+                                   {"<role>ASSISTANT</role>", ""},
+                                   {},
+                                   "<role>ASSISTANT</role>"};
+constexpr TurnFormat kBailingThinkTurns{{"<role>SYSTEM</role>", ""},
+                                        {"<role>HUMAN</role>", ""},
+                                        {"<role>ASSISTANT</role>", ""},
+                                        {},
+                                        "<role>ASSISTANT</role><think>"};
+constexpr TurnFormat kBailing2Turns{{"<role>SYSTEM</role>", "<|role_end|>"},
+                                    {"<role>HUMAN</role>", "<|role_end|>"},
+                                    {"<role>ASSISTANT</role>", "<|role_end|>"},
+                                    {},
+                                    "<role>ASSISTANT</role>"};
+
+// A bailing2 conversation without a system message starts with the default one.
+void render_bailing2(const ChatTemplate& self, std::span<const ChatMessage> messages,
+                     bool add_assistant, std::string& out) {
+  if (messages.empty() || messages.front().role != "system")
+    out += "<role>SYSTEM</role>detailed thinking off<|role_end|>";
+  render_turns(self, messages, add_assistant, out);
+}
+
 // OpenAI's harmony format (gpt-oss), as its published template renders a conversation
 // (pshard-server writes function calling's messages whole, kHarmonyTextRoles): a fixed
 // system message (identity, knowledge cutoff, reasoning effort
@@ -195,6 +223,9 @@ void render_turns(const ChatTemplate& self, std::span<const ChatMessage> message
 }
 
 // clang-format off
+constinit const ChatTemplate kBailing("bailing", "Ling (bailing)", render_turns, false, &kBailingTurns);
+constinit const ChatTemplate kBailingThink("bailing-think", "Ring (bailing, thinking)", render_turns, false, &kBailingThinkTurns);
+constinit const ChatTemplate kBailing2("bailing2", "Ling 2.0, Ring 2.0", render_bailing2, false, &kBailing2Turns);
 constinit const ChatTemplate kChatglm4("chatglm4", "GLM-4-0414, GLM-Z1", render_turns, true, &kChatglm4Turns);
 constinit const ChatTemplate kChatml("chatml", "ChatML: Qwen, Yi, Hermes, ...", render_turns, true, &kChatmlTurns);
 constinit const ChatTemplate kChatmlThinking("chatml-thinking", "ChatML opening the thought: QwQ, Qwen3 Thinking-2507", render_turns, true, &kChatmlThinkingTurns);

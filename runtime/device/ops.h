@@ -156,14 +156,18 @@ struct MoeRoutes {
 
 // How a pass's router logits choose and weigh its experts: probabilities by a softmax over
 // all experts or each logit's sigmoid; the top k of probability + selection_bias (null:
-// none; n_expert values in the Ops' memory), ties to the lower index; weights the
-// unbiased probabilities of those k, renormalised to sum to one when `normalize`, times
-// `scale`.
+// none; n_expert values in the Ops' memory), ties to the lower index — with n_groups > 1,
+// only among the experts of the n_groups_used groups (n_expert / n_groups consecutive
+// experts each) whose two best choosing scores sum highest (DeepSeek-V3's group-limited
+// routing, as llama.cpp computes it); weights the unbiased probabilities of those k,
+// renormalised to sum to one when `normalize`, times `scale`.
 struct MoeGating {
   ExpertGating func = ExpertGating::kSoftmax;
   bool normalize = true;
   float scale = 1.0f;
   const float* selection_bias = nullptr;
+  int64_t n_groups = 1;
+  int64_t n_groups_used = 1;
 };
 
 // The experts of one MoE block and the scratch its dispatch uses (sized for n tokens:

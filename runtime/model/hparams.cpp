@@ -111,6 +111,25 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
   return Status::ok_status();
 }
 
+// Group-limited routing: the groups must split the experts evenly, keep at least one and
+// leave k experts to choose from.
+Status read_expert_groups(const HParamKeys& k, ModelHParams& hp) {
+  PSHARD_RETURN_IF_ERROR(k.optional("expert_group_count", &hp.n_expert_groups));
+  PSHARD_RETURN_IF_ERROR(k.optional("expert_group_used_count", &hp.n_expert_groups_used));
+  if (hp.n_expert_groups <= 1) {
+    hp.n_expert_groups = hp.n_expert_groups_used = 1;
+    return Status::ok_status();
+  }
+  const int64_t g = hp.n_expert_groups, used = hp.n_expert_groups_used;
+  if (hp.n_expert % g != 0 || used < 1 || used > g || used * (hp.n_expert / g) < hp.n_expert_used)
+    return invalid_format(k.key("expert_group_count") + " " + std::to_string(g) + " and " +
+                          k.key("expert_group_used_count") + " " + std::to_string(used) +
+                          " must split the " + std::to_string(hp.n_expert) +
+                          " experts evenly and keep at least " + std::to_string(hp.n_expert_used) +
+                          " of them to choose from");
+  return Status::ok_status();
+}
+
 // How the router weighs its experts: the gating function (the family's unless the file
 // names one), renormalising, the routed weights' factor and the selection bias.
 Status read_routing(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
@@ -124,6 +143,7 @@ Status read_routing(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& 
   else if (func != 0)
     return unsupported(k.key("expert_gating_func") + " " + std::to_string(func) +
                        " is not a gating pshard runs (1: softmax, 2: sigmoid)");
+  PSHARD_RETURN_IF_ERROR(read_expert_groups(k, hp));
   PSHARD_RETURN_IF_ERROR(k.optional("expert_weights_scale", &hp.expert_weights_scale));
   if (!(hp.expert_weights_scale > 0.0f) || !std::isfinite(hp.expert_weights_scale))
     return invalid_format(k.key("expert_weights_scale") + " must be a positive number");

@@ -58,6 +58,10 @@ struct ModelHParams {
   ExpertGating gating = ExpertGating::kSoftmax;
   float expert_weights_scale = 1.0f;  // the routed weights' factor after renormalising
   bool expert_selection_bias = false; // exp_probs_b.bias (GLM-4.5)
+  // Group-limited routing (expert_group_count / _used_count; DeepSeek-V3, Ling 2.0): the
+  // experts in n_expert_groups consecutive groups, chosen only from the best
+  // n_expert_groups_used of them. 1: no groups.
+  int64_t n_expert_groups = 1, n_expert_groups_used = 1;
   // Optional parts present in this file (all layers alike).
   bool qkv_bias = false;
   bool out_bias = false;

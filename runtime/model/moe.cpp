@@ -43,7 +43,12 @@ MoeDispatch moe_dispatch_of(const ModelHParams& hp, const MoeWeights& w, const A
 }
 
 MoeGating moe_gating_of(const ModelHParams& hp, const MoeWeights& w) {
-  return {hp.gating, hp.normalize_expert_weights, hp.expert_weights_scale, w.selection_bias.data};
+  return {hp.gating,
+          hp.normalize_expert_weights,
+          hp.expert_weights_scale,
+          w.selection_bias.data,
+          hp.n_expert_groups,
+          hp.n_expert_groups_used};
 }
 
 void moe_finish(ForwardPass& p, const MoeWeights& w) {

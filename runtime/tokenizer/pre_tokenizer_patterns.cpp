@@ -27,6 +27,11 @@ std::string cl100k_with_digits(std::string_view digits) {
   return std::string(kCl100kBeforeDigits) + std::string(digits) + std::string(kCl100kAfterDigits);
 }
 
+// Ling / Ring (llama.cpp's "bailingmoe"): Qwen2's expression, digits one by one, with each
+// line break its own piece (no runs of them).
+constexpr std::string_view kBailing =
+    R"re('(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)re";
+
 // Mistral's Tekken: words split where lower case turns to upper case. This is
 // tokenizer.json's own expression; llama.cpp rewrites it without \p{Lu} and
 // \p{Ll}, which std::regex lacks, and PCRE2 has.
@@ -82,6 +87,7 @@ const std::vector<NamedSpec>& specs() {
     add({"dbrx", "smaug-bpe", "chatglm-bpe", "glm4"}, {llama3});
     add({"qwen2", "stablelm2", "megrez", "hunyuan"}, {qwen2});
     add({"tekken"}, {kTekken}, true, true);
+    add({"bailingmoe", "bailingmoe2", "llada-moe"}, {kBailing});
     add({"gpt-4o", "llama4"}, {kO200k});
     add({"gpt-2", "mpt", "olmo", "jais", "phi-2", "roberta-bpe", "gigachat", "jina-es", "jina-de",
          "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "trillion", "modern-bert"},

@@ -17,7 +17,8 @@ constexpr std::string_view kEndOfGenerationTexts[] = {
     "<|repo_name|>",       "<fim-repo>",    "<REPO>",     "<|file_sep|>",
     "<|return|>",          "<|call|>", // harmony (gpt-oss): the answer is done, or a call is
     "<|end_of_sentence|>",             // ERNIE 4.5's answers end with its separator
-    "<|endofresponse|>"};              // and dots.llm1's with its turn's closing
+    "<|endofresponse|>",               // and dots.llm1's with its turn's closing,
+    "<|role_end|>"};                   // Ling's and Ring's (bailing)
 
 // GLM's vocabularies (pre-tokenizer glm4 or chatglm-bpe): the next user turn and a tool
 // result's opening end an answer, as the EOT and EOM ids GLM-4.5's converter writes —

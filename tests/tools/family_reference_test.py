@@ -101,6 +101,12 @@ CASES = {
     "dots1": ["--arch", "dots1", "--n-layer", "4", "--n-expert", "8", "--n-expert-used", "3",
               "--head-dim", "32", "--n-dense-lead", "1", "--expert-weights-scale", "2.5",
               "--n-ff-shexp", "192"],
+    # Ling 2.0: fused q/k/v, q/k norms, RoPE over 16 of 32 values, layer 0 dense, 16 experts
+    # in 4 groups of which the best 2 are chosen from, scaled by 2.5; a NextN block unrun.
+    "bailingmoe2": ["--arch", "bailingmoe2", "--n-layer", "4", "--n-expert", "16",
+                    "--n-expert-used", "3", "--head-dim", "32", "--rope-dim", "16",
+                    "--n-dense-lead", "1", "--expert-groups", "4", "--expert-groups-used", "2",
+                    "--expert-weights-scale", "2.5", "--n-ff-shexp", "96", "--nextn-layers", "1"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

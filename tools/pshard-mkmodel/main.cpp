@@ -56,6 +56,15 @@ int main(int argc, char** argv) {
                  "(interleave_moe_layer_step)")
       ->capture_default_str()
       ->check(cli::between(1, 64));
+  app.add_option("--expert-groups", spec.n_expert_groups,
+                 "MoE: group-limited routing over this many groups of experts "
+                 "(expert_group_count; 0: none)")
+      ->capture_default_str()
+      ->check(cli::between(0, 64));
+  app.add_option("--expert-groups-used", spec.n_expert_groups_used,
+                 "MoE: the groups a token's experts come from (expert_group_used_count)")
+      ->capture_default_str()
+      ->check(cli::between(0, 64));
   app.add_option("--n-ff-dense", spec.n_ff_dense,
                  "MoE: the dense layers' FFN width (0: 3 x --n-ff)")
       ->capture_default_str()

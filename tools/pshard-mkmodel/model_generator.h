@@ -37,6 +37,8 @@ struct ModelSpec {
   int64_t n_dense_lead = 0;          // MoE: leading layers with a dense FFN of n_ff_dense
   int64_t n_ff_dense = 0;            // 0: 3 x n_ff
   int64_t moe_layer_step = 1;        // MoE: after the dense leads every this-many-th layer routes
+  int64_t n_expert_groups = 0;       // MoE: group-limited routing's groups (0: none)
+  int64_t n_expert_groups_used = 0;  // and how many of them a token's experts come from
   float expert_weights_scale = 1.0f; // MoE: the routed weights' factor
   int64_t n_nextn = 0;               // blocks after the model's (GLM-4.5's NextN head), not run
   int64_t rope_dim = 0;              // rope.dimension_count; 0: the head size

@@ -38,6 +38,12 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
        (s.n_expert == 0 || s.n_dense_lead + s.moe_layer_step > s.n_layer)))
     return invalid_argument("--n-dense-lead and --moe-layer-step need a MoE model and must leave "
                             "a layer that routes within --n-layer");
+  if (s.n_expert_groups > 1 &&
+      (s.n_expert % s.n_expert_groups != 0 || s.n_expert_groups_used < 1 ||
+       s.n_expert_groups_used > s.n_expert_groups ||
+       s.n_expert_groups_used * (s.n_expert / s.n_expert_groups) < s.n_expert_used))
+    return invalid_argument("--expert-groups must split --n-expert evenly and "
+                            "--expert-groups-used keep at least --n-expert-used experts");
   if (s.n_nextn < 0 || s.rope_dim < 0 || s.rope_dim > head || s.rope_dim % 2 != 0)
     return invalid_argument("--rope-dim must be even and at most the head size " +
                             std::to_string(head) + "; --nextn-layers not negative");
@@ -119,6 +125,10 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
     hp.expert_selection_bias = f.expert_selection_bias != Presence::kAbsent; // as released
     hp.normalize_expert_weights = f.normalize_expert_weights || hp.gating == ExpertGating::kSigmoid;
     hp.expert_weights_scale = s.expert_weights_scale;
+    if (s.n_expert_groups > 1) {
+      hp.n_expert_groups = s.n_expert_groups;
+      hp.n_expert_groups_used = s.n_expert_groups_used;
+    }
   }
   hp.n_nextn = s.n_nextn;
   hp.qkv_bias = f.qkv_bias == Presence::kRequired || s.qkv_bias;
@@ -220,6 +230,10 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
       w.set(a + "leading_dense_block_count", {u32(hp.n_dense_lead)});
     if (hp.moe_layer_step > 1)
       w.set(a + "interleave_moe_layer_step", {u32(hp.moe_layer_step)});
+    if (hp.n_expert_groups > 1) {
+      w.set(a + "expert_group_count", {u32(hp.n_expert_groups)});
+      w.set(a + "expert_group_used_count", {u32(hp.n_expert_groups_used)});
+    }
     if (hp.gating == ExpertGating::kSigmoid) { // as GLM-4.5's converter writes them
       w.set(a + "expert_gating_func", {u32(2)});
       w.set(a + "expert_weights_norm", {hp.normalize_expert_weights});

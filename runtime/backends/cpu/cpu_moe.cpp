@@ -16,13 +16,45 @@ void sigmoid(float* x, int64_t n) {
     x[i] = 1.0f / (1.0f + std::exp(-x[i]));
 }
 
+// Group-limited routing: `key` (n_expert choosing scores) with the experts of every group
+// but the n_groups_used best set to -inf into `masked`; a group's score is the sum of its
+// two best (its one, for groups of one), ties to the lower group.
+const float* keep_best_groups(const float* key, int64_t n_expert, const MoeGating& g,
+                              std::vector<float>& masked, std::vector<int64_t>& groups) {
+  const int64_t per = n_expert / g.n_groups;
+  std::vector<float> score(static_cast<size_t>(g.n_groups));
+  for (int64_t gr = 0; gr < g.n_groups; ++gr) {
+    float best = -INFINITY, second = -INFINITY;
+    for (int64_t e = gr * per; e < (gr + 1) * per; ++e)
+      if (key[e] > best) {
+        second = best;
+        best = key[e];
+      } else if (key[e] > second) {
+        second = key[e];
+      }
+    score[static_cast<size_t>(gr)] = per > 1 ? best + second : best;
+  }
+  groups.resize(static_cast<size_t>(g.n_groups));
+  std::iota(groups.begin(), groups.end(), 0);
+  std::partial_sort(
+      groups.begin(), groups.begin() + g.n_groups_used, groups.end(),
+      [&](int64_t x, int64_t y) { return score[x] > score[y] || (score[x] == score[y] && x < y); });
+  masked.assign(static_cast<size_t>(n_expert), -INFINITY);
+  for (int64_t i = 0; i < g.n_groups_used; ++i) {
+    const int64_t gr = groups[static_cast<size_t>(i)];
+    std::copy(key + gr * per, key + (gr + 1) * per, masked.begin() + gr * per);
+  }
+  return masked.data();
+}
+
 } // namespace
 
 std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_tokens,
                                               int64_t n_expert, int64_t k, const MoeGating& g) {
   std::vector<std::vector<MoeRoute>> routes(static_cast<size_t>(n_expert));
   std::vector<int64_t> order(static_cast<size_t>(n_expert));
-  std::vector<float> biased(g.selection_bias ? static_cast<size_t>(n_expert) : 0);
+  std::vector<float> biased(g.selection_bias ? static_cast<size_t>(n_expert) : 0), masked;
+  std::vector<int64_t> groups;
   for (int64_t t = 0; t < n_tokens; ++t) {
     float* probs = router_logits + t * n_expert;
     if (g.func == ExpertGating::kSigmoid)
@@ -35,6 +67,8 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
         biased[static_cast<size_t>(e)] = probs[e] + g.selection_bias[e];
       key = biased.data();
     }
+    if (g.n_groups > 1)
+      key = keep_best_groups(key, n_expert, g, masked, groups);
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t x, int64_t y) {
       return key[x] > key[y] || (key[x] == key[y] && x < y);

@@ -24,7 +24,12 @@ constexpr int64_t kMoeMaxRoutes =
     std::min<int64_t>(CudaWorkspace::kRoutes, kernels::kMaxGroupedRoutes);
 
 kernels::RouteGating route_gating(const MoeGating& g) {
-  return {g.func == ExpertGating::kSigmoid, g.normalize, g.scale, g.selection_bias};
+  return {g.func == ExpertGating::kSigmoid,
+          g.normalize,
+          g.scale,
+          g.selection_bias,
+          g.n_groups,
+          g.n_groups_used};
 }
 
 bool fused_gate_up(const MoeDispatch& moe) {

@@ -199,5 +199,6 @@ extern const ArchFamily kGlm4MoeFamily;
 extern const ArchFamily kErnie45Family;
 extern const ArchFamily kErnie45MoeFamily;
 extern const ArchFamily kDots1Family;
+extern const ArchFamily kBailingMoe2Family;
 
 } // namespace pshard

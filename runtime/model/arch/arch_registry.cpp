@@ -11,7 +11,7 @@ constexpr const ArchFamily* kFamilies[] = {
     &kPhi3Family,           &kGraniteFamily,    &kGraniteMoeFamily, &kMistral3Family,
     &kSmolLm3Family,        &kGptOssFamily,     &kBertFamily,       &kNomicBertFamily,
     &kGemmaEmbeddingFamily, &kModernBertFamily, &kGlm4Family,       &kGlm4MoeFamily,
-    &kErnie45Family,        &kErnie45MoeFamily, &kDots1Family,
+    &kErnie45Family,        &kErnie45MoeFamily, &kDots1Family,      &kBailingMoe2Family,
 };
 
 } // namespace

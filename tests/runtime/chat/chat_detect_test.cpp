@@ -162,6 +162,14 @@ const Case kCases[] = {
      "{%- elif m.role == 'assistant' %}<|assistant|>{% for tc in m.tool_calls %}"
      "<arg_key>{{ k }}</arg_key>{% endfor %}{% endif %}{% endfor %}",
      "glm-4.5"},
+    {"Ling-lite (bailing)",
+     "{% for m in messages %}{% set role = 'HUMAN' if m['role'] == 'user' else m['role'] | upper %}"
+     "<role>{{ role }}</role>{{ m['content'] }}{% endfor %}<role>ASSISTANT</role>",
+     "bailing"},
+    {"Ling-mini-2.0",
+     "<role>SYSTEM</role>{{ system }}<|role_end|>{% for m in messages %}<role>HUMAN</role>"
+     "{{ m['content'] }}<|role_end|>{% endfor %}<role>ASSISTANT</role>",
+     "bailing2"},
     {"dots.llm1.inst",
      "{% for m in messages %}{% if m['role'] == 'user' %}<|userprompt|>{{ m['content'] }}"
      "<|endofuserprompt|>{% endif %}{% endfor %}<|response|>",

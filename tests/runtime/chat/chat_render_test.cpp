@@ -26,6 +26,20 @@ const std::vector<ChatMessage> kChat = {
 // The conversation above with the generation prompt, written out by hand per format.
 const std::map<std::string, std::string>& expected() {
   static const std::map<std::string, std::string> m = {
+      // llama.cpp's renderings of Ant Group's bailing templates.
+      {"bailing",
+       "<role>SYSTEM</role>You are a helpful assistant<role>HUMAN</role>Hello"
+       "<role>ASSISTANT</role>Hi there<role>HUMAN</role>Who are you<role>ASSISTANT</role>"
+       "   I am an assistant   <role>HUMAN</role>Another question<role>ASSISTANT</role>"},
+      {"bailing-think",
+       "<role>SYSTEM</role>You are a helpful assistant<role>HUMAN</role>Hello"
+       "<role>ASSISTANT</role>Hi there<role>HUMAN</role>Who are you<role>ASSISTANT</role>"
+       "   I am an assistant   <role>HUMAN</role>Another question<role>ASSISTANT</role><think>"},
+      {"bailing2",
+       "<role>SYSTEM</role>You are a helpful assistant<|role_end|><role>HUMAN</role>Hello"
+       "<|role_end|><role>ASSISTANT</role>Hi there<|role_end|><role>HUMAN</role>Who are you"
+       "<|role_end|><role>ASSISTANT</role>   I am an assistant   <|role_end|><role>HUMAN</role>"
+       "Another question<|role_end|><role>ASSISTANT</role>"},
       // llama.cpp's rendering of dots.llm1's template.
       {"dots1", "<|system|>You are a helpful assistant<|endofsystem|><|userprompt|>Hello"
                 "<|endofuserprompt|><|response|>Hi there<|endofresponse|><|userprompt|>Who are you"
@@ -193,8 +207,10 @@ TEST(ChatRender, TemplatesAreListedOnceSortedByName) {
   const auto all = chat_templates();
   for (size_t i = 1; i < all.size(); ++i)
     EXPECT_LT(all[i - 1]->name(), all[i]->name());
-  EXPECT_EQ(chat_template_list().rfind("chatglm4, chatml, chatml-thinking, command-r, deepseek", 0),
-            0u);
+  EXPECT_EQ(
+      chat_template_list().rfind(
+          "bailing, bailing-think, bailing2, chatglm4, chatml, chatml-thinking, command-r", 0),
+      0u);
 }
 
 // What the conversation loop relies on: the text of a conversation is a prefix of the
@@ -203,6 +219,10 @@ TEST(ChatRender, AConversationOnlyGrows) {
   for (const ChatTemplate* t : chat_templates()) {
     SCOPED_TRACE(std::string(t->name()));
     for (size_t n = 0; n < kChat.size(); ++n) {
+      // bailing2 gives a conversation without a system message its default one, which a
+      // system message, said first, replaces.
+      if (n == 0 && t->name() == "bailing2")
+        continue;
       const std::span<const ChatMessage> head(kChat.data(), n);
       auto closed = t->apply(head, false);
       auto open = t->apply(head, true);
@@ -213,11 +233,20 @@ TEST(ChatRender, AConversationOnlyGrows) {
       // The answer follows the generation prompt, except where that opens the thought:
       // earlier answers are written without it (pshard-run's conversation keeps it in
       // the answer it stores, so its context stays a prefix).
-      if (kChat[n].role == "assistant" && !open->ends_with("<think>\n")) {
+      if (kChat[n].role == "assistant" && !open->ends_with("<think>\n") &&
+          !open->ends_with("<think>")) {
         EXPECT_EQ(longer->rfind(*open, 0), 0u) << "after " << n << " messages";
       }
     }
   }
+}
+
+TEST(ChatRender, Bailing2GivesAConversationWithoutASystemMessageTheDefaultOne) {
+  auto t = find_chat_template("bailing2");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(*(*t)->apply(std::vector<ChatMessage>{{"user", "Hi"}}, true),
+            "<role>SYSTEM</role>detailed thinking off<|role_end|><role>HUMAN</role>Hi"
+            "<|role_end|><role>ASSISTANT</role>");
 }
 
 TEST(ChatRender, GenerationPromptOnlyWhereTheFormatHasOne) {

@@ -52,7 +52,9 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // of 32 values, q/k/v biases and a NextN block the model does not run ("mk-glm4": GLM-4-0414's
 // sandwich norms, fused gate/up and partial adjacent-pair RoPE); "mk-ernie4_5-moe" ERNIE 4.5's
 // experts chosen with a correction and an ungated shared expert, layer 0 dense and then
-// every second layer routing (1, 3, 5), heads of 32; a "-noncausal" suffix makes the
+// every second layer routing (1, 3, 5), heads of 32; "mk-dots1" GLM-4.5's routing after
+// Qwen3's attention; "mk-bailingmoe2" Ling 2.0's group-limited routing (the best 2 of 4
+// groups), fused q/k/v with q/k norms; a "-noncausal" suffix makes the
 // family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
 // apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -80,12 +82,21 @@ inline std::string invariance_model_path(const std::string& name, const std::str
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
       family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert" ||
       family == "modern-bert" || family.rfind("glm4", 0) == 0 || family.rfind("ernie", 0) == 0 ||
-      family == "dots1")
+      family == "dots1" || family == "bailingmoe2")
     spec.arch = family;
   if (family.rfind("glm4", 0) == 0) {
     spec.head_dim = 32;
     spec.rope_dim = 16;
     spec.qkv_bias = true;
+  }
+  if (family == "bailingmoe2") { // group-limited routing: the best 2 of 4 groups of 2
+    spec.head_dim = 32;
+    spec.rope_dim = 16;
+    spec.n_dense_lead = 1;
+    spec.n_expert_groups = 4;
+    spec.n_expert_groups_used = 2;
+    spec.expert_weights_scale = 2.5f;
+    spec.n_nextn = 1;
   }
   if (family == "dots1") { // q/k norms, layer 0 dense, sigmoid routing, a shared expert
     spec.head_dim = 32;

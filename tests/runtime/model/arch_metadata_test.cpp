@@ -381,6 +381,15 @@ const BadCase kCases[] = {
      [](auto& md, auto&) { set_key(md, "ernie4_5-moe.interleave_moe_layer_step", u32(2)); },
      StatusCode::kInvalidFormat,
      {"blk.0.ffn_gate.weight"}},
+    // Three groups cannot split four experts.
+    {"expert_groups_that_do_not_split_the_experts",
+     "qwen3moe",
+     [](auto& md, auto&) {
+       set_key(md, "qwen3moe.expert_group_count", u32(3));
+       set_key(md, "qwen3moe.expert_group_used_count", u32(1));
+     },
+     StatusCode::kInvalidFormat,
+     {"qwen3moe.expert_group_count 3", "split the 4 experts"}},
     {"glm4moe_nextn_layers_as_many_as_the_blocks",
      "glm4moe",
      [](auto& md, auto&) { set_key(md, "glm4moe.nextn_predict_layers", u32(4)); },

@@ -410,6 +410,25 @@ TEST_F(FamilyHParams, Ernie45MoeInterleavesDenseLayersAndCorrectsItsChoice) {
   EXPECT_EQ(hp.rope(nullptr).neox, false);
 }
 
+// Ling 2.0: group-limited routing read from the file, q/k/v fused, q/k norms, partial RoPE.
+TEST_F(FamilyHParams, BailingMoe2LimitsItsChoiceToGroups) {
+  ModelSpec s = family("bailingmoe2", 3);
+  s.n_expert = 16;
+  s.n_expert_used = 3;
+  s.head_dim = 32;
+  s.rope_dim = 16;
+  s.n_expert_groups = 4;
+  s.n_expert_groups_used = 2;
+  const ModelHParams hp = read(s);
+  EXPECT_EQ(hp.n_expert_groups, 4);
+  EXPECT_EQ(hp.n_expert_groups_used, 2);
+  EXPECT_TRUE(hp.fused_qkv);
+  EXPECT_TRUE(hp.qk_norm);
+  EXPECT_EQ(hp.gating, ExpertGating::kSigmoid);
+  EXPECT_EQ(hp.rope(nullptr).rot_dim, 16);
+  EXPECT_TRUE(hp.rope(nullptr).neox);
+}
+
 TEST_F(FamilyHParams, Glm4SandwichesItsBlocksWithNormsAndRotatesPartOfEachHeadInPairs) {
   ModelSpec s = family("glm4", 2);
   s.head_dim = 32;

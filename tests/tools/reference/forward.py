@@ -21,7 +21,9 @@ glm4moe (GLM-4.5: NeoX RoPE over the first rope.dimension_count values of a head
 biases, the first leading_dense_block_count layers dense, the others routed by the top k
 of sigmoid(router logits) + e_score_correction_bias, weighed by the unbiased sigmoids
 renormalised and times routed_scaling_factor, plus an ungated shared expert; the file's
-NextN blocks not run; dots1, dots.llm1: the same routing after Qwen3's attention), glm4 (GLM-4-0414: adjacent-pair RoPE over part of each head, a
+NextN blocks not run; dots1, dots.llm1: the same routing after Qwen3's attention;
+bailingmoe2, Ling 2.0: with fused q/k/v, q/k norms, and the choice limited to the groups
+whose two best scores sum highest), glm4 (GLM-4-0414: adjacent-pair RoPE over part of each head, a
 norm after attention and after the FFN as Gemma's, gate and up in one ffn_up),
 ernie4_5 and ernie4_5-moe (ERNIE 4.5: Llama's block with adjacent-pair RoPE that the
 converter does not permute; leading dense layers, and with interleave_moe_layer_step only
@@ -41,7 +43,8 @@ import numpy as np
 from encoder import bert_states, modernbert_states
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
-        "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss", "glm4moe", "dots1"}
+        "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss", "glm4moe", "dots1",
+        "bailingmoe2"}
 GEMMA = {"gemma2", "gemma3", "gemma-embedding"}
 # Each block's output normed before its residual add (post_attention_norm, post_ffw_norm).
 SANDWICH_NORMED = GEMMA | {"glm4"}
@@ -301,7 +304,7 @@ class Reference:
         if self.arch == "gpt-oss":
             return h + self.oai_experts(p, x)
         routes = self.n_expert > 0 and il >= self.dense_lead and (il + 1) % self.moe_step == 0
-        if self.arch in ("glm4moe", "dots1") and routes:
+        if self.arch in ("glm4moe", "dots1", "bailingmoe2") and routes:
             return h + self.glm_experts(p, x)
         if not routes:
             if self.m.has(p + "ffn_gate.weight"):
@@ -342,6 +345,12 @@ class Reference:
         scores = 1.0 / (1.0 + np.exp(-(self.t(p + "ffn_gate_inp.weight") @ x)))
         bias = self.opt(p + "exp_probs_b.bias")
         choice = scores + bias if bias is not None else scores
+        groups = meta.get(a + "expert_group_count", 1)
+        if groups > 1:  # DeepSeek-V3's noaux_tc: the groups whose two best choices sum highest
+            per = self.n_expert // groups
+            score = [sum(sorted(choice[g * per:(g + 1) * per])[-2:]) for g in range(groups)]
+            kept = sorted(range(groups), key=lambda g: (-score[g], g))[:meta[a + "expert_group_used_count"]]
+            choice = np.array([choice[e] if e // per in kept else -np.inf for e in range(self.n_expert)])
         top = sorted(range(self.n_expert), key=lambda e: (-choice[e], e))[:self.k]
         weights = scores[top]
         if meta.get(a + "expert_weights_norm", False):

@@ -116,6 +116,7 @@ struct RouteGating {
   bool normalize = true;
   float scale = 1.0f;
   const float* selection_bias = nullptr;
+  int64_t n_groups = 1, n_groups_used = 1; // group-limited routing (at most 64 groups)
 };
 // Each token's n_expert logits turned into probabilities (in place), top-k (ties to the
 // lower index), weighed as `g` says; each token's k routes sorted by expert index, so sums
