@@ -118,8 +118,10 @@ ReadCall read_call(const std::string& text, size_t at, const StringArgs* string_
       return c;
     const ordered_json value =
         argument_value(text.substr(v + kValue.size(), value_end - v - kValue.size()), strings, key);
-    c.arguments += (c.args.empty() ? "" : ",") + json(key).dump() + ":" + value.dump();
-    c.args[key] = value;
+    if (!c.args.contains(key)) { // a key said twice keeps its first value, streamed or not
+      c.arguments += (c.args.empty() ? "" : ",") + json(key).dump() + ":" + value.dump();
+      c.args[key] = value;
+    }
     p = skip_space(text, value_end + kValueEnd.size());
   }
   if (starts_at(text, p, kClose)) {

@@ -108,6 +108,12 @@ TEST(GlmTools, AnswersAreReadBackStringsRawOthersAsJson) {
   // Without the schemas, text that is JSON is read as JSON.
   a = parse_tool_answer(answer, "call_", kGlmXmlTools);
   EXPECT_EQ(a.tool_calls[0]["function"]["arguments"], "{\"city\":42,\"days\":3}");
+  // A key said twice (no grammar held the model) keeps its first value.
+  a = parse_tool_answer("<tool_call>now\n<arg_key>x</arg_key>\n<arg_value>1</arg_value>\n"
+                        "<arg_key>x</arg_key>\n<arg_value>2</arg_value>\n</tool_call>",
+                        "call_", kGlmXmlTools);
+  ASSERT_EQ(a.tool_calls.size(), 1u);
+  EXPECT_EQ(a.tool_calls[0]["function"]["arguments"], "{\"x\":1}");
   // A call cut off (max_tokens) is no call; text alone is content.
   a = parse_tool_answer("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Os", "call_",
                         kGlmXmlTools, &use->string_args);
