@@ -60,8 +60,14 @@ const Profile* load_quick() {
 // --quick budgets about 10 s of measuring; the minimum repetitions per cell add a few, and on
 // a shared 2-core machine (or under AddressSanitizer, 2-3x slower, ctest running two at a
 // time) those repetitions stretch. The limit catches a --quick that measures the full
-// sweep (minutes), not the speed of the machine.
+// sweep (minutes), not the speed of the machine. Under AddressSanitizer a quick run alone
+// was measured at 62.8 s (CI, 2026-12-06), so there the limit is 150 s: the full sweep stays
+// far beyond it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kQuickLimitS = 150.0;
+#else
 constexpr double kQuickLimitS = 60.0;
+#endif
 
 TEST(PshardProfileQuick, ReadsBackAsAMeasuredCpuOnlyProfile) {
   QUICK_PROFILE_OR_RETURN(quick);
