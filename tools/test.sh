@@ -9,16 +9,22 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 
-bash "$root/tools/install-deps.sh"
+# Seconds since `since`, for the per-phase times CI's log shows (and the README quotes).
+elapsed() { echo $(($(date +%s) - $1)); }
+start=$(date +%s)
 
 run_suite() { # name, build dir, build target, ctest regex, extra cmake args...
-  local name=$1 dir=$2 target=$3 regex=$4
+  local name=$1 dir=$2 target=$3 regex=$4 t
   shift 4
   echo "=== pshard tests: $name ($dir)" >&2
+  t=$(date +%s)
   cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
   cmake --build "$dir" --target "$target" -j "$jobs"
+  echo "=== pshard time: $name build $(elapsed "$t") s" >&2
+  t=$(date +%s)
   ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 900 -R "$regex" |
     tee "$dir/ctest-summary.log"
+  echo "=== pshard time: $name tests $(elapsed "$t") s" >&2
   # ctest's "N% tests passed, F tests failed out of T" line, summed over the suites.
   local line
   line=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$dir/ctest-summary.log" | tail -1)
@@ -27,6 +33,9 @@ run_suite() { # name, build dir, build target, ctest regex, extra cmake args...
 }
 total_run=0
 total_failed=0
+
+bash "$root/tools/install-deps.sh"
+echo "=== pshard time: packages $(elapsed "$start") s" >&2
 
 # The CUDA backend compiles (its tests skip without a GPU) for one architecture here to
 # keep the build short; tools/gpu-check.sh builds for the GPU it runs on.
@@ -49,5 +58,5 @@ if [[ "${PSHARD_TEST_FAST:-0}" != 1 ]]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSHARD_FUZZ=ON -DPSHARD_ENABLE_CUDA=OFF \
     -DPSHARD_BUILD_COMPILER=OFF
 fi
-echo "pshard: all test suites passed" >&2
+echo "pshard: all test suites passed in $(elapsed "$start") s" >&2
 echo "$((total_run - total_failed)) passed, $total_failed failed"

@@ -1,5 +1,9 @@
 #include "runtime/kernels/cpu_isa.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -8,12 +12,20 @@
 namespace pshard::kernels {
 namespace {
 
+#if defined(__x86_64__) || defined(__i386__)
+// F16C by CPUID itself (leaf 1, ECX): clang before 16 has no "f16c" for
+// __builtin_cpu_supports, and the sanitizer build uses clang.
+bool has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+#endif
+
 Isa probe() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   // GCC's probe also checks (via XGETBV) that the OS saves the wide registers.
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                    __builtin_cpu_supports("f16c");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512vnni");

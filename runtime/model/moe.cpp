@@ -32,9 +32,10 @@ void moe_router_logits(Ops& ops, const MoeWeights& w, const float* normed, int64
 }
 
 MoeDispatch moe_dispatch_of(const ModelHParams& hp, const MoeWeights& w, const ActivationPtrs& a) {
-  MoeDispatch d{w.gate,      w.up,        w.down,       hp.n_expert_used, hp.n_embd,
-                hp.n_ff_exp, a.expert_in, a.expert_out, a.gate,           a.up};
-  d.gating = moe_gating_of(hp, w);
+  // Every field up to the gating, in order (no routes: the dispatch routes itself).
+  MoeDispatch d{w.gate,    w.up,        w.down,      hp.n_expert_used,
+                hp.n_embd, hp.n_ff_exp, a.expert_in, a.expert_out,
+                a.gate,    a.up,        nullptr,     moe_gating_of(hp, w)};
   d.activation = hp.family->activation;
   d.gate_bias = w.gate_bias.data;
   d.up_bias = w.up_bias.data;

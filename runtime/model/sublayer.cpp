@@ -132,7 +132,7 @@ void encoder_ffn_forward(ForwardPass& p, const FfnWeights& w) {
 void ffn_forward(ForwardPass& p, const FfnWeights& w) {
   if (!w.norm.data)
     return encoder_ffn_forward(p, w);
-  const int64_t n = p.n_tokens(), d = p.hp.n_embd;
+  const int64_t n = p.n_tokens();
   const ActivationPtrs& a = p.act;
   pre_norm(p.ops, p.hp, a.hidden, w.norm.data, a.normed, n);
   glu_forward(p, w, a.normed, a.proj);

@@ -105,7 +105,7 @@ void add_matmul(std::map<std::string, Table>& tables, const std::string& prefix,
       t.cols_ratio.push_back({{double(p->n_tokens), t.reference_cols, 0, 0}, 1.0});
     }
   }
-  for (const auto [cells, ratios] :
+  for (const auto& [cells, ratios] :
        {std::pair{loaded, &Table::load_ratio}, std::pair{beside, &Table::beside_ratio}}) {
     if (!cells)
       continue;

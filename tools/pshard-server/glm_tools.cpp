@@ -10,6 +10,7 @@
 // (a string argument raw, any other value JSON), several one after another; results inside
 // <tool_response></tool_response> after one <|observation|> per run of them.
 #include "tools/pshard-server/glm_schema.h"
+#include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/tool_calls.h"
 
 #include <algorithm>
@@ -55,14 +56,6 @@ std::string glm_calls_text(const JsonList& calls) {
 
 std::string glm_result_text(const std::string& content, const std::string&, const std::string&) {
   return "<tool_response>\n" + content + "\n</tool_response>";
-}
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-size_t skip_space(const std::string& text, size_t at) {
-  while (at < text.size() && is_space(text[at]))
-    ++at;
-  return at;
 }
 
 bool starts_at(const std::string& text, size_t at, std::string_view s) {

@@ -1,19 +1,12 @@
 // A thinking model's answer split into reasoning and content (reasoning.h), whole and as
 // it streams: text only.
 #include "tools/pshard-server/reasoning.h"
+#include "tools/pshard-server/text_space.h"
 
 #include <algorithm>
 
 namespace pshard::server {
 namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-size_t skip_space(std::string_view s, size_t from = 0) {
-  while (from < s.size() && is_space(s[from]))
-    ++from;
-  return from;
-}
 
 // The length of the longest end of `s` that begins `tag` (a tag the next text may finish).
 size_t partial_tag(std::string_view s, std::string_view tag) {

@@ -1,5 +1,6 @@
 // Reading calls back from an answer (tool_calls.h), whole (parse_tool_answer) or as it
 // streams (streamable_prefix, ToolCallStream): text only, no grammar or model.
+#include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/tool_calls.h"
 
 #include <algorithm>
@@ -10,8 +11,6 @@ namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 enum class OpenMatch { kNo, kPartial, kWhole };
 
@@ -34,14 +33,6 @@ OpenMatch match_open(const std::string& text, size_t at, const ToolFormat& forma
   return OpenMatch::kWhole;
 }
 
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && is_space(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back()))
-    s.remove_suffix(1);
-  return s;
-}
-
 // A kNamedArgs call whose name starts at text[from]: {"name", "arguments"[, "id"]}, the
 // arguments up to the next call's `open` or the end; null when it is not whole. `*end`:
 // where the call's text ends.
@@ -52,10 +43,10 @@ ordered_json named_args_call(const std::string& text, size_t from, std::string_v
     return nullptr;
   std::string_view head(text.data() + from, args - from), id;
   if (const size_t tag = head.find(kCallIdTag); tag != std::string_view::npos) {
-    id = trimmed(head.substr(tag + std::string_view(kCallIdTag).size()));
+    id = trim_space(head.substr(tag + std::string_view(kCallIdTag).size()));
     head = head.substr(0, tag);
   }
-  const std::string_view name = trimmed(head);
+  const std::string_view name = trim_space(head);
   const size_t body = args + std::string_view(kArgsTag).size();
   const size_t next = text.find(open, body);
   *end = next == std::string::npos ? text.size() : next;

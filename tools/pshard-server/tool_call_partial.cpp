@@ -1,6 +1,7 @@
 // The calls of an answer still being written (partial_calls, tool_calls.h): each call's
 // name as soon as it is whole and its arguments' JSON as far as it has come, so a stream
 // can send a call's arguments piece by piece, as OpenAI's streams do.
+#include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/tool_calls.h"
 
 #include <string_view>
@@ -9,14 +10,6 @@ namespace pshard::server {
 namespace {
 
 using nlohmann::json;
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-size_t skip_space(const std::string& t, size_t i) {
-  while (i < t.size() && is_space(t[i]))
-    ++i;
-  return i;
-}
 
 // The JSON value at t[from]: where it ends (one past), or npos when the text ends first;
 // `minified` gets its text so far without the whitespace outside strings.
@@ -139,16 +132,10 @@ std::vector<PartialCall> named_args_calls(const std::string& text, const ToolFor
       id = head.substr(tag + id_tag.size());
       head = head.substr(0, tag);
     }
-    auto trim = [](std::string_view s) {
-      while (!s.empty() && is_space(s.front()))
-        s.remove_prefix(1);
-      while (!s.empty() && is_space(s.back()))
-        s.remove_suffix(1);
-      return s;
-    };
     PartialCall call;
-    call.name = trim(head);
-    call.id = trim(id).empty() ? id_prefix + std::to_string(calls.size()) : std::string(trim(id));
+    call.name = trim_space(head);
+    call.id = trim_space(id).empty() ? id_prefix + std::to_string(calls.size())
+                                     : std::string(trim_space(id));
     const size_t body = skip_space(text, args + args_tag.size());
     if (call.name.empty() || (body < text.size() && text[body] != '{'))
       break;

@@ -16,13 +16,22 @@ void sigmoid(float* x, int64_t n) {
     x[i] = 1.0f / (1.0f + std::exp(-x[i]));
 }
 
+// Group-limited routing's buffers, sized once per call of moe_routes, not per token.
+struct GroupScratch {
+  std::vector<float> score, masked;
+  std::vector<int64_t> groups;
+};
+
 // Group-limited routing: `key` (n_expert choosing scores) with the experts of every group
-// but the n_groups_used best set to -inf into `masked`; a group's score is the sum of its
+// but the n_groups_used best set to -inf into `s.masked`; a group's score is the sum of its
 // two best (its one, for groups of one), ties to the lower group.
 const float* keep_best_groups(const float* key, int64_t n_expert, const MoeGating& g,
-                              std::vector<float>& masked, std::vector<int64_t>& groups) {
+                              GroupScratch& s) {
   const int64_t per = n_expert / g.n_groups;
-  std::vector<float> score(static_cast<size_t>(g.n_groups));
+  std::vector<float>& score = s.score;
+  std::vector<int64_t>& groups = s.groups;
+  std::vector<float>& masked = s.masked;
+  score.resize(static_cast<size_t>(g.n_groups));
   for (int64_t gr = 0; gr < g.n_groups; ++gr) {
     float best = -INFINITY, second = -INFINITY;
     for (int64_t e = gr * per; e < (gr + 1) * per; ++e)
@@ -53,8 +62,8 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
                                               int64_t n_expert, int64_t k, const MoeGating& g) {
   std::vector<std::vector<MoeRoute>> routes(static_cast<size_t>(n_expert));
   std::vector<int64_t> order(static_cast<size_t>(n_expert));
-  std::vector<float> biased(g.selection_bias ? static_cast<size_t>(n_expert) : 0), masked;
-  std::vector<int64_t> groups;
+  std::vector<float> biased(g.selection_bias ? static_cast<size_t>(n_expert) : 0);
+  GroupScratch scratch;
   for (int64_t t = 0; t < n_tokens; ++t) {
     float* probs = router_logits + t * n_expert;
     if (g.func == ExpertGating::kSigmoid)
@@ -68,7 +77,7 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
       key = biased.data();
     }
     if (g.n_groups > 1)
-      key = keep_best_groups(key, n_expert, g, masked, groups);
+      key = keep_best_groups(key, n_expert, g, scratch);
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t x, int64_t y) {
       return key[x] > key[y] || (key[x] == key[y] && x < y);

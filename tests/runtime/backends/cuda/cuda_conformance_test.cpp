@@ -321,7 +321,7 @@ double long_cache_attention_error(CpuOps& cpu, CudaDevice& dev, DeviceBuffers& b
 TEST_F(CudaConformance, DecodeAttentionSplitsLongCachesIntoChunks) {
   for (TensorType type : {TensorType::kF16, TensorType::kQ8_0})
     for (bool paged : {false, true})
-      for (const AttentionDims dims :
+      for (const AttentionDims& dims :
            {AttentionDims{8, 2, 128}, AttentionDims{24, 2, 64}, AttentionDims{16, 1, 256}})
         for (int64_t n : {1, 5, 9}) {
           SCOPED_TRACE(std::string(tensor_type_name(type)) + (paged ? " paged" : "") + " tokens " +

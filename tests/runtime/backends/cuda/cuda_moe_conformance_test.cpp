@@ -53,7 +53,8 @@ TEST_P(CudaMoe, DispatchMatchesTheCpu) {
   std::vector<float> cpu_logits = logits;
   const std::vector<float> want = cpu_dispatch(cpu, gate, up, down, k, x, cpu_logits, n, gating);
 
-  MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
+  MoeDispatch gm{gate.gpu, up.gpu,  down.gpu, k,       dm,      ff,
+                 nullptr,  nullptr, nullptr,  nullptr, nullptr, MoeGating{}};
   if (c.glm)
     gating.selection_bias = buf.upload(bias);
   gm.gating = gating;
@@ -110,7 +111,8 @@ TEST(CudaMoeHostRoutes, TheDeviceRunsOnlyTheExpertsTheHostRouted) {
   std::vector<float> device_logits = logits;
   for (int64_t t = 0; t < n; ++t)
     device_logits[static_cast<size_t>(t * n_expert + unrouted)] = 50.0f; // "rounding"
-  MoeDispatch gm{gate.gpu, up.gpu, down.gpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
+  MoeDispatch gm{gate.gpu, up.gpu,  down.gpu, k,       dm,      ff,
+                 nullptr,  nullptr, nullptr,  nullptr, nullptr, MoeGating{}};
   gm.expert_in = buf.zeros(n * dm);
   gm.expert_out = buf.zeros(n * dm);
   gm.gate_buf = buf.zeros(n * ff);

@@ -62,8 +62,8 @@ std::vector<float> device_dispatch(CudaDevice& dev, DeviceBuffers& buf, const Bl
                                    const std::vector<float>& logits,
                                    const ExpertExtras& extras = {}) {
   const int64_t n = c.n_tokens;
-  MoeDispatch gm{b.gate.gpu, b.up.gpu, b.down.gpu, c.k,     c.d,    c.ff,
-                 nullptr,    nullptr,  nullptr,    nullptr, nullptr};
+  MoeDispatch gm{b.gate.gpu, b.up.gpu, b.down.gpu, c.k,     c.d,     c.ff,
+                 nullptr,    nullptr,  nullptr,    nullptr, nullptr, MoeGating{}};
   extras.apply(gm);
   if (c.host_routes) {
     std::vector<float> routed = logits;

@@ -68,7 +68,8 @@ inline std::vector<float> cpu_dispatch(CpuOps& cpu, const Experts& gate, const E
                                        const MoeGating& gating = {},
                                        const ExpertExtras& extras = {}) {
   const int64_t dm = gate.cpu.first.cols, ff = gate.cpu.first.rows;
-  MoeDispatch cm{gate.cpu, up.cpu, down.cpu, k, dm, ff, nullptr, nullptr, nullptr, nullptr, nullptr};
+  MoeDispatch cm{gate.cpu, up.cpu,  down.cpu, k,       dm,      ff,
+                 nullptr,  nullptr, nullptr,  nullptr, nullptr, MoeGating{}};
   cm.gating = gating;
   extras.apply(cm);
   std::vector<float> in(n * dm), eo(n * dm), gb(n * ff), ub(n * ff), out(n * dm);

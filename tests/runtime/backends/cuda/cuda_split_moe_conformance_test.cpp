@@ -67,8 +67,8 @@ TEST_P(CudaSplitMoe, GroupsMatchTheCpuExpertByExpert) {
   // The CPU: each group's rows through its expert.
   std::vector<float> want(in.size()), ei(largest * c.d), eo(largest * c.d), gb(largest * c.ff),
       ub(largest * c.ff);
-  MoeDispatch cm{gate.cpu,  up.cpu,    down.cpu,  1,         c.d,    c.ff,
-                 ei.data(), eo.data(), gb.data(), ub.data(), nullptr};
+  MoeDispatch cm{gate.cpu,  up.cpu,    down.cpu,  1,         c.d,     c.ff,
+                 ei.data(), eo.data(), gb.data(), ub.data(), nullptr, MoeGating{}};
   int64_t row = 0;
   for (const ExpertRowGroup& g : c.groups) {
     std::copy_n(in.data() + row * c.d, g.rows * c.d, ei.data());
@@ -87,7 +87,8 @@ TEST_P(CudaSplitMoe, GroupsMatchTheCpuExpertByExpert) {
                  buf.zeros(static_cast<size_t>(largest * c.d)),
                  buf.zeros(static_cast<size_t>(largest * c.ff)),
                  buf.zeros(static_cast<size_t>(largest * c.ff)),
-                 nullptr};
+                 nullptr,
+                 MoeGating{}};
   std::vector<float> got(in.size(), 0.0f);
   (*d)->run_expert_groups(gm, c.groups, in.data(), got.data());
   const Status s = (*d)->synchronize();
