@@ -267,7 +267,7 @@ Status PassRunner::route_on_host(size_t i) {
   const MoeWeights& w = c_.host_weights[i].moe;
   const int64_t n = static_cast<int64_t>(c_.tokens.size());
   const ActivationPtrs& a = c_.host_act;
-  c_.cpu.rms_norm(a.hidden, w.norm.data, a.normed, n, hp_.n_embd, hp_.rms_eps);
+  pre_norm(c_.cpu, hp_, a.hidden, w.norm.data, w.norm_b.data, a.normed, n); // as moe_forward
   moe_router_logits(c_.cpu, w, a.normed, n, a.router);
   const auto routes =
       moe_routes(a.router, n, hp_.n_expert, hp_.n_expert_used, moe_gating_of(hp_, w));

@@ -63,7 +63,7 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   // An encoder's blocks have no pre-norm: they read the residual stream itself.
   const float* in = a.hidden;
   if (w.norm.data) {
-    pre_norm(p.ops, hp, a.hidden, w.norm.data, a.normed, n);
+    pre_norm(p.ops, hp, a.hidden, w.norm.data, w.norm_b.data, a.normed, n);
     in = a.normed;
   }
   p.ops.matmul(w.wq, in, n, a.q);

@@ -221,6 +221,13 @@ Status read_optional_parts(const gguf::GgufFile& f, ModelHParams& hp) {
       resolve_part(f, hp, fam.qkv_bias, "attn_q.bias", "q/k/v biases", &hp.qkv_bias));
   PSHARD_RETURN_IF_ERROR(
       resolve_part(f, hp, fam.out_bias, "attn_output.bias", "output biases", &hp.out_bias));
+  PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.norm_biases, "attn_norm.bias",
+                                      "norm biases (attn_norm, ffn_norm, output_norm)",
+                                      &hp.norm_biases));
+  hp.output_bias = fam.output_bias != Presence::kAbsent && f.find_tensor("output.bias");
+  if (fam.output_bias == Presence::kRequired && !hp.output_bias)
+    return invalid_format("tensor 'output.bias' is missing: " + std::string(fam.name) +
+                          " models add a bias to their logits");
   PSHARD_RETURN_IF_ERROR(resolve_part(f, hp, fam.qk_norm, "attn_q_norm.weight",
                                       "per-head q/k norms (attn_q_norm, attn_k_norm)",
                                       &hp.qk_norm));

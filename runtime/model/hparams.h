@@ -65,6 +65,8 @@ struct ModelHParams {
   // Optional parts present in this file (all layers alike).
   bool qkv_bias = false;
   bool out_bias = false;
+  bool norm_biases = false; // attn_norm/ffn_norm/output_norm biases (phimoe)
+  bool output_bias = false; // output.bias on the logits (phimoe)
   bool qk_norm = false;
   bool tied_output = false; // no output.weight: the head multiplies by token_embd
   bool post_norms = false;  // post_attention_norm / post_ffw_norm (Gemma)

@@ -129,11 +129,12 @@ void final_norm_rows(CpuOps& cpu, const Model& model, const float* hidden,
   const ModelHParams& hp = model.hparams();
   out.resize(rows.size() * static_cast<size_t>(hp.n_embd));
   const float* norm = model.weights().output_norm.data; // null: an encoder's rows are final
+  const float* norm_b = model.weights().output_norm_b.data;
   const auto d = static_cast<size_t>(hp.n_embd);
   for (size_t i = 0; i < rows.size(); ++i) {
     const float* row = hidden + static_cast<size_t>(rows[i]) * d;
     if (norm)
-      pre_norm(cpu, hp, row, norm, out.data() + i * d, 1);
+      pre_norm(cpu, hp, row, norm, norm_b, out.data() + i * d, 1);
     else
       std::copy_n(row, d, out.data() + i * d);
   }

@@ -1,8 +1,8 @@
-// The MoE sub-layer: RMSNorm, router (+ bias), top-k expert dispatch (Ops::moe_dispatch:
-// softmax or sigmoid probabilities, the top k (by probability + selection bias when the
-// model has one), weights renormalised and scaled as the model asks, gated expert FFNs with
-// their biases), plus a shared expert — scaled by a sigmoid gate when the model has one
-// (qwen2moe), added as it is otherwise (glm4moe) — then the residual.
+// The MoE sub-layer: its pre-norm (RMSNorm, + bias for phimoe), router (+ bias), top-k expert
+// dispatch (Ops::moe_dispatch: softmax or sigmoid probabilities, the top k (by probability +
+// selection bias when the model has one), weights renormalised and scaled as the model asks, gated
+// expert FFNs with their biases), plus a shared expert — scaled by a sigmoid gate when the model
+// has one (qwen2moe), added as it is otherwise (glm4moe) — then the residual.
 #include "runtime/model/sublayer.h"
 
 #include "runtime/model/routing_recorder.h"
@@ -12,9 +12,9 @@ namespace pshard {
 void moe_forward(ForwardPass& p, const MoeWeights& w) {
   const ModelHParams& hp = p.hp;
   const ActivationPtrs& a = p.act;
-  const int64_t n = p.n_tokens(), d = hp.n_embd;
+  const int64_t n = p.n_tokens();
 
-  p.ops.rms_norm(a.hidden, w.norm.data, a.normed, n, d, hp.rms_eps);
+  pre_norm(p.ops, hp, a.hidden, w.norm.data, w.norm_b.data, a.normed, n);
   moe_router_logits(p.ops, w, a.normed, n, a.router);
   MoeDispatch dispatch = moe_dispatch_of(hp, w, a);
   if (p.routing) // before the dispatch turns the logits into probabilities in place

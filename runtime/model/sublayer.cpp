@@ -82,18 +82,20 @@ SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s) 
     out.moe = w.layers[static_cast<size_t>(s.layer)].moe;
     break;
   case SubLayerKind::kHead:
-    out.head = {w.output_norm.data, w.output};
+    out.head = {w.output_norm.data, w.output, w.output_norm_b.data, w.output_b.data};
     break;
   }
   return out;
 }
 
-void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* weight, float* y,
-              int64_t n) {
+void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* weight,
+              const float* bias, float* y, int64_t n) {
   if (hp.family->layer_norms)
     ops.layer_norm(x, weight, nullptr, y, n, hp.n_embd, hp.rms_eps);
   else
     ops.rms_norm(x, weight, y, n, hp.n_embd, hp.rms_eps);
+  if (bias)
+    ops.add_bias(y, bias, n, hp.n_embd);
 }
 
 void embed_forward(ForwardPass& p, const MatrixView& table) {
@@ -134,7 +136,7 @@ void ffn_forward(ForwardPass& p, const FfnWeights& w) {
     return encoder_ffn_forward(p, w);
   const int64_t n = p.n_tokens();
   const ActivationPtrs& a = p.act;
-  pre_norm(p.ops, p.hp, a.hidden, w.norm.data, a.normed, n);
+  pre_norm(p.ops, p.hp, a.hidden, w.norm.data, w.norm_b.data, a.normed, n);
   glu_forward(p, w, a.normed, a.proj);
   residual_add(p, w.post_norm, a.proj);
 }
@@ -153,9 +155,11 @@ void head_forward(ForwardPass& p, const HeadWeights& w) {
   const int64_t rows = p.n_logit_rows();
   for (int64_t i = 0; i < rows; ++i) {
     const int64_t t = p.logit_rows.empty() ? p.n_tokens() - 1 : p.logit_rows[static_cast<size_t>(i)];
-    pre_norm(p.ops, p.hp, p.act.hidden + t * d, w.norm, p.act.normed + i * d, 1);
+    pre_norm(p.ops, p.hp, p.act.hidden + t * d, w.norm, w.norm_b, p.act.normed + i * d, 1);
   }
   p.ops.matmul(w.output, p.act.normed, rows, p.act.logits);
+  if (w.output_b)
+    p.ops.add_bias(p.act.logits, w.output_b, rows, p.hp.n_vocab);
   if (p.hp.logit_scale != 1.0f) // Granite
     p.ops.scale(p.act.logits, p.hp.logit_scale, rows * p.hp.n_vocab);
   if (p.hp.final_softcap > 0.0f) // Gemma 2

@@ -63,6 +63,8 @@ private:
 struct HeadWeights {
   const float* norm = nullptr;
   MatrixView output;
+  const float* norm_b = nullptr;   // the final norm's bias (phimoe), or null
+  const float* output_b = nullptr; // the logits' bias (phimoe), or null
 };
 
 // Everything one sub-layer reads, in the memory of the Ops that runs it. Only the
@@ -90,9 +92,9 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     return;
   case SubLayerKind::kAttention:
     for (VectorWeight* v :
-         {&w.attn.norm, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo, &w.attn.q_norm,
-          &w.attn.k_norm, &w.attn.sinks, &w.attn.post_norm, &w.attn.embd_norm, &w.attn.embd_norm_b,
-          &w.attn.out_norm, &w.attn.out_norm_b})
+         {&w.attn.norm, &w.attn.norm_b, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo,
+          &w.attn.q_norm, &w.attn.k_norm, &w.attn.sinks, &w.attn.post_norm, &w.attn.embd_norm,
+          &w.attn.embd_norm_b, &w.attn.out_norm, &w.attn.out_norm_b})
       fn(v->data);
     for (MatrixView* m :
          {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo, &w.attn.pos_embd, &w.attn.token_types})
@@ -101,15 +103,15 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     fn(w.rope_long);
     return;
   case SubLayerKind::kFfn:
-    for (VectorWeight* v : {&w.ffn.norm, &w.ffn.post_norm, &w.ffn.up_bias, &w.ffn.down_bias,
-                            &w.ffn.out_norm, &w.ffn.out_norm_b})
+    for (VectorWeight* v : {&w.ffn.norm, &w.ffn.norm_b, &w.ffn.post_norm, &w.ffn.up_bias,
+                            &w.ffn.down_bias, &w.ffn.out_norm, &w.ffn.out_norm_b})
       fn(v->data);
     for (MatrixView* m : {&w.ffn.gate, &w.ffn.up, &w.ffn.down})
       fn(m->data);
     return;
   case SubLayerKind::kMoe:
-    for (VectorWeight* v : {&w.moe.norm, &w.moe.router_bias, &w.moe.gate_bias, &w.moe.up_bias,
-                            &w.moe.down_bias, &w.moe.selection_bias})
+    for (VectorWeight* v : {&w.moe.norm, &w.moe.norm_b, &w.moe.router_bias, &w.moe.gate_bias,
+                            &w.moe.up_bias, &w.moe.down_bias, &w.moe.selection_bias})
       fn(v->data);
     for (MatrixView* m : {&w.moe.router, &w.moe.gate.first, &w.moe.up.first, &w.moe.down.first,
                           &w.moe.shexp_gate_inp, &w.moe.shexp.gate, &w.moe.shexp.up,
@@ -119,6 +121,8 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
   case SubLayerKind::kHead:
     fn(w.head.norm);
     fn(w.head.output.data);
+    fn(w.head.norm_b);
+    fn(w.head.output_b);
     return;
   }
 }
@@ -169,9 +173,10 @@ struct ForwardPass {
 
 void embed_forward(ForwardPass& pass, const MatrixView& table);
 // A block's pre-norm (and the final norm) of n rows of n_embd: RMSNorm, or a LayerNorm
-// without a bias where the family says (ModernBERT). x and y may alias.
-void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* weight, float* y,
-              int64_t n);
+// without a bias where the family says (ModernBERT); then `bias` added when not null
+// (phimoe). x and y may alias.
+void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* weight,
+              const float* bias, float* y, int64_t n);
 void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv);
 void ffn_forward(ForwardPass& pass, const FfnWeights& w);

@@ -39,8 +39,12 @@ void attention(const ModelHParams& hp, SpecList& l, int64_t layer) {
   const bool embedding_norm = hp.family->encoder || hp.family->layer_norms;
   if (embedding_norm && layer == 0)
     encoder_input(hp, l);
-  if (!hp.family->encoder && !(hp.family->layer_norms && layer == 0)) // ModernBERT's layer 0: none
+  if (!hp.family->encoder &&
+      !(hp.family->layer_norms && layer == 0)) { // ModernBERT's layer 0: none
     l.add("attn_norm", ".weight", {d}, R::kAttnNorm);
+    if (hp.norm_biases)
+      l.add("attn_norm", ".bias", {d}, R::kAttnNormB);
+  }
   if (hp.fused_qkv) {
     l.add("attn_qkv", ".weight", {d, q + 2 * kv}, R::kWqkv);
   } else {
@@ -95,11 +99,19 @@ void encoder_ffn(const ModelHParams& hp, SpecList& l) {
   l.add("layer_output_norm", ".bias", {d}, R::kLayerOutNormB);
 }
 
+// The FFN or MoE block's pre-norm (and its bias).
+void ffn_norm(const ModelHParams& hp, SpecList& l) {
+  const std::string name(hp.family->ffn_norm);
+  l.add(name, ".weight", {hp.n_embd}, R::kFfnNorm);
+  if (hp.norm_biases)
+    l.add(name, ".bias", {hp.n_embd}, R::kFfnNormB);
+}
+
 void dense_ffn(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, ff = hp.n_ff;
   if (hp.family->encoder)
     return encoder_ffn(hp, l);
-  l.add(std::string(hp.family->ffn_norm), ".weight", {d}, R::kFfnNorm);
+  ffn_norm(hp, l);
   if (hp.family->fused_gate_up) {
     l.add("ffn_up", ".weight", {d, 2 * ff}, R::kFfnGateUp);
   } else {
@@ -113,7 +125,7 @@ void dense_ffn(const ModelHParams& hp, SpecList& l) {
 
 void moe(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd, ff = hp.n_ff_exp, ne = hp.n_expert;
-  l.add(std::string(hp.family->ffn_norm), ".weight", {d}, R::kFfnNorm);
+  ffn_norm(hp, l);
   l.add("ffn_gate_inp", ".weight", {d, ne}, R::kRouter);
   l.add("ffn_gate_exps", ".weight", {d, ff, ne}, R::kGateExps);
   l.add("ffn_up_exps", ".weight", {d, ff, ne}, R::kUpExps);
@@ -188,10 +200,14 @@ std::vector<TensorSpec> sublayer_tensor_specs(const ModelHParams& hp, const SubL
     if (hp.family->encoder) // embeddings only: the head has no weights and never runs
       break;
     l.add("output_norm", ".weight", {d}, R::kOutputNorm);
+    if (hp.norm_biases)
+      l.add("output_norm", ".bias", {d}, R::kOutputNormB);
     if (hp.family->layer_norms) // ModernBERT: the final norm alone; it embeds
       break;
     // Tied: the head multiplies by the embedding table (and needs its own GPU copy).
     l.add(hp.tied_output ? "token_embd" : "output", ".weight", {d, hp.n_vocab}, R::kOutput);
+    if (hp.output_bias)
+      l.add("output", ".bias", {hp.n_vocab}, R::kOutputBias);
     break;
   }
   return std::move(l.out);

@@ -25,9 +25,11 @@ enum class WeightRole : uint8_t {
   kTokenEmbd,  // embed: rows gathered; also the head's matrix when the output is tied
   kOutputNorm, // head
   kOutput,     // head
+  kOutputNormB, kOutputBias, // head: the norm's and the logits' biases (phimoe)
   kRopeFreqs,  // attention: llama3 frequency divisors (optional, shared by all layers)
   kRopeFactorsLong, kRopeFactorsShort, // attention: LongRoPE's divisors (shared)
   kAttnNorm, kWq, kWk, kWv, kWo,
+  kAttnNormB, kFfnNormB, // biases added after the pre-norms (phimoe)
   kWqkv,                // attention: q, k and v rows in one matrix (Phi-3)
   kBq, kBk, kBv, kBo,   // attention biases
   kQNorm, kKNorm,       // per-head RMSNorm weights (head_dim)

@@ -46,10 +46,13 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kTokenEmbd: mat(w.token_embd); break;
   case WeightRole::kOutputNorm: vec(w.output_norm); break;
   case WeightRole::kOutput: mat(w.output); break;
+  case WeightRole::kOutputNormB: vec(w.output_norm_b); break;
+  case WeightRole::kOutputBias: vec(w.output_b); break;
   case WeightRole::kRopeFreqs: shared_vec(w.rope_freqs); break;
   case WeightRole::kRopeFactorsLong: shared_vec(w.rope_long); break;
   case WeightRole::kRopeFactorsShort: shared_vec(w.rope_short); break;
   case WeightRole::kAttnNorm: vec(layer->attn.norm); break;
+  case WeightRole::kAttnNormB: vec(layer->attn.norm_b); break;
   case WeightRole::kWq: mat(layer->attn.wq); break;
   case WeightRole::kWk: mat(layer->attn.wk); break;
   case WeightRole::kWv: mat(layer->attn.wv); break;
@@ -67,6 +70,7 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kAttnSinks: vec(layer->attn.sinks); break;
   case WeightRole::kAttnPostNorm: vec(layer->attn.post_norm); break;
   case WeightRole::kFfnNorm: vec(layer->ffn.norm); layer->moe.norm = layer->ffn.norm; break;
+  case WeightRole::kFfnNormB: vec(layer->ffn.norm_b); layer->moe.norm_b = layer->ffn.norm_b; break;
   case WeightRole::kFfnGate: mat(layer->ffn.gate); break;
   case WeightRole::kFfnUp: mat(layer->ffn.up); break;
   case WeightRole::kFfnDown: mat(layer->ffn.down); break;

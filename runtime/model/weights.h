@@ -30,7 +30,7 @@ struct VectorWeight {
 using ExpertWeights = ExpertMatrices;
 
 struct AttentionWeights {
-  VectorWeight norm;
+  VectorWeight norm, norm_b; // the pre-norm's weight, and its bias (phimoe) or null
   MatrixView wq, wk, wv, wo;
   VectorWeight bq, bk, bv, bo;   // biases (qwen2 family; optional for llama)
   VectorWeight q_norm, k_norm;   // per-head RMSNorm before RoPE (qwen3 family)
@@ -46,7 +46,7 @@ struct AttentionWeights {
 };
 
 struct FfnWeights {
-  VectorWeight norm;
+  VectorWeight norm, norm_b;
   MatrixView gate, up, down;
   VectorWeight post_norm; // of the output before the residual (Gemma), or null
   // An encoder (BERT): no norm nor gate; up and down biases, GELU, and the residual sum
@@ -55,7 +55,7 @@ struct FfnWeights {
 };
 
 struct MoeWeights {
-  VectorWeight norm;
+  VectorWeight norm, norm_b;
   MatrixView router;     // n_expert x n_embd
   ExpertWeights gate, up, down;
   // The shared expert every token runs (qwen2moe, glm4moe): a SwiGLU FFN (its norm unused:
@@ -81,8 +81,9 @@ struct LayerWeights {
 
 struct ModelWeights {
   MatrixView token_embd; // n_vocab rows of n_embd
-  VectorWeight output_norm;
+  VectorWeight output_norm, output_norm_b;
   MatrixView output;     // token_embd when the output is tied
+  VectorWeight output_b; // the logits' bias (phimoe), or null
   VectorWeight rope_freqs; // llama3 frequency factors, or null
   VectorWeight rope_long, rope_short; // LongRoPE's factors, or null
   std::vector<LayerWeights> layers;

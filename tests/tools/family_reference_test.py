@@ -84,6 +84,10 @@ CASES = {
                       "--type", "mxfp4_moe"],
     # GLM-4.5: RoPE over 16 of 32 values, layer 0 dense, sigmoid routing chosen with a
     # selection bias and scaled by 2.5, an ungated shared expert; one NextN block left unrun.
+    # Phi-3.5-MoE: q/k/v/o biases, a bias after every norm and on the logits, top-2 of 8,
+    # LongRoPE's long factors (a 256-position context past the original 32).
+    "phimoe": ["--arch", "phimoe", "--n-expert", "8", "--n-expert-used", "2", "--qkv-bias",
+               "--rope-scaling", "longrope", "--rope-scaling-factor", "8", "--rope-orig-ctx", "32"],
     "glm4moe": ["--arch", "glm4moe", "--n-layer", "4", "--n-expert", "8", "--n-expert-used", "2",
                 "--head-dim", "32", "--rope-dim", "16", "--n-dense-lead", "1", "--n-ff-dense",
                 "128", "--expert-weights-scale", "2.5", "--nextn-layers", "1", "--qkv-bias"],

@@ -50,6 +50,10 @@ public:
   Status add(const TensorSpec& t) {
     switch (t.role) {
     case WeightRole::kBq: case WeightRole::kBk: case WeightRole::kBv: case WeightRole::kBo:
+    case WeightRole::kAttnNormB:
+    case WeightRole::kFfnNormB:
+    case WeightRole::kOutputNormB:
+    case WeightRole::kOutputBias:
       return add_vector(t.name, t.dims[0], 0.0f, 0.05f);
     case WeightRole::kRopeFactorsLong: { // LongRoPE: divisors from 1 up to the factor
       const float f = spec_.rope_scaling_factor;

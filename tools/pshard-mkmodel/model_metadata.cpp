@@ -134,6 +134,8 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.qkv_bias = f.qkv_bias == Presence::kRequired || s.qkv_bias;
   hp.qk_norm = f.qk_norm == Presence::kRequired;
   hp.out_bias = f.out_bias == Presence::kRequired;
+  hp.norm_biases = f.norm_biases == Presence::kRequired;
+  hp.output_bias = f.output_bias == Presence::kRequired;
   hp.attn_sinks = f.attn_sinks == Presence::kRequired;
   hp.moe_biases = f.moe_biases == Presence::kRequired;
   hp.post_norms = f.post_norms == Presence::kRequired;

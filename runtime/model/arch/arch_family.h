@@ -80,6 +80,11 @@ struct ArchFamily {
   FfnForm ffn = FfnForm::kDense;
   Presence qkv_bias = Presence::kAbsent;    // attn_{q,k,v}.bias
   Presence out_bias = Presence::kAbsent;    // attn_output.bias
+  // Biases added after each RMSNorm — attn_norm.bias, ffn_norm.bias, output_norm.bias — and
+  // to the logits (output.bias): Phi-3.5-MoE as llama.cpp runs it (its RMSNorm, not the
+  // LayerNorm of Microsoft's reference code).
+  Presence norm_biases = Presence::kAbsent;
+  Presence output_bias = Presence::kAbsent;
   Presence qk_norm = Presence::kAbsent;     // attn_{q,k}_norm: RMSNorm of each head before RoPE
   Presence shared_expert = Presence::kAbsent; // ffn_{gate,up,down}_shexp
   // The shared expert's output is scaled by sigmoid(ffn_gate_inp_shexp · x) (Qwen2-MoE), or
@@ -198,6 +203,7 @@ extern const ArchFamily kGlm4Family;
 extern const ArchFamily kGlm4MoeFamily;
 extern const ArchFamily kErnie45Family;
 extern const ArchFamily kErnie45MoeFamily;
+extern const ArchFamily kPhiMoeFamily;
 extern const ArchFamily kDots1Family;
 extern const ArchFamily kBailingMoe2Family;
 

@@ -419,6 +419,24 @@ const BadCase kCases[] = {
      [](auto&, auto& t) { drop_tensor(t, "blk.2.exp_probs_b.bias"); },
      StatusCode::kInvalidFormat,
      {"exp_probs_b.bias", "layer 1 but not in layer 2", "every MoE layer"}},
+    {"phimoe_without_its_logit_bias",
+     "phimoe",
+     [](auto&, auto& t) { drop_tensor(t, "output.bias"); },
+     StatusCode::kInvalidFormat,
+     {"'output.bias' is missing", "phimoe"}},
+    {"phimoe_without_its_norm_biases",
+     "phimoe",
+     [](auto&, auto& t) {
+       for (const char* n : {"blk.0.attn_norm.bias", "blk.1.attn_norm.bias"})
+         drop_tensor(t, n);
+     },
+     StatusCode::kInvalidFormat,
+     {"blk.0.attn_norm.bias", "norm biases"}},
+    {"phimoe_with_one_ffn_norm_bias_missing",
+     "phimoe",
+     [](auto&, auto& t) { drop_tensor(t, "blk.1.ffn_norm.bias"); },
+     StatusCode::kInvalidFormat,
+     {"blk.1.ffn_norm.bias"}},
 };
 
 class ArchMetadata : public ::testing::TestWithParam<BadCase> {};

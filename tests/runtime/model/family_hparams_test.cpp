@@ -1,4 +1,4 @@
-// What Gemma's, Phi-3's and gpt-oss's files say beyond the shared skeleton, as read:
+// What Gemma's, Phi-3's, Phi-3.5-MoE's and gpt-oss's files say beyond the shared skeleton, as read:
 // Gemma's local layers, their window, RoPE and scale, the soft-caps; Phi-3's fused
 // matrices and LongRoPE; gpt-oss's sinks, biases and windows — from the keys llama.cpp's converters
 // write, and from the family's defaults where a converter left a key out.
@@ -8,6 +8,7 @@
 #include "runtime/model/tensor_layout.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -441,6 +442,33 @@ TEST_F(FamilyHParams, Glm4SandwichesItsBlocksWithNormsAndRotatesPartOfEachHeadIn
   EXPECT_EQ(rope.rot_dim, 16);
   EXPECT_EQ(rope.head_dim, 32);
   EXPECT_FALSE(rope.neox);
+}
+
+TEST_F(FamilyHParams, PhiMoeBiasesEveryNormAndItsLogits) {
+  ModelSpec s = family("phimoe", 2);
+  s.n_expert = 4;
+  s.n_expert_used = 2;
+  s.qkv_bias = true;
+  const ModelHParams hp = read(s);
+  EXPECT_TRUE(hp.norm_biases);
+  EXPECT_TRUE(hp.output_bias);
+  EXPECT_TRUE(hp.qkv_bias);
+  EXPECT_TRUE(hp.out_bias);
+  EXPECT_TRUE(hp.rope(nullptr).neox);
+  EXPECT_EQ(hp.gating, ExpertGating::kSoftmax);
+  EXPECT_TRUE(hp.normalize_expert_weights);
+  auto has = [](const std::vector<std::string>& names, const char* name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  EXPECT_TRUE(has(tensor_names(hp, SubLayerKind::kAttention, 1), "blk.1.attn_norm.bias"));
+  EXPECT_TRUE(has(tensor_names(hp, SubLayerKind::kMoe, 1), "blk.1.ffn_norm.bias"));
+  const std::vector<std::string> head = tensor_names(hp, SubLayerKind::kHead, -1);
+  EXPECT_TRUE(has(head, "output_norm.bias"));
+  EXPECT_TRUE(has(head, "output.bias"));
+  // Llama's layout has none of them.
+  const ModelHParams llama = read(family("llama", 2));
+  EXPECT_FALSE(has(tensor_names(llama, SubLayerKind::kHead, -1), "output.bias"));
+  EXPECT_FALSE(has(tensor_names(llama, SubLayerKind::kAttention, 0), "blk.0.attn_norm.bias"));
 }
 
 TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {

@@ -28,7 +28,9 @@ norm after attention and after the FFN as Gemma's, gate and up in one ffn_up),
 ernie4_5 and ernie4_5-moe (ERNIE 4.5: Llama's block with adjacent-pair RoPE that the
 converter does not permute; leading dense layers, and with interleave_moe_layer_step only
 every such layer routing; the softmax top k chosen with moe_statics' correction added,
-weighed without it, renormalised; an ungated shared expert).
+weighed without it, renormalised; an ungated shared expert), phimoe (Phi-3.5-MoE: Phi-3's
+attention with q/k/v/o biases, Mixtral-style experts, a bias after every RMSNorm and on
+the logits, as llama.cpp defines the family).
 gemma-embedding (EmbeddingGemma): gemma3's
 block attending both ways, a local layer's window centred on the query (keys within
 sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
@@ -44,7 +46,7 @@ from encoder import bert_states, modernbert_states
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
         "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss", "glm4moe", "dots1",
-        "bailingmoe2"}
+        "bailingmoe2", "phimoe"}
 GEMMA = {"gemma2", "gemma3", "gemma-embedding"}
 # Each block's output normed before its residual add (post_attention_norm, post_ffw_norm).
 SANDWICH_NORMED = GEMMA | {"glm4"}
@@ -230,6 +232,12 @@ class Reference:
     def opt(self, name):
         return self.m.tensor(name) if self.m.has(name) else None
 
+    def norm(self, x, name):
+        """RMSNorm by `name`.weight, plus `name`.bias where the file has one (phimoe)."""
+        b = self.opt(name + ".bias")
+        y = rms_norm(x, self.t(name + ".weight"), self.eps)
+        return y + b if b is not None else y
+
 
     def attention(self, il, h, cache, pos):
         """One position's attention block, its key and value appended to `cache`."""
@@ -242,7 +250,7 @@ class Reference:
     def qkv(self, il, h, pos):
         """The position's query, key and value heads: projected, normed and rotated."""
         p = f"blk.{il}."
-        x = rms_norm(h, self.t(p + "attn_norm.weight"), self.eps)
+        x = self.norm(h, p + "attn_norm")
         if self.m.has(p + "attn_qkv.weight"):  # Phi-3: one matrix, rows q then k then v
             qkv = self.t(p + "attn_qkv.weight") @ x
             nq, nkv = self.n_head * self.head_dim, self.n_head_kv * self.head_dim
@@ -299,8 +307,8 @@ class Reference:
 
     def ffn(self, il, h):
         p = f"blk.{il}."
-        norm = "post_attention_norm.weight" if self.arch in FFN_NORM_POST_ATTENTION else "ffn_norm.weight"
-        x = rms_norm(h, self.t(p + norm), self.eps)
+        norm = "post_attention_norm" if self.arch in FFN_NORM_POST_ATTENTION else "ffn_norm"
+        x = self.norm(h, p + norm)
         if self.arch == "gpt-oss":
             return h + self.oai_experts(p, x)
         routes = self.n_expert > 0 and il >= self.dense_lead and (il + 1) % self.moe_step == 0
@@ -397,7 +405,7 @@ class Reference:
             for il in range(self.n_layer):
                 h = self.attention(il, h, caches[il], rpos)
                 h = self.ffn(il, h)
-            rows.append(rms_norm(h, self.t("output_norm.weight"), self.eps))
+            rows.append(self.norm(h, "output_norm"))
         return rows
 
     def two_way_states(self, ids):
@@ -412,16 +420,18 @@ class Reference:
                               [(k, v) for _, k, v in qkv[max(0, pos - half):pos + half + 1]])
                   for pos, h in enumerate(hs)]
             hs = [self.ffn(il, h) for h in hs]
-        return [rms_norm(h, self.t("output_norm.weight"), self.eps) for h in hs]
+        return [self.norm(h, "output_norm") for h in hs]
 
     def logprobs(self, ids, inputs=None, positions=None):
         """Log-softmax of the logits after each of `ids` (one row per position); the
         arguments as final_states'."""
         emb = self.t("token_embd.weight")
         out_w = self.t("output.weight") if self.m.has("output.weight") else emb
+        out_b = self.opt("output.bias")  # phimoe
         rows = []
         for x in self.final_states(ids, inputs, positions):
-            logits = out_w @ x / self.logit_divisor
+            logits = out_w @ x + (out_b if out_b is not None else 0.0)
+            logits = logits / self.logit_divisor
             if self.final_softcap:
                 logits = softcap(logits, self.final_softcap)
             mx = logits.max()
