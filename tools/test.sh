@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 
-# Seconds since `since`, for the per-phase times CI's log shows (and the README quotes).
+# Seconds since the epoch time $1, for the per-phase times CI's log shows (and the README quotes).
 elapsed() { echo $(($(date +%s) - $1)); }
 start=$(date +%s)
 

@@ -90,11 +90,12 @@ SubLayerWeights host_sublayer_weights(const ModelWeights& w, const SubLayer& s) 
 
 void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* weight,
               const float* bias, float* y, int64_t n) {
-  if (hp.family->layer_norms)
-    ops.layer_norm(x, weight, nullptr, y, n, hp.n_embd, hp.rms_eps);
-  else
-    ops.rms_norm(x, weight, y, n, hp.n_embd, hp.rms_eps);
-  if (bias)
+  if (hp.family->layer_norms) {
+    ops.layer_norm(x, weight, bias, y, n, hp.n_embd, hp.rms_eps);
+    return;
+  }
+  ops.rms_norm(x, weight, y, n, hp.n_embd, hp.rms_eps);
+  if (bias) // RMSNorm has no bias of its own: phimoe's is added after it
     ops.add_bias(y, bias, n, hp.n_embd);
 }
 

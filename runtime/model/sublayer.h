@@ -173,8 +173,8 @@ struct ForwardPass {
 
 void embed_forward(ForwardPass& pass, const MatrixView& table);
 // A block's pre-norm (and the final norm) of n rows of n_embd: RMSNorm, or a LayerNorm
-// without a bias where the family says (ModernBERT); then `bias` added when not null
-// (phimoe). x and y may alias.
+// where the family says (ModernBERT); `bias` (phimoe's; null for most) is added to either.
+// x and y may alias.
 void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* weight,
               const float* bias, float* y, int64_t n);
 void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
