@@ -64,12 +64,13 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
     p.n_threads = ThreadPool::hardware_threads();
   const SequenceLimits limits = sequence_limits(hp, p, p.n_ctx);
   p.n_pages = limits.n_pages;
-  PSHARD_RETURN_IF_ERROR(check_kv_types(p.kv_type_k, p.kv_type_v, hp.head_dim));
+  PSHARD_RETURN_IF_ERROR(check_kv_types(p.kv_type_k, p.kv_type_v, hp.attn_key_dim(),
+                                        hp.attn_value_dim()));
   std::vector<int64_t> layer_pages = pool_layer_pages(hp, limits);
   if (!hp.causal) // keys live for one pass, and the layers run in turn: one layer's pages
     layer_pages = {*std::max_element(layer_pages.begin(), layer_pages.end())};
   PSHARD_ASSIGN_OR_RETURN(auto pool, KvPagePool::create(layer_pages, hp.kv_dim(), p.page_tokens,
-                                                        p.kv_type_k, p.kv_type_v));
+                                                        p.kv_type_k, p.kv_type_v, hp.v_dim()));
   auto s = std::unique_ptr<BatchedCpuSession>(
       new BatchedCpuSession(model, p, limits, std::move(pool)));
   s->act_.reserve(hp, p.max_batch_tokens, p.max_logit_rows);

@@ -7,21 +7,25 @@ namespace pshard {
 
 Result<std::unique_ptr<KvPagePool>> KvPagePool::create(std::span<const int64_t> layer_pages,
                                                        int64_t kv_dim, int64_t page_tokens,
-                                                       TensorType k_type, TensorType v_type) {
-  if (layer_pages.empty() || kv_dim <= 0 || page_tokens <= 0)
+                                                       TensorType k_type, TensorType v_type,
+                                                       int64_t v_dim) {
+  if (v_dim == 0)
+    v_dim = kv_dim;
+  if (layer_pages.empty() || kv_dim <= 0 || v_dim <= 0 || page_tokens <= 0)
     return invalid_argument("KV page pool dimensions must be positive (layers: " +
                             std::to_string(layer_pages.size()) + ", tokens per page: " +
                             std::to_string(page_tokens) + ")");
   auto p = std::unique_ptr<KvPagePool>(new KvPagePool());
   p->kv_dim_ = kv_dim;
+  p->v_dim_ = v_dim;
   p->page_tokens_ = page_tokens;
   p->k_type_ = k_type;
   p->v_type_ = v_type;
   if (kv_dim % tensor_type_traits(k_type).block_values != 0 ||
-      kv_dim % tensor_type_traits(v_type).block_values != 0)
+      v_dim % tensor_type_traits(v_type).block_values != 0)
     return invalid_argument("KV rows of " + std::to_string(kv_dim) + " values cannot be " +
                             tensor_type_name(k_type) + "/" + tensor_type_name(v_type));
-  const size_t row_bytes = tensor_row_bytes(k_type, kv_dim) + tensor_row_bytes(v_type, kv_dim);
+  const size_t row_bytes = tensor_row_bytes(k_type, kv_dim) + tensor_row_bytes(v_type, v_dim);
   const int64_t most_rows = static_cast<int64_t>((size_t{1} << 40) / row_bytes);
   p->row0_.push_back(0);
   for (const int64_t pages : layer_pages) {
@@ -35,7 +39,7 @@ Result<std::unique_ptr<KvPagePool>> KvPagePool::create(std::span<const int64_t> 
   const auto rows = static_cast<size_t>(p->row0_.back());
   try {
     p->k_ = ZeroedArray<uint8_t>(rows * tensor_row_bytes(k_type, kv_dim));
-    p->v_ = ZeroedArray<uint8_t>(rows * tensor_row_bytes(v_type, kv_dim));
+    p->v_ = ZeroedArray<uint8_t>(rows * tensor_row_bytes(v_type, v_dim));
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kOutOfMemory,
                   "cannot allocate " + std::to_string(rows * row_bytes >> 20) +
@@ -50,8 +54,9 @@ KvView KvPagePool::layer(int64_t il) {
   const auto rows = static_cast<size_t>(row0_[layers == 1 ? 0 : static_cast<size_t>(il)]);
   KvView v;
   v.k = k_.data() + rows * tensor_row_bytes(k_type_, kv_dim_);
-  v.v = v_.data() + rows * tensor_row_bytes(v_type_, kv_dim_);
+  v.v = v_.data() + rows * tensor_row_bytes(v_type_, v_dim_);
   v.kv_dim = kv_dim_;
+  v.v_dim = v_dim_;
   v.page_tokens = page_tokens_;
   v.k_type = k_type_;
   v.v_type = v_type_;

@@ -34,7 +34,8 @@
 
 namespace pshard {
 
-// One layer's KV cache: K and V rows of kv_dim values for positions [0, n_ctx), each of
+// One layer's KV cache: K rows of kv_dim values and V rows of v_dim (0: kv_dim; DeepSeek's
+// latent attention caches values narrower than keys) for positions [0, n_ctx), each of
 // its element type (F32, F16 or Q8_0: runtime/model/kv_types.h). Contiguous (pages null):
 // position p's rows at k/v + p * row bytes. Paged (a sequence of a shared page pool,
 // runtime/batch): position p lives in page pages[p / page_tokens] at row
@@ -51,9 +52,11 @@ struct KvView {
   int64_t ring = 0; // 0: no ring
   TensorType k_type = TensorType::kF32;
   TensorType v_type = TensorType::kF32;
+  int64_t v_dim = 0;
 
+  int64_t v_values() const { return v_dim > 0 ? v_dim : kv_dim; }
   size_t k_row_bytes() const { return tensor_row_bytes(k_type, kv_dim); }
-  size_t v_row_bytes() const { return tensor_row_bytes(v_type, kv_dim); }
+  size_t v_row_bytes() const { return tensor_row_bytes(v_type, v_values()); }
   // The row index of position pos in the layer's storage.
   size_t row_index(int64_t pos) const {
     if (!pages)
@@ -78,6 +81,9 @@ struct AttentionDims {
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
+  // A head's values (and output) when narrower than its keys (DeepSeek's latent attention:
+  // the latent, without the rotated part); 0: head_dim.
+  int64_t head_dim_v = 0;
   // Sliding window (Gemma's local layers): a query at position p sees positions
   // [p - window + 1, p] only — or, symmetric_window (a model attending both ways:
   // gemma-embedding), [p - window/2, p + window/2]. 0: the whole past (or text).
@@ -100,6 +106,7 @@ struct AttentionDims {
   // whole text.
   bool causal = true;
 
+  int64_t value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
   float score_scale() const {
     return scale > 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
   }
@@ -127,7 +134,8 @@ struct AttentionDims {
   }
 };
 
-// n_expert matrices of equal shape: expert e starts at `first.data + e * stride`,
+// n_expert matrices of equal shape (also an attention's per-head matrices, one per head:
+// DeepSeek's attn_k_b/attn_v_b): expert e starts at `first.data + e * stride`,
 // unless `placed` is non-empty — then at placed[e] (a streaming slot holding only the
 // experts a pass routes to; null for the others, which the pass never reads).
 struct ExpertMatrices {
@@ -219,14 +227,15 @@ public:
   // it at synchronize). Rows are dense (n_heads * p.head_dim values each).
   virtual void rope(float* x, int64_t n_tokens, int64_t n_heads, int64_t pos0,
                     const RopeParams& p) = 0;
-  // Writes K and V rows of n_tokens tokens at positions [pos0, pos0 + n_tokens).
+  // Writes K and V rows of n_tokens tokens at positions [pos0, pos0 + n_tokens) (k: kv_dim
+  // values per token, v: v_values()).
   virtual void kv_append(const KvView& kv, const float* k, const float* v, int64_t pos0,
                          int64_t n_tokens) = 0;
   // Causal attention of n_tokens queries (token t at pos0 + t sees positions
   // [shape.first_visible(pos0 + t), shape.visible_end(pos0 + t, pos0 + n_tokens)): with
   // shape.causal false, through pos0 + n_tokens - 1 or its symmetric window) over the cache, scores
   // scaled by shape.score_scale() and soft-capped by shape.softcap; out is n_tokens x n_head *
-  // head_dim.
+  // shape.value_dim().
   virtual void attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
                          int64_t n_tokens, float* out) = 0;
   // out[i] = silu(gate[i]) * up[i] over n values.
@@ -252,6 +261,11 @@ public:
   // expert's output scaled by its gate logit).
   virtual void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens,
                          int64_t d) = 0;
+  // y[r * y_stride + i] = x[r * x_stride + i] for n_rows rows of `width` values (strides in
+  // floats; x and y do not overlap): part of each row moved into another layout (DeepSeek's
+  // latent attention gathers and scatters per-head slices this way).
+  virtual void copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride,
+                         int64_t n_rows, int64_t width) = 0;
   // out[t] = row tokens[t] of the table, as floats (tokens are host memory).
   virtual void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) = 0;
   // The MoE block after its router matmul: router_logits (n_tokens x n_expert) turned

@@ -122,7 +122,8 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   }
   const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
   PSHARD_ASSIGN_OR_RETURN(auto kv_types, kv_types_of(schedule, params));
-  PSHARD_RETURN_IF_ERROR(check_kv_types(kv_types.first, kv_types.second, hp.head_dim));
+  PSHARD_RETURN_IF_ERROR(check_kv_types(kv_types.first, kv_types.second, hp.attn_key_dim(),
+                                        hp.attn_value_dim()));
   const int64_t kv_rows = params.kv_pool_rows > 0 ? params.kv_pool_rows : n_ctx;
   const int64_t max_chunk = schedule ? schedule->tiers().back()
                                      : std::min(pass_tokens_for(hp, params.n_batch, n_ctx), n_ctx);

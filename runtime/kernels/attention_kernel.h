@@ -2,7 +2,8 @@
 //   out = softmax(cap(scale * (K q))) V   over cached positions first .. n_kv - 1
 // (first > 0: a sliding window; cap(s) = softcap * tanh(s / softcap) when softcap > 0;
 // with a sink (gpt-oss), the softmax's denominator also holds e^sink).
-// q and out hold head_dim floats. K and V rows are of their own element type — F32, F16
+// q holds head_dim floats, out value_dim() (v_dim: DeepSeek's latent attention has values
+// narrower than keys). K and V rows are of their own element type — F32, F16
 // or Q8_0 (blocks of 32: head_dim a multiple of 32) — and k/v point at this head's slice
 // of position 0's row, rows k_row_bytes / v_row_bytes apart. A paged cache (pages set)
 // holds position j in page pages[j / page_rows] at row j % page_rows, page p's rows from
@@ -33,6 +34,7 @@ struct AttendHead {
   TensorType v_type = TensorType::kF32;
   int64_t n_kv = 0;
   int64_t head_dim = 0;
+  int64_t v_dim = 0; // values per V row slice (and out); 0: head_dim
   float scale = 1.0f;
   float* out = nullptr;
   float* scores = nullptr;
@@ -45,6 +47,7 @@ struct AttendHead {
   float sink = 0.0f;
 
   int64_t n_seen() const { return n_kv - first; }
+  int64_t value_dim() const { return v_dim > 0 ? v_dim : head_dim; }
 };
 
 void attend_head(const AttendHead& a);

@@ -182,12 +182,12 @@ void attend(const AttendHead& a) {
   });
   softcap_scores(a);
   softmax_scores(a, softmax);
-  for (int64_t c = 0; c < a.head_dim; c += 32) {
+  for (int64_t c = 0; c < a.value_dim(); c += 32) {
     __m256 acc[4];
     __m256i m[4];
     int64_t rest[4];
     for (int u = 0; u < 4; ++u) {
-      rest[u] = a.head_dim - c - 8 * u;
+      rest[u] = a.value_dim() - c - 8 * u;
       m[u] = tail_mask(rest[u] >= 8 ? 8 : rest[u] > 0 ? rest[u] : 0);
       acc[u] = _mm256_setzero_ps();
     }

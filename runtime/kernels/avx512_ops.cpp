@@ -177,11 +177,11 @@ void attend(const AttendHead& a) {
   softcap_scores(a);
   softmax_scores(a, softmax);
   // Four vectors of the output at a time stay in registers over all positions.
-  for (int64_t c = 0; c < a.head_dim; c += 64) {
+  for (int64_t c = 0; c < a.value_dim(); c += 64) {
     __m512 acc[4];
     __mmask16 m[4];
     for (int u = 0; u < 4; ++u) {
-      const int64_t rest = a.head_dim - c - 16 * u;
+      const int64_t rest = a.value_dim() - c - 16 * u;
       m[u] = rest >= 16 ? static_cast<__mmask16>(0xffff) : rest > 0 ? tail_mask(rest) : 0;
       acc[u] = _mm512_setzero_ps();
     }

@@ -104,13 +104,13 @@ void attend(const AttendHead& a) {
   });
   softcap_scores(a);
   softmax_scores(a, softmax);
-  for (int64_t i = 0; i < a.head_dim; ++i)
+  for (int64_t i = 0; i < a.value_dim(); ++i)
     a.out[i] = 0.0f;
   for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
     for (int64_t j = 0; j < n; ++j) {
       const uint8_t* v = vr + j * a.v_row_bytes;
       const float w = a.scores[j0 + j];
-      for (int64_t i = 0; i < a.head_dim; ++i)
+      for (int64_t i = 0; i < a.value_dim(); ++i)
         a.out[i] += w * value_at(v, a.v_type, i);
     }
   });

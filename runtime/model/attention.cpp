@@ -57,6 +57,8 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   const ModelHParams& hp = p.hp;
   const ActivationPtrs& a = p.act;
   const int64_t n = p.n_tokens(), d = hp.n_embd;
+  if (hp.latent_attention())
+    return latent_attention_forward(p, w, rope_freqs, kv);
 
   if (w.embd_norm.data) // attn[0] of an encoder (or ModernBERT)
     encoder_input(p, w);

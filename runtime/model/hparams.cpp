@@ -66,6 +66,9 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
                           " is not a multiple of " + k.key("attention.head_count_kv") + " " +
                           std::to_string(hp.n_head_kv));
   int64_t key_length = 0, value_length = 0;
+  if (hp.family->latent_attention) {
+    PSHARD_RETURN_IF_ERROR(read_latent_dims(k, hp));
+  } else {
   PSHARD_RETURN_IF_ERROR(k.optional("attention.key_length", &key_length));
   PSHARD_RETURN_IF_ERROR(k.optional("attention.value_length", &value_length));
   if (key_length == 0 && value_length == 0) {
@@ -86,6 +89,7 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
                          std::to_string(value_length) +
                          "; pshard runs attention whose keys and values have one head size");
     hp.head_dim = key_length;
+  }
   }
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.key_length"), hp.head_dim));
   // Encoders LayerNorm (BERT's eps is 1e-12, ModernBERT's 1e-5); the others RMSNorm.
@@ -286,7 +290,7 @@ int64_t ModelHParams::ffn_scratch_width() const {
 
 RopeParams ModelHParams::rope(const float* freq_factors) const {
   RopeParams p;
-  p.head_dim = head_dim;
+  p.head_dim = attn_key_dim(); // MLA: rotated part first, as its queries and keys hold it
   p.rot_dim = rope_dim;
   p.freq_base = rope_freq_base;
   p.freq_scale = rope_freq_scale;

@@ -36,6 +36,12 @@ struct ModelHParams {
   int64_t n_head_kv = 0;
   int64_t head_dim = 0; // attention.key_length, else n_embd / n_head
   int64_t rope_dim = 0; // leading values of each head that RoPE rotates
+  // Multi-head latent attention (families with latent_attention; 0: none): the latent's
+  // width (attention.kv_lora_rank), the queries' low rank (attention.q_lora_rank; 0: one
+  // attn_q) and each head's value width after attn_v_b (attention.value_length_mla).
+  // head_dim is then a head's query width as attn_q writes it (key_length_mla: its
+  // unrotated part, then its rope_dim rotated values).
+  int64_t kv_lora_rank = 0, q_lora_rank = 0, head_dim_v = 0;
   float rms_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
   float rope_freq_scale = 1.0f; // 1 / linear or YaRN scaling factor
@@ -115,7 +121,14 @@ struct ModelHParams {
   bool has_dense_layers() const { return !is_moe() || first_moe_layer() > 0 || moe_layer_step > 1; }
   bool has_shared_expert() const { return n_ff_shexp > 0; }
   int64_t q_dim() const { return n_head * head_dim; }
-  int64_t kv_dim() const { return n_head_kv * head_dim; }
+  bool latent_attention() const { return kv_lora_rank > 0; }
+  // What the attention op sees per KV head: keys of attn_key_dim values, values of
+  // attn_value_dim (MLA: the rotated part then the latent, and the latent; one KV head).
+  int64_t attn_key_dim() const { return latent_attention() ? rope_dim + kv_lora_rank : head_dim; }
+  int64_t attn_value_dim() const { return latent_attention() ? kv_lora_rank : head_dim; }
+  // Values of a position's K row and V row in the cache.
+  int64_t kv_dim() const { return n_head_kv * attn_key_dim(); }
+  int64_t v_dim() const { return n_head_kv * attn_value_dim(); }
   // Width of the FFN scratch (gate/up activations): the largest FFN the layers run.
   int64_t ffn_scratch_width() const;
   // The RoPE of this model for its attention blocks (freq_factors: rope_freqs or null).

@@ -146,6 +146,7 @@ Status read_block_options(const gguf::GgufFile& f, const HParamKeys& k, ModelHPa
     hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
   PSHARD_RETURN_IF_ERROR(read_multipliers(k, hp));
   PSHARD_RETURN_IF_ERROR(read_attn_temperature(k, hp));
+  PSHARD_RETURN_IF_ERROR(read_latent_scale(k, hp));
   PSHARD_RETURN_IF_ERROR(read_softcaps(k, hp));
   PSHARD_RETURN_IF_ERROR(read_attention_scale(k, hp));
   return read_sliding_window(f, k, hp);

@@ -36,6 +36,11 @@ private:
 // linear, llama3, yarn).
 Status read_rope(const HParamKeys& keys, ModelHParams& hp);
 
+// Multi-head latent attention (hparams_mla.cpp): the ranks and head widths, read in place of
+// key_length/value_length; then, after RoPE, their checks and the scores' scale.
+Status read_latent_dims(const HParamKeys& keys, ModelHParams& hp);
+Status read_latent_scale(const HParamKeys& keys, ModelHParams& hp);
+
 // The block options of hparams_block_options.cpp (scales, soft-caps, Mistral 3's
 // temperature, sliding windows and their RoPE); needs hp's counts and RoPE.
 Status read_block_options(const gguf::GgufFile& file, const HParamKeys& keys, ModelHParams& hp);

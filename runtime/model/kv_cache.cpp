@@ -12,25 +12,28 @@ namespace pshard {
 
 Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, TensorType k_type,
                                 TensorType v_type, std::span<const int64_t> rings,
-                                bool one_layer_for_all) {
-  if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0)
+                                bool one_layer_for_all, int64_t v_dim) {
+  if (v_dim == 0)
+    v_dim = kv_dim;
+  if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0 || v_dim <= 0)
     return invalid_argument("KV cache dimensions must be positive");
   if (!rings.empty() && static_cast<int64_t>(rings.size()) != n_layer)
     return invalid_argument("KV cache rings for " + std::to_string(rings.size()) +
                             " layers, but the cache has " + std::to_string(n_layer));
   if (!is_kv_type(k_type) || !is_kv_type(v_type) ||
       kv_dim % tensor_type_traits(k_type).block_values != 0 ||
-      kv_dim % tensor_type_traits(v_type).block_values != 0)
+      v_dim % tensor_type_traits(v_type).block_values != 0)
     return invalid_argument("KV cache rows of " + std::to_string(kv_dim) + " values cannot be " +
                             tensor_type_name(k_type) + "/" + tensor_type_name(v_type));
   KvCache c;
   c.n_layer_ = n_layer;
   c.n_ctx_ = n_ctx;
   c.kv_dim_ = kv_dim;
+  c.v_dim_ = v_dim;
   c.k_type_ = k_type;
   c.v_type_ = v_type;
   c.k_row_ = tensor_row_bytes(k_type, kv_dim);
-  c.v_row_ = tensor_row_bytes(v_type, kv_dim);
+  c.v_row_ = tensor_row_bytes(v_type, v_dim);
   c.rings_.assign(static_cast<size_t>(n_layer), 0);
   c.row0_.assign(1, 0);
   if (one_layer_for_all) { // every layer's first row 0; back(): one layer's rows
@@ -71,6 +74,7 @@ KvView KvCache::layer(int64_t il) {
   v.n_ctx = n_ctx_;
   v.ring = ring(il);
   v.kv_dim = kv_dim_;
+  v.v_dim = v_dim_;
   v.k_type = k_type_;
   v.v_type = v_type_;
   return v;
@@ -90,7 +94,8 @@ Result<KvCache> model_kv_cache(const ModelHParams& hp, int64_t n_ctx, TensorType
     if (hp.attention_window(il) > 0)
       rings[static_cast<size_t>(il)] = ring;
   PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(), k_type,
-                                                      v_type, rings, one_layer_for_all));
+                                                      v_type, rings, one_layer_for_all,
+                                                      hp.v_dim()));
   kv.set_ring_window(widest_attention_window(hp));
   return kv;
 }

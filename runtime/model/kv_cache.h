@@ -1,4 +1,4 @@
-// The KV cache of one sequence on the host: for each layer, K and V rows of kv_dim values
+// The KV cache of one sequence on the host: for each layer, K and V rows of kv_dim (V: v_dim) values
 // per position, of the cache's element types (kv_types.h); a sliding-window layer's
 // rows may be a ring of fewer (kv_ring.h).
 #pragma once
@@ -21,11 +21,12 @@ public:
   // one_layer_for_all: every layer reads and writes the same rows (no rings) — a model that
   // attends both ways keeps nothing past a pass (a text is one pass), and its layers run
   // one after another, so one layer's rows serve them all: 1/n_layer of the memory.
+  // V rows hold v_dim values (0: kv_dim, as K rows; DeepSeek's latent is narrower).
   static Result<KvCache> create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
                                 TensorType k_type = TensorType::kF32,
                                 TensorType v_type = TensorType::kF32,
                                 std::span<const int64_t> rings = {},
-                                bool one_layer_for_all = false);
+                                bool one_layer_for_all = false, int64_t v_dim = 0);
 
   int64_t n_ctx() const { return n_ctx_; }
   int64_t kv_dim() const { return kv_dim_; }
@@ -53,7 +54,7 @@ public:
   KvView layer(int64_t il);
 
 private:
-  int64_t n_layer_ = 0, n_ctx_ = 0, kv_dim_ = 0;
+  int64_t n_layer_ = 0, n_ctx_ = 0, kv_dim_ = 0, v_dim_ = 0;
   TensorType k_type_ = TensorType::kF32, v_type_ = TensorType::kF32;
   size_t k_row_ = 0, v_row_ = 0;
   std::vector<int64_t> rings_;

@@ -19,6 +19,8 @@ bool is_kv_type(TensorType type);
 // "f32", "f16", "q8_0" (case-insensitive); kInvalidArgument naming the choices otherwise.
 Result<TensorType> parse_kv_type(std::string_view name);
 // Q8_0 rows are cut per head, so a quantized cache needs heads of whole 32-value blocks.
-Status check_kv_types(TensorType k_type, TensorType v_type, int64_t head_dim);
+// value_dim: a value head's size when it differs from a key head's (0: the same).
+Status check_kv_types(TensorType k_type, TensorType v_type, int64_t head_dim,
+                      int64_t value_dim = 0);
 
 } // namespace pshard

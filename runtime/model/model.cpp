@@ -61,7 +61,8 @@ Result<std::unique_ptr<CpuSession>> CpuSession::create(const Model& model,
     return invalid_argument("thread count must be positive, got " +
                             std::to_string(params.n_threads));
   const int32_t threads = params.n_threads > 0 ? params.n_threads : ThreadPool::hardware_threads();
-  PSHARD_RETURN_IF_ERROR(check_kv_types(params.kv_type_k, params.kv_type_v, hp.head_dim));
+  PSHARD_RETURN_IF_ERROR(check_kv_types(params.kv_type_k, params.kv_type_v, hp.attn_key_dim(),
+                                        hp.attn_value_dim()));
   // the most tokens a pass holds
   const int64_t n_batch = std::min(pass_tokens_for(hp, params.n_batch, n_ctx), n_ctx);
   // A model that attends both ways keeps no keys past a pass: its layers share one layer's.

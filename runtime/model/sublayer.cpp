@@ -9,14 +9,20 @@ namespace {
 // Per-token widths in carve order; logits (one token) come last.
 struct Widths {
   int64_t hidden, normed, q, k, v, attn_out, proj, gate, up, router, expert_in, expert_out, moe_out,
-      shexp_gate;
+      shexp_gate, latent_a, latent_b;
 };
 
 Widths widths(const ModelHParams& hp) {
   const int64_t moe = hp.is_moe() ? hp.n_embd : 0, ff = hp.ffn_scratch_width();
-  return {hp.n_embd,   hp.n_embd, hp.q_dim(), hp.kv_dim(), hp.kv_dim(),
-          hp.q_dim(),  hp.n_embd, ff,         ff,          hp.n_expert,
-          moe,         moe,       moe,        hp.has_shared_expert() ? 1 : 0};
+  // Latent attention (mla_attention.cpp): q holds the absorbed queries, attn_out first
+  // attn_q's output then the attention's, and two scratch rows the per-head slices.
+  const bool mla = hp.latent_attention();
+  const int64_t q = mla ? hp.n_head * hp.attn_key_dim() : hp.q_dim();
+  const int64_t attn_out = mla ? hp.n_head * std::max(hp.head_dim, hp.attn_value_dim()) : hp.q_dim();
+  const int64_t latent = mla ? std::max(hp.q_lora_rank, hp.attn_key_dim()) : 0;
+  return {hp.n_embd, hp.n_embd,  q,   hp.kv_dim(), hp.v_dim(), attn_out,
+          hp.n_embd, ff,         ff,  hp.n_expert, moe,        moe,
+          moe,       hp.has_shared_expert() ? 1 : 0, latent,   latent};
 }
 
 } // namespace
@@ -24,7 +30,8 @@ Widths widths(const ModelHParams& hp) {
 size_t activation_floats(const ModelHParams& hp, int64_t n, int64_t n_logit_rows) {
   const Widths w = widths(hp);
   const int64_t per_token = w.hidden + w.normed + w.q + w.k + w.v + w.attn_out + w.proj + w.gate +
-                            w.up + w.router + w.expert_in + w.expert_out + w.moe_out + w.shexp_gate;
+                            w.up + w.router + w.expert_in + w.expert_out + w.moe_out +
+                            w.shexp_gate + w.latent_a + w.latent_b;
   return static_cast<size_t>(per_token * n + hp.n_vocab * n_logit_rows);
 }
 
@@ -50,6 +57,8 @@ ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n, float* base)
   take(a.expert_out, w.expert_out);
   take(a.moe_out, w.moe_out);
   take(a.shexp_gate, w.shexp_gate);
+  take(a.latent_a, w.latent_a);
+  take(a.latent_b, w.latent_b);
   a.logits = at;
   return a;
 }

@@ -34,6 +34,9 @@ struct ActivationPtrs {
   // and the shared expert's gate logit (one per token; with a shared expert only).
   float *router = nullptr, *expert_in = nullptr, *expert_out = nullptr, *moe_out = nullptr,
         *shexp_gate = nullptr;
+  // Latent attention only (DeepSeek): scratch rows for the queries' low rank, the latent
+  // and the per-head slices (runtime/model/mla_attention.cpp).
+  float *latent_a = nullptr, *latent_b = nullptr;
   float* logits = nullptr; // of one token
 };
 
@@ -94,10 +97,12 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     for (VectorWeight* v :
          {&w.attn.norm, &w.attn.norm_b, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo,
           &w.attn.q_norm, &w.attn.k_norm, &w.attn.sinks, &w.attn.post_norm, &w.attn.embd_norm,
-          &w.attn.embd_norm_b, &w.attn.out_norm, &w.attn.out_norm_b})
+          &w.attn.embd_norm_b, &w.attn.out_norm, &w.attn.out_norm_b, &w.attn.q_a_norm,
+          &w.attn.kv_a_norm})
       fn(v->data);
-    for (MatrixView* m :
-         {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo, &w.attn.pos_embd, &w.attn.token_types})
+    for (MatrixView* m : {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo, &w.attn.pos_embd,
+                          &w.attn.token_types, &w.attn.wq_a, &w.attn.wq_b, &w.attn.wkv_a,
+                          &w.attn.wk_b.first, &w.attn.wv_b.first})
       fn(m->data);
     fn(w.rope_freqs);
     fn(w.rope_long);
@@ -179,6 +184,9 @@ void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* wei
               const float* bias, float* y, int64_t n);
 void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv);
+// attention_forward of a model with latent attention (DeepSeek; mla_attention.cpp).
+void latent_attention_forward(ForwardPass& pass, const AttentionWeights& w,
+                              const float* rope_freqs, const KvView& kv);
 void ffn_forward(ForwardPass& pass, const FfnWeights& w);
 // The gated FFN of `w` (SwiGLU, or GeGLU as the model says) over `in` (n_tokens x n_embd:
 // act.normed, or an encoder's act.hidden) into out (n_tokens x n_embd), scratch act.gate/up.

@@ -34,6 +34,23 @@ void encoder_input(const ModelHParams& hp, SpecList& l) {
     l.out.push_back({"token_embd_norm.bias", {d}, R::kEmbdNormB});
 }
 
+// Multi-head latent attention's projections (runtime/model/mla_attention.cpp).
+void latent_attention(const ModelHParams& hp, SpecList& l) {
+  const int64_t d = hp.n_embd, q = hp.q_dim(), r = hp.kv_lora_rank, h = hp.n_head;
+  if (hp.q_lora_rank > 0) {
+    l.add("attn_q_a", ".weight", {d, hp.q_lora_rank}, R::kWqA);
+    l.add("attn_q_a_norm", ".weight", {hp.q_lora_rank}, R::kQANorm);
+    l.add("attn_q_b", ".weight", {hp.q_lora_rank, q}, R::kWqB);
+  } else {
+    l.add("attn_q", ".weight", {d, q}, R::kWq);
+  }
+  l.add("attn_kv_a_mqa", ".weight", {d, r + hp.rope_dim}, R::kWkvA);
+  l.add("attn_kv_a_norm", ".weight", {r}, R::kKvANorm);
+  l.add("attn_k_b", ".weight", {hp.head_dim - hp.rope_dim, r, h}, R::kWkB);
+  l.add("attn_v_b", ".weight", {r, hp.head_dim_v, h}, R::kWvB);
+  l.add("attn_output", ".weight", {h * hp.head_dim_v, d}, R::kWo);
+}
+
 void attention(const ModelHParams& hp, SpecList& l, int64_t layer) {
   const int64_t d = hp.n_embd, q = hp.q_dim(), kv = hp.kv_dim();
   const bool embedding_norm = hp.family->encoder || hp.family->layer_norms;
@@ -45,14 +62,17 @@ void attention(const ModelHParams& hp, SpecList& l, int64_t layer) {
     if (hp.norm_biases)
       l.add("attn_norm", ".bias", {d}, R::kAttnNormB);
   }
-  if (hp.fused_qkv) {
+  if (hp.latent_attention()) {
+    latent_attention(hp, l);
+  } else if (hp.fused_qkv) {
     l.add("attn_qkv", ".weight", {d, q + 2 * kv}, R::kWqkv);
   } else {
     l.add("attn_q", ".weight", {d, q}, R::kWq);
     l.add("attn_k", ".weight", {d, kv}, R::kWk);
     l.add("attn_v", ".weight", {d, kv}, R::kWv);
   }
-  l.add("attn_output", ".weight", {q, d}, R::kWo);
+  if (!hp.latent_attention())
+    l.add("attn_output", ".weight", {q, d}, R::kWo);
   if (hp.qkv_bias) {
     l.add("attn_q", ".bias", {q}, R::kBq);
     l.add("attn_k", ".bias", {kv}, R::kBk);
@@ -168,6 +188,7 @@ bool TensorSpec::is_matrix() const {
   case R::kFfnGate: case R::kFfnUp: case R::kFfnDown: case R::kFfnGateUp: case R::kRouter:
   case R::kGateExps: case R::kUpExps: case R::kDownExps:
   case R::kShexpGateInp: case R::kShexpGate: case R::kShexpUp: case R::kShexpDown:
+  case R::kWqA: case R::kWqB: case R::kWkvA: case R::kWkB: case R::kWvB:
     return true;
   // clang-format on
   case R::kTokenEmbd: // gathered by the embed; a matrix only as the tied head (kOutput)

@@ -54,6 +54,10 @@ enum class WeightRole : uint8_t {
   kAttnOutNorm, kAttnOutNormB, // LayerNorm of attention's residual sum
   kFfnUpBias, kFfnDownBias,
   kLayerOutNorm, kLayerOutNormB, // LayerNorm of the FFN's residual sum
+  // Multi-head latent attention (DeepSeek): the queries' low-rank pair and its norm, the
+  // latent's projection (plus the shared rotated part) and its norm, and the per-head
+  // expansions of the latent into keys and values (n_head matrices each).
+  kWqA, kQANorm, kWqB, kWkvA, kKvANorm, kWkB, kWvB,
   // clang-format on
 };
 

@@ -101,6 +101,13 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kFfnDownBias: vec(layer->ffn.down_bias); break;
   case WeightRole::kLayerOutNorm: vec(layer->ffn.out_norm); break;
   case WeightRole::kLayerOutNormB: vec(layer->ffn.out_norm_b); break;
+  case WeightRole::kWqA: mat(layer->attn.wq_a); break;
+  case WeightRole::kQANorm: vec(layer->attn.q_a_norm); break;
+  case WeightRole::kWqB: mat(layer->attn.wq_b); break;
+  case WeightRole::kWkvA: mat(layer->attn.wkv_a); break;
+  case WeightRole::kKvANorm: vec(layer->attn.kv_a_norm); break;
+  case WeightRole::kWkB: exps(layer->attn.wk_b); break;
+  case WeightRole::kWvB: exps(layer->attn.wv_b); break;
   }
   // clang-format on
 }

@@ -43,6 +43,13 @@ struct AttentionWeights {
   MatrixView pos_embd, token_types;
   VectorWeight embd_norm, embd_norm_b;
   VectorWeight out_norm, out_norm_b;
+  // Multi-head latent attention (DeepSeek; runtime/model/mla_attention.cpp): queries by
+  // wq, or by wq_a, its norm q_a_norm and wq_b; the latent and the shared rotated part by
+  // wkv_a, the latent normed by kv_a_norm; each head's key and value expansions of the
+  // latent (n_head matrices, head h's by wk_b.expert(h)). Null elsewhere.
+  MatrixView wq_a, wq_b, wkv_a;
+  VectorWeight q_a_norm, kv_a_norm;
+  ExpertMatrices wk_b, wv_b;
 };
 
 struct FfnWeights {

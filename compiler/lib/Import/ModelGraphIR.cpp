@@ -43,6 +43,11 @@ DictionaryAttr hparamsAttr(Builder& b, const ModelGraph& g) {
   list.append("n_head_kv", i(hp.n_head_kv));
   list.append("head_dim", i(hp.head_dim));
   list.append("rope_dim", i(hp.rope_dim));
+  if (hp.latent_attention()) { // what sizes its cache and scratch rows
+    list.append("kv_lora_rank", i(hp.kv_lora_rank));
+    list.append("q_lora_rank", i(hp.q_lora_rank));
+    list.append("head_dim_v", i(hp.head_dim_v));
+  }
   list.append("n_expert", i(hp.n_expert));
   list.append("n_expert_used", i(hp.n_expert_used));
   list.append("n_ff_exp", i(hp.n_ff_exp));
@@ -157,6 +162,9 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
     return failure();
   h.n_ctx_train = model.getHParam("n_ctx_train");
   h.rope_dim = model.getHParam("rope_dim", h.head_dim);
+  h.kv_lora_rank = model.getHParam("kv_lora_rank");
+  h.q_lora_rank = model.getHParam("q_lora_rank");
+  h.head_dim_v = model.getHParam("head_dim_v");
   h.n_expert = model.getHParam("n_expert");
   h.n_expert_used = model.getHParam("n_expert_used");
   h.n_ff_exp = model.getHParam("n_ff_exp", h.n_expert > 0 ? h.n_ff : 0);

@@ -31,9 +31,11 @@ SubLayerInfo make_sublayer(const ModelHParams& hp, const SubLayer& sl) {
   s.kind = static_cast<SubLayerKind>(static_cast<int>(sl.kind));
   s.layer = sl.layer;
   if (s.kind == SubLayerKind::kAttention) {
-    s.kv_values_per_token = 2 * hp.kv_dim();
+    s.kv_values_per_token = hp.kv_dim() + hp.v_dim();
     s.n_head = hp.n_head;
-    s.head_dim = hp.head_dim;
+    // Scores over keys and sums over values: their mean width prices both (latent
+    // attention's keys are wider than its values).
+    s.head_dim = (hp.attn_key_dim() + hp.attn_value_dim()) / 2;
     s.attn_window = hp.attention_window(sl.layer);
   } else if (s.kind == SubLayerKind::kMoe) {
     s.n_expert = hp.n_expert;
@@ -53,7 +55,9 @@ void add_tensor(SubLayerInfo& s, const ModelHParams& hp, const TensorSpec& spec,
         spec.role == WeightRole::kGateExps || spec.role == WeightRole::kUpExps;
     s.expert_bytes += s.matmuls.back().matrix_bytes;
   } else {
-    if (spec.is_matrix()) {
+    if (spec.is_matrix() && t.dims.size() == 3) { // one matrix per head (DeepSeek's k_b, v_b)
+      s.matmuls.push_back(matmul_of(t, t.dims[2], t.dims[2]));
+    } else if (spec.is_matrix()) {
       s.matmuls.push_back(matmul_of(t, 1, 1));
       s.matmuls.back().last_token_only = spec.role == WeightRole::kOutput;
     }

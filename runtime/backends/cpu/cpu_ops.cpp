@@ -54,7 +54,7 @@ void CpuOps::kv_append(const KvView& kv, const float* k, const float* v, int64_t
                        int64_t n_tokens) {
   for (int64_t t = 0; t < n_tokens; ++t) {
     store_row(k + t * kv.kv_dim, kv.k_type, kv.kv_dim, kv.k_row(pos0 + t));
-    store_row(v + t * kv.kv_dim, kv.v_type, kv.kv_dim, kv.v_row(pos0 + t));
+    store_row(v + t * kv.v_values(), kv.v_type, kv.v_values(), kv.v_row(pos0 + t));
   }
 }
 
@@ -98,6 +98,12 @@ void CpuOps::add(float* y, const float* x, int64_t n) { add_inplace(y, x, n); }
 void CpuOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) {
   for (int64_t t = 0; t < n_tokens; ++t)
     add_inplace(y + t * d, bias, d);
+}
+
+void CpuOps::copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride,
+                       int64_t n_rows, int64_t width) {
+  for (int64_t r = 0; r < n_rows; ++r)
+    std::memcpy(y + r * y_stride, x + r * x_stride, static_cast<size_t>(width) * sizeof(float));
 }
 
 void CpuOps::add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d) {

@@ -67,6 +67,7 @@ kernels::KvRows rows_of(const KvView& kv) {
   r.k = kv.k;
   r.v = kv.v;
   r.kv_dim = kv.kv_dim;
+  r.v_dim = kv.v_values();
   r.k_row_bytes = kv.k_row_bytes();
   r.v_row_bytes = kv.v_row_bytes();
   r.k_type = kv.k_type;
@@ -84,12 +85,13 @@ void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_
   if (!kv.pages && kv.k_type == TensorType::kF32 && kv.v_type == TensorType::kF32 &&
       (kv.ring == 0 || pos0 % kv.ring + n_tokens <= kv.ring)) { // rows in one run
     const int64_t row0 = kv.ring > 0 ? pos0 % kv.ring : pos0;
-    const size_t at = static_cast<size_t>(row0 * kv.kv_dim) * sizeof(float);
-    const size_t bytes = static_cast<size_t>(n_tokens * kv.kv_dim) * sizeof(float);
-    note(cudaMemcpyAsync(kv.k + at, k, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append K",
-         __LINE__);
-    note(cudaMemcpyAsync(kv.v + at, v, bytes, cudaMemcpyDeviceToDevice, stream_), "kv_append V",
-         __LINE__);
+    const auto floats = [&](int64_t per_row) { return static_cast<size_t>(per_row) * sizeof(float); };
+    note(cudaMemcpyAsync(kv.k + floats(row0 * kv.kv_dim), k, floats(n_tokens * kv.kv_dim),
+                         cudaMemcpyDeviceToDevice, stream_),
+         "kv_append K", __LINE__);
+    note(cudaMemcpyAsync(kv.v + floats(row0 * kv.v_values()), v, floats(n_tokens * kv.v_values()),
+                         cudaMemcpyDeviceToDevice, stream_),
+         "kv_append V", __LINE__);
     return;
   }
   const kernels::KvRows r = rows_of(kv);
@@ -99,6 +101,14 @@ void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_
 
 void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& shape, int64_t pos0,
                         int64_t n_tokens, float* out) {
+  if (shape.value_dim() != shape.head_dim) {
+    sticky_.note(unsupported(
+        "CUDA attention: values narrower than keys (DeepSeek's latent attention: keys of " +
+        std::to_string(shape.head_dim) + " values, values of " +
+        std::to_string(shape.value_dim()) +
+        ") are not implemented on this backend yet; run with --backend cpu"));
+    return;
+  }
   // Decode splits the positions across blocks, their partials in the workspace's
   // activation scratch (the GEMMs' and MoE's, idle while attention runs in stream order).
   auto* scratch = ws_.ready() ? reinterpret_cast<float*>(ws_.act) : nullptr;
@@ -148,6 +158,17 @@ void CudaOps::add(float* y, const float* x, int64_t n) {
 
 void CudaOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) {
   note(kernels::add_bias(y, bias, n_tokens, d, stream_), "add_bias", __LINE__);
+}
+
+void CudaOps::copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride,
+                        int64_t n_rows, int64_t width) {
+  if (n_rows <= 0 || width <= 0)
+    return;
+  note(cudaMemcpy2DAsync(y, static_cast<size_t>(y_stride) * sizeof(float), x,
+                         static_cast<size_t>(x_stride) * sizeof(float),
+                         static_cast<size_t>(width) * sizeof(float), static_cast<size_t>(n_rows),
+                         cudaMemcpyDeviceToDevice, stream_),
+       "copy_rows", __LINE__);
 }
 
 void CudaOps::add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d) {

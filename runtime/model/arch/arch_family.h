@@ -171,6 +171,11 @@ struct ArchFamily {
   // An encoder whose positions are RoPE on q and k (the family's rope_style) instead of a
   // position table, and whose FFN is SwiGLU without biases (Nomic Embed's NomicBert).
   bool encoder_rope_glu = false;
+  // Multi-head latent attention (DeepSeek-V2/V3): the keys and values of a token are one
+  // latent of `attention.kv_lora_rank` values plus a rotated part shared by every head,
+  // and the cache holds that instead of each head's keys and values
+  // (runtime/model/mla_attention.cpp).
+  bool latent_attention = false;
 };
 
 // The family of `general.architecture`, or null.
@@ -206,5 +211,6 @@ extern const ArchFamily kErnie45MoeFamily;
 extern const ArchFamily kPhiMoeFamily;
 extern const ArchFamily kDots1Family;
 extern const ArchFamily kBailingMoe2Family;
+extern const ArchFamily kDeepseek2Family;
 
 } // namespace pshard

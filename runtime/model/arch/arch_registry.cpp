@@ -12,7 +12,7 @@ constexpr const ArchFamily* kFamilies[] = {
     &kSmolLm3Family,        &kGptOssFamily,     &kBertFamily,       &kNomicBertFamily,
     &kGemmaEmbeddingFamily, &kModernBertFamily, &kGlm4Family,       &kGlm4MoeFamily,
     &kErnie45Family,        &kErnie45MoeFamily, &kDots1Family,      &kBailingMoe2Family,
-    &kPhiMoeFamily,
+    &kPhiMoeFamily,         &kDeepseek2Family,
 };
 
 } // namespace

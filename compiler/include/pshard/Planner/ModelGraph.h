@@ -73,7 +73,7 @@ struct SubLayerInfo {
   uint64_t weight_bytes = 0;           // all tensors, as stored in the GGUF
   std::vector<MatmulGroup> matmuls;    // empty for embed
   uint64_t embed_row_bytes = 0;        // embed only: bytes gathered per token
-  // Attention only: KV values cached per position (2·kv_dim) and attention geometry.
+  // Attention only: KV values cached per position (kv_dim + v_dim) and attention geometry.
   int64_t kv_values_per_token = 0;
   int64_t n_head = 0, head_dim = 0;
   // Attention only: the positions a query sees (Gemma's sliding-window layers); 0: all.

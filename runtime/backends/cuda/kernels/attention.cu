@@ -232,7 +232,7 @@ cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool va
   if (n_tokens <= 0)
     return cudaGetLastError();
   kv_store_kernel<<<static_cast<unsigned>(n_tokens), 128, 0, s>>>(
-      x, kv.kv_dim, values ? kv.v : kv.k, values ? kv.v_row_bytes : kv.k_row_bytes,
+      x, values ? kv.v_dim : kv.kv_dim, values ? kv.v : kv.k, values ? kv.v_row_bytes : kv.k_row_bytes,
       values ? kv.v_type : kv.k_type, kv, pos0);
   return cudaGetLastError();
 }

@@ -65,14 +65,14 @@ cudaError_t matvec(TensorType type, const uint8_t* w, size_t row_bytes, int64_t 
 struct KvRows {
   uint8_t* k = nullptr;
   uint8_t* v = nullptr;
-  int64_t kv_dim = 0;
+  int64_t kv_dim = 0, v_dim = 0; // values of a K row and of a V row
   size_t k_row_bytes = 0, v_row_bytes = 0;
   TensorType k_type = TensorType::kF32, v_type = TensorType::kF32;
   const int32_t* pages = nullptr; // device memory; null: contiguous
   int64_t page_tokens = 0;
   int64_t ring = 0; // not paged: position p at row p % ring (0: at row p)
 };
-// Rows of n_tokens tokens (x: n_tokens x kv_dim floats) into K (values false) or V at
+// Rows of n_tokens tokens (x: n_tokens x kv_dim floats, or v_dim for V) into K (values false) or V at
 // positions [pos0, pos0 + n_tokens), converted to the cache's type.
 cudaError_t kv_store(const float* x, int64_t n_tokens, const KvRows& kv, bool values,
                      int64_t pos0, cudaStream_t s);
