@@ -47,7 +47,8 @@ Status read_latent_scale(const HParamKeys& k, ModelHParams& hp) {
                           " and " + k.key("attention.value_length") + " " +
                           std::to_string(value_length) + " must be the latent's " +
                           std::to_string(hp.attn_key_dim()) + " and " +
-                          std::to_string(hp.attn_value_dim()) + " (kv_lora_rank + the rotated "
+                          std::to_string(hp.attn_value_dim()) +
+                          " (kv_lora_rank + the rotated "
                           "dimensions, and kv_lora_rank)");
   // YaRN as DeepSeek applies it (llama.cpp likewise): the rotation's magnitude is the
   // file's attn_factor alone — YaRN's own 1 + 0.1 ln(factor) cancelled — and the scores

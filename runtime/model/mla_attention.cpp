@@ -54,8 +54,8 @@ void latent_attention_forward(ForwardPass& p, const AttentionWeights& w, const f
   dims.scale = hp.attn_scale;
   dims.causal = hp.causal;
   const SeqSegment whole{0, n, p.pos0, nullptr};
-  for (const SeqSegment& g : p.segments.empty() ? std::span<const SeqSegment>(&whole, 1)
-                                                : p.segments) {
+  for (const SeqSegment& g :
+       p.segments.empty() ? std::span<const SeqSegment>(&whole, 1) : p.segments) {
     const KvView seq = g.pages ? kv.with_pages(g.pages, g.pos0 + g.count) : kv;
     float* qg = a.q + g.begin * heads * dk;
     float* kg = a.k + g.begin * dk;

@@ -5,7 +5,8 @@ For each family (and the optional parts: biases, a head size that is not n_embd/
 a shared expert, unnormalised top-k, linear/llama3/YaRN RoPE scaling, Gemma's sliding
 windows, local RoPE and soft-caps, Phi-3's fused matrices and LongRoPE, gpt-oss's sinks,
 biased experts and clamped SwiGLU, GLM's partial RoPE, dense leading layers, sigmoid
-routing with a selection bias and an unrun NextN block) pshard-mkmodel
+routing with a selection bias and an unrun NextN block, DeepSeek's latent attention)
+pshard-mkmodel
 writes a small F32 model; pshard-run generates greedily on the cpu, and on the emulated
 GPU under a gpu-only schedule whose budget is half the model's size (every sub-layer
 streamed through the device; the same tokens and log-probs bit for bit); the reference
@@ -111,6 +112,21 @@ CASES = {
                     "--n-expert-used", "3", "--head-dim", "32", "--rope-dim", "16",
                     "--n-dense-lead", "1", "--expert-groups", "4", "--expert-groups-used", "2",
                     "--expert-weights-scale", "2.5", "--n-ff-shexp", "96", "--nextn-layers", "1"],
+    # DeepSeek-V2-Lite's shape: latent attention (a latent of 32, heads of 16 + 8 rotated,
+    # values of 16, one attn_q), layer 0 dense, softmax routing not renormalised, times
+    # 2.5, two shared experts.
+    "deepseek2-lite": ["--arch", "deepseek2", "--n-head-kv", "1", "--n-expert", "8",
+                       "--n-expert-used", "2", "--head-dim", "24", "--rope-dim", "8",
+                       "--kv-lora-rank", "32", "--head-dim-v", "16", "--n-dense-lead", "1",
+                       "--n-ff-shexp", "192", "--expert-weights-scale", "2.5"],
+    # DeepSeek-V3's: queries through a low rank of 48, YaRN x4 (the scores carry its
+    # magnitude), 16 experts in 4 groups of which the best 2 are chosen from.
+    "deepseek2-v3": ["--arch", "deepseek2", "--n-head-kv", "1", "--n-layer", "4",
+                     "--n-expert", "16", "--n-expert-used", "3", "--head-dim", "24",
+                     "--rope-dim", "8", "--kv-lora-rank", "32", "--q-lora-rank", "48",
+                     "--n-dense-lead", "1", "--expert-groups", "4", "--expert-groups-used", "2",
+                     "--rope-scaling", "yarn", "--rope-scaling-factor", "4",
+                     "--rope-orig-ctx", "32"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",
@@ -175,12 +191,20 @@ def check_hybrid(name, model, tmp, cpu_out):
     budget = str(size // 2)
     sched = os.path.join(tmp, name + ".pshard")
     # gpu-only: every sub-layer of the family runs on the emulated device, streamed.
-    p = run(compile_bin, "-m", model, "--profile", profile, "-o", sched, "--budgets", budget,
-            "--tiers", "1,4,16", "-c", "256", "-q", "--kernel-workspace", "0",
-            "--strategy", "gpu-only", "--kv-type", "f32")
+    args = ["-m", model, "--profile", profile, "--budgets", budget, "--tiers", "1,4,16",
+            "-c", "256", "-q", "--kernel-workspace", "0", "--strategy", "gpu-only",
+            "--kv-type", "f32"]
+    p = run(compile_bin, *args, "-o", sched)
     if p.returncode != 0:
         fail(f"{name}: pshard-compile failed: {p.stderr}")
         return
+    # The MLIR pipeline plans from the IR's copy of the hyperparameters: the same artifact.
+    mlir = os.path.join(tmp, name + "-mlir.pshard")
+    p = run(compile_bin, *args, "-o", mlir, "--pipeline", "mlir")
+    if "MLIR part" not in p.stderr and (
+            p.returncode != 0 or open(sched, "rb").read() != open(mlir, "rb").read()):
+        fail(f"{name}: --pipeline mlir wrote another artifact than the direct planner "
+             f"{p.stderr}")
     out = generate(model, "-s", sched, "--backend", "emu", "--vram", budget)
     if out is None:
         return

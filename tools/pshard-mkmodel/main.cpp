@@ -83,6 +83,18 @@ int main(int argc, char** argv) {
                  "GLM's converters write half)")
       ->capture_default_str()
       ->check(cli::between(0, 1 << 16));
+  app.add_option("--kv-lora-rank", spec.kv_lora_rank,
+                 "latent attention (deepseek2): the latent's width (0: twice the head size)")
+      ->capture_default_str()
+      ->check(cli::between(0, 1 << 16));
+  app.add_option("--q-lora-rank", spec.q_lora_rank,
+                 "latent attention: the queries' low rank (attn_q_a/attn_q_b; 0: one attn_q)")
+      ->capture_default_str()
+      ->check(cli::between(0, 1 << 16));
+  app.add_option("--head-dim-v", spec.head_dim_v,
+                 "latent attention: each head's value width (0: the head size less --rope-dim)")
+      ->capture_default_str()
+      ->check(cli::between(0, 1 << 16));
   app.add_flag("--qkv-bias", spec.qkv_bias, "llama: add attn_q/k/v biases (qwen2 families have them)");
   app.add_option("--vocab", spec.n_vocab, "vocabulary size (0: the tokenizer's, or 512)")
       ->capture_default_str()->check(cli::between(0, 1 << 24));

@@ -42,6 +42,10 @@ struct ModelSpec {
   float expert_weights_scale = 1.0f; // MoE: the routed weights' factor
   int64_t n_nextn = 0;               // blocks after the model's (GLM-4.5's NextN head), not run
   int64_t rope_dim = 0;              // rope.dimension_count; 0: the head size
+  // Latent attention (deepseek2; head_dim is then key_length_mla, rope_dim its rotated
+  // part): the latent's width (0: 2 x the head size), the queries' low rank (0: one
+  // attn_q) and a head's value width (0: the head size less rope_dim).
+  int64_t kv_lora_rank = 0, q_lora_rank = 0, head_dim_v = 0;
   bool qkv_bias = false;   // llama: add the optional attn_{q,k,v}.bias (others: by family)
   // RoPE scaling written into the metadata: "none", "linear", "yarn" or "llama3".
   std::string rope_scaling = "none";

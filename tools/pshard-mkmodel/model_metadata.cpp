@@ -53,6 +53,14 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
   if (s.attn_temperature_scale >= 0 && !f.attn_temperature)
     return invalid_argument(std::string(f.name) +
                             " models have no attention temperature (--attn-temperature-scale)");
+  if (f.latent_attention && (s.rope_dim <= 0 || s.rope_dim >= head || s.n_head_kv > 1))
+    return invalid_argument(std::string(f.name) +
+                            "'s latent attention rotates part of each "
+                            "head, shared by all: give --rope-dim below the head size " +
+                            std::to_string(head) + ", and --n-head-kv 1 or none");
+  if (!f.latent_attention && (s.kv_lora_rank || s.q_lora_rank || s.head_dim_v))
+    return invalid_argument(std::string(f.name) + " models have no latent attention "
+                                                  "(--kv-lora-rank, --q-lora-rank, --head-dim-v)");
   if (s.attn_softcap >= 0 && f.attn_softcap == 0.0f)
     return invalid_argument(std::string(f.name) +
                             " models have no attention soft-cap (--attn-softcap)");
@@ -110,6 +118,12 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.head_dim = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
   hp.rope_dim = s.rope_dim ? s.rope_dim : hp.head_dim;
   hp.rope_freq_base = s.rope_freq_base;
+  if (f.latent_attention) { // one KV head: the latent
+    hp.n_head_kv = 1;
+    hp.kv_lora_rank = s.kv_lora_rank ? s.kv_lora_rank : 2 * hp.head_dim;
+    hp.q_lora_rank = s.q_lora_rank;
+    hp.head_dim_v = s.head_dim_v ? s.head_dim_v : hp.head_dim - hp.rope_dim;
+  }
   hp.n_ff = s.n_ff;
   hp.n_expert = s.n_expert;
   hp.n_expert_used = s.n_expert_used;
@@ -171,7 +185,15 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
   w.set(a + "feed_forward_length", {u32(hp.n_ff)});
   w.set(a + "attention.head_count", {u32(hp.n_head)});
   w.set(a + "attention.head_count_kv", {u32(hp.n_head_kv)});
-  if (s.head_dim != 0) {
+  if (hp.latent_attention()) { // as llama.cpp's converter writes DeepSeek's since 2025
+    w.set(a + "attention.kv_lora_rank", {u32(hp.kv_lora_rank)});
+    if (hp.q_lora_rank > 0)
+      w.set(a + "attention.q_lora_rank", {u32(hp.q_lora_rank)});
+    w.set(a + "attention.key_length", {u32(hp.attn_key_dim())});
+    w.set(a + "attention.value_length", {u32(hp.attn_value_dim())});
+    w.set(a + "attention.key_length_mla", {u32(hp.head_dim)});
+    w.set(a + "attention.value_length_mla", {u32(hp.head_dim_v)});
+  } else if (s.head_dim != 0) {
     w.set(a + "attention.key_length", {u32(hp.head_dim)});
     w.set(a + "attention.value_length", {u32(hp.head_dim)});
   }
@@ -200,6 +222,8 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "rope.scaling.factor", {hp.rope_scaling_factor});
     if (hp.rope_scaling != RopeScaling::kLinear)
       w.set(a + "rope.scaling.original_context_length", {u32(hp.rope_ctx_orig)});
+    if (hp.rope_scaling == RopeScaling::kYarn && hp.latent_attention()) // V2-Lite's mscale 0.707
+      w.set(a + "rope.scaling.yarn_log_multiplier", {0.0707f});
   }
   if (hp.family->multiplier_keys) { // Granite-3.x-2B's
     w.set(a + "logit_scale", {8.0f});

@@ -52,6 +52,9 @@ DictionaryAttr hparamsAttr(Builder& b, const ModelGraph& g) {
   list.append("n_expert_used", i(hp.n_expert_used));
   list.append("n_ff_exp", i(hp.n_ff_exp));
   list.append("n_ff_shexp", i(hp.n_ff_shexp));
+  // Dense layers among the MoE ones widen the FFN scratch (activation_floats).
+  list.append("n_dense_lead", i(hp.n_dense_lead));
+  list.append("moe_layer_step", i(hp.moe_layer_step));
   list.append("rms_eps", f(hp.rms_eps));
   list.append("rope_freq_base", f(hp.rope_freq_base));
   list.append("rope_freq_scale", f(hp.rope_freq_scale));
@@ -169,6 +172,8 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
   h.n_expert_used = model.getHParam("n_expert_used");
   h.n_ff_exp = model.getHParam("n_ff_exp", h.n_expert > 0 ? h.n_ff : 0);
   h.n_ff_shexp = model.getHParam("n_ff_shexp");
+  h.n_dense_lead = model.getHParam("n_dense_lead");
+  h.moe_layer_step = model.getHParam("moe_layer_step", 1);
   h.rms_eps = readFloat(model, "rms_eps", h.rms_eps);
   h.rope_freq_base = readFloat(model, "rope_freq_base", h.rope_freq_base);
   h.rope_freq_scale = readFloat(model, "rope_freq_scale", h.rope_freq_scale);

@@ -29,7 +29,14 @@ std::string model_path(const std::string& name) {
     spec.n_expert = 8;
     spec.n_expert_used = 2;
     spec.type = TensorType::kQ8_0;
-    EXPECT_TRUE(write_model(spec, path).ok());
+    if (spec.arch == "deepseek2") { // latent attention: one KV head, Q8_0-sized rows
+      spec.n_head_kv = 1;
+      spec.head_dim = 64;
+      spec.rope_dim = 32;
+      spec.kv_lora_rank = 64;
+    }
+    const Status written = write_model(spec, path);
+    EXPECT_TRUE(written.ok()) << written.to_string();
   }
   return path;
 }
@@ -75,7 +82,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"stories260K-Q8_0-mixed.gguf", 13, 24, 7},
                       Case{"stories260K-moe4x2-noise10.gguf", 9, 32, 16},
                       Case{"stories260K-qwen3moe.gguf", 16, 40, 5}, Case{"mk-qwen2moe", 12, 20, 16},
-                      Case{"mk-glm4moe", 7, 20, 16}),
+                      Case{"mk-glm4moe", 7, 20, 16}, Case{"mk-deepseek2", 6, 20, 16}),
     [](const auto& info) {
       std::string n = std::string(info.param.model) + "_" + std::to_string(info.param.sequences);
       for (char& ch : n)

@@ -54,7 +54,9 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // experts chosen with a correction and an ungated shared expert, layer 0 dense and then
 // every second layer routing (1, 3, 5), heads of 32; "mk-dots1" GLM-4.5's routing after
 // Qwen3's attention; "mk-bailingmoe2" Ling 2.0's group-limited routing (the best 2 of 4
-// groups), fused q/k/v with q/k norms; a "-noncausal" suffix makes the
+// groups), fused q/k/v with q/k norms; "mk-deepseek2" DeepSeek's latent attention (queries
+// through a low rank, heads of 32 + 32 rotated, a latent of 64), layer 0 dense, softmax
+// routing with a selection bias, two shared experts; a "-noncausal" suffix makes the
 // family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
 // apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -82,8 +84,17 @@ inline std::string invariance_model_path(const std::string& name, const std::str
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
       family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert" ||
       family == "modern-bert" || family.rfind("glm4", 0) == 0 || family.rfind("ernie", 0) == 0 ||
-      family == "dots1" || family == "bailingmoe2")
+      family == "dots1" || family == "bailingmoe2" || family == "deepseek2")
     spec.arch = family;
+  if (family == "deepseek2") { // every row a whole number of Q8_0 blocks
+    spec.n_head_kv = 1;
+    spec.head_dim = 64;
+    spec.rope_dim = 32;
+    spec.kv_lora_rank = 64;
+    spec.q_lora_rank = 64;
+    spec.n_dense_lead = 1;
+    spec.n_ff_shexp = 320;
+  }
   if (family.rfind("glm4", 0) == 0) {
     spec.head_dim = 32;
     spec.rope_dim = 16;
@@ -153,7 +164,8 @@ inline std::string invariance_model_path(const std::string& name, const std::str
     spec.rope_scaling_factor = 4.0f;
     spec.n_ctx = 64;
   }
-  if (name.find("moe") != std::string::npos || family == "gpt-oss" || family == "dots1") {
+  if (name.find("moe") != std::string::npos || family == "gpt-oss" || family == "dots1" ||
+      family == "deepseek2") {
     spec.n_expert = 8;
     spec.n_expert_used = 2;
     spec.tied_output = true;

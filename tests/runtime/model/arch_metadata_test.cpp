@@ -39,6 +39,14 @@ ModelSpec spec_for(const std::string& arch) {
     s.n_expert = 4;
     s.n_expert_used = 2;
   }
+  if (arch == "deepseek2") { // latent attention: one KV head, heads of 8 + 4 rotated
+    s.n_head_kv = 1;
+    s.n_expert = 4;
+    s.n_expert_used = 2;
+    s.head_dim = 12;
+    s.rope_dim = 4;
+    s.kv_lora_rank = 16;
+  }
   if (arch == "glm4moe") { // layer 0 dense, layers 1-2 MoE, block 3 the unrun NextN head
     s.n_layer = 3;
     s.n_dense_lead = 1;
@@ -437,6 +445,38 @@ const BadCase kCases[] = {
      [](auto&, auto& t) { drop_tensor(t, "blk.1.ffn_norm.bias"); },
      StatusCode::kInvalidFormat,
      {"blk.1.ffn_norm.bias"}},
+    {"deepseek2_without_its_latent_rank",
+     "deepseek2",
+     [](auto& kv, auto&) { drop_key(kv, "deepseek2.attention.kv_lora_rank"); },
+     StatusCode::kInvalidFormat,
+     {"deepseek2.attention.kv_lora_rank"}},
+    {"deepseek2_in_the_older_kv_b_form",
+     "deepseek2",
+     [](auto&, auto& t) {
+       for (const char* layer : {"blk.0.", "blk.1."}) {
+         add_copy(t, std::string(layer) + "attn_kv_b.weight",
+                  std::string(layer) + "attn_k_b.weight");
+         drop_tensor(t, std::string(layer) + "attn_k_b.weight");
+         drop_tensor(t, std::string(layer) + "attn_v_b.weight");
+       }
+     },
+     StatusCode::kUnsupported,
+     {"attn_kv_b", "convert the model again"}},
+    {"deepseek2_whose_cache_widths_are_not_the_latent",
+     "deepseek2",
+     [](auto& kv, auto&) { set_key(kv, "deepseek2.attention.key_length", u32(12)); },
+     StatusCode::kInvalidFormat,
+     {"attention.key_length 12", "the latent's 20"}},
+    {"deepseek2_rotating_the_whole_head",
+     "deepseek2",
+     [](auto& kv, auto&) { set_key(kv, "deepseek2.rope.dimension_count", u32(12)); },
+     StatusCode::kInvalidFormat,
+     {"rope.dimension_count 12", "unrotated part"}},
+    {"deepseek2_with_a_mis_shaped_value_expansion",
+     "deepseek2",
+     [](auto& kv, auto&) { set_key(kv, "deepseek2.attention.value_length_mla", u32(6)); },
+     StatusCode::kInvalidFormat,
+     {"attn_v_b", "shape"}},
 };
 
 class ArchMetadata : public ::testing::TestWithParam<BadCase> {};

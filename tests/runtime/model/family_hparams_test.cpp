@@ -1,7 +1,7 @@
-// What Gemma's, Phi-3's, Phi-3.5-MoE's and gpt-oss's files say beyond the shared skeleton, as read:
-// Gemma's local layers, their window, RoPE and scale, the soft-caps; Phi-3's fused
-// matrices and LongRoPE; gpt-oss's sinks, biases and windows — from the keys llama.cpp's converters
-// write, and from the family's defaults where a converter left a key out.
+// What Gemma's, Phi-3's, Phi-3.5-MoE's, gpt-oss's and DeepSeek's files say beyond the shared
+// skeleton, as read: Gemma's local layers, their window, RoPE and scale, the soft-caps; Phi-3's
+// fused matrices and LongRoPE; gpt-oss's sinks, biases and windows — from the keys llama.cpp's
+// converters write, and from the family's defaults where a converter left a key out.
 #include "gguf_rewrite.h"
 #include "runtime/device/ops.h"
 #include "runtime/model/hparams.h"
@@ -29,7 +29,7 @@ protected:
   ModelHParams read(ModelSpec spec, const testing::GgufEdit& edit = nullptr) {
     spec.n_embd = 64;
     spec.n_head = 4;
-    spec.n_head_kv = 2;
+    spec.n_head_kv = spec.kv_lora_rank > 0 ? 1 : 2; // latent attention: one KV head
     spec.n_ff = 96;
     spec.sparse = true;
     std::string path = (dir_ / "model.gguf").string();
@@ -469,6 +469,56 @@ TEST_F(FamilyHParams, PhiMoeBiasesEveryNormAndItsLogits) {
   const ModelHParams llama = read(family("llama", 2));
   EXPECT_FALSE(has(tensor_names(llama, SubLayerKind::kHead, -1), "output.bias"));
   EXPECT_FALSE(has(tensor_names(llama, SubLayerKind::kAttention, 0), "blk.0.attn_norm.bias"));
+}
+
+// DeepSeek's latent attention: the ranks and head widths from the keys llama.cpp's converter
+// writes, one KV head over the cached latent, and YaRN's magnitude moved into the scores.
+TEST_F(FamilyHParams, DeepSeek2AttendsOverOneLatentWithYarnInItsScale) {
+  ModelSpec s = family("deepseek2", 3);
+  s.n_expert = 8;
+  s.n_expert_used = 2;
+  s.head_dim = 24;
+  s.rope_dim = 8;
+  s.kv_lora_rank = 32;
+  s.q_lora_rank = 48;
+  s.head_dim_v = 16;
+  s.n_dense_lead = 1;
+  s.rope_scaling = "yarn";
+  s.rope_scaling_factor = 40.0f;
+  s.rope_ctx_orig = 64;
+  ModelHParams hp = read(s, [](auto& kv, auto&) {
+    testing::set_key(kv, "deepseek2.attention.head_count_kv", gguf::Value{uint32_t{4}});
+  });
+  EXPECT_TRUE(hp.latent_attention());
+  EXPECT_EQ(hp.n_head_kv, 1) << "every head attends over the one latent, whatever the file says";
+  EXPECT_EQ(hp.kv_lora_rank, 32);
+  EXPECT_EQ(hp.q_lora_rank, 48);
+  EXPECT_EQ(hp.head_dim, 24);
+  EXPECT_EQ(hp.head_dim_v, 16);
+  EXPECT_EQ(hp.kv_dim(), 8 + 32) << "K rows: the rotated part and the latent";
+  EXPECT_EQ(hp.v_dim(), 32) << "V rows: the latent";
+  const RopeParams rope = hp.rope(nullptr);
+  EXPECT_EQ(rope.head_dim, 40);
+  EXPECT_EQ(rope.rot_dim, 8);
+  EXPECT_FALSE(rope.neox);
+  // V2-Lite's numbers: yarn_log_multiplier 0.0707 (0.1 * mscale_all_dim) and factor 40 give
+  // mscale 1.2608; the scores carry its square over sqrt(24), the rotation magnitude 1.
+  const float mscale = 1.0f + 0.0707f * std::log(40.0f);
+  EXPECT_NEAR(hp.attn_scale, mscale * mscale / std::sqrt(24.0f), 1e-6f);
+  EXPECT_NEAR(hp.yarn_attn_factor * (1.0f + 0.1f * std::log(40.0f)), 1.0f, 1e-6f);
+  const std::vector<std::string> attn = tensor_names(hp, SubLayerKind::kAttention, 0);
+  EXPECT_EQ(attn,
+            (std::vector<std::string>{"blk.0.attn_norm.weight", "blk.0.attn_q_a.weight",
+                                      "blk.0.attn_q_a_norm.weight", "blk.0.attn_q_b.weight",
+                                      "blk.0.attn_kv_a_mqa.weight", "blk.0.attn_kv_a_norm.weight",
+                                      "blk.0.attn_k_b.weight", "blk.0.attn_v_b.weight",
+                                      "blk.0.attn_output.weight", "rope_freqs.weight"}));
+  // Without a query rank: one attn_q; without YaRN: 1/sqrt(head width).
+  s.q_lora_rank = 0;
+  s.rope_scaling = "none";
+  hp = read(s);
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kAttention, 0)[1], "blk.0.attn_q.weight");
+  EXPECT_NEAR(hp.attn_scale, 1.0f / std::sqrt(24.0f), 1e-7f);
 }
 
 TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {

@@ -30,7 +30,12 @@ converter does not permute; leading dense layers, and with interleave_moe_layer_
 every such layer routing; the softmax top k chosen with moe_statics' correction added,
 weighed without it, renormalised; an ungated shared expert), phimoe (Phi-3.5-MoE: Phi-3's
 attention with q/k/v/o biases, Mixtral-style experts, a bias after every RMSNorm and on
-the logits, as llama.cpp defines the family).
+the logits, as llama.cpp defines the family), deepseek2 (DeepSeek-V2/V3: multi-head latent
+attention as the paper writes it, each head's key [W_UK_h c | shared rotated part] and value
+W_UV_h c from the normed latent c, adjacent-pair RoPE on the rotated parts only, scores
+scaled by mscale^2 / sqrt(head width) under YaRN with the rotation's magnitude left at 1;
+dense leading layers, routed experts by softmax or sigmoid (expert_gating_func) with the
+DeepSeek-V3 selection bias and groups, plus ungated shared experts).
 gemma-embedding (EmbeddingGemma): gemma3's
 block attending both ways, a local layer's window centred on the query (keys within
 sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
@@ -52,6 +57,8 @@ GEMMA = {"gemma2", "gemma3", "gemma-embedding"}
 SANDWICH_NORMED = GEMMA | {"glm4"}
 # The MoE (and dense FFN) block's pre-norm is named post_attention_norm.
 FFN_NORM_POST_ATTENTION = {"gpt-oss", "glm4moe"}
+# DeepSeek-V3-style routing (selection bias, groups, weights norm and scale, shared experts).
+DEEPSEEK_ROUTED = {"glm4moe", "dots1", "bailingmoe2", "deepseek2"}
 # The 27B models (by block count) scale attention by 1/sqrt(n_embd/n_head), not head_dim.
 GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}
 UNNORMALISED_TOPK = {"qwen2moe"}
@@ -102,6 +109,12 @@ class Reference:
         self.n_head_kv = g("attention.head_count_kv", self.n_head)
         self.head_dim = g("attention.key_length", self.n_embd // self.n_head)
         self.n_rot = g("rope.dimension_count", self.head_dim)
+        # DeepSeek's latent attention: a head's query/key width and value width, the
+        # latent's width.
+        self.latent = g("attention.kv_lora_rank", 0)
+        if self.latent:
+            self.head_dim = g("attention.key_length_mla")
+            self.head_dim_v = g("attention.value_length_mla")
         self.base = g("rope.freq_base", 10000.0)
         self.eps = g("attention.layer_norm_rms_epsilon", 1e-5)
         self.n_expert = g("expert_count", 0)
@@ -124,6 +137,13 @@ class Reference:
         self.sections = g("rope.dimension_sections", [0, 0, 0, 0])[:3]
         mult, mag = self._rope_angles(self.base)
         self.angles = (mult, mag * self.rope_mag)
+        mscale = 1.0
+        if self.latent and self.scaling == "yarn" and self.factor > 1.0:
+            # DeepSeek's YaRN: the rotation keeps magnitude 1 (mscale / mscale_all_dim, the
+            # two equal in these models) and the softmax scale carries mscale_all_dim^2; the
+            # file's multiplier is 0.1 * mscale_all_dim.
+            self.angles = (mult, np.ones(len(mult)))
+            mscale = 1.0 + g("rope.scaling.yarn_log_multiplier", 0.0) * math.log(self.factor)
         gemma = self.arch in GEMMA
         self.act = gelu_tanh if gemma else silu
         granite = self.arch in ("granite", "granitemoe")
@@ -142,6 +162,8 @@ class Reference:
         if self.kq_scale is None:
             big = GEMMA_27B_LAYERS.get(self.arch) == self.n_layer
             self.kq_scale = 1.0 / math.sqrt(self.n_embd / self.n_head if big else self.head_dim)
+        if self.latent:
+            self.kq_scale = mscale * mscale / math.sqrt(self.head_dim)
         # Soft-capping: gemma2 always (Hugging Face's defaults), gemma3 only if the file says.
         gemma2 = self.arch == "gemma2"
         self.attn_softcap = g("attn_logit_softcapping", 50.0) if gemma2 else 0.0
@@ -241,6 +263,8 @@ class Reference:
 
     def attention(self, il, h, cache, pos):
         """One position's attention block, its key and value appended to `cache`."""
+        if self.latent:
+            return self.latent_attention(il, h, cache, pos)
         q, k, v = self.qkv(il, h, pos)
         cache.append((k, v))
         # A local layer sees the last `window` positions, its own included.
@@ -301,6 +325,35 @@ class Reference:
         o = rms_norm(o, post, self.eps) if post is not None else o
         return h + self.residual_scale * o
 
+    def latent_attention(self, il, h, cache, pos):
+        """DeepSeek's multi-head latent attention, not absorbed: every head's key and
+        value expanded from the position's normed latent and cached as such."""
+        p = f"blk.{il}."
+        x = self.norm(h, p + "attn_norm")
+        if self.m.has(p + "attn_q_a.weight"):
+            q_low = rms_norm(self.t(p + "attn_q_a.weight") @ x, self.t(p + "attn_q_a_norm.weight"),
+                             self.eps)
+            q = self.t(p + "attn_q_b.weight") @ q_low
+        else:
+            q = self.t(p + "attn_q.weight") @ x
+        q = q.reshape(self.n_head, self.head_dim)
+        nope = self.head_dim - self.n_rot
+        c = self.t(p + "attn_kv_a_mqa.weight") @ x
+        latent = rms_norm(c[:self.latent], self.t(p + "attn_kv_a_norm.weight"), self.eps)
+        k_rot = self.rope(c[self.latent:][None, :], pos, self.angles)[0]
+        q = np.concatenate([q[:, :nope], self.rope(q[:, nope:], pos, self.angles)], axis=1)
+        w_uk = self.t(p + "attn_k_b.weight")  # (heads, latent, nope): W_UK_h transposed
+        w_uv = self.t(p + "attn_v_b.weight")  # (heads, head_dim_v, latent)
+        keys = np.stack([np.concatenate([w_uk[hd].T @ latent, k_rot]) for hd in range(self.n_head)])
+        vals = np.stack([w_uv[hd] @ latent for hd in range(self.n_head)])
+        cache.append((keys, vals))
+        out = np.zeros((self.n_head, self.head_dim_v))
+        for hd in range(self.n_head):
+            ks = np.stack([kv[0][hd] for kv in cache])
+            vs = np.stack([kv[1][hd] for kv in cache])
+            out[hd] = softmax(ks @ q[hd] * self.kq_scale) @ vs
+        return h + self.t(p + "attn_output.weight") @ out.reshape(-1)
+
     def glu(self, x, gate, up, down):
         """SwiGLU, or GELU-tanh gating for Gemma."""
         return down @ (self.act(gate @ x) * (up @ x))
@@ -312,7 +365,7 @@ class Reference:
         if self.arch == "gpt-oss":
             return h + self.oai_experts(p, x)
         routes = self.n_expert > 0 and il >= self.dense_lead and (il + 1) % self.moe_step == 0
-        if self.arch in ("glm4moe", "dots1", "bailingmoe2") and routes:
+        if self.arch in DEEPSEEK_ROUTED and routes:
             return h + self.glm_experts(p, x)
         if not routes:
             if self.m.has(p + "ffn_gate.weight"):
@@ -350,7 +403,10 @@ class Reference:
         unbiased sigmoids, renormalised (norm_topk_prob), times routed_scaling_factor; the
         shared experts' MLP added ungated."""
         meta, a = self.m.meta, self.arch + "."
-        scores = 1.0 / (1.0 + np.exp(-(self.t(p + "ffn_gate_inp.weight") @ x)))
+        logits = self.t(p + "ffn_gate_inp.weight") @ x
+        # DeepSeek-V2 (gating 1, and its files without the key) weighs by a softmax.
+        gating = meta.get(a + "expert_gating_func", 1 if self.arch == "deepseek2" else 2)
+        scores = softmax(logits) if gating == 1 else 1.0 / (1.0 + np.exp(-logits))
         bias = self.opt(p + "exp_probs_b.bias")
         choice = scores + bias if bias is not None else scores
         groups = meta.get(a + "expert_group_count", 1)
