@@ -261,6 +261,12 @@ public:
   // expert's output scaled by its gate logit).
   virtual void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens,
                          int64_t d) = 0;
+  // Per-head products (DeepSeek's attn_k_b / attn_v_b: w.n_expert matrices, one per head):
+  // head h reads token t's w.first.cols values at x + t * x_stride + h * x_head and writes
+  // its w.first.rows at y + t * y_stride + h * y_head (floats; x and y do not overlap).
+  virtual void matmul_heads(const ExpertMatrices& w, const float* x, int64_t x_stride,
+                            int64_t x_head, int64_t n_tokens, float* y, int64_t y_stride,
+                            int64_t y_head) = 0;
   // y[r * y_stride + i] = x[r * x_stride + i] for n_rows rows of `width` values (strides in
   // floats; x and y do not overlap): part of each row moved into another layout (DeepSeek's
   // latent attention gathers and scatters per-head slices this way).

@@ -115,4 +115,28 @@ void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, Thr
       kMinWorkPerThread / work_per_group + 1);
 }
 
+void matmul_strided(const MatrixView& w, const float* x, int64_t x_stride, int64_t n_tokens,
+                    float* y, int64_t y_stride) {
+  if (w.rows <= 0 || n_tokens <= 0)
+    return;
+  const kernels::TypeKernels* k = kernels::type_kernels(kernels::kernel_set(), w.type);
+  if (k == nullptr) {
+    for (int64_t t = 0; t < n_tokens; ++t)
+      fill_nan(y + t * y_stride, w.rows);
+    return;
+  }
+  const int64_t cols = w.cols;
+  const size_t packed = k->packed_bytes(cols);
+  const size_t stride = packed > 0 ? packed : static_cast<size_t>(cols) * sizeof(float);
+  thread_local AlignedScratch scratch;
+  uint8_t* buf = scratch.get(stride * static_cast<size_t>(n_tokens));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    if (packed > 0)
+      k->pack(x + t * x_stride, cols, buf + t * stride);
+    else
+      std::memcpy(buf + t * stride, x + t * x_stride, stride);
+  }
+  k->gemm(w, 0, w.rows, buf, stride, n_tokens, y, y_stride);
+}
+
 } // namespace pshard

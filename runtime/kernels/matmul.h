@@ -30,4 +30,10 @@ float dot_row(TensorType type, const void* row, const float* x, int64_t n);
 // y is n_tokens x w.rows, x is n_tokens x w.cols, both row-major and dense.
 void matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
 
+// matmul on the calling thread, token t's input at x + t * x_stride and its output at
+// y + t * y_stride (floats): one of many small products run side by side (DeepSeek's
+// per-head matrices), with matmul's results bit for bit.
+void matmul_strided(const MatrixView& w, const float* x, int64_t x_stride, int64_t n_tokens,
+                    float* y, int64_t y_stride);
+
 } // namespace pshard

@@ -26,27 +26,23 @@ void latent_attention_forward(ForwardPass& p, const AttentionWeights& w, const f
   // Queries, n x heads x dq (each head's unrotated part, then its rotated part), in attn_out.
   float* q = a.attn_out;
   if (w.wq_a.data) { // the larger models: through a low rank and its norm
-    ops.matmul(w.wq_a, a.normed, n, a.latent_a);
-    ops.rms_norm(a.latent_a, w.q_a_norm.data, a.latent_a, n, hp.q_lora_rank, hp.rms_eps);
-    ops.matmul(w.wq_b, a.latent_a, n, q);
+    ops.matmul(w.wq_a, a.normed, n, a.latent);
+    ops.rms_norm(a.latent, w.q_a_norm.data, a.latent, n, hp.q_lora_rank, hp.rms_eps);
+    ops.matmul(w.wq_b, a.latent, n, q);
   } else {
     ops.matmul(w.wq, a.normed, n, q);
   }
   // The latent and the rotated part, n x (r + rot): V is the normed latent, K the rotated
   // part then V.
-  ops.matmul(w.wkv_a, a.normed, n, a.latent_a);
-  ops.copy_rows(a.latent_a, r + rot, a.v, r, n, r);
+  ops.matmul(w.wkv_a, a.normed, n, a.latent);
+  ops.copy_rows(a.latent, r + rot, a.v, r, n, r);
   ops.rms_norm(a.v, w.kv_a_norm.data, a.v, n, r, hp.rms_eps);
-  ops.copy_rows(a.latent_a + r, r + rot, a.k, dk, n, rot);
+  ops.copy_rows(a.latent + r, r + rot, a.k, dk, n, rot);
   ops.copy_rows(a.v, r, a.k + rot, dk, n, r);
   // The absorbed queries, n x heads x dk in act.q: each head's rotated part, then its
-  // unrotated part taken into the latent's space by attn_k_b_h.
+  // unrotated part taken into the latent's space by attn_k_b_h (all heads in one op).
   ops.copy_rows(q + nope, dq, a.q, dk, n * heads, rot);
-  for (int64_t h = 0; h < heads; ++h) {
-    ops.copy_rows(q + h * dq, heads * dq, a.latent_b, nope, n, nope);
-    ops.matmul(w.wk_b.expert(h), a.latent_b, n, a.latent_a);
-    ops.copy_rows(a.latent_a, r, a.q + h * dk + rot, heads * dk, n, r);
-  }
+  ops.matmul_heads(w.wk_b, q, heads * dq, dq, n, a.q + rot, heads * dk, dk);
 
   RopeParams rope = hp.rope(rope_freqs, p.layer); // the leading rot of each dk-wide head
   AttentionDims dims{heads, 1, dk};
@@ -67,11 +63,7 @@ void latent_attention_forward(ForwardPass& p, const AttentionWeights& w, const f
 
   // Each head's output (n x r in the latent's space) through attn_v_b_h, n x heads x dv in
   // act.q (the queries are spent), then the output projection.
-  for (int64_t h = 0; h < heads; ++h) {
-    ops.copy_rows(a.attn_out + h * r, heads * r, a.latent_a, r, n, r);
-    ops.matmul(w.wv_b.expert(h), a.latent_a, n, a.latent_b);
-    ops.copy_rows(a.latent_b, dv, a.q + h * dv, heads * dv, n, dv);
-  }
+  ops.matmul_heads(w.wv_b, a.attn_out, heads * r, r, n, a.q, heads * dv, dv);
   ops.matmul(w.wo, a.q, n, a.proj);
   residual_add(p, w.post_norm, a.proj);
 }

@@ -9,20 +9,26 @@ namespace {
 // Per-token widths in carve order; logits (one token) come last.
 struct Widths {
   int64_t hidden, normed, q, k, v, attn_out, proj, gate, up, router, expert_in, expert_out, moe_out,
-      shexp_gate, latent_a, latent_b;
+      shexp_gate, latent;
 };
 
 Widths widths(const ModelHParams& hp) {
   const int64_t moe = hp.is_moe() ? hp.n_embd : 0, ff = hp.ffn_scratch_width();
   // Latent attention (mla_attention.cpp): q holds the absorbed queries, attn_out first
-  // attn_q's output then the attention's, and two scratch rows the per-head slices.
+  // attn_q's output then the attention's, and a scratch row the queries' low rank or the
+  // latent with its rotated part.
   const bool mla = hp.latent_attention();
   const int64_t q = mla ? hp.n_head * hp.attn_key_dim() : hp.q_dim();
   const int64_t attn_out = mla ? hp.n_head * std::max(hp.head_dim, hp.attn_value_dim()) : hp.q_dim();
   const int64_t latent = mla ? std::max(hp.q_lora_rank, hp.attn_key_dim()) : 0;
-  return {hp.n_embd, hp.n_embd,  q,   hp.kv_dim(), hp.v_dim(), attn_out,
-          hp.n_embd, ff,         ff,  hp.n_expert, moe,        moe,
-          moe,       hp.has_shared_expert() ? 1 : 0, latent,   latent};
+  return {hp.n_embd,  hp.n_embd,
+          q,          hp.kv_dim(),
+          hp.v_dim(), attn_out,
+          hp.n_embd,  ff,
+          ff,         hp.n_expert,
+          moe,        moe,
+          moe,        hp.has_shared_expert() ? 1 : 0,
+          latent};
 }
 
 } // namespace
@@ -31,7 +37,7 @@ size_t activation_floats(const ModelHParams& hp, int64_t n, int64_t n_logit_rows
   const Widths w = widths(hp);
   const int64_t per_token = w.hidden + w.normed + w.q + w.k + w.v + w.attn_out + w.proj + w.gate +
                             w.up + w.router + w.expert_in + w.expert_out + w.moe_out +
-                            w.shexp_gate + w.latent_a + w.latent_b;
+                            w.shexp_gate + w.latent;
   return static_cast<size_t>(per_token * n + hp.n_vocab * n_logit_rows);
 }
 
@@ -57,8 +63,7 @@ ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n, float* base)
   take(a.expert_out, w.expert_out);
   take(a.moe_out, w.moe_out);
   take(a.shexp_gate, w.shexp_gate);
-  take(a.latent_a, w.latent_a);
-  take(a.latent_b, w.latent_b);
+  take(a.latent, w.latent);
   a.logits = at;
   return a;
 }

@@ -34,9 +34,9 @@ struct ActivationPtrs {
   // and the shared expert's gate logit (one per token; with a shared expert only).
   float *router = nullptr, *expert_in = nullptr, *expert_out = nullptr, *moe_out = nullptr,
         *shexp_gate = nullptr;
-  // Latent attention only (DeepSeek): scratch rows for the queries' low rank, the latent
-  // and the per-head slices (runtime/model/mla_attention.cpp).
-  float *latent_a = nullptr, *latent_b = nullptr;
+  // Latent attention only (DeepSeek): a scratch row for the queries' low rank, then the
+  // latent and its rotated part (runtime/model/mla_attention.cpp).
+  float* latent = nullptr;
   float* logits = nullptr; // of one token
 };
 

@@ -100,6 +100,15 @@ void CpuOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) 
     add_inplace(y + t * d, bias, d);
 }
 
+void CpuOps::matmul_heads(const ExpertMatrices& w, const float* x, int64_t x_stride, int64_t x_head,
+                          int64_t n_tokens, float* y, int64_t y_stride, int64_t y_head) {
+  // A head's product is small (DeepSeek-V3's 512 x 128): one a thread, not each split.
+  pool_.parallel_for(w.n_expert, [&](int64_t begin, int64_t end) {
+    for (int64_t h = begin; h < end; ++h)
+      matmul_strided(w.expert(h), x + h * x_head, x_stride, n_tokens, y + h * y_head, y_stride);
+  });
+}
+
 void CpuOps::copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride,
                        int64_t n_rows, int64_t width) {
   for (int64_t r = 0; r < n_rows; ++r)

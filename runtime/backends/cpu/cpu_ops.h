@@ -40,6 +40,8 @@ public:
   void softcap(float* x, float cap, int64_t n) override;
   void add(float* y, const float* x, int64_t n) override;
   void add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) override;
+  void matmul_heads(const ExpertMatrices& w, const float* x, int64_t x_stride, int64_t x_head,
+                    int64_t n_tokens, float* y, int64_t y_stride, int64_t y_head) override;
   void copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride, int64_t n_rows,
                  int64_t width) override;
   void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens,

@@ -160,6 +160,14 @@ void CudaOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d)
   note(kernels::add_bias(y, bias, n_tokens, d, stream_), "add_bias", __LINE__);
 }
 
+void CudaOps::matmul_heads(const ExpertMatrices&, const float*, int64_t, int64_t, int64_t, float*,
+                           int64_t, int64_t) {
+  // Only latent attention multiplies per head, and this backend does not run it yet
+  // (CudaOps::attention says so too).
+  sticky_.note(unsupported("CUDA matmul_heads: DeepSeek's latent attention is not implemented "
+                           "on this backend yet; run with --backend cpu"));
+}
+
 void CudaOps::copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride,
                         int64_t n_rows, int64_t width) {
   if (n_rows <= 0 || width <= 0)

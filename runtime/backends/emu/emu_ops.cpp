@@ -80,6 +80,12 @@ void EmuOps::add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d) 
   q_.push_work([=, this] { cpu_.add_bias(y, bias, n_tokens, d); });
 }
 
+void EmuOps::matmul_heads(const ExpertMatrices& w, const float* x, int64_t x_stride, int64_t x_head,
+                          int64_t n_tokens, float* y, int64_t y_stride, int64_t y_head) {
+  q_.push_work(
+      [=, this] { cpu_.matmul_heads(w, x, x_stride, x_head, n_tokens, y, y_stride, y_head); });
+}
+
 void EmuOps::copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride,
                        int64_t n_rows, int64_t width) {
   q_.push_work([=, this] { cpu_.copy_rows(x, x_stride, y, y_stride, n_rows, width); });

@@ -1,5 +1,5 @@
-// The windows of attention on the CPU (and so the emulated GPU, which runs the same code)
-// against a float64 evaluation with an explicit mask: a causal window sees the last
+// The windows (and value widths) of attention on the CPU (and so the emulated GPU, which runs the
+// same code) against a float64 evaluation with an explicit mask: a causal window sees the last
 // `window` positions, its own included; a model attending both ways (gemma-embedding)
 // sees the positions within window / 2 of the query on either side, clipped to the
 // text — later positions too, where a causal window sees none.
@@ -12,14 +12,14 @@
 namespace pshard {
 namespace {
 
-// out[t] for query t over keys j with visible(t, j), in float64.
+// out[t] for query t over keys j with visible(t, j), in float64 (values value_dim() wide).
 template <typename Visible>
 std::vector<double> masked_attention(const std::vector<float>& q, const std::vector<float>& k,
                                      const std::vector<float>& v, const AttentionDims& d, int64_t n,
                                      Visible visible) {
-  const int64_t hd = d.head_dim, group = d.n_head / d.n_head_kv;
-  const int64_t q_dim = d.n_head * hd, kv_dim = d.n_head_kv * hd;
-  std::vector<double> out(static_cast<size_t>(n * q_dim), 0.0);
+  const int64_t hd = d.head_dim, hv = d.value_dim(), group = d.n_head / d.n_head_kv;
+  const int64_t q_dim = d.n_head * hd, kv_dim = d.n_head_kv * hd, v_dim = d.n_head_kv * hv;
+  std::vector<double> out(static_cast<size_t>(n * d.n_head * hv), 0.0);
   for (int64_t t = 0; t < n; ++t)
     for (int64_t h = 0; h < d.n_head; ++h) {
       const int64_t g = h / group;
@@ -38,8 +38,8 @@ std::vector<double> masked_attention(const std::vector<float>& q, const std::vec
       for (double& x : s)
         total += x = std::exp(x - top);
       for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < hd; ++i)
-          out[t * q_dim + h * hd + i] += s[j] / total * v[j * kv_dim + g * hd + i];
+        for (int64_t i = 0; i < hv; ++i)
+          out[(t * d.n_head + h) * hv + i] += s[j] / total * v[j * v_dim + g * hv + i];
     }
   return out;
 }
@@ -49,17 +49,20 @@ protected:
   // The CPU's attention of n tokens from position 0 against the masked float64 one.
   template <typename Visible> void expect_matches(const AttentionDims& d, int64_t n, Visible vis) {
     const int64_t q_dim = d.n_head * d.head_dim, kv_dim = d.n_head_kv * d.head_dim;
+    const int64_t v_dim = d.n_head_kv * d.value_dim();
     const auto q = test::random_floats(n * q_dim, 1), k = test::random_floats(n * kv_dim, 2),
-               v = test::random_floats(n * kv_dim, 3);
-    std::vector<float> kc(static_cast<size_t>(n * kv_dim)), vc(kc.size());
+               v = test::random_floats(n * v_dim, 3);
+    std::vector<float> kc(static_cast<size_t>(n * kv_dim)), vc(static_cast<size_t>(n * v_dim));
     KvView kv{reinterpret_cast<uint8_t*>(kc.data()), reinterpret_cast<uint8_t*>(vc.data()), n,
               kv_dim};
+    kv.v_dim = v_dim;
     cpu_.kv_append(kv, k.data(), v.data(), 0, n);
-    std::vector<float> out(static_cast<size_t>(n * q_dim));
+    std::vector<float> out(static_cast<size_t>(n * d.n_head * d.value_dim()));
     cpu_.attention(q.data(), kv, d, 0, n, out.data());
     const std::vector<double> want = masked_attention(q, k, v, d, n, vis);
     for (size_t i = 0; i < out.size(); ++i)
-      ASSERT_NEAR(out[i], want[i], 2e-6) << "value " << i << " (token " << i / q_dim << ")";
+      ASSERT_NEAR(out[i], want[i], 2e-6)
+          << "value " << i << " (token " << i / (d.n_head * d.value_dim()) << ")";
   }
 
   ThreadPool pool_{2};
@@ -94,6 +97,17 @@ TEST_F(CpuAttentionWindow, CausalWindowSeesItsLastPositions) {
   // The symmetric flag is for models attending both ways; a causal window keeps its meaning.
   d.symmetric_window = true;
   expect_matches(d, 23, [](int64_t t, int64_t j) { return j <= t && t - j < 5; });
+}
+
+// DeepSeek's latent attention: values narrower than keys, with one KV head (the latent)
+// and with two (each group's slice of the V row at its own offset).
+TEST_F(CpuAttentionWindow, ValuesNarrowerThanKeys) {
+  for (const int64_t n_head_kv : {1, 2}) {
+    SCOPED_TRACE(std::to_string(n_head_kv) + " KV heads");
+    AttentionDims d{4, n_head_kv, 40};
+    d.head_dim_v = 24;
+    expect_matches(d, 11, [](int64_t t, int64_t j) { return j <= t; });
+  }
 }
 
 } // namespace

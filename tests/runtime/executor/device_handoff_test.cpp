@@ -71,6 +71,10 @@ public:
   void add_bias(float* y, const float* b, int64_t n, int64_t d) override {
     inner_.add_bias(y, b, n, d);
   }
+  void matmul_heads(const ExpertMatrices& w, const float* x, int64_t x_stride, int64_t x_head,
+                    int64_t n, float* y, int64_t y_stride, int64_t y_head) override {
+    inner_.matmul_heads(w, x, x_stride, x_head, n, y, y_stride, y_head);
+  }
   void copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride, int64_t n_rows,
                  int64_t width) override {
     inner_.copy_rows(x, x_stride, y, y_stride, n_rows, width);

@@ -238,6 +238,36 @@ TEST_P(MatmulOnIsa, DotRowEqualsMatmul) {
   }
 }
 
+// matmul_strided (DeepSeek's per-head products) is matmul bit for bit, reading and writing
+// at its strides and nothing between them.
+TEST_P(MatmulOnIsa, StridedEqualsMatmul) {
+  for (TensorType type : all_types()) {
+    const int64_t unit = is_super_block(type) ? 256 : 32;
+    const Case c{type, 20, 4 * unit, 5, 0};
+    SCOPED_TRACE(tensor_type_name(type));
+    const size_t stride = test::row_bytes(type, c.cols);
+    const std::vector<uint8_t> w = test::random_matrix(type, c.rows, c.cols, stride, 9);
+    const std::vector<float> x = test::random_floats(c.cols * c.n_tokens, 10);
+    const std::vector<float> want = run_matmul(c, w, stride, x.data(), c.n_tokens, 2);
+    // Each token's input and output inside wider rows, as one head's slice of all heads'.
+    const int64_t x_stride = c.cols * 3 + 5, y_stride = c.rows * 2 + 3;
+    std::vector<float> xs(static_cast<size_t>(x_stride * c.n_tokens), 7.0f);
+    for (int64_t t = 0; t < c.n_tokens; ++t)
+      std::copy_n(x.data() + t * c.cols, c.cols, xs.data() + t * x_stride + c.cols);
+    std::vector<float> ys(static_cast<size_t>(y_stride * c.n_tokens), -1.0f);
+    matmul_strided({c.type, w.data(), c.rows, c.cols, stride}, xs.data() + c.cols, x_stride,
+                   c.n_tokens, ys.data() + 1, y_stride);
+    for (int64_t t = 0; t < c.n_tokens; ++t)
+      for (int64_t i = 0; i < y_stride; ++i) {
+        const float got = ys[static_cast<size_t>(t * y_stride + i)];
+        if (i >= 1 && i < 1 + c.rows)
+          ASSERT_EQ(got, want[static_cast<size_t>(t * c.rows + i - 1)]) << "t=" << t << " i=" << i;
+        else
+          ASSERT_EQ(got, -1.0f) << "t=" << t << " i=" << i << " was written";
+      }
+  }
+}
+
 // The activations of quantized matmuls are rounded to 8 bits per activation block
 // (32 values, or 256 for the K-quants): the result is within sum |w| * d_x / 2 of
 // the exact float product.

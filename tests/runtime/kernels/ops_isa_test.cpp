@@ -120,6 +120,66 @@ TEST_P(OpsOnIsa, RmsNormOnOddLengths) {
   }
 }
 
+// DeepSeek's latent attention: keys wider than values (576 and 512 values, the values the
+// keys' last 512 in a row of their own), the output value_dim() wide and nothing past it.
+TEST_P(OpsOnIsa, AttendHeadWithValuesNarrowerThanKeys) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0})
+    for (const auto& [hk, hv] : {std::pair<int64_t, int64_t>{576, 512}, {96, 64}, {40, 24}}) {
+      if (type == TensorType::kQ8_0 && (hk % 32 != 0 || hv % 32 != 0))
+        continue;
+      SCOPED_TRACE(std::string(tensor_type_name(type)) + " " + std::to_string(hk) + "/" +
+                   std::to_string(hv));
+      const int64_t n_kv = 9;
+      const std::vector<float> q = test::random_floats(hk, 4);
+      const std::vector<float> kf = test::random_floats(n_kv * hk, 5);
+      const std::vector<float> vf = test::random_floats(n_kv * hv, 6);
+      const size_t kr = *tensor_bytes(type, hk), vr = *tensor_bytes(type, hv);
+      std::vector<uint8_t> k(kr * n_kv), v(vr * n_kv);
+      std::vector<float> kd(kf.size()), vd(vf.size());
+      for (int64_t j = 0; j < n_kv; ++j) {
+        ASSERT_TRUE(quantize_row(type, kf.data() + j * hk, k.data() + j * kr, hk).ok());
+        ASSERT_TRUE(quantize_row(type, vf.data() + j * hv, v.data() + j * vr, hv).ok());
+        dequantize_row(type, k.data() + j * kr, kd.data() + j * hk, hk);
+        dequantize_row(type, v.data() + j * vr, vd.data() + j * hv, hv);
+      }
+      std::vector<float> out(static_cast<size_t>(hk), -1.0f), scores(n_kv + 1);
+      AttendHead a;
+      a.q = q.data();
+      a.k = k.data();
+      a.v = v.data();
+      a.k_row_bytes = kr;
+      a.v_row_bytes = vr;
+      a.k_type = type;
+      a.v_type = type;
+      a.n_kv = n_kv;
+      a.head_dim = hk;
+      a.v_dim = hv;
+      a.scale = 0.1f;
+      a.out = out.data();
+      a.scores = scores.data();
+      attend_head(a);
+      std::vector<double> s(n_kv);
+      double max = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < n_kv; ++j) {
+        for (int64_t i = 0; i < hk; ++i)
+          s[j] += double(q[i]) * kd[j * hk + i];
+        max = std::max(max, s[j] *= 0.1);
+      }
+      for (double& x : s)
+        sum += (x = std::exp(x - max));
+      for (int64_t i = 0; i < hk; ++i) {
+        if (i >= hv) {
+          ASSERT_EQ(out[i], -1.0f) << "value " << i << " is past the values' width";
+          continue;
+        }
+        double want = 0;
+        for (int64_t j = 0; j < n_kv; ++j)
+          want += s[j] / sum * vd[j * hv + i];
+        ASSERT_NEAR(out[i], want, 2e-5) << "value " << i;
+      }
+    }
+}
+
 // Attention over K/V rows of every KV type (F32, F16, Q8_0), contiguous and paged, whole or
 // through a sliding window (the first positions unseen; the window starting inside a page)
 // with soft-capped scores and with a sink (gpt-oss: one more logit in the softmax, with

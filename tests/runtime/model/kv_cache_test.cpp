@@ -55,6 +55,22 @@ TEST(KvCacheShared, OneLayersRowsServeEveryLayer) {
   EXPECT_EQ(whole->bytes(), 6 * kv->bytes());
 }
 
+// DeepSeek's latent attention caches values narrower than keys: V rows of their own width,
+// sized and laid out by it, and a Q8_0 V row must still be whole blocks.
+TEST(KvCacheWidths, ValuesNarrowerThanKeys) {
+  auto kv = KvCache::create(3, 64, 96, TensorType::kF16, TensorType::kQ8_0, {}, false, 64);
+  ASSERT_TRUE(kv.ok()) << kv.status().to_string();
+  EXPECT_EQ(kv->k_bytes(1), 96u * 2);
+  EXPECT_EQ(kv->v_bytes(1), 2u * 34); // two Q8_0 blocks
+  EXPECT_EQ(kv->bytes(), kv->k_bytes(3 * 64) + kv->v_bytes(3 * 64));
+  const KvView l2 = kv->layer(2);
+  EXPECT_EQ(l2.v_values(), 64);
+  EXPECT_EQ(l2.v_row_bytes(), 2u * 34);
+  EXPECT_EQ(l2.v, kv->layer(0).v + kv->v_bytes(2 * 64));
+  EXPECT_FALSE(KvCache::create(3, 64, 96, TensorType::kF16, TensorType::kQ8_0, {}, false, 48).ok())
+      << "48 values are not whole Q8_0 blocks";
+}
+
 TEST(KvCacheRings, BadRingsAreRefused) {
   EXPECT_FALSE(
       KvCache::create(2, 64, 32, TensorType::kF32, TensorType::kF32, std::vector<int64_t>{16})
