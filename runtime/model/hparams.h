@@ -42,6 +42,10 @@ struct ModelHParams {
   // head_dim is then a head's query width as attn_q writes it (key_length_mla: its
   // unrotated part, then its rope_dim rotated values).
   int64_t kv_lora_rank = 0, q_lora_rank = 0, head_dim_v = 0;
+  // MLA's absorbed form: the cache holds the latent, one KV head (files with attn_k_b and
+  // attn_v_b); false: each head's keys and values expanded by attn_kv_b and cached
+  // (files converted before 2025).
+  bool latent_cache = false;
   float rms_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
   float rope_freq_scale = 1.0f; // 1 / linear or YaRN scaling factor
@@ -123,9 +127,12 @@ struct ModelHParams {
   int64_t q_dim() const { return n_head * head_dim; }
   bool latent_attention() const { return kv_lora_rank > 0; }
   // What the attention op sees per KV head: keys of attn_key_dim values, values of
-  // attn_value_dim (MLA: the rotated part then the latent, and the latent; one KV head).
-  int64_t attn_key_dim() const { return latent_attention() ? rope_dim + kv_lora_rank : head_dim; }
-  int64_t attn_value_dim() const { return latent_attention() ? kv_lora_rank : head_dim; }
+  // attn_value_dim (MLA's absorbed form: the rotated part then the latent, and the latent,
+  // one KV head; its older form: a head's keys, rotated part first, and its values).
+  int64_t attn_key_dim() const { return latent_cache ? rope_dim + kv_lora_rank : head_dim; }
+  int64_t attn_value_dim() const {
+    return latent_cache ? kv_lora_rank : latent_attention() ? head_dim_v : head_dim;
+  }
   // Values of a position's K row and V row in the cache.
   int64_t kv_dim() const { return n_head_kv * attn_key_dim(); }
   int64_t v_dim() const { return n_head_kv * attn_value_dim(); }

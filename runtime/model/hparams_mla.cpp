@@ -14,20 +14,24 @@ Status read_latent_dims(const HParamKeys& k, ModelHParams& hp) {
   if (hp.kv_lora_rank <= 0 || hp.q_lora_rank < 0)
     return invalid_format(k.key("attention.kv_lora_rank") + " must be positive and " +
                           k.key("attention.q_lora_rank") + " not negative");
-  // Files converted before llama.cpp split attn_kv_b (2025) hold each head's key and value
-  // expansion as one matrix, which the absorbed form would need transposed.
-  if (!f.find_tensor("blk.0.attn_k_b.weight") && f.find_tensor("blk.0.attn_kv_b.weight"))
-    return unsupported("this file has the older form of DeepSeek's attention (attn_kv_b, "
-                       "without attn_k_b/attn_v_b); pshard runs the newer one: convert the "
-                       "model again with a llama.cpp convert_hf_to_gguf.py from mid-2025 or "
-                       "later, or download a recent conversion");
-  PSHARD_RETURN_IF_ERROR(k.required("attention.key_length_mla", &hp.head_dim));
-  PSHARD_RETURN_IF_ERROR(k.required("attention.value_length_mla", &hp.head_dim_v));
+  // llama.cpp's rule: the *_mla keys say the file splits each head's key and value
+  // expansions (attn_k_b, attn_v_b: the absorbed form, the latent cached). Files converted
+  // before 2025 have one attn_kv_b and key_length/value_length for a head: each head's keys
+  // and values are expanded and cached (mla_attention.cpp's older form).
+  hp.latent_cache = k.has("attention.key_length_mla") || k.has("attention.value_length_mla");
+  const char* key = hp.latent_cache ? "attention.key_length_mla" : "attention.key_length";
+  const char* value = hp.latent_cache ? "attention.value_length_mla" : "attention.value_length";
+  PSHARD_RETURN_IF_ERROR(k.required(key, &hp.head_dim));
+  PSHARD_RETURN_IF_ERROR(k.required(value, &hp.head_dim_v));
   if (hp.head_dim <= 0 || hp.head_dim_v <= 0)
-    return invalid_format(k.key("attention.key_length_mla") + " and " +
-                          k.key("attention.value_length_mla") + " must be positive");
-  // Every query head attends over the one latent per position.
-  hp.n_head_kv = 1;
+    return invalid_format(k.key(key) + " and " + k.key(value) + " must be positive");
+  if (!hp.latent_cache && f.find_tensor("blk.0.attn_k_b.weight"))
+    return invalid_format("tensor 'blk.0.attn_k_b.weight' needs " +
+                          k.key("attention.key_length_mla") + " and " +
+                          k.key("attention.value_length_mla") + ", which the file does not have");
+  // The absorbed form: every query head attends over the one latent per position; the older
+  // one: each head over its own keys.
+  hp.n_head_kv = hp.latent_cache ? 1 : hp.n_head;
   return Status::ok_status();
 }
 
@@ -36,13 +40,13 @@ Status read_latent_scale(const HParamKeys& k, ModelHParams& hp) {
     return Status::ok_status();
   if (hp.rope_dim >= hp.head_dim)
     return invalid_format(k.key("rope.dimension_count") + " " + std::to_string(hp.rope_dim) +
-                          " must be less than " + k.key("attention.key_length_mla") + " " +
-                          std::to_string(hp.head_dim) + " (each head has an unrotated part)");
+                          " must be less than a head's " + std::to_string(hp.head_dim) +
+                          " values (each head has an unrotated part)");
   // What the file says the cache holds per position must be the latent and its rotated part.
   int64_t key_length = hp.attn_key_dim(), value_length = hp.attn_value_dim();
   PSHARD_RETURN_IF_ERROR(k.optional("attention.key_length", &key_length));
   PSHARD_RETURN_IF_ERROR(k.optional("attention.value_length", &value_length));
-  if (key_length != hp.attn_key_dim() || value_length != hp.attn_value_dim())
+  if (hp.latent_cache && (key_length != hp.attn_key_dim() || value_length != hp.attn_value_dim()))
     return invalid_format(k.key("attention.key_length") + " " + std::to_string(key_length) +
                           " and " + k.key("attention.value_length") + " " +
                           std::to_string(value_length) + " must be the latent's " +

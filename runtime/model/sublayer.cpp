@@ -14,13 +14,20 @@ struct Widths {
 
 Widths widths(const ModelHParams& hp) {
   const int64_t moe = hp.is_moe() ? hp.n_embd : 0, ff = hp.ffn_scratch_width();
-  // Latent attention (mla_attention.cpp): q holds the absorbed queries, attn_out first
-  // attn_q's output then the attention's, and a scratch row the queries' low rank or the
-  // latent with its rotated part.
+  // Latent attention (mla_attention.cpp): q holds the queries the attention op reads (the
+  // older form: first every head's expanded keys and values), attn_out first attn_q's
+  // output then the attention's, and a scratch row the queries' low rank or the latent with
+  // its rotated part (the older form: then the normed latent).
   const bool mla = hp.latent_attention();
-  const int64_t q = mla ? hp.n_head * hp.attn_key_dim() : hp.q_dim();
+  const int64_t nope = hp.head_dim - hp.rope_dim;
+  const int64_t q = !mla ? hp.q_dim()
+                    : hp.latent_cache
+                        ? hp.n_head * hp.attn_key_dim()
+                        : hp.n_head * std::max(hp.attn_key_dim(), nope + hp.head_dim_v);
   const int64_t attn_out = mla ? hp.n_head * std::max(hp.head_dim, hp.attn_value_dim()) : hp.q_dim();
-  const int64_t latent = mla ? std::max(hp.q_lora_rank, hp.attn_key_dim()) : 0;
+  const int64_t latent = !mla ? 0
+                              : std::max(hp.q_lora_rank, hp.kv_lora_rank + hp.rope_dim) +
+                                    (hp.latent_cache ? 0 : hp.kv_lora_rank);
   return {hp.n_embd,  hp.n_embd,
           q,          hp.kv_dim(),
           hp.v_dim(), attn_out,

@@ -46,8 +46,12 @@ void latent_attention(const ModelHParams& hp, SpecList& l) {
   }
   l.add("attn_kv_a_mqa", ".weight", {d, r + hp.rope_dim}, R::kWkvA);
   l.add("attn_kv_a_norm", ".weight", {r}, R::kKvANorm);
-  l.add("attn_k_b", ".weight", {hp.head_dim - hp.rope_dim, r, h}, R::kWkB);
-  l.add("attn_v_b", ".weight", {r, hp.head_dim_v, h}, R::kWvB);
+  if (hp.latent_cache) {
+    l.add("attn_k_b", ".weight", {hp.head_dim - hp.rope_dim, r, h}, R::kWkB);
+    l.add("attn_v_b", ".weight", {r, hp.head_dim_v, h}, R::kWvB);
+  } else { // per head: its unrotated key part's rows, then its value's
+    l.add("attn_kv_b", ".weight", {r, h * (hp.head_dim - hp.rope_dim + hp.head_dim_v)}, R::kWkvB);
+  }
   l.add("attn_output", ".weight", {h * hp.head_dim_v, d}, R::kWo);
 }
 
@@ -188,7 +192,7 @@ bool TensorSpec::is_matrix() const {
   case R::kFfnGate: case R::kFfnUp: case R::kFfnDown: case R::kFfnGateUp: case R::kRouter:
   case R::kGateExps: case R::kUpExps: case R::kDownExps:
   case R::kShexpGateInp: case R::kShexpGate: case R::kShexpUp: case R::kShexpDown:
-  case R::kWqA: case R::kWqB: case R::kWkvA: case R::kWkB: case R::kWvB:
+  case R::kWqA: case R::kWqB: case R::kWkvA: case R::kWkB: case R::kWvB: case R::kWkvB:
     return true;
   // clang-format on
   case R::kTokenEmbd: // gathered by the embed; a matrix only as the tied head (kOutput)

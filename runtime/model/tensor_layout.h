@@ -58,6 +58,8 @@ enum class WeightRole : uint8_t {
   // latent's projection (plus the shared rotated part) and its norm, and the per-head
   // expansions of the latent into keys and values (n_head matrices each).
   kWqA, kQANorm, kWqB, kWkvA, kKvANorm, kWkB, kWvB,
+  kWkvB, // the older files' expansions of the latent, every head's keys then values in one
+
   // clang-format on
 };
 

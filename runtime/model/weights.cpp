@@ -108,6 +108,7 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kKvANorm: vec(layer->attn.kv_a_norm); break;
   case WeightRole::kWkB: exps(layer->attn.wk_b); break;
   case WeightRole::kWvB: exps(layer->attn.wv_b); break;
+  case WeightRole::kWkvB: mat(layer->attn.wkv_b); break;
   }
   // clang-format on
 }

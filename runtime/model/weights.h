@@ -48,6 +48,7 @@ struct AttentionWeights {
   // wkv_a, the latent normed by kv_a_norm; each head's key and value expansions of the
   // latent (n_head matrices, head h's by wk_b.expert(h)). Null elsewhere.
   MatrixView wq_a, wq_b, wkv_a;
+  MatrixView wkv_b; // the older files' form: every head's expansions in one matrix
   VectorWeight q_a_norm, kv_a_norm;
   ExpertMatrices wk_b, wv_b;
 };

@@ -127,6 +127,11 @@ CASES = {
                      "--n-dense-lead", "1", "--expert-groups", "4", "--expert-groups-used", "2",
                      "--rope-scaling", "yarn", "--rope-scaling-factor", "4",
                      "--rope-orig-ctx", "32"],
+    # The older files' form (one attn_kv_b, each head's keys and values cached).
+    "deepseek2-kv-b": ["--arch", "deepseek2", "--n-head-kv", "1", "--n-expert", "8",
+                       "--n-expert-used", "2", "--head-dim", "24", "--rope-dim", "8",
+                       "--kv-lora-rank", "32", "--head-dim-v", "16", "--n-dense-lead", "1",
+                       "--q-lora-rank", "40", "--mla-kv-b"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

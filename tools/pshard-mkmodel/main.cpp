@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
                  "latent attention: each head's value width (0: the head size less --rope-dim)")
       ->capture_default_str()
       ->check(cli::between(0, 1 << 16));
+  app.add_flag("--mla-kv-b", spec.mla_kv_b,
+               "latent attention in the older files' form: one attn_kv_b and no *_mla keys, as "
+               "llama.cpp converted DeepSeek before 2025");
   app.add_flag("--qkv-bias", spec.qkv_bias, "llama: add attn_q/k/v biases (qwen2 families have them)");
   app.add_option("--vocab", spec.n_vocab, "vocabulary size (0: the tokenizer's, or 512)")
       ->capture_default_str()->check(cli::between(0, 1 << 24));

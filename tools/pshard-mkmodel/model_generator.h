@@ -46,6 +46,9 @@ struct ModelSpec {
   // part): the latent's width (0: 2 x the head size), the queries' low rank (0: one
   // attn_q) and a head's value width (0: the head size less rope_dim).
   int64_t kv_lora_rank = 0, q_lora_rank = 0, head_dim_v = 0;
+  // Latent attention in the older files' form (one attn_kv_b, key_length/value_length of a
+  // head and no *_mla keys), as llama.cpp converted DeepSeek before 2025.
+  bool mla_kv_b = false;
   bool qkv_bias = false;   // llama: add the optional attn_{q,k,v}.bias (others: by family)
   // RoPE scaling written into the metadata: "none", "linear", "yarn" or "llama3".
   std::string rope_scaling = "none";

@@ -58,9 +58,10 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
                             "'s latent attention rotates part of each "
                             "head, shared by all: give --rope-dim below the head size " +
                             std::to_string(head) + ", and --n-head-kv 1 or none");
-  if (!f.latent_attention && (s.kv_lora_rank || s.q_lora_rank || s.head_dim_v))
-    return invalid_argument(std::string(f.name) + " models have no latent attention "
-                                                  "(--kv-lora-rank, --q-lora-rank, --head-dim-v)");
+  if (!f.latent_attention && (s.kv_lora_rank || s.q_lora_rank || s.head_dim_v || s.mla_kv_b))
+    return invalid_argument(std::string(f.name) +
+                            " models have no latent attention "
+                            "(--kv-lora-rank, --q-lora-rank, --head-dim-v, --mla-kv-b)");
   if (s.attn_softcap >= 0 && f.attn_softcap == 0.0f)
     return invalid_argument(std::string(f.name) +
                             " models have no attention soft-cap (--attn-softcap)");
@@ -118,8 +119,9 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
   hp.head_dim = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
   hp.rope_dim = s.rope_dim ? s.rope_dim : hp.head_dim;
   hp.rope_freq_base = s.rope_freq_base;
-  if (f.latent_attention) { // one KV head: the latent
-    hp.n_head_kv = 1;
+  if (f.latent_attention) { // one KV head, the latent (the older form: each head's own)
+    hp.latent_cache = !s.mla_kv_b;
+    hp.n_head_kv = hp.latent_cache ? 1 : hp.n_head;
     hp.kv_lora_rank = s.kv_lora_rank ? s.kv_lora_rank : 2 * hp.head_dim;
     hp.q_lora_rank = s.q_lora_rank;
     hp.head_dim_v = s.head_dim_v ? s.head_dim_v : hp.head_dim - hp.rope_dim;
@@ -191,8 +193,10 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
       w.set(a + "attention.q_lora_rank", {u32(hp.q_lora_rank)});
     w.set(a + "attention.key_length", {u32(hp.attn_key_dim())});
     w.set(a + "attention.value_length", {u32(hp.attn_value_dim())});
-    w.set(a + "attention.key_length_mla", {u32(hp.head_dim)});
-    w.set(a + "attention.value_length_mla", {u32(hp.head_dim_v)});
+    if (hp.latent_cache) {
+      w.set(a + "attention.key_length_mla", {u32(hp.head_dim)});
+      w.set(a + "attention.value_length_mla", {u32(hp.head_dim_v)});
+    }
   } else if (s.head_dim != 0) {
     w.set(a + "attention.key_length", {u32(hp.head_dim)});
     w.set(a + "attention.value_length", {u32(hp.head_dim)});

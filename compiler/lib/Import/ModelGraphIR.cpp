@@ -47,6 +47,7 @@ DictionaryAttr hparamsAttr(Builder& b, const ModelGraph& g) {
     list.append("kv_lora_rank", i(hp.kv_lora_rank));
     list.append("q_lora_rank", i(hp.q_lora_rank));
     list.append("head_dim_v", i(hp.head_dim_v));
+    list.append("latent_cache", i(hp.latent_cache ? 1 : 0));
   }
   list.append("n_expert", i(hp.n_expert));
   list.append("n_expert_used", i(hp.n_expert_used));
@@ -168,6 +169,7 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
   h.kv_lora_rank = model.getHParam("kv_lora_rank");
   h.q_lora_rank = model.getHParam("q_lora_rank");
   h.head_dim_v = model.getHParam("head_dim_v");
+  h.latent_cache = model.getHParam("latent_cache") != 0;
   h.n_expert = model.getHParam("n_expert");
   h.n_expert_used = model.getHParam("n_expert_used");
   h.n_ff_exp = model.getHParam("n_ff_exp", h.n_expert > 0 ? h.n_ff : 0);

@@ -56,7 +56,8 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // Qwen3's attention; "mk-bailingmoe2" Ling 2.0's group-limited routing (the best 2 of 4
 // groups), fused q/k/v with q/k norms; "mk-deepseek2" DeepSeek's latent attention (queries
 // through a low rank, heads of 32 + 32 rotated, a latent of 64), layer 0 dense, softmax
-// routing with a selection bias, two shared experts; a "-noncausal" suffix makes the
+// routing with a selection bias, two shared experts ("mk-deepseek2-kv-b": its older files'
+// form, each head's keys and values cached); a "-noncausal" suffix makes the
 // family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
 // apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -79,6 +80,10 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   if (const size_t at = family.find("-noncausal"); at != std::string::npos) {
     spec.non_causal = true;
     family.resize(at);
+  }
+  if (family == "deepseek2-kv-b") { // DeepSeek's older files: one attn_kv_b
+    spec.mla_kv_b = true;
+    family = "deepseek2";
   }
   if (family.rfind("qwen", 0) == 0 || family.rfind("gemma", 0) == 0 || family == "phi3" ||
       family == "granite" || family == "granitemoe" || family == "mistral3" ||

@@ -450,7 +450,7 @@ const BadCase kCases[] = {
      [](auto& kv, auto&) { drop_key(kv, "deepseek2.attention.kv_lora_rank"); },
      StatusCode::kInvalidFormat,
      {"deepseek2.attention.kv_lora_rank"}},
-    {"deepseek2_in_the_older_kv_b_form",
+    {"deepseek2_with_the_split_form_keys_but_an_attn_kv_b",
      "deepseek2",
      [](auto&, auto& t) {
        for (const char* layer : {"blk.0.", "blk.1."}) {
@@ -460,8 +460,16 @@ const BadCase kCases[] = {
          drop_tensor(t, std::string(layer) + "attn_v_b.weight");
        }
      },
-     StatusCode::kUnsupported,
-     {"attn_kv_b", "convert the model again"}},
+     StatusCode::kInvalidFormat,
+     {"blk.0.attn_k_b.weight", "missing"}},
+    {"deepseek2_with_attn_k_b_but_the_older_keys",
+     "deepseek2",
+     [](auto& kv, auto&) {
+       drop_key(kv, "deepseek2.attention.key_length_mla");
+       drop_key(kv, "deepseek2.attention.value_length_mla");
+     },
+     StatusCode::kInvalidFormat,
+     {"attn_k_b", "deepseek2.attention.key_length_mla"}},
     {"deepseek2_whose_cache_widths_are_not_the_latent",
      "deepseek2",
      [](auto& kv, auto&) { set_key(kv, "deepseek2.attention.key_length", u32(12)); },

@@ -519,6 +519,18 @@ TEST_F(FamilyHParams, DeepSeek2AttendsOverOneLatentWithYarnInItsScale) {
   hp = read(s);
   EXPECT_EQ(tensor_names(hp, SubLayerKind::kAttention, 0)[1], "blk.0.attn_q.weight");
   EXPECT_NEAR(hp.attn_scale, 1.0f / std::sqrt(24.0f), 1e-7f);
+  // The older files' form (no *_mla keys, one attn_kv_b): every head's keys and values
+  // cached, the rotated part first.
+  s.mla_kv_b = true;
+  hp = read(s);
+  EXPECT_TRUE(hp.latent_attention());
+  EXPECT_FALSE(hp.latent_cache);
+  EXPECT_EQ(hp.n_head_kv, hp.n_head);
+  EXPECT_EQ(hp.kv_dim(), 4 * 24);
+  EXPECT_EQ(hp.v_dim(), 4 * 16);
+  EXPECT_EQ(hp.rope(nullptr).head_dim, 24);
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kAttention, 0)[2], "blk.0.attn_kv_a_mqa.weight");
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kAttention, 0)[4], "blk.0.attn_kv_b.weight");
 }
 
 TEST_F(FamilyHParams, LongRopeSwitchesPastTheOriginalContext) {

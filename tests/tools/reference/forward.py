@@ -112,9 +112,9 @@ class Reference:
         # DeepSeek's latent attention: a head's query/key width and value width, the
         # latent's width.
         self.latent = g("attention.kv_lora_rank", 0)
-        if self.latent:
-            self.head_dim = g("attention.key_length_mla")
-            self.head_dim_v = g("attention.value_length_mla")
+        if self.latent:  # older files: key_length / value_length are a head's
+            self.head_dim = g("attention.key_length_mla", g("attention.key_length"))
+            self.head_dim_v = g("attention.value_length_mla", g("attention.value_length"))
         self.base = g("rope.freq_base", 10000.0)
         self.eps = g("attention.layer_norm_rms_epsilon", 1e-5)
         self.n_expert = g("expert_count", 0)
@@ -342,8 +342,13 @@ class Reference:
         latent = rms_norm(c[:self.latent], self.t(p + "attn_kv_a_norm.weight"), self.eps)
         k_rot = self.rope(c[self.latent:][None, :], pos, self.angles)[0]
         q = np.concatenate([q[:, :nope], self.rope(q[:, nope:], pos, self.angles)], axis=1)
-        w_uk = self.t(p + "attn_k_b.weight")  # (heads, latent, nope): W_UK_h transposed
-        w_uv = self.t(p + "attn_v_b.weight")  # (heads, head_dim_v, latent)
+        if self.m.has(p + "attn_kv_b.weight"):  # older files: each head's key rows, then value rows
+            kv_b = self.t(p + "attn_kv_b.weight").reshape(self.n_head, nope + self.head_dim_v, -1)
+            w_uk = kv_b[:, :nope, :].transpose(0, 2, 1)
+            w_uv = kv_b[:, nope:, :]
+        else:
+            w_uk = self.t(p + "attn_k_b.weight")  # (heads, latent, nope): W_UK_h transposed
+            w_uv = self.t(p + "attn_v_b.weight")  # (heads, head_dim_v, latent)
         keys = np.stack([np.concatenate([w_uk[hd].T @ latent, k_rot]) for hd in range(self.n_head)])
         vals = np.stack([w_uv[hd] @ latent for hd in range(self.n_head)])
         cache.append((keys, vals))
