@@ -13,7 +13,7 @@
 //
 //   AttendHead a{q, k_head, v_head, k_row_bytes, v_row_bytes, TensorType::kF16,
 //                TensorType::kF16, n_kv, head_dim, 1 / sqrt(hd), out, scores};
-//   attend_head(a);   // scores: scratch of n_kv - first floats (+ 1 with a sink)
+//   attend_head(a);   // scores: scratch of group * (n_kv - first + 1) floats
 #pragma once
 
 #include "runtime/kernels/ops.h"
@@ -45,9 +45,17 @@ struct AttendHead {
   float softcap = 0.0f; // 0: scores as they are
   bool has_sink = false; // gpt-oss: `sink` joins the softmax, attending to nothing
   float sink = 0.0f;
+  // Grouped-query attention: `group` query heads over these K/V rows in one call, so each
+  // row is read once for all of them. Head g's query at q + g * head_dim, its output at
+  // out + g * value_dim(), its scores at scores + g * score_stride(), its sink sinks[g]
+  // (sinks null: `sink`). Each head's result is the one a call of its own gives, bit for bit.
+  int64_t group = 1;
+  const float* sinks = nullptr;
 
   int64_t n_seen() const { return n_kv - first; }
   int64_t value_dim() const { return v_dim > 0 ? v_dim : head_dim; }
+  int64_t score_stride() const { return n_seen() + 1; }
+  float sink_of(int64_t g) const { return sinks ? sinks[g] : sink; }
 };
 
 void attend_head(const AttendHead& a);
@@ -83,18 +91,48 @@ template <typename Fn> inline void for_each_kv_run(const AttendHead& a, Fn&& fn)
   }
 }
 
-// Gemma 2's soft-capping of the scaled scores, before the softmax.
-inline void softcap_scores(const AttendHead& a) {
-  if (a.softcap > 0.0f)
-    softcap_inplace(a.scores, a.softcap, a.n_seen());
+// Every head's scores of the seen rows, each row read once: fn(q of head g, K row) is
+// the unscaled dot product.
+template <typename Dot> inline void score_rows(const AttendHead& a, Dot&& dot) {
+  for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t g = 0; g < a.group; ++g)
+        a.scores[g * a.score_stride() + j0 + j] =
+            dot(a.q + g * a.head_dim, k + j * a.k_row_bytes) * a.scale;
+  });
 }
 
-// The scores' softmax by the ISA path's `softmax`, a sink as one more score past the
-// seen ones (its weight, the last, is never read).
-template <typename Softmax> inline void softmax_scores(const AttendHead& a, Softmax&& softmax) {
-  if (a.has_sink)
-    a.scores[a.n_seen()] = a.sink;
-  softmax(a.scores, a.n_seen() + (a.has_sink ? 1 : 0));
+// Each head's scores soft-capped (Gemma 2) and turned into weights by the ISA path's
+// `softmax`, a sink as one more score past the seen ones (its weight, the last, is never
+// read).
+template <typename Softmax> inline void weigh_scores(const AttendHead& a, Softmax&& softmax) {
+  for (int64_t g = 0; g < a.group; ++g) {
+    float* s = a.scores + g * a.score_stride();
+    if (a.softcap > 0.0f)
+      softcap_inplace(s, a.softcap, a.n_seen());
+    if (a.has_sink)
+      s[a.n_seen()] = a.sink_of(g);
+    softmax(s, a.n_seen() + (a.has_sink ? 1 : 0));
+  }
+}
+
+// The weighted sum of the V rows, in blocks of rows small enough to stay in L1 while
+// every head of the group reads them: fn(V rows, rows in the block, their weights' index,
+// head g's output, head g's weights) adds one block to one head's output, which starts
+// zeroed. Per output value the additions run in position order, as one head alone.
+constexpr int64_t kValueBlockRows = 16;
+template <typename Accumulate> inline void sum_values(const AttendHead& a, Accumulate&& fn) {
+  for (int64_t g = 0; g < a.group; ++g)
+    for (int64_t i = 0; i < a.value_dim(); ++i)
+      a.out[g * a.value_dim() + i] = 0.0f;
+  for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
+    for (int64_t b = 0; b < n; b += kValueBlockRows) {
+      const int64_t rows = n - b < kValueBlockRows ? n - b : kValueBlockRows;
+      for (int64_t g = 0; g < a.group; ++g)
+        fn(vr + static_cast<size_t>(b) * a.v_row_bytes, rows, a.out + g * a.value_dim(),
+           a.scores + g * a.score_stride() + j0 + b);
+    }
+  });
 }
 } // namespace
 

@@ -176,33 +176,31 @@ float dot_row(const float* q, const uint8_t* row, TensorType t, int64_t n) {
 } // namespace
 
 void attend(const AttendHead& a) {
-  for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
-    for (int64_t j = 0; j < n; ++j)
-      a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
-  });
-  softcap_scores(a);
-  softmax_scores(a, softmax);
-  for (int64_t c = 0; c < a.value_dim(); c += 32) {
-    __m256 acc[4];
-    __m256i m[4];
-    int64_t rest[4];
-    for (int u = 0; u < 4; ++u) {
-      rest[u] = a.value_dim() - c - 8 * u;
-      m[u] = tail_mask(rest[u] >= 8 ? 8 : rest[u] > 0 ? rest[u] : 0);
-      acc[u] = _mm256_setzero_ps();
-    }
-    for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
-      for (int64_t j = 0; j < n; ++j) {
-        const __m256 w = _mm256_set1_ps(a.scores[j0 + j]);
+  score_rows(a,
+             [&](const float* q, const uint8_t* k) { return dot_row(q, k, a.k_type, a.head_dim); });
+  weigh_scores(a, softmax);
+  // Four vectors of the output at a time stay in registers over a block's rows.
+  sum_values(a, [&](const uint8_t* vr, int64_t rows, float* out, const float* w) {
+    for (int64_t c = 0; c < a.value_dim(); c += 32) {
+      __m256 acc[4];
+      __m256i m[4];
+      int64_t rest[4];
+      for (int u = 0; u < 4; ++u) {
+        rest[u] = a.value_dim() - c - 8 * u;
+        m[u] = tail_mask(rest[u] >= 8 ? 8 : rest[u] > 0 ? rest[u] : 0);
+        acc[u] = _mm256_maskload_ps(out + c + 8 * u, m[u]);
+      }
+      for (int64_t j = 0; j < rows; ++j) {
+        const __m256 wj = _mm256_set1_ps(w[j]);
         const uint8_t* v = vr + j * a.v_row_bytes;
         for (int u = 0; u < 4; ++u)
           if (rest[u] > 0)
-            acc[u] = _mm256_fmadd_ps(w, load8(v, a.v_type, c + 8 * u, rest[u]), acc[u]);
+            acc[u] = _mm256_fmadd_ps(wj, load8(v, a.v_type, c + 8 * u, rest[u]), acc[u]);
       }
-    });
-    for (int u = 0; u < 4; ++u)
-      _mm256_maskstore_ps(a.out + c + 8 * u, m[u], acc[u]);
-  }
+      for (int u = 0; u < 4; ++u)
+        _mm256_maskstore_ps(out + c + 8 * u, m[u], acc[u]);
+    }
+  });
 }
 
 } // namespace pshard::kernels::avx2

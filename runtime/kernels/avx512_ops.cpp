@@ -170,33 +170,30 @@ float dot_row(const float* q, const uint8_t* row, TensorType t, int64_t n) {
 } // namespace
 
 void attend(const AttendHead& a) {
-  for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
-    for (int64_t j = 0; j < n; ++j)
-      a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
-  });
-  softcap_scores(a);
-  softmax_scores(a, softmax);
-  // Four vectors of the output at a time stay in registers over all positions.
-  for (int64_t c = 0; c < a.value_dim(); c += 64) {
-    __m512 acc[4];
-    __mmask16 m[4];
-    for (int u = 0; u < 4; ++u) {
-      const int64_t rest = a.value_dim() - c - 16 * u;
-      m[u] = rest >= 16 ? static_cast<__mmask16>(0xffff) : rest > 0 ? tail_mask(rest) : 0;
-      acc[u] = _mm512_setzero_ps();
-    }
-    for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
-      for (int64_t j = 0; j < n; ++j) {
-        const __m512 w = _mm512_set1_ps(a.scores[j0 + j]);
+  score_rows(a,
+             [&](const float* q, const uint8_t* k) { return dot_row(q, k, a.k_type, a.head_dim); });
+  weigh_scores(a, softmax);
+  // Four vectors of the output at a time stay in registers over a block's rows.
+  sum_values(a, [&](const uint8_t* vr, int64_t rows, float* out, const float* w) {
+    for (int64_t c = 0; c < a.value_dim(); c += 64) {
+      __m512 acc[4];
+      __mmask16 m[4];
+      for (int u = 0; u < 4; ++u) {
+        const int64_t rest = a.value_dim() - c - 16 * u;
+        m[u] = rest >= 16 ? static_cast<__mmask16>(0xffff) : rest > 0 ? tail_mask(rest) : 0;
+        acc[u] = _mm512_maskz_loadu_ps(m[u], out + c + 16 * u);
+      }
+      for (int64_t j = 0; j < rows; ++j) {
+        const __m512 wj = _mm512_set1_ps(w[j]);
         const uint8_t* v = vr + j * a.v_row_bytes;
         for (int u = 0; u < 4; ++u)
           if (m[u])
-            acc[u] = _mm512_fmadd_ps(w, load16(v, a.v_type, c + 16 * u, m[u]), acc[u]);
+            acc[u] = _mm512_fmadd_ps(wj, load16(v, a.v_type, c + 16 * u, m[u]), acc[u]);
       }
-    });
-    for (int u = 0; u < 4; ++u)
-      _mm512_mask_storeu_ps(a.out + c + 16 * u, m[u], acc[u]);
-  }
+      for (int u = 0; u < 4; ++u)
+        _mm512_mask_storeu_ps(out + c + 16 * u, m[u], acc[u]);
+    }
+  });
 }
 
 } // namespace pshard::kernels::avx512

@@ -98,20 +98,14 @@ float dot_row(const float* q, const uint8_t* row, TensorType t, int64_t n) {
 } // namespace
 
 void attend(const AttendHead& a) {
-  for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
-    for (int64_t j = 0; j < n; ++j)
-      a.scores[j0 + j] = dot_row(a.q, k + j * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
-  });
-  softcap_scores(a);
-  softmax_scores(a, softmax);
-  for (int64_t i = 0; i < a.value_dim(); ++i)
-    a.out[i] = 0.0f;
-  for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) {
+  score_rows(a,
+             [&](const float* q, const uint8_t* k) { return dot_row(q, k, a.k_type, a.head_dim); });
+  weigh_scores(a, softmax);
+  sum_values(a, [&](const uint8_t* vr, int64_t rows, float* out, const float* w) {
+    for (int64_t j = 0; j < rows; ++j) {
       const uint8_t* v = vr + j * a.v_row_bytes;
-      const float w = a.scores[j0 + j];
       for (int64_t i = 0; i < a.value_dim(); ++i)
-        a.out[i] += w * value_at(v, a.v_type, i);
+        out[i] += w[j] * value_at(v, a.v_type, i);
     }
   });
 }

@@ -238,8 +238,10 @@ TEST(PlannerTiming, Moe235bShapeTenBudgetsSixTiers) {
   EXPECT_EQ(grid->budgets.size() * grid->tiers.size(), 60u);
   // A bound against blow-ups only, not a speed test: 1.4-1.8 s measured on the 2-vCPU
   // VM (RelWithDebInfo, other jobs running), 5.3 s under ASan+UBSan, which slow the
-  // planner's containers about threefold.
-  EXPECT_LT(seconds, kSanitized ? 25.0 : 5.0);
+  // planner's containers about threefold — and 11 s at the lowest priority beside a CI
+  // build, where the earlier 5 s bound failed. Planning that blew up (a search gone
+  // exponential) would take minutes.
+  EXPECT_LT(seconds, kSanitized ? 90.0 : 30.0);
   EXPECT_TRUE(validate_grid(graph, *grid).ok());
 }
 

@@ -52,13 +52,9 @@ TEST(EmuDevice, CapacityIsHardLikeARealOutOfMemory) {
 }
 
 // Timings: the lower bounds are strict (a copy is never faster than the link it
-// emulates); the upper bounds leave room for a loaded machine: medians of repeats, and
+// emulates); the upper bounds leave room for a loaded machine: the best of repeats, and
 // a measurement is tried up to three times (CI machines and shared build hosts stall
 // threads for milliseconds).
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 TEST(EmuDevice, CopiesTakeLatencyPlusBytesOverBandwidth) {
   constexpr uint64_t kBytes = 8 << 20;
@@ -112,9 +108,14 @@ TEST(EmuDevice, QueuesOverlapAndTheHostRunsMeanwhile) {
     ASSERT_TRUE(d->synchronize().ok());
     total.push_back(seconds_since(t0));
   }
+  // The best of five: a loaded machine delays some repetitions (a median failed so in a
+  // full local run beside a CI build), but queues that waited for each other would make
+  // every one take twice `one`.
   const double one = kBytes / 1e9;
-  EXPECT_LT(median_of(enqueue), 0.5 * one) << "enqueueing must not wait for the copy";
-  EXPECT_LT(median_of(total), 1.5 * one) << "copy and transfer queues must run concurrently";
+  EXPECT_LT(*std::min_element(enqueue.begin(), enqueue.end()), 0.5 * one)
+      << "enqueueing must not wait for the copy";
+  EXPECT_LT(*std::min_element(total.begin(), total.end()), 1.5 * one)
+      << "copy and transfer queues must run concurrently";
 }
 
 TEST(EmuDevice, EventsOrderWorkAcrossQueuesAndTheHost) {

@@ -2,12 +2,14 @@
 // path this CPU has, against float64 references; paths it lacks are skipped.
 #include "kernel_test_util.h"
 #include "runtime/kernels/attention_kernel.h"
-#include "runtime/kernels/quantize.h"
 #include "runtime/kernels/cpu_isa.h"
 #include "runtime/kernels/ops.h"
+#include "runtime/kernels/quantize.h"
 
 #include <cmath>
+#include <cstring>
 #include <gtest/gtest.h>
+#include <utility>
 
 namespace pshard {
 namespace {
@@ -118,6 +120,82 @@ TEST_P(OpsOnIsa, RmsNormOnOddLengths) {
       ASSERT_NEAR(y[i], want, 3e-6 * std::fabs(want) + 1e-30) << "n=" << n << " i=" << i;
     }
   }
+}
+
+// Grouped-query attention: a group of query heads in one call (each K/V row read once for
+// all) gives every head the result of its own call, bit for bit — with a window's first
+// row, soft-capping, each head's own sink, a paged cache and values narrower than keys.
+TEST_P(OpsOnIsa, AttendHeadGroupIsEachHeadAlone) {
+  struct Variant {
+    int64_t first;
+    float softcap;
+    bool sinks;
+    bool paged;
+  };
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0})
+    for (const auto& [hk, hv] : {std::pair<int64_t, int64_t>{64, 64}, {96, 64}, {128, 128}})
+      for (int64_t group : {2, 5, 16})
+        for (const Variant var : {Variant{0, 0.0f, false, false}, Variant{7, 0.0f, false, true},
+                                  Variant{3, 0.8f, true, false}, Variant{0, 0.0f, true, true}}) {
+          SCOPED_TRACE(std::string(tensor_type_name(type)) + " " + std::to_string(hk) + "/" +
+                       std::to_string(hv) + " group=" + std::to_string(group) +
+                       " first=" + std::to_string(var.first));
+          const int64_t n_kv = 40, page_rows = 16, n_pages = 3;
+          const std::vector<float> q = test::random_floats(group * hk, 11);
+          const std::vector<float> kf = test::random_floats(n_kv * hk, 12);
+          const std::vector<float> vf = test::random_floats(n_kv * hv, 13);
+          const std::vector<float> sinks = test::random_floats(group, 14);
+          const size_t kr = *tensor_bytes(type, hk), vr = *tensor_bytes(type, hv);
+          std::vector<uint8_t> k(kr * n_pages * page_rows), v(vr * n_pages * page_rows);
+          const std::vector<int32_t> pages = {2, 0, 1};
+          for (int64_t j = 0; j < n_kv; ++j) {
+            const size_t row =
+                var.paged
+                    ? static_cast<size_t>(pages[static_cast<size_t>(j / page_rows)] * page_rows +
+                                          j % page_rows)
+                    : static_cast<size_t>(j);
+            ASSERT_TRUE(quantize_row(type, kf.data() + j * hk, k.data() + row * kr, hk).ok());
+            ASSERT_TRUE(quantize_row(type, vf.data() + j * hv, v.data() + row * vr, hv).ok());
+          }
+          AttendHead a;
+          a.k = k.data();
+          a.v = v.data();
+          a.k_row_bytes = kr;
+          a.v_row_bytes = vr;
+          a.k_type = type;
+          a.v_type = type;
+          a.n_kv = n_kv;
+          a.first = var.first;
+          a.head_dim = hk;
+          a.v_dim = hv;
+          a.scale = 0.125f;
+          a.softcap = var.softcap;
+          a.has_sink = var.sinks;
+          if (var.paged) {
+            a.pages = pages.data();
+            a.page_rows = page_rows;
+          }
+          std::vector<float> together(static_cast<size_t>(group * hv), -1.0f);
+          std::vector<float> scores(static_cast<size_t>(group * a.score_stride()));
+          AttendHead all = a;
+          all.q = q.data();
+          all.group = group;
+          all.sinks = var.sinks ? sinks.data() : nullptr;
+          all.out = together.data();
+          all.scores = scores.data();
+          attend_head(all);
+          for (int64_t g = 0; g < group; ++g) {
+            std::vector<float> alone(static_cast<size_t>(hv), -2.0f);
+            AttendHead one = a;
+            one.q = q.data() + g * hk;
+            one.sink = sinks[static_cast<size_t>(g)];
+            one.out = alone.data();
+            one.scores = scores.data();
+            attend_head(one);
+            ASSERT_EQ(0, std::memcmp(alone.data(), together.data() + g * hv, hv * sizeof(float)))
+                << "head " << g << " differs from its own call";
+          }
+        }
 }
 
 // DeepSeek's latent attention: keys wider than values (576 and 512 values, the values the
