@@ -55,20 +55,10 @@ int64_t layer_rows(const gguf::GgufFile& f, const std::string& role, int64_t lay
   return t && t->dims.size() >= 2 ? t->dims[1] : 0;
 }
 
-Status read_attention(const HParamKeys& k, ModelHParams& hp) {
-  PSHARD_RETURN_IF_ERROR(k.required("attention.head_count", &hp.n_head));
-  hp.n_head_kv = hp.n_head;
-  PSHARD_RETURN_IF_ERROR(k.optional("attention.head_count_kv", &hp.n_head_kv));
-  PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.head_count"), hp.n_head));
-  PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.head_count_kv"), hp.n_head_kv));
-  if (hp.n_head % hp.n_head_kv != 0)
-    return invalid_format(k.key("attention.head_count") + " " + std::to_string(hp.n_head) +
-                          " is not a multiple of " + k.key("attention.head_count_kv") + " " +
-                          std::to_string(hp.n_head_kv));
+// A head's size: attention.key_length (= value_length; either alone stands for both), else
+// n_embd / n_head.
+Status read_head_size(const HParamKeys& k, ModelHParams& hp) {
   int64_t key_length = 0, value_length = 0;
-  if (hp.family->latent_attention) {
-    PSHARD_RETURN_IF_ERROR(read_latent_dims(k, hp));
-  } else {
   PSHARD_RETURN_IF_ERROR(k.optional("attention.key_length", &key_length));
   PSHARD_RETURN_IF_ERROR(k.optional("attention.value_length", &value_length));
   if (key_length == 0 && value_length == 0) {
@@ -90,7 +80,21 @@ Status read_attention(const HParamKeys& k, ModelHParams& hp) {
                          "; pshard runs attention whose keys and values have one head size");
     hp.head_dim = key_length;
   }
-  }
+  return Status::ok_status();
+}
+
+Status read_attention(const HParamKeys& k, ModelHParams& hp) {
+  PSHARD_RETURN_IF_ERROR(k.required("attention.head_count", &hp.n_head));
+  hp.n_head_kv = hp.n_head;
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.head_count_kv", &hp.n_head_kv));
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.head_count"), hp.n_head));
+  PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.head_count_kv"), hp.n_head_kv));
+  if (hp.n_head % hp.n_head_kv != 0)
+    return invalid_format(k.key("attention.head_count") + " " + std::to_string(hp.n_head) +
+                          " is not a multiple of " + k.key("attention.head_count_kv") + " " +
+                          std::to_string(hp.n_head_kv));
+  PSHARD_RETURN_IF_ERROR(hp.family->latent_attention ? read_latent_dims(k, hp)
+                                                     : read_head_size(k, hp));
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("attention.key_length"), hp.head_dim));
   // Encoders LayerNorm (BERT's eps is 1e-12, ModernBERT's 1e-5); the others RMSNorm.
   const bool layer_norms = hp.family->encoder || hp.family->layer_norms;

@@ -42,11 +42,14 @@ Status read_latent_scale(const HParamKeys& k, ModelHParams& hp) {
     return invalid_format(k.key("rope.dimension_count") + " " + std::to_string(hp.rope_dim) +
                           " must be less than a head's " + std::to_string(hp.head_dim) +
                           " values (each head has an unrotated part)");
-  // What the file says the cache holds per position must be the latent and its rotated part.
+  // What a file of the absorbed form says the cache holds per position must be the latent
+  // and its rotated part (the older form's key_length/value_length were its head sizes).
   int64_t key_length = hp.attn_key_dim(), value_length = hp.attn_value_dim();
-  PSHARD_RETURN_IF_ERROR(k.optional("attention.key_length", &key_length));
-  PSHARD_RETURN_IF_ERROR(k.optional("attention.value_length", &value_length));
-  if (hp.latent_cache && (key_length != hp.attn_key_dim() || value_length != hp.attn_value_dim()))
+  if (hp.latent_cache) {
+    PSHARD_RETURN_IF_ERROR(k.optional("attention.key_length", &key_length));
+    PSHARD_RETURN_IF_ERROR(k.optional("attention.value_length", &value_length));
+  }
+  if (key_length != hp.attn_key_dim() || value_length != hp.attn_value_dim())
     return invalid_format(k.key("attention.key_length") + " " + std::to_string(key_length) +
                           " and " + k.key("attention.value_length") + " " +
                           std::to_string(value_length) + " must be the latent's " +

@@ -71,11 +71,10 @@ void expanded_attention_forward(ForwardPass& p, const AttentionWeights& w, const
   const int64_t n = p.n_tokens(), heads = hp.n_head, r = hp.kv_lora_rank, rot = hp.rope_dim;
   const int64_t dq = hp.head_dim, nope = dq - rot, dv = hp.head_dim_v, kv_row = nope + dv;
   project(p, w);
-  // The normed latent after the projection's row, then every head's expansions in act.q.
-  float* latent = a.latent + n * std::max(hp.q_lora_rank, r + rot);
-  ops.copy_rows(a.latent, r + rot, latent, r, n, r);
-  ops.rms_norm(latent, w.kv_a_norm.data, latent, n, r, hp.rms_eps);
-  ops.matmul(w.wkv_b, latent, n, a.q);
+  // The normed latent, then every head's expansions in act.q.
+  ops.copy_rows(a.latent, r + rot, a.latent_normed, r, n, r);
+  ops.rms_norm(a.latent_normed, w.kv_a_norm.data, a.latent_normed, n, r, hp.rms_eps);
+  ops.matmul(w.wkv_b, a.latent_normed, n, a.q);
   ops.copy_rows(a.q, kv_row, a.k + rot, dq, n * heads, nope);
   ops.copy_rows(a.q + nope, kv_row, a.v, dv, n * heads, dv);
   for (int64_t h = 0; h < heads; ++h) // the shared rotated part, each head's copy

@@ -9,7 +9,7 @@ namespace {
 // Per-token widths in carve order; logits (one token) come last.
 struct Widths {
   int64_t hidden, normed, q, k, v, attn_out, proj, gate, up, router, expert_in, expert_out, moe_out,
-      shexp_gate, latent;
+      shexp_gate, latent, latent_normed;
 };
 
 Widths widths(const ModelHParams& hp) {
@@ -17,7 +17,7 @@ Widths widths(const ModelHParams& hp) {
   // Latent attention (mla_attention.cpp): q holds the queries the attention op reads (the
   // older form: first every head's expanded keys and values), attn_out first attn_q's
   // output then the attention's, and a scratch row the queries' low rank or the latent with
-  // its rotated part (the older form: then the normed latent).
+  // its rotated part (the older form: and a row for the normed latent).
   const bool mla = hp.latent_attention();
   const int64_t nope = hp.head_dim - hp.rope_dim;
   const int64_t q = !mla ? hp.q_dim()
@@ -25,9 +25,8 @@ Widths widths(const ModelHParams& hp) {
                         ? hp.n_head * hp.attn_key_dim()
                         : hp.n_head * std::max(hp.attn_key_dim(), nope + hp.head_dim_v);
   const int64_t attn_out = mla ? hp.n_head * std::max(hp.head_dim, hp.attn_value_dim()) : hp.q_dim();
-  const int64_t latent = !mla ? 0
-                              : std::max(hp.q_lora_rank, hp.kv_lora_rank + hp.rope_dim) +
-                                    (hp.latent_cache ? 0 : hp.kv_lora_rank);
+  const int64_t latent = mla ? std::max(hp.q_lora_rank, hp.kv_lora_rank + hp.rope_dim) : 0;
+  const int64_t latent_normed = mla && !hp.latent_cache ? hp.kv_lora_rank : 0;
   return {hp.n_embd,  hp.n_embd,
           q,          hp.kv_dim(),
           hp.v_dim(), attn_out,
@@ -35,7 +34,7 @@ Widths widths(const ModelHParams& hp) {
           ff,         hp.n_expert,
           moe,        moe,
           moe,        hp.has_shared_expert() ? 1 : 0,
-          latent};
+          latent,     latent_normed};
 }
 
 } // namespace
@@ -44,7 +43,7 @@ size_t activation_floats(const ModelHParams& hp, int64_t n, int64_t n_logit_rows
   const Widths w = widths(hp);
   const int64_t per_token = w.hidden + w.normed + w.q + w.k + w.v + w.attn_out + w.proj + w.gate +
                             w.up + w.router + w.expert_in + w.expert_out + w.moe_out +
-                            w.shexp_gate + w.latent;
+                            w.shexp_gate + w.latent + w.latent_normed;
   return static_cast<size_t>(per_token * n + hp.n_vocab * n_logit_rows);
 }
 
@@ -71,6 +70,7 @@ ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n, float* base)
   take(a.moe_out, w.moe_out);
   take(a.shexp_gate, w.shexp_gate);
   take(a.latent, w.latent);
+  take(a.latent_normed, w.latent_normed);
   a.logits = at;
   return a;
 }

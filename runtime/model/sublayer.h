@@ -35,8 +35,9 @@ struct ActivationPtrs {
   float *router = nullptr, *expert_in = nullptr, *expert_out = nullptr, *moe_out = nullptr,
         *shexp_gate = nullptr;
   // Latent attention only (DeepSeek): a scratch row for the queries' low rank, then the
-  // latent and its rotated part (runtime/model/mla_attention.cpp).
-  float* latent = nullptr;
+  // latent and its rotated part; the older files' form also the normed latent
+  // (runtime/model/mla_attention.cpp).
+  float *latent = nullptr, *latent_normed = nullptr;
   float* logits = nullptr; // of one token
 };
 

@@ -85,11 +85,11 @@ void CudaOps::kv_append(const KvView& kv, const float* k, const float* v, int64_
   if (!kv.pages && kv.k_type == TensorType::kF32 && kv.v_type == TensorType::kF32 &&
       (kv.ring == 0 || pos0 % kv.ring + n_tokens <= kv.ring)) { // rows in one run
     const int64_t row0 = kv.ring > 0 ? pos0 % kv.ring : pos0;
-    const auto floats = [&](int64_t per_row) { return static_cast<size_t>(per_row) * sizeof(float); };
-    note(cudaMemcpyAsync(kv.k + floats(row0 * kv.kv_dim), k, floats(n_tokens * kv.kv_dim),
+    const auto bytes = [](int64_t floats) { return static_cast<size_t>(floats) * sizeof(float); };
+    note(cudaMemcpyAsync(kv.k + bytes(row0 * kv.kv_dim), k, bytes(n_tokens * kv.kv_dim),
                          cudaMemcpyDeviceToDevice, stream_),
          "kv_append K", __LINE__);
-    note(cudaMemcpyAsync(kv.v + floats(row0 * kv.v_values()), v, floats(n_tokens * kv.v_values()),
+    note(cudaMemcpyAsync(kv.v + bytes(row0 * kv.v_values()), v, bytes(n_tokens * kv.v_values()),
                          cudaMemcpyDeviceToDevice, stream_),
          "kv_append V", __LINE__);
     return;
