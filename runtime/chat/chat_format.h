@@ -38,6 +38,8 @@ inline constexpr std::string_view kHarmonyTextRoles[] = {"harmony"};
 // GLM-4.5's tool results: one <|observation|> turn per run of them (pshard-server joins
 // a run into one message of this role).
 inline constexpr std::string_view kGlmTextRoles[] = {"observation"};
+// Kimi K2's tool results: turns of their own, named "tool".
+inline constexpr std::string_view kKimiTextRoles[] = {"tool"};
 
 // Leading and trailing ASCII whitespace removed (Jinja's |trim on the text models use).
 std::string_view trim(std::string_view s);
@@ -52,7 +54,7 @@ extern const ChatTemplate kMistralV1, kMistralV3, kMistralV3Tekken;
 extern const ChatTemplate kGemma;
 extern const ChatTemplate kBailing, kBailingThink, kBailing2, kChatglm4, kChatml, kChatmlThinking,
     kCommandR, kDeepseek, kDeepseek2, kDeepseek3, kDeepseek3Thinking, kDots1, kErnie45, kExaone3,
-    kFalcon3, kGlm45, kGptOss, kGranite, kLlama3, kLlama4, kMistralV7, kMistralV7Tekken, kOpenchat,
-    kPhi3, kPhi4, kSmolvlm, kVicuna, kVicunaOrca, kZephyr;
+    kFalcon3, kGlm45, kGptOss, kGranite, kKimiK2, kLlama3, kLlama4, kMistralV7, kMistralV7Tekken,
+    kOpenchat, kPhi3, kPhi4, kSmolvlm, kVicuna, kVicunaOrca, kZephyr;
 
 } // namespace pshard

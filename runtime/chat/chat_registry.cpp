@@ -28,6 +28,7 @@ constexpr const ChatTemplate* kAll[] = {
     &kGlm45,
     &kGptOss,
     &kGranite,
+    &kKimiK2,
     &kLlama2,
     &kLlama2Sys,
     &kLlama2SysBos,

@@ -150,6 +150,16 @@ constexpr TurnFormat kBailing2Turns{{"<role>SYSTEM</role>", "<|role_end|>"},
                                     {},
                                     "<role>ASSISTANT</role>"};
 
+// Moonshot's Kimi K2 and Moonlight: each turn's role named between its own opening token
+// and <|im_middle|>, no newlines; a tool's result is a system-token turn named "tool".
+// Moonlight's Jinja adds a default system prompt that llama.cpp's rendering leaves out;
+// pshard renders as llama.cpp does.
+constexpr TurnFormat kKimiK2Turns{{"<|im_system|>system<|im_middle|>", "<|im_end|>"},
+                                  {"<|im_user|>user<|im_middle|>", "<|im_end|>"},
+                                  {"<|im_assistant|>assistant<|im_middle|>", "<|im_end|>"},
+                                  {"<|im_system|>tool<|im_middle|>", "<|im_end|>"},
+                                  "<|im_assistant|>assistant<|im_middle|>"};
+
 // A bailing2 conversation without a system message starts with the default one.
 void render_bailing2(const ChatTemplate& self, std::span<const ChatMessage> messages,
                      bool add_assistant, std::string& out) {
@@ -241,6 +251,7 @@ constinit const ChatTemplate kFalcon3("falcon3", "Falcon 3", render_turns, true,
 constinit const ChatTemplate kGlm45("glm-4.5", "GLM-4.5, GLM-4.5-Air, GLM-4.6", render_turns, false, &kGlm45Turns, kGlmTextRoles);
 constinit const ChatTemplate kGranite("granite", "IBM Granite 3.x", render_turns, true, &kGraniteTurns);
 constinit const ChatTemplate kGptOss("gpt-oss", "gpt-oss (OpenAI harmony)", render_turns, false, &kGptOssTurns, kHarmonyTextRoles);
+constinit const ChatTemplate kKimiK2("kimi-k2", "Kimi K2, Moonlight", render_turns, false, &kKimiK2Turns, kKimiTextRoles);
 constinit const ChatTemplate kLlama3("llama3", "Llama 3, 3.1, 3.2, 3.3", render_turns, true, &kLlama3Turns);
 constinit const ChatTemplate kLlama4("llama4", "Llama 4", render_turns, true, &kLlama4Turns);
 constinit const ChatTemplate kMistralV7("mistral-v7", "Mistral Large 2411", render_turns, false, &kMistralV7Turns, kMistralToolRoles);

@@ -43,6 +43,28 @@ constexpr std::string_view kTekken =
 constexpr std::string_view kO200k =
     R"re([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
 
+// Moonshot's Kimi K2 and Moonlight (tokenization_kimi.py's pat_str): o200k's with runs of Han
+// ideographs cut out first and kept out of the words, and without o200k's '/' after symbols.
+// Its classes `[...&&[^\p{Han}]]` are intersections, which PCRE2 10.42 lacks: each letter
+// is instead preceded by a lookahead that it is not Han. The tokenizer runs under Rust's
+// regex crate, where \p{Han} is the Script property (PCRE2's bare \p{Han} is Script
+// Extensions, which adds CJK punctuation such as 、。) at Unicode 15, where U+2B739 and
+// Extension H are Han letters; Debian's PCRE2 tables (Unicode 14) leave them unassigned,
+// so they are named where the expression names Han or letters.
+constexpr std::string_view kKimiNewHan = R"re(\x{2B739}\x{31350}-\x{323AF})re";
+
+std::string kimi_k2() {
+  const std::string new_han(kKimiNewHan);
+  const std::string han = R"re([\p{sc:Han})re" + new_han + "]";
+  const std::string upper = "(?:(?!" + han + R"re()[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]))re";
+  const std::string lower = "(?:(?!" + han + R"re()[\p{Ll}\p{Lm}\p{Lo}\p{M}]))re";
+  const std::string lead = R"re([^\r\n\p{L})re" + new_han + R"re(\p{N}]?)re";
+  const std::string contraction = R"re((?i:'s|'t|'re|'ve|'m|'ll|'d)?)re";
+  return han + "+|" + lead + upper + "*" + lower + "+" + contraction + "|" + lead + upper + "+" +
+         lower + "*" + contraction + R"re(|\p{N}{1,3}| ?[^\s\p{L})re" + new_han +
+         R"re(\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+}
+
 // DeepSeek LLM: the cased letters of the Latin, Greek, Cyrillic, Armenian,
 // Georgian, Cherokee, Glagolitic, Coptic, Deseret, Osage, Old Hungarian,
 // Warang Citi and Adlam scripts, written as code points so that no editor or
@@ -75,6 +97,7 @@ struct NamedSpec {
 const std::vector<NamedSpec>& specs() {
   static const std::string llama3 = cl100k_with_digits(R"re(\p{N}{1,3})re");
   static const std::string qwen2 = cl100k_with_digits(R"re(\p{N})re");
+  static const std::string kimi = kimi_k2();
   static const std::vector<NamedSpec> table = [] {
     std::vector<NamedSpec> t;
     auto add = [&t](std::vector<std::string_view> names, std::vector<std::string_view> patterns,
@@ -89,6 +112,9 @@ const std::vector<NamedSpec>& specs() {
     add({"tekken"}, {kTekken}, true, true);
     add({"bailingmoe", "bailingmoe2", "llada-moe"}, {kBailing});
     add({"gpt-4o", "llama4"}, {kO200k});
+    // tiktoken takes a piece that is a whole token as it is, before any merge (llama.cpp
+    // merges these too; the two differ only where the merges do not rebuild a token).
+    add({"kimi-k2"}, {kimi}, true);
     add({"gpt-2", "mpt", "olmo", "jais", "phi-2", "roberta-bpe", "gigachat", "jina-es", "jina-de",
          "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "trillion", "modern-bert"},
         {kGpt2});

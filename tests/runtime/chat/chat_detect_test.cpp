@@ -179,6 +179,15 @@ const Case kCases[] = {
      "m['content'] + '\n' }}{% elif m['role'] == 'assistant' %}{{ 'Assistant: ' + m['content'] + "
      "sep_token }}{% endif %}{% endfor %}{{ 'Assistant: ' }}",
      "ernie4.5"},
+    {"Moonlight-16B-A3B-Instruct",
+     "{%- for message in messages -%}{%- if loop.first and messages[0]['role'] != 'system' -%}"
+     "<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|>{%- endif -%}"
+     "{%- if message['role'] == 'system' -%}<|im_system|>{%- endif -%}{%- if message['role'] == "
+     "'user' -%}<|im_user|>{%- endif -%}{%- if message['role'] == 'assistant' -%}"
+     "<|im_assistant|>{%- endif -%}{{ message['role'] }}<|im_middle|>{{message['content']}}"
+     "<|im_end|>{%- endfor -%}{%- if add_generation_prompt -%}"
+     "<|im_assistant|>assistant<|im_middle|>{%- endif -%}",
+     "kimi-k2"},
     {"a bare name, as llama.cpp accepts", "llama3", "llama3"},
 };
 

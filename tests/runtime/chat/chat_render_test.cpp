@@ -26,6 +26,13 @@ const std::vector<ChatMessage> kChat = {
 // The conversation above with the generation prompt, written out by hand per format.
 const std::map<std::string, std::string>& expected() {
   static const std::map<std::string, std::string> m = {
+      // llama.cpp's rendering of Kimi K2's template (no default system prompt).
+      {"kimi-k2",
+       "<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|><|im_user|>user"
+       "<|im_middle|>Hello<|im_end|><|im_assistant|>assistant<|im_middle|>Hi there<|im_end|>"
+       "<|im_user|>user<|im_middle|>Who are you<|im_end|><|im_assistant|>assistant<|im_middle|>"
+       "   I am an assistant   <|im_end|><|im_user|>user<|im_middle|>Another question<|im_end|>"
+       "<|im_assistant|>assistant<|im_middle|>"},
       // llama.cpp's renderings of Ant Group's bailing templates.
       {"bailing",
        "<role>SYSTEM</role>You are a helpful assistant<role>HUMAN</role>Hello"
@@ -247,6 +254,17 @@ TEST(ChatRender, Bailing2GivesAConversationWithoutASystemMessageTheDefaultOne) {
   EXPECT_EQ(*(*t)->apply(std::vector<ChatMessage>{{"user", "Hi"}}, true),
             "<role>SYSTEM</role>detailed thinking off<|role_end|><role>HUMAN</role>Hi"
             "<|role_end|><role>ASSISTANT</role>");
+}
+
+TEST(ChatRender, KimiK2WritesAToolResultAsATurnOfItsOwn) {
+  auto t = find_chat_template("kimi-k2");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(*(*t)->apply(std::vector<ChatMessage>{{"user", "Weather?"}, {"tool", "sunny"}}, true),
+            "<|im_user|>user<|im_middle|>Weather?<|im_end|><|im_system|>tool<|im_middle|>sunny"
+            "<|im_end|><|im_assistant|>assistant<|im_middle|>");
+  auto other = (*t)->apply(std::vector<ChatMessage>{{"ipython", "x"}}, true);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("'ipython'"), std::string::npos);
 }
 
 TEST(ChatRender, GenerationPromptOnlyWhereTheFormatHasOne) {

@@ -4,7 +4,9 @@
 #include "runtime/tokenizer/pre_tokenizer.h"
 #include "runtime/tokenizer/pre_tokenizer_patterns.h"
 
+#include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace pshard {
 namespace {
@@ -59,6 +61,34 @@ TEST(PreTokenizer, Gpt4oKeepsContractionsWithTheirWordAndDigitsInThrees) {
   EXPECT_EQ(split_as("gpt-4o", "HelloWorld 1234567"),
             (Pieces{"Hello", "World", " ", "123", "456", "7"}));
   EXPECT_EQ(split_as("tekken", "don't"), (Pieces{"don", "'t"})); // no contractions there
+}
+
+TEST(PreTokenizer, KimiK2CutsHanRunsOutOfWords) {
+  // Han is its own run, never part of a word; kana, Hangul and Latin are words.
+  EXPECT_EQ(split_as("kimi-k2", "\u4E2D\u6587abc \u65E5\u672C\u8A9E\u30C6\u30B9\u30C8"),
+            (Pieces{"\u4E2D\u6587", "abc", " ", "\u65E5\u672C\u8A9E", "\u30C6\u30B9\u30C8"}));
+  // Where lower case turns upper, a word ends (llama.cpp's own splitter keeps it whole).
+  EXPECT_EQ(split_as("kimi-k2", "getUserName don'T"), (Pieces{"get", "User", "Name", " don'T"}));
+  // U+3001 is Han only by Script_Extensions (PCRE2's bare \p{Han}); U+3005 and the radical
+  // U+2E80 are Han by Script; U+31350 (Extension H) is Han from Unicode 15.
+  EXPECT_EQ(split_as("kimi-k2", "\u4E00\u3001\u3005\u2E80\U00031350x/y"),
+            (Pieces{"\u4E00", "\u3001", "\u3005\u2E80\U00031350", "x", "/y"}));
+}
+
+// Moonshot's expression itself, run by Python's `regex` module over llama.cpp's tokenizer
+// texts and texts about Han, case changes and contractions (tests/tools/kimi_k2_pieces.py):
+// pshard's PCRE2 form must cut every one the same way.
+TEST(PreTokenizer, KimiK2CutsAsMoonshotsExpression) {
+  std::ifstream in(std::string(PSHARD_TOKENIZER_TEST_DATA) + "/kimi_k2_pieces.jsonl");
+  ASSERT_TRUE(in) << "tests/runtime/tokenizer/data/kimi_k2_pieces.jsonl is missing";
+  int cases = 0;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json c = nlohmann::json::parse(line);
+    const std::string text = c.at("text").get<std::string>();
+    EXPECT_EQ(split_as("kimi-k2", text), c.at("pieces").get<Pieces>()) << "text: " << text;
+    ++cases;
+  }
+  EXPECT_GE(cases, 60) << "the golden file holds too few texts to say much";
 }
 
 TEST(PreTokenizer, ExpressionsApplyInTurnToEachPiece) {

@@ -326,6 +326,19 @@ TEST_F(VocabMetadata, ErnieAndDotsEndAtTheirTurnClosings) {
   EXPECT_TRUE((*tok)->is_end_of_generation(260)) << "dots.llm1's turn closing";
 }
 
+TEST_F(VocabMetadata, KimiEndsAtItsTurnClosingAndItsEndMarkers) {
+  std::vector<std::string> tokens;
+  gguf::GgufWriter w = writer_with_control_tokens(
+      {"[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "[EOT]", "<|im_middle|>"}, tokens);
+  w.set("tokenizer.ggml.pre", Value{std::string("kimi-k2")});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  const bool expected[] = {false, true, true, false, true, false};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ((*tok)->is_end_of_generation(257 + i), expected[i]) << tokens[257 + i];
+  EXPECT_FALSE((*tok)->add_bos_by_default()) << "Moonshot's tokenizer adds no BOS";
+}
+
 TEST_F(VocabMetadata, Llama3AddsBosUnlessTheFileSaysOtherwise) {
   gguf::GgufWriter w = bpe_writer();
   w.set("tokenizer.ggml.pre", Value{std::string("llama-bpe")});
