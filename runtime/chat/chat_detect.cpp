@@ -119,7 +119,8 @@ Detected detect(std::string_view t) {
     return found(kGranite);
   if (has("<|header_start|>") && has("<|header_end|>"))
     return found(kLlama4);
-  if (has("<|im_assistant|>assistant<|im_middle|>"))
+  if (has("<|im_assistant|>assistant<|im_middle|>") ||
+      (has("<|tool_calls_section_begin|>") && has("<|tool_call_begin|>")))
     return found(kKimiK2);
   return {};
 }

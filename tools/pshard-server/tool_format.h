@@ -132,8 +132,10 @@ extern const ToolFormat kMistralTekkenTools;
 extern const ToolFormat kMistralArgsTools;
 extern const ToolFormat kHarmonyTools;
 extern const ToolFormat kGlmXmlTools;
-// GLM-4-0414's template (chatglm4): its calls are not built (ToolFormat::not_built).
+// GLM-4-0414's template (chatglm4) and Kimi K2's: their calls are not built
+// (ToolFormat::not_built).
 extern const ToolFormat kChatglm4Tools;
+extern const ToolFormat kKimiK2Tools;
 
 // The tokens that mark a kNamedArgs call's parts.
 inline constexpr const char* kArgsTag = "[ARGS]";
@@ -142,8 +144,8 @@ inline constexpr const char* kCallIdTag = "[CALL_ID]";
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
 // mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
-// token), gpt-oss -> harmony, glm-4.5 -> glm-xml, chatglm4 -> refused, anything else ->
-// hermes.
+// token), gpt-oss -> harmony, glm-4.5 -> glm-xml, chatglm4 and kimi-k2 -> refused,
+// anything else -> hermes.
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token = false);
 
 // JSON with Python's separators (", " and ": "), as Jinja's tojson writes calls and tools

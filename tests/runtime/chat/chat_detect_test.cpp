@@ -188,6 +188,13 @@ const Case kCases[] = {
      "<|im_end|>{%- endfor -%}{%- if add_generation_prompt -%}"
      "<|im_assistant|>assistant<|im_middle|>{%- endif -%}",
      "kimi-k2"},
+    {"Kimi-K2-Instruct-0905 (its tool-call markers)",
+     "{%- if tools -%}<|im_system|>tool_declare<|im_middle|>{{ tools | tojson }}<|im_end|>"
+     "{%- endif -%}{%- for message in messages -%}{%- if message['role'] == 'assistant' -%}"
+     "<|tool_calls_section_begin|>{%- for tool_call in message['tool_calls'] -%}"
+     "<|tool_call_begin|>{{ tool_call['id'] }}<|tool_call_argument_begin|>{%- endfor -%}"
+     "{%- endif -%}{%- endfor -%}",
+     "kimi-k2"},
     {"a bare name, as llama.cpp accepts", "llama3", "llama3"},
 };
 
