@@ -38,8 +38,8 @@ inline constexpr std::string_view kHarmonyTextRoles[] = {"harmony"};
 // GLM-4.5's tool results: one <|observation|> turn per run of them (pshard-server joins
 // a run into one message of this role).
 inline constexpr std::string_view kGlmTextRoles[] = {"observation"};
-// Kimi K2's tool results: turns of their own, named "tool".
-inline constexpr std::string_view kKimiTextRoles[] = {"tool"};
+// Kimi K2's tool results and the tools offered: turns of their own, named by the role.
+inline constexpr std::string_view kKimiTextRoles[] = {"tool", "tool_declare"};
 
 // Leading and trailing ASCII whitespace removed (Jinja's |trim on the text models use).
 std::string_view trim(std::string_view s);

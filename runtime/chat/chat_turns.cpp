@@ -151,13 +151,14 @@ constexpr TurnFormat kBailing2Turns{{"<role>SYSTEM</role>", "<|role_end|>"},
                                     "<role>ASSISTANT</role>"};
 
 // Moonshot's Kimi K2 and Moonlight: each turn's role named between its own opening token
-// and <|im_middle|>, no newlines; a tool's result is a system-token turn named "tool".
+// and <|im_middle|>, no newlines; a tool's result (and the tools offered) are system-token
+// turns named "tool" ("tool_declare").
 // Moonlight's Jinja adds a default system prompt that llama.cpp's rendering leaves out;
 // pshard renders as llama.cpp does.
 constexpr TurnFormat kKimiK2Turns{{"<|im_system|>system<|im_middle|>", "<|im_end|>"},
                                   {"<|im_user|>user<|im_middle|>", "<|im_end|>"},
                                   {"<|im_assistant|>assistant<|im_middle|>", "<|im_end|>"},
-                                  {"<|im_system|>tool<|im_middle|>", "<|im_end|>"},
+                                  {"<|im_system|>{role}<|im_middle|>", "<|im_end|>"},
                                   "<|im_assistant|>assistant<|im_middle|>"};
 
 // A bailing2 conversation without a system message starts with the default one.

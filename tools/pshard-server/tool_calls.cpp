@@ -74,23 +74,6 @@ ordered_json calls_schema(const std::vector<std::pair<std::string, ordered_json>
   return {{"anyOf", branches}, {"$defs", defs}};
 }
 
-// Each tool's parameters converted on their own, its rules prefixed "tool-I-" so the
-// tools' grammars sit side by side (appended to `out`); `branches` the alternatives, each
-// the tool's name, `between`, then its arguments.
-FieldError per_tool_branches(const std::vector<std::pair<std::string, ordered_json>>& tools,
-                             const std::string& between, std::string& out, std::string& branches) {
-  for (size_t i = 0; i < tools.size(); ++i) {
-    std::string gbnf;
-    if (FieldError e = schema_grammar(tools[i].second.dump(), "tools", gbnf))
-      return e;
-    const std::string prefix = "tool-" + std::to_string(i) + "-";
-    out += prefix_rules(gbnf, prefix) + "\n";
-    branches += std::string(i ? " | " : "") + gbnf_literal(tools[i].first) + " " + between + " " +
-                prefix + "root";
-  }
-  return std::nullopt;
-}
-
 // kNamedArgs: a call is the opening, the name, the model's optional id and [ARGS], then
 // that tool's arguments.
 FieldError named_args_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
@@ -132,6 +115,9 @@ FieldError tool_grammar(const std::vector<std::pair<std::string, ordered_json>>&
       return e;
   } else if (format.calls_form == CallsForm::kXmlArgs) {
     if (FieldError e = xml_args_grammar(tools, parallel, format, out))
+      return e;
+  } else if (format.calls_form == CallsForm::kSections) {
+    if (FieldError e = sections_grammar(tools, parallel, format, out))
       return e;
   } else {
     std::string gbnf;
@@ -194,6 +180,23 @@ FieldError read_tool_choice(const ordered_json& body, std::string& choice, std::
 }
 
 } // namespace
+
+// Each tool's parameters converted on their own, its rules prefixed "tool-I-" so the
+// tools' grammars sit side by side (appended to `out`); `branches` the alternatives, each
+// the tool's name, `between`, then its arguments.
+FieldError per_tool_branches(const std::vector<std::pair<std::string, ordered_json>>& tools,
+                             const std::string& between, std::string& out, std::string& branches) {
+  for (size_t i = 0; i < tools.size(); ++i) {
+    std::string gbnf;
+    if (FieldError e = schema_grammar(tools[i].second.dump(), "tools", gbnf))
+      return e;
+    const std::string prefix = "tool-" + std::to_string(i) + "-";
+    out += prefix_rules(gbnf, prefix) + "\n";
+    branches += std::string(i ? " | " : "") + gbnf_literal(tools[i].first) + " " + between + " " +
+                prefix + "root";
+  }
+  return std::nullopt;
+}
 
 FieldError read_tools(const ordered_json& body, const ToolFormat& format,
                       std::optional<ToolUse>& out) {
@@ -310,6 +313,8 @@ tool_message(const json& m, std::string content, const std::string& param, const
     if (format.calls_form == CallsForm::kArray) // its calls carry ids (in calls_text's form)
       call["id"] =
           c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : std::to_string(k);
+    else if (format.calls_form == CallsForm::kSections && c.contains("id") && c["id"].is_string())
+      call["id"] = c["id"]; // written as it is, as Kimi's template does
     if (names)
       names->note(c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : "",
                   (*f)["name"].get<std::string>());
@@ -359,7 +364,7 @@ void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const T
       --at; // a system turn right before it opens the same [INST] block
     out.insert(at, {format.tools_role, tools->tools_text});
   } else if (format.tools_at == ToolsAt::kOwnFirstSystem) {
-    out.insert(out.begin(), {"system", tools->tools_text});
+    out.insert(out.begin(), {*format.tools_role ? format.tools_role : "system", tools->tools_text});
   } else if (format.tools_at == ToolsAt::kDeveloper &&
              (out.empty() || out.front().first != "system")) {
     out.insert(out.begin(), {format.text_role, format.tools_turn(tools->tools_text)});

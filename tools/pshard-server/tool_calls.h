@@ -96,6 +96,19 @@ FieldError
 xml_args_grammar(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools,
                  bool parallel, const ToolFormat& format, std::string& out);
 
+// kSections (Kimi K2; kimi_tools.cpp): the calls in one section, each the opening, a listed
+// function's id (`functions.NAME:INDEX`), then its arguments as its schema allows.
+FieldError
+sections_grammar(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools,
+                 bool parallel, const ToolFormat& format, std::string& out);
+
+// Each tool's parameters converted on their own, their rules prefixed "tool-I-" so the
+// tools' grammars sit side by side (appended to `out`); `branches` the alternatives, each
+// the tool's name, `between`, then its arguments.
+FieldError
+per_tool_branches(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools,
+                  const std::string& between, std::string& out, std::string& branches);
+
 // Per function, the arguments whose schema (a local $ref followed) is a string or one of
 // strings: ToolUse::string_args (glm_tools.cpp).
 StringArgs

@@ -183,24 +183,13 @@ const ToolFormat kMistralArgsTools = [] {
   return f;
 }();
 
-// A family whose calls are not written: never rendered, as read_tools refuses tools first.
-ToolFormat not_built(const char* name, const char* what) {
-  ToolFormat f = kHermesTools;
-  f.name = name;
-  f.not_built = what;
+const ToolFormat kChatglm4Tools = [] {
+  ToolFormat f = kHermesTools; // never rendered: read_tools refuses tools first
+  f.name = "chatglm4 (not built)";
+  f.not_built = "GLM-4-0414's: a Chinese system prompt listing the tools, calls as the "
+                "function's name and its JSON arguments, results as observation turns";
   return f;
-}
-
-const ToolFormat kChatglm4Tools = not_built(
-    "chatglm4 (not built)", "GLM-4-0414's: a Chinese system prompt listing the tools, calls as the "
-                            "function's name and its JSON arguments, results as observation turns");
-
-const ToolFormat kKimiK2Tools =
-    not_built("kimi-k2 (not built)",
-              "Kimi K2's: the tools as JSON in a tool_declare turn, calls between "
-              "<|tool_calls_section_begin|> and <|tool_calls_section_end|>, each "
-              "<|tool_call_begin|>functions.NAME:INDEX<|tool_call_argument_begin|>{...}"
-              "<|tool_call_end|>, results as tool turns opening with '## Return of ID'");
+}();
 
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token) {
   if (chat_template == "gpt-oss")

@@ -33,6 +33,11 @@
 //                raw, any other value JSON), then </tool_call>, several a turn; results
 //                follow one <|observation|> per run, each inside <tool_response></tool_response>
 //                (glm_tools.cpp).
+//   kimi-k2      (Kimi K2, K2-Instruct-0905, K2-Thinking): the tools as one JSON array in a
+//                tool_declare turn before every other; the calls in one section after the
+//                answer's text, each <|tool_call_begin|>functions.NAME:INDEX
+//                <|tool_call_argument_begin|>{...}<|tool_call_end|>, the model's id kept;
+//                results tool turns opening "## Return of ID" (kimi_tools.cpp).
 //
 // Everything format-specific is data here; tool_calls.h does the rest the same way for all.
 #pragma once
@@ -79,7 +84,10 @@ enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser, kDeveloper, kOwnFirst
 //   kHarmony    one call: call_open NAME, harmony's header rest, <|message|> {arguments}
 //   kXmlArgs    each call call_open NAME, its arguments as <arg_key>/<arg_value> pairs,
 //               call_close (GLM-4.5)
-enum class CallsForm { kObjects, kArray, kNamedArgs, kHarmony, kXmlArgs };
+//   kSections   call_open, then each call <|tool_call_begin|>functions.NAME:INDEX
+//               <|tool_call_argument_begin|>{arguments}<|tool_call_end|>, then call_close
+//               (Kimi K2)
+enum class CallsForm { kObjects, kArray, kNamedArgs, kHarmony, kXmlArgs, kSections };
 
 struct ToolFormat {
   const char* name;
@@ -132,10 +140,9 @@ extern const ToolFormat kMistralTekkenTools;
 extern const ToolFormat kMistralArgsTools;
 extern const ToolFormat kHarmonyTools;
 extern const ToolFormat kGlmXmlTools;
-// GLM-4-0414's template (chatglm4) and Kimi K2's: their calls are not built
-// (ToolFormat::not_built).
-extern const ToolFormat kChatglm4Tools;
 extern const ToolFormat kKimiK2Tools;
+// GLM-4-0414's template (chatglm4): its calls are not built (ToolFormat::not_built).
+extern const ToolFormat kChatglm4Tools;
 
 // The tokens that mark a kNamedArgs call's parts.
 inline constexpr const char* kArgsTag = "[ARGS]";
@@ -144,7 +151,7 @@ inline constexpr const char* kCallIdTag = "[CALL_ID]";
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
 // mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
-// token), gpt-oss -> harmony, glm-4.5 -> glm-xml, chatglm4 and kimi-k2 -> refused,
+// token), gpt-oss -> harmony, glm-4.5 -> glm-xml, kimi-k2 -> kimi-k2, chatglm4 -> refused,
 // anything else -> hermes.
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token = false);
 
