@@ -4,7 +4,7 @@
 // arguments raw, the others JSON; a cut-off call), the grammar of a call (listed keys in
 // order, each once, the required ones; a string value without "</arg_value>", others by
 // their schema) and streaming.
-#include "pshard/pshard.h"
+#include "tests/tools/server/chat_prompt.h"
 #include "tests/tools/server/grammar_match.h"
 #include "tools/pshard-server/tool_calls.h"
 
@@ -54,18 +54,7 @@ TEST(GlmTools, AConversationWithToolsIsTheTemplatesPrompt) {
     chat.push_back(std::get<Turn>(tool_message(json{{"role", "tool"}, {"tool_call_id", "a"}},
                                                result, "messages[3]", kGlmXmlTools, &names)));
   place_tools(chat, &*use, kGlmXmlTools);
-  std::vector<pshard_chat_message> messages;
-  for (const auto& [role, content] : chat)
-    messages.push_back({role.c_str(), content.c_str()});
-  size_t len = 0;
-  ASSERT_EQ(pshard_chat_apply_template(nullptr, "glm-4.5", messages.data(), messages.size(), true,
-                                       nullptr, 0, &len),
-            PSHARD_OK)
-      << pshard_last_error();
-  std::string text(len, '\0');
-  ASSERT_EQ(pshard_chat_apply_template(nullptr, "glm-4.5", messages.data(), messages.size(), true,
-                                       text.data(), len, &len),
-            PSHARD_OK);
+  const std::string text = rendered_prompt("glm-4.5", chat);
   const std::string* prompt = &text;
   // GLM-4.5's template renders these messages so (tools in a system turn of their own
   // first, tojson's spacing; the calls after an empty thought; one observation for both

@@ -1,7 +1,7 @@
 // Kimi K2's function calling (kimi_tools.cpp): the tools turn, earlier calls and results
 // as Moonshot's template writes them (checked through the kimi-k2 chat template), answers
 // read back with the model's ids, the grammar of the calls section, and streaming.
-#include "pshard/pshard.h"
+#include "tests/tools/server/chat_prompt.h"
 #include "tests/tools/server/grammar_match.h"
 #include "tools/pshard-server/tool_calls.h"
 
@@ -24,22 +24,6 @@ std::optional<ToolUse> kimi_tools(const char* choice) {
   std::optional<ToolUse> use;
   EXPECT_FALSE(read_tools({{"tools", kTools}, {"tool_choice", choice}}, kKimiK2Tools, use));
   return use;
-}
-
-std::string render(const std::vector<Turn>& chat) {
-  std::vector<pshard_chat_message> messages;
-  for (const auto& [role, content] : chat)
-    messages.push_back({role.c_str(), content.c_str()});
-  size_t len = 0;
-  EXPECT_EQ(pshard_chat_apply_template(nullptr, "kimi-k2", messages.data(), messages.size(), true,
-                                       nullptr, 0, &len),
-            PSHARD_OK)
-      << pshard_last_error();
-  std::string text(len, '\0');
-  EXPECT_EQ(pshard_chat_apply_template(nullptr, "kimi-k2", messages.data(), messages.size(), true,
-                                       text.data(), len, &len),
-            PSHARD_OK);
-  return text;
 }
 
 constexpr const char* kSection = "<|tool_calls_section_begin|>";
@@ -70,7 +54,7 @@ TEST(KimiTools, AConversationWithToolsIsTheTemplatesPrompt) {
   // Kimi K2's template renders these messages so: the tools first (tojson's spacing), the
   // calls right after the answer's text, a call without an id given the model's form of
   // one, the result under its call's id.
-  EXPECT_EQ(render(chat),
+  EXPECT_EQ(rendered_prompt("kimi-k2", chat),
             "<|im_system|>tool_declare<|im_middle|>[{\"type\": \"function\", \"function\": "
             "{\"name\": \"get_weather\", \"description\": \"The weather in a city\", "
             "\"parameters\": {\"type\": \"object\", \"required\": [\"city\"], \"properties\": "
