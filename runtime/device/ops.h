@@ -89,6 +89,8 @@ struct AttentionDims {
   // gemma-embedding), [p - window/2, p + window/2]. 0: the whole past (or text).
   int64_t window = 0;
   bool symmetric_window = false;
+  // Chunked attention (Llama 4): a query at p sees [p - p % window, p], its chunk so far.
+  bool chunked = false;
   // The scores' factor; 0: 1/sqrt(head_dim).
   float scale = 0.0f;
   // Soft-capping (Gemma 2): each scaled score s becomes softcap * tanh(s / softcap)
@@ -121,6 +123,8 @@ struct AttentionDims {
   int64_t first_visible(int64_t pos) const {
     if (window > 0 && symmetric_window && !causal)
       return pos > window / 2 ? pos - window / 2 : 0;
+    if (window > 0 && chunked)
+      return pos - pos % window;
     return window > 0 && pos + 1 > window ? pos + 1 - window : 0;
   }
   // One past the last position a query at `pos` sees, in an attention call whose last
@@ -176,6 +180,9 @@ struct MoeGating {
   const float* selection_bias = nullptr;
   int64_t n_groups = 1;
   int64_t n_groups_used = 1;
+  // Llama 4: each expert's input rows are multiplied by their weights, its output summed as
+  // it is (the weight applied before the FFN, not after).
+  bool weight_inputs = false;
 };
 
 // The experts of one MoE block and the scratch its dispatch uses (sized for n tokens:
@@ -212,7 +219,8 @@ class Ops {
 public:
   virtual ~Ops() = default;
 
-  // y[t] = rms_norm(x[t]) * weight for n_tokens rows of d values (x and y may alias).
+  // y[t] = rms_norm(x[t]) * weight for n_tokens rows of d values (x and y may alias); a null
+  // weight: no factor (Llama 4's q/k norm).
   virtual void rms_norm(const float* x, const float* weight, float* y, int64_t n_tokens, int64_t d,
                         float eps) = 0;
   // y[t] = layer_norm(x[t]) * weight + bias for n_tokens rows of d values (kernels/ops.h's

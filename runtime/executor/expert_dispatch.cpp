@@ -91,7 +91,7 @@ Status run_split_moe(SplitMoe& job, ForwardPass& host_pass) {
   int64_t row = 0;
   for (const ExpertRowGroup& g : groups) {
     const std::vector<MoeRoute>& r = job.routes[static_cast<size_t>(g.expert)];
-    moe_gather(r, job.host_act.normed, d, rows.data() + row * d);
+    moe_gather(r, job.host_act.normed, d, rows.data() + row * d, on_host.gating.weight_inputs);
     y[static_cast<size_t>(g.expert)] = device_out.data() + row * d;
     row += g.rows;
   }
@@ -105,7 +105,7 @@ Status run_split_moe(SplitMoe& job, ForwardPass& host_pass) {
     if (r.empty() || job.on_device[e])
       continue;
     const auto m = static_cast<int64_t>(r.size());
-    moe_gather(r, job.host_act.normed, d, job.host_act.expert_in);
+    moe_gather(r, job.host_act.normed, d, job.host_act.expert_in, on_host.gating.weight_inputs);
     moe_expert_ffn(job.cpu, on_host, static_cast<int64_t>(e), m);
     host_out[e].assign(job.host_act.expert_out, job.host_act.expert_out + m * d);
     y[e] = host_out[e].data();
@@ -114,7 +114,7 @@ Status run_split_moe(SplitMoe& job, ForwardPass& host_pass) {
   std::fill_n(job.host_act.moe_out, n * d, 0.0f);
   for (size_t e = 0; e < n_expert; ++e)
     if (!job.routes[e].empty())
-      moe_accumulate(job.routes[e], y[e], d, job.host_act.moe_out);
+      moe_accumulate(job.routes[e], y[e], d, job.host_act.moe_out, on_host.gating.weight_inputs);
   moe_finish(host_pass, job.host_weights);
   return Status::ok_status();
 }

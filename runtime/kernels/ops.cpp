@@ -18,6 +18,11 @@ void rms_norm(const float *x, const float *weight, float *y, int64_t n, float ep
     return;
   const float mean = kernels::kernel_set().ops.sum_squares(x, n) / static_cast<float>(n);
   const float scale = 1.0f / std::sqrt(mean + eps);
+  if (weight == nullptr) {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] * scale;
+    return;
+  }
   for (int64_t i = 0; i < n; ++i)
     y[i] = x[i] * scale * weight[i];
 }

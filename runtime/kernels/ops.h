@@ -7,7 +7,8 @@
 
 namespace pshard {
 
-// y = x / sqrt(mean(x^2) + eps) * weight, over n values (x and y may alias).
+// y = x / sqrt(mean(x^2) + eps) * weight, over n values (x and y may alias); weight null:
+// no factor.
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias over n values, the mean and
 // variance summed in double (x and y may alias); bias null: none (ModernBERT). Encoders

@@ -87,9 +87,10 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   AttentionDims dims{hp.n_head, hp.n_head_kv, hp.head_dim};
   dims.window = hp.attention_window(p.layer);
   dims.symmetric_window = hp.symmetric_window();
+  dims.chunked = hp.chunked_window;
   dims.scale = hp.attn_scale;
   dims.softcap = hp.attn_softcap;
-  dims.temp_scale = hp.attn_temp_scale;
+  dims.temp_scale = hp.attention_temperature(p.layer);
   dims.temp_length = hp.attn_temp_length;
   dims.sinks = w.sinks.data;
   dims.causal = hp.causal;
@@ -107,6 +108,10 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
     if (hp.uses_rope(p.layer)) {
       p.ops.rope(q, g.count, hp.n_head, g.pos0, rope);
       p.ops.rope(k, g.count, hp.n_head_kv, g.pos0, rope);
+      if (hp.rope_qk_norm) { // Llama 4: each head's row, no weight
+        p.ops.rms_norm(q, nullptr, q, g.count * hp.n_head, hp.head_dim, hp.rms_eps);
+        p.ops.rms_norm(k, nullptr, k, g.count * hp.n_head_kv, hp.head_dim, hp.rms_eps);
+      }
     }
     p.ops.kv_append(seq, k, v, g.pos0, g.count);
     p.ops.attention(q, seq, dims, g.pos0, g.count, a.attn_out + g.begin * hp.q_dim());

@@ -103,9 +103,19 @@ struct ModelHParams {
   float logit_scale = 1.0f;    // the logits' factor (Granite: 1 / its logit_scale)
   float attn_scale = 0.0f;     // the attention scores' factor; 0: 1/sqrt(head_dim)
   float attn_softcap = 0.0f, final_softcap = 0.0f; // Gemma 2; 0: off
-  // Mistral 3's attention temperature (0: none) and the positions per step of it.
+  // Mistral 3's attention temperature (0: none) and the positions per step of it; Llama 4's,
+  // on its unrotated layers only.
   float attn_temp_scale = 0.0f;
   int64_t attn_temp_length = 0;
+  bool temp_on_unrotated_only = false;
+  // Every nope_period-th layer attends without RoPE (the family's; 0: every layer rotates).
+  int nope_period = 0;
+  // Llama 4: local layers attend in chunks of sliding_window positions (from the query's
+  // chunk's start), not a window ending at the query.
+  bool chunked_window = false;
+  // Llama 4: the rotating layers' q and k RMS-normalised per head, without a weight, after
+  // RoPE.
+  bool rope_qk_norm = false;
   int64_t sliding_window = 0;     // positions a local layer sees (0: no local layers)
   std::vector<bool> local_layers; // per layer: attends to the window only
   float local_rope_base = 0.0f;   // local layers' RoPE base (0: the global RoPE); unscaled
@@ -154,8 +164,7 @@ struct ModelHParams {
   bool uses_rope(int64_t layer) const {
     if (has_position_table())
       return false;
-    const int period = family->nope_period;
-    return period == 0 || layer < 0 || (layer + 1) % period != 0;
+    return nope_period == 0 || layer < 0 || (layer + 1) % nope_period != 0;
   }
   // The window is centred on the query (gemma-embedding, ModernBERT: they attend both
   // ways): a query at p sees p - sliding_window/2 .. p + sliding_window/2.
@@ -163,6 +172,10 @@ struct ModelHParams {
   // The positions a query of layer `layer` sees back to itself included (0: all).
   int64_t attention_window(int64_t layer) const {
     return is_local_layer(layer) ? sliding_window : 0;
+  }
+  // The attention temperature of layer `layer` (0: none).
+  float attention_temperature(int64_t layer) const {
+    return temp_on_unrotated_only && uses_rope(layer) ? 0.0f : attn_temp_scale;
   }
 };
 

@@ -1,8 +1,8 @@
 // The families' block options, read after the counts and the RoPE: the embedding,
 // residual and logit factors (Gemma, Granite), the attention scale, Mistral 3's
-// temperature, soft-caps and sliding windows (Gemma). Keys are optional in the file
-// (Granite's logit_scale aside); the family (runtime/model/arch) supplies what llama.cpp's
-// loader assumes when a converter left a key out, so files from every converter version
+// temperature, soft-caps, sliding windows (Gemma) and Llama 4's chunked attention. Keys are
+// optional in the file (Granite's logit_scale aside); the family (runtime/model/arch) supplies what
+// llama.cpp's loader assumes when a converter left a key out, so files from every converter version
 // give the same model.
 #include "runtime/model/hparams_keys.h"
 
@@ -139,6 +139,36 @@ Status read_attn_temperature(const HParamKeys& k, ModelHParams& hp) {
   return Status::ok_status();
 }
 
+// Llama 4's attention, with llama.cpp's fixed values (its converter writes no keys for
+// them): chunks on the rotating layers, the temperature on the others, the q/k norm.
+Status read_llama4_attention(const HParamKeys& k, ModelHParams& hp) {
+  if (!hp.family->llama4_attention)
+    return Status::ok_status();
+  constexpr int64_t kChunk = 8192, kTempLength = 8192;
+  constexpr float kTempScale = 0.1f;
+  constexpr int64_t kMaverickExperts = 128; // its q and k are not normalised
+  hp.rope_qk_norm = hp.n_expert != kMaverickExperts;
+  int64_t window = -1;
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.sliding_window", &window));
+  if (window == 0) { // MobileLLM-R1: full attention, only the last layer unrotated
+    hp.nope_period = static_cast<int>(hp.n_layer);
+    return Status::ok_status();
+  }
+  hp.sliding_window = kChunk;
+  PSHARD_RETURN_IF_ERROR(k.optional("attention.chunk_size", &hp.sliding_window));
+  if (hp.sliding_window <= 0)
+    return invalid_format(k.key("attention.chunk_size") + " must be positive, got " +
+                          std::to_string(hp.sliding_window));
+  hp.chunked_window = true;
+  hp.local_layers.assign(static_cast<size_t>(hp.n_layer), false);
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    hp.local_layers[static_cast<size_t>(il)] = hp.uses_rope(il);
+  hp.attn_temp_scale = kTempScale;
+  hp.attn_temp_length = kTempLength;
+  hp.temp_on_unrotated_only = true;
+  return Status::ok_status();
+}
+
 } // namespace
 
 Status read_block_options(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
@@ -149,6 +179,9 @@ Status read_block_options(const gguf::GgufFile& f, const HParamKeys& k, ModelHPa
   PSHARD_RETURN_IF_ERROR(read_latent_scale(k, hp));
   PSHARD_RETURN_IF_ERROR(read_softcaps(k, hp));
   PSHARD_RETURN_IF_ERROR(read_attention_scale(k, hp));
+  hp.nope_period = hp.family->nope_period;
+  if (hp.family->llama4_attention)
+    return read_llama4_attention(k, hp);
   return read_sliding_window(f, k, hp);
 }
 

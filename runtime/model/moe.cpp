@@ -49,7 +49,8 @@ MoeGating moe_gating_of(const ModelHParams& hp, const MoeWeights& w) {
           hp.expert_weights_scale,
           w.selection_bias.data,
           hp.n_expert_groups,
-          hp.n_expert_groups_used};
+          hp.n_expert_groups_used,
+          hp.family->weighted_expert_inputs};
 }
 
 void moe_finish(ForwardPass& p, const MoeWeights& w) {

@@ -70,6 +70,15 @@ CASES = {
     "granitemoe": ["--arch", "granitemoe", "--n-expert", "8", "--n-expert-used", "3"],
     # 5 layers: layer 3 attends without RoPE.
     "smollm3": ["--arch", "smollm3", "--n-layer", "5", "--tied-output"],
+    # Llama 4: layers 3 and 7 unrotated and seeing everything, the others in chunks of 5
+    # positions with q/k normed after RoPE (llama3-scaled: rope_freqs); layers 1, 3, 5, 7
+    # route one of 4 experts, its input scaled by the sigmoid of its logit, plus a shared
+    # expert; the others dense. With 128 experts (Maverick's count) q and k are not normed.
+    "llama4": ["--arch", "llama4", "--n-layer", "8", "--n-expert", "4", "--n-expert-used", "1",
+               "--moe-layer-step", "2", "--attn-chunk", "5", "--rope-scaling", "llama3",
+               "--rope-scaling-factor", "8", "--rope-orig-ctx", "16"],
+    "llama4-128e": ["--arch", "llama4", "--n-layer", "4", "--n-expert", "128",
+                    "--n-expert-used", "2", "--n-ff", "16", "--attn-chunk", "6", "--tied-output"],
     # YaRN from an original 8 positions: the temperature steps at 7, 15 and 23.
     "mistral3": ["--arch", "mistral3", "--rope-scaling", "yarn", "--rope-scaling-factor", "4",
                  "--rope-orig-ctx", "8", "--attn-temperature-scale", "0.5"],
@@ -230,7 +239,10 @@ def shape_for(extra):
 
 
 def main(tmp):
+    only = os.environ.get("PSHARD_FAMILY_CASES")  # e.g. "llama4,smollm3": just these
     for name, extra in CASES.items():
+        if only and name not in only.split(","):
+            continue
         model = os.path.join(tmp, name + ".gguf")
         p = run(mkmodel, "-o", model, *shape_for(extra), "--seed", "7", *extra)
         if p.returncode != 0:

@@ -144,6 +144,10 @@ int main(int argc, char** argv) {
                  "mistral3: write attention.temperature_scale (the queries' growth per original "
                  "context of positions)")
       ->check(cli::between(0, 100));
+  app.add_option("--attn-chunk", spec.attn_chunk,
+                 "llama4: write attention.chunk_size (positions of an attention chunk; without "
+                 "it 8192, llama.cpp's)")
+      ->check(cli::between(1, 1 << 20));
   app.add_option("--final-softcap", spec.final_softcap,
                  "gemma2/gemma3: write final_logit_softcapping (0: off)")
       ->check(cli::between(0, 1000));

@@ -63,6 +63,7 @@ struct ModelSpec {
   int64_t sliding_window = -1;
   float attn_softcap = -1.0f, final_softcap = -1.0f;
   float attn_temperature_scale = -1.0f; // mistral3: attention.temperature_scale (< 0: not written)
+  int64_t attn_chunk = -1;   // llama4: attention.chunk_size (< 0: not written, 8192 then)
   int32_t pooling_type = -1; // {arch}.pooling_type (an embedding model); -1: not written
   // {arch}.attention.causal false: a decoder converted to attend both ways (gte-Qwen2);
   // encoders (bert) always write it.

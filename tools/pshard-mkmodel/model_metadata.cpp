@@ -47,9 +47,12 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
   if (s.n_nextn < 0 || s.rope_dim < 0 || s.rope_dim > head || s.rope_dim % 2 != 0)
     return invalid_argument("--rope-dim must be even and at most the head size " +
                             std::to_string(head) + "; --nextn-layers not negative");
-  if (s.sliding_window >= 0 && f.sliding.period == 0)
+  if (s.sliding_window >= 0 && f.sliding.period == 0 && !f.llama4_attention)
     return invalid_argument(std::string(f.name) +
                             " models have no sliding window (--sliding-window)");
+  if (s.attn_chunk >= 0 && (!f.llama4_attention || s.attn_chunk == 0))
+    return invalid_argument(std::string(f.name) + " models have no attention chunks "
+                                                  "(--attn-chunk; llama4's must be positive)");
   if (s.attn_temperature_scale >= 0 && !f.attn_temperature)
     return invalid_argument(std::string(f.name) +
                             " models have no attention temperature (--attn-temperature-scale)");
@@ -139,7 +142,10 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
       hp.n_ff = s.n_ff_dense ? s.n_ff_dense : 3 * s.n_ff;
     hp.gating = f.gating;
     hp.expert_selection_bias = f.expert_selection_bias != Presence::kAbsent; // as released
-    hp.normalize_expert_weights = f.normalize_expert_weights || hp.gating == ExpertGating::kSigmoid;
+    // GLM-4.5's and the other sigmoid routers' converters write the weights renormalised;
+    // Llama 4's writes no routing keys (llama.cpp fixes its sigmoid, unnormalised).
+    const bool keyed_sigmoid = hp.gating == ExpertGating::kSigmoid && !f.weighted_expert_inputs;
+    hp.normalize_expert_weights = f.normalize_expert_weights || keyed_sigmoid;
     hp.expert_weights_scale = s.expert_weights_scale;
     if (s.n_expert_groups > 1) {
       hp.n_expert_groups = s.n_expert_groups;
@@ -241,6 +247,8 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "attn_logit_softcapping", {s.attn_softcap});
   if (s.attn_temperature_scale >= 0)
     w.set(a + "attention.temperature_scale", {s.attn_temperature_scale});
+  if (s.attn_chunk > 0)
+    w.set(a + "attention.chunk_size", {u32(s.attn_chunk)});
   if (s.final_softcap >= 0)
     w.set(a + "final_logit_softcapping", {s.final_softcap});
   if (s.pooling_type >= 0 || s.rerank)
@@ -264,11 +272,13 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
       w.set(a + "expert_group_count", {u32(hp.n_expert_groups)});
       w.set(a + "expert_group_used_count", {u32(hp.n_expert_groups_used)});
     }
-    if (hp.gating == ExpertGating::kSigmoid) { // as GLM-4.5's converter writes them
+    const bool keyed_sigmoid =
+        hp.gating == ExpertGating::kSigmoid && !hp.family->weighted_expert_inputs;
+    if (keyed_sigmoid) { // as GLM-4.5's converter writes them
       w.set(a + "expert_gating_func", {u32(2)});
       w.set(a + "expert_weights_norm", {hp.normalize_expert_weights});
     }
-    if (hp.expert_weights_scale != 1.0f || hp.gating == ExpertGating::kSigmoid)
+    if (hp.expert_weights_scale != 1.0f || keyed_sigmoid)
       w.set(a + "expert_weights_scale", {hp.expert_weights_scale});
   }
 }

@@ -95,16 +95,26 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
   return routes;
 }
 
-void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float* rows) {
-  for (size_t i = 0; i < r.size(); ++i)
-    std::copy_n(x + r[i].token * d, d, rows + static_cast<int64_t>(i) * d);
+void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float* rows,
+                bool weight_inputs) {
+  for (size_t i = 0; i < r.size(); ++i) {
+    const float* in = x + r[i].token * d;
+    float* row = rows + static_cast<int64_t>(i) * d;
+    if (!weight_inputs) {
+      std::copy_n(in, d, row);
+      continue;
+    }
+    for (int64_t j = 0; j < d; ++j)
+      row[j] = in[j] * r[i].weight;
+  }
 }
 
-void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, float* out) {
+void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, float* out,
+                    bool weight_inputs) {
   for (size_t i = 0; i < r.size(); ++i) {
     float* o = out + r[i].token * d;
     const float* row = y + static_cast<int64_t>(i) * d;
-    const float wt = r[i].weight;
+    const float wt = weight_inputs ? 1.0f : r[i].weight;
     for (int64_t j = 0; j < d; ++j)
       o[j] += wt * row[j];
   }
@@ -121,9 +131,9 @@ void CpuOps::moe_dispatch(const float* x, float* router_logits, const MoeDispatc
     const int64_t m = static_cast<int64_t>(r.size());
     if (m == 0)
       continue;
-    moe_gather(r, x, d, moe.expert_in);
+    moe_gather(r, x, d, moe.expert_in, moe.gating.weight_inputs);
     moe_expert_ffn(*this, moe, e, m);
-    moe_accumulate(r, moe.expert_out, d, out);
+    moe_accumulate(r, moe.expert_out, d, out, moe.gating.weight_inputs);
   }
 }
 

@@ -68,10 +68,14 @@ std::vector<std::vector<MoeRoute>> moe_routes(float* router_logits, int64_t n_to
                                               int64_t n_expert, int64_t n_expert_used,
                                               const MoeGating& gating);
 
-// The rows of x expert e's routes name, gathered into `rows` (r.size() x d).
-void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float* rows);
-// out[token] += weight · y[i] over expert e's routes: the one summation every plan
-// shares, so experts that ran anywhere add up alike when taken in ascending order.
-void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, float* out);
+// The rows of x expert e's routes name, gathered into `rows` (r.size() x d); with
+// `weight_inputs` (MoeGating's: Llama 4) each times its route's weight.
+void moe_gather(const std::vector<MoeRoute>& r, const float* x, int64_t d, float* rows,
+                bool weight_inputs);
+// out[token] += weight · y[i] over expert e's routes (y[i] as it is with `weight_inputs`):
+// the one summation every plan shares, so experts that ran anywhere add up alike when taken
+// in ascending order.
+void moe_accumulate(const std::vector<MoeRoute>& r, const float* y, int64_t d, float* out,
+                    bool weight_inputs);
 
 } // namespace pshard

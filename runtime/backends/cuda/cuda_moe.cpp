@@ -142,6 +142,14 @@ void CudaOps::moe_dispatch(const float* x, float* router_logits, const MoeDispat
                            int64_t n_tokens, float* out) {
   if (n_tokens <= 0 || !need_workspace("moe_dispatch"))
     return;
+  // (A split pass's device experts still run: run_expert_groups takes the rows the host
+  // weighted.)
+  if (moe.gating.weight_inputs) {
+    sticky_.note(unsupported("CUDA moe_dispatch: Llama 4's experts, whose inputs are weighted "
+                             "before the FFN, are not implemented on this backend yet; plan "
+                             "its MoE blocks for the CPU or run with --backend cpu"));
+    return;
+  }
   sticky_.note(moe_grouped(x, router_logits, moe, n_tokens, out));
 }
 

@@ -119,6 +119,7 @@ void CudaOps::attention(const float* q, const KvView& kv, const AttentionDims& s
   dims.sinks = shape.sinks;
   dims.causal = shape.causal;
   dims.symmetric_window = shape.symmetric_window;
+  dims.chunked = shape.chunked;
   note(kernels::attention(q, rows_of(kv), dims, pos0, n_tokens, out, stream_, scratch,
                           CudaWorkspace::kScratchBytes),
        "attention", __LINE__);

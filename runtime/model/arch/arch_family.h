@@ -137,9 +137,18 @@ struct ArchFamily {
   // original context (Llama 4's attention temperature, as llama.cpp computes it), and
   // `rope.scaling.yarn_log_multiplier` divides YaRN's magnitude (DeepSeek's mscale).
   bool attn_temperature = false;
-  // SmolLM3: every nope_period-th layer (the last of each run) attends without RoPE
-  // (llama.cpp's fixed step of 4; the GGUF records none). 0: every layer rotates.
+  // SmolLM3, Llama 4: every nope_period-th layer (the last of each run) attends without
+  // RoPE (llama.cpp's fixed step of 4; the GGUF records none). 0: every layer rotates.
   int nope_period = 0;
+  // Llama 4 (llama.cpp's fixed values; the GGUF records none): the rotating layers attend in
+  // chunks — a query at p sees the positions from p's chunk's start, chunks of
+  // `{arch}.attention.chunk_size` (default 8192; `attention.sliding_window` 0 in the file:
+  // no chunks, and only the last layer unrotated, MobileLLM-R1); the unrotated layers' queries
+  // grow by 1 + 0.1 · ln(floor((pos + 1) / 8192) + 1); the rotating layers' q and k are
+  // RMS-normalised per head without a weight after RoPE (not with 128 experts: Maverick); and
+  // each routed expert's input is its token's row times the expert's weight (output unweighted).
+  bool llama4_attention = false;
+  bool weighted_expert_inputs = false;
   // Gemma 2's soft-capping defaults (`{arch}.attn_logit_softcapping`,
   // `{arch}.final_logit_softcapping` override them; 0: off): scores and logits x become
   // cap * tanh(x / cap).
@@ -200,6 +209,7 @@ extern const ArchFamily kGraniteFamily;
 extern const ArchFamily kGraniteMoeFamily;
 extern const ArchFamily kMistral3Family;
 extern const ArchFamily kSmolLm3Family;
+extern const ArchFamily kLlama4Family;
 extern const ArchFamily kGptOssFamily;
 extern const ArchFamily kBertFamily;
 extern const ArchFamily kNomicBertFamily;

@@ -6,13 +6,13 @@ namespace pshard {
 namespace {
 
 constexpr const ArchFamily* kFamilies[] = {
-    &kLlamaFamily,          &kQwen2Family,      &kQwen2VlFamily,    &kQwen2MoeFamily,
-    &kQwen3Family,          &kQwen3MoeFamily,   &kGemma2Family,     &kGemma3Family,
-    &kPhi3Family,           &kGraniteFamily,    &kGraniteMoeFamily, &kMistral3Family,
-    &kSmolLm3Family,        &kGptOssFamily,     &kBertFamily,       &kNomicBertFamily,
-    &kGemmaEmbeddingFamily, &kModernBertFamily, &kGlm4Family,       &kGlm4MoeFamily,
-    &kErnie45Family,        &kErnie45MoeFamily, &kDots1Family,      &kBailingMoe2Family,
-    &kPhiMoeFamily,         &kDeepseek2Family,
+    &kLlamaFamily,       &kQwen2Family,          &kQwen2VlFamily,    &kQwen2MoeFamily,
+    &kQwen3Family,       &kQwen3MoeFamily,       &kGemma2Family,     &kGemma3Family,
+    &kPhi3Family,        &kGraniteFamily,        &kGraniteMoeFamily, &kMistral3Family,
+    &kSmolLm3Family,     &kLlama4Family,         &kGptOssFamily,     &kBertFamily,
+    &kNomicBertFamily,   &kGemmaEmbeddingFamily, &kModernBertFamily, &kGlm4Family,
+    &kGlm4MoeFamily,     &kErnie45Family,        &kErnie45MoeFamily, &kDots1Family,
+    &kBailingMoe2Family, &kPhiMoeFamily,         &kDeepseek2Family,
 };
 
 } // namespace

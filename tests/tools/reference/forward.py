@@ -156,6 +156,14 @@ class Reference:
         # (Llama 4's, as llama.cpp steps it: floor((pos + 1) / L)).
         self.temp_scale = g("attention.temperature_scale", 0.0) if self.arch == "mistral3" else 0.0
         self.temp_length = g("rope.scaling.original_context_length", g("context_length"))
+        # Llama 4 (Hugging Face's Llama4TextAttention): every fourth layer unrotated, its
+        # queries warmed past 8192 positions; the others attend in chunks
+        # (attention_chunk_size), their q and k L2-normed after RoPE (use_qk_norm, off for
+        # the 128-expert Maverick).
+        self.llama4 = self.arch == "llama4"
+        self.chunk = g("attention.chunk_size", 8192) if self.llama4 else None
+        if self.llama4:
+            self.temp_scale, self.temp_length = 0.1, 8192
         self.logit_divisor = g("logit_scale") if granite else 1.0
         # Gemma's query_pre_attn_scalar**-0.5, when the file does not store it.
         self.kq_scale = g("attention.scale") if gemma or granite else None
@@ -267,8 +275,11 @@ class Reference:
             return self.latent_attention(il, h, cache, pos)
         q, k, v = self.qkv(il, h, pos)
         cache.append((k, v))
-        # A local layer sees the last `window` positions, its own included.
+        # A local layer sees the last `window` positions, its own included; a Llama 4
+        # rotating layer its chunk so far.
         seen = cache[-self.windows[il]:] if self.windows[il] else cache
+        if self.llama4 and self.rotates(il):
+            seen = cache[pos - pos % self.chunk:]
         return self.attend(il, h, q, seen)
 
     def qkv(self, il, h, pos):
@@ -294,12 +305,17 @@ class Reference:
         if qn is not None:
             q, k = rms_norm(q, qn, self.eps), rms_norm(k, kn, self.eps)
         angles = self.layer_angles[il]
-        # SmolLM3: every fourth layer has no positional rotation (NoPE).
-        if not (self.arch == "smollm3" and (il + 1) % 4 == 0):
+        if self.rotates(il):
             q, k = self.rope(q, pos, angles), self.rope(k, pos, angles)
-        if self.temp_scale:
+            if self.llama4 and self.n_expert != 128:  # Llama4TextL2Norm, no weight
+                q, k = rms_norm(q, 1.0, self.eps), rms_norm(k, 1.0, self.eps)
+        if self.temp_scale and not (self.llama4 and self.rotates(il)):
             q = q * (1.0 + self.temp_scale * math.log(math.floor((pos + 1) / self.temp_length) + 1.0))
         return q, k, v
+
+    def rotates(self, il):
+        """SmolLM3 and Llama 4: every fourth layer has no positional rotation (NoPE)."""
+        return not (self.arch in ("smollm3", "llama4") and (il + 1) % 4 == 0)
 
     def attend(self, il, h, q, seen):
         """The block's output for query heads q over the (key, value) pairs `seen`, added
@@ -372,6 +388,8 @@ class Reference:
         routes = self.n_expert > 0 and il >= self.dense_lead and (il + 1) % self.moe_step == 0
         if self.arch in DEEPSEEK_ROUTED and routes:
             return h + self.glm_experts(p, x)
+        if self.llama4 and routes:
+            return h + self.llama4_experts(p, x)
         if not routes:
             if self.m.has(p + "ffn_gate.weight"):
                 gate, up = self.t(p + "ffn_gate.weight"), self.t(p + "ffn_up.weight")
@@ -428,6 +446,19 @@ class Reference:
         gate, up, down = (self.t(p + n) for n in ("ffn_gate_exps.weight", "ffn_up_exps.weight",
                                                  "ffn_down_exps.weight"))
         out = sum(w * self.glu(x, gate[e], up[e], down[e]) for e, w in zip(top, weights))
+        return out + self.glu(x, self.t(p + "ffn_gate_shexp.weight"), self.t(p + "ffn_up_shexp.weight"),
+                              self.t(p + "ffn_down_shexp.weight"))
+
+    def llama4_experts(self, p, x):
+        """Llama 4's MoE as Hugging Face's Llama4TextMoe defines it: the top k router
+        logits' sigmoids scale each chosen expert's input (not its output); the shared
+        expert's MLP added."""
+        logits = self.t(p + "ffn_gate_inp.weight") @ x
+        top = sorted(range(self.n_expert), key=lambda e: (-logits[e], e))[:self.k]
+        gate, up, down = (self.t(p + n) for n in ("ffn_gate_exps.weight", "ffn_up_exps.weight",
+                                                 "ffn_down_exps.weight"))
+        out = sum(self.glu(x / (1.0 + math.exp(-float(logits[e]))), gate[e], up[e], down[e])
+                  for e in top)
         return out + self.glu(x, self.t(p + "ffn_gate_shexp.weight"), self.t(p + "ffn_up_shexp.weight"),
                               self.t(p + "ffn_down_shexp.weight"))
 

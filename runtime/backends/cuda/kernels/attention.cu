@@ -66,7 +66,7 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
                                  int64_t hd, int64_t pos0, float scale, float* out, Split split,
                                  int64_t window, float softcap, float temp_scale,
                                  int64_t temp_length, const float* sinks, int64_t seen_end,
-                                 bool symmetric) {
+                                 bool symmetric, bool chunked) {
   extern __shared__ float smem[];
   const int64_t kstride = hd + 1; // padded: lanes reading different keys hit different banks
   float* ks = smem;
@@ -83,6 +83,8 @@ __global__ void attention_kernel(const float* q, KvRows kv, int64_t n_head, int6
   // its window centred on the query (AttentionDims::first_visible / visible_end).
   int64_t causal = seen_end > 0 ? seen_end : own;
   int64_t first = window > 0 && own > window ? own - window : 0;
+  if (window > 0 && chunked) // Llama 4: the query's chunk so far
+    first = (own - 1) - (own - 1) % window;
   if (window > 0 && symmetric) {
     const int64_t half = window / 2;
     first = own - 1 > half ? own - 1 - half : 0;
@@ -294,7 +296,8 @@ cudaError_t attention(const float* q, const KvRows& kv, const AttentionShape& sh
                                                   shape.temp_scale, shape.temp_length,
                                                   shape.sinks,
                                                   shape.causal ? 0 : pos0 + n_tokens,
-                                                  shape.symmetric_window && !shape.causal);
+                                                  shape.symmetric_window && !shape.causal,
+                                                  shape.chunked);
   if (split.chunk) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)

@@ -27,7 +27,8 @@ __device__ float block_sum(float v) {
   return total;
 }
 
-// One block per token: sum of squares reduced in shared memory, then scale.
+// One block per token: sum of squares reduced in shared memory, then scale (times w[i],
+// unless w is null).
 __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_t d, float eps) {
   const float* xr = x + blockIdx.x * d;
   float* yr = y + blockIdx.x * d;
@@ -36,7 +37,7 @@ __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_
     sum += xr[i] * xr[i];
   const float scale = rsqrtf(block_sum(sum) / static_cast<float>(d) + eps);
   for (int64_t i = threadIdx.x; i < d; i += blockDim.x)
-    yr[i] = xr[i] * scale * w[i];
+    yr[i] = xr[i] * scale * (w ? w[i] : 1.0f);
 }
 
 __global__ void layer_norm_kernel(const float* x, const float* w, const float* b, float* y,

@@ -86,6 +86,7 @@ struct AttentionShape {
   const float* sinks = nullptr; // gpt-oss: n_head sink logits (device memory), or null
   bool causal = true;           // false (encoders): every token sees [0, pos0 + n_tokens)
   bool symmetric_window = false; // the window centred on the query (AttentionDims')
+  bool chunked = false;          // Llama 4: the query's chunk of `window` positions so far
 };
 // Causal attention of n_tokens queries over the cache, token t at pos0 + t seeing the
 // positions of its window (shape.causal false: all n_tokens tokens' positions). With `scratch`
