@@ -2,7 +2,8 @@
 // same code) against a float64 evaluation with an explicit mask: a causal window sees the last
 // `window` positions, its own included; a model attending both ways (gemma-embedding)
 // sees the positions within window / 2 of the query on either side, clipped to the
-// text — later positions too, where a causal window sees none.
+// text — later positions too, where a causal window sees none; a chunked one (Llama 4) its
+// chunk so far.
 #include "runtime/backends/cpu/cpu_ops.h"
 #include "tests/runtime/kernels/kernel_test_util.h"
 
@@ -97,6 +98,17 @@ TEST_F(CpuAttentionWindow, CausalWindowSeesItsLastPositions) {
   // The symmetric flag is for models attending both ways; a causal window keeps its meaning.
   d.symmetric_window = true;
   expect_matches(d, 23, [](int64_t t, int64_t j) { return j <= t && t - j < 5; });
+}
+
+// Llama 4's chunks: a query sees its chunk's positions up to itself, none before the chunk.
+TEST_F(CpuAttentionWindow, ChunkedSeesItsChunkSoFar) {
+  for (int64_t chunk : {1, 5, 8}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    AttentionDims d{4, 2, 16};
+    d.window = chunk;
+    d.chunked = true;
+    expect_matches(d, 23, [&](int64_t t, int64_t j) { return j <= t && j / chunk == t / chunk; });
+  }
 }
 
 // DeepSeek's latent attention: values narrower than keys, with one KV head (the latent)

@@ -97,7 +97,7 @@ TEST_P(BatchHybridInvariance, EverySequenceGetsItsLogitsAloneOnEveryPlan) {
 
 INSTANTIATE_TEST_SUITE_P(Models, BatchHybridInvariance,
                          ::testing::Values("mk-dense6", "mk-qwen3moe", "mk-glm4moe", "mk-deepseek2",
-                                           "stories260K-Q8_0-mixed.gguf"),
+                                           "mk-llama4", "stories260K-Q8_0-mixed.gguf"),
                          model_param_name);
 
 // The upper end: 64 sequences at once on emu, every budget of an auto schedule

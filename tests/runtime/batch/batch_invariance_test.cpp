@@ -82,7 +82,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"stories260K-Q8_0-mixed.gguf", 13, 24, 7},
                       Case{"stories260K-moe4x2-noise10.gguf", 9, 32, 16},
                       Case{"stories260K-qwen3moe.gguf", 16, 40, 5}, Case{"mk-qwen2moe", 12, 20, 16},
-                      Case{"mk-glm4moe", 7, 20, 16}, Case{"mk-deepseek2", 6, 20, 16}),
+                      Case{"mk-glm4moe", 7, 20, 16}, Case{"mk-deepseek2", 6, 20, 16},
+                      Case{"mk-llama4", 6, 20, 16}),
     [](const auto& info) {
       std::string n = std::string(info.param.model) + "_" + std::to_string(info.param.sequences);
       for (char& ch : n)

@@ -57,7 +57,9 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // groups), fused q/k/v with q/k norms; "mk-deepseek2" DeepSeek's latent attention (queries
 // through a low rank, heads of 32 + 32 rotated, a latent of 64), layer 0 dense, softmax
 // routing with a selection bias, two shared experts ("mk-deepseek2-kv-b": its older files'
-// form, each head's keys and values cached); a "-noncausal" suffix makes the
+// form, each head's keys and values cached); "mk-llama4" Llama 4's chunks of 5 positions on
+// the rotating layers, layer 3 unrotated, one expert of 8 weighing its input on the odd
+// layers and a shared expert; a "-noncausal" suffix makes the
 // family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
 // apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -89,8 +91,14 @@ inline std::string invariance_model_path(const std::string& name, const std::str
       family == "granite" || family == "granitemoe" || family == "mistral3" ||
       family == "smollm3" || family == "gpt-oss" || family == "bert" || family == "nomic-bert" ||
       family == "modern-bert" || family.rfind("glm4", 0) == 0 || family.rfind("ernie", 0) == 0 ||
-      family == "dots1" || family == "bailingmoe2" || family == "deepseek2")
+      family == "dots1" || family == "bailingmoe2" || family == "deepseek2" || family == "llama4")
     spec.arch = family;
+  if (family == "llama4") { // layer 3 unrotated, the others in chunks of 5; layers 1, 3, 5 route
+    spec.n_expert = 8;
+    spec.n_expert_used = 1;
+    spec.moe_layer_step = 2;
+    spec.attn_chunk = 5;
+  }
   if (family == "deepseek2") { // every row a whole number of Q8_0 blocks
     spec.n_head_kv = 1;
     spec.head_dim = 64;

@@ -35,7 +35,7 @@ ModelSpec spec_for(const std::string& arch) {
   s.n_head = 4;
   s.n_head_kv = 2;
   s.n_ff = 64;
-  if (arch.find("moe") != std::string::npos || arch == "gpt-oss") {
+  if (arch.find("moe") != std::string::npos || arch == "gpt-oss" || arch == "llama4") {
     s.n_expert = 4;
     s.n_expert_used = 2;
   }
@@ -247,6 +247,16 @@ const BadCase kCases[] = {
      },
      StatusCode::kInvalidFormat,
      {"mistral3.attention.temperature_scale", "negative"}},
+    {"llama4_chunks_of_no_positions",
+     "llama4",
+     [](auto& md, auto&) { set_key(md, "llama4.attention.chunk_size", u32(0)); },
+     StatusCode::kInvalidFormat,
+     {"llama4.attention.chunk_size", "positive"}},
+    {"llama4_without_its_shared_expert",
+     "llama4",
+     [](auto&, auto& t) { drop_tensor(t, "blk.0.ffn_gate_shexp.weight"); },
+     StatusCode::kInvalidFormat,
+     {"ffn_gate_shexp"}},
     {"granite_without_logit_scale",
      "granite",
      [](auto& md, auto&) { drop_key(md, "granite.logit_scale"); },

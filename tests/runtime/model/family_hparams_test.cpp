@@ -5,6 +5,7 @@
 #include "gguf_rewrite.h"
 #include "runtime/device/ops.h"
 #include "runtime/model/hparams.h"
+#include "runtime/model/sublayer.h"
 #include "runtime/model/tensor_layout.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
@@ -277,6 +278,60 @@ TEST_F(FamilyHParams, SmolLm3LeavesEveryFourthLayerUnrotated) {
     rotates.push_back(hp.uses_rope(il));
   EXPECT_EQ(rotates, (std::vector<bool>{true, true, true, false, true, true, true, false}));
   EXPECT_TRUE(read(family("llama", 4)).uses_rope(3));
+}
+
+// Llama 4: layers 3 and 7 unrotated, seeing everything and warmed by the temperature; the
+// others in chunks (8192 without the key), their q/k normed — not with Maverick's 128
+// experts; one sigmoid expert weighing its input, unnormalised; a file with
+// attention.sliding_window 0 (MobileLLM-R1) attends fully, only its last layer unrotated.
+TEST_F(FamilyHParams, Llama4ChunksItsRotatingLayersAndWarmsTheOthers) {
+  ModelSpec s = family("llama4", 8);
+  s.n_expert = 16;
+  s.n_expert_used = 1;
+  s.moe_layer_step = 2;
+  const ModelHParams hp = read(s);
+  std::vector<bool> rotates, local, moe;
+  std::vector<float> temperature;
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    rotates.push_back(hp.uses_rope(il));
+    local.push_back(hp.attention_window(il) > 0);
+    moe.push_back(hp.is_moe_layer(il));
+    temperature.push_back(hp.attention_temperature(il));
+  }
+  const std::vector<bool> nope{true, true, true, false, true, true, true, false};
+  EXPECT_EQ(rotates, nope);
+  EXPECT_EQ(local, nope) << "the rotating layers are the chunked ones";
+  EXPECT_EQ(moe, (std::vector<bool>{false, true, false, true, false, true, false, true}));
+  EXPECT_EQ(temperature, (std::vector<float>{0, 0, 0, 0.1f, 0, 0, 0, 0.1f}));
+  EXPECT_EQ(hp.attn_temp_length, 8192);
+  EXPECT_EQ(hp.sliding_window, 8192);
+  EXPECT_TRUE(hp.chunked_window);
+  EXPECT_TRUE(hp.rope_qk_norm);
+  EXPECT_EQ(hp.gating, ExpertGating::kSigmoid);
+  EXPECT_FALSE(hp.normalize_expert_weights);
+  EXPECT_TRUE(hp.has_shared_expert());
+  EXPECT_TRUE(moe_gating_of(hp, MoeWeights{}).weight_inputs);
+  AttentionDims d{4, 2, 16};
+  d.window = 5;
+  d.chunked = true;
+  EXPECT_EQ(d.first_visible(4), 0);
+  EXPECT_EQ(d.first_visible(5), 5) << "a chunk's first position sees only itself";
+  EXPECT_EQ(d.first_visible(9), 5);
+
+  s.attn_chunk = 32;
+  s.n_expert = 128; // Maverick's count
+  const ModelHParams maverick = read(s);
+  EXPECT_EQ(maverick.sliding_window, 32);
+  EXPECT_FALSE(maverick.rope_qk_norm);
+
+  s.attn_chunk = -1;
+  s.sliding_window = 0;
+  const ModelHParams mobile = read(s);
+  EXPECT_FALSE(mobile.chunked_window);
+  EXPECT_EQ(mobile.attention_window(0), 0);
+  EXPECT_TRUE(mobile.uses_rope(3));
+  EXPECT_FALSE(mobile.uses_rope(7));
+  EXPECT_EQ(mobile.attention_temperature(7), 0.0f);
 }
 
 // gpt-oss: sinks and MoE biases required and read; its even layers local at the file's

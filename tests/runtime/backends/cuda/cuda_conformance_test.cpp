@@ -361,6 +361,23 @@ TEST_F(CudaConformance, AttentionThroughASlidingWindowWithSoftCappedScores) {
       }
 }
 
+// Llama 4's chunks: a query sees its chunk so far (chunks of 600 and 7 positions: the
+// decode path's earliest split chunks empty, and a chunk starting inside a tile).
+TEST_F(CudaConformance, AttentionInChunks) {
+  for (bool paged : {false, true})
+    for (int64_t n : {1, 5, 9})
+      for (int64_t chunk : {7, 600}) {
+        SCOPED_TRACE(std::string(paged ? "paged " : "") + std::to_string(n) + " tokens, chunk " +
+                     std::to_string(chunk));
+        AttentionDims dims{8, 2, 128};
+        dims.window = chunk;
+        dims.chunked = true;
+        EXPECT_LE(long_cache_attention_error(cpu_, *device_, *buf_, TensorType::kF16, dims, paged,
+                                             n, 31, 33),
+                  1e-4);
+      }
+}
+
 // A sliding-window layer's ring (runtime/model/kv_ring.h; the CPU's ring gives a whole
 // cache's results, kv_ring_test): kv_append wrapping around the ring inside one pass (the
 // kernel) and not (F32's copy), then the windowed attention reading across the wrap,
