@@ -3,7 +3,8 @@
 // executor routed the pass and copied only those experts (MoeDispatch::routes) — then, for all k
 // routes of every token of a chunk at once, gate and up fused with SiLU·mul (one
 // launch), down (one launch) and the weighted combine in slot order, which is expert-
-// index order, as the CPU sums (one launch). 1 + 3 launches per chunk whatever k is,
+// index order, as the CPU sums (one launch). Llama 4's experts take weighted input rows
+// instead (one launch more) and are summed unweighted. 1 + 3 launches per chunk whatever k is,
 // where one launch per route and matrix made it 1 + 5k (41 at top-8).
 //
 // Each route's activations and expert output live in the kernel workspace's prefill
@@ -142,14 +143,6 @@ void CudaOps::moe_dispatch(const float* x, float* router_logits, const MoeDispat
                            int64_t n_tokens, float* out) {
   if (n_tokens <= 0 || !need_workspace("moe_dispatch"))
     return;
-  // (A split pass's device experts still run: run_expert_groups takes the rows the host
-  // weighted.)
-  if (moe.gating.weight_inputs) {
-    sticky_.note(unsupported("CUDA moe_dispatch: Llama 4's experts, whose inputs are weighted "
-                             "before the FFN, are not implemented on this backend yet; plan "
-                             "its MoE blocks for the CPU or run with --backend cpu"));
-    return;
-  }
   sticky_.note(moe_grouped(x, router_logits, moe, n_tokens, out));
 }
 
@@ -176,7 +169,10 @@ Status CudaOps::moe_grouped(const float* x, float* router_logits, const MoeDispa
                        "a CUDA graph (its routes change every pass); run it uncaptured");
   kernels::ExpertAddress addr[3];
   PSHARD_RETURN_IF_ERROR(expert_addresses(moe, capture, addr));
-  PSHARD_ASSIGN_OR_RETURN(MoeChunks c, plan_moe_chunks({k, d, ff, fused_gate_up(moe)},
+  // Llama 4's experts take their inputs weighted: each route's row, scaled, in the chunk's
+  // input rows, one route per row; their outputs are summed unweighted.
+  const bool weighted = moe.gating.weight_inputs;
+  PSHARD_ASSIGN_OR_RETURN(MoeChunks c, plan_moe_chunks({k, d, ff, fused_gate_up(moe), weighted},
                                                        kMoeScratchBytes, kMoeMaxRoutes));
   auto* scratch = reinterpret_cast<float*>(ws_.act);
   float* act = scratch + c.act_offset;
@@ -193,9 +189,16 @@ Status CudaOps::moe_grouped(const float* x, float* router_logits, const MoeDispa
       PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_route(router_logits + t0 * n_expert, nc, n_expert, k,
                                                      route_gating(moe.gating), ws_.route_experts,
                                                      ws_.route_weights, stream_));
-    PSHARD_RETURN_IF_ERROR(expert_products(moe, addr, k, xc, nr, {act, up, eo}));
-    PSHARD_CUDA_RETURN_IF_ERROR(
-        kernels::moe_combine(eo, ws_.route_weights, k, nc, d, out + t0 * d, stream_));
+    if (weighted) {
+      float* rows = scratch + c.in_offset;
+      PSHARD_CUDA_RETURN_IF_ERROR(
+          kernels::moe_weighted_rows(xc, ws_.route_weights, k, nr, d, rows, stream_));
+      PSHARD_RETURN_IF_ERROR(expert_products(moe, addr, /*k=*/1, rows, nr, {act, up, eo}));
+    } else {
+      PSHARD_RETURN_IF_ERROR(expert_products(moe, addr, k, xc, nr, {act, up, eo}));
+    }
+    PSHARD_CUDA_RETURN_IF_ERROR(kernels::moe_combine(eo, weighted ? nullptr : ws_.route_weights, k,
+                                                     nc, d, out + t0 * d, stream_));
   }
   return Status::ok_status();
 }

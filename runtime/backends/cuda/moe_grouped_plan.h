@@ -29,7 +29,8 @@ struct MoeShape {
   int64_t n_ff = 0;   // each expert's hidden width
   bool fused = true;  // gate and up in one kernel (same weight type)
   // The chunk also holds its routes' input rows (n_embd floats each): a split pass's
-  // rows, uploaded from the host, one route per row (k = 1).
+  // rows, uploaded from the host, one route per row (k = 1), or Llama 4's routes' rows,
+  // each its token's times the route's weight.
   bool input_rows = false;
 };
 

@@ -161,8 +161,12 @@ cudaError_t moe_grouped_matvec(TensorType type, const ExpertAddress& w, const in
                                int64_t routes_per_x, size_t row_bytes, int64_t rows, int64_t cols,
                                const float* x, int64_t n_routes, const float* bias, float* y,
                                cudaStream_t s);
+// rows[r] = x[r / k] * weights[r] (d values each) for n_routes routes: each route's input
+// row carrying its weight (Llama 4's experts).
+cudaError_t moe_weighted_rows(const float* x, const float* weights, int64_t k, int64_t n_routes,
+                              int64_t d, float* rows, cudaStream_t s);
 // out[t] = sum over j = 0..k-1, in that order, of weights[t * k + j] * expert_out[t * k + j]
-// (d values each) for n_tokens tokens.
+// (d values each) for n_tokens tokens; weights null: each 1 (the inputs carried them).
 cudaError_t moe_combine(const float* expert_out, const float* weights, int64_t k, int64_t n_tokens,
                         int64_t d, float* out, cudaStream_t s);
 

@@ -78,11 +78,20 @@ __global__ void moe_combine_kernel(const float* eo, const float* w, int64_t k, i
     return;
   const int64_t t = i / d, c = i % d;
   const float* et = eo + t * k * d + c;
-  const float* wt = w + t * k;
-  float acc = wt[0] * et[0];
+  const float* wt = w ? w + t * k : nullptr;
+  float acc = wt ? wt[0] * et[0] : et[0];
   for (int64_t j = 1; j < k; ++j)
-    acc = acc + wt[j] * et[j * d];
+    acc = acc + (wt ? wt[j] * et[j * d] : et[j * d]);
   out[i] = acc;
+}
+
+__global__ void moe_weighted_rows_kernel(const float* x, const float* w, int64_t k,
+                                         int64_t n_routes, int64_t d, float* rows) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n_routes * d)
+    return;
+  const int64_t r = i / d, c = i % d;
+  rows[i] = x[(r / k) * d + c] * w[r];
 }
 
 bool routes_fit(int64_t n_routes) { return n_routes <= kMaxGroupedRoutes; }
@@ -121,6 +130,16 @@ cudaError_t moe_grouped_matvec(TensorType type, const ExpertAddress& w, const in
                                           bias, y);
       }))
     return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t moe_weighted_rows(const float* x, const float* weights, int64_t k, int64_t n_routes,
+                              int64_t d, float* rows, cudaStream_t s) {
+  const int64_t n = n_routes * d;
+  if (k <= 0)
+    return cudaErrorInvalidValue;
+  if (n > 0)
+    moe_weighted_rows_kernel<<<blocks_for(n, 256), 256, 0, s>>>(x, weights, k, n_routes, d, rows);
   return cudaGetLastError();
 }
 

@@ -60,14 +60,14 @@ Block make_block(DeviceBuffers& buf, const GroupedCase& c, uint32_t seed) {
 std::vector<float> device_dispatch(CudaDevice& dev, DeviceBuffers& buf, const Block& b,
                                    const GroupedCase& c, const std::vector<float>& x,
                                    const std::vector<float>& logits,
-                                   const ExpertExtras& extras = {}) {
+                                   const ExpertExtras& extras = {}, const MoeGating& gating = {}) {
   const int64_t n = c.n_tokens;
   MoeDispatch gm{b.gate.gpu, b.up.gpu, b.down.gpu, c.k,     c.d,     c.ff,
-                 nullptr,    nullptr,  nullptr,    nullptr, nullptr, MoeGating{}};
+                 nullptr,    nullptr,  nullptr,    nullptr, nullptr, gating};
   extras.apply(gm);
   if (c.host_routes) {
     std::vector<float> routed = logits;
-    gm.routes = routes_of(moe_routes(routed.data(), n, c.n_expert, c.k, MoeGating{}), n, c.k);
+    gm.routes = routes_of(moe_routes(routed.data(), n, c.n_expert, c.k, gating), n, c.k);
   }
   float* gout = buf.zeros(static_cast<size_t>(n * c.d));
   dev.compute().moe_dispatch(buf.upload(x), buf.upload(logits), gm, n, gout);
@@ -185,6 +185,31 @@ TEST_F(CudaMoeGroupedDevice, GptOssBiasesAndTheClampedSwigluMatchTheCpu) {
           cpu_dispatch(cpu, b.gate, b.up, b.down, c.k, x, cpu_logits, c.n_tokens, {}, on_cpu);
       EXPECT_LE(relative_error(device_dispatch(*d, buf, b, c, x, logits, on_gpu), want), 2e-2);
     }
+}
+
+// Llama 4's experts: sigmoid routing, unnormalised, each route's input row carrying its
+// weight and the outputs summed unweighted; one and two experts a token, routed on the
+// device and by the host, and a shape that takes several chunks.
+TEST_F(CudaMoeGroupedDevice, Llama4WeighsTheInputsLikeTheCpu) {
+  MoeGating gating;
+  gating.func = ExpertGating::kSigmoid;
+  gating.normalize = false;
+  gating.weight_inputs = true;
+  const auto q8 = TensorType::kQ8_0;
+  for (const GroupedCase& c : {GroupedCase{q8, q8, q8, 16, 1, 7, 128, 96, false, false},
+                               GroupedCase{q8, q8, q8, 16, 2, 7, 128, 96, true, true},
+                               GroupedCase{q8, q8, q8, 8, 1, 600, 64, 4096, false, false}}) {
+    SCOPED_TRACE(case_name(c));
+    const Block b = make_block(*buf_, c, 81);
+    const auto x = random_floats(static_cast<size_t>(c.n_tokens * c.d), 82);
+    const auto logits =
+        random_floats(static_cast<size_t>(c.n_tokens * c.n_expert), 83, -2.0f, 2.0f);
+    std::vector<float> cpu_logits = logits;
+    const auto want =
+        cpu_dispatch(cpu_, b.gate, b.up, b.down, c.k, x, cpu_logits, c.n_tokens, gating);
+    EXPECT_LE(relative_error(device_dispatch(*dev_, *buf_, b, c, x, logits, {}, gating), want),
+              2e-2);
+  }
 }
 
 // Per-type shapes: float rows of odd lengths; block types several (odd) blocks long.
