@@ -200,7 +200,7 @@ const ToolFormat& tool_format_for(std::string_view chat_template, bool args_toke
     return kChatglm4Tools;
   if (chat_template == "kimi-k2")
     return kKimiK2Tools;
-  if (chat_template == "llama3")
+  if (chat_template == "llama3" || chat_template == "llama4")
     return kLlama3JsonTools;
   if (chat_template == "mistral-v3")
     return kMistralV3Tools;

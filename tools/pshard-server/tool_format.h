@@ -4,10 +4,12 @@
 //                in the system message inside <tools></tools>; a call is
 //                <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>, several a
 //                turn; results are user turns inside <tool_response></tool_response>.
-//   llama3-json  (Llama 3.1, 3.2, 3.3: Meta's JSON-based tool calling): "Environment:
-//                ipython" in the system message and the tools, one JSON object each,
-//                before the first user message's text; a call is the answer's JSON object
-//                {"name": ..., "parameters": {...}}, one a turn; results are `ipython` turns.
+//   llama3-json  (Llama 3.1, 3.2, 3.3: Meta's JSON-based tool calling; also Llama 4, whose
+//                template lists the tools word for word so and reads results as ipython
+//                turns): "Environment: ipython" in the system message and the tools, one JSON
+//                object each, before the first user message's text; a call is the answer's
+//                JSON object {"name": ..., "parameters": {...}}, one a turn; results are
+//                `ipython` turns.
 //   mistral-v3, mistral-tekken  (Mistral 7B v0.3 and Mixtral 8x22B; Nemo, Small 3 and
 //                Large 2411 by the v3-tekken and v7 templates): the tools as
 //                [AVAILABLE_TOOLS][...][/AVAILABLE_TOOLS] before the last user turn; the
@@ -148,7 +150,7 @@ extern const ToolFormat kChatglm4Tools;
 inline constexpr const char* kArgsTag = "[ARGS]";
 inline constexpr const char* kCallIdTag = "[CALL_ID]";
 
-// The format of a chat template (pshard_chat_builtin_templates' names): llama3 ->
+// The format of a chat template (pshard_chat_builtin_templates' names): llama3 and llama4 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
 // mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
 // token), gpt-oss -> harmony, glm-4.5 -> glm-xml, kimi-k2 -> kimi-k2, chatglm4 -> refused,

@@ -2,6 +2,7 @@
 // back and streamed as Meta's template writes them, and for each format the grammar a
 // request makes accepting exactly the calls the format renders — what the model is shown
 // is what it may answer.
+#include "tests/tools/server/chat_prompt.h"
 #include "tests/tools/server/grammar_match.h"
 #include "tools/pshard-server/tool_calls.h"
 
@@ -30,6 +31,7 @@ std::optional<ToolUse> tools_for(const ToolFormat& format, const char* choice) {
 
 TEST(ToolFormat, TheTemplateNamesTheFormat) {
   EXPECT_STREQ(tool_format_for("llama3").name, "llama3-json");
+  EXPECT_STREQ(tool_format_for("llama4").name, "llama3-json");
   EXPECT_STREQ(tool_format_for("chatml").name, "hermes");
   EXPECT_STREQ(tool_format_for("").name, "hermes");
   EXPECT_STREQ(tool_format_for("mistral-v3").name, "mistral-v3");
@@ -162,6 +164,25 @@ TEST(ToolFormat, Llama3ListsToolsInTheFirstUserMessageUnderIpython) {
   std::vector<Turn> with_system = {{"system", "Be brief."}, {"user", "Hi"}};
   place_tools(with_system, &*use, kLlama3JsonTools);
   EXPECT_EQ(with_system[0].second, "Environment: ipython\nBe brief.");
+}
+
+// Llama 4's template lists the tools in the first user message with Llama 3.1's words and
+// renders results under an ipython header: through the llama4 template, the prompt.
+TEST(ToolFormat, Llama4TakesLlama3sJsonCallsThroughItsOwnHeaders) {
+  auto use = tools_for(tool_format_for("llama4"), "auto");
+  ASSERT_TRUE(use);
+  std::vector<Turn> chat = {{"user", "Weather in Oslo?"}};
+  chat.push_back(std::get<Turn>(tool_message(kEarlierCall, "", "messages[1]", kLlama3JsonTools)));
+  chat.push_back(
+      std::get<Turn>(tool_message(json{{"role", "tool"}}, "7 C", "messages[2]", kLlama3JsonTools)));
+  place_tools(chat, &*use, kLlama3JsonTools);
+  EXPECT_EQ(rendered_prompt("llama4", chat),
+            "<|header_start|>system<|header_end|>\n\nEnvironment: ipython<|eot|>"
+            "<|header_start|>user<|header_end|>\n\n" +
+                use->tools_text + "Weather in Oslo?<|eot|>" +
+                "<|header_start|>assistant<|header_end|>\n\n" + chat[2].second + "<|eot|>" +
+                "<|header_start|>ipython<|header_end|>\n\n7 C<|eot|>" +
+                "<|header_start|>assistant<|header_end|>\n\n");
 }
 
 TEST(ToolFormat, Llama3RendersAndReadsBackBareJsonCalls) {
