@@ -14,6 +14,23 @@
 namespace pshard {
 namespace {
 
+// One head's view of a cache whose K and V rows (kr / vr bytes) hold `type` values; the
+// query, output and scores are the caller's.
+AttendHead cache_head(const uint8_t* k, const uint8_t* v, size_t kr, size_t vr, TensorType kt,
+                      TensorType vt, int64_t n_kv, int64_t head_dim, float scale) {
+  AttendHead a;
+  a.k = k;
+  a.v = v;
+  a.k_row_bytes = kr;
+  a.v_row_bytes = vr;
+  a.k_type = kt;
+  a.v_type = vt;
+  a.n_kv = n_kv;
+  a.head_dim = head_dim;
+  a.scale = scale;
+  return a;
+}
+
 using kernels::Isa;
 
 class OpsOnIsa : public testing::TestWithParam<Isa> {
@@ -157,18 +174,9 @@ TEST_P(OpsOnIsa, AttendHeadGroupIsEachHeadAlone) {
             ASSERT_TRUE(quantize_row(type, kf.data() + j * hk, k.data() + row * kr, hk).ok());
             ASSERT_TRUE(quantize_row(type, vf.data() + j * hv, v.data() + row * vr, hv).ok());
           }
-          AttendHead a;
-          a.k = k.data();
-          a.v = v.data();
-          a.k_row_bytes = kr;
-          a.v_row_bytes = vr;
-          a.k_type = type;
-          a.v_type = type;
-          a.n_kv = n_kv;
+          AttendHead a = cache_head(k.data(), v.data(), kr, vr, type, type, n_kv, hk, 0.125f);
           a.first = var.first;
-          a.head_dim = hk;
           a.v_dim = hv;
-          a.scale = 0.125f;
           a.softcap = var.softcap;
           a.has_sink = var.sinks;
           if (var.paged) {
@@ -221,18 +229,9 @@ TEST_P(OpsOnIsa, AttendHeadWithValuesNarrowerThanKeys) {
         dequantize_row(type, v.data() + j * vr, vd.data() + j * hv, hv);
       }
       std::vector<float> out(static_cast<size_t>(hk), -1.0f), scores(n_kv + 1);
-      AttendHead a;
+      AttendHead a = cache_head(k.data(), v.data(), kr, vr, type, type, n_kv, hk, 0.1f);
       a.q = q.data();
-      a.k = k.data();
-      a.v = v.data();
-      a.k_row_bytes = kr;
-      a.v_row_bytes = vr;
-      a.k_type = type;
-      a.v_type = type;
-      a.n_kv = n_kv;
-      a.head_dim = hk;
       a.v_dim = hv;
-      a.scale = 0.1f;
       a.out = out.data();
       a.scores = scores.data();
       attend_head(a);
@@ -311,17 +310,10 @@ TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
             }
             const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
             std::vector<float> out(head_dim, -1.0f), paged(head_dim, -2.0f), scores(n_kv + 1);
-            AttendHead a;
+            AttendHead a = cache_head(k.data() + tensor_row_bytes(kt, head_dim),
+                                      v.data() + tensor_row_bytes(vt, head_dim), kr, vr, kt, vt,
+                                      n_kv, head_dim, scale);
             a.q = q.data();
-            a.k = k.data() + tensor_row_bytes(kt, head_dim);
-            a.v = v.data() + tensor_row_bytes(vt, head_dim);
-            a.k_row_bytes = kr;
-            a.v_row_bytes = vr;
-            a.k_type = kt;
-            a.v_type = vt;
-            a.n_kv = n_kv;
-            a.head_dim = head_dim;
-            a.scale = scale;
             a.first = var.first;
             a.softcap = var.softcap;
             a.has_sink = var.has_sink;
