@@ -37,9 +37,11 @@ std::string kimi_calls_turn(const std::string& content, const JsonList& calls) {
     const ordered_json& c = calls[i];
     const std::string name = c.value("name", "");
     const std::string id = c.value("id", std::string(kIdPrefix) + name + ":" + std::to_string(i));
-    const auto args = c.find("arguments");
-    s += std::string(kCallOpen) + id + std::string(kArgsOpen) +
-         (args != c.end() ? args->dump() : std::string("{}")) + std::string(kCallClose);
+    const auto args = c.find("arguments"); // the client's text, or an object
+    const std::string text = args == c.end()     ? std::string("{}")
+                             : args->is_string() ? args->get<std::string>()
+                                                 : args->dump();
+    s += std::string(kCallOpen) + id + std::string(kArgsOpen) + text + std::string(kCallClose);
   }
   return s + std::string(kSectionClose);
 }

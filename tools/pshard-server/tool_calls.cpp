@@ -313,8 +313,12 @@ tool_message(const json& m, std::string content, const std::string& param, const
     if (format.calls_form == CallsForm::kArray) // its calls carry ids (in calls_text's form)
       call["id"] =
           c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : std::to_string(k);
-    else if (format.calls_form == CallsForm::kSections && c.contains("id") && c["id"].is_string())
-      call["id"] = c["id"]; // written as it is, as Kimi's template does
+    if (format.calls_form == CallsForm::kSections) { // Kimi's template writes both as they are
+      if (c.contains("id") && c["id"].is_string())
+        call["id"] = c["id"];
+      if (f->contains("arguments") && (*f)["arguments"].is_string())
+        call[format.args_key] = (*f)["arguments"];
+    }
     if (names)
       names->note(c.contains("id") && c["id"].is_string() ? c["id"].get<std::string>() : "",
                   (*f)["name"].get<std::string>());

@@ -52,8 +52,8 @@ TEST(KimiTools, AConversationWithToolsIsTheTemplatesPrompt) {
                    "messages[3]", kKimiK2Tools, &names)));
   place_tools(chat, &*use, kKimiK2Tools);
   // Kimi K2's template renders these messages so: the tools first (tojson's spacing), the
-  // calls right after the answer's text, a call without an id given the model's form of
-  // one, the result under its call's id.
+  // calls right after the answer's text with their arguments as the client sent them, a call
+  // without an id given the model's form of one, the result under its call's id.
   EXPECT_EQ(rendered_prompt("kimi-k2", chat),
             "<|im_system|>tool_declare<|im_middle|>[{\"type\": \"function\", \"function\": "
             "{\"name\": \"get_weather\", \"description\": \"The weather in a city\", "
@@ -65,7 +65,7 @@ TEST(KimiTools, AConversationWithToolsIsTheTemplatesPrompt) {
             "<|im_user|>user<|im_middle|>Oslo?<|im_end|>"
             "<|im_assistant|>assistant<|im_middle|>Let me check.<|tool_calls_section_begin|>"
             "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
-            "{\"city\":\"Oslo\",\"days\":2}<|tool_call_end|>"
+            "{\"city\": \"Oslo\", \"days\": 2}<|tool_call_end|>"
             "<|tool_call_begin|>functions.now:1<|tool_call_argument_begin|>{}<|tool_call_end|>"
             "<|tool_calls_section_end|><|im_end|>"
             "<|im_system|>tool<|im_middle|>## Return of functions.get_weather:0\n7 C<|im_end|>"
