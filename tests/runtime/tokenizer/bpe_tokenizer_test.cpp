@@ -79,6 +79,19 @@ TEST(BpeTokenizer, IgnoreMergesTakesAWholeTokenAsItIs) {
   EXPECT_EQ(gpt2->encode("abc", false), (Ids{'a', 'b', 'c'}));
 }
 
+// Kimi K2: a whole token is taken as it is (tiktoken's rule), but only within a piece — the
+// expression cuts "getUser" into "get" and "User" and keeps Han runs apart from Latin, so a
+// token spanning the cut is never used.
+TEST(BpeTokenizer, KimiTakesWholeTokensOnlyWithinItsPieces) {
+  const std::string han = "\u4e2d\u6587"; // 中文
+  auto tok = make(byte_vocab({{"x", "y"}},
+                             {{"getUser"}, {"get"}, {"User"}, {han}, {han + "ab"}}, "kimi-k2"));
+  ASSERT_NE(tok, nullptr);
+  EXPECT_EQ(tok->encode("getUser", false), (Ids{257, 258}));
+  EXPECT_EQ(tok->encode(han + "ab", false), (Ids{259, 'a', 'b'}));
+  EXPECT_FALSE(tok->add_bos_by_default());
+}
+
 TEST(BpeTokenizer, AddedTokensAndTheirPieces) {
   auto tok = make(byte_vocab(
       {{"x", "y"}}, {{"<|end|>", 0, TokenType::kControl}, {"<x>", 0, TokenType::kUserDefined}}));
