@@ -10,30 +10,19 @@ namespace {
 // Texts that end a turn in common chat templates (Llama 3, ChatML, Phi-3,
 // Gemma, GPT-2 style, CodeLlama, DeepSeek) and FIM tokens that separate files
 // or pad: sampling one ends generation.
+// clang-format off
 constexpr std::string_view kEndOfGenerationTexts[] = {
-    "<|eot_id|>",
-    "<|eom_id|>",
-    "<|im_end|>",
-    "<|end|>",
-    "<end_of_turn>",
-    "<|endoftext|>",
-    "<EOT>",
-    "<｜end▁of▁sentence｜>",
-    "<|fim_pad|>",
-    "<fim-pad>",
-    "<PAD>",
-    "<|fim_repo|>",
-    "<|repo_name|>",
-    "<fim-repo>",
-    "<REPO>",
-    "<|file_sep|>",
-    "<|return|>",
-    "<|call|>",            // harmony (gpt-oss): the answer is done, or a call is
-    "<|end_of_sentence|>", // ERNIE 4.5's answers end with its separator
-    "<|endofresponse|>",   // and dots.llm1's with its turn's closing,
-    "<|role_end|>",        // Ling's and Ring's (bailing),
-    "[EOT]",
-    "[EOS]"}; // Kimi K2's and Moonlight's, beside <|im_end|>
+    "<|eot_id|>",          "<|eom_id|>",    "<|im_end|>", "<|end|>",
+    "<end_of_turn>",       "<|endoftext|>", "<EOT>",      "<｜end▁of▁sentence｜>",
+    "<|fim_pad|>",         "<fim-pad>",     "<PAD>",      "<|fim_repo|>",
+    "<|repo_name|>",       "<fim-repo>",    "<REPO>",     "<|file_sep|>",
+    "<|return|>",          "<|call|>", // harmony (gpt-oss): the answer is done, or a call is
+    "<|end_of_sentence|>",             // ERNIE 4.5's answers end with its separator
+    "<|endofresponse|>",               // and dots.llm1's with its turn's closing,
+    "<|role_end|>",                    // Ling's and Ring's (bailing),
+    "[EOT]",               "[EOS]",    // Kimi K2's and Moonlight's, beside <|im_end|>,
+    "<|eot|>",             "<|eom|>"}; // and Llama 4's turn and tool-call message ends
+// clang-format on
 
 // GLM's vocabularies (pre-tokenizer glm4 or chatglm-bpe): the next user turn and a tool
 // result's opening end an answer, as the EOT and EOM ids GLM-4.5's converter writes —

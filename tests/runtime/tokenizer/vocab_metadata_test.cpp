@@ -339,6 +339,18 @@ TEST_F(VocabMetadata, KimiEndsAtItsTurnClosingAndItsEndMarkers) {
   EXPECT_FALSE((*tok)->add_bos_by_default()) << "Moonshot's tokenizer adds no BOS";
 }
 
+TEST_F(VocabMetadata, Llama4EndsAtItsTurnAndMessageEnds) {
+  std::vector<std::string> tokens;
+  gguf::GgufWriter w = writer_with_control_tokens(
+      {"<|begin_of_text|>", "<|header_start|>", "<|header_end|>", "<|eot|>", "<|eom|>"}, tokens);
+  w.set("tokenizer.ggml.pre", Value{std::string("llama4")});
+  auto tok = build(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  const bool expected[] = {false, false, false, true, true};
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ((*tok)->is_end_of_generation(257 + i), expected[i]) << tokens[257 + i];
+}
+
 TEST_F(VocabMetadata, Llama3AddsBosUnlessTheFileSaysOtherwise) {
   gguf::GgufWriter w = bpe_writer();
   w.set("tokenizer.ggml.pre", Value{std::string("llama-bpe")});
