@@ -2,9 +2,10 @@
 // cut into any pieces, must give through the streams exactly what the whole text gives —
 //   - ReasoningStream (<think>, Mistral's [THINK] and harmony's channels): the reasoning
 //     and content of split_reasoning;
-//   - ToolCallStream (Hermes, Llama 3 JSON, Mistral, harmony and GLM-4.5 calls): the content and
-//     calls of parse_tool_answer, no piece of a call ever sent as content; its deltas,
-//     joined as a client joins them, the calls' ids, names and arguments (as JSON values);
+//   - ToolCallStream (Hermes, Llama 3 JSON, Mistral, harmony, GLM-4.5 and Kimi K2 calls): the
+//     content and calls of parse_tool_answer, no piece of a call ever sent as content; its
+//     deltas, joined as a client joins them, the calls' ids, names and arguments (as JSON
+//     values);
 // and what a stream may send (streamable_prefix) never shrinks as text arrives.
 // The first input byte picks the format (and with the second's bit 6, the thought's tags),
 // the second seeds the cuts; the rest is the text.
@@ -40,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   const ToolFormat* const kFormats[] = {&kHermesTools,        &kLlama3JsonTools,  &kMistralV3Tools,
                                         &kMistralTekkenTools, &kMistralArgsTools, &kHarmonyTools,
-                                        &kGlmXmlTools};
+                                        &kGlmXmlTools,        &kKimiK2Tools};
   const ToolFormat& format = *kFormats[data[0] % std::size(kFormats)];
   std::mt19937 cuts(data[1] & 0x3f);
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
@@ -92,8 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(i < joined.size());
     const nlohmann::json& want = answer.tool_calls[i];
     check(joined[i]["id"] == want["id"] && joined[i]["name"] == want["function"]["name"]);
-    const auto got = nlohmann::json::parse(joined[i]["arguments"].get<std::string>(), nullptr,
-                                           false);
+    const auto got =
+        nlohmann::json::parse(joined[i]["arguments"].get<std::string>(), nullptr, false);
     check(got == nlohmann::json::parse(want["function"]["arguments"].get<std::string>()));
   }
   return 0;

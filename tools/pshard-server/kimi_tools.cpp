@@ -9,6 +9,7 @@
 // (written on one line; the id `functions.NAME:INDEX` is the model's, kept as the call's id,
 // so that the client sends it back and the template writes it as the model wrote it); a
 // result a `tool` turn opening with "## Return of ID".
+#include "tools/pshard-server/kimi_markers.h"
 #include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/tool_calls.h"
 
@@ -20,12 +21,7 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-constexpr std::string_view kSectionOpen = "<|tool_calls_section_begin|>";
-constexpr std::string_view kSectionClose = "<|tool_calls_section_end|>";
-constexpr std::string_view kCallOpen = "<|tool_call_begin|>";
-constexpr std::string_view kArgsOpen = "<|tool_call_argument_begin|>";
-constexpr std::string_view kCallClose = "<|tool_call_end|>";
-constexpr std::string_view kIdPrefix = "functions.";
+using namespace kimi;
 
 std::string kimi_tools_text(const JsonList& tools) { return spaced_dump(ordered_json(tools)); }
 
@@ -140,19 +136,6 @@ std::vector<PartialCall> kimi_partial(const std::string& text, const std::string
 }
 
 } // namespace
-
-FieldError sections_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
-                            bool parallel, const ToolFormat& format, std::string& out) {
-  std::string branches;
-  if (FieldError e = per_tool_branches(
-          tools, "\":\" [0-9]{1,5} " + gbnf_literal(std::string(kArgsOpen)), out, branches))
-    return e;
-  out += "root ::= " + gbnf_literal(format.call_open) + " tool-call" +
-         (parallel ? " ( tool-call )*" : "") + " " + gbnf_literal(format.call_close) +
-         "\ntool-call ::= " + gbnf_literal(std::string(kCallOpen) + std::string(kIdPrefix)) +
-         " ( " + branches + " ) " + gbnf_literal(std::string(kCallClose));
-  return std::nullopt;
-}
 
 const ToolFormat kKimiK2Tools{.name = "kimi-k2",
                               .call_open = "<|tool_calls_section_begin|>",

@@ -96,7 +96,7 @@ FieldError
 xml_args_grammar(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools,
                  bool parallel, const ToolFormat& format, std::string& out);
 
-// kSections (Kimi K2; kimi_tools.cpp): the calls in one section, each the opening, a listed
+// kSections (Kimi K2; kimi_tool_grammar.cpp): the calls in one section, each the opening, a listed
 // function's id (`functions.NAME:INDEX`), then its arguments as its schema allows.
 FieldError
 sections_grammar(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools,
