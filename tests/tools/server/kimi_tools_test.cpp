@@ -51,9 +51,11 @@ TEST(KimiTools, AConversationWithToolsIsTheTemplatesPrompt) {
       tool_message(json{{"role", "tool"}, {"tool_call_id", "functions.get_weather:0"}}, "7 C",
                    "messages[3]", kKimiK2Tools, &names)));
   place_tools(chat, &*use, kKimiK2Tools);
-  // Kimi K2's template renders these messages so: the tools first (tojson's spacing), the
-  // calls right after the answer's text with their arguments as the client sent them, a call
-  // without an id given the model's form of one, the result under its call's id.
+  // Kimi K2's template (its tool parts; without K2-Thinking's <think></think> and default
+  // system prompt, as llama.cpp's renderer) writes these messages so: the tools first
+  // (tojson's spacing), the calls right after the answer's text with their arguments as the
+  // client sent them, a call without an id given the model's form of one, the result under
+  // its call's id.
   EXPECT_EQ(rendered_prompt("kimi-k2", chat),
             "<|im_system|>tool_declare<|im_middle|>[{\"type\": \"function\", \"function\": "
             "{\"name\": \"get_weather\", \"description\": \"The weather in a city\", "
