@@ -1,9 +1,9 @@
 // The families' block options, read after the counts and the RoPE: the embedding,
 // residual and logit factors (Gemma, Granite), the attention scale, Mistral 3's
-// temperature, soft-caps, sliding windows (Gemma) and Llama 4's chunked attention. Keys are
-// optional in the file (Granite's logit_scale aside); the family (runtime/model/arch) supplies what
-// llama.cpp's loader assumes when a converter left a key out, so files from every converter version
-// give the same model.
+// temperature, soft-caps, sliding windows (Gemma) and Llama 4's chunked attention. Keys
+// are optional in the file (Granite's logit_scale aside); the family (runtime/model/arch)
+// supplies what llama.cpp's loader assumes when a converter left a key out, so files from
+// every converter version give the same model.
 #include "runtime/model/hparams_keys.h"
 
 #include <cmath>
@@ -142,8 +142,6 @@ Status read_attn_temperature(const HParamKeys& k, ModelHParams& hp) {
 // Llama 4's attention, with llama.cpp's fixed values (its converter writes no keys for
 // them): chunks on the rotating layers, the temperature on the others, the q/k norm.
 Status read_llama4_attention(const HParamKeys& k, ModelHParams& hp) {
-  if (!hp.family->llama4_attention)
-    return Status::ok_status();
   constexpr int64_t kChunk = 8192, kTempLength = 8192;
   constexpr float kTempScale = 0.1f;
   constexpr int64_t kMaverickExperts = 128; // its q and k are not normalised

@@ -138,8 +138,8 @@ std::vector<PartialCall> kimi_partial(const std::string& text, const std::string
 } // namespace
 
 const ToolFormat kKimiK2Tools{.name = "kimi-k2",
-                              .call_open = "<|tool_calls_section_begin|>",
-                              .call_close = "<|tool_calls_section_end|>",
+                              .call_open = kimi::kSectionOpen.data(),
+                              .call_close = kimi::kSectionClose.data(),
                               .args_key = "arguments",
                               .parallel = true,
                               .calls_form = CallsForm::kSections,

@@ -181,9 +181,6 @@ FieldError read_tool_choice(const ordered_json& body, std::string& choice, std::
 
 } // namespace
 
-// Each tool's parameters converted on their own, its rules prefixed "tool-I-" so the
-// tools' grammars sit side by side (appended to `out`); `branches` the alternatives, each
-// the tool's name, `between`, then its arguments.
 FieldError per_tool_branches(const std::vector<std::pair<std::string, ordered_json>>& tools,
                              const std::string& between, std::string& out, std::string& branches) {
   for (size_t i = 0; i < tools.size(); ++i) {
