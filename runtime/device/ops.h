@@ -21,6 +21,7 @@
 // matches within float tolerance. Nothing here may depend on how work is split.
 #pragma once
 
+#include "runtime/kernels/delta_net.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/model/arch/arch_family.h"
@@ -53,6 +54,9 @@ struct KvView {
   TensorType k_type = TensorType::kF32;
   TensorType v_type = TensorType::kF32;
   int64_t v_dim = 0;
+  // A Gated DeltaNet layer (runtime/kernels/delta_net.h): its state's rows, whatever the
+  // context; 0 for attention.
+  int64_t state_rows = 0;
 
   int64_t v_values() const { return v_dim > 0 ? v_dim : kv_dim; }
   size_t k_row_bytes() const { return tensor_row_bytes(k_type, kv_dim); }
@@ -73,6 +77,20 @@ struct KvView {
     view.n_ctx = n_positions;
     return view;
   }
+};
+
+// A Gated DeltaNet layer's state in its cache rows (runtime/kernels/delta_net.h): the
+// view's `state_rows` K rows, then as many V rows.
+inline DeltaNetState delta_net_state(const DeltaNetDims& d, const KvView& kv) {
+  return delta_net_state(d, kv.k, kv.v, kv.state_rows, kv.k_row_bytes());
+}
+
+// A Gated DeltaNet layer's own small tensors, in the Ops' memory: the conv's conv_dim rows of
+// conv_kernel taps, ssm_a (−exp(A_log)) and dt_bias, n_v_heads values each.
+struct DeltaNetWeights {
+  const float* conv = nullptr;
+  const float* ssm_a = nullptr;
+  const float* dt_bias = nullptr;
 };
 
 // Attention geometry (grouped-query: n_head query heads share n_head_kv KV heads) and
@@ -280,6 +298,15 @@ public:
   // latent attention gathers and scatters per-head slices this way).
   virtual void copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride,
                          int64_t n_rows, int64_t width) = 0;
+  // x[i] *= sigmoid(gate[i]) over n values (Qwen3-Next's gated attention output).
+  virtual void sigmoid_mul(float* x, const float* gate, int64_t n) = 0;
+  // One sequence's pass through a Gated DeltaNet layer's recurrence (kernels/delta_net.h's
+  // delta_net_forward): `mixed` (n_tokens x dims.conv_dim()) convolved in place, the state
+  // in `state`'s rows read and written (a zero state first at pos0 0), out n_tokens x
+  // dims.value_dim().
+  virtual void delta_net(const DeltaNetDims& dims, const DeltaNetWeights& w, float* mixed,
+                         const float* b, const float* a, int64_t ba_stride, const KvView& state,
+                         int64_t pos0, int64_t n_tokens, float* out) = 0;
   // out[t] = row tokens[t] of the table, as floats (tokens are host memory).
   virtual void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) = 0;
   // The MoE block after its router matmul: router_logits (n_tokens x n_expert) turned

@@ -168,6 +168,8 @@ Status HybridSession::move_residency(std::optional<PlanIndex> to, bool budget_sw
 }
 
 int64_t HybridSession::kv_rows_recorded(int64_t il) const {
+  if (kv_.state_rows(il) > 0) // a recurrent layer's state: not priced per position
+    return 0;
   const bool windowed = model_.hparams().attention_window(il) > 0;
   return kv_rows_held(windowed && schedule_ ? schedule_->kv_ring_positions() : 0, kv_rows());
 }

@@ -59,6 +59,8 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
   const int64_t n = p.n_tokens(), d = hp.n_embd;
   if (hp.latent_attention())
     return latent_attention_forward(p, w, rope_freqs, kv);
+  if (hp.is_recurrent_layer(p.layer))
+    return delta_net_forward(p, w, kv);
 
   if (w.embd_norm.data) // attn[0] of an encoder (or ModernBERT)
     encoder_input(p, w);
@@ -68,7 +70,14 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
     pre_norm(p.ops, hp, a.hidden, w.norm.data, w.norm_b.data, a.normed, n);
     in = a.normed;
   }
-  p.ops.matmul(w.wq, in, n, a.q);
+  if (hp.family->gated_attention) { // each head's query, then its gate (Qwen3-Next)
+    const int64_t hd = hp.head_dim;
+    p.ops.matmul(w.wq, in, n, a.attn_out);
+    p.ops.copy_rows(a.attn_out, 2 * hd, a.q, hd, n * hp.n_head, hd);
+    p.ops.copy_rows(a.attn_out + hd, 2 * hd, a.attn_gate, hd, n * hp.n_head, hd);
+  } else {
+    p.ops.matmul(w.wq, in, n, a.q);
+  }
   p.ops.matmul(w.wk, in, n, a.k);
   p.ops.matmul(w.wv, in, n, a.v);
   if (w.bq.data) {
@@ -117,6 +126,8 @@ void attention_forward(ForwardPass& p, const AttentionWeights& w, const float* r
     p.ops.attention(q, seq, dims, g.pos0, g.count, a.attn_out + g.begin * hp.q_dim());
   }
 
+  if (hp.family->gated_attention)
+    p.ops.sigmoid_mul(a.attn_out, a.attn_gate, n * hp.q_dim());
   p.ops.matmul(w.wo, a.attn_out, n, a.proj);
   if (w.bo.data)
     p.ops.add_bias(a.proj, w.bo.data, n, d);

@@ -17,16 +17,22 @@ Status check_positive(const std::string& what, int64_t v) {
 }
 
 // Every layer has blk.N.<role>.weight, or none does; `present` says which. With
-// `moe_layers`, only the layers that route are compared (a MoE model's expert tensors).
+// `moe_layers`, only the layers that route are compared (a MoE model's expert tensors);
+// else only the layers that attend (a recurrent layer has none of attention's tensors).
 Status layers_agree(const gguf::GgufFile& f, const ModelHParams& hp, const std::string& role,
                     bool* present, bool moe_layers = false) {
   auto has = [&](int64_t il) {
     return f.find_tensor("blk." + std::to_string(il) + "." + role) != nullptr;
   };
-  const int64_t first = moe_layers ? hp.first_moe_layer() : 0;
+  auto compared = [&](int64_t il) {
+    return moe_layers ? hp.is_moe_layer(il) : !hp.is_recurrent_layer(il);
+  };
+  int64_t first = 0;
+  while (first < hp.n_layer && !compared(first))
+    ++first;
   *present = first < hp.n_layer && has(first);
   for (int64_t il = first + 1; il < hp.n_layer; ++il)
-    if ((!moe_layers || hp.is_moe_layer(il)) && has(il) != *present)
+    if (compared(il) && has(il) != *present)
       return invalid_format("tensor '" + role + "' is in layer " +
                             std::to_string(*present ? first : il) + " but not in layer " +
                             std::to_string(*present ? il : first) + "; every " +
@@ -42,9 +48,10 @@ Status resolve_part(const gguf::GgufFile& f, const ModelHParams& hp, Presence pr
   bool present = false;
   PSHARD_RETURN_IF_ERROR(layers_agree(f, hp, role, &present, moe_layers));
   if (presence == Presence::kRequired && !present)
-    return invalid_format("tensor 'blk." + std::to_string(moe_layers ? hp.first_moe_layer() : 0) +
-                          "." + role + "' is missing: " + std::string(hp.family->name) +
-                          " models have " + what);
+    return invalid_format(
+        "tensor 'blk." +
+        std::to_string(moe_layers ? hp.first_moe_layer() : hp.first_attention_layer()) + "." +
+        role + "' is missing: " + std::string(hp.family->name) + " models have " + what);
   *out = presence != Presence::kAbsent && present;
   return Status::ok_status();
 }
@@ -359,6 +366,8 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
   hp.n_layer -= hp.n_nextn;
   PSHARD_RETURN_IF_ERROR(check_positive(k.key("context_length"), hp.n_ctx_train));
   PSHARD_RETURN_IF_ERROR(read_attention(k, hp));
+  if (hp.family->gated_delta_net)
+    PSHARD_RETURN_IF_ERROR(read_delta_net(k, hp));
   PSHARD_RETURN_IF_ERROR(read_rope(k, hp));
   PSHARD_RETURN_IF_ERROR(read_experts(f, k, hp));
   if (!hp.is_moe() || hp.has_dense_layers())

@@ -10,6 +10,7 @@
 
 #include "runtime/core/status.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/kernels/delta_net.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/model/arch/arch_family.h"
 #include "runtime/model/pooling.h"
@@ -46,6 +47,10 @@ struct ModelHParams {
   // attn_v_b); false: each head's keys and values expanded by attn_kv_b and cached
   // (files converted before 2025).
   bool latent_cache = false;
+  // Gated DeltaNet (families with gated_delta_net: Qwen3-Next, Qwen3.5): the recurrent
+  // layers' sizes (ssm.*; d_k 0: none) and which layers recur — the others attend.
+  DeltaNetDims delta_net;
+  std::vector<bool> recurrent_layers;
   float rms_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
   float rope_freq_scale = 1.0f; // 1 / linear or YaRN scaling factor
@@ -135,6 +140,20 @@ struct ModelHParams {
   bool has_dense_layers() const { return !is_moe() || first_moe_layer() > 0 || moe_layer_step > 1; }
   bool has_shared_expert() const { return n_ff_shexp > 0; }
   int64_t q_dim() const { return n_head * head_dim; }
+  bool has_recurrent_layers() const { return delta_net.d_k > 0; }
+  bool is_recurrent_layer(int64_t layer) const {
+    return layer >= 0 && static_cast<size_t>(layer) < recurrent_layers.size() &&
+           recurrent_layers[static_cast<size_t>(layer)];
+  }
+  // The first layer that attends (n_layer when every layer recurs).
+  int64_t first_attention_layer() const {
+    int64_t il = 0;
+    while (il < n_layer && is_recurrent_layer(il))
+      ++il;
+    return il;
+  }
+  // attn_q's rows: each head's query, then (gated attention: Qwen3-Next) its gate.
+  int64_t q_rows() const { return family->gated_attention ? 2 * q_dim() : q_dim(); }
   bool latent_attention() const { return kv_lora_rank > 0; }
   // What the attention op sees per KV head: keys of attn_key_dim values, values of
   // attn_value_dim (MLA's absorbed form: the rotated part then the latent, and the latent,

@@ -37,6 +37,34 @@ Status read_attention_scale(const HParamKeys& k, ModelHParams& hp) {
   return Status::ok_status();
 }
 
+} // namespace
+
+Result<std::vector<bool>> layer_flags(const gguf::Array& flags, const std::string& key,
+                                      int64_t n_layer) {
+  if (static_cast<int64_t>(flags.items.size()) != n_layer)
+    return invalid_format(key + " has " + std::to_string(flags.items.size()) + " entries for " +
+                          std::to_string(n_layer) + " layers");
+  std::vector<bool> out(flags.items.size(), false);
+  for (size_t il = 0; il < flags.items.size(); ++il) {
+    bool set = false, ok = false;
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_arithmetic_v<T>) {
+            set = v != T{};
+            ok = true;
+          }
+        },
+        flags.items[il].v);
+    if (!ok)
+      return invalid_format(key + " entry " + std::to_string(il) + " is not a flag");
+    out[il] = set;
+  }
+  return out;
+}
+
+namespace {
+
 // Which layers are local: every period-th is global, or the file's per-layer list.
 Status read_local_layers(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& hp) {
   const std::string key = k.key("attention.sliding_window_pattern");
@@ -50,24 +78,7 @@ Status read_local_layers(const gguf::GgufFile& f, const HParamKeys& k, ModelHPar
   }
   hp.local_layers.assign(static_cast<size_t>(hp.n_layer), false);
   if (flags) { // llama.cpp's per-layer form: true where the layer is local
-    if (static_cast<int64_t>(flags->items.size()) != hp.n_layer)
-      return invalid_format(key + " has " + std::to_string(flags->items.size()) + " entries for " +
-                            std::to_string(hp.n_layer) + " layers");
-    for (size_t il = 0; il < flags->items.size(); ++il) {
-      bool local = false, ok = false;
-      std::visit(
-          [&](const auto& v) {
-            using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_arithmetic_v<T>) {
-              local = v != T{};
-              ok = true;
-            }
-          },
-          flags->items[il].v);
-      if (!ok)
-        return invalid_format(key + " entry " + std::to_string(il) + " is not a flag");
-      hp.local_layers[il] = local;
-    }
+    PSHARD_ASSIGN_OR_RETURN(hp.local_layers, layer_flags(*flags, key, hp.n_layer));
     return Status::ok_status();
   }
   if (period <= 0)

@@ -6,6 +6,7 @@
 #include "runtime/model/hparams.h"
 
 #include <string>
+#include <vector>
 
 namespace pshard {
 
@@ -40,6 +41,14 @@ Status read_rope(const HParamKeys& keys, ModelHParams& hp);
 // key_length/value_length; then, after RoPE, their checks and the scores' scale.
 Status read_latent_dims(const HParamKeys& keys, ModelHParams& hp);
 Status read_latent_scale(const HParamKeys& keys, ModelHParams& hp);
+
+// Per-layer flags (an array of n_layer numbers or booleans, nonzero: set) of metadata `key`.
+Result<std::vector<bool>> layer_flags(const gguf::Array& flags, const std::string& key,
+                                      int64_t n_layer);
+
+// Gated DeltaNet (hparams_delta_net.cpp; families with gated_delta_net): the ssm.* sizes and
+// which layers recur; needs the attention's counts and eps.
+Status read_delta_net(const HParamKeys& keys, ModelHParams& hp);
 
 // The block options of hparams_block_options.cpp (scales, soft-caps, Mistral 3's
 // temperature, sliding windows and their RoPE); needs hp's counts and RoPE.

@@ -12,13 +12,16 @@ namespace pshard {
 
 Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, TensorType k_type,
                                 TensorType v_type, std::span<const int64_t> rings,
-                                bool one_layer_for_all, int64_t v_dim) {
+                                bool one_layer_for_all, int64_t v_dim,
+                                std::span<const int64_t> state_rows) {
   if (v_dim == 0)
     v_dim = kv_dim;
   if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0 || v_dim <= 0)
     return invalid_argument("KV cache dimensions must be positive");
-  if (!rings.empty() && static_cast<int64_t>(rings.size()) != n_layer)
-    return invalid_argument("KV cache rings for " + std::to_string(rings.size()) +
+  if ((!rings.empty() && static_cast<int64_t>(rings.size()) != n_layer) ||
+      (!state_rows.empty() && static_cast<int64_t>(state_rows.size()) != n_layer))
+    return invalid_argument("KV cache rings or states for " +
+                            std::to_string(std::max(rings.size(), state_rows.size())) +
                             " layers, but the cache has " + std::to_string(n_layer));
   if (!is_kv_type(k_type) || !is_kv_type(v_type) ||
       kv_dim % tensor_type_traits(k_type).block_values != 0 ||
@@ -35,6 +38,14 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
   c.k_row_ = tensor_row_bytes(k_type, kv_dim);
   c.v_row_ = tensor_row_bytes(v_type, v_dim);
   c.rings_.assign(static_cast<size_t>(n_layer), 0);
+  c.state_rows_.assign(static_cast<size_t>(n_layer), 0);
+  for (size_t il = 0; il < state_rows.size(); ++il) {
+    if (state_rows[il] < 0 || (state_rows[il] > 0 && one_layer_for_all))
+      return invalid_argument("a recurrent layer's state rows must be positive, and its cache "
+                              "its own");
+    c.state_rows_[il] = state_rows[il];
+    c.recurrent_ = c.recurrent_ || state_rows[il] > 0;
+  }
   c.row0_.assign(1, 0);
   if (one_layer_for_all) { // every layer's first row 0; back(): one layer's rows
     c.row0_.assign(static_cast<size_t>(n_layer), 0);
@@ -46,7 +57,7 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
       return invalid_argument("a KV cache ring must not be negative");
     c.rings_[static_cast<size_t>(il)] = ring > 0 && ring < n_ctx ? ring : 0;
     c.ring_max_ = std::max(c.ring_max_, c.rings_[static_cast<size_t>(il)]);
-    const int64_t layer_rows = kv_rows_held(c.rings_[static_cast<size_t>(il)], n_ctx);
+    const int64_t layer_rows = c.rows_held(il, n_ctx);
     if (c.row0_.back() > (int64_t{1} << 40) - layer_rows)
       return invalid_argument("KV cache size overflows");
     c.row0_.push_back(c.row0_.back() + layer_rows);
@@ -73,6 +84,7 @@ KvView KvCache::layer(int64_t il) {
   v.v = v_.data() + row0 * v_row_;
   v.n_ctx = n_ctx_;
   v.ring = ring(il);
+  v.state_rows = state_rows(il);
   v.kv_dim = kv_dim_;
   v.v_dim = v_dim_;
   v.k_type = k_type_;
@@ -94,8 +106,8 @@ Result<KvCache> model_kv_cache(const ModelHParams& hp, int64_t n_ctx, TensorType
     if (hp.attention_window(il) > 0)
       rings[static_cast<size_t>(il)] = ring;
   PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(), k_type,
-                                                      v_type, rings, one_layer_for_all,
-                                                      hp.v_dim()));
+                                                      v_type, rings, one_layer_for_all, hp.v_dim(),
+                                                      model_state_rows(hp, k_type, v_type)));
   kv.set_ring_window(widest_attention_window(hp));
   return kv;
 }
@@ -110,13 +122,30 @@ Status KvCache::rewind(int64_t to, int64_t n_past) {
                         " positions as a ring, which holds later "
                         "ones now; rewind to 0 and decode again, or to at least " +
                         std::to_string(floor));
+  if (recurrent_ && to > 0 && to < n_past)
+    return out_of_range("cannot rewind to position " + std::to_string(to) + " of " +
+                        std::to_string(n_past) +
+                        ": this model's recurrent layers keep a state, not the positions "
+                        "before it; rewind to 0 and decode again");
   if (to == 0)
     reached_ = 0;
   return Status::ok_status();
 }
 
 int64_t KvCache::rows_held(int64_t il, int64_t positions) const {
-  return kv_rows_held(ring(il), positions);
+  return state_rows(il) > 0 ? state_rows(il) : kv_rows_held(ring(il), positions);
+}
+
+std::vector<int64_t> model_state_rows(const ModelHParams& hp, TensorType k_type,
+                                      TensorType v_type) {
+  std::vector<int64_t> rows;
+  if (!hp.has_recurrent_layers())
+    return rows;
+  const int64_t r = delta_net_state_rows(hp.delta_net, tensor_row_bytes(k_type, hp.kv_dim()),
+                                         tensor_row_bytes(v_type, hp.v_dim()));
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    rows.push_back(hp.is_recurrent_layer(il) ? r : 0);
+  return rows;
 }
 
 } // namespace pshard

@@ -9,7 +9,7 @@ namespace {
 // Per-token widths in carve order; logits (one token) come last.
 struct Widths {
   int64_t hidden, normed, q, k, v, attn_out, proj, gate, up, router, expert_in, expert_out, moe_out,
-      shexp_gate, latent, latent_normed;
+      shexp_gate, latent, latent_normed, attn_gate, ssm_ba;
 };
 
 Widths widths(const ModelHParams& hp) {
@@ -24,17 +24,33 @@ Widths widths(const ModelHParams& hp) {
                     : hp.latent_cache
                         ? hp.n_head * hp.attn_key_dim()
                         : hp.n_head * std::max(hp.attn_key_dim(), nope + hp.head_dim_v);
-  const int64_t attn_out = mla ? hp.n_head * std::max(hp.head_dim, hp.attn_value_dim()) : hp.q_dim();
+  // Gated attention: attn_q's rows (each head's query and gate) land in attn_out first. A
+  // recurrent layer: its mixed stream in q, its output in attn_out, z in attn_gate.
+  const bool gated = hp.family->gated_attention, recurrent = hp.has_recurrent_layers();
+  const DeltaNetDims& dn = hp.delta_net;
+  int64_t attn_out = mla ? hp.n_head * std::max(hp.head_dim, hp.attn_value_dim()) : hp.q_dim();
+  attn_out = std::max({attn_out, gated ? hp.q_rows() : 0, recurrent ? dn.value_dim() : 0});
+  const int64_t attn_gate = std::max(gated ? hp.q_dim() : 0, recurrent ? dn.value_dim() : 0);
   const int64_t latent = mla ? std::max(hp.q_lora_rank, hp.kv_lora_rank + hp.rope_dim) : 0;
   const int64_t latent_normed = mla && !hp.latent_cache ? hp.kv_lora_rank : 0;
-  return {hp.n_embd,  hp.n_embd,
-          q,          hp.kv_dim(),
-          hp.v_dim(), attn_out,
-          hp.n_embd,  ff,
-          ff,         hp.n_expert,
-          moe,        moe,
-          moe,        hp.has_shared_expert() ? 1 : 0,
-          latent,     latent_normed};
+  return {hp.n_embd,
+          hp.n_embd,
+          std::max(q, recurrent ? dn.conv_dim() : 0),
+          hp.kv_dim(),
+          hp.v_dim(),
+          attn_out,
+          hp.n_embd,
+          ff,
+          ff,
+          hp.n_expert,
+          moe,
+          moe,
+          moe,
+          hp.has_shared_expert() ? 1 : 0,
+          latent,
+          latent_normed,
+          attn_gate,
+          recurrent ? 2 * dn.n_v_heads : 0};
 }
 
 } // namespace
@@ -43,7 +59,7 @@ size_t activation_floats(const ModelHParams& hp, int64_t n, int64_t n_logit_rows
   const Widths w = widths(hp);
   const int64_t per_token = w.hidden + w.normed + w.q + w.k + w.v + w.attn_out + w.proj + w.gate +
                             w.up + w.router + w.expert_in + w.expert_out + w.moe_out +
-                            w.shexp_gate + w.latent + w.latent_normed;
+                            w.shexp_gate + w.latent + w.latent_normed + w.attn_gate + w.ssm_ba;
   return static_cast<size_t>(per_token * n + hp.n_vocab * n_logit_rows);
 }
 
@@ -71,6 +87,8 @@ ActivationPtrs carve_activations(const ModelHParams& hp, int64_t n, float* base)
   take(a.shexp_gate, w.shexp_gate);
   take(a.latent, w.latent);
   take(a.latent_normed, w.latent_normed);
+  take(a.attn_gate, w.attn_gate);
+  take(a.ssm_ba, w.ssm_ba);
   a.logits = at;
   return a;
 }

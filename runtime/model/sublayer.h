@@ -38,6 +38,9 @@ struct ActivationPtrs {
   // latent and its rotated part; the older files' form also the normed latent
   // (runtime/model/mla_attention.cpp).
   float *latent = nullptr, *latent_normed = nullptr;
+  // Gated attention's gates and a recurrent layer's output gate z; a recurrent layer's b and a
+  // (runtime/model/delta_net_attention.cpp). Its mixed q/k/v stream is in q.
+  float *attn_gate = nullptr, *ssm_ba = nullptr;
   float* logits = nullptr; // of one token
 };
 
@@ -96,14 +99,17 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
     return;
   case SubLayerKind::kAttention:
     for (VectorWeight* v :
-         {&w.attn.norm, &w.attn.norm_b, &w.attn.bq, &w.attn.bk, &w.attn.bv, &w.attn.bo,
-          &w.attn.q_norm, &w.attn.k_norm, &w.attn.sinks, &w.attn.post_norm, &w.attn.embd_norm,
-          &w.attn.embd_norm_b, &w.attn.out_norm, &w.attn.out_norm_b, &w.attn.q_a_norm,
-          &w.attn.kv_a_norm})
+         {&w.attn.norm,     &w.attn.norm_b,     &w.attn.bq,        &w.attn.bk,
+          &w.attn.bv,       &w.attn.bo,         &w.attn.q_norm,    &w.attn.k_norm,
+          &w.attn.sinks,    &w.attn.post_norm,  &w.attn.embd_norm, &w.attn.embd_norm_b,
+          &w.attn.out_norm, &w.attn.out_norm_b, &w.attn.q_a_norm,  &w.attn.kv_a_norm,
+          &w.attn.ssm_conv, &w.attn.ssm_a,      &w.attn.ssm_dt,    &w.attn.ssm_norm})
       fn(v->data);
-    for (MatrixView* m : {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo, &w.attn.pos_embd,
-                          &w.attn.token_types, &w.attn.wq_a, &w.attn.wq_b, &w.attn.wkv_a,
-                          &w.attn.wk_b.first, &w.attn.wv_b.first, &w.attn.wkv_b})
+    for (MatrixView* m :
+         {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo, &w.attn.pos_embd, &w.attn.token_types,
+          &w.attn.wq_a, &w.attn.wq_b, &w.attn.wkv_a, &w.attn.wk_b.first, &w.attn.wv_b.first,
+          &w.attn.wkv_b, &w.attn.ssm_qkv, &w.attn.ssm_gate, &w.attn.ssm_ba, &w.attn.ssm_beta,
+          &w.attn.ssm_alpha, &w.attn.ssm_out})
       fn(m->data);
     fn(w.rope_freqs);
     fn(w.rope_long);
@@ -185,6 +191,8 @@ void pre_norm(Ops& ops, const ModelHParams& hp, const float* x, const float* wei
               const float* bias, float* y, int64_t n);
 void attention_forward(ForwardPass& pass, const AttentionWeights& w, const float* rope_freqs,
                        const KvView& kv);
+// attention_forward of a recurrent layer (Gated DeltaNet; delta_net_attention.cpp).
+void delta_net_forward(ForwardPass& pass, const AttentionWeights& w, const KvView& state);
 // attention_forward of a model with latent attention (DeepSeek; mla_attention.cpp).
 void latent_attention_forward(ForwardPass& pass, const AttentionWeights& w,
                               const float* rope_freqs, const KvView& kv);

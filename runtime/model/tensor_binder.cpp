@@ -40,7 +40,9 @@ VectorWeight TensorBinder::vector(const gguf::TensorInfo& t) const {
     w.data = reinterpret_cast<const float*>(bytes);
     return w;
   }
-  const int64_t n = t.dims[0];
+  int64_t n = 1; // a vector, or a small table read as one (a conv's taps)
+  for (int64_t d : t.dims)
+    n *= d;
   w.converted = std::make_shared<std::vector<float>>(static_cast<size_t>(n));
   dequantize_row(t.type, bytes, w.converted->data(), n);
   w.data = w.converted->data();

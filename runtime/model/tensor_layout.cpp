@@ -55,8 +55,30 @@ void latent_attention(const ModelHParams& hp, SpecList& l) {
   l.add("attn_output", ".weight", {h * hp.head_dim_v, d}, R::kWo);
 }
 
+// A recurrent layer's tensors (Gated DeltaNet: runtime/kernels/delta_net.h).
+void delta_net(const ModelHParams& hp, SpecList& l) {
+  const int64_t d = hp.n_embd;
+  const DeltaNetDims& dn = hp.delta_net;
+  l.add("attn_norm", ".weight", {d}, R::kAttnNorm);
+  l.add("attn_qkv", ".weight", {d, dn.conv_dim()}, R::kSsmQkv);
+  l.add("attn_gate", ".weight", {d, dn.value_dim()}, R::kSsmGate);
+  if (hp.family->split_beta_alpha) {
+    l.add("ssm_beta", ".weight", {d, dn.n_v_heads}, R::kSsmBeta);
+    l.add("ssm_alpha", ".weight", {d, dn.n_v_heads}, R::kSsmAlpha);
+  } else {
+    l.add("ssm_ba", ".weight", {d, 2 * dn.n_v_heads}, R::kSsmBa);
+  }
+  l.add("ssm_conv1d", ".weight", {dn.conv_kernel, dn.conv_dim()}, R::kSsmConv);
+  l.add("ssm_a", "", {dn.n_v_heads}, R::kSsmA);
+  l.add("ssm_dt", ".bias", {dn.n_v_heads}, R::kSsmDt);
+  l.add("ssm_norm", ".weight", {dn.d_v}, R::kSsmNorm);
+  l.add("ssm_out", ".weight", {dn.value_dim(), d}, R::kSsmOut);
+}
+
 void attention(const ModelHParams& hp, SpecList& l, int64_t layer) {
   const int64_t d = hp.n_embd, q = hp.q_dim(), kv = hp.kv_dim();
+  if (hp.is_recurrent_layer(layer))
+    return delta_net(hp, l);
   const bool embedding_norm = hp.family->encoder || hp.family->layer_norms;
   if (embedding_norm && layer == 0)
     encoder_input(hp, l);
@@ -71,7 +93,7 @@ void attention(const ModelHParams& hp, SpecList& l, int64_t layer) {
   } else if (hp.fused_qkv) {
     l.add("attn_qkv", ".weight", {d, q + 2 * kv}, R::kWqkv);
   } else {
-    l.add("attn_q", ".weight", {d, q}, R::kWq);
+    l.add("attn_q", ".weight", {d, hp.q_rows()}, R::kWq);
     l.add("attn_k", ".weight", {d, kv}, R::kWk);
     l.add("attn_v", ".weight", {d, kv}, R::kWv);
   }
@@ -193,6 +215,8 @@ bool TensorSpec::is_matrix() const {
   case R::kGateExps: case R::kUpExps: case R::kDownExps:
   case R::kShexpGateInp: case R::kShexpGate: case R::kShexpUp: case R::kShexpDown:
   case R::kWqA: case R::kWqB: case R::kWkvA: case R::kWkB: case R::kWvB: case R::kWkvB:
+  case R::kSsmQkv: case R::kSsmGate: case R::kSsmBa: case R::kSsmBeta: case R::kSsmAlpha:
+  case R::kSsmOut:
     return true;
   // clang-format on
   case R::kTokenEmbd: // gathered by the embed; a matrix only as the tied head (kOutput)

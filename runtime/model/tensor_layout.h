@@ -59,6 +59,11 @@ enum class WeightRole : uint8_t {
   // expansions of the latent into keys and values (n_head matrices each).
   kWqA, kQANorm, kWqB, kWkvA, kKvANorm, kWkB, kWvB,
   kWkvB, // the older files' expansions of the latent, every head's keys then values in one
+  // Gated DeltaNet (a recurrent layer; runtime/kernels/delta_net.h): the mixed q/k/v stream,
+  // the output gate z, b and a (one matrix grouped per k head, or Qwen3.5's two), the output
+  // projection; the conv's taps, ssm_a, dt's bias and the output's per-head norm.
+  kSsmQkv, kSsmGate, kSsmBa, kSsmBeta, kSsmAlpha, kSsmOut,
+  kSsmConv, kSsmA, kSsmDt, kSsmNorm,
 
   // clang-format on
 };

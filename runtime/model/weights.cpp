@@ -109,6 +109,16 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kWkB: exps(layer->attn.wk_b); break;
   case WeightRole::kWvB: exps(layer->attn.wv_b); break;
   case WeightRole::kWkvB: mat(layer->attn.wkv_b); break;
+  case WeightRole::kSsmQkv: mat(layer->attn.ssm_qkv); break;
+  case WeightRole::kSsmGate: mat(layer->attn.ssm_gate); break;
+  case WeightRole::kSsmBa: mat(layer->attn.ssm_ba); break;
+  case WeightRole::kSsmBeta: mat(layer->attn.ssm_beta); break;
+  case WeightRole::kSsmAlpha: mat(layer->attn.ssm_alpha); break;
+  case WeightRole::kSsmOut: mat(layer->attn.ssm_out); break;
+  case WeightRole::kSsmConv: vec(layer->attn.ssm_conv); break;
+  case WeightRole::kSsmA: vec(layer->attn.ssm_a); break;
+  case WeightRole::kSsmDt: vec(layer->attn.ssm_dt); break;
+  case WeightRole::kSsmNorm: vec(layer->attn.ssm_norm); break;
   }
   // clang-format on
 }

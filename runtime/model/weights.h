@@ -51,6 +51,12 @@ struct AttentionWeights {
   MatrixView wkv_b; // the older files' form: every head's expansions in one matrix
   VectorWeight q_a_norm, kv_a_norm;
   ExpertMatrices wk_b, wv_b;
+  // Gated DeltaNet (a recurrent layer; runtime/model/delta_net_attention.cpp): the mixed
+  // q/k/v stream, the output gate z, b and a (ssm_ba grouped per k head; Qwen3.5: ssm_beta
+  // and ssm_alpha), the output projection; the conv (conv_dim rows of conv_kernel taps),
+  // ssm_a, dt's bias and the output's per-head norm. Null elsewhere.
+  MatrixView ssm_qkv, ssm_gate, ssm_ba, ssm_beta, ssm_alpha, ssm_out;
+  VectorWeight ssm_conv, ssm_a, ssm_dt, ssm_norm;
 };
 
 struct FfnWeights {

@@ -5,7 +5,8 @@ For each family (and the optional parts: biases, a head size that is not n_embd/
 a shared expert, unnormalised top-k, linear/llama3/YaRN RoPE scaling, Gemma's sliding
 windows, local RoPE and soft-caps, Phi-3's fused matrices and LongRoPE, gpt-oss's sinks,
 biased experts and clamped SwiGLU, GLM's partial RoPE, dense leading layers, sigmoid
-routing with a selection bias and an unrun NextN block, DeepSeek's latent attention)
+routing with a selection bias and an unrun NextN block, DeepSeek's latent attention,
+Qwen3-Next's Gated DeltaNet and gated attention)
 pshard-mkmodel
 writes a small F32 model; pshard-run generates greedily on the cpu, and on the emulated
 GPU under a gpu-only schedule whose budget is half the model's size (every sub-layer
@@ -141,6 +142,11 @@ CASES = {
                        "--n-expert-used", "2", "--head-dim", "24", "--rope-dim", "8",
                        "--kv-lora-rank", "32", "--head-dim-v", "16", "--n-dense-lead", "1",
                        "--q-lora-rank", "40", "--mla-kv-b"],
+    # Qwen3-Next: three Gated DeltaNet layers (two v heads per k head) then gated attention
+    # with partial RoPE, twice; experts plus a gated shared expert.
+    "qwen3next": ["--arch", "qwen3next", "--n-layer", "8", "--head-dim", "16", "--rope-dim", "8",
+                  "--n-expert", "8", "--n-expert-used", "2", "--n-ff-shexp", "48",
+                  "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "4"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

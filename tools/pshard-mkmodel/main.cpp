@@ -98,6 +98,26 @@ int main(int argc, char** argv) {
   app.add_flag("--mla-kv-b", spec.mla_kv_b,
                "latent attention in the older files' form: one attn_kv_b and no *_mla keys, as "
                "llama.cpp converted DeepSeek before 2025");
+  app.add_option("--ssm-state", spec.ssm_state,
+                 "Gated DeltaNet (qwen3next): a head's key and value width (ssm.state_size; 0: "
+                 "the head size)")
+      ->capture_default_str()
+      ->check(cli::between(0, 4096));
+  app.add_option("--ssm-groups", spec.ssm_groups,
+                 "Gated DeltaNet: the k heads (ssm.group_count; 0: --n-head-kv's count)")
+      ->capture_default_str()
+      ->check(cli::between(0, 1024));
+  app.add_option("--ssm-v-heads", spec.ssm_v_heads,
+                 "Gated DeltaNet: the v heads (ssm.time_step_rank; 0: --n-head's count)")
+      ->capture_default_str()
+      ->check(cli::between(0, 1024));
+  app.add_option("--ssm-conv", spec.ssm_conv, "Gated DeltaNet: the conv's taps (ssm.conv_kernel)")
+      ->capture_default_str()
+      ->check(cli::between(1, 8));
+  app.add_option("--full-attention-interval", spec.full_attention_interval,
+                 "Gated DeltaNet: every this-many-th layer attends, the others recur")
+      ->capture_default_str()
+      ->check(cli::between(1, 1024));
   app.add_flag("--qkv-bias", spec.qkv_bias, "llama: add attn_q/k/v biases (qwen2 families have them)");
   app.add_option("--vocab", spec.n_vocab, "vocabulary size (0: the tokenizer's, or 512)")
       ->capture_default_str()->check(cli::between(0, 1 << 24));

@@ -80,6 +80,14 @@ public:
                                tensor_class(t.name));
     case WeightRole::kExpertSelectionBias: // about the sigmoids' spread, so it changes choices
       return add_vector(t.name, t.dims[0], 0.0f, 0.2f);
+    // Gated DeltaNet: ssm_a = −exp(A_log) and dt's bias so that a state decays by about
+    // 0.9 a token; conv taps of either sign.
+    case WeightRole::kSsmA:
+      return add_vector(t.name, t.dims[0], -1.0f, 0.5f);
+    case WeightRole::kSsmDt:
+      return add_vector(t.name, t.dims[0], -2.0f, 1.0f);
+    case WeightRole::kSsmConv:
+      return add_random_vector(writer_, t.name, t.dims, 0.0f, 0.6f, spec_.seed);
     case WeightRole::kShexpGateInp: // one row, kept F32 as converters keep 1-D tensors
       return add_vector(t.name, t.dims[0], 0.0f, std::sqrt(3.0f / static_cast<float>(t.dims[0])));
     default:

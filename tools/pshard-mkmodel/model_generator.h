@@ -49,6 +49,11 @@ struct ModelSpec {
   // Latent attention in the older files' form (one attn_kv_b, key_length/value_length of a
   // head and no *_mla keys), as llama.cpp converted DeepSeek before 2025.
   bool mla_kv_b = false;
+  // Gated DeltaNet (qwen3next): a head's key width (ssm.state_size; 0: the head size), the k
+  // heads (ssm.group_count; 0: --n-head-kv's count), the v heads (ssm.time_step_rank; 0:
+  // --n-head's), the conv's taps, and every this-many-th layer attends.
+  int64_t ssm_state = 0, ssm_groups = 0, ssm_v_heads = 0, ssm_conv = 4;
+  int64_t full_attention_interval = 4;
   bool qkv_bias = false;   // llama: add the optional attn_{q,k,v}.bias (others: by family)
   // RoPE scaling written into the metadata: "none", "linear", "yarn" or "llama3".
   std::string rope_scaling = "none";

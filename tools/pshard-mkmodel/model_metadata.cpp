@@ -65,6 +65,13 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
     return invalid_argument(std::string(f.name) +
                             " models have no latent attention "
                             "(--kv-lora-rank, --q-lora-rank, --head-dim-v, --mla-kv-b)");
+  if (f.gated_delta_net &&
+      (s.ssm_conv < 1 || s.ssm_conv > 8 || s.full_attention_interval < 1 || s.ssm_state < 0 ||
+       s.ssm_groups < 0 || s.ssm_v_heads < 0 ||
+       (s.ssm_v_heads ? s.ssm_v_heads : s.n_head) % (s.ssm_groups ? s.ssm_groups : kv) != 0))
+    return invalid_argument("Gated DeltaNet: --ssm-conv must be 1 to 8, "
+                            "--full-attention-interval positive, and the v heads "
+                            "(--ssm-v-heads) a multiple of the k heads (--ssm-groups)");
   if (s.attn_softcap >= 0 && f.attn_softcap == 0.0f)
     return invalid_argument(std::string(f.name) +
                             " models have no attention soft-cap (--attn-softcap)");
@@ -128,6 +135,17 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
     hp.kv_lora_rank = s.kv_lora_rank ? s.kv_lora_rank : 2 * hp.head_dim;
     hp.q_lora_rank = s.q_lora_rank;
     hp.head_dim_v = s.head_dim_v ? s.head_dim_v : hp.head_dim - hp.rope_dim;
+  }
+  if (f.gated_delta_net) {
+    DeltaNetDims& d = hp.delta_net;
+    d.conv_kernel = s.ssm_conv;
+    d.d_k = d.d_v = s.ssm_state ? s.ssm_state : hp.head_dim;
+    d.n_k_heads = s.ssm_groups ? s.ssm_groups : hp.n_head_kv;
+    d.n_v_heads = s.ssm_v_heads ? s.ssm_v_heads : hp.n_head;
+    d.grouped_ba = !f.split_beta_alpha;
+    d.tiled_heads = f.split_beta_alpha;
+    for (int64_t il = 0; il < hp.n_layer; ++il)
+      hp.recurrent_layers.push_back((il + 1) % s.full_attention_interval != 0);
   }
   hp.n_ff = s.n_ff;
   hp.n_expert = s.n_expert;
@@ -249,6 +267,15 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "attention.temperature_scale", {s.attn_temperature_scale});
   if (s.attn_chunk > 0)
     w.set(a + "attention.chunk_size", {u32(s.attn_chunk)});
+  if (hp.has_recurrent_layers()) { // as llama.cpp's converter writes Qwen3-Next
+    const DeltaNetDims& d = hp.delta_net;
+    w.set(a + "ssm.conv_kernel", {u32(d.conv_kernel)});
+    w.set(a + "ssm.state_size", {u32(d.d_k)});
+    w.set(a + "ssm.group_count", {u32(d.n_k_heads)});
+    w.set(a + "ssm.time_step_rank", {u32(d.n_v_heads)});
+    w.set(a + "ssm.inner_size", {u32(d.value_dim())});
+    w.set(a + "full_attention_interval", {u32(s.full_attention_interval)});
+  }
   if (s.final_softcap >= 0)
     w.set(a + "final_logit_softcapping", {s.final_softcap});
   if (s.pooling_type >= 0 || s.rerank)

@@ -138,7 +138,15 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
         break;
       }
   const double kv_per_token = static_cast<double>(s.kv_bytes_per_token(kv_type));
-  if (s.kind == SubLayerKind::kAttention) { // a sliding window reads only its positions
+  if (s.recurrent()) { // the state read and written, the recurrence's sweeps over it
+    const Work w{s.state_flops_per_token() * static_cast<double>(tier),
+                 2.0 * static_cast<double>(s.state_bytes(kv_type))};
+    c.cpu_s += roofline(w, machine.cpu_attention_flops(1, tier, threads, Load::kIdle), cpu_bw);
+    c.cpu_loaded_s +=
+        roofline(w, machine.cpu_attention_flops(1, tier, threads, Load::kUnderLoad), cpu_bw_loaded);
+    if (gpu)
+      c.gpu_s += roofline(w, machine.gpu_attention_flops(1, tier), gpu_bw);
+  } else if (s.kind == SubLayerKind::kAttention) { // a sliding window reads only its positions
     const int64_t seen = s.attended(n_ctx);
     const Work w{4.0 * static_cast<double>(s.n_head * s.head_dim) * static_cast<double>(seen) *
                      static_cast<double>(tier),
@@ -168,7 +176,10 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
   // Streaming: what the pass copies (expected) and what the slot must hold (worst case).
   // A streamed attention block's KV cache lives on the host (only resident attention keeps
   // its KV in VRAM), so the positions it reads — a sliding window's only — cross the link.
-  const double kv_copy = kv_per_token * static_cast<double>(s.attended(n_ctx));
+  // A recurrent layer's state crosses whole, and goes back whole.
+  const double state = static_cast<double>(s.state_bytes(kv_type));
+  const double kv_copy =
+      s.recurrent() ? state : kv_per_token * static_cast<double>(s.attended(n_ctx));
   c.stream_bytes = static_cast<uint64_t>(s.weight_bytes_read(tier) + kv_copy);
   c.slot_bytes = s.weight_bytes_needed(tier) + static_cast<uint64_t>(kv_copy);
   if (s.kind == SubLayerKind::kEmbed)
@@ -176,7 +187,8 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
   c.copy_s = machine.h2d_seconds(c.stream_bytes, Load::kIdle);
   c.copy_loaded_s = machine.h2d_seconds(c.stream_bytes, Load::kUnderLoad);
   if (kv_copy > 0) { // the new positions go back to the host cache
-    const auto written = static_cast<uint64_t>(kv_per_token * static_cast<double>(tier));
+    const auto written =
+        static_cast<uint64_t>(s.recurrent() ? state : kv_per_token * static_cast<double>(tier));
     c.copy_s += machine.d2h_seconds(written, Load::kIdle);
     c.copy_loaded_s += machine.d2h_seconds(written, Load::kUnderLoad);
   }

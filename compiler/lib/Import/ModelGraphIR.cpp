@@ -49,6 +49,13 @@ DictionaryAttr hparamsAttr(Builder& b, const ModelGraph& g) {
     list.append("head_dim_v", i(hp.head_dim_v));
     list.append("latent_cache", i(hp.latent_cache ? 1 : 0));
   }
+  if (hp.has_recurrent_layers()) { // what sizes the recurrent layers' states
+    list.append("ssm_conv_kernel", i(hp.delta_net.conv_kernel));
+    list.append("ssm_d_k", i(hp.delta_net.d_k));
+    list.append("ssm_d_v", i(hp.delta_net.d_v));
+    list.append("ssm_n_k", i(hp.delta_net.n_k_heads));
+    list.append("ssm_n_v", i(hp.delta_net.n_v_heads));
+  }
   list.append("n_expert", i(hp.n_expert));
   list.append("n_expert_used", i(hp.n_expert_used));
   list.append("n_ff_exp", i(hp.n_ff_exp));
@@ -82,7 +89,7 @@ Operation* createSubLayer(OpBuilder& b, Location loc, const SubLayerInfo& s, Dic
     return b.create<AttnOp>(loc, s.name, layer, s.n_head, s.head_dim, s.kv_values_per_token,
                             s.kv_bytes_per_token(kvType),
                             s.attn_window > 0 ? b.getI64IntegerAttr(s.attn_window) : IntegerAttr(),
-                            w, flops, bytes);
+                            s.recurrent(), w, flops, bytes);
   case SubLayerKind::kFfn:
     return b.create<FfnOp>(loc, s.name, layer, w, flops, bytes);
   case SubLayerKind::kMoe:
@@ -170,6 +177,14 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
   h.q_lora_rank = model.getHParam("q_lora_rank");
   h.head_dim_v = model.getHParam("head_dim_v");
   h.latent_cache = model.getHParam("latent_cache") != 0;
+  DeltaNetDims& dn = h.delta_net;
+  dn.conv_kernel = model.getHParam("ssm_conv_kernel");
+  dn.d_k = model.getHParam("ssm_d_k");
+  dn.d_v = model.getHParam("ssm_d_v");
+  dn.n_k_heads = model.getHParam("ssm_n_k");
+  dn.n_v_heads = model.getHParam("ssm_n_v");
+  dn.grouped_ba = !h.family->split_beta_alpha;
+  dn.tiled_heads = h.family->split_beta_alpha;
   h.n_expert = model.getHParam("n_expert");
   h.n_expert_used = model.getHParam("n_expert_used");
   h.n_ff_exp = model.getHParam("n_ff_exp", h.n_expert > 0 ? h.n_ff : 0);
@@ -203,6 +218,12 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
           s.kv_values_per_token = static_cast<int64_t>(a.getKvValues());
           if (auto window = a.getWindow())
             s.attn_window = static_cast<int64_t>(*window);
+          if (a.getRecurrent() && s.layer >= 0 && s.layer < h.n_layer) {
+            s.delta_net = h.delta_net;
+            s.kv_dim = h.kv_dim();
+            h.recurrent_layers.resize(static_cast<size_t>(h.n_layer), false);
+            h.recurrent_layers[static_cast<size_t>(s.layer)] = true;
+          }
         })
         .Case([&](FfnOp) { s.kind = SubLayerKind::kFfn; })
         .Case([&](MoeOp m) {

@@ -37,6 +37,10 @@ SubLayerInfo make_sublayer(const ModelHParams& hp, const SubLayer& sl) {
     // attention's keys are wider than its values).
     s.head_dim = (hp.attn_key_dim() + hp.attn_value_dim()) / 2;
     s.attn_window = hp.attention_window(sl.layer);
+    if (hp.is_recurrent_layer(sl.layer)) {
+      s.delta_net = hp.delta_net;
+      s.kv_dim = hp.kv_dim();
+    }
   } else if (s.kind == SubLayerKind::kMoe) {
     s.n_expert = hp.n_expert;
     s.n_expert_used = hp.n_expert_used;

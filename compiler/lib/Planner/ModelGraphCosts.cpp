@@ -122,13 +122,29 @@ double SubLayerInfo::flops(int64_t n_tokens, int64_t ctx) const {
     total += 2.0 * static_cast<double>(m.rows) * static_cast<double>(m.cols) *
              static_cast<double>(m.count) * tokens;
   }
-  if (kind == SubLayerKind::kAttention)
+  if (recurrent())
+    total += state_flops_per_token() * n;
+  else if (kind == SubLayerKind::kAttention)
     total += 4.0 * static_cast<double>(n_head * head_dim) * static_cast<double>(attended(ctx)) * n;
   return total;
 }
 
+double SubLayerInfo::state_flops_per_token() const {
+  const DeltaNetDims& d = delta_net;
+  return 4.0 * static_cast<double>(d.n_v_heads * d.d_k * d.d_v) +
+         2.0 * static_cast<double>(d.conv_dim() * d.conv_kernel);
+}
+
+uint64_t SubLayerInfo::state_bytes(TensorType kv_type) const {
+  if (!recurrent())
+    return 0;
+  const size_t k_row = tensor_row_bytes(kv_type, kv_dim);
+  const size_t v_row = tensor_row_bytes(kv_type, kv_values_per_token - kv_dim);
+  return static_cast<uint64_t>(delta_net_state_rows(delta_net, k_row, v_row)) * (k_row + v_row);
+}
+
 uint64_t SubLayerInfo::kv_bytes_per_token(TensorType kv_type) const {
-  if (kind != SubLayerKind::kAttention)
+  if (kind != SubLayerKind::kAttention || recurrent())
     return 0;
   const Result<size_t> bytes = tensor_bytes(kv_type, kv_values_per_token);
   return bytes.ok() ? *bytes : static_cast<uint64_t>(kv_values_per_token) * 4;
@@ -141,7 +157,7 @@ int64_t SubLayerInfo::kv_positions_held(int64_t ring, int64_t positions) const {
 double SubLayerInfo::bytes_moved(int64_t n_tokens, int64_t ctx, TensorType kv_type) const {
   const double kv = static_cast<double>(kv_bytes_per_token(kv_type));
   return weight_bytes_read(n_tokens) + kv * static_cast<double>(attended(ctx)) +
-         kv * static_cast<double>(n_tokens);
+         kv * static_cast<double>(n_tokens) + 2.0 * static_cast<double>(state_bytes(kv_type));
 }
 
 TensorType SubLayerInfo::dominant_type() const {

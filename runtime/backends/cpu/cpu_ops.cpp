@@ -123,6 +123,18 @@ void CpuOps::add_gated(float* y, const float* x, const float* gate, int64_t n_to
   }
 }
 
+void CpuOps::sigmoid_mul(float* x, const float* gate, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] *= 1.0f / (1.0f + std::exp(-gate[i]));
+}
+
+void CpuOps::delta_net(const DeltaNetDims& dims, const DeltaNetWeights& w, float* mixed,
+                       const float* b, const float* a, int64_t ba_stride, const KvView& state,
+                       int64_t pos0, int64_t n_tokens, float* out) {
+  delta_net_forward(pool_, dims, w.conv, w.ssm_a, w.dt_bias, mixed, b, a, ba_stride,
+                    delta_net_state(dims, state), pos0, n_tokens, out);
+}
+
 void CpuOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {
   for (size_t t = 0; t < tokens.size(); ++t) {
     const uint8_t* row = table.data + static_cast<size_t>(tokens[t]) * table.row_bytes;

@@ -184,6 +184,18 @@ void CudaOps::add_gated(float* y, const float* x, const float* gate, int64_t n_t
   note(kernels::add_gated(y, x, gate, n_tokens, d, stream_), "add_gated", __LINE__);
 }
 
+void CudaOps::sigmoid_mul(float* x, const float* gate, int64_t n) {
+  note(kernels::sigmoid_mul(x, gate, n, stream_), "sigmoid_mul", __LINE__);
+}
+
+void CudaOps::delta_net(const DeltaNetDims& dims, const DeltaNetWeights& w, float* mixed,
+                        const float* b, const float* a, int64_t ba_stride, const KvView& state,
+                        int64_t pos0, int64_t n_tokens, float* out) {
+  note(kernels::delta_net(dims, w.conv, w.ssm_a, w.dt_bias, mixed, b, a, ba_stride,
+                          delta_net_state(dims, state), pos0 == 0, n_tokens, out, stream_),
+       "delta_net", __LINE__);
+}
+
 void CudaOps::begin_recording() {
   recording_ = true;
   recorded_ids_.clear();

@@ -71,6 +71,10 @@ public:
   void copy_rows(const float* x, int64_t x_stride, float* y, int64_t y_stride, int64_t n_rows,
                  int64_t width) override;
   void add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d) override;
+  void sigmoid_mul(float* x, const float* gate, int64_t n) override;
+  void delta_net(const DeltaNetDims& dims, const DeltaNetWeights& w, float* mixed, const float* b,
+                 const float* a, int64_t ba_stride, const KvView& state, int64_t pos0,
+                 int64_t n_tokens, float* out) override;
   void embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) override;
   void moe_dispatch(const float* x, float* router_logits, const MoeDispatch& moe, int64_t n_tokens,
                     float* out) override;

@@ -95,6 +95,17 @@ void EmuOps::add_gated(float* y, const float* x, const float* gate, int64_t n_to
   q_.push_work([=, this] { cpu_.add_gated(y, x, gate, n_tokens, d); });
 }
 
+void EmuOps::sigmoid_mul(float* x, const float* gate, int64_t n) {
+  q_.push_work([=, this] { cpu_.sigmoid_mul(x, gate, n); });
+}
+
+void EmuOps::delta_net(const DeltaNetDims& dims, const DeltaNetWeights& w, float* mixed,
+                       const float* b, const float* a, int64_t ba_stride, const KvView& state,
+                       int64_t pos0, int64_t n_tokens, float* out) {
+  q_.push_work(
+      [=, this] { cpu_.delta_net(dims, w, mixed, b, a, ba_stride, state, pos0, n_tokens, out); });
+}
+
 void EmuOps::embed_rows(const MatrixView& table, std::span<const TokenId> tokens, float* out) {
   q_.push_work([=, this, ids = std::vector<TokenId>(tokens.begin(), tokens.end())] {
     cpu_.embed_rows(table, ids, out);

@@ -185,6 +185,16 @@ struct ArchFamily {
   // and the cache holds that instead of each head's keys and values
   // (runtime/model/mla_attention.cpp).
   bool latent_attention = false;
+  // Qwen3-Next, Qwen3.5: most layers are Gated DeltaNet (runtime/kernels/delta_net.h), a
+  // recurrence over a fixed state, not attention; every `{arch}.full_attention_interval`-th
+  // layer (default 4; or the file's per-layer `attention.recurrent_layers`) attends. Their
+  // attention is gated: attn_q writes each head's query and then its gate, and the
+  // attention's output is multiplied by the gate's sigmoid before attn_output.
+  bool gated_delta_net = false;
+  bool gated_attention = false;
+  // Qwen3.5: b and a from ssm_beta and ssm_alpha (not one ssm_ba grouped per k head), the v
+  // heads tiled over the k heads (v head h reads k head h % n_k).
+  bool split_beta_alpha = false;
 };
 
 // The family of `general.architecture`, or null.
@@ -222,5 +232,6 @@ extern const ArchFamily kPhiMoeFamily;
 extern const ArchFamily kDots1Family;
 extern const ArchFamily kBailingMoe2Family;
 extern const ArchFamily kDeepseek2Family;
+extern const ArchFamily kQwen3NextFamily;
 
 } // namespace pshard

@@ -12,7 +12,7 @@ constexpr const ArchFamily* kFamilies[] = {
     &kSmolLm3Family,     &kLlama4Family,         &kGptOssFamily,     &kBertFamily,
     &kNomicBertFamily,   &kGemmaEmbeddingFamily, &kModernBertFamily, &kGlm4Family,
     &kGlm4MoeFamily,     &kErnie45Family,        &kErnie45MoeFamily, &kDots1Family,
-    &kBailingMoe2Family, &kPhiMoeFamily,         &kDeepseek2Family,
+    &kBailingMoe2Family, &kPhiMoeFamily,         &kDeepseek2Family,  &kQwen3NextFamily,
 };
 
 } // namespace

@@ -82,6 +82,12 @@ public:
   void add_gated(float* y, const float* x, const float* g, int64_t n, int64_t d) override {
     inner_.add_gated(y, x, g, n, d);
   }
+  void sigmoid_mul(float* x, const float* g, int64_t n) override { inner_.sigmoid_mul(x, g, n); }
+  void delta_net(const DeltaNetDims& d, const DeltaNetWeights& w, float* mixed, const float* b,
+                 const float* a, int64_t stride, const KvView& state, int64_t pos0, int64_t n,
+                 float* out) override {
+    inner_.delta_net(d, w, mixed, b, a, stride, state, pos0, n, out);
+  }
   void embed_rows(const MatrixView& t, std::span<const TokenId> ids, float* out) override {
     inner_.embed_rows(t, ids, out);
   }

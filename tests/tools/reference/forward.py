@@ -35,7 +35,10 @@ attention as the paper writes it, each head's key [W_UK_h c | shared rotated par
 W_UV_h c from the normed latent c, adjacent-pair RoPE on the rotated parts only, scores
 scaled by mscale^2 / sqrt(head width) under YaRN with the rotation's magnitude left at 1;
 dense leading layers, routed experts by softmax or sigmoid (expert_gating_func) with the
-DeepSeek-V3 selection bias and groups, plus ungated shared experts).
+DeepSeek-V3 selection bias and groups, plus ungated shared experts), qwen3next (Qwen3-Next:
+Gated DeltaNet layers, delta_net.py, and every fourth layer gated attention — a sigmoid gate
+per query value from attn_q — with per-head q/k norms and NeoX RoPE over part of each head;
+Qwen2-MoE's experts and gated shared expert, pre-normed by post_attention_norm).
 gemma-embedding (EmbeddingGemma): gemma3's
 block attending both ways, a local layer's window centred on the query (keys within
 sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
@@ -47,16 +50,20 @@ import math
 
 import numpy as np
 
+from delta_net import delta_net_block
 from encoder import bert_states, modernbert_states
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
         "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss", "glm4moe", "dots1",
-        "bailingmoe2", "phimoe"}
+        "bailingmoe2", "phimoe", "qwen3next"}
 GEMMA = {"gemma2", "gemma3", "gemma-embedding"}
 # Each block's output normed before its residual add (post_attention_norm, post_ffw_norm).
 SANDWICH_NORMED = GEMMA | {"glm4"}
 # The MoE (and dense FFN) block's pre-norm is named post_attention_norm.
-FFN_NORM_POST_ATTENTION = {"gpt-oss", "glm4moe"}
+FFN_NORM_POST_ATTENTION = {"gpt-oss", "glm4moe", "qwen3next"}
+# Qwen3-Next: attn_q writes each head's query then its gate; the attention's output is
+# multiplied by the gate's sigmoid before attn_output.
+GATED_ATTENTION = {"qwen3next"}
 # DeepSeek-V3-style routing (selection bias, groups, weights norm and scale, shared experts).
 DEEPSEEK_ROUTED = {"glm4moe", "dots1", "bailingmoe2", "deepseek2"}
 # The 27B models (by block count) scale attention by 1/sqrt(n_embd/n_head), not head_dim.
@@ -199,6 +206,10 @@ class Reference:
         # Queries see later positions too: EmbeddingGemma, or a decoder converted with
         # attention.causal false (gte-Qwen2).
         self.two_way = self.arch == "gemma-embedding" or g("attention.causal", True) is False
+        # Qwen3-Next: Gated DeltaNet layers (delta_net.py) but every full_attention_interval-th.
+        interval = g("full_attention_interval", 4)
+        self.recurrent = [g("ssm.state_size") is not None and (il + 1) % interval != 0
+                          for il in range(self.n_layer)]
 
     # --- RoPE ------------------------------------------------------------------------
     def _rope_angles(self, base, scaled=True):
@@ -273,6 +284,8 @@ class Reference:
         """One position's attention block, its key and value appended to `cache`."""
         if self.latent:
             return self.latent_attention(il, h, cache, pos)
+        if self.recurrent[il]:
+            return delta_net_block(self, il, h, cache)
         q, k, v = self.qkv(il, h, pos)
         cache.append((k, v))
         # A local layer sees the last `window` positions, its own included; a Llama 4
@@ -292,6 +305,8 @@ class Reference:
             q, k, v = qkv[:nq], qkv[nq:nq + nkv], qkv[nq + nkv:]
         else:
             q, k, v = (self.t(p + n + ".weight") @ x for n in ("attn_q", "attn_k", "attn_v"))
+        if self.arch in GATED_ATTENTION:  # each head's query, then its gate
+            q = q.reshape(self.n_head, 2 * self.head_dim)[:, :self.head_dim].reshape(-1)
         for name, vec in (("attn_q", "q"), ("attn_k", "k"), ("attn_v", "v")):
             b = self.opt(p + name + ".bias")
             if b is not None:
@@ -334,6 +349,10 @@ class Reference:
                 out[hd] = softmax(np.append(scores, sinks[hd]))[:-1] @ vals
             else:
                 out[hd] = softmax(scores) @ vals
+        if self.arch in GATED_ATTENTION:
+            x = self.norm(h, p + "attn_norm")
+            gate = (self.t(p + "attn_q.weight") @ x).reshape(self.n_head, 2 * self.head_dim)
+            out = out / (1.0 + np.exp(-gate[:, self.head_dim:]))
         o = self.t(p + "attn_output.weight") @ out.reshape(-1)
         bo = self.opt(p + "attn_output.bias")
         o = o + bo if bo is not None else o
@@ -489,7 +508,7 @@ class Reference:
         if self.two_way:
             return self.two_way_states(ids)
         emb = self.t("token_embd.weight")
-        caches = [[] for _ in range(self.n_layer)]
+        caches = [{} if self.recurrent[il] else [] for il in range(self.n_layer)]
         rows = []
         for pos, tok in enumerate(ids):
             h = inputs[pos].copy() if inputs and pos in inputs else emb[tok] * self.emb_scale

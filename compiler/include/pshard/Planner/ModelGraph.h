@@ -78,6 +78,17 @@ struct SubLayerInfo {
   int64_t n_head = 0, head_dim = 0;
   // Attention only: the positions a query sees (Gemma's sliding-window layers); 0: all.
   int64_t attn_window = 0;
+  // A recurrent layer in attention's place (Gated DeltaNet; delta_net.d_k 0: none): its
+  // state is a fixed number of cache rows of kv_dim K values and the rest V values
+  // (runtime/kernels/delta_net.h), read and written by every pass whatever the context;
+  // nothing grows per position. Its switches' state copies (a few MiB) are not priced.
+  DeltaNetDims delta_net;
+  int64_t kv_dim = 0;
+  bool recurrent() const { return delta_net.d_k > 0; }
+  // The cache bytes of its state for a KV element type (0 unless recurrent).
+  uint64_t state_bytes(TensorType kv_type) const;
+  // The recurrence's FLOPs per token: the conv and four sweeps of each head's state.
+  double state_flops_per_token() const;
   // MoE only.
   int64_t n_expert = 0, n_expert_used = 0;
   uint64_t expert_bytes = 0;           // bytes of one expert (its gate+up+down slices)

@@ -135,6 +135,12 @@ __global__ void add_gated_kernel(float* y, const float* x, const float* gate, in
     y[i] += x[i] / (1.0f + expf(-gate[i / d]));
 }
 
+__global__ void sigmoid_mul_kernel(float* x, const float* g, int64_t n) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    x[i] /= 1.0f + expf(-g[i]);
+}
+
 __global__ void silu_mul_kernel(const float* g, const float* u, float* out, int64_t n) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
@@ -255,6 +261,12 @@ cudaError_t add_gated(float* y, const float* x, const float* gate, int64_t n_tok
   const int64_t n = n_tokens * d;
   if (n > 0)
     add_gated_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(y, x, gate, n, d);
+  return cudaGetLastError();
+}
+
+cudaError_t sigmoid_mul(float* x, const float* g, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    sigmoid_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(x, g, n);
   return cudaGetLastError();
 }
 

@@ -6,6 +6,7 @@
 // (runtime/tensor/tensor_type.h); quantized rows hold whole 32-value blocks.
 #pragma once
 
+#include "runtime/kernels/delta_net.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/tensor/tensor_type.h"
 
@@ -36,6 +37,8 @@ cudaError_t add_bias(float* y, const float* bias, int64_t n_tokens, int64_t d, c
 cudaError_t add_gated(float* y, const float* x, const float* gate, int64_t n_tokens, int64_t d,
                       cudaStream_t s);
 cudaError_t silu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
+// x[i] *= sigmoid(gate[i]).
+cudaError_t sigmoid_mul(float* x, const float* gate, int64_t n, cudaStream_t s);
 // out[i] = gelu(gate[i]) * up[i] (tanh form, runtime/kernels/ops.h's kGeluC1/kGeluC3).
 cudaError_t gelu_mul(const float* gate, const float* up, float* out, int64_t n, cudaStream_t s);
 // out[i] = gelu(gate[i]) * up[i], GELU's exact form (ModernBERT's GeGLU).
@@ -169,5 +172,13 @@ cudaError_t moe_weighted_rows(const float* x, const float* weights, int64_t k, i
 // (d values each) for n_tokens tokens; weights null: each 1 (the inputs carried them).
 cudaError_t moe_combine(const float* expert_out, const float* weights, int64_t k, int64_t n_tokens,
                         int64_t d, float* out, cudaStream_t s);
+
+// --- delta_net.cu -----------------------------------------------------------------------
+// One sequence's Gated DeltaNet pass (runtime/kernels/delta_net.h): the conv in place on
+// `mixed`, the state read and written (zeroed first when `fresh`), out n x value_dim.
+cudaError_t delta_net(const DeltaNetDims& d, const float* conv, const float* ssm_a,
+                      const float* dt_bias, float* mixed, const float* b, const float* a,
+                      int64_t ba_stride, const DeltaNetState& state, bool fresh, int64_t n,
+                      float* out, cudaStream_t s);
 
 } // namespace pshard::cuda::kernels

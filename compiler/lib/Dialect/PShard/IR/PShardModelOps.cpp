@@ -166,7 +166,8 @@ LogicalResult AttnOp::verify() {
   // The KV bytes must be what the model's KV type makes of kv_values, or a resident
   // attention block would reserve the wrong cache size.
   auto model = (*this)->getParentOfType<ModelOp>();
-  std::optional<uint64_t> expected = bytesOf(model.getKvType(), getKvValues());
+  // A recurrent layer's cache is its state, which does not grow per position.
+  std::optional<uint64_t> expected = getRecurrent() ? 0 : bytesOf(model.getKvType(), getKvValues());
   if (!expected || *expected != getKv())
     return emitOpError("has kv ") << getKv() << " bytes per token but " << getKvValues()
                                   << " values of " << stringifyWeightType(model.getKvType())

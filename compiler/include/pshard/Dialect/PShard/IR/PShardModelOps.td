@@ -101,9 +101,9 @@ def PShard_EmbedOp : PShard_SubLayerOp<"embed",
 def PShard_AttnOp : PShard_SubLayerOp<"attn",
     (ins PShard_CountAttr:$layer, PShard_CountAttr:$n_head, PShard_CountAttr:$head_dim,
          PShard_CountAttr:$kv_values, PShard_CountAttr:$kv,
-         OptionalAttr<PShard_CountAttr>:$window),
+         OptionalAttr<PShard_CountAttr>:$window, UnitAttr:$recurrent),
     "`layer` $layer `heads` $n_head `x` $head_dim `kv_values` $kv_values `kv` $kv "
-    "(`window` $window^)?",
+    "(`window` $window^)? (`recurrent` $recurrent^)?",
     ["getLayerIndex", "getKvBytesPerToken"]> {
   let summary = "The attention block of one layer, with its KV cache";
   let description = [{
@@ -112,7 +112,9 @@ def PShard_AttnOp : PShard_SubLayerOp<"attn",
     position); `kv_values` is the number of K and V values cached per position and
     `kv` their bytes in the model's KV type — what a resident attention block adds to
     VRAM per position of context. `window` (Gemma's sliding-window layers) is how many
-    cached positions a query reads; absent: all of them.
+    cached positions a query reads; absent: all of them. `recurrent` (Qwen3-Next's Gated
+    DeltaNet layers) marks a recurrence in attention's place: its state, sized by the
+    model's `ssm_*` hyperparameters, is the same whatever the context, and `kv` is 0.
 
     ```mlir
     pshard.attn "attn[0]" layer 0 heads 4 x 16 kv_values 64 kv 128

@@ -1,0 +1,141 @@
+#include "runtime/kernels/delta_net.h"
+
+#include "runtime/core/thread_pool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace pshard {
+namespace {
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+float silu(float x) { return x * sigmoid(x); }
+
+// x / max(|x|, eps) over n values, as llama.cpp's ggml_l2_norm.
+void l2_normalize(float* x, int64_t n, float eps, float scale) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += static_cast<double>(x[i]) * x[i];
+  const float inv = scale / std::max(static_cast<float>(std::sqrt(sum)), eps);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] *= inv;
+}
+
+// The causal conv and SiLU over every channel of n tokens, in place, then the state keeps
+// the last conv_kernel − 1 inputs. Channels are independent: split over the pool.
+void convolve(ThreadPool& pool, const DeltaNetDims& d, const float* conv, float* mixed,
+              float* conv_state, bool fresh, int64_t n) {
+  const int64_t c_dim = d.conv_dim(), taps = d.conv_kernel, kept = taps - 1;
+  pool.parallel_for(c_dim, [&](int64_t c0, int64_t c1) {
+    std::vector<float> window(static_cast<size_t>(kept + n));
+    for (int64_t c = c0; c < c1; ++c) {
+      for (int64_t j = 0; j < kept; ++j) // oldest first
+        window[static_cast<size_t>(j)] = fresh ? 0.0f : conv_state[j * c_dim + c];
+      for (int64_t t = 0; t < n; ++t)
+        window[static_cast<size_t>(kept + t)] = mixed[t * c_dim + c];
+      const float* w = conv + c * taps;
+      for (int64_t t = 0; t < n; ++t) {
+        float acc = 0.0f;
+        for (int64_t j = 0; j < taps; ++j)
+          acc += w[j] * window[static_cast<size_t>(t + j)];
+        mixed[t * c_dim + c] = silu(acc);
+      }
+      for (int64_t j = 0; j < kept; ++j)
+        conv_state[j * c_dim + c] = window[static_cast<size_t>(n + j)];
+    }
+  });
+}
+
+} // namespace
+
+int64_t delta_net_state_rows(const DeltaNetDims& d, size_t k_row, size_t v_row) {
+  const size_t conv = d.conv_state_floats() * sizeof(float);
+  const size_t head = d.head_state_floats() * sizeof(float);
+  const auto heads = static_cast<size_t>(d.n_v_heads);
+  // Rows for the whole state laid end to end, then more until the heads fit whole.
+  int64_t rows = static_cast<int64_t>((conv + heads * head + k_row + v_row - 1) / (k_row + v_row));
+  for (;; ++rows) {
+    const size_t k_bytes = static_cast<size_t>(rows) * k_row;
+    const size_t v_bytes = static_cast<size_t>(rows) * v_row;
+    if (k_bytes < conv)
+      continue;
+    if ((k_bytes - conv) / head + v_bytes / head >= heads)
+      return rows;
+  }
+}
+
+DeltaNetState delta_net_state(const DeltaNetDims& d, uint8_t* k, uint8_t* v, int64_t rows,
+                              size_t k_row) {
+  DeltaNetState s;
+  s.conv = reinterpret_cast<float*>(k);
+  s.k_heads = s.conv + d.conv_state_floats();
+  const size_t room = static_cast<size_t>(rows) * k_row - d.conv_state_floats() * sizeof(float);
+  s.heads_in_k = std::min<int64_t>(
+      static_cast<int64_t>(room / (d.head_state_floats() * sizeof(float))), d.n_v_heads);
+  s.v_heads = reinterpret_cast<float*>(v);
+  return s;
+}
+
+void delta_net_forward(ThreadPool& pool, const DeltaNetDims& d, const float* conv,
+                       const float* ssm_a, const float* dt_bias, float* mixed, const float* b,
+                       const float* a, int64_t ba_stride, const DeltaNetState& state, int64_t pos0,
+                       int64_t n, float* out) {
+  const bool fresh = pos0 == 0;
+  convolve(pool, d, conv, mixed, state.conv, fresh, n);
+  const int64_t c_dim = d.conv_dim(), dk = d.d_k, dv = d.d_v;
+  // q and k per head: normalised once for all the v heads that read them.
+  pool.parallel_for(n * d.n_k_heads, [&](int64_t i0, int64_t i1) {
+    const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+    for (int64_t i = i0; i < i1; ++i) {
+      float* row = mixed + (i / d.n_k_heads) * c_dim + (i % d.n_k_heads) * dk;
+      l2_normalize(row, dk, d.eps, q_scale);
+      l2_normalize(row + d.key_dim(), dk, d.eps, 1.0f);
+    }
+  });
+  const size_t hf = d.head_state_floats();
+  pool.parallel_for(d.n_v_heads, [&](int64_t h0, int64_t h1) {
+    std::vector<float> kv(static_cast<size_t>(dv));
+    for (int64_t h = h0; h < h1; ++h) {
+      float* s = state.head(h, hf);
+      if (fresh)
+        std::memset(s, 0, hf * sizeof(float));
+      const int64_t kh = d.k_head(h);
+      for (int64_t t = 0; t < n; ++t) {
+        const float* q = mixed + t * c_dim + kh * dk;
+        const float* k = q + d.key_dim();
+        const float* v = mixed + t * c_dim + 2 * d.key_dim() + h * dv;
+        const float beta = sigmoid(b[t * ba_stride + d.b_index(h)]);
+        const float decay =
+            std::exp(softplus(a[t * ba_stride + d.a_index(h)] + dt_bias[h]) * ssm_a[h]);
+        // S ← S·exp(g) and kv = Sᵀk in one sweep over S's rows (one row per key index).
+        std::fill(kv.begin(), kv.end(), 0.0f);
+        for (int64_t i = 0; i < dk; ++i) {
+          float* row = s + i * dv;
+          const float ki = k[i];
+          for (int64_t j = 0; j < dv; ++j) {
+            row[j] *= decay;
+            kv[static_cast<size_t>(j)] += row[j] * ki;
+          }
+        }
+        for (int64_t j = 0; j < dv; ++j)
+          kv[static_cast<size_t>(j)] = (v[j] - kv[static_cast<size_t>(j)]) * beta; // delta
+        // S ← S + k ⊗ delta and out = Sᵀq in a second sweep.
+        float* o = out + t * d.value_dim() + h * dv;
+        std::fill(o, o + dv, 0.0f);
+        for (int64_t i = 0; i < dk; ++i) {
+          float* row = s + i * dv;
+          const float ki = k[i], qi = q[i];
+          for (int64_t j = 0; j < dv; ++j) {
+            row[j] += ki * kv[static_cast<size_t>(j)];
+            o[j] += row[j] * qi;
+          }
+        }
+      }
+    }
+  });
+}
+
+} // namespace pshard
