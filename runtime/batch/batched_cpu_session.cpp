@@ -13,6 +13,16 @@ BatchedCpuSession::BatchedCpuSession(const Model& model, const BatchParams& para
       threads_(std::make_unique<ThreadPool>(params.n_threads)),
       cpu_(std::make_unique<CpuOps>(*threads_)) {}
 
+Status check_pageable(const ModelHParams& hp) {
+  if (!hp.has_recurrent_layers())
+    return Status::ok_status();
+  return unsupported("the batch engines page KV caches by position, and this " +
+                     std::string(hp.family->name) +
+                     " model's recurrent layers keep a state per sequence instead; "
+                     "make_sequence_engine (pshard-server, pshard_batch_create) runs such a "
+                     "model one session per sequence");
+}
+
 Status check_batch_params(const BatchParams& p) {
   if (p.max_sequences <= 0 || p.max_batch_tokens <= 0 || p.page_tokens <= 0 || p.n_ctx < 0 ||
       p.n_pages < 0 || p.max_logit_rows < 0 || p.n_threads < 0)
@@ -54,6 +64,7 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
   const ModelHParams& hp = model.hparams();
   BatchParams p = in;
   PSHARD_RETURN_IF_ERROR(check_batch_params(p));
+  PSHARD_RETURN_IF_ERROR(check_pageable(hp));
   if (p.n_ctx == 0)
     p.n_ctx = std::min<int64_t>(hp.n_ctx_train, 4096);
   PSHARD_RETURN_IF_ERROR(check_context_fits(hp, p.n_ctx));

@@ -45,6 +45,9 @@ struct BatchParams {
 
 // kInvalidArgument naming the counts when one is not positive (0 where a default exists).
 Status check_batch_params(const BatchParams& params);
+// kUnsupported for a model whose layers keep a recurrent state (Qwen3-Next): the batch
+// engines page KV caches by position, which such a state has none of.
+Status check_pageable(const ModelHParams& hp);
 
 // The sequences' limits of an engine for `params` (n_ctx resolved): n_pages defaults to
 // every sequence at n_ctx; a model with sliding-window layers gets their pool of window

@@ -40,6 +40,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
                              const BatchedHybridOptions& options) {
   const ModelHParams& hp = model.hparams();
   PSHARD_RETURN_IF_ERROR(check_batch_params(given));
+  PSHARD_RETURN_IF_ERROR(check_pageable(hp));
   // The context per sequence, as a HybridSession picks it: the model's, at most 4096 and
   // at most the schedule's.
   int64_t n_ctx = given.n_ctx > 0 ? given.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);

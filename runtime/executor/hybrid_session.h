@@ -117,6 +117,7 @@ public:
   // (benchmarks also re-run a pass at a fixed context this way).
   Result<std::span<const float>> decode_all(std::span<const TokenId> tokens) override;
   int64_t max_logit_rows() const override;
+  bool rewinds_anywhere() const override { return !model_.hparams().has_recurrent_layers(); }
   Status rewind(int64_t n_past) override;
   // Final hidden states after the output norm (decoder.h), one pass of up to the largest
   // tier a call, whatever plan runs it (bit-identical on cpu and emu).

@@ -53,6 +53,8 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
   if (prompt.empty())
     return invalid_argument("the prompt is empty; give at least one token (e.g. BOS)");
   PSHARD_RETURN_IF_ERROR(validate_prompt_lookup(params.lookup));
+  if (params.lookup.draft_max > 0 && !session.rewinds_anywhere())
+    return invalid_argument(kRecurrentNoDraftsMessage);
   GenerateResult r;
   r.prompt.assign(prompt.begin(), prompt.end());
   r.timings.n_prompt = static_cast<int64_t>(prompt.size());

@@ -29,6 +29,9 @@ public:
   // rewind forgets the positions from n_past on: the next call writes its KV rows over
   // theirs. A decoder without them answers kUnsupported.
   virtual int64_t max_logit_rows() const { return 1; }
+  // Whether rewind may go to any earlier position (speculation needs it); false: only to 0
+  // (a model with recurrent layers, whose state keeps no earlier positions).
+  virtual bool rewinds_anywhere() const { return true; }
   virtual Result<std::span<const float>> decode_all(std::span<const TokenId> tokens);
   virtual Status rewind(int64_t n_past);
 
@@ -39,6 +42,11 @@ public:
   virtual int64_t max_embedding_rows() const { return 0; }
   virtual Result<std::span<const float>> decode_embeddings(std::span<const TokenId> tokens);
 };
+
+// Why a model with recurrent layers refuses speculative decoding.
+inline constexpr const char* kRecurrentNoDraftsMessage =
+    "speculative decoding (--draft-max) drops rejected drafts by rewinding, which this model's "
+    "recurrent layers cannot (they keep a state, not positions); use --draft-max 0";
 
 // decode_all's checks: decode()'s, and no more tokens than the logit rows.
 Status check_decode_all(std::span<const TokenId> tokens, int64_t n_vocab, int64_t n_past,

@@ -101,6 +101,7 @@ public:
   // Every token's logits (speculative decoding), and dropping positions (decoder.h).
   Result<std::span<const float>> decode_all(std::span<const TokenId> tokens) override;
   int64_t max_logit_rows() const override { return max_logit_rows_; }
+  bool rewinds_anywhere() const override { return !model_.hparams().has_recurrent_layers(); }
   Status rewind(int64_t n_past) override;
   // Final hidden states after the output norm (decoder.h), n_batch tokens a call.
   int64_t max_embedding_rows() const override { return n_batch_; }

@@ -1,6 +1,7 @@
 #include "runtime/serve/sequence_engine.h"
 
 #include "runtime/batch/batched_hybrid_session.h"
+#include "runtime/serve/recurrent_engine.h"
 
 #include <algorithm>
 
@@ -15,6 +16,8 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   if (options.n_batch < 1)
     return invalid_argument("a pass must carry at least one token, got n_batch " +
                             std::to_string(options.n_batch));
+  if (model.hparams().has_recurrent_layers())
+    return make_recurrent_engine(model, schedule, options);
   BatchParams bp;
   bp.max_sequences = options.max_sequences;
   bp.n_ctx = options.n_ctx;

@@ -3,7 +3,8 @@
 // per decode(), over one set of weights and one paged KV cache, so throughput grows with
 // the batch. Without a schedule on the cpu backend it is a BatchedCpuSession; with a
 // schedule (or a device) a BatchedHybridSession, which runs the schedule's plans — the
-// pass's tier its total new tokens — on the device (cpu: looked up, run on the host).
+// pass's tier its total new tokens — on the device (cpu: looked up, run on the host). A
+// model with recurrent layers runs a session per sequence instead (recurrent_engine.h).
 //
 //   SequenceEngineOptions o;
 //   o.device.backend = DeviceBackend::kEmu;

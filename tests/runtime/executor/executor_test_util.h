@@ -59,7 +59,9 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // routing with a selection bias, two shared experts ("mk-deepseek2-kv-b": its older files'
 // form, each head's keys and values cached); "mk-llama4" Llama 4's chunks of 5 positions on
 // the rotating layers, layer 3 unrotated, one expert of 8 weighing its input on the odd
-// layers and a shared expert; a "-noncausal" suffix makes the
+// layers and a shared expert; "mk-qwen3next" Qwen3-Next's Gated DeltaNet in every layer but
+// layer 3 (gated attention over 16 of 32 values rotated), 2 of 8 experts and a gated shared
+// expert; a "-noncausal" suffix makes the
 // family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
 // apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -98,6 +100,13 @@ inline std::string invariance_model_path(const std::string& name, const std::str
     spec.n_expert_used = 1;
     spec.moe_layer_step = 2;
     spec.attn_chunk = 5;
+  }
+  if (family == "qwen3next") { // Gated DeltaNet but layer 3 (three v heads per k head)
+    spec.head_dim = 32;
+    spec.rope_dim = 16;
+    spec.n_expert = 8;
+    spec.n_expert_used = 2;
+    spec.n_ff_shexp = 320;
   }
   if (family == "deepseek2") { // every row a whole number of Q8_0 blocks
     spec.n_head_kv = 1;

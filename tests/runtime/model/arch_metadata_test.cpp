@@ -47,6 +47,11 @@ ModelSpec spec_for(const std::string& arch) {
     s.rope_dim = 4;
     s.kv_lora_rank = 16;
   }
+  if (arch == "qwen3next") { // layers 0-2 Gated DeltaNet, layer 3 gated attention
+    s.n_layer = 4;
+    s.n_expert = 4;
+    s.n_expert_used = 2;
+  }
   if (arch == "glm4moe") { // layer 0 dense, layers 1-2 MoE, block 3 the unrun NextN head
     s.n_layer = 3;
     s.n_dense_lead = 1;
@@ -257,6 +262,30 @@ const BadCase kCases[] = {
      [](auto&, auto& t) { drop_tensor(t, "blk.0.ffn_gate_shexp.weight"); },
      StatusCode::kInvalidFormat,
      {"ffn_gate_shexp"}},
+    {"qwen3next_without_its_state_size",
+     "qwen3next",
+     [](auto& md, auto&) { drop_key(md, "qwen3next.ssm.state_size"); },
+     StatusCode::kInvalidFormat,
+     {"qwen3next.ssm.state_size", "required"}},
+    {"qwen3next_v_heads_not_a_multiple_of_k_heads",
+     "qwen3next",
+     [](auto& md, auto&) { set_key(md, "qwen3next.ssm.group_count", u32(3)); },
+     StatusCode::kInvalidFormat,
+     {"qwen3next.ssm.time_step_rank", "multiple"}},
+    {"qwen3next_conv_of_the_wrong_width",
+     "qwen3next",
+     [](auto&, auto& t) {
+       for (RewrittenTensor& r : t)
+         if (r.info.name == "blk.1.ssm_conv1d.weight")
+           r.info.dims[1] -= 4;
+     },
+     StatusCode::kInvalidFormat,
+     {"blk.1.ssm_conv1d.weight"}},
+    {"qwen3next_attention_layer_without_its_q_norm",
+     "qwen3next",
+     [](auto&, auto& t) { drop_tensor(t, "blk.3.attn_q_norm.weight"); },
+     StatusCode::kInvalidFormat,
+     {"attn_q_norm"}},
     {"granite_without_logit_scale",
      "granite",
      [](auto& md, auto&) { drop_key(md, "granite.logit_scale"); },

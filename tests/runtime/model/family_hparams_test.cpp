@@ -334,6 +334,57 @@ TEST_F(FamilyHParams, Llama4ChunksItsRotatingLayersAndWarmsTheOthers) {
   EXPECT_EQ(mobile.attention_temperature(7), 0.0f);
 }
 
+// Qwen3-Next: every fourth layer attends (gated: attn_q twice the queries), the others are
+// Gated DeltaNet with their own tensors (ssm_a without a suffix, dt's bias); the ssm.* keys
+// give the heads; the file's per-layer flags win over the interval; the experts' pre-norm is
+// post_attention_norm.
+TEST_F(FamilyHParams, Qwen3NextRecursThreeLayersInFourAndGatesItsAttention) {
+  ModelSpec s = family("qwen3next", 8);
+  s.n_expert = 8;
+  s.n_expert_used = 2;
+  s.head_dim = 16;
+  s.rope_dim = 8;
+  s.ssm_state = 16;
+  s.ssm_groups = 2;
+  s.ssm_v_heads = 4;
+  const ModelHParams hp = read(s);
+  std::vector<bool> recurrent;
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    recurrent.push_back(hp.is_recurrent_layer(il));
+  EXPECT_EQ(recurrent, (std::vector<bool>{true, true, true, false, true, true, true, false}));
+  EXPECT_EQ(hp.first_attention_layer(), 3);
+  EXPECT_EQ(hp.delta_net.n_k_heads, 2);
+  EXPECT_EQ(hp.delta_net.n_v_heads, 4);
+  EXPECT_EQ(hp.delta_net.d_k, 16);
+  EXPECT_EQ(hp.delta_net.d_v, 16);
+  EXPECT_EQ(hp.delta_net.conv_kernel, 4);
+  EXPECT_EQ(hp.delta_net.conv_dim(), 2 * 32 + 64);
+  EXPECT_EQ(hp.delta_net.k_head(3), 1) << "v heads 2 and 3 read k head 1";
+  EXPECT_EQ(hp.delta_net.b_index(3), 5) << "k head 1's b then a: b of v heads 2, 3 at 4, 5";
+  EXPECT_EQ(hp.delta_net.a_index(3), 7);
+  EXPECT_TRUE(hp.qk_norm);
+  EXPECT_EQ(hp.q_rows(), 2 * hp.q_dim());
+  EXPECT_TRUE(hp.has_shared_expert());
+  const std::vector<std::string> gdn = tensor_names(hp, SubLayerKind::kAttention, 0);
+  for (const char* t : {"blk.0.attn_qkv.weight", "blk.0.attn_gate.weight", "blk.0.ssm_ba.weight",
+                        "blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_dt.bias",
+                        "blk.0.ssm_norm.weight", "blk.0.ssm_out.weight"})
+    EXPECT_NE(std::find(gdn.begin(), gdn.end(), t), gdn.end()) << t;
+  const std::vector<std::string> attn = tensor_names(hp, SubLayerKind::kAttention, 3);
+  EXPECT_NE(std::find(attn.begin(), attn.end(), "blk.3.attn_q_norm.weight"), attn.end());
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kMoe, 0).front(), "blk.0.post_attention_norm.weight");
+
+  const ModelHParams flagged = read(s, [](auto& md, auto&) {
+    gguf::Array flags{gguf::ValueType::kBool, {}};
+    for (bool f : {true, true, true, false, true, true, true, false})
+      flags.items.push_back({f});
+    testing::set_key(md, "qwen3next.attention.recurrent_layers", gguf::Value{flags});
+    testing::set_key(md, "qwen3next.full_attention_interval", gguf::Value{uint32_t{2}});
+  });
+  EXPECT_TRUE(flagged.is_recurrent_layer(1)) << "an interval of 2 would make layer 1 attend";
+  EXPECT_FALSE(flagged.is_recurrent_layer(3));
+}
+
 // gpt-oss: sinks and MoE biases required and read; its even layers local at the file's
 // window (128 when the key is absent) and rotating exactly as the global ones (YaRN
 // included); the MoE block pre-normed by post_attention_norm, which is no post-norm here.

@@ -97,3 +97,33 @@ TEST(KvRingRule, TheRingHoldsTheWindowAndTheLargestPass) {
 
 } // namespace
 } // namespace pshard
+
+namespace pshard {
+namespace {
+
+// A recurrent layer (Qwen3-Next's Gated DeltaNet) holds its state's rows whatever the
+// context, the attention layers their positions; a view carries the state rows; a rewind
+// goes to 0 or stays put, never between.
+TEST(KvCacheStates, RecurrentLayersHoldTheirStateRowsWhateverTheContext) {
+  const std::vector<int64_t> states = {7, 7, 0};
+  auto kv = KvCache::create(3, 64, 32, TensorType::kF16, TensorType::kF16, {}, false, 0, states);
+  ASSERT_TRUE(kv.ok()) << kv.status().to_string();
+  EXPECT_EQ(kv->rows_held(0, 1), 7);
+  EXPECT_EQ(kv->rows_held(1, 64), 7);
+  EXPECT_EQ(kv->rows_held(2, 40), 40);
+  EXPECT_EQ(kv->bytes(), kv->k_bytes(7 + 7 + 64) + kv->v_bytes(7 + 7 + 64));
+  EXPECT_EQ(kv->layer(1).state_rows, 7);
+  EXPECT_EQ(kv->layer(2).state_rows, 0);
+  EXPECT_EQ(kv->layer(2).k, kv->layer(1).k + kv->k_bytes(7));
+  EXPECT_TRUE(kv->rewind(30, 30).ok());
+  EXPECT_TRUE(kv->rewind(0, 30).ok());
+  const Status between = kv->rewind(12, 30);
+  EXPECT_EQ(between.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(between.message().find("rewind to 0"), std::string::npos) << between.message();
+  EXPECT_FALSE(KvCache::create(3, 64, 32, TensorType::kF32, TensorType::kF32, {}, false, 0,
+                               std::vector<int64_t>{1, -1, 0})
+                   .ok());
+}
+
+} // namespace
+} // namespace pshard

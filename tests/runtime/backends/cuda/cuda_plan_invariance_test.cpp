@@ -75,7 +75,8 @@ TEST_P(CudaPlanInvariance, EveryPlanGivesTheCpuTokens) {
 INSTANTIATE_TEST_SUITE_P(Models, CudaPlanInvariance,
                          ::testing::Values("stories260K.gguf", "stories260K-Q8_0-mixed.gguf",
                                            "stories260K-moe4x2-exact.gguf", "mk-dense6", "mk-moe6",
-                                           "mk-qwen3", "mk-qwen2moe", "mk-gpt-oss", "mk-glm4moe"),
+                                           "mk-qwen3", "mk-qwen2moe", "mk-gpt-oss", "mk-glm4moe",
+                                           "mk-qwen3next"),
                          model_param_name);
 
 } // namespace
