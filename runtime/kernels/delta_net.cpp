@@ -1,6 +1,8 @@
 #include "runtime/kernels/delta_net.h"
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/kernels/kernel_set.h"
+#include "runtime/kernels/scalar_ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,6 +53,33 @@ void convolve(ThreadPool& pool, const DeltaNetDims& d, const float* conv, float*
 
 } // namespace
 
+namespace kernels::scalar {
+
+void delta_step(const DeltaStep& a) {
+  for (int64_t j = 0; j < a.d_v; ++j)
+    a.delta[j] = 0.0f;
+  for (int64_t i = 0; i < a.d_k; ++i) { // S ← S·decay, delta accumulates Sᵀk
+    float* row = a.s + i * a.d_v;
+    for (int64_t j = 0; j < a.d_v; ++j) {
+      row[j] *= a.decay;
+      a.delta[j] += row[j] * a.k[i];
+    }
+  }
+  for (int64_t j = 0; j < a.d_v; ++j)
+    a.delta[j] = (a.v[j] - a.delta[j]) * a.beta;
+  for (int64_t j = 0; j < a.d_v; ++j)
+    a.out[j] = 0.0f;
+  for (int64_t i = 0; i < a.d_k; ++i) { // S += k ⊗ delta, out accumulates Sᵀq
+    float* row = a.s + i * a.d_v;
+    for (int64_t j = 0; j < a.d_v; ++j) {
+      row[j] += a.k[i] * a.delta[j];
+      a.out[j] += row[j] * a.q[i];
+    }
+  }
+}
+
+} // namespace kernels::scalar
+
 int64_t delta_net_state_rows(const DeltaNetDims& d, size_t k_row, size_t v_row) {
   const size_t conv = d.conv_state_floats() * sizeof(float);
   const size_t head = d.head_state_floats() * sizeof(float);
@@ -96,8 +125,9 @@ void delta_net_forward(ThreadPool& pool, const DeltaNetDims& d, const float* con
     }
   });
   const size_t hf = d.head_state_floats();
+  void (*step)(const DeltaStep&) = kernels::kernel_set().ops.delta_step;
   pool.parallel_for(d.n_v_heads, [&](int64_t h0, int64_t h1) {
-    std::vector<float> kv(static_cast<size_t>(dv));
+    std::vector<float> delta(static_cast<size_t>(dv));
     for (int64_t h = h0; h < h1; ++h) {
       float* s = state.head(h, hf);
       if (fresh)
@@ -110,29 +140,8 @@ void delta_net_forward(ThreadPool& pool, const DeltaNetDims& d, const float* con
         const float beta = sigmoid(b[t * ba_stride + d.b_index(h)]);
         const float decay =
             std::exp(softplus(a[t * ba_stride + d.a_index(h)] + dt_bias[h]) * ssm_a[h]);
-        // S ← S·exp(g) and kv = Sᵀk in one sweep over S's rows (one row per key index).
-        std::fill(kv.begin(), kv.end(), 0.0f);
-        for (int64_t i = 0; i < dk; ++i) {
-          float* row = s + i * dv;
-          const float ki = k[i];
-          for (int64_t j = 0; j < dv; ++j) {
-            row[j] *= decay;
-            kv[static_cast<size_t>(j)] += row[j] * ki;
-          }
-        }
-        for (int64_t j = 0; j < dv; ++j)
-          kv[static_cast<size_t>(j)] = (v[j] - kv[static_cast<size_t>(j)]) * beta; // delta
-        // S ← S + k ⊗ delta and out = Sᵀq in a second sweep.
-        float* o = out + t * d.value_dim() + h * dv;
-        std::fill(o, o + dv, 0.0f);
-        for (int64_t i = 0; i < dk; ++i) {
-          float* row = s + i * dv;
-          const float ki = k[i], qi = q[i];
-          for (int64_t j = 0; j < dv; ++j) {
-            row[j] += ki * kv[static_cast<size_t>(j)];
-            o[j] += row[j] * qi;
-          }
-        }
+        step(DeltaStep{s, k, q, v, decay, beta, dk, dv, delta.data(),
+                       out + t * d.value_dim() + h * dv});
       }
     }
   });

@@ -80,6 +80,18 @@ struct DeltaNetState {
   }
 };
 
+// One token of one v head, the recurrence's inner loops (kernel_set.h's delta_step, one per
+// ISA path): S (d_k rows of d_v) times decay; delta = (v − Sᵀk) · beta in `delta`;
+// S += k ⊗ delta; out = Sᵀq. Two sweeps over S, each row read and written once a sweep.
+struct DeltaStep {
+  float* s = nullptr;
+  const float *k = nullptr, *q = nullptr, *v = nullptr;
+  float decay = 1.0f, beta = 0.0f;
+  int64_t d_k = 0, d_v = 0;
+  float* delta = nullptr; // d_v values of scratch
+  float* out = nullptr;
+};
+
 // The fewest cache rows (K rows of k_row bytes, V rows of v_row) that hold the state.
 int64_t delta_net_state_rows(const DeltaNetDims& d, size_t k_row, size_t v_row);
 // The state in `rows` such rows at k and v (both float-aligned).

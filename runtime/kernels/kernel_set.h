@@ -20,6 +20,7 @@
 
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/cpu_isa.h"
+#include "runtime/kernels/delta_net.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/tensor/tensor_type.h"
 
@@ -48,6 +49,7 @@ struct OpKernels {
   void (*gelu_mul)(const float* gate, const float* up, float* out, int64_t n);
   void (*gelu_erf)(float* x, int64_t n);
   void (*attend)(const AttendHead& a);
+  void (*delta_step)(const DeltaStep& s); // Gated DeltaNet's recurrence (delta_net.h)
 };
 
 struct KernelSet {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "runtime/kernels/attention_kernel.h"
+#include "runtime/kernels/delta_net.h"
 
 #include <cstdint>
 
@@ -13,5 +14,6 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 void gelu_mul(const float* gate, const float* up, float* out, int64_t n);
 void gelu_erf(float* x, int64_t n);
 void attend(const AttendHead& a);
+void delta_step(const DeltaStep& s);
 
 } // namespace pshard::kernels::scalar

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/kernels/attention_kernel.h"
+#include "runtime/kernels/delta_net.h"
 #include "runtime/kernels/matmul.h"
 
 #include <cstddef>
@@ -31,6 +32,7 @@ namespace pshard::kernels {
   void gelu_mul(const float* gate, const float* up, float* out, int64_t n);                        \
   void gelu_erf(float* x, int64_t n);                                                              \
   void attend(const AttendHead& a);                                                                \
+  void delta_step(const DeltaStep& s);                                                             \
   size_t q8k_act_bytes(int64_t cols);                                                              \
   void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                   \
   PSHARD_DECLARE_GEMM(gemm_q2_k)                                                                   \

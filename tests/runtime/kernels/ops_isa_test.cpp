@@ -1,8 +1,11 @@
-// The vectorised ops (RMSNorm, softmax, SiLU, GELU's two forms, one-head attention) on every ISA
+// The vectorised ops (RMSNorm, softmax, SiLU, GELU's two forms, one-head attention, Gated
+// DeltaNet's step) on every ISA
 // path this CPU has, against float64 references; paths it lacks are skipped.
 #include "kernel_test_util.h"
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/cpu_isa.h"
+#include "runtime/kernels/delta_net.h"
+#include "runtime/kernels/kernel_set.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/kernels/quantize.h"
 
@@ -372,6 +375,43 @@ TEST_P(OpsOnIsa, AttendHeadMatchesFloat64) {
               ASSERT_NEAR(out[i], want, 1e-5 * abs + 1e-30) << "i=" << i;
             }
           }
+}
+
+// Gated DeltaNet's step (delta_net.h) against float64, rows of 40 values (a masked tail on
+// every path) and 12 of them, two tokens in a row so the second reads the first's state.
+TEST_P(OpsOnIsa, DeltaStepMatchesFloat64) {
+  const int64_t dk = 12, dv = 40;
+  std::vector<float> s(static_cast<size_t>(dk * dv)), delta(dv), out(dv);
+  std::vector<double> sd(s.size());
+  for (size_t i = 0; i < s.size(); ++i)
+    sd[i] = s[i] = 0.3f * std::sin(0.7f * static_cast<float>(i));
+  for (int t = 0; t < 2; ++t) {
+    std::vector<float> k(dk), q(dk), v(dv);
+    for (int64_t i = 0; i < dk; ++i) {
+      k[i] = std::cos(0.9f * static_cast<float>(i + t));
+      q[i] = std::sin(1.3f * static_cast<float>(i) + static_cast<float>(t));
+    }
+    for (int64_t j = 0; j < dv; ++j)
+      v[j] = 0.5f * std::cos(0.4f * static_cast<float>(j * (t + 1)));
+    const float decay = 0.9f - 0.1f * static_cast<float>(t), beta = 0.6f;
+    kernels::kernel_set().ops.delta_step(DeltaStep{s.data(), k.data(), q.data(), v.data(), decay,
+                                                   beta, dk, dv, delta.data(), out.data()});
+    std::vector<double> kv(dv, 0.0), o(dv, 0.0);
+    for (int64_t i = 0; i < dk; ++i)
+      for (int64_t j = 0; j < dv; ++j)
+        kv[j] += (sd[i * dv + j] *= decay) * k[i];
+    for (int64_t j = 0; j < dv; ++j)
+      kv[j] = (v[j] - kv[j]) * beta;
+    for (int64_t i = 0; i < dk; ++i)
+      for (int64_t j = 0; j < dv; ++j)
+        o[j] += (sd[i * dv + j] += k[i] * kv[j]) * q[i];
+    for (int64_t j = 0; j < dv; ++j) {
+      ASSERT_NEAR(delta[j], kv[j], 1e-5) << "token " << t << " j=" << j;
+      ASSERT_NEAR(out[j], o[j], 1e-5) << "token " << t << " j=" << j;
+    }
+    for (size_t i = 0; i < s.size(); ++i)
+      ASSERT_NEAR(s[i], sd[i], 1e-5) << "token " << t << " state " << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, OpsOnIsa, testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512),
