@@ -32,8 +32,12 @@ Status read_delta_net(const HParamKeys& k, ModelHParams& hp) {
 
   const std::string flags_key = k.key("attention.recurrent_layers");
   if (const gguf::Array* flags = nullptr; k.has("attention.recurrent_layers")) {
+    // llama.cpp's converters list every block, the unrun multi-token-prediction ones too.
     PSHARD_ASSIGN_OR_RETURN(flags, k.file().get_array(flags_key));
-    PSHARD_ASSIGN_OR_RETURN(hp.recurrent_layers, layer_flags(*flags, flags_key, hp.n_layer));
+    gguf::Array run = *flags;
+    if (static_cast<int64_t>(run.items.size()) == hp.n_layer + hp.n_nextn)
+      run.items.resize(static_cast<size_t>(hp.n_layer));
+    PSHARD_ASSIGN_OR_RETURN(hp.recurrent_layers, layer_flags(run, flags_key, hp.n_layer));
   } else {
     int64_t interval = 4;
     PSHARD_RETURN_IF_ERROR(k.optional("full_attention_interval", &interval));

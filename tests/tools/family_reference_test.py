@@ -147,6 +147,12 @@ CASES = {
     "qwen3next": ["--arch", "qwen3next", "--n-layer", "8", "--head-dim", "16", "--rope-dim", "8",
                   "--n-expert", "8", "--n-expert-used", "2", "--n-ff-shexp", "48",
                   "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "4"],
+    # Qwen3.5: separate b and a, v heads tiled over the k heads; dense, and MoE.
+    "qwen35": ["--arch", "qwen35", "--n-layer", "4", "--head-dim", "16", "--rope-dim", "8",
+               "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "6"],
+    "qwen35moe": ["--arch", "qwen35moe", "--n-layer", "8", "--head-dim", "16", "--rope-dim",
+                  "12", "--n-expert", "8", "--n-expert-used", "2", "--n-ff-shexp", "48",
+                  "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "4"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

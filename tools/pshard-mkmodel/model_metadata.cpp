@@ -275,6 +275,13 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "ssm.time_step_rank", {u32(d.n_v_heads)});
     w.set(a + "ssm.inner_size", {u32(d.value_dim())});
     w.set(a + "full_attention_interval", {u32(s.full_attention_interval)});
+    if (hp.family->split_beta_alpha) { // Qwen3.5's interleaved M-RoPE, every pair covered
+      const int32_t pairs = static_cast<int32_t>(hp.rope_dim / 2);
+      gguf::Array sections{gguf::ValueType::kInt32, {}};
+      for (int32_t v : {pairs - 2 * (pairs / 3), pairs / 3, pairs / 3, 0})
+        sections.items.push_back({v});
+      w.set(a + "rope.dimension_sections", {sections});
+    }
   }
   if (s.final_softcap >= 0)
     w.set(a + "final_logit_softcapping", {s.final_softcap});

@@ -195,6 +195,9 @@ struct ArchFamily {
   // Qwen3.5: b and a from ssm_beta and ssm_alpha (not one ssm_ba grouped per k head), the v
   // heads tiled over the k heads (v head h reads k head h % n_k).
   bool split_beta_alpha = false;
+  // Qwen3.5's interleaved M-RoPE (`rope.dimension_sections`): for text, whose three positions
+  // are equal, NeoX RoPE when the sections give every rotary pair a position (checked).
+  bool interleaved_mrope = false;
 };
 
 // The family of `general.architecture`, or null.
@@ -233,5 +236,7 @@ extern const ArchFamily kDots1Family;
 extern const ArchFamily kBailingMoe2Family;
 extern const ArchFamily kDeepseek2Family;
 extern const ArchFamily kQwen3NextFamily;
+extern const ArchFamily kQwen35Family;
+extern const ArchFamily kQwen35MoeFamily;
 
 } // namespace pshard

@@ -61,7 +61,8 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // the rotating layers, layer 3 unrotated, one expert of 8 weighing its input on the odd
 // layers and a shared expert; "mk-qwen3next" Qwen3-Next's Gated DeltaNet in every layer but
 // layer 3 (gated attention over 16 of 32 values rotated), 2 of 8 experts and a gated shared
-// expert; a "-noncausal" suffix makes the
+// expert ("mk-qwen35": Qwen3.5's dense form, b and a apart, v heads tiled); a "-noncausal"
+// suffix makes the
 // family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
 // apart.
 inline std::string invariance_model_path(const std::string& name, const std::string& prefix = "") {
@@ -101,9 +102,11 @@ inline std::string invariance_model_path(const std::string& name, const std::str
     spec.moe_layer_step = 2;
     spec.attn_chunk = 5;
   }
-  if (family == "qwen3next") { // Gated DeltaNet but layer 3 (three v heads per k head)
+  if (family == "qwen3next" || family == "qwen35") { // Gated DeltaNet but layer 3
     spec.head_dim = 32;
     spec.rope_dim = 16;
+  }
+  if (family == "qwen3next") { // three v heads per k head, grouped
     spec.n_expert = 8;
     spec.n_expert_used = 2;
     spec.n_ff_shexp = 320;

@@ -47,6 +47,9 @@ ModelSpec spec_for(const std::string& arch) {
     s.rope_dim = 4;
     s.kv_lora_rank = 16;
   }
+  if (arch == "qwen35") { // layers 0-2 Gated DeltaNet, layer 3 gated attention
+    s.n_layer = 4;
+  }
   if (arch == "qwen3next") { // layers 0-2 Gated DeltaNet, layer 3 gated attention
     s.n_layer = 4;
     s.n_expert = 4;
@@ -281,6 +284,21 @@ const BadCase kCases[] = {
      },
      StatusCode::kInvalidFormat,
      {"blk.1.ssm_conv1d.weight"}},
+    {"qwen35_mrope_sections_leaving_pairs_unrotated",
+     "qwen35",
+     [](auto& md, auto&) {
+       gguf::Array sections{gguf::ValueType::kInt32, {}};
+       for (int32_t v : {1, 1, 1, 0}) // of 4 pairs
+         sections.items.push_back({v});
+       set_key(md, "qwen35.rope.dimension_sections", gguf::Value{sections});
+     },
+     StatusCode::kInvalidFormat,
+     {"qwen35.rope.dimension_sections", "sums to 3"}},
+    {"qwen35_with_qwen3next_ssm_ba",
+     "qwen35",
+     [](auto&, auto& t) { add_copy(t, "blk.0.ssm_ba.weight", "blk.0.ssm_beta.weight"); },
+     StatusCode::kUnsupported,
+     {"blk.0.ssm_ba.weight"}},
     {"qwen3next_attention_layer_without_its_q_norm",
      "qwen3next",
      [](auto&, auto& t) { drop_tensor(t, "blk.3.attn_q_norm.weight"); },

@@ -385,6 +385,43 @@ TEST_F(FamilyHParams, Qwen3NextRecursThreeLayersInFourAndGatesItsAttention) {
   EXPECT_FALSE(flagged.is_recurrent_layer(3));
 }
 
+// Qwen3.5: b and a from ssm_beta and ssm_alpha, v heads tiled over the k heads; the
+// interleaved M-RoPE's sections covering every pair (NeoX for text, nothing kept); the
+// recurrent flags listing the unrun multi-token-prediction block too.
+TEST_F(FamilyHParams, Qwen35TilesItsVHeadsAndSplitsBetaAndAlpha) {
+  ModelSpec s = family("qwen35moe", 4);
+  s.n_expert = 4;
+  s.n_expert_used = 2;
+  s.head_dim = 16;
+  s.rope_dim = 12;
+  s.ssm_state = 16;
+  s.ssm_groups = 2;
+  s.ssm_v_heads = 6;
+  s.n_nextn = 1;
+  const ModelHParams hp = read(s, [](auto& md, auto&) {
+    gguf::Array flags{gguf::ValueType::kBool, {}};
+    for (bool f : {true, true, true, false, false}) // the fifth: the MTP block
+      flags.items.push_back({f});
+    testing::set_key(md, "qwen35moe.attention.recurrent_layers", gguf::Value{flags});
+  });
+  EXPECT_EQ(hp.n_layer, 4);
+  EXPECT_TRUE(hp.is_recurrent_layer(2));
+  EXPECT_FALSE(hp.is_recurrent_layer(3));
+  EXPECT_TRUE(hp.delta_net.tiled_heads);
+  EXPECT_FALSE(hp.delta_net.grouped_ba);
+  EXPECT_EQ(hp.delta_net.k_head(3), 1) << "tiled: v head 3 reads k head 3 % 2";
+  EXPECT_EQ(hp.delta_net.k_head(4), 0);
+  EXPECT_EQ(hp.delta_net.a_index(4), 4);
+  EXPECT_EQ(hp.rope_sections[0] + hp.rope_sections[1] + hp.rope_sections[2], 0)
+      << "text rotates by plain NeoX RoPE";
+  const std::vector<std::string> gdn = tensor_names(hp, SubLayerKind::kAttention, 0);
+  for (const char* t : {"blk.0.ssm_beta.weight", "blk.0.ssm_alpha.weight"})
+    EXPECT_NE(std::find(gdn.begin(), gdn.end(), t), gdn.end()) << t;
+  EXPECT_EQ(std::find(gdn.begin(), gdn.end(), "blk.0.ssm_ba.weight"), gdn.end());
+  EXPECT_EQ(tensor_names(hp, SubLayerKind::kMoe, 0).front(), "blk.0.post_attention_norm.weight");
+  EXPECT_TRUE(hp.has_shared_expert());
+}
+
 // gpt-oss: sinks and MoE biases required and read; its even layers local at the file's
 // window (128 when the key is absent) and rotating exactly as the global ones (YaRN
 // included); the MoE block pre-normed by post_attention_norm, which is no post-norm here.

@@ -8,6 +8,8 @@ k head h // (n_v / n_k). ssm_ba @ x holds per k head its v heads' b, then their 
 beta = sigmoid(b), g = softplus(a + dt_bias) * ssm_a (ssm_a = -exp(A_log)). Each v head's
 state S (d_k x d_v): S *= exp(g); S += k (x) ((v - S^T k) beta); out = S^T q. The output is
 RMS-normed per head by ssm_norm, times silu(attn_gate @ x), through ssm_out, added to h.
+Qwen3.5 (qwen35, qwen35moe) stores b and a as ssm_beta @ x and ssm_alpha @ x, and its v heads
+tiled over the k heads: v head h reads k head h % n_k.
 """
 import math
 
@@ -29,8 +31,12 @@ def delta_net_block(ref, il, h, state):
     x = ref.norm(h, p + "attn_norm")
     mixed = ref.t(p + "attn_qkv.weight") @ x
     z = (ref.t(p + "attn_gate.weight") @ x).reshape(nv, dv)
-    ba = (ref.t(p + "ssm_ba.weight") @ x).reshape(nk, 2 * r)
-    b, alpha = ba[:, :r].reshape(nv), ba[:, r:].reshape(nv)
+    tiled = ref.m.has(p + "ssm_beta.weight")
+    if tiled:
+        b, alpha = ref.t(p + "ssm_beta.weight") @ x, ref.t(p + "ssm_alpha.weight") @ x
+    else:
+        ba = (ref.t(p + "ssm_ba.weight") @ x).reshape(nk, 2 * r)
+        b, alpha = ba[:, :r].reshape(nv), ba[:, r:].reshape(nv)
     conv = ref.t(p + "ssm_conv1d.weight")  # (channels, taps)
     taps = conv.shape[1]
     past = state.get("conv", np.zeros((taps - 1, mixed.size)))
@@ -50,7 +56,7 @@ def delta_net_block(ref, il, h, state):
     out = np.zeros((nv, dv))
     norm = ref.t(p + "ssm_norm.weight")
     for hd in range(nv):
-        kh = hd // r
+        kh = hd % nk if tiled else hd // r
         S[hd] *= math.exp(g[hd])
         delta = (v[hd] - S[hd].T @ k[kh]) * beta[hd]
         S[hd] += np.outer(k[kh], delta)

@@ -38,7 +38,8 @@ dense leading layers, routed experts by softmax or sigmoid (expert_gating_func) 
 DeepSeek-V3 selection bias and groups, plus ungated shared experts), qwen3next (Qwen3-Next:
 Gated DeltaNet layers, delta_net.py, and every fourth layer gated attention — a sigmoid gate
 per query value from attn_q — with per-head q/k norms and NeoX RoPE over part of each head;
-Qwen2-MoE's experts and gated shared expert, pre-normed by post_attention_norm).
+Qwen2-MoE's experts and gated shared expert, pre-normed by post_attention_norm; qwen35 and
+qwen35moe, Qwen3.5: the same with ssm_beta/ssm_alpha and tiled v heads, dense or MoE).
 gemma-embedding (EmbeddingGemma): gemma3's
 block attending both ways, a local layer's window centred on the query (keys within
 sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
@@ -55,15 +56,15 @@ from encoder import bert_states, modernbert_states
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
         "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss", "glm4moe", "dots1",
-        "bailingmoe2", "phimoe", "qwen3next"}
+        "bailingmoe2", "phimoe", "qwen3next", "qwen35", "qwen35moe"}
 GEMMA = {"gemma2", "gemma3", "gemma-embedding"}
 # Each block's output normed before its residual add (post_attention_norm, post_ffw_norm).
 SANDWICH_NORMED = GEMMA | {"glm4"}
 # The MoE (and dense FFN) block's pre-norm is named post_attention_norm.
-FFN_NORM_POST_ATTENTION = {"gpt-oss", "glm4moe", "qwen3next"}
+FFN_NORM_POST_ATTENTION = {"gpt-oss", "glm4moe", "qwen3next", "qwen35", "qwen35moe"}
 # Qwen3-Next: attn_q writes each head's query then its gate; the attention's output is
 # multiplied by the gate's sigmoid before attn_output.
-GATED_ATTENTION = {"qwen3next"}
+GATED_ATTENTION = {"qwen3next", "qwen35", "qwen35moe"}
 # DeepSeek-V3-style routing (selection bias, groups, weights norm and scale, shared experts).
 DEEPSEEK_ROUTED = {"glm4moe", "dots1", "bailingmoe2", "deepseek2"}
 # The 27B models (by block count) scale attention by 1/sqrt(n_embd/n_head), not head_dim.
