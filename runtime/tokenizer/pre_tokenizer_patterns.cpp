@@ -27,6 +27,11 @@ std::string cl100k_with_digits(std::string_view digits) {
   return std::string(kCl100kBeforeDigits) + std::string(digits) + std::string(kCl100kAfterDigits);
 }
 
+// Qwen3.5 (llama.cpp's "qwen35"): Qwen2's expression with combining marks kept in their
+// word (`[\p{L}\p{M}]+`) and out of the symbol runs.
+constexpr std::string_view kQwen35 =
+    R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+
 // Ling / Ring (llama.cpp's "bailingmoe"): Qwen2's expression, digits one by one, with each
 // line break its own piece (no runs of them).
 constexpr std::string_view kBailing =
@@ -108,7 +113,9 @@ const std::vector<NamedSpec>& specs() {
     add({"default"}, {R"re([\p{P}\$\+<=>\^~\|]+)re", kGpt2, R"re(\p{N}+)re", "[0-9][0-9][0-9]"});
     add({"llama-bpe", "llama3", "llama-v3", "falcon3"}, {llama3}, true, true);
     add({"dbrx", "smaug-bpe", "chatglm-bpe", "glm4"}, {llama3});
-    add({"qwen2", "stablelm2", "megrez", "hunyuan"}, {qwen2});
+    add({"qwen2", "stablelm2", "megrez", "hunyuan", "deepseek-r1-qwen", "kormo", "f2llmv2"},
+        {qwen2});
+    add({"qwen35"}, {kQwen35});
     add({"tekken"}, {kTekken}, true, true);
     add({"bailingmoe", "bailingmoe2", "llada-moe"}, {kBailing});
     add({"gpt-4o", "llama4"}, {kO200k});

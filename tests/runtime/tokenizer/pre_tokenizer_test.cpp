@@ -50,6 +50,15 @@ TEST(PreTokenizer, Llama3GroupsDigitsInThreesAndNewlines) {
   EXPECT_EQ(split_as("qwen2", "1234"), (Pieces{"1", "2", "3", "4"}));
 }
 
+// Qwen3.5 keeps a combining mark in its word, where Qwen2 starts a new piece with it.
+TEST(PreTokenizer, Qwen35KeepsCombiningMarksInTheirWord) {
+  EXPECT_EQ(split_as("qwen35", "nai\u0308ve caf\u0065\u0301!"),
+            (Pieces{"nai\u0308ve", " cafe\u0301", "!"}));
+  EXPECT_EQ(split_as("qwen2", "nai\u0308ve"), (Pieces{"nai", "\u0308ve"}));
+  EXPECT_EQ(split_as("qwen35", "it's 42\n\n"), (Pieces{"it", "'s", " ", "4", "2", "\n\n"}));
+  EXPECT_EQ(split_as("qwen35", "a \u0301\u0301+"), (Pieces{"a", " \u0301\u0301", "+"}));
+}
+
 TEST(PreTokenizer, TekkenSplitsWhereLowerTurnsUpper) {
   EXPECT_EQ(split_as("tekken", "HelloWorld"), (Pieces{"Hello", "World"}));
   EXPECT_EQ(split_as("tekken", "\u00C9coleNormale"), (Pieces{"\u00C9cole", "Normale"}));
