@@ -46,6 +46,12 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
     c.state_rows_[il] = state_rows[il];
     c.recurrent_ = c.recurrent_ || state_rows[il] > 0;
   }
+  if (c.recurrent_ && (c.k_row_ % sizeof(float) != 0 || c.v_row_ % sizeof(float) != 0))
+    return invalid_argument(std::string("a recurrent layer keeps its state as floats in its cache "
+                                        "rows, and rows of ") +
+                            std::to_string(kv_dim) + " " + tensor_type_name(k_type) + "/" +
+                            tensor_type_name(v_type) +
+                            " values are not whole floats; use -ctk f16 -ctv f16 (or f32)");
   c.row0_.assign(1, 0);
   if (one_layer_for_all) { // every layer's first row 0; back(): one layer's rows
     c.row0_.assign(static_cast<size_t>(n_layer), 0);

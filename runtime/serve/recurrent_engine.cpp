@@ -36,9 +36,7 @@ Result<std::unique_ptr<BatchDecoder>> make_recurrent_engine(const Model& model,
     return invalid_argument("a model with recurrent layers serves one sequence at a time on a "
                             "device (each sequence is a session of its own); use --parallel 1, "
                             "or the cpu backend without a schedule for several");
-  DeviceOptions d = o.device;
-  if (schedule && d.vram_budget == 0) // as pshard-run: the largest compiled budget
-    d.vram_budget = schedule->budgets().back();
+  const DeviceOptions d = engine_device_options(o, schedule);
   PSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Device> made, make_device(d, schedule));
   std::shared_ptr<Device> device = std::move(made);
   HybridParams p;

@@ -7,6 +7,14 @@
 
 namespace pshard {
 
+DeviceOptions engine_device_options(const SequenceEngineOptions& options,
+                                    const Schedule* schedule) {
+  DeviceOptions d = options.device;
+  if (schedule && d.vram_budget == 0)
+    d.vram_budget = schedule->budgets().back();
+  return d;
+}
+
 Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
                                                            const Schedule* schedule,
                                                            const SequenceEngineOptions& options) {
@@ -38,9 +46,7 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
     PSHARD_ASSIGN_OR_RETURN(auto engine, BatchedCpuSession::create(model, bp));
     return std::unique_ptr<BatchDecoder>(std::move(engine));
   }
-  DeviceOptions d = options.device;
-  if (schedule && d.vram_budget == 0) // as pshard-run: the largest compiled budget
-    d.vram_budget = schedule->budgets().back();
+  const DeviceOptions d = engine_device_options(options, schedule);
   PSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Device> device, make_device(d, schedule));
   PSHARD_ASSIGN_OR_RETURN(auto engine,
                           BatchedHybridSession::create(model, schedule, std::move(device), bp,

@@ -123,6 +123,11 @@ TEST(KvCacheStates, RecurrentLayersHoldTheirStateRowsWhateverTheContext) {
   EXPECT_FALSE(KvCache::create(3, 64, 32, TensorType::kF32, TensorType::kF32, {}, false, 0,
                                std::vector<int64_t>{1, -1, 0})
                    .ok());
+  // Q8_0 rows of 32 values are 34 bytes: no whole floats for a state.
+  const auto q8 =
+      KvCache::create(3, 64, 32, TensorType::kQ8_0, TensorType::kQ8_0, {}, false, 0, states);
+  ASSERT_FALSE(q8.ok());
+  EXPECT_NE(q8.status().message().find("-ctk f16"), std::string::npos) << q8.status().message();
 }
 
 } // namespace
