@@ -1,5 +1,6 @@
 // A recurrent layer's sub-layer (Gated DeltaNet: Qwen3-Next, Qwen3.5) in the attention
-// sub-layer's place: RMSNorm; the mixed q/k/v stream, the output gate z and b/a projected;
+// sub-layer's place: RMSNorm; the mixed q/k/v stream, the output gate z (or, the first
+// Qwen3-Next conversions, all four from ssm_in, regrouped) and b/a projected;
 // the conv and the recurrence over the sequence's state (runtime/kernels/delta_net.h), kept
 // in the layer's cache rows; each v head's output RMS-normalised by ssm_norm and multiplied
 // by silu(z); ssm_out; residual. One sequence per pass: the batch engines refuse models with
@@ -14,8 +15,21 @@ void delta_net_forward(ForwardPass& p, const AttentionWeights& w, const KvView& 
   const ActivationPtrs& a = p.act;
   const int64_t n = p.n_tokens();
   pre_norm(p.ops, hp, a.hidden, w.norm.data, w.norm_b.data, a.normed, n);
-  p.ops.matmul(w.ssm_qkv, a.normed, n, a.q);
-  p.ops.matmul(w.ssm_gate, a.normed, n, a.attn_gate);
+  if (w.ssm_in.data) { // per k head [q | k | its v heads' v | their z]: regroup
+    const int64_t dk = d.d_k, r_dv = d.value_dim() / d.n_k_heads;
+    const int64_t group = 2 * dk + 2 * r_dv, width = d.n_k_heads * group;
+    p.ops.matmul(w.ssm_in, a.normed, n, a.attn_out);
+    for (int64_t g = 0; g < d.n_k_heads; ++g) {
+      const float* in = a.attn_out + g * group;
+      p.ops.copy_rows(in, width, a.q + g * dk, d.conv_dim(), n, dk);
+      p.ops.copy_rows(in + dk, width, a.q + d.key_dim() + g * dk, d.conv_dim(), n, dk);
+      p.ops.copy_rows(in + 2 * dk, width, a.q + 2 * d.key_dim() + g * r_dv, d.conv_dim(), n, r_dv);
+      p.ops.copy_rows(in + 2 * dk + r_dv, width, a.attn_gate + g * r_dv, d.value_dim(), n, r_dv);
+    }
+  } else {
+    p.ops.matmul(w.ssm_qkv, a.normed, n, a.q);
+    p.ops.matmul(w.ssm_gate, a.normed, n, a.attn_gate);
+  }
   const float *b = a.ssm_ba, *alpha = a.ssm_ba;
   int64_t stride = 2 * d.n_v_heads;
   if (w.ssm_ba.data) { // grouped per k head: its v heads' b, then their a

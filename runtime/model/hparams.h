@@ -51,6 +51,9 @@ struct ModelHParams {
   // layers' sizes (ssm.*; d_k 0: none) and which layers recur — the others attend.
   DeltaNetDims delta_net;
   std::vector<bool> recurrent_layers;
+  // Qwen3-Next's first conversions: q, k, v and the output gate z in one `ssm_in`, grouped per
+  // k head ([q | k | its v heads' v | their z] each), in place of attn_qkv and attn_gate.
+  bool delta_net_ssm_in = false;
   float rms_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
   float rope_freq_scale = 1.0f; // 1 / linear or YaRN scaling factor

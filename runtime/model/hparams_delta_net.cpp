@@ -6,6 +6,33 @@
 
 namespace pshard {
 
+namespace {
+
+// Which layers recur: the file's per-layer flags, else every full_attention_interval-th attends.
+Status read_recurrent_layers(const HParamKeys& k, ModelHParams& hp) {
+  const std::string flags_key = k.key("attention.recurrent_layers");
+  if (const gguf::Array* flags = nullptr; k.has("attention.recurrent_layers")) {
+    // llama.cpp's converters list every block, the unrun multi-token-prediction ones too.
+    PSHARD_ASSIGN_OR_RETURN(flags, k.file().get_array(flags_key));
+    gguf::Array run = *flags;
+    if (static_cast<int64_t>(run.items.size()) == hp.n_layer + hp.n_nextn)
+      run.items.resize(static_cast<size_t>(hp.n_layer));
+    PSHARD_ASSIGN_OR_RETURN(hp.recurrent_layers, layer_flags(run, flags_key, hp.n_layer));
+  } else {
+    int64_t interval = 4;
+    PSHARD_RETURN_IF_ERROR(k.optional("full_attention_interval", &interval));
+    if (interval <= 0)
+      return invalid_format(k.key("full_attention_interval") + " must be positive, got " +
+                            std::to_string(interval));
+    hp.recurrent_layers.assign(static_cast<size_t>(hp.n_layer), false);
+    for (int64_t il = 0; il < hp.n_layer; ++il)
+      hp.recurrent_layers[static_cast<size_t>(il)] = (il + 1) % interval != 0;
+  }
+  return Status::ok_status();
+}
+
+} // namespace
+
 Status read_delta_net(const HParamKeys& k, ModelHParams& hp) {
   DeltaNetDims& d = hp.delta_net;
   int64_t inner = 0;
@@ -29,25 +56,15 @@ Status read_delta_net(const HParamKeys& k, ModelHParams& hp) {
   d.eps = hp.rms_eps;
   d.grouped_ba = !hp.family->split_beta_alpha;
   d.tiled_heads = hp.family->split_beta_alpha;
+  PSHARD_RETURN_IF_ERROR(read_recurrent_layers(k, hp));
 
-  const std::string flags_key = k.key("attention.recurrent_layers");
-  if (const gguf::Array* flags = nullptr; k.has("attention.recurrent_layers")) {
-    // llama.cpp's converters list every block, the unrun multi-token-prediction ones too.
-    PSHARD_ASSIGN_OR_RETURN(flags, k.file().get_array(flags_key));
-    gguf::Array run = *flags;
-    if (static_cast<int64_t>(run.items.size()) == hp.n_layer + hp.n_nextn)
-      run.items.resize(static_cast<size_t>(hp.n_layer));
-    PSHARD_ASSIGN_OR_RETURN(hp.recurrent_layers, layer_flags(run, flags_key, hp.n_layer));
-  } else {
-    int64_t interval = 4;
-    PSHARD_RETURN_IF_ERROR(k.optional("full_attention_interval", &interval));
-    if (interval <= 0)
-      return invalid_format(k.key("full_attention_interval") + " must be positive, got " +
-                            std::to_string(interval));
-    hp.recurrent_layers.assign(static_cast<size_t>(hp.n_layer), false);
-    for (int64_t il = 0; il < hp.n_layer; ++il)
-      hp.recurrent_layers[static_cast<size_t>(il)] = (il + 1) % interval != 0;
-  }
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    if (hp.is_recurrent_layer(il)) { // the first one tells the file's form (Qwen3-Next's)
+      hp.delta_net_ssm_in =
+          !hp.family->split_beta_alpha &&
+          k.file().find_tensor("blk." + std::to_string(il) + ".ssm_in.weight") != nullptr;
+      break;
+    }
   return Status::ok_status();
 }
 

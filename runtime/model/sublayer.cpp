@@ -29,7 +29,9 @@ Widths widths(const ModelHParams& hp) {
   const bool gated = hp.family->gated_attention, recurrent = hp.has_recurrent_layers();
   const DeltaNetDims& dn = hp.delta_net;
   int64_t attn_out = mla ? hp.n_head * std::max(hp.head_dim, hp.attn_value_dim()) : hp.q_dim();
-  attn_out = std::max({attn_out, gated ? hp.q_rows() : 0, recurrent ? dn.value_dim() : 0});
+  // The first conversions' ssm_in writes q, k, v and z together into attn_out first.
+  attn_out = std::max({attn_out, gated ? hp.q_rows() : 0, recurrent ? dn.value_dim() : 0,
+                       hp.delta_net_ssm_in ? dn.conv_dim() + dn.value_dim() : 0});
   const int64_t attn_gate = std::max(gated ? hp.q_dim() : 0, recurrent ? dn.value_dim() : 0);
   const int64_t latent = mla ? std::max(hp.q_lora_rank, hp.kv_lora_rank + hp.rope_dim) : 0;
   const int64_t latent_normed = mla && !hp.latent_cache ? hp.kv_lora_rank : 0;

@@ -109,7 +109,7 @@ template <typename Fn> void for_each_weight_pointer(SubLayerKind kind, SubLayerW
          {&w.attn.wq, &w.attn.wk, &w.attn.wv, &w.attn.wo, &w.attn.pos_embd, &w.attn.token_types,
           &w.attn.wq_a, &w.attn.wq_b, &w.attn.wkv_a, &w.attn.wk_b.first, &w.attn.wv_b.first,
           &w.attn.wkv_b, &w.attn.ssm_qkv, &w.attn.ssm_gate, &w.attn.ssm_ba, &w.attn.ssm_beta,
-          &w.attn.ssm_alpha, &w.attn.ssm_out})
+          &w.attn.ssm_alpha, &w.attn.ssm_out, &w.attn.ssm_in})
       fn(m->data);
     fn(w.rope_freqs);
     fn(w.rope_long);

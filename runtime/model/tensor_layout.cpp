@@ -60,8 +60,12 @@ void delta_net(const ModelHParams& hp, SpecList& l) {
   const int64_t d = hp.n_embd;
   const DeltaNetDims& dn = hp.delta_net;
   l.add("attn_norm", ".weight", {d}, R::kAttnNorm);
-  l.add("attn_qkv", ".weight", {d, dn.conv_dim()}, R::kSsmQkv);
-  l.add("attn_gate", ".weight", {d, dn.value_dim()}, R::kSsmGate);
+  if (hp.delta_net_ssm_in) {
+    l.add("ssm_in", ".weight", {d, dn.conv_dim() + dn.value_dim()}, R::kSsmIn);
+  } else {
+    l.add("attn_qkv", ".weight", {d, dn.conv_dim()}, R::kSsmQkv);
+    l.add("attn_gate", ".weight", {d, dn.value_dim()}, R::kSsmGate);
+  }
   if (hp.family->split_beta_alpha) {
     l.add("ssm_beta", ".weight", {d, dn.n_v_heads}, R::kSsmBeta);
     l.add("ssm_alpha", ".weight", {d, dn.n_v_heads}, R::kSsmAlpha);
@@ -216,7 +220,7 @@ bool TensorSpec::is_matrix() const {
   case R::kShexpGateInp: case R::kShexpGate: case R::kShexpUp: case R::kShexpDown:
   case R::kWqA: case R::kWqB: case R::kWkvA: case R::kWkB: case R::kWvB: case R::kWkvB:
   case R::kSsmQkv: case R::kSsmGate: case R::kSsmBa: case R::kSsmBeta: case R::kSsmAlpha:
-  case R::kSsmOut:
+  case R::kSsmOut: case R::kSsmIn:
     return true;
   // clang-format on
   case R::kTokenEmbd: // gathered by the embed; a matrix only as the tied head (kOutput)

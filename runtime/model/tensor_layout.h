@@ -63,6 +63,7 @@ enum class WeightRole : uint8_t {
   // the output gate z, b and a (one matrix grouped per k head, or Qwen3.5's two), the output
   // projection; the conv's taps, ssm_a, dt's bias and the output's per-head norm.
   kSsmQkv, kSsmGate, kSsmBa, kSsmBeta, kSsmAlpha, kSsmOut,
+  kSsmIn, // the first conversions' q, k, v and z in one matrix, grouped per k head
   kSsmConv, kSsmA, kSsmDt, kSsmNorm,
 
   // clang-format on

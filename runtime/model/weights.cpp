@@ -115,6 +115,7 @@ void place(TensorBinder& b, const ModelHParams& hp, const TensorSpec& spec,
   case WeightRole::kSsmBeta: mat(layer->attn.ssm_beta); break;
   case WeightRole::kSsmAlpha: mat(layer->attn.ssm_alpha); break;
   case WeightRole::kSsmOut: mat(layer->attn.ssm_out); break;
+  case WeightRole::kSsmIn: mat(layer->attn.ssm_in); break;
   case WeightRole::kSsmConv: vec(layer->attn.ssm_conv); break;
   case WeightRole::kSsmA: vec(layer->attn.ssm_a); break;
   case WeightRole::kSsmDt: vec(layer->attn.ssm_dt); break;

@@ -56,6 +56,7 @@ struct AttentionWeights {
   // and ssm_alpha), the output projection; the conv (conv_dim rows of conv_kernel taps),
   // ssm_a, dt's bias and the output's per-head norm. Null elsewhere.
   MatrixView ssm_qkv, ssm_gate, ssm_ba, ssm_beta, ssm_alpha, ssm_out;
+  MatrixView ssm_in; // the first conversions' form: q, k, v and z grouped per k head
   VectorWeight ssm_conv, ssm_a, ssm_dt, ssm_norm;
 };
 

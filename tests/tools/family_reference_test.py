@@ -147,6 +147,11 @@ CASES = {
     "qwen3next": ["--arch", "qwen3next", "--n-layer", "8", "--head-dim", "16", "--rope-dim", "8",
                   "--n-expert", "8", "--n-expert-used", "2", "--n-ff-shexp", "48",
                   "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "4"],
+    # The first Qwen3-Next conversions: q, k, v and z in one ssm_in, grouped per k head.
+    "qwen3next-ssm-in": ["--arch", "qwen3next", "--n-layer", "4", "--head-dim", "16",
+                         "--rope-dim", "8", "--n-expert", "8", "--n-expert-used", "2",
+                         "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "4",
+                         "--ssm-in"],
     # Qwen3.5: separate b and a, v heads tiled over the k heads; dense, and MoE.
     "qwen35": ["--arch", "qwen35", "--n-layer", "4", "--head-dim", "16", "--rope-dim", "8",
                "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "6"],

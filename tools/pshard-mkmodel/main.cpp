@@ -118,6 +118,9 @@ int main(int argc, char** argv) {
                  "Gated DeltaNet: every this-many-th layer attends, the others recur")
       ->capture_default_str()
       ->check(cli::between(1, 1024));
+  app.add_flag("--ssm-in", spec.ssm_in,
+               "Gated DeltaNet (qwen3next): one ssm_in for q, k, v and z grouped per k head, as "
+               "the first conversions wrote it");
   app.add_flag("--qkv-bias", spec.qkv_bias, "llama: add attn_q/k/v biases (qwen2 families have them)");
   app.add_option("--vocab", spec.n_vocab, "vocabulary size (0: the tokenizer's, or 512)")
       ->capture_default_str()->check(cli::between(0, 1 << 24));

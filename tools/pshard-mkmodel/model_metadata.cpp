@@ -72,6 +72,8 @@ Status check_shape(const ModelSpec& s, const ArchFamily& f) {
     return invalid_argument("Gated DeltaNet: --ssm-conv must be 1 to 8, "
                             "--full-attention-interval positive, and the v heads "
                             "(--ssm-v-heads) a multiple of the k heads (--ssm-groups)");
+  if (s.ssm_in && (!f.gated_delta_net || f.split_beta_alpha))
+    return invalid_argument("--ssm-in is Qwen3-Next's first conversions' form (qwen3next only)");
   if (s.attn_softcap >= 0 && f.attn_softcap == 0.0f)
     return invalid_argument(std::string(f.name) +
                             " models have no attention soft-cap (--attn-softcap)");
@@ -146,6 +148,7 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
     d.tiled_heads = f.split_beta_alpha;
     for (int64_t il = 0; il < hp.n_layer; ++il)
       hp.recurrent_layers.push_back((il + 1) % s.full_attention_interval != 0);
+    hp.delta_net_ssm_in = s.ssm_in;
   }
   hp.n_ff = s.n_ff;
   hp.n_expert = s.n_expert;

@@ -55,6 +55,7 @@ DictionaryAttr hparamsAttr(Builder& b, const ModelGraph& g) {
     list.append("ssm_d_v", i(hp.delta_net.d_v));
     list.append("ssm_n_k", i(hp.delta_net.n_k_heads));
     list.append("ssm_n_v", i(hp.delta_net.n_v_heads));
+    list.append("ssm_in", i(hp.delta_net_ssm_in ? 1 : 0));
   }
   list.append("n_expert", i(hp.n_expert));
   list.append("n_expert_used", i(hp.n_expert_used));
@@ -185,6 +186,7 @@ FailureOr<ModelGraph> readModelGraph(ModelOp model) {
   dn.n_v_heads = model.getHParam("ssm_n_v");
   dn.grouped_ba = !h.family->split_beta_alpha;
   dn.tiled_heads = h.family->split_beta_alpha;
+  h.delta_net_ssm_in = model.getHParam("ssm_in") != 0;
   h.n_expert = model.getHParam("n_expert");
   h.n_expert_used = model.getHParam("n_expert_used");
   h.n_ff_exp = model.getHParam("n_ff_exp", h.n_expert > 0 ? h.n_ff : 0);

@@ -61,7 +61,8 @@ inline std::string model_param_name(const ::testing::TestParamInfo<std::string>&
 // the rotating layers, layer 3 unrotated, one expert of 8 weighing its input on the odd
 // layers and a shared expert; "mk-qwen3next" Qwen3-Next's Gated DeltaNet in every layer but
 // layer 3 (gated attention over 16 of 32 values rotated), 2 of 8 experts and a gated shared
-// expert ("mk-qwen35": Qwen3.5's dense form, b and a apart, v heads tiled); a "-noncausal"
+// expert ("mk-qwen3next-ssm-in": its first conversions' one ssm_in; "mk-qwen35": Qwen3.5's
+// dense form, b and a apart, v heads tiled); a "-noncausal"
 // suffix makes the
 // family's decoder attend both ways ("mk-qwen2-noncausal"). `prefix` keeps each test binary's files
 // apart.
@@ -85,6 +86,10 @@ inline std::string invariance_model_path(const std::string& name, const std::str
   if (const size_t at = family.find("-noncausal"); at != std::string::npos) {
     spec.non_causal = true;
     family.resize(at);
+  }
+  if (family == "qwen3next-ssm-in") { // the first Qwen3-Next conversions: one ssm_in
+    spec.ssm_in = true;
+    family = "qwen3next";
   }
   if (family == "deepseek2-kv-b") { // DeepSeek's older files: one attn_kv_b
     spec.mla_kv_b = true;

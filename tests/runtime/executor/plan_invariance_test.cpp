@@ -204,8 +204,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "mk-llama-bias-yarn", "mk-gemma3", "mk-gemma2", "mk-phi3", "mk-granite",
                       "mk-granitemoe", "mk-mistral3", "mk-smollm3", "mk-gpt-oss", "mk-glm4moe",
                       "mk-glm4", "mk-ernie4_5-moe", "mk-dots1", "mk-bailingmoe2", "mk-deepseek2",
-                      "mk-deepseek2-kv-b", "mk-llama4", "mk-qwen3next", "mk-qwen35",
-                      "mk-gemma3:q8_0", "mk-qwen3:q8_0", "mk-qwen3moe:q8_0",
+                      "mk-deepseek2-kv-b", "mk-llama4", "mk-qwen3next", "mk-qwen3next-ssm-in",
+                      "mk-qwen35", "mk-gemma3:q8_0", "mk-qwen3:q8_0", "mk-qwen3moe:q8_0",
                       "stories260K.gguf:f32"),
     model_param_name);
 

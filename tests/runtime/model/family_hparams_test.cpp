@@ -383,6 +383,14 @@ TEST_F(FamilyHParams, Qwen3NextRecursThreeLayersInFourAndGatesItsAttention) {
   });
   EXPECT_TRUE(flagged.is_recurrent_layer(1)) << "an interval of 2 would make layer 1 attend";
   EXPECT_FALSE(flagged.is_recurrent_layer(3));
+
+  s.ssm_in = true; // the first conversions: q, k, v and z in one ssm_in
+  const ModelHParams first = read(s);
+  EXPECT_TRUE(first.delta_net_ssm_in);
+  const std::vector<std::string> fused = tensor_names(first, SubLayerKind::kAttention, 0);
+  EXPECT_NE(std::find(fused.begin(), fused.end(), "blk.0.ssm_in.weight"), fused.end());
+  EXPECT_EQ(std::find(fused.begin(), fused.end(), "blk.0.attn_qkv.weight"), fused.end());
+  EXPECT_FALSE(hp.delta_net_ssm_in);
 }
 
 // Qwen3.5: b and a from ssm_beta and ssm_alpha, v heads tiled over the k heads; the

@@ -29,8 +29,14 @@ def delta_net_block(ref, il, h, state):
     r = nv // nk
     p = f"blk.{il}."
     x = ref.norm(h, p + "attn_norm")
-    mixed = ref.t(p + "attn_qkv.weight") @ x
-    z = (ref.t(p + "attn_gate.weight") @ x).reshape(nv, dv)
+    if ref.m.has(p + "ssm_in.weight"):  # first conversions: per k head [q | k | v | z]
+        g = (ref.t(p + "ssm_in.weight") @ x).reshape(nk, 2 * dk + 2 * r * dv)
+        q_, k_ = g[:, :dk].reshape(-1), g[:, dk:2 * dk].reshape(-1)
+        v_, z = g[:, 2 * dk:2 * dk + r * dv].reshape(-1), g[:, 2 * dk + r * dv:].reshape(nv, dv)
+        mixed = np.concatenate([q_, k_, v_])
+    else:
+        mixed = ref.t(p + "attn_qkv.weight") @ x
+        z = (ref.t(p + "attn_gate.weight") @ x).reshape(nv, dv)
     tiled = ref.m.has(p + "ssm_beta.weight")
     if tiled:
         b, alpha = ref.t(p + "ssm_beta.weight") @ x, ref.t(p + "ssm_alpha.weight") @ x
