@@ -57,6 +57,10 @@ Detected detect(std::string_view t) {
       return found(kPhi4);
     if (has("<end_of_utterance>"))
       return found(kSmolvlm);
+    // Qwen3-Coder's and Qwen3.5's: function calls in XML (<function=NAME><parameter=KEY>);
+    // Qwen3.5's alone thinks.
+    if (has("<function=") && has("<parameter="))
+      return found(has("<think>") ? kQwen35 : kQwen3Coder);
     return found(opens_thought(t, "<|im_start|>assistant\\n") ? kChatmlThinking : kChatml);
   }
   if (t.rfind("mistral", 0) == 0 || has("[INST]"))

@@ -55,6 +55,6 @@ extern const ChatTemplate kGemma;
 extern const ChatTemplate kBailing, kBailingThink, kBailing2, kChatglm4, kChatml, kChatmlThinking,
     kCommandR, kDeepseek, kDeepseek2, kDeepseek3, kDeepseek3Thinking, kDots1, kErnie45, kExaone3,
     kFalcon3, kGlm45, kGptOss, kGranite, kKimiK2, kLlama3, kLlama4, kMistralV7, kMistralV7Tekken,
-    kOpenchat, kPhi3, kPhi4, kSmolvlm, kVicuna, kVicunaOrca, kZephyr;
+    kOpenchat, kPhi3, kPhi4, kQwen35, kQwen3Coder, kSmolvlm, kVicuna, kVicunaOrca, kZephyr;
 
 } // namespace pshard

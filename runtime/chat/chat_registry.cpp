@@ -43,6 +43,8 @@ constexpr const ChatTemplate* kAll[] = {
     &kOpenchat,
     &kPhi3,
     &kPhi4,
+    &kQwen3Coder,
+    &kQwen35,
     &kSmolvlm,
     &kVicuna,
     &kVicunaOrca,

@@ -18,6 +18,9 @@ constexpr TurnFormat kChatmlTurns =
 // Thinking-2507 models): the answer starts inside it and closes it with </think>.
 constexpr TurnFormat kChatmlThinkingTurns =
     any_role_turns({"<|im_start|>{role}\n", "<|im_end|>\n"}, "<|im_start|>assistant\n<think>\n");
+// Qwen3.5's template trims every message's text (and opens the thought likewise).
+constexpr TurnFormat kQwen35Turns = any_role_turns(
+    {"<|im_start|>{role}\n", "<|im_end|>\n"}, "<|im_start|>assistant\n<think>\n", /*trim=*/true);
 constexpr TurnFormat kPhi4Turns = any_role_turns({"<|im_start|>{role}<|im_sep|>", "<|im_end|>"},
                                                  "<|im_start|>assistant<|im_sep|>");
 constexpr TurnFormat kLlama3Turns =
@@ -260,6 +263,8 @@ constinit const ChatTemplate kMistralV7Tekken("mistral-v7-tekken", "Mistral Smal
 constinit const ChatTemplate kOpenchat("openchat", "OpenChat 3.5", render_turns, false, &kOpenchatTurns);
 constinit const ChatTemplate kPhi3("phi3", "Phi-3", render_turns, true, &kPhi3Turns);
 constinit const ChatTemplate kPhi4("phi4", "Phi-4", render_turns, true, &kPhi4Turns);
+constinit const ChatTemplate kQwen35("qwen3.5", "Qwen3.5 (ChatML opening the thought; XML tool calls)", render_turns, true, &kQwen35Turns);
+constinit const ChatTemplate kQwen3Coder("qwen3-coder", "Qwen3-Coder, Qwen3-Coder-Next (ChatML; XML tool calls)", render_turns, true, &kChatmlTurns);
 constinit const ChatTemplate kSmolvlm("smolvlm", "SmolVLM", render_turns, false, &kSmolvlmTurns);
 constinit const ChatTemplate kVicuna("vicuna", "Vicuna 1.1", render_turns, false, &kVicunaTurns);
 constinit const ChatTemplate kVicunaOrca("vicuna-orca", "Orca-Vicuna", render_turns, false, &kVicunaOrcaTurns);

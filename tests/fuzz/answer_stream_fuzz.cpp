@@ -39,9 +39,9 @@ std::string content_of(const ToolAnswer& a, const std::string& text, const ToolF
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2)
     return 0;
-  const ToolFormat* const kFormats[] = {&kHermesTools,        &kLlama3JsonTools,  &kMistralV3Tools,
-                                        &kMistralTekkenTools, &kMistralArgsTools, &kHarmonyTools,
-                                        &kGlmXmlTools,        &kKimiK2Tools};
+  const ToolFormat* const kFormats[] = {
+      &kHermesTools,  &kLlama3JsonTools, &kMistralV3Tools, &kMistralTekkenTools, &kMistralArgsTools,
+      &kHarmonyTools, &kGlmXmlTools,     &kKimiK2Tools,    &kQwen3CoderTools,    &kQwen35Tools};
   const ToolFormat& format = *kFormats[data[0] % std::size(kFormats)];
   std::mt19937 cuts(data[1] & 0x3f);
   const std::string text(reinterpret_cast<const char*>(data + 2), size - 2);

@@ -2,6 +2,7 @@
 // streams (streamable_prefix, ToolCallStream): text only, no grammar or model.
 #include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/tool_calls.h"
+#include "tools/pshard-server/xml_args.h"
 
 #include <algorithm>
 #include <string_view>
@@ -72,6 +73,8 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
                              const ToolFormat& format, const StringArgs* string_args) {
   if (format.parse)
     return format.parse(text, id_prefix, string_args);
+  if (format.xml)
+    return xml_args_parse(text, id_prefix, format, string_args);
   ToolAnswer a;
   const std::string open_tag = format.call_open, close_tag = format.call_close;
   size_t open = find_call_open(text, 0, format);

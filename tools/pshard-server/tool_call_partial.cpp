@@ -3,6 +3,7 @@
 // can send a call's arguments piece by piece, as OpenAI's streams do.
 #include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/tool_calls.h"
+#include "tools/pshard-server/xml_args.h"
 
 #include <string_view>
 
@@ -161,6 +162,8 @@ std::vector<PartialCall> partial_calls(const std::string& text, const ToolFormat
                                        const StringArgs* string_args) {
   if (format.partial)
     return format.partial(text, id_prefix, string_args);
+  if (format.xml)
+    return xml_args_partial(text, id_prefix, format, string_args);
   switch (format.calls_form) {
   case CallsForm::kObjects:
     return object_calls(text, format, id_prefix, from);

@@ -324,7 +324,7 @@ tool_message(const json& m, std::string content, const std::string& param, const
   if (!written.empty() && format.calls_turn)
     return std::make_pair(std::string(format.text_role), format.calls_turn(content, written));
   if (!written.empty())
-    content += (content.empty() ? "" : "\n") + format.calls_text(written);
+    content += (content.empty() ? "" : format.calls_after_text) + format.calls_text(written);
   return std::make_pair(role, std::move(content));
 }
 
@@ -333,7 +333,7 @@ void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const T
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& [role, content] : chat) {
     if (format.join_results && role == "tool" && !out.empty() && out.back().first == "tool")
-      out.back().second += "\n" + content;
+      out.back().second += format.results_between + content;
     else
       out.emplace_back(role, std::move(content));
   }
@@ -369,8 +369,13 @@ void place_tools(std::vector<std::pair<std::string, std::string>>& chat, const T
   } else if (format.tools_at == ToolsAt::kDeveloper &&
              (out.empty() || out.front().first != "system")) {
     out.insert(out.begin(), {format.text_role, format.tools_turn(tools->tools_text)});
+  } else if (format.tools_at == ToolsAt::kSystemFirst) {
+    std::string& s = system();
+    s = tools->tools_text + (s.empty() ? "" : "\n\n") + s;
   } else {
     std::string& s = system();
+    if (s.empty())
+      s = format.default_system;
     s += (s.empty() ? "" : "\n\n") + tools->tools_text;
   }
   chat = std::move(out);

@@ -38,7 +38,7 @@ struct ToolUse {
   // The answer's reasoning is taken out of it (reasoning.h) and calls are parsed from the
   // rest: a trigger inside the thought does not start the grammar either.
   bool skip_thought = false;
-  StringArgs string_args; // the offered functions' string arguments (GLM writes them raw)
+  StringArgs string_args; // the offered functions' string arguments (kXmlArgs writes them raw)
 };
 
 // `tools` and `tool_choice` from the body: nullopt when there are none or the choice is
@@ -88,10 +88,11 @@ ToolAnswer parse_tool_answer(const std::string& text, const std::string& id_pref
 // A GBNF literal of `text`: quotes, backslashes, newlines, returns and tabs escaped.
 std::string gbnf_literal(const std::string& text);
 
-// kXmlArgs (GLM-4.5; glm_tools.cpp): one call or, `parallel`, several, each the opening,
-// a listed function's name and its arguments as key/value pairs in the schema's order, each
-// at most once and the required ones always — a string argument's value raw text without
-// "</arg_value>", any other the JSON its schema allows.
+// kXmlArgs (GLM-4.5, Qwen3-Coder, Qwen3.5; xml_args_grammar.cpp): one call or, `parallel`,
+// several, each the opening, a listed function's name and its arguments as key/value pairs
+// in the format's markup and the schema's order, each at most once and the required ones
+// always — a string argument's value raw text without the value's closing tag, any other
+// the JSON its schema allows.
 FieldError
 xml_args_grammar(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools,
                  bool parallel, const ToolFormat& format, std::string& out);
@@ -110,7 +111,7 @@ per_tool_branches(const std::vector<std::pair<std::string, nlohmann::ordered_jso
                   const std::string& between, std::string& out, std::string& branches);
 
 // Per function, the arguments whose schema (a local $ref followed) is a string or one of
-// strings: ToolUse::string_args (glm_tools.cpp).
+// strings: ToolUse::string_args (xml_args.cpp).
 StringArgs
 string_arguments(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& tools);
 

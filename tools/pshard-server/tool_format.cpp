@@ -200,6 +200,10 @@ const ToolFormat& tool_format_for(std::string_view chat_template, bool args_toke
     return kChatglm4Tools;
   if (chat_template == "kimi-k2")
     return kKimiK2Tools;
+  if (chat_template == "qwen3-coder")
+    return kQwen3CoderTools;
+  if (chat_template == "qwen3.5")
+    return kQwen35Tools;
   if (chat_template == "llama3" || chat_template == "llama4")
     return kLlama3JsonTools;
   if (chat_template == "mistral-v3")

@@ -40,6 +40,15 @@
 //                answer's text, each <|tool_call_begin|>functions.NAME:INDEX
 //                <|tool_call_argument_begin|>{...}<|tool_call_end|>, the model's id kept;
 //                results tool turns opening "## Return of ID" (kimi_tools.cpp).
+//   qwen3-coder  (Qwen3-Coder, Qwen3-Coder-Next): the tools in XML (<function><name>...) after
+//                the system message (a default one when there is none); a call is
+//                <tool_call>\n<function=NAME>\n, per argument <parameter=KEY>\nVALUE\n</parameter>
+//                (a string raw, any other value as Python's str() writes it), then
+//                </function>\n</tool_call>, several a turn; results one user turn, each
+//                <tool_response>\n...\n</tool_response>\n (qwen_xml_tools.cpp).
+//   qwen3.5      (Qwen3.5): Qwen3-Coder's calls, the tools one JSON line each before the
+//                system message's text, lists and objects in calls written as JSON, results
+//                joined by newlines as Hermes's (qwen_xml_tools.cpp).
 //
 // Everything format-specific is data here; tool_calls.h does the rest the same way for all.
 #pragma once
@@ -65,15 +74,23 @@ struct PartialCall {
 
 using JsonList = std::vector<nlohmann::ordered_json>;
 
-// Per offered function, the arguments whose schema is a string: GLM writes those raw and
-// every other value as JSON, so reading a call back needs to know which is which.
+// Per offered function, the arguments whose schema is a string: kXmlArgs writes those raw and
+// every other value in its own spelling, so reading a call back needs to know which is which.
 using StringArgs = std::map<std::string, std::set<std::string>>;
 
 // Where the tools block goes: appended to the system message, before the first user
 // message's text, or as a turn of its own (role `tools_role`) before the last user
 // message (and before a system message right ahead of it).
-enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser, kDeveloper, kOwnFirstSystem };
+enum class ToolsAt {
+  kSystem,
+  kSystemFirst,
+  kFirstUser,
+  kBeforeLastUser,
+  kDeveloper,
+  kOwnFirstSystem
+};
 
+// kSystemFirst: the system message's start, the client's system text after it (Qwen3.5).
 // kDeveloper: appended to the system message (harmony's developer instructions), or
 // without one a turn of its own (ToolFormat::tools_turn). kOwnFirstSystem: a system turn
 // of its own before every other (GLM-4.5's), the client's system message after it.
@@ -84,12 +101,32 @@ enum class ToolsAt { kSystem, kFirstUser, kBeforeLastUser, kDeveloper, kOwnFirst
 //               digits (the model writes it; results name it back)
 //   kNamedArgs  each call call_open NAME [CALL_ID]ID (optional) [ARGS] {arguments}
 //   kHarmony    one call: call_open NAME, harmony's header rest, <|message|> {arguments}
-//   kXmlArgs    each call call_open NAME, its arguments as <arg_key>/<arg_value> pairs,
-//               call_close (GLM-4.5)
+//   kXmlArgs    each call call_open NAME, its arguments as XML-tagged key/value pairs,
+//               call_close, in the format's XmlArgsMarkup (GLM-4.5, Qwen3-Coder, Qwen3.5)
 //   kSections   call_open, then each call <|tool_call_begin|>functions.NAME:INDEX
 //               <|tool_call_argument_begin|>{arguments}<|tool_call_end|>, then call_close
 //               (Kimi K2)
 enum class CallsForm { kObjects, kArray, kNamedArgs, kHarmony, kXmlArgs, kSections };
+
+// How kXmlArgs writes a call (xml_args.h):
+//
+//   call_open [newline name_open] NAME name_close newline
+//   per argument: key_open KEY key_close newline value_open VALUE [newline] value_close newline
+//   [args_close newline] call_close
+//
+// and reads one back with any space between the parts, a value as it stands between its
+// tags (less one newline at each end where `value_in_newlines`).
+struct XmlArgsMarkup {
+  std::string_view name_open;  // "": the name follows call_open (GLM-4.5)
+  std::string_view name_close; // "": the name ends at its line's end or a '<'
+  std::string_view key_open, key_close;
+  std::string_view value_open; // "": the value follows key_close's newline
+  std::string_view value_close;
+  std::string_view args_close; // before call_close ("": none)
+  bool value_in_newlines;
+  // A value that is not a string as the format writes it (a string is always raw).
+  std::string (*value_text)(const nlohmann::ordered_json& value);
+};
 
 struct ToolFormat {
   const char* name;
@@ -133,6 +170,14 @@ struct ToolFormat {
   // error): requests with tools are refused rather than written in a format the model was
   // not trained on.
   const char* not_built = nullptr;
+  // kXmlArgs's markup (null for the other forms).
+  const XmlArgsMarkup* xml = nullptr;
+  // Between an assistant message's text and its calls, when it has text.
+  const char* calls_after_text = "\n";
+  // Between joined results (join_results).
+  const char* results_between = "\n";
+  // The system message written when tools are offered and the client sent none (kSystem).
+  const char* default_system = "";
 };
 
 extern const ToolFormat kHermesTools;
@@ -143,6 +188,8 @@ extern const ToolFormat kMistralArgsTools;
 extern const ToolFormat kHarmonyTools;
 extern const ToolFormat kGlmXmlTools;
 extern const ToolFormat kKimiK2Tools;
+extern const ToolFormat kQwen3CoderTools;
+extern const ToolFormat kQwen35Tools;
 // GLM-4-0414's template (chatglm4): its calls are not built (ToolFormat::not_built).
 extern const ToolFormat kChatglm4Tools;
 
@@ -153,8 +200,8 @@ inline constexpr const char* kCallIdTag = "[CALL_ID]";
 // The format of a chat template (pshard_chat_builtin_templates' names): llama3 and llama4 ->
 // llama3-json, mistral-v3 -> mistral-v3, mistral-v3-tekken / -v7 / -v7-tekken ->
 // mistral-tekken (mistral-args when `args_token`: the vocabulary has [ARGS] as one
-// token), gpt-oss -> harmony, glm-4.5 -> glm-xml, kimi-k2 -> kimi-k2, chatglm4 -> refused,
-// anything else -> hermes.
+// token), gpt-oss -> harmony, glm-4.5 -> glm-xml, kimi-k2 -> kimi-k2, qwen3-coder ->
+// qwen3-coder, qwen3.5 -> qwen3.5, chatglm4 -> refused, anything else -> hermes.
 const ToolFormat& tool_format_for(std::string_view chat_template, bool args_token = false);
 
 // JSON with Python's separators (", " and ": "), as Jinja's tojson writes calls and tools

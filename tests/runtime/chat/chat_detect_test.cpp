@@ -34,6 +34,17 @@ const Case kCases[] = {
      "is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}"
      "{%- endif %}{%- endif %}",
      "chatml"},
+    {"Qwen3-Coder, Qwen3-Coder-Next (XML calls)",
+     "{{- '\\n<tool_call>\\n<function=' + tool_call.name + '>\\n' }}{%- for args_name, "
+     "args_value in tool_call.arguments|items %}{{- '<parameter=' + args_name + '>\\n' }}"
+     "{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}",
+     "qwen3-coder"},
+    {"Qwen3.5 (XML calls, opening the thought)",
+     "{{- '<tool_call>\\n<function=' + tool_call.name + '>\\n' }}{{- '<parameter=' + "
+     "args_name + '>\\n' }}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+     "{%- if enable_thinking is defined and enable_thinking is false %}"
+     "{{- '<think>\\n\\n</think>\\n\\n' }}{%- else %}{{- '<think>\\n' }}{%- endif %}{%- endif %}",
+     "qwen3.5"},
     {"Phi-4",
      "{% for message in messages %}{{'<|im_start|>' + message['role'] + '<|im_sep|>' + "
      "message['content'] + '<|im_end|>'}}{% endfor %}",

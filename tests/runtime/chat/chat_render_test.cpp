@@ -77,6 +77,19 @@ const std::map<std::string, std::string>& expected() {
        "<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n"
        "<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother "
        "question<|im_end|>\n<|im_start|>assistant\n<think>\n"},
+      // Qwen3-Coder's template writes ChatML; Qwen3.5's trims every text and opens the thought.
+      {"qwen3-coder",
+       "<|im_start|>system\nYou are a helpful "
+       "assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
+       "<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n"
+       "<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother "
+       "question<|im_end|>\n<|im_start|>assistant\n"},
+      {"qwen3.5",
+       "<|im_start|>system\nYou are a helpful "
+       "assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
+       "<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n"
+       "<|im_start|>assistant\nI am an assistant<|im_end|>\n<|im_start|>user\nAnother "
+       "question<|im_end|>\n<|im_start|>assistant\n<think>\n"},
       {"llama2", "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you "
                  "[/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
       {"llama2-sys", "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi "

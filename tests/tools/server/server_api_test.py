@@ -717,6 +717,51 @@ def glm(tmp):
         check("glm-4.5: a conversation with a call and its result", status == 200, body)
 
 
+def qwen35(tmp):
+    """Qwen3.5 (a qwen35 model, its recurrent layers served one session per sequence, with
+    --chat-template qwen3.5): a chat is its template's prompt (the thought opened; thinking
+    off closes it empty); function calling in Qwen's XML form: a required call is well-formed
+    (string arguments raw, enums among their strings), streamed or not, and a conversation
+    holding earlier calls and their results is taken."""
+    model = os.path.join(tmp, "qwen35.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--arch", "qwen35", "--n-layer", "4",
+            "--head-dim", "16", "--rope-dim", "8", "--ssm-state", "16", "--ssm-groups", "2",
+            "--ssm-v-heads", "6", "--control-tokens", "<think>,</think>")
+    check("mkmodel qwen35", p.returncode == 0, p.stderr)
+    with Server(build, model, "-np", "2", "-c", "2048", "--chat-template", "qwen3.5") as s:
+        one = {"messages": [{"role": "user", "content": " Hi "}], "max_tokens": 2,
+               "temperature": 0}
+        status, body = s.json("POST", "/v1/chat/completions", one)
+        _, prompt = s.json("POST", "/tokenize", {
+            "content": "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n",
+            "add_special": True})
+        check("qwen3.5: the template's prompt", status == 200 and
+              body["usage"]["prompt_tokens"] == len(prompt.get("tokens", [])), (body, prompt))
+        _, off = s.json("POST", "/v1/chat/completions",
+                        dict(one, chat_template_kwargs={"enable_thinking": False}))
+        _, closed = s.json("POST", "/tokenize", {
+            "content": "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n"
+                       "</think>\n\n", "add_special": True})
+        check("qwen3.5: thinking off closes an empty thought as its template does",
+              off["usage"]["prompt_tokens"] == len(closed.get("tokens", [])), (off, closed))
+        req = {"messages": [{"role": "user", "content": "What is the weather in Paris?"}],
+               "max_tokens": 200, "temperature": 0, "tools": [WEATHER, CLOCK],
+               "tool_choice": "required", "parallel_tool_calls": False,
+               "chat_template_kwargs": {"enable_thinking": False}}
+        calls = required_call(s, "qwen3.5", req, 2)
+        args = json.loads(calls[0]["function"]["arguments"]) if calls else {}
+        check("qwen3.5: string arguments come back as strings",
+              all(isinstance(v, str) for v in args.values()), calls)
+        history = req["messages"] + [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'}]
+        status, body = s.json("POST", "/v1/chat/completions",
+                              dict(req, messages=history, tool_choice="auto", max_tokens=16))
+        check("qwen3.5: a conversation with a call and its result", status == 200, body)
+
+
 def llama3_tool_calling():
     """--chat-template llama3: Meta's JSON calls. A required call is well-formed, streamed or
     not, and one a turn; tools are listed; earlier calls and ipython results are taken."""
@@ -915,6 +960,7 @@ def main():
         mistral_thinking(tmp)
         harmony(tmp)
         glm(tmp)
+        qwen35(tmp)
         mistral_tool_calling(tmp)
         mistral_tool_calling(tmp, "mistral-v7-tekken",
                              ",[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[ARGS],[CALL_ID]")

@@ -1,23 +1,20 @@
-// The grammar of GLM-4.5's calls (tool_calls.h: xml_args_grammar), apart from the rest of
-// glm_tools.cpp because it needs the JSON Schema converter (the C API), which reading
-// answers does not.
-#include "tools/pshard-server/glm_schema.h"
+// The grammar of kXmlArgs's calls (tool_calls.h: xml_args_grammar), from the format's
+// markup, apart from xml_args.cpp because it needs the JSON Schema converter (the C API),
+// which reading answers does not.
 #include "tools/pshard-server/structured_output.h"
 #include "tools/pshard-server/tool_calls.h"
+#include "tools/pshard-server/xml_args.h"
 
 namespace pshard::server {
 namespace {
 
 using nlohmann::ordered_json;
 
-constexpr std::string_view kKey = "<arg_key>", kKeyEnd = "</arg_key>";
-constexpr std::string_view kValue = "<arg_value>", kValueEnd = "</arg_value>";
-
-// Text without "</arg_value>": runs of anything but '<', each '<' followed by a segment
-// that does not begin "/arg_value>" (that string holds no '<', so a segment is everything up
-// to the next '<').
-std::string xml_text_rules() {
-  constexpr std::string_view kRest = "/arg_value>";
+// Text without the value's closing tag (`close`, a '<' and then none): runs of anything but
+// '<', each '<' followed by a segment that does not begin the tag's rest (that rest holds no
+// '<', so a segment is everything up to the next '<').
+std::string xml_text_rules(std::string_view close) {
+  const std::string_view kRest = close.substr(1);
   std::string g = "xml-text ::= [^<]* ( \"<\" xml-text-0 )*\n";
   for (size_t j = 0; j < kRest.size(); ++j) {
     const std::string here = "xml-text-" + std::to_string(j);
@@ -67,6 +64,10 @@ FieldError value_rule(const ordered_json& prop, const ordered_json& params, cons
 
 FieldError xml_args_grammar(const std::vector<std::pair<std::string, ordered_json>>& tools,
                             bool parallel, const ToolFormat& format, std::string& out) {
+  const XmlArgsMarkup& m = *format.xml;
+  const std::string key_close = std::string(m.key_close) + "\n" + std::string(m.value_open);
+  const std::string value_close =
+      (m.value_in_newlines ? "\n" : "") + std::string(m.value_close) + "\n";
   std::string branches;
   for (size_t i = 0; i < tools.size(); ++i) {
     const std::string tool = "tool-" + std::to_string(i);
@@ -80,25 +81,26 @@ FieldError xml_args_grammar(const std::vector<std::pair<std::string, ordered_jso
         const std::string arg = tool + "-a" + std::to_string(j++);
         if (FieldError e = value_rule(prop, params, arg + "-value", out))
           return e;
-        out += arg + " ::= " +
-               gbnf_literal(std::string(kKey) + key + std::string(kKeyEnd) + "\n" +
-                            std::string(kValue)) +
-               " " + arg + "-value " + gbnf_literal(std::string(kValueEnd) + "\n") + "\n";
+        out += arg + " ::= " + gbnf_literal(std::string(m.key_open) + key + key_close) + " " + arg +
+               "-value " + gbnf_literal(value_close) + "\n";
         const bool needed = std::find(required.begin(), required.end(), key) != required.end();
         args += " " + arg + (needed ? "" : "?");
       }
-    } else { // no declared arguments: any keys, raw values
-      out += tool + "-arg ::= " + gbnf_literal(std::string(kKey)) + " [^<\\n]+ " +
-             gbnf_literal(std::string(kKeyEnd) + "\n" + std::string(kValue)) + " xml-text " +
-             gbnf_literal(std::string(kValueEnd) + "\n") + "\n";
+    } else { // no declared arguments: any keys (up to the key's close), raw values
+      out += tool + "-arg ::= " + gbnf_literal(std::string(m.key_open)) + " [^" + m.key_close[0] +
+             "\\n]+ " + gbnf_literal(key_close) + " xml-text " + gbnf_literal(value_close) + "\n";
       args = " " + tool + "-arg*";
     }
-    branches += std::string(i ? " | " : "") + gbnf_literal(tools[i].first + "\n") + args;
+    const std::string args_close = m.args_close.empty() ? "" : std::string(m.args_close) + "\n";
+    branches += std::string(i ? " | " : "") +
+                gbnf_literal(tools[i].first + std::string(m.name_close) + "\n") + args +
+                (args_close.empty() ? "" : " " + gbnf_literal(args_close));
   }
-  out += xml_text_rules();
+  const std::string name_open = m.name_open.empty() ? "" : "\n" + std::string(m.name_open);
+  out += xml_text_rules(m.value_close);
   out += "root ::= tool-call" + std::string(parallel ? " ( \"\\n\" tool-call )*" : "") +
-         "\ntool-call ::= " + gbnf_literal(format.call_open) + " ( " + branches + " ) " +
-         gbnf_literal(format.call_close);
+         "\ntool-call ::= " + gbnf_literal(format.call_open + name_open) + " ( " + branches +
+         " ) " + gbnf_literal(format.call_close);
   return std::nullopt;
 }
 
