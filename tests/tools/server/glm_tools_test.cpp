@@ -6,6 +6,7 @@
 // their schema) and streaming.
 #include "tests/tools/server/chat_prompt.h"
 #include "tests/tools/server/grammar_match.h"
+#include "tests/tools/server/streamed_calls.h"
 #include "tools/pshard-server/tool_calls.h"
 
 #include <gtest/gtest.h>
@@ -168,24 +169,14 @@ TEST(GlmTools, StringsBehindRefsEnumsAndBoundsAreRaw) {
 TEST(GlmTools, CallsStreamAsTheirArgumentsComeWhole) {
   auto use = glm_tools("auto");
   ASSERT_TRUE(use);
-  ToolCallStream s(kGlmXmlTools, use->string_args);
-  std::string content, args;
-  for (const char* piece : {"It is ", "cold.\n<tool_", "call>get_weather\n<arg_key>ci",
-                            "ty</arg_key>\n<arg_value>Oslo</arg_value>\n<arg_key>days",
-                            "</arg_key>\n<arg_value>2</arg_value>\n</tool_call>"}) {
-    ToolCallStream::Piece p = s.push(piece, false, "c");
-    content += p.content;
-    for (const json& d : p.deltas)
-      args += d["function"].value("arguments", "");
-  }
-  ToolCallStream::Piece last = s.push("", true, "c");
-  content += last.content;
-  for (const json& d : last.deltas)
-    args += d["function"].value("arguments", "");
-  EXPECT_EQ(content, "It is cold.");
-  ASSERT_EQ(last.calls.size(), 1u);
-  EXPECT_EQ(last.calls[0]["function"]["arguments"], "{\"city\":\"Oslo\",\"days\":2}");
-  EXPECT_EQ(args, "{\"city\":\"Oslo\",\"days\":2}") << "the deltas add up to the call";
+  const Streamed out = streamed_calls(kGlmXmlTools, use->string_args,
+                                      {"It is ", "cold.\n<tool_", "call>get_weather\n<arg_key>ci",
+                                       "ty</arg_key>\n<arg_value>Oslo</arg_value>\n<arg_key>days",
+                                       "</arg_key>\n<arg_value>2</arg_value>\n</tool_call>"});
+  EXPECT_EQ(out.content, "It is cold.");
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0]["function"]["arguments"], "{\"city\":\"Oslo\",\"days\":2}");
+  EXPECT_EQ(out.args, "{\"city\":\"Oslo\",\"days\":2}") << "the deltas add up to the call";
 }
 
 } // namespace

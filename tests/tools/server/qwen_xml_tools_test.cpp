@@ -6,6 +6,7 @@
 // of a call and streaming.
 #include "tests/tools/server/chat_prompt.h"
 #include "tests/tools/server/grammar_match.h"
+#include "tests/tools/server/streamed_calls.h"
 #include "tools/pshard-server/tool_calls.h"
 
 #include <gtest/gtest.h>
@@ -209,24 +210,14 @@ TEST(QwenXmlTools, TheGrammarTakesListedParametersByTheirSchemas) {
 TEST(QwenXmlTools, CallsStreamAsTheirArgumentsComeWhole) {
   auto use = tools_of(kQwen35Tools, "auto");
   ASSERT_TRUE(use);
-  ToolCallStream s(kQwen35Tools, use->string_args);
-  std::string content, args;
-  for (const char* piece :
-       {"It is ", "cold.\n\n<tool_", "call>\n<function=get_we", "ather>\n<para", "meter=city>\nOs",
-        "lo\n</parameter>\n<parameter=days>\n2\n</param", "eter>\n</function>\n</tool_call>"}) {
-    ToolCallStream::Piece p = s.push(piece, false, "c");
-    content += p.content;
-    for (const json& d : p.deltas)
-      args += d["function"].value("arguments", "");
-  }
-  ToolCallStream::Piece last = s.push("", true, "c");
-  content += last.content;
-  for (const json& d : last.deltas)
-    args += d["function"].value("arguments", "");
-  EXPECT_EQ(content, "It is cold.");
-  ASSERT_EQ(last.calls.size(), 1u);
-  EXPECT_EQ(last.calls[0]["function"]["arguments"], "{\"city\":\"Oslo\",\"days\":2}");
-  EXPECT_EQ(args, "{\"city\":\"Oslo\",\"days\":2}") << "the deltas add up to the call";
+  const Streamed out = streamed_calls(
+      kQwen35Tools, use->string_args,
+      {"It is ", "cold.\n\n<tool_", "call>\n<function=get_we", "ather>\n<para", "meter=city>\nOs",
+       "lo\n</parameter>\n<parameter=days>\n2\n</param", "eter>\n</function>\n</tool_call>"});
+  EXPECT_EQ(out.content, "It is cold.");
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0]["function"]["arguments"], "{\"city\":\"Oslo\",\"days\":2}");
+  EXPECT_EQ(out.args, "{\"city\":\"Oslo\",\"days\":2}") << "the deltas add up to the call";
 }
 
 } // namespace

@@ -381,6 +381,19 @@ def required_call(s, label, req, min_pieces):
     return calls
 
 
+def call_and_result(s, label, req):
+    """A conversation holding an earlier call and its result (after `req`'s messages) is
+    taken."""
+    history = req["messages"] + [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'}]
+    status, body = s.json("POST", "/v1/chat/completions",
+                          dict(req, messages=history, tool_choice="auto", max_tokens=16))
+    check(label + ": a conversation with a call and its result", status == 200, body)
+
+
 def tool_calling(s):
     """Function calling in the Hermes format: a required call is well-formed, streamed or
     not; a named function is the one called; "none" lists no tools and answers as if there
@@ -707,14 +720,7 @@ def glm(tmp):
                "tool_choice": "required", "parallel_tool_calls": False,
                "chat_template_kwargs": {"enable_thinking": False}}
         required_call(s, "glm-4.5", req, 2)
-        history = req["messages"] + [
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_1", "type": "function",
-                 "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
-            {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'}]
-        status, body = s.json("POST", "/v1/chat/completions",
-                              dict(req, messages=history, tool_choice="auto", max_tokens=16))
-        check("glm-4.5: a conversation with a call and its result", status == 200, body)
+        call_and_result(s, "glm-4.5", req)
 
 
 def qwen35(tmp):
@@ -752,14 +758,7 @@ def qwen35(tmp):
         args = json.loads(calls[0]["function"]["arguments"]) if calls else {}
         check("qwen3.5: string arguments come back as strings",
               all(isinstance(v, str) for v in args.values()), calls)
-        history = req["messages"] + [
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_1", "type": "function",
-                 "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
-            {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'}]
-        status, body = s.json("POST", "/v1/chat/completions",
-                              dict(req, messages=history, tool_choice="auto", max_tokens=16))
-        check("qwen3.5: a conversation with a call and its result", status == 200, body)
+        call_and_result(s, "qwen3.5", req)
 
 
 def llama3_tool_calling():
