@@ -3,6 +3,7 @@
 #include "tools/pshard-server/image_part.h"
 #include "tools/pshard-server/infill.h"
 #include "tools/pshard-server/structured_output.h"
+#include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/tool_calls.h"
 
 #include <cstdlib>
@@ -62,6 +63,24 @@ message_content(const json& m, size_t i, const ServingEngine& engine,
   return text;
 }
 
+namespace {
+
+// An assistant message's reasoning_content as the thought it was written after ("" when it
+// has none): the template writes it back for the messages after the last user message, so
+// a tool-calling run keeps its reasoning and its prompt only grows.
+std::string recent_thought(const json& m, const ThoughtTags& tags) {
+  const auto r = m.find("reasoning_content");
+  if (r == m.end() || !r->is_string())
+    return "";
+  const std::string_view thought = trim_space(r->get<std::string>());
+  if (thought.empty())
+    return "";
+  return std::string(tags.open) + "\n" + std::string(thought) + "\n" + std::string(tags.close) +
+         "\n\n";
+}
+
+} // namespace
+
 std::variant<std::string, ApiError>
 chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
             const ReasoningOptions& reasoning, std::vector<std::shared_ptr<pshard_image>>& images) {
@@ -80,10 +99,13 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
     return calls != m.end() && calls->is_array() && !calls->empty();
   };
   size_t answered = 0; // messages before the last final answer (an assistant's without calls)
+  size_t asked = 0;    // the last user message
   for (size_t i = 0; i < it->size(); ++i) {
     const json& m = (*it)[i];
     if (m.is_object() && m.value("role", json()) == "assistant" && !makes_calls(m))
       answered = i;
+    if (m.is_object() && m.value("role", json()) == "user")
+      asked = i;
   }
   for (size_t i = 0; i < it->size(); ++i) {
     const json& m = (*it)[i];
@@ -104,7 +126,10 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
         tool_message(m, std::get<std::string>(std::move(content)), param, format, &names);
     if (auto* e = std::get_if<ApiError>(&turn))
       return *e;
-    chat.push_back(std::get<std::pair<std::string, std::string>>(std::move(turn)));
+    auto& said = std::get<std::pair<std::string, std::string>>(turn);
+    if (format.keeps_recent_thoughts && engine.thinks() && i > asked && said.first == "assistant")
+      said.second.insert(0, recent_thought(m, engine.thought_tags()));
+    chat.push_back(std::move(said));
   }
   place_tools(chat, tools, engine.tool_format());
   auto text = engine.render_chat(chat);

@@ -230,6 +230,7 @@ const ToolFormat kQwen35Tools{.name = "qwen3.5",
                               .calls_text = qwen35_calls_text,
                               .result_text = qwen35_result_text,
                               .xml = &kQwen35Markup,
-                              .calls_after_text = "\n\n"};
+                              .calls_after_text = "\n\n",
+                              .keeps_recent_thoughts = true};
 
 } // namespace pshard::server

@@ -178,6 +178,9 @@ struct ToolFormat {
   const char* results_between = "\n";
   // The system message written when tools are offered and the client sent none (kSystem).
   const char* default_system = "";
+  // An assistant message after the last user message is written after its reasoning_content
+  // as the thought it followed (Qwen3.5's template; with or without tools offered).
+  bool keeps_recent_thoughts = false;
 };
 
 extern const ToolFormat kHermesTools;

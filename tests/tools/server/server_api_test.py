@@ -759,6 +759,24 @@ def qwen35(tmp):
         check("qwen3.5: string arguments come back as strings",
               all(isinstance(v, str) for v in args.values()), calls)
         call_and_result(s, "qwen3.5", req)
+        # As Qwen3.5's template: the reasoning of an answer after the last user message is
+        # written back as its thought, "<think>\nR\n</think>\n\n" before its text; an
+        # earlier answer's is not.
+        def prompt_tokens(messages):
+            status, b = s.json("POST", "/v1/chat/completions",
+                               dict(one, messages=messages, max_tokens=1))
+            return b["usage"]["prompt_tokens"] if status == 200 else b
+        _, thought = s.json("POST", "/tokenize", {"content": "<think>\nNo.\n</think>\n\n"})
+        reply = {"role": "assistant", "content": "Hello.", "reasoning_content": " No. "}
+        bare = dict(reply, reasoning_content=None)
+        later = [{"role": "user", "content": "Bye"}]
+        kept, plain = prompt_tokens(one["messages"] + [reply]), prompt_tokens(one["messages"] + [bare])
+        check("qwen3.5: a recent answer keeps its thought",
+              isinstance(kept, int) and kept == plain + len(thought.get("tokens", [])),
+              (kept, plain, thought))
+        check("qwen3.5: an answered turn's thought is dropped",
+              prompt_tokens(one["messages"] + [reply] + later) ==
+              prompt_tokens(one["messages"] + [bare] + later))
 
 
 def llama3_tool_calling():
