@@ -16,11 +16,20 @@ BatchedCpuSession::BatchedCpuSession(const Model& model, const BatchParams& para
 Status check_pageable(const ModelHParams& hp) {
   if (!hp.has_recurrent_layers())
     return Status::ok_status();
-  return unsupported("the batch engines page KV caches by position, and this " +
+  return unsupported("the device batch engine pages KV caches by position, and this " +
                      std::string(hp.family->name) +
                      " model's recurrent layers keep a state per sequence instead; "
                      "make_sequence_engine (pshard-server, pshard_batch_create) runs such a "
-                     "model one session per sequence");
+                     "model one session per sequence on a device, batched on the cpu backend");
+}
+
+Status check_recurrent_rewind(const ModelHParams& hp, int64_t to, int64_t length) {
+  if (!hp.has_recurrent_layers() || to == 0 || to == length)
+    return Status::ok_status();
+  return out_of_range("cannot rewind a sequence to position " + std::to_string(to) + " of " +
+                      std::to_string(length) +
+                      ": this model's recurrent layers keep a state, not the positions before "
+                      "it; rewind to 0 and decode again");
 }
 
 Status check_batch_params(const BatchParams& p) {
@@ -52,10 +61,16 @@ SequenceLimits sequence_limits(const ModelHParams& hp, const BatchParams& p, int
   return l;
 }
 
-std::vector<int64_t> pool_layer_pages(const ModelHParams& hp, const SequenceLimits& l) {
+std::vector<int64_t> pool_layer_pages(const ModelHParams& hp, const SequenceLimits& l,
+                                      std::span<const int64_t> state_rows) {
   std::vector<int64_t> pages;
-  for (int64_t il = 0; il < hp.n_layer; ++il)
-    pages.push_back(l.window > 0 && hp.attention_window(il) > 0 ? l.window_pages : l.n_pages);
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    const int64_t state = state_rows.empty() ? 0 : state_rows[static_cast<size_t>(il)];
+    if (state > 0) // every sequence slot's state, one after another
+      pages.push_back((l.max_sequences * state + l.page_tokens - 1) / l.page_tokens);
+    else
+      pages.push_back(l.window > 0 && hp.attention_window(il) > 0 ? l.window_pages : l.n_pages);
+  }
   return pages;
 }
 
@@ -64,7 +79,8 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
   const ModelHParams& hp = model.hparams();
   BatchParams p = in;
   PSHARD_RETURN_IF_ERROR(check_batch_params(p));
-  PSHARD_RETURN_IF_ERROR(check_pageable(hp));
+  if (hp.has_recurrent_layers()) // a state holds no positions to share or go back to
+    p.prefix_cache = false;
   if (p.n_ctx == 0)
     p.n_ctx = std::min<int64_t>(hp.n_ctx_train, 4096);
   PSHARD_RETURN_IF_ERROR(check_context_fits(hp, p.n_ctx));
@@ -77,15 +93,33 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
   p.n_pages = limits.n_pages;
   PSHARD_RETURN_IF_ERROR(check_kv_types(p.kv_type_k, p.kv_type_v, hp.attn_key_dim(),
                                         hp.attn_value_dim()));
-  std::vector<int64_t> layer_pages = pool_layer_pages(hp, limits);
+  if (hp.has_recurrent_layers())
+    PSHARD_RETURN_IF_ERROR(
+        check_state_row_types(hp.kv_dim(), p.kv_type_k, hp.v_dim(), p.kv_type_v));
+  const std::vector<int64_t> state_rows = model_state_rows(hp, p.kv_type_k, p.kv_type_v);
+  std::vector<int64_t> layer_pages = pool_layer_pages(hp, limits, state_rows);
   if (!hp.causal) // keys live for one pass, and the layers run in turn: one layer's pages
     layer_pages = {*std::max_element(layer_pages.begin(), layer_pages.end())};
   PSHARD_ASSIGN_OR_RETURN(auto pool, KvPagePool::create(layer_pages, hp.kv_dim(), p.page_tokens,
                                                         p.kv_type_k, p.kv_type_v, hp.v_dim()));
   auto s = std::unique_ptr<BatchedCpuSession>(
       new BatchedCpuSession(model, p, limits, std::move(pool)));
+  s->state_rows_ = state_rows;
   s->act_.reserve(hp, p.max_batch_tokens, p.max_logit_rows);
   return s;
+}
+
+KvView BatchedCpuSession::layer_view(int64_t il) {
+  KvView v = pool_->layer(il);
+  if (!state_rows_.empty())
+    v.state_rows = state_rows_[static_cast<size_t>(il)];
+  return v;
+}
+
+Status BatchedCpuSession::rewind_sequence(SeqId seq, std::span<const TokenId> kept) {
+  PSHARD_RETURN_IF_ERROR(check_recurrent_rewind(model_.hparams(), static_cast<int64_t>(kept.size()),
+                                                seqs_.length(seq)));
+  return seqs_.rewind(seq, kept);
 }
 
 Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch) {
@@ -103,7 +137,7 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
     if (s.kind == SubLayerKind::kHead && !logits)
       continue;
     run_sublayer(s, pass, host_sublayer_weights(model_.weights(), s),
-                 s.kind == SubLayerKind::kAttention ? pool_->layer(s.layer) : KvView{});
+                 s.kind == SubLayerKind::kAttention ? layer_view(s.layer) : KvView{});
     if (s.kind == SubLayerKind::kEmbed) // image tokens: their rows replace the placeholders'
       for (const auto& [row, values] : p.embedding_rows)
         std::copy_n(values, hp.n_embd, act_.ptrs().hidden + row * hp.n_embd);

@@ -13,6 +13,10 @@
 // Batch invariance: the kernels compute each row with a fixed instruction sequence
 // whatever else shares the call, and paged attention visits positions in order, so a
 // sequence's logits are bit-identical to the same tokens decoded alone by a CpuSession.
+//
+// A model with recurrent layers (Qwen3-Next, Qwen3.5): those layers' pool holds one state
+// per sequence slot (a SeqId's), not pages; its sequences share no prefixes and rewind
+// only to 0 or where they are.
 #pragma once
 
 #include "runtime/batch/batch_decoder.h"
@@ -45,16 +49,22 @@ struct BatchParams {
 
 // kInvalidArgument naming the counts when one is not positive (0 where a default exists).
 Status check_batch_params(const BatchParams& params);
-// kUnsupported for a model whose layers keep a recurrent state (Qwen3-Next): the batch
-// engines page KV caches by position, which such a state has none of.
+// kUnsupported for a model whose layers keep a recurrent state (Qwen3-Next) on the device
+// batch engine, which pages KV caches by position, which such a state has none of (the
+// host engine keeps one state per sequence slot instead).
 Status check_pageable(const ModelHParams& hp);
+// kOutOfRange for a rewind of a model with recurrent layers to other than 0 or `length`:
+// the state holds no earlier positions.
+Status check_recurrent_rewind(const ModelHParams& hp, int64_t to, int64_t length);
 
 // The sequences' limits of an engine for `params` (n_ctx resolved): n_pages defaults to
 // every sequence at n_ctx; a model with sliding-window layers gets their pool of window
 // pages (unless swa_full, or where it would hold no fewer pages).
 SequenceLimits sequence_limits(const ModelHParams& hp, const BatchParams& params, int64_t n_ctx);
-// Per layer, its pages in the pool: the window pool's for the sliding-window layers.
-std::vector<int64_t> pool_layer_pages(const ModelHParams& hp, const SequenceLimits& limits);
+// Per layer, its pages in the pool: the window pool's for the sliding-window layers; a
+// recurrent layer's (`state_rows` > 0: model_state_rows) one state per sequence slot.
+std::vector<int64_t> pool_layer_pages(const ModelHParams& hp, const SequenceLimits& limits,
+                                      std::span<const int64_t> state_rows = {});
 
 class BatchedCpuSession final : public BatchDecoder {
 public:
@@ -66,9 +76,7 @@ public:
     return seqs_.open_with_prefix(prompt);
   }
   void close_sequence(SeqId seq) override { seqs_.close(seq); }
-  Status rewind_sequence(SeqId seq, std::span<const TokenId> kept) override {
-    return seqs_.rewind(seq, kept);
-  }
+  Status rewind_sequence(SeqId seq, std::span<const TokenId> kept) override;
   int64_t sequence_length(SeqId seq) const override { return seqs_.length(seq); }
   bool can_append(SeqId seq, int64_t n) const override { return seqs_.can_append(seq, n); }
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;
@@ -93,6 +101,10 @@ private:
   std::unique_ptr<ThreadPool> threads_;
   std::unique_ptr<CpuOps> cpu_;
   std::vector<float> embeddings_; // the last pass's embedding rows (BatchEntry::hidden)
+  std::vector<int64_t> state_rows_; // per layer, a recurrent layer's state rows (else empty)
+
+  // Layer il's pool view (a recurrent layer's: every slot's state).
+  KvView layer_view(int64_t il);
 };
 
 } // namespace pshard

@@ -236,7 +236,7 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
                                                  std::to_string(limits_.n_ctx) + " tokens");
     p.new_pages += std::max<int64_t>(0, pages_for(q.length + n) - q.pages);
     p.new_window_pages += window_.net_new(s, q.length, pages_for(q.length + n));
-    p.segments.push_back({at, n, q.length, nullptr});
+    p.segments.push_back({at, n, q.length, nullptr, s});
     p.longest = std::max(p.longest, q.length + n);
     next[static_cast<size_t>(s)] = at;
     at += n;

@@ -3,11 +3,23 @@
 // Qwen3-Next conversions, all four from ssm_in, regrouped) and b/a projected;
 // the conv and the recurrence over the sequence's state (runtime/kernels/delta_net.h), kept
 // in the layer's cache rows; each v head's output RMS-normalised by ssm_norm and multiplied
-// by silu(z); ssm_out; residual. One sequence per pass: the batch engines refuse models with
-// recurrent layers (their states are not paged).
+// by silu(z); ssm_out; residual. A batch (pass.segments) keeps one state per sequence slot:
+// the state view's rows are the slots' states one after another, and each segment's
+// recurrence runs over its own; the projections treat the batch's tokens as rows.
 #include "runtime/model/sublayer.h"
 
 namespace pshard {
+namespace {
+
+// Sequence slot `seq`'s state in a view holding every slot's, one after another.
+KvView slot_state(const KvView& all, int32_t seq) {
+  KvView v = all;
+  v.k += static_cast<size_t>(seq) * static_cast<size_t>(all.state_rows) * all.k_row_bytes();
+  v.v += static_cast<size_t>(seq) * static_cast<size_t>(all.state_rows) * all.v_row_bytes();
+  return v;
+}
+
+} // namespace
 
 void delta_net_forward(ForwardPass& p, const AttentionWeights& w, const KvView& state) {
   const ModelHParams& hp = p.hp;
@@ -41,7 +53,12 @@ void delta_net_forward(ForwardPass& p, const AttentionWeights& w, const KvView& 
     stride = d.n_v_heads;
   }
   const DeltaNetWeights dw{w.ssm_conv.data, w.ssm_a.data, w.ssm_dt.data};
-  p.ops.delta_net(d, dw, a.q, b, alpha, stride, state, p.pos0, n, a.attn_out);
+  if (p.segments.empty())
+    p.ops.delta_net(d, dw, a.q, b, alpha, stride, state, p.pos0, n, a.attn_out);
+  for (const SeqSegment& g : p.segments)
+    p.ops.delta_net(d, dw, a.q + g.begin * d.conv_dim(), b + g.begin * stride,
+                    alpha + g.begin * stride, stride, slot_state(state, g.seq), g.pos0, g.count,
+                    a.attn_out + g.begin * d.value_dim());
   p.ops.rms_norm(a.attn_out, w.ssm_norm.data, a.attn_out, n * d.n_v_heads, d.d_v, hp.rms_eps);
   p.ops.silu_mul(a.attn_gate, a.attn_out, a.attn_out, n * d.value_dim());
   p.ops.matmul(w.ssm_out, a.attn_out, n, a.proj);

@@ -46,12 +46,8 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
     c.state_rows_[il] = state_rows[il];
     c.recurrent_ = c.recurrent_ || state_rows[il] > 0;
   }
-  if (c.recurrent_ && (c.k_row_ % sizeof(float) != 0 || c.v_row_ % sizeof(float) != 0))
-    return invalid_argument(std::string("a recurrent layer keeps its state as floats in its cache "
-                                        "rows, and rows of ") +
-                            std::to_string(kv_dim) + " " + tensor_type_name(k_type) + "/" +
-                            tensor_type_name(v_type) +
-                            " values are not whole floats; use -ctk f16 -ctv f16 (or f32)");
+  if (c.recurrent_)
+    PSHARD_RETURN_IF_ERROR(check_state_row_types(kv_dim, k_type, v_dim, v_type));
   c.row0_.assign(1, 0);
   if (one_layer_for_all) { // every layer's first row 0; back(): one layer's rows
     c.row0_.assign(static_cast<size_t>(n_layer), 0);
@@ -140,6 +136,18 @@ Status KvCache::rewind(int64_t to, int64_t n_past) {
 
 int64_t KvCache::rows_held(int64_t il, int64_t positions) const {
   return state_rows(il) > 0 ? state_rows(il) : kv_rows_held(ring(il), positions);
+}
+
+Status check_state_row_types(int64_t kv_dim, TensorType k_type, int64_t v_dim,
+                             TensorType v_type) {
+  if (tensor_row_bytes(k_type, kv_dim) % sizeof(float) == 0 &&
+      tensor_row_bytes(v_type, v_dim) % sizeof(float) == 0)
+    return Status::ok_status();
+  return invalid_argument(std::string("a recurrent layer keeps its state as floats in its cache "
+                                      "rows, and rows of ") +
+                          std::to_string(kv_dim) + " " + tensor_type_name(k_type) + "/" +
+                          tensor_type_name(v_type) +
+                          " values are not whole floats; use -ctk f16 -ctv f16 (or f32)");
 }
 
 std::vector<int64_t> model_state_rows(const ModelHParams& hp, TensorType k_type,

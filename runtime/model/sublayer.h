@@ -147,6 +147,9 @@ struct SeqSegment {
   int64_t count = 0;
   int64_t pos0 = 0;
   const int32_t* pages = nullptr;
+  // The sequence's slot (its SeqId): where a recurrent layer keeps its state in a batch
+  // (delta_net_forward).
+  int32_t seq = 0;
 };
 
 // What a sub-layer reads and writes during one pass. One sequence (segments empty): the

@@ -1,8 +1,8 @@
-// The serving engine of a model with recurrent layers (Qwen3-Next's Gated DeltaNet): their
-// states are one contiguous block per sequence, which the paged batch engines do not hold,
-// so each sequence runs in a session of its own (PerSequenceDecoder) — on the host, or the
-// one sequence a device serves. Exact, not batched: throughput does not grow with the
-// number of sequences.
+// The serving engine of a model with recurrent layers (Qwen3-Next's Gated DeltaNet) on a
+// device: the device batch engine pages KV caches by position and holds no per-sequence
+// states, so the one sequence a device serves runs in a session of its own
+// (PerSequenceDecoder). Exact, not batched. (On the host, BatchedCpuSession keeps a state
+// per sequence slot and batches them.)
 #include "runtime/serve/recurrent_engine.h"
 
 #include "runtime/batch/per_sequence_decoder.h"
@@ -16,22 +16,6 @@ Result<std::unique_ptr<BatchDecoder>> make_recurrent_engine(const Model& model,
                                                             const Schedule* schedule,
                                                             const SequenceEngineOptions& o) {
   const ModelHParams& hp = model.hparams();
-  if (o.draft_max > 0)
-    return invalid_argument(kRecurrentNoDraftsMessage);
-  if (!schedule && o.device.backend == DeviceBackend::kCpu) {
-    SessionParams p;
-    p.n_ctx = o.n_ctx;
-    p.n_threads = o.n_threads;
-    p.n_batch = o.n_batch;
-    p.kv_type_k = o.kv_type_k.value_or(kDefaultKvType);
-    p.kv_type_v = o.kv_type_v.value_or(kDefaultKvType);
-    PSHARD_RETURN_IF_ERROR(CpuSession::create(model, p).status()); // bad options fail now
-    return std::unique_ptr<BatchDecoder>(new PerSequenceDecoder(
-        o.max_sequences, o.n_batch, hp.n_vocab, [&model, p]() -> Result<std::unique_ptr<Decoder>> {
-          PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(model, p));
-          return std::unique_ptr<Decoder>(std::move(s));
-        }));
-  }
   if (o.max_sequences > 1)
     return invalid_argument("a model with recurrent layers serves one sequence at a time on a "
                             "device (each sequence is a session of its own); use --parallel 1, "
@@ -40,6 +24,8 @@ Result<std::unique_ptr<BatchDecoder>> make_recurrent_engine(const Model& model,
   PSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Device> made, make_device(d, schedule));
   std::shared_ptr<Device> device = std::move(made);
   HybridParams p;
+  p.n_ctx = o.n_ctx;
+  p.n_threads = o.n_threads;
   p.vram_budget = d.vram_budget;
   p.n_batch = o.n_batch;
   p.force_tier = o.force_tier;

@@ -1,5 +1,5 @@
-// make_sequence_engine's engine for a model with recurrent layers (recurrent_engine.cpp
-// says why and what it costs).
+// make_sequence_engine's engine for a model with recurrent layers on a device
+// (recurrent_engine.cpp says why and what it costs).
 #pragma once
 
 #include "runtime/serve/sequence_engine.h"

@@ -24,7 +24,10 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   if (options.n_batch < 1)
     return invalid_argument("a pass must carry at least one token, got n_batch " +
                             std::to_string(options.n_batch));
-  if (model.hparams().has_recurrent_layers())
+  const bool host = !schedule && options.device.backend == DeviceBackend::kCpu;
+  if (model.hparams().has_recurrent_layers() && options.draft_max > 0)
+    return invalid_argument(kRecurrentNoDraftsMessage);
+  if (model.hparams().has_recurrent_layers() && !host)
     return make_recurrent_engine(model, schedule, options);
   BatchParams bp;
   bp.max_sequences = options.max_sequences;
@@ -42,7 +45,7 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   bp.n_threads = options.n_threads;
   bp.kv_type_k = options.kv_type_k.value_or(kDefaultKvType);
   bp.kv_type_v = options.kv_type_v.value_or(kDefaultKvType);
-  if (!schedule && options.device.backend == DeviceBackend::kCpu) {
+  if (host) {
     PSHARD_ASSIGN_OR_RETURN(auto engine, BatchedCpuSession::create(model, bp));
     return std::unique_ptr<BatchDecoder>(std::move(engine));
   }

@@ -1,14 +1,17 @@
-// Serving a model with recurrent layers (Qwen3-Next's Gated DeltaNet): make_sequence_engine
-// runs a session per sequence, and each request in a busy scheduler gets the tokens and
-// log-probabilities (bit for bit) of its prompt decoded alone; on the emulated GPU one
-// sequence under a schedule; what cannot work — drafts, the paged batch engines, several
-// sequences on one device — is refused, saying what to do instead.
+// Serving a model with recurrent layers (Qwen3-Next's and Qwen3.5's Gated DeltaNet): on the
+// host make_sequence_engine batches the sequences (BatchedCpuSession, a state per sequence
+// slot), and each request in a busy scheduler — slots taken over by later requests
+// included — gets the tokens and log-probabilities (bit for bit) of its prompt decoded
+// alone; on the emulated GPU one sequence under a schedule, in a session of its own; what
+// cannot work — drafts, rewinding into a state, several sequences on one device — is
+// refused, saying what to do instead.
 #include "runtime/batch/batched_cpu_session.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/serve/sequence_engine.h"
 #include "tests/runtime/executor/executor_test_util.h"
 #include "tests/runtime/serve/scheduler_test_util.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 namespace pshard::testing {
@@ -16,10 +19,10 @@ namespace {
 
 constexpr int kNew = 10;
 
-class RecurrentEngine : public ::testing::Test {
+class RecurrentEngine : public ::testing::TestWithParam<const char*> {
 protected:
   void SetUp() override {
-    auto m = Model::load(invariance_model_path("mk-qwen3next", "serve-"));
+    auto m = Model::load(invariance_model_path(GetParam(), "serve-"));
     ASSERT_TRUE(m.ok()) << m.status().to_string();
     model_ = std::move(*m);
     auto t = Tokenizer::from_gguf(model_->file());
@@ -86,14 +89,15 @@ protected:
   std::vector<std::vector<TokenId>> prompts_;
 };
 
-TEST_F(RecurrentEngine, OnTheHostEachRequestIsItsPromptAlone) {
+TEST_P(RecurrentEngine, OnTheHostBatchedEachRequestIsItsPromptAlone) {
   auto engine = make_sequence_engine(*model_, nullptr, options(3));
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
-  expect_each_as_alone(**engine, 3);
+  EXPECT_NE(dynamic_cast<BatchedCpuSession*>(engine->get()), nullptr) << "batched";
+  expect_each_as_alone(**engine, 3); // 4 requests on 3 slots: one slot serves two
 }
 
-TEST_F(RecurrentEngine, OnTheEmulatedGpuOneSequenceUnderASchedule) {
-  auto compiled = compile_schedule(invariance_model_path("mk-qwen3next", "serve-"),
+TEST_P(RecurrentEngine, OnTheEmulatedGpuOneSequenceUnderASchedule) {
+  auto compiled = compile_schedule(invariance_model_path(GetParam(), "serve-"),
                                    planner::Strategy::kAuto, {1, 8}, 128);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
   SequenceEngineOptions o = options(1);
@@ -110,17 +114,52 @@ TEST_F(RecurrentEngine, OnTheEmulatedGpuOneSequenceUnderASchedule) {
       << two.status().message();
 }
 
-TEST_F(RecurrentEngine, DraftsAndPagedEnginesAreRefused) {
+// A sequence rewinds to 0 (and decodes as anew) or to where it is, never into its state;
+// the slots' states are apart, and no prompt start is shared (the prefix cache is off).
+TEST_P(RecurrentEngine, ASequenceRewindsOnlyToItsStartAndSlotsKeepTheirStates) {
+  BatchParams bp;
+  bp.max_sequences = 2;
+  bp.n_ctx = 128;
+  bp.n_threads = 1;
+  auto made = BatchedCpuSession::create(*model_, bp);
+  ASSERT_TRUE(made.ok()) << made.status().to_string();
+  BatchedCpuSession& e = **made;
+  const std::vector<TokenId>& prompt = prompts_[2];
+  auto last_logits = [&](SeqId seq, std::span<const TokenId> tokens) {
+    std::vector<BatchEntry> batch;
+    for (size_t i = 0; i < tokens.size(); ++i)
+      batch.push_back({seq, tokens[i], i + 1 == tokens.size()});
+    auto out = e.decode(batch);
+    EXPECT_TRUE(out.ok()) << out.status().to_string();
+    return out.ok() ? std::vector<float>(out->data, out->data + out->n_vocab)
+                    : std::vector<float>{};
+  };
+  auto a = e.open_sequence_with_prefix(prompt);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->reused, 0) << "no prefix is shared";
+  const std::vector<float> first = last_logits(a->seq, prompt);
+  auto b = e.open_sequence();
+  ASSERT_TRUE(b.ok());
+  const std::vector<float> other = last_logits(*b, prompts_[1]);
+  const Status mid = e.rewind_sequence(a->seq, std::span(prompt).first(5));
+  ASSERT_FALSE(mid.ok());
+  EXPECT_EQ(mid.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(mid.message().find("rewind to 0"), std::string::npos) << mid.message();
+  EXPECT_TRUE(e.rewind_sequence(a->seq, prompt).ok()) << "where it is";
+  ASSERT_TRUE(e.rewind_sequence(a->seq, {}).ok());
+  EXPECT_EQ(last_logits(a->seq, prompt), first) << "decoded again from a zero state";
+  e.close_sequence(*b);
+  auto c = e.open_sequence(); // slot b's, its state left by the last prompt
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(last_logits(*c, prompts_[1]), other) << "a new sequence starts from a zero state";
+}
+
+TEST_P(RecurrentEngine, DraftsAreRefused) {
   SequenceEngineOptions o = options(2);
   o.draft_max = 3;
   const auto drafted = make_sequence_engine(*model_, nullptr, o);
   ASSERT_FALSE(drafted.ok());
   EXPECT_NE(drafted.status().message().find("--draft-max 0"), std::string::npos);
-
-  const auto paged = BatchedCpuSession::create(*model_, BatchParams{});
-  ASSERT_FALSE(paged.ok());
-  EXPECT_EQ(paged.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(paged.status().message().find("one session per sequence"), std::string::npos);
 
   auto s = CpuSession::create(*model_, {128, 1, 8, kDefaultKvType, kDefaultKvType, 4});
   ASSERT_TRUE(s.ok());
@@ -133,6 +172,13 @@ TEST_F(RecurrentEngine, DraftsAndPagedEnginesAreRefused) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--draft-max 0"), std::string::npos);
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, RecurrentEngine, ::testing::Values("mk-qwen3next", "mk-qwen35"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 } // namespace
 } // namespace pshard::testing
