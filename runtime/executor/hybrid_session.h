@@ -191,6 +191,7 @@ private:
   struct Moved {
     uint64_t weights_up = 0, kv_up = 0, kv_down = 0;
     uint64_t kv_up_recorded = 0, kv_down_recorded = 0; // as the switch records count them
+    uint64_t state_up = 0, state_down = 0;             // recurrent layers' states, whole
   };
   Status evict_kv(const std::optional<PlanLayout>& from, const std::optional<PlanLayout>& to,
                   Moved* moved);

@@ -181,8 +181,14 @@ Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& 
   const int64_t ring = schedule_->kv_ring_positions();
   const uint64_t kv_up = s ? s->kv_upload_bytes(positions, ring) : 0;
   const uint64_t kv_down = s ? s->kv_download_bytes(positions, ring) : 0;
+  // A file before 1.7 records no states; a state with no positions is not moved.
+  const bool recorded = schedule_->root().schema_minor() >= 7;
+  const bool states = s && positions > 0;
+  const uint64_t state_up = !recorded ? moved.state_up : states ? s->state_upload_bytes : 0;
+  const uint64_t state_down = !recorded ? moved.state_down : states ? s->state_download_bytes : 0;
   if (moved.weights_up == weights && moved.kv_up_recorded == kv_up &&
-      moved.kv_down_recorded == kv_down)
+      moved.kv_down_recorded == kv_down && moved.state_up == state_up &&
+      moved.state_down == state_down)
     return Status::ok_status();
   return internal_error("the switch from tier " + std::to_string(schedule_->tiers()[from.tier]) +
                         " to tier " + std::to_string(schedule_->tiers()[to.tier]) + " (context " +
@@ -190,8 +196,10 @@ Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& 
                         std::to_string(schedule_->contexts()[to.context]) + ") moved " +
                         std::to_string(moved.weights_up) + " B of weights and " +
                         std::to_string(moved.kv_up_recorded + moved.kv_down_recorded) +
-                        " B of KV cache, the schedule records " + std::to_string(weights) +
-                        " B and " + std::to_string(kv_up + kv_down) +
+                        " B of KV cache and " + std::to_string(moved.state_up + moved.state_down) +
+                        " B of recurrent state, the schedule records " + std::to_string(weights) +
+                        " B, " + std::to_string(kv_up + kv_down) + " B and " +
+                        std::to_string(state_up + state_down) +
                         " B; recompile the schedule with pshard-compile");
 }
 
@@ -215,6 +223,8 @@ Status HybridSession::evict_kv(const std::optional<PlanLayout>& held,
                           k + kv_.k_bytes(kv_.rows_held(il, held->kv_positions)), v_rows);
     moved->kv_down += k_rows + v_rows;
     moved->kv_down_recorded += kv_.k_bytes(kv_rows_recorded(il)) + kv_.v_bytes(kv_rows_recorded(il));
+    if (kv_.state_rows(il) > 0)
+      moved->state_down += k_rows + v_rows;
   }
   return device_->synchronize();
 }
@@ -246,6 +256,8 @@ Status HybridSession::upload(const PlanLayout& to, const std::optional<PlanLayou
                             host.v, kv_.v_bytes(rows));
     moved->kv_up += kv_.k_bytes(rows) + kv_.v_bytes(rows);
     moved->kv_up_recorded += kv_.k_bytes(kv_rows_recorded(il)) + kv_.v_bytes(kv_rows_recorded(il));
+    if (kv_.state_rows(il) > 0)
+      moved->state_up += kv_.k_bytes(rows) + kv_.v_bytes(rows);
   }
   moved->weights_up += upload_resident_experts(*device_, to, kept_from, tensors_);
   return Status::ok_status();

@@ -236,6 +236,8 @@ Status Schedule::decode_budget(size_t b, const sfb::BudgetPlans& row, uint64_t b
           s.kv_ring_download_bytes_per_position > s.kv_download_bytes_per_position)
         return corrupt("budget " + std::to_string(budget) +
                        " records a switch whose ring caches move more than all its caches");
+      s.state_upload_bytes = in->state_upload_bytes();
+      s.state_download_bytes = in->state_download_bytes();
       s.priced_positions = in->priced_positions();
       s.predicted_ms = in->predicted_ms();
       switches->push_back(s);

@@ -33,7 +33,9 @@ bool same_switches(const Schedule& a, const Schedule& b, size_t budget) {
         x[i].kv_upload_bytes_per_position != y[i].kv_upload_bytes_per_position ||
         x[i].kv_download_bytes_per_position != y[i].kv_download_bytes_per_position ||
         x[i].kv_ring_upload_bytes_per_position != y[i].kv_ring_upload_bytes_per_position ||
-        x[i].kv_ring_download_bytes_per_position != y[i].kv_ring_download_bytes_per_position)
+        x[i].kv_ring_download_bytes_per_position != y[i].kv_ring_download_bytes_per_position ||
+        x[i].state_upload_bytes != y[i].state_upload_bytes ||
+        x[i].state_download_bytes != y[i].state_download_bytes)
       return false;
   return true;
 }

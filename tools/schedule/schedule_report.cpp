@@ -212,6 +212,9 @@ void print_schedule_tables(const Schedule& schedule, std::ostream& out) {
                     static_cast<unsigned long long>(sw.kv_download_bytes_per_position),
                     sw.predicted_ms, static_cast<long long>(sw.priced_positions));
       out << line;
+      if (sw.state_upload_bytes + sw.state_download_bytes > 0)
+        out << "              recurrent states: " << format_bytes(sw.state_upload_bytes) << " up, "
+            << format_bytes(sw.state_download_bytes) << " down\n";
       ++listed;
     }
   if (listed == 0)

@@ -315,11 +315,13 @@ struct SwitchBytes {
   // Of those, the sliding-window layers' rings of `ring` rows (kv_ring_positions).
   uint64_t kv_ring_up_per_position = 0, kv_ring_down_per_position = 0;
   int64_t ring = 0;
+  uint64_t state_up = 0, state_down = 0; // recurrent layers' states, whole
   // Its time with `positions` cached positions at the link's pricing.
   double seconds(int64_t positions, const LinkPricing& link) const;
 };
 // From set `from` to set `to` when the layout keeps what both hold in place: the weights
-// that enter are uploaded, the KV caches that enter or leave move their positions.
+// that enter are uploaded, the KV caches that enter or leave move their positions (a
+// recurrent layer's, its state).
 SwitchBytes switch_bytes(const ModelGraph& graph, const CompileOptions& options,
                          const ResidentSet& from, const ResidentSet& to);
 

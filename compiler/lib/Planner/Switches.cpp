@@ -2,7 +2,8 @@
 // a buffer the next plan holds at the same offset with the same size stays in place;
 // every other weight it holds is uploaded, every KV cache it holds that the arena does
 // not is filled from the host, and every KV cache the previous plan held and the next one
-// does not keep goes back to the host. Every ordered pair of the budget's plans that
+// does not keep goes back to the host (a recurrent layer's: its whole state, priced as
+// fixed bytes). Every ordered pair of the budget's plans that
 // moves anything is listed: a tier switch inside a context range is priced at the
 // positions the workload has cached when it leaves the tier; a move to a longer range
 // (the context crossed a range's end, perhaps with a tier change) at that range's end;
@@ -33,9 +34,10 @@ Buffers resident_buffers(const ModelGraph& graph, const Plan& p) {
 }
 
 // What `wanted` holds that `held` does not hold in place (same offset and size): weight
-// bytes, and KV bytes per cached position, all caches' and the rings' among them.
+// bytes, KV bytes per cached position (all caches', and the rings' among them), and the
+// recurrent layers' states.
 struct NotInPlace {
-  uint64_t weights = 0, kv = 0, kv_ring = 0;
+  uint64_t weights = 0, kv = 0, kv_ring = 0, state = 0;
 };
 
 NotInPlace not_in_place(const ModelGraph& graph, const CompileOptions& options, const Buffers& held,
@@ -55,6 +57,7 @@ NotInPlace not_in_place(const ModelGraph& graph, const CompileOptions& options, 
     out.kv += kv;
     if (s.kv_is_ring(ring))
       out.kv_ring += kv;
+    out.state += s.state_bytes(options.kv_type);
   }
   return out;
 }
@@ -75,12 +78,14 @@ PlanSwitch switch_of(const ModelGraph& graph, const CompileOptions& options, con
   s.evict_bytes = down.weights;
   s.kv_download_bytes_per_position = down.kv;
   s.kv_ring_download_bytes_per_position = down.kv_ring;
+  s.state_upload_bytes = up.state;
+  s.state_download_bytes = down.state;
   return s;
 }
 
 bool moves_anything(const PlanSwitch& s) {
   return s.upload_bytes + s.evict_bytes + s.kv_upload_bytes_per_position +
-             s.kv_download_bytes_per_position >
+             s.kv_download_bytes_per_position + s.state_upload_bytes + s.state_download_bytes >
          0;
 }
 
@@ -91,7 +96,9 @@ void price(PlanSwitch* s, int64_t positions, int64_t ring, const LinkPricing& li
                           s->kv_download_bytes_per_position,
                           s->kv_ring_upload_bytes_per_position,
                           s->kv_ring_download_bytes_per_position,
-                          ring};
+                          ring,
+                          s->state_upload_bytes,
+                          s->state_download_bytes};
   s->predicted_ms = moved.seconds(positions, link) * 1e3;
 }
 

@@ -37,10 +37,13 @@ std::vector<WorkloadStep> workload_steps(const CompileOptions& o, int64_t contex
 }
 
 double SwitchBytes::seconds(int64_t positions, const LinkPricing& link) const {
-  return link.h2d_seconds(weights_up + kv_bytes_moved(kv_up_per_position, kv_ring_up_per_position,
-                                                      positions, ring)) +
-         link.d2h_seconds(
-             kv_bytes_moved(kv_down_per_position, kv_ring_down_per_position, positions, ring));
+  // A state with no positions behind it is zeros the runtime does not move.
+  const uint64_t up = positions > 0 ? state_up : 0, down = positions > 0 ? state_down : 0;
+  return link.h2d_seconds(
+             weights_up + up +
+             kv_bytes_moved(kv_up_per_position, kv_ring_up_per_position, positions, ring)) +
+         link.d2h_seconds(down + kv_bytes_moved(kv_down_per_position, kv_ring_down_per_position,
+                                                positions, ring));
 }
 
 SwitchBytes switch_bytes(const ModelGraph& graph, const CompileOptions& options,
@@ -58,9 +61,11 @@ SwitchBytes switch_bytes(const ModelGraph& graph, const CompileOptions& options,
         b.weights_up += t.bytes;
       b.kv_up_per_position += kv;
       b.kv_ring_up_per_position += ring_kv;
+      b.state_up += s.state_bytes(options.kv_type);
     } else {
       b.kv_down_per_position += kv;
       b.kv_ring_down_per_position += ring_kv;
+      b.state_down += s.state_bytes(options.kv_type);
     }
   }
   return b;

@@ -264,6 +264,8 @@ TEST_F(Artifact, ContextRangesAndSwitchesRoundTrip) {
       EXPECT_EQ(s->tiers()[r.to_tier], w.to_tier);
       EXPECT_EQ(r.upload_bytes, w.upload_bytes);
       EXPECT_EQ(r.kv_download_bytes_per_position, w.kv_download_bytes_per_position);
+      EXPECT_EQ(r.state_upload_bytes, w.state_upload_bytes);
+      EXPECT_EQ(r.state_download_bytes, w.state_download_bytes);
       ++recorded;
     }
   }

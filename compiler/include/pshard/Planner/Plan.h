@@ -169,7 +169,8 @@ int64_t kv_ring_positions(const ModelGraph& graph, const CompileOptions& options
 // Moving between two plans of one budget (a tier change, or the context crossing a
 // range): what the runtime copies. Weights that enter are uploaded, weights that leave
 // are dropped; KV caches that enter or leave (or change size) move their cached
-// positions between host and device. Only switches that move something are listed.
+// positions between host and device, a recurrent layer's its whole state. Only switches that move
+// something are listed.
 struct PlanSwitch {
   int64_t from_context = 0, from_tier = 0;
   int64_t to_context = 0, to_tier = 0;
@@ -180,6 +181,9 @@ struct PlanSwitch {
   // Of those, the sliding-window layers' rings (kv_ring_positions): at most a ring each.
   uint64_t kv_ring_upload_bytes_per_position = 0;
   uint64_t kv_ring_download_bytes_per_position = 0;
+  // Recurrent layers' states (Qwen3-Next's) that enter or leave: fixed bytes, whatever the
+  // positions cached.
+  uint64_t state_upload_bytes = 0, state_download_bytes = 0;
   int64_t priced_positions = 0; // the cached positions predicted_ms assumes (the workload's)
   double predicted_ms = 0;
 };

@@ -149,6 +149,8 @@ std::unique_ptr<sfb::PlanSwitchT> switch_of(const PlanSwitch& s) {
   out->kv_download_bytes_per_position = s.kv_download_bytes_per_position;
   out->kv_ring_upload_bytes_per_position = s.kv_ring_upload_bytes_per_position;
   out->kv_ring_download_bytes_per_position = s.kv_ring_download_bytes_per_position;
+  out->state_upload_bytes = s.state_upload_bytes;
+  out->state_download_bytes = s.state_download_bytes;
   out->priced_positions = s.priced_positions;
   out->predicted_ms = s.predicted_ms;
   return out;
