@@ -13,18 +13,8 @@ BatchedCpuSession::BatchedCpuSession(const Model& model, const BatchParams& para
       threads_(std::make_unique<ThreadPool>(params.n_threads)),
       cpu_(std::make_unique<CpuOps>(*threads_)) {}
 
-Status check_pageable(const ModelHParams& hp) {
-  if (!hp.has_recurrent_layers())
-    return Status::ok_status();
-  return unsupported("the device batch engine pages KV caches by position, and this " +
-                     std::string(hp.family->name) +
-                     " model's recurrent layers keep a state per sequence instead; "
-                     "make_sequence_engine (pshard-server, pshard_batch_create) runs such a "
-                     "model one session per sequence on a device, batched on the cpu backend");
-}
-
-Status check_recurrent_rewind(const ModelHParams& hp, int64_t to, int64_t length) {
-  if (!hp.has_recurrent_layers() || to == 0 || to == length)
+Status check_recurrent_rewind(bool recurrent, int64_t to, int64_t length) {
+  if (!recurrent || to == 0 || to == length)
     return Status::ok_status();
   return out_of_range("cannot rewind a sequence to position " + std::to_string(to) + " of " +
                       std::to_string(length) +
@@ -44,8 +34,9 @@ Status check_batch_params(const BatchParams& p) {
 
 SequenceLimits sequence_limits(const ModelHParams& hp, const BatchParams& p, int64_t n_ctx) {
   // A model that attends both ways shares no start: a position's keys depend on the
-  // tokens after it too.
-  SequenceLimits l{p.max_sequences, n_ctx, p.page_tokens, p.n_pages, p.prefix_cache && hp.causal};
+  // tokens after it too. Nor one with recurrent layers: a state holds no earlier positions.
+  SequenceLimits l{p.max_sequences, n_ctx, p.page_tokens, p.n_pages,
+                   p.prefix_cache && hp.causal && !hp.has_recurrent_layers()};
   if (l.n_pages == 0)
     l.n_pages = p.max_sequences * ((n_ctx + p.page_tokens - 1) / p.page_tokens);
   const int64_t window = p.swa_full ? 0 : widest_attention_window(hp);
@@ -79,8 +70,6 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
   const ModelHParams& hp = model.hparams();
   BatchParams p = in;
   PSHARD_RETURN_IF_ERROR(check_batch_params(p));
-  if (hp.has_recurrent_layers()) // a state holds no positions to share or go back to
-    p.prefix_cache = false;
   if (p.n_ctx == 0)
     p.n_ctx = std::min<int64_t>(hp.n_ctx_train, 4096);
   PSHARD_RETURN_IF_ERROR(check_context_fits(hp, p.n_ctx));
@@ -117,7 +106,8 @@ KvView BatchedCpuSession::layer_view(int64_t il) {
 }
 
 Status BatchedCpuSession::rewind_sequence(SeqId seq, std::span<const TokenId> kept) {
-  PSHARD_RETURN_IF_ERROR(check_recurrent_rewind(model_.hparams(), static_cast<int64_t>(kept.size()),
+  PSHARD_RETURN_IF_ERROR(check_recurrent_rewind(model_.hparams().has_recurrent_layers(),
+                                                static_cast<int64_t>(kept.size()),
                                                 seqs_.length(seq)));
   return seqs_.rewind(seq, kept);
 }

@@ -49,13 +49,9 @@ struct BatchParams {
 
 // kInvalidArgument naming the counts when one is not positive (0 where a default exists).
 Status check_batch_params(const BatchParams& params);
-// kUnsupported for a model whose layers keep a recurrent state (Qwen3-Next) on the device
-// batch engine, which pages KV caches by position, which such a state has none of (the
-// host engine keeps one state per sequence slot instead).
-Status check_pageable(const ModelHParams& hp);
-// kOutOfRange for a rewind of a model with recurrent layers to other than 0 or `length`:
-// the state holds no earlier positions.
-Status check_recurrent_rewind(const ModelHParams& hp, int64_t to, int64_t length);
+// kOutOfRange for a rewind of a model with recurrent layers (`recurrent`) to other than 0
+// or `length`: the state holds no earlier positions.
+Status check_recurrent_rewind(bool recurrent, int64_t to, int64_t length);
 
 // The sequences' limits of an engine for `params` (n_ctx resolved): n_pages defaults to
 // every sequence at n_ctx; a model with sliding-window layers gets their pool of window

@@ -40,7 +40,6 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
                              const BatchedHybridOptions& options) {
   const ModelHParams& hp = model.hparams();
   PSHARD_RETURN_IF_ERROR(check_batch_params(given));
-  PSHARD_RETURN_IF_ERROR(check_pageable(hp));
   // The context per sequence, as a HybridSession picks it: the model's, at most 4096 and
   // at most the schedule's.
   int64_t n_ctx = given.n_ctx > 0 ? given.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
@@ -72,6 +71,7 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   e->n_vocab_ = hp.n_vocab;
   e->n_embd_ = hp.n_embd;
   e->causal_ = hp.causal;
+  e->recurrent_ = hp.has_recurrent_layers();
   e->max_logit_rows_ = p.max_logit_rows;
   e->max_batch_tokens_ = std::min(in.max_batch_tokens, e->session_->max_tokens_per_pass());
   PSHARD_ASSIGN_OR_RETURN(e->device_tables_, e->device_view(e->seqs_.tables()));

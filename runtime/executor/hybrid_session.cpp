@@ -133,7 +133,8 @@ Result<std::unique_ptr<HybridSession>> HybridSession::create(const Model& model,
   // layers' caches move and are mapped for the device one by one.
   PSHARD_ASSIGN_OR_RETURN(KvCache kv,
                           model_kv_cache(hp, kv_rows, kv_types.first, kv_types.second, ring,
-                                         /*one_layer_for_all=*/!hp.causal && !schedule));
+                                         /*one_layer_for_all=*/!hp.causal && !schedule,
+                                         params.kv_pool_rows > 0 ? params.sequences : 1));
   auto s = std::unique_ptr<HybridSession>(
       new HybridSession(model, schedule, device, std::move(kv), threads));
   s->n_ctx_ = n_ctx;

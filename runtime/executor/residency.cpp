@@ -184,8 +184,11 @@ Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& 
   // A file before 1.7 records no states; a state with no positions is not moved.
   const bool recorded = schedule_->root().schema_minor() >= 7;
   const bool states = s && positions > 0;
-  const uint64_t state_up = !recorded ? moved.state_up : states ? s->state_upload_bytes : 0;
-  const uint64_t state_down = !recorded ? moved.state_down : states ? s->state_download_bytes : 0;
+  const auto slots = static_cast<uint64_t>(kv_.state_slots());
+  const uint64_t state_up = !recorded ? moved.state_up : states ? s->state_upload_bytes * slots : 0;
+  const uint64_t state_down = !recorded ? moved.state_down
+                              : states  ? s->state_download_bytes * slots
+                                        : 0;
   if (moved.weights_up == weights && moved.kv_up_recorded == kv_up &&
       moved.kv_down_recorded == kv_down && moved.state_up == state_up &&
       moved.state_down == state_down)

@@ -13,7 +13,7 @@ namespace pshard {
 Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, TensorType k_type,
                                 TensorType v_type, std::span<const int64_t> rings,
                                 bool one_layer_for_all, int64_t v_dim,
-                                std::span<const int64_t> state_rows) {
+                                std::span<const int64_t> state_rows, int64_t state_slots) {
   if (v_dim == 0)
     v_dim = kv_dim;
   if (n_layer <= 0 || n_ctx <= 0 || kv_dim <= 0 || v_dim <= 0)
@@ -37,6 +37,9 @@ Result<KvCache> KvCache::create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, 
   c.v_type_ = v_type;
   c.k_row_ = tensor_row_bytes(k_type, kv_dim);
   c.v_row_ = tensor_row_bytes(v_type, v_dim);
+  if (state_slots < 1)
+    return invalid_argument("a KV cache holds at least one sequence's states");
+  c.state_slots_ = state_slots;
   c.rings_.assign(static_cast<size_t>(n_layer), 0);
   c.state_rows_.assign(static_cast<size_t>(n_layer), 0);
   for (size_t il = 0; il < state_rows.size(); ++il) {
@@ -102,14 +105,16 @@ int64_t widest_attention_window(const ModelHParams& hp) {
 }
 
 Result<KvCache> model_kv_cache(const ModelHParams& hp, int64_t n_ctx, TensorType k_type,
-                               TensorType v_type, int64_t ring, bool one_layer_for_all) {
+                               TensorType v_type, int64_t ring, bool one_layer_for_all,
+                               int64_t state_slots) {
   std::vector<int64_t> rings(static_cast<size_t>(std::max<int64_t>(hp.n_layer, 0)), 0);
   for (int64_t il = 0; il < hp.n_layer; ++il)
     if (hp.attention_window(il) > 0)
       rings[static_cast<size_t>(il)] = ring;
-  PSHARD_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(), k_type,
-                                                      v_type, rings, one_layer_for_all, hp.v_dim(),
-                                                      model_state_rows(hp, k_type, v_type)));
+  PSHARD_ASSIGN_OR_RETURN(KvCache kv,
+                          KvCache::create(hp.n_layer, n_ctx, hp.kv_dim(), k_type, v_type, rings,
+                                          one_layer_for_all, hp.v_dim(),
+                                          model_state_rows(hp, k_type, v_type), state_slots));
   kv.set_ring_window(widest_attention_window(hp));
   return kv;
 }
@@ -135,7 +140,7 @@ Status KvCache::rewind(int64_t to, int64_t n_past) {
 }
 
 int64_t KvCache::rows_held(int64_t il, int64_t positions) const {
-  return state_rows(il) > 0 ? state_rows(il) : kv_rows_held(ring(il), positions);
+  return state_rows(il) > 0 ? state_rows(il) * state_slots_ : kv_rows_held(ring(il), positions);
 }
 
 Status check_state_row_types(int64_t kv_dim, TensorType k_type, int64_t v_dim,

@@ -24,11 +24,14 @@ public:
   // V rows hold v_dim values (0: kv_dim, as K rows; DeepSeek's latent is narrower).
   // state_rows: per layer, the rows of a recurrent layer's state (runtime/kernels/
   // delta_net.h), held whatever the context (0: an attention layer); empty: none.
+  // state_slots: the states such a layer holds, one per sequence slot of a batch, one after
+  // another (a batch's rows serve several sequences; a state does not).
   static Result<KvCache> create(int64_t n_layer, int64_t n_ctx, int64_t kv_dim,
                                 TensorType k_type = TensorType::kF32,
                                 TensorType v_type = TensorType::kF32,
                                 std::span<const int64_t> rings = {}, bool one_layer_for_all = false,
-                                int64_t v_dim = 0, std::span<const int64_t> state_rows = {});
+                                int64_t v_dim = 0, std::span<const int64_t> state_rows = {},
+                                int64_t state_slots = 1);
 
   int64_t n_ctx() const { return n_ctx_; }
   int64_t kv_dim() const { return kv_dim_; }
@@ -41,8 +44,9 @@ public:
   // A layer's ring (0: none), and the rows it keeps for `positions` cached positions:
   // rows [0, that) hold them, whatever the layer's storage.
   int64_t ring(int64_t il) const { return rings_[static_cast<size_t>(il)]; }
-  // A recurrent layer's state rows (0: an attention layer).
+  // A recurrent layer's state rows (0: an attention layer), of one sequence slot's state.
   int64_t state_rows(int64_t il) const { return state_rows_[static_cast<size_t>(il)]; }
+  int64_t state_slots() const { return state_slots_; }
   int64_t rows_held(int64_t il, int64_t positions) const;
   int64_t widest_ring() const { return ring_max_; }
   // The widest window the rings serve (model_kv_cache sets it).
@@ -64,6 +68,7 @@ private:
   size_t k_row_ = 0, v_row_ = 0;
   std::vector<int64_t> rings_;
   std::vector<int64_t> state_rows_;
+  int64_t state_slots_ = 1;
   bool recurrent_ = false;
   std::vector<int64_t> row0_{0}; // layer il's first row; back(): all rows
   int64_t ring_max_ = 0, ring_window_ = 0;
@@ -85,6 +90,7 @@ Status check_state_row_types(int64_t kv_dim, TensorType k_type, int64_t v_dim, T
 // (0: whole caches; kv_ring.h); one_layer_for_all as KvCache::create's (a model that attends
 // both ways, where every layer's attention runs on the host).
 Result<KvCache> model_kv_cache(const ModelHParams& hp, int64_t n_ctx, TensorType k_type,
-                               TensorType v_type, int64_t ring, bool one_layer_for_all = false);
+                               TensorType v_type, int64_t ring, bool one_layer_for_all = false,
+                               int64_t state_slots = 1);
 
 } // namespace pshard

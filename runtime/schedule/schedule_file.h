@@ -92,7 +92,8 @@ struct ScheduleSwitch {
   uint64_t kv_upload_bytes_per_position = 0, kv_download_bytes_per_position = 0;
   // Of those, the ring caches' (1.6): they move at most Schedule::kv_ring_positions().
   uint64_t kv_ring_upload_bytes_per_position = 0, kv_ring_download_bytes_per_position = 0;
-  // 1.7: the recurrent layers' states moved, whole (0 in older files, which do not say).
+  // 1.7: the recurrent layers' states moved, whole, per sequence (0 in older files, which
+  // do not say).
   uint64_t state_upload_bytes = 0, state_download_bytes = 0;
   int64_t priced_positions = 0;
   double predicted_ms = 0;

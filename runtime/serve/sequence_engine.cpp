@@ -1,7 +1,6 @@
 #include "runtime/serve/sequence_engine.h"
 
 #include "runtime/batch/batched_hybrid_session.h"
-#include "runtime/serve/recurrent_engine.h"
 
 #include <algorithm>
 
@@ -27,8 +26,6 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   const bool host = !schedule && options.device.backend == DeviceBackend::kCpu;
   if (model.hparams().has_recurrent_layers() && options.draft_max > 0)
     return invalid_argument(kRecurrentNoDraftsMessage);
-  if (model.hparams().has_recurrent_layers() && !host)
-    return make_recurrent_engine(model, schedule, options);
   BatchParams bp;
   bp.max_sequences = options.max_sequences;
   bp.n_ctx = options.n_ctx;

@@ -4,7 +4,8 @@
 // the batch. Without a schedule on the cpu backend it is a BatchedCpuSession; with a
 // schedule (or a device) a BatchedHybridSession, which runs the schedule's plans — the
 // pass's tier its total new tokens — on the device (cpu: looked up, run on the host). A
-// model with recurrent layers runs a session per sequence instead (recurrent_engine.h).
+// model with recurrent layers keeps one state per sequence slot beside the pages (no
+// prefix sharing, no drafts).
 //
 //   SequenceEngineOptions o;
 //   o.device.backend = DeviceBackend::kEmu;

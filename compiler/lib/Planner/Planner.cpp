@@ -105,8 +105,9 @@ uint64_t kv_buffer_bytes_of(const ModelGraph& graph, const SubLayerInfo& s,
                             const CompileOptions& options) {
   const int64_t positions = options.n_ctx * std::max<int64_t>(options.parallel, 1);
   const int64_t ring = s.attn_window > 0 ? kv_ring_positions(graph, options) : 0;
-  if (s.recurrent())
-    return s.state_bytes(options.kv_type);
+  if (s.recurrent()) // one state per sequence
+    return s.state_bytes(options.kv_type) *
+           static_cast<uint64_t>(std::max<int64_t>(options.parallel, 1));
   return s.kv_bytes_per_token(options.kv_type) *
          static_cast<uint64_t>(s.kv_positions_held(ring, positions));
 }

@@ -315,7 +315,8 @@ struct SwitchBytes {
   // Of those, the sliding-window layers' rings of `ring` rows (kv_ring_positions).
   uint64_t kv_ring_up_per_position = 0, kv_ring_down_per_position = 0;
   int64_t ring = 0;
-  uint64_t state_up = 0, state_down = 0; // recurrent layers' states, whole
+  uint64_t state_up = 0, state_down = 0; // recurrent layers' states, whole, per sequence
+  int64_t state_slots = 1;               // the sequences whose states move (parallel)
   // Its time with `positions` cached positions at the link's pricing.
   double seconds(int64_t positions, const LinkPricing& link) const;
 };

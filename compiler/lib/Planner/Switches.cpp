@@ -10,6 +10,7 @@
 // a move to a shorter one (after a reset) with nothing cached.
 #include "PlannerInternal.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -89,7 +90,7 @@ bool moves_anything(const PlanSwitch& s) {
          0;
 }
 
-void price(PlanSwitch* s, int64_t positions, int64_t ring, const LinkPricing& link) {
+void price(PlanSwitch* s, int64_t positions, int64_t ring, int64_t slots, const LinkPricing& link) {
   s->priced_positions = positions;
   const SwitchBytes moved{s->upload_bytes,
                           s->kv_upload_bytes_per_position,
@@ -98,7 +99,8 @@ void price(PlanSwitch* s, int64_t positions, int64_t ring, const LinkPricing& li
                           s->kv_ring_download_bytes_per_position,
                           ring,
                           s->state_upload_bytes,
-                          s->state_download_bytes};
+                          s->state_download_bytes,
+                          slots};
   s->predicted_ms = moved.seconds(positions, link) * 1e3;
 }
 
@@ -128,7 +130,8 @@ std::vector<PlanSwitch> switches_between(const ModelGraph& graph,
           if (!moves_anything(s))
             continue;
           const int64_t cached = ka == kb ? leaving[ka][a] : kb > ka ? ccs[ka].context : 0;
-          price(&s, cached, kv_ring_positions(graph, ccs[ka].options), link);
+          price(&s, cached, kv_ring_positions(graph, ccs[ka].options),
+                std::max<int64_t>(ccs[ka].options.parallel, 1), link);
           out.push_back(s);
         }
   return out;

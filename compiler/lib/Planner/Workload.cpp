@@ -38,7 +38,8 @@ std::vector<WorkloadStep> workload_steps(const CompileOptions& o, int64_t contex
 
 double SwitchBytes::seconds(int64_t positions, const LinkPricing& link) const {
   // A state with no positions behind it is zeros the runtime does not move.
-  const uint64_t up = positions > 0 ? state_up : 0, down = positions > 0 ? state_down : 0;
+  const uint64_t slots = positions > 0 ? static_cast<uint64_t>(state_slots) : 0;
+  const uint64_t up = state_up * slots, down = state_down * slots;
   return link.h2d_seconds(
              weights_up + up +
              kv_bytes_moved(kv_up_per_position, kv_ring_up_per_position, positions, ring)) +
@@ -50,6 +51,7 @@ SwitchBytes switch_bytes(const ModelGraph& graph, const CompileOptions& options,
                          const ResidentSet& from, const ResidentSet& to) {
   SwitchBytes b;
   b.ring = kv_ring_positions(graph, options);
+  b.state_slots = std::max<int64_t>(options.parallel, 1);
   for (size_t i = 0; i < graph.sublayers.size(); ++i) {
     if (from.resident[i] == to.resident[i])
       continue;

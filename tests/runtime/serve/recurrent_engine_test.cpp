@@ -1,10 +1,9 @@
 // Serving a model with recurrent layers (Qwen3-Next's and Qwen3.5's Gated DeltaNet): on the
-// host make_sequence_engine batches the sequences (BatchedCpuSession, a state per sequence
+// host and on a device make_sequence_engine batches the sequences (a state per sequence
 // slot), and each request in a busy scheduler — slots taken over by later requests
 // included — gets the tokens and log-probabilities (bit for bit) of its prompt decoded
-// alone; on the emulated GPU one sequence under a schedule, in a session of its own; what
-// cannot work — drafts, rewinding into a state, several sequences on one device — is
-// refused, saying what to do instead.
+// alone, on the host and on the emulated GPU under a schedule; what cannot work — drafts,
+// rewinding into a state — is refused, saying what to do instead.
 #include "runtime/batch/batched_cpu_session.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/serve/sequence_engine.h"
@@ -96,22 +95,23 @@ TEST_P(RecurrentEngine, OnTheHostBatchedEachRequestIsItsPromptAlone) {
   expect_each_as_alone(**engine, 3); // 4 requests on 3 slots: one slot serves two
 }
 
-TEST_P(RecurrentEngine, OnTheEmulatedGpuOneSequenceUnderASchedule) {
-  auto compiled = compile_schedule(invariance_model_path(GetParam(), "serve-"),
-                                   planner::Strategy::kAuto, {1, 8}, 128);
+// On the emulated GPU the device batch engine holds a state per sequence slot in each
+// recurrent layer's cache (the schedule compiled for 3 sequences sizes them so), on every
+// budget: each request is its prompt alone, bit for bit.
+TEST_P(RecurrentEngine, OnTheEmulatedGpuBatchedUnderASchedule) {
+  auto compiled =
+      compile_schedule(invariance_model_path(GetParam(), "serve-"), planner::Strategy::kAuto,
+                       {1, 8}, 128, {}, test_machine(), {}, kDefaultKvType, /*parallel=*/3);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
-  SequenceEngineOptions o = options(1);
-  o.device.backend = DeviceBackend::kEmu;
-  o.device.vram_budget = compiled->schedule.budgets()[1];
-  auto engine = make_sequence_engine(*model_, &compiled->schedule, o);
-  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
-  expect_each_as_alone(**engine, 1);
-
-  o.max_sequences = 2;
-  const auto two = make_sequence_engine(*model_, &compiled->schedule, o);
-  ASSERT_FALSE(two.ok());
-  EXPECT_NE(two.status().message().find("--parallel 1"), std::string::npos)
-      << two.status().message();
+  for (const uint64_t budget : compiled->schedule.budgets()) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    SequenceEngineOptions o = options(3);
+    o.device.backend = DeviceBackend::kEmu;
+    o.device.vram_budget = budget;
+    auto engine = make_sequence_engine(*model_, &compiled->schedule, o);
+    ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+    expect_each_as_alone(**engine, 3);
+  }
 }
 
 // A sequence rewinds to 0 (and decodes as anew) or to where it is, never into its state;

@@ -724,7 +724,7 @@ def glm(tmp):
 
 
 def qwen35(tmp):
-    """Qwen3.5 (a qwen35 model, its recurrent layers served one session per sequence, with
+    """Qwen3.5 (a qwen35 model, its recurrent layers' states one per sequence slot, with
     --chat-template qwen3.5): a chat is its template's prompt (the thought opened; thinking
     off closes it empty); function calling in Qwen's XML form: a required call is well-formed
     (string arguments raw, enums among their strings), streamed or not, and a conversation

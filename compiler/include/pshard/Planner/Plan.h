@@ -182,7 +182,7 @@ struct PlanSwitch {
   uint64_t kv_ring_upload_bytes_per_position = 0;
   uint64_t kv_ring_download_bytes_per_position = 0;
   // Recurrent layers' states (Qwen3-Next's) that enter or leave: fixed bytes, whatever the
-  // positions cached.
+  // positions cached, of one sequence (priced for each of CompileOptions::parallel).
   uint64_t state_upload_bytes = 0, state_download_bytes = 0;
   int64_t priced_positions = 0; // the cached positions predicted_ms assumes (the workload's)
   double predicted_ms = 0;
