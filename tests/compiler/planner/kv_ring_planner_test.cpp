@@ -7,6 +7,7 @@
 #include "pshard/Planner/Planner.h"
 #include "pshard/Target/ScheduleEmitter.h"
 #include "runtime/schedule/schedule_file.h"
+#include "test_shapes.h"
 
 #include <gtest/gtest.h>
 
@@ -32,19 +33,6 @@ ModelHParams gemma3_shape() {
   return hp;
 }
 
-FixedMachineParams roomy_gpu() {
-  FixedMachineParams m;
-  m.vram_bytes = 8ull << 30;
-  m.threads = 4;
-  m.cpu_flops = 100e9;
-  m.cpu_bandwidth = 30e9;
-  m.gpu_flops = 20e12;
-  m.gpu_bandwidth = 500e9;
-  m.h2d_bandwidth = 10e9;
-  m.d2h_bandwidth = 10e9;
-  return m;
-}
-
 CompileOptions at_32k() {
   CompileOptions o;
   o.n_ctx = 32768;
@@ -64,7 +52,7 @@ std::map<int32_t, uint64_t> kv_buffers(const Plan& p) {
 
 TEST(KvRingPlanner, LocalLayersDeviceCachesAreRings) {
   const ModelGraph graph = synthetic_model_graph(gemma3_shape(), TensorType::kQ8_0);
-  const FixedMachineModel machine(roomy_gpu());
+  const FixedMachineModel machine(testing::fixed_gpu(8ull << 30));
   const Result<PlanGrid> grid = plan_grid(graph, machine, at_32k());
   ASSERT_TRUE(grid.ok()) << grid.status().to_string();
   EXPECT_EQ(kv_ring_positions(graph, grid->options), 1280); // 1024 + 256 - 1, rounded up
@@ -106,7 +94,7 @@ TEST(KvRingPlanner, LocalLayersDeviceCachesAreRings) {
 
 TEST(KvRingPlanner, TheArtifactRecordsTheRing) {
   const ModelGraph graph = synthetic_model_graph(gemma3_shape(), TensorType::kQ8_0);
-  const FixedMachineModel machine(roomy_gpu());
+  const FixedMachineModel machine(testing::fixed_gpu(8ull << 30));
   CompileOptions o = at_32k();
   o.contexts = {4096};
   o.budgets = {};

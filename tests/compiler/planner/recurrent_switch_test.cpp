@@ -6,6 +6,7 @@
 #include "pshard/Planner/Planner.h"
 #include "pshard/Target/ScheduleEmitter.h"
 #include "runtime/schedule/schedule_file.h"
+#include "test_shapes.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -32,19 +33,6 @@ ModelHParams qwen35_shape() {
   for (int64_t il = 0; il < hp.n_layer; ++il)
     hp.recurrent_layers.push_back(il % 4 != 3);
   return hp;
-}
-
-FixedMachineParams small_gpu() {
-  FixedMachineParams m;
-  m.vram_bytes = 2ull << 30;
-  m.threads = 4;
-  m.cpu_flops = 100e9;
-  m.cpu_bandwidth = 30e9;
-  m.gpu_flops = 20e12;
-  m.gpu_bandwidth = 500e9;
-  m.h2d_bandwidth = 10e9;
-  m.d2h_bandwidth = 10e9;
-  return m;
 }
 
 TEST(RecurrentSwitches, AStateMovesWholeAndIsPricedSo) {
@@ -86,7 +74,7 @@ TEST(RecurrentSwitches, AStateMovesWholeAndIsPricedSo) {
 // the artifact carries them.
 TEST(RecurrentSwitches, TheArtifactRecordsTheStatesSwitchesMove) {
   const ModelGraph graph = synthetic_model_graph(qwen35_shape(), TensorType::kQ8_0);
-  const FixedMachineModel machine(small_gpu());
+  const FixedMachineModel machine(testing::fixed_gpu(2ull << 30));
   CompileOptions o;
   o.n_ctx = 4096;
   o.tiers = {1, 16, 256};

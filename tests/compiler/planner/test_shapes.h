@@ -1,6 +1,7 @@
-// Model shapes the planner tests share.
+// Model shapes and machines the planner tests share.
 #pragma once
 
+#include "pshard/Planner/MachineModel.h"
 #include "runtime/model/hparams.h"
 
 namespace pshard::planner::testing {
@@ -17,6 +18,21 @@ inline ModelHParams llama1b_shape() {
   hp.head_dim = 64;
   hp.n_ff = 8192;
   return hp;
+}
+
+// A machine of fixed figures: 4 threads at 100 GFLOP/s and 30 GB/s, a GPU of `vram`
+// bytes at 20 TFLOP/s and 500 GB/s, 10 GB/s each way over the link.
+inline FixedMachineParams fixed_gpu(uint64_t vram) {
+  FixedMachineParams m;
+  m.vram_bytes = vram;
+  m.threads = 4;
+  m.cpu_flops = 100e9;
+  m.cpu_bandwidth = 30e9;
+  m.gpu_flops = 20e12;
+  m.gpu_bandwidth = 500e9;
+  m.h2d_bandwidth = 10e9;
+  m.d2h_bandwidth = 10e9;
+  return m;
 }
 
 } // namespace pshard::planner::testing
