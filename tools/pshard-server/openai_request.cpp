@@ -72,7 +72,8 @@ std::string recent_thought(const json& m, const ThoughtTags& tags) {
   const auto r = m.find("reasoning_content");
   if (r == m.end() || !r->is_string())
     return "";
-  const std::string_view thought = trim_space(r->get<std::string>());
+  const std::string text = r->get<std::string>();
+  const std::string_view thought = trim_space(text);
   if (thought.empty())
     return "";
   return std::string(tags.open) + "\n" + std::string(thought) + "\n" + std::string(tags.close) +
