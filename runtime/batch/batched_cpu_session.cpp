@@ -13,15 +13,6 @@ BatchedCpuSession::BatchedCpuSession(const Model& model, const BatchParams& para
       threads_(std::make_unique<ThreadPool>(params.n_threads)),
       cpu_(std::make_unique<CpuOps>(*threads_)) {}
 
-Status check_recurrent_rewind(bool recurrent, int64_t to, int64_t length) {
-  if (!recurrent || to == 0 || to == length)
-    return Status::ok_status();
-  return out_of_range("cannot rewind a sequence to position " + std::to_string(to) + " of " +
-                      std::to_string(length) +
-                      ": this model's recurrent layers keep a state, not the positions before "
-                      "it; rewind to 0 and decode again");
-}
-
 Status check_batch_params(const BatchParams& p) {
   if (p.max_sequences <= 0 || p.max_batch_tokens <= 0 || p.page_tokens <= 0 || p.n_ctx < 0 ||
       p.n_pages < 0 || p.max_logit_rows < 0 || p.n_threads < 0)
@@ -37,6 +28,7 @@ SequenceLimits sequence_limits(const ModelHParams& hp, const BatchParams& p, int
   // tokens after it too. Nor one with recurrent layers: a state holds no earlier positions.
   SequenceLimits l{p.max_sequences, n_ctx, p.page_tokens, p.n_pages,
                    p.prefix_cache && hp.causal && !hp.has_recurrent_layers()};
+  l.states = hp.has_recurrent_layers();
   if (l.n_pages == 0)
     l.n_pages = p.max_sequences * ((n_ctx + p.page_tokens - 1) / p.page_tokens);
   const int64_t window = p.swa_full ? 0 : widest_attention_window(hp);
@@ -80,36 +72,19 @@ Result<std::unique_ptr<BatchedCpuSession>> BatchedCpuSession::create(const Model
     p.n_threads = ThreadPool::hardware_threads();
   const SequenceLimits limits = sequence_limits(hp, p, p.n_ctx);
   p.n_pages = limits.n_pages;
-  PSHARD_RETURN_IF_ERROR(check_kv_types(p.kv_type_k, p.kv_type_v, hp.attn_key_dim(),
-                                        hp.attn_value_dim()));
-  if (hp.has_recurrent_layers())
-    PSHARD_RETURN_IF_ERROR(
-        check_state_row_types(hp.kv_dim(), p.kv_type_k, hp.v_dim(), p.kv_type_v));
+  PSHARD_RETURN_IF_ERROR(
+      check_kv_types(p.kv_type_k, p.kv_type_v, hp.attn_key_dim(), hp.attn_value_dim()));
   const std::vector<int64_t> state_rows = model_state_rows(hp, p.kv_type_k, p.kv_type_v);
   std::vector<int64_t> layer_pages = pool_layer_pages(hp, limits, state_rows);
   if (!hp.causal) // keys live for one pass, and the layers run in turn: one layer's pages
     layer_pages = {*std::max_element(layer_pages.begin(), layer_pages.end())};
-  PSHARD_ASSIGN_OR_RETURN(auto pool, KvPagePool::create(layer_pages, hp.kv_dim(), p.page_tokens,
-                                                        p.kv_type_k, p.kv_type_v, hp.v_dim()));
-  auto s = std::unique_ptr<BatchedCpuSession>(
-      new BatchedCpuSession(model, p, limits, std::move(pool)));
-  s->state_rows_ = state_rows;
+  PSHARD_ASSIGN_OR_RETURN(auto pool,
+                          KvPagePool::create(layer_pages, hp.kv_dim(), p.page_tokens, p.kv_type_k,
+                                             p.kv_type_v, hp.v_dim(), state_rows));
+  auto s =
+      std::unique_ptr<BatchedCpuSession>(new BatchedCpuSession(model, p, limits, std::move(pool)));
   s->act_.reserve(hp, p.max_batch_tokens, p.max_logit_rows);
   return s;
-}
-
-KvView BatchedCpuSession::layer_view(int64_t il) {
-  KvView v = pool_->layer(il);
-  if (!state_rows_.empty())
-    v.state_rows = state_rows_[static_cast<size_t>(il)];
-  return v;
-}
-
-Status BatchedCpuSession::rewind_sequence(SeqId seq, std::span<const TokenId> kept) {
-  PSHARD_RETURN_IF_ERROR(check_recurrent_rewind(model_.hparams().has_recurrent_layers(),
-                                                static_cast<int64_t>(kept.size()),
-                                                seqs_.length(seq)));
-  return seqs_.rewind(seq, kept);
 }
 
 Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch) {
@@ -127,7 +102,7 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
     if (s.kind == SubLayerKind::kHead && !logits)
       continue;
     run_sublayer(s, pass, host_sublayer_weights(model_.weights(), s),
-                 s.kind == SubLayerKind::kAttention ? layer_view(s.layer) : KvView{});
+                 s.kind == SubLayerKind::kAttention ? pool_->layer(s.layer) : KvView{});
     if (s.kind == SubLayerKind::kEmbed) // image tokens: their rows replace the placeholders'
       for (const auto& [row, values] : p.embedding_rows)
         std::copy_n(values, hp.n_embd, act_.ptrs().hidden + row * hp.n_embd);

@@ -49,9 +49,6 @@ struct BatchParams {
 
 // kInvalidArgument naming the counts when one is not positive (0 where a default exists).
 Status check_batch_params(const BatchParams& params);
-// kOutOfRange for a rewind of a model with recurrent layers (`recurrent`) to other than 0
-// or `length`: the state holds no earlier positions.
-Status check_recurrent_rewind(bool recurrent, int64_t to, int64_t length);
 
 // The sequences' limits of an engine for `params` (n_ctx resolved): n_pages defaults to
 // every sequence at n_ctx; a model with sliding-window layers gets their pool of window
@@ -72,7 +69,9 @@ public:
     return seqs_.open_with_prefix(prompt);
   }
   void close_sequence(SeqId seq) override { seqs_.close(seq); }
-  Status rewind_sequence(SeqId seq, std::span<const TokenId> kept) override;
+  Status rewind_sequence(SeqId seq, std::span<const TokenId> kept) override {
+    return seqs_.rewind(seq, kept);
+  }
   int64_t sequence_length(SeqId seq) const override { return seqs_.length(seq); }
   bool can_append(SeqId seq, int64_t n) const override { return seqs_.can_append(seq, n); }
   Result<BatchLogits> decode(std::span<const BatchEntry> batch) override;
@@ -97,10 +96,6 @@ private:
   std::unique_ptr<ThreadPool> threads_;
   std::unique_ptr<CpuOps> cpu_;
   std::vector<float> embeddings_; // the last pass's embedding rows (BatchEntry::hidden)
-  std::vector<int64_t> state_rows_; // per layer, a recurrent layer's state rows (else empty)
-
-  // Layer il's pool view (a recurrent layer's: every slot's state).
-  KvView layer_view(int64_t il);
 };
 
 } // namespace pshard

@@ -71,7 +71,6 @@ BatchedHybridSession::create(const Model& model, const Schedule* schedule,
   e->n_vocab_ = hp.n_vocab;
   e->n_embd_ = hp.n_embd;
   e->causal_ = hp.causal;
-  e->recurrent_ = hp.has_recurrent_layers();
   e->max_logit_rows_ = p.max_logit_rows;
   e->max_batch_tokens_ = std::min(in.max_batch_tokens, e->session_->max_tokens_per_pass());
   PSHARD_ASSIGN_OR_RETURN(e->device_tables_, e->device_view(e->seqs_.tables()));

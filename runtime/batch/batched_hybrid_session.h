@@ -53,8 +53,6 @@ public:
   }
   void close_sequence(SeqId seq) override { seqs_.close(seq); }
   Status rewind_sequence(SeqId seq, std::span<const TokenId> kept) override {
-    PSHARD_RETURN_IF_ERROR(
-        check_recurrent_rewind(recurrent_, static_cast<int64_t>(kept.size()), seqs_.length(seq)));
     return seqs_.rewind(seq, kept);
   }
   int64_t sequence_length(SeqId seq) const override { return seqs_.length(seq); }
@@ -87,7 +85,6 @@ private:
   std::vector<const int32_t*> mapped_tables_;
   int64_t n_vocab_ = 0, n_embd_ = 0, max_batch_tokens_ = 0, max_logit_rows_ = 0;
   bool causal_ = true;
-  bool recurrent_ = false; // the model's layers keep states (check_recurrent_rewind)
   const Schedule* schedule_ = nullptr;
 };
 

@@ -1,5 +1,7 @@
 #include "runtime/batch/kv_page_pool.h"
 
+#include "runtime/model/kv_cache.h" // check_state_row_types
+
 #include <new>
 #include <string>
 
@@ -8,7 +10,8 @@ namespace pshard {
 Result<std::unique_ptr<KvPagePool>> KvPagePool::create(std::span<const int64_t> layer_pages,
                                                        int64_t kv_dim, int64_t page_tokens,
                                                        TensorType k_type, TensorType v_type,
-                                                       int64_t v_dim) {
+                                                       int64_t v_dim,
+                                                       std::span<const int64_t> state_rows) {
   if (v_dim == 0)
     v_dim = kv_dim;
   if (layer_pages.empty() || kv_dim <= 0 || v_dim <= 0 || page_tokens <= 0)
@@ -25,6 +28,13 @@ Result<std::unique_ptr<KvPagePool>> KvPagePool::create(std::span<const int64_t> 
       v_dim % tensor_type_traits(v_type).block_values != 0)
     return invalid_argument("KV rows of " + std::to_string(kv_dim) + " values cannot be " +
                             tensor_type_name(k_type) + "/" + tensor_type_name(v_type));
+  if (!state_rows.empty()) {
+    if (state_rows.size() != layer_pages.size())
+      return invalid_argument("KV page pool states for " + std::to_string(state_rows.size()) +
+                              " layers, but the pool has " + std::to_string(layer_pages.size()));
+    PSHARD_RETURN_IF_ERROR(check_state_row_types(kv_dim, k_type, v_dim, v_type));
+    p->state_rows_.assign(state_rows.begin(), state_rows.end());
+  }
   const size_t row_bytes = tensor_row_bytes(k_type, kv_dim) + tensor_row_bytes(v_type, v_dim);
   const int64_t most_rows = static_cast<int64_t>((size_t{1} << 40) / row_bytes);
   p->row0_.push_back(0);
@@ -60,6 +70,7 @@ KvView KvPagePool::layer(int64_t il) {
   v.page_tokens = page_tokens_;
   v.k_type = k_type_;
   v.v_type = v_type_;
+  v.state_rows = state_rows_.empty() ? 0 : state_rows_[static_cast<size_t>(il)];
   return v;
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/batch/sequence_pages.h"
 
 #include "runtime/model/hparams.h" // kEmbedsOnlyMessage
+#include "runtime/model/kv_cache.h" // check_state_rewind
 #include "runtime/model/kv_ring.h"
 
 #include <algorithm>
@@ -91,6 +92,8 @@ Status SequencePages::rewind(SeqId seq, std::span<const TokenId> kept) {
     return out_of_range("cannot rewind sequence " + std::to_string(seq) + " to " +
                         std::to_string(length) + " positions: it holds " +
                         std::to_string(s.length));
+  if (limits_.states)
+    PSHARD_RETURN_IF_ERROR(check_state_rewind(length, s.length));
   int32_t* table = tables_.data() + seq * per_seq_;
   const int64_t pages = pages_for(length);
   const int64_t partial = length % limits_.page_tokens;

@@ -46,6 +46,9 @@ struct SequenceLimits {
   int64_t window = 0;
   int64_t window_pages = 0;
   int64_t max_pass_tokens = 0; // with a window: the most tokens of one sequence in a pass
+  // The model's layers keep recurrent states (one per sequence slot): a sequence rewinds
+  // only to 0 or where it is.
+  bool states = false;
 };
 
 struct PassLimits {

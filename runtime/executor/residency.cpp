@@ -181,14 +181,14 @@ Status HybridSession::check_recorded(PlanIndex from, PlanIndex to, const Moved& 
   const int64_t ring = schedule_->kv_ring_positions();
   const uint64_t kv_up = s ? s->kv_upload_bytes(positions, ring) : 0;
   const uint64_t kv_down = s ? s->kv_download_bytes(positions, ring) : 0;
-  // A file before 1.7 records no states; a state with no positions is not moved.
-  const bool recorded = schedule_->root().schema_minor() >= 7;
-  const bool states = s && positions > 0;
-  const auto slots = static_cast<uint64_t>(kv_.state_slots());
-  const uint64_t state_up = !recorded ? moved.state_up : states ? s->state_upload_bytes * slots : 0;
-  const uint64_t state_down = !recorded ? moved.state_down
-                              : states  ? s->state_download_bytes * slots
-                                        : 0;
+  // A state with no positions is not moved; a file before 1.7 records no states, so the
+  // copies made stand unchecked.
+  const uint64_t slots = s && positions > 0 ? static_cast<uint64_t>(kv_.state_slots()) : 0;
+  const bool records_states = schedule_->root().schema_minor() >= 7;
+  const uint64_t state_up =
+      records_states ? (s ? s->state_upload_bytes : 0) * slots : moved.state_up;
+  const uint64_t state_down =
+      records_states ? (s ? s->state_download_bytes : 0) * slots : moved.state_down;
   if (moved.weights_up == weights && moved.kv_up_recorded == kv_up &&
       moved.kv_down_recorded == kv_down && moved.state_up == state_up &&
       moved.state_down == state_down)

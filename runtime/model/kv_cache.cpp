@@ -129,11 +129,8 @@ Status KvCache::rewind(int64_t to, int64_t n_past) {
                         " positions as a ring, which holds later "
                         "ones now; rewind to 0 and decode again, or to at least " +
                         std::to_string(floor));
-  if (recurrent_ && to > 0 && to < n_past)
-    return out_of_range("cannot rewind to position " + std::to_string(to) + " of " +
-                        std::to_string(n_past) +
-                        ": this model's recurrent layers keep a state, not the positions "
-                        "before it; rewind to 0 and decode again");
+  if (recurrent_)
+    PSHARD_RETURN_IF_ERROR(check_state_rewind(to, n_past));
   if (to == 0)
     reached_ = 0;
   return Status::ok_status();
@@ -141,6 +138,15 @@ Status KvCache::rewind(int64_t to, int64_t n_past) {
 
 int64_t KvCache::rows_held(int64_t il, int64_t positions) const {
   return state_rows(il) > 0 ? state_rows(il) * state_slots_ : kv_rows_held(ring(il), positions);
+}
+
+Status check_state_rewind(int64_t to, int64_t n_past) {
+  if (to == 0 || to == n_past)
+    return Status::ok_status();
+  return out_of_range("cannot rewind to position " + std::to_string(to) + " of " +
+                      std::to_string(n_past) +
+                      ": this model's recurrent layers keep a state, not the positions "
+                      "before it; rewind to 0 and decode again");
 }
 
 Status check_state_row_types(int64_t kv_dim, TensorType k_type, int64_t v_dim,

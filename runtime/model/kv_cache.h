@@ -82,6 +82,10 @@ int64_t widest_attention_window(const ModelHParams& hp);
 // Per layer, the rows of its recurrent state in a cache of these types (0: an attention
 // layer); empty for a model without recurrent layers. The planner sizes caches by it too.
 std::vector<int64_t> model_state_rows(const ModelHParams& hp, TensorType k_type, TensorType v_type);
+// kOutOfRange for a sequence at n_past going back to other than 0 or n_past: a recurrent
+// layer's state keeps none of the positions before it.
+Status check_state_rewind(int64_t to, int64_t n_past);
+
 // kInvalidArgument unless K rows of kv_dim k_type values and V rows of v_dim v_type values
 // are whole floats, which a recurrent layer's state in them needs.
 Status check_state_row_types(int64_t kv_dim, TensorType k_type, int64_t v_dim, TensorType v_type);

@@ -6,14 +6,6 @@
 
 namespace pshard {
 
-DeviceOptions engine_device_options(const SequenceEngineOptions& options,
-                                    const Schedule* schedule) {
-  DeviceOptions d = options.device;
-  if (schedule && d.vram_budget == 0)
-    d.vram_budget = schedule->budgets().back();
-  return d;
-}
-
 Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
                                                            const Schedule* schedule,
                                                            const SequenceEngineOptions& options) {
@@ -23,7 +15,6 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   if (options.n_batch < 1)
     return invalid_argument("a pass must carry at least one token, got n_batch " +
                             std::to_string(options.n_batch));
-  const bool host = !schedule && options.device.backend == DeviceBackend::kCpu;
   if (model.hparams().has_recurrent_layers() && options.draft_max > 0)
     return invalid_argument(kRecurrentNoDraftsMessage);
   BatchParams bp;
@@ -42,11 +33,13 @@ Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,
   bp.n_threads = options.n_threads;
   bp.kv_type_k = options.kv_type_k.value_or(kDefaultKvType);
   bp.kv_type_v = options.kv_type_v.value_or(kDefaultKvType);
-  if (host) {
+  if (!schedule && options.device.backend == DeviceBackend::kCpu) {
     PSHARD_ASSIGN_OR_RETURN(auto engine, BatchedCpuSession::create(model, bp));
     return std::unique_ptr<BatchDecoder>(std::move(engine));
   }
-  const DeviceOptions d = engine_device_options(options, schedule);
+  DeviceOptions d = options.device;
+  if (schedule && d.vram_budget == 0) // as pshard-run: the largest compiled budget
+    d.vram_budget = schedule->budgets().back();
   PSHARD_ASSIGN_OR_RETURN(std::unique_ptr<Device> device, make_device(d, schedule));
   PSHARD_ASSIGN_OR_RETURN(auto engine,
                           BatchedHybridSession::create(model, schedule, std::move(device), bp,

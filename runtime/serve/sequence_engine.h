@@ -49,9 +49,6 @@ struct SequenceEngineOptions {
   std::optional<TensorType> kv_type_k, kv_type_v;
 };
 
-// The engine's device options: with a schedule and no budget, its largest (as pshard-run).
-DeviceOptions engine_device_options(const SequenceEngineOptions& options, const Schedule* schedule);
-
 // Checks the options (a bad budget, backend or KV type fails here rather than on the
 // first request). `model` and `schedule` must outlive the engine.
 Result<std::unique_ptr<BatchDecoder>> make_sequence_engine(const Model& model,

@@ -12,6 +12,7 @@
 // a string argument raw, any other value as the template's `| string` (Python's str():
 // True, None, {'a': 1}) or, Qwen3.5's lists and objects, `| tojson`. The calls are written and
 // read by xml_args.cpp from the markup here; what differs is where the tools go and how.
+#include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/xml_args.h"
 
 #include <cstdio>
@@ -98,12 +99,11 @@ std::string item_list(const ordered_json& items, const char* tag) {
   return s + "]</" + tag + ">";
 }
 
+// The template's `| trim` of a field (nothing for none).
 std::string trimmed(const ordered_json& v) {
   if (!v.is_string())
     return v.is_null() ? "" : python_str(v);
-  const std::string s = v.get<std::string>();
-  const size_t b = s.find_first_not_of(" \t\n\r\f\v");
-  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(" \t\n\r\f\v") - b + 1);
+  return std::string(trim_space(v.get_ref<const std::string&>()));
 }
 
 // A parameter's keys past name, type and description, each an element of its own (its
