@@ -47,6 +47,9 @@ struct BatchEntry {
   TokenId token = 0;
   bool logits = false;                        // return the logits after this token
   const float* embedding = nullptr;           // n_embd floats, valid during decode(); or null
+  // An image token's DeepStack rows (runtime/model/deepstack.h), valid during decode().
+  const float* deepstack = nullptr;
+  int64_t deepstack_stride = 0, deepstack_layers = 0;
   std::array<int32_t, 3> rope = {-1, -1, -1}; // (t, h, w); rope[0] < 0: the cache position
   // Return this token's embedding row: its final hidden state after the output norm
   // (runtime/model/pooling.h). Engines without embeddings refuse the pass.

@@ -98,7 +98,9 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
   pass.window_segments = p.window_segments;
   pass.n_ctx = params_.n_ctx;
   const bool logits = !p.logit_rows.empty();
-  for (const SubLayer& s : model_.sublayers()) {
+  const std::span<const SubLayer> subs = model_.sublayers();
+  for (size_t i = 0; i < subs.size(); ++i) {
+    const SubLayer& s = subs[i];
     if (s.kind == SubLayerKind::kHead && !logits)
       continue;
     run_sublayer(s, pass, host_sublayer_weights(model_.weights(), s),
@@ -106,6 +108,8 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
     if (s.kind == SubLayerKind::kEmbed) // image tokens: their rows replace the placeholders'
       for (const auto& [row, values] : p.embedding_rows)
         std::copy_n(values, hp.n_embd, act_.ptrs().hidden + row * hp.n_embd);
+    if (!p.deepstack.empty() && ends_layer(subs, i) && s.layer < hp.n_deepstack)
+      add_deepstack_rows(p.deepstack, s.layer, act_.ptrs().hidden, hp.n_embd);
   }
   seqs_.advance(p);
   final_norm_rows(*cpu_, model_, act_.ptrs().hidden, p.hidden_rows, embeddings_);

@@ -112,6 +112,7 @@ Result<BatchLogits> BatchedHybridSession::decode(std::span<const BatchEntry> bat
   BatchPassInput in{p.tokens,         p.segments,       device_segments,
                     p.logit_rows,     p.longest,        seqs_.rows_spanned(),
                     p.rope_positions, p.embedding_rows, p.hidden_rows};
+  in.deepstack = p.deepstack;
   in.window_segments = p.window_segments;
   in.device_window_segments = device_window_segments;
   in.window_rows_in_use = seqs_.window_rows_spanned();

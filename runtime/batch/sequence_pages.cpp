@@ -280,6 +280,8 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
     std::copy(pos.begin(), pos.end(), p.rope_positions.begin() + 3 * i);
     if (e.embedding)
       p.embedding_rows.emplace_back(i, e.embedding);
+    if (e.deepstack)
+      p.deepstack.push_back({i, e.deepstack, e.deepstack_stride, e.deepstack_layers});
   }
   if (multimodal)
     for (SeqId seq : p.segment_seq)

@@ -26,6 +26,7 @@
 #include "runtime/batch/batch_decoder.h"
 #include "runtime/batch/prefix_cache.h"
 #include "runtime/batch/window_pages.h"
+#include "runtime/model/deepstack.h"
 #include "runtime/model/sublayer.h"
 
 #include <cstdint>
@@ -75,6 +76,7 @@ struct AssembledPass {
   // and the rows whose embedding is given (regrouped index, n_embd floats).
   std::vector<int32_t> rope_positions;
   std::vector<std::pair<int64_t, const float*>> embedding_rows;
+  std::vector<DeepstackRow> deepstack;
   std::vector<uint8_t> segment_multimodal; // per segment (multimodal passes only)
 };
 

@@ -36,6 +36,8 @@ Status read_prompt(const pshard_model& model, const pshard_seq_params& p, int32_
     image->span = {ip.ids.image_pos, ip.image.tokens_x, ip.image.tokens_y};
     image->n_embd = ip.image.n_embd;
     image->rows = std::move(ip.image.data);
+    image->n_deepstack = ip.image.n_deepstack;
+    image->deepstack = std::move(ip.image.deepstack);
     r.prompt = std::move(ip.ids.ids);
     r.image = std::move(image);
     return Status::ok_status();

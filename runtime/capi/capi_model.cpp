@@ -121,7 +121,9 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
       return fail(proj.status());
     if (Status st = check_image_prompt_model(m->model->hparams()); !st.ok())
       return fail(st.with_context(std::string("mmproj_path ") + p.mmproj_path));
-    if (Status st = (*proj)->check_language_model(m->model->hparams().n_embd); !st.ok())
+    if (Status st = (*proj)->check_language_model(m->model->hparams().n_embd,
+                                                  m->model->hparams().n_deepstack);
+        !st.ok())
       return fail(st);
     m->projector = std::move(proj).value();
   }

@@ -289,6 +289,10 @@ Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool comput
   PassContext ctx = pass_context(tokens, n_past_, compute_logits);
   ctx.embed_rows = extra.embeddings;
   ctx.rope_positions = extra.rope_positions;
+  const ModelHParams& hp = model_.hparams();
+  const std::vector<DeepstackRow> deepstack =
+      deepstack_rows(extra.deepstack, tokens, hp.n_embd, hp.n_deepstack);
+  ctx.deepstack = deepstack;
   const auto n = static_cast<int64_t>(tokens.size());
   PSHARD_RETURN_IF_ERROR(run_and_record(ctx, n_past_ + n));
   n_past_ += n;
@@ -310,6 +314,7 @@ Result<const float*> HybridSession::decode_batch(const BatchPassInput& in) {
   ctx.page_tokens = kv_page_tokens_;
   ctx.rope_positions = in.rope_positions;
   ctx.replace_rows = in.embedding_rows;
+  ctx.deepstack = in.deepstack;
   ctx.hidden_to_host = !in.hidden_rows.empty();
   ctx.window_segments = in.window_segments;
   ctx.device_window_segments = in.device_window_segments;

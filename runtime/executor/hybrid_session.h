@@ -92,6 +92,7 @@ struct BatchPassInput {
   // host and for the device, and its rows in use.
   std::span<const SeqSegment> window_segments = {}, device_window_segments = {};
   int64_t window_rows_in_use = 0;
+  std::span<const DeepstackRow> deepstack = {}; // image tokens' DeepStack rows (host)
 };
 
 class HybridSession final : public MultimodalDecoder {

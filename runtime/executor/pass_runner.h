@@ -11,6 +11,7 @@
 #include "runtime/executor/plan_runtime.h"
 #include "runtime/executor/session_stats.h"
 #include "runtime/executor/timeline.h"
+#include "runtime/model/deepstack.h"
 
 namespace pshard {
 
@@ -51,6 +52,8 @@ struct PassContext {
   // tokens' ids are placeholders) on the host, then these rows (token index, n_embd host
   // floats) replace the image tokens' rows, as BatchedCpuSession does.
   std::span<const std::pair<int64_t, const float*>> replace_rows = {};
+  // An image's DeepStack rows, added after their layers (host memory).
+  std::span<const DeepstackRow> deepstack = {};
 };
 
 // Runs the pass and waits for all its device work. Fills bytes and measured_ms.

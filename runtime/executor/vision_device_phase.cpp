@@ -63,6 +63,8 @@ std::vector<WeightRef> weight_refs(const VisionSubLayer& s, ProjectorWeights& w,
   switch (s.kind) {
   case VisionSubLayerKind::kPatchEmbed:
     add_matrix(out, w.patch); // the summed kernel (projector.h)
+    add_vector(out, w.patch_bias, hp.n_embd);
+    add_vector(out, w.positions, hp.n_embd * hp.pos_side * hp.pos_side);
     break;
   case VisionSubLayerKind::kAttention:
     add_norm(out, w.attn[b].norm, hp.n_embd);
@@ -73,6 +75,11 @@ std::vector<WeightRef> weight_refs(const VisionSubLayer& s, ProjectorWeights& w,
     add_norm(out, w.ffn[b].norm, hp.n_embd);
     for (VisionLinear* l : {&w.ffn[b].gate, &w.ffn[b].up, &w.ffn[b].down})
       add_linear(out, *l);
+    if (w.ffn[b].deepstack.fc1.w.data) {
+      add_norm(out, w.ffn[b].deepstack.norm, 4 * hp.n_embd);
+      add_linear(out, w.ffn[b].deepstack.fc1);
+      add_linear(out, w.ffn[b].deepstack.fc2);
+    }
     break;
   case VisionSubLayerKind::kMerger:
     add_norm(out, w.merger.norm, hp.n_embd);
@@ -289,16 +296,26 @@ Status DevicePhase::run_device(size_t i) {
   } else {
     PSHARD_RETURN_IF_ERROR(to_device());
     pass_.buf = dev_;
+    const VisionLinear* merged = nullptr; // a merger whose rows come back to the host
     if (s.kind == VisionSubLayerKind::kMerger) {
       vision_merger_forward(pass_, w_.merger);
-      const int64_t dim = w_.merger.fc2.w.rows;
+      merged = &w_.merger.fc2;
+    } else {
+      run_vision_sublayer(s, pass_, w_);
+      if (s.kind == VisionSubLayerKind::kFfn &&
+          w_.ffn[static_cast<size_t>(s.block)].deepstack.fc1.w.data)
+        merged = &w_.ffn[static_cast<size_t>(s.block)].deepstack.fc2;
+    }
+    if (merged) {
+      const int64_t dim = merged->w.rows;
       const auto bytes = static_cast<uint64_t>(pass_.merged_rows() * dim) * sizeof(float);
       d_.copy_to_host(Queue::kTransfer, pass_.host.ff_b, dev_.ff_b, bytes);
       stats_.bytes_crossed += bytes;
       PSHARD_RETURN_IF_ERROR(wait_for(Queue::kTransfer));
-      vision_gather_output(pass_, pass_.host.ff_b, dim);
-    } else {
-      run_vision_sublayer(s, pass_, w_);
+      if (s.kind == VisionSubLayerKind::kMerger)
+        vision_gather_output(pass_, pass_.host.ff_b, dim);
+      else
+        vision_keep_deepstack(pass_, hp_.deepstack_index(s.block), pass_.host.ff_b, dim);
     }
   }
   device_valid_ = true;

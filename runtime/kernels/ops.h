@@ -27,7 +27,9 @@ void layer_norm(const float* x, const float* weight, const float* bias, float* y
 // its first sections[0] pairs, the height position in the next sections[1], the width
 // position in the next sections[2]. Text tokens have all three equal, which is plain
 // NeoX RoPE at that position bit for bit (each pair's angle is the same formula of the
-// same position); image tokens carry their grid coordinates.
+// same position); image tokens carry their grid coordinates. Interleaved M-RoPE (Qwen3-VL,
+// Qwen3.5) deals the pairs out t, h, w, t, h, w, ... instead (rope_math.h
+// rope_pair_section).
 enum class RopeScaling : uint8_t { kNone, kLinear, kLlama3, kYarn };
 struct RopeParams {
   int64_t head_dim = 0;
@@ -44,6 +46,7 @@ struct RopeParams {
   float ext_factor = 0.0f, attn_factor = 1.0f, beta_fast = 32.0f, beta_slow = 1.0f;
   // M-RoPE: pairs per position component (all zero: one position per token).
   int32_t sections[3] = {0, 0, 0};
+  bool interleaved = false;
   // Per pass, host memory: 3 positions (t, h, w) per token of the rows being rotated, or
   // null — then every component is the token's sequence position.
   const int32_t* positions = nullptr;

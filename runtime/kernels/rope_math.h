@@ -130,6 +130,8 @@ PSHARD_HOST_DEVICE inline int rope_pair_section(const RopeParams& p, int64_t i) 
   if (s0 + s1 + s2 <= 0)
     return 0;
   const int64_t sector = i % (s0 + s1 + s2);
+  if (p.interleaved) // HF's apply_interleaved_mrope: the rest keep the temporal position
+    return sector % 3 == 1 && sector < 3 * s1 ? 1 : sector % 3 == 2 && sector < 3 * s2 ? 2 : 0;
   return sector < s0 ? 0 : sector < s0 + s1 ? 1 : 2;
 }
 

@@ -169,6 +169,23 @@ Status read_routing(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& 
 
 // The dense layers of a MoE model: the leading ones (GLM-4.5's first 1 or 3, ERNIE's) and,
 // with an interleaving step, those between routed ones.
+// Qwen3-VL: how many of the first layers take an image's DeepStack rows (0 when absent).
+Status read_deepstack(const HParamKeys& k, ModelHParams& hp) {
+  if (!hp.family->deepstack) {
+    if (k.has("n_deepstack_layers"))
+      return unsupported(k.key("n_deepstack_layers") + " is set, but " +
+                         std::string(hp.family->name) +
+                         " models take no DeepStack rows; is general.architecture right?");
+    return Status::ok_status();
+  }
+  PSHARD_RETURN_IF_ERROR(k.optional("n_deepstack_layers", &hp.n_deepstack));
+  if (hp.n_deepstack < 0 || hp.n_deepstack > hp.n_layer)
+    return invalid_format(k.key("n_deepstack_layers") + " " + std::to_string(hp.n_deepstack) +
+                          " must be between 0 and " + k.key("block_count") + " " +
+                          std::to_string(hp.n_layer));
+  return Status::ok_status();
+}
+
 Status read_dense_layers(const HParamKeys& k, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(k.optional("leading_dense_block_count", &hp.n_dense_lead));
   PSHARD_RETURN_IF_ERROR(k.optional("interleave_moe_layer_step", &hp.moe_layer_step));
@@ -318,6 +335,7 @@ RopeParams ModelHParams::rope(const float* freq_factors) const {
   p.beta_slow = yarn_beta_slow;
   for (int c = 0; c < 3; ++c)
     p.sections[c] = rope_sections[c];
+  p.interleaved = family->interleaved_mrope;
   return p;
 }
 
@@ -374,6 +392,7 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
     PSHARD_RETURN_IF_ERROR(check_positive(k.key("feed_forward_length"), hp.n_ff));
   PSHARD_RETURN_IF_ERROR(read_optional_parts(f, hp));
   PSHARD_RETURN_IF_ERROR(read_block_options(f, k, hp));
+  PSHARD_RETURN_IF_ERROR(read_deepstack(k, hp));
   int64_t pooling = -1;
   PSHARD_RETURN_IF_ERROR(k.optional("pooling_type", &pooling));
   PSHARD_ASSIGN_OR_RETURN(hp.pooling, pooling_from_gguf(pooling));

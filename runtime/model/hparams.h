@@ -29,6 +29,8 @@ struct ModelHParams {
   int64_t n_ctx_train = 0;
   int64_t n_embd = 0;
   int64_t n_layer = 0; // the blocks the forward pass runs
+  // Qwen3-VL: the first layers that add an image's DeepStack rows (runtime/model/deepstack.h).
+  int64_t n_deepstack = 0;
   // Blocks of the file after those: a multi-token-prediction head (GLM-4.5's NextN,
   // `nextn_predict_layers`), not run; block_count is n_layer + n_nextn.
   int64_t n_nextn = 0;

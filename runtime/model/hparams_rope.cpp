@@ -57,8 +57,8 @@ Status read_yarn(const HParamKeys& k, ModelHParams& hp, float factor) {
 
 // M-RoPE: rope.dimension_sections, four counts of rotary pairs (temporal, height, width,
 // and a fourth that Qwen2-VL's files write as 0). Their sum must cover the head's pairs.
-// Qwen3.5's interleaved form: for text the sections must cover every pair (it is then NeoX
-// RoPE), and they are not kept (no image positions are run for it).
+// The interleaved form (Qwen3-VL, Qwen3.5) must cover every pair too: for text it is then
+// NeoX RoPE.
 Status read_sections(const HParamKeys& k, ModelHParams& hp) {
   const std::string key = k.key("rope.dimension_sections");
   const bool interleaved = hp.family->interleaved_mrope;
@@ -83,8 +83,7 @@ Status read_sections(const HParamKeys& k, ModelHParams& hp) {
     if (sec[static_cast<size_t>(c)] < 0)
       return invalid_format(key + " has a negative entry");
     sum += sec[static_cast<size_t>(c)];
-    if (!interleaved)
-      hp.rope_sections[c] = static_cast<int32_t>(sec[static_cast<size_t>(c)]);
+    hp.rope_sections[c] = static_cast<int32_t>(sec[static_cast<size_t>(c)]);
   }
   if (sum * 2 != hp.rope_dim)
     return invalid_format(key + " sums to " + std::to_string(sum) + " pairs, but " +

@@ -93,6 +93,14 @@ Status check_decode_extras(const ModelHParams& hp, std::span<const TokenId> toke
   }
   if (!extra.rope_positions.empty() && extra.rope_positions.size() != 3 * tokens.size())
     return invalid_argument("M-RoPE positions must be 3 per token");
+  if (extra.deepstack.layers > 0 && (!extra.embeddings || !extra.deepstack.data))
+    return invalid_argument("DeepStack rows come with an image's embedding rows");
+  if (hp.n_deepstack > 0 && extra.embeddings && extra.deepstack.layers != hp.n_deepstack)
+    return invalid_argument("the image has " + std::to_string(extra.deepstack.layers) +
+                            " DeepStack rows per token, but the language model takes " +
+                            std::to_string(hp.n_deepstack) +
+                            " ({arch}.n_deepstack_layers); give the projector that belongs to "
+                            "this model");
   return Status::ok_status();
 }
 
@@ -164,13 +172,19 @@ void CpuSession::forward_chunk(std::span<const TokenId> tokens, const DecodeExtr
   pass.routing = routing_;
   pass.rope_positions = extra.rope_positions;
   pass.n_ctx = kv_.n_ctx();
-  for (const SubLayer& s : model_.sublayers()) {
+  const std::vector<DeepstackRow> deepstack = deepstack_rows(
+      extra.deepstack, tokens, model_.hparams().n_embd, model_.hparams().n_deepstack);
+  const std::span<const SubLayer> subs = model_.sublayers();
+  for (size_t i = 0; i < subs.size(); ++i) {
+    const SubLayer& s = subs[i];
     if (s.kind == SubLayerKind::kHead && !compute_logits)
       continue;
     SubLayerWeights w = host_sublayer_weights(model_.weights(), s);
     if (s.kind == SubLayerKind::kEmbed && extra.embeddings)
       w.embed = *extra.embeddings; // the ids are rows of the given embeddings
     run_sublayer(s, pass, w, s.kind == SubLayerKind::kAttention ? kv_.layer(s.layer) : KvView{});
+    if (!deepstack.empty() && ends_layer(subs, i))
+      add_deepstack_rows(deepstack, s.layer, pass.act.hidden, model_.hparams().n_embd);
   }
   n_past_ += static_cast<int64_t>(tokens.size());
 }

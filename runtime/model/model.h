@@ -9,10 +9,11 @@
 #include "runtime/backends/cpu/cpu_ops.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/model/decoder.h"
+#include "runtime/model/deepstack.h"
 #include "runtime/model/hparams.h"
 #include "runtime/model/kv_types.h"
-#include "runtime/model/weights.h"
 #include "runtime/model/sublayer.h"
+#include "runtime/model/weights.h"
 
 #include <memory>
 #include <string>
@@ -58,10 +59,12 @@ class RoutingRecorder;
 
 // What one decode call feeds the model besides token ids (vision-language models): rows
 // of an embedding table in place of token_embd (the ids are then row indices into it,
-// as for an image's embeddings), and M-RoPE positions, 3 per token (t, h, w).
+// as for an image's embeddings), and M-RoPE positions, 3 per token (t, h, w), and an
+// image's DeepStack rows (indexed by the same ids; runtime/model/deepstack.h).
 struct DecodeExtras {
   const MatrixView* embeddings = nullptr; // host memory, F32, n_embd columns; or null
   std::span<const int32_t> rope_positions = {};
+  DeepstackTable deepstack = {}; // only with embeddings
 };
 
 // check_decode_input for a call with extras: embedding rows are F32 of n_embd values

@@ -48,8 +48,15 @@ void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) co
     e.hidden = pooler_ && pooler_->wants(slot);
     if (image) {
       e.rope = mrope_position(image->span, slot);
-      if (slot >= image->span.begin && slot < image->span.end())
-        e.embedding = image->rows.data() + (slot - image->span.begin) * image->n_embd;
+      if (slot >= image->span.begin && slot < image->span.end()) {
+        const int64_t row = (slot - image->span.begin) * image->n_embd;
+        e.embedding = image->rows.data() + row;
+        if (image->n_deepstack > 0) {
+          e.deepstack = image->deepstack.data() + row;
+          e.deepstack_stride = image->span.n_tokens() * image->n_embd;
+          e.deepstack_layers = image->n_deepstack;
+        }
+      }
     }
     pass.push_back(e);
   };

@@ -68,12 +68,16 @@ Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx, 
   if (const PromptImage* img = r.image.get()) {
     if (img->span.tokens_x <= 0 || img->span.tokens_y <= 0 || img->span.begin < 0 ||
         img->span.end() > n_prompt || img->n_embd <= 0 ||
-        static_cast<int64_t>(img->rows.size()) != img->span.n_tokens() * img->n_embd)
+        static_cast<int64_t>(img->rows.size()) != img->span.n_tokens() * img->n_embd ||
+        img->n_deepstack < 0 ||
+        static_cast<int64_t>(img->deepstack.size()) !=
+            img->n_deepstack * img->span.n_tokens() * img->n_embd)
       return invalid_argument("the prompt's image (" + std::to_string(img->span.tokens_x) + " x " +
                               std::to_string(img->span.tokens_y) + " tokens at position " +
                               std::to_string(img->span.begin) + ") does not fit the prompt of " +
                               std::to_string(n_prompt) +
-                              " tokens with one embedding row per image token");
+                              " tokens with one embedding row (and one per DeepStack merger) per "
+                              "image token");
   }
   return validate_sampler_params(r.sampling);
 }

@@ -38,6 +38,9 @@ struct PromptImage {
   ImageSpan span;
   int64_t n_embd = 0;
   std::vector<float> rows; // span.n_tokens() rows of n_embd, raster order
+  // DeepStack (Qwen3-VL): n_deepstack blocks of span.n_tokens() rows (ImageEmbeddings').
+  int64_t n_deepstack = 0;
+  std::vector<float> deepstack;
 };
 
 struct RequestParams {

@@ -7,10 +7,10 @@
 namespace pshard {
 
 Status check_image_prompt_model(const ModelHParams& hp) {
-  if (!hp.family->rope_sections)
+  if (!hp.family->rope_sections && !(hp.family->interleaved_mrope && hp.rope_sections[0] > 0))
     return invalid_argument("the language model is a " + std::string(hp.family->name) +
-                            " model; images go with Qwen2-VL language models (qwen2vl, "
-                            "multimodal RoPE) and their projector");
+                            " model; images go with Qwen-VL language models (qwen2vl, qwen3vl, "
+                            "qwen3vlmoe, qwen35, qwen35moe: multimodal RoPE) and their projector");
   return Status::ok_status();
 }
 
@@ -55,7 +55,9 @@ Result<std::span<const float>> ImagePromptDecoder::decode_run(std::span<const To
   rows_.resize(static_cast<size_t>(n));
   for (int64_t t = 0; t < n; ++t)
     rows_[static_cast<size_t>(t)] = static_cast<TokenId>(slot0 - image_begin() + t);
-  return session_.decode(rows_, DecodeExtras{&table_, positions_});
+  const DeepstackTable deepstack{image_.deepstack.data(), image_.n_deepstack,
+                                 image_.n_tokens() * image_.n_embd};
+  return session_.decode(rows_, DecodeExtras{&table_, positions_, deepstack});
 }
 
 } // namespace pshard

@@ -29,6 +29,34 @@ struct Bound {
       return {};
     return {b->matrix(*w->second), b->vector(*t.at(prefix + ".bias"))};
   }
+  // Rows [k·n, (k+1)·n) of a fused linear's weight and bias.
+  static VisionLinear row_block(const VisionLinear& fused, int64_t k, int64_t n) {
+    VisionLinear l = fused;
+    l.w.rows = n;
+    l.w.data = fused.w.data + static_cast<size_t>(k * n) * fused.w.row_bytes;
+    l.b.data = fused.b.data + k * n;
+    return l;
+  }
+  VisionAttentionWeights attention(const std::string& blk, int64_t c) const {
+    VisionAttentionWeights a{norm(blk + "ln1"), {}, {}, {}, linear(blk + "attn_out")};
+    if (t.count(blk + "attn_qkv.weight") == 0) {
+      a.q = linear(blk + "attn_q");
+      a.k = linear(blk + "attn_k");
+      a.v = linear(blk + "attn_v");
+      return a;
+    }
+    const VisionLinear qkv = linear(blk + "attn_qkv"); // q, then k, then v rows
+    a.q = row_block(qkv, 0, c);
+    a.k = row_block(qkv, 1, c);
+    a.v = row_block(qkv, 2, c);
+    return a;
+  }
+  VisionDeepstackWeights deepstack(int64_t block) const {
+    const std::string ds = "v.deepstack." + std::to_string(block) + ".";
+    if (t.count(ds + "fc1.weight") == 0)
+      return {};
+    return {norm(ds + "norm"), linear(ds + "fc1"), linear(ds + "fc2")};
+  }
 };
 
 // Both temporal halves of the patch kernel, summed in float.
@@ -79,16 +107,18 @@ Result<std::unique_ptr<Projector>> Projector::open(const std::string& path) {
     switch (s.kind) {
     case VisionSubLayerKind::kPatchEmbed:
       PSHARD_RETURN_IF_ERROR(sum_patch_kernel(bound, hp, p->w_));
+      if (hp.qwen3()) {
+        p->w_.patch_bias = binder.vector(*bound.t.at("v.patch_embd.bias"));
+        p->w_.positions = binder.vector(*bound.t.at("v.position_embd.weight"));
+      }
       break;
     case VisionSubLayerKind::kAttention:
-      p->w_.attn[static_cast<size_t>(s.block)] = {
-          bound.norm(blk + "ln1"), bound.linear(blk + "attn_q"), bound.linear(blk + "attn_k"),
-          bound.linear(blk + "attn_v"), bound.linear(blk + "attn_out")};
+      p->w_.attn[static_cast<size_t>(s.block)] = bound.attention(blk, hp.n_embd);
       break;
     case VisionSubLayerKind::kFfn:
       p->w_.ffn[static_cast<size_t>(s.block)] = {
           bound.norm(blk + "ln2"), bound.linear(blk + "ffn_gate"), bound.linear(blk + "ffn_up"),
-          bound.linear(blk + "ffn_down")};
+          bound.linear(blk + "ffn_down"), bound.deepstack(s.block)};
       break;
     case VisionSubLayerKind::kMerger:
       p->w_.merger = {bound.norm("v.post_ln"), bound.linear("mm.0"), bound.linear("mm.2")};
@@ -99,7 +129,15 @@ Result<std::unique_ptr<Projector>> Projector::open(const std::string& path) {
   return p;
 }
 
-Status Projector::check_language_model(int64_t lm_n_embd) const {
+Status Projector::check_language_model(int64_t lm_n_embd, int64_t lm_deepstack) const {
+  const auto mergers = static_cast<int64_t>(hp_.deepstack.size());
+  if (lm_deepstack > 0 && mergers != lm_deepstack)
+    return invalid_argument("projector '" + path() + "' has " + std::to_string(mergers) +
+                            " DeepStack mergers, but the language model adds DeepStack rows "
+                            "after its first " +
+                            std::to_string(lm_deepstack) +
+                            " layers ({arch}.n_deepstack_layers); give the projector that "
+                            "belongs to this model");
   if (hp_.projection_dim != lm_n_embd)
     return invalid_argument("projector '" + path() + "' makes image embeddings of " +
                             std::to_string(hp_.projection_dim) +

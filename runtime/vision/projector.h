@@ -2,7 +2,8 @@
 // weights bound in place to the mapping (projector_layout.h names every tensor). The
 // patch kernel is the one tensor prepared at load: a still image is both temporal
 // frames of Qwen2-VL's 3D patch convolution, so the two kernel halves are summed once
-// into one F32 matrix of C rows by 3·p·p.
+// into one F32 matrix of C rows by 3·p·p. A fused q/k/v (qwen3vl_merger) is bound as three
+// views of its row blocks.
 //
 //   PSHARD_ASSIGN_OR_RETURN(auto proj, Projector::open("mmproj-qwen2.5vl.gguf"));
 //   PSHARD_RETURN_IF_ERROR(proj->check_language_model(lm_hparams.n_embd));
@@ -36,9 +37,17 @@ struct VisionAttentionWeights {
   VisionLinear q, k, v, out;
 };
 
+// A DeepStack merger (qwen3vl_merger): LayerNorm over the four patches of an image token
+// (4C), fc1, GELU (erf), fc2 -> P values per image token.
+struct VisionDeepstackWeights {
+  VisionNorm norm;
+  VisionLinear fc1, fc2; // fc1.w.data null for a block without one
+};
+
 struct VisionFfnWeights {
   VisionNorm norm;
   VisionLinear gate, up, down; // gate.w.data null without a gate (qwen2vl_merger)
+  VisionDeepstackWeights deepstack;
 };
 
 struct VisionMergerWeights {
@@ -49,6 +58,8 @@ struct VisionMergerWeights {
 struct ProjectorWeights {
   std::vector<float> patch_kernel; // C x 3·p·p, both temporal halves summed
   MatrixView patch;                // over patch_kernel
+  VectorWeight patch_bias;         // qwen3vl_merger: C values; else null
+  VectorWeight positions;          // qwen3vl_merger: side² rows of C (raster order); else null
   std::vector<VisionAttentionWeights> attn;
   std::vector<VisionFfnWeights> ffn;
   VisionMergerWeights merger;
@@ -62,8 +73,10 @@ public:
   const ProjectorWeights& weights() const { return w_; }
   const std::string& path() const { return file_->path(); }
   const gguf::GgufFile& file() const { return *file_; } // its fingerprint names it
-  // Refuses a language model whose embedding width is not the projector's output.
-  Status check_language_model(int64_t lm_n_embd) const;
+  // Refuses a language model whose embedding width is not the projector's output, or one
+  // that takes DeepStack rows (`lm_deepstack` layers, Qwen3-VL) from a projector with
+  // another number of DeepStack mergers (a model taking none ignores them: Qwen3.5).
+  Status check_language_model(int64_t lm_n_embd, int64_t lm_deepstack = 0) const;
 
 private:
   std::unique_ptr<gguf::GgufFile> file_;

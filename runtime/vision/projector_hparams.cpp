@@ -14,7 +14,7 @@ Status missing(const std::string& key, const char* why) {
 
 Status read_count(const gguf::GgufFile& f, const std::string& key, int64_t* out, bool required) {
   if (!f.find(key))
-    return required ? missing(key, "it is required for a Qwen2-VL projector") : Status::ok_status();
+    return required ? missing(key, "it is required for a Qwen-VL projector") : Status::ok_status();
   PSHARD_ASSIGN_OR_RETURN(uint64_t v, f.get_uint(key));
   if (v == 0 || v > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
     return invalid_format("projector metadata '" + key + "' is " + std::to_string(v) +
@@ -54,14 +54,38 @@ Result<ProjectorType> read_type(const gguf::GgufFile& f) {
   if (!f.find(key) && f.find("clip.vision.projector_type"))
     key = "clip.vision.projector_type";
   if (!f.find(key))
-    return missing(kTypeKey, "it names the kind of projector (qwen2vl_merger, qwen2.5vl_merger)");
+    return missing(kTypeKey, "it names the kind of projector (qwen2vl_merger, qwen2.5vl_merger, "
+                             "qwen3vl_merger)");
   PSHARD_ASSIGN_OR_RETURN(std::string name, f.get_string(key));
   if (name == "qwen2vl_merger")
     return ProjectorType::kQwen2Vl;
   if (name == "qwen2.5vl_merger")
     return ProjectorType::kQwen25Vl;
+  if (name == "qwen3vl_merger")
+    return ProjectorType::kQwen3Vl;
   return unsupported("projector type '" + name + "' (" + key +
-                     ") is not supported; pshard runs qwen2vl_merger and qwen2.5vl_merger");
+                     ") is not supported; pshard runs qwen2vl_merger, qwen2.5vl_merger and "
+                     "qwen3vl_merger");
+}
+
+// qwen3vl_merger: the position table's side, and the DeepStack blocks, by their tensors.
+Status read_qwen3_tables(const gguf::GgufFile& f, ProjectorHParams& hp) {
+  const gguf::TensorInfo* pos = f.find_tensor("v.position_embd.weight");
+  if (!pos || pos->dims.size() != 2 || pos->dims[0] != hp.n_embd)
+    return invalid_format("a qwen3vl_merger projector needs tensor 'v.position_embd.weight' of " +
+                          std::to_string(hp.n_embd) +
+                          " x (side x side) values (its learned patch positions)");
+  int64_t side = 1;
+  while (side * side < pos->dims[1])
+    ++side;
+  if (side * side != pos->dims[1])
+    return invalid_format("tensor 'v.position_embd.weight' has " + std::to_string(pos->dims[1]) +
+                          " positions; a qwen3vl_merger table is a square grid (side x side)");
+  hp.pos_side = side;
+  for (int64_t b = 0; b < hp.n_layer; ++b)
+    if (f.find_tensor("v.deepstack." + std::to_string(b) + ".fc1.weight"))
+      hp.deepstack.push_back(b);
+  return Status::ok_status();
 }
 
 Status check_shape(const ProjectorHParams& hp) {
@@ -71,7 +95,7 @@ Status check_shape(const ProjectorHParams& hp) {
                           " must give a head size that is a multiple of 4 (2D rotary halves)");
   if (hp.n_merge != 2)
     return unsupported("clip.vision.spatial_merge_size " + std::to_string(hp.n_merge) +
-                       " is not supported; Qwen2-VL projectors merge 2x2 patches");
+                       " is not supported; Qwen-VL projectors merge 2x2 patches");
   if (hp.image_size < hp.merged_patch())
     return invalid_format("clip.vision.image_size " + std::to_string(hp.image_size) +
                           " is smaller than one image token (" + std::to_string(hp.merged_patch()) +
@@ -91,7 +115,15 @@ Status check_shape(const ProjectorHParams& hp) {
 } // namespace
 
 const char* projector_type_name(ProjectorType t) {
-  return t == ProjectorType::kQwen2Vl ? "qwen2vl_merger" : "qwen2.5vl_merger";
+  switch (t) {
+  case ProjectorType::kQwen2Vl:
+    return "qwen2vl_merger";
+  case ProjectorType::kQwen25Vl:
+    return "qwen2.5vl_merger";
+  case ProjectorType::kQwen3Vl:
+    break;
+  }
+  return "qwen3vl_merger";
 }
 
 Result<ProjectorHParams> read_projector_hparams(const gguf::GgufFile& f) {
@@ -112,7 +144,7 @@ Result<ProjectorHParams> read_projector_hparams(const gguf::GgufFile& f) {
   PSHARD_RETURN_IF_ERROR(read_count(f, "clip.vision.spatial_merge_size", &hp.n_merge, false));
   const std::string eps_key = "clip.vision.attention.layer_norm_epsilon";
   if (!f.find(eps_key))
-    return missing(eps_key, "it is required for a Qwen2-VL projector");
+    return missing(eps_key, "it is required for a Qwen-VL projector");
   PSHARD_ASSIGN_OR_RETURN(double eps, f.get_float(eps_key));
   hp.eps = static_cast<float>(eps);
   PSHARD_RETURN_IF_ERROR(read_triple(f, "clip.vision.image_mean", hp.mean));
@@ -120,9 +152,11 @@ Result<ProjectorHParams> read_projector_hparams(const gguf::GgufFile& f) {
   if (f.find("clip.vision.n_wa_pattern")) {
     PSHARD_ASSIGN_OR_RETURN(uint64_t wa, f.get_uint("clip.vision.n_wa_pattern"));
     hp.n_wa_pattern = static_cast<int64_t>(wa);
-    if (hp.n_wa_pattern > 0 && hp.type == ProjectorType::kQwen2Vl)
-      return invalid_format("clip.vision.n_wa_pattern is set, but qwen2vl_merger projectors "
-                            "attend fully in every block (window attention is Qwen2.5-VL's)");
+    if (hp.n_wa_pattern > 0 && hp.type != ProjectorType::kQwen25Vl)
+      return invalid_format("clip.vision.n_wa_pattern is set, but " +
+                            std::string(projector_type_name(hp.type)) +
+                            " projectors attend fully in every block (window attention is "
+                            "Qwen2.5-VL's)");
     if (hp.n_wa_pattern > hp.n_layer)
       return invalid_format("clip.vision.n_wa_pattern " + std::to_string(hp.n_wa_pattern) +
                             " exceeds clip.vision.block_count " + std::to_string(hp.n_layer));
@@ -134,6 +168,12 @@ Result<ProjectorHParams> read_projector_hparams(const gguf::GgufFile& f) {
     return invalid_format("clip.use_gelu and clip.use_silu are both true; a projector has one "
                           "FFN activation");
   hp.act = silu ? VisionAct::kSilu : gelu ? VisionAct::kGelu : VisionAct::kQuickGelu;
+  if (hp.qwen3()) {
+    if (silu)
+      return invalid_format("clip.use_silu is true, but qwen3vl_merger blocks run GELU");
+    hp.act = VisionAct::kGeluTanh; // HF's gelu_pytorch_tanh, llama.cpp's FFN_GELU
+    PSHARD_RETURN_IF_ERROR(read_qwen3_tables(f, hp));
+  }
   PSHARD_RETURN_IF_ERROR(check_shape(hp));
   return hp;
 }

@@ -1,5 +1,6 @@
 // Hyperparameters of a vision projector file (llama.cpp's "mmproj" GGUF, as its
-// multimodal converters write it) for the Qwen2-VL family: `general.architecture` is
+// multimodal converters write it) for the Qwen2-VL, Qwen2.5-VL and Qwen3-VL / Qwen3.5
+// families: `general.architecture` is
 // "clip", the vision tower's shape lives under `clip.vision.*`, the kind of projector in
 // `clip.projector_type`:
 //
@@ -27,6 +28,14 @@
 // (up, down); Qwen2.5-VL normalises with RMSNorm (weight only) and runs a gated SiLU FFN
 // (gate, up, down), every projection with a bias.
 //
+// qwen3vl_merger (Qwen3-VL, and Qwen3.5's tower) is Qwen2-VL's block (LayerNorm, GELU's
+// tanh form as HF's gelu_pytorch_tanh, no windows) with 16-pixel patches, a patch bias, a
+// learned position table (v.position_embd, side x side entries resized to the image's
+// patch grid) and fused q/k/v; blocks with v.deepstack.N.* tensors (llama.cpp decides by
+// the tensors, and so does pshard; clip.vision.is_deepstack_layers says the same) also
+// feed a merger of their own output, whose rows the language model adds after its first
+// layers (DeepStack).
+//
 //   PSHARD_ASSIGN_OR_RETURN(ProjectorHParams hp, read_projector_hparams(*file));
 //   hp.merged_patch();   // 28: image sides are rounded to a multiple of it
 #pragma once
@@ -36,11 +45,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pshard {
 
-enum class ProjectorType : uint8_t { kQwen2Vl, kQwen25Vl };
-enum class VisionAct : uint8_t { kQuickGelu, kGelu, kSilu };
+enum class ProjectorType : uint8_t { kQwen2Vl, kQwen25Vl, kQwen3Vl };
+enum class VisionAct : uint8_t { kQuickGelu, kGelu, kGeluTanh, kSilu };
 
 struct ProjectorHParams {
   ProjectorType type = ProjectorType::kQwen25Vl;
@@ -54,11 +64,23 @@ struct ProjectorHParams {
   float eps = 1e-6f;
   float mean[3] = {0, 0, 0}, std[3] = {1, 1, 1};
   VisionAct act = VisionAct::kQuickGelu;
+  // qwen3vl_merger: the position table's side (entries side x side) and the blocks whose
+  // output feeds a DeepStack merger, ascending.
+  int64_t pos_side = 0;
+  std::vector<int64_t> deepstack;
 
   int64_t head_dim() const { return n_embd / n_head; }
   bool rms_norm() const { return type == ProjectorType::kQwen25Vl; } // else LayerNorm
   bool gated_ffn() const { return type == ProjectorType::kQwen25Vl; }
+  bool qwen3() const { return type == ProjectorType::kQwen3Vl; }
   int64_t merged_patch() const { return patch_size * n_merge; }
+  // The DeepStack merger block `block` feeds (its index in `deepstack`), or -1.
+  int64_t deepstack_index(int64_t block) const {
+    for (size_t k = 0; k < deepstack.size(); ++k)
+      if (deepstack[k] == block)
+        return static_cast<int64_t>(k);
+    return -1;
+  }
   // Image tokens per side of an attention window.
   int64_t window_tokens() const { return window_size / merged_patch(); }
   bool full_attention(int64_t block) const {
@@ -66,7 +88,7 @@ struct ProjectorHParams {
   }
 };
 
-// "qwen2vl_merger" / "qwen2.5vl_merger"
+// "qwen2vl_merger" / "qwen2.5vl_merger" / "qwen3vl_merger"
 const char* projector_type_name(ProjectorType t);
 
 // Fails naming the key for anything missing or inconsistent, and names the fix for a

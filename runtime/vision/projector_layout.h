@@ -15,6 +15,13 @@
 //                    mm.0.{weight [4C, 4C], bias [4C]}, mm.2.{weight [4C, P], bias [P]}
 //   * LayerNorm biases: qwen2vl_merger only (qwen2.5vl_merger uses RMSNorm).
 //
+// qwen3vl_merger differs in three sub-layers:
+//   v.patch          + v.patch_embd.bias [C], v.position_embd.weight [C, side²] (a table)
+//   v.attn[i]        v.blk.i.attn_qkv.{weight [C, 3C], bias [3C]} for attn_{q,k,v}
+//   v.ffn[i]         no ffn_gate; a DeepStack block adds its merger (over image tokens):
+//                    v.deepstack.i.norm.{weight,bias} [4C],
+//                    v.deepstack.i.fc1.{weight [4C, 4C], bias}, .fc2.{weight [4C, P], bias}
+//
 //   for (const VisionSubLayer& s : vision_sublayers(hp))
 //     for (const VisionTensorSpec& t : vision_tensor_specs(hp, s)) ...
 #pragma once
@@ -40,6 +47,8 @@ struct VisionTensorSpec {
   std::vector<int64_t> dims; // GGUF order: dims[0] is the row (input) length
   bool matrix = false;       // multiplied with activations; else a norm weight or bias
   bool bias = false;
+  bool table = false;  // rows read, not multiplied (the position table)
+  bool merged = false; // a matrix run over image tokens (4 patches), not patches
 };
 
 // v.patch, then per block v.attn[i], v.ffn[i], then v.merger.

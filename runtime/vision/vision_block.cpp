@@ -83,6 +83,8 @@ void vision_ffn_forward(VisionPass& p, const VisionFfnWeights& w) {
   }
   vision_linear(w.down, b.ff_a, n, b.normed, p.pool);
   add_rows(b.hidden, b.normed, n * c);
+  if (w.deepstack.fc1.w.data) // taken after the residual, before any norm
+    vision_deepstack_forward(p, w.deepstack);
 }
 
 } // namespace pshard

@@ -73,6 +73,7 @@ VisionPass::VisionPass(const ProjectorHParams& h, const ProjectorWeights& w, Thr
   const int64_t workers = pool.size();
   host_storage_.resize(static_cast<size_t>(
       act + tiled_attention_scratch_floats(tile, hp.head_dim(), n_tokens()) * workers));
+  deepstack.resize(hp.deepstack.size());
   host = carve_vision_buffers(host_storage_.data(), w, hp, n_tokens());
   host.scratch = host_storage_.data() + act;
   host.scratch_workers = workers;
@@ -95,8 +96,47 @@ void vision_patch_rows(const VisionPass& p, float* rows) {
   }
 }
 
+namespace {
+
+// Sample points of the position table for `n` patches along a side: `side` entries
+// spread over them corner to corner (HF's torch.linspace(0, side - 1, n)).
+float table_point(int64_t i, int64_t n, int64_t side) {
+  if (n <= 1)
+    return 0.0f;
+  return static_cast<float>(i) * static_cast<float>(side - 1) / static_cast<float>(n - 1);
+}
+
+// hidden += the position table bilinearly resized to the patch grid, and the patch bias.
+void add_positions(VisionPass& p, const ProjectorWeights& w) {
+  const int64_t c = p.hp.n_embd, side = p.hp.pos_side;
+  const float* table = w.positions.data;
+  const float* bias = w.patch_bias.data;
+  p.pool.parallel_for(p.n_tokens(), [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const float fy = table_point(p.pos_y[static_cast<size_t>(t)], p.patches_y, side);
+      const float fx = table_point(p.pos_x[static_cast<size_t>(t)], p.patches_x, side);
+      const auto y0 = static_cast<int64_t>(fy), x0 = static_cast<int64_t>(fx);
+      const int64_t y1 = std::min(y0 + 1, side - 1), x1 = std::min(x0 + 1, side - 1);
+      const float dy = fy - static_cast<float>(y0), dx = fx - static_cast<float>(x0);
+      const float* r00 = table + (y0 * side + x0) * c;
+      const float* r01 = table + (y0 * side + x1) * c;
+      const float* r10 = table + (y1 * side + x0) * c;
+      const float* r11 = table + (y1 * side + x1) * c;
+      const float w00 = (1 - dy) * (1 - dx), w01 = (1 - dy) * dx, w10 = dy * (1 - dx),
+                  w11 = dy * dx;
+      float* h = p.buf.hidden + t * c;
+      for (int64_t i = 0; i < c; ++i)
+        h[i] += bias[i] + (w00 * r00[i] + w01 * r01[i] + w10 * r10[i] + w11 * r11[i]);
+    }
+  });
+}
+
+} // namespace
+
 void vision_patch_embed(VisionPass& p, const ProjectorWeights& w) {
   matmul(w.patch, p.buf.ff_a, p.n_tokens(), p.buf.hidden, p.pool);
+  if (w.positions.data)
+    add_positions(p, w);
 }
 
 void vision_patch_forward(VisionPass& p, const ProjectorWeights& w) {
@@ -104,13 +144,33 @@ void vision_patch_forward(VisionPass& p, const ProjectorWeights& w) {
   vision_patch_embed(p, w);
 }
 
+namespace {
+
+// fc2(GELU(fc1(x))) over the image tokens' rows of 4C in buf.normed, into buf.ff_b.
+void merge_rows(VisionPass& p, const VisionLinear& fc1, const VisionLinear& fc2) {
+  const int64_t blocks = p.merged_rows();
+  vision_linear(fc1, p.buf.normed, blocks, p.buf.ff_a, p.pool);
+  gelu_erf(p.buf.ff_a, blocks * fc1.w.rows);
+  vision_linear(fc2, p.buf.ff_a, blocks, p.buf.ff_b, p.pool);
+}
+
+} // namespace
+
 void vision_merger_forward(VisionPass& p, const VisionMergerWeights& w) {
-  const int64_t n = p.n_tokens(), c = p.hp.n_embd, blocks = p.merged_rows();
+  const int64_t n = p.n_tokens(), c = p.hp.n_embd;
   vision_norm(p.hp, w.norm, p.buf.hidden, p.buf.normed, n, c);
   // The four patches of a block are consecutive rows: `normed` read as blocks x 4C.
-  vision_linear(w.fc0, p.buf.normed, blocks, p.buf.ff_a, p.pool);
-  gelu_erf(p.buf.ff_a, blocks * w.fc0.w.rows);
-  vision_linear(w.fc2, p.buf.ff_a, blocks, p.buf.ff_b, p.pool);
+  merge_rows(p, w.fc0, w.fc2);
+}
+
+void vision_deepstack_forward(VisionPass& p, const VisionDeepstackWeights& w) {
+  // The norm spans the four patches of an image token at once (after the shuffle).
+  vision_norm(p.hp, w.norm, p.buf.hidden, p.buf.normed, p.merged_rows(), 4 * p.hp.n_embd);
+  merge_rows(p, w.fc1, w.fc2);
+}
+
+void vision_keep_deepstack(VisionPass& p, int64_t k, const float* rows, int64_t dim) {
+  p.deepstack[static_cast<size_t>(k)].assign(rows, rows + p.merged_rows() * dim);
 }
 
 void vision_gather_output(VisionPass& p, const float* rows, int64_t dim) {
@@ -122,6 +182,15 @@ void vision_gather_output(VisionPass& p, const float* rows, int64_t dim) {
   for (int64_t m = 0; m < blocks; ++m)
     std::copy(rows + m * dim, rows + (m + 1) * dim,
               p.out.data.begin() + p.block_order[static_cast<size_t>(m)] * dim);
+  p.out.n_deepstack = static_cast<int64_t>(p.deepstack.size());
+  p.out.deepstack.assign(static_cast<size_t>(p.out.n_deepstack * blocks * dim), 0.0f);
+  for (int64_t k = 0; k < p.out.n_deepstack; ++k) {
+    const std::vector<float>& src = p.deepstack[static_cast<size_t>(k)];
+    for (int64_t m = 0; m < blocks && !src.empty(); ++m)
+      std::copy(src.begin() + m * dim, src.begin() + (m + 1) * dim,
+                p.out.deepstack.begin() +
+                    (k * blocks + p.block_order[static_cast<size_t>(m)]) * dim);
+  }
 }
 
 void run_vision_sublayer(const VisionSubLayer& s, VisionPass& p, const ProjectorWeights& w) {
@@ -132,9 +201,13 @@ void run_vision_sublayer(const VisionSubLayer& s, VisionPass& p, const Projector
   case VisionSubLayerKind::kAttention:
     vision_attention_forward(p, w.attn[static_cast<size_t>(s.block)], s.block);
     return;
-  case VisionSubLayerKind::kFfn:
-    vision_ffn_forward(p, w.ffn[static_cast<size_t>(s.block)]);
+  case VisionSubLayerKind::kFfn: {
+    const VisionFfnWeights& f = w.ffn[static_cast<size_t>(s.block)];
+    vision_ffn_forward(p, f);
+    if (f.deepstack.fc1.w.data && p.buf.ff_b == p.host.ff_b)
+      vision_keep_deepstack(p, p.hp.deepstack_index(s.block), p.host.ff_b, f.deepstack.fc2.w.rows);
     return;
+  }
   case VisionSubLayerKind::kMerger:
     vision_merger_forward(p, w.merger);
     if (p.buf.ff_b == p.host.ff_b)

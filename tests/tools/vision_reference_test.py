@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The vision encoder against an independent float64 reference (reference/vision.py).
 
-pshard-mkmodel writes small random projectors of both types (F32 and F16 matrices, with
-and without window attention); the script writes PNG images of several sizes and aspect
+pshard-mkmodel writes small random projectors of the three types (F32 and F16 matrices,
+with and without window attention, with DeepStack mergers); the script writes PNG images of several sizes and aspect
 ratios (wider and taller than the cap, smaller than it, thinner than one image token);
 pshard-vision preprocesses and encodes each. Checked:
   - the preprocessed size is the reference's, and its pixels are the reference's bicubic
@@ -13,7 +13,9 @@ pshard-vision preprocesses and encodes each. Checked:
     log-probabilities of every generated position equal the float64 forward pass
     (reference/forward.py) fed the reference's image embeddings at the image's positions
     with multimodal RoPE positions (text t=h=w, image tokens (p, p+row, p+column), text
-    after the image continuing past its largest coordinate) within 1e-3;
+    after the image continuing past its largest coordinate) within 1e-3 — for qwen2vl,
+    and for qwen3vl / qwen3vlmoe (interleaved M-RoPE, DeepStack rows after the first
+    layers) with qwen3vl_merger projectors;
   - window attention matters exactly where it should: a projector whose blocks all
     attend fully and one with windows agree on an image that fits in one window and
     differ on an image of four windows.
@@ -51,7 +53,24 @@ PROJECTORS = {
     "qwen25vl-f16": ["--mmproj-type", "qwen2.5vl_merger", "--v-wa-pattern", "3", "--v-type", "f16"],
     "qwen25vl-full": ["--mmproj-type", "qwen2.5vl_merger", "--v-wa-pattern", "0"],
     "qwen2vl": ["--mmproj-type", "qwen2vl_merger"],
+    # Qwen3-VL: 16-pixel patches, a 14 x 14 position table resized to each image's grid.
+    "qwen3vl-deepstack": ["--mmproj-type", "qwen3vl_merger", "--v-patch-size", "16",
+                          "--v-deepstack", "0,2"],
+    "qwen3vl-f16": ["--mmproj-type", "qwen3vl_merger", "--v-patch-size", "16", "--v-type", "f16",
+                    "--v-deepstack", "1"],
 }
+# The image prompt's language models: (arch, its own options, the projector's options).
+IMAGE_PROMPT_MODELS = [
+    ("qwen2vl", ["--n-layer", "2", "--n-head", "4", "--n-head-kv", "2"],
+     ["--mmproj-type", "qwen2.5vl_merger"]),
+    # Heads of 24: 12 rotary pairs dealt t, h, w, t, h, w, t, h, w, t, t, t (sections 6/3/3);
+    # DeepStack rows after layers 0 and 1.
+    ("qwen3vl", ["--n-head", "2", "--n-head-kv", "1", "--n-layer", "3", "--n-deepstack", "2"],
+     ["--mmproj-type", "qwen3vl_merger", "--v-patch-size", "16", "--v-deepstack", "0,2"]),
+    ("qwen3vlmoe", ["--n-layer", "2", "--n-head", "2", "--n-head-kv", "1", "--n-deepstack", "1", "--n-expert", "4",
+                    "--n-expert-used", "2"],
+     ["--mmproj-type", "qwen3vl_merger", "--v-patch-size", "16", "--v-deepstack", "1"]),
+]
 # (width, height): wider than the cap, taller, inside it, square at the cap, a sliver.
 IMAGES = [(300, 120), (90, 250), (64, 48), (224, 224), (200, 9)]
 failures = 0
@@ -112,13 +131,13 @@ def check(name, proj, png, img, tmp):
     return embd
 
 
-def check_image_prompt(tmp):
-    lm, proj = os.path.join(tmp, "qwen2vl.gguf"), os.path.join(tmp, "qwen2vl-mmproj.gguf")
-    p = subprocess.run([mkmodel, "-o", lm, "--arch", "qwen2vl", "--n-layer", "2", "--n-head", "4",
-                        "--n-head-kv", "2", "--n-ff", "64", "--type", "f32", "--mmproj-out", proj,
-                        *SHAPE, "--mmproj-type", "qwen2.5vl_merger"], capture_output=True, text=True)
+def check_image_prompt(tmp, arch, lm_args, proj_args):
+    lm, proj = os.path.join(tmp, arch + ".gguf"), os.path.join(tmp, arch + "-mmproj.gguf")
+    p = subprocess.run([mkmodel, "-o", lm, "--arch", arch, "--n-ff", "64",
+                        "--type", "f32", *lm_args, "--mmproj-out", proj, *SHAPE, *proj_args],
+                       capture_output=True, text=True)
     if p.returncode != 0:
-        return fail(f"pshard-mkmodel qwen2vl: {p.stderr}")
+        return fail(f"pshard-mkmodel {arch}: {p.stderr}")
     img = test_image(100, 48, 21)
     png = os.path.join(tmp, "prompt.png")
     write_png(png, img.shape[1], img.shape[0], img.tobytes())
@@ -164,12 +183,14 @@ def check_image_prompt_run(lm, proj, png, batch, tmp):
             return fail(f"image prompt: position {j} pshard picked {tok}, the reference {order[0]}")
     if worst > 1e-3:
         fail(f"image prompt: log-probs differ from the float64 reference by up to {worst:.2e}")
-    print(f"image prompt (-b {batch}, {tx}x{ty} image tokens at {start}): {len(out['generated_tokens'])} "
+    print(f"image prompt {os.path.basename(lm)} (-b {batch}, {tx}x{ty} image tokens at {start}): "
+          f"{len(out['generated_tokens'])} "
           f"tokens, log-probs within {worst:.1e} of the float64 reference")
 
 
 def main(tmp):
-    check_image_prompt(tmp)
+    for arch, lm_args, proj_args in IMAGE_PROMPT_MODELS:
+        check_image_prompt(tmp, arch, lm_args, proj_args)
     projs = {}
     for name, extra in PROJECTORS.items():
         path = os.path.join(tmp, name + ".gguf")

@@ -54,6 +54,8 @@ struct ModelSpec {
   // --n-head's), the conv's taps, and every this-many-th layer attends.
   int64_t ssm_state = 0, ssm_groups = 0, ssm_v_heads = 0, ssm_conv = 4;
   int64_t full_attention_interval = 4;
+  // qwen3vl / qwen3vlmoe: the first layers that add an image's DeepStack rows.
+  int64_t n_deepstack = 0;
   bool ssm_in = false;     // qwen3next: the first conversions' one ssm_in for q, k, v and z
   bool qkv_bias = false;   // llama: add the optional attn_{q,k,v}.bias (others: by family)
   // RoPE scaling written into the metadata: "none", "linear", "yarn" or "llama3".

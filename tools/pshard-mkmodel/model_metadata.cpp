@@ -198,7 +198,16 @@ Result<ModelHParams> hparams_of_spec(const ModelSpec& s) {
     hp.rope_sections[0] = pairs / 4;
     hp.rope_sections[1] = (pairs - pairs / 4) / 2;
     hp.rope_sections[2] = pairs - hp.rope_sections[0] - hp.rope_sections[1];
+  } else if (f.interleaved_mrope) {
+    // Dealt t, h, w in turn, every pair covered: Qwen3.5 a third each (its 64 rotated
+    // values: 11/11/10), Qwen3-VL 5/16 each to height and width (its 64 pairs: 24/20/20),
+    // the temporal position the rest.
+    const int32_t pairs = static_cast<int32_t>(hp.rope_dim / 2);
+    const int32_t hw = f.split_beta_alpha ? pairs / 3 : pairs * 5 / 16;
+    hp.rope_sections[0] = pairs - 2 * hw;
+    hp.rope_sections[1] = hp.rope_sections[2] = hw;
   }
+  hp.n_deepstack = f.deepstack ? std::min(s.n_deepstack, hp.n_layer) : 0;
   return hp;
 }
 
@@ -238,7 +247,9 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "attention.layer_norm_rms_epsilon", {1e-5f});
   if (!hp.causal && !hp.family->attends_both_ways) // those need none (gemma-embedding)
     w.set(a + "attention.causal", {false});
-  if (hp.family->rope_sections) {
+  if (hp.family->deepstack)
+    w.set(a + "n_deepstack_layers", {u32(hp.n_deepstack)});
+  if (hp.family->rope_sections || hp.family->interleaved_mrope) {
     gguf::Array sections{gguf::ValueType::kInt32, {}};
     for (int32_t v : {hp.rope_sections[0], hp.rope_sections[1], hp.rope_sections[2], 0})
       sections.items.push_back({v});
@@ -278,13 +289,6 @@ void write_model_metadata(const ModelSpec& s, const ModelHParams& hp, gguf::Gguf
     w.set(a + "ssm.time_step_rank", {u32(d.n_v_heads)});
     w.set(a + "ssm.inner_size", {u32(d.value_dim())});
     w.set(a + "full_attention_interval", {u32(s.full_attention_interval)});
-    if (hp.family->split_beta_alpha) { // Qwen3.5's interleaved M-RoPE, every pair covered
-      const int32_t pairs = static_cast<int32_t>(hp.rope_dim / 2);
-      gguf::Array sections{gguf::ValueType::kInt32, {}};
-      for (int32_t v : {pairs - 2 * (pairs / 3), pairs / 3, pairs / 3, 0})
-        sections.items.push_back({v});
-      w.set(a + "rope.dimension_sections", {sections});
-    }
   }
   if (s.final_softcap >= 0)
     w.set(a + "final_logit_softcapping", {s.final_softcap});

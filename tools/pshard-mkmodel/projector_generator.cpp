@@ -4,6 +4,8 @@
 #include "runtime/vision/projector_layout.h"
 #include "tools/pshard-mkmodel/random_tensors.h"
 
+#include <algorithm>
+
 namespace pshard {
 namespace {
 
@@ -38,6 +40,13 @@ void write_metadata(const ProjectorHParams& hp, gguf::GgufWriter& w) {
     w.set("clip.vision.n_wa_pattern", {u32(hp.n_wa_pattern)});
     w.set("clip.vision.window_size", {u32(hp.window_size)});
   }
+  if (hp.qwen3()) { // as llama.cpp's Qwen3-VL converter writes them
+    w.set("clip.use_gelu", {true});
+    gguf::Array taps{gguf::ValueType::kBool, {}};
+    for (int64_t b = 0; b < hp.n_layer; ++b)
+      taps.items.push_back({hp.deepstack_index(b) >= 0});
+    w.set("clip.vision.is_deepstack_layers", {taps});
+  }
 }
 
 } // namespace
@@ -65,8 +74,17 @@ ProjectorHParams small_projector_hparams() {
 Status write_projector(const ProjectorSpec& s, const std::string& path) {
   ProjectorHParams hp = s.hp;
   const bool qwen25 = hp.type == ProjectorType::kQwen25Vl;
-  hp.act = qwen25 ? VisionAct::kSilu : VisionAct::kQuickGelu;
+  hp.act = qwen25 ? VisionAct::kSilu : hp.qwen3() ? VisionAct::kGeluTanh : VisionAct::kQuickGelu;
   hp.n_wa_pattern = qwen25 ? hp.n_wa_pattern : 0;
+  if (hp.qwen3()) {
+    hp.pos_side = std::max<int64_t>(1, hp.image_size / std::max<int64_t>(1, hp.patch_size));
+    for (int64_t b : hp.deepstack)
+      if (b < 0 || b >= hp.n_layer)
+        return invalid_argument("--v-deepstack names block " + std::to_string(b) +
+                                "; the tower has blocks 0 to " + std::to_string(hp.n_layer - 1));
+  } else if (!hp.deepstack.empty()) {
+    return invalid_argument("--v-deepstack is for qwen3vl_merger projectors");
+  }
   if (hp.n_embd <= 0 || hp.n_head <= 0 || hp.n_embd % hp.n_head != 0 || hp.head_dim() % 4 != 0)
     return invalid_argument("--v-n-embd must be a multiple of --v-n-head with a head size that "
                             "is a multiple of 4");
@@ -80,7 +98,8 @@ Status write_projector(const ProjectorSpec& s, const std::string& path) {
   write_metadata(hp, w);
   for (const VisionSubLayer& sl : vision_sublayers(hp))
     for (const VisionTensorSpec& t : vision_tensor_specs(hp, sl)) {
-      Status st = t.matrix ? add_random_matrix(w, t.name, s.type_matrices, t.dims, s.seed)
+      Status st = t.matrix || t.table
+                      ? add_random_matrix(w, t.name, s.type_matrices, t.dims, s.seed)
                   : t.bias ? add_random_vector(w, t.name, t.dims[0], 0.0f, 0.05f, s.seed)
                            : add_random_vector(w, t.name, t.dims[0], 1.0f, 0.1f, s.seed);
       PSHARD_RETURN_IF_ERROR(st);

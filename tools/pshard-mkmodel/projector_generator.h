@@ -1,7 +1,7 @@
 // Synthetic vision projector files (llama.cpp's mmproj GGUF layout) for the Qwen2-VL
-// family, with deterministic random weights: the tensors are exactly the runtime's
-// projector layout (runtime/vision/projector_layout.h) and the metadata every key its
-// reader needs, so tests and benchmarks can run vision models of any shape.
+// family (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), with deterministic random weights: the tensors are
+// exactly the runtime's projector layout (runtime/vision/projector_layout.h) and the metadata every
+// key its reader needs, so tests and benchmarks can run vision models of any shape.
 //
 //   ProjectorSpec p;
 //   p.hp.type = ProjectorType::kQwen25Vl; p.hp.n_layer = 4; p.hp.projection_dim = 96;
@@ -22,8 +22,10 @@ namespace pshard {
 ProjectorHParams small_projector_hparams();
 
 struct ProjectorSpec {
-  // The activation follows the type (qwen2.5vl: SiLU, qwen2vl: quick GELU), and a
-  // qwen2vl_merger projector has no windows whatever n_wa_pattern says.
+  // The activation follows the type (qwen2.5vl: SiLU, qwen2vl: quick GELU, qwen3vl: GELU
+  // tanh), and only a qwen2.5vl_merger projector has windows whatever n_wa_pattern says.
+  // qwen3vl: the position table is (image_size / patch_size)² entries, and hp.deepstack
+  // names the DeepStack blocks.
   ProjectorHParams hp = small_projector_hparams();
   TensorType type_matrices = TensorType::kF32; // matrices; the patch kernel F16 or F32 too
   uint64_t seed = 7;

@@ -76,7 +76,8 @@ Result<ImageSession> open_image_session(const RunOptions& o) {
 
 Result<EncodedImage> encode_image_file(const RunOptions& o, ImageSession& s) {
   PSHARD_ASSIGN_OR_RETURN(auto proj, Projector::open(o.mmproj_path));
-  PSHARD_RETURN_IF_ERROR(proj->check_language_model(s.model->hparams().n_embd));
+  PSHARD_RETURN_IF_ERROR(
+      proj->check_language_model(s.model->hparams().n_embd, s.model->hparams().n_deepstack));
   if (s.schedule) // before the image is read: a schedule for another projector is refused
     PSHARD_RETURN_IF_ERROR(s.schedule->check_projector(proj->file()));
   PSHARD_ASSIGN_OR_RETURN(RgbImage img, load_image(o.image_path));

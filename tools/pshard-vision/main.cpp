@@ -5,15 +5,19 @@
 //
 // Prints one JSON line: the projector type, the image's size, the preprocessed size,
 // the grid of image tokens and the embedding width. embd.npy holds the image tokens'
-// embeddings (tokens_y * tokens_x rows of projection_dim float32, raster order);
-// in.npy the preprocessed input (3 x height x width float32, normalised).
+// embeddings (tokens_y * tokens_x rows of projection_dim float32, raster order; with
+// DeepStack mergers each row goes on with every merger's values, as llama.cpp lays them
+// out: (1 + n_deepstack) x projection_dim); in.npy the preprocessed input (3 x height x
+// width float32, normalised).
 #include "runtime/core/thread_pool.h"
 #include "runtime/vision/vision_encoder.h"
 #include "tools/common/cli_checks.h"
 #include "tools/pshard-vision/npy_writer.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <vector>
 
 int main(int argc, char** argv) {
   std::string mmproj, image, out, input_out;
@@ -44,8 +48,16 @@ int main(int argc, char** argv) {
   auto e = pshard::encode_image(**proj, *in, pool);
   if (!e.ok())
     return fail(e.status());
+  const int64_t width = e->n_embd * (1 + e->n_deepstack);
+  std::vector<float> rows(static_cast<size_t>(e->n_tokens() * width));
+  for (int64_t t = 0; t < e->n_tokens(); ++t) {
+    float* row = rows.data() + t * width;
+    std::copy_n(e->data.data() + t * e->n_embd, e->n_embd, row);
+    for (int64_t k = 0; k < e->n_deepstack; ++k)
+      std::copy_n(e->deepstack_row(k, t), e->n_embd, row + (1 + k) * e->n_embd);
+  }
   if (!out.empty())
-    if (pshard::Status s = pshard::write_npy(out, e->data, {e->n_tokens(), e->n_embd}); !s.ok())
+    if (pshard::Status s = pshard::write_npy(out, rows, {e->n_tokens(), width}); !s.ok())
       return fail(s);
   if (!input_out.empty())
     if (pshard::Status s = pshard::write_npy(input_out, in->chw, {3, in->height, in->width});
@@ -54,6 +66,7 @@ int main(int argc, char** argv) {
   std::cout << "{\"projector_type\": \"" << pshard::projector_type_name((*proj)->hparams().type)
             << "\", \"image\": [" << img->width << ", " << img->height << "], \"input\": ["
             << in->width << ", " << in->height << "], \"tokens\": [" << e->tokens_x << ", "
-            << e->tokens_y << "], \"n_embd\": " << e->n_embd << "}\n";
+            << e->tokens_y << "], \"n_embd\": " << e->n_embd
+            << ", \"n_deepstack\": " << e->n_deepstack << "}\n";
   return 0;
 }

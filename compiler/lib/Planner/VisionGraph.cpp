@@ -13,7 +13,12 @@ namespace {
 // halves' bytes.
 void add_tensor(VisionSubLayerInfo& s, const ProjectorHParams& hp, const VisionTensorSpec& spec,
                 TensorRef t) {
-  s.weight_bytes += t.bytes;
+  // Vectors and tables are read as F32 whatever the file stores (an F16 position table
+  // takes twice its file bytes on a device).
+  int64_t values = 1;
+  for (int64_t d : t.dims)
+    values *= d;
+  s.weight_bytes += spec.matrix ? t.bytes : std::max<uint64_t>(t.bytes, values * 4ull);
   if (spec.matrix) {
     if (s.id.kind == VisionSubLayerKind::kPatchEmbed && !s.matmuls.empty()) {
       s.matmuls.front().matrix_bytes += t.bytes;
@@ -24,7 +29,7 @@ void add_tensor(VisionSubLayerInfo& s, const ProjectorHParams& hp, const VisionT
                                                             : t.dims[0];
       m.rows = t.dims.back();
       m.matrix_bytes = t.bytes;
-      m.rows_divisor = s.id.kind == VisionSubLayerKind::kMerger ? hp.n_merge * hp.n_merge : 1;
+      m.rows_divisor = spec.merged ? hp.n_merge * hp.n_merge : 1;
       s.matmuls.push_back(m);
     }
   }

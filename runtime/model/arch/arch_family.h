@@ -195,9 +195,14 @@ struct ArchFamily {
   // Qwen3.5: b and a from ssm_beta and ssm_alpha (not one ssm_ba grouped per k head), the v
   // heads tiled over the k heads (v head h reads k head h % n_k).
   bool split_beta_alpha = false;
-  // Qwen3.5's interleaved M-RoPE (`rope.dimension_sections`): for text, whose three positions
-  // are equal, NeoX RoPE when the sections give every rotary pair a position (checked).
+  // Interleaved M-RoPE (`rope.dimension_sections`; Qwen3-VL, Qwen3.5): pair i takes the
+  // height position when i % 3 == 1 and i < 3 * sections[1], the width position when
+  // i % 3 == 2 and i < 3 * sections[2], else the temporal one (HF's
+  // apply_interleaved_mrope). For text, whose three positions are equal, NeoX RoPE.
   bool interleaved_mrope = false;
+  // Qwen3-VL: `{arch}.n_deepstack_layers` first layers add an image's DeepStack rows after
+  // their last sub-layer (runtime/model/deepstack.h).
+  bool deepstack = false;
 };
 
 // The family of `general.architecture`, or null.
@@ -238,5 +243,7 @@ extern const ArchFamily kDeepseek2Family;
 extern const ArchFamily kQwen3NextFamily;
 extern const ArchFamily kQwen35Family;
 extern const ArchFamily kQwen35MoeFamily;
+extern const ArchFamily kQwen3VlFamily;
+extern const ArchFamily kQwen3VlMoeFamily;
 
 } // namespace pshard

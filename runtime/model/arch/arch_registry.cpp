@@ -13,7 +13,7 @@ constexpr const ArchFamily* kFamilies[] = {
     &kNomicBertFamily,   &kGemmaEmbeddingFamily, &kModernBertFamily, &kGlm4Family,
     &kGlm4MoeFamily,     &kErnie45Family,        &kErnie45MoeFamily, &kDots1Family,
     &kBailingMoe2Family, &kPhiMoeFamily,         &kDeepseek2Family,  &kQwen3NextFamily,
-    &kQwen35Family,      &kQwen35MoeFamily,
+    &kQwen35Family,      &kQwen35MoeFamily,      &kQwen3VlFamily,    &kQwen3VlMoeFamily,
 };
 
 } // namespace

@@ -1,5 +1,5 @@
 // qwen35 and qwen35moe: Qwen3.5 (dense: 0.8B to 27B; MoE: 35B-A3B, 122B-A10B, 397B-A17B) —
-// text; the vision tower is a separate mmproj file pshard does not read yet. Qwen3-Next's
+// the vision tower is a qwen3vl_merger mmproj file (runtime/vision). Qwen3-Next's
 // layers (qwen3next.cpp) with two differences as llama.cpp's converter writes them: b and a
 // come from ssm_beta and ssm_alpha, not one ssm_ba, and the v heads are stored tiled over
 // the k heads (v head h reads k head h % n_k). The RoPE is interleaved M-RoPE, which for

@@ -3,7 +3,8 @@
 // chunks cutting through the image, then decoded together, get — bit for bit — their
 // logits alone on a CpuSession, on every plan of a schedule (every budget, every tier
 // forced and looked up) on the cpu backend and on emu. The image's rows replace the
-// placeholders' after the embed, on the host, whatever the embed's placement.
+// placeholders' after the embed, on the host, whatever the embed's placement; a qwen3vl
+// image's DeepStack rows are added after their layers on the host too.
 #include "runtime/batch/batched_hybrid_session.h"
 #include "tests/runtime/batch/batch_image_util.h"
 #include "tests/runtime/executor/executor_test_util.h"
@@ -14,10 +15,12 @@ namespace {
 using namespace pshard::testing;
 using namespace batch_image;
 
-TEST(BatchHybridImage, ImageEntriesGetTheirLogitsAloneOnEveryPlan) {
-  const Fixture f = make_fixture();
+class BatchHybridImage : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(BatchHybridImage, ImageEntriesGetTheirLogitsAloneOnEveryPlan) {
+  const Fixture f = make_fixture(GetParam());
   const Rows want_image = alone(f), want_text = text_alone(f);
-  const std::string path = testing::small_language_model("batch-image-qwen2vl", "qwen2vl");
+  const std::string path = arch_model(GetParam());
   auto compiled = compile_schedule(path, planner::Strategy::kAuto, {1, 4, 16}, 128, {},
                                    test_machine(), {}, kDefaultKvType, 2);
   ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
@@ -52,6 +55,9 @@ TEST(BatchHybridImage, ImageEntriesGetTheirLogitsAloneOnEveryPlan) {
   EXPECT_EQ(runs, static_cast<int>(sched.budgets().size() * tiers.size() * 2));
   EXPECT_GT(on_device, 0) << "no emu run used the device";
 }
+
+INSTANTIATE_TEST_SUITE_P(Archs, BatchHybridImage, ::testing::Values(kQwen2Vl, kQwen3Vl),
+                         [](const auto& info) { return std::string(info.param.arch); });
 
 } // namespace
 } // namespace pshard

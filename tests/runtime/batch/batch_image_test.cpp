@@ -1,6 +1,6 @@
-// Image entries in the batched CPU engine (BatchEntry's embedding rows and M-RoPE
-// positions): a qwen2vl sequence with an image in its prompt, prefilled in chunks that cut
-// through the image and share their passes with a text sequence, gets bit for bit the
+// Image entries in the batched CPU engine (BatchEntry's embedding rows, DeepStack rows and
+// M-RoPE positions): a qwen2vl or qwen3vl sequence with an image in its prompt, prefilled in chunks
+// that cut through the image and share their passes with a text sequence, gets bit for bit the
 // logits a CpuSession gives it alone through DecodeExtras — what ImagePromptDecoder
 // drives — and the text sequence its own; engines that cannot take such entries refuse
 // them.
@@ -13,8 +13,10 @@ namespace {
 
 using namespace batch_image;
 
-TEST(BatchImage, ImageEntriesGetTheirLogitsAloneBitForBitNextToText) {
-  const Fixture f = make_fixture();
+class BatchImage : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(BatchImage, ImageEntriesGetTheirLogitsAloneBitForBitNextToText) {
+  const Fixture f = make_fixture(GetParam());
   BatchParams bp;
   bp.max_sequences = 2;
   bp.n_ctx = 128;
@@ -28,7 +30,17 @@ TEST(BatchImage, ImageEntriesGetTheirLogitsAloneBitForBitNextToText) {
   EXPECT_EQ(got_text, text_alone(f));
 }
 
-TEST(BatchImage, EnginesWithoutImageEntriesRefuseThem) {
+INSTANTIATE_TEST_SUITE_P(Archs, BatchImage, ::testing::Values(kQwen2Vl, kQwen3Vl),
+                         [](const auto& info) { return std::string(info.param.arch); });
+
+// The DeepStack rows reach the model: leaving them out changes the image's logits (and
+// the check above compares engines that all add them).
+TEST(BatchImageDeepstack, TheRowsChangeTheLogits) {
+  const Fixture f = make_fixture(kQwen3Vl);
+  EXPECT_NE(alone(f), alone(f, /*deepstack=*/false));
+}
+
+TEST(BatchImageRefusal, EnginesWithoutImageEntriesRefuseThem) {
   const Fixture f = make_fixture();
   PerSequenceDecoder engine(1, 16, f.n_vocab, [&]() -> Result<std::unique_ptr<Decoder>> {
     PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(*f.model, {128, 1, 256}));

@@ -1,5 +1,6 @@
-// What the image-entry tests of both batched engines share (BatchEntry's embedding rows
-// and M-RoPE positions): a qwen2vl model, an image prompt and a text prompt, each
+// What the image-entry tests of both batched engines share (BatchEntry's embedding rows,
+// DeepStack rows and M-RoPE positions): a qwen2vl model, or a qwen3vl one (interleaved
+// M-RoPE, DeepStack rows after its first 2 layers), an image prompt and a text prompt, each
 // sequence's logits alone on a CpuSession, and the passes that prefill both in chunks
 // cutting through the image, then decode steps of both together.
 #pragma once
@@ -18,17 +19,32 @@ namespace pshard::batch_image {
 constexpr int64_t kBefore = 5, kAfter = 4, kSteps = 3;
 inline const ImageSpan kImage{kBefore, 3, 2};
 
+// The language models the tests run: name, arch, DeepStack layers.
+struct Arch {
+  const char* name;
+  const char* arch;
+  int64_t n_deepstack;
+};
+inline const Arch kQwen2Vl{"batch-image-qwen2vl", "qwen2vl", 0};
+inline const Arch kQwen3Vl{"batch-image-qwen3vl", "qwen3vl", 2};
+
+inline std::string arch_model(const Arch& a) {
+  return testing::small_language_model(a.name, a.arch, a.n_deepstack);
+}
+
 struct Fixture {
   std::unique_ptr<Model> model;
-  std::vector<float> rows; // the image's embedding rows
+  std::vector<float> rows;      // the image's embedding rows
+  std::vector<float> deepstack; // its DeepStack rows (ImageEmbeddings' layout), or none
+  int64_t n_deepstack = 0;
   std::vector<TokenId> prompt, text_prompt;
   std::vector<TokenId> steps; // fed after each prompt, one a pass
   int64_t n_embd = 0, n_vocab = 0;
 };
 
-inline Fixture make_fixture() {
+inline Fixture make_fixture(const Arch& arch = kQwen2Vl) {
   Fixture f;
-  auto model = Model::load(testing::small_language_model("batch-image-qwen2vl", "qwen2vl"));
+  auto model = Model::load(arch_model(arch));
   EXPECT_TRUE(model.ok()) << model.status().to_string();
   f.model = std::move(model).value();
   f.n_embd = f.model->hparams().n_embd;
@@ -37,6 +53,10 @@ inline Fixture make_fixture() {
   std::uniform_real_distribution<float> value(-1, 1);
   f.rows.resize(static_cast<size_t>(kImage.n_tokens() * f.n_embd));
   for (float& v : f.rows)
+    v = value(rng);
+  f.n_deepstack = arch.n_deepstack;
+  f.deepstack.resize(static_cast<size_t>(f.n_deepstack) * f.rows.size());
+  for (float& v : f.deepstack)
     v = value(rng);
   std::uniform_int_distribution<TokenId> token(1, static_cast<TokenId>(f.n_vocab - 1));
   for (int64_t i = 0; i < kBefore + kImage.n_tokens() + kAfter; ++i)
@@ -50,9 +70,15 @@ inline Fixture make_fixture() {
 
 using Rows = std::vector<std::vector<float>>;
 
+inline DeepstackTable deepstack_table(const Fixture& f) {
+  return {f.deepstack.data(), f.n_deepstack, kImage.n_tokens() * f.n_embd};
+}
+
 // Alone on a CpuSession: the text before the image, the image's rows, the text after and
-// each step, with M-RoPE positions from the image on.
-inline Rows alone(const Fixture& f) {
+// each step, with M-RoPE positions from the image on (`deepstack` false: the image's
+// DeepStack rows zeroed).
+inline Rows alone(const Fixture& f, bool deepstack = true) {
+  const std::vector<float> zeros(f.deepstack.size(), 0.0f);
   auto session = CpuSession::create(*f.model, {128, 2, 256});
   EXPECT_TRUE(session.ok());
   const MatrixView table{TensorType::kF32, reinterpret_cast<const uint8_t*>(f.rows.data()),
@@ -63,7 +89,10 @@ inline Rows alone(const Fixture& f) {
       const auto p = mrope_position(kImage, s);
       pos.insert(pos.end(), p.begin(), p.end());
     }
-    auto logits = (*session)->decode(ids, DecodeExtras{image ? &table : nullptr, pos});
+    DeepstackTable ds = image ? deepstack_table(f) : DeepstackTable{};
+    if (!deepstack)
+      ds.data = zeros.data();
+    auto logits = (*session)->decode(ids, DecodeExtras{image ? &table : nullptr, pos, ds});
     EXPECT_TRUE(logits.ok()) << logits.status().to_string();
     return std::vector<float>(logits->begin(), logits->end());
   };
@@ -85,8 +114,14 @@ inline Rows alone(const Fixture& f) {
 inline BatchEntry image_entry(const Fixture& f, SeqId seq, TokenId token, int64_t slot, bool logits) {
   BatchEntry e{seq, token, logits};
   e.rope = mrope_position(kImage, slot);
-  if (slot >= kImage.begin && slot < kImage.end())
+  if (slot >= kImage.begin && slot < kImage.end()) {
     e.embedding = f.rows.data() + (slot - kImage.begin) * f.n_embd;
+    if (f.n_deepstack > 0) {
+      e.deepstack = f.deepstack.data() + (slot - kImage.begin) * f.n_embd;
+      e.deepstack_stride = kImage.n_tokens() * f.n_embd;
+      e.deepstack_layers = f.n_deepstack;
+    }
+  }
   return e;
 }
 

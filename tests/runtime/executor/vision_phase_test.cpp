@@ -1,5 +1,7 @@
 // The vision phase under a schedule (runtime/executor/vision_phase.h), on a generated
-// qwen2vl language model and Qwen2.5-VL projector: every vision plan — every budget and
+// qwen2vl language model and Qwen2.5-VL projector, and on a qwen3vl one with a Qwen3-VL
+// projector (position table, fused q/k/v, DeepStack mergers whose rows the language
+// model adds after its first layers): every vision plan — every budget and
 // image tier — gives the host encoder's embeddings bit for bit on emu, and an image
 // prompt's tokens and logits on emu are the CPU session's; the two phases share device
 // memory in time (the measured peak is the larger phase's arena, not their sum); bad
@@ -11,6 +13,7 @@
 #include "tests/runtime/vision/vlm_schedule_util.h"
 #include "tools/pshard-mkmodel/projector_generator.h"
 
+#include <map>
 #include <random>
 
 namespace pshard::testing {
@@ -21,13 +24,24 @@ namespace sfb = fb::schedule;
 // 64 and 256 patches: images of 8 x 8 and 16 x 16 patches (112 and 224 pixels a side).
 constexpr int64_t kTiers[] = {64, 256};
 
-std::string vlm_model() {
-  const std::string path = ::testing::TempDir() + "/vision-phase-qwen2vl.gguf";
+// A language model and its projector's type.
+struct Variant {
+  const char* arch;
+  ProjectorType type;
+  std::vector<int64_t> deepstack; // the projector's DeepStack blocks
+};
+const Variant kQwen25{"qwen2vl", ProjectorType::kQwen25Vl, {}};
+const Variant kQwen3{"qwen3vl", ProjectorType::kQwen3Vl, {0, 2}};
+
+std::string vlm_model(const Variant& v = kQwen25) {
+  const std::string name = std::string("vision-phase-") + v.arch;
+  const std::string path = ::testing::TempDir() + "/" + name + ".gguf";
   if (std::filesystem::exists(path))
     return path;
   ModelSpec spec;
-  spec.name = "vision-phase-qwen2vl";
-  spec.arch = "qwen2vl";
+  spec.name = name;
+  spec.arch = v.arch;
+  spec.n_deepstack = static_cast<int64_t>(v.deepstack.size());
   spec.n_embd = 128; // the language arena about the vision one's size
   spec.n_layer = 6;
   spec.n_head = 4;
@@ -41,11 +55,17 @@ std::string vlm_model() {
 
 // 64 wide, 4 blocks (every 2nd attends fully), windows of 4 x 4 patches; `image_size`
 // changes the metadata, hence the fingerprint (random weights alone would not).
-std::string projector(const std::string& name, int64_t image_size = 448) {
+// qwen3vl_merger: 16-pixel patches, a 28 x 28 position table.
+std::string projector(const std::string& name, int64_t image_size = 448,
+                      const Variant& v = kQwen25) {
   const std::string path = ::testing::TempDir() + "/" + name + ".gguf";
   if (std::filesystem::exists(path))
     return path;
   ProjectorSpec spec;
+  spec.hp.type = v.type;
+  spec.hp.deepstack = v.deepstack;
+  if (v.type == ProjectorType::kQwen3Vl)
+    spec.hp.patch_size = 16;
   spec.hp.image_size = image_size;
   spec.hp.projection_dim = 128; // the language model's width
   const Status s = write_projector(spec, path);
@@ -76,25 +96,34 @@ Result<VlmSchedule> compile_vlm(const std::string& model, const std::string& pro
   return VlmSchedule{std::make_unique<Schedule>(std::move(s))};
 }
 
-class VisionPhase : public ::testing::Test {
-protected:
-  static void SetUpTestSuite() {
-    auto c = compile_vlm(vlm_model(), projector("vision-phase-proj"));
-    ASSERT_TRUE(c.ok()) << c.status().to_string();
-    compiled_ = new VlmSchedule(std::move(*c));
-  }
-  static void TearDownTestSuite() {
-    delete compiled_;
-    compiled_ = nullptr;
-  }
-  const Schedule& schedule() const { return *compiled_->schedule; }
-  static VlmSchedule* compiled_;
-};
-VlmSchedule* VisionPhase::compiled_ = nullptr;
+std::string variant_projector(const Variant& v) {
+  return v.type == ProjectorType::kQwen25Vl
+             ? projector("vision-phase-proj")
+             : projector(std::string("vision-phase-proj-") + v.arch, 448, v);
+}
 
-// (a) Every (budget, tier) plan on emu and on the cpu backend: the host encoder's bits.
-TEST_F(VisionPhase, EveryPlanGivesTheHostEmbeddingsBitForBit) {
-  auto proj = Projector::open(projector("vision-phase-proj"));
+// One compiled schedule per variant, for the whole suite.
+class VisionPhase : public ::testing::TestWithParam<Variant> {
+protected:
+  static void TearDownTestSuite() { compiled_.clear(); }
+  static const Schedule& schedule(const Variant& v = kQwen25) {
+    std::unique_ptr<VlmSchedule>& c = compiled_[v.arch];
+    if (!c) {
+      auto got = compile_vlm(vlm_model(v), variant_projector(v));
+      EXPECT_TRUE(got.ok()) << got.status().to_string();
+      c = std::make_unique<VlmSchedule>(std::move(*got));
+    }
+    return *c->schedule;
+  }
+  static std::map<std::string, std::unique_ptr<VlmSchedule>> compiled_;
+};
+std::map<std::string, std::unique_ptr<VlmSchedule>> VisionPhase::compiled_;
+
+// (a) Every (budget, tier) plan on emu and on the cpu backend: the host encoder's bits
+// (and a DeepStack projector's DeepStack rows).
+TEST_P(VisionPhase, EveryPlanGivesTheHostEmbeddingsBitForBit) {
+  const Variant& v = GetParam();
+  auto proj = Projector::open(variant_projector(v));
   ASSERT_TRUE(proj.ok()) << proj.status().to_string();
   const ProjectorHParams& hp = (*proj)->hparams();
   ThreadPool pool(2);
@@ -104,11 +133,12 @@ TEST_F(VisionPhase, EveryPlanGivesTheHostEmbeddingsBitForBit) {
     const VisionInput in = random_input(hp, side, side);
     auto want = encode_image(**proj, in, pool);
     ASSERT_TRUE(want.ok()) << want.status().to_string();
-    for (uint64_t budget : schedule().budgets()) {
+    ASSERT_EQ(want->n_deepstack, static_cast<int64_t>(v.deepstack.size()));
+    for (uint64_t budget : schedule(v).budgets()) {
       auto device = EmuDevice::create(fast_emu(budget + (64ull << 20)));
       ASSERT_TRUE(device.ok());
       for (Device* d : {static_cast<Device*>(device->get()), static_cast<Device*>(nullptr)}) {
-        const VisionPhaseInputs vi{schedule(), **proj, in, budget, d, pool};
+        const VisionPhaseInputs vi{schedule(v), **proj, in, budget, d, pool};
         auto got = run_vision_phase(vi);
         ASSERT_TRUE(got.ok()) << got.status().to_string();
         const VisionPhaseStats& st = got->stats;
@@ -120,6 +150,8 @@ TEST_F(VisionPhase, EveryPlanGivesTheHostEmbeddingsBitForBit) {
                   0)
             << "budget " << budget << ", tier " << tier << ", " << st.strategy << ", "
             << (d ? "emu" : "cpu");
+        EXPECT_EQ(got->embeddings.deepstack, want->deepstack)
+            << "budget " << budget << ", tier " << tier << ", " << (d ? "emu" : "cpu");
         if (!d)
           continue;
         if (st.resident + st.streamed > 0) {
@@ -142,10 +174,11 @@ TEST_F(VisionPhase, EveryPlanGivesTheHostEmbeddingsBitForBit) {
 // An image prompt on emu under the schedule, at every budget: the vision phase, then the
 // language plans, give the CPU session's tokens and logits; the measured peak device
 // memory is the larger phase's arena, less than their sum.
-TEST_F(VisionPhase, ImagePromptOnEmuIsTheCpuSessionsAndPeaksAtTheLargerPhase) {
-  auto model = Model::load(vlm_model());
+TEST_P(VisionPhase, ImagePromptOnEmuIsTheCpuSessionsAndPeaksAtTheLargerPhase) {
+  const Variant& v = GetParam();
+  auto model = Model::load(vlm_model(v));
   ASSERT_TRUE(model.ok()) << model.status().to_string();
-  auto proj = Projector::open(projector("vision-phase-proj"));
+  auto proj = Projector::open(variant_projector(v));
   ASSERT_TRUE(proj.ok());
   const ProjectorHParams& hp = (*proj)->hparams();
   ThreadPool pool(2);
@@ -165,7 +198,17 @@ TEST_F(VisionPhase, ImagePromptOnEmuIsTheCpuSessionsAndPeaksAtTheLargerPhase) {
   Trace want;
   ASSERT_OK(greedy_trace(cpu_decoder, prompt, 4, &want));
 
-  for (uint64_t budget : schedule().budgets()) {
+  if (!v.deepstack.empty()) { // the DeepStack rows reach the model
+    ImageEmbeddings without = *host;
+    without.deepstack.assign(without.deepstack.size(), 0.0f);
+    auto plain = CpuSession::create(**model, sp);
+    ASSERT_TRUE(plain.ok());
+    ImagePromptDecoder plain_decoder(**plain, std::move(without), image_pos);
+    Trace zeroed;
+    ASSERT_OK(greedy_trace(plain_decoder, prompt, 4, &zeroed));
+    EXPECT_FALSE(same_trace(want, zeroed)) << "zeroed DeepStack rows changed nothing";
+  }
+  for (uint64_t budget : schedule(v).budgets()) {
     SCOPED_TRACE("budget " + std::to_string(budget));
     auto device = EmuDevice::create(fast_emu(budget + (64ull << 20)));
     ASSERT_TRUE(device.ok());
@@ -173,12 +216,12 @@ TEST_F(VisionPhase, ImagePromptOnEmuIsTheCpuSessionsAndPeaksAtTheLargerPhase) {
     params.n_ctx = 512;
     params.n_threads = 2;
     params.vram_budget = budget;
-    auto session = HybridSession::create(**model, &schedule(), device->get(), params);
+    auto session = HybridSession::create(**model, &schedule(v), device->get(), params);
     ASSERT_TRUE(session.ok()) << session.status().to_string();
     const uint64_t language_arena = (*device)->arena_bytes();
     ASSERT_OK((*session)->release_device());
     EXPECT_EQ((*device)->arena(), nullptr);
-    const VisionPhaseInputs vi{schedule(), **proj, in, (*session)->budget(), device->get(), pool};
+    const VisionPhaseInputs vi{schedule(v), **proj, in, (*session)->budget(), device->get(), pool};
     auto phase = run_vision_phase(vi);
     ASSERT_TRUE(phase.ok()) << phase.status().to_string();
     const uint64_t vision_arena = phase->stats.peak_device_bytes;
@@ -188,7 +231,7 @@ TEST_F(VisionPhase, ImagePromptOnEmuIsTheCpuSessionsAndPeaksAtTheLargerPhase) {
     EXPECT_TRUE(same_trace(want, got));
     EXPECT_EQ((*session)->stats().peak_device_bytes, language_arena);
     EXPECT_EQ((*device)->peak_allocated_bytes(), std::max(vision_arena, language_arena));
-    if (budget != schedule().budgets().back())
+    if (budget != schedule(v).budgets().back())
       continue;
     // Everything resident in both phases, each more than a fifth of the other: the peak
     // is the larger, less than the sum.
@@ -204,7 +247,9 @@ TEST_F(VisionPhase, ImagePromptOnEmuIsTheCpuSessionsAndPeaksAtTheLargerPhase) {
 }
 
 // (c) An image above the largest tier, and a projector the schedule was not compiled for.
-TEST_F(VisionPhase, BadImagesAndProjectorsAreRefusedNamingTheFix) {
+class VisionPhaseRefusals : public VisionPhase {}; // on the qwen2vl schedule
+
+TEST_F(VisionPhaseRefusals, BadImagesAndProjectorsAreRefusedNamingTheFix) {
   auto proj = Projector::open(projector("vision-phase-proj"));
   ASSERT_TRUE(proj.ok());
   ThreadPool pool(2);
@@ -234,6 +279,9 @@ TEST_F(VisionPhase, BadImagesAndProjectorsAreRefusedNamingTheFix) {
   ASSERT_FALSE(lower.ok());
   EXPECT_EQ(lower.status().code(), StatusCode::kOutOfMemory);
 }
+
+INSTANTIATE_TEST_SUITE_P(Towers, VisionPhase, ::testing::Values(kQwen25, kQwen3),
+                         [](const auto& info) { return std::string(info.param.arch); });
 
 } // namespace
 } // namespace pshard::testing

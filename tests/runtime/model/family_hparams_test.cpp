@@ -394,7 +394,7 @@ TEST_F(FamilyHParams, Qwen3NextRecursThreeLayersInFourAndGatesItsAttention) {
 }
 
 // Qwen3.5: b and a from ssm_beta and ssm_alpha, v heads tiled over the k heads; the
-// interleaved M-RoPE's sections covering every pair (NeoX for text, nothing kept); the
+// interleaved M-RoPE's sections covering every pair (NeoX for text, interleaved); the
 // recurrent flags listing the unrun multi-token-prediction block too.
 TEST_F(FamilyHParams, Qwen35TilesItsVHeadsAndSplitsBetaAndAlpha) {
   ModelSpec s = family("qwen35moe", 4);
@@ -420,8 +420,9 @@ TEST_F(FamilyHParams, Qwen35TilesItsVHeadsAndSplitsBetaAndAlpha) {
   EXPECT_EQ(hp.delta_net.k_head(3), 1) << "tiled: v head 3 reads k head 3 % 2";
   EXPECT_EQ(hp.delta_net.k_head(4), 0);
   EXPECT_EQ(hp.delta_net.a_index(4), 4);
-  EXPECT_EQ(hp.rope_sections[0] + hp.rope_sections[1] + hp.rope_sections[2], 0)
-      << "text rotates by plain NeoX RoPE";
+  EXPECT_EQ(2 * (hp.rope_sections[0] + hp.rope_sections[1] + hp.rope_sections[2]), hp.rope_dim)
+      << "interleaved sections cover every rotary pair (text: plain NeoX RoPE)";
+  EXPECT_TRUE(hp.rope(nullptr).interleaved);
   const std::vector<std::string> gdn = tensor_names(hp, SubLayerKind::kAttention, 0);
   for (const char* t : {"blk.0.ssm_beta.weight", "blk.0.ssm_alpha.weight"})
     EXPECT_NE(std::find(gdn.begin(), gdn.end(), t), gdn.end()) << t;

@@ -1,4 +1,5 @@
-// The projector file's reader: a generated projector of each type loads with the
+// The projector file's reader: a generated projector of each type (Qwen2-VL, Qwen2.5-VL,
+// Qwen3-VL with its position table, fused q/k/v and DeepStack mergers) loads with the
 // hyperparameters it was written with, and every malformed or foreign file is refused
 // with the expected code and a message naming the key or tensor (one table row each,
 // each row one edit of a good file, which loads before the edit).
@@ -24,7 +25,8 @@ std::string good_projector(ProjectorType type) {
 }
 
 TEST(Projector, GeneratedFilesLoadWithTheirShape) {
-  for (ProjectorType type : {ProjectorType::kQwen2Vl, ProjectorType::kQwen25Vl}) {
+  for (ProjectorType type :
+       {ProjectorType::kQwen2Vl, ProjectorType::kQwen25Vl, ProjectorType::kQwen3Vl}) {
     auto p = Projector::open(good_projector(type));
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     const ProjectorHParams& hp = (*p)->hparams();
@@ -34,7 +36,7 @@ TEST(Projector, GeneratedFilesLoadWithTheirShape) {
     EXPECT_EQ(hp.projection_dim, 40);
     EXPECT_EQ(hp.rms_norm(), type == ProjectorType::kQwen25Vl);
     EXPECT_EQ((*p)->weights().ffn[0].gate.w.data != nullptr, type == ProjectorType::kQwen25Vl);
-    EXPECT_EQ((*p)->weights().attn[2].norm.bias.data != nullptr, type == ProjectorType::kQwen2Vl);
+    EXPECT_EQ((*p)->weights().attn[2].norm.bias.data != nullptr, type != ProjectorType::kQwen25Vl);
     EXPECT_EQ(vision_sublayers(hp).size(), 2u + 2u * 3u);
     EXPECT_TRUE((*p)->check_language_model(40).ok());
     const Status wrong = (*p)->check_language_model(64);
@@ -42,6 +44,37 @@ TEST(Projector, GeneratedFilesLoadWithTheirShape) {
     EXPECT_NE(wrong.message().find("40"), std::string::npos) << wrong.message();
     EXPECT_NE(wrong.message().find("64"), std::string::npos) << wrong.message();
   }
+}
+
+TEST(Projector, Qwen3VlHasAPositionTableFusedQkvAndDeepstackMergers) {
+  auto p = Projector::open(good_projector(ProjectorType::kQwen3Vl));
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const ProjectorHParams& hp = (*p)->hparams();
+  const ProjectorWeights& w = (*p)->weights();
+  EXPECT_EQ(hp.act, VisionAct::kGeluTanh);
+  EXPECT_EQ(hp.patch_size, 16);
+  EXPECT_EQ(hp.pos_side, 448 / 16);
+  EXPECT_EQ(hp.deepstack, std::vector<int64_t>{2});
+  EXPECT_NE(w.positions.data, nullptr);
+  EXPECT_NE(w.patch_bias.data, nullptr);
+  // q, k and v are consecutive row blocks of one attn_qkv.
+  const VisionAttentionWeights& a = w.attn[1];
+  EXPECT_EQ(a.q.w.rows, 32);
+  EXPECT_EQ(a.k.w.data, a.q.w.data + 32 * a.q.w.row_bytes);
+  EXPECT_EQ(a.v.w.data, a.k.w.data + 32 * a.k.w.row_bytes);
+  EXPECT_EQ(a.v.b.data, a.q.b.data + 64);
+  EXPECT_EQ(w.ffn[0].deepstack.fc1.w.data, nullptr);
+  ASSERT_NE(w.ffn[2].deepstack.fc1.w.data, nullptr);
+  EXPECT_EQ(w.ffn[2].deepstack.fc1.w.cols, 4 * 32);
+  EXPECT_EQ(w.ffn[2].deepstack.fc2.w.rows, 40);
+  // A language model taking one DeepStack layer fits; one taking two does not; one taking
+  // none (Qwen3.5) ignores them.
+  EXPECT_TRUE((*p)->check_language_model(40, 1).ok());
+  EXPECT_TRUE((*p)->check_language_model(40, 0).ok());
+  const Status two = (*p)->check_language_model(40, 2);
+  EXPECT_EQ(two.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(two.message().find("1 DeepStack mergers"), std::string::npos) << two.message();
+  EXPECT_NE(two.message().find("n_deepstack_layers"), std::string::npos) << two.message();
 }
 
 TEST(Projector, MissingFileAndLanguageModelAreRefusedNamingTheFix) {
@@ -127,6 +160,29 @@ const BadCase kCases[] = {
      [](auto& md, auto&) { set_key(md, "clip.vision.projection_dim", u32(41)); },
      StatusCode::kInvalidFormat,
      {"mm.2.weight", "shape"}},
+    {"qwen3_position_table_missing",
+     ProjectorType::kQwen3Vl,
+     [](auto&, auto& t) { drop_tensor(t, "v.position_embd.weight"); },
+     StatusCode::kInvalidFormat,
+     {"v.position_embd.weight", "side x side"}},
+    {"qwen3_deepstack_half_missing",
+     ProjectorType::kQwen3Vl,
+     [](auto&, auto& t) { drop_tensor(t, "v.deepstack.2.fc2.weight"); },
+     StatusCode::kInvalidFormat,
+     {"v.deepstack.2.fc2.weight", "missing"}},
+    {"qwen3_with_silu",
+     ProjectorType::kQwen3Vl,
+     [](auto& md, auto&) {
+       set_key(md, "clip.use_gelu", gguf::Value{false});
+       set_key(md, "clip.use_silu", gguf::Value{true});
+     },
+     StatusCode::kInvalidFormat,
+     {"clip.use_silu", "GELU"}},
+    {"windows_on_qwen3vl",
+     ProjectorType::kQwen3Vl,
+     [](auto& md, auto&) { set_key(md, "clip.vision.n_wa_pattern", u32(2)); },
+     StatusCode::kInvalidFormat,
+     {"n_wa_pattern", "qwen3vl_merger"}},
     {"stray_tensor",
      ProjectorType::kQwen2Vl,
      [](auto&, auto& t) {

@@ -39,7 +39,9 @@ DeepSeek-V3 selection bias and groups, plus ungated shared experts), qwen3next (
 Gated DeltaNet layers, delta_net.py, and every fourth layer gated attention — a sigmoid gate
 per query value from attn_q — with per-head q/k norms and NeoX RoPE over part of each head;
 Qwen2-MoE's experts and gated shared expert, pre-normed by post_attention_norm; qwen35 and
-qwen35moe, Qwen3.5: the same with ssm_beta/ssm_alpha and tiled v heads, dense or MoE).
+qwen35moe, Qwen3.5: the same with ssm_beta/ssm_alpha and tiled v heads, dense or MoE),
+qwen3vl and qwen3vlmoe (Qwen3-VL: qwen3 / qwen3moe with interleaved M-RoPE and an image
+row's DeepStack rows added after the first n_deepstack_layers layers).
 gemma-embedding (EmbeddingGemma): gemma3's
 block attending both ways, a local layer's window centred on the query (keys within
 sliding_window // 2 positions either side, as Hugging Face's bidirectional Gemma 3 masks).
@@ -56,7 +58,10 @@ from encoder import bert_states, modernbert_states
 
 NEOX = {"qwen2", "qwen2vl", "qwen2moe", "qwen3", "qwen3moe",  # qwen2vl: M-RoPE, NeoX for text
         "gemma2", "gemma3", "gemma-embedding", "phi3", "gpt-oss", "glm4moe", "dots1",
-        "bailingmoe2", "phimoe", "qwen3next", "qwen35", "qwen35moe"}
+        "bailingmoe2", "phimoe", "qwen3next", "qwen35", "qwen35moe", "qwen3vl", "qwen3vlmoe"}
+# Interleaved M-RoPE (HF's apply_interleaved_mrope): pair i takes h when i % 3 == 1 and
+# i < 3 * sections[1], w when i % 3 == 2 and i < 3 * sections[2], else t.
+INTERLEAVED_MROPE = {"qwen35", "qwen35moe", "qwen3vl", "qwen3vlmoe"}
 GEMMA = {"gemma2", "gemma3", "gemma-embedding"}
 # Each block's output normed before its residual add (post_attention_norm, post_ffw_norm).
 SANDWICH_NORMED = GEMMA | {"glm4"}
@@ -143,6 +148,7 @@ class Reference:
             self.rope_mag = g("rope.scaling.attn_factor", 1.0)
         # M-RoPE (qwen2vl): pairs per temporal / height / width position.
         self.sections = g("rope.dimension_sections", [0, 0, 0, 0])[:3]
+        self.n_deepstack = g("n_deepstack_layers", 0)
         mult, mag = self._rope_angles(self.base)
         self.angles = (mult, mag * self.rope_mag)
         mscale = 1.0
@@ -254,7 +260,11 @@ class Reference:
         if isinstance(pos, tuple):
             s0, s1, s2 = self.sections
             sector = np.arange(len(mult)) % (s0 + s1 + s2)
-            pos = np.where(sector < s0, pos[0], np.where(sector < s0 + s1, pos[1], pos[2]))
+            if self.arch in INTERLEAVED_MROPE:
+                pos = np.where((sector % 3 == 1) & (sector < 3 * s1), pos[1],
+                               np.where((sector % 3 == 2) & (sector < 3 * s2), pos[2], pos[0]))
+            else:
+                pos = np.where(sector < s0, pos[0], np.where(sector < s0 + s1, pos[1], pos[2]))
         theta = pos * mult
         c, s = np.cos(theta) * mag, np.sin(theta) * mag
         out = x.copy()
@@ -511,12 +521,18 @@ class Reference:
         emb = self.t("token_embd.weight")
         caches = [{} if self.recurrent[il] else [] for il in range(self.n_layer)]
         rows = []
+        n_embd = emb.shape[1]
         for pos, tok in enumerate(ids):
             h = inputs[pos].copy() if inputs and pos in inputs else emb[tok] * self.emb_scale
+            # Qwen3-VL: an image row goes on with its DeepStack rows, added after layers 0, 1, ...
+            deepstack = h[n_embd:].reshape(-1, n_embd)[:self.n_deepstack]
+            h = h[:n_embd]
             rpos = positions[pos] if positions else pos
             for il in range(self.n_layer):
                 h = self.attention(il, h, caches[il], rpos)
                 h = self.ffn(il, h)
+                if il < len(deepstack):
+                    h = h + deepstack[il]
             rows.append(self.norm(h, "output_norm"))
         return rows
 

@@ -1,4 +1,4 @@
-"""A float64 reference of the Qwen2-VL / Qwen2.5-VL vision tower and its preprocessing,
+"""A float64 reference of the Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision tower and its preprocessing,
 written from the projector format's definition (runtime/vision/projector_layout.h,
 runtime/vision/image.h, runtime/vision/vision_encoder.h), for tests.
 
@@ -6,6 +6,12 @@ runtime/vision/image.h, runtime/vision/vision_encoder.h), for tests.
   w, h = input_size(hp, 640, 480)                # the preprocessed size
   chw = preprocess(hp, rgb_uint8_hwc)            # 3 x h x w, normalised
   emb = encode(hp, model, chw)                   # (h/28 * w/28) x projection_dim
+                                                 # (x (1 + DeepStack mergers) for Qwen3-VL)
+
+Qwen3-VL's tower is written from HF's Qwen3VLVisionModel: the position table resized by
+bilinear sampling at torch.linspace(0, side - 1, n) (corner-aligned), GELU's tanh form in
+the blocks, the exact GELU in the mergers, DeepStack mergers over a block's output after
+its FFN residual (LayerNorm over the four patches of a token together).
 
 Windows are decided from each patch's coordinates (a mask), not by reordering tokens as
 the runtime does, so the two meet only in the result.
@@ -20,6 +26,7 @@ class VisionHParams:
         m = model.meta
         self.type = m["clip.projector_type"]
         self.qwen25 = self.type == "qwen2.5vl_merger"
+        self.qwen3 = self.type == "qwen3vl_merger"
         self.n_embd = m["clip.vision.embedding_length"]
         self.n_ff = m["clip.vision.feed_forward_length"]
         self.n_layer = m["clip.vision.block_count"]
@@ -33,6 +40,8 @@ class VisionHParams:
         self.wa = m.get("clip.vision.n_wa_pattern", 0)
         self.window = m.get("clip.vision.window_size", 112)
         self.act = "silu" if m.get("clip.use_silu") else "gelu" if m.get("clip.use_gelu") else "quick_gelu"
+        if self.qwen3:
+            self.act = "gelu_tanh"
 
 
 def input_size(hp, width, height):
@@ -100,6 +109,8 @@ def _act(hp, x):
         return x / (1.0 + np.exp(-x))
     if hp.act == "gelu":
         return _gelu(x)
+    if hp.act == "gelu_tanh":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
     return x / (1.0 + np.exp(-1.702 * x))
 
 
@@ -119,6 +130,22 @@ def _rope2d(x, py, px, n_head):
     return np.concatenate([a * cos - b * sin, a * sin + b * cos], -1).reshape(n, c)
 
 
+def _positions(table, py, px, gy, gx):
+    """Qwen3-VL: the side x side table sampled bilinearly at linspace(0, side - 1, n)."""
+    side = int(round(math.sqrt(table.shape[0])))
+    grid = table.reshape(side, side, -1)
+
+    def sample(i, n):
+        f = np.float64(i) * (side - 1) / (n - 1) if n > 1 else np.zeros_like(i)
+        lo = np.floor(f).astype(np.int64)
+        return lo, np.minimum(lo + 1, side - 1), f - lo
+    y0, y1, dy = sample(py, gy)
+    x0, x1, dx = sample(px, gx)
+    dy, dx = dy[:, None], dx[:, None]
+    return ((1 - dy) * (1 - dx) * grid[y0, x0] + (1 - dy) * dx * grid[y0, x1] +
+            dy * (1 - dx) * grid[y1, x0] + dy * dx * grid[y1, x1])
+
+
 def encode(hp, model, chw):
     t = model.tensor
     p, c = hp.patch, hp.n_embd
@@ -133,6 +160,10 @@ def encode(hp, model, chw):
     rows = np.stack([chw[:, int(y) * p:(int(y) + 1) * p, int(x) * p:(int(x) + 1) * p].reshape(-1)
                      for y, x in zip(py, px)])
     h = rows @ kernel.T
+    if hp.qwen3:
+        h = h + t("v.patch_embd.bias") + _positions(t("v.position_embd.weight").reshape(-1, c),
+                                                    py, px, gy, gx)
+    deepstack = []
     g = hp.window // (2 * p)
     win = (py // 2 // g) * 100000 + (px // 2 // g) if hp.wa > 0 else np.zeros_like(py)
     same_window = win[:, None] == win[None, :]
@@ -147,7 +178,10 @@ def encode(hp, model, chw):
     for il in range(hp.n_layer):
         b = f"v.blk.{il}."
         x = norm(b + "ln1", h)
-        q, k, v = (lin(b + m, x) for m in ("attn_q", "attn_k", "attn_v"))
+        if hp.qwen3:
+            q, k, v = np.split(lin(b + "attn_qkv", x), 3, axis=1)
+        else:
+            q, k, v = (lin(b + m, x) for m in ("attn_q", "attn_k", "attn_v"))
         q, k = _rope2d(q, py, px, hp.n_head), _rope2d(k, py, px, hp.n_head)
         full = hp.wa <= 0 or (il + 1) % hp.wa == 0
         out = np.empty_like(q)
@@ -165,5 +199,9 @@ def encode(hp, model, chw):
         else:
             f = _act(hp, lin(b + "ffn_up", x))
         h = h + lin(b + "ffn_down", f)
+        ds = f"v.deepstack.{il}."
+        if model.has(ds + "fc1.weight"):
+            x = norm(ds + "norm", h.reshape(-1, 4 * c))
+            deepstack.append(lin(ds + "fc2", _gelu(lin(ds + "fc1", x))))
     merged = norm("v.post_ln", h).reshape(-1, 4 * c)
-    return lin("mm.2", _gelu(lin("mm.0", merged)))
+    return np.concatenate([lin("mm.2", _gelu(lin("mm.0", merged)))] + deepstack, axis=1)
