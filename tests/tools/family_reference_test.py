@@ -158,6 +158,10 @@ CASES = {
     "qwen35moe": ["--arch", "qwen35moe", "--n-layer", "8", "--head-dim", "16", "--rope-dim",
                   "12", "--n-expert", "8", "--n-expert-used", "2", "--n-ff-shexp", "48",
                   "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "4"],
+    # Qwen3-VL's language models, text only (interleaved M-RoPE is NeoX RoPE for text).
+    "qwen3vl": ["--arch", "qwen3vl", "--n-deepstack", "2"],
+    "qwen3vlmoe": ["--arch", "qwen3vlmoe", "--n-expert", "4", "--n-expert-used", "2",
+                   "--n-deepstack", "1"],
     # LongRoPE: a run of 256 positions past the original 64 rotates by the long factors;
     # within an original 512, by the short ones.
     "phi3-longrope-long": ["--arch", "phi3", "--rope-scaling", "longrope",

@@ -15,7 +15,8 @@ pshard-vision preprocesses and encodes each. Checked:
     with multimodal RoPE positions (text t=h=w, image tokens (p, p+row, p+column), text
     after the image continuing past its largest coordinate) within 1e-3 — for qwen2vl,
     and for qwen3vl / qwen3vlmoe (interleaved M-RoPE, DeepStack rows after the first
-    layers) with qwen3vl_merger projectors;
+    layers) and qwen35 (Gated DeltaNet layers; the tower's DeepStack rows unused) with
+    qwen3vl_merger projectors;
   - window attention matters exactly where it should: a projector whose blocks all
     attend fully and one with windows agree on an image that fits in one window and
     differ on an image of four windows.
@@ -69,6 +70,11 @@ IMAGE_PROMPT_MODELS = [
      ["--mmproj-type", "qwen3vl_merger", "--v-patch-size", "16", "--v-deepstack", "0,2"]),
     ("qwen3vlmoe", ["--n-layer", "2", "--n-head", "2", "--n-head-kv", "1", "--n-deepstack", "1", "--n-expert", "4",
                     "--n-expert-used", "2"],
+     ["--mmproj-type", "qwen3vl_merger", "--v-patch-size", "16", "--v-deepstack", "1"]),
+    # Qwen3.5: Gated DeltaNet and gated attention layers, interleaved M-RoPE over 4 rotary
+    # pairs (t, h, w, t); its language model takes no DeepStack rows and ignores the tower's.
+    ("qwen35", ["--n-layer", "4", "--n-head", "2", "--n-head-kv", "1", "--head-dim", "16",
+                "--rope-dim", "8", "--ssm-state", "16", "--ssm-groups", "2", "--ssm-v-heads", "6"],
      ["--mmproj-type", "qwen3vl_merger", "--v-patch-size", "16", "--v-deepstack", "1"]),
 ]
 # (width, height): wider than the cap, taller, inside it, square at the cap, a sliver.

@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
                  "with --conversation: a template by name instead of the model's (chatml, "
                  "llama3, mistral-v7, ...; an unknown name lists them)");
   app.add_option("--mmproj", o.mmproj_path,
-                 "vision projector file (mmproj GGUF) of a Qwen2-VL model; with --image");
+                 "vision projector file (mmproj GGUF) of a Qwen-VL model (Qwen2-VL, Qwen2.5-VL, "
+                 "Qwen3-VL, Qwen3.5); with --image");
   app.add_option("--image", o.image_path,
                  "an image (PNG, JPEG) for the prompt: at \"<__media__>\", inside "
                  "<|vision_start|>...<|vision_end|>, or before the prompt")

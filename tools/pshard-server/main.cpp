@@ -124,7 +124,8 @@ int main(int argc, char** argv) {
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
   cli::add_hybrid_options(app, o.schedule_path, o.backend, o.vram, o.emu_pcie_gbps);
   app.add_option("--mmproj", o.mmproj_path,
-                 "vision projector (llama.cpp's mmproj GGUF) of a Qwen2-VL model: chat messages "
+                 "vision projector (llama.cpp's mmproj GGUF) of a Qwen-VL model (Qwen2-VL, "
+                 "Qwen2.5-VL, Qwen3-VL, Qwen3.5): chat messages "
                  "may then hold one image_url part (a base64 data URL), encoded on the CPU");
   app.add_option("-c,--ctx-size", o.ctx_size,
                  "positions per sequence, K suffix allowed (0: the model's, at most 4096)");

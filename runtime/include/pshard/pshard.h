@@ -467,8 +467,9 @@ PSHARD_API pshard_status pshard_context_generate(pshard_context* context,
                                                  pshard_generate_result* result);
 
 /* ---- images (vision-language models) ------------------------------------------ */
-/* An image in a prompt of a Qwen2-VL language model (general.architecture qwen2vl)
- * loaded with its projector (pshard_model_params.mmproj_path). The prompt's text names
+/* An image in a prompt of a Qwen-VL language model (general.architecture qwen2vl:
+ * Qwen2-VL, Qwen2.5-VL; qwen3vl, qwen3vlmoe: Qwen3-VL; qwen35, qwen35moe: Qwen3.5) loaded
+ * with its projector (pshard_model_params.mmproj_path). The prompt's text names
  * the image's place with llama.cpp's marker "<__media__>" or with Qwen2-VL's
  * "<|vision_start|><|image_pad|><|vision_end|>" (what the chat template writes for an
  * image); the image is resized as llama.cpp does for the projector, encoded, and its
@@ -494,8 +495,8 @@ PSHARD_API pshard_status pshard_context_generate(pshard_context* context,
  * JPEG, BMP, GIF, TGA, PNM); PSHARD_ERROR_OUT_OF_RANGE for a side of 0 or more than
  * PSHARD_IMAGE_MAX_SIDE pixels; PSHARD_ERROR_INVALID_ARGUMENT for a model loaded without
  * a projector, a prompt whose places and images differ in number, more than one image;
- * loading a projector with a language model it does not fit (not qwen2vl, another
- * embedding width) fails in pshard_model_load. */
+ * loading a projector with a language model it does not fit (no multimodal RoPE, another
+ * embedding width, another number of DeepStack layers) fails in pshard_model_load. */
 #define PSHARD_IMAGE_MAX_SIDE 16384
 
 typedef struct pshard_image pshard_image;
