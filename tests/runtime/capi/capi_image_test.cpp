@@ -60,6 +60,11 @@ struct Files {
   std::string llama = pshard::testing::small_language_model("capi_image_llama", "llama");
   std::string proj = pshard::testing::small_projector("capi_image_mmproj",
                                                       pshard::ProjectorType::kQwen25Vl, 2, 64);
+  // Qwen3-VL: one DeepStack merger (the last block's), one DeepStack layer.
+  std::string lm3 = pshard::testing::small_language_model("capi_image_qwen3vl", "qwen3vl", 1);
+  std::string lm3_two = pshard::testing::small_language_model("capi_image_qwen3vl2", "qwen3vl", 2);
+  std::string proj3 = pshard::testing::small_projector("capi_image_mmproj3",
+                                                       pshard::ProjectorType::kQwen3Vl, 2, 64);
 };
 
 const Files& files() {
@@ -238,10 +243,12 @@ bool on_seq(const pshard_seq_event* e, void* user) {
   return true;
 }
 
-TEST(CApiImage, BatchServesAnImagePromptNextToATextPromptWithTheContextsAnswer) {
-  SKIP_WITHOUT_STB();
+// A batch of an image prompt and a text prompt gives each the context's answer alone
+// (for Qwen3-VL, the image's DeepStack rows travel with the request).
+void batch_serves_an_image_prompt_next_to_a_text_prompt(const std::string& lm,
+                                                        const std::string& proj) {
   const std::vector<uint8_t> bytes = png(pixels(1));
-  Loaded l(files().lm, files().proj.c_str());
+  Loaded l(lm, proj.c_str());
   ASSERT_EQ(l.status, PSHARD_OK) << pshard_last_error();
   pshard_image* img = from_bytes(bytes);
   Answer alone;
@@ -291,10 +298,25 @@ TEST(CApiImage, BatchServesAnImagePromptNextToATextPromptWithTheContextsAnswer) 
   pshard_batch_free(batch);
 }
 
+TEST(CApiImage, BatchServesAnImagePromptNextToATextPromptWithTheContextsAnswer) {
+  SKIP_WITHOUT_STB();
+  batch_serves_an_image_prompt_next_to_a_text_prompt(files().lm, files().proj);
+}
+
+TEST(CApiImage, Qwen3VlBatchServesAnImagePromptWithTheContextsAnswer) {
+  SKIP_WITHOUT_STB();
+  batch_serves_an_image_prompt_next_to_a_text_prompt(files().lm3, files().proj3);
+}
+
 void expect_error(pshard_status got, pshard_status want, const std::string& says) {
   EXPECT_EQ(got, want) << pshard_last_error();
   EXPECT_NE(std::string(pshard_last_error()).find(says), std::string::npos)
       << "'" << pshard_last_error() << "' does not say '" << says << "'";
+}
+
+TEST(CApiImage, Qwen3VlProjectorWithAnotherDeepstackCountIsRefusedAtLoad) {
+  Loaded l(files().lm3_two, files().proj3.c_str());
+  expect_error(l.status, PSHARD_ERROR_INVALID_ARGUMENT, "DeepStack");
 }
 
 TEST(CApiImage, BadImagesAreErrors) {
