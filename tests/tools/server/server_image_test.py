@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pshard-server --mmproj on a generated Qwen2-VL language model and projector: a chat
+"""pshard-server --mmproj on generated Qwen2-VL and Qwen3-VL language models and projectors: a chat
 message with an image_url part (a base64 data URL) is answered, greedy, with exactly the
 text pshard-run --mmproj --image gives for the same prompt and image — streamed and not,
 and while other image and text requests share the batch — and every bad image part is a
@@ -106,15 +106,25 @@ def expect_error(s, name, body, code, says):
           f"{status} {got}")
 
 
-def main(tmp):
-    lm, proj = os.path.join(tmp, "qwen2vl.gguf"), os.path.join(tmp, "mmproj.gguf")
-    p = run(tool(build, "pshard-mkmodel"), "-o", lm, "--arch", "qwen2vl", "--mmproj-out", proj,
+# The language models and projectors served: Qwen2.5-VL's, and Qwen3-VL's (a DeepStack
+# merger whose rows the language model adds after its first layer).
+MODELS = {
+    "qwen2vl": ["--arch", "qwen2vl", "--v-window-size", "56"],
+    "qwen3vl": ["--arch", "qwen3vl", "--n-deepstack", "1", "--mmproj-type", "qwen3vl_merger",
+                "--v-patch-size", "16", "--v-deepstack", "1"],
+}
+
+
+def main(tmp, arch, extra):
+    lm, proj = os.path.join(tmp, arch + ".gguf"), os.path.join(tmp, arch + "-mmproj.gguf")
+    p = run(tool(build, "pshard-mkmodel"), "-o", lm, "--mmproj-out", proj,
             "--n-embd", "64", "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2", "--n-ff",
             "96", "--v-n-embd", "32", "--v-n-head", "2", "--v-n-layer", "2", "--v-image-size",
-            "112", "--v-window-size", "56")
+            "112", *extra)
     if p.returncode != 0:
-        check("pshard-mkmodel", False, p.stderr)
+        check(f"pshard-mkmodel {arch}", False, p.stderr)
         return
+    check = lambda name, ok, detail="": checks.check(f"{arch}: {name}", ok, detail)  # noqa: E731
     a_path, b_path = os.path.join(tmp, "a.png"), os.path.join(tmp, "b.png")
     a, b = image_png(a_path, 90, 60, 1), image_png(b_path, 60, 90, 2)
     ref_a, ref_b = pshard_run(lm, proj, a_path), pshard_run(lm, proj, b_path)
@@ -201,5 +211,6 @@ def main(tmp):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    main(tmp)
+    for model_arch, model_extra in MODELS.items():
+        main(tmp, model_arch, model_extra)
 sys.exit(checks.finish())
