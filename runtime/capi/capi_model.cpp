@@ -121,6 +121,8 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
       return fail(proj.status());
     if (Status st = check_image_prompt_model(m->model->hparams()); !st.ok())
       return fail(st.with_context(std::string("mmproj_path ") + p.mmproj_path));
+    if (Status st = (*proj)->set_image_tokens(p.image_min_tokens, p.image_max_tokens); !st.ok())
+      return fail(st.with_context("pshard_model_params.image_min/max_tokens"));
     if (Status st = (*proj)->check_language_model(m->model->hparams().n_embd,
                                                   m->model->hparams().n_deepstack);
         !st.ok())

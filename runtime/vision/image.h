@@ -6,6 +6,9 @@
 //      (the aspect ratio is kept, only a longer side is shrunk, never enlarged); each
 //      side = trunc(side · scale) rounded up to a multiple of the merged patch
 //      (patch_size · 2, 28 pixels), so the image is a whole grid of image tokens;
+//      — or, with image token limits (ProjectorHParams::max_image_tokens), the size
+//      Hugging Face's smart_resize gives: sides rounded to whole tokens, scaled to at
+//      most max and at least min tokens;
 //   2. bicubic resize to that size: output pixel (i, j) samples the source at
 //      (ty · i, tx · j), t = source / target side, no half-pixel shift; the 4x4
 //      neighbourhood (edges clamped) is interpolated by the cubic through the four

@@ -22,7 +22,44 @@ float cubic(float pm, float p0, float p1, float p2, float t) {
 
 } // namespace
 
+namespace {
+
+// Hugging Face's smart_resize (Qwen2-VL's image processor; llama.cpp's
+// calc_size_preserved_ratio): each side rounded to the nearest whole token (halves to
+// even), then both scaled by one factor, down to at most max_image_tokens (sides floored)
+// or up to at least min_image_tokens (sides ceiled).
+ImageSize token_limited_size(ImageSize original, const ProjectorHParams& hp) {
+  const auto m = static_cast<double>(hp.merged_patch());
+  const double w = static_cast<double>(original.width), h = static_cast<double>(original.height);
+  auto side = [m](double v) { return std::max(m, m * v); };
+  double wb = side(std::nearbyint(w / m)), hb = side(std::nearbyint(h / m));
+  const double most = static_cast<double>(hp.max_image_tokens) * m * m;
+  const double least = static_cast<double>(std::max<int64_t>(1, hp.min_image_tokens)) * m * m;
+  if (wb * hb > most) {
+    const double beta = std::sqrt(w * h / most);
+    wb = side(std::floor(w / beta / m));
+    hb = side(std::floor(h / beta / m));
+  } else if (wb * hb < least) {
+    const double beta = std::sqrt(least / (w * h));
+    wb = m * std::ceil(w * beta / m);
+    hb = m * std::ceil(h * beta / m);
+  }
+  // A sliver (Hugging Face refuses sides more than 200:1) keeps one token across, which
+  // the scale did not count: its long side gives up the excess.
+  auto tokens = [m](double side_px) { return static_cast<int64_t>(side_px / m); };
+  if (tokens(wb) * tokens(hb) > hp.max_image_tokens) {
+    double& longer = wb >= hb ? wb : hb;
+    const int64_t across = tokens(wb >= hb ? hb : wb);
+    longer = m * static_cast<double>(std::max<int64_t>(1, hp.max_image_tokens / across));
+  }
+  return {static_cast<int64_t>(wb), static_cast<int64_t>(hb)};
+}
+
+} // namespace
+
 ImageSize vision_input_size(ImageSize original, const ProjectorHParams& hp) {
+  if (hp.max_image_tokens > 0)
+    return token_limited_size(original, hp);
   const float cap = static_cast<float>(hp.image_size);
   const float w = static_cast<float>(original.width), h = static_cast<float>(original.height);
   const float scale = std::min(1.0f, std::min(cap / w, cap / h));

@@ -70,6 +70,10 @@ public:
   static Result<std::unique_ptr<Projector>> open(const std::string& path);
 
   const ProjectorHParams& hparams() const { return hp_; }
+  // How big images are made (set_image_tokens in projector_hparams.h).
+  Status set_image_tokens(int64_t min_tokens, int64_t max_tokens) {
+    return pshard::set_image_tokens(hp_, min_tokens, max_tokens);
+  }
   const ProjectorWeights& weights() const { return w_; }
   const std::string& path() const { return file_->path(); }
   const gguf::GgufFile& file() const { return *file_; } // its fingerprint names it

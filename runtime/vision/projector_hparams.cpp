@@ -126,6 +126,24 @@ const char* projector_type_name(ProjectorType t) {
   return "qwen3vl_merger";
 }
 
+Status set_image_tokens(ProjectorHParams& hp, int64_t min_tokens, int64_t max_tokens) {
+  constexpr int64_t kMost = 65536;
+  if (min_tokens < 0 || max_tokens < 0 || max_tokens > kMost)
+    return invalid_argument("image token limits must be between 0 and " + std::to_string(kMost) +
+                            ", got a minimum of " + std::to_string(min_tokens) +
+                            " and a maximum of " + std::to_string(max_tokens));
+  if (min_tokens > 0 && max_tokens == 0)
+    return invalid_argument("a minimum of image tokens needs a maximum too (--image-max-tokens); "
+                            "without one the image's longer side is capped at " +
+                            std::to_string(hp.image_size) + " pixels");
+  if (min_tokens > max_tokens)
+    return invalid_argument("the minimum of image tokens (" + std::to_string(min_tokens) +
+                            ") is above the maximum (" + std::to_string(max_tokens) + ")");
+  hp.min_image_tokens = min_tokens;
+  hp.max_image_tokens = max_tokens;
+  return Status::ok_status();
+}
+
 Result<ProjectorHParams> read_projector_hparams(const gguf::GgufFile& f) {
   ProjectorHParams hp;
   PSHARD_ASSIGN_OR_RETURN(hp.type, read_type(f));

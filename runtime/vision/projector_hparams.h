@@ -68,6 +68,11 @@ struct ProjectorHParams {
   // output feeds a DeepStack merger, ascending.
   int64_t pos_side = 0;
   std::vector<int64_t> deepstack;
+  // How big an image is made (set_image_tokens; not in the file): max_image_tokens 0 caps
+  // the longer side at image_size; else the image keeps its size rounded to whole image
+  // tokens, shrunk to at most max_image_tokens and grown to at least min_image_tokens
+  // (Hugging Face's smart_resize, llama.cpp's --image-max-tokens / --image-min-tokens).
+  int64_t min_image_tokens = 0, max_image_tokens = 0;
 
   int64_t head_dim() const { return n_embd / n_head; }
   bool rms_norm() const { return type == ProjectorType::kQwen25Vl; } // else LayerNorm
@@ -95,5 +100,9 @@ const char* projector_type_name(ProjectorType t);
 // file that is not a projector (a language model given as --mmproj) or a projector type
 // pshard does not run.
 Result<ProjectorHParams> read_projector_hparams(const gguf::GgufFile& file);
+
+// Sets the image token limits (both 0: the cap on the longer side); kInvalidArgument for
+// a negative count, a minimum without a maximum or above it, or more than 65536 tokens.
+Status set_image_tokens(ProjectorHParams& hp, int64_t min_tokens, int64_t max_tokens);
 
 } // namespace pshard

@@ -105,6 +105,22 @@ def main(tmp):
     checks.check("an image above the largest tier is refused naming --image-sizes",
                  p.returncode != 0 and "192 patches" in p.stderr and "--image-sizes" in p.stderr,
                  p.stderr)
+    # With at most 16 image tokens (64 patches) the same image fits that schedule, and its
+    # answer on emu is the cpu run's under the same limit.
+    limit = ("--image-max-tokens", "16")
+    p, want16 = generate(lm, proj, image, *limit)
+    p2, got16 = generate(lm, proj, image, "-s", small, "--backend", "emu", *limit)
+    checks.check("--image-max-tokens 16: the image fits the 64-patch tier on emu with the cpu "
+                 "run's answer", want16 is not None and got16 is not None and
+                 got16["vision_phase"]["patches"] <= 64 and
+                 got16["generated_tokens"] == want16["generated_tokens"] and
+                 got16["top_logprobs"] == want16["top_logprobs"], p.stderr + p2.stderr)
+    p, _ = generate(lm, proj, image, "--image-min-tokens", "4")
+    checks.check("--image-min-tokens without --image-max-tokens is refused naming it",
+                 p.returncode != 0 and "--image-max-tokens" in p.stderr, p.stderr)
+    p, _ = generate(lm, proj, image, "--image-min-tokens", "40", "--image-max-tokens", "20")
+    checks.check("a minimum above the maximum is refused", p.returncode != 0 and
+                 "above the maximum" in p.stderr, p.stderr)
     other = os.path.join(tmp, "mmproj-other.gguf")
     run(mkmodel, "--mmproj-out", other, *shape[:10], "--v-n-embd", "256", "--v-n-ff", "512",
         "--v-n-head", "4", "--v-n-layer", "2", "--v-image-size", "224", "--v-window-size", "56")

@@ -5,7 +5,8 @@ pshard-mkmodel writes small random projectors of the three types (F32 and F16 ma
 with and without window attention, with DeepStack mergers); the script writes PNG images of several sizes and aspect
 ratios (wider and taller than the cap, smaller than it, thinner than one image token);
 pshard-vision preprocesses and encodes each. Checked:
-  - the preprocessed size is the reference's, and its pixels are the reference's bicubic
+  - the preprocessed size is the reference's (the longer side capped, or Hugging Face's
+    smart_resize under --image-max-tokens / --image-min-tokens), and its pixels are the reference's bicubic
     resize within one 8-bit step (a step at a rounding tie; all but 0.5% exact);
   - the image embeddings equal the reference's encoding of the same preprocessed input
     within 1e-5 of the embeddings' largest magnitude (F32 arithmetic over a few blocks);
@@ -97,10 +98,12 @@ def test_image(w, h, seed):
     return np.clip(base + rng.integers(-40, 41, (h, w, 3)), 0, 255).astype(np.uint8)
 
 
-def encode(proj, png, tmp):
+def encode(proj, png, tmp, limits=None):
     embd, inp = os.path.join(tmp, "embd.npy"), os.path.join(tmp, "in.npy")
+    extra = ["--image-min-tokens", str(limits[0]), "--image-max-tokens", str(limits[1])] \
+        if limits else []
     p = subprocess.run([vision_bin, "--mmproj", proj, "--image", png, "-o", embd,
-                        "--input-out", inp, "-t", "2"], capture_output=True, text=True,
+                        "--input-out", inp, "-t", "2", *extra], capture_output=True, text=True,
                        timeout=300)
     if p.returncode != 0:
         fail(f"pshard-vision {proj} {png}: {p.stderr}")
@@ -108,19 +111,20 @@ def encode(proj, png, tmp):
     return json.loads(p.stdout), np.load(embd).astype(np.float64), np.load(inp).astype(np.float64)
 
 
-def check(name, proj, png, img, tmp):
-    got = encode(proj, png, tmp)
+def check(name, proj, png, img, tmp, limits=None):
+    """`limits`: (min, max) image tokens, or None for the cap on the longer side."""
+    got = encode(proj, png, tmp, limits)
     if got is None:
         return None
     info, embd, inp = got
     model = GgufModel(proj)
     hp = vision.VisionHParams(model)
     h, w = img.shape[:2]
-    want_w, want_h = vision.input_size(hp, w, h)
+    want_w, want_h = vision.input_size(hp, w, h, *(limits or (0, 0)))
     if info["input"] != [want_w, want_h]:
         fail(f"{name} {w}x{h}: preprocessed to {info['input']}, the reference {want_w}x{want_h}")
         return None
-    ref_in = vision.preprocess(hp, img)
+    ref_in = vision.preprocess(hp, img, *(limits or (0, 0)))
     steps = np.abs(inp - ref_in) * (hp.std[:, None, None] * 255.0)
     if steps.max() > 1.001 or (steps > 0.01).mean() > 0.005:
         fail(f"{name} {w}x{h}: preprocessed pixels differ by up to {steps.max():.2f} steps, "
@@ -212,6 +216,16 @@ def main(tmp):
         write_png(png, img.shape[1], img.shape[0], img.tobytes())
         for name, path in projs.items():
             check(name, path, png, img, tmp)
+    # Image token limits: past the cap (300 x 120 keeps its size: 9 x 4 tokens within 48),
+    # shrunk to them (12 at most), enlarged to them (64 x 48 to at least 10).
+    for i, (w, h, limits) in enumerate([(300, 120, (0, 48)), (300, 120, (4, 12)),
+                                        (64, 48, (10, 40))]):
+        img = test_image(w, h, 30 + i)
+        png = os.path.join(tmp, f"limit{i}.png")
+        write_png(png, img.shape[1], img.shape[0], img.tobytes())
+        for name in ("qwen3vl-deepstack", "qwen2vl"):
+            if name in projs:
+                check(f"{name} tokens {limits}", projs[name], png, img, tmp, limits)
     # Window attention: 56-pixel windows of 2x2 image tokens. An image of one window sees
     # the same neighbours either way; one of 2x2 windows does not. "full" and "windows"
     # share the seed, so their weights are the same.

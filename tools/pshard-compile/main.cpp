@@ -183,6 +183,17 @@ int main(int argc, char** argv) {
                  "with --mmproj, the image-size tiers the vision phase is planned for: named "
                  "16:9 frames (360p, 480p, 720p, 1080p, 1440p, 2160p) or patch counts")
       ->capture_default_str();
+  int64_t image_min_tokens = 0, image_max_tokens = 0;
+  app.add_option("--image-max-tokens", image_max_tokens,
+                 "with --mmproj: images keep their size rounded to whole image tokens, shrunk to "
+                 "at most this many, as pshard-run --image-max-tokens makes them (default: "
+                 "their longer side capped at clip.vision.image_size)")
+      ->check(pshard::cli::between(0, 65536))
+      ->needs("--mmproj");
+  app.add_option("--image-min-tokens", image_min_tokens,
+                 "with --image-max-tokens: smaller images enlarged to at least this many")
+      ->check(pshard::cli::between(0, 65536))
+      ->needs("--image-max-tokens");
   app.add_flag("-q,--quiet", quiet, "do not print the summary");
   constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
   const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);
@@ -299,6 +310,10 @@ int main(int argc, char** argv) {
     if (!built.ok())
       return fail(built.status().with_context("--mmproj '" + mmproj_path + "'"));
     vision = std::move(*built);
+    if (pshard::Status st =
+            pshard::set_image_tokens(vision->hp, image_min_tokens, image_max_tokens);
+        !st.ok())
+      return fail(st);
     auto tiers = pshard::planner::parse_image_tiers(image_sizes, *vision);
     if (!tiers.ok())
       return fail(tiers.status().with_context("--image-sizes"));

@@ -76,6 +76,7 @@ Result<ImageSession> open_image_session(const RunOptions& o) {
 
 Result<EncodedImage> encode_image_file(const RunOptions& o, ImageSession& s) {
   PSHARD_ASSIGN_OR_RETURN(auto proj, Projector::open(o.mmproj_path));
+  PSHARD_RETURN_IF_ERROR(proj->set_image_tokens(o.image_min_tokens, o.image_max_tokens));
   PSHARD_RETURN_IF_ERROR(
       proj->check_language_model(s.model->hparams().n_embd, s.model->hparams().n_deepstack));
   if (s.schedule) // before the image is read: a schedule for another projector is refused

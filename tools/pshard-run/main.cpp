@@ -193,6 +193,16 @@ int main(int argc, char** argv) {
                  "an image (PNG, JPEG) for the prompt: at \"<__media__>\", inside "
                  "<|vision_start|>...<|vision_end|>, or before the prompt")
       ->excludes("--conversation");
+  app.add_option("--image-max-tokens", o.image_max_tokens,
+                 "with --image: the image keeps its size rounded to whole image tokens, shrunk "
+                 "to at most this many (Hugging Face's smart_resize; default: its longer side "
+                 "capped at the projector's clip.vision.image_size)")
+      ->check(cli::between(0, 65536))
+      ->needs("--image");
+  app.add_option("--image-min-tokens", o.image_min_tokens,
+                 "with --image-max-tokens: a smaller image is enlarged to at least this many")
+      ->check(cli::between(0, 65536))
+      ->needs("--image-max-tokens");
   app.add_flag("--embedding,--embeddings", o.embedding,
                "print the prompt's embedding (final hidden states after the output norm, "
                "pooled) instead of generating: one vector per line, or JSON with --json")

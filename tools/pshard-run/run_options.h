@@ -54,6 +54,8 @@ struct RunOptions {
   // Vision-language models (llama-mtmd-cli's flags; image_run.h).
   std::string mmproj_path; // --mmproj: the projector file
   std::string image_path;  // --image
+  // --image-min-tokens / --image-max-tokens (0, 0: the longer side capped at image_size).
+  int64_t image_min_tokens = 0, image_max_tokens = 0;
   // --embedding: the prompt's embedding instead of text (embedding_run.h).
   bool embedding = false;
   std::string pooling;     // --pooling mean|cls|last|none; empty: the model's

@@ -15,6 +15,8 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   mp.schedule_path = o.schedule_path.empty() ? nullptr : o.schedule_path.c_str();
   mp.use_mmap = !o.no_mmap;
   mp.mmproj_path = o.mmproj_path.empty() ? nullptr : o.mmproj_path.c_str();
+  mp.image_min_tokens = o.image_min_tokens;
+  mp.image_max_tokens = o.image_max_tokens;
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   e->model_.reset(model);

@@ -2,6 +2,7 @@
 // saw and made, for checks against a reference and for inspecting a projector:
 //
 //   pshard-vision --mmproj mmproj.gguf --image photo.png -o embd.npy [--input-out in.npy]
+//                 [--image-max-tokens N [--image-min-tokens M]]
 //
 // Prints one JSON line: the projector type, the image's size, the preprocessed size,
 // the grid of image tokens and the embedding width. embd.npy holds the image tokens'
@@ -27,6 +28,14 @@ int main(int argc, char** argv) {
   app.add_option("--image", image, "image file (PNG, JPEG, ...)")->required();
   app.add_option("-o,--output", out, "write the image embeddings as .npy");
   app.add_option("--input-out", input_out, "write the preprocessed input as .npy");
+  int64_t min_tokens = 0, max_tokens = 0;
+  app.add_option("--image-max-tokens", max_tokens,
+                 "at most this many image tokens, the image's size otherwise kept (default: "
+                 "its longer side capped at clip.vision.image_size)")
+      ->check(pshard::cli::between(0, 65536));
+  app.add_option("--image-min-tokens", min_tokens, "with --image-max-tokens: at least this many")
+      ->check(pshard::cli::between(0, 65536))
+      ->needs("--image-max-tokens");
   app.add_option("-t,--threads", threads, "CPU threads (0: all)")
       ->check(pshard::cli::between(0, 1024));
   CLI11_PARSE(app, argc, argv);
@@ -38,6 +47,8 @@ int main(int argc, char** argv) {
   auto proj = pshard::Projector::open(mmproj);
   if (!proj.ok())
     return fail(proj.status());
+  if (pshard::Status s = (*proj)->set_image_tokens(min_tokens, max_tokens); !s.ok())
+    return fail(s);
   auto img = pshard::load_image(image);
   if (!img.ok())
     return fail(img.status());

@@ -106,6 +106,11 @@ typedef struct pshard_model_params {
                                 a copy, but decoding streams it faster */
   const char* mmproj_path;   /* a vision projector (llama.cpp's mmproj GGUF) for image
                                 prompts (see "images" below), or NULL */
+  int32_t image_max_tokens;  /* 0 (default): an image's longer side is capped at the
+                                projector's clip.vision.image_size; else it keeps its size
+                                rounded to whole image tokens, shrunk to at most this many
+                                (llama.cpp's --image-max-tokens) */
+  int32_t image_min_tokens;  /* with image_max_tokens: enlarged to at least this many */
 } pshard_model_params;
 
 PSHARD_API pshard_model_params pshard_model_default_params(void);

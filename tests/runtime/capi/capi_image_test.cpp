@@ -314,6 +314,22 @@ void expect_error(pshard_status got, pshard_status want, const std::string& says
       << "'" << pshard_last_error() << "' does not say '" << says << "'";
 }
 
+TEST(CApiImage, ImageTokenLimitsAreReadAndBadOnesRefusedAtLoad) {
+  pshard_model_params mp = pshard_model_default_params();
+  EXPECT_EQ(mp.image_max_tokens, 0);
+  EXPECT_EQ(mp.image_min_tokens, 0);
+  mp.mmproj_path = files().proj.c_str();
+  mp.image_min_tokens = 40;
+  mp.image_max_tokens = 20;
+  pshard_model* model = nullptr;
+  expect_error(pshard_model_load(files().lm.c_str(), &mp, &model), PSHARD_ERROR_INVALID_ARGUMENT,
+               "above the maximum");
+  EXPECT_EQ(model, nullptr);
+  mp.image_min_tokens = 0;
+  ASSERT_EQ(pshard_model_load(files().lm.c_str(), &mp, &model), PSHARD_OK) << pshard_last_error();
+  pshard_model_free(model);
+}
+
 TEST(CApiImage, Qwen3VlProjectorWithAnotherDeepstackCountIsRefusedAtLoad) {
   Loaded l(files().lm3_two, files().proj3.c_str());
   expect_error(l.status, PSHARD_ERROR_INVALID_ARGUMENT, "DeepStack");

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <tuple>
 
 namespace pshard {
 namespace {
@@ -35,6 +36,56 @@ TEST(VisionInputSize, KeepsTheAspectCapsTheLongerSideAndMakesWholeTokens) {
         EXPECT_LT(static_cast<double>(got), std::max(scaled + 28.0, 29.0)) << w << "x" << h;
       }
     }
+}
+
+// Image token limits (Hugging Face's smart_resize): sides rounded to whole tokens, then
+// scaled to the limits; worked out by hand for 32-pixel tokens (Qwen3-VL).
+TEST(VisionInputSize, TokenLimitsKeepTheSizeWithinThem) {
+  ProjectorHParams hp = cap_224();
+  hp.patch_size = 16;
+  ASSERT_TRUE(set_image_tokens(hp, 16, 256).ok());
+  auto size = [&](int64_t w, int64_t h) {
+    const ImageSize s = vision_input_size({w, h}, hp);
+    return std::pair{s.width, s.height};
+  };
+  // 1920 x 1080 rounds to 60 x 34 tokens (2040, over 256): scaled by sqrt(1920·1080 /
+  // (256·1024)) = 2.8125, floored: 21 x 12 tokens.
+  EXPECT_EQ(size(1920, 1080), std::pair(int64_t{672}, int64_t{384}));
+  // Within the limits: each side to the nearest token, halves to even (400: 12.5 -> 12,
+  // 48: 1.5 -> 2, 80: 2.5 -> 2), past the cap of 224 on the longer side.
+  EXPECT_EQ(size(400, 300), std::pair(int64_t{384}, int64_t{288}));
+  EXPECT_EQ(size(48 * 4, 80 * 4), std::pair(int64_t{192}, int64_t{320}));
+  EXPECT_EQ(size(160, 176), std::pair(int64_t{160}, int64_t{192})); // 5.5 -> 6
+  // 40 x 30 rounds to one token (under 16): enlarged by sqrt(16·1024 / 1200), ceiled:
+  // 5 x 4 tokens.
+  EXPECT_EQ(size(40, 30), std::pair(int64_t{160}, int64_t{128}));
+  // Slivers too (one token across, the long side cut to the limit).
+  EXPECT_EQ(size(16384, 1), std::pair(int64_t{256 * 32}, int64_t{32}));
+  for (int64_t w : {1, 17, 500, 3000, 16384})
+    for (int64_t h : {1, 33, 700, 9000}) {
+      const auto [sw, sh] = size(w, h);
+      EXPECT_EQ(sw % 32, 0);
+      EXPECT_EQ(sh % 32, 0);
+      EXPECT_LE((sw / 32) * (sh / 32), 256) << w << "x" << h;
+      EXPECT_GE(sw, 32);
+      EXPECT_GE(sh, 32);
+    }
+  // Without limits the cap applies again.
+  ASSERT_TRUE(set_image_tokens(hp, 0, 0).ok());
+  EXPECT_EQ(size(1920, 1080), std::pair(int64_t{224}, int64_t{128}));
+}
+
+TEST(VisionInputSize, BadTokenLimitsAreRefusedNamingTheFix) {
+  ProjectorHParams hp = cap_224();
+  for (auto [lo, hi, says] : {std::tuple{int64_t{8}, int64_t{0}, "--image-max-tokens"},
+                              std::tuple{int64_t{64}, int64_t{32}, "above the maximum"},
+                              std::tuple{int64_t{0}, int64_t{70000}, "between 0 and 65536"},
+                              std::tuple{int64_t{-1}, int64_t{8}, "between 0 and 65536"}}) {
+    const Status st = set_image_tokens(hp, lo, hi);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << lo << " " << hi;
+    EXPECT_NE(st.message().find(says), std::string::npos) << st.message();
+    EXPECT_EQ(hp.max_image_tokens, 0) << "a refused limit leaves the old ones";
+  }
 }
 
 TEST(ResizeBicubic, SameSizeIsTheIdentityAndFlatStaysFlat) {

@@ -44,9 +44,36 @@ class VisionHParams:
             self.act = "gelu_tanh"
 
 
-def input_size(hp, width, height):
+def smart_resize(hp, width, height, min_tokens, max_tokens):
+    """Hugging Face's smart_resize (Qwen2-VL's image processor) with factor = the merged
+    patch, min_pixels / max_pixels = the token limits' pixels; a sliver (which Hugging
+    Face refuses) keeps one token across and its long side is cut to the limit."""
+    f = 2 * hp.patch
+    h_bar = max(f, round(height / f) * f)
+    w_bar = max(f, round(width / f) * f)
+    most, least = max_tokens * f * f, max(1, min_tokens) * f * f
+    if h_bar * w_bar > most:
+        beta = math.sqrt((height * width) / most)
+        h_bar = max(f, math.floor(height / beta / f) * f)
+        w_bar = max(f, math.floor(width / beta / f) * f)
+    elif h_bar * w_bar < least:
+        beta = math.sqrt(least / (height * width))
+        h_bar = math.ceil(height * beta / f) * f
+        w_bar = math.ceil(width * beta / f) * f
+    if (h_bar // f) * (w_bar // f) > max_tokens:
+        if w_bar >= h_bar:
+            w_bar = max(1, max_tokens // (h_bar // f)) * f
+        else:
+            h_bar = max(1, max_tokens // (w_bar // f)) * f
+    return w_bar, h_bar
+
+
+def input_size(hp, width, height, min_tokens=0, max_tokens=0):
     """Longer side capped (scale in float32, as the format's tools compute it), each side
-    truncated, then rounded up to a multiple of the merged patch."""
+    truncated, then rounded up to a multiple of the merged patch; with a token limit,
+    smart_resize's size."""
+    if max_tokens:
+        return smart_resize(hp, width, height, min_tokens, max_tokens)
     cap = np.float32(hp.image_size)
     scale = min(np.float32(1.0), cap / np.float32(width), cap / np.float32(height))
     m = 2 * hp.patch
@@ -82,9 +109,9 @@ def resize_bicubic(img, tw, th):
     return np.clip(np.floor(v + 0.5), 0, 255)  # round half away from zero (values >= -0.5)
 
 
-def preprocess(hp, img):
+def preprocess(hp, img, min_tokens=0, max_tokens=0):
     h, w = img.shape[:2]
-    tw, th = input_size(hp, w, h)
+    tw, th = input_size(hp, w, h, min_tokens, max_tokens)
     px = resize_bicubic(img, tw, th)
     return ((px / 255.0 - hp.mean) / hp.std).transpose(2, 0, 1)
 
