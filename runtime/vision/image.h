@@ -1,11 +1,11 @@
 // Images for the vision encoder: decoding a file (PNG, JPEG, and whatever else
 // stb_image reads: BMP, GIF's first frame, TGA, PNM) into 8-bit RGB, and the
-// preprocessing llama.cpp's multimodal tools apply for Qwen2-VL projectors:
+// preprocessing llama.cpp's multimodal tools apply for Qwen-VL projectors:
 //
 //   1. size: scale = min(1, cap / width, cap / height) with cap = clip.vision.image_size
 //      (the aspect ratio is kept, only a longer side is shrunk, never enlarged); each
 //      side = trunc(side · scale) rounded up to a multiple of the merged patch
-//      (patch_size · 2, 28 pixels), so the image is a whole grid of image tokens;
+//      (patch_size · 2: 28 pixels, Qwen3-VL 32), so the image is a whole grid of image tokens;
 //      — or, with image token limits (ProjectorHParams::max_image_tokens), the size
 //      Hugging Face's smart_resize gives: sides rounded to whole tokens, scaled to at
 //      most max and at least min tokens;

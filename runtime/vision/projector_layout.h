@@ -1,4 +1,4 @@
-// The tensors of a Qwen2-VL projector file, per vision sub-layer — the one description
+// The tensors of a Qwen-VL projector file, per vision sub-layer — the one description
 // that the runtime binds (projector.cpp) and pshard-mkmodel writes, and that a planner
 // can price: the vision tower is cut like the language model, into units a plan could
 // place (resident, streamed, CPU) one by one:

@@ -1,4 +1,4 @@
-// The Qwen2-VL / Qwen2.5-VL vision tower on the CPU, as a sequence of sub-layers
+// The Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision tower on the CPU, as a sequence of sub-layers
 // (projector_layout.h) over one image's activations, so a plan can later place each one
 // as it places the language model's:
 //

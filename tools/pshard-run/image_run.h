@@ -1,5 +1,5 @@
 // pshard-run --mmproj FILE --image FILE (llama-mtmd-cli's flags): a prompt with one image
-// for a Qwen2-VL language model: on the CPU, or with -s under the schedule's vision and
+// for a Qwen-VL language model: on the CPU, or with -s under the schedule's vision and
 // language plans (image_session.h). The image goes where the prompt says:
 //   - at llama.cpp's media marker "<__media__>", wrapped in <|vision_start|> ... <|vision_end|>;
 //   - else inside the prompt's own "<|vision_start|>...<|vision_end|>" span (what is between
