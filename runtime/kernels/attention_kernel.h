@@ -60,6 +60,30 @@ struct AttendHead {
 
 void attend_head(const AttendHead& a);
 
+// One key block of the vision tower's tiled attention (runtime/vision/tiled_attention.h),
+// for nq queries of one head: query i's scores against the block's nb keys are
+// scale · q_i·k_j, its running max is raised to cover them (its sum and accumulator
+// rescaled by e^(old max − new max)), and e^(score − max) is added to its sum and, times
+// the key's V row, to its accumulator (acc + i · head_dim). Rows are q_stride / kv_stride
+// floats apart. Each query's arithmetic is a fixed sequence over its own inputs — the
+// same whichever other queries share the call — so a tiled pass is bit-identical for
+// every tile and thread count on one ISA path.
+struct AttendBlock {
+  const float* q = nullptr;
+  int64_t q_stride = 0, nq = 0;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int64_t kv_stride = 0, nb = 0; // nb <= kAttendBlockKeys
+  int64_t head_dim = 0;
+  float scale = 1.0f;
+  float* acc = nullptr; // nq x head_dim
+  float* max = nullptr; // nq (-inf before the first block)
+  float* sum = nullptr; // nq
+};
+inline constexpr int64_t kAttendBlockKeys = 64;
+
+void attend_block(const AttendBlock& b);
+
 // For the ISA files (internal linkage, see kernel_set.h): the head's seen cache rows as
 // runs of consecutive rows, fn(index of the run's first row in scores, its K row, its V
 // row, rows in the run).

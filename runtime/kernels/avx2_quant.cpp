@@ -18,6 +18,7 @@
 // then nb * 8 lane values: the int32 corrections -offset * (lane sum), or for the
 // types with a minimum the lane sums as floats.
 #include "runtime/kernels/kernel_set.h"
+#include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -258,7 +259,7 @@ constexpr KernelSet kAvx2 = {
     legacy<Mxfp4Weights>(),
     PSHARD_KQUANT_TYPE_KERNELS(avx2),
     {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::gelu_mul, avx2::gelu_erf, avx2::attend,
-     avx2::delta_step},
+     avx2::delta_step, scalar::attend_block},
     avx2::stream_sum,
 };
 

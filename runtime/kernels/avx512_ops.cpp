@@ -2,6 +2,7 @@
 // SiLU-gated product and one-head attention. exp is a vector polynomial accurate
 // to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
 #include "runtime/kernels/ops.h"
+#include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX512F__)
@@ -194,6 +195,90 @@ void attend(const AttendHead& a) {
         _mm512_mask_storeu_ps(out + c + 16 * u, m[u], acc[u]);
     }
   });
+}
+
+// The tiled attention's key-block step, 16 queries to a vector: their rows transposed
+// once (a column of the head's values per register), so a key's 16 scores are one FMA
+// per value of the key, with no horizontal sums; the softmax updates are lane-wise; the
+// weighted V sum runs query by query over the head in registers of 16 values. A query's
+// arithmetic is the same in any lane and beside any other queries.
+void attend_block(const AttendBlock& b) {
+  const int64_t hd = b.head_dim;
+  if (hd > 256) { // the transposed tile lives on the stack
+    scalar::attend_block(b);
+    return;
+  }
+  alignas(64) float qt[256 * 16];
+  alignas(64) float p[kAttendBlockKeys * 16];
+  const __m512 scale = _mm512_set1_ps(b.scale);
+  for (int64_t i0 = 0; i0 < b.nq; i0 += 16) {
+    const int64_t n = b.nq - i0 < 16 ? b.nq - i0 : 16; // no std::min here (kernel_set.h)
+    const __mmask16 lanes = tail_mask(n);
+    for (int64_t d = 0; d < hd; ++d)
+      for (int64_t l = 0; l < 16; ++l)
+        qt[d * 16 + l] = l < n ? b.q[(i0 + l) * b.q_stride + d] : 0.0f;
+    __m512 block_max = _mm512_set1_ps(-__builtin_inff());
+    int64_t j = 0;
+    for (; j + 4 <= b.nb; j += 4) { // four keys share each column of the tile
+      const float* kj = b.k + j * b.kv_stride;
+      __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+      for (int64_t d = 0; d < hd; ++d) {
+        const __m512 col = _mm512_load_ps(qt + d * 16);
+        s0 = _mm512_fmadd_ps(_mm512_set1_ps(kj[d]), col, s0);
+        s1 = _mm512_fmadd_ps(_mm512_set1_ps(kj[b.kv_stride + d]), col, s1);
+        s2 = _mm512_fmadd_ps(_mm512_set1_ps(kj[2 * b.kv_stride + d]), col, s2);
+        s3 = _mm512_fmadd_ps(_mm512_set1_ps(kj[3 * b.kv_stride + d]), col, s3);
+      }
+      const __m512 sc[4] = {s0, s1, s2, s3};
+      for (int u = 0; u < 4; ++u) {
+        const __m512 su = _mm512_mul_ps(sc[u], scale);
+        _mm512_store_ps(p + (j + u) * 16, su);
+        block_max = _mm512_max_ps(block_max, su);
+      }
+    }
+    for (; j < b.nb; ++j) {
+      const float* kj = b.k + j * b.kv_stride;
+      __m512 s = _mm512_setzero_ps();
+      for (int64_t d = 0; d < hd; ++d)
+        s = _mm512_fmadd_ps(_mm512_set1_ps(kj[d]), _mm512_load_ps(qt + d * 16), s);
+      s = _mm512_mul_ps(s, scale);
+      _mm512_store_ps(p + j * 16, s);
+      block_max = _mm512_max_ps(block_max, s);
+    }
+    const __m512 old_max =
+        _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), lanes, b.max + i0);
+    const __m512 m = _mm512_max_ps(old_max, block_max);
+    const __m512 rescale = exp_ps(_mm512_sub_ps(old_max, m)); // ~0 on the first block
+    __m512 sum = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, b.sum + i0), rescale);
+    for (int64_t j = 0; j < b.nb; ++j) {
+      const __m512 e = exp_ps(_mm512_sub_ps(_mm512_load_ps(p + j * 16), m));
+      _mm512_store_ps(p + j * 16, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+    _mm512_mask_storeu_ps(b.max + i0, lanes, m);
+    _mm512_mask_storeu_ps(b.sum + i0, lanes, sum);
+    alignas(64) float r[16];
+    _mm512_store_ps(r, rescale);
+    // The 16 queries' accumulators, 16 values of the head at a time, in registers while
+    // the block's V rows stream by (a query's sum still runs over the keys in order).
+    for (int64_t c = 0; c < hd; c += 16) {
+      const __mmask16 cm = hd - c >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(hd - c);
+      __m512 acc[16];
+      for (int l = 0; l < 16; ++l)
+        acc[l] = l < n ? _mm512_mul_ps(_mm512_maskz_loadu_ps(cm, b.acc + (i0 + l) * hd + c),
+                                       _mm512_set1_ps(r[l]))
+                       : _mm512_setzero_ps();
+      for (int64_t jj = 0; jj < b.nb; ++jj) {
+        const __m512 vj = _mm512_maskz_loadu_ps(cm, b.v + jj * b.kv_stride + c);
+        const float* pj = p + jj * 16;
+        for (int l = 0; l < 16; ++l)
+          acc[l] = _mm512_fmadd_ps(_mm512_set1_ps(pj[l]), vj, acc[l]);
+      }
+      for (int l = 0; l < 16; ++l)
+        if (l < n)
+          _mm512_mask_storeu_ps(b.acc + (i0 + l) * hd + c, cm, acc[l]);
+    }
+  }
 }
 
 } // namespace pshard::kernels::avx512

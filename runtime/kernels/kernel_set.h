@@ -50,6 +50,7 @@ struct OpKernels {
   void (*gelu_erf)(float* x, int64_t n);
   void (*attend)(const AttendHead& a);
   void (*delta_step)(const DeltaStep& s); // Gated DeltaNet's recurrence (delta_net.h)
+  void (*attend_block)(const AttendBlock& b); // the vision tower's tiled attention
 };
 
 struct KernelSet {

@@ -15,5 +15,6 @@ void gelu_mul(const float* gate, const float* up, float* out, int64_t n);
 void gelu_erf(float* x, int64_t n);
 void attend(const AttendHead& a);
 void delta_step(const DeltaStep& s);
+void attend_block(const AttendBlock& b); // attention_block.cpp
 
 } // namespace pshard::kernels::scalar

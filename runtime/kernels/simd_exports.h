@@ -46,6 +46,10 @@ namespace pshard::kernels {
 PSHARD_DECLARE_ISA_KERNELS(avx2)
 PSHARD_DECLARE_ISA_KERNELS(avx512)
 
+namespace avx512 {
+void attend_block(const AttendBlock& b); // AVX-512 only: AVX2 runs the scalar one
+} // namespace avx512
+
 #undef PSHARD_DECLARE_ISA_KERNELS
 
 // The K-quant rows of an ISA's KernelSet (q2_k … iq4_xs, in KernelSet's order).

@@ -10,81 +10,46 @@
 namespace pshard {
 namespace {
 
-// A dot product in a fixed order: eight interleaved partial sums, then a fixed tree.
-// Written out so it vectorises without reassociation and is the same for every call.
-float dot(const float* a, const float* b, int64_t n) {
-  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l)
-      s[l] += a[i + l] * b[i + l];
-  for (; i < n; ++i)
-    s[i % 8] += a[i] * b[i];
-  return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
-}
-
 // One (run, query tile, head) unit of work.
 struct Unit {
   int64_t run = 0, q0 = 0, q1 = 0, head = 0;
 };
 
 struct Scratch {
-  float* scores; // tile x key_cols
-  float* acc;    // tile x head_dim
-  float* max;    // tile
-  float* sum;    // tile
-  int64_t key_cols;
+  float* acc; // tile x head_dim
+  float* max; // tile
+  float* sum; // tile
 };
 
-// A worker's tile and score columns, cut to the longest run.
-struct SlotShape {
-  int64_t tile, key_cols;
-};
-
-SlotShape slot_shape(int64_t tile, int64_t longest_run) {
-  const int64_t run = std::max<int64_t>(1, longest_run);
-  return {std::clamp<int64_t>(tile, 1, run), std::min(kKeyBlock, run)};
+// A worker's tile, cut to the longest run.
+int64_t slot_tile(int64_t tile, int64_t longest_run) {
+  return std::clamp<int64_t>(tile, 1, std::max<int64_t>(1, longest_run));
 }
 
-Scratch carve(float* slot, SlotShape s, int64_t hd) {
-  float* acc = slot + s.tile * s.key_cols;
-  return {slot, acc, acc + s.tile * hd, acc + s.tile * hd + s.tile, s.key_cols};
+Scratch carve(float* slot, int64_t tile, int64_t hd) {
+  return {slot, slot + tile * hd, slot + tile * hd + tile};
 }
 
 void run_unit(const TiledAttention& a, const Unit& u, int64_t k0, int64_t k1, Scratch s) {
   const int64_t hd = a.head_dim, stride = a.n_head * hd, nq = u.q1 - u.q0;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const size_t h_off = static_cast<size_t>(u.head * hd);
+  const int64_t h_off = u.head * hd;
   std::fill_n(s.acc, nq * hd, 0.0f);
   std::fill_n(s.max, nq, -std::numeric_limits<float>::infinity());
   std::fill_n(s.sum, nq, 0.0f);
-  for (int64_t b0 = k0; b0 < k1; b0 += kKeyBlock) {
-    const int64_t nb = std::min(kKeyBlock, k1 - b0);
-    for (int64_t i = 0; i < nq; ++i) {
-      const float* q = a.q + (u.q0 + i) * stride + h_off;
-      float* sc = s.scores + i * s.key_cols;
-      float block_max = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < nb; ++j) {
-        sc[j] = scale * dot(q, a.k + (b0 + j) * stride + h_off, hd);
-        block_max = std::max(block_max, sc[j]);
-      }
-      // Raise the running max to cover this block, rescaling what was summed so far.
-      const float m = std::max(s.max[i], block_max);
-      const float rescale = std::exp(s.max[i] - m); // 0 on the first block (-inf)
-      float* acc = s.acc + i * hd;
-      float sum = s.sum[i] * rescale;
-      for (int64_t d = 0; d < hd; ++d)
-        acc[d] *= rescale;
-      for (int64_t j = 0; j < nb; ++j) {
-        const float p = std::exp(sc[j] - m);
-        sum += p;
-        const float* vr = a.v + (b0 + j) * stride + h_off;
-        for (int64_t d = 0; d < hd; ++d)
-          acc[d] += p * vr[d];
-      }
-      s.max[i] = m;
-      s.sum[i] = sum;
-    }
+  AttendBlock b;
+  b.q = a.q + u.q0 * stride + h_off;
+  b.q_stride = b.kv_stride = stride;
+  b.nq = nq;
+  b.head_dim = hd;
+  b.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  b.acc = s.acc;
+  b.max = s.max;
+  b.sum = s.sum;
+  for (int64_t b0 = k0; b0 < k1; b0 += kKeyBlock) { // the active ISA path's block step
+    b.k = a.k + b0 * stride + h_off;
+    b.v = a.v + b0 * stride + h_off;
+    b.nb = std::min(kKeyBlock, k1 - b0);
+    attend_block(b);
   }
   for (int64_t i = 0; i < nq; ++i) {
     float* o = a.out + (u.q0 + i) * stride + h_off;
@@ -97,8 +62,8 @@ void run_unit(const TiledAttention& a, const Unit& u, int64_t k0, int64_t k1, Sc
 } // namespace
 
 int64_t tiled_attention_scratch_floats(int64_t tile, int64_t head_dim, int64_t longest_run) {
-  const SlotShape s = slot_shape(tile, longest_run);
-  return s.tile * s.key_cols + s.tile * head_dim + 2 * s.tile;
+  const int64_t t = slot_tile(tile, longest_run);
+  return t * head_dim + 2 * t;
 }
 
 uint64_t tiled_attention_scratch_bytes(int64_t tile, int64_t head_dim, int64_t workers,
@@ -112,8 +77,7 @@ void tiled_attention(const TiledAttention& a, float* scratch, int64_t workers, T
   int64_t longest = 1;
   for (size_t r = 0; r + 1 < a.runs.size(); r += 2)
     longest = std::max(longest, a.runs[r + 1] - a.runs[r]);
-  const SlotShape shape = slot_shape(a.tile, longest);
-  const int64_t tile = shape.tile;
+  const int64_t tile = slot_tile(a.tile, longest);
   std::vector<Unit> units;
   for (size_t r = 0; r + 1 < a.runs.size(); r += 2) {
     const int64_t begin = a.runs[r];
@@ -130,7 +94,7 @@ void tiled_attention(const TiledAttention& a, float* scratch, int64_t workers, T
   const int64_t slot_floats = tiled_attention_scratch_floats(a.tile, a.head_dim, longest);
   pool.parallel_for(n_workers, [&](int64_t begin, int64_t end) {
     for (int64_t w = begin; w < end; ++w) {
-      const Scratch s = carve(scratch + w * slot_floats, shape, a.head_dim);
+      const Scratch s = carve(scratch + w * slot_floats, tile, a.head_dim);
       for (int64_t u = w * n_units / n_workers; u < (w + 1) * n_units / n_workers; ++u) {
         const Unit& unit = units[static_cast<size_t>(u)];
         const size_t r = static_cast<size_t>(unit.run);

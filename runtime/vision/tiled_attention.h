@@ -1,14 +1,16 @@
 // The vision tower's attention, tiled (flash-attention style): queries in tiles of
 // `tile` rows, keys in blocks of kKeyBlock rows, an online softmax per query (running
 // max, running sum, running weighted sum of V rows, rescaled as each key block raises
-// the max). Its scratch is one (tile x kKeyBlock) block of scores plus a tile of
-// accumulators per worker, whatever the image's patch count — never a patches² matrix.
+// the max). Its scratch is a tile of accumulators per worker, whatever the image's patch
+// count — never a patches² matrix.
 //
 // Determinism: every query's arithmetic is the same sequence of operations — the key
 // blocks start at its run's first key and go in order, a block's scores and sums in key
 // order — whichever tile it falls in, so the output is bit-identical for every tile
 // size (plans with different attention tiles give identical embeddings) and every
-// thread count. It differs from a two-pass softmax only by float rounding.
+// thread count. It differs from a two-pass softmax only by float rounding. The block step
+// is a kernel of the active ISA path (attention_kernel.h's attend_block): AVX-512 works
+// on 16 queries a vector.
 //
 //   TiledAttention a;
 //   a.q = q; a.k = k; a.v = v; a.out = out;      // n tokens x (n_head * head_dim)
@@ -20,6 +22,7 @@
 #pragma once
 
 #include "runtime/core/thread_pool.h"
+#include "runtime/kernels/attention_kernel.h"
 
 #include <climits>
 #include <cstdint>
@@ -29,7 +32,7 @@ namespace pshard {
 
 // Keys per block of the online softmax: a kernel constant, so results do not depend on
 // the plan's tile.
-inline constexpr int64_t kKeyBlock = 64;
+inline constexpr int64_t kKeyBlock = kAttendBlockKeys;
 
 struct TiledAttention {
   const float* q = nullptr; // token rows of n_head * head_dim floats, heads consecutive

@@ -132,12 +132,14 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TiledAttentionCase, ::testing::ValuesIn(kCases)
                          });
 
 TEST(TiledAttention, ScratchDependsOnTheTileNotThePatches) {
+  // A tile's accumulators, running maxima and sums (the block step's scores live in the
+  // kernel).
   EXPECT_EQ(tiled_attention_scratch_bytes(256, 80, 16),
-            static_cast<uint64_t>((256 * kKeyBlock + 256 * 80 + 2 * 256) * 16) * sizeof(float));
+            static_cast<uint64_t>((256 * 80 + 2 * 256) * 16) * sizeof(float));
   EXPECT_LT(tiled_attention_scratch_bytes(64, 80, 1), tiled_attention_scratch_bytes(128, 80, 1));
-  // A small image: the tile and the key block are cut to its longest run.
-  EXPECT_EQ(tiled_attention_scratch_floats(256, 80, 10), 10 * 10 + 10 * 80 + 2 * 10);
-  EXPECT_EQ(tiled_attention_scratch_floats(256, 80, 100), 100 * kKeyBlock + 100 * 80 + 2 * 100);
+  // A small image: the tile is cut to its longest run.
+  EXPECT_EQ(tiled_attention_scratch_floats(256, 80, 10), 10 * 80 + 2 * 10);
+  EXPECT_EQ(tiled_attention_scratch_floats(256, 80, 100), 100 * 80 + 2 * 100);
 }
 
 // Run limits (benchmarks): only the first queries of each run are written.
