@@ -9,6 +9,7 @@
 #include "runtime/kernels/rope_math.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace pshard {
@@ -85,6 +86,16 @@ void silu_mul(const float *gate, const float *up, float *out, int64_t n) {
 
 void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
   kernels::kernel_set().ops.gelu_mul(gate, up, out, n);
+}
+
+void gelu_tanh(float* x, int64_t n) {
+  static const std::array<float, 256> kOnes = [] {
+    std::array<float, 256> a{};
+    a.fill(1.0f);
+    return a;
+  }();
+  for (int64_t i = 0; i < n; i += 256) // element-wise, so x may be gate and out at once
+    gelu_mul(x + i, kOnes.data(), x + i, std::min<int64_t>(256, n - i));
 }
 
 void swiglu_oai(const float* gate, const float* up, float* out, int64_t n) {

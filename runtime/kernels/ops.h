@@ -67,6 +67,9 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 inline constexpr float kGeluC1 = 1.5957691216057308f; // 2 sqrt(2/pi)
 inline constexpr float kGeluC3 = kGeluC1 * 0.044715f;
 void gelu_mul(const float* gate, const float* up, float* out, int64_t n);
+// x[i] = gelu(x[i]), the same tanh approximation (gelu_mul by ones): a vision tower's
+// FFN (Qwen3-VL's gelu_pytorch_tanh).
+void gelu_tanh(float* x, int64_t n);
 // gpt-oss's clamped SwiGLU: g = min(gate[i], kSwigluOaiLimit), u = clamp(up[i], -limit,
 // limit), out[i] = g * sigmoid(kSwigluOaiAlpha g) * (u + 1). Cheap next to the expert
 // matmuls around it, so one portable loop serves every ISA.

@@ -34,10 +34,7 @@ void vision_activation(VisionAct act, float* x, int64_t n) {
     gelu_erf(x, n);
     return;
   case VisionAct::kGeluTanh:
-    for (int64_t i = 0; i < n; ++i) {
-      const float v = x[i];
-      x[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-    }
+    gelu_tanh(x, n);
     return;
   case VisionAct::kSilu:
     for (int64_t i = 0; i < n; ++i)
