@@ -26,6 +26,7 @@
 #include "runtime/model/routing_profile.h"
 #include "runtime/profile/profile.h"
 #include "tools/common/cli_checks.h"
+#include "tools/common/cli_image_options.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
 #include "tools/pshard-compile/emit_mlir.h"
@@ -184,16 +185,7 @@ int main(int argc, char** argv) {
                  "16:9 frames (360p, 480p, 720p, 1080p, 1440p, 2160p) or patch counts")
       ->capture_default_str();
   int64_t image_min_tokens = 0, image_max_tokens = 0;
-  app.add_option("--image-max-tokens", image_max_tokens,
-                 "with --mmproj: images keep their size rounded to whole image tokens, shrunk to "
-                 "at most this many, as pshard-run --image-max-tokens makes them (default: "
-                 "their longer side capped at clip.vision.image_size)")
-      ->check(pshard::cli::between(0, 65536))
-      ->needs("--mmproj");
-  app.add_option("--image-min-tokens", image_min_tokens,
-                 "with --image-max-tokens: smaller images enlarged to at least this many")
-      ->check(pshard::cli::between(0, 65536))
-      ->needs("--image-max-tokens");
+  pshard::cli::add_image_token_options(app, image_min_tokens, image_max_tokens, "--mmproj");
   app.add_flag("-q,--quiet", quiet, "do not print the summary");
   constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
   const std::vector<std::string> args = pshard::expand_llama_flags(argc, argv, kLlamaFlags);

@@ -10,6 +10,7 @@
 #include "runtime/generate/prompt_lookup.h"
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
+#include "tools/common/cli_image_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
@@ -193,16 +194,7 @@ int main(int argc, char** argv) {
                  "an image (PNG, JPEG) for the prompt: at \"<__media__>\", inside "
                  "<|vision_start|>...<|vision_end|>, or before the prompt")
       ->excludes("--conversation");
-  app.add_option("--image-max-tokens", o.image_max_tokens,
-                 "with --image: the image keeps its size rounded to whole image tokens, shrunk "
-                 "to at most this many (Hugging Face's smart_resize; default: its longer side "
-                 "capped at the projector's clip.vision.image_size)")
-      ->check(cli::between(0, 65536))
-      ->needs("--image");
-  app.add_option("--image-min-tokens", o.image_min_tokens,
-                 "with --image-max-tokens: a smaller image is enlarged to at least this many")
-      ->check(cli::between(0, 65536))
-      ->needs("--image-max-tokens");
+  cli::add_image_token_options(app, o.image_min_tokens, o.image_max_tokens, "--image");
   app.add_flag("--embedding,--embeddings", o.embedding,
                "print the prompt's embedding (final hidden states after the output norm, "
                "pooled) instead of generating: one vector per line, or JSON with --json")

@@ -13,6 +13,7 @@
 #include "runtime/generate/prompt_lookup.h"
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
+#include "tools/common/cli_image_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
@@ -127,16 +128,7 @@ int main(int argc, char** argv) {
                  "vision projector (llama.cpp's mmproj GGUF) of a Qwen-VL model (Qwen2-VL, "
                  "Qwen2.5-VL, Qwen3-VL, Qwen3.5): chat messages "
                  "may then hold one image_url part (a base64 data URL), encoded on the CPU");
-  app.add_option("--image-max-tokens", o.image_max_tokens,
-                 "with --mmproj: images keep their size rounded to whole image tokens, shrunk to "
-                 "at most this many (default: their longer side capped at the projector's "
-                 "clip.vision.image_size)")
-      ->check(cli::between(0, 65536))
-      ->needs("--mmproj");
-  app.add_option("--image-min-tokens", o.image_min_tokens,
-                 "with --image-max-tokens: smaller images enlarged to at least this many")
-      ->check(cli::between(0, 65536))
-      ->needs("--image-max-tokens");
+  cli::add_image_token_options(app, o.image_min_tokens, o.image_max_tokens, "--mmproj");
   app.add_option("-c,--ctx-size", o.ctx_size,
                  "positions per sequence, K suffix allowed (0: the model's, at most 4096)");
   app.add_option("--parallel", o.n_parallel, "sequences decoded together (-np)")

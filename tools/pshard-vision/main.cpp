@@ -13,6 +13,7 @@
 #include "runtime/core/thread_pool.h"
 #include "runtime/vision/vision_encoder.h"
 #include "tools/common/cli_checks.h"
+#include "tools/common/cli_image_options.h"
 #include "tools/pshard-vision/npy_writer.h"
 
 #include <CLI/CLI.hpp>
@@ -29,13 +30,7 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", out, "write the image embeddings as .npy");
   app.add_option("--input-out", input_out, "write the preprocessed input as .npy");
   int64_t min_tokens = 0, max_tokens = 0;
-  app.add_option("--image-max-tokens", max_tokens,
-                 "at most this many image tokens, the image's size otherwise kept (default: "
-                 "its longer side capped at clip.vision.image_size)")
-      ->check(pshard::cli::between(0, 65536));
-  app.add_option("--image-min-tokens", min_tokens, "with --image-max-tokens: at least this many")
-      ->check(pshard::cli::between(0, 65536))
-      ->needs("--image-max-tokens");
+  pshard::cli::add_image_token_options(app, min_tokens, max_tokens, "");
   app.add_option("-t,--threads", threads, "CPU threads (0: all)")
       ->check(pshard::cli::between(0, 1024));
   CLI11_PARSE(app, argc, argv);
