@@ -108,7 +108,7 @@ Result<BatchLogits> BatchedCpuSession::decode(std::span<const BatchEntry> batch)
     if (s.kind == SubLayerKind::kEmbed) // image tokens: their rows replace the placeholders'
       for (const auto& [row, values] : p.embedding_rows)
         std::copy_n(values, hp.n_embd, act_.ptrs().hidden + row * hp.n_embd);
-    if (!p.deepstack.empty() && ends_layer(subs, i) && s.layer < hp.n_deepstack)
+    if (deepstack_after(subs, i, p.deepstack, hp.n_deepstack))
       add_deepstack_rows(p.deepstack, s.layer, act_.ptrs().hidden, hp.n_embd);
   }
   seqs_.advance(p);

@@ -289,9 +289,8 @@ Status HybridSession::forward_chunk(std::span<const TokenId> tokens, bool comput
   PassContext ctx = pass_context(tokens, n_past_, compute_logits);
   ctx.embed_rows = extra.embeddings;
   ctx.rope_positions = extra.rope_positions;
-  const ModelHParams& hp = model_.hparams();
   const std::vector<DeepstackRow> deepstack =
-      deepstack_rows(extra.deepstack, tokens, hp.n_embd, hp.n_deepstack);
+      deepstack_rows(extra.deepstack, tokens, model_.hparams().n_embd);
   ctx.deepstack = deepstack;
   const auto n = static_cast<int64_t>(tokens.size());
   PSHARD_RETURN_IF_ERROR(run_and_record(ctx, n_past_ + n));

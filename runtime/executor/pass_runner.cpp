@@ -83,7 +83,6 @@ private:
   const ModelHParams& hp_;
   ForwardPass host_pass_, dev_pass_;
   bool host_valid_ = true, device_valid_ = false; // where the hidden state is current
-  const int64_t deepstack_layers_ = std::min(deepstack_layers(c_.deepstack), hp_.n_deepstack);
   int next_copy_ = 0, done_enqueued_ = 0;
   std::vector<DeviceEvent*> copied_, done_;
   std::vector<SlotPacking> moe_pack_;         // per sub-layer, routed on the host
@@ -143,7 +142,7 @@ Status PassRunner::run_sublayers() {
     if (subs[i].kind == SubLayerKind::kHead && !c_.compute_logits)
       continue;
     PSHARD_RETURN_IF_ERROR(on_device(i) && !image_embed(i) ? run_device(i) : run_cpu(i));
-    if (!c_.deepstack.empty() && ends_layer(subs, i) && subs[i].layer < deepstack_layers_) {
+    if (deepstack_after(subs, i, c_.deepstack, hp_.n_deepstack)) {
       // An image's DeepStack rows are host memory: the hidden state comes to them (a
       // few layers of an image's prefill).
       PSHARD_RETURN_IF_ERROR(to_host());

@@ -1,23 +1,23 @@
 #include "runtime/model/deepstack.h"
 
-#include <algorithm>
-
 namespace pshard {
 
 std::vector<DeepstackRow> deepstack_rows(const DeepstackTable& table, std::span<const int32_t> ids,
-                                         int64_t n_embd, int64_t model_layers) {
+                                         int64_t n_embd) {
   std::vector<DeepstackRow> out;
-  const int64_t layers = std::min(table.layers, model_layers);
-  if (!table.data || layers <= 0)
+  if (!table.data || table.layers <= 0)
     return out;
   for (size_t t = 0; t < ids.size(); ++t)
     out.push_back(
-        {static_cast<int64_t>(t), table.data + ids[t] * n_embd, table.layer_stride, layers});
+        {static_cast<int64_t>(t), table.data + ids[t] * n_embd, table.layer_stride, table.layers});
   return out;
 }
 
-bool ends_layer(std::span<const SubLayer> subs, size_t i) {
-  return subs[i].layer >= 0 && (i + 1 == subs.size() || subs[i + 1].layer != subs[i].layer);
+bool deepstack_after(std::span<const SubLayer> subs, size_t i, std::span<const DeepstackRow> rows,
+                     int64_t model_layers) {
+  const int64_t layer = subs[i].layer;
+  const bool ends_layer = layer >= 0 && (i + 1 == subs.size() || subs[i + 1].layer != layer);
+  return !rows.empty() && ends_layer && layer < model_layers;
 }
 
 void add_deepstack_rows(std::span<const DeepstackRow> rows, int64_t layer, float* hidden,
@@ -30,13 +30,6 @@ void add_deepstack_rows(std::span<const DeepstackRow> rows, int64_t layer, float
     for (int64_t i = 0; i < n_embd; ++i)
       h[i] += v[i];
   }
-}
-
-int64_t deepstack_layers(std::span<const DeepstackRow> rows) {
-  int64_t n = 0;
-  for (const DeepstackRow& r : rows)
-    n = std::max(n, r.layers);
-  return n;
 }
 
 } // namespace pshard

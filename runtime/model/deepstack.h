@@ -1,11 +1,13 @@
 // DeepStack (Qwen3-VL): an image's vision tower also hands the language model one row per
 // image token for each of its first layers, which the model adds to that token's residual
 // stream after the layer's last sub-layer (llama.cpp's qwen3vl: after layer k, the k-th
-// DeepStack merger's row). Text tokens add nothing.
+// DeepStack merger's row). Text tokens add nothing; a model taking none (Qwen3.5's
+// language model) ignores the rows, as llama.cpp's does.
 //
 //   DeepstackRow r{row, image.deepstack_row(0, token), image.n_tokens() * n_embd,
 //                  image.n_deepstack};
-//   if (ends_layer(subs, i)) add_deepstack_rows(rows, subs[i].layer, hidden, n_embd);
+//   if (deepstack_after(subs, i, rows, hp.n_deepstack))
+//     add_deepstack_rows(rows, subs[i].layer, hidden, n_embd);
 #pragma once
 
 #include "runtime/model/sublayer_list.h"
@@ -30,20 +32,18 @@ struct DeepstackTable {
   int64_t layers = 0, layer_stride = 0;
 };
 
-// The rows of a pass whose ids index `table` (every token an image token), for a model
-// whose first `model_layers` layers take them (none when 0: Qwen3.5's language model
-// ignores what its tower's DeepStack mergers make, as llama.cpp's does).
+// The rows of a pass whose ids index `table` (every token an image token).
 std::vector<DeepstackRow> deepstack_rows(const DeepstackTable& table, std::span<const int32_t> ids,
-                                         int64_t n_embd, int64_t model_layers);
+                                         int64_t n_embd);
 
-// Whether sub-layer i ends its layer (the next is another layer's or the head).
-bool ends_layer(std::span<const SubLayer> subs, size_t i);
+// Whether DeepStack rows are added after sub-layer i: `rows` are given and it ends one of
+// the model's first `model_layers` layers (the next sub-layer is another layer's or the
+// head).
+bool deepstack_after(std::span<const SubLayer> subs, size_t i, std::span<const DeepstackRow> rows,
+                     int64_t model_layers);
 
 // hidden[r.row] += r's values of `layer`, for the rows that have one.
 void add_deepstack_rows(std::span<const DeepstackRow> rows, int64_t layer, float* hidden,
                         int64_t n_embd);
-
-// The most layers any row takes (0: nothing to add).
-int64_t deepstack_layers(std::span<const DeepstackRow> rows);
 
 } // namespace pshard

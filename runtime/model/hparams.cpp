@@ -167,8 +167,6 @@ Status read_routing(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams& 
                       /*moe_layers=*/true);
 }
 
-// The dense layers of a MoE model: the leading ones (GLM-4.5's first 1 or 3, ERNIE's) and,
-// with an interleaving step, those between routed ones.
 // Qwen3-VL: how many of the first layers take an image's DeepStack rows (0 when absent).
 Status read_deepstack(const HParamKeys& k, ModelHParams& hp) {
   if (!hp.family->deepstack) {
@@ -186,6 +184,8 @@ Status read_deepstack(const HParamKeys& k, ModelHParams& hp) {
   return Status::ok_status();
 }
 
+// The dense layers of a MoE model: the leading ones (GLM-4.5's first 1 or 3, ERNIE's) and,
+// with an interleaving step, those between routed ones.
 Status read_dense_layers(const HParamKeys& k, ModelHParams& hp) {
   PSHARD_RETURN_IF_ERROR(k.optional("leading_dense_block_count", &hp.n_dense_lead));
   PSHARD_RETURN_IF_ERROR(k.optional("interleave_moe_layer_step", &hp.moe_layer_step));

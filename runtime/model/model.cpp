@@ -172,8 +172,8 @@ void CpuSession::forward_chunk(std::span<const TokenId> tokens, const DecodeExtr
   pass.routing = routing_;
   pass.rope_positions = extra.rope_positions;
   pass.n_ctx = kv_.n_ctx();
-  const std::vector<DeepstackRow> deepstack = deepstack_rows(
-      extra.deepstack, tokens, model_.hparams().n_embd, model_.hparams().n_deepstack);
+  const ModelHParams& hp = model_.hparams();
+  const std::vector<DeepstackRow> deepstack = deepstack_rows(extra.deepstack, tokens, hp.n_embd);
   const std::span<const SubLayer> subs = model_.sublayers();
   for (size_t i = 0; i < subs.size(); ++i) {
     const SubLayer& s = subs[i];
@@ -183,8 +183,8 @@ void CpuSession::forward_chunk(std::span<const TokenId> tokens, const DecodeExtr
     if (s.kind == SubLayerKind::kEmbed && extra.embeddings)
       w.embed = *extra.embeddings; // the ids are rows of the given embeddings
     run_sublayer(s, pass, w, s.kind == SubLayerKind::kAttention ? kv_.layer(s.layer) : KvView{});
-    if (!deepstack.empty() && ends_layer(subs, i))
-      add_deepstack_rows(deepstack, s.layer, pass.act.hidden, model_.hparams().n_embd);
+    if (deepstack_after(subs, i, deepstack, hp.n_deepstack))
+      add_deepstack_rows(deepstack, s.layer, pass.act.hidden, hp.n_embd);
   }
   n_past_ += static_cast<int64_t>(tokens.size());
 }

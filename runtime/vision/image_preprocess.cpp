@@ -20,10 +20,6 @@ float cubic(float pm, float p0, float p1, float p2, float t) {
   return p0 + a1 * t + a2 * t * t + a3 * t * t * t;
 }
 
-} // namespace
-
-namespace {
-
 // Hugging Face's smart_resize (Qwen2-VL's image processor; llama.cpp's
 // calc_size_preserved_ratio): each side rounded to the nearest whole token (halves to
 // even), then both scaled by one factor, down to at most max_image_tokens (sides floored)

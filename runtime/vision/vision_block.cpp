@@ -75,13 +75,7 @@ void vision_ffn_forward(VisionPass& p, const VisionFfnWeights& w) {
   vision_linear(w.up, b.normed, n, b.ff_a, p.pool);
   if (w.gate.w.data) {
     vision_linear(w.gate, b.normed, n, b.ff_b, p.pool);
-    if (p.hp.act == VisionAct::kSilu) { // Qwen2.5-VL: the kernels' vector SiLU product
-      silu_mul(b.ff_b, b.ff_a, b.ff_a, n * f);
-    } else {
-      vision_activation(p.hp.act, b.ff_b, n * f);
-      for (int64_t i = 0; i < n * f; ++i)
-        b.ff_a[i] *= b.ff_b[i];
-    }
+    vision_gated_activation(p.hp.act, b.ff_b, b.ff_a, n * f);
   } else {
     vision_activation(p.hp.act, b.ff_a, n * f);
   }

@@ -47,4 +47,14 @@ void vision_activation(VisionAct act, float* x, int64_t n) {
   }
 }
 
+void vision_gated_activation(VisionAct act, float* gate, float* up, int64_t n) {
+  if (act == VisionAct::kSilu) { // Qwen2.5-VL: the kernels' vector SiLU product
+    silu_mul(gate, up, up, n);
+    return;
+  }
+  vision_activation(act, gate, n);
+  for (int64_t i = 0; i < n; ++i)
+    up[i] *= gate[i];
+}
+
 } // namespace pshard

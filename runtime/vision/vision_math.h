@@ -16,5 +16,7 @@ void vision_norm(const ProjectorHParams& hp, const VisionNorm& w, const float* x
 // y[n x w.rows] = x[n x w.cols] W^T + b.
 void vision_linear(const VisionLinear& w, const float* x, int64_t n, float* y, ThreadPool& pool);
 void vision_activation(VisionAct act, float* x, int64_t n);
+// up[i] = act(gate[i]) * up[i] (gate is scratch: it may be overwritten).
+void vision_gated_activation(VisionAct act, float* gate, float* up, int64_t n);
 
 } // namespace pshard

@@ -11,7 +11,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -214,9 +213,9 @@ int main(int argc, char** argv) {
   app.add_option("--mmproj-type", mmproj_type, "projector type")
       ->capture_default_str()
       ->check(CLI::IsMember({"qwen2.5vl_merger", "qwen2vl_merger", "qwen3vl_merger"}));
-  std::string v_deepstack;
-  app.add_option("--v-deepstack", v_deepstack,
-                 "qwen3vl: the blocks that feed a DeepStack merger, comma-separated (e.g. 0,2)");
+  app.add_option("--v-deepstack", proj.hp.deepstack,
+                 "qwen3vl: the blocks that feed a DeepStack merger, comma-separated (e.g. 0,2)")
+      ->delimiter(',');
   app.add_option("--v-n-embd", proj.hp.n_embd, "vision tower width")
       ->capture_default_str()
       ->check(size);
@@ -254,14 +253,6 @@ int main(int argc, char** argv) {
     proj.hp.type = mmproj_type == "qwen2vl_merger"   ? pshard::ProjectorType::kQwen2Vl
                    : mmproj_type == "qwen3vl_merger" ? pshard::ProjectorType::kQwen3Vl
                                                      : pshard::ProjectorType::kQwen25Vl;
-    for (const std::string& b : pshard::comma_list(v_deepstack, /*keep_empty=*/false)) {
-      char* end = nullptr;
-      const long v = std::strtol(b.c_str(), &end, 10);
-      if (b.empty() || *end != '\0')
-        return fail(pshard::invalid_argument("--v-deepstack '" + v_deepstack +
-                                             "' is not a list of block numbers (e.g. 0,2)"));
-      proj.hp.deepstack.push_back(v);
-    }
     proj.type_matrices = v_type == "f16" ? pshard::TensorType::kF16 : pshard::TensorType::kF32;
     proj.hp.projection_dim = spec.n_embd;
     proj.seed = spec.seed + 1;
