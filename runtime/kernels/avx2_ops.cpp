@@ -1,7 +1,9 @@
 // AVX2 + FMA element-wise and attention kernels: sum of squares (RMSNorm),
-// softmax, SiLU-gated product and one-head attention, with a vector exp accurate
-// to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+// softmax, SiLU-gated product, one-head attention and the vision tower's key-block step, with a
+// vector exp accurate to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+#include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/ops.h"
+#include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -39,7 +41,8 @@ __m256 exp_ps(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23);
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23);
   const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(bits)), _mm256_set1_ps(2.0f));
   const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-86.6f), _CMP_LT_OQ);
   return _mm256_andnot_ps(tiny, y);
@@ -201,6 +204,91 @@ void attend(const AttendHead& a) {
         _mm256_maskstore_ps(out + c + 8 * u, m[u], acc[u]);
     }
   });
+}
+
+// The tiled attention's key-block step, 8 queries to a vector (as the AVX-512 file's with
+// 16): their rows transposed once, so a key's 8 scores are one FMA per value of the key;
+// lane-wise softmax updates; the weighted V sum query by query in registers of 8 values.
+// A query's arithmetic is the same in any lane and beside any other queries.
+void attend_block(const AttendBlock& b) {
+  const int64_t hd = b.head_dim;
+  if (hd > 256) { // the transposed tile lives on the stack
+    scalar::attend_block(b);
+    return;
+  }
+  alignas(32) float qt[256 * 8];
+  alignas(32) float p[kAttendBlockKeys * 8];
+  const __m256 scale = _mm256_set1_ps(b.scale);
+  const __m256 minus_inf = _mm256_set1_ps(-__builtin_inff());
+  for (int64_t i0 = 0; i0 < b.nq; i0 += 8) {
+    const int64_t n = b.nq - i0 < 8 ? b.nq - i0 : 8; // no std::min here (kernel_set.h)
+    const __m256i lanes = tail_mask(n);
+    for (int64_t d = 0; d < hd; ++d)
+      for (int64_t l = 0; l < 8; ++l)
+        qt[d * 8 + l] = l < n ? b.q[(i0 + l) * b.q_stride + d] : 0.0f;
+    __m256 block_max = minus_inf;
+    int64_t j = 0;
+    for (; j + 4 <= b.nb; j += 4) { // four keys share each column of the tile
+      const float* kj = b.k + j * b.kv_stride;
+      __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+      for (int64_t d = 0; d < hd; ++d) {
+        const __m256 col = _mm256_load_ps(qt + d * 8);
+        s0 = _mm256_fmadd_ps(_mm256_broadcast_ss(kj + d), col, s0);
+        s1 = _mm256_fmadd_ps(_mm256_broadcast_ss(kj + b.kv_stride + d), col, s1);
+        s2 = _mm256_fmadd_ps(_mm256_broadcast_ss(kj + 2 * b.kv_stride + d), col, s2);
+        s3 = _mm256_fmadd_ps(_mm256_broadcast_ss(kj + 3 * b.kv_stride + d), col, s3);
+      }
+      const __m256 sc[4] = {s0, s1, s2, s3};
+      for (int u = 0; u < 4; ++u) {
+        const __m256 su = _mm256_mul_ps(sc[u], scale);
+        _mm256_store_ps(p + (j + u) * 8, su);
+        block_max = _mm256_max_ps(block_max, su);
+      }
+    }
+    for (; j < b.nb; ++j) {
+      const float* kj = b.k + j * b.kv_stride;
+      __m256 s = _mm256_setzero_ps();
+      for (int64_t d = 0; d < hd; ++d)
+        s = _mm256_fmadd_ps(_mm256_broadcast_ss(kj + d), _mm256_load_ps(qt + d * 8), s);
+      s = _mm256_mul_ps(s, scale);
+      _mm256_store_ps(p + j * 8, s);
+      block_max = _mm256_max_ps(block_max, s);
+    }
+    // Lanes past n read -inf, as the AVX-512 file's masked load gives them.
+    const __m256 old_max = _mm256_blendv_ps(minus_inf, _mm256_maskload_ps(b.max + i0, lanes),
+                                            _mm256_castsi256_ps(lanes));
+    const __m256 m = _mm256_max_ps(old_max, block_max);
+    const __m256 rescale = exp_ps(_mm256_sub_ps(old_max, m)); // ~0 on the first block
+    __m256 sum = _mm256_mul_ps(_mm256_maskload_ps(b.sum + i0, lanes), rescale);
+    for (int64_t jj = 0; jj < b.nb; ++jj) {
+      const __m256 e = exp_ps(_mm256_sub_ps(_mm256_load_ps(p + jj * 8), m));
+      _mm256_store_ps(p + jj * 8, e);
+      sum = _mm256_add_ps(sum, e);
+    }
+    _mm256_maskstore_ps(b.max + i0, lanes, m);
+    _mm256_maskstore_ps(b.sum + i0, lanes, sum);
+    alignas(32) float r[8];
+    _mm256_store_ps(r, rescale);
+    // The 8 queries' accumulators, 8 values of the head at a time, in registers while the
+    // block's V rows stream by (a query's sum still runs over the keys in order).
+    for (int64_t c = 0; c < hd; c += 8) {
+      const __m256i cm = tail_mask(hd - c >= 8 ? 8 : hd - c);
+      __m256 acc[8];
+      for (int l = 0; l < 8; ++l)
+        acc[l] = l < n ? _mm256_mul_ps(_mm256_maskload_ps(b.acc + (i0 + l) * hd + c, cm),
+                                       _mm256_set1_ps(r[l]))
+                       : _mm256_setzero_ps();
+      for (int64_t jj = 0; jj < b.nb; ++jj) {
+        const __m256 vj = _mm256_maskload_ps(b.v + jj * b.kv_stride + c, cm);
+        const float* pj = p + jj * 8;
+        for (int l = 0; l < 8; ++l)
+          acc[l] = _mm256_fmadd_ps(_mm256_broadcast_ss(pj + l), vj, acc[l]);
+      }
+      for (int l = 0; l < 8; ++l)
+        if (l < n)
+          _mm256_maskstore_ps(b.acc + (i0 + l) * hd + c, cm, acc[l]);
+    }
+  }
 }
 
 } // namespace pshard::kernels::avx2

@@ -32,6 +32,7 @@ namespace pshard::kernels {
   void gelu_mul(const float* gate, const float* up, float* out, int64_t n);                        \
   void gelu_erf(float* x, int64_t n);                                                              \
   void attend(const AttendHead& a);                                                                \
+  void attend_block(const AttendBlock& b);                                                         \
   void delta_step(const DeltaStep& s);                                                             \
   size_t q8k_act_bytes(int64_t cols);                                                              \
   void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                   \
@@ -45,10 +46,6 @@ namespace pshard::kernels {
 
 PSHARD_DECLARE_ISA_KERNELS(avx2)
 PSHARD_DECLARE_ISA_KERNELS(avx512)
-
-namespace avx512 {
-void attend_block(const AttendBlock& b); // AVX-512 only: AVX2 runs the scalar one
-} // namespace avx512
 
 #undef PSHARD_DECLARE_ISA_KERNELS
 

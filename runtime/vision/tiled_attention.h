@@ -10,7 +10,7 @@
 // size (plans with different attention tiles give identical embeddings) and every
 // thread count. It differs from a two-pass softmax only by float rounding. The block step
 // is a kernel of the active ISA path (attention_kernel.h's attend_block): AVX-512 works
-// on 16 queries a vector.
+// on 16 queries a vector, AVX2 on 8.
 //
 //   TiledAttention a;
 //   a.q = q; a.k = k; a.v = v; a.out = out;      // n tokens x (n_head * head_dim)

@@ -414,34 +414,32 @@ TEST_P(OpsOnIsa, DeltaStepMatchesFloat64) {
   }
 }
 
-// The tiled attention's block step: three key blocks (the last short) over 19 queries of
-// head size 72 (Qwen3-VL-8B's tower; not a multiple of 16) give the float64 online
-// softmax's output; and each query's bits are the same whatever queries share the call
-// (one at a time, or all 19: a full vector of 16 and a masked one of 3).
-TEST_P(OpsOnIsa, AttendBlockMatchesFloat64AndEachQueryIsItsOwn) {
-  constexpr int64_t kQueries = 19, kHd = 72, kKeys = 150, kStride = 2 * kHd;
-  std::vector<float> q(kQueries * kStride), k(kKeys * kStride), v(kKeys * kStride);
+// The tiled attention's block step over head size hd (see the test below).
+void check_attend_block(int64_t hd) {
+  constexpr int64_t kQueries = 19, kKeys = 150;
+  const int64_t stride = 2 * hd;
+  std::vector<float> q(kQueries * stride), k(kKeys * stride), v(kKeys * stride);
   for (size_t i = 0; i < q.size(); ++i)
     q[i] = std::sin(0.37f * static_cast<float>(i));
   for (size_t i = 0; i < k.size(); ++i) {
     k[i] = std::cos(0.23f * static_cast<float>(i) + 0.5f);
     v[i] = std::sin(0.11f * static_cast<float>(i) - 1.0f);
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(kHd));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   // Runs the blocks over queries [q0, q0 + nq) into acc/max/sum rows of their own.
   auto run = [&](int64_t q0, int64_t nq, float* acc, float* max, float* sum) {
-    std::fill_n(acc, nq * kHd, 0.0f);
+    std::fill_n(acc, nq * hd, 0.0f);
     std::fill_n(max, nq, -INFINITY);
     std::fill_n(sum, nq, 0.0f);
     for (int64_t b0 = 0; b0 < kKeys; b0 += kAttendBlockKeys) {
       AttendBlock b;
-      b.q = q.data() + q0 * kStride + kHd; // the second head
-      b.q_stride = b.kv_stride = kStride;
+      b.q = q.data() + q0 * stride + hd; // the second head
+      b.q_stride = b.kv_stride = stride;
       b.nq = nq;
-      b.k = k.data() + b0 * kStride + kHd;
-      b.v = v.data() + b0 * kStride + kHd;
+      b.k = k.data() + b0 * stride + hd;
+      b.v = v.data() + b0 * stride + hd;
       b.nb = std::min(kAttendBlockKeys, kKeys - b0);
-      b.head_dim = kHd;
+      b.head_dim = hd;
       b.scale = scale;
       b.acc = acc;
       b.max = max;
@@ -449,34 +447,46 @@ TEST_P(OpsOnIsa, AttendBlockMatchesFloat64AndEachQueryIsItsOwn) {
       kernels::kernel_set().ops.attend_block(b);
     }
   };
-  std::vector<float> acc(kQueries * kHd), max(kQueries), sum(kQueries);
+  std::vector<float> acc(kQueries * hd), max(kQueries), sum(kQueries);
   run(0, kQueries, acc.data(), max.data(), sum.data());
   for (int64_t i = 0; i < kQueries; ++i) {
     std::vector<double> s(kKeys);
     double m = -INFINITY, total = 0;
     for (int64_t j = 0; j < kKeys; ++j) {
       double d = 0;
-      for (int64_t c = 0; c < kHd; ++c)
-        d += static_cast<double>(q[i * kStride + kHd + c]) * k[j * kStride + kHd + c];
+      for (int64_t c = 0; c < hd; ++c)
+        d += static_cast<double>(q[i * stride + hd + c]) * k[j * stride + hd + c];
       s[j] = d * scale;
       m = std::max(m, s[j]);
     }
-    std::vector<double> o(kHd, 0.0);
+    std::vector<double> o(hd, 0.0);
     for (int64_t j = 0; j < kKeys; ++j) {
       const double p = std::exp(s[j] - m);
       total += p;
-      for (int64_t c = 0; c < kHd; ++c)
-        o[c] += p * v[j * kStride + kHd + c];
+      for (int64_t c = 0; c < hd; ++c)
+        o[c] += p * v[j * stride + hd + c];
     }
-    ASSERT_NEAR(max[i], m, 1e-5) << "query " << i;
-    for (int64_t c = 0; c < kHd; ++c)
-      ASSERT_NEAR(acc[i * kHd + c] / sum[i], o[c] / total, 1e-5) << "query " << i << " c " << c;
-    float one_acc[kHd], one_max, one_sum;
-    run(i, 1, one_acc, &one_max, &one_sum);
-    EXPECT_EQ(std::memcmp(one_acc, acc.data() + i * kHd, sizeof one_acc), 0) << "query " << i;
+    ASSERT_NEAR(max[i], m, 1e-5) << "head size " << hd << " query " << i;
+    for (int64_t c = 0; c < hd; ++c)
+      ASSERT_NEAR(acc[i * hd + c] / sum[i], o[c] / total, 1e-5)
+          << "head size " << hd << " query " << i << " c " << c;
+    std::vector<float> one_acc(hd);
+    float one_max, one_sum;
+    run(i, 1, one_acc.data(), &one_max, &one_sum);
+    EXPECT_EQ(std::memcmp(one_acc.data(), acc.data() + i * hd, hd * sizeof(float)), 0)
+        << "head size " << hd << " query " << i;
     EXPECT_EQ(one_max, max[i]);
     EXPECT_EQ(one_sum, sum[i]);
   }
+}
+
+// The tiled attention's block step: three key blocks (the last short) over 19 queries
+// give the float64 online softmax's output; and each query's bits are the same whatever
+// queries share the call (one at a time, or all 19: full vectors and a masked one). Head
+// sizes 72 (Qwen3-VL-8B's tower; not a multiple of 16) and 52 (not a multiple of 8).
+TEST_P(OpsOnIsa, AttendBlockMatchesFloat64AndEachQueryIsItsOwn) {
+  for (const int64_t hd : {72, 52})
+    check_attend_block(hd);
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, OpsOnIsa, testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512),
