@@ -40,9 +40,9 @@ struct AttendHead {
   float* scores = nullptr;
   const int32_t* pages = nullptr; // paged cache: the sequence's page table
   int64_t page_rows = 0;
-  int64_t ring = 0;     // a sliding-window layer's ring of rows (runtime/model/kv_ring.h)
-  int64_t first = 0;    // the first position seen (scores[j] is position first + j's)
-  float softcap = 0.0f; // 0: scores as they are
+  int64_t ring = 0;      // a sliding-window layer's ring of rows (runtime/model/kv_ring.h)
+  int64_t first = 0;     // the first position seen (scores[j] is position first + j's)
+  float softcap = 0.0f;  // 0: scores as they are
   bool has_sink = false; // gpt-oss: `sink` joins the softmax, attending to nothing
   float sink = 0.0f;
   // Grouped-query attention: `group` query heads over these K/V rows in one call, so each
@@ -115,14 +115,43 @@ template <typename Fn> inline void for_each_kv_run(const AttendHead& a, Fn&& fn)
   }
 }
 
-// Every head's scores of the seen rows, each row read once: fn(q of head g, K row) is
-// the unscaled dot product.
-template <typename Dot> inline void score_rows(const AttendHead& a, Dot&& dot) {
+// A cache row holds one position's every KV head, kilobytes long, so one head's slices of
+// consecutive positions are a few cache lines each a row apart: the hardware prefetchers,
+// which follow streams within a 4 KiB page, miss nearly all of them, and every position
+// became a memory round trip (decode at 2K positions spent 2/3 of its time here). The
+// loops below ask for the slice kPrefetchRows positions ahead instead.
+constexpr int64_t kPrefetchRows = 16;
+inline size_t kv_slice_bytes(TensorType t, int64_t values) { // no tensor_row_bytes (kernel_set.h)
+  switch (t) {
+  case TensorType::kF16:
+    return static_cast<size_t>(values) * 2;
+  case TensorType::kQ8_0:
+    return static_cast<size_t>(values / 32) * 34;
+  default:
+    return static_cast<size_t>(values) * 4;
+  }
+}
+inline void prefetch_slice(const uint8_t* p, size_t bytes) {
+  for (size_t o = 0; o < bytes; o += 64)
+    __builtin_prefetch(p + o, 0, 3);
+}
+
+// Every head's scores of the seen rows, each row read once for all heads, in runs of up to
+// kScoreRows consecutive rows: fn(first K row, rows in the run, their index in scores)
+// writes scores[g * score_stride() + index + r] for each head g and row r, scaled. A row's
+// score must not depend on the run it falls in (a paged cache splits runs elsewhere).
+constexpr int64_t kScoreRows = 4;
+template <typename Dots> inline void score_rows(const AttendHead& a, Dots&& fn) {
+  const size_t slice = kv_slice_bytes(a.k_type, a.head_dim);
   for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t g = 0; g < a.group; ++g)
-        a.scores[g * a.score_stride() + j0 + j] =
-            dot(a.q + g * a.head_dim, k + j * a.k_row_bytes) * a.scale;
+    for (int64_t j = 0; j < n && j < kPrefetchRows; ++j)
+      prefetch_slice(k + j * a.k_row_bytes, slice);
+    for (int64_t j = 0; j < n; j += kScoreRows) {
+      const int64_t rows = n - j < kScoreRows ? n - j : kScoreRows;
+      for (int64_t p = j + kPrefetchRows; p < n && p < j + kPrefetchRows + rows; ++p)
+        prefetch_slice(k + p * a.k_row_bytes, slice);
+      fn(k + j * a.k_row_bytes, rows, j0 + j);
+    }
   });
 }
 
@@ -141,20 +170,24 @@ template <typename Softmax> inline void weigh_scores(const AttendHead& a, Softma
 }
 
 // The weighted sum of the V rows, in blocks of rows small enough to stay in L1 while
-// every head of the group reads them: fn(V rows, rows in the block, their weights' index,
-// head g's output, head g's weights) adds one block to one head's output, which starts
-// zeroed. Per output value the additions run in position order, as one head alone.
+// every head of the group reads them: fn(V rows, rows in the block, their weights' index)
+// adds one block to every head's output (head g's weights at scores + g * score_stride()
+// + index, its output at out + g * value_dim()), which starts zeroed. Per output value the
+// additions must run in position order, as one head alone.
 constexpr int64_t kValueBlockRows = 16;
 template <typename Accumulate> inline void sum_values(const AttendHead& a, Accumulate&& fn) {
   for (int64_t g = 0; g < a.group; ++g)
     for (int64_t i = 0; i < a.value_dim(); ++i)
       a.out[g * a.value_dim() + i] = 0.0f;
+  const size_t slice = kv_slice_bytes(a.v_type, a.value_dim());
   for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
+    for (int64_t j = 0; j < n && j < kPrefetchRows; ++j)
+      prefetch_slice(vr + j * a.v_row_bytes, slice);
     for (int64_t b = 0; b < n; b += kValueBlockRows) {
       const int64_t rows = n - b < kValueBlockRows ? n - b : kValueBlockRows;
-      for (int64_t g = 0; g < a.group; ++g)
-        fn(vr + static_cast<size_t>(b) * a.v_row_bytes, rows, a.out + g * a.value_dim(),
-           a.scores + g * a.score_stride() + j0 + b);
+      for (int64_t j = b + kPrefetchRows; j < n && j < b + kPrefetchRows + rows; ++j)
+        prefetch_slice(vr + j * a.v_row_bytes, slice); // the rows after this block's
+      fn(vr + static_cast<size_t>(b) * a.v_row_bytes, rows, j0 + b);
     }
   });
 }

@@ -4,6 +4,7 @@
 #include "runtime/kernels/ops.h"
 #include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/simd_exports.h"
+#include "runtime/kernels/unroll.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -58,7 +59,8 @@ void softmax(float* x, int64_t n) {
   for (; i + 16 <= n; i += 16)
     vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(x + i));
   if (i < n)
-    vmax = _mm512_mask_max_ps(vmax, tail_mask(n - i), vmax, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+    vmax = _mm512_mask_max_ps(vmax, tail_mask(n - i), vmax,
+                              _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
   const float max = _mm512_reduce_max_ps(vmax);
   if (max == -__builtin_inff()) { // every entry masked: zeros are safer than NaN
     for (int64_t j = 0; j < n; ++j)
@@ -143,7 +145,8 @@ float half_at(const uint8_t* p) {
 }
 
 // 16 values of a K/V row starting at value i, as floats (Q8_0: i a multiple of 16).
-__m512 load16(const uint8_t* row, TensorType t, int64_t i, __mmask16 m) {
+__attribute__((always_inline)) inline __m512 load16(const uint8_t* row, TensorType t, int64_t i,
+                                                    __mmask16 m) {
   switch (t) {
   case TensorType::kF16:
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * i));
@@ -157,42 +160,131 @@ __m512 load16(const uint8_t* row, TensorType t, int64_t i, __mmask16 m) {
   }
 }
 
-float dot_row(const float* q, const uint8_t* row, TensorType t, int64_t n) {
-  if (t == TensorType::kF32)
-    return dot(q, reinterpret_cast<const float*>(row), n);
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(n - i);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + i), load16(row, t, i, m), acc);
+// Heads up to this size convert a run of K rows once into a stack buffer (DeepSeek's
+// latent keys are 576 values); larger ones take the scalar path.
+constexpr int64_t kMaxHeadDim = 1024;
+using KeyRows = float[kScoreRows][kMaxHeadDim];
+
+// R rows' scores for one head from their converted K rows (row r at kb + r * kMaxHeadDim,
+// zero past hd): two accumulators
+// a row (even and odd chunks of 16) so 2R FMA chains run at once, then one horizontal sum.
+// A row's arithmetic is the same for every R.
+template <int R>
+void score_run(const float* q, const float* kb, int64_t hd, float scale, float* out) {
+  __m512 acc0[R], acc1[R];
+  PSHARD_UNROLL
+  for (int r = 0; r < R; ++r)
+    acc0[r] = acc1[r] = _mm512_setzero_ps();
+  int64_t c = 0;
+  for (; c + 32 <= hd; c += 32) {
+    const __m512 q0 = _mm512_loadu_ps(q + c), q1 = _mm512_loadu_ps(q + c + 16);
+    PSHARD_UNROLL
+    for (int r = 0; r < R; ++r) {
+      acc0[r] = _mm512_fmadd_ps(q0, _mm512_load_ps(kb + r * kMaxHeadDim + c), acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(q1, _mm512_load_ps(kb + r * kMaxHeadDim + c + 16), acc1[r]);
+    }
   }
-  return _mm512_reduce_add_ps(acc);
+  if (c < hd) { // one or two chunks left, the last maybe partial (q masked, kb zero there)
+    const int64_t rest = hd - c;
+    const __m512 q0 =
+        _mm512_maskz_loadu_ps(rest >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(rest), q + c);
+    for (int r = 0; r < R; ++r)
+      acc0[r] = _mm512_fmadd_ps(q0, _mm512_load_ps(kb + r * kMaxHeadDim + c), acc0[r]);
+    if (rest > 16) {
+      const __m512 q1 = _mm512_maskz_loadu_ps(tail_mask(rest - 16), q + c + 16);
+      for (int r = 0; r < R; ++r)
+        acc1[r] = _mm512_fmadd_ps(q1, _mm512_load_ps(kb + r * kMaxHeadDim + c + 16), acc1[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r])) * scale;
+}
+
+// Heads g0 .. g0 + G - 1 of a V block, values c .. c + 63 (masks m): each V row converted
+// once for the G heads, whose 4G accumulators stay in registers over the block's rows.
+template <int G>
+void add_value_block(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at, int64_t g0,
+                     int64_t c, const __mmask16 (&m)[4]) {
+  const int64_t vd = a.value_dim(), stride = a.score_stride();
+  float* out = a.out + g0 * vd + c;
+  const float* w = a.scores + g0 * stride + at;
+  __m512 acc[G][4];
+  PSHARD_UNROLL
+  for (int g = 0; g < G; ++g)
+    PSHARD_UNROLL
+  for (int u = 0; u < 4; ++u)
+    acc[g][u] = _mm512_maskz_loadu_ps(m[u], out + g * vd + 16 * u);
+  for (int64_t j = 0; j < rows; ++j) {
+    const uint8_t* v = vr + j * a.v_row_bytes;
+    __m512 vv[4]; // zero past the values (a Q8_0 row is not read past its end)
+    PSHARD_UNROLL
+    for (int u = 0; u < 4; ++u)
+      vv[u] = m[u] ? load16(v, a.v_type, c + 16 * u, m[u]) : _mm512_setzero_ps();
+    PSHARD_UNROLL
+    for (int g = 0; g < G; ++g) {
+      const __m512 wj = _mm512_set1_ps(w[g * stride + j]);
+      PSHARD_UNROLL
+      for (int u = 0; u < 4; ++u)
+        acc[g][u] = _mm512_fmadd_ps(wj, vv[u], acc[g][u]);
+    }
+  }
+  PSHARD_UNROLL
+  for (int g = 0; g < G; ++g)
+    PSHARD_UNROLL
+  for (int u = 0; u < 4; ++u)
+    _mm512_mask_storeu_ps(out + g * vd + 16 * u, m[u], acc[g][u]);
 }
 
 } // namespace
 
+// Each K and V row is converted once for every head of the group (not once per head), the
+// scores of four rows are computed side by side, and a V block's values stay in registers
+// for up to four heads at once; per head the arithmetic is the same whatever the group.
 void attend(const AttendHead& a) {
-  score_rows(a,
-             [&](const float* q, const uint8_t* k) { return dot_row(q, k, a.k_type, a.head_dim); });
+  const int64_t hd = a.head_dim, vd = a.value_dim();
+  if (hd > kMaxHeadDim) {
+    scalar::attend(a);
+    return;
+  }
+  alignas(64) KeyRows kb;
+  score_rows(a, [&](const uint8_t* k, int64_t rows, int64_t at) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < hd; c += 16) {
+        const __mmask16 m = hd - c >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(hd - c);
+        _mm512_store_ps(kb[r] + c, load16(k + r * a.k_row_bytes, a.k_type, c, m));
+      }
+    for (int64_t g = 0; g < a.group; ++g) {
+      float* out = a.scores + g * a.score_stride() + at;
+      if (rows == kScoreRows)
+        score_run<kScoreRows>(a.q + g * hd, kb[0], hd, a.scale, out);
+      else
+        for (int64_t r = 0; r < rows; ++r)
+          score_run<1>(a.q + g * hd, kb[r], hd, a.scale, out + r);
+    }
+  });
   weigh_scores(a, softmax);
-  // Four vectors of the output at a time stay in registers over a block's rows.
-  sum_values(a, [&](const uint8_t* vr, int64_t rows, float* out, const float* w) {
-    for (int64_t c = 0; c < a.value_dim(); c += 64) {
-      __m512 acc[4];
+  sum_values(a, [&](const uint8_t* vr, int64_t rows, int64_t at) {
+    for (int64_t c = 0; c < vd; c += 64) {
       __mmask16 m[4];
       for (int u = 0; u < 4; ++u) {
-        const int64_t rest = a.value_dim() - c - 16 * u;
+        const int64_t rest = vd - c - 16 * u;
         m[u] = rest >= 16 ? static_cast<__mmask16>(0xffff) : rest > 0 ? tail_mask(rest) : 0;
-        acc[u] = _mm512_maskz_loadu_ps(m[u], out + c + 16 * u);
       }
-      for (int64_t j = 0; j < rows; ++j) {
-        const __m512 wj = _mm512_set1_ps(w[j]);
-        const uint8_t* v = vr + j * a.v_row_bytes;
-        for (int u = 0; u < 4; ++u)
-          if (m[u])
-            acc[u] = _mm512_fmadd_ps(wj, load16(v, a.v_type, c + 16 * u, m[u]), acc[u]);
-      }
-      for (int u = 0; u < 4; ++u)
-        _mm512_mask_storeu_ps(out + c + 16 * u, m[u], acc[u]);
+      for (int64_t g0 = 0; g0 < a.group; g0 += 4)
+        switch (a.group - g0 < 4 ? a.group - g0 : 4) {
+        case 1:
+          add_value_block<1>(a, vr, rows, at, g0, c, m);
+          break;
+        case 2:
+          add_value_block<2>(a, vr, rows, at, g0, c, m);
+          break;
+        case 3:
+          add_value_block<3>(a, vr, rows, at, g0, c, m);
+          break;
+        default:
+          add_value_block<4>(a, vr, rows, at, g0, c, m);
+          break;
+        }
     }
   });
 }

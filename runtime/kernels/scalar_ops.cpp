@@ -98,14 +98,22 @@ float dot_row(const float* q, const uint8_t* row, TensorType t, int64_t n) {
 } // namespace
 
 void attend(const AttendHead& a) {
-  score_rows(a,
-             [&](const float* q, const uint8_t* k) { return dot_row(q, k, a.k_type, a.head_dim); });
+  score_rows(a, [&](const uint8_t* k, int64_t rows, int64_t at) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t g = 0; g < a.group; ++g)
+        a.scores[g * a.score_stride() + at + r] =
+            dot_row(a.q + g * a.head_dim, k + r * a.k_row_bytes, a.k_type, a.head_dim) * a.scale;
+  });
   weigh_scores(a, softmax);
-  sum_values(a, [&](const uint8_t* vr, int64_t rows, float* out, const float* w) {
-    for (int64_t j = 0; j < rows; ++j) {
-      const uint8_t* v = vr + j * a.v_row_bytes;
-      for (int64_t i = 0; i < a.value_dim(); ++i)
-        out[i] += w[j] * value_at(v, a.v_type, i);
+  sum_values(a, [&](const uint8_t* vr, int64_t rows, int64_t at) {
+    for (int64_t g = 0; g < a.group; ++g) {
+      float* out = a.out + g * a.value_dim();
+      const float* w = a.scores + g * a.score_stride() + at;
+      for (int64_t j = 0; j < rows; ++j) {
+        const uint8_t* v = vr + j * a.v_row_bytes;
+        for (int64_t i = 0; i < a.value_dim(); ++i)
+          out[i] += w[j] * value_at(v, a.v_type, i);
+      }
     }
   });
 }

@@ -1,0 +1,175 @@
+// One decode token's attention over a long KV cache, as CpuOps::attention runs it, on one
+// thread: a Llama-3-8B-shaped layer (32 query heads over 8 KV heads of 128, F16 cache rows
+// holding a position's every KV head) repeated over enough layers that the caches are far
+// larger than the CPU's caches, so each token reads its KV from memory as a real decode
+// does. Prints, per ISA path and context, the time per layer and the KV bytes read per
+// second (medians of --reps tokens), beside the memory's streaming read rate measured
+// the same way, so the ratio says how near the kernel comes to the memory's rate.
+//
+//   build/tests/bench/attention_decode_bench --contexts 1024,4096,16384 --reps 9 [--isa avx2]
+#include "runtime/kernels/attention_kernel.h"
+#include "runtime/kernels/cpu_isa.h"
+#include "runtime/kernels/ops.h"
+#include "runtime/kernels/stream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace pshard;
+
+constexpr int64_t kHeads = 32, kKvHeads = 8, kHeadDim = 128, kGroup = kHeads / kKvHeads;
+constexpr size_t kRowBytes = kKvHeads * kHeadDim * 2; // F16: one position, every KV head
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::vector<int64_t> parse_list(const char* s) {
+  std::vector<int64_t> out;
+  for (const char* p = s; *p;) {
+    out.push_back(std::strtoll(p, nullptr, 10));
+    p = std::strchr(p, ',');
+    if (!p)
+      break;
+    ++p;
+  }
+  return out;
+}
+
+// Page-aligned bytes (stream_sum reads 64-byte aligned blocks).
+struct Buffer {
+  std::unique_ptr<uint8_t, decltype(&std::free)> p{nullptr, &std::free};
+  size_t n = 0;
+  explicit Buffer(size_t bytes)
+      : p(static_cast<uint8_t*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)),
+          &std::free),
+        n(bytes) {}
+  uint8_t* data() const { return p.get(); }
+  size_t size() const { return n; }
+};
+
+struct Cache {
+  Buffer k, v; // layers x context rows
+  int64_t layers = 0, context = 0;
+  Cache(int64_t layers_, int64_t context_, size_t bytes)
+      : k(bytes), v(bytes), layers(layers_), context(context_) {}
+};
+
+// Enough layers for 512 MiB of K and V together (at least 2), random halves in [-1, 1].
+Cache make_cache(int64_t context) {
+  const int64_t layers =
+      std::max<int64_t>(2, (512ll << 20) / (2 * static_cast<int64_t>(kRowBytes) * context));
+  Cache c(layers, context, static_cast<size_t>(layers * context) * kRowBytes);
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> mant(0, 1023), sign(0, 1);
+  for (Buffer* b : {&c.k, &c.v})
+    for (size_t i = 0; i + 1 < b->size(); i += 2) {
+      const uint16_t h = static_cast<uint16_t>((sign(rng) << 15) | (14 << 10) | mant(rng));
+      std::memcpy(b->data() + i, &h, 2);
+    }
+  return c;
+}
+
+// One token over every layer: each KV head's group of query heads in one call.
+void decode_token(const Cache& c, const std::vector<float>& q, std::vector<float>& out,
+                  std::vector<float>& scores) {
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const size_t layer = static_cast<size_t>(l * c.context) * kRowBytes;
+    for (int64_t h = 0; h < kKvHeads; ++h) {
+      AttendHead a;
+      a.q = q.data() + h * kGroup * kHeadDim;
+      a.k = c.k.data() + layer + static_cast<size_t>(h * kHeadDim) * 2;
+      a.v = c.v.data() + layer + static_cast<size_t>(h * kHeadDim) * 2;
+      a.k_row_bytes = a.v_row_bytes = kRowBytes;
+      a.k_type = a.v_type = TensorType::kF16;
+      a.n_kv = c.context;
+      a.head_dim = kHeadDim;
+      a.scale = 0.088f;
+      a.group = kGroup;
+      a.out = out.data() + h * kGroup * kHeadDim;
+      a.scores = scores.data();
+      attend_head(a);
+    }
+  }
+}
+
+// The same bytes summed in order: what streaming them costs on this thread.
+double stream_seconds(const Cache& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  float s = 0;
+  for (const Buffer* b : {&c.k, &c.v})
+    s += stream_sum(reinterpret_cast<const float*>(b->data()),
+                    static_cast<int64_t>(b->size() / sizeof(float)) & ~int64_t{63});
+  const double t = seconds_since(t0);
+  if (s == 12345.0f) // keeps the sum
+    std::printf(" ");
+  return t;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> contexts = {1024, 4096, 16384};
+  int reps = 7;
+  std::string only; // --isa: one path
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--contexts") == 0)
+      contexts = parse_list(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--isa") == 0)
+      only = argv[i + 1];
+    else if (std::strcmp(argv[i], "--reps") == 0)
+      reps = std::max(1, std::atoi(argv[i + 1]));
+    else {
+      std::fprintf(stderr, "usage: %s [--contexts 1024,4096] [--reps 7] [--isa avx2]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::vector<float> q(kHeads * kHeadDim), out(kHeads * kHeadDim);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& x : q)
+    x = dist(rng);
+  std::printf(
+      "| ISA | context | layers | KV MiB a token | ms a layer | KV GB/s | stream GB/s | ratio |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  const kernels::Isa isas[] = {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvx512};
+  for (const int64_t context : contexts) {
+    const Cache c = make_cache(context);
+    std::vector<float> scores(static_cast<size_t>(kGroup * (context + 1)));
+    const double bytes = 2.0 * static_cast<double>(c.k.size());
+    for (const kernels::Isa isa : isas) {
+      if ((!only.empty() && only != kernels::isa_name(isa)) || !kernels::force_isa(isa))
+        continue;
+      std::vector<double> t, s;
+      decode_token(c, q, out, scores); // warm: pages touched
+      for (int r = 0; r < reps; ++r) {
+        s.push_back(stream_seconds(c));
+        const auto t0 = std::chrono::steady_clock::now();
+        decode_token(c, q, out, scores);
+        t.push_back(seconds_since(t0));
+      }
+      const double tm = median(t), sm = median(s);
+      std::printf("| %s | %lld | %lld | %.1f | %.3f | %.2f | %.2f | %.2f |\n",
+                  kernels::isa_name(isa), static_cast<long long>(context),
+                  static_cast<long long>(c.layers), bytes / c.layers / (1 << 20),
+                  tm * 1e3 / static_cast<double>(c.layers), bytes / tm * 1e-9, bytes / sm * 1e-9,
+                  sm / tm);
+    }
+    kernels::force_isa(kernels::detected_isa());
+  }
+  return 0;
+}
