@@ -167,7 +167,9 @@ int main(int argc, char** argv) {
   app.add_option("--parallel", options.parallel,
                  "sequences served at once (-np, as pshard-server's): resident KV caches hold "
                  "the context for each of them (the device KV pages of a batch) and "
-                 "activations their logits; a batch engine for more sequences is refused")
+                 "activations their logits; a pass of T tokens is priced as min(T, N) "
+                 "sequences, each reading its own KV cache (or recurrent state); a batch "
+                 "engine for more sequences is refused")
       ->capture_default_str()
       ->check(cli::between(1, 1 << 16));
   bool swa_full = false;

@@ -97,8 +97,11 @@ double roofline(const Work& w, double flops_per_s, double bytes_per_s) {
 
 SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
                                const MachineModel& machine, int64_t tier, int64_t n_ctx,
-                               TensorType kv_type, int threads) {
+                               TensorType kv_type, int threads, int64_t sequences) {
   SubLayerCost c;
+  const auto seqs = static_cast<double>(std::clamp<int64_t>(sequences, 1, tier));
+  // Each sequence's own queries: the attention cells are measured for one sequence.
+  const int64_t queries = std::max<int64_t>(1, tier / std::clamp<int64_t>(sequences, 1, tier));
   const bool gpu = machine.has_gpu();
   const double cpu_bw = machine.cpu_read_bandwidth(threads, Load::kIdle);
   const double cpu_bw_loaded = machine.cpu_read_bandwidth(threads, Load::kUnderLoad);
@@ -140,7 +143,7 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
   const double kv_per_token = static_cast<double>(s.kv_bytes_per_token(kv_type));
   if (s.recurrent()) { // the state read and written, the recurrence's sweeps over it
     const Work w{s.state_flops_per_token() * static_cast<double>(tier),
-                 2.0 * static_cast<double>(s.state_bytes(kv_type))};
+                 2.0 * static_cast<double>(s.state_bytes(kv_type)) * seqs};
     c.cpu_s += roofline(w, machine.cpu_attention_flops(1, tier, threads, Load::kIdle), cpu_bw);
     c.cpu_loaded_s +=
         roofline(w, machine.cpu_attention_flops(1, tier, threads, Load::kUnderLoad), cpu_bw_loaded);
@@ -150,12 +153,13 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
     const int64_t seen = s.attended(n_ctx);
     const Work w{4.0 * static_cast<double>(s.n_head * s.head_dim) * static_cast<double>(seen) *
                      static_cast<double>(tier),
-                 kv_per_token * static_cast<double>(seen + tier)};
-    c.cpu_s += roofline(w, machine.cpu_attention_flops(seen, tier, threads, Load::kIdle), cpu_bw);
+                 kv_per_token * (static_cast<double>(seen) * seqs + static_cast<double>(tier))};
+    c.cpu_s +=
+        roofline(w, machine.cpu_attention_flops(seen, queries, threads, Load::kIdle), cpu_bw);
     c.cpu_loaded_s += roofline(
-        w, machine.cpu_attention_flops(seen, tier, threads, Load::kUnderLoad), cpu_bw_loaded);
+        w, machine.cpu_attention_flops(seen, queries, threads, Load::kUnderLoad), cpu_bw_loaded);
     if (gpu)
-      c.gpu_s += roofline(w, machine.gpu_attention_flops(seen, tier), gpu_bw);
+      c.gpu_s += roofline(w, machine.gpu_attention_flops(seen, queries), gpu_bw);
   }
   c.cpu_s += machine.cpu_overhead_s();
   c.cpu_loaded_s += machine.cpu_overhead_s();
@@ -177,18 +181,20 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
   // A streamed attention block's KV cache lives on the host (only resident attention keeps
   // its KV in VRAM), so the positions it reads — a sliding window's only — cross the link.
   // A recurrent layer's state crosses whole, and goes back whole.
+  // With several sequences each one's positions (or state) cross; the slot is sized for one
+  // (a batch reads its host pages in place: runtime/batch/batched_hybrid_session.h).
   const double state = static_cast<double>(s.state_bytes(kv_type));
   const double kv_copy =
       s.recurrent() ? state : kv_per_token * static_cast<double>(s.attended(n_ctx));
-  c.stream_bytes = static_cast<uint64_t>(s.weight_bytes_read(tier) + kv_copy);
+  c.stream_bytes = static_cast<uint64_t>(s.weight_bytes_read(tier) + kv_copy * seqs);
   c.slot_bytes = s.weight_bytes_needed(tier) + static_cast<uint64_t>(kv_copy);
   if (s.kind == SubLayerKind::kEmbed)
     c.stream_bytes = c.slot_bytes = s.weight_bytes_needed(tier);
   c.copy_s = machine.h2d_seconds(c.stream_bytes, Load::kIdle);
   c.copy_loaded_s = machine.h2d_seconds(c.stream_bytes, Load::kUnderLoad);
   if (kv_copy > 0) { // the new positions go back to the host cache
-    const auto written =
-        static_cast<uint64_t>(s.recurrent() ? state : kv_per_token * static_cast<double>(tier));
+    const auto written = static_cast<uint64_t>(
+        s.recurrent() ? state * seqs : kv_per_token * static_cast<double>(tier));
     c.copy_s += machine.d2h_seconds(written, Load::kIdle);
     c.copy_loaded_s += machine.d2h_seconds(written, Load::kUnderLoad);
   }
@@ -197,18 +203,21 @@ SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
 }
 
 SubLayerCosts estimate_costs(const ModelGraph& graph, const MachineModel& machine, int64_t tier,
-                             int64_t n_ctx, TensorType kv_type, int threads) {
+                             int64_t n_ctx, TensorType kv_type, int threads, int64_t sequences) {
   SubLayerCosts costs;
   costs.tier = tier;
   costs.n_ctx = n_ctx;
   costs.sublayers.reserve(graph.sublayers.size());
   for (const auto& s : graph.sublayers)
-    costs.sublayers.push_back(estimate_sublayer(s, graph, machine, tier, n_ctx, kv_type, threads));
+    costs.sublayers.push_back(
+        estimate_sublayer(s, graph, machine, tier, n_ctx, kv_type, threads, sequences));
   if (machine.has_gpu()) {
     costs.h2d_hidden_s = machine.h2d_seconds(graph.hidden_bytes(tier), Load::kIdle);
     costs.d2h_hidden_s = machine.d2h_seconds(graph.hidden_bytes(tier), Load::kIdle);
-    costs.d2h_logits_s = machine.d2h_seconds(
-        static_cast<uint64_t>(graph.hparams.n_vocab) * sizeof(float), Load::kIdle);
+    costs.d2h_logits_s = machine.d2h_seconds( // one token's logits for each sequence
+        static_cast<uint64_t>(graph.hparams.n_vocab) * sizeof(float) *
+            static_cast<uint64_t>(std::clamp<int64_t>(sequences, 1, tier)),
+        Load::kIdle);
     costs.h2d_tokens_s = machine.h2d_seconds(static_cast<uint64_t>(tier) * 4, Load::kIdle);
   }
   return costs;

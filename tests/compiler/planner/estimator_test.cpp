@@ -1,6 +1,9 @@
 // The estimator against hand-computed cases: the event simulation's overlap, slot reuse,
-// prefetch depth and routing dependency, and the roofline of one sub-layer.
+// prefetch depth and routing dependency, and the roofline of one sub-layer (also in a served
+// pass of several sequences).
+#include "compiler/lib/Planner/PlannerInternal.h"
 #include "pshard/Planner/Estimator.h"
+#include "runtime/model/arch/arch_family.h"
 
 #include <gtest/gtest.h>
 
@@ -223,6 +226,74 @@ TEST(Roofline, ASlidingWindowLayerReadsOnlyItsWindow) {
   EXPECT_LT(cost(local, 64).cpu_s, cost(local, 128).cpu_s); // below the window: the context
   EXPECT_GT(cost(global, 4096).cpu_s, cost(global, 128).cpu_s);
   EXPECT_GT(global.flops(1, 4096), local.flops(1, 4096));
+}
+
+// A served pass of 8 tokens from 8 sequences (pshard-compile --parallel): each sequence reads
+// its own KV cache and recurrent state, so those bytes are read, and cross the link when
+// streamed, once per sequence; the weights once; and never for more sequences than tokens.
+TEST(Roofline, AServedPassReadsEachSequencesCacheAndState) {
+  ModelHParams hp;
+  hp.family = find_arch_family("qwen35");
+  hp.n_vocab = 256;
+  hp.n_embd = 64;
+  hp.n_layer = 2;
+  hp.n_ff = 128;
+  hp.n_head = 4;
+  hp.n_head_kv = 2;
+  hp.head_dim = 16;
+  hp.delta_net = {.n_k_heads = 2, .n_v_heads = 4, .d_k = 16, .d_v = 16, .conv_kernel = 4};
+  hp.delta_net.grouped_ba = false;
+  hp.delta_net.tiled_heads = true;
+  hp.recurrent_layers = {true, false};
+  const ModelGraph graph = synthetic_model_graph(hp, TensorType::kF32);
+  const SubLayerInfo& state = graph.sublayers[1];
+  const SubLayerInfo& ffn = graph.sublayers[2];
+  const SubLayerInfo& attn = graph.sublayers[3];
+  ASSERT_TRUE(state.recurrent());
+  ASSERT_EQ(attn.name, "attn[1]");
+  ASSERT_FALSE(attn.recurrent());
+  FixedMachineParams p; // bytes bound: the arithmetic is free
+  p.cpu_flops = p.gpu_flops = 1e18;
+  p.cpu_bandwidth = 1e9;
+  p.gpu_bandwidth = 1e11;
+  p.h2d_bandwidth = 1e10;
+  const FixedMachineModel machine(p);
+  constexpr int64_t kCtx = 4096, kTier = 8;
+  auto cost = [&](const SubLayerInfo& s, int64_t sequences) {
+    return estimate_sublayer(s, graph, machine, kTier, kCtx, TensorType::kF16, 8, sequences);
+  };
+  const double kv = static_cast<double>(attn.kv_bytes_per_token(TensorType::kF16));
+  const double st = static_cast<double>(state.state_bytes(TensorType::kF16));
+  ASSERT_GT(kv, 0);
+  ASSERT_GT(st, 0);
+  // Seven more sequences: seven more caches of kCtx positions, seven more states in and out.
+  EXPECT_NEAR(cost(attn, 8).cpu_s - cost(attn, 1).cpu_s, 7 * kv * kCtx / 1e9, 1e-12);
+  EXPECT_NEAR(cost(state, 8).cpu_s - cost(state, 1).cpu_s, 7 * 2 * st / 1e9, 1e-12);
+  EXPECT_EQ(cost(attn, 8).stream_bytes - cost(attn, 1).stream_bytes,
+            static_cast<uint64_t>(7 * kv * kCtx));
+  EXPECT_EQ(cost(state, 8).stream_bytes - cost(state, 1).stream_bytes,
+            static_cast<uint64_t>(7 * st));
+  EXPECT_GT(cost(attn, 8).copy_s, cost(attn, 1).copy_s);
+  EXPECT_EQ(cost(attn, 8).slot_bytes, cost(attn, 1).slot_bytes); // a batch reads pages in place
+  EXPECT_DOUBLE_EQ(cost(ffn, 8).cpu_s, cost(ffn, 1).cpu_s);      // weights: once
+  EXPECT_DOUBLE_EQ(cost(attn, 64).cpu_s, cost(attn, 8).cpu_s);   // no more sequences than tokens
+  // And through the planner's costs: --parallel 8 prices tier 8 so, tier 1 as before.
+  CompileOptions o;
+  o.n_ctx = kCtx;
+  o.contexts = {kCtx};
+  o.tiers = {1, kTier};
+  o.threads = 8;
+  o.kv_type = TensorType::kF16;
+  const std::vector<SubLayerCosts> one = {
+      estimate_costs(graph, machine, 1, kCtx, TensorType::kF16, 8),
+      estimate_costs(graph, machine, kTier, kCtx, TensorType::kF16, 8)};
+  o.parallel = 8;
+  const std::vector<detail::ContextCosts> served = detail::costs_per_context(graph, machine, o);
+  ASSERT_EQ(served.size(), 1u);
+  ASSERT_EQ(served[0].tiers.size(), 2u);
+  const size_t a = 3;
+  EXPECT_NEAR(served[0].tiers[0].costs.sublayers[a].cpu_s, one[0].sublayers[a].cpu_s, 1e-9);
+  EXPECT_GT(served[0].tiers[1].costs.sublayers[a].cpu_s, 5 * one[1].sublayers[a].cpu_s);
 }
 
 TEST(ModelGraph, MoeTouchesMoreDistinctExpertsAtLargerTiers) {

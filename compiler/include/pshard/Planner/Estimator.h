@@ -93,13 +93,16 @@ struct SubLayerCosts {
   double h2d_tokens_s = 0; // token ids to the GPU (embed on GPU)
 };
 
-// Roofline of one sub-layer (exposed for tests and the MLIR cost-annotation pass).
+// Roofline of one sub-layer (exposed for tests and the MLIR cost-annotation pass). A pass
+// of `tier` tokens holds `sequences` of them (a served batch: pshard-compile --parallel), each
+// attending over its own n_ctx positions and keeping its own recurrent state: their bytes are
+// read (and, streamed, cross the link) once per sequence, while the weights are read once.
 SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
                                const MachineModel& machine, int64_t tier, int64_t n_ctx,
-                               TensorType kv_type, int threads);
+                               TensorType kv_type, int threads, int64_t sequences = 1);
 
 SubLayerCosts estimate_costs(const ModelGraph& graph, const MachineModel& machine, int64_t tier,
-                             int64_t n_ctx, TensorType kv_type, int threads);
+                             int64_t n_ctx, TensorType kv_type, int threads, int64_t sequences = 1);
 
 struct SimResult {
   double seconds = 0; // one forward pass
