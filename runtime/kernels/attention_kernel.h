@@ -119,7 +119,7 @@ template <typename Fn> inline void for_each_kv_run(const AttendHead& a, Fn&& fn)
 // consecutive positions are a few cache lines each a row apart: the hardware prefetchers,
 // which follow streams within a 4 KiB page, miss nearly all of them, and every position
 // became a memory round trip (decode at 2K positions spent 2/3 of its time here). The
-// loops below ask for the slice kPrefetchRows positions ahead instead.
+// loops below ask for the slice kPrefetchRows positions ahead instead (PrefetchCursor).
 constexpr int64_t kPrefetchRows = 16;
 inline size_t kv_slice_bytes(TensorType t, int64_t values) { // no tensor_row_bytes (kernel_set.h)
   switch (t) {
@@ -135,6 +135,44 @@ inline void prefetch_slice(const uint8_t* p, size_t bytes) {
   for (size_t o = 0; o < bytes; o += 64)
     __builtin_prefetch(p + o, 0, 3);
 }
+// Asks for the head's K (or V) slices position by position, kPrefetchRows ahead of the
+// loop, wherever the cache keeps them: a paged cache's next page is on its way before its
+// run begins (pages of 16 rows are shorter than the distance). Incremental, no division.
+struct PrefetchCursor {
+  const AttendHead& a;
+  const uint8_t* base;
+  size_t row_bytes, slice;
+  int64_t pos, page = 0, in_page = 0, in_ring = 0;
+  PrefetchCursor(const AttendHead& head, bool values)
+      : a(head), base(values ? head.v : head.k),
+        row_bytes(values ? head.v_row_bytes : head.k_row_bytes),
+        slice(values ? kv_slice_bytes(head.v_type, head.value_dim())
+                     : kv_slice_bytes(head.k_type, head.head_dim)),
+        pos(head.first) {
+    if (a.pages) {
+      page = pos / a.page_rows;
+      in_page = pos % a.page_rows;
+    } else if (a.ring > 0) {
+      in_ring = pos % a.ring;
+    }
+    advance(kPrefetchRows);
+  }
+  // Asks for the next n positions (those before n_kv).
+  void advance(int64_t n) {
+    for (; n > 0 && pos < a.n_kv; --n, ++pos) {
+      const int64_t row = a.pages      ? static_cast<int64_t>(a.pages[page]) * a.page_rows + in_page
+                          : a.ring > 0 ? in_ring
+                                       : pos;
+      prefetch_slice(base + static_cast<size_t>(row) * row_bytes, slice);
+      if (a.pages && ++in_page == a.page_rows) {
+        ++page;
+        in_page = 0;
+      } else if (a.ring > 0 && ++in_ring == a.ring) {
+        in_ring = 0;
+      }
+    }
+  }
+};
 
 // Every head's scores of the seen rows, each row read once for all heads, in runs of up to
 // kScoreRows consecutive rows: fn(first K row, rows in the run, their index in scores)
@@ -142,14 +180,11 @@ inline void prefetch_slice(const uint8_t* p, size_t bytes) {
 // score must not depend on the run it falls in (a paged cache splits runs elsewhere).
 constexpr int64_t kScoreRows = 4;
 template <typename Dots> inline void score_rows(const AttendHead& a, Dots&& fn) {
-  const size_t slice = kv_slice_bytes(a.k_type, a.head_dim);
+  PrefetchCursor ahead(a, false);
   for_each_kv_run(a, [&](int64_t j0, const uint8_t* k, const uint8_t*, int64_t n) {
-    for (int64_t j = 0; j < n && j < kPrefetchRows; ++j)
-      prefetch_slice(k + j * a.k_row_bytes, slice);
     for (int64_t j = 0; j < n; j += kScoreRows) {
       const int64_t rows = n - j < kScoreRows ? n - j : kScoreRows;
-      for (int64_t p = j + kPrefetchRows; p < n && p < j + kPrefetchRows + rows; ++p)
-        prefetch_slice(k + p * a.k_row_bytes, slice);
+      ahead.advance(rows);
       fn(k + j * a.k_row_bytes, rows, j0 + j);
     }
   });
@@ -179,14 +214,11 @@ template <typename Accumulate> inline void sum_values(const AttendHead& a, Accum
   for (int64_t g = 0; g < a.group; ++g)
     for (int64_t i = 0; i < a.value_dim(); ++i)
       a.out[g * a.value_dim() + i] = 0.0f;
-  const size_t slice = kv_slice_bytes(a.v_type, a.value_dim());
+  PrefetchCursor ahead(a, true);
   for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
-    for (int64_t j = 0; j < n && j < kPrefetchRows; ++j)
-      prefetch_slice(vr + j * a.v_row_bytes, slice);
     for (int64_t b = 0; b < n; b += kValueBlockRows) {
       const int64_t rows = n - b < kValueBlockRows ? n - b : kValueBlockRows;
-      for (int64_t j = b + kPrefetchRows; j < n && j < b + kPrefetchRows + rows; ++j)
-        prefetch_slice(vr + j * a.v_row_bytes, slice); // the rows after this block's
+      ahead.advance(rows); // the rows after this block's
       fn(vr + static_cast<size_t>(b) * a.v_row_bytes, rows, j0 + b);
     }
   });
