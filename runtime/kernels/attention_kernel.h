@@ -223,6 +223,50 @@ template <typename Accumulate> inline void sum_values(const AttendHead& a, Accum
     }
   });
 }
+
+// A vector ISA path's grouped attention (each K and V row widened once for every head of the
+// group; four rows' scores side by side; a V block summed for up to four heads at once, in
+// registers): the path P gives
+//   P::widen(K row slice, type, head_dim, floats)   the slice as floats, zero to a whole vector;
+//   P::score_run<R>(q, widened rows kAttendMaxHeadDim apart, head_dim, scale, R scores);
+//   P::add_values<G>(a, V rows, rows, weights' index, first head)  adds a block to G heads.
+// Per head the arithmetic is the same whatever the group and the runs. Heads wider than
+// kAttendMaxHeadDim (the widened rows live on the stack) are the caller's to route elsewhere.
+constexpr int64_t kAttendMaxHeadDim = 1024; // DeepSeek's latent keys: 576
+template <typename P, typename Softmax>
+inline void attend_grouped(const AttendHead& a, Softmax&& softmax) {
+  alignas(64) float kb[kScoreRows][kAttendMaxHeadDim];
+  score_rows(a, [&](const uint8_t* k, int64_t rows, int64_t at) {
+    for (int64_t r = 0; r < rows; ++r)
+      P::widen(k + r * a.k_row_bytes, a.k_type, a.head_dim, kb[r]);
+    for (int64_t g = 0; g < a.group; ++g) {
+      float* out = a.scores + g * a.score_stride() + at;
+      if (rows == kScoreRows)
+        P::template score_run<kScoreRows>(a.q + g * a.head_dim, kb[0], a.head_dim, a.scale, out);
+      else
+        for (int64_t r = 0; r < rows; ++r)
+          P::template score_run<1>(a.q + g * a.head_dim, kb[r], a.head_dim, a.scale, out + r);
+    }
+  });
+  weigh_scores(a, softmax);
+  sum_values(a, [&](const uint8_t* vr, int64_t rows, int64_t at) {
+    for (int64_t g0 = 0; g0 < a.group; g0 += 4)
+      switch (a.group - g0 < 4 ? a.group - g0 : 4) {
+      case 1:
+        P::template add_values<1>(a, vr, rows, at, g0);
+        break;
+      case 2:
+        P::template add_values<2>(a, vr, rows, at, g0);
+        break;
+      case 3:
+        P::template add_values<3>(a, vr, rows, at, g0);
+        break;
+      default:
+        P::template add_values<4>(a, vr, rows, at, g0);
+        break;
+      }
+  });
+}
 } // namespace
 
 } // namespace pshard

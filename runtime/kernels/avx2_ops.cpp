@@ -169,120 +169,90 @@ __attribute__((always_inline)) inline __m256 load8(const uint8_t* row, TensorTyp
   }
 }
 
-// Heads up to this size convert a run of K rows once into a stack buffer (DeepSeek's
-// latent keys are 576 values); larger ones take the scalar path.
-constexpr int64_t kMaxHeadDim = 1024;
-
-// R rows' scores for one head from their converted K rows (row r at kb + r * kMaxHeadDim,
-// zero past hd): two accumulators a row (even and odd chunks of 8) so 2R FMA chains run at
-// once, then one horizontal sum. A row's arithmetic is the same for every R.
-template <int R>
-void score_run(const float* q, const float* kb, int64_t hd, float scale, float* out) {
-  __m256 acc0[R], acc1[R];
-  PSHARD_UNROLL
-  for (int r = 0; r < R; ++r)
-    acc0[r] = acc1[r] = _mm256_setzero_ps();
-  int64_t c = 0;
-  for (; c + 16 <= hd; c += 16) {
-    const __m256 q0 = _mm256_loadu_ps(q + c), q1 = _mm256_loadu_ps(q + c + 8);
-    PSHARD_UNROLL
-    for (int r = 0; r < R; ++r) {
-      acc0[r] = _mm256_fmadd_ps(q0, _mm256_load_ps(kb + r * kMaxHeadDim + c), acc0[r]);
-      acc1[r] = _mm256_fmadd_ps(q1, _mm256_load_ps(kb + r * kMaxHeadDim + c + 8), acc1[r]);
-    }
+// attention_kernel.h's attend_grouped, 8 values a vector.
+struct Grouped {
+  static void widen(const uint8_t* row, TensorType t, int64_t hd, float* out) {
+    for (int64_t c = 0; c < hd; c += 8)
+      _mm256_store_ps(out + c, load8(row, t, c, hd - c));
   }
-  if (c < hd) { // one or two chunks left, the last maybe partial (q masked, kb zero there)
-    const int64_t rest = hd - c;
-    const __m256 q0 = _mm256_maskload_ps(q + c, tail_mask(rest >= 8 ? 8 : rest));
+
+  // Two accumulators a row (even and odd chunks of 8), so 2R FMA chains run at once, then
+  // one horizontal sum. A row's arithmetic is the same for every R.
+  template <int R>
+  static void score_run(const float* q, const float* kb, int64_t hd, float scale, float* out) {
+    constexpr int64_t kRow = kAttendMaxHeadDim;
+    __m256 acc0[R], acc1[R];
+    PSHARD_UNROLL
     for (int r = 0; r < R; ++r)
-      acc0[r] = _mm256_fmadd_ps(q0, _mm256_load_ps(kb + r * kMaxHeadDim + c), acc0[r]);
-    if (rest > 8) {
-      const __m256 q1 = _mm256_maskload_ps(q + c + 8, tail_mask(rest - 8));
+      acc0[r] = acc1[r] = _mm256_setzero_ps();
+    int64_t c = 0;
+    for (; c + 16 <= hd; c += 16) {
+      const __m256 q0 = _mm256_loadu_ps(q + c), q1 = _mm256_loadu_ps(q + c + 8);
+      PSHARD_UNROLL
+      for (int r = 0; r < R; ++r) {
+        acc0[r] = _mm256_fmadd_ps(q0, _mm256_load_ps(kb + r * kRow + c), acc0[r]);
+        acc1[r] = _mm256_fmadd_ps(q1, _mm256_load_ps(kb + r * kRow + c + 8), acc1[r]);
+      }
+    }
+    if (c < hd) { // one or two chunks left, the last maybe partial (q masked, kb zero there)
+      const int64_t rest = hd - c;
+      const __m256 q0 = _mm256_maskload_ps(q + c, tail_mask(rest >= 8 ? 8 : rest));
       for (int r = 0; r < R; ++r)
-        acc1[r] = _mm256_fmadd_ps(q1, _mm256_load_ps(kb + r * kMaxHeadDim + c + 8), acc1[r]);
+        acc0[r] = _mm256_fmadd_ps(q0, _mm256_load_ps(kb + r * kRow + c), acc0[r]);
+      if (rest > 8) {
+        const __m256 q1 = _mm256_maskload_ps(q + c + 8, tail_mask(rest - 8));
+        for (int r = 0; r < R; ++r)
+          acc1[r] = _mm256_fmadd_ps(q1, _mm256_load_ps(kb + r * kRow + c + 8), acc1[r]);
+      }
     }
+    for (int r = 0; r < R; ++r)
+      out[r] = hsum(_mm256_add_ps(acc0[r], acc1[r])) * scale;
   }
-  for (int r = 0; r < R; ++r)
-    out[r] = hsum(_mm256_add_ps(acc0[r], acc1[r])) * scale;
-}
 
-// Heads g0 .. g0 + G - 1 of a V block, values c .. c + 15: each V row converted once for
-// the G heads, whose 2G accumulators stay in registers over the block's rows.
-template <int G>
-void add_value_block(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at, int64_t g0,
-                     int64_t c) {
-  const int64_t vd = a.value_dim(), stride = a.score_stride(), rest0 = vd - c, rest1 = vd - c - 8;
-  const __m256i m0 = tail_mask(rest0 >= 8 ? 8 : rest0);
-  const __m256i m1 = tail_mask(rest1 >= 8 ? 8 : rest1 > 0 ? rest1 : 0);
-  float* out = a.out + g0 * vd + c;
-  const float* w = a.scores + g0 * stride + at;
-  __m256 acc[G][2];
-  PSHARD_UNROLL
-  for (int g = 0; g < G; ++g) {
-    acc[g][0] = _mm256_maskload_ps(out + g * vd, m0);
-    acc[g][1] = _mm256_maskload_ps(out + g * vd + 8, m1);
-  }
-  for (int64_t j = 0; j < rows; ++j) {
-    const uint8_t* v = vr + j * a.v_row_bytes;
-    const __m256 v0 = load8(v, a.v_type, c, rest0);
-    const __m256 v1 = rest1 > 0 ? load8(v, a.v_type, c + 8, rest1) : _mm256_setzero_ps();
-    PSHARD_UNROLL
-    for (int g = 0; g < G; ++g) {
-      const __m256 wj = _mm256_broadcast_ss(w + g * stride + j);
-      acc[g][0] = _mm256_fmadd_ps(wj, v0, acc[g][0]);
-      acc[g][1] = _mm256_fmadd_ps(wj, v1, acc[g][1]);
+  // 16 values at a time: each V row widened once for the G heads, whose 2G accumulators
+  // stay in registers over the block's rows.
+  template <int G>
+  static void add_values(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at,
+                         int64_t g0) {
+    const int64_t vd = a.value_dim(), stride = a.score_stride();
+    const float* w = a.scores + g0 * stride + at;
+    for (int64_t c = 0; c < vd; c += 16) {
+      const int64_t rest0 = vd - c, rest1 = vd - c - 8;
+      const __m256i m0 = tail_mask(rest0 >= 8 ? 8 : rest0);
+      const __m256i m1 = tail_mask(rest1 >= 8 ? 8 : rest1 > 0 ? rest1 : 0);
+      float* out = a.out + g0 * vd + c;
+      __m256 acc[G][2];
+      PSHARD_UNROLL
+      for (int g = 0; g < G; ++g) {
+        acc[g][0] = _mm256_maskload_ps(out + g * vd, m0);
+        acc[g][1] = _mm256_maskload_ps(out + g * vd + 8, m1);
+      }
+      for (int64_t j = 0; j < rows; ++j) {
+        const uint8_t* v = vr + j * a.v_row_bytes;
+        const __m256 v0 = load8(v, a.v_type, c, rest0);
+        const __m256 v1 = rest1 > 0 ? load8(v, a.v_type, c + 8, rest1) : _mm256_setzero_ps();
+        PSHARD_UNROLL
+        for (int g = 0; g < G; ++g) {
+          const __m256 wj = _mm256_broadcast_ss(w + g * stride + j);
+          acc[g][0] = _mm256_fmadd_ps(wj, v0, acc[g][0]);
+          acc[g][1] = _mm256_fmadd_ps(wj, v1, acc[g][1]);
+        }
+      }
+      PSHARD_UNROLL
+      for (int g = 0; g < G; ++g) {
+        _mm256_maskstore_ps(out + g * vd, m0, acc[g][0]);
+        _mm256_maskstore_ps(out + g * vd + 8, m1, acc[g][1]);
+      }
     }
   }
-  PSHARD_UNROLL
-  for (int g = 0; g < G; ++g) {
-    _mm256_maskstore_ps(out + g * vd, m0, acc[g][0]);
-    _mm256_maskstore_ps(out + g * vd + 8, m1, acc[g][1]);
-  }
-}
+};
 
 } // namespace
 
-// As the AVX-512 path's: each K and V row converted once for every head of the group, four
-// rows' scores side by side, a V block's values in registers for up to four heads at once.
 void attend(const AttendHead& a) {
-  const int64_t hd = a.head_dim, vd = a.value_dim();
-  if (hd > kMaxHeadDim) {
-    scalar::attend(a);
-    return;
-  }
-  alignas(32) float kb[kScoreRows][kMaxHeadDim];
-  score_rows(a, [&](const uint8_t* k, int64_t rows, int64_t at) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < hd; c += 8)
-        _mm256_store_ps(kb[r] + c, load8(k + r * a.k_row_bytes, a.k_type, c, hd - c));
-    for (int64_t g = 0; g < a.group; ++g) {
-      float* out = a.scores + g * a.score_stride() + at;
-      if (rows == kScoreRows)
-        score_run<kScoreRows>(a.q + g * hd, kb[0], hd, a.scale, out);
-      else
-        for (int64_t r = 0; r < rows; ++r)
-          score_run<1>(a.q + g * hd, kb[r], hd, a.scale, out + r);
-    }
-  });
-  weigh_scores(a, softmax);
-  sum_values(a, [&](const uint8_t* vr, int64_t rows, int64_t at) {
-    for (int64_t c = 0; c < vd; c += 16)
-      for (int64_t g0 = 0; g0 < a.group; g0 += 4)
-        switch (a.group - g0 < 4 ? a.group - g0 : 4) {
-        case 1:
-          add_value_block<1>(a, vr, rows, at, g0, c);
-          break;
-        case 2:
-          add_value_block<2>(a, vr, rows, at, g0, c);
-          break;
-        case 3:
-          add_value_block<3>(a, vr, rows, at, g0, c);
-          break;
-        default:
-          add_value_block<4>(a, vr, rows, at, g0, c);
-          break;
-        }
-  });
+  if (a.head_dim > kAttendMaxHeadDim)
+    return scalar::attend(a);
+  attend_grouped<Grouped>(a, softmax);
 }
 
 // The tiled attention's key-block step, 8 queries to a vector (as the AVX-512 file's with

@@ -160,133 +160,98 @@ __attribute__((always_inline)) inline __m512 load16(const uint8_t* row, TensorTy
   }
 }
 
-// Heads up to this size convert a run of K rows once into a stack buffer (DeepSeek's
-// latent keys are 576 values); larger ones take the scalar path.
-constexpr int64_t kMaxHeadDim = 1024;
-using KeyRows = float[kScoreRows][kMaxHeadDim];
-
-// R rows' scores for one head from their converted K rows (row r at kb + r * kMaxHeadDim,
-// zero past hd): two accumulators
-// a row (even and odd chunks of 16) so 2R FMA chains run at once, then one horizontal sum.
-// A row's arithmetic is the same for every R.
-template <int R>
-void score_run(const float* q, const float* kb, int64_t hd, float scale, float* out) {
-  __m512 acc0[R], acc1[R];
-  PSHARD_UNROLL
-  for (int r = 0; r < R; ++r)
-    acc0[r] = acc1[r] = _mm512_setzero_ps();
-  int64_t c = 0;
-  for (; c + 32 <= hd; c += 32) {
-    const __m512 q0 = _mm512_loadu_ps(q + c), q1 = _mm512_loadu_ps(q + c + 16);
-    PSHARD_UNROLL
-    for (int r = 0; r < R; ++r) {
-      acc0[r] = _mm512_fmadd_ps(q0, _mm512_load_ps(kb + r * kMaxHeadDim + c), acc0[r]);
-      acc1[r] = _mm512_fmadd_ps(q1, _mm512_load_ps(kb + r * kMaxHeadDim + c + 16), acc1[r]);
+// attention_kernel.h's attend_grouped, 16 values a vector.
+struct Grouped {
+  static void widen(const uint8_t* row, TensorType t, int64_t hd, float* out) {
+    for (int64_t c = 0; c < hd; c += 16) {
+      const __mmask16 m = hd - c >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(hd - c);
+      _mm512_store_ps(out + c, load16(row, t, c, m));
     }
   }
-  if (c < hd) { // one or two chunks left, the last maybe partial (q masked, kb zero there)
-    const int64_t rest = hd - c;
-    const __m512 q0 =
-        _mm512_maskz_loadu_ps(rest >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(rest), q + c);
+
+  // Two accumulators a row (even and odd chunks of 16), so 2R FMA chains run at once, then
+  // one horizontal sum. A row's arithmetic is the same for every R.
+  template <int R>
+  static void score_run(const float* q, const float* kb, int64_t hd, float scale, float* out) {
+    constexpr int64_t kRow = kAttendMaxHeadDim;
+    __m512 acc0[R], acc1[R];
+    PSHARD_UNROLL
     for (int r = 0; r < R; ++r)
-      acc0[r] = _mm512_fmadd_ps(q0, _mm512_load_ps(kb + r * kMaxHeadDim + c), acc0[r]);
-    if (rest > 16) {
-      const __m512 q1 = _mm512_maskz_loadu_ps(tail_mask(rest - 16), q + c + 16);
-      for (int r = 0; r < R; ++r)
-        acc1[r] = _mm512_fmadd_ps(q1, _mm512_load_ps(kb + r * kMaxHeadDim + c + 16), acc1[r]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r])) * scale;
-}
-
-// Heads g0 .. g0 + G - 1 of a V block, values c .. c + 63 (masks m): each V row converted
-// once for the G heads, whose 4G accumulators stay in registers over the block's rows.
-template <int G>
-void add_value_block(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at, int64_t g0,
-                     int64_t c, const __mmask16 (&m)[4]) {
-  const int64_t vd = a.value_dim(), stride = a.score_stride();
-  float* out = a.out + g0 * vd + c;
-  const float* w = a.scores + g0 * stride + at;
-  __m512 acc[G][4];
-  PSHARD_UNROLL
-  for (int g = 0; g < G; ++g)
-    PSHARD_UNROLL
-  for (int u = 0; u < 4; ++u)
-    acc[g][u] = _mm512_maskz_loadu_ps(m[u], out + g * vd + 16 * u);
-  for (int64_t j = 0; j < rows; ++j) {
-    const uint8_t* v = vr + j * a.v_row_bytes;
-    __m512 vv[4]; // zero past the values (a Q8_0 row is not read past its end)
-    PSHARD_UNROLL
-    for (int u = 0; u < 4; ++u)
-      vv[u] = m[u] ? load16(v, a.v_type, c + 16 * u, m[u]) : _mm512_setzero_ps();
-    PSHARD_UNROLL
-    for (int g = 0; g < G; ++g) {
-      const __m512 wj = _mm512_set1_ps(w[g * stride + j]);
+      acc0[r] = acc1[r] = _mm512_setzero_ps();
+    int64_t c = 0;
+    for (; c + 32 <= hd; c += 32) {
+      const __m512 q0 = _mm512_loadu_ps(q + c), q1 = _mm512_loadu_ps(q + c + 16);
       PSHARD_UNROLL
-      for (int u = 0; u < 4; ++u)
-        acc[g][u] = _mm512_fmadd_ps(wj, vv[u], acc[g][u]);
-    }
-  }
-  PSHARD_UNROLL
-  for (int g = 0; g < G; ++g)
-    PSHARD_UNROLL
-  for (int u = 0; u < 4; ++u)
-    _mm512_mask_storeu_ps(out + g * vd + 16 * u, m[u], acc[g][u]);
-}
-
-} // namespace
-
-// Each K and V row is converted once for every head of the group (not once per head), the
-// scores of four rows are computed side by side, and a V block's values stay in registers
-// for up to four heads at once; per head the arithmetic is the same whatever the group.
-void attend(const AttendHead& a) {
-  const int64_t hd = a.head_dim, vd = a.value_dim();
-  if (hd > kMaxHeadDim) {
-    scalar::attend(a);
-    return;
-  }
-  alignas(64) KeyRows kb;
-  score_rows(a, [&](const uint8_t* k, int64_t rows, int64_t at) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < hd; c += 16) {
-        const __mmask16 m = hd - c >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(hd - c);
-        _mm512_store_ps(kb[r] + c, load16(k + r * a.k_row_bytes, a.k_type, c, m));
+      for (int r = 0; r < R; ++r) {
+        acc0[r] = _mm512_fmadd_ps(q0, _mm512_load_ps(kb + r * kRow + c), acc0[r]);
+        acc1[r] = _mm512_fmadd_ps(q1, _mm512_load_ps(kb + r * kRow + c + 16), acc1[r]);
       }
-    for (int64_t g = 0; g < a.group; ++g) {
-      float* out = a.scores + g * a.score_stride() + at;
-      if (rows == kScoreRows)
-        score_run<kScoreRows>(a.q + g * hd, kb[0], hd, a.scale, out);
-      else
-        for (int64_t r = 0; r < rows; ++r)
-          score_run<1>(a.q + g * hd, kb[r], hd, a.scale, out + r);
     }
-  });
-  weigh_scores(a, softmax);
-  sum_values(a, [&](const uint8_t* vr, int64_t rows, int64_t at) {
+    if (c < hd) { // one or two chunks left, the last maybe partial (q masked, kb zero there)
+      const int64_t rest = hd - c;
+      const __m512 q0 = _mm512_maskz_loadu_ps(
+          rest >= 16 ? static_cast<__mmask16>(0xffff) : tail_mask(rest), q + c);
+      for (int r = 0; r < R; ++r)
+        acc0[r] = _mm512_fmadd_ps(q0, _mm512_load_ps(kb + r * kRow + c), acc0[r]);
+      if (rest > 16) {
+        const __m512 q1 = _mm512_maskz_loadu_ps(tail_mask(rest - 16), q + c + 16);
+        for (int r = 0; r < R; ++r)
+          acc1[r] = _mm512_fmadd_ps(q1, _mm512_load_ps(kb + r * kRow + c + 16), acc1[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r])) * scale;
+  }
+
+  // 64 values at a time: each V row widened once for the G heads, whose 4G accumulators
+  // stay in registers over the block's rows.
+  template <int G>
+  static void add_values(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at,
+                         int64_t g0) {
+    const int64_t vd = a.value_dim(), stride = a.score_stride();
+    const float* w = a.scores + g0 * stride + at;
     for (int64_t c = 0; c < vd; c += 64) {
       __mmask16 m[4];
       for (int u = 0; u < 4; ++u) {
         const int64_t rest = vd - c - 16 * u;
         m[u] = rest >= 16 ? static_cast<__mmask16>(0xffff) : rest > 0 ? tail_mask(rest) : 0;
       }
-      for (int64_t g0 = 0; g0 < a.group; g0 += 4)
-        switch (a.group - g0 < 4 ? a.group - g0 : 4) {
-        case 1:
-          add_value_block<1>(a, vr, rows, at, g0, c, m);
-          break;
-        case 2:
-          add_value_block<2>(a, vr, rows, at, g0, c, m);
-          break;
-        case 3:
-          add_value_block<3>(a, vr, rows, at, g0, c, m);
-          break;
-        default:
-          add_value_block<4>(a, vr, rows, at, g0, c, m);
-          break;
+      float* out = a.out + g0 * vd + c;
+      __m512 acc[G][4];
+      PSHARD_UNROLL
+      for (int g = 0; g < G; ++g)
+        PSHARD_UNROLL
+      for (int u = 0; u < 4; ++u)
+        acc[g][u] = _mm512_maskz_loadu_ps(m[u], out + g * vd + 16 * u);
+      for (int64_t j = 0; j < rows; ++j) {
+        const uint8_t* v = vr + j * a.v_row_bytes;
+        __m512 vv[4]; // zero past the values (a Q8_0 row is not read past its end)
+        PSHARD_UNROLL
+        for (int u = 0; u < 4; ++u)
+          vv[u] = m[u] ? load16(v, a.v_type, c + 16 * u, m[u]) : _mm512_setzero_ps();
+        PSHARD_UNROLL
+        for (int g = 0; g < G; ++g) {
+          const __m512 wj = _mm512_set1_ps(w[g * stride + j]);
+          PSHARD_UNROLL
+          for (int u = 0; u < 4; ++u)
+            acc[g][u] = _mm512_fmadd_ps(wj, vv[u], acc[g][u]);
         }
+      }
+      PSHARD_UNROLL
+      for (int g = 0; g < G; ++g)
+        PSHARD_UNROLL
+      for (int u = 0; u < 4; ++u)
+        _mm512_mask_storeu_ps(out + g * vd + 16 * u, m[u], acc[g][u]);
     }
-  });
+  }
+};
+
+} // namespace
+
+void attend(const AttendHead& a) {
+  if (a.head_dim > kAttendMaxHeadDim)
+    return scalar::attend(a);
+  attend_grouped<Grouped>(a, softmax);
 }
 
 // The tiled attention's key-block step, 16 queries to a vector: their rows transposed

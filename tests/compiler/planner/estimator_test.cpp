@@ -190,11 +190,10 @@ TEST(Roofline, FfnIsTheMaxOfComputeAndBandwidthPerMatrix) {
   EXPECT_NEAR(c1.copy_s, static_cast<double>(ffn.weight_bytes) / 1e10, 1e-12);
 }
 
-// Gemma's local layers read their window of the cache however long the context: their
-// attention costs the same at 4K as at the window; a global layer's grows with it.
-TEST(Roofline, ASlidingWindowLayerReadsOnlyItsWindow) {
+// Two layers of a family, small enough to price by hand.
+ModelHParams two_small_layers(const char* arch) {
   ModelHParams hp;
-  hp.family = find_arch_family("gemma3");
+  hp.family = find_arch_family(arch);
   hp.n_vocab = 256;
   hp.n_embd = 64;
   hp.n_layer = 2;
@@ -202,6 +201,13 @@ TEST(Roofline, ASlidingWindowLayerReadsOnlyItsWindow) {
   hp.n_head = 4;
   hp.n_head_kv = 2;
   hp.head_dim = 16;
+  return hp;
+}
+
+// Gemma's local layers read their window of the cache however long the context: their
+// attention costs the same at 4K as at the window; a global layer's grows with it.
+TEST(Roofline, ASlidingWindowLayerReadsOnlyItsWindow) {
+  ModelHParams hp = two_small_layers("gemma3");
   hp.sliding_window = 128;
   hp.local_layers = {true, false};
   const ModelGraph graph = synthetic_model_graph(hp, TensorType::kF32);
@@ -232,15 +238,7 @@ TEST(Roofline, ASlidingWindowLayerReadsOnlyItsWindow) {
 // its own KV cache and recurrent state, so those bytes are read, and cross the link when
 // streamed, once per sequence; the weights once; and never for more sequences than tokens.
 TEST(Roofline, AServedPassReadsEachSequencesCacheAndState) {
-  ModelHParams hp;
-  hp.family = find_arch_family("qwen35");
-  hp.n_vocab = 256;
-  hp.n_embd = 64;
-  hp.n_layer = 2;
-  hp.n_ff = 128;
-  hp.n_head = 4;
-  hp.n_head_kv = 2;
-  hp.head_dim = 16;
+  ModelHParams hp = two_small_layers("qwen35");
   hp.delta_net = {.n_k_heads = 2, .n_v_heads = 4, .d_k = 16, .d_v = 16, .conv_kernel = 4};
   hp.delta_net.grouped_ba = false;
   hp.delta_net.tiled_heads = true;
