@@ -18,7 +18,6 @@
 // then nb * 8 lane values: the int32 corrections -offset * (lane sum), or for the
 // types with a minimum the lane sums as floats.
 #include "runtime/kernels/kernel_set.h"
-#include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)

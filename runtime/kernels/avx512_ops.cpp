@@ -1,6 +1,6 @@
 // AVX-512 element-wise and attention kernels: sum of squares (RMSNorm), softmax,
-// SiLU-gated product and one-head attention. exp is a vector polynomial accurate
-// to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+// SiLU-gated product, one-head attention and the vision tower's key-block step. exp is a vector
+// polynomial accurate to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
 #include "runtime/kernels/ops.h"
 #include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/simd_exports.h"

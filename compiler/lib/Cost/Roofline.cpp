@@ -93,15 +93,20 @@ double roofline(const Work& w, double flops_per_s, double bytes_per_s) {
   return std::max(w.flops / flops_per_s, w.bytes / bytes_per_s);
 }
 
+// The sequences a pass of `tier` tokens holds: as many as asked, never more than its tokens.
+int64_t sequences_in(int64_t tier, int64_t sequences) {
+  return std::clamp<int64_t>(sequences, 1, tier);
+}
+
 } // namespace
 
 SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
                                const MachineModel& machine, int64_t tier, int64_t n_ctx,
                                TensorType kv_type, int threads, int64_t sequences) {
   SubLayerCost c;
-  const auto seqs = static_cast<double>(std::clamp<int64_t>(sequences, 1, tier));
-  // Each sequence's own queries: the attention cells are measured for one sequence.
-  const int64_t queries = std::max<int64_t>(1, tier / std::clamp<int64_t>(sequences, 1, tier));
+  const int64_t n_seq = sequences_in(tier, sequences);
+  const auto seqs = static_cast<double>(n_seq);
+  const int64_t queries = tier / n_seq; // one sequence's: the attention cells are measured so
   const bool gpu = machine.has_gpu();
   const double cpu_bw = machine.cpu_read_bandwidth(threads, Load::kIdle);
   const double cpu_bw_loaded = machine.cpu_read_bandwidth(threads, Load::kUnderLoad);
@@ -216,7 +221,7 @@ SubLayerCosts estimate_costs(const ModelGraph& graph, const MachineModel& machin
     costs.d2h_hidden_s = machine.d2h_seconds(graph.hidden_bytes(tier), Load::kIdle);
     costs.d2h_logits_s = machine.d2h_seconds( // one token's logits for each sequence
         static_cast<uint64_t>(graph.hparams.n_vocab) * sizeof(float) *
-            static_cast<uint64_t>(std::clamp<int64_t>(sequences, 1, tier)),
+            static_cast<uint64_t>(sequences_in(tier, sequences)),
         Load::kIdle);
     costs.h2d_tokens_s = machine.h2d_seconds(static_cast<uint64_t>(tier) * 4, Load::kIdle);
   }

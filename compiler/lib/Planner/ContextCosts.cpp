@@ -109,11 +109,10 @@ std::vector<ContextCosts> costs_per_context(const ModelGraph& graph, const Machi
     const int64_t start = k == 0 ? 1 : o.contexts[k - 1] + 1;
     std::vector<SubLayerCosts> at_end, at_start;
     for (int64_t tier : o.tiers) { // a served pass holds up to --parallel sequences
-      const int64_t seqs = std::clamp<int64_t>(o.parallel, 1, tier);
-      at_end.push_back(
-          quantized(estimate_costs(graph, machine, tier, context, o.kv_type, o.threads, seqs)));
+      at_end.push_back(quantized(
+          estimate_costs(graph, machine, tier, context, o.kv_type, o.threads, o.parallel)));
       at_start.push_back(
-          quantized(estimate_costs(graph, machine, tier, start, o.kv_type, o.threads, seqs)));
+          quantized(estimate_costs(graph, machine, tier, start, o.kv_type, o.threads, o.parallel)));
     }
     out.push_back(
         context_costs_from(graph, o, context, start, std::move(at_end), std::move(at_start)));

@@ -94,7 +94,8 @@ struct SubLayerCosts {
 };
 
 // Roofline of one sub-layer (exposed for tests and the MLIR cost-annotation pass). A pass
-// of `tier` tokens holds `sequences` of them (a served batch: pshard-compile --parallel), each
+// of `tier` tokens holds `sequences` sequences, or `tier` when fewer tokens than that (a
+// served batch: pshard-compile --parallel), each
 // attending over its own n_ctx positions and keeping its own recurrent state: their bytes are
 // read (and, streamed, cross the link) once per sequence, while the weights are read once.
 SubLayerCost estimate_sublayer(const SubLayerInfo& s, const ModelGraph& graph,
