@@ -60,6 +60,12 @@ struct AttendHead {
 
 void attend_head(const AttendHead& a);
 
+// Prefill's tiled form (attention_tile.h): n query tokens of one pass over the same KV head
+// of one cache, positions ascending — heads[i] alike but for q, out, scores, scale, sinks and
+// the rows seen (first, n_kv) — each K and V row read and widened once for the whole tile.
+// Each token's result is its own attend_head call's, bit for bit.
+void attend_tile(const AttendHead* heads, int64_t n);
+
 // One key block of the vision tower's tiled attention (runtime/vision/tiled_attention.h),
 // for nq queries of one head: query i's scores against the block's nb keys are
 // scale · q_i·k_j, its running max is raised to cover them (its sum and accumulator
@@ -233,6 +239,27 @@ template <typename Accumulate> inline void sum_values(const AttendHead& a, Accum
 // Per head the arithmetic is the same whatever the group and the runs. Heads wider than
 // kAttendMaxHeadDim (the widened rows live on the stack) are the caller's to route elsewhere.
 constexpr int64_t kAttendMaxHeadDim = 1024; // DeepSeek's latent keys: 576
+
+// One block of V rows added to every head of the group, four heads a call.
+template <typename P>
+inline void add_group_values(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at) {
+  for (int64_t g0 = 0; g0 < a.group; g0 += 4)
+    switch (a.group - g0 < 4 ? a.group - g0 : 4) {
+    case 1:
+      P::template add_values<1>(a, vr, rows, at, g0);
+      break;
+    case 2:
+      P::template add_values<2>(a, vr, rows, at, g0);
+      break;
+    case 3:
+      P::template add_values<3>(a, vr, rows, at, g0);
+      break;
+    default:
+      P::template add_values<4>(a, vr, rows, at, g0);
+      break;
+    }
+}
+
 template <typename P, typename Softmax>
 inline void attend_grouped(const AttendHead& a, Softmax&& softmax) {
   alignas(64) float kb[kScoreRows][kAttendMaxHeadDim];
@@ -250,21 +277,7 @@ inline void attend_grouped(const AttendHead& a, Softmax&& softmax) {
   });
   weigh_scores(a, softmax);
   sum_values(a, [&](const uint8_t* vr, int64_t rows, int64_t at) {
-    for (int64_t g0 = 0; g0 < a.group; g0 += 4)
-      switch (a.group - g0 < 4 ? a.group - g0 : 4) {
-      case 1:
-        P::template add_values<1>(a, vr, rows, at, g0);
-        break;
-      case 2:
-        P::template add_values<2>(a, vr, rows, at, g0);
-        break;
-      case 3:
-        P::template add_values<3>(a, vr, rows, at, g0);
-        break;
-      default:
-        P::template add_values<4>(a, vr, rows, at, g0);
-        break;
-      }
+    add_group_values<P>(a, vr, rows, at);
   });
 }
 } // namespace

@@ -258,7 +258,7 @@ constexpr KernelSet kAvx2 = {
     legacy<Mxfp4Weights>(),
     PSHARD_KQUANT_TYPE_KERNELS(avx2),
     {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::gelu_mul, avx2::gelu_erf, avx2::attend,
-     avx2::delta_step, avx2::attend_block},
+     avx2::delta_step, avx2::attend_block, avx2::attend_tile},
     avx2::stream_sum,
 };
 

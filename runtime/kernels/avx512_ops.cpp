@@ -1,6 +1,8 @@
 // AVX-512 element-wise and attention kernels: sum of squares (RMSNorm), softmax,
-// SiLU-gated product, one-head attention and the vision tower's key-block step. exp is a vector
-// polynomial accurate to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+// SiLU-gated product, one-head attention, prefill's tiles of it and the vision tower's
+// key-block step. exp is a vector polynomial accurate to about 1 ulp (libm's scalar expf
+// would dominate softmax and SiLU).
+#include "runtime/kernels/attention_tile.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/simd_exports.h"
@@ -252,6 +254,12 @@ void attend(const AttendHead& a) {
   if (a.head_dim > kAttendMaxHeadDim)
     return scalar::attend(a);
   attend_grouped<Grouped>(a, softmax);
+}
+
+void attend_tile(const AttendHead* heads, int64_t n) {
+  if (heads[0].head_dim > kAttendMaxHeadDim)
+    return scalar::attend_tile(heads, n);
+  attend_tiled<Grouped>(heads, n, softmax);
 }
 
 // The tiled attention's key-block step, 16 queries to a vector: their rows transposed

@@ -119,6 +119,9 @@ void softcap_inplace(float* x, float cap, int64_t n) {
 
 void attend_head(const AttendHead &a) { kernels::kernel_set().ops.attend(a); }
 void attend_block(const AttendBlock& b) { kernels::kernel_set().ops.attend_block(b); }
+void attend_tile(const AttendHead* heads, int64_t n) {
+  kernels::kernel_set().ops.attend_tile(heads, n);
+}
 
 void add_inplace(float *y, const float *x, int64_t n) {
   for (int64_t i = 0; i < n; ++i)

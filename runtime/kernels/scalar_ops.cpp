@@ -118,4 +118,9 @@ void attend(const AttendHead& a) {
   });
 }
 
+void attend_tile(const AttendHead* heads, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    attend(heads[i]);
+}
+
 } // namespace pshard::kernels::scalar

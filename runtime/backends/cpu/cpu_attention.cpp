@@ -1,7 +1,8 @@
 // Causal (an encoder's: two-way) grouped-query attention over a KV cache on the CPU (a sliding
-// window, soft-capped scores and sinks where the shape says so): a run of one token's query
-// heads that share a KV head per work item, two-pass softmax; each head's result is the one it
-// gets alone, so it does not depend on how the items are split over threads.
+// window, soft-capped scores and sinks where the shape says so): per work item a tile of a
+// pass's tokens over one KV head (prefill), or one token's run of the query heads that share a
+// KV head (decode); two-pass softmax. Each head's result is the one it gets alone, so it does
+// not depend on the tiles or on how the items are split over threads.
 #include "runtime/backends/cpu/cpu_ops.h"
 #include "runtime/kernels/attention_kernel.h"
 
@@ -12,18 +13,16 @@
 namespace pshard {
 namespace {
 
-// The scores, softmax and weighted sum run in the active ISA path's kernel, for `count`
-// query heads from h0 that share KV head kv_head (their K/V rows read once for all).
-void attend_heads(const float* q, const KvView& kv, int64_t h0, int64_t count, int64_t kv_head,
-                  int64_t pos, int64_t end, const AttentionDims& shape, float* out,
-                  std::vector<float>& scores) {
+// The view of `count` query heads from h0 that share KV head kv_head, for the token at pos of
+// a pass ending at `end`; the scores are the caller's to place.
+AttendHead heads_of(const float* q, const KvView& kv, int64_t h0, int64_t count, int64_t kv_head,
+                    int64_t pos, int64_t end, const AttentionDims& shape, float* out) {
   AttendHead a;
   a.first = shape.first_visible(pos);
   a.n_kv = shape.visible_end(pos, end); // an encoder's queries see the whole call (or window)
   a.group = count;
   a.has_sink = shape.sinks != nullptr;
   a.sinks = a.has_sink ? shape.sinks + h0 : nullptr;
-  scores.resize(static_cast<size_t>(count * a.score_stride()));
   a.q = q;
   a.k = kv.k + tensor_row_bytes(kv.k_type, kv_head * shape.head_dim);
   a.v = kv.v + tensor_row_bytes(kv.v_type, kv_head * shape.value_dim());
@@ -36,11 +35,24 @@ void attend_heads(const float* q, const KvView& kv, int64_t h0, int64_t count, i
   a.scale = shape.score_scale(pos);
   a.softcap = shape.softcap;
   a.out = out;
-  a.scores = scores.data();
   a.pages = kv.pages;
   a.page_rows = kv.page_tokens;
   a.ring = kv.ring;
-  attend_head(a);
+  return a;
+}
+
+// A causal pass's later tokens see more rows, and parallel_for gives each thread one
+// contiguous range: taking the tokens (or tiles) as first, last, second, second-to-last...
+// gives every range about the same work.
+int64_t folded(int64_t i, int64_t n) { return i % 2 == 0 ? i / 2 : n - 1 - i / 2; }
+
+// Query tokens a tile: enough that each K/V row, read and widened once a tile, serves about
+// kTileQueries query heads; 1 (token by token) where a group alone is that many (DeepSeek's
+// latent attention) or tiles would leave a thread idle (decode).
+constexpr int64_t kTileQueries = 16;
+int64_t tile_tokens(int64_t n_tokens, int64_t group, int64_t n_kv_head, int64_t threads) {
+  const int64_t wanted = std::max<int64_t>(1, kTileQueries / group);
+  return std::min({wanted, n_tokens, std::max<int64_t>(1, n_tokens * n_kv_head / (2 * threads))});
 }
 
 } // namespace
@@ -49,20 +61,55 @@ void CpuOps::attention(const float* q, const KvView& kv, const AttentionDims& sh
                        int64_t n_tokens, float* out) {
   const int64_t hd = shape.head_dim, hv = shape.value_dim(), n_head = shape.n_head;
   const int64_t n_kv_head = shape.n_head_kv, group = n_head / n_kv_head;
+  const auto threads = static_cast<int64_t>(pool_.size());
+  const int64_t tile = tile_tokens(n_tokens, group, n_kv_head, threads);
+  if (tile > 1) { // a work item is a tile of tokens over one KV head
+    const int64_t n_tiles = (n_tokens + tile - 1) / tile;
+    pool_.parallel_for(n_tiles * n_kv_head, [&](int64_t begin, int64_t end) {
+      thread_local std::vector<float> scores;
+      thread_local std::vector<AttendHead> heads;
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t t0 = folded(item / n_kv_head, n_tiles) * tile, kv_head = item % n_kv_head,
+                      h0 = kv_head * group;
+        const int64_t count = std::min(tile, n_tokens - t0);
+        heads.resize(static_cast<size_t>(count));
+        size_t need = 0;
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t t = t0 + i;
+          AttendHead& a = heads[static_cast<size_t>(i)];
+          a = heads_of(q + (t * n_head + h0) * hd, kv, h0, group, kv_head, pos0 + t,
+                       pos0 + n_tokens, shape, out + (t * n_head + h0) * hv);
+          need += static_cast<size_t>(group * a.score_stride());
+        }
+        scores.resize(need);
+        float* s = scores.data();
+        for (AttendHead& a : heads) {
+          a.scores = s;
+          s += group * a.score_stride();
+        }
+        attend_tile(heads.data(), count);
+      }
+    });
+    return;
+  }
   // A work item is one token's run of query heads that share a KV head, so each K/V row is
   // read once for the run, not once per head; a group is split into as many runs as keep
   // every thread busy (a decode pass over one KV head: DeepSeek's latent).
-  const int64_t items = n_tokens * n_kv_head, wanted = 2 * static_cast<int64_t>(pool_.size());
+  const int64_t items = n_tokens * n_kv_head, wanted = 2 * threads;
   const int64_t splits = std::min(group, std::max<int64_t>(1, (wanted + items - 1) / items));
   const int64_t run = (group + splits - 1) / splits, runs = (group + run - 1) / run;
   pool_.parallel_for(items * runs, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / (n_kv_head * runs), kv_head = item / runs % n_kv_head;
+      const int64_t t = folded(item / (n_kv_head * runs), n_tokens),
+                    kv_head = item / runs % n_kv_head;
       const int64_t h0 = kv_head * group + item % runs * run;
       const int64_t count = std::min(run, (kv_head + 1) * group - h0);
-      attend_heads(q + (t * n_head + h0) * hd, kv, h0, count, kv_head, pos0 + t, pos0 + n_tokens,
-                   shape, out + (t * n_head + h0) * hv, scores);
+      AttendHead a = heads_of(q + (t * n_head + h0) * hd, kv, h0, count, kv_head, pos0 + t,
+                              pos0 + n_tokens, shape, out + (t * n_head + h0) * hv);
+      scores.resize(static_cast<size_t>(count * a.score_stride()));
+      a.scores = scores.data();
+      attend_head(a);
     }
   });
 }
