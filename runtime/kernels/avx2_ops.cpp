@@ -1,6 +1,7 @@
 // AVX2 + FMA element-wise and attention kernels: sum of squares (RMSNorm),
 // softmax, SiLU-gated product, one-head attention, prefill's tiles of it and the vision
-// tower's key-block step, with a vector exp accurate to about 1 ulp (libm's scalar expf would dominate softmax and SiLU).
+// tower's key-block step, with a vector exp accurate to about 1 ulp (libm's scalar expf
+// would dominate softmax and SiLU).
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/attention_tile.h"
 #include "runtime/kernels/ops.h"

@@ -46,12 +46,21 @@ AttendHead heads_of(const float* q, const KvView& kv, int64_t h0, int64_t count,
 // gives every range about the same work.
 int64_t folded(int64_t i, int64_t n) { return i % 2 == 0 ? i / 2 : n - 1 - i / 2; }
 
-// Query tokens a tile: enough that each K/V row, read and widened once a tile, serves about
-// kTileQueries query heads; 1 (token by token) where a group alone is that many (DeepSeek's
-// latent attention) or tiles would leave a thread idle (decode).
-constexpr int64_t kTileQueries = 16;
-int64_t tile_tokens(int64_t n_tokens, int64_t group, int64_t n_kv_head, int64_t threads) {
-  const int64_t wanted = std::max<int64_t>(1, kTileQueries / group);
+// Query tokens a tile. Every tile reads its KV head's rows of the whole prefix, and a head's
+// slice of a row is a few cache lines a row apart (a row holds every KV head), so the more
+// query heads a tile serves, the fewer times the prefix is read: 64 of them, where their
+// scores (64 × the rows seen, floats) fit kTileScoreBytes, down to 16 at 64K positions.
+// 1 (token by token) where a group alone is 16 (DeepSeek's latent attention) or tiles
+// would leave a thread idle (decode). At an 8K prompt 64 query heads a tile prefilled 1.13×
+// as fast as 16 (docs/benchmarks.md).
+constexpr int64_t kTileQueriesMin = 16, kTileQueriesMax = 64;
+constexpr int64_t kTileScoreBytes = 4 << 20;
+int64_t tile_tokens(int64_t n_tokens, int64_t group, int64_t n_kv_head, int64_t threads,
+                    int64_t rows_seen) {
+  const int64_t queries = std::clamp<int64_t>(
+      kTileScoreBytes / (static_cast<int64_t>(sizeof(float)) * std::max<int64_t>(1, rows_seen)),
+      kTileQueriesMin, kTileQueriesMax);
+  const int64_t wanted = std::max<int64_t>(1, queries / group);
   return std::min({wanted, n_tokens, std::max<int64_t>(1, n_tokens * n_kv_head / (2 * threads))});
 }
 
@@ -62,7 +71,7 @@ void CpuOps::attention(const float* q, const KvView& kv, const AttentionDims& sh
   const int64_t hd = shape.head_dim, hv = shape.value_dim(), n_head = shape.n_head;
   const int64_t n_kv_head = shape.n_head_kv, group = n_head / n_kv_head;
   const auto threads = static_cast<int64_t>(pool_.size());
-  const int64_t tile = tile_tokens(n_tokens, group, n_kv_head, threads);
+  const int64_t tile = tile_tokens(n_tokens, group, n_kv_head, threads, pos0 + n_tokens);
   if (tile > 1) { // a work item is a tile of tokens over one KV head
     const int64_t n_tiles = (n_tokens + tile - 1) / tile;
     pool_.parallel_for(n_tiles * n_kv_head, [&](int64_t begin, int64_t end) {
