@@ -7,6 +7,8 @@ namespace pshard::kernels {
 const KernelSet& kernel_set() {
   switch (active_isa()) {
   case Isa::kAvx512: return avx512_kernel_set();
+  case Isa::kAvx2Vnni:
+    return avx2vnni_kernel_set();
   case Isa::kAvx2: return avx2_kernel_set();
   case Isa::kScalar: break;
   }

@@ -68,6 +68,7 @@ struct KernelSet {
 // Defined in the per-ISA files; call only when isa_supported() says so.
 const KernelSet& scalar_kernel_set();
 const KernelSet& avx2_kernel_set();
+const KernelSet& avx2vnni_kernel_set();
 const KernelSet& avx512_kernel_set();
 
 // The set of active_isa().

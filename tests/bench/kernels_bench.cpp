@@ -67,7 +67,8 @@ void register_all() {
   size_t n_types = 0;
   const TensorType* all = supported_tensor_types(&n_types);
   const std::vector<TensorType> types(all, all + n_types);
-  const kernels::Isa isas[] = {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvx512};
+  const kernels::Isa isas[] = {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvx2Vnni,
+                               kernels::Isa::kAvx512};
   struct Shape {
     const char* name;
     int64_t rows, cols, tokens;

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"md", "csv", "json", "jsonl"}))
       ->capture_default_str();
   app.add_option("--isa", isas,
-                 "ISA paths to sweep, e.g. avx512,avx2 (default: the active one; "
+                 "ISA paths to sweep, e.g. avx512,avx2vnni,avx2 (default: the active one; "
                  "PSHARD_ISA caps it)");
   app.add_option("--text", opt.text_path,
                  "take the tests' tokens from this text (the model's vocabulary, cycled) "

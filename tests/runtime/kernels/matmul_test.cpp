@@ -297,7 +297,7 @@ TEST_P(MatmulOnIsa, QuantizedActivationErrorIsBounded) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, MatmulOnIsa,
-                         testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512),
+                         testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512),
                          [](const testing::TestParamInfo<Isa>& i) {
                            return std::string(kernels::isa_name(i.param));
                          });
@@ -316,14 +316,45 @@ TEST(CpuIsa, ParsesNamesAndRefusesUnsupportedPaths) {
   Isa isa;
   EXPECT_TRUE(kernels::parse_isa("AVX2", &isa));
   EXPECT_EQ(isa, Isa::kAvx2);
+  EXPECT_TRUE(kernels::parse_isa("avx2vnni", &isa));
+  EXPECT_EQ(isa, Isa::kAvx2Vnni);
   EXPECT_FALSE(kernels::parse_isa("sse9", &isa));
   EXPECT_TRUE(kernels::isa_supported(Isa::kScalar));
   EXPECT_TRUE(kernels::force_isa(Isa::kScalar));
   EXPECT_EQ(kernels::active_isa(), Isa::kScalar);
   EXPECT_TRUE(kernels::force_isa(kernels::detected_isa()));
-  if (kernels::detected_isa() != Isa::kAvx512) {
-    EXPECT_FALSE(kernels::force_isa(Isa::kAvx512));
+  for (Isa path : {Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512}) {
+    EXPECT_EQ(kernels::force_isa(path), kernels::isa_supported(path)) << kernels::isa_name(path);
+    EXPECT_EQ(kernels::active_isa(), kernels::isa_supported(path) ? path : kernels::detected_isa());
+    kernels::force_isa(kernels::detected_isa());
+    EXPECT_GE(kernels::detected_isa(), kernels::isa_supported(path) ? path : Isa::kScalar)
+        << "the detected path is the most preferred supported one";
   }
+}
+
+// AVX2-VNNI runs the legacy blocks' int8 sums as one vpdpbusd where AVX2 needs two
+// instructions; the int32 sums are exact either way, so every type gives AVX2's bits, in
+// decode (1 token) and prefill tiles alike.
+TEST(CpuIsa, Avx2VnniGivesAvx2sBits) {
+  if (!kernels::isa_supported(Isa::kAvx2Vnni))
+    GTEST_SKIP() << "this CPU lacks AVX-VNNI";
+  ThreadPool pool(2);
+  for (TensorType type : test::ref_quantized_types())
+    for (int64_t n_tokens : {1, 5, 16}) {
+      SCOPED_TRACE(std::string(tensor_type_name(type)) + " tokens=" + std::to_string(n_tokens));
+      const int64_t rows = 37, cols = 512;
+      const std::vector<uint8_t> w =
+          test::random_matrix(type, rows, cols, test::row_bytes(type, cols), 21);
+      const std::vector<float> x = test::random_floats(n_tokens * cols, 22);
+      const MatrixView m{type, w.data(), rows, cols, test::row_bytes(type, cols)};
+      std::vector<float> avx2(rows * n_tokens), vnni(rows * n_tokens, -1.0f);
+      ASSERT_TRUE(kernels::force_isa(Isa::kAvx2));
+      matmul(m, x.data(), n_tokens, avx2.data(), pool);
+      ASSERT_TRUE(kernels::force_isa(Isa::kAvx2Vnni));
+      matmul(m, x.data(), n_tokens, vnni.data(), pool);
+      kernels::force_isa(kernels::detected_isa());
+      EXPECT_EQ(0, std::memcmp(avx2.data(), vnni.data(), avx2.size() * sizeof(float)));
+    }
 }
 
 } // namespace
