@@ -2,6 +2,7 @@
 // consecutive query tokens gives each token the bits of its own attend_head call, over
 // every KV type, contiguous, paged and ring caches, causal prefixes, sliding windows,
 // soft-capping and sinks, and an encoder's two-way view.
+#include "isa_test_fixture.h"
 #include "kernel_test_util.h"
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/cpu_isa.h"
@@ -16,14 +17,7 @@ namespace {
 
 using kernels::Isa;
 
-class TileOnIsa : public testing::TestWithParam<Isa> {
-protected:
-  void SetUp() override {
-    if (!kernels::force_isa(GetParam()))
-      GTEST_SKIP() << "this CPU lacks the " << kernels::isa_name(GetParam()) << " path";
-  }
-  void TearDown() override { kernels::force_isa(kernels::detected_isa()); }
-};
+class TileOnIsa : public test::OnIsa {};
 
 enum class Layout { kContiguous, kPaged, kRing };
 enum class View { kCausal, kWindow, kEncoder };
@@ -157,9 +151,7 @@ TEST_P(TileOnIsa, EachTokenOfATileIsItsOwnCall) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, TileOnIsa, testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512),
-                         [](const testing::TestParamInfo<Isa>& i) {
-                           return std::string(kernels::isa_name(i.param));
-                         });
+                         test::isa_param_name);
 
 } // namespace
 } // namespace pshard

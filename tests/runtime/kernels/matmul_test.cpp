@@ -4,17 +4,18 @@
 // determinism contract — bit-identical across thread counts, and a token's result
 // independent of how many tokens share the call (prefill tiles == decode tiles).
 #include "block_reference.h"
+#include "isa_test_fixture.h"
 #include "kernel_test_util.h"
 #include "runtime/kernels/convert.h"
 #include "runtime/kernels/cpu_isa.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/quantize.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
-#include <random>
 #include <gtest/gtest.h>
+#include <random>
 
 namespace pshard {
 namespace {
@@ -145,14 +146,7 @@ std::vector<float> run_matmul(const Case& c, const std::vector<uint8_t>& w, size
   return y;
 }
 
-class MatmulOnIsa : public testing::TestWithParam<Isa> {
-protected:
-  void SetUp() override {
-    if (!kernels::force_isa(GetParam()))
-      GTEST_SKIP() << "this CPU lacks the " << kernels::isa_name(GetParam()) << " path";
-  }
-  void TearDown() override { kernels::force_isa(kernels::detected_isa()); }
-};
+class MatmulOnIsa : public test::OnIsa {};
 
 TEST_P(MatmulOnIsa, AccurateDeterministicAndIndependentOfTokenCount) {
   for (const Case& c : odd_cases()) {
@@ -298,9 +292,7 @@ TEST_P(MatmulOnIsa, QuantizedActivationErrorIsBounded) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, MatmulOnIsa,
                          testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512),
-                         [](const testing::TestParamInfo<Isa>& i) {
-                           return std::string(kernels::isa_name(i.param));
-                         });
+                         test::isa_param_name);
 
 TEST(Matmul, EmptyShapesWriteNothing) {
   ThreadPool pool(2);

@@ -1,6 +1,7 @@
 // The vectorised ops (RMSNorm, softmax, SiLU, GELU's two forms, one-head attention, Gated
 // DeltaNet's step) on every ISA
 // path this CPU has, against float64 references; paths it lacks are skipped.
+#include "isa_test_fixture.h"
 #include "kernel_test_util.h"
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/cpu_isa.h"
@@ -36,14 +37,7 @@ AttendHead cache_head(const uint8_t* k, const uint8_t* v, size_t kr, size_t vr, 
 
 using kernels::Isa;
 
-class OpsOnIsa : public testing::TestWithParam<Isa> {
-protected:
-  void SetUp() override {
-    if (!kernels::force_isa(GetParam()))
-      GTEST_SKIP() << "this CPU lacks the " << kernels::isa_name(GetParam()) << " path";
-  }
-  void TearDown() override { kernels::force_isa(kernels::detected_isa()); }
-};
+class OpsOnIsa : public test::OnIsa {};
 
 TEST_P(OpsOnIsa, SoftmaxSiluAndGeluOnOddLengths) {
   for (int64_t n : {1, 5, 16, 17, 33, 1001}) {
@@ -494,9 +488,7 @@ TEST_P(OpsOnIsa, AttendBlockMatchesFloat64AndEachQueryIsItsOwn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, OpsOnIsa, testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512),
-                         [](const testing::TestParamInfo<Isa>& i) {
-                           return std::string(kernels::isa_name(i.param));
-                         });
+                         test::isa_param_name);
 
 } // namespace
 } // namespace pshard
