@@ -216,10 +216,12 @@ template <typename Softmax> inline void weigh_scores(const AttendHead& a, Softma
 // + index, its output at out + g * value_dim()), which starts zeroed. Per output value the
 // additions must run in position order, as one head alone.
 constexpr int64_t kValueBlockRows = 16;
-template <typename Accumulate> inline void sum_values(const AttendHead& a, Accumulate&& fn) {
-  for (int64_t g = 0; g < a.group; ++g)
-    for (int64_t i = 0; i < a.value_dim(); ++i)
-      a.out[g * a.value_dim() + i] = 0.0f;
+inline void zero_outputs(const AttendHead& a) {
+  for (int64_t i = 0; i < a.group * a.value_dim(); ++i)
+    a.out[i] = 0.0f;
+}
+// The seen V rows in blocks: fn(V rows, rows in the block, their index in scores).
+template <typename Block> inline void value_blocks(const AttendHead& a, Block&& fn) {
   PrefetchCursor ahead(a, true);
   for_each_kv_run(a, [&](int64_t j0, const uint8_t*, const uint8_t* vr, int64_t n) {
     for (int64_t b = 0; b < n; b += kValueBlockRows) {
@@ -228,6 +230,10 @@ template <typename Accumulate> inline void sum_values(const AttendHead& a, Accum
       fn(vr + static_cast<size_t>(b) * a.v_row_bytes, rows, j0 + b);
     }
   });
+}
+template <typename Accumulate> inline void sum_values(const AttendHead& a, Accumulate&& fn) {
+  zero_outputs(a);
+  value_blocks(a, fn);
 }
 
 // A vector ISA path's grouped attention (each K and V row widened once for every head of the
@@ -260,20 +266,29 @@ inline void add_group_values(const AttendHead& a, const uint8_t* vr, int64_t row
     }
 }
 
+// Every head's scores of widened K rows (row r at kb + r * kAttendMaxHeadDim, score index
+// at + r), for rows r0 .. r1 - 1: four side by side when it is the whole run.
+template <typename P>
+inline void score_widened(const AttendHead& a, const float* kb, int64_t at, int64_t r0,
+                          int64_t r1) {
+  for (int64_t g = 0; g < a.group; ++g) {
+    const float* q = a.q + g * a.head_dim;
+    float* out = a.scores + g * a.score_stride() + at;
+    if (r1 - r0 == kScoreRows)
+      P::template score_run<kScoreRows>(q, kb, a.head_dim, a.scale, out);
+    else
+      for (int64_t r = r0; r < r1; ++r)
+        P::template score_run<1>(q, kb + r * kAttendMaxHeadDim, a.head_dim, a.scale, out + r);
+  }
+}
+
 template <typename P, typename Softmax>
 inline void attend_grouped(const AttendHead& a, Softmax&& softmax) {
   alignas(64) float kb[kScoreRows][kAttendMaxHeadDim];
   score_rows(a, [&](const uint8_t* k, int64_t rows, int64_t at) {
     for (int64_t r = 0; r < rows; ++r)
       P::widen(k + r * a.k_row_bytes, a.k_type, a.head_dim, kb[r]);
-    for (int64_t g = 0; g < a.group; ++g) {
-      float* out = a.scores + g * a.score_stride() + at;
-      if (rows == kScoreRows)
-        P::template score_run<kScoreRows>(a.q + g * a.head_dim, kb[0], a.head_dim, a.scale, out);
-      else
-        for (int64_t r = 0; r < rows; ++r)
-          P::template score_run<1>(a.q + g * a.head_dim, kb[r], a.head_dim, a.scale, out + r);
-    }
+    score_widened<P>(a, kb[0], at, 0, rows);
   });
   weigh_scores(a, softmax);
   sum_values(a, [&](const uint8_t* vr, int64_t rows, int64_t at) {

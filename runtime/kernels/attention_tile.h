@@ -39,17 +39,9 @@ inline void attend_tiled(const AttendHead* h, int64_t n, Softmax&& softmax) {
       P::widen(k + r * span.k_row_bytes, span.k_type, span.head_dim, kb[r]);
     const int64_t j0 = span.first + at;
     for (int64_t i = 0; i < n; ++i) {
-      const AttendHead& a = h[i];
-      const Seen s = seen_of(a, j0, rows);
-      for (int64_t g = 0; s.lo < s.hi && g < a.group; ++g) {
-        const float* q = a.q + g * a.head_dim;
-        float* out = a.scores + g * a.score_stride() + (s.lo - a.first);
-        if (s.hi - s.lo == kScoreRows)
-          P::template score_run<kScoreRows>(q, kb[0], a.head_dim, a.scale, out);
-        else
-          for (int64_t r = s.lo; r < s.hi; ++r)
-            P::template score_run<1>(q, kb[r - j0], a.head_dim, a.scale, out + (r - s.lo));
-      }
+      const Seen s = seen_of(h[i], j0, rows);
+      if (s.lo < s.hi)
+        score_widened<P>(h[i], kb[0], j0 - h[i].first, s.lo - j0, s.hi - j0);
     }
   });
   for (int64_t i = 0; i < n; ++i)
@@ -61,32 +53,25 @@ inline void attend_tiled(const AttendHead* h, int64_t n, Softmax&& softmax) {
   const bool widen_values = span.v_type != TensorType::kF32;
   alignas(64) float vb[kValueBlockRows * kAttendMaxHeadDim];
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t x = 0; x < h[i].group * vd; ++x)
-      h[i].out[x] = 0.0f;
-  PrefetchCursor ahead(span, true);
-  for_each_kv_run(span, [&](int64_t run_at, const uint8_t*, const uint8_t* vr, int64_t run_rows) {
-    for (int64_t b = 0; b < run_rows; b += kValueBlockRows) {
-      const int64_t rows = run_rows - b < kValueBlockRows ? run_rows - b : kValueBlockRows;
-      ahead.advance(rows);
-      const uint8_t* block = vr + static_cast<size_t>(b) * span.v_row_bytes;
-      size_t row_bytes = span.v_row_bytes;
-      if (widen_values) {
-        for (int64_t r = 0; r < rows; ++r)
-          P::widen(block + r * span.v_row_bytes, span.v_type, vd, vb + r * widened_stride);
-        block = reinterpret_cast<const uint8_t*>(vb);
-        row_bytes = static_cast<size_t>(widened_stride) * sizeof(float);
-      }
-      const int64_t j0 = span.first + run_at + b;
-      for (int64_t i = 0; i < n; ++i) {
-        const Seen s = seen_of(h[i], j0, rows);
-        if (s.lo >= s.hi)
-          continue;
-        AttendHead a = h[i]; // the block's rows are floats now, whatever the cache holds
-        a.v_type = TensorType::kF32;
-        a.v_row_bytes = row_bytes;
-        add_group_values<P>(a, block + static_cast<size_t>(s.lo - j0) * row_bytes, s.hi - s.lo,
-                            s.lo - a.first);
-      }
+    zero_outputs(h[i]);
+  value_blocks(span, [&](const uint8_t* block, int64_t rows, int64_t at) {
+    size_t row_bytes = span.v_row_bytes;
+    if (widen_values) {
+      for (int64_t r = 0; r < rows; ++r)
+        P::widen(block + r * span.v_row_bytes, span.v_type, vd, vb + r * widened_stride);
+      block = reinterpret_cast<const uint8_t*>(vb);
+      row_bytes = static_cast<size_t>(widened_stride) * sizeof(float);
+    }
+    const int64_t j0 = span.first + at;
+    for (int64_t i = 0; i < n; ++i) {
+      const Seen s = seen_of(h[i], j0, rows);
+      if (s.lo >= s.hi)
+        continue;
+      AttendHead a = h[i]; // the block's rows are floats now, whatever the cache holds
+      a.v_type = TensorType::kF32;
+      a.v_row_bytes = row_bytes;
+      add_group_values<P>(a, block + static_cast<size_t>(s.lo - j0) * row_bytes, s.hi - s.lo,
+                          s.lo - a.first);
     }
   });
 }

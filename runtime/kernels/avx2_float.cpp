@@ -6,6 +6,7 @@
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include "runtime/kernels/avx2_hsum.h"
 #include "runtime/kernels/tile_driver.h"
 #include "runtime/kernels/unroll.h"
 
@@ -94,14 +95,8 @@ template <class W> struct FloatTile {
     PSHARD_UNROLL
     for (int j = 0; j < T; ++j)
       PSHARD_UNROLL
-      for (int i = 0; i < R; ++i) {
-        // Fixed tree: 8 -> 4 -> 2 -> 1.
-        const __m256 v = acc[i][j];
-        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        a.y[(t + j) * a.ldy + r + i] = _mm_cvtss_f32(s);
-      }
+    for (int i = 0; i < R; ++i)
+      a.y[(t + j) * a.ldy + r + i] = hsum8(acc[i][j]); // fixed tree: 8 -> 4 -> 2 -> 1
   }
 };
 
@@ -132,10 +127,7 @@ float stream_sum(const float* data, int64_t n) {
     s2 = _mm256_add_ps(s2, _mm256_load_ps(data + i + 16));
     s3 = _mm256_add_ps(s3, _mm256_load_ps(data + i + 24));
   }
-  const __m256 v = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+  return hsum8(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
 }
 
 } // namespace pshard::kernels::avx2

@@ -6,6 +6,7 @@
 #include "runtime/kernels/simd_exports.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include "runtime/kernels/avx2_hsum.h"
 #include "runtime/kernels/kquant_tile.h"
 
 namespace pshard::kernels::avx2 {
@@ -55,12 +56,7 @@ struct Avx2Vectors {
   static F set1(float f) { return _mm256_set1_ps(f); }
   static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
-  static float sum(F v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
+  static float sum(F v) { return hsum8(v); }
 };
 
 } // namespace

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "runtime/kernels/act_quant.h"
+#include "runtime/kernels/avx2_hsum.h"
 #include "runtime/kernels/block_decode.h" // kE8m0HalfScales
 #include "runtime/kernels/kernel_set.h"
 #include "runtime/kernels/simd_exports.h"
@@ -235,13 +236,8 @@ template <class W> struct QuantTile {
     PSHARD_UNROLL
     for (int j = 0; j < T; ++j)
       PSHARD_UNROLL
-      for (int i = 0; i < R; ++i) {
-        const __m256 v = acc[i][j];
-        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        a.y[(t + j) * a.ldy + r + i] = _mm_cvtss_f32(s);
-      }
+    for (int i = 0; i < R; ++i)
+      a.y[(t + j) * a.ldy + r + i] = hsum8(acc[i][j]);
   }
 };
 

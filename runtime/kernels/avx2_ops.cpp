@@ -4,6 +4,7 @@
 // would dominate softmax and SiLU).
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/attention_tile.h"
+#include "runtime/kernels/avx2_hsum.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/kernels/scalar_ops.h"
 #include "runtime/kernels/simd_exports.h"
@@ -14,12 +15,6 @@
 
 namespace pshard::kernels::avx2 {
 namespace {
-
-float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
 
 // The first `rest` lanes set (rest in 0..8), for maskload / maskstore.
 __m256i tail_mask(int64_t rest) {
@@ -60,7 +55,7 @@ float dot(const float* a, const float* b, int64_t n) {
     const __m256i m = tail_mask(n - i);
     acc = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), acc);
   }
-  return hsum(acc);
+  return hsum8(acc);
 }
 
 } // namespace
@@ -87,7 +82,7 @@ void softmax(float* x, int64_t n) {
     _mm256_maskstore_ps(x + i, t, e);
     sum = _mm256_add_ps(sum, e);
   }
-  const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
+  const __m256 inv = _mm256_set1_ps(1.0f / hsum8(sum));
   for (int64_t i = 0; i < n; i += 8) {
     const __m256i t = tail_mask(n - i < 8 ? n - i : 8);
     _mm256_maskstore_ps(x + i, t, _mm256_mul_ps(_mm256_maskload_ps(x + i, t), inv));
@@ -208,7 +203,7 @@ struct Grouped {
       }
     }
     for (int r = 0; r < R; ++r)
-      out[r] = hsum(_mm256_add_ps(acc0[r], acc1[r])) * scale;
+      out[r] = hsum8(_mm256_add_ps(acc0[r], acc1[r])) * scale;
   }
 
   // 16 values at a time: each V row widened once for the G heads, whose 2G accumulators

@@ -50,9 +50,9 @@ int64_t folded(int64_t i, int64_t n) { return i % 2 == 0 ? i / 2 : n - 1 - i / 2
 // slice of a row is a few cache lines a row apart (a row holds every KV head), so the more
 // query heads a tile serves, the fewer times the prefix is read: 64 of them, where their
 // scores (64 × the rows seen, floats) fit kTileScoreBytes, down to 16 at 64K positions.
-// 1 (token by token) where a group alone is 16 (DeepSeek's latent attention) or tiles
-// would leave a thread idle (decode). At an 8K prompt 64 query heads a tile prefilled 1.13×
-// as fast as 16 (docs/benchmarks.md).
+// 1 (token by token) where one token's group alone fills a tile (DeepSeek's latent attention
+// at long contexts) or tiles would leave a thread idle (decode). At an 8K prompt 64 query
+// heads a tile prefilled 1.14× (AVX-512) and 1.10× (AVX2) as fast as 16 (docs/benchmarks.md).
 constexpr int64_t kTileQueriesMin = 16, kTileQueriesMax = 64;
 constexpr int64_t kTileScoreBytes = 4 << 20;
 int64_t tile_tokens(int64_t n_tokens, int64_t group, int64_t n_kv_head, int64_t threads,
