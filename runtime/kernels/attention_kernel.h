@@ -137,9 +137,13 @@ inline size_t kv_slice_bytes(TensorType t, int64_t values) { // no tensor_row_by
     return static_cast<size_t>(values) * 4;
   }
 }
+// Every cache line the slice touches: a slice need not start on a line (a Q8_0 head's 136
+// bytes, or a cache whose rows are not 64-byte aligned), and one line short of its end was a
+// demand miss on every row.
 inline void prefetch_slice(const uint8_t* p, size_t bytes) {
-  for (size_t o = 0; o < bytes; o += 64)
-    __builtin_prefetch(p + o, 0, 3);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t at = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}; at < end; at += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 3);
 }
 // Asks for the head's K (or V) slices position by position, kPrefetchRows ahead of the
 // loop, wherever the cache keeps them: a paged cache's next page is on its way before its

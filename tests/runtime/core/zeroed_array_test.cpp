@@ -1,8 +1,10 @@
 // ZeroedArray: every value zero until written, its size as asked, empty without memory,
-// and movable (buffers are swapped for larger ones when a session's limits grow).
+// movable (buffers are swapped for larger ones when a session's limits grow), and starting on
+// a cache line (KV caches are read a head's slice of each row at a time).
 #include "runtime/core/zeroed_array.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <gtest/gtest.h>
 #include <utility>
 
@@ -26,6 +28,27 @@ TEST(ZeroedArray, HoldsZerosUntilWritten) {
   ZeroedArray<uint8_t> empty(0);
   EXPECT_EQ(empty.data(), nullptr);
   EXPECT_EQ(empty.size(), 0u);
+}
+
+TEST(ZeroedArray, StartsOnACacheLine) {
+  // calloc alone gives 16-byte alignment, and a large block begins 16 bytes past a page.
+  for (size_t n : {size_t{1}, size_t{3}, size_t{100}, size_t{4096}, size_t{64} << 20}) {
+    ZeroedArray<uint8_t> bytes(n);
+    ZeroedArray<float> floats(n);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes.data()) % 64, 0u) << n << " bytes";
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(floats.data()) % 64, 0u) << n << " floats";
+    bytes.data()[n - 1] = 7; // the whole size is writable past the aligned start
+    EXPECT_EQ(bytes.data()[n - 1], 7);
+    ZeroedArray<uint8_t> moved;
+    moved = std::move(bytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(moved.data()) % 64, 0u);
+    EXPECT_EQ(moved.data()[n - 1], 7);
+    EXPECT_EQ(bytes.data(), nullptr); // NOLINT(bugprone-use-after-move): moved from, empty
+  }
+}
+
+TEST(ZeroedArray, RefusesASizeThatOverflows) {
+  EXPECT_THROW(ZeroedArray<float>(SIZE_MAX / 2), std::bad_alloc);
 }
 
 } // namespace
