@@ -4,9 +4,12 @@
 // larger than the CPU's caches, so each token reads its KV from memory as a real decode
 // does. Prints, per ISA path and context, the time per layer and the KV bytes read per
 // second (medians of --reps tokens), beside the memory's streaming read rate measured
-// the same way, so the ratio says how near the kernel comes to the memory's rate.
+// the same way, so the ratio says how near the kernel comes to the memory's rate. --warm 1
+// keeps one layer, read again and again from the CPU's caches: the kernel's arithmetic
+// alone, the ceiling a cold cache can approach (at 1K positions, 1 MiB a layer).
 //
 //   build/tests/bench/attention_decode_bench --contexts 1024,4096,16384 --reps 9 [--isa avx2]
+//                                            [--warm 1]
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/cpu_isa.h"
 #include "runtime/kernels/ops.h"
@@ -69,10 +72,11 @@ struct Cache {
       : k(bytes), v(bytes), layers(layers_), context(context_) {}
 };
 
-// Enough layers for 512 MiB of K and V together (at least 2), random halves in [-1, 1].
-Cache make_cache(int64_t context) {
+// Enough layers for 512 MiB of K and V together (at least 2; warm: 1), random halves in [-1, 1].
+Cache make_cache(int64_t context, bool warm) {
   const int64_t layers =
-      std::max<int64_t>(2, (512ll << 20) / (2 * static_cast<int64_t>(kRowBytes) * context));
+      warm ? 1
+           : std::max<int64_t>(2, (512ll << 20) / (2 * static_cast<int64_t>(kRowBytes) * context));
   Cache c(layers, context, static_cast<size_t>(layers * context) * kRowBytes);
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> mant(0, 1023), sign(0, 1);
@@ -123,15 +127,19 @@ int main(int argc, char** argv) {
   std::vector<int64_t> contexts = {1024, 4096, 16384};
   int reps = 7;
   std::string only; // --isa: one path
+  bool warm = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--contexts") == 0)
       contexts = parse_list(argv[i + 1]);
     else if (std::strcmp(argv[i], "--isa") == 0)
       only = argv[i + 1];
+    else if (std::strcmp(argv[i], "--warm") == 0)
+      warm = std::atoi(argv[i + 1]) != 0;
     else if (std::strcmp(argv[i], "--reps") == 0)
       reps = std::max(1, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: %s [--contexts 1024,4096] [--reps 7] [--isa avx2]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--contexts 1024,4096] [--reps 7] [--isa avx2] [--warm 1]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -145,7 +153,7 @@ int main(int argc, char** argv) {
       "|---|---:|---:|---:|---:|---:|---:|---:|\n");
   const kernels::Isa isas[] = {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvx512};
   for (const int64_t context : contexts) {
-    const Cache c = make_cache(context);
+    const Cache c = make_cache(context, warm);
     std::vector<float> scores(static_cast<size_t>(kGroup * (context + 1)));
     const double bytes = 2.0 * static_cast<double>(c.k.size());
     for (const kernels::Isa isa : isas) {

@@ -10,6 +10,7 @@
 #include "runtime/kernels/ops.h"
 #include "runtime/kernels/quantize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
@@ -205,6 +206,84 @@ TEST_P(OpsOnIsa, AttendHeadGroupIsEachHeadAlone) {
                 << "head " << g << " differs from its own call";
           }
         }
+}
+
+// Scores are taken four rows at a time where a run of the cache allows and one at a time
+// elsewhere (a page's or a ring's end splits runs), so a row's score, and so the result, must
+// not depend on where the runs break: the same rows attended from a contiguous cache, from
+// 5-row pages in shuffled order and from a ring that wraps give the same bits.
+TEST_P(OpsOnIsa, AttendHeadIsTheSameWhereverRunsBreak) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0})
+    for (int64_t hd : {64, 128, 72})
+      for (int64_t first : {0, 1, 3}) {
+        if (type == TensorType::kQ8_0 && hd % 32 != 0)
+          continue; // Q8_0 rows are whole blocks of 32
+        SCOPED_TRACE(std::string(tensor_type_name(type)) + " " + std::to_string(hd) +
+                     " first=" + std::to_string(first));
+        const int64_t n_kv = 37, page_rows = 5, n_pages = 8, ring = 38, group = 3;
+        const std::vector<float> q = test::random_floats(group * hd, 21);
+        const std::vector<float> kf = test::random_floats(n_kv * hd, 22);
+        const std::vector<float> vf = test::random_floats(n_kv * hd, 23);
+        const std::vector<int32_t> pages = {6, 1, 7, 0, 4, 2, 5, 3};
+        const size_t rb = *tensor_bytes(type, hd);
+        // Position j's row in each layout: as it is; page pages[j / 5], row j % 5; and in a
+        // ring of 38 rows whose position 0 sits at row 7 (positions 31.. wrap to the start).
+        std::vector<uint8_t> contiguous(rb * n_kv * 2), paged(rb * n_pages * page_rows * 2),
+            ringed(rb * ring * 2);
+        const size_t half_c = rb * n_kv, half_p = rb * n_pages * page_rows, half_r = rb * ring;
+        for (int64_t j = 0; j < n_kv; ++j) {
+          const size_t rows[3] = {
+              static_cast<size_t>(j),
+              static_cast<size_t>(pages[static_cast<size_t>(j / page_rows)] * page_rows +
+                                  j % page_rows),
+              static_cast<size_t>((j + 7) % ring)};
+          uint8_t* bases[3] = {contiguous.data(), paged.data(), ringed.data()};
+          const size_t halves[3] = {half_c, half_p, half_r};
+          for (int l = 0; l < 3; ++l) {
+            ASSERT_TRUE(quantize_row(type, kf.data() + j * hd, bases[l] + rows[l] * rb, hd).ok());
+            ASSERT_TRUE(
+                quantize_row(type, vf.data() + j * hd, bases[l] + halves[l] + rows[l] * rb, hd)
+                    .ok());
+          }
+        }
+        std::vector<float> want(static_cast<size_t>(group * hd), -1.0f);
+        std::vector<float> scores(static_cast<size_t>(group * (n_kv + 1)));
+        AttendHead a = cache_head(contiguous.data(), contiguous.data() + half_c, rb, rb, type, type,
+                                  n_kv, hd, 0.09f);
+        a.first = first;
+        a.q = q.data();
+        a.group = group;
+        a.scores = scores.data();
+        a.out = want.data();
+        attend_head(a);
+
+        std::vector<float> got(want.size(), -2.0f);
+        AttendHead p = a;
+        p.k = paged.data();
+        p.v = paged.data() + half_p;
+        p.pages = pages.data();
+        p.page_rows = page_rows;
+        p.out = got.data();
+        attend_head(p);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+            << "5-row pages differ from the contiguous cache";
+
+        // The ring's view: row j % ring of a cache whose position 0 is at row 0, so the
+        // positions are shifted by the 7 rows the ring starts at (the same rows in order).
+        std::fill(got.begin(), got.end(), -3.0f);
+        AttendHead r = a;
+        r.k = ringed.data();
+        r.v = ringed.data() + half_r;
+        r.first = first + 7;
+        r.n_kv = n_kv + 7;
+        r.ring = ring;
+        r.out = got.data();
+        std::vector<float> ring_scores(static_cast<size_t>(group * r.score_stride()));
+        r.scores = ring_scores.data();
+        attend_head(r);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+            << "a wrapping ring differs from the contiguous cache";
+      }
 }
 
 // DeepSeek's latent attention: keys wider than values (576 and 512 values, the values the
