@@ -66,6 +66,12 @@ void attend_head(const AttendHead& a);
 // Each token's result is its own attend_head call's, bit for bit.
 void attend_tile(const AttendHead* heads, int64_t n);
 
+// Decode's form over several KV heads of one token (attention_lockstep.h): heads[i] alike but
+// for q, k, v (each its KV head's slice of the same rows), out, scores, sinks and group; every
+// head's rows are read block by block together. Each head's result is its own attend_head
+// call's, bit for bit.
+void attend_heads(const AttendHead* heads, int64_t n);
+
 // One key block of the vision tower's tiled attention (runtime/vision/tiled_attention.h),
 // for nq queries of one head: query i's scores against the block's nb keys are
 // scale · q_i·k_j, its running max is raised to cover them (its sum and accumulator
@@ -149,35 +155,38 @@ inline void prefetch_slice(const uint8_t* p, size_t bytes) {
 // loop, wherever the cache keeps them: a paged cache's next page is on its way before its
 // run begins (pages of 16 rows are shorter than the distance). Incremental, no division.
 struct PrefetchCursor {
-  const AttendHead& a;
-  const uint8_t* base;
-  size_t row_bytes, slice;
-  int64_t pos, page = 0, in_page = 0, in_ring = 0;
-  PrefetchCursor(const AttendHead& head, bool values)
-      : a(head), base(values ? head.v : head.k),
-        row_bytes(values ? head.v_row_bytes : head.k_row_bytes),
-        slice(values ? kv_slice_bytes(head.v_type, head.value_dim())
-                     : kv_slice_bytes(head.k_type, head.head_dim)),
-        pos(head.first) {
-    if (a.pages) {
-      page = pos / a.page_rows;
-      in_page = pos % a.page_rows;
-    } else if (a.ring > 0) {
-      in_ring = pos % a.ring;
+  const AttendHead* a = nullptr;
+  const uint8_t* base = nullptr;
+  size_t row_bytes = 0, slice = 0;
+  int64_t pos = 0, page = 0, in_page = 0, in_ring = 0;
+  PrefetchCursor() = default; // for arrays (attention_lockstep.h); start() before use
+  PrefetchCursor(const AttendHead& head, bool values) { start(head, values); }
+  void start(const AttendHead& head, bool values) {
+    a = &head;
+    base = values ? head.v : head.k;
+    row_bytes = values ? head.v_row_bytes : head.k_row_bytes;
+    slice = values ? kv_slice_bytes(head.v_type, head.value_dim())
+                   : kv_slice_bytes(head.k_type, head.head_dim);
+    pos = head.first;
+    if (head.pages) {
+      page = pos / head.page_rows;
+      in_page = pos % head.page_rows;
+    } else if (head.ring > 0) {
+      in_ring = pos % head.ring;
     }
     advance(kPrefetchRows);
   }
   // Asks for the next n positions (those before n_kv).
   void advance(int64_t n) {
-    for (; n > 0 && pos < a.n_kv; --n, ++pos) {
-      const int64_t row = a.pages      ? static_cast<int64_t>(a.pages[page]) * a.page_rows + in_page
-                          : a.ring > 0 ? in_ring
-                                       : pos;
+    for (; n > 0 && pos < a->n_kv; --n, ++pos) {
+      const int64_t row = a->pages ? static_cast<int64_t>(a->pages[page]) * a->page_rows + in_page
+                          : a->ring > 0 ? in_ring
+                                        : pos;
       prefetch_slice(base + static_cast<size_t>(row) * row_bytes, slice);
-      if (a.pages && ++in_page == a.page_rows) {
+      if (a->pages && ++in_page == a->page_rows) {
         ++page;
         in_page = 0;
-      } else if (a.ring > 0 && ++in_ring == a.ring) {
+      } else if (a->ring > 0 && ++in_ring == a->ring) {
         in_ring = 0;
       }
     }

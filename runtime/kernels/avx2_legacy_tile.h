@@ -271,7 +271,7 @@ constexpr KernelSet avx2_family_set(Isa isa) {
       legacy<Mxfp4Weights>(),
       PSHARD_KQUANT_TYPE_KERNELS(avx2),
       {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::gelu_mul, avx2::gelu_erf,
-       avx2::attend, avx2::delta_step, avx2::attend_block, avx2::attend_tile},
+       avx2::attend, avx2::delta_step, avx2::attend_block, avx2::attend_tile, avx2::attend_heads},
       avx2::stream_sum,
   };
 }

@@ -3,6 +3,7 @@
 // tower's key-block step, with a vector exp accurate to about 1 ulp (libm's scalar expf
 // would dominate softmax and SiLU).
 #include "runtime/kernels/attention_kernel.h"
+#include "runtime/kernels/attention_lockstep.h"
 #include "runtime/kernels/attention_tile.h"
 #include "runtime/kernels/avx2_hsum.h"
 #include "runtime/kernels/ops.h"
@@ -288,6 +289,12 @@ void attend_tile(const AttendHead* heads, int64_t n) {
   if (heads[0].head_dim > kAttendMaxHeadDim)
     return scalar::attend_tile(heads, n);
   attend_tiled<Grouped>(heads, n, softmax);
+}
+
+void attend_heads(const AttendHead* heads, int64_t n) {
+  if (heads[0].head_dim > kAttendMaxHeadDim)
+    return scalar::attend_heads(heads, n);
+  attend_lockstep<Grouped>(heads, n, softmax);
 }
 
 // The tiled attention's key-block step, 8 queries to a vector (as the AVX-512 file's with

@@ -2,6 +2,7 @@
 // SiLU-gated product, one-head attention, prefill's tiles of it and the vision tower's
 // key-block step. exp is a vector polynomial accurate to about 1 ulp (libm's scalar expf
 // would dominate softmax and SiLU).
+#include "runtime/kernels/attention_lockstep.h"
 #include "runtime/kernels/attention_tile.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/kernels/scalar_ops.h"
@@ -293,6 +294,12 @@ void attend_tile(const AttendHead* heads, int64_t n) {
   if (heads[0].head_dim > kAttendMaxHeadDim)
     return scalar::attend_tile(heads, n);
   attend_tiled<Grouped>(heads, n, softmax);
+}
+
+void attend_heads(const AttendHead* heads, int64_t n) {
+  if (heads[0].head_dim > kAttendMaxHeadDim)
+    return scalar::attend_heads(heads, n);
+  attend_lockstep<Grouped>(heads, n, softmax);
 }
 
 // The tiled attention's key-block step, 16 queries to a vector: their rows transposed

@@ -193,7 +193,8 @@ constexpr KernelSet kAvx512 = {
     legacy<Mxfp4Weights>(),
     PSHARD_KQUANT_TYPE_KERNELS(avx512),
     {avx512::sum_squares, avx512::softmax, avx512::silu_mul, avx512::gelu_mul, avx512::gelu_erf,
-     avx512::attend, avx512::delta_step, avx512::attend_block, avx512::attend_tile},
+     avx512::attend, avx512::delta_step, avx512::attend_block, avx512::attend_tile,
+     avx512::attend_heads},
     avx512::stream_sum,
 };
 

@@ -52,6 +52,7 @@ struct OpKernels {
   void (*delta_step)(const DeltaStep& s); // Gated DeltaNet's recurrence (delta_net.h)
   void (*attend_block)(const AttendBlock& b); // the vision tower's tiled attention
   void (*attend_tile)(const AttendHead* heads, int64_t n); // prefill's (attention_tile.h)
+  void (*attend_heads)(const AttendHead* heads, int64_t n); // decode's (attention_lockstep.h)
 };
 
 struct KernelSet {

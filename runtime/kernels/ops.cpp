@@ -122,6 +122,9 @@ void attend_block(const AttendBlock& b) { kernels::kernel_set().ops.attend_block
 void attend_tile(const AttendHead* heads, int64_t n) {
   kernels::kernel_set().ops.attend_tile(heads, n);
 }
+void attend_heads(const AttendHead* heads, int64_t n) {
+  kernels::kernel_set().ops.attend_heads(heads, n);
+}
 
 void add_inplace(float *y, const float *x, int64_t n) {
   for (int64_t i = 0; i < n; ++i)

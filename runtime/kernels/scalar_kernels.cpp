@@ -160,7 +160,8 @@ constexpr KernelSet kScalar = {
     {q8_act_bytes, q8_act_pack, gemm_quant<Mxfp4Block>},
     PSHARD_KQUANT_TYPE_KERNELS(scalar),
     {scalar::sum_squares, scalar::softmax, scalar::silu_mul, scalar::gelu_mul, scalar::gelu_erf,
-     scalar::attend, scalar::delta_step, scalar::attend_block, scalar::attend_tile},
+     scalar::attend, scalar::delta_step, scalar::attend_block, scalar::attend_tile,
+     scalar::attend_heads},
     stream_sum,
 };
 

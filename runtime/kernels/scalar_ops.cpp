@@ -123,4 +123,6 @@ void attend_tile(const AttendHead* heads, int64_t n) {
     attend(heads[i]);
 }
 
+void attend_heads(const AttendHead* heads, int64_t n) { scalar::attend_tile(heads, n); }
+
 } // namespace pshard::kernels::scalar

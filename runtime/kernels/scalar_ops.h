@@ -14,7 +14,8 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 void gelu_mul(const float* gate, const float* up, float* out, int64_t n);
 void gelu_erf(float* x, int64_t n);
 void attend(const AttendHead& a);
-void attend_tile(const AttendHead* heads, int64_t n); // each token alone
+void attend_tile(const AttendHead* heads, int64_t n);  // each token alone
+void attend_heads(const AttendHead* heads, int64_t n); // each head alone
 void delta_step(const DeltaStep& s);
 void attend_block(const AttendBlock& b); // attention_block.cpp
 

@@ -34,6 +34,7 @@ namespace pshard::kernels {
   void attend(const AttendHead& a);                                                                \
   void attend_block(const AttendBlock& b);                                                         \
   void attend_tile(const AttendHead* heads, int64_t n);                                            \
+  void attend_heads(const AttendHead* heads, int64_t n);                                           \
   void delta_step(const DeltaStep& s);                                                             \
   size_t q8k_act_bytes(int64_t cols);                                                              \
   void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                   \

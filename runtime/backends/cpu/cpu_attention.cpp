@@ -107,18 +107,32 @@ void CpuOps::attention(const float* q, const KvView& kv, const AttentionDims& sh
   const int64_t items = n_tokens * n_kv_head, wanted = 2 * threads;
   const int64_t splits = std::min(group, std::max<int64_t>(1, (wanted + items - 1) / items));
   const int64_t run = (group + splits - 1) / splits, runs = (group + run - 1) / run;
+  // A thread's items of one token over whole groups (runs == 1) are its consecutive KV heads:
+  // attended in lockstep (attend_heads), block by block of rows, as one call.
   pool_.parallel_for(items * runs, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scores;
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = folded(item / (n_kv_head * runs), n_tokens),
-                    kv_head = item / runs % n_kv_head;
-      const int64_t h0 = kv_head * group + item % runs * run;
-      const int64_t count = std::min(run, (kv_head + 1) * group - h0);
-      AttendHead a = heads_of(q + (t * n_head + h0) * hd, kv, h0, count, kv_head, pos0 + t,
-                              pos0 + n_tokens, shape, out + (t * n_head + h0) * hv);
-      scores.resize(static_cast<size_t>(count * a.score_stride()));
-      a.scores = scores.data();
-      attend_head(a);
+    thread_local std::vector<AttendHead> heads;
+    for (int64_t item = begin; item < end;) {
+      const int64_t token_item = item / (n_kv_head * runs);
+      const int64_t t = folded(token_item, n_tokens);
+      heads.clear();
+      size_t need = 0;
+      for (; item < end && item / (n_kv_head * runs) == token_item && (runs == 1 || heads.empty());
+           ++item) {
+        const int64_t kv_head = item / runs % n_kv_head;
+        const int64_t h0 = kv_head * group + item % runs * run;
+        const int64_t count = std::min(run, (kv_head + 1) * group - h0);
+        heads.push_back(heads_of(q + (t * n_head + h0) * hd, kv, h0, count, kv_head, pos0 + t,
+                                 pos0 + n_tokens, shape, out + (t * n_head + h0) * hv));
+        need += static_cast<size_t>(count * heads.back().score_stride());
+      }
+      scores.resize(need);
+      float* s = scores.data();
+      for (AttendHead& a : heads) {
+        a.scores = s;
+        s += a.group * a.score_stride();
+      }
+      attend_heads(heads.data(), static_cast<int64_t>(heads.size()));
     }
   });
 }

@@ -6,10 +6,11 @@
 // second (medians of --reps tokens), beside the memory's streaming read rate measured
 // the same way, so the ratio says how near the kernel comes to the memory's rate. --warm 1
 // keeps one layer, read again and again from the CPU's caches: the kernel's arithmetic
-// alone, the ceiling a cold cache can approach (at 1K positions, 1 MiB a layer).
+// alone, the ceiling a cold cache can approach (at 1K positions, 1 MiB a layer). --per-head 1
+// attends each KV head in a call of its own instead of a thread's heads in lockstep.
 //
 //   build/tests/bench/attention_decode_bench --contexts 1024,4096,16384 --reps 9 [--isa avx2]
-//                                            [--warm 1]
+//                                            [--warm 1] [--per-head 1]
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/cpu_isa.h"
 #include "runtime/kernels/ops.h"
@@ -88,13 +89,16 @@ Cache make_cache(int64_t context, bool warm) {
   return c;
 }
 
-// One token over every layer: each KV head's group of query heads in one call.
+// One token over every layer, as CpuOps::attention runs it on one thread: every KV head's
+// group of query heads in one lockstep call (attend_heads), or (per_head) each KV head's group
+// in a call of its own, as before 2026-12-07.
 void decode_token(const Cache& c, const std::vector<float>& q, std::vector<float>& out,
-                  std::vector<float>& scores) {
+                  std::vector<float>& scores, bool per_head) {
   for (int64_t l = 0; l < c.layers; ++l) {
     const size_t layer = static_cast<size_t>(l * c.context) * kRowBytes;
+    AttendHead heads[kKvHeads];
     for (int64_t h = 0; h < kKvHeads; ++h) {
-      AttendHead a;
+      AttendHead& a = heads[h];
       a.q = q.data() + h * kGroup * kHeadDim;
       a.k = c.k.data() + layer + static_cast<size_t>(h * kHeadDim) * 2;
       a.v = c.v.data() + layer + static_cast<size_t>(h * kHeadDim) * 2;
@@ -105,9 +109,12 @@ void decode_token(const Cache& c, const std::vector<float>& q, std::vector<float
       a.scale = 0.088f;
       a.group = kGroup;
       a.out = out.data() + h * kGroup * kHeadDim;
-      a.scores = scores.data();
-      attend_head(a);
+      a.scores = scores.data() + (per_head ? 0 : h * kGroup * (c.context + 1));
+      if (per_head)
+        attend_head(a);
     }
+    if (!per_head)
+      attend_heads(heads, kKvHeads);
   }
 }
 
@@ -127,19 +134,23 @@ int main(int argc, char** argv) {
   std::vector<int64_t> contexts = {1024, 4096, 16384};
   int reps = 7;
   std::string only; // --isa: one path
-  bool warm = false;
+  bool warm = false, per_head = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--contexts") == 0)
       contexts = parse_list(argv[i + 1]);
     else if (std::strcmp(argv[i], "--isa") == 0)
       only = argv[i + 1];
+    else if (std::strcmp(argv[i], "--per-head") == 0)
+      per_head = std::atoi(argv[i + 1]) != 0;
     else if (std::strcmp(argv[i], "--warm") == 0)
       warm = std::atoi(argv[i + 1]) != 0;
     else if (std::strcmp(argv[i], "--reps") == 0)
       reps = std::max(1, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: %s [--contexts 1024,4096] [--reps 7] [--isa avx2] [--warm 1]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--contexts 1024,4096] [--reps 7] [--isa avx2] [--warm 1] [--per-head 1]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -154,17 +165,17 @@ int main(int argc, char** argv) {
   const kernels::Isa isas[] = {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvx512};
   for (const int64_t context : contexts) {
     const Cache c = make_cache(context, warm);
-    std::vector<float> scores(static_cast<size_t>(kGroup * (context + 1)));
+    std::vector<float> scores(static_cast<size_t>(kKvHeads * kGroup * (context + 1)));
     const double bytes = 2.0 * static_cast<double>(c.k.size());
     for (const kernels::Isa isa : isas) {
       if ((!only.empty() && only != kernels::isa_name(isa)) || !kernels::force_isa(isa))
         continue;
       std::vector<double> t, s;
-      decode_token(c, q, out, scores); // warm: pages touched
+      decode_token(c, q, out, scores, per_head); // warm: pages touched
       for (int r = 0; r < reps; ++r) {
         s.push_back(stream_seconds(c));
         const auto t0 = std::chrono::steady_clock::now();
-        decode_token(c, q, out, scores);
+        decode_token(c, q, out, scores, per_head);
         t.push_back(seconds_since(t0));
       }
       const double tm = median(t), sm = median(s);

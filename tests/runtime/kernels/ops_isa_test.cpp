@@ -286,6 +286,87 @@ TEST_P(OpsOnIsa, AttendHeadIsTheSameWhereverRunsBreak) {
       }
 }
 
+// Decode's lockstep over a token's KV heads (attend_heads, as CpuOps::attention runs a
+// thread's heads): each head's result is its own attend_head call's, bit for bit — 11 KV
+// heads (a lockstep of 8, then 3), with a window's first row, soft-capping and sinks, a paged
+// cache and a wrapping ring, values narrower than keys, partial vectors.
+TEST_P(OpsOnIsa, AttendHeadsInLockstepAreEachHeadAlone) {
+  struct Layout {
+    const char* name;
+    int64_t first, ring;
+    bool paged;
+    float softcap;
+    bool sinks;
+  };
+  const int64_t n_kv_head = 11, group = 2, n_kv = 45, page_rows = 16;
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8_0})
+    for (const auto& [hk, hv] : {std::pair<int64_t, int64_t>{128, 128}, {96, 64}, {72, 40}})
+      for (const Layout lay :
+           {Layout{"contiguous", 0, 0, false, 0.0f, false}, Layout{"paged", 5, 0, true, 0.0f, true},
+            Layout{"ring", 20, 32, false, 0.7f, false}}) {
+        if (type == TensorType::kQ8_0 && (hk % 32 != 0 || hv % 32 != 0))
+          continue; // Q8_0 rows are whole blocks of 32
+        SCOPED_TRACE(std::string(tensor_type_name(type)) + " " + std::to_string(hk) + "/" +
+                     std::to_string(hv) + " " + lay.name);
+        const size_t ks = *tensor_bytes(type, hk), vs = *tensor_bytes(type, hv);
+        const size_t kr = ks * n_kv_head, vr = vs * n_kv_head;        // a row: every KV head
+        const int64_t rows = lay.ring > 0 ? lay.ring : 4 * page_rows; // 4 pages hold 45 rows
+        std::vector<uint8_t> k(kr * rows), v(vr * rows);
+        const std::vector<int32_t> pages = {3, 0, 2, 1};
+        const std::vector<float> kf = test::random_floats(n_kv * n_kv_head * hk, 31);
+        const std::vector<float> vf = test::random_floats(n_kv * n_kv_head * hv, 32);
+        for (int64_t j = 0; j < n_kv; ++j) {
+          const int64_t row = lay.paged      ? pages[j / page_rows] * page_rows + j % page_rows
+                              : lay.ring > 0 ? j % lay.ring
+                                             : j;
+          for (int64_t h = 0; h < n_kv_head; ++h) {
+            ASSERT_TRUE(quantize_row(type, kf.data() + (j * n_kv_head + h) * hk,
+                                     k.data() + row * kr + h * ks, hk)
+                            .ok());
+            ASSERT_TRUE(quantize_row(type, vf.data() + (j * n_kv_head + h) * hv,
+                                     v.data() + row * vr + h * vs, hv)
+                            .ok());
+          }
+        }
+        const std::vector<float> q = test::random_floats(n_kv_head * group * hk, 33);
+        const std::vector<float> sinks = test::random_floats(n_kv_head * group, 34);
+        std::vector<AttendHead> heads(static_cast<size_t>(n_kv_head));
+        const int64_t stride = group * (n_kv - lay.first + 1);
+        std::vector<float> scores(static_cast<size_t>(n_kv_head * stride));
+        std::vector<float> together(static_cast<size_t>(n_kv_head * group * hv), -1.0f);
+        for (int64_t h = 0; h < n_kv_head; ++h) {
+          AttendHead& a = heads[static_cast<size_t>(h)];
+          a = cache_head(k.data() + h * ks, v.data() + h * vs, kr, vr, type, type, n_kv, hk, 0.11f);
+          a.v_dim = hv;
+          a.first = lay.first;
+          a.ring = lay.ring;
+          if (lay.paged) {
+            a.pages = pages.data();
+            a.page_rows = page_rows;
+          }
+          a.softcap = lay.softcap;
+          a.has_sink = lay.sinks;
+          a.sinks = lay.sinks ? sinks.data() + h * group : nullptr;
+          a.group = group;
+          a.q = q.data() + h * group * hk;
+          a.out = together.data() + h * group * hv;
+          a.scores = scores.data() + h * stride;
+        }
+        attend_heads(heads.data(), n_kv_head);
+        for (int64_t h = 0; h < n_kv_head; ++h) {
+          std::vector<float> alone(static_cast<size_t>(group * hv), -2.0f);
+          AttendHead one = heads[static_cast<size_t>(h)];
+          one.out = alone.data();
+          std::vector<float> own_scores(static_cast<size_t>(stride));
+          one.scores = own_scores.data();
+          attend_head(one);
+          ASSERT_EQ(0, std::memcmp(alone.data(), together.data() + h * group * hv,
+                                   alone.size() * sizeof(float)))
+              << "KV head " << h << " differs from its own call";
+        }
+      }
+}
+
 // DeepSeek's latent attention: keys wider than values (576 and 512 values, the values the
 // keys' last 512 in a row of their own), the output value_dim() wide and nothing past it.
 TEST_P(OpsOnIsa, AttendHeadWithValuesNarrowerThanKeys) {
