@@ -249,9 +249,9 @@ template <typename Accumulate> inline void sum_values(const AttendHead& a, Accum
   value_blocks(a, fn);
 }
 
-// A vector ISA path's grouped attention (each K and V row widened once for every head of the
-// group; four rows' scores side by side; a V block summed for up to four heads at once, in
-// registers): the path P gives
+// A vector ISA path's grouped attention (attention_lockstep.h's attend_grouped and
+// attend_lockstep: each K and V row widened once for every head of the group; four rows' scores
+// side by side; a V block summed for up to four heads at once, in registers): the path P gives
 //   P::widen(K row slice, type, head_dim, floats)   the slice as floats, zero to a whole vector;
 //   P::score_run<R>(q, widened rows kAttendMaxHeadDim apart, head_dim, scale, R scores);
 //   P::add_values<G>(a, V rows, rows, weights' index, first head)  adds a block to G heads.
@@ -293,20 +293,6 @@ inline void score_widened(const AttendHead& a, const float* kb, int64_t at, int6
       for (int64_t r = r0; r < r1; ++r)
         P::template score_run<1>(q, kb + r * kAttendMaxHeadDim, a.head_dim, a.scale, out + r);
   }
-}
-
-template <typename P, typename Softmax>
-inline void attend_grouped(const AttendHead& a, Softmax&& softmax) {
-  alignas(64) float kb[kScoreRows][kAttendMaxHeadDim];
-  score_rows(a, [&](const uint8_t* k, int64_t rows, int64_t at) {
-    for (int64_t r = 0; r < rows; ++r)
-      P::widen(k + r * a.k_row_bytes, a.k_type, a.head_dim, kb[r]);
-    score_widened<P>(a, kb[0], at, 0, rows);
-  });
-  weigh_scores(a, softmax);
-  sum_values(a, [&](const uint8_t* vr, int64_t rows, int64_t at) {
-    add_group_values<P>(a, vr, rows, at);
-  });
 }
 } // namespace
 

@@ -3,9 +3,9 @@
 // run over the whole cache before the next head's begin; here each block of rows is scored
 // (then summed) for up to kLockstepHeads heads before the next block, each head's slices
 // still prefetched kPrefetchRows positions ahead of it, so a row's lines are asked for, and
-// arrive, close together. Per head the arithmetic is attend_grouped's — the same widening,
-// runs of scores, softmax and V blocks in position order — so a head's bits are its own
-// call's.
+// arrive, close together. A head's arithmetic — its widening, runs of scores, softmax and V
+// blocks in position order — does not depend on the heads beside it, so its bits are those
+// of its own call: attend_grouped, the lockstep of one head.
 #pragma once
 
 #include "runtime/kernels/attention_kernel.h"
@@ -50,6 +50,12 @@ inline void attend_lockstep_some(const AttendHead* h, int64_t n, Softmax&& softm
       }
     }
   });
+}
+
+// One KV head's group alone (attend_head on the vector paths).
+template <typename P, typename Softmax>
+inline void attend_grouped(const AttendHead& a, Softmax&& softmax) {
+  attend_lockstep_some<P>(&a, 1, softmax);
 }
 
 template <typename P, typename Softmax>
