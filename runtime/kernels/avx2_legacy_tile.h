@@ -60,18 +60,22 @@ template <int Offset, bool FloatSums> void pack(const float* x, int64_t cols, ui
   }
 }
 
+// The f16 broadcast first and widened in all eight lanes (the same float in each).
 __m256 block_scale(const uint8_t* block) {
-  uint16_t h;
+  int16_t h;
   __builtin_memcpy(&h, block, 2);
-  return _mm256_set1_ps(_mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))));
+  return _mm256_cvtph_ps(_mm_set1_epi16(h));
 }
 
-// The 32 nibbles of a block's 16 quant bytes: [low nibbles | high nibbles].
+// The 32 nibbles of a block's 16 quant bytes: [low nibbles | high nibbles]. The 16
+// bytes loaded into both halves, the upper half's 64-bit lanes shifted right by 4,
+// one mask: three instructions where two half-width masks, a shift and an insert took
+// five (a byte's bits that the shift moves into its neighbour's high nibble are masked).
 __m256i nibble_vector(const uint8_t* qs) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m128i mask = _mm_set1_epi8(0x0f);
-  const __m128i lo = _mm_and_si128(v, mask), hi = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
-  return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  const __m256i both =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  return _mm256_and_si256(_mm256_srlv_epi64(both, _mm256_set_epi64x(4, 4, 0, 0)),
+                          _mm256_set1_epi8(0x0f));
 }
 
 // Byte j = 16 where bit j of the little-endian qh is set (Q5's fifth bits): byte j
@@ -258,21 +262,19 @@ void no_pack(const float*, int64_t, uint8_t*) {}
 // The AVX2 kernel set with this file's legacy tile: the including file's flags decide which.
 constexpr KernelSet avx2_family_set(Isa isa) {
   return {
-      isa,
-      {no_packing, no_pack, avx2::gemm_f32},
-      {no_packing, no_pack, avx2::gemm_f16},
-      {no_packing, no_pack, avx2::gemm_bf16},
-      legacy<Q8Weights>(),
-      legacy<Q4Weights>(),
-      legacy<MinWeights<false>>(),
-      legacy<Q5_0Weights>(),
-      legacy<MinWeights<true>>(),
-      legacy<Iq4NlWeights>(),
-      legacy<Mxfp4Weights>(),
-      PSHARD_KQUANT_TYPE_KERNELS(avx2),
-      {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::gelu_mul, avx2::gelu_erf,
-       avx2::attend, avx2::delta_step, avx2::attend_block, avx2::attend_tile, avx2::attend_heads},
-      avx2::stream_sum,
+    isa, {no_packing, no_pack, avx2::gemm_f32}, {no_packing, no_pack, avx2::gemm_f16},
+        {no_packing, no_pack, avx2::gemm_bf16}, legacy<Q8Weights>(), legacy<Q4Weights>(),
+        legacy<MinWeights<false>>(), legacy<Q5_0Weights>(), legacy<MinWeights<true>>(),
+        legacy<Iq4NlWeights>(), legacy<Mxfp4Weights>(),
+#if defined(__AVXVNNI__)
+        PSHARD_KQUANT_TYPE_KERNELS(avx2vnni),
+#else
+        PSHARD_KQUANT_TYPE_KERNELS(avx2),
+#endif
+        {avx2::sum_squares, avx2::softmax,     avx2::silu_mul,   avx2::gelu_mul,
+         avx2::gelu_erf,    avx2::attend,      avx2::delta_step, avx2::attend_block,
+         avx2::attend_tile, avx2::attend_heads},
+        avx2::stream_sum,
   };
 }
 

@@ -1,7 +1,7 @@
 // The AVX2-VNNI kernel set, for CPUs with AVX-VNNI but no AVX-512 (Intel's client cores
 // since Alder Lake): AVX2's kernels, but the legacy blocks' int8 sums (avx2_legacy_tile.h)
 // by one vpdpbusd where AVX2 needs vpmaddubsw and vpmaddwd. The int32 sums are the same,
-// so are the bits. The K-quants keep AVX2's tile (their pairs are weighted by int16 scales).
+// so are the bits. The K-quants' tile likewise takes one vpdpwssd (avx2vnni_kquant.cpp).
 #include "runtime/kernels/kernel_set.h"
 #include "runtime/kernels/simd_exports.h"
 

@@ -17,6 +17,16 @@ namespace pshard::kernels {
   void name(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,      \
             int64_t n_tokens, float* y, int64_t ldy);
 
+#define PSHARD_DECLARE_KQUANT_KERNELS                                                              \
+  size_t q8k_act_bytes(int64_t cols);                                                              \
+  void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                   \
+  PSHARD_DECLARE_GEMM(gemm_q2_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_q3_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_q4_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_q5_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_q6_k)                                                                   \
+  PSHARD_DECLARE_GEMM(gemm_iq4_xs)
+
 #define PSHARD_DECLARE_ISA_KERNELS(ns)                                                             \
   namespace ns {                                                                                   \
   void gemm_f32(const MatrixView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t stride,    \
@@ -36,20 +46,18 @@ namespace pshard::kernels {
   void attend_tile(const AttendHead* heads, int64_t n);                                            \
   void attend_heads(const AttendHead* heads, int64_t n);                                           \
   void delta_step(const DeltaStep& s);                                                             \
-  size_t q8k_act_bytes(int64_t cols);                                                              \
-  void q8k_act_pack(const float* x, int64_t cols, uint8_t* dst);                                   \
-  PSHARD_DECLARE_GEMM(gemm_q2_k)                                                                   \
-  PSHARD_DECLARE_GEMM(gemm_q3_k)                                                                   \
-  PSHARD_DECLARE_GEMM(gemm_q4_k)                                                                   \
-  PSHARD_DECLARE_GEMM(gemm_q5_k)                                                                   \
-  PSHARD_DECLARE_GEMM(gemm_q6_k)                                                                   \
-  PSHARD_DECLARE_GEMM(gemm_iq4_xs)                                                                 \
+  PSHARD_DECLARE_KQUANT_KERNELS                                                                    \
   }
 
 PSHARD_DECLARE_ISA_KERNELS(avx2)
 PSHARD_DECLARE_ISA_KERNELS(avx512)
+// AVX2-VNNI shares AVX2's kernels but for the K-quants (avx2vnni_kquant.cpp).
+namespace avx2vnni {
+PSHARD_DECLARE_KQUANT_KERNELS
+}
 
 #undef PSHARD_DECLARE_ISA_KERNELS
+#undef PSHARD_DECLARE_KQUANT_KERNELS
 
 // The K-quant rows of an ISA's KernelSet (q2_k … iq4_xs, in KernelSet's order).
 #define PSHARD_KQUANT_TYPE_KERNELS(ns)                                                          \

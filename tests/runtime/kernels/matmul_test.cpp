@@ -325,7 +325,8 @@ TEST(CpuIsa, ParsesNamesAndRefusesUnsupportedPaths) {
 }
 
 // AVX2-VNNI runs the legacy blocks' int8 sums as one vpdpbusd where AVX2 needs two
-// instructions; the int32 sums are exact either way, so every type gives AVX2's bits, in
+// instructions, and the K-quants' scaled pair sums as one vpdpwssd where AVX2 needs an
+// add too; the int32 sums are exact either way, so every type gives AVX2's bits, in
 // decode (1 token) and prefill tiles alike.
 TEST(CpuIsa, Avx2VnniGivesAvx2sBits) {
   if (!kernels::isa_supported(Isa::kAvx2Vnni))
