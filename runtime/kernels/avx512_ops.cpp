@@ -224,6 +224,9 @@ struct Grouped {
   // i and i + 4, i and i + 2, i and i + 1), so a row's score is the same in a run of four as
   // alone; four separate reductions were half of the score pass.
   static void reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3, float scale, float* out) {
+    _mm_storeu_ps(out, reduce4_lanes(a0, a1, a2, a3, scale));
+  }
+  static __m128 reduce4_lanes(__m512 a0, __m512 a1, __m512 a2, __m512 a3, float scale) {
     // 16 -> 8: row 0's halves summed in the low 256 bits, row 1's in the high (a2, a3 alike).
     const __m512 s01 =
         _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xee));
@@ -236,7 +239,99 @@ struct Grouped {
     const __m512 u = _mm512_add_ps(t, _mm512_permute_ps(t, 0x4e));
     const __m512 w =
         _mm512_mul_ps(_mm512_add_ps(u, _mm512_permute_ps(u, 0xb1)), _mm512_set1_ps(scale));
-    _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_maskz_compress_ps(0x1111, w)));
+    return _mm512_castps512_ps128(_mm512_maskz_compress_ps(0x1111, w));
+  }
+
+  // Decode's scores straight from F16 K rows (attention_lockstep.h), without the widened
+  // copy: per 32 values, two rows' K in four registers serve up to four of the group's
+  // query heads, whose q come from L1. Through the copy every K vector was loaded once per
+  // head, and the score pass was bound by loads. Each (row, head) runs score_run's
+  // arithmetic — even and odd 16-value chunks in two accumulators, in order, their sum
+  // reduced by the same tree (reduce4's or _mm512_reduce_add_ps's), then scaled — so its
+  // score has the same bits. False, doing nothing, where it does not apply (K not F16, or
+  // a head not a multiple of 32 values).
+  static bool score_rows(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at) {
+    if (a.k_type != TensorType::kF16 || a.head_dim % 32 != 0)
+      return false;
+    for (int64_t g0 = 0; g0 < a.group; g0 += 4)
+      switch (a.group - g0 < 4 ? a.group - g0 : 4) {
+      case 1:
+        score_f16_rows<1>(a, k, rows, at, g0);
+        break;
+      case 2:
+        score_f16_rows<2>(a, k, rows, at, g0);
+        break;
+      case 3:
+        score_f16_rows<3>(a, k, rows, at, g0);
+        break;
+      default:
+        score_f16_rows<4>(a, k, rows, at, g0);
+        break;
+      }
+    return true;
+  }
+
+  // Heads g0 .. g0 + G - 1 over `rows` F16 K rows from k (their scores at index `at` on),
+  // two rows at a time.
+  template <int G>
+  static void score_f16_rows(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at,
+                             int64_t g0) {
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2)
+      score_f16_block<G, 2>(a, k + static_cast<size_t>(r) * a.k_row_bytes, at + r, g0);
+    if (r < rows)
+      score_f16_block<G, 1>(a, k + static_cast<size_t>(r) * a.k_row_bytes, at + r, g0);
+  }
+
+  // NR rows x G heads: 4 * G accumulators (with NR = 2, G = 4: 16 of the 32 registers), the
+  // rows' K for 32 values in 2 * NR, the head's q in 2. Everything indexed by constants, so
+  // the sums stay in registers; they are reduced four at a time, then one by one.
+  template <int G, int NR>
+  static void score_f16_block(const AttendHead& a, const uint8_t* k, int64_t at, int64_t g0) {
+    const int64_t hd = a.head_dim, stride = a.score_stride();
+    __m512 acc0[NR][G], acc1[NR][G];
+    PSHARD_UNROLL
+    for (int r = 0; r < NR; ++r)
+      PSHARD_UNROLL
+    for (int g = 0; g < G; ++g)
+      acc0[r][g] = acc1[r][g] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < hd; c += 32) {
+      __m512 ke[NR], ko[NR];
+      PSHARD_UNROLL
+      for (int r = 0; r < NR; ++r) {
+        const uint8_t* row = k + static_cast<size_t>(r) * a.k_row_bytes + 2 * c;
+        ke[r] = f16_at(row);
+        ko[r] = f16_at(row + 32);
+      }
+      PSHARD_UNROLL
+      for (int g = 0; g < G; ++g) {
+        const float* q = a.q + (g0 + g) * hd + c;
+        const __m512 q0 = _mm512_loadu_ps(q), q1 = _mm512_loadu_ps(q + 16);
+        PSHARD_UNROLL
+        for (int r = 0; r < NR; ++r) {
+          acc0[r][g] = _mm512_fmadd_ps(q0, ke[r], acc0[r][g]);
+          acc1[r][g] = _mm512_fmadd_ps(q1, ko[r], acc1[r][g]);
+        }
+      }
+    }
+    // Sum i is row i / G's, head i % G's.
+    constexpr int kSums = NR * G;
+    const auto sum = [&](int i) { return _mm512_add_ps(acc0[i / G][i % G], acc1[i / G][i % G]); };
+    const auto out = [&](int i) { return a.scores + (g0 + i % G) * stride + at + i / G; };
+    PSHARD_UNROLL
+    for (int i = 0; i + 4 <= kSums; i += 4) {
+      const __m128 v = reduce4_lanes(sum(i), sum(i + 1), sum(i + 2), sum(i + 3), a.scale);
+      _mm_store_ss(out(i), v);
+      _mm_store_ss(out(i + 1), _mm_shuffle_ps(v, v, 1));
+      _mm_store_ss(out(i + 2), _mm_shuffle_ps(v, v, 2));
+      _mm_store_ss(out(i + 3), _mm_shuffle_ps(v, v, 3));
+    }
+    PSHARD_UNROLL
+    for (int i = kSums / 4 * 4; i < kSums; ++i)
+      *out(i) = _mm512_reduce_add_ps(sum(i)) * a.scale;
+  }
+  static __m512 f16_at(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
 
   // 64 values at a time: each V row widened once for the G heads, whose 4G accumulators

@@ -7,10 +7,11 @@
 // the same way, so the ratio says how near the kernel comes to the memory's rate. --warm 1
 // keeps one layer, read again and again from the CPU's caches: the kernel's arithmetic
 // alone, the ceiling a cold cache can approach (at 1K positions, 1 MiB a layer). --per-head 1
-// attends each KV head in a call of its own instead of a thread's heads in lockstep.
+// attends each KV head in a call of its own instead of a thread's heads in lockstep. --group N
+// puts N query heads over each of the 8 KV heads (Llama-3-8B: 4; Qwen3-30B-A3B: 8).
 //
 //   build/tests/bench/attention_decode_bench --contexts 1024,4096,16384 --reps 9 [--isa avx2]
-//                                            [--warm 1] [--per-head 1]
+//                                            [--warm 1] [--per-head 1] [--group 4]
 #include "runtime/kernels/attention_kernel.h"
 #include "runtime/kernels/cpu_isa.h"
 #include "runtime/kernels/ops.h"
@@ -30,7 +31,7 @@ namespace {
 
 using namespace pshard;
 
-constexpr int64_t kHeads = 32, kKvHeads = 8, kHeadDim = 128, kGroup = kHeads / kKvHeads;
+constexpr int64_t kKvHeads = 8, kHeadDim = 128;
 constexpr size_t kRowBytes = kKvHeads * kHeadDim * 2; // F16: one position, every KV head
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -93,13 +94,13 @@ Cache make_cache(int64_t context, bool warm) {
 // group of query heads in one lockstep call (attend_heads), or (per_head) each KV head's group
 // in a call of its own, as before 2026-12-07.
 void decode_token(const Cache& c, const std::vector<float>& q, std::vector<float>& out,
-                  std::vector<float>& scores, bool per_head) {
+                  std::vector<float>& scores, int64_t group, bool per_head) {
   for (int64_t l = 0; l < c.layers; ++l) {
     const size_t layer = static_cast<size_t>(l * c.context) * kRowBytes;
     AttendHead heads[kKvHeads];
     for (int64_t h = 0; h < kKvHeads; ++h) {
       AttendHead& a = heads[h];
-      a.q = q.data() + h * kGroup * kHeadDim;
+      a.q = q.data() + h * group * kHeadDim;
       a.k = c.k.data() + layer + static_cast<size_t>(h * kHeadDim) * 2;
       a.v = c.v.data() + layer + static_cast<size_t>(h * kHeadDim) * 2;
       a.k_row_bytes = a.v_row_bytes = kRowBytes;
@@ -107,9 +108,9 @@ void decode_token(const Cache& c, const std::vector<float>& q, std::vector<float
       a.n_kv = c.context;
       a.head_dim = kHeadDim;
       a.scale = 0.088f;
-      a.group = kGroup;
-      a.out = out.data() + h * kGroup * kHeadDim;
-      a.scores = scores.data() + (per_head ? 0 : h * kGroup * (c.context + 1));
+      a.group = group;
+      a.out = out.data() + h * group * kHeadDim;
+      a.scores = scores.data() + (per_head ? 0 : h * group * (c.context + 1));
       if (per_head)
         attend_head(a);
     }
@@ -133,6 +134,7 @@ double stream_seconds(const Cache& c) {
 int main(int argc, char** argv) {
   std::vector<int64_t> contexts = {1024, 4096, 16384};
   int reps = 7;
+  int64_t group = 4;
   std::string only; // --isa: one path
   bool warm = false, per_head = false;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -142,6 +144,8 @@ int main(int argc, char** argv) {
       only = argv[i + 1];
     else if (std::strcmp(argv[i], "--per-head") == 0)
       per_head = std::atoi(argv[i + 1]) != 0;
+    else if (std::strcmp(argv[i], "--group") == 0)
+      group = std::max(1, std::atoi(argv[i + 1]));
     else if (std::strcmp(argv[i], "--warm") == 0)
       warm = std::atoi(argv[i + 1]) != 0;
     else if (std::strcmp(argv[i], "--reps") == 0)
@@ -149,12 +153,13 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(
           stderr,
-          "usage: %s [--contexts 1024,4096] [--reps 7] [--isa avx2] [--warm 1] [--per-head 1]\n",
+          "usage: %s [--contexts 1024,4096] [--reps 7] [--isa avx2] [--warm 1] [--per-head 1] "
+          "[--group 4]\n",
           argv[0]);
       return 2;
     }
   }
-  std::vector<float> q(kHeads * kHeadDim), out(kHeads * kHeadDim);
+  std::vector<float> q(group * kKvHeads * kHeadDim), out(group * kKvHeads * kHeadDim);
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (float& x : q)
@@ -165,17 +170,17 @@ int main(int argc, char** argv) {
   const kernels::Isa isas[] = {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvx512};
   for (const int64_t context : contexts) {
     const Cache c = make_cache(context, warm);
-    std::vector<float> scores(static_cast<size_t>(kKvHeads * kGroup * (context + 1)));
+    std::vector<float> scores(static_cast<size_t>(kKvHeads * group * (context + 1)));
     const double bytes = 2.0 * static_cast<double>(c.k.size());
     for (const kernels::Isa isa : isas) {
       if ((!only.empty() && only != kernels::isa_name(isa)) || !kernels::force_isa(isa))
         continue;
       std::vector<double> t, s;
-      decode_token(c, q, out, scores, per_head); // warm: pages touched
+      decode_token(c, q, out, scores, group, per_head); // warm: pages touched
       for (int r = 0; r < reps; ++r) {
         s.push_back(stream_seconds(c));
         const auto t0 = std::chrono::steady_clock::now();
-        decode_token(c, q, out, scores, per_head);
+        decode_token(c, q, out, scores, group, per_head);
         t.push_back(seconds_since(t0));
       }
       const double tm = median(t), sm = median(s);
