@@ -259,25 +259,32 @@ template <class W> constexpr TypeKernels legacy() {
 size_t no_packing(int64_t) { return 0; }
 void no_pack(const float*, int64_t, uint8_t*) {}
 
-// The AVX2 kernel set with this file's legacy tile: the including file's flags decide which.
+// The AVX2 kernel set with this file's legacy tile: the including file's flags decide which,
+// and whose K-quant kernels it takes (avx2vnni_kquant.cpp's with AVX-VNNI).
+#if defined(__AVXVNNI__)
+namespace kquant_isa = avx2vnni;
+#else
+namespace kquant_isa = avx2;
+#endif
 constexpr KernelSet avx2_family_set(Isa isa) {
   return {
-    isa, {no_packing, no_pack, avx2::gemm_f32}, {no_packing, no_pack, avx2::gemm_f16},
-        {no_packing, no_pack, avx2::gemm_bf16}, legacy<Q8Weights>(), legacy<Q4Weights>(),
-        legacy<MinWeights<false>>(), legacy<Q5_0Weights>(), legacy<MinWeights<true>>(),
-        legacy<Iq4NlWeights>(), legacy<Mxfp4Weights>(),
-#if defined(__AVXVNNI__)
-        PSHARD_KQUANT_TYPE_KERNELS(avx2vnni),
-#else
-        PSHARD_KQUANT_TYPE_KERNELS(avx2),
-#endif
-        {avx2::sum_squares, avx2::softmax,     avx2::silu_mul,   avx2::gelu_mul,
-         avx2::gelu_erf,    avx2::attend,      avx2::delta_step, avx2::attend_block,
-         avx2::attend_tile, avx2::attend_heads},
-        avx2::stream_sum,
+      isa,
+      {no_packing, no_pack, avx2::gemm_f32},
+      {no_packing, no_pack, avx2::gemm_f16},
+      {no_packing, no_pack, avx2::gemm_bf16},
+      legacy<Q8Weights>(),
+      legacy<Q4Weights>(),
+      legacy<MinWeights<false>>(),
+      legacy<Q5_0Weights>(),
+      legacy<MinWeights<true>>(),
+      legacy<Iq4NlWeights>(),
+      legacy<Mxfp4Weights>(),
+      PSHARD_KQUANT_TYPE_KERNELS(kquant_isa),
+      {avx2::sum_squares, avx2::softmax, avx2::silu_mul, avx2::gelu_mul, avx2::gelu_erf,
+       avx2::attend, avx2::delta_step, avx2::attend_block, avx2::attend_tile, avx2::attend_heads},
+      avx2::stream_sum,
   };
 }
-
 
 } // namespace
 } // namespace pshard::kernels

@@ -221,13 +221,13 @@ struct Grouped {
     }
   }
 
-  // Four rows' sums at once, each in hsum8's own tree (lanes i and i + 4, then i and i + 2,
-  // then 0 and 1), so a row's score is the same in a run of four as alone; four separate
-  // reductions were half of the score pass.
   // No direct F16 scores on this path (attention_lockstep.h): sixteen registers hold too
   // few accumulators for it; every block goes through the widened copy.
   static bool score_rows(const AttendHead&, const uint8_t*, int64_t, int64_t) { return false; }
 
+  // Four rows' sums at once, each in hsum8's own tree (lanes i and i + 4, then i and i + 2,
+  // then 0 and 1), so a row's score is the same in a run of four as alone; four separate
+  // reductions were half of the score pass.
   static void reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3, float scale, float* out) {
     // 8 -> 4: row 0's four sums in the low 128 bits, row 1's in the high (a2, a3 alike).
     const __m256 s01 =
