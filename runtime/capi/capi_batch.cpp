@@ -32,14 +32,15 @@ Status read_prompt(const pshard_model& model, const pshard_seq_params& p, int32_
                             capi::prepare_image_prompt(
                                 model, std::string_view(p.text ? p.text : "", p.text_len), p.images,
                                 p.n_images, p.add_special, p.parse_special, n_threads));
-    auto image = std::make_shared<PromptImage>();
-    image->span = {ip.ids.image_pos, ip.image.tokens_x, ip.image.tokens_y};
-    image->n_embd = ip.image.n_embd;
-    image->rows = std::move(ip.image.data);
-    image->n_deepstack = ip.image.n_deepstack;
-    image->deepstack = std::move(ip.image.deepstack);
+    auto images = std::make_shared<PromptImages>();
+    for (size_t i = 0; i < ip.images.size(); ++i) {
+      ImageEmbeddings& e = ip.images[i];
+      images->spans.push_back({ip.ids.image_pos[i], e.tokens_x, e.tokens_y});
+      images->images.push_back(
+          {e.n_embd, std::move(e.data), e.n_deepstack, std::move(e.deepstack)});
+    }
     r.prompt = std::move(ip.ids.ids);
-    r.image = std::move(image);
+    r.images = std::move(images);
     return Status::ok_status();
   }
   if (p.tokens) {

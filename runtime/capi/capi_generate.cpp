@@ -186,7 +186,7 @@ pshard_status pshard_context_generate_with_images(
   auto session = HybridSession::create(*c->model->model, schedule, c->device.get(), *hp);
   if (!session.ok())
     return fail(session.status());
-  ImagePromptDecoder decoder(**session, std::move(prompt->image), prompt->ids.image_pos);
+  ImagePromptDecoder decoder(**session, std::move(prompt->images), prompt->ids.image_pos);
   return run_generation(decoder, *c->model, prompt->ids.ids, params, on_token, user_data, result);
 }
 

@@ -48,18 +48,27 @@ Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_
   PSHARD_ASSIGN_OR_RETURN(ImagePromptText split,
                           split_image_prompt(text, static_cast<int64_t>(n_images)));
   ImagePrompt p;
-  if (n_images == 1) {
-    PSHARD_ASSIGN_OR_RETURN(VisionInput in,
-                            preprocess_image(images[0]->rgb, model.projector->hparams()));
-    if (encoder) {
-      PSHARD_ASSIGN_OR_RETURN(p.image, encoder(in));
-    } else {
-      ThreadPool pool(n_threads > 0 ? n_threads : ThreadPool::hardware_threads());
-      PSHARD_ASSIGN_OR_RETURN(p.image, encode_image(*model.projector, in, pool));
-    }
+  std::unique_ptr<ThreadPool> pool; // the host encoder's, made for the first image
+  std::vector<int64_t> n_tokens;
+  for (size_t i = 0; i < n_images; ++i) {
+    auto image = [&]() -> Result<ImageEmbeddings> {
+      PSHARD_ASSIGN_OR_RETURN(VisionInput in,
+                              preprocess_image(images[i]->rgb, model.projector->hparams()));
+      if (encoder)
+        return encoder(in);
+      if (!pool)
+        pool = std::make_unique<ThreadPool>(n_threads > 0 ? n_threads
+                                                          : ThreadPool::hardware_threads());
+      return encode_image(*model.projector, in, *pool);
+    }();
+    if (!image.ok())
+      return n_images > 1 ? image.status().with_context("image " + std::to_string(i))
+                          : image.status();
+    n_tokens.push_back(image->n_tokens());
+    p.images.push_back(std::move(image).value());
   }
   p.ids =
-      tokenize_image_prompt(*model.tokenizer, split, p.image.n_tokens(),
+      tokenize_image_prompt(*model.tokenizer, split, n_tokens,
                             add_special && model.tokenizer->add_bos_by_default(), parse_special);
   return p;
 }

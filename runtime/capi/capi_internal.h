@@ -132,10 +132,10 @@ Result<HybridParams> hybrid_params(const pshard_context_params& p);
 using ImageEncoder = std::function<Result<ImageEmbeddings>(const VisionInput&)>;
 
 // A text prompt with its images (capi_image.cpp), ready for an image-prompt decoder or a
-// request: the ids with placeholders at the image, and the image's embeddings.
+// request: the ids with placeholders at each image, and the images' embeddings in order.
 struct ImagePrompt {
   ImagePromptIds ids;
-  ImageEmbeddings image;
+  std::vector<ImageEmbeddings> images;
 };
 // Errors: no projector, NULL images, places and images that differ in number.
 Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_view text,

@@ -28,7 +28,7 @@ ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer
 int64_t ActiveSequence::propose() {
   draft_.clear();
   const int64_t max_tokens = request_.params.max_tokens;
-  if (pending_ && !request_.params.image) // k drafted tokens give at most k + 1 tokens
+  if (pending_ && !request_.params.images) // k drafted tokens give at most k + 1 tokens
     draft_ = draft_from_history(history_, lookup_,
                                 max_tokens < 0 ? lookup_.draft_max : max_tokens - n_generated_ - 1);
   return static_cast<int64_t>(draft_.size());
@@ -40,21 +40,23 @@ int64_t ActiveSequence::prompt_left() const {
 
 void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) const {
   const auto& prompt = request_.params.prompt;
-  const PromptImage* image = request_.params.image.get();
+  const PromptImages* images = request_.params.images.get();
   const auto n_prompt = static_cast<int64_t>(prompt.size());
-  // With an image every entry carries its M-RoPE positions, and the image's tokens their rows.
+  // With images every entry carries its M-RoPE positions, and the images' tokens their rows.
   auto add = [&](TokenId token, int64_t slot, bool logits) {
     BatchEntry e{seq_, token, logits && !pooler_};
     e.hidden = pooler_ && pooler_->wants(slot);
-    if (image) {
-      e.rope = mrope_position(image->span, slot);
-      if (slot >= image->span.begin && slot < image->span.end()) {
-        const int64_t row = (slot - image->span.begin) * image->n_embd;
-        e.embedding = image->rows.data() + row;
-        if (image->n_deepstack > 0) {
-          e.deepstack = image->deepstack.data() + row;
-          e.deepstack_stride = image->span.n_tokens() * image->n_embd;
-          e.deepstack_layers = image->n_deepstack;
+    if (images) {
+      e.rope = mrope_position(images->spans, slot);
+      if (const int64_t i = image_at(images->spans, slot); i >= 0) {
+        const ImageSpan& span = images->spans[static_cast<size_t>(i)];
+        const PromptImage& image = images->images[static_cast<size_t>(i)];
+        const int64_t row = (slot - span.begin) * image.n_embd;
+        e.embedding = image.rows.data() + row;
+        if (image.n_deepstack > 0) {
+          e.deepstack = image.deepstack.data() + row;
+          e.deepstack_stride = span.n_tokens() * image.n_embd;
+          e.deepstack_layers = image.n_deepstack;
         }
       }
     }

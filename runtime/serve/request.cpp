@@ -65,19 +65,27 @@ Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx, 
   if (r.top_logprobs < 0 || r.top_logprobs > 100)
     return invalid_argument("top_logprobs must be between 0 and 100, got " +
                             std::to_string(r.top_logprobs));
-  if (const PromptImage* img = r.image.get()) {
-    if (img->span.tokens_x <= 0 || img->span.tokens_y <= 0 || img->span.begin < 0 ||
-        img->span.end() > n_prompt || img->n_embd <= 0 ||
-        static_cast<int64_t>(img->rows.size()) != img->span.n_tokens() * img->n_embd ||
-        img->n_deepstack < 0 ||
-        static_cast<int64_t>(img->deepstack.size()) !=
-            img->n_deepstack * img->span.n_tokens() * img->n_embd)
-      return invalid_argument("the prompt's image (" + std::to_string(img->span.tokens_x) + " x " +
-                              std::to_string(img->span.tokens_y) + " tokens at position " +
-                              std::to_string(img->span.begin) + ") does not fit the prompt of " +
-                              std::to_string(n_prompt) +
-                              " tokens with one embedding row (and one per DeepStack merger) per "
-                              "image token");
+  if (const PromptImages* images = r.images.get()) {
+    if (images->spans.size() != images->images.size() || !image_spans_fit(images->spans, n_prompt))
+      return invalid_argument("the prompt's " + std::to_string(images->images.size()) +
+                              " images (" + std::to_string(images->spans.size()) +
+                              " spans) do not lie in the prompt of " + std::to_string(n_prompt) +
+                              " tokens in order, each inside it and after the one before");
+    for (size_t i = 0; i < images->images.size(); ++i) {
+      const ImageSpan& span = images->spans[i];
+      const PromptImage& img = images->images[i];
+      if (img.n_embd <= 0 ||
+          static_cast<int64_t>(img.rows.size()) != span.n_tokens() * img.n_embd ||
+          img.n_deepstack < 0 ||
+          static_cast<int64_t>(img.deepstack.size()) !=
+              img.n_deepstack * span.n_tokens() * img.n_embd)
+        return invalid_argument("the prompt's image " + std::to_string(i) + " (" +
+                                std::to_string(span.tokens_x) + " x " +
+                                std::to_string(span.tokens_y) + " tokens at position " +
+                                std::to_string(span.begin) +
+                                ") does not have one embedding row (and one per DeepStack "
+                                "merger) per image token");
+    }
   }
   return validate_sampler_params(r.sampling);
 }

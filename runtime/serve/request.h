@@ -32,10 +32,8 @@ namespace pshard {
 using RequestId = int64_t;
 
 // An image in a request's prompt (vision-language models): the projector's embedding rows
-// of its tokens, fed at prompt positions [span.begin, span.end()) — placeholders there —
-// with M-RoPE positions for it and everything after (runtime/model/mrope_positions.h).
+// of its tokens, fed at its span's prompt positions — placeholders there.
 struct PromptImage {
-  ImageSpan span;
   int64_t n_embd = 0;
   std::vector<float> rows; // span.n_tokens() rows of n_embd, raster order
   // DeepStack (Qwen3-VL): n_deepstack blocks of span.n_tokens() rows (ImageEmbeddings').
@@ -43,9 +41,16 @@ struct PromptImage {
   std::vector<float> deepstack;
 };
 
+// A prompt's images in prompt order: images[i] fills spans[i], and every position from the
+// first image on takes M-RoPE positions from all of them (runtime/model/mrope_positions.h).
+struct PromptImages {
+  std::vector<ImageSpan> spans;
+  std::vector<PromptImage> images;
+};
+
 struct RequestParams {
   std::vector<TokenId> prompt;
-  std::shared_ptr<const PromptImage> image; // or null: a text prompt
+  std::shared_ptr<const PromptImages> images; // or null: a text prompt
   SamplerParams sampling;
   int32_t max_tokens = -1;               // new tokens at most; < 0: until the context is full
   bool ignore_eos = false;               // keep going past end-of-generation tokens
@@ -103,8 +108,8 @@ struct SequenceEvent {
 using EventSink = std::function<bool(const SequenceEvent&)>;
 
 // What every request must satisfy before it queues: a prompt of known tokens that leaves
-// room for max_tokens in a context of n_ctx, valid sampling parameters, an image (if any)
-// whose rows fill a span inside the prompt.
+// room for max_tokens in a context of n_ctx, valid sampling parameters, images (if any)
+// whose rows fill spans inside the prompt, in order, not overlapping.
 // An embedding request also needs an engine that returns embedding rows (n_embd > 0) and
 // a pooling and options that fit its width.
 Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx, int64_t n_embd = 0);

@@ -247,13 +247,13 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       queue_.pop_front();
     }
     const auto n_prompt = static_cast<int64_t>(r.params.prompt.size());
-    // An image's placeholder tokens do not name its rows, and an embedding pooled over
+    // Images' placeholder tokens do not name their rows, and an embedding pooled over
     // more than the last row needs every row computed: such prompts read no cache (an
     // empty prompt shares nothing).
     const bool every_row = r.params.embedding && !pools_one_row(r.params.embedding->pooling);
     Result<OpenedSequence> seq = engine_.open_sequence_with_prefix(
-        r.params.image || every_row ? std::span<const TokenId>()
-                                    : std::span<const TokenId>(r.params.prompt));
+        r.params.images || every_row ? std::span<const TokenId>()
+                                     : std::span<const TokenId>(r.params.prompt));
     if (seq.ok() && !engine_.can_append(seq->seq, n_prompt - seq->reused)) {
       engine_.close_sequence(seq->seq);
       seq = Status(StatusCode::kOutOfMemory, "the KV cache has no room for a prompt of " +

@@ -14,22 +14,41 @@ Status check_image_prompt_model(const ModelHParams& hp) {
   return Status::ok_status();
 }
 
-ImagePromptDecoder::ImagePromptDecoder(MultimodalDecoder& session, ImageEmbeddings image,
-                                       int64_t image_pos)
-    : session_(session), image_(std::move(image)), image_pos_(image_pos) {
-  table_ = MatrixView{TensorType::kF32, reinterpret_cast<const uint8_t*>(image_.data.data()),
-                      image_.n_tokens(), image_.n_embd,
-                      static_cast<size_t>(image_.n_embd) * sizeof(float)};
+ImagePromptDecoder::ImagePromptDecoder(MultimodalDecoder& session,
+                                       std::vector<ImageEmbeddings> images,
+                                       std::vector<int64_t> image_pos)
+    : session_(session), images_(std::move(images)) {
+  for (size_t i = 0; i < images_.size(); ++i) {
+    const ImageEmbeddings& e = images_[i];
+    spans_.push_back(ImageSpan{i < image_pos.size() ? image_pos[i] : 0, e.tokens_x, e.tokens_y});
+    tables_.push_back(MatrixView{TensorType::kF32, reinterpret_cast<const uint8_t*>(e.data.data()),
+                                 e.n_tokens(), e.n_embd,
+                                 static_cast<size_t>(e.n_embd) * sizeof(float)});
+  }
 }
 
+namespace {
+std::vector<ImageEmbeddings> one(ImageEmbeddings image) {
+  std::vector<ImageEmbeddings> v;
+  v.push_back(std::move(image));
+  return v;
+}
+} // namespace
+
+ImagePromptDecoder::ImagePromptDecoder(MultimodalDecoder& session, ImageEmbeddings image,
+                                       int64_t image_pos)
+    : ImagePromptDecoder(session, one(std::move(image)), {image_pos}) {}
+
 Result<std::span<const float>> ImagePromptDecoder::decode(std::span<const TokenId> tokens) {
-  // Split the call at the image's edges; the last run's logits are the call's.
+  // Split the call at the images' edges; the last run's logits are the call's.
   const int64_t start = session_.n_past(), end = start + static_cast<int64_t>(tokens.size());
   Result<std::span<const float>> logits = invalid_argument("decode needs at least one token");
   for (int64_t at = start; at < end;) {
-    const int64_t edge = at < image_begin() ? std::min(end, image_begin())
-                         : at < image_end() ? std::min(end, image_end())
-                                            : end;
+    int64_t edge = end; // the next image edge after `at`, or the call's end
+    for (const ImageSpan& s : spans_)
+      for (int64_t e : {s.begin, s.end()})
+        if (e > at && e < edge)
+          edge = e;
     logits = decode_run(
         tokens.subspan(static_cast<size_t>(at - start), static_cast<size_t>(edge - at)), at);
     if (!logits.ok())
@@ -42,22 +61,24 @@ Result<std::span<const float>> ImagePromptDecoder::decode(std::span<const TokenI
 Result<std::span<const float>> ImagePromptDecoder::decode_run(std::span<const TokenId> tokens,
                                                               int64_t slot0) {
   const auto n = static_cast<int64_t>(tokens.size());
-  if (slot0 < image_begin())
-    return session_.decode(tokens); // before the image: positions are the slots
-  const ImageSpan span{image_pos_, image_.tokens_x, image_.tokens_y};
+  if (spans_.empty() || slot0 < spans_.front().begin)
+    return session_.decode(tokens); // before the first image: positions are the slots
   positions_.resize(static_cast<size_t>(3 * n));
   for (int64_t t = 0; t < n; ++t) {
-    const std::array<int32_t, 3> p = mrope_position(span, slot0 + t);
+    const std::array<int32_t, 3> p = mrope_position(spans_, slot0 + t);
     std::copy(p.begin(), p.end(), positions_.begin() + 3 * t);
   }
-  if (slot0 >= image_end())
+  const int64_t i = image_at(spans_, slot0);
+  if (i < 0)
     return session_.decode(tokens, DecodeExtras{nullptr, positions_});
+  const ImageEmbeddings& image = images_[static_cast<size_t>(i)];
   rows_.resize(static_cast<size_t>(n));
   for (int64_t t = 0; t < n; ++t)
-    rows_[static_cast<size_t>(t)] = static_cast<TokenId>(slot0 - image_begin() + t);
-  const DeepstackTable deepstack{image_.deepstack.data(), image_.n_deepstack,
-                                 image_.n_tokens() * image_.n_embd};
-  return session_.decode(rows_, DecodeExtras{&table_, positions_, deepstack});
+    rows_[static_cast<size_t>(t)] = static_cast<TokenId>(slot0 - spans_[i].begin + t);
+  const DeepstackTable deepstack{image.deepstack.data(), image.n_deepstack,
+                                 image.n_tokens() * image.n_embd};
+  return session_.decode(rows_,
+                         DecodeExtras{&tables_[static_cast<size_t>(i)], positions_, deepstack});
 }
 
 } // namespace pshard

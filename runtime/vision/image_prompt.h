@@ -1,23 +1,21 @@
-// An image inside a prompt of an M-RoPE language model (qwen2vl), as a Decoder the
+// Images inside a prompt of an M-RoPE language model (qwen2vl), as a Decoder the
 // generation loop drives like any session. The prompt handed to decode() holds one
-// placeholder id per image token at [image_pos, image_pos + n); those positions are fed
-// the image's embeddings instead of token embeddings, and every position gets its
-// multimodal rotary positions:
+// placeholder id per image token, image i's at [image_pos[i], image_pos[i] + n_i); those
+// positions are fed the image's embeddings instead of token embeddings, and every position
+// from the first image on gets its multimodal rotary positions (runtime/model/
+// mrope_positions.h): an image token (y, x) at (p, p + y, p + x), and what follows an image
+// continuing one past its largest coordinate, as Qwen2-VL was trained (and llama.cpp's
+// mtmd does). KV-cache slots and causal order stay sequential: the image's tokens see each
+// other in raster order. A call may hold any part of the prompt; it is decoded in runs cut
+// at each image's edges.
 //
-//   text before the image   t = h = w = position                  (plain NeoX RoPE)
-//   image token (y, x)      t = image_pos, h = image_pos + y, w = image_pos + x
-//   text after the image    t = h = w = position - n + max(tokens_x, tokens_y)
-//
-// so the text after an image continues one past the image's largest coordinate, as
-// Qwen2-VL was trained (and llama.cpp's mtmd does). KV-cache slots and causal order stay
-// sequential: the image's tokens see each other in raster order.
-//
-//   ImagePromptDecoder d(*session, std::move(embeddings), image_pos);
+//   ImagePromptDecoder d(*session, std::move(embeddings), image_pos);   // vectors, or one
 //   PSHARD_RETURN_IF_ERROR(check_image_prompt_model(model.hparams()));
 //   generate(d, tokenizer, sampler, prompt_with_placeholders, params);
 #pragma once
 
 #include "runtime/model/model.h"
+#include "runtime/model/mrope_positions.h"
 #include "runtime/vision/vision_encoder.h"
 
 #include <cstdint>
@@ -30,23 +28,25 @@ Status check_image_prompt_model(const ModelHParams& hp);
 
 class ImagePromptDecoder final : public Decoder {
 public:
+  // images[i] at slots from image_pos[i] on, in slot order without overlapping.
+  ImagePromptDecoder(MultimodalDecoder& session, std::vector<ImageEmbeddings> images,
+                     std::vector<int64_t> image_pos);
   ImagePromptDecoder(MultimodalDecoder& session, ImageEmbeddings image, int64_t image_pos);
 
   Result<std::span<const float>> decode(std::span<const TokenId> tokens) override;
   int64_t n_past() const override { return session_.n_past(); }
   int64_t n_ctx() const override { return session_.n_ctx(); }
 
-  int64_t image_begin() const { return image_pos_; }
-  int64_t image_end() const { return image_pos_ + image_.n_tokens(); }
+  const std::vector<ImageSpan>& spans() const { return spans_; }
 
 private:
-  // Decodes tokens [begin, end) of the call, all on one side of the image or all of it.
+  // Decodes the call's tokens from slot0 on: text only, or one image's tokens only.
   Result<std::span<const float>> decode_run(std::span<const TokenId> tokens, int64_t slot0);
 
   MultimodalDecoder& session_;
-  ImageEmbeddings image_;
-  MatrixView table_; // image_.data as embedding rows
-  int64_t image_pos_;
+  std::vector<ImageEmbeddings> images_;
+  std::vector<ImageSpan> spans_;
+  std::vector<MatrixView> tables_; // images_[i].data as embedding rows
   std::vector<TokenId> rows_;
   std::vector<int32_t> positions_;
 };

@@ -38,38 +38,52 @@ int64_t count_image_places(std::string_view prompt) {
 Result<ImagePromptText> split_image_prompt(std::string_view prompt, int64_t n_images) {
   const std::vector<Place> places = find_places(prompt);
   const auto n_places = static_cast<int64_t>(places.size());
-  const std::string how = "; mark the image's place with " + std::string(kImageMarker) + " or " +
-                          std::string(kVisionStart) + std::string(kVisionEnd);
-  if (n_images > 1)
-    return invalid_argument(std::to_string(n_images) +
-                            " images in one prompt; pshard takes one image a prompt for now");
   if (n_places != n_images)
-    return invalid_argument("the prompt names " + std::to_string(n_places) + " image places but " +
-                            std::to_string(n_images) +
-                            (n_images == 1 ? " image was" : " images were") + " given" + how);
-  if (n_images == 0)
-    return ImagePromptText{std::string(prompt), ""};
-  const Place& p = places.front();
-  std::string before(prompt.substr(0, p.begin)), after(prompt.substr(p.end));
-  if (p.marker) {
-    before += kVisionStart;
-    after.insert(0, kVisionEnd);
+    return invalid_argument(
+        "the prompt names " + std::to_string(n_places) + " image places but " +
+        std::to_string(n_images) + (n_images == 1 ? " image was" : " images were") +
+        " given; mark each image's place, in the order of the images, with " +
+        std::string(kImageMarker) + " or " + std::string(kVisionStart) + std::string(kVisionEnd));
+  ImagePromptText text;
+  size_t at = 0; // the prompt's text not yet in a piece begins here
+  std::string piece;
+  for (const Place& p : places) {
+    piece += prompt.substr(at, p.begin - at);
+    if (p.marker)
+      piece += kVisionStart;
+    text.pieces.push_back(std::move(piece));
+    piece = p.marker ? std::string(kVisionEnd) : std::string();
+    at = p.end;
   }
-  return ImagePromptText{std::move(before), std::move(after)};
+  piece += prompt.substr(at);
+  text.pieces.push_back(std::move(piece));
+  return text;
 }
 
-ImagePromptText image_before(std::string_view prompt) {
-  return {std::string(kVisionStart), std::string(kVisionEnd) + std::string(prompt)};
+ImagePromptText images_before(std::string_view prompt, int64_t n_images) {
+  if (n_images == 0)
+    return ImagePromptText{{std::string(prompt)}};
+  ImagePromptText text;
+  text.pieces.emplace_back(kVisionStart);
+  for (int64_t i = 1; i < n_images; ++i)
+    text.pieces.push_back(std::string(kVisionEnd) + std::string(kVisionStart));
+  text.pieces.push_back(std::string(kVisionEnd) + std::string(prompt));
+  return text;
 }
 
 ImagePromptIds tokenize_image_prompt(const Tokenizer& tokenizer, const ImagePromptText& text,
-                                     int64_t n_image_tokens, bool add_bos, bool parse_special) {
+                                     std::span<const int64_t> n_image_tokens, bool add_bos,
+                                     bool parse_special) {
   ImagePromptIds p;
-  p.ids = tokenizer.encode(text.before, add_bos, parse_special);
-  p.image_pos = static_cast<int64_t>(p.ids.size());
-  p.ids.insert(p.ids.end(), static_cast<size_t>(n_image_tokens), TokenId{0});
-  const std::vector<TokenId> after = tokenizer.encode(text.after, false, parse_special);
-  p.ids.insert(p.ids.end(), after.begin(), after.end());
+  for (size_t i = 0; i < text.pieces.size(); ++i) {
+    const std::vector<TokenId> ids =
+        tokenizer.encode(text.pieces[i], add_bos && i == 0, parse_special);
+    p.ids.insert(p.ids.end(), ids.begin(), ids.end());
+    if (i < n_image_tokens.size()) {
+      p.image_pos.push_back(static_cast<int64_t>(p.ids.size()));
+      p.ids.insert(p.ids.end(), static_cast<size_t>(n_image_tokens[i]), TokenId{0});
+    }
+  }
   return p;
 }
 

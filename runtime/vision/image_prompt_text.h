@@ -3,11 +3,11 @@
 // image is wrapped in <|vision_start|> ... <|vision_end|> there) and a
 // "<|vision_start|>...<|vision_end|>" span, as Qwen2-VL's chat template writes
 // "<|vision_start|><|image_pad|><|vision_end|>" (what is between the two is replaced).
-// One image a prompt for now (ImagePromptDecoder holds one).
+// A prompt holds any number of images, the i-th image at its i-th place.
 //
-//   PSHARD_ASSIGN_OR_RETURN(ImagePromptText text, split_image_prompt(prompt, n_images));
-//   ImagePromptIds p = tokenize_image_prompt(tokenizer, text, image.n_tokens(), true, true);
-//   ImagePromptDecoder decoder(session, std::move(image), p.image_pos);
+//   PSHARD_ASSIGN_OR_RETURN(ImagePromptText text, split_image_prompt(prompt, images.size()));
+//   ImagePromptIds p = tokenize_image_prompt(tokenizer, text, {n_tokens0, n_tokens1}, true, true);
+//   ImagePromptDecoder decoder(session, std::move(images), p.image_pos);
 //   generate(decoder, tokenizer, sampler, p.ids, params);
 #pragma once
 
@@ -15,6 +15,7 @@
 #include "runtime/tokenizer/tokenizer.h"
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,24 +28,29 @@ inline constexpr std::string_view kVisionStart = "<|vision_start|>", kVisionEnd 
 // The image places in `prompt`: each marker and each start...end span.
 int64_t count_image_places(std::string_view prompt);
 
-// The text on either side of the image, its wrapping included: `before` ends with
-// <|vision_start|>, `after` begins with <|vision_end|>.
+// The text around the images, their wrapping included: n_images + 1 pieces, image i
+// between pieces[i] (which ends with <|vision_start|>) and pieces[i + 1] (which begins
+// with <|vision_end|>).
 struct ImagePromptText {
-  std::string before, after;
+  std::vector<std::string> pieces;
+  int64_t n_images() const { return static_cast<int64_t>(pieces.size()) - 1; }
 };
 
-// kInvalidArgument unless the prompt names exactly one place for its one image: more
-// than one image, places without an image, an image without a place.
+// kInvalidArgument unless the prompt names exactly one place for each image: places
+// without an image, images without a place.
 Result<ImagePromptText> split_image_prompt(std::string_view prompt, int64_t n_images);
-// The prompt with the image before it (llama-mtmd-cli given an image and no place).
-ImagePromptText image_before(std::string_view prompt);
+// The prompt with the images before it, in order (llama-mtmd-cli given images and no place).
+ImagePromptText images_before(std::string_view prompt, int64_t n_images);
 
-// The prompt's ids with one placeholder id (0) per image token at [image_pos, +n).
+// The prompt's ids with one placeholder id (0) per image token: image i's
+// n_image_tokens[i] at [image_pos[i], image_pos[i] + n_image_tokens[i]).
 struct ImagePromptIds {
   std::vector<TokenId> ids;
-  int64_t image_pos = 0;
+  std::vector<int64_t> image_pos;
 };
+// n_image_tokens holds text.n_images() counts.
 ImagePromptIds tokenize_image_prompt(const Tokenizer& tokenizer, const ImagePromptText& text,
-                                     int64_t n_image_tokens, bool add_bos, bool parse_special);
+                                     std::span<const int64_t> n_image_tokens, bool add_bos,
+                                     bool parse_special);
 
 } // namespace pshard

@@ -2,9 +2,11 @@
 """pshard-run --mmproj FILE --image FILE on a generated Qwen2-VL language model and
 projector: the image's tokens take the place llama-mtmd-cli gives them (at <__media__>,
 inside <|vision_start|>...<|vision_end|>, or before the prompt), the answer depends on
-the image, and every bad input is refused with a message naming it: a missing or foreign
-projector, a projector of another embedding width, an unreadable image, a language model
-without multimodal RoPE, --image without --mmproj.
+the image; several --image options fill the prompt's places in order (or all go before a
+prompt without places), and the answer depends on their order; every bad input is
+refused with a message naming it: a missing or foreign projector, a projector of another
+embedding width, an unreadable image, a language model without multimodal RoPE, --image
+without --mmproj, images and places that differ in number.
 
 usage: vision_cli_test.py BUILD_DIR
 """
@@ -32,7 +34,9 @@ def fail(msg):
 
 
 def generate(model, proj, image, prompt, *extra):
-    p = run(run_bin, "-m", model, "--mmproj", proj, "--image", image, "-p", prompt, "-n", "6",
+    images = [image] if isinstance(image, str) else image
+    flags = [arg for path in images for arg in ("--image", path)]
+    p = run(run_bin, "-m", model, "--mmproj", proj, *flags, "-p", prompt, "-n", "6",
             "--temp", "0", "--ignore-eos", "--json", "--top-logprobs", "1", "-t", "2", *extra)
     if p.returncode != 0:
         fail(f"pshard-run {image} {prompt!r}: {p.stderr}")
@@ -64,7 +68,7 @@ def main(tmp):
     text = generate(lm, proj, a, "<__media__>What is in the picture?")
     if text is None:
         return
-    img = text["image"]
+    img = text["images"][0]
     n_img = img["tokens_x"] * img["tokens_y"]
     if (img["input_width"], img["input_height"]) != (112, 84) or (img["tokens_x"], img["tokens_y"]) != (4, 3):
         fail(f"90x60 under a 112 cap: preprocessed to {img}")
@@ -82,6 +86,37 @@ def main(tmp):
         fail("two different images gave the same first-position log-probabilities")
     print(f"image prompt: {n_img} image tokens, {len(text['prompt_tokens'])} prompt tokens, "
           f"generated {text['generated_tokens']}")
+
+    # Two images: each at its place, in order; their tokens are in the prompt, the second's
+    # after the first's and the text between; the order matters.
+    c = os.path.join(tmp, "c.png")
+    png(c, 60, 120, 3)  # taller than wide: another grid
+    two = generate(lm, proj, [a, c], "<__media__> and <__media__> differ how?")
+    swapped = generate(lm, proj, [c, a], "<__media__> and <__media__> differ how?")
+    before = generate(lm, proj, [a, c], "differ how?")
+    marked = generate(lm, proj, [a, c], "<__media__><__media__>differ how?")
+    if None not in (two, swapped, before, marked):
+        i0, i1 = two["images"]
+        n0, n1 = i0["tokens_x"] * i0["tokens_y"], i1["tokens_x"] * i1["tokens_y"]
+        ids = two["prompt_tokens"]
+        if (i0["tokens_x"], i0["tokens_y"]) == (i1["tokens_x"], i1["tokens_y"]):
+            fail(f"the two test images have the same grid {i0}: the test needs two")
+        if ids[i0["position"]:i0["position"] + n0] != [0] * n0 or \
+                ids[i1["position"]:i1["position"] + n1] != [0] * n1 or \
+                i1["position"] <= i0["position"] + n0:
+            fail(f"two images: placeholders not at {i0['position']} (+{n0}) and "
+                 f"{i1['position']} (+{n1}) in {ids}")
+        if len(ids) != len(swapped["prompt_tokens"]):
+            fail("swapping the two images changed the prompt's length")
+        if swapped["top_logprobs"][0] == two["top_logprobs"][0]:
+            fail("swapping the two images did not change the first-position log-probabilities")
+        if (before["prompt_tokens"], before["top_logprobs"]) != \
+                (marked["prompt_tokens"], marked["top_logprobs"]):
+            fail("two images before a prompt without places are not the prompt with both "
+                 "markers at its start")
+        print(f"two images: {i0['tokens_x']}x{i0['tokens_y']} at {i0['position']}, "
+              f"{i1['tokens_x']}x{i1['tokens_y']} at {i1['position']}; swapped, they answer "
+              f"{swapped['generated_tokens']} instead of {two['generated_tokens']}")
 
     # Bad inputs.
     other_width = os.path.join(tmp, "mmproj-32.gguf")
@@ -102,6 +137,10 @@ def main(tmp):
                  "cannot open")
     expect_error("a model without M-RoPE", ["-m", qwen2, "--mmproj", proj, "--image", a], "qwen2vl")
     expect_error("--image without --mmproj", ["-m", lm, "--image", a], "--mmproj and --image")
+    p = run(run_bin, "-m", lm, "--mmproj", proj, "--image", a, "--image", a, "-p",
+            "only <__media__> here", "-n", "2")
+    if p.returncode == 0 or "names 1 image places but 2 images" not in p.stderr:
+        fail(f"two images for one place: {p.returncode} {p.stderr.strip()}")
 
 
 with tempfile.TemporaryDirectory() as d:

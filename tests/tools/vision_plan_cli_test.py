@@ -2,7 +2,7 @@
 """pshard-compile --mmproj + pshard-run --mmproj --image -s on the emulated GPU, as a user
 runs them on a generated Qwen2-VL language model and projector: under every compiled
 budget the image prompt's tokens and log-probabilities are the cpu backend's without a
-schedule; the vision phase is reported (plan, tier, predicted and measured ms, arena);
+schedule (a prompt of two images too); the vision phase is reported (plan, tier, predicted and measured ms, arena);
 the measured peak VRAM is the larger phase's, not their sum; an image above the largest
 tier and a schedule compiled for another projector are refused naming the fix.
 
@@ -76,7 +76,7 @@ def main(tmp):
                      got["generated_tokens"] == want["generated_tokens"] and
                      got["top_logprobs"] == want["top_logprobs"],
                      f"{got['generated_tokens']} vs {want['generated_tokens']}")
-        v, lang = got.get("vision_phase"), got.get("language_phase")
+        v, lang = got["images"][0].get("vision_phase"), got.get("language_phase")
         checks.check(f"emu --vram {vram}: vision phase reported", v is not None and lang is not None,
                      str(got.keys()))
         if v is None or lang is None:
@@ -92,6 +92,25 @@ def main(tmp):
               f"language {lp} B, peak {peak} B")
     checks.check("the budgets cover cpu, streamed and resident vision plans",
                  placements == {"cpu", "streamed", "resident"}, str(placements))
+    # Two images: each by a vision phase of its own, then the language plans; the cpu
+    # run's answer, and a peak that is still the largest phase's.
+    def two_images(*extra):
+        p = run(run_bin, "-m", lm, "--mmproj", proj, "--image", image, "--image", image, "-p",
+                "<__media__> and <__media__>: the same?", "-n", "4", "--temp", "0",
+                "--ignore-eos", "--json", "--top-logprobs", "2", "-t", "2", *extra)
+        return p, (json.loads(p.stdout) if p.returncode == 0 else None)
+    p, want2 = two_images()
+    p2, got2 = two_images("-s", schedule, "--backend", "emu", "--vram", BUDGETS[-1])
+    ok = want2 is not None and got2 is not None
+    checks.check("two images on emu: the cpu run's answer, a vision phase each, peak = max",
+                 ok and got2["generated_tokens"] == want2["generated_tokens"] and
+                 got2["top_logprobs"] == want2["top_logprobs"] and len(got2["images"]) == 2 and
+                 all("vision_phase" in i for i in got2["images"]) and
+                 got2["peak_device_bytes"] == max(
+                     [i["vision_phase"]["peak_device_bytes"] for i in got2["images"]] +
+                     [got2["language_phase"]["peak_device_bytes"]]),
+                 p.stderr + p2.stderr)
+
     # The text report names the phase.
     p = run(run_bin, "-m", lm, "--mmproj", proj, "--image", image, "-p", "<__media__>hi", "-n", "2",
             "-t", "2", "-s", schedule, "--backend", "emu", "--vram", BUDGETS[-1])
@@ -112,7 +131,7 @@ def main(tmp):
     p2, got16 = generate(lm, proj, image, "-s", small, "--backend", "emu", *limit)
     checks.check("--image-max-tokens 16: the image fits the 64-patch tier on emu with the cpu "
                  "run's answer", want16 is not None and got16 is not None and
-                 got16["vision_phase"]["patches"] <= 64 and
+                 got16["images"][0]["vision_phase"]["patches"] <= 64 and
                  got16["generated_tokens"] == want16["generated_tokens"] and
                  got16["top_logprobs"] == want16["top_logprobs"], p.stderr + p2.stderr)
     p, _ = generate(lm, proj, image, "--image-min-tokens", "4")

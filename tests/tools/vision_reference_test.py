@@ -10,11 +10,12 @@ pshard-vision preprocesses and encodes each. Checked:
     resize within one 8-bit step (a step at a rounding tie; all but 0.5% exact);
   - the image embeddings equal the reference's encoding of the same preprocessed input
     within 1e-5 of the embeddings' largest magnitude (F32 arithmetic over a few blocks);
-  - an image prompt through pshard-run on a generated qwen2vl language model: the
-    log-probabilities of every generated position equal the float64 forward pass
-    (reference/forward.py) fed the reference's image embeddings at the image's positions
-    with multimodal RoPE positions (text t=h=w, image tokens (p, p+row, p+column), text
-    after the image continuing past its largest coordinate) within 1e-3 — for qwen2vl,
+  - an image prompt, and one of two images of different grids, through pshard-run on a
+    generated qwen2vl language model: the log-probabilities of every generated position
+    equal the float64 forward pass (reference/forward.py) fed the reference's image
+    embeddings at the images' positions with multimodal RoPE positions numbered here as
+    Qwen2-VL's get_rope_index walks them (text t=h=w, image tokens (p, p+row, p+column),
+    what follows an image continuing past its largest coordinate) within 1e-3 — for qwen2vl,
     and for qwen3vl / qwen3vlmoe (interleaved M-RoPE, DeepStack rows after the first
     layers) and qwen35 (Gated DeltaNet layers; the tower's DeepStack rows unused) with
     qwen3vl_merger projectors;
@@ -148,41 +149,54 @@ def check_image_prompt(tmp, arch, lm_args, proj_args):
                        capture_output=True, text=True)
     if p.returncode != 0:
         return fail(f"pshard-mkmodel {arch}: {p.stderr}")
-    img = test_image(100, 48, 21)
-    png = os.path.join(tmp, "prompt.png")
-    write_png(png, img.shape[1], img.shape[0], img.tobytes())
-    for batch in ("256", "3"):  # -b 3: passes that split the text and the image
-        check_image_prompt_run(lm, proj, png, batch, tmp)
+    pngs = []
+    for i, (w, h) in enumerate([(100, 48), (40, 72)]):  # a wide and a tall grid
+        img = test_image(w, h, 21 + i)
+        pngs.append(os.path.join(tmp, f"prompt{i}.png"))
+        write_png(pngs[-1], img.shape[1], img.shape[0], img.tobytes())
+    for batch in ("256", "3"):  # -b 3: passes that split the text and the images
+        check_image_prompt_run(lm, proj, pngs[:1], "Look: <__media__> and tell", batch, tmp)
+    check_image_prompt_run(lm, proj, pngs, "Look: <__media__> then <__media__> and tell", "5", tmp)
 
 
-def check_image_prompt_run(lm, proj, png, batch, tmp):
-    p = subprocess.run([run_bin, "-m", lm, "--mmproj", proj, "--image", png, "-p",
-                        "Look: <__media__> and tell", "-n", "6", "--temp", "0", "--ignore-eos",
-                        "--json", "--top-logprobs", "2", "-t", "2", "-ctk", "f32", "-ctv", "f32",
-                        "-b", batch], capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        return fail(f"pshard-run with an image: {p.stderr}")
-    out = json.loads(p.stdout)
-    got = encode(proj, png, tmp)
-    if got is None:
-        return
-    _, _, inp = got
-    hp = vision.VisionHParams(GgufModel(proj))
-    image = vision.encode(hp, GgufModel(proj), inp)
-    tx, ty, start = out["image"]["tokens_x"], out["image"]["tokens_y"], out["image"]["position"]
-    n = tx * ty
-    ids = out["prompt_tokens"] + out["generated_tokens"]
-    positions = []
-    for i in range(len(ids)):
-        if i < start:
-            positions.append(i)
-        elif i < start + n:
-            r = i - start
-            positions.append((start, start + r // tx, start + r % tx))
+def rope_walk(n, images):
+    """Qwen2-VL's get_rope_index over n slots: text one past the largest position so far,
+    an image's grid (t, t + row, t + column) from there, counting max(columns, rows)."""
+    positions, nxt, k, i = [], 0, 0, 0
+    while i < n:
+        if k < len(images) and i == images[k]["position"]:
+            tx, ty = images[k]["tokens_x"], images[k]["tokens_y"]
+            positions += [(nxt, nxt + r // tx, nxt + r % tx) for r in range(tx * ty)]
+            nxt, i, k = nxt + max(tx, ty), i + tx * ty, k + 1
         else:
-            positions.append(i - n + max(tx, ty))
+            positions.append(nxt)
+            nxt, i = nxt + 1, i + 1
+    return positions
+
+
+def check_image_prompt_run(lm, proj, pngs, prompt, batch, tmp):
+    flags = [arg for png in pngs for arg in ("--image", png)]
+    p = subprocess.run([run_bin, "-m", lm, "--mmproj", proj, *flags, "-p", prompt, "-n", "6",
+                        "--temp", "0", "--ignore-eos", "--json", "--top-logprobs", "2", "-t", "2",
+                        "-ctk", "f32", "-ctv", "f32", "-b", batch],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        return fail(f"pshard-run with {len(pngs)} images: {p.stderr}")
+    out = json.loads(p.stdout)
+    hp = vision.VisionHParams(GgufModel(proj))
+    embeds = {}
+    for png, info in zip(pngs, out["images"]):
+        got = encode(proj, png, tmp)
+        if got is None:
+            return
+        image = vision.encode(hp, GgufModel(proj), got[2])
+        n = info["tokens_x"] * info["tokens_y"]
+        if len(image) != n:
+            return fail(f"image prompt: {png} has {len(image)} reference tokens, pshard {n}")
+        embeds.update({info["position"] + r: image[r] for r in range(n)})
+    ids = out["prompt_tokens"] + out["generated_tokens"]
     ref = Reference(GgufModel(lm))
-    rows = ref.logprobs(ids, {start + r: image[r] for r in range(n)}, positions)
+    rows = ref.logprobs(ids, embeds, rope_walk(len(ids), out["images"]))
     worst = 0.0
     for j, tok in enumerate(out["generated_tokens"]):
         row = rows[len(out["prompt_tokens"]) - 1 + j]
@@ -193,9 +207,10 @@ def check_image_prompt_run(lm, proj, png, batch, tmp):
             return fail(f"image prompt: position {j} pshard picked {tok}, the reference {order[0]}")
     if worst > 1e-3:
         fail(f"image prompt: log-probs differ from the float64 reference by up to {worst:.2e}")
-    print(f"image prompt {os.path.basename(lm)} (-b {batch}, {tx}x{ty} image tokens at {start}): "
-          f"{len(out['generated_tokens'])} "
-          f"tokens, log-probs within {worst:.1e} of the float64 reference")
+    grids = ", ".join(f"{i['tokens_x']}x{i['tokens_y']} at {i['position']}" for i in out["images"])
+    print(f"image prompt {os.path.basename(lm)} (-b {batch}, image tokens {grids}): "
+          f"{len(out['generated_tokens'])} tokens, log-probs within {worst:.1e} of the float64 "
+          f"reference")
 
 
 def main(tmp):

@@ -14,7 +14,7 @@ namespace pshard {
 namespace {
 
 void write_json(std::ostream& out, const GenerateResult& r, const ImageSession& s,
-                const EncodedImage& img) {
+                std::span<const EncodedImage> imgs) {
   JsonWriter j(out);
   j.begin_object();
   std::vector<std::vector<std::pair<pshard_token, float>>> top;
@@ -24,40 +24,40 @@ void write_json(std::ostream& out, const GenerateResult& r, const ImageSession& 
       top.back().emplace_back(t.id, t.logprob);
   }
   write_generation_json(j, r.prompt, r.generated, r.text, top);
-  j.key("image").begin_object();
-  j.key("width").value(img.width);
-  j.key("height").value(img.height);
-  j.key("input_width").value(img.input_width);
-  j.key("input_height").value(img.input_height);
-  j.key("tokens_x").value(img.embeddings.tokens_x);
-  j.key("tokens_y").value(img.embeddings.tokens_y);
-  j.key("position").value(img.position);
-  j.key("encode_ms").value(img.ms);
-  j.end_object();
-  write_image_session_json(j, s, img);
+  write_image_session_json(j, s, imgs);
   j.end_object();
   out << "\n";
 }
 
 } // namespace
 
-Result<ImagePromptText> place_image(const std::string& prompt) {
+Result<ImagePromptText> place_images(const std::string& prompt, int64_t n_images) {
   if (count_image_places(prompt) == 0)
-    return image_before(prompt);
-  return split_image_prompt(prompt, 1);
+    return images_before(prompt, n_images);
+  return split_image_prompt(prompt, n_images);
 }
 
 Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ostream& out,
                         std::ostream& err) {
   PSHARD_ASSIGN_OR_RETURN(ImageSession session, open_image_session(o));
-  PSHARD_ASSIGN_OR_RETURN(EncodedImage img, encode_image_file(o, session));
+  const auto n_images = static_cast<int64_t>(o.image_paths.size());
+  PSHARD_ASSIGN_OR_RETURN(ImagePromptText text, place_images(prompt, n_images));
+  PSHARD_ASSIGN_OR_RETURN(std::vector<EncodedImage> imgs, encode_image_files(o, session));
   const Model* model = session.model.get();
   PSHARD_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::from_gguf(model->file()));
-  PSHARD_ASSIGN_OR_RETURN(ImagePromptText text, place_image(prompt));
-  ImagePromptIds ids = tokenize_image_prompt(*tokenizer, text, img.embeddings.n_tokens(),
+  std::vector<int64_t> n_tokens;
+  for (const EncodedImage& img : imgs)
+    n_tokens.push_back(img.embeddings.n_tokens());
+  ImagePromptIds ids = tokenize_image_prompt(*tokenizer, text, n_tokens,
                                              tokenizer->add_bos_by_default(), o.parse_special);
-  img.position = ids.image_pos;
-  ImagePromptDecoder decoder(*session.decoder, std::move(img.embeddings), ids.image_pos);
+  std::vector<ImageEmbeddings> embeddings;
+  for (size_t i = 0; i < imgs.size(); ++i) {
+    imgs[i].position = ids.image_pos[i];
+    ImageEmbeddings& e = imgs[i].embeddings; // its rows move to the decoder, its grid stays
+    embeddings.push_back({e.tokens_x, e.tokens_y, e.n_embd, std::move(e.data), e.n_deepstack,
+                          std::move(e.deepstack)});
+  }
+  ImagePromptDecoder decoder(*session.decoder, std::move(embeddings), ids.image_pos);
   SamplerParams sampling = o.sampling;
   sampling.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
   PSHARD_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(sampling));
@@ -77,17 +77,14 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
                                                        return true;
                                                      }));
   if (o.json) {
-    write_json(out, r, session, img);
+    write_json(out, r, session, imgs);
     return Status::ok_status();
   }
   out << "\n";
-  err << "image:       " << img.width << " x " << img.height << " pixels -> " << img.input_width
-      << " x " << img.input_height << ", " << decoder.image_end() - decoder.image_begin()
-      << " image tokens, encoded in " << img.ms << " ms\n"
-      << "prompt:      " << r.timings.n_prompt << " tokens, " << r.timings.prompt_tokens_per_s()
+  err << "prompt:      " << r.timings.n_prompt << " tokens, " << r.timings.prompt_tokens_per_s()
       << " tokens/s\ngeneration:  " << r.timings.n_generated << " tokens, "
       << r.timings.generation_tokens_per_s() << " tokens/s\n";
-  write_image_session_stats(err, session, img);
+  write_image_session_stats(err, session, imgs);
   return Status::ok_status();
 }
 

@@ -74,26 +74,22 @@ Result<ImageSession> open_image_session(const RunOptions& o) {
   return s;
 }
 
-Result<EncodedImage> encode_image_file(const RunOptions& o, ImageSession& s) {
-  PSHARD_ASSIGN_OR_RETURN(auto proj, Projector::open(o.mmproj_path));
-  PSHARD_RETURN_IF_ERROR(proj->set_image_tokens(o.image_min_tokens, o.image_max_tokens));
-  PSHARD_RETURN_IF_ERROR(
-      proj->check_language_model(s.model->hparams().n_embd, s.model->hparams().n_deepstack));
-  if (s.schedule) // before the image is read: a schedule for another projector is refused
-    PSHARD_RETURN_IF_ERROR(s.schedule->check_projector(proj->file()));
-  PSHARD_ASSIGN_OR_RETURN(RgbImage img, load_image(o.image_path));
+namespace {
+
+Result<EncodedImage> encode_one(const std::string& path, const Projector& proj, ImageSession& s) {
+  PSHARD_ASSIGN_OR_RETURN(RgbImage img, load_image(path));
   const auto t0 = std::chrono::steady_clock::now();
-  PSHARD_ASSIGN_OR_RETURN(VisionInput in, preprocess_image(img, proj->hparams()));
+  PSHARD_ASSIGN_OR_RETURN(VisionInput in, preprocess_image(img, proj.hparams()));
   EncodedImage e;
   if (s.schedule) {
     // The phases share the device memory in time: the language arena goes first.
     PSHARD_RETURN_IF_ERROR(s.hybrid->release_device());
-    const VisionPhaseInputs vi{*s.schedule, *proj, in, s.hybrid->budget(), s.device.get(), *s.pool};
+    const VisionPhaseInputs vi{*s.schedule, proj, in, s.hybrid->budget(), s.device.get(), *s.pool};
     PSHARD_ASSIGN_OR_RETURN(VisionPhaseResult r, run_vision_phase(vi));
     e.embeddings = std::move(r.embeddings);
     e.phase = r.stats;
   } else {
-    PSHARD_ASSIGN_OR_RETURN(e.embeddings, encode_image(*proj, in, *s.pool));
+    PSHARD_ASSIGN_OR_RETURN(e.embeddings, encode_image(proj, in, *s.pool));
   }
   e.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   e.width = img.width;
@@ -103,39 +99,7 @@ Result<EncodedImage> encode_image_file(const RunOptions& o, ImageSession& s) {
   return e;
 }
 
-uint64_t image_session_peak_bytes(const ImageSession& s, const EncodedImage& img) {
-  if (const auto* emu = dynamic_cast<const EmuDevice*>(s.device.get()))
-    return emu->peak_allocated_bytes();
-  const uint64_t language = s.hybrid ? s.hybrid->stats().peak_device_bytes : 0;
-  return std::max(language, img.phase ? img.phase->peak_device_bytes : 0);
-}
-
-void write_image_session_stats(std::ostream& err, const ImageSession& s, const EncodedImage& img) {
-  if (!img.phase)
-    return;
-  const VisionPhaseStats& v = *img.phase;
-  err << "vision plan: " << v.strategy << ", budget " << (v.budget_bytes >> 20) << " MiB, tier "
-      << v.tier_name << " (" << v.tier << " patches; image " << v.patches << "), " << v.resident
-      << " resident / " << v.streamed << " streamed / " << v.on_cpu
-      << " cpu sub-layers, attention tile " << v.attention_tile << "\n"
-      << "vision phase: predicted " << v.predicted_ms << " ms, measured " << v.measured_ms
-      << " ms, arena " << v.peak_device_bytes << " B (planned " << v.arena_bytes << " B), "
-      << v.bytes_streamed << " B streamed, " << v.bytes_uploaded << " B uploaded\n";
-  if (!v.note.empty())
-    err << "vision note: " << v.note << "\n";
-  const SessionStats& l = s.hybrid->stats();
-  for (const PlanUse& p : l.plans)
-    err << "plan:        " << p.strategy << ", budget " << (p.budget_bytes >> 20) << " MiB, tier "
-        << p.tier << ": " << p.passes << " passes, predicted " << p.predicted_ms_total
-        << " ms, measured " << p.measured_ms_total << " ms\n";
-  err << "peak VRAM:   " << image_session_peak_bytes(s, img) << " B (vision phase "
-      << v.peak_device_bytes << " B, language phase " << l.peak_device_bytes << " B)\n";
-}
-
-void write_image_session_json(JsonWriter& j, const ImageSession& s, const EncodedImage& img) {
-  if (!img.phase)
-    return;
-  const VisionPhaseStats& v = *img.phase;
+void write_phase_json(JsonWriter& j, const VisionPhaseStats& v) {
   j.key("vision_phase").begin_object();
   j.key("strategy").value(v.strategy);
   j.key("budget_bytes").value(v.budget_bytes);
@@ -154,6 +118,88 @@ void write_image_session_json(JsonWriter& j, const ImageSession& s, const Encode
   j.key("bytes_uploaded").value(v.bytes_uploaded);
   j.key("note").value(v.note);
   j.end_object();
+}
+
+} // namespace
+
+Result<std::vector<EncodedImage>> encode_image_files(const RunOptions& o, ImageSession& s) {
+  PSHARD_ASSIGN_OR_RETURN(auto proj, Projector::open(o.mmproj_path));
+  PSHARD_RETURN_IF_ERROR(proj->set_image_tokens(o.image_min_tokens, o.image_max_tokens));
+  PSHARD_RETURN_IF_ERROR(
+      proj->check_language_model(s.model->hparams().n_embd, s.model->hparams().n_deepstack));
+  if (s.schedule) // before the images are read: a schedule for another projector is refused
+    PSHARD_RETURN_IF_ERROR(s.schedule->check_projector(proj->file()));
+  std::vector<EncodedImage> out;
+  for (const std::string& path : o.image_paths) {
+    Result<EncodedImage> e = encode_one(path, *proj, s);
+    if (!e.ok())
+      return o.image_paths.size() > 1 ? e.status().with_context("--image " + path) : e.status();
+    out.push_back(std::move(e).value());
+  }
+  return out;
+}
+
+uint64_t image_session_peak_bytes(const ImageSession& s, std::span<const EncodedImage> imgs) {
+  if (const auto* emu = dynamic_cast<const EmuDevice*>(s.device.get()))
+    return emu->peak_allocated_bytes();
+  uint64_t peak = s.hybrid ? s.hybrid->stats().peak_device_bytes : 0;
+  for (const EncodedImage& img : imgs)
+    peak = std::max(peak, img.phase ? img.phase->peak_device_bytes : 0);
+  return peak;
+}
+
+void write_image_session_stats(std::ostream& err, const ImageSession& s,
+                               std::span<const EncodedImage> imgs) {
+  for (size_t i = 0; i < imgs.size(); ++i) {
+    const EncodedImage& img = imgs[i];
+    err << "image " << i << ":     " << img.width << " x " << img.height << " pixels -> "
+        << img.input_width << " x " << img.input_height << ", " << img.embeddings.tokens_x << " x "
+        << img.embeddings.tokens_y << " image tokens at " << img.position << ", encoded in "
+        << img.ms << " ms\n";
+    if (!img.phase)
+      continue;
+    const VisionPhaseStats& v = *img.phase;
+    err << "vision plan: " << v.strategy << ", budget " << (v.budget_bytes >> 20) << " MiB, tier "
+        << v.tier_name << " (" << v.tier << " patches; image " << v.patches << "), " << v.resident
+        << " resident / " << v.streamed << " streamed / " << v.on_cpu
+        << " cpu sub-layers, attention tile " << v.attention_tile << "\n"
+        << "vision phase: predicted " << v.predicted_ms << " ms, measured " << v.measured_ms
+        << " ms, arena " << v.peak_device_bytes << " B (planned " << v.arena_bytes << " B), "
+        << v.bytes_streamed << " B streamed, " << v.bytes_uploaded << " B uploaded\n";
+    if (!v.note.empty())
+      err << "vision note: " << v.note << "\n";
+  }
+  if (!s.hybrid)
+    return;
+  const SessionStats& l = s.hybrid->stats();
+  for (const PlanUse& p : l.plans)
+    err << "plan:        " << p.strategy << ", budget " << (p.budget_bytes >> 20) << " MiB, tier "
+        << p.tier << ": " << p.passes << " passes, predicted " << p.predicted_ms_total
+        << " ms, measured " << p.measured_ms_total << " ms\n";
+  err << "peak VRAM:   " << image_session_peak_bytes(s, imgs) << " B (language phase "
+      << l.peak_device_bytes << " B)\n";
+}
+
+void write_image_session_json(JsonWriter& j, const ImageSession& s,
+                              std::span<const EncodedImage> imgs) {
+  j.key("images").begin_array();
+  for (const EncodedImage& img : imgs) {
+    j.begin_object();
+    j.key("width").value(img.width);
+    j.key("height").value(img.height);
+    j.key("input_width").value(img.input_width);
+    j.key("input_height").value(img.input_height);
+    j.key("tokens_x").value(img.embeddings.tokens_x);
+    j.key("tokens_y").value(img.embeddings.tokens_y);
+    j.key("position").value(img.position);
+    j.key("encode_ms").value(img.ms);
+    if (img.phase)
+      write_phase_json(j, *img.phase);
+    j.end_object();
+  }
+  j.end_array();
+  if (!s.hybrid)
+    return;
   const SessionStats& l = s.hybrid->stats();
   j.key("language_phase").begin_object();
   j.key("peak_device_bytes").value(l.peak_device_bytes);
@@ -169,7 +215,7 @@ void write_image_session_json(JsonWriter& j, const ImageSession& s, const Encode
   }
   j.end_array();
   j.end_object();
-  j.key("peak_device_bytes").value(image_session_peak_bytes(s, img));
+  j.key("peak_device_bytes").value(image_session_peak_bytes(s, imgs));
 }
 
 } // namespace pshard

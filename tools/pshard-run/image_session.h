@@ -2,11 +2,12 @@
 // the image encoded on the host; with one (-s), a hybrid session on the chosen backend
 // and the image encoded by the schedule's vision phase (runtime/executor/vision_phase.h)
 // under the same budget — the language arena released first, so the two phases share
-// the device memory in time and the peak is the larger phase's.
+// the device memory in time and the peak is the largest phase's. Images are encoded one
+// after another, each by its own vision phase.
 //
 //   PSHARD_ASSIGN_OR_RETURN(ImageSession s, open_image_session(o));
-//   PSHARD_ASSIGN_OR_RETURN(EncodedImage img, encode_image_file(o, s));
-//   ImagePromptDecoder d(*s.decoder, std::move(img.embeddings), image_pos);
+//   PSHARD_ASSIGN_OR_RETURN(std::vector<EncodedImage> imgs, encode_image_files(o, s));
+//   ImagePromptDecoder d(*s.decoder, std::move(embeddings), image_pos);
 #pragma once
 
 #include "runtime/device/device.h"
@@ -19,6 +20,8 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <span>
+#include <vector>
 
 namespace pshard {
 
@@ -43,13 +46,18 @@ struct EncodedImage {
   std::optional<VisionPhaseStats> phase; // with a schedule
 };
 
-Result<EncodedImage> encode_image_file(const RunOptions& o, ImageSession& s);
+// o.image_paths in order.
+Result<std::vector<EncodedImage>> encode_image_files(const RunOptions& o, ImageSession& s);
 
-// The vision phase and the language plans after generation (--stats style, to `err`),
-// and as JSON keys inside an object the caller opened.
-void write_image_session_stats(std::ostream& err, const ImageSession& s, const EncodedImage& img);
-void write_image_session_json(JsonWriter& j, const ImageSession& s, const EncodedImage& img);
-// The device's measured high-water mark (emu), else the larger phase's arena.
-uint64_t image_session_peak_bytes(const ImageSession& s, const EncodedImage& img);
+// Each image's line (grid, tokens, encoding time) and vision phase, the language plans
+// after generation and the peak (--stats style, to `err`); and as JSON keys inside an
+// object the caller opened: "images" (each with its "vision_phase" under a schedule),
+// "language_phase" and "peak_device_bytes".
+void write_image_session_stats(std::ostream& err, const ImageSession& s,
+                               std::span<const EncodedImage> imgs);
+void write_image_session_json(JsonWriter& j, const ImageSession& s,
+                              std::span<const EncodedImage> imgs);
+// The device's measured high-water mark (emu), else the largest phase's arena.
+uint64_t image_session_peak_bytes(const ImageSession& s, std::span<const EncodedImage> imgs);
 
 } // namespace pshard

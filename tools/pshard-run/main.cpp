@@ -78,10 +78,10 @@ Status run(RunOptions o) {
   if (o.conversation)
     return run_conversation(o, std::cin, std::cout, std::cerr, ::isatty(STDIN_FILENO) == 1);
   PSHARD_ASSIGN_OR_RETURN(std::string prompt_text, read_prompt(o));
-  if (o.mmproj_path.empty() != o.image_path.empty())
+  if (o.mmproj_path.empty() != o.image_paths.empty())
     return invalid_argument("--mmproj and --image go together: the projector file encodes the "
-                            "image");
-  if (!o.image_path.empty())
+                            "images");
+  if (!o.image_paths.empty())
     return run_image_prompt(o, prompt_text, std::cout, std::cerr);
   if (o.embedding)
     return run_embedding(o, prompt_text, std::cout);
@@ -190,9 +190,11 @@ int main(int argc, char** argv) {
   app.add_option("--mmproj", o.mmproj_path,
                  "vision projector file (mmproj GGUF) of a Qwen-VL model (Qwen2-VL, Qwen2.5-VL, "
                  "Qwen3-VL, Qwen3.5); with --image");
-  app.add_option("--image", o.image_path,
-                 "an image (PNG, JPEG) for the prompt: at \"<__media__>\", inside "
-                 "<|vision_start|>...<|vision_end|>, or before the prompt")
+  app.add_option("--image", o.image_paths,
+                 "an image (PNG, JPEG) for the prompt; once per image: the i-th at the "
+                 "prompt's i-th \"<__media__>\" or <|vision_start|>...<|vision_end|>, or "
+                 "all before a prompt that names no place")
+      ->allow_extra_args(false)
       ->excludes("--conversation");
   cli::add_image_token_options(app, o.image_min_tokens, o.image_max_tokens, "--image");
   app.add_flag("--embedding,--embeddings", o.embedding,

@@ -53,7 +53,7 @@ struct RunOptions {
   std::string chat_template; // --chat-template NAME; empty: the model's own
   // Vision-language models (llama-mtmd-cli's flags; image_run.h).
   std::string mmproj_path; // --mmproj: the projector file
-  std::string image_path;  // --image
+  std::vector<std::string> image_paths; // --image, once per image, in prompt order
   // --image-min-tokens / --image-max-tokens (0, 0: the longer side capped at image_size).
   int64_t image_min_tokens = 0, image_max_tokens = 0;
   // --embedding: the prompt's embedding instead of text (embedding_run.h).

@@ -127,8 +127,12 @@ int main(int argc, char** argv) {
   app.add_option("--mmproj", o.mmproj_path,
                  "vision projector (llama.cpp's mmproj GGUF) of a Qwen-VL model (Qwen2-VL, "
                  "Qwen2.5-VL, Qwen3-VL, Qwen3.5): chat messages "
-                 "may then hold one image_url part (a base64 data URL), encoded on the CPU");
+                 "may then hold image_url parts (base64 data URLs), encoded on the CPU");
   cli::add_image_token_options(app, o.image_min_tokens, o.image_max_tokens, "--mmproj");
+  app.add_option("--max-images", o.max_images,
+                 "images one request may hold, over all its messages (each costs its image "
+                 "tokens of the context and its encoding time)")
+      ->check(cli::between(1, 1024));
   app.add_option("-c,--ctx-size", o.ctx_size,
                  "positions per sequence, K suffix allowed (0: the model's, at most 4096)");
   app.add_option("--parallel", o.n_parallel, "sequences decoded together (-np)")

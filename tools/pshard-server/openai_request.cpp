@@ -14,9 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-// At most this many images a request (ImagePromptDecoder holds one image).
-constexpr size_t kMaxImages = 1;
-
 // A message's content: a string, or OpenAI's array of text and image parts; an image part
 // becomes its place in the text (image_part.h) and joins `images`.
 std::variant<std::string, ApiError>
@@ -42,9 +39,10 @@ message_content(const json& m, size_t i, const ServingEngine& engine,
                                "' is an image, but this server reads text only: "
                                "start pshard-server with --mmproj FILE (the model's projector)",
                            part_param, "images_unsupported");
-      if (images.size() >= kMaxImages)
-        return bad_request("too many images: pshard-server takes " + std::to_string(kMaxImages) +
-                               " image a request for now",
+      if (images.size() >= static_cast<size_t>(engine.max_images()))
+        return bad_request("too many images: this request holds more than " +
+                               std::to_string(engine.max_images()) +
+                               ", the most pshard-server takes in one request (--max-images)",
                            part_param, "too_many_images");
       auto image = read_image_part(part, part_param);
       if (auto* e = std::get_if<ApiError>(&image))

@@ -13,6 +13,7 @@ struct ServerOptions {
   std::string mmproj_path;      // --mmproj: a vision projector; chat messages may hold images
   int32_t image_min_tokens = 0; // --image-min-tokens / --image-max-tokens (0: the projector's
   int32_t image_max_tokens = 0; // cap on an image's longer side)
+  int32_t max_images = 16;      // --max-images: images a request may hold at most
   std::string backend = "auto"; // auto: emu with a schedule, else cpu
   std::string vram;             // --vram: a size; empty: the schedule's largest budget
   double emu_pcie_gbps = 0;     // 0: what the schedule was planned with

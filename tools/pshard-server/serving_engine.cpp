@@ -21,6 +21,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   e->model_.reset(model);
   e->created_ = static_cast<int64_t>(std::time(nullptr));
+  e->max_images_ = o.max_images;
   e->model_ids_ = o.aliases;
   if (e->model_ids_.empty())
     e->model_ids_.push_back(std::filesystem::path(o.model_path).stem().string());

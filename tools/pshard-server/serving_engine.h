@@ -40,6 +40,7 @@ public:
   int32_t n_vocab() const { return pshard_model_n_vocab(model_.get()); }
   int64_t created() const { return created_; } // unix time the model was loaded
   bool has_vision() const { return pshard_model_has_vision(model_.get()); } // --mmproj
+  int32_t max_images() const { return max_images_; }                        // a request's
 
   Result<std::vector<pshard_token>> tokenize(std::string_view text, bool add_special,
                                              bool parse_special = true) const;
@@ -87,6 +88,7 @@ private:
   BatchHandle batch_;
   std::vector<std::string> model_ids_; // never empty
   std::string backend_, chat_template_, template_arg_;
+  int32_t max_images_ = 0;
   Status template_error_;
   int64_t created_ = 0;
   pshard_pooling pooling_ = PSHARD_POOLING_MODEL;

@@ -472,18 +472,20 @@ PSHARD_API pshard_status pshard_context_generate(pshard_context* context,
                                                  pshard_generate_result* result);
 
 /* ---- images (vision-language models) ------------------------------------------ */
-/* An image in a prompt of a Qwen-VL language model (general.architecture qwen2vl:
+/* Images in a prompt of a Qwen-VL language model (general.architecture qwen2vl:
  * Qwen2-VL, Qwen2.5-VL; qwen3vl, qwen3vlmoe: Qwen3-VL; qwen35, qwen35moe: Qwen3.5) loaded
- * with its projector (pshard_model_params.mmproj_path). The prompt's text names
- * the image's place with llama.cpp's marker "<__media__>" or with Qwen2-VL's
+ * with its projector (pshard_model_params.mmproj_path). The prompt's text names each
+ * image's place with llama.cpp's marker "<__media__>" or with Qwen2-VL's
  * "<|vision_start|><|image_pad|><|vision_end|>" (what the chat template writes for an
- * image); the image is resized as llama.cpp does for the projector, encoded, and its
- * tokens take that place. One image a prompt for now. A context runs image prompts on
- * its backend and schedule: a schedule compiled with --mmproj encodes the image by its
- * vision plans on the context's device (the language arena released first: the phases
- * share the VRAM budget in time), one without vision plans encodes it on the CPU. A
- * batch (pshard_seq_params.images) encodes its images on the CPU in pshard_batch_add
- * and runs their tokens under its schedule's plans like any others.
+ * image): images[i] takes the i-th place, so a conversation's images go in the order its
+ * turns show them. Each image is resized as llama.cpp does for the projector, encoded,
+ * and its tokens take its place; each image counts max(columns, rows) multimodal rotary
+ * positions, as Qwen2-VL numbers them. A context runs image prompts on its backend and
+ * schedule: a schedule compiled with --mmproj encodes each image by its vision plans on
+ * the context's device (the language arena released first: the phases share the VRAM
+ * budget in time), one without vision plans encodes them on the CPU. A batch
+ * (pshard_seq_params.images) encodes its images on the CPU in pshard_batch_add and runs
+ * their tokens under its schedule's plans like any others.
  *
  *   pshard_model_params mp = pshard_model_default_params();
  *   mp.mmproj_path = "mmproj-qwen2vl.gguf";
@@ -499,7 +501,7 @@ PSHARD_API pshard_status pshard_context_generate(pshard_context* context,
  * Errors: PSHARD_ERROR_INVALID_FORMAT for bytes that are no image stb_image reads (PNG,
  * JPEG, BMP, GIF, TGA, PNM); PSHARD_ERROR_OUT_OF_RANGE for a side of 0 or more than
  * PSHARD_IMAGE_MAX_SIDE pixels; PSHARD_ERROR_INVALID_ARGUMENT for a model loaded without
- * a projector, a prompt whose places and images differ in number, more than one image;
+ * a projector, a prompt whose places and images differ in number;
  * loading a projector with a language model it does not fit (no multimodal RoPE, another
  * embedding width, another number of DeepStack layers) fails in pshard_model_load. */
 #define PSHARD_IMAGE_MAX_SIDE 16384
@@ -520,7 +522,7 @@ PSHARD_API int32_t pshard_image_height(const pshard_image* image);
 PSHARD_API bool pshard_model_has_vision(const pshard_model* model);
 
 /* pshard_context_generate for a prompt given as text with `n_images` images (tokenized
- * with `tokenize`, NULL: the defaults). With an image it runs in a sequence of its own
+ * with `tokenize`, NULL: the defaults). With images it runs in a sequence of its own
  * from position 0, of the context's size, KV types, backend and budget: the context's
  * own sequence (pshard_context_decode) is left as it was (under a schedule its next pass
  * uploads its plan's resident weights again). With none it is pshard_context_generate on

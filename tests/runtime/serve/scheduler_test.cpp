@@ -132,6 +132,35 @@ TEST(Scheduler, RequestsThatCanNeverRunAreRefusedAtSubmit) {
   EXPECT_FALSE(f.scheduler.wait_for_work(std::chrono::milliseconds(0)));
 }
 
+// Images must lie in the prompt in order, without overlapping, with a row per token.
+TEST(Scheduler, ImagesThatDoNotFitThePromptAreRefusedAtSubmit) {
+  Fixture f({}, 8, 64, /*n_ctx=*/32);
+  auto with_images = [](std::vector<ImageSpan> spans) {
+    RequestParams r = greedy_request(std::vector<TokenId>(10, 1), 1);
+    auto images = std::make_shared<PromptImages>();
+    for (const ImageSpan& s : spans) {
+      images->spans.push_back(s);
+      images->images.push_back({2, std::vector<float>(static_cast<size_t>(2 * s.n_tokens()))});
+    }
+    r.images = std::move(images);
+    return r;
+  };
+  const auto refused = [&](const RequestParams& r, const std::string& says) {
+    const Status st = f.scheduler.submit(r, {}).status();
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.to_string();
+    EXPECT_NE(st.message().find(says), std::string::npos) << st.message();
+  };
+  refused(with_images({{1, 2, 2}, {4, 1, 1}}), "in order, each inside it");   // overlapping
+  refused(with_images({{6, 1, 1}, {1, 2, 2}}), "in order, each inside it");   // out of order
+  refused(with_images({{8, 2, 2}}), "do not lie in the prompt of 10 tokens"); // past the end
+  RequestParams short_rows = with_images({{1, 2, 2}, {6, 2, 1}});
+  auto images = std::make_shared<PromptImages>(*short_rows.images);
+  images->images[1].rows.pop_back();
+  short_rows.images = images;
+  refused(short_rows, "image 1 (2 x 1 tokens at position 6) does not have one embedding row");
+  EXPECT_TRUE(f.scheduler.submit(with_images({{1, 2, 2}, {5, 2, 1}, {7, 1, 3}}), {}).ok());
+}
+
 TEST(Scheduler, ARequestWithoutMaxTokensEndsWhenTheContextIsFull) {
   Fixture f({}, 8, 64, /*n_ctx=*/12);
   const RequestId id = submit_ok(f.scheduler, greedy_request({1, 2, 3, 4}, -1), f.got.sink());

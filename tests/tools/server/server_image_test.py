@@ -2,9 +2,11 @@
 """pshard-server --mmproj on generated Qwen2-VL and Qwen3-VL language models and projectors: a chat
 message with an image_url part (a base64 data URL) is answered, greedy, with exactly the
 text pshard-run --mmproj --image gives for the same prompt and image — streamed and not,
-and while other image and text requests share the batch — and every bad image part is a
-400 with OpenAI's error object: bad base64, bytes that are no image, an http(s) URL (the
-server fetches nothing), too many images, an image sent to a server without --mmproj.
+and while other image and text requests share the batch; a conversation of two turns with
+an image each is answered as pshard-run answers the rendered prompt with both images — and
+every bad image part is a 400 with OpenAI's error object: bad base64, bytes that are no
+image, an http(s) URL (the server fetches nothing), more images than --max-images, an
+image sent to a server without --mmproj.
 Under a schedule on emu (streamed and resident plans) the answers are the same.
 
 usage: server_image_test.py BUILD_DIR SHARED_DIR
@@ -46,11 +48,14 @@ def chat_body(png, stream=False, question=QUESTION):
         "max_tokens": N, "temperature": 0, "ignore_eos": True, "stream": stream}
 
 
-def pshard_run(lm, proj, image, question=QUESTION):
-    """pshard-run's greedy answer to the chatml prompt the server renders: its --json
-    report, with "text" the bytes it streams (as the server does: SPM's leading space kept)."""
-    prompt = f"<|im_start|>user\n{PLACE}{question}<|im_end|>\n<|im_start|>assistant\n"
-    args = [tool(build, "pshard-run"), "-m", lm, "--mmproj", proj, "--image", image, "-p", prompt,
+def pshard_run(lm, proj, image, question=QUESTION, prompt=None):
+    """pshard-run's greedy answer to the chatml prompt the server renders (or `prompt`, with
+    `image` a list of images): its --json report, with "text" the bytes it streams (as the
+    server does: SPM's leading space kept)."""
+    images = image if isinstance(image, list) else [image]
+    prompt = prompt or f"<|im_start|>user\n{PLACE}{question}<|im_end|>\n<|im_start|>assistant\n"
+    args = [tool(build, "pshard-run"), "-m", lm, "--mmproj", proj,
+            *[arg for path in images for arg in ("--image", path)], "-p", prompt,
             "-n", str(N), "--temp", "0", "--ignore-eos", "-t", "1"]
     report, streamed = run(*args, "--json", "--top-logprobs", "2"), run_bytes(*args)
     for p in (report, streamed):
@@ -131,7 +136,29 @@ def main(tmp, arch, extra):
     check("the two images give different answers (the image is read)",
           ref_a["top_logprobs"] != ref_b["top_logprobs"] or ref_a["text"] != ref_b["text"])
 
-    with Server(build, lm, "--mmproj", proj, "--chat-template", "chatml", "-np", "3") as s:
+    # A conversation of two turns, each with an image: both images read, each at its place.
+    earlier = "It is a pattern."
+    two_turns = {"messages": [
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": data_url(a)}},
+                                     {"type": "text", "text": QUESTION}]},
+        {"role": "assistant", "content": earlier},
+        {"role": "user", "content": [{"type": "text", "text": "And this one?"},
+                                     {"type": "image_url", "image_url": {"url": data_url(b)}}]}],
+        "max_tokens": N, "temperature": 0, "ignore_eos": True}
+    ref_two = pshard_run(lm, proj, [a_path, b_path], prompt=(
+        f"<|im_start|>user\n{PLACE}{QUESTION}<|im_end|>\n<|im_start|>assistant\n{earlier}"
+        f"<|im_end|>\n<|im_start|>user\nAnd this one?{PLACE}<|im_end|>\n<|im_start|>assistant\n"))
+
+    with Server(build, lm, "--mmproj", proj, "--chat-template", "chatml", "-np", "3",
+                "--max-images", "2") as s:
+        status, text, usage = answer(s, two_turns)
+        check("two turns with an image each == pshard-run with both images",
+              status == 200 and text == ref_two["text"] and
+              usage["prompt_tokens"] == len(ref_two["prompt_tokens"]),
+              f"{status} {text!r} vs {ref_two['text']!r}, {usage}")
+        status, text, _ = answer(s, dict(two_turns, stream=True))
+        check("streamed, the same", status == 200 and text == ref_two["text"], f"{status} {text!r}")
+
         status, text, usage = answer(s, chat_body(a))
         check("image chat: 200", status == 200, f"{status} {usage}")
         check("image chat == pshard-run --mmproj --image", text == ref_a["text"],
@@ -182,9 +209,10 @@ def main(tmp, arch, extra):
                      "only data URLs")
         expect_error(s, "not a data URL", with_url("file:///etc/passwd"), "invalid_image_url",
                      "base64 data URL")
-        two = chat_body(a)
-        two["messages"][0]["content"].append(two["messages"][0]["content"][0])
-        expect_error(s, "too many images", two, "too_many_images", "too many images")
+        three = chat_body(a)
+        three["messages"][0]["content"] += three["messages"][0]["content"][:1] * 2
+        expect_error(s, "three images past --max-images 2", three, "too_many_images",
+                     "more than 2, the most pshard-server takes in one request (--max-images)")
         status, text, _ = answer(s, chat_body(a))
         check("still serving after the errors", status == 200 and text == ref_a["text"], text)
 
