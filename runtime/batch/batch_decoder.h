@@ -25,6 +25,7 @@
 // memory held. The defaults are an engine without a device.
 #pragma once
 
+#include "runtime/batch/cache_key.h"
 #include "runtime/core/status.h"
 #include "runtime/executor/session_stats.h"
 #include "runtime/tokenizer/token_id.h"
@@ -54,6 +55,10 @@ struct BatchEntry {
   // Return this token's embedding row: its final hidden state after the output norm
   // (runtime/model/pooling.h). Engines without embeddings refuse the pass.
   bool hidden = false;
+  // What names a multimodal entry's position in the prefix cache (runtime/batch/
+  // prefix_cache.h): its token for text, image_row_key() for an image's row. Where a
+  // multimodal entry has none, its sequence's pages from there on are not cached.
+  TokenId cache_key = kNoCacheKey;
   bool multimodal() const { return embedding || rope[0] >= 0; }
 };
 

@@ -260,10 +260,9 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
   for (SeqId s : p.segment_seq)
     slot_shift[static_cast<size_t>(s)] = find(s)->length - next[static_cast<size_t>(s)];
   p.tokens.resize(batch.size());
-  std::vector<uint8_t> seq_multimodal; // per sequence, multimodal passes only
   if (multimodal) {
     p.rope_positions.resize(3 * batch.size());
-    seq_multimodal.assign(seqs_.size(), 0);
+    p.cache_keys.resize(batch.size());
   }
   for (const BatchEntry& e : batch) {
     const int64_t i = next[static_cast<size_t>(e.seq)]++;
@@ -274,7 +273,7 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
       p.hidden_rows.push_back(i);
     if (!multimodal)
       continue;
-    seq_multimodal[static_cast<size_t>(e.seq)] |= e.multimodal();
+    p.cache_keys[static_cast<size_t>(i)] = e.multimodal() ? e.cache_key : e.token;
     const auto slot = static_cast<int32_t>(i + slot_shift[static_cast<size_t>(e.seq)]);
     const std::array<int32_t, 3> pos = e.rope[0] >= 0 ? e.rope : std::array{slot, slot, slot};
     std::copy(pos.begin(), pos.end(), p.rope_positions.begin() + 3 * i);
@@ -283,9 +282,6 @@ Result<AssembledPass> SequencePages::assemble(std::span<const BatchEntry> batch,
     if (e.deepstack)
       p.deepstack.push_back({i, e.deepstack, e.deepstack_stride, e.deepstack_layers});
   }
-  if (multimodal)
-    for (SeqId seq : p.segment_seq)
-      p.segment_multimodal.push_back(seq_multimodal[static_cast<size_t>(seq)]);
   return p;
 }
 
@@ -324,11 +320,14 @@ void SequencePages::advance(const AssembledPass& p) {
     const int64_t pt = limits_.page_tokens;
     int64_t page = q.length / pt; // the page its next position fills
     q.length += p.segments[g].count;
-    if (!p.segment_multimodal.empty() && p.segment_multimodal[g]) {
-      q.cacheable = false; // an image's rows are not named by their placeholder tokens
+    // A multimodal pass names its rows by their cache keys: an image's placeholder tokens
+    // do not say what its rows hold. A row without a name ends the sequence's caching.
+    const std::vector<TokenId>& names = p.cache_keys.empty() ? p.tokens : p.cache_keys;
+    const auto first = names.begin() + p.segments[g].begin;
+    if (std::find(first, first + p.segments[g].count, kNoCacheKey) != first + p.segments[g].count) {
+      q.cacheable = false;
       q.filling = {};
     }
-    const auto first = p.tokens.begin() + p.segments[g].begin;
     for (auto t = first; q.cacheable && t != first + p.segments[g].count; ++t) {
       q.filling.push_back(*t);
       if (static_cast<int64_t>(q.filling.size()) == pt) {

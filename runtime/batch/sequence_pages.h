@@ -77,7 +77,9 @@ struct AssembledPass {
   std::vector<int32_t> rope_positions;
   std::vector<std::pair<int64_t, const float*>> embedding_rows;
   std::vector<DeepstackRow> deepstack;
-  std::vector<uint8_t> segment_multimodal; // per segment (multimodal passes only)
+  // Per regrouped row (multimodal passes only): the entry's name in the prefix cache —
+  // its token unless it is multimodal, then its cache_key (BatchEntry).
+  std::vector<TokenId> cache_keys;
 };
 
 class SequencePages {
@@ -129,8 +131,8 @@ private:
     bool open = false;
     int64_t length = 0;
     int64_t pages = 0;
-    bool cacheable = true;        // no multimodal entry yet: its full pages are registered
-    std::vector<TokenId> filling; // while cacheable: the tokens of its last, partial page
+    bool cacheable = true;        // every position named so far: its full pages are registered
+    std::vector<TokenId> filling; // while cacheable: the names of its last, partial page
   };
   const Sequence* find(SeqId seq) const;
   int64_t pages_for(int64_t positions) const;

@@ -22,22 +22,23 @@ RequestParams request_params(const pshard_generate_params& g, capi::Sampling sam
   return r;
 }
 
-Status read_prompt(const pshard_model& model, const pshard_seq_params& p, int32_t n_threads,
-                   RequestParams& r) {
+Status read_prompt(pshard_batch& batch, const pshard_seq_params& p, RequestParams& r) {
+  const pshard_model& model = *batch.model;
   if (p.n_images > 0) {
     if (p.tokens || (!p.text && p.text_len > 0))
       return invalid_argument("pshard_batch_add: images go with a prompt given as `text` (its "
                               "image places name where), not as `tokens`");
-    PSHARD_ASSIGN_OR_RETURN(capi::ImagePrompt ip,
-                            capi::prepare_image_prompt(
-                                model, std::string_view(p.text ? p.text : "", p.text_len), p.images,
-                                p.n_images, p.add_special, p.parse_special, n_threads));
+    PSHARD_ASSIGN_OR_RETURN(
+        capi::ImagePrompt ip,
+        capi::prepare_image_prompt(model, std::string_view(p.text ? p.text : "", p.text_len),
+                                   p.images, p.n_images, p.add_special, p.parse_special,
+                                   batch.n_threads, nullptr, &batch.images));
     auto images = std::make_shared<PromptImages>();
     for (size_t i = 0; i < ip.images.size(); ++i) {
       ImageEmbeddings& e = ip.images[i];
       images->spans.push_back({ip.ids.image_pos[i], e.tokens_x, e.tokens_y});
       images->images.push_back(
-          {e.n_embd, std::move(e.data), e.n_deepstack, std::move(e.deepstack)});
+          {ip.keys[i], e.n_embd, std::move(e.data), e.n_deepstack, std::move(e.deepstack)});
     }
     r.prompt = std::move(ip.ids.ids);
     r.images = std::move(images);
@@ -167,7 +168,7 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
   if (!sampling.ok())
     return fail(sampling.status());
   RequestParams r = request_params(g, std::move(sampling).value());
-  if (Status st = read_prompt(*batch->model, p, batch->n_threads, r); !st.ok())
+  if (Status st = read_prompt(*batch, p, r); !st.ok())
     return fail(st);
   if ((!p.stop_strings && p.n_stop_strings > 0) || (!p.stop_tokens && p.n_stop_tokens > 0))
     return capi::null_argument("pshard_batch_add", "stop_strings or stop_tokens");
@@ -283,6 +284,8 @@ pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* ou
   s.accepted_draft_tokens = st.accepted_draft_tokens;
   s.kv_window_pages_total = st.kv.window_total_pages;
   s.kv_window_pages_used = st.kv.window_used_pages;
+  s.images_encoded = batch->images.misses();
+  s.images_reused = batch->images.hits();
   {
     std::lock_guard lock(core.stats_mutex);
     core.snapshot = st;

@@ -36,7 +36,7 @@ namespace pshard::capi {
 Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_view text,
                                          const pshard_image* const* images, size_t n_images,
                                          bool add_special, bool parse_special, int32_t n_threads,
-                                         const ImageEncoder& encoder) {
+                                         const ImageEncoder& encoder, EncodedImageCache* cache) {
   if (!model.projector && n_images > 0)
     return invalid_argument("the model was loaded without a projector, so its prompts take no "
                             "images: load it with pshard_model_params.mmproj_path");
@@ -51,6 +51,14 @@ Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_
   std::unique_ptr<ThreadPool> pool; // the host encoder's, made for the first image
   std::vector<int64_t> n_tokens;
   for (size_t i = 0; i < n_images; ++i) {
+    if (cache) {
+      p.keys.push_back(encoded_image_key(images[i]->rgb));
+      if (std::shared_ptr<const ImageEmbeddings> hit = cache->find(p.keys.back())) {
+        n_tokens.push_back(hit->n_tokens());
+        p.images.push_back(*hit);
+        continue;
+      }
+    }
     auto image = [&]() -> Result<ImageEmbeddings> {
       PSHARD_ASSIGN_OR_RETURN(VisionInput in,
                               preprocess_image(images[i]->rgb, model.projector->hparams()));
@@ -66,6 +74,8 @@ Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_
                           : image.status();
     n_tokens.push_back(image->n_tokens());
     p.images.push_back(std::move(image).value());
+    if (cache)
+      cache->insert(p.keys.back(), std::make_shared<const ImageEmbeddings>(p.images.back()));
   }
   p.ids =
       tokenize_image_prompt(*model.tokenizer, split, n_tokens,

@@ -3,6 +3,7 @@
 
 #include "pshard/pshard.h"
 #include "runtime/backends/device_factory.h"
+#include "runtime/capi/encoded_image_cache.h"
 #include "runtime/device/device.h"
 #include "runtime/executor/hybrid_session.h"
 #include "runtime/executor/timeline.h"
@@ -132,15 +133,19 @@ Result<HybridParams> hybrid_params(const pshard_context_params& p);
 using ImageEncoder = std::function<Result<ImageEmbeddings>(const VisionInput&)>;
 
 // A text prompt with its images (capi_image.cpp), ready for an image-prompt decoder or a
-// request: the ids with placeholders at each image, and the images' embeddings in order.
+// request: the ids with placeholders at each image, and the images' embeddings in order
+// (with a cache, each image's encoded_image_key in `keys`).
 struct ImagePrompt {
   ImagePromptIds ids;
   std::vector<ImageEmbeddings> images;
+  std::vector<uint64_t> keys;
 };
-// Errors: no projector, NULL images, places and images that differ in number.
+// Errors: no projector, NULL images, places and images that differ in number. With a
+// cache (a batch's), an image encoded before is taken from it, one encoded now goes in.
 Result<ImagePrompt> prepare_image_prompt(const pshard_model& model, std::string_view text,
                                          const pshard_image* const* images, size_t n_images,
                                          bool add_special, bool parse_special, int32_t n_threads,
-                                         const ImageEncoder& encoder = nullptr);
+                                         const ImageEncoder& encoder = nullptr,
+                                         EncodedImageCache* cache = nullptr);
 
 } // namespace pshard::capi

@@ -1,5 +1,6 @@
 #include "runtime/serve/active_sequence.h"
 
+#include "runtime/batch/cache_key.h"
 #include "runtime/generate/generator.h"
 
 #include <algorithm>
@@ -48,9 +49,11 @@ void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) co
     e.hidden = pooler_ && pooler_->wants(slot);
     if (images) {
       e.rope = mrope_position(images->spans, slot);
+      e.cache_key = token;
       if (const int64_t i = image_at(images->spans, slot); i >= 0) {
         const ImageSpan& span = images->spans[static_cast<size_t>(i)];
         const PromptImage& image = images->images[static_cast<size_t>(i)];
+        e.cache_key = image.key ? image_row_key(image.key, slot - span.begin) : kNoCacheKey;
         const int64_t row = (slot - span.begin) * image.n_embd;
         e.embedding = image.rows.data() + row;
         if (image.n_deepstack > 0) {

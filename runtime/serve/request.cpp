@@ -1,5 +1,7 @@
 #include "runtime/serve/request.h"
 
+#include "runtime/batch/cache_key.h"
+
 #include <string>
 
 namespace pshard {
@@ -88,6 +90,22 @@ Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx, 
     }
   }
   return validate_sampler_params(r.sampling);
+}
+
+std::vector<TokenId> prompt_cache_keys(const RequestParams& r) {
+  std::vector<TokenId> keys(r.prompt);
+  if (const PromptImages* images = r.images.get())
+    for (size_t i = 0; i < images->images.size(); ++i) {
+      const ImageSpan& span = images->spans[i];
+      const uint64_t key = images->images[i].key;
+      if (key == 0) {
+        keys.resize(static_cast<size_t>(span.begin));
+        break;
+      }
+      for (int64_t row = 0; row < span.n_tokens(); ++row)
+        keys[static_cast<size_t>(span.begin + row)] = image_row_key(key, row);
+    }
+  return keys;
 }
 
 } // namespace pshard

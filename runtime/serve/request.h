@@ -34,6 +34,11 @@ using RequestId = int64_t;
 // An image in a request's prompt (vision-language models): the projector's embedding rows
 // of its tokens, fed at its span's prompt positions — placeholders there.
 struct PromptImage {
+  // What the image's rows are computed from — its pixels, grid and projector — as a
+  // hash, so that the prefix cache may share its positions' KV pages with a later prompt
+  // holding the same image at the same place (runtime/batch/cache_key.h). 0: unnamed; the
+  // request's pages from this image on are not cached.
+  uint64_t key = 0;
   int64_t n_embd = 0;
   std::vector<float> rows; // span.n_tokens() rows of n_embd, raster order
   // DeepStack (Qwen3-VL): n_deepstack blocks of span.n_tokens() rows (ImageEmbeddings').
@@ -113,5 +118,9 @@ using EventSink = std::function<bool(const SequenceEvent&)>;
 // An embedding request also needs an engine that returns embedding rows (n_embd > 0) and
 // a pooling and options that fit its width.
 Status validate_request(const RequestParams& r, int64_t n_vocab, int64_t n_ctx, int64_t n_embd = 0);
+
+// What names the prompt's positions in the prefix cache: its tokens, an image's rows
+// image_row_key()s — up to the first unnamed image (key 0), where caching stops.
+std::vector<TokenId> prompt_cache_keys(const RequestParams& r);
 
 } // namespace pshard

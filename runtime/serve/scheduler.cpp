@@ -247,13 +247,17 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       queue_.pop_front();
     }
     const auto n_prompt = static_cast<int64_t>(r.params.prompt.size());
-    // Images' placeholder tokens do not name their rows, and an embedding pooled over
-    // more than the last row needs every row computed: such prompts read no cache (an
-    // empty prompt shares nothing).
+    // Images' placeholder tokens do not name their rows: a prompt with images is looked
+    // up by its cache keys, each image's rows by the image's key. An embedding pooled over
+    // more than the last row needs every row computed: it reads no cache (an empty prompt
+    // shares nothing).
     const bool every_row = r.params.embedding && !pools_one_row(r.params.embedding->pooling);
+    const std::vector<TokenId> keys =
+        r.params.images && !every_row ? prompt_cache_keys(r.params) : std::vector<TokenId>();
     Result<OpenedSequence> seq = engine_.open_sequence_with_prefix(
-        r.params.images || every_row ? std::span<const TokenId>()
-                                     : std::span<const TokenId>(r.params.prompt));
+        every_row         ? std::span<const TokenId>()
+        : r.params.images ? std::span<const TokenId>(keys)
+                          : std::span<const TokenId>(r.params.prompt));
     if (seq.ok() && !engine_.can_append(seq->seq, n_prompt - seq->reused)) {
       engine_.close_sequence(seq->seq);
       seq = Status(StatusCode::kOutOfMemory, "the KV cache has no room for a prompt of " +

@@ -88,6 +88,11 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
            st.kv_window_pages_used);
   w.metric("pshard_prompt_tokens_cached_total", "counter",
            "Prompt tokens read from the prefix cache instead of decoded.", st.cached_prompt_tokens);
+  w.metric("pshard_images_encoded_total", "counter", "Request images encoded (--mmproj).",
+           st.images_encoded);
+  w.metric("pshard_images_reused_total", "counter",
+           "Request images found among the recently encoded ones and not encoded again.",
+           st.images_reused);
   w.metric("pshard_draft_tokens_total", "counter",
            "Drafted tokens checked by speculative decoding (--draft-max).", st.draft_tokens);
   w.metric("pshard_draft_tokens_accepted_total", "counter", "Drafted tokens sampled as drafted.",

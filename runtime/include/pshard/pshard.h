@@ -791,6 +791,10 @@ typedef struct pshard_batch_stats {
    * and those sequences hold (each only its last window's). */
   int64_t kv_window_pages_total;
   int64_t kv_window_pages_used;
+  /* Images of added requests encoded, and those found among the batch's recently encoded
+   * ones (the same pixels: a conversation's earlier images) and not encoded again. */
+  int64_t images_encoded;
+  int64_t images_reused;
 } pshard_batch_stats;
 
 PSHARD_API pshard_batch_stats pshard_batch_stats_init(void);

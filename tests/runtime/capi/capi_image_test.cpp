@@ -9,10 +9,11 @@
 #include "runtime/sampler/sampler.h"
 #include "runtime/vision/image_prompt.h"
 #include "runtime/vision/image_prompt_text.h"
-#include "tests/runtime/vision/vision_test_util.h"
 #include "tests/runtime/executor/executor_test_util.h"
+#include "tests/runtime/vision/vision_test_util.h"
 #include "tests/runtime/vision/vlm_schedule_util.h"
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -229,6 +230,7 @@ struct SeqAnswer {
   Answer answer;
   pshard_finish_reason finish = PSHARD_FINISH_NONE;
   std::string error;
+  int64_t n_prompt = 0, n_cached = 0; // of the final event
 };
 
 bool on_seq(const pshard_seq_event* e, void* user) {
@@ -240,6 +242,8 @@ bool on_seq(const pshard_seq_event* e, void* user) {
   if (e->finish != PSHARD_FINISH_NONE) {
     s->finish = e->finish;
     s->error = e->error_message;
+    s->n_prompt = e->n_prompt;
+    s->n_cached = e->n_cached;
   }
   return true;
 }
@@ -366,6 +370,80 @@ void two_images_in_one_prompt(const std::string& lm, const std::string& proj) {
   pshard_batch_free(batch);
   for (pshard_image* img : {wide, tall, tall2})
     pshard_image_free(img);
+}
+
+// One request after another in a batch, as a conversation's turns come: the second turn
+// repeats the first's prompt and image, so the image is not encoded again and the first
+// turn's KV pages — the image's rows among them, named by the image's pixels — are read
+// from the prefix cache; the answer is the context's (which decodes everything) bit for
+// bit. A third turn with another image in that place shares only the text before it.
+void a_later_turn_reuses_the_image_and_its_pages(const std::string& lm, const std::string& proj) {
+  Loaded l(lm, proj.c_str());
+  ASSERT_EQ(l.status, PSHARD_OK) << pshard_last_error();
+  pshard_image* img = raw_image(4, kWidth, kHeight);
+  pshard_image* other = raw_image(5, kWidth, kHeight);
+  const std::string turn2 = kPrompt + "It is a pattern.<|im_end|>\n<|im_start|>user\nAnd its "
+                                      "colours?<|im_end|>\n<|im_start|>assistant\n";
+  Answer want2, want3;
+  ASSERT_EQ(l.generate(turn2, {img}, &want2), PSHARD_OK) << pshard_last_error();
+  ASSERT_EQ(l.generate(turn2, {other}, &want3), PSHARD_OK) << pshard_last_error();
+
+  pshard_batch_params bp = pshard_batch_default_params();
+  bp.n_seq_max = 2;
+  bp.n_ctx = 256;
+  bp.n_threads = 2;
+  bp.n_batch = 16;
+  pshard_batch* batch = nullptr;
+  ASSERT_EQ(pshard_batch_create(l.model, &bp, &batch), PSHARD_OK) << pshard_last_error();
+  const pshard_generate_params gp = greedy();
+  auto turn = [&](const std::string& text, pshard_image* image) {
+    SeqAnswer got;
+    pshard_seq_params sp = pshard_seq_default_params();
+    sp.text = text.data();
+    sp.text_len = text.size();
+    const pshard_image* images[] = {image};
+    sp.images = images;
+    sp.n_images = 1;
+    sp.on_event = on_seq;
+    sp.user_data = &got;
+    pshard_seq* seq = nullptr;
+    EXPECT_EQ(pshard_batch_add(batch, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
+    while (pshard_batch_has_work(batch))
+      EXPECT_EQ(pshard_batch_step(batch, nullptr), PSHARD_OK) << pshard_last_error();
+    pshard_seq_free(seq);
+    return got;
+  };
+  const SeqAnswer first = turn(kPrompt, img);
+  const SeqAnswer second = turn(turn2, img);
+  const SeqAnswer third = turn(turn2, other);
+  pshard_batch_stats st = pshard_batch_stats_init();
+  ASSERT_EQ(pshard_batch_get_stats(batch, &st), PSHARD_OK);
+  std::printf("turns of %lld, %lld, %lld prompt tokens: %lld, %lld, %lld read from the cache "
+              "(pages of %lld)\n",
+              static_cast<long long>(first.n_prompt), static_cast<long long>(second.n_prompt),
+              static_cast<long long>(third.n_prompt), static_cast<long long>(first.n_cached),
+              static_cast<long long>(second.n_cached), static_cast<long long>(third.n_cached),
+              static_cast<long long>(st.kv_page_tokens));
+  EXPECT_EQ(first.n_cached, 0);
+  EXPECT_EQ(second.answer, want2);
+  // Every whole page of the first turn's prompt (the image ends more than a page before it).
+  EXPECT_GE(second.n_cached, first.n_prompt - st.kv_page_tokens) << first.n_prompt;
+  EXPECT_EQ(third.answer, want3);
+  EXPECT_GT(third.n_cached, 0); // the text before the image
+  EXPECT_LT(third.n_cached, second.n_cached);
+  EXPECT_EQ(st.images_encoded, 2);
+  EXPECT_EQ(st.images_reused, 1);
+  pshard_batch_free(batch);
+  pshard_image_free(img);
+  pshard_image_free(other);
+}
+
+TEST(CApiImage, ALaterTurnReusesTheImageAndItsKvPages) {
+  a_later_turn_reuses_the_image_and_its_pages(files().lm, files().proj);
+}
+
+TEST(CApiImage, Qwen3VlALaterTurnReusesTheImageAndItsKvPages) {
+  a_later_turn_reuses_the_image_and_its_pages(files().lm3, files().proj3);
 }
 
 TEST(CApiImage, TwoImagesInOnePromptAnswerAlikeInAContextAndABatch) {

@@ -140,7 +140,7 @@ TEST(Scheduler, ImagesThatDoNotFitThePromptAreRefusedAtSubmit) {
     auto images = std::make_shared<PromptImages>();
     for (const ImageSpan& s : spans) {
       images->spans.push_back(s);
-      images->images.push_back({2, std::vector<float>(static_cast<size_t>(2 * s.n_tokens()))});
+      images->images.push_back({0, 2, std::vector<float>(static_cast<size_t>(2 * s.n_tokens()))});
     }
     r.images = std::move(images);
     return r;

@@ -3,7 +3,8 @@
 message with an image_url part (a base64 data URL) is answered, greedy, with exactly the
 text pshard-run --mmproj --image gives for the same prompt and image — streamed and not,
 and while other image and text requests share the batch; a conversation of two turns with
-an image each is answered as pshard-run answers the rendered prompt with both images — and
+an image each is answered as pshard-run answers the rendered prompt with both images, the
+first turn's prompt (its image's rows too) read from the prefix cache — and
 every bad image part is a 400 with OpenAI's error object: bad base64, bytes that are no
 image, an http(s) URL (the server fetches nothing), more images than --max-images, an
 image sent to a server without --mmproj.
@@ -151,14 +152,6 @@ def main(tmp, arch, extra):
 
     with Server(build, lm, "--mmproj", proj, "--chat-template", "chatml", "-np", "3",
                 "--max-images", "2") as s:
-        status, text, usage = answer(s, two_turns)
-        check("two turns with an image each == pshard-run with both images",
-              status == 200 and text == ref_two["text"] and
-              usage["prompt_tokens"] == len(ref_two["prompt_tokens"]),
-              f"{status} {text!r} vs {ref_two['text']!r}, {usage}")
-        status, text, _ = answer(s, dict(two_turns, stream=True))
-        check("streamed, the same", status == 200 and text == ref_two["text"], f"{status} {text!r}")
-
         status, text, usage = answer(s, chat_body(a))
         check("image chat: 200", status == 200, f"{status} {usage}")
         check("image chat == pshard-run --mmproj --image", text == ref_a["text"],
@@ -169,6 +162,25 @@ def main(tmp, arch, extra):
         status, text, _ = answer(s, chat_body(a, stream=True))
         check("streamed image chat == pshard-run", status == 200 and text == ref_a["text"],
               f"{status} {text!r}")
+
+        # The second turn repeats the first's prompt and image: its KV pages, the image's
+        # rows among them, come from the prefix cache.
+        first_prompt = usage["prompt_tokens"]
+        status, text, usage = answer(s, two_turns)
+        cached = usage["prompt_tokens_details"]["cached_tokens"] if usage else -1
+        check("two turns with an image each == pshard-run with both images",
+              status == 200 and text == ref_two["text"] and
+              usage["prompt_tokens"] == len(ref_two["prompt_tokens"]),
+              f"{status} {text!r} vs {ref_two['text']!r}, {usage}")
+        page = s.metric("pshard_kv_page_tokens")
+        check("the second turn reads the first turn's prompt, image and all, from the cache",
+              first_prompt - page <= cached <= first_prompt, f"{cached} of {first_prompt}")
+        # a: encoded, then found again (the streamed request, the second turn); b: encoded.
+        encoded, reused = s.metric("pshard_images_encoded_total"), \
+            s.metric("pshard_images_reused_total")
+        check("images encoded once each", (encoded, reused) == (2, 2), f"{encoded}, {reused}")
+        status, text, _ = answer(s, dict(two_turns, stream=True))
+        check("streamed, the same", status == 200 and text == ref_two["text"], f"{status} {text!r}")
 
         # Image and text requests together in the batch: each its answer alone.
         text_body = {"messages": [{"role": "user", "content": "Hello there"}], "max_tokens": N,
@@ -236,6 +248,10 @@ def main(tmp, arch, extra):
                 status, text, _ = results[name]
                 check(f"emu --vram {vram}: {name} == alone on the cpu",
                       status == 200 and text == want, f"{status} {text!r} vs {want!r}")
+            status, text, usage = answer(s, two_turns)  # after "a": its pages are cached
+            check(f"emu --vram {vram}: two turns, the first's pages from the cache, == the cpu",
+                  status == 200 and text == ref_two["text"] and
+                  usage["prompt_tokens_details"]["cached_tokens"] > 0, f"{status} {usage}")
 
 
 with tempfile.TemporaryDirectory() as tmp:
