@@ -248,6 +248,39 @@ bool on_seq(const pshard_seq_event* e, void* user) {
   return true;
 }
 
+// A batch over `model`, 256 positions a sequence on 2 threads (`bp`: the rest).
+pshard_batch* new_batch(pshard_model* model, int32_t n_seq_max, int64_t n_batch,
+                        pshard_batch_params bp = pshard_batch_default_params()) {
+  bp.n_seq_max = n_seq_max;
+  bp.n_ctx = 256;
+  bp.n_threads = 2;
+  bp.n_batch = n_batch;
+  pshard_batch* batch = nullptr;
+  EXPECT_EQ(pshard_batch_create(model, &bp, &batch), PSHARD_OK) << pshard_last_error();
+  return batch;
+}
+
+// Adds a greedy request for a text prompt with its images, its events to `got`.
+pshard_seq* add_prompt(pshard_batch* batch, const std::string& text,
+                       std::vector<const pshard_image*> images, SeqAnswer* got) {
+  const pshard_generate_params gp = greedy();
+  pshard_seq_params sp = pshard_seq_default_params();
+  sp.text = text.data();
+  sp.text_len = text.size();
+  sp.images = images.data();
+  sp.n_images = images.size();
+  sp.on_event = on_seq;
+  sp.user_data = got;
+  pshard_seq* seq = nullptr;
+  EXPECT_EQ(pshard_batch_add(batch, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
+  return seq;
+}
+
+void run_batch(pshard_batch* batch) {
+  while (pshard_batch_has_work(batch))
+    ASSERT_EQ(pshard_batch_step(batch, nullptr), PSHARD_OK) << pshard_last_error();
+}
+
 // A batch of an image prompt and a text prompt gives each the context's answer alone
 // (for Qwen3-VL, the image's DeepStack rows travel with the request).
 void batch_serves_an_image_prompt_next_to_a_text_prompt(const std::string& lm,
@@ -262,36 +295,24 @@ void batch_serves_an_image_prompt_next_to_a_text_prompt(const std::string& lm,
   Answer text_alone;
   ASSERT_EQ(l.generate(text, {}, &text_alone), PSHARD_OK) << pshard_last_error();
 
-  pshard_batch_params bp = pshard_batch_default_params();
-  bp.n_seq_max = 3;
-  bp.n_ctx = 256;
-  bp.n_threads = 2;
-  bp.n_batch = 16; // the image prompt's prefill runs in several chunks
-  pshard_batch* batch = nullptr;
-  ASSERT_EQ(pshard_batch_create(l.model, &bp, &batch), PSHARD_OK) << pshard_last_error();
-  const pshard_generate_params gp = greedy();
+  // 16 tokens a pass: the image prompt's prefill runs in several chunks.
+  pshard_batch* batch = new_batch(l.model, 3, 16);
   SeqAnswer with_image, plain;
-  pshard_seq *a = nullptr, *b = nullptr;
-  pshard_seq_params sp = pshard_seq_default_params();
-  sp.text = text.data();
-  sp.text_len = text.size();
-  sp.on_event = on_seq;
-  sp.user_data = &plain;
-  ASSERT_EQ(pshard_batch_add(batch, &sp, &gp, &b), PSHARD_OK) << pshard_last_error();
-  sp.text = kPrompt.data();
-  sp.text_len = kPrompt.size();
-  sp.images = &img;
-  sp.n_images = 1;
-  sp.user_data = &with_image;
-  ASSERT_EQ(pshard_batch_add(batch, &sp, &gp, &a), PSHARD_OK) << pshard_last_error();
+  pshard_seq* b = add_prompt(batch, text, {}, &plain);
+  pshard_seq* a = add_prompt(batch, kPrompt, {img}, &with_image);
   pshard_image_free(img); // the request holds its encoded image
-  while (pshard_batch_has_work(batch))
-    ASSERT_EQ(pshard_batch_step(batch, nullptr), PSHARD_OK) << pshard_last_error();
+  run_batch(batch);
   EXPECT_EQ(with_image.finish, PSHARD_FINISH_LENGTH) << with_image.error;
   EXPECT_EQ(with_image.answer, alone);
   EXPECT_EQ(plain.answer, text_alone);
 
   // Tokens and images do not mix.
+  const pshard_generate_params gp = greedy();
+  pshard_seq_params sp = pshard_seq_default_params();
+  sp.text = kPrompt.data();
+  sp.text_len = kPrompt.size();
+  sp.images = &img;
+  sp.n_images = 1;
   const pshard_token ids[] = {1, 2};
   sp.tokens = ids;
   sp.n_tokens = 2;
@@ -343,27 +364,10 @@ void two_images_in_one_prompt(const std::string& lm, const std::string& proj) {
   EXPECT_NE(both.top, swapped.top);
   EXPECT_NE(both.top, other.top);
 
-  pshard_batch_params bp = pshard_batch_default_params();
-  bp.n_seq_max = 2;
-  bp.n_ctx = 256;
-  bp.n_threads = 2;
-  bp.n_batch = 7; // passes that end inside each image and between them
-  pshard_batch* batch = nullptr;
-  ASSERT_EQ(pshard_batch_create(l.model, &bp, &batch), PSHARD_OK) << pshard_last_error();
-  const pshard_generate_params gp = greedy();
+  pshard_batch* batch = new_batch(l.model, 2, 7); // passes ending inside each image, between them
   SeqAnswer got;
-  pshard_seq_params sp = pshard_seq_default_params();
-  sp.text = text.data();
-  sp.text_len = text.size();
-  const pshard_image* images[] = {wide, tall};
-  sp.images = images;
-  sp.n_images = 2;
-  sp.on_event = on_seq;
-  sp.user_data = &got;
-  pshard_seq* seq = nullptr;
-  ASSERT_EQ(pshard_batch_add(batch, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
-  while (pshard_batch_has_work(batch))
-    ASSERT_EQ(pshard_batch_step(batch, nullptr), PSHARD_OK) << pshard_last_error();
+  pshard_seq* seq = add_prompt(batch, text, {wide, tall}, &got);
+  run_batch(batch);
   EXPECT_EQ(got.finish, PSHARD_FINISH_LENGTH) << got.error;
   EXPECT_EQ(got.answer, both);
   pshard_seq_free(seq);
@@ -388,28 +392,11 @@ void a_later_turn_reuses_the_image_and_its_pages(const std::string& lm, const st
   ASSERT_EQ(l.generate(turn2, {img}, &want2), PSHARD_OK) << pshard_last_error();
   ASSERT_EQ(l.generate(turn2, {other}, &want3), PSHARD_OK) << pshard_last_error();
 
-  pshard_batch_params bp = pshard_batch_default_params();
-  bp.n_seq_max = 2;
-  bp.n_ctx = 256;
-  bp.n_threads = 2;
-  bp.n_batch = 16;
-  pshard_batch* batch = nullptr;
-  ASSERT_EQ(pshard_batch_create(l.model, &bp, &batch), PSHARD_OK) << pshard_last_error();
-  const pshard_generate_params gp = greedy();
+  pshard_batch* batch = new_batch(l.model, 2, 16);
   auto turn = [&](const std::string& text, pshard_image* image) {
     SeqAnswer got;
-    pshard_seq_params sp = pshard_seq_default_params();
-    sp.text = text.data();
-    sp.text_len = text.size();
-    const pshard_image* images[] = {image};
-    sp.images = images;
-    sp.n_images = 1;
-    sp.on_event = on_seq;
-    sp.user_data = &got;
-    pshard_seq* seq = nullptr;
-    EXPECT_EQ(pshard_batch_add(batch, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
-    while (pshard_batch_has_work(batch))
-      EXPECT_EQ(pshard_batch_step(batch, nullptr), PSHARD_OK) << pshard_last_error();
+    pshard_seq* seq = add_prompt(batch, text, {image}, &got);
+    run_batch(batch);
     pshard_seq_free(seq);
     return got;
   };
@@ -619,26 +606,11 @@ TEST(CApiImage, UnderAScheduleTheVisionPlansRunOnTheDeviceWithTheCpuAnswer) {
   // the language plans on emu, the same answer.
   pshard_batch_params bp = pshard_batch_default_params();
   bp.backend = PSHARD_BACKEND_EMU;
-  bp.n_seq_max = 1;
-  bp.n_ctx = 256;
-  bp.n_threads = 2;
-  bp.n_batch = 16;
   bp.emu_memory_bytes = schedule->budgets().back() + (64ull << 20);
-  pshard_batch* batch = nullptr;
-  ASSERT_EQ(pshard_batch_create(model, &bp, &batch), PSHARD_OK) << pshard_last_error();
-  const pshard_generate_params gp = greedy();
+  pshard_batch* batch = new_batch(model, 1, 16, bp);
   SeqAnswer in_batch;
-  pshard_seq_params sp = pshard_seq_default_params();
-  sp.text = kPrompt.data();
-  sp.text_len = kPrompt.size();
-  sp.images = &img;
-  sp.n_images = 1;
-  sp.on_event = on_seq;
-  sp.user_data = &in_batch;
-  pshard_seq* seq = nullptr;
-  ASSERT_EQ(pshard_batch_add(batch, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
-  while (pshard_batch_has_work(batch))
-    ASSERT_EQ(pshard_batch_step(batch, nullptr), PSHARD_OK) << pshard_last_error();
+  pshard_seq* seq = add_prompt(batch, kPrompt, {img}, &in_batch);
+  run_batch(batch);
   EXPECT_EQ(in_batch.finish, PSHARD_FINISH_LENGTH) << in_batch.error;
   EXPECT_EQ(in_batch.answer, want);
   pshard_seq_free(seq);
