@@ -43,15 +43,11 @@ pshard_seq_event c_event(const SequenceEvent& e, std::vector<pshard_token>& ids,
 
 } // namespace pshard::capi
 
-// Encoded images a batch keeps for its later requests (EncodedImageCache): about twenty
-// 7B-VL images of 1000 tokens.
-inline constexpr uint64_t kEncodedImageCacheBytes = 256ull << 20;
-
 struct pshard_batch {
   pshard_model* model = nullptr;
   int32_t n_threads = 0;     // as created: image encoding uses as many
   std::shared_ptr<pshard::capi::BatchCore> core;
-  pshard::capi::EncodedImageCache images{kEncodedImageCacheBytes};
+  pshard::capi::EncodedImageCache images{pshard::capi::kEncodedImageCacheBytes};
 };
 
 struct pshard_seq {

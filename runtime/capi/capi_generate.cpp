@@ -5,6 +5,8 @@
 #include "runtime/generate/generator.h"
 #include "runtime/vision/image_prompt.h"
 
+#include <chrono>
+
 using namespace pshard;
 using pshard::capi::fail;
 
@@ -36,11 +38,17 @@ Result<Sampling> sampling(const pshard_model& model, const pshard_generate_param
 
 namespace {
 
+// What preparing an image prompt's images took (pshard_generate_result's image fields).
+struct ImageWork {
+  int64_t n_images = 0, n_reused = 0;
+  double ms = 0;
+};
+
 // Prefill, sampling and decoding on `decoder`, each token through the C callback.
 pshard_status run_generation(Decoder& decoder, const pshard_model& model,
                              std::span<const TokenId> prompt, const pshard_generate_params* params,
                              pshard_token_callback on_token, void* user_data,
-                             pshard_generate_result* result) {
+                             pshard_generate_result* result, const ImageWork& images = {}) {
   const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
   auto sampling = capi::sampling(model, p, "pshard_context_generate");
   if (!sampling.ok())
@@ -92,6 +100,9 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
     out.n_decode_passes = r->timings.n_decode_passes;
     out.n_drafted = r->timings.n_drafted;
     out.n_accepted = r->timings.n_accepted;
+    out.n_images = images.n_images;
+    out.n_images_reused = images.n_reused;
+    out.image_ms = images.ms;
     capi::write_out(result, out);
   }
   return PSHARD_OK;
@@ -165,9 +176,14 @@ pshard_status pshard_context_generate_with_images(
       return std::move(r.embeddings);
     };
   }
+  const int64_t reused_before = c->images.hits();
+  const auto t0 = std::chrono::steady_clock::now();
   auto prompt = capi::prepare_image_prompt(*c->model, std::string_view(text ? text : "", text_len),
                                            images, n_images, tp.add_special, tp.parse_special,
-                                           c->session->n_threads(), encoder);
+                                           c->session->n_threads(), encoder, &c->images);
+  const ImageWork work{
+      static_cast<int64_t>(n_images), c->images.hits() - reused_before,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()};
   if (!prompt.ok())
     return fail(prompt.status());
   if (n_images == 0) // a text prompt: the context's own sequence, as pshard_context_generate
@@ -187,7 +203,8 @@ pshard_status pshard_context_generate_with_images(
   if (!session.ok())
     return fail(session.status());
   ImagePromptDecoder decoder(**session, std::move(prompt->images), prompt->ids.image_pos);
-  return run_generation(decoder, *c->model, prompt->ids.ids, params, on_token, user_data, result);
+  return run_generation(decoder, *c->model, prompt->ids.ids, params, on_token, user_data, result,
+                        work);
 }
 
 } // extern "C"

@@ -47,6 +47,8 @@ struct pshard_context {
   std::unique_ptr<pshard::Device> device; // null on the cpu backend
   std::unique_ptr<pshard::HybridSession> session;
   std::unique_ptr<pshard::Timeline> timeline;
+  // Images of earlier image prompts, so a conversation's turns do not encode them again.
+  pshard::capi::EncodedImageCache images{pshard::capi::kEncodedImageCacheBytes};
 };
 
 namespace pshard::capi {

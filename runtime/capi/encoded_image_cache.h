@@ -20,6 +20,9 @@
 
 namespace pshard::capi {
 
+// What a batch or a context keeps: about twenty 7B-VL images of 1000 tokens.
+inline constexpr uint64_t kEncodedImageCacheBytes = 256ull << 20;
+
 // A 64-bit hash of the pixels and their size; never 0 (PromptImage's "unnamed").
 uint64_t encoded_image_key(const RgbImage& rgb);
 

@@ -460,6 +460,12 @@ typedef struct pshard_generate_result {
   int64_t n_decode_passes; /* decode passes after the prompt */
   int64_t n_drafted;       /* tokens drafted by prompt lookup */
   int64_t n_accepted;      /* of those, sampled as drafted */
+  /* pshard_context_generate_with_images: the prompt's images, those found among the
+   * context's recently encoded ones (the same pixels: a conversation's earlier images)
+   * and not encoded again, and the time spent resizing and encoding them. */
+  int64_t n_images;
+  int64_t n_images_reused;
+  double image_ms;
 } pshard_generate_result;
 
 PSHARD_API pshard_generate_result pshard_generate_result_init(void);

@@ -116,10 +116,10 @@ struct Loaded {
     pshard_model_free(model);
   }
   pshard_status generate(const std::string& text, std::vector<const pshard_image*> images,
-                         Answer* out) {
+                         Answer* out, pshard_generate_result* result = nullptr) {
     const pshard_generate_params gp = greedy();
     return pshard_context_generate_with_images(ctx, text.data(), text.size(), images.data(),
-                                               images.size(), nullptr, &gp, collect, out, nullptr);
+                                               images.size(), nullptr, &gp, collect, out, result);
   }
   pshard_status status = PSHARD_OK;
   pshard_model* model = nullptr;
@@ -198,6 +198,36 @@ TEST(CApiImage, ContextAnswerIsTheRuntimesImagePromptBitForBit) {
   EXPECT_NE(a.top, b.top);
   pshard_image_free(img);
   pshard_image_free(other);
+}
+
+// A context keeps the images it encoded: the next turn of a conversation, which sends the
+// same pixels again (another handle, the same bytes), is not encoded again and gets the
+// same answer; another image is encoded.
+TEST(CApiImage, AContextDoesNotEncodeTheSameImageTwice) {
+  Loaded l(files().lm, files().proj.c_str());
+  ASSERT_EQ(l.status, PSHARD_OK) << pshard_last_error();
+  const std::vector<uint8_t> rgb = pixels(6);
+  pshard_image *img = nullptr, *again = nullptr, *other = nullptr;
+  for (pshard_image** p : {&img, &again})
+    ASSERT_EQ(pshard_image_from_rgb(rgb.data(), kWidth, kHeight, kWidth * 3, p), PSHARD_OK);
+  ASSERT_EQ(pshard_image_from_rgb(pixels(7).data(), kWidth, kHeight, kWidth * 3, &other),
+            PSHARD_OK);
+  Answer a, b, c;
+  pshard_generate_result ra = pshard_generate_result_init(), rb = ra, rc = ra;
+  ASSERT_EQ(l.generate(kPrompt, {img}, &a, &ra), PSHARD_OK) << pshard_last_error();
+  ASSERT_EQ(l.generate(kPrompt, {again}, &b, &rb), PSHARD_OK) << pshard_last_error();
+  ASSERT_EQ(l.generate(kPrompt, {other, again}, &c, &rc), PSHARD_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(l.generate("<__media__>" + kPrompt, {other, again}, &c, &rc), PSHARD_OK)
+      << pshard_last_error();
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(ra.n_images, 1);
+  EXPECT_EQ(ra.n_images_reused, 0);
+  EXPECT_GT(ra.image_ms, 0.0);
+  EXPECT_EQ(rb.n_images_reused, 1);
+  EXPECT_EQ(rc.n_images, 2);
+  EXPECT_EQ(rc.n_images_reused, 1); // `other` is new
+  for (pshard_image* i : {img, again, other})
+    pshard_image_free(i);
 }
 
 TEST(CApiImage, BytesAndRawPixelsGiveTheSameAnswer) {
