@@ -221,9 +221,74 @@ struct Grouped {
     }
   }
 
-  // No direct F16 scores on this path (attention_lockstep.h): sixteen registers hold too
-  // few accumulators for it; every block goes through the widened copy.
-  static bool score_rows(const AttendHead&, const uint8_t*, int64_t, int64_t) { return false; }
+  // Decode's scores straight from F16 K rows (attention_lockstep.h), without the widened
+  // copy: per 16 values a row's K in two registers serves up to four of the group's query
+  // heads (eight accumulators of the sixteen registers), whose q come from L1. Through the
+  // copy every K vector was stored once and loaded once per head, and the score pass ran at
+  // half the FMA rate the V pass reached. Each (row, head) runs score_run's arithmetic —
+  // even and odd 8-value chunks in two accumulators, in order, their sum reduced by hsum8's
+  // tree (reduce4 keeps it, row by row), then scaled — so its score has the same bits.
+  // False, doing nothing, where it does not apply (K not F16, or a head not a multiple of
+  // 16 values).
+  static bool score_rows(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at) {
+    if (a.k_type != TensorType::kF16 || a.head_dim % 16 != 0)
+      return false;
+    for (int64_t g0 = 0; g0 < a.group; g0 += 4)
+      switch (a.group - g0 < 4 ? a.group - g0 : 4) {
+      case 1:
+        score_f16_rows<1>(a, k, rows, at, g0);
+        break;
+      case 2:
+        score_f16_rows<2>(a, k, rows, at, g0);
+        break;
+      case 3:
+        score_f16_rows<3>(a, k, rows, at, g0);
+        break;
+      default:
+        score_f16_rows<4>(a, k, rows, at, g0);
+        break;
+      }
+    return true;
+  }
+
+  // Heads g0 .. g0 + G - 1 over `rows` F16 K rows from k (their scores at index `at` on).
+  template <int G>
+  static void score_f16_rows(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at,
+                             int64_t g0) {
+    const int64_t hd = a.head_dim, stride = a.score_stride();
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* row = k + static_cast<size_t>(r) * a.k_row_bytes;
+      __m256 acc0[G], acc1[G];
+      PSHARD_UNROLL
+      for (int g = 0; g < G; ++g)
+        acc0[g] = acc1[g] = _mm256_setzero_ps();
+      for (int64_t c = 0; c < hd; c += 16) {
+        const __m256 k0 = f16_at(row + 2 * c), k1 = f16_at(row + 2 * c + 16);
+        PSHARD_UNROLL
+        for (int g = 0; g < G; ++g) {
+          const float* q = a.q + (g0 + g) * hd + c;
+          acc0[g] = _mm256_fmadd_ps(_mm256_loadu_ps(q), k0, acc0[g]);
+          acc1[g] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), k1, acc1[g]);
+        }
+      }
+      float* out = a.scores + g0 * stride + at + r;
+      if constexpr (G == 4) {
+        alignas(16) float s[4];
+        reduce4(_mm256_add_ps(acc0[0], acc1[0]), _mm256_add_ps(acc0[1], acc1[1]),
+                _mm256_add_ps(acc0[2], acc1[2]), _mm256_add_ps(acc0[3], acc1[3]), a.scale, s);
+        PSHARD_UNROLL
+        for (int g = 0; g < 4; ++g)
+          out[g * stride] = s[g];
+      } else {
+        PSHARD_UNROLL
+        for (int g = 0; g < G; ++g)
+          out[g * stride] = hsum8(_mm256_add_ps(acc0[g], acc1[g])) * a.scale;
+      }
+    }
+  }
+  static __m256 f16_at(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
 
   // Four rows' sums at once, each in hsum8's own tree (lanes i and i + 4, then i and i + 2,
   // then 0 and 1), so a row's score is the same in a run of four as alone; four separate
@@ -248,6 +313,8 @@ struct Grouped {
   template <int G>
   static void add_values(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at,
                          int64_t g0) {
+    if (a.v_type == TensorType::kF16 && a.value_dim() % 16 == 0)
+      return add_f16_values<G>(a, vr, rows, at, g0);
     const int64_t vd = a.value_dim(), stride = a.score_stride();
     const float* w = a.scores + g0 * stride + at;
     for (int64_t c = 0; c < vd; c += 16) {
@@ -276,6 +343,40 @@ struct Grouped {
       for (int g = 0; g < G; ++g) {
         _mm256_maskstore_ps(out + g * vd, m0, acc[g][0]);
         _mm256_maskstore_ps(out + g * vd + 8, m1, acc[g][1]);
+      }
+    }
+  }
+
+  // add_values for the common cache (F16 rows of whole 16-value chunks): no masks, and no
+  // type switch a row — the loop was a third bookkeeping. The same loads and FMAs in the
+  // same order, so the same bits.
+  template <int G>
+  static void add_f16_values(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at,
+                             int64_t g0) {
+    const int64_t vd = a.value_dim(), stride = a.score_stride();
+    const float* w = a.scores + g0 * stride + at;
+    for (int64_t c = 0; c < vd; c += 16) {
+      float* out = a.out + g0 * vd + c;
+      __m256 acc[G][2];
+      PSHARD_UNROLL
+      for (int g = 0; g < G; ++g) {
+        acc[g][0] = _mm256_loadu_ps(out + g * vd);
+        acc[g][1] = _mm256_loadu_ps(out + g * vd + 8);
+      }
+      const uint8_t* v = vr + 2 * c;
+      for (int64_t j = 0; j < rows; ++j, v += a.v_row_bytes) {
+        const __m256 v0 = f16_at(v), v1 = f16_at(v + 16);
+        PSHARD_UNROLL
+        for (int g = 0; g < G; ++g) {
+          const __m256 wj = _mm256_broadcast_ss(w + g * stride + j);
+          acc[g][0] = _mm256_fmadd_ps(wj, v0, acc[g][0]);
+          acc[g][1] = _mm256_fmadd_ps(wj, v1, acc[g][1]);
+        }
+      }
+      PSHARD_UNROLL
+      for (int g = 0; g < G; ++g) {
+        _mm256_storeu_ps(out + g * vd, acc[g][0]);
+        _mm256_storeu_ps(out + g * vd + 8, acc[g][1]);
       }
     }
   }
