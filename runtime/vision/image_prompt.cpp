@@ -5,6 +5,15 @@
 #include <algorithm>
 
 namespace pshard {
+namespace {
+
+std::vector<ImageEmbeddings> one(ImageEmbeddings image) {
+  std::vector<ImageEmbeddings> v;
+  v.push_back(std::move(image));
+  return v;
+}
+
+} // namespace
 
 Status check_image_prompt_model(const ModelHParams& hp) {
   if (!hp.family->rope_sections && !(hp.family->interleaved_mrope && hp.rope_sections[0] > 0))
@@ -26,14 +35,6 @@ ImagePromptDecoder::ImagePromptDecoder(MultimodalDecoder& session,
                                  static_cast<size_t>(e.n_embd) * sizeof(float)});
   }
 }
-
-namespace {
-std::vector<ImageEmbeddings> one(ImageEmbeddings image) {
-  std::vector<ImageEmbeddings> v;
-  v.push_back(std::move(image));
-  return v;
-}
-} // namespace
 
 ImagePromptDecoder::ImagePromptDecoder(MultimodalDecoder& session, ImageEmbeddings image,
                                        int64_t image_pos)
@@ -74,7 +75,8 @@ Result<std::span<const float>> ImagePromptDecoder::decode_run(std::span<const To
   const ImageEmbeddings& image = images_[static_cast<size_t>(i)];
   rows_.resize(static_cast<size_t>(n));
   for (int64_t t = 0; t < n; ++t)
-    rows_[static_cast<size_t>(t)] = static_cast<TokenId>(slot0 - spans_[i].begin + t);
+    rows_[static_cast<size_t>(t)] =
+        static_cast<TokenId>(slot0 - spans_[static_cast<size_t>(i)].begin + t);
   const DeepstackTable deepstack{image.deepstack.data(), image.n_deepstack,
                                  image.n_tokens() * image.n_embd};
   return session_.decode(rows_,

@@ -28,7 +28,8 @@ Status check_image_prompt_model(const ModelHParams& hp);
 
 class ImagePromptDecoder final : public Decoder {
 public:
-  // images[i] at slots from image_pos[i] on, in slot order without overlapping.
+  // images[i] at slots from image_pos[i] on (one position per image), in slot order
+  // without overlapping.
   ImagePromptDecoder(MultimodalDecoder& session, std::vector<ImageEmbeddings> images,
                      std::vector<int64_t> image_pos);
   ImagePromptDecoder(MultimodalDecoder& session, ImageEmbeddings image, int64_t image_pos);
