@@ -26,28 +26,65 @@ void l2_normalize(float* x, int64_t n, float eps, float scale) {
     x[i] *= inv;
 }
 
+// kConvLanes channels' sums at once (fewer at the end: `left`): tap j's weights times row
+// j's inputs, added oldest first from 0 — the scalar sum's order. Lanes of a fixed count
+// in a local array, so the compiler keeps them in vector registers.
+constexpr size_t kConvLanes = 8;
+constexpr int64_t kMaxConvTaps = 8; // ssm.conv_kernel is checked at load (hparams_delta_net.cpp)
+void conv_lanes(const float* taps, const float* const* rows, int64_t n_taps, size_t w, size_t c,
+                size_t left, float* out) {
+  float a[kConvLanes] = {};
+  if (left >= kConvLanes) {
+    for (int64_t j = 0; j < n_taps; ++j)
+      for (size_t u = 0; u < kConvLanes; ++u)
+        a[u] += taps[j * w + u] * rows[j][c + u];
+    std::copy(a, a + kConvLanes, out);
+    return;
+  }
+  for (int64_t j = 0; j < n_taps; ++j)
+    for (size_t u = 0; u < left; ++u)
+      a[u] += taps[j * w + u] * rows[j][c + u];
+  std::copy(a, a + left, out);
+}
+
 // The causal conv and SiLU over every channel of n tokens, in place, then the state keeps
-// the last conv_kernel − 1 inputs. Channels are independent: split over the pool.
+// the last conv_kernel − 1 inputs. Channels are independent: split over the pool. Each
+// part reads the rows token by token (a row holds every channel) and keeps its channels'
+// last inputs in a ring; walking one channel down the tokens touched a cache line per
+// token, a row (32 KiB at Qwen3-Next's width) apart. Each output is the same sum in the
+// same order, oldest input first, so the same bits.
 void convolve(ThreadPool& pool, const DeltaNetDims& d, const float* conv, float* mixed,
               float* conv_state, bool fresh, int64_t n) {
   const int64_t c_dim = d.conv_dim(), taps = d.conv_kernel, kept = taps - 1;
   pool.parallel_for(c_dim, [&](int64_t c0, int64_t c1) {
-    std::vector<float> window(static_cast<size_t>(kept + n));
-    for (int64_t c = c0; c < c1; ++c) {
-      for (int64_t j = 0; j < kept; ++j) // oldest first
-        window[static_cast<size_t>(j)] = fresh ? 0.0f : conv_state[j * c_dim + c];
-      for (int64_t t = 0; t < n; ++t)
-        window[static_cast<size_t>(kept + t)] = mixed[t * c_dim + c];
-      const float* w = conv + c * taps;
-      for (int64_t t = 0; t < n; ++t) {
-        float acc = 0.0f;
-        for (int64_t j = 0; j < taps; ++j)
-          acc += w[j] * window[static_cast<size_t>(t + j)];
-        mixed[t * c_dim + c] = silu(acc);
-      }
+    const auto w = static_cast<size_t>(c1 - c0);
+    std::vector<float> ring(static_cast<size_t>(kept) * w), taps_of(static_cast<size_t>(taps) * w),
+        acc(w);
+    for (int64_t j = 0; j < taps; ++j) // tap-major: tap j of every channel in a row
+      for (size_t c = 0; c < w; ++c)
+        taps_of[j * w + c] = conv[(c0 + static_cast<int64_t>(c)) * taps + j];
+    for (int64_t j = 0; j < kept; ++j) // oldest first
+      for (size_t c = 0; c < w; ++c)
+        ring[j * w + c] = fresh ? 0.0f : conv_state[j * c_dim + c0 + static_cast<int64_t>(c)];
+    int64_t oldest = 0; // the ring's row of the oldest kept input
+    const float* rows[kMaxConvTaps];
+    for (int64_t t = 0; t < n; ++t) {
+      float* x = mixed + t * c_dim + c0;
       for (int64_t j = 0; j < kept; ++j)
-        conv_state[j * c_dim + c] = window[static_cast<size_t>(n + j)];
+        rows[j] = ring.data() + ((oldest + j) % kept) * w;
+      rows[kept] = x;
+      for (size_t c = 0; c < w; c += kConvLanes)
+        conv_lanes(taps_of.data() + c, rows, taps, w, c, w - c, acc.data() + c);
+      if (kept > 0) { // this input replaces the oldest kept one
+        std::copy(x, x + w, ring.begin() + oldest * static_cast<int64_t>(w));
+        oldest = (oldest + 1) % kept;
+      }
+      for (size_t c = 0; c < w; ++c)
+        x[c] = silu(acc[c]);
     }
+    for (int64_t j = 0; j < kept; ++j)
+      std::copy_n(ring.begin() + ((oldest + j) % kept) * static_cast<int64_t>(w), w,
+                  conv_state + j * c_dim + c0);
   });
 }
 

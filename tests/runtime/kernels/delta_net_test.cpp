@@ -1,6 +1,7 @@
 // Gated DeltaNet's kernel (runtime/kernels/delta_net.h): a text in one pass or token by
 // token ends in the same outputs and state bit for bit (what plan invariance and chunked
-// prompts rest on); a pass at position 0 ignores whatever the rows held; the state's rows
+// prompts rest on); a pass at position 0 ignores whatever the rows held; the causal conv
+// weighs each channel's last inputs, oldest first, across passes; the state's rows
 // are the fewest that hold it, heads whole, split over K and V; the outputs follow the
 // recurrence as written.
 #include "runtime/core/thread_pool.h"
@@ -108,6 +109,37 @@ TEST(DeltaNet, TheStateRowsAreTheFewestThatHoldItHeadsWhole) {
         EXPECT_TRUE(in_k || in_v) << "head " << h;
       }
     }
+}
+
+// The causal conv: each token's value channels (left in place by the q/k normalisation)
+// are silu of its channel's last four inputs times the channel's taps, oldest first —
+// across a pass boundary too, where the earlier inputs come from the state.
+TEST(DeltaNet, TheConvWeighsEachChannelsLastInputsOldestFirst) {
+  ThreadPool pool(2);
+  Layer l;
+  const int64_t n = 7, c_dim = l.d.conv_dim(), taps = l.d.conv_kernel;
+  const auto mixed = random(static_cast<size_t>(n * c_dim), 12);
+  const auto ba = random(static_cast<size_t>(n * 2 * l.d.n_v_heads), 13);
+  std::vector<float> out(static_cast<size_t>(n * l.d.value_dim()));
+  auto silu = [](double x) { return x / (1.0 + std::exp(-x)); };
+  for (const auto& [t0, len] : {std::pair<int64_t, int64_t>{0, 2}, {2, 5}}) {
+    std::vector<float> m(mixed.begin() + t0 * c_dim, mixed.begin() + (t0 + len) * c_dim);
+    delta_net_forward(pool, l.d, l.conv.data(), l.ssm_a.data(), l.dt.data(), m.data(),
+                      ba.data() + t0 * 2 * l.d.n_v_heads, ba.data() + t0 * 2 * l.d.n_v_heads,
+                      2 * l.d.n_v_heads, l.state(), t0, len, out.data() + t0 * l.d.value_dim());
+    for (int64_t t = t0; t < t0 + len; ++t)
+      for (int64_t c = 2 * l.d.key_dim(); c < c_dim; ++c) {
+        double sum = 0;
+        for (int64_t j = 0; j < taps; ++j) {
+          const int64_t at = t - (taps - 1) + j; // oldest first
+          if (at >= 0)
+            sum += static_cast<double>(l.conv[static_cast<size_t>(c * taps + j)]) *
+                   mixed[static_cast<size_t>(at * c_dim + c)];
+        }
+        EXPECT_NEAR(m[static_cast<size_t>((t - t0) * c_dim + c)], silu(sum), 1e-5)
+            << "token " << t << ", channel " << c;
+      }
+  }
 }
 
 // One token, one head pair, checked against the recurrence written out in double.
