@@ -583,10 +583,15 @@ TEST(CApiImage, UnderAScheduleTheVisionPlansRunOnTheDeviceWithTheCpuAnswer) {
   const std::vector<uint8_t> rgb = pixels(4);
   pshard_image* img = nullptr;
   ASSERT_EQ(pshard_image_from_rgb(rgb.data(), kWidth, kHeight, kWidth * 3, &img), PSHARD_OK);
-  Answer want;
+  // And two images, each encoded by a vision phase of its own.
+  pshard_image* tall = raw_image(8, 40, 100);
+  const std::string two = "<__media__> then " + kPrompt;
+  const pshard_image* both[] = {tall, img};
+  Answer want, want2;
   {
     Loaded cpu(files().lm, files().proj.c_str());
     ASSERT_EQ(cpu.generate(kPrompt, {img}, &want), PSHARD_OK) << pshard_last_error();
+    ASSERT_EQ(cpu.generate(two, {tall, img}, &want2), PSHARD_OK) << pshard_last_error();
   }
   auto bytes = pshard::testing::compile_vlm_schedule(files().lm, files().proj,
                                                      pshard::testing::test_machine(), "64,1024");
@@ -630,6 +635,12 @@ TEST(CApiImage, UnderAScheduleTheVisionPlansRunOnTheDeviceWithTheCpuAnswer) {
         << "budget " << budget << ": " << pshard_last_error();
     EXPECT_EQ(got, want) << "budget " << budget;
     EXPECT_EQ(pshard_context_n_past(ctx), 0) << "the context's own sequence is untouched";
+    Answer got2;
+    ASSERT_EQ(pshard_context_generate_with_images(ctx, two.data(), two.size(), both, 2, nullptr,
+                                                  &gp, collect, &got2, nullptr),
+              PSHARD_OK)
+        << "budget " << budget << ": " << pshard_last_error();
+    EXPECT_EQ(got2, want2) << "budget " << budget << ", two images";
     pshard_context_free(ctx);
   }
   // A batch under the schedule (pshard-server's engine): the image encoded on the CPU,
@@ -647,6 +658,7 @@ TEST(CApiImage, UnderAScheduleTheVisionPlansRunOnTheDeviceWithTheCpuAnswer) {
   pshard_batch_free(batch);
   pshard_model_free(model);
   pshard_image_free(img);
+  pshard_image_free(tall);
 }
 
 } // namespace
