@@ -75,6 +75,7 @@ pshard_context_params pshard_context_default_params(void) {
   capi::set_device_defaults(p);
   p.kv_type_k = PSHARD_KV_DEFAULT;
   p.kv_type_v = PSHARD_KV_DEFAULT;
+  p.keep_image_sequence = true;
   return p;
 }
 
@@ -124,7 +125,9 @@ int32_t pshard_context_n_threads(const pshard_context* c) {
   return c ? c->session->n_threads() : 0;
 }
 uint64_t pshard_context_host_bytes(const pshard_context* c) {
-  return c ? c->session->host_bytes() : 0;
+  if (!c)
+    return 0;
+  return c->session->host_bytes() + (c->image_session ? c->image_session->host_bytes() : 0);
 }
 
 void pshard_context_reset(pshard_context* c) {

@@ -1,5 +1,6 @@
 // pshard.h: generation — prefill, sampling and decoding with a per-token callback, for
 // token prompts and text prompts with images.
+#include "runtime/batch/cache_key.h"
 #include "runtime/capi/capi_internal.h"
 #include "runtime/executor/vision_phase.h"
 #include "runtime/generate/generator.h"
@@ -38,10 +39,13 @@ Result<Sampling> sampling(const pshard_model& model, const pshard_generate_param
 
 namespace {
 
-// What preparing an image prompt's images took (pshard_generate_result's image fields).
+// An image prompt's extras (pshard_generate_result's image fields): what preparing its
+// images took, and the prompt's start the decoder already holds (its tokens; not fed).
 struct ImageWork {
   int64_t n_images = 0, n_reused = 0;
   double ms = 0;
+  std::span<const TokenId> held;
+  std::vector<TokenId>* generated = nullptr; // receives the generated tokens
 };
 
 // Prefill, sampling and decoding on `decoder`, each token through the C callback.
@@ -65,6 +69,7 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
   gp.lookup.ngram_min = p.lookup_ngram_min;
   gp.lookup.ngram_max = p.lookup_ngram_max;
   gp.lookup.adaptive = p.lookup_adaptive;
+  gp.held = images.held;
   TokenCallback callback = nullptr;
   std::vector<pshard_token> top_ids;
   std::vector<float> top_lp;
@@ -90,9 +95,12 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
   auto r = generate(decoder, *model.tokenizer, *sampler, prompt, gp, callback);
   if (!r.ok())
     return fail(r.status());
+  if (images.generated)
+    *images.generated = r->generated;
   if (result) {
     pshard_generate_result out = pshard_generate_result_init();
-    out.n_prompt = r->timings.n_prompt;
+    out.n_prompt = r->timings.n_prompt + static_cast<int64_t>(images.held.size());
+    out.n_cached = static_cast<int64_t>(images.held.size());
     out.n_generated = r->timings.n_generated;
     out.prompt_ms = r->timings.prompt_ms;
     out.generation_ms = r->timings.generation_ms;
@@ -106,6 +114,38 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
     capi::write_out(result, out);
   }
   return PSHARD_OK;
+}
+
+// The sequence an image prompt runs in, and how many of `names` (the prompt's positions by
+// prefix-cache names) it holds already: the context's kept one rewound to the longest start
+// it shares with the prompt (never the last position: it is decoded for its logits) — or
+// restarted, where it shares none or cannot rewind that far (recurrent layers) — else a new
+// one of the context's kind (backend, schedule, budget, size and KV types), so that the
+// context's own sequence is left alone.
+Result<std::pair<HybridSession*, int64_t>> image_session(pshard_context& c,
+                                                         std::span<const TokenId> names) {
+  if (HybridSession* s = c.image_session.get(); s && s->budget() == c.session->budget()) {
+    const size_t most = std::min(c.image_names.size(), names.size() - 1);
+    size_t same = 0;
+    while (same < most && c.image_names[same] == names[same])
+      ++same;
+    auto kept = static_cast<int64_t>(same);
+    if (kept < s->n_past() && !s->rewinds_anywhere())
+      kept = 0;
+    if (kept == 0)
+      s->reset();
+    else if (kept < s->n_past())
+      PSHARD_RETURN_IF_ERROR(s->rewind(kept));
+    return std::pair{s, kept};
+  }
+  PSHARD_ASSIGN_OR_RETURN(HybridParams hp, capi::hybrid_params(c.params));
+  hp.n_ctx = c.session->n_ctx();
+  hp.vram_budget = c.session->budget();
+  const Schedule* schedule = c.model->schedule ? &*c.model->schedule : nullptr;
+  c.image_session.reset(); // its memory first
+  PSHARD_ASSIGN_OR_RETURN(c.image_session,
+                          HybridSession::create(*c.model->model, schedule, c.device.get(), hp));
+  return std::pair{c.image_session.get(), int64_t{0}};
 }
 
 } // namespace
@@ -181,30 +221,53 @@ pshard_status pshard_context_generate_with_images(
   auto prompt = capi::prepare_image_prompt(*c->model, std::string_view(text ? text : "", text_len),
                                            images, n_images, tp.add_special, tp.parse_special,
                                            c->session->n_threads(), encoder, &c->images);
-  const ImageWork work{
-      static_cast<int64_t>(n_images), c->images.hits() - reused_before,
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()};
+  ImageWork work;
+  work.n_images = static_cast<int64_t>(n_images);
+  work.n_reused = c->images.hits() - reused_before;
+  work.ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!prompt.ok())
     return fail(prompt.status());
   if (n_images == 0) // a text prompt: the context's own sequence, as pshard_context_generate
     return run_generation(*c->session, *c->model, prompt->ids.ids, params, on_token, user_data,
                           result);
-  // A session of the context's kind — backend, schedule, budget, size and KV types — so
-  // that the context's own sequence is left alone; a projector was only accepted with an
-  // M-RoPE model (pshard_model_load).
-  auto hp = capi::hybrid_params(c->params);
-  if (!hp.ok())
-    return fail(hp.status());
-  hp->n_ctx = c->session->n_ctx();
-  hp->vram_budget = c->session->budget();
   if (Status st = c->session->release_device(); !st.ok()) // the phases share the device in time
     return fail(st);
-  auto session = HybridSession::create(*c->model->model, schedule, c->device.get(), *hp);
+  // The prompt's names in the prefix cache's terms: a kept sequence that holds the same
+  // start — the same text, the same images at the same places — keeps it.
+  std::vector<TokenId> names = prompt->ids.ids;
+  for (size_t i = 0; i < prompt->images.size(); ++i)
+    for (int64_t row = 0; row < prompt->images[i].n_tokens(); ++row)
+      names[static_cast<size_t>(prompt->ids.image_pos[i] + row)] =
+          image_row_key(prompt->keys[i], row);
+  auto session = image_session(*c, names);
   if (!session.ok())
     return fail(session.status());
-  ImagePromptDecoder decoder(**session, std::move(prompt->images), prompt->ids.image_pos);
-  return run_generation(decoder, *c->model, prompt->ids.ids, params, on_token, user_data, result,
-                        work);
+  const auto [decoder_session, kept] = *session;
+  c->image_names.clear(); // valid again once the call ends well
+  ImagePromptDecoder decoder(*decoder_session, std::move(prompt->images), prompt->ids.image_pos);
+  std::vector<TokenId> generated;
+  const std::span<const TokenId> ids(prompt->ids.ids);
+  work.held = ids.first(static_cast<size_t>(kept));
+  work.generated = &generated;
+  const pshard_status status =
+      run_generation(decoder, *c->model, ids.subspan(static_cast<size_t>(kept)), params, on_token,
+                     user_data, result, work);
+  if (!c->params.keep_image_sequence) {
+    c->image_session.reset();
+    return status;
+  }
+  if (status == PSHARD_OK) {
+    names.insert(names.end(), generated.begin(), generated.end());
+    names.resize(static_cast<size_t>(
+        std::min<int64_t>(decoder_session->n_past(), static_cast<int64_t>(names.size()))));
+    c->image_names = std::move(names);
+  }
+  // The context's own sequence may take the device next: the kept sequence's KV goes to
+  // the host, its next pass uploads its plan's resident set again.
+  if (Status st = decoder_session->release_device(); !st.ok() && status == PSHARD_OK)
+    return fail(st);
+  return status;
 }
 
 } // extern "C"

@@ -49,6 +49,11 @@ struct pshard_context {
   std::unique_ptr<pshard::Timeline> timeline;
   // Images of earlier image prompts, so a conversation's turns do not encode them again.
   pshard::capi::EncodedImageCache images{pshard::capi::kEncodedImageCacheBytes};
+  // The last image prompt's sequence (params.keep_image_sequence), its device memory
+  // released, and what it holds by prefix-cache names (runtime/batch/cache_key.h): text
+  // its tokens, an image's rows their image_row_key.
+  std::unique_ptr<pshard::HybridSession> image_session;
+  std::vector<pshard::TokenId> image_names;
 };
 
 namespace pshard::capi {

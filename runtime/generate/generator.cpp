@@ -58,7 +58,8 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
   GenerateResult r;
   r.prompt.assign(prompt.begin(), prompt.end());
   r.timings.n_prompt = static_cast<int64_t>(prompt.size());
-  std::vector<TokenId> history(prompt.begin(), prompt.end());
+  std::vector<TokenId> history(params.held.begin(), params.held.end());
+  history.insert(history.end(), prompt.begin(), prompt.end());
   // Where plain decoding would have the session: every sampled position's token fed but
   // the last one's. Drafted tokens past that never happened: a mismatch drops them, and
   // so does the end of generation.

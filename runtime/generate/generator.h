@@ -37,6 +37,9 @@ struct GenerateParams {
   // time (cpu and emu: bit-identical). Off when the decoder has one logit row. By
   // default only as many drafted tokens are checked as pay (lookup.adaptive).
   PromptLookup lookup;
+  // Tokens the decoder already holds before the prompt (a kept sequence's): the
+  // sampler's penalties and the lookup see them as the prompt's start, as if decoded now.
+  std::span<const TokenId> held;
 };
 
 struct TokenLogprob {

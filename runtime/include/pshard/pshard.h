@@ -258,6 +258,12 @@ typedef struct pshard_context_params {
    * (llama.cpp's --swa-full). With a schedule it must be one compiled with
    * pshard-compile --swa-full. Default false. */
   bool swa_full;
+  /* Keep an image prompt's sequence after pshard_context_generate_with_images — its KV
+   * cache, a second one of n_ctx positions in host memory — so that the next image
+   * prompt starting like it (a conversation's next turn: the same text and images, then
+   * more) decodes only what is new (pshard_generate_result.n_cached). Default true;
+   * false frees it after each call. */
+  bool keep_image_sequence;
 } pshard_context_params;
 
 PSHARD_API pshard_context_params pshard_context_default_params(void);
@@ -466,6 +472,9 @@ typedef struct pshard_generate_result {
   int64_t n_images;
   int64_t n_images_reused;
   double image_ms;
+  /* Of n_prompt, the positions kept from the context's previous image prompt
+   * (pshard_context_params.keep_image_sequence), not decoded again. */
+  int64_t n_cached;
 } pshard_generate_result;
 
 PSHARD_API pshard_generate_result pshard_generate_result_init(void);

@@ -126,6 +126,15 @@ struct Loaded {
   pshard_context* ctx = nullptr;
 };
 
+pshard_image* raw_image(int seed, int width, int height) {
+  pshard_image* img = nullptr;
+  EXPECT_EQ(pshard_image_from_rgb(pixels(seed, width, height).data(), width, height,
+                                  static_cast<size_t>(width) * 3, &img),
+            PSHARD_OK)
+      << pshard_last_error();
+  return img;
+}
+
 pshard_image* from_bytes(const std::vector<uint8_t>& bytes) {
   pshard_image* img = nullptr;
   EXPECT_EQ(pshard_image_from_bytes(bytes.data(), bytes.size(), &img), PSHARD_OK)
@@ -228,6 +237,70 @@ TEST(CApiImage, AContextDoesNotEncodeTheSameImageTwice) {
   EXPECT_EQ(rc.n_images_reused, 1); // `other` is new
   for (pshard_image* i : {img, again, other})
     pshard_image_free(i);
+}
+
+// A context keeps its last image prompt's sequence: the next turn of a conversation (the
+// first turn's prompt and image, an answer, a question) decodes only what follows the
+// first turn's prompt, and answers as a context that decodes everything — with a repeat
+// penalty too, which must see the kept tokens. Another image in that place keeps only
+// the text before it.
+TEST(CApiImage, AContextKeepsItsImageSequenceForTheNextTurn) {
+  Loaded l(files().lm, files().proj.c_str()), fresh(files().lm, files().proj.c_str());
+  ASSERT_EQ(l.status, PSHARD_OK) << pshard_last_error();
+  pshard_image* img = raw_image(9, kWidth, kHeight);
+  pshard_image* other = raw_image(10, kWidth, kHeight);
+  const std::string turn2 = kPrompt + "It is a pattern.<|im_end|>\n<|im_start|>user\nAnd its "
+                                      "colours?<|im_end|>\n<|im_start|>assistant\n";
+  pshard_generate_params gp = greedy();
+  gp.repeat_penalty = 1.5f;
+  gp.repeat_last_n = 256; // the first turn's tokens too
+  gp.presence_penalty = 1.5f;
+  auto run = [&](pshard_context* ctx, const std::string& text, const pshard_image* image,
+                 Answer* a) {
+    pshard_generate_result r = pshard_generate_result_init();
+    EXPECT_EQ(pshard_context_generate_with_images(ctx, text.data(), text.size(), &image, 1, nullptr,
+                                                  &gp, collect, a, &r),
+              PSHARD_OK)
+        << pshard_last_error();
+    return r;
+  };
+  Answer a1, a2, a3, w2, w3;
+  const pshard_generate_result r1 = run(l.ctx, kPrompt, img, &a1);
+  const pshard_generate_result r2 = run(l.ctx, turn2, img, &a2);
+  const pshard_generate_result r3 = run(l.ctx, turn2, other, &a3);
+  // A context that decodes every prompt whole: each prompt once, on a context of its own.
+  const pshard_generate_result f2 = run(fresh.ctx, turn2, img, &w2);
+  pshard_context_reset(fresh.ctx);
+  Loaded fresh3(files().lm, files().proj.c_str());
+  const pshard_generate_result f3 = run(fresh3.ctx, turn2, other, &w3);
+  EXPECT_EQ(r1.n_cached, 0);
+  EXPECT_GE(r2.n_cached, r1.n_prompt); // the whole first prompt
+  EXPECT_EQ(r2.n_prompt, f2.n_prompt);
+  EXPECT_EQ(f2.n_cached, 0);
+  EXPECT_EQ(a2, w2);
+  EXPECT_GT(r3.n_cached, 0); // the text before the image
+  EXPECT_LT(r3.n_cached, r2.n_cached);
+  EXPECT_EQ(a3, w3);
+  EXPECT_EQ(f3.n_cached, 0);
+  EXPECT_EQ(pshard_context_n_past(l.ctx), 0) << "the context's own sequence is untouched";
+  std::printf("image turns of %lld and %lld prompt tokens: %lld and %lld kept\n",
+              static_cast<long long>(r1.n_prompt), static_cast<long long>(r2.n_prompt),
+              static_cast<long long>(r2.n_cached), static_cast<long long>(r3.n_cached));
+
+  // keep_image_sequence false: nothing kept.
+  pshard_context_params cp = pshard_context_default_params();
+  cp.n_threads = 2;
+  cp.n_ctx = 256;
+  cp.keep_image_sequence = false;
+  pshard_context* forget = nullptr;
+  ASSERT_EQ(pshard_context_create(l.model, &cp, &forget), PSHARD_OK) << pshard_last_error();
+  Answer b1, b2;
+  run(forget, kPrompt, img, &b1);
+  EXPECT_EQ(run(forget, turn2, img, &b2).n_cached, 0);
+  EXPECT_EQ(b2, w2);
+  pshard_context_free(forget);
+  pshard_image_free(img);
+  pshard_image_free(other);
 }
 
 TEST(CApiImage, BytesAndRawPixelsGiveTheSameAnswer) {
@@ -362,15 +435,6 @@ TEST(CApiImage, BatchServesAnImagePromptNextToATextPromptWithTheContextsAnswer) 
 TEST(CApiImage, Qwen3VlBatchServesAnImagePromptWithTheContextsAnswer) {
   SKIP_WITHOUT_STB();
   batch_serves_an_image_prompt_next_to_a_text_prompt(files().lm3, files().proj3);
-}
-
-pshard_image* raw_image(int seed, int width, int height) {
-  pshard_image* img = nullptr;
-  EXPECT_EQ(pshard_image_from_rgb(pixels(seed, width, height).data(), width, height,
-                                  static_cast<size_t>(width) * 3, &img),
-            PSHARD_OK)
-      << pshard_last_error();
-  return img;
 }
 
 // Two images of different grids at a prompt's two places: a batch answers as the context
@@ -641,6 +705,21 @@ TEST(CApiImage, UnderAScheduleTheVisionPlansRunOnTheDeviceWithTheCpuAnswer) {
               PSHARD_OK)
         << "budget " << budget << ": " << pshard_last_error();
     EXPECT_EQ(got2, want2) << "budget " << budget << ", two images";
+    // The first prompt again: the two images' prompt replaced its sequence (little kept),
+    // and once more: all kept but its last position, the device memory given back between.
+    for (int again = 0; again < 2; ++again) {
+      Answer got3;
+      pshard_generate_result r = pshard_generate_result_init();
+      ASSERT_EQ(pshard_context_generate_with_images(ctx, kPrompt.data(), kPrompt.size(), &img, 1,
+                                                    nullptr, &gp, collect, &got3, &r),
+                PSHARD_OK)
+          << "budget " << budget << ": " << pshard_last_error();
+      EXPECT_EQ(got3, want) << "budget " << budget << ", again " << again;
+      if (again) // all but the last position, decoded for its logits
+        EXPECT_EQ(r.n_cached, r.n_prompt - 1) << "budget " << budget;
+      else // the two prompts' shared start only ("<|")
+        EXPECT_LT(r.n_cached, 8) << "budget " << budget;
+    }
     pshard_context_free(ctx);
   }
   // A batch under the schedule (pshard-server's engine): the image encoded on the CPU,

@@ -259,5 +259,44 @@ TEST(GenerateSpeculative, ADecoderWithOneLogitRowDecodesAsBefore) {
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
 }
 
+// A decoder already holding tokens (a kept sequence, GenerateParams::held): the sampler's
+// penalties see them as the prompt's start, so a kept prefix samples as decoding it would.
+TEST(GenerateHeld, PenaltiesSeeTheTokensTheDecoderHeldBefore) {
+  auto tok = byte_tokenizer();
+  ASSERT_NE(tok, nullptr);
+  class Flat final : public Decoder { // 'a' a little above 'b', always
+  public:
+    explicit Flat(int32_t n_vocab) : logits_(static_cast<size_t>(n_vocab), 0.0f) {
+      logits_['a'] = 10.0f;
+      logits_['b'] = 9.0f;
+    }
+    Result<std::span<const float>> decode(std::span<const TokenId> tokens) override {
+      n_past_ += static_cast<int64_t>(tokens.size());
+      return std::span<const float>(logits_);
+    }
+    int64_t n_past() const override { return n_past_; }
+    int64_t n_ctx() const override { return 64; }
+
+  private:
+    std::vector<float> logits_;
+    int64_t n_past_ = 0;
+  };
+  SamplerParams sp;
+  sp.temperature = 0;
+  sp.repeat_penalty = 2.0f; // 'a' at 5 once it is in the history
+  const TokenId prompt[] = {'x'}, held[] = {'a'};
+  for (const bool with_held : {false, true}) {
+    Flat d(tok->n_vocab());
+    Sampler sampler(sp);
+    GenerateParams gp;
+    gp.n_predict = 1;
+    if (with_held)
+      gp.held = held;
+    auto r = generate(d, *tok, sampler, prompt, gp);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->generated, std::vector<TokenId>{with_held ? TokenId{'b'} : TokenId{'a'}});
+  }
+}
+
 } // namespace
 } // namespace pshard

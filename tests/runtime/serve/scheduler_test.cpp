@@ -140,7 +140,10 @@ TEST(Scheduler, ImagesThatDoNotFitThePromptAreRefusedAtSubmit) {
     auto images = std::make_shared<PromptImages>();
     for (const ImageSpan& s : spans) {
       images->spans.push_back(s);
-      images->images.push_back({0, 2, std::vector<float>(static_cast<size_t>(2 * s.n_tokens()))});
+      PromptImage image;
+      image.n_embd = 2;
+      image.rows.resize(static_cast<size_t>(2 * s.n_tokens()));
+      images->images.push_back(std::move(image));
     }
     r.images = std::move(images);
     return r;
