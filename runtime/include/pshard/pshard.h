@@ -537,11 +537,14 @@ PSHARD_API int32_t pshard_image_height(const pshard_image* image);
 PSHARD_API bool pshard_model_has_vision(const pshard_model* model);
 
 /* pshard_context_generate for a prompt given as text with `n_images` images (tokenized
- * with `tokenize`, NULL: the defaults). With images it runs in a sequence of its own
- * from position 0, of the context's size, KV types, backend and budget: the context's
- * own sequence (pshard_context_decode) is left as it was (under a schedule its next pass
- * uploads its plan's resident weights again). With none it is pshard_context_generate on
- * the text's tokens (a text naming an image place is refused either way). */
+ * with `tokenize`, NULL: the defaults). With images it runs in a sequence of its own,
+ * of the context's size, KV types, backend and budget: the context's own sequence
+ * (pshard_context_decode) is left as it was (under a schedule its next pass uploads its
+ * plan's resident weights again). That sequence is kept for the next call (unless
+ * pshard_context_params.keep_image_sequence is false), which decodes only what follows
+ * the start its prompt shares with it: the same text, the same images at the same
+ * places. With no images it is pshard_context_generate on the text's tokens (a text
+ * naming an image place is refused either way). */
 PSHARD_API pshard_status pshard_context_generate_with_images(
     pshard_context* context, const char* text, size_t text_len, const pshard_image* const* images,
     size_t n_images, const pshard_tokenize_params* tokenize, const pshard_generate_params* params,
