@@ -279,6 +279,27 @@ inline void add_group_values(const AttendHead& a, const uint8_t* vr, int64_t row
     }
 }
 
+// Decode's direct scores (attention_lockstep.h): the group's heads four at a time, through
+// P::score_f16_rows<G> for G = 1 .. 4, over `rows` F16 K rows from k.
+template <typename P>
+inline void score_f16_groups(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at) {
+  for (int64_t g0 = 0; g0 < a.group; g0 += 4)
+    switch (a.group - g0 < 4 ? a.group - g0 : 4) {
+    case 1:
+      P::template score_f16_rows<1>(a, k, rows, at, g0);
+      break;
+    case 2:
+      P::template score_f16_rows<2>(a, k, rows, at, g0);
+      break;
+    case 3:
+      P::template score_f16_rows<3>(a, k, rows, at, g0);
+      break;
+    default:
+      P::template score_f16_rows<4>(a, k, rows, at, g0);
+      break;
+    }
+}
+
 // Every head's scores of widened K rows (row r at kb + r * kAttendMaxHeadDim, score index
 // at + r), for rows r0 .. r1 - 1: four side by side when it is the whole run.
 template <typename P>

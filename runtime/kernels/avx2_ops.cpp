@@ -233,21 +233,7 @@ struct Grouped {
   static bool score_rows(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at) {
     if (a.k_type != TensorType::kF16 || a.head_dim % 16 != 0)
       return false;
-    for (int64_t g0 = 0; g0 < a.group; g0 += 4)
-      switch (a.group - g0 < 4 ? a.group - g0 : 4) {
-      case 1:
-        score_f16_rows<1>(a, k, rows, at, g0);
-        break;
-      case 2:
-        score_f16_rows<2>(a, k, rows, at, g0);
-        break;
-      case 3:
-        score_f16_rows<3>(a, k, rows, at, g0);
-        break;
-      default:
-        score_f16_rows<4>(a, k, rows, at, g0);
-        break;
-      }
+    score_f16_groups<Grouped>(a, k, rows, at);
     return true;
   }
 
@@ -332,18 +318,25 @@ struct Grouped {
         const uint8_t* v = vr + j * a.v_row_bytes;
         const __m256 v0 = load8(v, a.v_type, c, rest0);
         const __m256 v1 = rest1 > 0 ? load8(v, a.v_type, c + 8, rest1) : _mm256_setzero_ps();
-        PSHARD_UNROLL
-        for (int g = 0; g < G; ++g) {
-          const __m256 wj = _mm256_broadcast_ss(w + g * stride + j);
-          acc[g][0] = _mm256_fmadd_ps(wj, v0, acc[g][0]);
-          acc[g][1] = _mm256_fmadd_ps(wj, v1, acc[g][1]);
-        }
+        weigh_row<G>(acc, w + j, stride, v0, v1);
       }
       PSHARD_UNROLL
       for (int g = 0; g < G; ++g) {
         _mm256_maskstore_ps(out + g * vd, m0, acc[g][0]);
         _mm256_maskstore_ps(out + g * vd + 8, m1, acc[g][1]);
       }
+    }
+  }
+
+  // One V row's 16 values (v0, v1) into the G heads' accumulators, each head's weight at
+  // w + g * stride.
+  template <int G>
+  static void weigh_row(__m256 (&acc)[G][2], const float* w, int64_t stride, __m256 v0, __m256 v1) {
+    PSHARD_UNROLL
+    for (int g = 0; g < G; ++g) {
+      const __m256 wj = _mm256_broadcast_ss(w + g * stride);
+      acc[g][0] = _mm256_fmadd_ps(wj, v0, acc[g][0]);
+      acc[g][1] = _mm256_fmadd_ps(wj, v1, acc[g][1]);
     }
   }
 
@@ -366,12 +359,7 @@ struct Grouped {
       const uint8_t* v = vr + 2 * c;
       for (int64_t j = 0; j < rows; ++j, v += a.v_row_bytes) {
         const __m256 v0 = f16_at(v), v1 = f16_at(v + 16);
-        PSHARD_UNROLL
-        for (int g = 0; g < G; ++g) {
-          const __m256 wj = _mm256_broadcast_ss(w + g * stride + j);
-          acc[g][0] = _mm256_fmadd_ps(wj, v0, acc[g][0]);
-          acc[g][1] = _mm256_fmadd_ps(wj, v1, acc[g][1]);
-        }
+        weigh_row<G>(acc, w + j, stride, v0, v1);
       }
       PSHARD_UNROLL
       for (int g = 0; g < G; ++g) {

@@ -253,21 +253,7 @@ struct Grouped {
   static bool score_rows(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at) {
     if (a.k_type != TensorType::kF16 || a.head_dim % 32 != 0)
       return false;
-    for (int64_t g0 = 0; g0 < a.group; g0 += 4)
-      switch (a.group - g0 < 4 ? a.group - g0 : 4) {
-      case 1:
-        score_f16_rows<1>(a, k, rows, at, g0);
-        break;
-      case 2:
-        score_f16_rows<2>(a, k, rows, at, g0);
-        break;
-      case 3:
-        score_f16_rows<3>(a, k, rows, at, g0);
-        break;
-      default:
-        score_f16_rows<4>(a, k, rows, at, g0);
-        break;
-      }
+    score_f16_groups<Grouped>(a, k, rows, at);
     return true;
   }
 
