@@ -119,7 +119,8 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
 // The sequence an image prompt runs in, and how many of `names` (the prompt's positions by
 // prefix-cache names) it holds already: the context's kept one rewound to the longest start
 // it shares with the prompt (never the last position: it is decoded for its logits) — or
-// restarted, where it shares none or cannot rewind that far (recurrent layers) — else a new
+// restarted, where it shares none or cannot rewind that far (recurrent layers, a sliding
+// window's ring) — else a new
 // one of the context's kind (backend, schedule, budget, size and KV types), so that the
 // context's own sequence is left alone.
 Result<std::pair<HybridSession*, int64_t>> image_session(pshard_context& c,
@@ -132,10 +133,11 @@ Result<std::pair<HybridSession*, int64_t>> image_session(pshard_context& c,
     auto kept = static_cast<int64_t>(same);
     if (kept < s->n_past() && !s->rewinds_anywhere())
       kept = 0;
-    if (kept == 0)
+    // A cache that cannot go back that far (a sliding window's ring) starts over instead.
+    if (kept < s->n_past() && (kept == 0 || !s->rewind(kept).ok())) {
       s->reset();
-    else if (kept < s->n_past())
-      PSHARD_RETURN_IF_ERROR(s->rewind(kept));
+      kept = 0;
+    }
     return std::pair{s, kept};
   }
   PSHARD_ASSIGN_OR_RETURN(HybridParams hp, capi::hybrid_params(c.params));
