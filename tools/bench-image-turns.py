@@ -16,14 +16,11 @@ e.g. a Qwen2-VL-2B-shaped tower over a small language model:
       --v-n-head 16 --v-image-size 448 --v-type f16
 """
 import base64
-import http.client
-import json
 import os
 import random
 import statistics
 import struct
 import sys
-import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,25 +45,17 @@ def user(image, text):
                                          {"type": "text", "text": text}]}
 
 
-def chat(port, messages, max_tokens=16):
+def chat(server, messages, max_tokens=16):
     """(seconds to the first token, the answer, cached prompt tokens), streamed, greedy."""
     body = {"messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True,
             "ignore_eos": True, "stream_options": {"include_usage": True}}
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=900)
-    start = time.perf_counter()
-    c.request("POST", "/v1/chat/completions", json.dumps(body),
-              {"Content-Type": "application/json"})
     first, text, cached = None, "", 0
-    for raw in c.getresponse():
-        line = raw.decode(errors="replace").strip()
-        if not line.startswith("data: ") or line == "data: [DONE]":
-            continue
-        ev = json.loads(line[6:])
+    for seconds, ev in server.stream("/v1/chat/completions", body):
         if ev.get("usage"):
             cached = ev["usage"]["prompt_tokens_details"]["cached_tokens"]
         for ch in ev.get("choices", []):
             if first is None and ch.get("delta", {}).get("content"):
-                first = time.perf_counter() - start
+                first = seconds
             text += ch.get("delta", {}).get("content") or ""
     return first, text, cached
 
@@ -85,14 +74,14 @@ def main():
         for r in range(reps):
             image = png(side, 2 * r)
             first = [user(image, "What is in this picture?")]
-            _, answer, _ = chat(server.port, first)
+            _, answer, _ = chat(server, first)
             follow = [{"role": "assistant", "content": answer},
                       {"role": "user", "content": "Describe its colours."}]
             ways = {"same image": first + follow,
                     "new image": [user(png(side, 2 * r + 1), first[0]["content"][1]["text"])] +
                     follow}
             for way in (list(ways) if r % 2 == 0 else list(ways)[::-1]):
-                t, _, c = chat(server.port, ways[way])
+                t, _, c = chat(server, ways[way])
                 times[way].append(t)
                 cached[way].append(c)
                 print(f"round {r}: {way}: first token after {t:.2f} s, {c} prompt tokens cached",

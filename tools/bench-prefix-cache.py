@@ -12,13 +12,10 @@ the answers: a lower bound of what a chat client gets.
 usage: bench-prefix-cache.py BUILD_DIR MODEL [TURNS=6] [NEW=200] [REPS=3] [-- SERVER ARGS]
 Token-id prompts (random ids from a seed), so any model works, synthetic ones too.
 """
-import http.client
-import json
 import os
 import random
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_server import BenchServer, split_args  # noqa: E402
@@ -32,24 +29,15 @@ class Server(BenchServer):
         """(seconds to the first token, seconds in all, answer ids, cached tokens)."""
         body = {"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True,
                 "stream_options": {"include_usage": True}, "logprobs": 1}
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-        start = time.perf_counter()
-        c.request("POST", "/v1/completions", json.dumps(body),
-                  {"Content-Type": "application/json"})
-        r = c.getresponse()
-        first, text, cached = None, "", 0
-        for raw in r:
-            line = raw.decode().strip()
-            if not line.startswith("data: ") or line == "data: [DONE]":
-                continue
-            ev = json.loads(line[6:])
+        first, total, text, cached = None, 0.0, "", 0
+        for total, ev in self.stream("/v1/completions", body):
             if ev.get("usage"):
                 cached = ev["usage"]["prompt_tokens_details"]["cached_tokens"]
             for ch in ev.get("choices", []):
                 if first is None and ch.get("text") is not None:
-                    first = time.perf_counter() - start
+                    first = total
                 text += ch.get("text") or ""
-        return first, time.perf_counter() - start, text, cached
+        return first, total, text, cached
 
 
 def main():

@@ -12,6 +12,7 @@ import re
 import statistics
 import subprocess
 import threading
+import time
 
 
 def split_args(argv, defaults):
@@ -63,6 +64,18 @@ class BenchServer:
         out = r.status, json.loads(r.read())
         c.close()
         return out
+
+    def stream(self, path, body):
+        """A streamed answer's events as they arrive: (seconds since the request was sent,
+        the event's JSON), up to the closing [DONE]."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=900)
+        start = time.perf_counter()
+        c.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        for raw in c.getresponse():
+            line = raw.decode(errors="replace").strip()
+            if line.startswith("data: ") and line != "data: [DONE]":
+                yield time.perf_counter() - start, json.loads(line[6:])
+        c.close()
 
     def stop(self):
         self.proc.terminate()

@@ -9,8 +9,10 @@
 
 #include "runtime/tokenizer/token_id.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace pshard {
 
@@ -27,6 +29,20 @@ inline TokenId image_row_key(uint64_t image_key, int64_t row) {
   x *= 0xc4ceb9fe1a85ec53ull;
   x ^= x >> 33;
   return -1 - static_cast<TokenId>(x & 0x3fffffffu);
+}
+
+// Renames an image's rows [begin, begin + n_rows) in a prompt's names (its tokens to start
+// with) by the image's key. An unnamed image (key 0) cuts the names at its start and
+// answers false: nothing from there on has a name.
+inline bool name_image_rows(std::vector<TokenId>& names, int64_t begin, int64_t n_rows,
+                            uint64_t key) {
+  if (key == 0) {
+    names.resize(static_cast<size_t>(begin));
+    return false;
+  }
+  for (int64_t row = 0; row < n_rows; ++row)
+    names[static_cast<size_t>(begin + row)] = image_row_key(key, row);
+  return true;
 }
 
 } // namespace pshard

@@ -323,12 +323,12 @@ void SequencePages::advance(const AssembledPass& p) {
     // A multimodal pass names its rows by their cache keys: an image's placeholder tokens
     // do not say what its rows hold. A row without a name ends the sequence's caching.
     const std::vector<TokenId>& names = p.cache_keys.empty() ? p.tokens : p.cache_keys;
-    const auto first = names.begin() + p.segments[g].begin;
-    if (std::find(first, first + p.segments[g].count, kNoCacheKey) != first + p.segments[g].count) {
+    const auto first = names.begin() + p.segments[g].begin, last = first + p.segments[g].count;
+    if (q.cacheable && !p.cache_keys.empty() && std::find(first, last, kNoCacheKey) != last) {
       q.cacheable = false;
       q.filling = {};
     }
-    for (auto t = first; q.cacheable && t != first + p.segments[g].count; ++t) {
+    for (auto t = first; q.cacheable && t != last; ++t) {
       q.filling.push_back(*t);
       if (static_cast<int64_t>(q.filling.size()) == pt) {
         register_page(seq, page++, q.filling); // its window page goes with it (link)

@@ -239,9 +239,7 @@ pshard_status pshard_context_generate_with_images(
   // start — the same text, the same images at the same places — keeps it.
   std::vector<TokenId> names = prompt->ids.ids;
   for (size_t i = 0; i < prompt->images.size(); ++i)
-    for (int64_t row = 0; row < prompt->images[i].n_tokens(); ++row)
-      names[static_cast<size_t>(prompt->ids.image_pos[i] + row)] =
-          image_row_key(prompt->keys[i], row);
+    name_image_rows(names, prompt->ids.image_pos[i], prompt->images[i].n_tokens(), prompt->keys[i]);
   auto session = image_session(*c, names);
   if (!session.ok())
     return fail(session.status());

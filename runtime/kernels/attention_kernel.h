@@ -259,45 +259,47 @@ template <typename Accumulate> inline void sum_values(const AttendHead& a, Accum
 // kAttendMaxHeadDim (the widened rows live on the stack) are the caller's to route elsewhere.
 constexpr int64_t kAttendMaxHeadDim = 1024; // DeepSeek's latent keys: 576
 
-// One block of V rows added to every head of the group, four heads a call.
-template <typename P>
-inline void add_group_values(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at) {
+// Runs Step::run<P, G>(a, rows from, rows, at, g0) over the group's heads four at a time
+// (G = 1 .. 4): a case per count, so each step's loops are compiled for its heads.
+template <typename P, typename Step>
+inline void by_four_heads(const AttendHead& a, const uint8_t* from, int64_t rows, int64_t at) {
   for (int64_t g0 = 0; g0 < a.group; g0 += 4)
     switch (a.group - g0 < 4 ? a.group - g0 : 4) {
     case 1:
-      P::template add_values<1>(a, vr, rows, at, g0);
+      Step::template run<P, 1>(a, from, rows, at, g0);
       break;
     case 2:
-      P::template add_values<2>(a, vr, rows, at, g0);
+      Step::template run<P, 2>(a, from, rows, at, g0);
       break;
     case 3:
-      P::template add_values<3>(a, vr, rows, at, g0);
+      Step::template run<P, 3>(a, from, rows, at, g0);
       break;
     default:
-      P::template add_values<4>(a, vr, rows, at, g0);
+      Step::template run<P, 4>(a, from, rows, at, g0);
       break;
     }
 }
 
-// Decode's direct scores (attention_lockstep.h): the group's heads four at a time, through
-// P::score_f16_rows<G> for G = 1 .. 4, over `rows` F16 K rows from k.
+// A block of V rows added to G heads (P::add_values<G>).
+struct AddValues {
+  template <typename P, int G>
+  static void run(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at, int64_t g0) {
+    P::template add_values<G>(a, vr, rows, at, g0);
+  }
+};
+
+// G heads' scores straight from F16 K rows (P::score_f16_rows<G>, decode's direct scores).
+struct ScoreF16Rows {
+  template <typename P, int G>
+  static void run(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at, int64_t g0) {
+    P::template score_f16_rows<G>(a, k, rows, at, g0);
+  }
+};
+
+// One block of V rows added to every head of the group, four heads a call.
 template <typename P>
-inline void score_f16_groups(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at) {
-  for (int64_t g0 = 0; g0 < a.group; g0 += 4)
-    switch (a.group - g0 < 4 ? a.group - g0 : 4) {
-    case 1:
-      P::template score_f16_rows<1>(a, k, rows, at, g0);
-      break;
-    case 2:
-      P::template score_f16_rows<2>(a, k, rows, at, g0);
-      break;
-    case 3:
-      P::template score_f16_rows<3>(a, k, rows, at, g0);
-      break;
-    default:
-      P::template score_f16_rows<4>(a, k, rows, at, g0);
-      break;
-    }
+inline void add_group_values(const AttendHead& a, const uint8_t* vr, int64_t rows, int64_t at) {
+  by_four_heads<P, AddValues>(a, vr, rows, at);
 }
 
 // Every head's scores of widened K rows (row r at kb + r * kAttendMaxHeadDim, score index

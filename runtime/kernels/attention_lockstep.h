@@ -15,9 +15,10 @@ namespace { // internal linkage: instantiated by each ISA file (kernel_set.h)
 
 constexpr int64_t kLockstepHeads = 8;
 
-// P is the ISA path of attend_grouped (widen, score_run<R>, add_values<G>, and score_rows:
-// a block's scores from the K rows as they are, where the path can and it pays — false
-// otherwise); n <= kLockstepHeads.
+// P is the ISA path of attend_grouped (widen, score_run<R>, add_values<G>), with direct
+// scores: score_f16_rows<G>, a block's scores straight from F16 K rows, for heads of whole
+// chunks of P::kF16ScoreChunk values (the rest go through the widened copy); n <=
+// kLockstepHeads.
 template <typename P, typename Softmax>
 inline void attend_lockstep_some(const AttendHead* h, int64_t n, Softmax&& softmax) {
   const AttendHead& a0 = h[0]; // every head's rows are a0's, its slices a fixed offset on
@@ -31,8 +32,10 @@ inline void attend_lockstep_some(const AttendHead* h, int64_t n, Softmax&& softm
       for (int64_t i = 0; i < n; ++i) {
         ahead[i].advance(rows);
         const uint8_t* ki = k + (h[i].k - a0.k) + j * a0.k_row_bytes;
-        if (P::score_rows(h[i], ki, rows, j0 + j))
+        if (h[i].k_type == TensorType::kF16 && h[i].head_dim % P::kF16ScoreChunk == 0) {
+          by_four_heads<P, ScoreF16Rows>(h[i], ki, rows, j0 + j);
           continue;
+        }
         for (int64_t r = 0; r < rows; ++r)
           P::widen(ki + r * a0.k_row_bytes, a0.k_type, a0.head_dim, kb[r]);
         score_widened<P>(h[i], kb[0], j0 + j, 0, rows);

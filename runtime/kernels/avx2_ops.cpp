@@ -228,14 +228,8 @@ struct Grouped {
   // half the FMA rate the V pass reached. Each (row, head) runs score_run's arithmetic —
   // even and odd 8-value chunks in two accumulators, in order, their sum reduced by hsum8's
   // tree (reduce4 keeps it, row by row), then scaled — so its score has the same bits.
-  // False, doing nothing, where it does not apply (K not F16, or a head not a multiple of
-  // 16 values).
-  static bool score_rows(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at) {
-    if (a.k_type != TensorType::kF16 || a.head_dim % 16 != 0)
-      return false;
-    score_f16_groups<Grouped>(a, k, rows, at);
-    return true;
-  }
+  // Heads of whole 16-value chunks; others go through the copy.
+  static constexpr int64_t kF16ScoreChunk = 16;
 
   // Heads g0 .. g0 + G - 1 over `rows` F16 K rows from k (their scores at index `at` on).
   template <int G>

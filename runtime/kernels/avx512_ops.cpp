@@ -248,14 +248,8 @@ struct Grouped {
   // head, and the score pass was bound by loads. Each (row, head) runs score_run's
   // arithmetic — even and odd 16-value chunks in two accumulators, in order, their sum
   // reduced by the same tree (reduce4's or _mm512_reduce_add_ps's), then scaled — so its
-  // score has the same bits. False, doing nothing, where it does not apply (K not F16, or
-  // a head not a multiple of 32 values).
-  static bool score_rows(const AttendHead& a, const uint8_t* k, int64_t rows, int64_t at) {
-    if (a.k_type != TensorType::kF16 || a.head_dim % 32 != 0)
-      return false;
-    score_f16_groups<Grouped>(a, k, rows, at);
-    return true;
-  }
+  // score has the same bits. Heads of whole 32-value chunks; others go through the copy.
+  static constexpr int64_t kF16ScoreChunk = 32;
 
   // Heads g0 .. g0 + G - 1 over `rows` F16 K rows from k (their scores at index `at` on),
   // two rows at a time.

@@ -15,11 +15,12 @@ double ms_between(SteadyTime from, SteadyTime to) {
 } // namespace
 
 ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer,
-                               uint64_t order, int64_t reused, PromptLookup lookup, int64_t n_embd)
+                               uint64_t order, int64_t reused, PromptLookup lookup, int64_t n_embd,
+                               std::vector<TokenId> names)
     : request_(std::move(request)), seq_(seq), tokenizer_(tokenizer), order_(order),
       sampler_(request_.params.sampling), text_(request_.params.stop_strings),
-      history_(request_.params.prompt), prompt_done_(reused), reused_(reused), lookup_(lookup),
-      admitted_(std::chrono::steady_clock::now()) {
+      history_(request_.params.prompt), names_(std::move(names)), prompt_done_(reused),
+      reused_(reused), lookup_(lookup), admitted_(std::chrono::steady_clock::now()) {
   sampler_.set_filter(request_.params.constraint);
   if (const auto& e = request_.params.embedding)
     pooler_.emplace(e->pooling, n_embd, static_cast<int64_t>(request_.params.prompt.size()),
@@ -49,11 +50,14 @@ void ActiveSequence::append_entries(int64_t n, std::vector<BatchEntry>& pass) co
     e.hidden = pooler_ && pooler_->wants(slot);
     if (images) {
       e.rope = mrope_position(images->spans, slot);
-      e.cache_key = token;
+      // The prompt's names (none past an unnamed image: caching ends there); a generated
+      // token is named by itself.
+      e.cache_key = slot >= n_prompt                             ? token
+                    : slot < static_cast<int64_t>(names_.size()) ? names_[static_cast<size_t>(slot)]
+                                                                 : kNoCacheKey;
       if (const int64_t i = image_at(images->spans, slot); i >= 0) {
         const ImageSpan& span = images->spans[static_cast<size_t>(i)];
         const PromptImage& image = images->images[static_cast<size_t>(i)];
-        e.cache_key = image.key ? image_row_key(image.key, slot - span.begin) : kNoCacheKey;
         const int64_t row = (slot - span.begin) * image.n_embd;
         e.embedding = image.rows.data() + row;
         if (image.n_deepstack > 0) {

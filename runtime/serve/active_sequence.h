@@ -28,9 +28,11 @@ struct QueuedRequest {
 class ActiveSequence {
 public:
   // `reused`: prompt positions the engine's prefix cache already holds (fed from there on).
-  // `n_embd`: the engine's embedding width (embedding requests).
+  // `n_embd`: the engine's embedding width (embedding requests). `names`: a prompt with
+  // images, its prompt_cache_keys (request.h), which its entries carry as cache keys.
   ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer, uint64_t order,
-                 int64_t reused = 0, PromptLookup lookup = {}, int64_t n_embd = 0);
+                 int64_t reused = 0, PromptLookup lookup = {}, int64_t n_embd = 0,
+                 std::vector<TokenId> names = {});
 
   RequestId id() const { return request_.id; }
   SeqId seq() const { return seq_; }
@@ -82,6 +84,7 @@ private:
   Sampler sampler_;
   TextStream text_;
   std::vector<TokenId> history_; // prompt, then generated tokens (the penalty's window)
+  std::vector<TokenId> names_;   // with images: the prompt's names in the prefix cache
   int64_t prompt_done_ = 0;
   int64_t reused_ = 0;
   int64_t n_generated_ = 0;

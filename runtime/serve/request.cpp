@@ -97,13 +97,8 @@ std::vector<TokenId> prompt_cache_keys(const RequestParams& r) {
   if (const PromptImages* images = r.images.get())
     for (size_t i = 0; i < images->images.size(); ++i) {
       const ImageSpan& span = images->spans[i];
-      const uint64_t key = images->images[i].key;
-      if (key == 0) {
-        keys.resize(static_cast<size_t>(span.begin));
+      if (!name_image_rows(keys, span.begin, span.n_tokens(), images->images[i].key))
         break;
-      }
-      for (int64_t row = 0; row < span.n_tokens(); ++row)
-        keys[static_cast<size_t>(span.begin + row)] = image_row_key(key, row);
     }
   return keys;
 }

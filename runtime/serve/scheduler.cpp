@@ -252,8 +252,8 @@ void Scheduler::admit(std::vector<Delivery>& out) {
     // more than the last row needs every row computed: it reads no cache (an empty prompt
     // shares nothing).
     const bool every_row = r.params.embedding && !pools_one_row(r.params.embedding->pooling);
-    const std::vector<TokenId> keys =
-        r.params.images && !every_row ? prompt_cache_keys(r.params) : std::vector<TokenId>();
+    std::vector<TokenId> keys =
+        r.params.images ? prompt_cache_keys(r.params) : std::vector<TokenId>();
     Result<OpenedSequence> seq = engine_.open_sequence_with_prefix(
         every_row         ? std::span<const TokenId>()
         : r.params.images ? std::span<const TokenId>(keys)
@@ -279,8 +279,9 @@ void Scheduler::admit(std::vector<Delivery>& out) {
       out.push_back({r.sink, queued_end(r, FinishReason::kError, std::move(why))});
       continue;
     }
-    active_.push_back(std::make_unique<ActiveSequence>(
-        std::move(r), seq->seq, tokenizer_, next_order_++, seq->reused, lookup_, n_embd_));
+    active_.push_back(std::make_unique<ActiveSequence>(std::move(r), seq->seq, tokenizer_,
+                                                       next_order_++, seq->reused, lookup_, n_embd_,
+                                                       std::move(keys)));
     std::lock_guard lock(state_mutex_);
     ++n_active_;
     stats_.cached_prompt_tokens += seq->reused;
