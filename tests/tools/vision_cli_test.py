@@ -6,12 +6,15 @@ the image; several --image options fill the prompt's places in order (or all go 
 prompt without places), and the answer depends on their order; every bad input is
 refused with a message naming it: a missing or foreign projector, a projector of another
 embedding width, an unreadable image, a language model without multimodal RoPE, --image
-without --mmproj, images and places that differ in number.
+without --mmproj, images and places that differ in number. In a conversation (-cnv),
+"/image PATH" (or --image) shows the next message an image, each turn answers as the
+whole conversation given at once, and bad images are refused the same way.
 
 usage: vision_cli_test.py BUILD_DIR
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -141,6 +144,57 @@ def main(tmp):
             "only <__media__> here", "-n", "2")
     if p.returncode == 0 or "names 1 image places but 2 images" not in p.stderr:
         fail(f"two images for one place: {p.returncode} {p.stderr.strip()}")
+    conversation(lm, proj, a, b, junk)
+
+
+def chat(model, stdin, *extra):
+    """pshard-run -cnv; its answers as bytes (a random model's need not be UTF-8)."""
+    return run_tool(run_bin, "-m", model, "-cnv", "--chat-template", "chatml", "--temp", "0",
+                    "-n", "6", "-t", "2", "--ignore-eos", *extra, stdin=stdin.encode(),
+                    text=False)
+
+
+def conversation(lm, proj, a, b, junk):
+    def at_once(images, *messages):
+        """The answer to the conversation given as one prompt (chatml), as bytes."""
+        prompt = b"".join(b"<|im_start|>%s\n%s<|im_end|>\n" % m for m in messages) + \
+            b"<|im_start|>assistant\n"
+        flags = [arg for path in images for arg in ("--image", path)]
+        # Bytes as they are (cli_util.run spells each argument with str()).
+        p = subprocess.run([run_bin, "-m", lm, "--mmproj", proj, *flags, "-p", prompt, "-n", "6",
+                            "--temp", "0", "--ignore-eos", "-t", "2"], capture_output=True,
+                           timeout=300)
+        if p.returncode != 0:
+            fail(f"pshard-run {prompt!r}: {p.stderr}")
+        return p.stdout.removesuffix(b"\n")
+
+    p = chat(lm, f"/image {a}\nWhat is in it?\nAnd the colours?\n", "--mmproj", proj)
+    if p.returncode != 0:
+        return fail(f"-cnv with /image: {p.stderr}")
+    first = at_once([a], (b"user", b"<__media__>What is in it?"))
+    second = at_once([a], (b"user", b"<__media__>What is in it?"), (b"assistant", first),
+                     (b"user", b"And the colours?"))
+    if p.stdout != first + b"\n" + second + b"\n":
+        fail(f"-cnv with /image answered {p.stdout!r}; the conversation given at once, turn "
+             f"by turn: {first!r}, {second!r}")
+    flag = chat(lm, "What is in it?\nAnd the colours?\n", "--mmproj", proj, "--image", a)
+    if flag.stdout != p.stdout:
+        fail(f"-cnv --image is not /image before the first message: {flag.stdout!r}")
+    other = chat(lm, f"/image {b}\nWhat is in it?\n", "--mmproj", proj)
+    print(f"conversation: {p.stdout!r}; another image: {other.stdout!r}")
+    for what, stdin, extra, says in [
+            ("/image without --mmproj", f"/image {a}\nHi\n", [], "--mmproj"),
+            ("/image of a missing file", "/image /no/such.png\nHi\n", ["--mmproj", proj],
+             "/no/such.png"),
+            ("/image of no image", f"/image {junk}\nHi\n", ["--mmproj", proj],
+             "not an image pshard reads"),
+            ("/image with no path", "/image\nHi\n", ["--mmproj", proj], "/image PATH")]:
+        p = chat(lm, stdin, *extra)
+        err = p.stderr.decode(errors="replace")
+        if p.returncode == 0 or says not in err:
+            fail(f"-cnv {what}: rc {p.returncode}, {err.strip()}")
+        else:
+            print(f"-cnv {what}: refused ({err.strip().splitlines()[-1][:100]})")
 
 
 with tempfile.TemporaryDirectory() as d:

@@ -189,14 +189,14 @@ int main(int argc, char** argv) {
                  "llama3, mistral-v7, ...; an unknown name lists them)");
   app.add_option("--mmproj", o.mmproj_path,
                  "vision projector file (mmproj GGUF) of a Qwen-VL model (Qwen2-VL, Qwen2.5-VL, "
-                 "Qwen3-VL, Qwen3.5); with --image");
+                 "Qwen3-VL, Qwen3.5); with --image, or --conversation's /image PATH");
   app.add_option("--image", o.image_paths,
                  "an image (PNG, JPEG) for the prompt; once per image: the i-th at the "
                  "prompt's i-th \"<__media__>\" or <|vision_start|>...<|vision_end|>, or "
-                 "all before a prompt that names no place")
-      ->allow_extra_args(false)
-      ->excludes("--conversation");
-  cli::add_image_token_options(app, o.image_min_tokens, o.image_max_tokens, "--image");
+                 "all before a prompt that names no place; with --conversation, the first "
+                 "message's")
+      ->allow_extra_args(false);
+  cli::add_image_token_options(app, o.image_min_tokens, o.image_max_tokens, "--mmproj");
   app.add_flag("--embedding,--embeddings", o.embedding,
                "print the prompt's embedding (final hidden states after the output norm, "
                "pooled) instead of generating: one vector per line, or JSON with --json")

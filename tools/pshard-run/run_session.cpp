@@ -43,6 +43,9 @@ Result<RunResult> start_session(const RunOptions& o) {
   pshard_model_params mp = pshard_model_default_params();
   mp.schedule_path = o.schedule_path.empty() ? nullptr : o.schedule_path.c_str();
   mp.use_mmap = !o.no_mmap;
+  mp.mmproj_path = o.mmproj_path.empty() ? nullptr : o.mmproj_path.c_str();
+  mp.image_min_tokens = static_cast<int32_t>(o.image_min_tokens);
+  mp.image_max_tokens = static_cast<int32_t>(o.image_max_tokens);
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   r.model.reset(model);
