@@ -10,7 +10,8 @@ their length (the response has no ids), so the cache serves the earlier prompts 
 the answers: a lower bound of what a chat client gets.
 
 usage: bench-prefix-cache.py BUILD_DIR MODEL [TURNS=6] [NEW=200] [REPS=3] [-- SERVER ARGS]
-Token-id prompts (random ids from a seed), so any model works, synthetic ones too.
+Token-id prompts (random ids below the vocabulary's size, from a seed), so any model
+works, synthetic ones too.
 """
 import os
 import random
@@ -45,7 +46,7 @@ def main():
     answer_tokens = 16
     servers = {"cache": Server(build, model, extra),
                "no cache": Server(build, model, ["--no-prefix-cache", *extra])}
-    tokenize = {}
+    top = min(30000, servers["cache"].meta()["n_vocab"])  # ids 0..2: BOS, EOS and the like
     rows = {k: [[] for _ in range(turns)] for k in servers}
     cached = [[] for _ in range(turns)]
     try:
@@ -53,7 +54,7 @@ def main():
             rng = random.Random(1000 + rep)
             prompts = {k: [1] for k in servers}
             for t in range(turns):
-                more = [rng.randrange(3, 30000) for _ in range(new)]
+                more = [rng.randrange(3, top) for _ in range(new)]
                 answers = {}
                 for k, s in servers.items():  # alternated: the same moment for both
                     prompts[k] = prompts[k] + more
@@ -67,7 +68,7 @@ def main():
                 # The client resends the answer with the next turn. Its ids are not in the
                 # response, so fresh ids of its length stand in: the cache then serves the
                 # earlier prompts only, not the answers it also holds (a lower bound).
-                filler = [rng.randrange(3, 30000) for _ in range(answer_tokens)]
+                filler = [rng.randrange(3, top) for _ in range(answer_tokens)]
                 for k in servers:
                     prompts[k] = prompts[k] + filler
     finally:

@@ -71,11 +71,22 @@ class BenchServer:
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=900)
         start = time.perf_counter()
         c.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
-        for raw in c.getresponse():
+        r = c.getresponse()
+        if r.status != 200:  # an error is one JSON answer, no events: say what it was
+            raise RuntimeError(f"POST {path}: HTTP {r.status}: {r.read().decode(errors='replace')}")
+        for raw in r:
             line = raw.decode(errors="replace").strip()
             if line.startswith("data: ") and line != "data: [DONE]":
                 yield time.perf_counter() - start, json.loads(line[6:])
         c.close()
+
+    def meta(self):
+        """The served model's facts (n_vocab, n_ctx, ...) from /v1/models."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        c.request("GET", "/v1/models")
+        out = json.loads(c.getresponse().read())["data"][0]["meta"]
+        c.close()
+        return out
 
     def stop(self):
         self.proc.terminate()
