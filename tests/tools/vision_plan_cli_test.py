@@ -2,7 +2,7 @@
 """pshard-compile --mmproj + pshard-run --mmproj --image -s on the emulated GPU, as a user
 runs them on a generated Qwen2-VL language model and projector: under every compiled
 budget the image prompt's tokens and log-probabilities are the cpu backend's without a
-schedule (a prompt of two images too); the vision phase is reported (plan, tier, predicted and measured ms, arena);
+schedule (a prompt of two images too, and a -cnv conversation with an image); the vision phase is reported (plan, tier, predicted and measured ms, arena);
 the measured peak VRAM is the larger phase's, not their sum; an image above the largest
 tier and a schedule compiled for another projector are refused naming the fix.
 
@@ -110,6 +110,23 @@ def main(tmp):
                      [i["vision_phase"]["peak_device_bytes"] for i in got2["images"]] +
                      [got2["language_phase"]["peak_device_bytes"]]),
                  p.stderr + p2.stderr)
+
+    # A conversation (-cnv) with an image: each turn's vision and language phases share the
+    # device in time (the kept image sequence's KV goes to the host between turns); the
+    # answers are the cpu conversation's under every plan kind.
+    def conversation(*extra):
+        return run(run_bin, "-m", lm, "--mmproj", proj, "-cnv", "--chat-template", "chatml",
+                   "-n", "4", "--temp", "0", "--ignore-eos", "-t", "2", *extra,
+                   stdin=f"/image {image}\nWhat is it?\nAnd then?\n".encode(),
+                   text=False)
+    want_chat = conversation()
+    checks.check("-cnv with images on cpu", want_chat.returncode == 0 and
+                 want_chat.stdout.count(b"\n") >= 2, want_chat.stderr)  # two turns fit 256 positions
+    for vram in ("4M", "8M", BUDGETS[-1]):
+        got_chat = conversation("-s", schedule, "--backend", "emu", "--vram", vram)
+        checks.check(f"-cnv with images on emu --vram {vram}: the cpu conversation's answers",
+                     got_chat.returncode == 0 and got_chat.stdout == want_chat.stdout,
+                     f"{got_chat.stdout!r} vs {want_chat.stdout!r}: {got_chat.stderr!r}")
 
     # The text report names the phase.
     p = run(run_bin, "-m", lm, "--mmproj", proj, "--image", image, "-p", "<__media__>hi", "-n", "2",
