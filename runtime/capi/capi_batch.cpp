@@ -84,6 +84,8 @@ pshard_batch_params pshard_batch_default_params(void) {
   p.n_seq_max = 4;
   p.n_queue_max = 64;
   p.prefix_cache = true;
+  p.kv_type_k = PSHARD_KV_DEFAULT;
+  p.kv_type_v = PSHARD_KV_DEFAULT;
   return p;
 }
 
@@ -115,6 +117,8 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   if (Status st = check_draft_max(p.draft_max); !st.ok())
     return fail(st);
   o.draft_max = p.draft_max;
+  if (Status st = capi::read_kv_types(p.kv_type_k, p.kv_type_v, o.kv_type_k, o.kv_type_v); !st.ok())
+    return fail(st);
   const Schedule* schedule = model->schedule ? &*model->schedule : nullptr;
   auto engine = make_sequence_engine(*model->model, schedule, o);
   if (!engine.ok())

@@ -19,8 +19,13 @@ Result<HybridParams> hybrid_params(const pshard_context_params& p) {
   PSHARD_RETURN_IF_ERROR(check_draft_max(p.draft_max));
   hp.max_logit_rows = p.draft_max + 1;
   hp.swa_full = p.swa_full;
-  for (auto [in, out] :
-       {std::pair{p.kv_type_k, &hp.kv_type_k}, std::pair{p.kv_type_v, &hp.kv_type_v}}) {
+  PSHARD_RETURN_IF_ERROR(read_kv_types(p.kv_type_k, p.kv_type_v, hp.kv_type_k, hp.kv_type_v));
+  return hp;
+}
+
+Status read_kv_types(pshard_kv_type k, pshard_kv_type v, std::optional<TensorType>& out_k,
+                     std::optional<TensorType>& out_v) {
+  for (auto [in, out] : {std::pair{k, &out_k}, std::pair{v, &out_v}}) {
     if (in == PSHARD_KV_DEFAULT)
       continue;
     const TensorType t = static_cast<TensorType>(in);
@@ -29,7 +34,7 @@ Result<HybridParams> hybrid_params(const pshard_context_params& p) {
                               " is not a KV cache type: use PSHARD_KV_F32, _F16 or _Q8_0");
     *out = t;
   }
-  return hp;
+  return Status::ok_status();
 }
 
 // pshard_context_decode and _decode_all: the argument checks, the call, the logits out.

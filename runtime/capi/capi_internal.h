@@ -134,6 +134,10 @@ Result<std::shared_ptr<TokenFilter>> token_filter(const pshard_model& model,
 // A context's session parameters (capi_context.cpp); kInvalidArgument for a KV type that
 // is none.
 Result<HybridParams> hybrid_params(const pshard_context_params& p);
+// The KV cache types of a context's or a batch's params: unset for PSHARD_KV_DEFAULT,
+// kInvalidArgument for a value that is no KV cache type.
+Status read_kv_types(pshard_kv_type k, pshard_kv_type v, std::optional<TensorType>& out_k,
+                     std::optional<TensorType>& out_v);
 
 // How a prompt's image becomes embeddings: on the host (the default), or by a schedule's
 // vision phase on the context's device.

@@ -11,6 +11,7 @@
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/cli_image_options.h"
+#include "tools/common/cli_kv_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
@@ -102,12 +103,7 @@ int main(int argc, char** argv) {
   app.add_option("-m,--model", o.model_path, "GGUF model file")->required();
   cli::add_hybrid_options(app, o.schedule_path, o.backend, o.vram, o.emu_pcie_gbps);
   app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of every pass");
-  app.add_option("--cache-type-k", o.cache_type_k,
-                 "KV cache type of K (-ctk): f16 (default without a schedule), q8_0, f32; with "
-                 "a schedule, its --kv-type")
-      ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
-  app.add_option("--cache-type-v", o.cache_type_v, "KV cache type of V (-ctv), as --cache-type-k")
-      ->check(CLI::IsMember({"f32", "f16", "q8_0"}));
+  cli::add_kv_type_options(app, o.cache_type_k, o.cache_type_v);
   app.add_option("-p,--prompt", o.prompt, "prompt text");
   app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->excludes("-p");
   app.add_option("-n,--n-predict", o.n_predict,

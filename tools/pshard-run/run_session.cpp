@@ -1,5 +1,6 @@
 #include "tools/pshard-run/run_session.h"
 
+#include "tools/common/cli_kv_options.h"
 #include "tools/common/size_parse.h"
 
 #include <algorithm>
@@ -73,14 +74,8 @@ Result<RunResult> start_session(const RunOptions& o) {
   cp.trace = !o.trace_path.empty();
   cp.draft_max = o.draft_max;
   cp.swa_full = o.swa_full;
-  // main() admitted only these names (-ctk / -ctv).
-  auto kv_type = [](const std::string& name) {
-    return name == "f32" ? PSHARD_KV_F32 : name == "q8_0" ? PSHARD_KV_Q8_0 : PSHARD_KV_F16;
-  };
-  if (!o.cache_type_k.empty())
-    cp.kv_type_k = kv_type(o.cache_type_k);
-  if (!o.cache_type_v.empty())
-    cp.kv_type_v = kv_type(o.cache_type_v);
+  cp.kv_type_k = cli::kv_type_named(o.cache_type_k); // -ctk / -ctv
+  cp.kv_type_v = cli::kv_type_named(o.cache_type_v);
   pshard_context* ctx = nullptr;
   PSHARD_C_CALL(pshard_context_create(model, &cp, &ctx));
   r.context.reset(ctx);

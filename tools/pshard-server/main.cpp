@@ -14,6 +14,7 @@
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/cli_image_options.h"
+#include "tools/common/cli_kv_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
                  "from its own text in a pass, from the tokens the others leave (same answers; "
                  "0: off)")
       ->check(cli::between(0, pshard::kMaxDraftTokens));
+  cli::add_kv_type_options(app, o.cache_type_k, o.cache_type_v);
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "port to listen on (0: any free one, printed)")
       ->check(cli::between(0, 65535))
@@ -182,7 +184,8 @@ int main(int argc, char** argv) {
                  "a thinking model's <think>...</think> in a chat answer: deepseek (auto, the "
                  "default) sends it as reasoning_content, none leaves it in content")
       ->check(CLI::IsMember({"none", "deepseek", "auto"}));
-  constexpr FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"}};
+  constexpr FlagSpelling kLlamaFlags[] = {
+      {"-np", "--parallel"}, {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
   std::vector<LlamaCompatFlag> compat(kLlamaModelCompat.begin(), kLlamaModelCompat.end());
   compat.insert(compat.end(), kLlamaServerCompat.begin(), kLlamaServerCompat.end());
   std::vector<std::string> notes;

@@ -26,6 +26,7 @@ struct ServerOptions {
   bool no_prefix_cache = false; // --no-prefix-cache: every prompt decoded whole
   bool swa_full = false;        // --swa-full: sliding-window layers keep every position
   int32_t draft_max = 0;        // --draft-max: speculative decoding by prompt lookup
+  std::string cache_type_k, cache_type_v; // -ctk / -ctv: KV cache types ("": the default)
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string api_key;       // --api-key: required as "Authorization: Bearer KEY"

@@ -1,5 +1,6 @@
 #include "tools/pshard-server/serving_engine.h"
 
+#include "tools/common/cli_kv_options.h"
 #include "tools/common/size_parse.h"
 
 #include <algorithm>
@@ -72,6 +73,8 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   bp.prefix_cache = !o.no_prefix_cache;
   bp.swa_full = o.swa_full;
   bp.draft_max = o.draft_max;
+  bp.kv_type_k = cli::kv_type_named(o.cache_type_k);
+  bp.kv_type_v = cli::kv_type_named(o.cache_type_v);
   pshard_batch* batch = nullptr;
   PSHARD_C_CALL(pshard_batch_create(model, &bp, &batch));
   e->batch_.reset(batch);

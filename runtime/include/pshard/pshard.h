@@ -667,6 +667,11 @@ typedef struct pshard_batch_params {
    * their last window's pages, which they otherwise give back as sequences move on
    * (llama.cpp's --swa-full). Default false. */
   bool swa_full;
+  /* KV cache element types of every sequence's pages, as pshard_context_params'
+   * (llama-server's --cache-type-k / -v): PSHARD_KV_Q8_0 takes 34 bytes per 32 values
+   * where F16 takes 64. PSHARD_KV_DEFAULT (default): a schedule's --kv-type, else F16. */
+  pshard_kv_type kv_type_k;
+  pshard_kv_type kv_type_v;
 } pshard_batch_params;
 
 PSHARD_API pshard_batch_params pshard_batch_default_params(void);

@@ -4,6 +4,7 @@
 // changed while serving, and every refusal a status code with a message.
 #include "pshard/pshard.h"
 #include "tests/runtime/capi/capi_test_util.h"
+#include "tools/pshard-mkmodel/model_generator.h"
 
 #include <atomic>
 #include <cstddef>
@@ -324,6 +325,102 @@ TEST(CApiBatch, RefusalsAreStatusCodesWithAMessage) {
   ASSERT_EQ(pshard_batch_get_stats(batch.b, &stats), PSHARD_OK);
   EXPECT_EQ(stats.requests_refused, 4);
   EXPECT_EQ(stats.finished_cancelled, 1);
+}
+
+// KV cache types (llama-server's -ctk / -ctv): a batch's sequences answer as a context
+// with the same types, bit for bit, and a Q8_0 cache is in force (its log-probabilities
+// differ from F16's); a value that is no KV type is refused; an older caller's struct
+// without the fields gets the default.
+TEST(CApiBatch, KvCacheTypesAnswerAsAContextWithTheSameTypes) {
+  SKIP_WITHOUT_MODEL();
+  {
+    Model small_heads; // stories260K's heads of 8 are no whole Q8_0 block: refused, naming it
+    pshard_batch_params q8 = pshard_batch_default_params();
+    q8.kv_type_k = PSHARD_KV_Q8_0;
+    pshard_batch* b = nullptr;
+    EXPECT_EQ(pshard_batch_create(small_heads.m, &q8, &b), PSHARD_ERROR_UNSUPPORTED);
+    EXPECT_NE(std::string(pshard_last_error()).find("multiple of 32"), std::string::npos)
+        << pshard_last_error();
+  }
+  // A model whose heads are 32 wide.
+  const std::string path = ::testing::TempDir() + "/capi_batch_kv_types.gguf";
+  pshard::ModelSpec spec;
+  spec.n_embd = 128;
+  spec.n_head = 4;
+  spec.n_head_kv = 2;
+  ASSERT_TRUE(pshard::write_model(spec, path).ok());
+  struct Loaded {
+    Loaded(const std::string& p) {
+      EXPECT_EQ(pshard_model_load(p.c_str(), nullptr, &m), PSHARD_OK);
+    }
+    ~Loaded() { pshard_model_free(m); }
+    pshard_model* m = nullptr;
+  } model(path);
+  const std::string prompt = "Lily and Ben went to the park. They saw a big dog and";
+  auto in_batch = [&](pshard_kv_type k, pshard_kv_type v, size_t params_size) {
+    pshard_batch_params bp = pshard_batch_default_params();
+    bp.n_seq_max = 2;
+    bp.n_batch = 8;
+    bp.n_threads = 1;
+    bp.kv_type_k = k;
+    bp.kv_type_v = v;
+    bp.size = params_size;
+    Batch batch(model.m, bp);
+    Stream s, other;
+    add_text(batch.b, prompt, 24, &s);
+    add_text(batch.b, "Once upon a time", 24, &other); // a busy batch
+    batch.run();
+    return std::pair{s.tokens, s.logprobs};
+  };
+  auto in_context = [&](pshard_kv_type k, pshard_kv_type v) {
+    pshard_context_params cp = pshard_context_default_params();
+    cp.n_threads = 1;
+    cp.kv_type_k = k;
+    cp.kv_type_v = v;
+    pshard_context* c = nullptr;
+    EXPECT_EQ(pshard_context_create(model.m, &cp, &c), PSHARD_OK) << pshard_last_error();
+    std::vector<pshard_token> ids(prompt.size() + 8);
+    size_t n = 0;
+    EXPECT_EQ(pshard_model_tokenize(model.m, prompt.data(), prompt.size(), true, ids.data(),
+                                    ids.size(), &n),
+              PSHARD_OK);
+    ids.resize(n);
+    pshard_generate_params gp = pshard_generate_default_params();
+    gp.n_predict = 24;
+    gp.temperature = 0;
+    gp.top_logprobs = 1;
+    std::pair<std::vector<pshard_token>, std::vector<float>> out;
+    auto collect = [](const pshard_token_event* e, void* user) {
+      auto* o = static_cast<std::pair<std::vector<pshard_token>, std::vector<float>>*>(user);
+      if (e->token >= 0) {
+        o->first.push_back(e->token);
+        o->second.push_back(e->top_logprobs[0]);
+      }
+      return true;
+    };
+    EXPECT_EQ(pshard_context_generate(c, ids.data(), ids.size(), &gp, collect, &out, nullptr),
+              PSHARD_OK);
+    pshard_context_free(c);
+    return out;
+  };
+  const size_t full = sizeof(pshard_batch_params);
+  const auto q8 = in_batch(PSHARD_KV_Q8_0, PSHARD_KV_Q8_0, full);
+  EXPECT_EQ(q8, in_context(PSHARD_KV_Q8_0, PSHARD_KV_Q8_0));
+  const auto f16 = in_batch(PSHARD_KV_DEFAULT, PSHARD_KV_DEFAULT, full);
+  EXPECT_EQ(f16, in_context(PSHARD_KV_F16, PSHARD_KV_F16));
+  EXPECT_NE(q8.second, f16.second) << "the Q8_0 cache is in force";
+  const auto mixed = in_batch(PSHARD_KV_F32, PSHARD_KV_Q8_0, full);
+  EXPECT_EQ(mixed, in_context(PSHARD_KV_F32, PSHARD_KV_Q8_0));
+  // An older caller's struct ends before the fields: the default (F16), whatever they hold.
+  EXPECT_EQ(in_batch(PSHARD_KV_Q8_0, PSHARD_KV_Q8_0, offsetof(pshard_batch_params, kv_type_k)),
+            f16);
+
+  pshard_batch_params bad = pshard_batch_default_params();
+  bad.kv_type_v = static_cast<pshard_kv_type>(2);
+  pshard_batch* b = nullptr;
+  EXPECT_EQ(pshard_batch_create(model.m, &bad, &b), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("not a KV cache type"), std::string::npos)
+      << pshard_last_error();
 }
 
 // One thread steps; others add, cancel, free and change the budget, all at once.

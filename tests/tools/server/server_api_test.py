@@ -2,7 +2,8 @@
 """pshard-server's API as clients use it: OpenAI's response shapes, greedy answers equal
 to pshard-run's (alone and in a busy batch), streaming as server-sent events, logprobs,
 stop strings, structured output (response_format, json_schema, grammar), tool calls, penalties and
-logit_bias, /tokenize, /detokenize, /v1/models, /health, /metrics, and the VRAM
+logit_bias, /tokenize, /detokenize, /v1/models, /health, /metrics, KV cache types (-ctk,
+-ctv), and the VRAM
 budget changed while serving (POST /budget and SIGHUP) without changing any answer.
 
 usage: server_api_test.py BUILD_DIR SHARED_DIR
@@ -889,6 +890,44 @@ def aliases():
               "'story', 'claude-sonnet-4-5', 'claude-haiku-4-5'" in body["error"]["message"], body)
 
 
+def kv_cache_types(tmp):
+    """-ctk / -ctv (llama-server's --cache-type-k/-v): a Q8_0 KV cache gives pshard-run's
+    answer under the same flags, in a busy batch, and log-probabilities that differ from
+    F16's; heads that are no whole Q8_0 block, and a type pshard has no cache of, are
+    refused at start, naming why."""
+    model = os.path.join(tmp, "heads32.gguf")  # heads 32 wide: whole Q8_0 blocks
+    p = run(tool(build, "pshard-mkmodel"), "-o", model, "--n-embd", "128", "--n-head", "4",
+            "--n-head-kv", "2", "--n-layer", "2", "--tokenizer-from", stories)
+    check("mkmodel, 32-wide heads", p.returncode == 0, p.stderr)
+
+    def reference(*flags):
+        p = run(tool(build, "pshard-run"), "-m", model, "-p", "Once upon a time", "-n", "12",
+                "--temp", "0", "--ignore-eos", "-t", "1", "--json", "--top-logprobs", "1", *flags)
+        return [t[0]["logprob"] for t in json.loads(p.stdout)["top_logprobs"]]
+
+    def served(s):
+        body = {"prompt": "Once upon a time", "max_tokens": 12, "temperature": 0,
+                "ignore_eos": True, "logprobs": 1}
+        s.json("POST", "/v1/completions", dict(body, prompt="The little dog"))  # the batch busy
+        status, answer = s.json("POST", "/v1/completions", body)
+        return answer["choices"][0]["logprobs"]["token_logprobs"] if status == 200 else answer
+
+    q8 = reference("-ctk", "q8_0", "-ctv", "q8_0")
+    f16 = reference()
+    with Server(build, model, "-np", "2", "-ctk", "q8_0", "--cache-type-v", "q8_0") as s:
+        got = served(s)
+    check("-ctk q8_0 -ctv q8_0: pshard-run's log-probabilities under the same flags",
+          isinstance(got, list) and len(got) == 12 and
+          all(abs(a - b) < 1e-5 for a, b in zip(got, q8)), (got, q8))
+    check("the Q8_0 cache is in force", q8 != f16, (q8, f16))
+    p = run(tool(build, "pshard-server"), "-m", stories, "-ctk", "q8_0", "--port", "0")
+    check("q8_0 with 8-wide heads refused at start",
+          p.returncode != 0 and "multiple of 32" in p.stderr, p.stderr)
+    p = run(tool(build, "pshard-server"), "-m", stories, "-ctv", "q4_0", "--port", "0")
+    check("a type with no KV cache refused, listing the types",
+          p.returncode != 0 and "q8_0" in p.stderr, p.stderr)
+
+
 def speculative():
     """--draft-max: the same answers (a busy batch, a prompt read from the prefix cache
     that the drafting first answer wrote), drafted tokens counted in /metrics."""
@@ -984,6 +1023,7 @@ def main():
         aliases()
         llama_server_flags()
         speculative()
+        kv_cache_types(tmp)
         budgets(tmp)
     return checks.finish()
 
