@@ -2,6 +2,7 @@
 
 #include "runtime/core/thread_pool.h"
 #include "runtime/serve/sequence_engine.h"
+#include "tools/common/cli_kv_options.h"
 #include "tools/common/size_parse.h"
 
 #include <algorithm>
@@ -94,6 +95,8 @@ Result<BatchedReport> run_batched_bench(const BatchedOptions& o,
   e.n_ctx = o.n_ctx > 0 ? o.n_ctx : longest;
   e.n_batch = o.n_batch;
   e.swa_full = o.swa_full;
+  e.kv_type_k = cli::kv_type_named(o.cache_type_k); // -ctk / -ctv
+  e.kv_type_v = cli::kv_type_named(o.cache_type_v);
   e.max_sequences = *std::max_element(o.n_pl.begin(), o.n_pl.end());
   PSHARD_ASSIGN_OR_RETURN(auto engine,
                           make_sequence_engine(*model, schedule ? &*schedule : nullptr, e));

@@ -30,6 +30,7 @@ struct BatchedOptions {
   int64_t n_ctx = 0;         // per sequence; 0: the largest PP + TG
   int64_t n_batch = 2048;    // tokens one pass carries at most
   bool swa_full = false;     // sliding-window layers: every position's pages
+  std::string cache_type_k, cache_type_v; // -ctk / -ctv ("": the default)
   std::string output = "md"; // md or jsonl
 };
 

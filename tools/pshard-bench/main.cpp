@@ -12,6 +12,7 @@
 #include "runtime/model/model.h"
 #include "tools/common/cli_checks.h"
 #include "tools/common/cli_hybrid_options.h"
+#include "tools/common/cli_kv_options.h"
 #include "tools/common/comma_list.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-bench/batched_bench.h"
@@ -131,8 +132,12 @@ int main(int argc, char** argv) {
   app.add_flag("--swa-full", batched.swa_full,
                "batched mode: sliding-window layers keep every position's KV pages instead of "
                "their last window's");
-  constexpr FlagSpelling kLlamaFlags[] = {
-      {"-npp", "--n-pp"}, {"-ntg", "--n-tg"}, {"-npl", "--n-pl"}};
+  cli::add_kv_type_options(app, batched.cache_type_k, batched.cache_type_v);
+  constexpr FlagSpelling kLlamaFlags[] = {{"-npp", "--n-pp"},
+                                          {"-ntg", "--n-tg"},
+                                          {"-npl", "--n-pl"},
+                                          {"-ctk", "--cache-type-k"},
+                                          {"-ctv", "--cache-type-v"}};
   const std::vector<std::string> args = expand_llama_flags(argc, argv, kLlamaFlags);
   std::vector<const char*> arg_ptrs;
   for (const std::string& a : args)

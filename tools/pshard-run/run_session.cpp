@@ -74,8 +74,8 @@ Result<RunResult> start_session(const RunOptions& o) {
   cp.trace = !o.trace_path.empty();
   cp.draft_max = o.draft_max;
   cp.swa_full = o.swa_full;
-  cp.kv_type_k = cli::kv_type_named(o.cache_type_k); // -ctk / -ctv
-  cp.kv_type_v = cli::kv_type_named(o.cache_type_v);
+  cp.kv_type_k = cli::kv_type_param<pshard_kv_type>(o.cache_type_k); // -ctk / -ctv
+  cp.kv_type_v = cli::kv_type_param<pshard_kv_type>(o.cache_type_v);
   pshard_context* ctx = nullptr;
   PSHARD_C_CALL(pshard_context_create(model, &cp, &ctx));
   r.context.reset(ctx);

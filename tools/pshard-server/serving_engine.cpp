@@ -73,8 +73,8 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   bp.prefix_cache = !o.no_prefix_cache;
   bp.swa_full = o.swa_full;
   bp.draft_max = o.draft_max;
-  bp.kv_type_k = cli::kv_type_named(o.cache_type_k);
-  bp.kv_type_v = cli::kv_type_named(o.cache_type_v);
+  bp.kv_type_k = cli::kv_type_param<pshard_kv_type>(o.cache_type_k);
+  bp.kv_type_v = cli::kv_type_param<pshard_kv_type>(o.cache_type_v);
   pshard_batch* batch = nullptr;
   PSHARD_C_CALL(pshard_batch_create(model, &bp, &batch));
   e->batch_.reset(batch);
