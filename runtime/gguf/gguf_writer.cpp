@@ -8,7 +8,7 @@
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/gguf/gguf_internal.h"
 #include "runtime/gguf/gguf_split.h"
-#include "runtime/gguf/gguf_temp_file.h"
+#include "runtime/core/temp_file.h"
 
 #include <algorithm>
 #include <climits>
@@ -105,7 +105,7 @@ Status GgufWriter::write(const std::string& path, WriteOptions options) const {
     if (!is_split_key(kv.key))
       model_keys.push_back(kv);
   if (options.split_max_tensors == 0) {
-    detail::TempFile file(path);
+    TempFile file(path);
     PSHARD_RETURN_IF_ERROR(
         write_file(file, model_keys, 0, tensors_.size(), alignment, options.sparse));
     return file.commit();
@@ -118,7 +118,7 @@ Status GgufWriter::write(const std::string& path, WriteOptions options) const {
                             std::to_string(per) + " a file make more than " +
                             std::to_string(kMaxSplitCount) + " files; allow more tensors per file");
   // Every shard is written and flushed before any is renamed into place.
-  std::vector<std::unique_ptr<detail::TempFile>> files;
+  std::vector<std::unique_ptr<TempFile>> files;
   for (size_t k = 0; k < paths.size(); ++k) {
     std::vector<KeyValue> keys;
     if (k == 0)
@@ -130,7 +130,7 @@ Status GgufWriter::write(const std::string& path, WriteOptions options) const {
     keys.push_back({kSplitTensorsCountKey, Value{static_cast<int32_t>(tensors_.size())}});
     const size_t begin = std::min(tensors_.size(), k * per);
     const size_t end = std::min(tensors_.size(), begin + per);
-    files.push_back(std::make_unique<detail::TempFile>(paths[k]));
+    files.push_back(std::make_unique<TempFile>(paths[k]));
     PSHARD_RETURN_IF_ERROR(write_file(*files.back(), keys, begin, end, alignment, options.sparse));
     PSHARD_RETURN_IF_ERROR(files.back()->finish());
   }
@@ -139,7 +139,7 @@ Status GgufWriter::write(const std::string& path, WriteOptions options) const {
   return Status::ok_status();
 }
 
-Status GgufWriter::write_file(detail::TempFile& file, const std::vector<KeyValue>& metadata,
+Status GgufWriter::write_file(TempFile& file, const std::vector<KeyValue>& metadata,
                               size_t begin, size_t end, uint64_t alignment, bool sparse) const {
   const std::string& path = file.final_path();
   // Each tensor starts aligned; the data section's size is padded likewise.

@@ -24,12 +24,13 @@
 #include <string>
 #include <vector>
 
+namespace pshard {
+class TempFile;
+}
+
 namespace pshard::gguf {
 
 class GgufFile;
-namespace detail {
-class TempFile;
-}
 
 class GgufWriter {
 public:
@@ -60,7 +61,7 @@ public:
   static Result<GgufWriter> copy_of(const GgufFile& file);
 
 private:
-  Status write_file(detail::TempFile& file, const std::vector<KeyValue>& metadata, size_t begin,
+  Status write_file(TempFile& file, const std::vector<KeyValue>& metadata, size_t begin,
                     size_t end, uint64_t alignment, bool sparse) const;
 
   struct PendingTensor {

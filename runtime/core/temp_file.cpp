@@ -1,4 +1,4 @@
-#include "runtime/gguf/gguf_temp_file.h"
+#include "runtime/core/temp_file.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace pshard::gguf::detail {
+namespace pshard {
 
 TempFile::TempFile(std::string final_path)
     : final_path_(std::move(final_path)),
@@ -80,4 +80,4 @@ Status TempFile::error(const char* action) const {
                   "': " + std::strerror(errno));
 }
 
-} // namespace pshard::gguf::detail
+} // namespace pshard

@@ -1,6 +1,6 @@
-// Private to runtime/gguf: a file written under a temporary name next to its final
-// one and renamed into place only once complete, so a failure at any step (or a crash)
-// never leaves a half-written model under the real name.
+// A file written under a temporary name next to its final one and renamed into place
+// only once complete, so a failure at any step (or a crash) never leaves a half-written
+// file (a model, a context's saved state) under the real name.
 //
 //   TempFile f("model.gguf");
 //   PSHARD_RETURN_IF_ERROR(f.open());
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-namespace pshard::gguf::detail {
+namespace pshard {
 
 class TempFile {
 public:
@@ -48,4 +48,4 @@ private:
   bool published_ = false;
 };
 
-} // namespace pshard::gguf::detail
+} // namespace pshard
