@@ -54,6 +54,8 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
                              pshard_token_callback on_token, void* user_data,
                              pshard_generate_result* result, const ImageWork& images = {}) {
   const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
+  if (!p.held && p.n_held > 0)
+    return capi::null_argument("pshard_context_generate", "held");
   auto sampling = capi::sampling(model, p, "pshard_context_generate");
   if (!sampling.ok())
     return fail(sampling.status());
@@ -69,7 +71,8 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
   gp.lookup.ngram_min = p.lookup_ngram_min;
   gp.lookup.ngram_max = p.lookup_ngram_max;
   gp.lookup.adaptive = p.lookup_adaptive;
-  gp.held = images.held;
+  // An image prompt's kept sequence, or what the caller says the context held.
+  gp.held = images.held.empty() ? std::span<const TokenId>(p.held, p.n_held) : images.held;
   TokenCallback callback = nullptr;
   std::vector<pshard_token> top_ids;
   std::vector<float> top_lp;

@@ -235,6 +235,19 @@ Result<std::span<const float>> HybridSession::decode_embeddings(std::span<const 
   return std::span<const float>(embeddings_);
 }
 
+Status HybridSession::restore_positions(int64_t n_past) {
+  if (n_past < 0 || n_past > n_ctx_)
+    return out_of_range("a saved sequence of " + std::to_string(n_past) +
+                        " positions does not fit a context of " + std::to_string(n_ctx_));
+  if (kv_page_tokens_ > 0)
+    return unsupported("a batch session's sequences are not restored from a saved state");
+  if (resident_layout_)
+    return internal_error("restore_positions needs the device released first");
+  n_past_ = n_past;
+  kv_.restore(n_past);
+  return Status::ok_status();
+}
+
 Status HybridSession::rewind(int64_t n_past) {
   PSHARD_RETURN_IF_ERROR(kv_.rewind(n_past, n_past_));
   n_past_ = n_past;

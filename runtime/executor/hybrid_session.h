@@ -132,6 +132,10 @@ public:
     n_past_ = 0;
     kv_.restart();
   }
+  // A saved sequence back (session_state.h): with the device released and the first
+  // n_past positions' rows written into host_kv(), the session holds those positions;
+  // the next pass uploads its plan's resident set and KV rows.
+  Status restore_positions(int64_t n_past);
 
   // Moves to the plans of the largest compiled budget ≤ bytes. kOutOfMemory naming the
   // smallest compiled budget when bytes is below it (the session keeps its budget);

@@ -58,6 +58,10 @@ public:
   Status rewind(int64_t to, int64_t n_past);
   // The sequence starts afresh (the session's reset).
   void restart() { reached_ = 0; }
+  // The rows of a sequence's first n_past positions were written from a saved state
+  // (runtime/executor/session_state.h): the cache holds those positions, as after
+  // decoding them from a fresh start.
+  void restore(int64_t n_past) { reached_ = n_past; }
 
   // One layer's K and V rows (for Ops).
   KvView layer(int64_t il);

@@ -301,6 +301,31 @@ PSHARD_API pshard_status pshard_context_decode_all(pshard_context* context,
  * pshard-compile --swa-full keeps whole caches). */
 PSHARD_API pshard_status pshard_context_rewind(pshard_context* context, int64_t n_past);
 
+/* The context's sequence saved to a file and read back (llama.cpp's llama_state_save_file
+ * and _load_file), so an app decodes a long system prompt or a conversation once and
+ * starts from it in a later run: `tokens` are those the context's n_past positions hold
+ * (PSHARD_ERROR_INVALID_ARGUMENT for another count), saved with each layer's KV rows of
+ * those positions in the context's KV types (a recurrent layer's state, a sliding window's
+ * ring), the model's fingerprint and the context's size. The file is written under a
+ * temporary name and renamed when complete. Under a schedule the device memory is
+ * released first; the next pass uploads its plan's resident set again. The image
+ * sequence of pshard_context_generate_with_images is not saved.
+ *
+ * Loading replaces the sequence: the context then holds the saved positions (n_past =
+ * *n_tokens) and `tokens_out` their tokens (capacity too small: PSHARD_ERROR_OUT_OF_RANGE
+ * with *n_tokens the count needed, the context unchanged). A file of another model, of a
+ * context of another size or KV types (or swa_full), or a truncated or foreign file, is
+ * PSHARD_ERROR_INVALID_ARGUMENT or _INVALID_FORMAT naming what differs, the context
+ * unchanged; a read that fails part way leaves it empty (n_past 0). Decoding on from a
+ * loaded state gives, bit for bit on cpu and emu, what decoding on from the original gives.
+ * pshard_generate_params.held gives the sampler's penalties the loaded tokens. */
+PSHARD_API pshard_status pshard_context_state_save_file(pshard_context* context, const char* path,
+                                                        const pshard_token* tokens,
+                                                        size_t n_tokens);
+PSHARD_API pshard_status pshard_context_state_load_file(pshard_context* context, const char* path,
+                                                        pshard_token* tokens_out, size_t capacity,
+                                                        size_t* n_tokens);
+
 /* Embeddings (embedding models such as Qwen3-Embedding; any model gives them): the final
  * hidden states after the output norm, pooled into one vector per text. The values are
  * GGUF's pooling_type. */
@@ -422,6 +447,12 @@ typedef struct pshard_generate_params {
    * PSHARD_ERROR_INVALID_ARGUMENT. */
   const char* thought_open;
   const char* thought_close;
+  /* The tokens the context held before this call, in order (those of earlier calls, or
+   * of pshard_context_state_load_file): the sampler's penalties (repeat_last_n) and
+   * prompt lookup see them as if decoded in this call, so an answer after a loaded state
+   * is the answer after decoding it all. Not decoded. NULL (default): none. */
+  const pshard_token* held;
+  size_t n_held;
 } pshard_generate_params;
 
 PSHARD_API pshard_generate_params pshard_generate_default_params(void);

@@ -1,0 +1,235 @@
+#include "runtime/executor/session_state.h"
+
+#include "runtime/core/temp_file.h"
+#include "runtime/schedule/model_fingerprint.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace pshard {
+namespace {
+
+// The file, in the host's byte order (the x86-64 and AArch64 hosts pshard runs on are
+// little-endian), fields in this order:
+//   Header; int64 rows of each layer (its whole cache: what the layout depends on);
+//   int32 token of each position; each layer's K rows then V rows of those positions.
+constexpr char kMagic[8] = {'P', 'S', 'H', 'S', 'T', 'A', 'T', 'E'};
+constexpr uint32_t kVersion = 1;
+
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t k_type, v_type;
+  uint32_t reserved;
+  uint64_t fingerprint_hi, fingerprint_lo;
+  int64_t n_ctx, n_layer, n_past;
+};
+
+std::vector<int64_t> layer_rows(const KvCache& kv, int64_t n_layer, int64_t positions) {
+  std::vector<int64_t> rows;
+  for (int64_t il = 0; il < n_layer; ++il)
+    rows.push_back(kv.rows_held(il, positions));
+  return rows;
+}
+
+uint64_t data_bytes(const KvCache& kv, int64_t n_layer, int64_t n_past) {
+  uint64_t bytes = 0;
+  for (int64_t rows : layer_rows(kv, n_layer, n_past))
+    bytes += kv.k_bytes(rows) + kv.v_bytes(rows);
+  return bytes;
+}
+
+std::string kv_types(TensorType k, TensorType v) {
+  return std::string(tensor_type_name(k)) + "/" + tensor_type_name(v);
+}
+
+// An open file read in order, its failures as statuses naming it.
+class Reader {
+public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+  ~Reader() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  Status open(uint64_t* size) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      const std::string why = "cannot open the state file '" + path_ + "': " + std::strerror(errno);
+      return errno == ENOENT ? not_found(why) : io_error(why);
+    }
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode))
+      return io_error("'" + path_ + "' is not a regular file");
+    *size = static_cast<uint64_t>(st.st_size);
+    return Status::ok_status();
+  }
+  Status read(void* out, uint64_t n) {
+    auto* p = static_cast<uint8_t*>(out);
+    while (n > 0) {
+      const ssize_t got = ::read(fd_, p, std::min<uint64_t>(n, uint64_t{1} << 30));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        return io_error("cannot read the state file '" + path_ +
+                        "': " + (got < 0 ? std::strerror(errno) : "it ended early"));
+      p += got;
+      n -= static_cast<uint64_t>(got);
+    }
+    return Status::ok_status();
+  }
+
+private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// What the file's header and layout say against the session's; the first difference.
+Status check_fits(const Header& h, const std::vector<int64_t>& rows, HybridSession& session,
+                  const Model& model, const std::string& path, uint64_t file_size) {
+  const KvCache& kv = session.host_kv();
+  const int64_t n_layer = model.hparams().n_layer;
+  const std::string file = "the state file '" + path + "'";
+  if (h.n_ctx != session.n_ctx() || h.k_type != static_cast<uint32_t>(kv.k_type()) ||
+      h.v_type != static_cast<uint32_t>(kv.v_type()))
+    return invalid_argument(
+        file + " was saved by a context of " + std::to_string(h.n_ctx) + " positions with " +
+        kv_types(static_cast<TensorType>(h.k_type), static_cast<TensorType>(h.v_type)) +
+        " KV; this one has " + std::to_string(session.n_ctx()) + " with " +
+        kv_types(kv.k_type(), kv.v_type()) +
+        ": create the context with the same size and KV types");
+  if (rows != layer_rows(kv, n_layer, session.n_ctx()))
+    return invalid_argument(file + " was saved by a context whose layers keep other rows (a "
+                                   "sliding window's whole cache or its ring: swa_full differs)");
+  if (h.n_past < 0 || h.n_past > h.n_ctx)
+    return invalid_format(file + " holds " + std::to_string(h.n_past) +
+                          " positions, more than its context of " + std::to_string(h.n_ctx));
+  const uint64_t expected = sizeof(Header) + rows.size() * sizeof(int64_t) +
+                            static_cast<uint64_t>(h.n_past) * sizeof(int32_t) +
+                            data_bytes(kv, n_layer, h.n_past);
+  if (file_size != expected)
+    return invalid_format(file + " is " + std::to_string(file_size) + " bytes where its " +
+                          std::to_string(h.n_past) + " positions take " + std::to_string(expected) +
+                          ": it is truncated or damaged; save it again");
+  return Status::ok_status();
+}
+
+} // namespace
+
+Status save_session_state(HybridSession& session, const Model& model,
+                          std::span<const TokenId> tokens, const std::string& path) {
+  const int64_t n_past = session.n_past();
+  if (static_cast<int64_t>(tokens.size()) != n_past)
+    return invalid_argument("the tokens to save with a context's state are those its " +
+                            std::to_string(n_past) + " positions hold, one each; got " +
+                            std::to_string(tokens.size()));
+  PSHARD_RETURN_IF_ERROR(session.release_device()); // the KV rows on the host
+  KvCache& kv = session.host_kv();
+  const int64_t n_layer = model.hparams().n_layer;
+  const ModelFingerprint fp = model_fingerprint(model.file());
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.version = kVersion;
+  h.k_type = static_cast<uint32_t>(kv.k_type());
+  h.v_type = static_cast<uint32_t>(kv.v_type());
+  h.fingerprint_hi = fp.hi;
+  h.fingerprint_lo = fp.lo;
+  h.n_ctx = session.n_ctx();
+  h.n_layer = n_layer;
+  h.n_past = n_past;
+  const std::vector<int64_t> rows = layer_rows(kv, n_layer, session.n_ctx());
+  TempFile file(path);
+  PSHARD_RETURN_IF_ERROR(file.open());
+  PSHARD_RETURN_IF_ERROR(file.write_all(reinterpret_cast<const uint8_t*>(&h), sizeof h));
+  PSHARD_RETURN_IF_ERROR(
+      file.write_all(reinterpret_cast<const uint8_t*>(rows.data()), rows.size() * sizeof(int64_t)));
+  PSHARD_RETURN_IF_ERROR(file.write_all(reinterpret_cast<const uint8_t*>(tokens.data()),
+                                        tokens.size() * sizeof(TokenId)));
+  const std::vector<int64_t> held = layer_rows(kv, n_layer, n_past);
+  for (int64_t il = 0; il < n_layer; ++il) {
+    const KvView layer = kv.layer(il);
+    PSHARD_RETURN_IF_ERROR(file.write_all(layer.k, kv.k_bytes(held[static_cast<size_t>(il)])));
+    PSHARD_RETURN_IF_ERROR(file.write_all(layer.v, kv.v_bytes(held[static_cast<size_t>(il)])));
+  }
+  return file.commit();
+}
+
+namespace {
+
+// Opens the file and reads its header and layout, checked against the session: what
+// loading needs to go on reading the tokens and rows.
+Result<Header> open_checked(Reader& in, HybridSession& session, const Model& model,
+                            const std::string& path) {
+  uint64_t size = 0;
+  PSHARD_RETURN_IF_ERROR(in.open(&size));
+  Header h{};
+  const std::string file = "the state file '" + path + "'";
+  if (size < sizeof h || !in.read(&h, sizeof h).ok() ||
+      std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
+    return invalid_format("'" + path +
+                          "' is not a pshard state file "
+                          "(pshard_context_state_save_file writes them)");
+  if (h.version != kVersion)
+    return invalid_format(file + " is of version " + std::to_string(h.version) +
+                          "; this pshard reads version " + std::to_string(kVersion));
+  const ModelFingerprint fp = model_fingerprint(model.file());
+  if (h.fingerprint_hi != fp.hi || h.fingerprint_lo != fp.lo)
+    return invalid_argument(file + " was saved with another model (fingerprint " +
+                            ModelFingerprint{h.fingerprint_hi, h.fingerprint_lo}.hex() +
+                            "; this context's model is " + fp.hex() + ")");
+  const int64_t n_layer = model.hparams().n_layer;
+  if (h.n_layer != n_layer)
+    return invalid_format(file + " lists " + std::to_string(h.n_layer) +
+                          " layers where its model has " + std::to_string(n_layer));
+  std::vector<int64_t> rows(static_cast<size_t>(n_layer));
+  if (size < sizeof h + rows.size() * sizeof(int64_t))
+    return invalid_format(file + " ends inside its header: it is truncated; save it again");
+  PSHARD_RETURN_IF_ERROR(in.read(rows.data(), rows.size() * sizeof(int64_t)));
+  PSHARD_RETURN_IF_ERROR(check_fits(h, rows, session, model, path, size));
+  return h;
+}
+
+} // namespace
+
+Result<int64_t> saved_state_positions(HybridSession& session, const Model& model,
+                                      const std::string& path) {
+  Reader in(path);
+  PSHARD_ASSIGN_OR_RETURN(const Header h, open_checked(in, session, model, path));
+  return h.n_past;
+}
+
+Result<std::vector<TokenId>> load_session_state(HybridSession& session, const Model& model,
+                                                const std::string& path) {
+  static_assert(sizeof(TokenId) == sizeof(int32_t));
+  Reader in(path);
+  PSHARD_ASSIGN_OR_RETURN(const Header h, open_checked(in, session, model, path));
+  std::vector<TokenId> tokens(static_cast<size_t>(h.n_past));
+  PSHARD_RETURN_IF_ERROR(in.read(tokens.data(), tokens.size() * sizeof(TokenId)));
+  const int64_t n_vocab = model.hparams().n_vocab;
+  for (TokenId t : tokens)
+    if (t < 0 || t >= n_vocab)
+      return invalid_format("the state file '" + path + "' holds token " + std::to_string(t) +
+                            ", not below the model's vocabulary of " + std::to_string(n_vocab));
+  // From here on the session changes: on any failure it is left empty.
+  PSHARD_RETURN_IF_ERROR(session.release_device());
+  session.reset();
+  KvCache& kv = session.host_kv();
+  const int64_t n_layer = model.hparams().n_layer;
+  const std::vector<int64_t> held = layer_rows(kv, n_layer, h.n_past);
+  for (int64_t il = 0; il < n_layer; ++il) {
+    const KvView layer = kv.layer(il);
+    Status st = in.read(layer.k, kv.k_bytes(held[static_cast<size_t>(il)]));
+    if (st.ok())
+      st = in.read(layer.v, kv.v_bytes(held[static_cast<size_t>(il)]));
+    if (!st.ok()) {
+      session.reset();
+      return st;
+    }
+  }
+  PSHARD_RETURN_IF_ERROR(session.restore_positions(h.n_past));
+  return tokens;
+}
+
+} // namespace pshard
