@@ -105,6 +105,12 @@ int main(int argc, char** argv) {
   app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of every pass");
   cli::add_kv_type_options(app, o.cache_type_k, o.cache_type_v);
   app.add_option("-p,--prompt", o.prompt, "prompt text");
+  auto* cache = app.add_option("--prompt-cache", o.prompt_cache,
+                               "keep the prompt's decoded state in this file between runs: a "
+                               "prompt that starts as the saved one decodes only the rest");
+  app.add_flag("--prompt-cache-ro", o.prompt_cache_ro,
+               "with --prompt-cache: read the file, never write it")
+      ->needs(cache);
   app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->excludes("-p");
   app.add_option("-n,--n-predict", o.n_predict,
                  "tokens to generate (-1: until the context is full)")
@@ -178,7 +184,8 @@ int main(int argc, char** argv) {
                "chat template until EOF")
       ->excludes("-p")
       ->excludes("-f")
-      ->excludes("--json");
+      ->excludes("--json")
+      ->excludes("--prompt-cache");
   app.add_option("--system", o.system_prompt, "with --conversation: a system message (-sys)");
   app.add_option("--chat-template", o.chat_template,
                  "with --conversation: a template by name instead of the model's (chatml, "
@@ -191,13 +198,15 @@ int main(int argc, char** argv) {
                  "prompt's i-th \"<__media__>\" or <|vision_start|>...<|vision_end|>, or "
                  "all before a prompt that names no place; with --conversation, the first "
                  "message's")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->excludes("--prompt-cache");
   cli::add_image_token_options(app, o.image_min_tokens, o.image_max_tokens, "--mmproj");
   app.add_flag("--embedding,--embeddings", o.embedding,
                "print the prompt's embedding (final hidden states after the output norm, "
                "pooled) instead of generating: one vector per line, or JSON with --json")
       ->excludes("--conversation")
-      ->excludes("--image");
+      ->excludes("--image")
+      ->excludes("--prompt-cache");
   app.add_option("--pooling", o.pooling,
                  "with --embedding: mean, cls, last or none (every token's row); default: "
                  "the model's pooling_type")

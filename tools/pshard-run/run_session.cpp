@@ -2,6 +2,7 @@
 
 #include "tools/common/cli_kv_options.h"
 #include "tools/common/size_parse.h"
+#include "tools/pshard-run/prompt_cache.h"
 
 #include <algorithm>
 #include <iostream>
@@ -117,12 +118,18 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
   tp.parse_special = o.parse_special;
   PSHARD_ASSIGN_OR_RETURN(r.prompt, tokenize_text(model, prompt_text, tp));
 
-  const pshard_generate_params gp = generate_params(o, r.seed);
+  pshard_generate_params gp = generate_params(o, r.seed);
+  size_t held = 0; // prompt tokens the context holds already (--prompt-cache)
+  if (!o.prompt_cache.empty()) {
+    PSHARD_ASSIGN_OR_RETURN(held, use_prompt_cache(ctx, r.prompt, o, std::cerr));
+    gp.held = r.prompt.data();
+    gp.n_held = held;
+  }
   if (!o.json)
     std::cout << prompt_text << std::flush;
   Collector collector{&r, !o.json};
-  PSHARD_C_CALL(pshard_context_generate(ctx, r.prompt.data(), r.prompt.size(), &gp, on_token,
-                                        &collector, &r.timings));
+  PSHARD_C_CALL(pshard_context_generate(ctx, r.prompt.data() + held, r.prompt.size() - held, &gp,
+                                        on_token, &collector, &r.timings));
 
   size_t len = 0;
   PSHARD_C_CALL(
