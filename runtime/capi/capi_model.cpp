@@ -67,6 +67,7 @@ pshard_model_params pshard_model_default_params(void) {
   pshard_model_params p{};
   p.size = sizeof p;
   p.use_mmap = true;
+  p.yarn_ext_factor = p.yarn_attn_factor = p.yarn_beta_fast = p.yarn_beta_slow = -1.0f;
   return p;
 }
 
@@ -81,8 +82,20 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
   auto m = std::unique_ptr<pshard_model>(new (std::nothrow) pshard_model());
   if (!m)
     return fail(Status(StatusCode::kOutOfMemory, "pshard_model_load: out of host memory"));
-  auto model = Model::load(gguf_path, p.use_mmap ? gguf::OpenMode::kMapData
-                                                      : gguf::OpenMode::kReadData);
+  RopeFlags rope;
+  rope.scaling = p.rope_scaling_type ? p.rope_scaling_type : "";
+  rope.freq_base = p.rope_freq_base;
+  rope.freq_scale = p.rope_freq_scale;
+  rope.yarn_orig_ctx = p.yarn_orig_ctx;
+  rope.yarn_ext_factor = p.yarn_ext_factor;
+  rope.yarn_attn_factor = p.yarn_attn_factor;
+  rope.yarn_beta_fast = p.yarn_beta_fast;
+  rope.yarn_beta_slow = p.yarn_beta_slow;
+  auto overrides = rope_overrides(rope);
+  if (!overrides.ok())
+    return fail(overrides.status().with_context("pshard_model_params"));
+  auto model = Model::load(
+      gguf_path, p.use_mmap ? gguf::OpenMode::kMapData : gguf::OpenMode::kReadData, *overrides);
   if (!model.ok())
     return fail(model.status());
   m->model = std::move(model).value();

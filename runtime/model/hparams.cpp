@@ -356,13 +356,13 @@ RopeParams ModelHParams::rope(const float* freq_factors, int64_t layer) const {
   return local;
 }
 
-Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f) {
+Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f, const HParamOverrides* overrides) {
   PSHARD_ASSIGN_OR_RETURN(std::string arch, f.get_string("general.architecture"));
   ModelHParams hp;
   hp.family = find_arch_family(arch);
   if (!hp.family)
     return unsupported(unknown_arch_message(arch));
-  const HParamKeys k(f, *hp.family);
+  const HParamKeys k(f, *hp.family, overrides);
   if (f.find("general.name")) {
     PSHARD_ASSIGN_OR_RETURN(hp.name, f.get_string("general.name"));
   }

@@ -13,6 +13,7 @@
 #include "runtime/kernels/delta_net.h"
 #include "runtime/kernels/ops.h"
 #include "runtime/model/arch/arch_family.h"
+#include "runtime/model/hparam_overrides.h"
 #include "runtime/model/pooling.h"
 #include "runtime/tokenizer/token_id.h"
 
@@ -206,7 +207,9 @@ struct ModelHParams {
 // Fails with a message naming the key (or tensor) for anything missing, inconsistent
 // or unsupported: an architecture without a family, an unknown RoPE scaling type, a
 // layer that has an optional tensor another layer lacks, …
-Result<ModelHParams> read_model_hparams(const gguf::GgufFile& file);
+// `overrides` (hparam_overrides.h) stand in for the file's keys of the same suffix.
+Result<ModelHParams> read_model_hparams(const gguf::GgufFile& file,
+                                        const HParamOverrides* overrides = nullptr);
 
 // What a model that attends both ways answers a request for logits.
 inline constexpr const char* kEmbedsOnlyMessage =

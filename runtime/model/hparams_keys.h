@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/model/hparam_overrides.h"
 #include "runtime/model/hparams.h"
 
 #include <string>
@@ -10,13 +11,18 @@
 
 namespace pshard {
 
+// `overrides` (may be null) stand in for the file's keys of the same suffix.
 class HParamKeys {
 public:
-  HParamKeys(const gguf::GgufFile& file, const ArchFamily& family)
-      : file_(file), family_(family), prefix_(std::string(family.name) + ".") {}
+  HParamKeys(const gguf::GgufFile& file, const ArchFamily& family,
+             const HParamOverrides* overrides = nullptr)
+      : file_(file), family_(family), prefix_(std::string(family.name) + "."),
+        overrides_(overrides) {}
 
   std::string key(const std::string& suffix) const { return prefix_ + suffix; }
-  bool has(const std::string& suffix) const { return file_.find(key(suffix)) != nullptr; }
+  bool has(const std::string& suffix) const {
+    return overridden(suffix) != nullptr || file_.find(key(suffix)) != nullptr;
+  }
   const gguf::GgufFile& file() const { return file_; }
 
   // Leave *out unchanged when the key is absent.
@@ -28,9 +34,18 @@ public:
   Status required(const std::string& suffix, float* out) const;
 
 private:
+  using Override = std::variant<int64_t, double, std::string>;
+  const Override* overridden(const std::string& suffix) const {
+    if (!overrides_)
+      return nullptr;
+    const auto it = overrides_->values.find(suffix);
+    return it == overrides_->values.end() ? nullptr : &it->second;
+  }
+
   const gguf::GgufFile& file_;
   const ArchFamily& family_;
   std::string prefix_;
+  const HParamOverrides* overrides_;
 };
 
 // rope.freq_base, rope.dimension_count, rope.dimension_sections (M-RoPE) and rope.scaling.* (none,

@@ -6,20 +6,21 @@
 
 namespace pshard {
 
-Result<std::unique_ptr<Model>> Model::load(const std::string& path,
-                                                     gguf::OpenMode data) {
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, gguf::OpenMode data,
+                                           const HParamOverrides& overrides) {
   if (data == gguf::OpenMode::kMetadataOnly)
     return invalid_argument("a model needs its weights: open it with kMapData or kReadData");
   PSHARD_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path, data));
-  auto model = from_file(std::move(file));
+  auto model = from_file(std::move(file), overrides);
   if (!model.ok())
     return model.status().with_context(path);
   return model;
 }
 
-Result<std::unique_ptr<Model>> Model::from_file(std::unique_ptr<gguf::GgufFile> file) {
+Result<std::unique_ptr<Model>> Model::from_file(std::unique_ptr<gguf::GgufFile> file,
+                                                const HParamOverrides& overrides) {
   auto model = std::unique_ptr<Model>(new Model());
-  PSHARD_ASSIGN_OR_RETURN(model->hparams_, read_model_hparams(*file));
+  PSHARD_ASSIGN_OR_RETURN(model->hparams_, read_model_hparams(*file, &overrides));
   PSHARD_ASSIGN_OR_RETURN(model->weights_, bind_model_weights(*file, model->hparams_));
   model->sublayers_ = model_sublayers(model->hparams_);
   model->file_ = std::move(file);

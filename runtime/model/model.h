@@ -25,10 +25,13 @@ class Model {
 public:
   // `data`: kMapData uses the weights in place from a read-only mapping (the default,
   // llama.cpp's mmap); kReadData copies them into huge-page memory (--no-mmap).
-  static Result<std::unique_ptr<Model>> load(
-      const std::string& path, gguf::OpenMode data = gguf::OpenMode::kMapData);
+  // `overrides`: metadata that stands in for the file's (hparam_overrides.h: RoPE flags).
+  static Result<std::unique_ptr<Model>> load(const std::string& path,
+                                             gguf::OpenMode data = gguf::OpenMode::kMapData,
+                                             const HParamOverrides& overrides = {});
   // For a file already opened with its data mapped.
-  static Result<std::unique_ptr<Model>> from_file(std::unique_ptr<gguf::GgufFile> file);
+  static Result<std::unique_ptr<Model>> from_file(std::unique_ptr<gguf::GgufFile> file,
+                                                  const HParamOverrides& overrides = {});
 
   const gguf::GgufFile& file() const { return *file_; }
   const ModelHParams& hparams() const { return hparams_; }

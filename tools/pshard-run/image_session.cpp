@@ -63,8 +63,10 @@ Status open_scheduled(const RunOptions& o, int64_t n_ctx, ImageSession& s) {
 
 Result<ImageSession> open_image_session(const RunOptions& o) {
   ImageSession s;
-  PSHARD_ASSIGN_OR_RETURN(s.model, Model::load(o.model_path, o.no_mmap ? gguf::OpenMode::kReadData
-                                                                       : gguf::OpenMode::kMapData));
+  PSHARD_ASSIGN_OR_RETURN(HParamOverrides rope, rope_overrides(o.rope));
+  PSHARD_ASSIGN_OR_RETURN(
+      s.model, Model::load(o.model_path,
+                           o.no_mmap ? gguf::OpenMode::kReadData : gguf::OpenMode::kMapData, rope));
   PSHARD_RETURN_IF_ERROR(check_image_prompt_model(s.model->hparams()));
   PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
   if (o.schedule_path.empty())

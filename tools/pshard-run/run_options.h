@@ -2,6 +2,7 @@
 #pragma once
 
 #include "pshard/pshard.h"
+#include "runtime/model/hparam_overrides.h"
 #include "runtime/sampler/sampler.h"
 
 #include <cstdint>
@@ -45,6 +46,7 @@ struct RunOptions {
   std::string vram;             // a size; empty: the schedule's largest budget
   double emu_pcie_gbps = 0;     // 0: the link the schedule was planned with
   std::string trace_path;       // Chrome/Perfetto trace of every pass
+  RopeFlags rope;               // --rope-scaling, --rope-scale, --yarn-*: the file's rope keys
   std::string prompt_cache;     // --prompt-cache FILE: the prompt's state kept between runs
   bool prompt_cache_ro = false; // --prompt-cache-ro: read it, never write it
   std::string cache_type_k;     // -ctk: f32, f16, q8_0; empty: the schedule's, or f16

@@ -15,6 +15,7 @@
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/cli_image_options.h"
 #include "tools/common/cli_kv_options.h"
+#include "tools/common/cli_rope_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
@@ -159,6 +160,7 @@ int main(int argc, char** argv) {
                  "0: off)")
       ->check(cli::between(0, pshard::kMaxDraftTokens));
   cli::add_kv_type_options(app, o.cache_type_k, o.cache_type_v);
+  cli::add_rope_options(app, o.rope);
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "port to listen on (0: any free one, printed)")
       ->check(cli::between(0, 65535))

@@ -1,6 +1,8 @@
 // pshard-server's options, with llama-server's flag names.
 #pragma once
 
+#include "runtime/model/hparam_overrides.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ struct ServerOptions {
   bool swa_full = false;        // --swa-full: sliding-window layers keep every position
   int32_t draft_max = 0;        // --draft-max: speculative decoding by prompt lookup
   std::string cache_type_k, cache_type_v; // -ctk / -ctv: KV cache types ("": the default)
+  RopeFlags rope; // --rope-scaling, --rope-scale, --yarn-*: the file's rope keys
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string api_key;       // --api-key: required as "Authorization: Bearer KEY"

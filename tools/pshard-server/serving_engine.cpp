@@ -1,6 +1,7 @@
 #include "tools/pshard-server/serving_engine.h"
 
 #include "tools/common/cli_kv_options.h"
+#include "tools/common/cli_rope_options.h"
 #include "tools/common/size_parse.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   mp.mmproj_path = o.mmproj_path.empty() ? nullptr : o.mmproj_path.c_str();
   mp.image_min_tokens = o.image_min_tokens;
   mp.image_max_tokens = o.image_max_tokens;
+  cli::set_rope_params(mp, o.rope);
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   e->model_.reset(model);

@@ -111,6 +111,20 @@ typedef struct pshard_model_params {
                                 rounded to whole image tokens, shrunk to at most this many
                                 (llama.cpp's --image-max-tokens) */
   int32_t image_min_tokens;  /* with image_max_tokens: enlarged to at least this many */
+  /* RoPE at load (llama.cpp's --rope-scaling, --rope-scale/--rope-freq-scale,
+   * --rope-freq-base, --yarn-*), read as the file's rope.* keys would be: a context
+   * longer than the file was converted for, e.g. Qwen3's 131072 positions as its model
+   * card says (rope_scaling_type "yarn", rope_freq_scale 0.25, yarn_orig_ctx 32768).
+   * NULL, 0 or negative (the defaults): the file's. A schedule is unaffected (its plans
+   * do not depend on RoPE). */
+  const char* rope_scaling_type; /* "none", "linear" or "yarn" */
+  float rope_freq_base;
+  float rope_freq_scale;  /* 1 / the scaling factor */
+  int32_t yarn_orig_ctx;  /* the context the scaling extends */
+  float yarn_ext_factor;  /* -1: the file's, else 1 with YaRN */
+  float yarn_attn_factor; /* -1: the file's, else 1 */
+  float yarn_beta_fast;   /* -1: the file's, else 32 */
+  float yarn_beta_slow;   /* -1: the file's, else 1 */
 } pshard_model_params;
 
 PSHARD_API pshard_model_params pshard_model_default_params(void);

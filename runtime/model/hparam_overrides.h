@@ -1,0 +1,45 @@
+// Values that stand in for a file's `{arch}.<key>` metadata while its hyperparameters are
+// read: llama.cpp's RoPE flags (--rope-scaling, --rope-scale, --rope-freq-base,
+// --rope-freq-scale, --yarn-*) as the file's rope.* keys would carry them, so a file given
+// the flags runs as a file with the keys — derived values (DeepSeek's and Mistral 3's
+// YaRN attention scales) included. The file, and so its fingerprint, stays as it is.
+// Qwen3's documented 131072 positions: YaRN, factor 4, over 32768.
+//
+//   RopeFlags f;
+//   f.scaling = "yarn";
+//   f.scale = 4;
+//   f.yarn_orig_ctx = 32768;
+//   PSHARD_ASSIGN_OR_RETURN(HParamOverrides o, rope_overrides(f));
+//   PSHARD_ASSIGN_OR_RETURN(auto model, Model::load(path, gguf::OpenMode::kMapData, o));
+#pragma once
+
+#include "runtime/core/status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+
+namespace pshard {
+
+// By key suffix ("rope.scaling.factor"): an integer, a number or a string.
+struct HParamOverrides {
+  std::map<std::string, std::variant<int64_t, double, std::string>> values;
+  bool empty() const { return values.empty(); }
+};
+
+// llama.cpp's RoPE flags; unset (empty, 0, negative for the yarn factors): the file's.
+struct RopeFlags {
+  std::string scaling;   // --rope-scaling: none, linear or yarn
+  double scale = 0;      // --rope-scale N: the scaling factor
+  double freq_scale = 0; // --rope-freq-scale F: 1 / the factor
+  double freq_base = 0;  // --rope-freq-base
+  int64_t yarn_orig_ctx = 0;
+  double yarn_ext_factor = -1, yarn_attn_factor = -1, yarn_beta_fast = -1, yarn_beta_slow = -1;
+};
+
+// kInvalidArgument naming the flag for a value no file's key could hold (an unknown
+// scaling type, a factor that is not positive, --rope-scale with --rope-freq-scale).
+Result<HParamOverrides> rope_overrides(const RopeFlags& flags);
+
+} // namespace pshard

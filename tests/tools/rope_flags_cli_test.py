@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""llama.cpp's RoPE flags in pshard-run and pshard-server (--rope-scaling, --rope-scale,
+--yarn-orig-ctx, ...): a model file without rope.scaling keys given the flags answers,
+log-probabilities equal, as the same model converted with the keys, over a prompt well
+past the original context; bad values are refused naming the flag.
+
+usage: rope_flags_cli_test.py BUILD_DIR SHARED_DIR
+"""
+import json
+import os
+import sys
+import tempfile
+
+from cli_util import Checks, run
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "server"))
+from server_util import Server  # noqa: E402
+
+build, shared = sys.argv[1], sys.argv[2]
+run_bin = os.path.join(build, "tools/pshard-run/pshard-run")
+mk_bin = os.path.join(build, "tools/pshard-mkmodel/pshard-mkmodel")
+stories = os.path.join(shared, "models/stories260K.gguf")
+checks = Checks()
+check = checks.check
+PROMPT = " ".join(["Once upon a time, there was a little girl named Lily."] * 8)
+YARN = ["--rope-scaling", "yarn", "--rope-scale", "4", "--yarn-orig-ctx", "32"]
+
+
+def top(model, *extra):
+    p = run(run_bin, "-m", model, "-p", PROMPT, "-n", "6", "--temp", "0", "--ignore-eos",
+            "-t", "2", "--json", "--top-logprobs", "1", "-c", "512", *extra)
+    if p.returncode != 0:
+        return p.stderr
+    d = json.loads(p.stdout)
+    return len(d["prompt_tokens"]), [t[0]["logprob"] for t in d["top_logprobs"]]
+
+
+def main(tmp):
+    shape = ["--arch", "qwen3", "--n-embd", "64", "--n-head", "4", "--n-head-kv", "2",
+             "--n-layer", "2", "--ctx", "128", "--tokenizer-from", stories]
+    plain, keyed = os.path.join(tmp, "plain.gguf"), os.path.join(tmp, "yarn.gguf")
+    run(mk_bin, "-o", plain, *shape)
+    run(mk_bin, "-o", keyed, *shape, "--rope-scaling", "yarn", "--rope-scaling-factor", "4",
+        "--rope-orig-ctx", "32")
+    want = top(keyed)
+    got = top(plain, *YARN)
+    check("pshard-run: the flags answer as the file's keys", isinstance(want, tuple) and
+          want[0] > 32 and got == want, (got, want))
+    check("and without them otherwise", top(plain) != want, "")
+    with Server(build, plain, "-np", "1", "-c", "512", *YARN) as s:
+        _, body = s.json("POST", "/v1/completions", {"prompt": PROMPT, "max_tokens": 6,
+                                                     "temperature": 0, "ignore_eos": True,
+                                                     "logprobs": 1})
+        served = body["choices"][0]["logprobs"]["token_logprobs"] if "choices" in body else body
+    check("pshard-server: the flags answer as the file's keys",
+          isinstance(want, tuple) and isinstance(served, list) and
+          all(abs(a - b) < 1e-5 for a, b in zip(served, want[1])) and len(served) == 6,
+          (served, want))
+    for what, flags, says in [
+            ("an unknown scaling", ["--rope-scaling", "llama3"], "--rope-scaling"),
+            ("both scale forms", ["--rope-scale", "4", "--rope-freq-scale", "0.25"],
+             "--rope-freq-scale"),
+            ("a negative factor", ["--rope-scaling", "yarn", "--rope-scale", "-4"],
+             "--rope-scale")]:
+        p = run(run_bin, "-m", plain, "-p", "hi", "-n", "1", *flags)
+        check(f"{what} refused, naming the flag", p.returncode != 0 and says in p.stderr,
+              p.stderr)
+
+
+if not os.path.exists(stories):
+    print(f"SKIP: {stories} is absent")
+    sys.exit(77)
+with tempfile.TemporaryDirectory() as d:
+    main(d)
+sys.exit(checks.finish())
