@@ -16,7 +16,8 @@ namespace {
 
 std::string write(const std::string& name, ModelSpec s) {
   const std::string path = ::testing::TempDir() + "/" + name + ".gguf";
-  EXPECT_TRUE(write_model(s, path).ok());
+  const Status st = write_model(s, path);
+  EXPECT_TRUE(st.ok()) << st.to_string();
   return path;
 }
 
@@ -45,13 +46,20 @@ std::vector<float> logits(const Model& m) {
   return all;
 }
 
-TEST(RopeOverride, YarnFlagsRunAsTheFilesKeys) {
-  ModelSpec keyed = qwen3();
+ModelSpec of(const std::string& arch) {
+  ModelSpec s = qwen3();
+  s.arch = arch;
+  return s;
+}
+
+void expect_flags_as_keys(const std::string& arch) {
+  ModelSpec keyed = of(arch);
   keyed.rope_scaling = "yarn";
   keyed.rope_scaling_factor = 4.0f;
   keyed.rope_ctx_orig = 48;
-  const std::string with_keys = write("rope_yarn_keys", keyed);
-  const std::string plain = write("rope_plain", qwen3());
+  const std::string with_keys = write("rope_yarn_keys_" + arch, keyed);
+  const ModelSpec bare = of(arch);
+  const std::string plain = write("rope_plain_" + arch, bare);
 
   RopeFlags flags;
   flags.scaling = "yarn";
@@ -69,11 +77,23 @@ TEST(RopeOverride, YarnFlagsRunAsTheFilesKeys) {
   EXPECT_EQ(hb.rope_ctx_orig, 48);
   EXPECT_EQ(hb.yarn_ext_factor, ha.yarn_ext_factor);
   EXPECT_EQ(hb.yarn_attn_factor, ha.yarn_attn_factor);
+  EXPECT_EQ(hb.attn_scale, ha.attn_scale);
+  EXPECT_EQ(hb.attn_temp_length, ha.attn_temp_length);
   const std::vector<float> want = logits(**a);
   EXPECT_EQ(logits(**b), want) << "bit for bit";
   EXPECT_NE(logits(**c), want) << "YaRN changes the answer past the original context";
   // The file is as it was: its fingerprint (what schedules are matched by) too.
   EXPECT_EQ(model_fingerprint((*b)->file()), model_fingerprint((*c)->file()));
+}
+
+// Qwen3; Mistral 3, whose attention temperature is derived from the original context.
+// (DeepSeek's converted files carry a YaRN log multiplier beside the scaling keys, which
+// no flag gives, as in llama.cpp: a plain file given the flags scales without it.)
+TEST(RopeOverride, YarnFlagsRunAsTheFilesKeys) {
+  for (const char* arch : {"qwen3", "mistral3"}) {
+    SCOPED_TRACE(arch);
+    expect_flags_as_keys(arch);
+  }
 }
 
 TEST(RopeOverride, FreqBaseAndLinearScale) {
