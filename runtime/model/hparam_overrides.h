@@ -1,8 +1,9 @@
 // Values that stand in for a file's `{arch}.<key>` metadata while its hyperparameters are
 // read: llama.cpp's RoPE flags (--rope-scaling, --rope-scale, --rope-freq-base,
 // --rope-freq-scale, --yarn-*) as the file's rope.* keys would carry them, so a file given
-// the flags runs as a file with the keys — derived values (DeepSeek's and Mistral 3's
-// YaRN attention scales) included. The file, and so its fingerprint, stays as it is.
+// the flags runs as a file with the keys, values derived from them (Mistral 3's attention
+// temperature) included; keys no flag gives (DeepSeek's YaRN log multiplier) stay the
+// file's. The file, and so its fingerprint, stays as it is.
 // Qwen3's documented 131072 positions: YaRN, factor 4, over 32768.
 //
 //   RopeFlags f;
