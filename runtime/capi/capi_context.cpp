@@ -109,6 +109,19 @@ pshard_status pshard_context_create(pshard_model* model, const pshard_context_pa
   if (!session.ok())
     return fail(session.status());
   c->session = std::move(session).value();
+  if (p.draft_model) {
+    if (Status st = check_draft_vocabulary(*model->tokenizer, *p.draft_model->tokenizer); !st.ok())
+      return fail(st.with_context("pshard_context_params.draft_model"));
+    SessionParams dp;
+    dp.n_ctx = c->session->n_ctx();
+    dp.n_threads = c->session->n_threads();
+    dp.n_batch = p.n_batch;
+    auto draft = CpuSession::create(*p.draft_model->model, dp);
+    if (!draft.ok())
+      return fail(draft.status().with_context("pshard_context_params.draft_model"));
+    c->draft_session = std::move(draft).value();
+    c->drafter = std::make_unique<ModelDrafter>(*c->draft_session, model->model->hparams().n_vocab);
+  }
   if (p.trace) {
     c->timeline = std::make_unique<Timeline>();
     c->session->set_timeline(c->timeline.get());

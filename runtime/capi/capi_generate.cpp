@@ -48,11 +48,13 @@ struct ImageWork {
   std::vector<TokenId>* generated = nullptr; // receives the generated tokens
 };
 
-// Prefill, sampling and decoding on `decoder`, each token through the C callback.
+// Prefill, sampling and decoding on `decoder`, each token through the C callback;
+// `drafter` (may be null): the context's draft model, for params' draft_max.
 pshard_status run_generation(Decoder& decoder, const pshard_model& model,
                              std::span<const TokenId> prompt, const pshard_generate_params* params,
                              pshard_token_callback on_token, void* user_data,
-                             pshard_generate_result* result, const ImageWork& images = {}) {
+                             pshard_generate_result* result, const ImageWork& images = {},
+                             Drafter* drafter = nullptr) {
   const pshard_generate_params p = capi::read_params(params, pshard_generate_default_params());
   if (!p.held && p.n_held > 0)
     return capi::null_argument("pshard_context_generate", "held");
@@ -71,6 +73,7 @@ pshard_status run_generation(Decoder& decoder, const pshard_model& model,
   gp.lookup.ngram_min = p.lookup_ngram_min;
   gp.lookup.ngram_max = p.lookup_ngram_max;
   gp.lookup.adaptive = p.lookup_adaptive;
+  gp.drafter = drafter;
   // An image prompt's kept sequence, or what the caller says the context held.
   gp.held = images.held.empty() ? std::span<const TokenId>(p.held, p.n_held) : images.held;
   TokenCallback callback = nullptr;
@@ -192,7 +195,7 @@ pshard_status pshard_context_generate(pshard_context* c, const pshard_token* pro
   if (!prompt && n_prompt > 0)
     return capi::null_argument("pshard_context_generate", "prompt");
   return run_generation(*c->session, *c->model, std::span<const TokenId>(prompt, n_prompt), params,
-                        on_token, user_data, result);
+                        on_token, user_data, result, {}, c->drafter.get());
 }
 
 pshard_status pshard_context_generate_with_images(

@@ -7,6 +7,7 @@
 #include "runtime/device/device.h"
 #include "runtime/executor/hybrid_session.h"
 #include "runtime/executor/timeline.h"
+#include "runtime/generate/draft_model.h"
 #include "runtime/grammar/token_grammar.h"
 #include "runtime/model/model.h"
 #include "runtime/sampler/sampler.h"
@@ -54,6 +55,9 @@ struct pshard_context {
   // its tokens, an image's rows their image_row_key.
   std::unique_ptr<pshard::HybridSession> image_session;
   std::vector<pshard::TokenId> image_names;
+  // pshard_context_params.draft_model's session on the CPU, and the drafter over it.
+  std::unique_ptr<pshard::CpuSession> draft_session;
+  std::unique_ptr<pshard::ModelDrafter> drafter;
 };
 
 namespace pshard::capi {

@@ -1,5 +1,6 @@
 #include "runtime/generate/generator.h"
 
+#include "runtime/generate/draft_model.h"
 #include "runtime/generate/draft_policy.h"
 #include "runtime/tokenizer/utf8.h"
 
@@ -129,8 +130,13 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
     // more token).
     const int64_t drafts =
         std::min({max_draft, session.n_ctx() - session.n_past() - 1, limit - i - 2});
-    proposed =
-        drafts > 0 ? draft_from_history(history, params.lookup, drafts) : std::vector<TokenId>{};
+    if (drafts <= 0) {
+      proposed.clear();
+    } else if (params.drafter) {
+      PSHARD_ASSIGN_OR_RETURN(proposed, params.drafter->draft(history, drafts));
+    } else {
+      proposed = draft_from_history(history, params.lookup, drafts);
+    }
     const auto k = static_cast<size_t>(params.lookup.adaptive
                                            ? policy.choose(static_cast<int64_t>(proposed.size()))
                                            : static_cast<int64_t>(proposed.size()));

@@ -21,6 +21,8 @@
 
 namespace pshard {
 
+class Drafter; // draft_model.h
+
 // A Sampler with a TokenFilter (Sampler::set_filter, a grammar) constrains the tokens:
 // generation then fails with the filter's reason when it allows none, and an
 // end-of-generation token it allows ends generation even with ignore_eos.
@@ -37,6 +39,9 @@ struct GenerateParams {
   // time (cpu and emu: bit-identical). Off when the decoder has one logit row. By
   // default only as many drafted tokens are checked as pay (lookup.adaptive).
   PromptLookup lookup;
+  // With lookup.draft_max: the drafts from here (a draft model, draft_model.h) instead of
+  // the context's own text; it must outlive the call.
+  Drafter* drafter = nullptr;
   // Tokens the decoder already holds before the prompt (a kept sequence's): the
   // sampler's penalties and the lookup see them as the prompt's start, as if decoded now.
   std::span<const TokenId> held;
@@ -61,7 +66,7 @@ struct GenerateTimings {
   double generation_ms = 0; // every decode step after the prompt
   double first_token_ms = 0; // from the start until the first token is sampled
   int64_t n_decode_passes = 0; // decode calls after the prompt
-  int64_t n_drafted = 0;       // tokens drafted by prompt lookup
+  int64_t n_drafted = 0;       // tokens drafted (prompt lookup or a draft model)
   int64_t n_accepted = 0;      // of those, sampled as drafted
   double prompt_tokens_per_s() const { return prompt_ms > 0 ? n_prompt * 1e3 / prompt_ms : 0; }
   double generation_tokens_per_s() const;

@@ -33,6 +33,8 @@ Status validate_prompt_lookup(const PromptLookup& lookup);
 // The most drafted tokens the tools and the C API let one pass check: more rarely all
 // match, and every one costs a row of logits per sequence.
 inline constexpr int32_t kMaxDraftTokens = 64;
+// What a draft model drafts per pass unless told (llama.cpp's --draft-max default).
+inline constexpr int32_t kDefaultDraftMax = 16;
 // kInvalidArgument unless 0 <= draft_max <= kMaxDraftTokens.
 Status check_draft_max(int32_t draft_max);
 

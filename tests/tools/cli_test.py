@@ -93,6 +93,32 @@ def speculative():
     check("--draft-max text", p.stdout == "Once upon a time" + EXPECTED_TEXT + "\n", repr(p.stdout))
     check("--draft-max report", "speculation:" in p.stderr and "drafted tokens accepted" in p.stderr,
           p.stderr)
+    # -md: a draft model of the same vocabulary (stories260K drafting for its 4x-wide twin,
+    # which computes the same function) drafts nearly every token; the text is plain
+    # decoding's, greedy and sampled; another vocabulary is refused naming both sizes.
+    wide = os.path.join(shared, "models/stories260K-x4-F32.gguf")
+    tiny = os.path.join(shared, "models/llama-2-tiny-random.gguf")
+    for extra in (["--temp", "0"], ["--temp", "0.8", "--seed", "7"]):
+        plain = run(run_bin, "-m", wide, "-p", "Once upon a time", "-n", "48", "--json",
+                    "--ignore-eos", *extra)
+        spec = run(run_bin, "-m", wide, "-p", "Once upon a time", "-n", "48", "--json",
+                   "--ignore-eos", "-md", stories, *extra)
+        ok = plain.returncode == 0 and spec.returncode == 0
+        check(f"-md exit {extra}", ok, spec.stderr)
+        if not ok:
+            continue
+        a, b = json.loads(plain.stdout), json.loads(spec.stdout)
+        check(f"-md same tokens {extra}", a["generated_tokens"] == b["generated_tokens"],
+              (a["generated_tokens"], b["generated_tokens"]))
+        t = b["timings"]
+        check(f"-md drafted and counted {extra}", t["draft_n"] > 0 and
+              t["decode_passes"] + t["draft_accepted_n"] == t["predicted_n"] - 1, t)
+        if extra[1] == "0":
+            check("-md: the twin's drafts hold", t["draft_accepted_n"] * 10 >= t["draft_n"] * 9 and
+                  t["decode_passes"] <= 6, t)
+    p = run(run_bin, "-m", stories, "-p", "hi", "-n", "2", "-md", tiny)
+    check("-md of another vocabulary refused", p.returncode != 0 and "32000" in p.stderr and
+          "512" in p.stderr, p.stderr)
 
 
 def structured(tmp):

@@ -77,6 +77,8 @@ Status run(RunOptions o) {
   if (!o.json_schema_file.empty()) {
     PSHARD_ASSIGN_OR_RETURN(o.json_schema, read_text_file(o.json_schema_file, "JSON schema file"));
   }
+  if (!o.draft_model_path.empty() && o.draft_max == 0)
+    o.draft_max = kDefaultDraftMax; // llama.cpp's --draft-max default with -md
   if (o.conversation)
     return run_conversation(o, std::cin, std::cout, std::cerr, ::isatty(STDIN_FILENO) == 1);
   PSHARD_ASSIGN_OR_RETURN(std::string prompt_text, read_prompt(o));
@@ -159,6 +161,10 @@ int main(int argc, char** argv) {
                  "prompt-lookup speculative decoding: check up to N tokens drafted from the "
                  "context in each decode pass, as many as pay (same tokens as without; 0: off)")
       ->check(cli::between(0, pshard::kMaxDraftTokens));
+  app.add_option("--model-draft", o.draft_model_path,
+                 "speculative decoding from a small model of the same vocabulary (-md; its "
+                 "most likely tokens drafted on the CPU, --draft-max of them, 16 by default; "
+                 "same tokens as without)");
   app.add_flag("--draft-fixed", o.draft_fixed,
                "with --draft-max: check every drafted token, instead of as many as pay by the "
                "pass times and acceptance measured so far");
@@ -222,8 +228,11 @@ int main(int argc, char** argv) {
                  "with --embedding: keep the first N values (Matryoshka models), before "
                  "normalizing; 0 (default): all")
       ->check(CLI::NonNegativeNumber);
-  constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-cnv", "--conversation"}, {"-sys", "--system"},
-                                                  {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
+  constexpr pshard::FlagSpelling kLlamaFlags[] = {{"-cnv", "--conversation"},
+                                                  {"-sys", "--system"},
+                                                  {"-ctk", "--cache-type-k"},
+                                                  {"-ctv", "--cache-type-v"},
+                                                  {"-md", "--model-draft"}};
   std::vector<std::string> notes;
   auto absorbed = pshard::absorb_llama_flags(pshard::expand_llama_flags(argc, argv, kLlamaFlags),
                                              pshard::kLlamaModelCompat, &notes);

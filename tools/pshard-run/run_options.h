@@ -28,8 +28,10 @@ struct RunOptions {
   bool no_mmap = false; // --no-mmap: weights read into huge-page RAM
   bool json = false;
   int32_t top_logprobs = 0;
-  // Prompt-lookup speculative decoding (runtime/generate/prompt_lookup.h); 0: off.
+  // Speculative decoding (runtime/generate/prompt_lookup.h, draft_model.h); 0: off, or
+  // kDefaultDraftMax with a draft model.
   int32_t draft_max = 0;
+  std::string draft_model_path; // -md: drafts from this model instead of the context
   bool swa_full = false;
   int32_t lookup_ngram_min = 2;
   int32_t lookup_ngram_max = 4;

@@ -79,6 +79,14 @@ Result<RunResult> start_session(const RunOptions& o) {
   cp.swa_full = o.swa_full;
   cp.kv_type_k = cli::kv_type_param<pshard_kv_type>(o.cache_type_k); // -ctk / -ctv
   cp.kv_type_v = cli::kv_type_param<pshard_kv_type>(o.cache_type_v);
+  if (!o.draft_model_path.empty()) {
+    pshard_model_params dp = pshard_model_default_params();
+    dp.use_mmap = !o.no_mmap;
+    pshard_model* draft = nullptr;
+    PSHARD_C_CALL(pshard_model_load(o.draft_model_path.c_str(), &dp, &draft));
+    r.draft_model.reset(draft);
+    cp.draft_model = draft;
+  }
   pshard_context* ctx = nullptr;
   PSHARD_C_CALL(pshard_context_create(model, &cp, &ctx));
   r.context.reset(ctx);

@@ -21,6 +21,7 @@ struct PlanLine {
 
 struct RunResult {
   ModelHandle model;
+  ModelHandle draft_model; // -md; freed after the context that drafts with it
   ContextHandle context;
   std::vector<pshard_token> prompt;
   std::vector<pshard_token> generated;

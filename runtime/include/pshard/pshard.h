@@ -278,6 +278,14 @@ typedef struct pshard_context_params {
    * more) decodes only what is new (pshard_generate_result.n_cached). Default true;
    * false frees it after each call. */
   bool keep_image_sequence;
+  /* Speculative decoding from a small model of the same vocabulary (llama.cpp's
+   * -md/--model-draft), e.g. a family's 0.6B drafting for its 32B: with draft_max, each
+   * pass of pshard_context_generate checks the draft model's most likely next tokens in
+   * place of prompt lookup's; the tokens are still those of plain decoding. The draft
+   * model runs on the CPU in a session of the context's size and threads; it must outlive
+   * the context. A vocabulary that differs is refused here. NULL (default): none. Not
+   * for image prompts (they do not draft). */
+  pshard_model* draft_model;
 } pshard_context_params;
 
 PSHARD_API pshard_context_params pshard_context_default_params(void);
@@ -416,8 +424,9 @@ typedef struct pshard_generate_params {
   int32_t repeat_last_n;
   uint64_t seed;
   int32_t top_logprobs; /* report the N most likely tokens of each position */
-  /* Prompt-lookup speculative decoding: each decode pass also checks up to draft_max
-   * tokens that followed the last earlier occurrence of the context's final n tokens
+  /* Speculative decoding: each decode pass also checks up to draft_max drafted tokens —
+   * the context's draft model's (pshard_context_params.draft_model), else those that
+   * followed the last earlier occurrence of the context's final n tokens
    * (lookup_ngram_max down to lookup_ngram_min). The tokens are those of plain decoding
    * for any sampler and seed (bit-identical on cpu and emu); only the passes differ.
    * Capped by the context's draft_max; 0 (default): off. */

@@ -1,0 +1,66 @@
+#include "runtime/generate/draft_model.h"
+
+#include <algorithm>
+
+namespace pshard {
+namespace {
+
+// The most likely token, ties to the lower id (as top_logprobs orders them).
+TokenId most_likely(std::span<const float> logits) {
+  return static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+} // namespace
+
+Result<std::vector<TokenId>> ModelDrafter::draft(std::span<const TokenId> history, int64_t limit) {
+  limit = std::min<int64_t>(limit, session_.n_ctx() - static_cast<int64_t>(history.size()));
+  if (limit <= 0 || history.empty())
+    return std::vector<TokenId>{};
+  // The start the session shares with the history, leaving at least one token to decode
+  // for the next token's logits.
+  size_t same = std::mismatch(held_.begin(), held_.end(), history.begin(), history.end()).first -
+                held_.begin();
+  same = std::min(same, history.size() - 1);
+  if (same < held_.size()) {
+    if (!session_.rewinds_anywhere() || !session_.rewind(static_cast<int64_t>(same)).ok()) {
+      PSHARD_RETURN_IF_ERROR(session_.rewind(0));
+      same = 0;
+    }
+    held_.resize(same);
+  }
+  PSHARD_ASSIGN_OR_RETURN(std::span<const float> logits, session_.decode(history.subspan(same)));
+  held_.insert(held_.end(), history.begin() + static_cast<std::ptrdiff_t>(same), history.end());
+  std::vector<TokenId> out;
+  for (int64_t k = 0; k < limit; ++k) {
+    const TokenId next = most_likely(logits);
+    if (next >= target_vocab_)
+      break;
+    out.push_back(next);
+    if (k + 1 == limit)
+      break;
+    const TokenId feed[] = {next};
+    PSHARD_ASSIGN_OR_RETURN(logits, session_.decode(feed));
+    held_.push_back(next);
+  }
+  return out;
+}
+
+Status check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft) {
+  const int64_t a = target.n_vocab(), b = draft.n_vocab();
+  if (std::abs(a - b) > 128)
+    return invalid_argument("the draft model's vocabulary has " + std::to_string(b) +
+                            " tokens and the model's " + std::to_string(a) +
+                            ": a draft model needs the same vocabulary (the same family's "
+                            "smaller model)");
+  for (int64_t id = 0; id < std::min(a, b); ++id) {
+    const auto t = static_cast<TokenId>(id);
+    if (target.token_to_piece(t) != draft.token_to_piece(t))
+      return invalid_argument("the draft model's token " + std::to_string(id) + " is '" +
+                              draft.token_to_piece(t) + "' where the model's is '" +
+                              target.token_to_piece(t) +
+                              "': a draft model needs the same vocabulary");
+  }
+  return Status::ok_status();
+}
+
+} // namespace pshard

@@ -1,0 +1,55 @@
+// Drafts from a small model of the same vocabulary (llama.cpp's -md/--model-draft): its
+// own session kept in step with the conversation, its most likely token each step.
+// A target that streams its weights over PCIe, or reads them from RAM, checks many
+// drafted tokens in one pass for about the price of one; the tokens stay those of plain
+// decoding (generator.h), whatever the draft model says.
+//
+//   ModelDrafter drafter(*draft_session, target_vocab);
+//   GenerateParams gp;
+//   gp.lookup.draft_max = 16;
+//   gp.drafter = &drafter;
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/model/decoder.h"
+#include "runtime/tokenizer/tokenizer.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace pshard {
+
+// Where speculative decoding's drafts come from when not from the context's own text
+// (prompt_lookup.h).
+class Drafter {
+public:
+  virtual ~Drafter() = default;
+  // At most `limit` tokens likely to follow `history` (every token so far); empty when
+  // there are none.
+  virtual Result<std::vector<TokenId>> draft(std::span<const TokenId> history, int64_t limit) = 0;
+};
+
+class ModelDrafter final : public Drafter {
+public:
+  // `session` (the draft model's) must outlive the drafter; drafted tokens stop at one
+  // the target's vocabulary (`target_vocab` tokens) lacks.
+  ModelDrafter(Decoder& session, int64_t target_vocab)
+      : session_(session), target_vocab_(target_vocab) {}
+
+  // Rewinds the session to the start it shares with `history` (to 0 where it cannot
+  // go there), decodes the rest, then takes its most likely token `limit` times.
+  Result<std::vector<TokenId>> draft(std::span<const TokenId> history, int64_t limit) override;
+
+private:
+  Decoder& session_;
+  int64_t target_vocab_;
+  std::vector<TokenId> held_; // what the session's positions hold
+};
+
+// kInvalidArgument unless a draft model's tokenizer gives every id both vocabularies have
+// the target's piece and the vocabularies differ by at most 128 ids (llama.cpp's rule:
+// added tokens at the end may differ).
+Status check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft);
+
+} // namespace pshard
