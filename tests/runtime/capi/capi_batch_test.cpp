@@ -367,9 +367,11 @@ TEST(CApiBatch, KvCacheTypesAnswerAsAContextWithTheSameTypes) {
     bp.size = params_size;
     Batch batch(model.m, bp);
     Stream s, other;
-    add_text(batch.b, prompt, 24, &s);
-    add_text(batch.b, "Once upon a time", 24, &other); // a busy batch
+    pshard_seq* mine = add_text(batch.b, prompt, 24, &s);
+    pshard_seq* busy = add_text(batch.b, "Once upon a time", 24, &other); // a busy batch
     batch.run();
+    pshard_seq_free(mine);
+    pshard_seq_free(busy);
     return std::pair{s.tokens, s.logprobs};
   };
   auto in_context = [&](pshard_kv_type k, pshard_kv_type v) {
