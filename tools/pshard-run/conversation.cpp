@@ -124,8 +124,13 @@ Status Conversation::decode_text(const std::string& prompt, const pshard_generat
   if (before + static_cast<int64_t>(feed.size()) >= n_ctx)
     return out_of_range("the conversation has filled the context of " + std::to_string(n_ctx) +
                         " tokens; start again with a larger -c");
-  PSHARD_C_CALL(pshard_context_generate(context_, feed.data(), feed.size(), &gp, Streamed::on_token,
-                                        &a, &result_));
+  // What the context holds already: the penalties' window and the drafts (prompt lookup,
+  // a draft model) see the whole conversation, as if it were decoded now.
+  pshard_generate_params with_held = gp;
+  with_held.held = tokens_.data();
+  with_held.n_held = tokens_.size();
+  PSHARD_C_CALL(pshard_context_generate(context_, feed.data(), feed.size(), &with_held,
+                                        Streamed::on_token, &a, &result_));
   const int64_t decoded =
       pshard_context_n_past(context_) - before - static_cast<int64_t>(feed.size());
   pending_.assign(a.tokens.begin() + std::clamp<int64_t>(decoded, 0, a.tokens.size()),

@@ -126,6 +126,23 @@ TEST_F(ConversationTest, LaterTurnsReuseTheContextWhenThePromptOpensTheThought) 
   later_turns_reuse_the_context("chatml-thinking", "<think>\n");
 }
 
+// Penalties look back over the whole conversation, not only the turn's new tokens: a later
+// turn answers as a fresh context given every token, penalties and all.
+TEST_F(ConversationTest, PenaltiesSeeEarlierTurns) {
+  gp_.n_predict = 12;
+  gp_.repeat_penalty = 1.5f;
+  gp_.presence_penalty = 0.5f;
+  gp_.repeat_last_n = 256;
+  Conversation chat(model_, ctx_, "chatml");
+  std::ostringstream out;
+  ASSERT_TRUE(chat.answer("Once upon a time there was a dog", gp_, out).ok());
+  auto second = chat.answer("The dog ran and ran", gp_, out);
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  const std::vector<pshard_token>& all = chat.tokens();
+  const std::vector<pshard_token> prompt(all.begin(), all.end() - second->size());
+  EXPECT_EQ(fresh_answer(prompt), *second);
+}
+
 TEST_F(ConversationTest, AnUnknownTemplateFailsBeforeAnyInput) {
   Conversation chat(model_, ctx_, "chatml3");
   auto name = chat.check_template();
