@@ -1,5 +1,6 @@
 #include "runtime/core/file_bytes.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,38 +10,49 @@
 
 namespace pshard {
 
-Status read_whole_file(const std::string& path, uint64_t max_bytes, const std::string& what,
-                       std::vector<uint8_t>* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+FileReader::~FileReader() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+Status FileReader::open(const std::string& path) {
+  path_ = path;
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
     const std::string why = "cannot open '" + path + "': " + std::strerror(errno);
     return errno == ENOENT ? not_found(why) : io_error(why);
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode))
     return io_error("'" + path + "' is not a regular file");
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    return invalid_format("'" + path + "' is " + std::to_string(st.st_size) +
-                          " bytes, far larger than any " + what);
-  }
-  out->resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < out->size()) {
-    const ssize_t n = ::read(fd, out->data() + done, out->size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      const std::string why = n < 0 ? std::strerror(errno) : "file shrank while reading";
-      ::close(fd);
-      return io_error("cannot read '" + path + "': " + why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
+  size_ = static_cast<uint64_t>(st.st_size);
   return Status::ok_status();
+}
+
+Status FileReader::read(void* out, uint64_t n) {
+  auto* p = static_cast<uint8_t*>(out);
+  while (n > 0) {
+    const ssize_t got = ::read(fd_, p, std::min<uint64_t>(n, uint64_t{1} << 30));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return io_error("cannot read '" + path_ +
+                      "': " + (got < 0 ? std::strerror(errno) : "file shrank while reading"));
+    p += got;
+    n -= static_cast<uint64_t>(got);
+  }
+  return Status::ok_status();
+}
+
+Status read_whole_file(const std::string& path, uint64_t max_bytes, const std::string& what,
+                       std::vector<uint8_t>* out) {
+  FileReader in;
+  PSHARD_RETURN_IF_ERROR(in.open(path));
+  if (in.size() > max_bytes)
+    return invalid_format("'" + path + "' is " + std::to_string(in.size()) +
+                          " bytes, far larger than any " + what);
+  out->resize(static_cast<size_t>(in.size()));
+  return in.read(out->data(), out->size());
 }
 
 Result<std::string> read_text_file(const std::string& path, const std::string& what) {

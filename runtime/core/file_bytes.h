@@ -11,6 +11,26 @@
 
 namespace pshard {
 
+// A regular file read in order from its start (read_whole_file, state files), its
+// failures as statuses naming it: kNotFound for a file that does not exist.
+class FileReader {
+public:
+  FileReader() = default;
+  ~FileReader();
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+
+  Status open(const std::string& path);
+  uint64_t size() const { return size_; }
+  // Exactly n bytes, or an error (the file shrank while it was read).
+  Status read(void* out, uint64_t n);
+
+private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
 // Reads all of a regular file. Files over `max_bytes` are refused as not being a
 // `what` (e.g. "schedule artifact") before anything is allocated.
 Status read_whole_file(const std::string& path, uint64_t max_bytes, const std::string& what,

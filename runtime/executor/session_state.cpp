@@ -1,13 +1,10 @@
 #include "runtime/executor/session_state.h"
 
+#include "runtime/core/file_bytes.h"
 #include "runtime/core/temp_file.h"
 #include "runtime/schedule/model_fingerprint.h"
 
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace pshard {
 namespace {
@@ -45,46 +42,6 @@ uint64_t data_bytes(const KvCache& kv, int64_t n_layer, int64_t n_past) {
 std::string kv_types(TensorType k, TensorType v) {
   return std::string(tensor_type_name(k)) + "/" + tensor_type_name(v);
 }
-
-// An open file read in order, its failures as statuses naming it.
-class Reader {
-public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
-  ~Reader() {
-    if (fd_ >= 0)
-      ::close(fd_);
-  }
-  Status open(uint64_t* size) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-      const std::string why = "cannot open the state file '" + path_ + "': " + std::strerror(errno);
-      return errno == ENOENT ? not_found(why) : io_error(why);
-    }
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode))
-      return io_error("'" + path_ + "' is not a regular file");
-    *size = static_cast<uint64_t>(st.st_size);
-    return Status::ok_status();
-  }
-  Status read(void* out, uint64_t n) {
-    auto* p = static_cast<uint8_t*>(out);
-    while (n > 0) {
-      const ssize_t got = ::read(fd_, p, std::min<uint64_t>(n, uint64_t{1} << 30));
-      if (got < 0 && errno == EINTR)
-        continue;
-      if (got <= 0)
-        return io_error("cannot read the state file '" + path_ +
-                        "': " + (got < 0 ? std::strerror(errno) : "it ended early"));
-      p += got;
-      n -= static_cast<uint64_t>(got);
-    }
-    return Status::ok_status();
-  }
-
-private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // What the file's header and layout say against the session's; the first difference.
 Status check_fits(const Header& h, const std::vector<int64_t>& rows, HybridSession& session,
@@ -160,10 +117,10 @@ namespace {
 
 // Opens the file and reads its header and layout, checked against the session: what
 // loading needs to go on reading the tokens and rows.
-Result<Header> open_checked(Reader& in, HybridSession& session, const Model& model,
+Result<Header> open_checked(FileReader& in, HybridSession& session, const Model& model,
                             const std::string& path) {
-  uint64_t size = 0;
-  PSHARD_RETURN_IF_ERROR(in.open(&size));
+  PSHARD_RETURN_IF_ERROR(in.open(path));
+  const uint64_t size = in.size();
   Header h{};
   const std::string file = "the state file '" + path + "'";
   if (size < sizeof h || !in.read(&h, sizeof h).ok() ||
@@ -195,7 +152,7 @@ Result<Header> open_checked(Reader& in, HybridSession& session, const Model& mod
 
 Result<int64_t> saved_state_positions(HybridSession& session, const Model& model,
                                       const std::string& path) {
-  Reader in(path);
+  FileReader in;
   PSHARD_ASSIGN_OR_RETURN(const Header h, open_checked(in, session, model, path));
   return h.n_past;
 }
@@ -203,7 +160,7 @@ Result<int64_t> saved_state_positions(HybridSession& session, const Model& model
 Result<std::vector<TokenId>> load_session_state(HybridSession& session, const Model& model,
                                                 const std::string& path) {
   static_assert(sizeof(TokenId) == sizeof(int32_t));
-  Reader in(path);
+  FileReader in;
   PSHARD_ASSIGN_OR_RETURN(const Header h, open_checked(in, session, model, path));
   std::vector<TokenId> tokens(static_cast<size_t>(h.n_past));
   PSHARD_RETURN_IF_ERROR(in.read(tokens.data(), tokens.size() * sizeof(TokenId)));

@@ -8,26 +8,19 @@
 namespace pshard {
 namespace {
 
-// The saved tokens, the context then holding them; none when there is no file yet.
+// The saved tokens, the context then holding them (a buffer of `capacity` first, the
+// count the file needs next); none when there is no file yet.
 Result<std::vector<pshard_token>> load(pshard_context* ctx, const std::string& path,
                                        size_t capacity) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return std::vector<pshard_token>{};
-  std::vector<pshard_token> tokens(capacity);
-  size_t n = 0;
-  pshard_status st =
-      pshard_context_state_load_file(ctx, path.c_str(), tokens.data(), tokens.size(), &n);
-  if (st == PSHARD_ERROR_OUT_OF_RANGE && n > tokens.size()) { // a longer prompt's state
-    tokens.resize(n);
-    st = pshard_context_state_load_file(ctx, path.c_str(), tokens.data(), tokens.size(), &n);
-  }
-  if (st != PSHARD_OK) {
-    const Status why = last_error(st);
-    return Status(why.code(),
-                  "--prompt-cache: " + why.message() + " (delete the file, or give another path)");
-  }
-  tokens.resize(n);
+  auto tokens = tokens_from(capacity, [&](pshard_token* ids, size_t cap, size_t* n) {
+    return pshard_context_state_load_file(ctx, path.c_str(), ids, cap, n);
+  });
+  if (!tokens.ok())
+    return Status(tokens.status().code(), "--prompt-cache: " + tokens.status().message() +
+                                              " (delete the file, or give another path)");
   return tokens;
 }
 
