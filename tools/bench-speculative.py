@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Prompt-lookup speculative decoding against plain decoding, measured with pshard-run.
+"""Speculative decoding against plain decoding, measured with pshard-run.
 
 Runs pshard-run --json on one prompt with plain decoding (--draft-max 0), adaptive
-drafting (--draft-max N) and fixed drafting (--draft-max N --draft-fixed), alternating,
+prompt-lookup drafting (--draft-max N) and fixed drafting (--draft-max N --draft-fixed),
+and with --draft-model M a draft model at --draft-p-min 0.75 (the default) and 0, alternating,
 ROUNDS times; checks that every run generated the same tokens (speculation changes the
 passes, never the text) and prints each configuration's median generation tokens/s, its
 ratio to plain decoding (medians of the per-round ratios: the machine may be shared and
 noisy), the accepted share of the drafted tokens and the tokens per decode pass.
 
   /usr/bin/python3 tools/bench-speculative.py BUILD MODEL PROMPT_FILE [-n 256]
-      [--draft 8] [--rounds 5] [-- extra pshard-run arguments, e.g. -s x.pshard -t 2]
+      [--draft 8] [--rounds 5] [--draft-model M] [-- extra pshard-run arguments, e.g. -t 2]
 """
 import argparse
 import json
@@ -27,6 +28,7 @@ def main():
     ap.add_argument("-n", type=int, default=256, help="tokens to generate")
     ap.add_argument("--draft", type=int, default=8, help="--draft-max of the speculative runs")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--draft-model", help="also measure this draft model (-md)")
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
     a = ap.parse_args(argv[:cut])
@@ -37,6 +39,10 @@ def main():
         f"adaptive {a.draft}": ["--draft-max", str(a.draft)],
         f"fixed {a.draft}": ["--draft-max", str(a.draft), "--draft-fixed"],
     }
+    if a.draft_model:
+        for p_min in ("0.75", "0"):
+            configs[f"-md, p-min {p_min}"] = ["-md", a.draft_model, "--draft-max", str(a.draft),
+                                             "--draft-p-min", p_min]
     speed = {name: [] for name in configs}
     last = {}
     tokens = None

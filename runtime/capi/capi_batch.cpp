@@ -86,6 +86,7 @@ pshard_batch_params pshard_batch_default_params(void) {
   p.prefix_cache = true;
   p.kv_type_k = PSHARD_KV_DEFAULT;
   p.kv_type_v = PSHARD_KV_DEFAULT;
+  p.draft_p_min = kDefaultDraftPMin;
   return p;
 }
 
@@ -135,6 +136,21 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   so.max_queued = p.n_queue_max;
   so.pass_tokens = p.n_batch;
   so.draft_max = p.draft_max;
+  if (p.draft_model) {
+    if (Status st = capi::check_draft_model(*model, *p.draft_model, p.draft_p_min); !st.ok())
+      return fail(st.with_context("pshard_batch_params.draft_model"));
+    // Sessions of the scheduler's context, made on the stepping thread when first needed.
+    auto make = [core = b->core.get(), draft = p.draft_model, n_threads = p.n_threads,
+                 n_batch = p.n_batch]() -> Result<std::unique_ptr<Decoder>> {
+      PSHARD_ASSIGN_OR_RETURN(
+          std::unique_ptr<CpuSession> s,
+          capi::make_draft_session(*draft, core->scheduler->n_ctx(), n_threads, n_batch));
+      return std::unique_ptr<Decoder>(std::move(s));
+    };
+    b->core->drafts = std::make_unique<DraftPool>(make, model->model->hparams().n_vocab,
+                                                  p.draft_p_min, p.n_seq_max);
+    so.drafts = b->core->drafts.get();
+  }
   b->core->scheduler = std::make_unique<Scheduler>(*b->core->engine, *model->tokenizer, so);
   *out_batch = b.release();
   return PSHARD_OK;
@@ -290,6 +306,7 @@ pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* ou
   s.kv_window_pages_used = st.kv.window_used_pages;
   s.images_encoded = batch->images.misses();
   s.images_reused = batch->images.hits();
+  s.draft_sessions = st.draft_sessions;
   {
     std::lock_guard lock(core.stats_mutex);
     core.snapshot = st;

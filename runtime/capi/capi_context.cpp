@@ -70,6 +70,20 @@ pshard_plan_stats plan_stats(const PlanUse& u) {
   return s;
 }
 
+Status check_draft_model(const pshard_model& target, const pshard_model& draft, float p_min) {
+  PSHARD_RETURN_IF_ERROR(check_draft_p_min(p_min));
+  return check_draft_vocabulary(*target.tokenizer, *draft.tokenizer);
+}
+
+Result<std::unique_ptr<CpuSession>> make_draft_session(const pshard_model& draft, int64_t n_ctx,
+                                                       int32_t n_threads, int64_t n_batch) {
+  SessionParams dp;
+  dp.n_ctx = n_ctx;
+  dp.n_threads = n_threads;
+  dp.n_batch = n_batch;
+  return CpuSession::create(*draft.model, dp);
+}
+
 } // namespace pshard::capi
 
 extern "C" {
@@ -81,6 +95,7 @@ pshard_context_params pshard_context_default_params(void) {
   p.kv_type_k = PSHARD_KV_DEFAULT;
   p.kv_type_v = PSHARD_KV_DEFAULT;
   p.keep_image_sequence = true;
+  p.draft_p_min = kDefaultDraftPMin;
   return p;
 }
 
@@ -110,17 +125,15 @@ pshard_status pshard_context_create(pshard_model* model, const pshard_context_pa
     return fail(session.status());
   c->session = std::move(session).value();
   if (p.draft_model) {
-    if (Status st = check_draft_vocabulary(*model->tokenizer, *p.draft_model->tokenizer); !st.ok())
+    if (Status st = capi::check_draft_model(*model, *p.draft_model, p.draft_p_min); !st.ok())
       return fail(st.with_context("pshard_context_params.draft_model"));
-    SessionParams dp;
-    dp.n_ctx = c->session->n_ctx();
-    dp.n_threads = c->session->n_threads();
-    dp.n_batch = p.n_batch;
-    auto draft = CpuSession::create(*p.draft_model->model, dp);
+    auto draft = capi::make_draft_session(*p.draft_model, c->session->n_ctx(),
+                                          c->session->n_threads(), p.n_batch);
     if (!draft.ok())
       return fail(draft.status().with_context("pshard_context_params.draft_model"));
     c->draft_session = std::move(draft).value();
-    c->drafter = std::make_unique<ModelDrafter>(*c->draft_session, model->model->hparams().n_vocab);
+    c->drafter = std::make_unique<ModelDrafter>(*c->draft_session, model->model->hparams().n_vocab,
+                                                p.draft_p_min);
   }
   if (p.trace) {
     c->timeline = std::make_unique<Timeline>();

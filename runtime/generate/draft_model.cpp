@@ -1,6 +1,7 @@
 #include "runtime/generate/draft_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pshard {
 namespace {
@@ -8,6 +9,14 @@ namespace {
 // The most likely token, ties to the lower id (as top_logprobs orders them).
 TokenId most_likely(std::span<const float> logits) {
   return static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+// The softmax probability of the largest logit `top`.
+double top_probability(std::span<const float> logits, float top) {
+  double sum = 0;
+  for (float l : logits)
+    sum += std::exp(static_cast<double>(l) - top);
+  return 1.0 / sum;
 }
 
 } // namespace
@@ -33,7 +42,8 @@ Result<std::vector<TokenId>> ModelDrafter::draft(std::span<const TokenId> histor
   std::vector<TokenId> out;
   for (int64_t k = 0; k < limit; ++k) {
     const TokenId next = most_likely(logits);
-    if (next >= target_vocab_)
+    if (next >= target_vocab_ ||
+        (p_min_ > 0 && top_probability(logits, logits[static_cast<size_t>(next)]) < p_min_))
       break;
     out.push_back(next);
     if (k + 1 == limit)
@@ -43,6 +53,14 @@ Result<std::vector<TokenId>> ModelDrafter::draft(std::span<const TokenId> histor
     held_.push_back(next);
   }
   return out;
+}
+
+Status check_draft_p_min(float p_min) {
+  if (!(p_min >= 0.0f && p_min <= 1.0f)) // NaN fails too
+    return invalid_argument("the draft's minimum probability (--draft-p-min) must be between "
+                            "0 and 1, got " +
+                            std::to_string(p_min));
+  return Status::ok_status();
 }
 
 Status check_draft_vocabulary(const Tokenizer& target, const Tokenizer& draft) {

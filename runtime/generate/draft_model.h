@@ -4,7 +4,7 @@
 // drafted tokens in one pass for about the price of one; the tokens stay those of plain
 // decoding (generator.h), whatever the draft model says.
 //
-//   ModelDrafter drafter(*draft_session, target_vocab);
+//   ModelDrafter drafter(*draft_session, target_vocab, /*p_min=*/kDefaultDraftPMin);
 //   GenerateParams gp;
 //   gp.lookup.draft_max = 16;
 //   gp.drafter = &drafter;
@@ -30,20 +30,34 @@ public:
   virtual Result<std::vector<TokenId>> draft(std::span<const TokenId> history, int64_t limit) = 0;
 };
 
+// A draft stops at a token the draft model gives less than this probability (llama.cpp's
+// --draft-p-min): an unsure guess is rarely accepted, and each one costs a draft-model
+// step and a logits row of the target's pass.
+inline constexpr float kDefaultDraftPMin = 0.75f;
+
+// kInvalidArgument unless 0 <= p_min <= 1.
+Status check_draft_p_min(float p_min);
+
 class ModelDrafter final : public Drafter {
 public:
   // `session` (the draft model's) must outlive the drafter; drafted tokens stop at one
-  // the target's vocabulary (`target_vocab` tokens) lacks.
-  ModelDrafter(Decoder& session, int64_t target_vocab)
-      : session_(session), target_vocab_(target_vocab) {}
+  // the target's vocabulary (`target_vocab` tokens) lacks, or one the draft model gives
+  // less than `p_min` probability (0: never).
+  ModelDrafter(Decoder& session, int64_t target_vocab, float p_min = 0.0f)
+      : session_(session), target_vocab_(target_vocab), p_min_(p_min) {}
 
   // Rewinds the session to the start it shares with `history` (to 0 where it cannot
   // go there), decodes the rest, then takes its most likely token `limit` times.
   Result<std::vector<TokenId>> draft(std::span<const TokenId> history, int64_t limit) override;
 
+  // The tokens the session's positions hold (a pool picks the drafter that shares the
+  // longest start with a new prompt).
+  std::span<const TokenId> held() const { return held_; }
+
 private:
   Decoder& session_;
   int64_t target_vocab_;
+  float p_min_;
   std::vector<TokenId> held_; // what the session's positions hold
 };
 

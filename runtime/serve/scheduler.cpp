@@ -37,7 +37,8 @@ Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, Scheduler
       pass_tokens_(options.pass_tokens > 0 && !engine.embeds_only()
                        ? std::min(options.pass_tokens, engine.max_batch_tokens())
                        : engine.max_batch_tokens()),
-      lookup_{std::max(options.draft_max, 0)}, started_(std::chrono::steady_clock::now()) {
+      lookup_{std::max(options.draft_max, 0)}, drafts_(options.drafts),
+      started_(std::chrono::steady_clock::now()) {
   n_vocab_ = engine_.n_vocab();
   n_embd_ = engine_.n_embd();
   n_ctx_ = engine_.n_ctx();
@@ -281,7 +282,7 @@ void Scheduler::admit(std::vector<Delivery>& out) {
     }
     active_.push_back(std::make_unique<ActiveSequence>(std::move(r), seq->seq, tokenizer_,
                                                        next_order_++, seq->reused, lookup_, n_embd_,
-                                                       std::move(keys)));
+                                                       std::move(keys), drafts_));
     std::lock_guard lock(state_mutex_);
     ++n_active_;
     stats_.cached_prompt_tokens += seq->reused;
@@ -289,19 +290,31 @@ void Scheduler::admit(std::vector<Delivery>& out) {
 }
 
 void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
+  // Drafts first (speculative decoding): a sequence whose draft model fails ends here.
+  std::vector<int64_t> drafts(active_.size(), 0);
+  for (size_t i = active_.size(); i-- > 0;) {
+    Result<int64_t> n = active_[i]->propose();
+    if (n.ok()) {
+      drafts[i] = *n;
+      continue;
+    }
+    finish(i, active_[i]->end(FinishReason::kError, n.status().with_context("drafting")), out);
+    drafts.erase(drafts.begin() + static_cast<std::ptrdiff_t>(i));
+  }
   if (active_.empty())
     return;
   std::vector<PassWant> wants;
-  for (const auto& a : active_) {
-    if (!a->decoding()) {
-      wants.push_back({a->prompt_left(), false, 0, engine_.embeds_only()});
+  for (size_t i = 0; i < active_.size(); ++i) {
+    const ActiveSequence& a = *active_[i];
+    if (!a.decoding()) {
+      wants.push_back({a.prompt_left(), false, 0, engine_.embeds_only()});
       continue;
     }
-    // Drafted tokens (speculative decoding) only as far as the sequence's KV space goes.
-    int64_t drafted = a->propose();
-    while (drafted > 0 && !engine_.can_append(a->seq(), 1 + drafted))
+    // Drafted tokens only as far as the sequence's KV space goes.
+    int64_t drafted = drafts[i];
+    while (drafted > 0 && !engine_.can_append(a.seq(), 1 + drafted))
       --drafted;
-    wants.push_back({engine_.can_append(a->seq(), 1) ? 1 : 0, true, drafted});
+    wants.push_back({engine_.can_append(a.seq(), 1) ? 1 : 0, true, drafted});
   }
   std::vector<PassShare> shares = plan_pass(wants, pass_tokens_, rotation_);
   rotation_ += static_cast<size_t>(std::count_if(
@@ -416,8 +429,10 @@ void Scheduler::preempt_newest(std::vector<Delivery>& out) {
 void Scheduler::publish(const StepReport& report, double pass_ms) {
   const KvPageStats kv = engine_.kv_pages();
   BatchEngineStats engine = engine_.stats();
+  const int64_t draft_sessions = drafts_ ? drafts_->sessions() : 0;
   std::lock_guard lock(state_mutex_);
   stats_.kv = kv;
+  stats_.draft_sessions = draft_sessions;
   stats_.engine = std::move(engine);
   if (report.entries == 0)
     return;

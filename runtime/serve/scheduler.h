@@ -55,6 +55,9 @@ struct SchedulerOptions {
   // hold that many more logits rows per sequence (SequenceEngineOptions::draft_max) and
   // drop positions (BatchDecoder::rewind_sequence). 0: off.
   int32_t draft_max = 0;
+  // With draft_max: drafts come from a draft model's sessions instead (draft_pool.h;
+  // llama-server's -md), one per sequence that drafts; must outlive the scheduler.
+  DraftPool* drafts = nullptr;
 };
 
 struct SchedulerStats {
@@ -67,6 +70,7 @@ struct SchedulerStats {
   int64_t cached_prompt_tokens = 0; // read from the engine's prefix cache instead
   int64_t draft_tokens = 0;         // drafted tokens checked (SchedulerOptions::draft_max)
   int64_t accepted_draft_tokens = 0; // of those, sampled as drafted
+  int64_t draft_sessions = 0;        // SchedulerOptions::drafts' sessions made
   int64_t generated_tokens = 0;
   int64_t passes = 0;
   double busy_ms = 0; // time inside the engine's passes
@@ -138,6 +142,7 @@ private:
   Status check_one_pass_request(const RequestParams& params) const;
   const int64_t max_active_, max_queued_, pass_tokens_;
   const PromptLookup lookup_;
+  DraftPool* const drafts_;
   int64_t n_ctx_ = 0, n_vocab_ = 0, n_embd_ = 0; // read once: the engine is not thread-safe
 
   // The stepping side: held for a whole step, and to apply a budget change outside one.

@@ -102,7 +102,7 @@ def speculative():
         plain = run(run_bin, "-m", wide, "-p", "Once upon a time", "-n", "48", "--json",
                     "--ignore-eos", *extra)
         spec = run(run_bin, "-m", wide, "-p", "Once upon a time", "-n", "48", "--json",
-                   "--ignore-eos", "-md", stories, *extra)
+                   "--ignore-eos", "-md", stories, "--draft-p-min", "0", *extra)
         ok = plain.returncode == 0 and spec.returncode == 0
         check(f"-md exit {extra}", ok, spec.stderr)
         if not ok:
@@ -116,6 +116,13 @@ def speculative():
         if extra[1] == "0":
             check("-md: the twin's drafts hold", t["draft_accepted_n"] * 10 >= t["draft_n"] * 9 and
                   t["decode_passes"] <= 6, t)
+            # The default --draft-p-min 0.75 stops at the tiny draft model's unsure tokens.
+            unsure = run(run_bin, "-m", wide, "-p", "Once upon a time", "-n", "48", "--json",
+                         "--ignore-eos", "-md", stories, *extra)
+            u = json.loads(unsure.stdout)
+            check("-md --draft-p-min 0.75: same tokens, shorter drafts",
+                  u["generated_tokens"] == a["generated_tokens"] and
+                  0 < u["timings"]["draft_n"] < t["draft_n"], (u["timings"], t))
     p = run(run_bin, "-m", stories, "-p", "hi", "-n", "2", "-md", tiny)
     check("-md of another vocabulary refused", p.returncode != 0 and "32000" in p.stderr and
           "512" in p.stderr, p.stderr)
@@ -195,6 +202,7 @@ RANGE_CASES = [
     ("pshard-run", ["-m", "m.gguf", "--temp", "-0.5"], "--temp", "at least 0"),
     ("pshard-run", ["-m", "m.gguf", "-n", "-2"], "--n-predict", "at least -1"),
     ("pshard-run", ["-m", "m.gguf", "--draft-max", "65"], "--draft-max", "between 0 and 64"),
+    ("pshard-run", ["-m", "m.gguf", "--draft-p-min", "2"], "--draft-p-min", "between 0 and 1"),
     ("pshard-compile", ["-m", "m.gguf", "--profile", "p", "--tiers", "1,0"], "--tiers", "between 1"),
     ("pshard-compile", ["-m", "m.gguf", "--profile", "p", "-c", "0"], "--ctx", "between 1"),
     ("pshard-mkmodel", ["-o", "x.gguf", "--n-layer", "0"], "--n-layer", "between 1"),

@@ -9,6 +9,7 @@
 #include "runtime/core/file_bytes.h"
 #include "runtime/generate/prompt_lookup.h"
 #include "tools/common/cli_checks.h"
+#include "tools/common/cli_draft_options.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/cli_image_options.h"
 #include "tools/common/cli_kv_options.h"
@@ -77,8 +78,7 @@ Status run(RunOptions o) {
   if (!o.json_schema_file.empty()) {
     PSHARD_ASSIGN_OR_RETURN(o.json_schema, read_text_file(o.json_schema_file, "JSON schema file"));
   }
-  if (!o.draft_model_path.empty() && o.draft_max == 0)
-    o.draft_max = kDefaultDraftMax; // llama.cpp's --draft-max default with -md
+  o.draft_max = cli::draft_max_with(o.draft_model_path, o.draft_max);
   if (o.conversation)
     return run_conversation(o, std::cin, std::cout, std::cerr, ::isatty(STDIN_FILENO) == 1);
   PSHARD_ASSIGN_OR_RETURN(std::string prompt_text, read_prompt(o));
@@ -161,10 +161,7 @@ int main(int argc, char** argv) {
                  "prompt-lookup speculative decoding: check up to N tokens drafted from the "
                  "context in each decode pass, as many as pay (same tokens as without; 0: off)")
       ->check(cli::between(0, pshard::kMaxDraftTokens));
-  app.add_option("--model-draft", o.draft_model_path,
-                 "speculative decoding from a small model of the same vocabulary (-md; its "
-                 "most likely tokens drafted on the CPU, --draft-max of them, 16 by default; "
-                 "same tokens as without)");
+  cli::add_draft_model_options(app, o.draft_model_path, o.draft_p_min);
   app.add_flag("--draft-fixed", o.draft_fixed,
                "with --draft-max: check every drafted token, instead of as many as pay by the "
                "pass times and acceptance measured so far");

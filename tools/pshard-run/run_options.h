@@ -2,6 +2,7 @@
 #pragma once
 
 #include "pshard/pshard.h"
+#include "runtime/generate/draft_model.h"
 #include "runtime/model/hparam_overrides.h"
 #include "runtime/sampler/sampler.h"
 
@@ -32,6 +33,7 @@ struct RunOptions {
   // kDefaultDraftMax with a draft model.
   int32_t draft_max = 0;
   std::string draft_model_path; // -md: drafts from this model instead of the context
+  float draft_p_min = kDefaultDraftPMin; // --draft-p-min
   bool swa_full = false;
   int32_t lookup_ngram_min = 2;
   int32_t lookup_ngram_max = 4;

@@ -86,6 +86,7 @@ Result<RunResult> start_session(const RunOptions& o) {
     PSHARD_C_CALL(pshard_model_load(o.draft_model_path.c_str(), &dp, &draft));
     r.draft_model.reset(draft);
     cp.draft_model = draft;
+    cp.draft_p_min = o.draft_p_min;
   }
   pshard_context* ctx = nullptr;
   PSHARD_C_CALL(pshard_context_create(model, &cp, &ctx));

@@ -12,6 +12,7 @@
 #include "runtime/core/file_bytes.h"
 #include "runtime/generate/prompt_lookup.h"
 #include "tools/common/cli_checks.h"
+#include "tools/common/cli_draft_options.h"
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/cli_image_options.h"
 #include "tools/common/cli_kv_options.h"
@@ -156,9 +157,10 @@ int main(int argc, char** argv) {
                "giving back the pages before their window");
   app.add_option("--draft-max", o.draft_max,
                  "speculative decoding: each decoding request checks up to N tokens drafted "
-                 "from its own text in a pass, from the tokens the others leave (same answers; "
-                 "0: off)")
+                 "from its own text (or by --model-draft) in a pass, from the tokens the others "
+                 "leave (same answers; 0: off)")
       ->check(cli::between(0, pshard::kMaxDraftTokens));
+  cli::add_draft_model_options(app, o.draft_model_path, o.draft_p_min);
   cli::add_kv_type_options(app, o.cache_type_k, o.cache_type_v);
   cli::add_rope_options(app, o.rope);
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
@@ -186,8 +188,10 @@ int main(int argc, char** argv) {
                  "a thinking model's <think>...</think> in a chat answer: deepseek (auto, the "
                  "default) sends it as reasoning_content, none leaves it in content")
       ->check(CLI::IsMember({"none", "deepseek", "auto"}));
-  constexpr FlagSpelling kLlamaFlags[] = {
-      {"-np", "--parallel"}, {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
+  constexpr FlagSpelling kLlamaFlags[] = {{"-np", "--parallel"},
+                                          {"-ctk", "--cache-type-k"},
+                                          {"-ctv", "--cache-type-v"},
+                                          {"-md", "--model-draft"}};
   std::vector<LlamaCompatFlag> compat(kLlamaModelCompat.begin(), kLlamaModelCompat.end());
   compat.insert(compat.end(), kLlamaServerCompat.begin(), kLlamaServerCompat.end());
   std::vector<std::string> notes;

@@ -1,6 +1,7 @@
 // pshard-server's options, with llama-server's flag names.
 #pragma once
 
+#include "runtime/generate/draft_model.h"
 #include "runtime/model/hparam_overrides.h"
 
 #include <cstdint>
@@ -28,6 +29,8 @@ struct ServerOptions {
   bool no_prefix_cache = false; // --no-prefix-cache: every prompt decoded whole
   bool swa_full = false;        // --swa-full: sliding-window layers keep every position
   int32_t draft_max = 0;        // --draft-max: speculative decoding by prompt lookup
+  std::string draft_model_path; // -md: drafts from this model instead (16 unless --draft-max)
+  float draft_p_min = kDefaultDraftPMin;  // --draft-p-min
   std::string cache_type_k, cache_type_v; // -ctk / -ctv: KV cache types ("": the default)
   RopeFlags rope; // --rope-scaling, --rope-scale, --yarn-*: the file's rope keys
   std::string host = "127.0.0.1";

@@ -1,5 +1,6 @@
 #include "tools/pshard-server/serving_engine.h"
 
+#include "tools/common/cli_draft_options.h"
 #include "tools/common/cli_kv_options.h"
 #include "tools/common/cli_rope_options.h"
 #include "tools/common/size_parse.h"
@@ -74,7 +75,16 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   bp.emu_pcie_gbps = o.emu_pcie_gbps;
   bp.prefix_cache = !o.no_prefix_cache;
   bp.swa_full = o.swa_full;
-  bp.draft_max = o.draft_max;
+  bp.draft_max = cli::draft_max_with(o.draft_model_path, o.draft_max);
+  if (!o.draft_model_path.empty()) {
+    pshard_model_params dp = pshard_model_default_params();
+    dp.use_mmap = !o.no_mmap;
+    pshard_model* draft = nullptr;
+    PSHARD_C_CALL(pshard_model_load(o.draft_model_path.c_str(), &dp, &draft));
+    e->draft_model_.reset(draft);
+    bp.draft_model = draft;
+    bp.draft_p_min = o.draft_p_min;
+  }
   bp.kv_type_k = cli::kv_type_param<pshard_kv_type>(o.cache_type_k);
   bp.kv_type_v = cli::kv_type_param<pshard_kv_type>(o.cache_type_v);
   pshard_batch* batch = nullptr;

@@ -85,6 +85,7 @@ private:
   void step_loop();
 
   ModelHandle model_;
+  ModelHandle draft_model_; // -md; freed after the batch that drafts with it
   BatchHandle batch_;
   std::vector<std::string> model_ids_; // never empty
   std::string backend_, chat_template_, template_arg_;

@@ -286,6 +286,10 @@ typedef struct pshard_context_params {
    * the context. A vocabulary that differs is refused here. NULL (default): none. Not
    * for image prompts (they do not draft). */
   pshard_model* draft_model;
+  /* With draft_model: a draft stops at a token the draft model gives less than this
+   * probability (llama.cpp's --draft-p-min); 0 drafts draft_max tokens every pass.
+   * Default 0.75. */
+  float draft_p_min;
 } pshard_context_params;
 
 PSHARD_API pshard_context_params pshard_context_default_params(void);
@@ -726,6 +730,13 @@ typedef struct pshard_batch_params {
    * where F16 takes 64. PSHARD_KV_DEFAULT (default): a schedule's --kv-type, else F16. */
   pshard_kv_type kv_type_k;
   pshard_kv_type kv_type_v;
+  /* With draft_max: drafts come from this small model of the same vocabulary instead
+   * (llama-server's -md), as pshard_context_params.draft_model: each decoding request
+   * drafts from a CPU session of its own, n_ctx positions, made when first needed and
+   * kept for a later request that starts the same way (at most n_seq_max sessions). It
+   * must outlive the batch; a vocabulary that differs is refused here. NULL (default). */
+  pshard_model* draft_model;
+  float draft_p_min; /* as pshard_context_params.draft_p_min; default 0.75 */
 } pshard_batch_params;
 
 PSHARD_API pshard_batch_params pshard_batch_default_params(void);
@@ -872,6 +883,9 @@ typedef struct pshard_batch_stats {
    * ones (the same pixels: a conversation's earlier images) and not encoded again. */
   int64_t images_encoded;
   int64_t images_reused;
+  /* Draft-model sessions made (pshard_batch_params.draft_model): at most n_seq_max, each
+   * holding n_ctx positions of the draft model's KV cache in host memory. */
+  int64_t draft_sessions;
 } pshard_batch_stats;
 
 PSHARD_API pshard_batch_stats pshard_batch_stats_init(void);

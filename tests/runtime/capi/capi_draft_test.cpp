@@ -1,7 +1,8 @@
 // A context's draft model (pshard_context_params.draft_model, llama.cpp's -md): the
 // tokens of plain decoding with the passes of speculative decoding, on the CPU and under
 // a schedule on the emulated GPU at every budget; a draft model of another vocabulary is
-// refused when the context is made.
+// refused when the context is made. A batch's draft model (pshard_batch_params.draft_model,
+// llama-server's -md) likewise, each sequence drafting from a session of its own.
 #include "pshard/pshard.h"
 #include "tests/runtime/capi/capi_test_util.h"
 
@@ -19,7 +20,8 @@ struct Generated {
   pshard_generate_result result = pshard_generate_result_init();
 };
 
-Generated generate(pshard_model* m, pshard_context_params cp, int32_t draft_max, float temperature) {
+Generated generate(pshard_model* m, pshard_context_params cp, int32_t draft_max,
+                   float temperature) {
   pshard_context* c = nullptr;
   EXPECT_EQ(pshard_context_create(m, &cp, &c), PSHARD_OK) << pshard_last_error();
   const pshard_token prompt[] = {1, 403, 407, 261, 378}; // "Once upon a time"
@@ -85,6 +87,7 @@ TEST(CApiDraft, ADraftModelKeepsThePlainTokens) {
     emu.backend = PSHARD_BACKEND_EMU;
     emu.vram_budget = budget;
     emu.draft_model = noisy_draft;
+    emu.draft_p_min = 0; // every draft whole: with 0.75 the noisy model's misses stop it
     const Generated got = generate(scheduled, emu, 8, 0.0f);
     EXPECT_EQ(got.tokens, want.tokens) << "budget " << budget;
     EXPECT_GT(got.result.n_accepted, 0);
@@ -101,6 +104,92 @@ TEST(CApiDraft, ADraftModelKeepsThePlainTokens) {
   EXPECT_NE(std::string(pshard_last_error()).find("32000"), std::string::npos)
       << pshard_last_error();
   for (pshard_model* m : {target, draft, scheduled, noisy_draft, other})
+    pshard_model_free(m);
+}
+
+struct BatchRun {
+  std::vector<std::vector<pshard_token>> tokens; // per request
+  pshard_batch_stats stats{};
+};
+
+// Three sampled requests side by side on one batch; `draft` drafts for them when given.
+BatchRun run_batch(pshard_model* m, pshard_model* draft) {
+  pshard_batch_params bp = pshard_batch_default_params();
+  bp.n_seq_max = 3;
+  bp.n_batch = 32;
+  bp.n_threads = 1;
+  bp.n_ctx = 128;
+  bp.draft_max = draft ? 8 : 0;
+  bp.draft_model = draft;
+  pshard_batch* b = nullptr;
+  BatchRun r;
+  EXPECT_EQ(pshard_batch_create(m, &bp, &b), PSHARD_OK) << pshard_last_error();
+  if (!b)
+    return r;
+  std::vector<pshard_seq*> seqs;
+  const std::string texts[] = {"Once upon a time", "The little dog", "Lily and Ben went to the"};
+  for (size_t i = 0; i < std::size(texts); ++i) {
+    pshard_seq_params sp = pshard_seq_default_params();
+    sp.text = texts[i].c_str();
+    sp.text_len = texts[i].size();
+    pshard_generate_params gp = pshard_generate_default_params();
+    gp.n_predict = 32;
+    gp.temperature = 0.8f;
+    gp.seed = 10 + i;
+    gp.ignore_eos = true;
+    pshard_seq* seq = nullptr;
+    EXPECT_EQ(pshard_batch_add(b, &sp, &gp, &seq), PSHARD_OK) << pshard_last_error();
+    seqs.push_back(seq);
+  }
+  while (pshard_batch_has_work(b))
+    EXPECT_EQ(pshard_batch_step(b, nullptr), PSHARD_OK) << pshard_last_error();
+  for (pshard_seq* seq : seqs) {
+    r.tokens.emplace_back();
+    pshard_seq_event e = pshard_seq_event_init();
+    bool got = false;
+    while (pshard_seq_poll(seq, &e, &got) == PSHARD_OK && got)
+      if (e.token >= 0)
+        r.tokens.back().push_back(e.token);
+    pshard_seq_free(seq);
+  }
+  r.stats.size = sizeof r.stats;
+  EXPECT_EQ(pshard_batch_get_stats(b, &r.stats), PSHARD_OK);
+  pshard_batch_free(b);
+  return r;
+}
+
+TEST(CApiDraft, ABatchDraftsForEachSequenceAndKeepsThePlainTokens) {
+  SKIP_WITHOUT_MODEL();
+  const std::string wide = kShared + "stories260K-x4-F32.gguf";
+  if (!std::filesystem::exists(wide))
+    GTEST_SKIP() << "the shared stories260K variants are not present";
+  pshard_model* target = load(wide);
+  pshard_model* draft = load(kModel);
+  const BatchRun plain = run_batch(target, nullptr);
+  const BatchRun spec = run_batch(target, draft);
+  ASSERT_EQ(plain.tokens.size(), 3u);
+  EXPECT_EQ(spec.tokens, plain.tokens);
+  for (const auto& t : plain.tokens)
+    EXPECT_EQ(t.size(), 32u);
+  EXPECT_EQ(plain.stats.draft_tokens, 0);
+  EXPECT_GT(spec.stats.accepted_draft_tokens, 0) << spec.stats.draft_tokens << " drafted";
+
+  // Refused when the batch is made: another vocabulary, a probability past 1.
+  pshard_model* other = load(kShared + "llama-2-tiny-random.gguf");
+  pshard_batch_params bp = pshard_batch_default_params();
+  bp.draft_max = 4;
+  bp.draft_model = other;
+  pshard_batch* b = nullptr;
+  EXPECT_EQ(pshard_batch_create(draft, &bp, &b), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("32000"), std::string::npos)
+      << pshard_last_error();
+  bp.draft_model = target;
+  bp.draft_p_min = 1.5f;
+  EXPECT_EQ(pshard_batch_create(draft, &bp, &b), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("--draft-p-min"), std::string::npos)
+      << pshard_last_error();
+  EXPECT_EQ(b, nullptr);
+  for (pshard_model* m : {target, draft, other})
     pshard_model_free(m);
 }
 

@@ -7,6 +7,8 @@
 #include "runtime/generate/generator.h"
 #include "runtime/model/model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
 
@@ -97,6 +99,47 @@ TEST_F(DraftModel, ADraftThatDisagreesIsRejectedWhereItDiffers) {
   EXPECT_EQ(spec.generated, plain.generated);
   EXPECT_GT(spec.timings.n_accepted, 0);
   EXPECT_LT(spec.timings.n_accepted, spec.timings.n_drafted);
+}
+
+// --draft-p-min: a draft is the draft model's greedy continuation up to the first token
+// it gives less than p_min probability, computed here from a second session's logits.
+TEST_F(DraftModel, ADraftStopsAtTheFirstUnsureToken) {
+  Loaded draft = load("stories260K.gguf", 1);
+  Loaded check = load("stories260K.gguf", 1);
+  const std::vector<TokenId> prompt =
+      draft.tokenizer->encode("Once upon a time, there", true, true);
+  constexpr int64_t kLimit = 12;
+  std::vector<size_t> sizes;
+  for (float p_min : {0.0f, 0.5f, 0.9f}) {
+    SCOPED_TRACE(p_min);
+    draft.session->reset();
+    ModelDrafter drafter(*draft.session, draft.tokenizer->n_vocab(), p_min);
+    auto got = drafter.draft(prompt, kLimit);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    check.session->reset();
+    auto logits = check.session->decode(prompt);
+    std::vector<TokenId> want;
+    while (logits.ok() && static_cast<int64_t>(want.size()) < kLimit) {
+      const std::vector<float> l(logits->begin(), logits->end());
+      const auto top = static_cast<TokenId>(std::max_element(l.begin(), l.end()) - l.begin());
+      double sum = 0;
+      for (float x : l)
+        sum += std::exp(double(x) - double(l[static_cast<size_t>(top)]));
+      if (1.0 / sum < p_min)
+        break;
+      want.push_back(top);
+      const TokenId feed[] = {top};
+      logits = check.session->decode(feed);
+    }
+    ASSERT_TRUE(logits.ok());
+    EXPECT_EQ(*got, want);
+    sizes.push_back(got->size());
+  }
+  EXPECT_EQ(sizes.front(), static_cast<size_t>(kLimit)) << "p_min 0: the whole limit";
+  EXPECT_LT(sizes.back(), sizes.front()) << "p_min 0.9 stopped somewhere";
+  EXPECT_FALSE(check_draft_p_min(1.5f).ok());
+  EXPECT_FALSE(check_draft_p_min(std::nanf("")).ok());
+  EXPECT_TRUE(check_draft_p_min(kDefaultDraftPMin).ok());
 }
 
 TEST_F(DraftModel, AnotherVocabularyIsRefused) {

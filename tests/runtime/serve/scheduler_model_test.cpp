@@ -4,6 +4,7 @@
 // PerSequenceDecoder, and on the emulated GPU under a schedule smaller than the model,
 // with the budget changed while it serves.
 #include "runtime/batch/per_sequence_decoder.h"
+#include "runtime/serve/draft_pool.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/serve/sequence_engine.h"
 #include "tests/runtime/executor/executor_test_util.h"
@@ -16,6 +17,8 @@ namespace pshard::testing {
 namespace {
 
 const std::string kModel = shared_model("stories260K.gguf");
+// Computes nearly the model's function (README of shared/models): a draft model.
+const std::string kDraftModel = shared_model("stories260K-moe4x2-noise10.gguf");
 constexpr int kNew = 24;
 
 const std::vector<std::string> kPrompts = {
@@ -118,7 +121,43 @@ protected:
     return o;
   }
 
+  // `o` on the emulated GPU, 3 sequences of 16-token passes, under the smallest budget of
+  // a schedule compiled for them (kept by the fixture: the engine reads it); null after
+  // a failure.
+  std::unique_ptr<BatchDecoder> small_budget_emu_engine(SequenceEngineOptions o) {
+    auto compiled = compile_schedule(kModel, planner::Strategy::kAuto, {1, 4, 16}, 256, {},
+                                     test_machine(), {}, kDefaultKvType, /*parallel=*/3);
+    EXPECT_TRUE(compiled.ok()) << compiled.status().to_string();
+    if (!compiled.ok())
+      return nullptr;
+    compiled_ = std::make_unique<Compiled>(std::move(*compiled));
+    o.device.backend = DeviceBackend::kEmu;
+    o.device.vram_budget = compiled_->schedule.budgets().front();
+    o.device.emu_pcie_gbps = 50;
+    o.device.emu_pcie_latency_us = 0;
+    o.max_sequences = 3;
+    o.n_batch = 16;
+    auto engine = make_sequence_engine(*model_, &compiled_->schedule, o);
+    EXPECT_TRUE(engine.ok()) << engine.status().to_string();
+    return engine.ok() ? std::move(*engine) : nullptr;
+  }
+
+  // Sessions of the noisy MoE upcycle, drafting for the model.
+  std::unique_ptr<DraftPool> draft_pool(float p_min, int64_t max_sessions) {
+    auto m = Model::load(kDraftModel);
+    EXPECT_TRUE(m.ok()) << m.status().to_string();
+    draft_model_ = std::move(*m);
+    return std::make_unique<DraftPool>(
+        [this]() -> Result<std::unique_ptr<Decoder>> {
+          PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(*draft_model_, {256, 1, 16}));
+          return std::unique_ptr<Decoder>(std::move(s));
+        },
+        model_->hparams().n_vocab, p_min, max_sessions);
+  }
+
   std::unique_ptr<Model> model_;
+  std::unique_ptr<Model> draft_model_;
+  std::unique_ptr<Compiled> compiled_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::vector<std::vector<TokenId>> prompts_;
 };
@@ -230,31 +269,26 @@ TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsEveryAnswer) {
   EXPECT_GT(st.accepted_draft_tokens, 0) << "no draft kept: the test would not cover keeping";
   EXPECT_LT(st.accepted_draft_tokens, st.draft_tokens) << "none rejected: nor rewinding";
 
-  auto compiled = compile_schedule(kModel, planner::Strategy::kAuto, {1, 4, 16}, 256, {},
-                                   test_machine(), {}, kDefaultKvType, /*parallel=*/3);
-  ASSERT_TRUE(compiled.ok()) << compiled.status().to_string();
-  o.device.backend = DeviceBackend::kEmu;
-  o.device.vram_budget = compiled->schedule.budgets().front();
-  o.device.emu_pcie_gbps = 50;
-  o.device.emu_pcie_latency_us = 0;
-  o.max_sequences = 3;
-  o.n_batch = 16;
-  auto on_emu = make_sequence_engine(*model_, &compiled->schedule, o);
-  ASSERT_TRUE(on_emu.ok()) << on_emu.status().to_string();
+  std::unique_ptr<BatchDecoder> on_emu = small_budget_emu_engine(o);
+  ASSERT_TRUE(on_emu);
   const SchedulerStats emu =
-      expect_batch_equals_alone(**on_emu, {.max_active = 3, .pass_tokens = 16, .draft_max = 6});
+      expect_batch_equals_alone(*on_emu, {.max_active = 3, .pass_tokens = 16, .draft_max = 6});
   EXPECT_GT(emu.accepted_draft_tokens, 0);
 
   chat_turns(6);
 }
 
-// Sampled requests (each its own seed): the same tokens with and without drafts.
+// Sampled requests (each its own seed): the same tokens with and without drafts, by
+// prompt lookup and by a draft model.
 TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsSampledAnswers) {
-  auto run = [&](int32_t draft_max) {
+  PSHARD_SKIP_IF_MISSING(kDraftModel);
+  std::unique_ptr<DraftPool> pool = draft_pool(kDefaultDraftPMin, 4);
+  auto run = [&](int32_t draft_max, DraftPool* drafts = nullptr) {
     auto engine = make_sequence_engine(*model_, nullptr, engine_options(32, 4, draft_max));
     EXPECT_TRUE(engine.ok()) << engine.status().to_string();
-    Scheduler scheduler(**engine, *tokenizer_,
-                        {.max_active = 4, .pass_tokens = 32, .draft_max = draft_max});
+    Scheduler scheduler(
+        **engine, *tokenizer_,
+        {.max_active = 4, .pass_tokens = 32, .draft_max = draft_max, .drafts = drafts});
     Collector got;
     std::vector<RequestId> ids;
     for (size_t i = 0; i < prompts_.size(); ++i) {
@@ -275,6 +309,69 @@ TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsSampledAnswers) {
   EXPECT_EQ(drafted.first, plain.first);
   EXPECT_EQ(plain.second.draft_tokens, 0);
   EXPECT_GT(drafted.second.draft_tokens, 0);
+  const auto by_model = run(6, pool.get());
+  EXPECT_EQ(by_model.first, plain.first);
+  EXPECT_GT(by_model.second.accepted_draft_tokens, 0);
+  EXPECT_EQ(pool->leased(), 0) << "every request gave its session back";
+}
+
+// A draft model (draft_pool.h) drafting in place of prompt lookup: every request's tokens
+// and log-probabilities are still those of generate() alone, in a busy batch on cpu and
+// on the emulated GPU under a small budget. The noisy upcycle agrees often but not
+// always, so drafts are both kept and rejected; the pool makes no more sessions than
+// slots and gets every one back.
+TEST_F(SchedulerOnModel, ADraftModelKeepsEveryAnswer) {
+  PSHARD_SKIP_IF_MISSING(kDraftModel);
+  std::unique_ptr<DraftPool> pool = draft_pool(/*p_min=*/0.0f, 4);
+  SequenceEngineOptions o = engine_options(32, 4, 6);
+  auto engine = make_sequence_engine(*model_, nullptr, o);
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  const SchedulerStats st = expect_batch_equals_alone(
+      **engine, {.max_active = 4, .pass_tokens = 32, .draft_max = 6, .drafts = pool.get()});
+  std::cout << "cpu, draft model: " << st.accepted_draft_tokens << " of " << st.draft_tokens
+            << " drafted tokens accepted\n";
+  EXPECT_GT(st.accepted_draft_tokens, 0);
+  EXPECT_LT(st.accepted_draft_tokens, st.draft_tokens);
+  EXPECT_GE(pool->sessions(), 2) << "sequences drafted side by side";
+  EXPECT_LE(pool->sessions(), 4);
+  EXPECT_EQ(pool->leased(), 0);
+
+  std::unique_ptr<BatchDecoder> on_emu = small_budget_emu_engine(o);
+  ASSERT_TRUE(on_emu);
+  const SchedulerStats emu = expect_batch_equals_alone(
+      *on_emu, {.max_active = 3, .pass_tokens = 16, .draft_max = 6, .drafts = pool.get()});
+  EXPECT_GT(emu.accepted_draft_tokens, 0);
+}
+
+// A draft-model session that cannot be made ends only the request that wanted it, naming
+// why; the others finish.
+TEST_F(SchedulerOnModel, ADraftSessionThatCannotBeMadeEndsItsRequest) {
+  int made = 0;
+  DraftPool pool(
+      [&]() -> Result<std::unique_ptr<Decoder>> {
+        if (made++ > 0)
+          return Status(StatusCode::kOutOfMemory, "no room for another draft session");
+        PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(*model_, {256, 1, 16}));
+        return std::unique_ptr<Decoder>(std::move(s));
+      },
+      model_->hparams().n_vocab, 0.0f, 4);
+  auto engine = make_sequence_engine(*model_, nullptr, engine_options(32, 4, 4));
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  Scheduler scheduler(**engine, *tokenizer_,
+                      {.max_active = 4, .pass_tokens = 32, .draft_max = 4, .drafts = &pool});
+  Collector got;
+  const RequestId a = submit_ok(scheduler, greedy_request(prompts_[0], kNew), got.sink());
+  const RequestId b = submit_ok(scheduler, greedy_request(prompts_[1], kNew), got.sink());
+  step_until_idle(scheduler);
+  const Collector::Run ra = got.run(a), rb = got.run(b);
+  const bool a_failed = ra.finish == FinishReason::kError;
+  const Collector::Run& failed = a_failed ? ra : rb;
+  const Collector::Run& done = a_failed ? rb : ra;
+  EXPECT_EQ(failed.finish, FinishReason::kError);
+  EXPECT_NE(failed.error.message().find("no room for another draft session"), std::string::npos)
+      << failed.error.to_string();
+  EXPECT_EQ(done.finish, FinishReason::kLength);
+  EXPECT_EQ(done.tokens, alone(prompts_[a_failed ? 1 : 0]).tokens);
 }
 
 } // namespace

@@ -233,7 +233,7 @@ def metrics(s):
     text = data.decode()
     check("metrics content type", hdrs.get("Content-Type", "").startswith("text/plain"), hdrs)
     for family in ["pshard_requests_total", "pshard_generated_tokens_total",
-                   "pshard_draft_tokens_total", "pshard_draft_tokens_accepted_total",
+                   "pshard_draft_tokens_total", "pshard_draft_tokens_accepted_total", "pshard_draft_sessions",
                    "pshard_generated_tokens_per_second", "pshard_requests_queued",
                    "pshard_kv_pages_used", "pshard_kv_pages_cached",
                    "pshard_kv_window_pages_total",
@@ -937,6 +937,28 @@ def speculative():
         drafted = s.metric("pshard_draft_tokens_total")
         accepted = s.metric("pshard_draft_tokens_accepted_total")
         check("speculation counted", 0 < accepted < drafted, (accepted, drafted))
+    # -md: a draft model (the noisy MoE upcycle, nearly the model's function) drafting for
+    # each request from a session of its own; every draft whole (--draft-p-min 0), so its
+    # misses are checked and rejected too. Another vocabulary is refused at start.
+    models = os.path.dirname(stories)
+    noisy = os.path.join(models, "stories260K-moe4x2-noise10.gguf")
+    with Server(build, stories, "-np", "4", "-md", noisy, "--draft-p-min", "0") as s:
+        busy_batch(s)
+        prefix_cache(s)
+        drafted = s.metric("pshard_draft_tokens_total")
+        accepted = s.metric("pshard_draft_tokens_accepted_total")
+        check("-md: drafted and counted", 0 < accepted < drafted, (accepted, drafted))
+        sessions = s.metric("pshard_draft_sessions")
+        check("-md: by the draft model's sessions, one per slot at most", 2 <= sessions <= 4,
+              sessions)
+    p = run(tool(build, "pshard-server"), "-m", stories, "--port", "0", "-md",
+            os.path.join(models, "llama-2-tiny-random.gguf"))
+    check("-md of another vocabulary refused at start",
+          p.returncode != 0 and "32000" in p.stderr, p.stderr)
+    p = run(tool(build, "pshard-server"), "-m", stories, "--port", "0", "-md", noisy,
+            "--draft-p-min", "2")
+    check("--draft-p-min past 1 refused", p.returncode != 0 and "--draft-p-min" in p.stderr,
+          p.stderr)
 
 
 def budgets(tmp):
