@@ -1,5 +1,6 @@
 #include "runtime/executor/session_state.h"
 
+#include "runtime/core/checksum.h"
 #include "runtime/core/file_bytes.h"
 #include "runtime/core/temp_file.h"
 #include "runtime/schedule/model_fingerprint.h"
@@ -12,9 +13,11 @@ namespace {
 // The file, in the host's byte order (the x86-64 and AArch64 hosts pshard runs on are
 // little-endian), fields in this order:
 //   Header; int64 rows of each layer (its whole cache: what the layout depends on);
-//   int32 token of each position; each layer's K rows then V rows of those positions.
+//   int32 token of each position; each layer's K rows then V rows of those positions;
+//   uint64 Checksum64 of everything before it, fed in those pieces (version 2: version 1
+//   had none, so a damaged file of the right length loaded).
 constexpr char kMagic[8] = {'P', 'S', 'H', 'S', 'T', 'A', 'T', 'E'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 struct Header {
   char magic[8];
@@ -65,7 +68,7 @@ Status check_fits(const Header& h, const std::vector<int64_t>& rows, HybridSessi
                           " positions, more than its context of " + std::to_string(h.n_ctx));
   const uint64_t expected = sizeof(Header) + rows.size() * sizeof(int64_t) +
                             static_cast<uint64_t>(h.n_past) * sizeof(int32_t) +
-                            data_bytes(kv, n_layer, h.n_past);
+                            data_bytes(kv, n_layer, h.n_past) + sizeof(uint64_t);
   if (file_size != expected)
     return invalid_format(file + " is " + std::to_string(file_size) + " bytes where its " +
                           std::to_string(h.n_past) + " positions take " + std::to_string(expected) +
@@ -99,26 +102,31 @@ Status save_session_state(HybridSession& session, const Model& model,
   const std::vector<int64_t> rows = layer_rows(kv, n_layer, session.n_ctx());
   TempFile file(path);
   PSHARD_RETURN_IF_ERROR(file.open());
-  PSHARD_RETURN_IF_ERROR(file.write_all(reinterpret_cast<const uint8_t*>(&h), sizeof h));
-  PSHARD_RETURN_IF_ERROR(
-      file.write_all(reinterpret_cast<const uint8_t*>(rows.data()), rows.size() * sizeof(int64_t)));
-  PSHARD_RETURN_IF_ERROR(file.write_all(reinterpret_cast<const uint8_t*>(tokens.data()),
-                                        tokens.size() * sizeof(TokenId)));
+  Checksum64 sum;
+  auto put = [&](const void* data, size_t n) {
+    sum.add(data, n);
+    return file.write_all(static_cast<const uint8_t*>(data), n);
+  };
+  PSHARD_RETURN_IF_ERROR(put(&h, sizeof h));
+  PSHARD_RETURN_IF_ERROR(put(rows.data(), rows.size() * sizeof(int64_t)));
+  PSHARD_RETURN_IF_ERROR(put(tokens.data(), tokens.size() * sizeof(TokenId)));
   const std::vector<int64_t> held = layer_rows(kv, n_layer, n_past);
   for (int64_t il = 0; il < n_layer; ++il) {
     const KvView layer = kv.layer(il);
-    PSHARD_RETURN_IF_ERROR(file.write_all(layer.k, kv.k_bytes(held[static_cast<size_t>(il)])));
-    PSHARD_RETURN_IF_ERROR(file.write_all(layer.v, kv.v_bytes(held[static_cast<size_t>(il)])));
+    PSHARD_RETURN_IF_ERROR(put(layer.k, kv.k_bytes(held[static_cast<size_t>(il)])));
+    PSHARD_RETURN_IF_ERROR(put(layer.v, kv.v_bytes(held[static_cast<size_t>(il)])));
   }
+  const uint64_t value = sum.value();
+  PSHARD_RETURN_IF_ERROR(put(&value, sizeof value));
   return file.commit();
 }
 
 namespace {
 
 // Opens the file and reads its header and layout, checked against the session: what
-// loading needs to go on reading the tokens and rows.
+// loading needs to go on reading the tokens and rows; `sum` has taken what was read.
 Result<Header> open_checked(FileReader& in, HybridSession& session, const Model& model,
-                            const std::string& path) {
+                            const std::string& path, Checksum64& sum) {
   PSHARD_RETURN_IF_ERROR(in.open(path));
   const uint64_t size = in.size();
   Header h{};
@@ -145,6 +153,8 @@ Result<Header> open_checked(FileReader& in, HybridSession& session, const Model&
     return invalid_format(file + " ends inside its header: it is truncated; save it again");
   PSHARD_RETURN_IF_ERROR(in.read(rows.data(), rows.size() * sizeof(int64_t)));
   PSHARD_RETURN_IF_ERROR(check_fits(h, rows, session, model, path, size));
+  sum.add(&h, sizeof h);
+  sum.add(rows.data(), rows.size() * sizeof(int64_t));
   return h;
 }
 
@@ -153,7 +163,8 @@ Result<Header> open_checked(FileReader& in, HybridSession& session, const Model&
 Result<int64_t> saved_state_positions(HybridSession& session, const Model& model,
                                       const std::string& path) {
   FileReader in;
-  PSHARD_ASSIGN_OR_RETURN(const Header h, open_checked(in, session, model, path));
+  Checksum64 sum;
+  PSHARD_ASSIGN_OR_RETURN(const Header h, open_checked(in, session, model, path, sum));
   return h.n_past;
 }
 
@@ -161,9 +172,16 @@ Result<std::vector<TokenId>> load_session_state(HybridSession& session, const Mo
                                                 const std::string& path) {
   static_assert(sizeof(TokenId) == sizeof(int32_t));
   FileReader in;
-  PSHARD_ASSIGN_OR_RETURN(const Header h, open_checked(in, session, model, path));
+  Checksum64 sum;
+  PSHARD_ASSIGN_OR_RETURN(const Header h, open_checked(in, session, model, path, sum));
+  auto get = [&](void* data, size_t n) {
+    Status st = in.read(data, n);
+    if (st.ok())
+      sum.add(data, n);
+    return st;
+  };
   std::vector<TokenId> tokens(static_cast<size_t>(h.n_past));
-  PSHARD_RETURN_IF_ERROR(in.read(tokens.data(), tokens.size() * sizeof(TokenId)));
+  PSHARD_RETURN_IF_ERROR(get(tokens.data(), tokens.size() * sizeof(TokenId)));
   const int64_t n_vocab = model.hparams().n_vocab;
   for (TokenId t : tokens)
     if (t < 0 || t >= n_vocab)
@@ -177,13 +195,22 @@ Result<std::vector<TokenId>> load_session_state(HybridSession& session, const Mo
   const std::vector<int64_t> held = layer_rows(kv, n_layer, h.n_past);
   for (int64_t il = 0; il < n_layer; ++il) {
     const KvView layer = kv.layer(il);
-    Status st = in.read(layer.k, kv.k_bytes(held[static_cast<size_t>(il)]));
+    Status st = get(layer.k, kv.k_bytes(held[static_cast<size_t>(il)]));
     if (st.ok())
-      st = in.read(layer.v, kv.v_bytes(held[static_cast<size_t>(il)]));
+      st = get(layer.v, kv.v_bytes(held[static_cast<size_t>(il)]));
     if (!st.ok()) {
       session.reset();
       return st;
     }
+  }
+  const uint64_t want = sum.value();
+  uint64_t saved = 0;
+  if (Status st = in.read(&saved, sizeof saved); !st.ok() || saved != want) {
+    session.reset();
+    return st.ok() ? invalid_format("the state file '" + path +
+                                    "' is damaged (its checksum does not match its bytes): "
+                                    "save it again")
+                   : st;
   }
   PSHARD_RETURN_IF_ERROR(session.restore_positions(h.n_past));
   return tokens;

@@ -7,8 +7,10 @@
 //
 // The file is written under a temporary name and renamed when complete. Reading checks
 // everything against the session before touching it, and refuses, naming what differs,
-// a file of another model, another context size or KV types, or a truncated one; a read
-// that fails part way leaves the session empty (n_past 0), never half restored.
+// a file of another model, another context size or KV types, or a truncated one; a
+// checksum over the whole file (checksum.h) refuses a damaged one. A read that fails
+// part way, or whose checksum differs, leaves the session empty (n_past 0), never half
+// restored.
 //
 //   PSHARD_RETURN_IF_ERROR(save_session_state(session, model, held_tokens, "chat.state"));
 //   PSHARD_ASSIGN_OR_RETURN(std::vector<TokenId> held,

@@ -320,6 +320,24 @@ TEST(CApiState, FilesThatDoNotFitAreRefusedAndTheContextKept) {
   Context fresh(model.m);
   decode(fresh.c, own);
   EXPECT_EQ(generate(target.c, prompt(2, 17)), generate(fresh.c, prompt(2, 17)));
+  // One byte flipped in the KV rows, the length right: the checksum refuses it, and the
+  // context, whose rows were being read when that was found, is left empty.
+  const std::string flipped = temp_path("state_flipped.pshstate");
+  std::filesystem::copy_file(file, flipped, std::filesystem::copy_options::overwrite_existing);
+  {
+    std::fstream f(flipped, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size - 200));
+    char byte = 0;
+    f.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x10);
+    f.seekp(static_cast<std::streamoff>(size - 200));
+    f.write(&byte, 1);
+  }
+  EXPECT_EQ(pshard_context_state_load_file(target.c, flipped.c_str(), out.data(), 64, &n),
+            PSHARD_ERROR_INVALID_FORMAT);
+  EXPECT_NE(std::string(pshard_last_error()).find("damaged"), std::string::npos)
+      << pshard_last_error();
+  EXPECT_EQ(pshard_context_n_past(target.c), 0);
   EXPECT_EQ(pshard_context_state_load_file(nullptr, file.c_str(), out.data(), 64, &n),
             PSHARD_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(pshard_context_state_load_file(target.c, file.c_str(), out.data(), 64, nullptr),
