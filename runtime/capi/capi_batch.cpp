@@ -139,17 +139,20 @@ pshard_status pshard_batch_create(pshard_model* model, const pshard_batch_params
   if (p.draft_model) {
     if (Status st = capi::check_draft_model(*model, *p.draft_model, p.draft_p_min); !st.ok())
       return fail(st.with_context("pshard_batch_params.draft_model"));
-    // Sessions of the scheduler's context, made on the stepping thread when first needed.
-    auto make = [core = b->core.get(), draft = p.draft_model, n_threads = p.n_threads,
-                 n_batch = p.n_batch]() -> Result<std::unique_ptr<Decoder>> {
-      PSHARD_ASSIGN_OR_RETURN(
-          std::unique_ptr<CpuSession> s,
-          capi::make_draft_session(*draft, core->scheduler->n_ctx(), n_threads, n_batch));
-      return std::unique_ptr<Decoder>(std::move(s));
-    };
-    b->core->drafts = std::make_unique<DraftPool>(make, model->model->hparams().n_vocab,
-                                                  p.draft_p_min, p.n_seq_max);
-    so.drafts = b->core->drafts.get();
+    // The draft model's own batched engine on the CPU: a sequence per request, as many
+    // and as long as the target's, its own prefix cache.
+    SequenceEngineOptions d;
+    d.n_threads = p.n_threads;
+    d.n_ctx = b->core->engine->n_ctx() > 0 ? b->core->engine->n_ctx() : p.n_ctx;
+    d.n_batch = p.n_batch;
+    d.max_sequences = p.n_seq_max;
+    d.prefix_cache = p.prefix_cache;
+    auto draft_engine = make_sequence_engine(*p.draft_model->model, nullptr, d);
+    if (!draft_engine.ok())
+      return fail(draft_engine.status().with_context("pshard_batch_params.draft_model"));
+    b->core->drafter = std::make_unique<BatchDrafter>(
+        std::move(draft_engine).value(), model->model->hparams().n_vocab, p.draft_p_min);
+    so.drafter = b->core->drafter.get();
   }
   b->core->scheduler = std::make_unique<Scheduler>(*b->core->engine, *model->tokenizer, so);
   *out_batch = b.release();
@@ -306,7 +309,7 @@ pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* ou
   s.kv_window_pages_used = st.kv.window_used_pages;
   s.images_encoded = batch->images.misses();
   s.images_reused = batch->images.hits();
-  s.draft_sessions = st.draft_sessions;
+  s.draft_passes = st.draft_passes;
   {
     std::lock_guard lock(core.stats_mutex);
     core.snapshot = st;

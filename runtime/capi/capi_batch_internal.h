@@ -16,8 +16,8 @@ namespace pshard::capi {
 // What a batch owns; sequences hold it weakly, so they may outlive the batch handle.
 struct BatchCore {
   std::unique_ptr<BatchDecoder> engine;
-  std::unique_ptr<DraftPool> drafts;    // pshard_batch_params.draft_model's sessions, or null
-  std::unique_ptr<Scheduler> scheduler; // declared after the engine and drafts: destroyed first
+  std::unique_ptr<BatchDrafter> drafter; // pshard_batch_params.draft_model's engine, or null
+  std::unique_ptr<Scheduler> scheduler;  // declared after the engines: destroyed first
   std::mutex stats_mutex;
   SchedulerStats snapshot;          // of the last pshard_batch_get_stats
   std::set<std::string> strategies; // interned: pshard_plan_stats.strategy stays valid

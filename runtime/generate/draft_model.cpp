@@ -4,22 +4,22 @@
 #include <cmath>
 
 namespace pshard {
-namespace {
 
-// The most likely token, ties to the lower id (as top_logprobs orders them).
-TokenId most_likely(std::span<const float> logits) {
-  return static_cast<TokenId>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+std::optional<TokenId> confident_token(std::span<const float> logits, int64_t target_vocab,
+                                       float p_min) {
+  const auto top = std::max_element(logits.begin(), logits.end());
+  const auto id = static_cast<TokenId>(top - logits.begin());
+  if (id >= target_vocab)
+    return std::nullopt;
+  if (p_min > 0) { // softmax of the top logit
+    double sum = 0;
+    for (float l : logits)
+      sum += std::exp(static_cast<double>(l) - *top);
+    if (1.0 / sum < p_min)
+      return std::nullopt;
+  }
+  return id;
 }
-
-// The softmax probability of the largest logit `top`.
-double top_probability(std::span<const float> logits, float top) {
-  double sum = 0;
-  for (float l : logits)
-    sum += std::exp(static_cast<double>(l) - top);
-  return 1.0 / sum;
-}
-
-} // namespace
 
 Result<std::vector<TokenId>> ModelDrafter::draft(std::span<const TokenId> history, int64_t limit) {
   limit = std::min<int64_t>(limit, session_.n_ctx() - static_cast<int64_t>(history.size()));
@@ -41,10 +41,10 @@ Result<std::vector<TokenId>> ModelDrafter::draft(std::span<const TokenId> histor
   held_.insert(held_.end(), history.begin() + static_cast<std::ptrdiff_t>(same), history.end());
   std::vector<TokenId> out;
   for (int64_t k = 0; k < limit; ++k) {
-    const TokenId next = most_likely(logits);
-    if (next >= target_vocab_ ||
-        (p_min_ > 0 && top_probability(logits, logits[static_cast<size_t>(next)]) < p_min_))
+    const std::optional<TokenId> token = confident_token(logits, target_vocab_, p_min_);
+    if (!token)
       break;
+    const TokenId next = *token;
     out.push_back(next);
     if (k + 1 == limit)
       break;

@@ -15,6 +15,7 @@
 #include "runtime/tokenizer/tokenizer.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -38,6 +39,12 @@ inline constexpr float kDefaultDraftPMin = 0.75f;
 // kInvalidArgument unless 0 <= p_min <= 1.
 Status check_draft_p_min(float p_min);
 
+// The draft model's next drafted token from its logits: the most likely one (ties to the
+// lower id), or none where the target's vocabulary (`target_vocab` tokens) lacks it or
+// its probability is below `p_min` (the draft ends there).
+std::optional<TokenId> confident_token(std::span<const float> logits, int64_t target_vocab,
+                                       float p_min);
+
 class ModelDrafter final : public Drafter {
 public:
   // `session` (the draft model's) must outlive the drafter; drafted tokens stop at one
@@ -49,10 +56,6 @@ public:
   // Rewinds the session to the start it shares with `history` (to 0 where it cannot
   // go there), decodes the rest, then takes its most likely token `limit` times.
   Result<std::vector<TokenId>> draft(std::span<const TokenId> history, int64_t limit) override;
-
-  // The tokens the session's positions hold (a pool picks the drafter that shares the
-  // longest start with a new prompt).
-  std::span<const TokenId> held() const { return held_; }
 
 private:
   Decoder& session_;

@@ -16,33 +16,30 @@ double ms_between(SteadyTime from, SteadyTime to) {
 
 ActiveSequence::ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer,
                                uint64_t order, int64_t reused, PromptLookup lookup, int64_t n_embd,
-                               std::vector<TokenId> names, DraftPool* drafts)
+                               std::vector<TokenId> names)
     : request_(std::move(request)), seq_(seq), tokenizer_(tokenizer), order_(order),
       sampler_(request_.params.sampling), text_(request_.params.stop_strings),
       history_(request_.params.prompt), names_(std::move(names)), prompt_done_(reused),
-      reused_(reused), lookup_(lookup), drafts_(drafts),
-      admitted_(std::chrono::steady_clock::now()) {
+      reused_(reused), lookup_(lookup), admitted_(std::chrono::steady_clock::now()) {
   sampler_.set_filter(request_.params.constraint);
   if (const auto& e = request_.params.embedding)
     pooler_.emplace(e->pooling, n_embd, static_cast<int64_t>(request_.params.prompt.size()),
                     e->options);
 }
 
-Result<int64_t> ActiveSequence::propose() {
-  draft_.clear();
+int64_t ActiveSequence::draft_limit() const {
   if (!pending_ || request_.params.images || lookup_.draft_max <= 0)
     return 0;
   const int64_t max_tokens = request_.params.max_tokens; // k drafted tokens give k + 1 at most
-  const int64_t limit = std::min<int64_t>(
-      lookup_.draft_max, max_tokens < 0 ? lookup_.draft_max : max_tokens - n_generated_ - 1);
-  if (!drafts_) {
+  return std::max<int64_t>(
+      0, std::min<int64_t>(lookup_.draft_max,
+                           max_tokens < 0 ? lookup_.draft_max : max_tokens - n_generated_ - 1));
+}
+
+int64_t ActiveSequence::propose() {
+  draft_.clear();
+  if (const int64_t limit = draft_limit(); limit > 0)
     draft_ = draft_from_history(history_, lookup_, limit);
-  } else if (limit > 0) {
-    if (!drafter_) {
-      PSHARD_ASSIGN_OR_RETURN(drafter_, drafts_->acquire(history_));
-    }
-    PSHARD_ASSIGN_OR_RETURN(draft_, drafter_->draft(history_, limit));
-  }
   return static_cast<int64_t>(draft_.size());
 }
 

@@ -7,7 +7,6 @@
 #include "runtime/batch/batch_decoder.h"
 #include "runtime/generate/prompt_lookup.h"
 #include "runtime/sampler/sampler.h"
-#include "runtime/serve/draft_pool.h"
 #include "runtime/serve/request.h"
 #include "runtime/serve/text_stream.h"
 #include "runtime/tokenizer/tokenizer.h"
@@ -31,11 +30,9 @@ public:
   // `reused`: prompt positions the engine's prefix cache already holds (fed from there on).
   // `n_embd`: the engine's embedding width (embedding requests). `names`: a prompt with
   // images, its prompt_cache_keys (request.h), which its entries carry as cache keys.
-  // `drafts`: a draft model's sessions (draft_pool.h), drafting in place of prompt lookup;
-  // the sequence leases one when it first drafts and returns it when it ends.
   ActiveSequence(QueuedRequest request, SeqId seq, const Tokenizer& tokenizer, uint64_t order,
                  int64_t reused = 0, PromptLookup lookup = {}, int64_t n_embd = 0,
-                 std::vector<TokenId> names = {}, DraftPool* drafts = nullptr);
+                 std::vector<TokenId> names = {});
 
   RequestId id() const { return request_.id; }
   SeqId seq() const { return seq_; }
@@ -45,10 +42,15 @@ public:
   bool decoding() const { return pending_.has_value(); }
   int64_t prompt_left() const;
   // Speculative decoding (a decoding sequence with PromptLookup::draft_max set): drafts
-  // up to draft_max tokens from its history (runtime/generate/prompt_lookup.h), or from
-  // the draft model, for the next pass to check after its pending token, never past its
-  // max_tokens; the count. Fails only where the draft model does.
-  Result<int64_t> propose();
+  // up to draft_limit() tokens from its history (runtime/generate/prompt_lookup.h) for
+  // the next pass to check after its pending token; the count.
+  int64_t propose();
+  // Or the scheduler drafts for it (a draft model, batch_drafter.h): the most tokens the
+  // next pass may check — draft_max, never past its max_tokens; 0 when not decoding or
+  // not drafting (images) — and the draft, from its history (prompt, then generated).
+  int64_t draft_limit() const;
+  std::span<const TokenId> history() const { return history_; }
+  void set_draft(std::vector<TokenId> draft) { draft_ = std::move(draft); }
   // The next `n` entries of this sequence for a pass: its pending token and the first
   // n - 1 drafted ones (logits on each), or a chunk of the prompt (logits on the
   // prompt's last token; an embedding request: embedding rows on those its pooling reads).
@@ -94,9 +96,7 @@ private:
   int64_t n_generated_ = 0;
   std::optional<TokenId> pending_;
   PromptLookup lookup_;
-  std::vector<TokenId> draft_; // proposed for the next pass
-  DraftPool* drafts_ = nullptr;
-  DraftLease drafter_;           // leased from drafts_ at the first draft
+  std::vector<TokenId> draft_;   // proposed for the next pass
   std::optional<Pooler> pooler_; // embedding requests
   SteadyTime admitted_, prompt_done_at_, first_token_at_;
 };

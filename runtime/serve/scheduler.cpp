@@ -37,7 +37,7 @@ Scheduler::Scheduler(BatchDecoder& engine, const Tokenizer& tokenizer, Scheduler
       pass_tokens_(options.pass_tokens > 0 && !engine.embeds_only()
                        ? std::min(options.pass_tokens, engine.max_batch_tokens())
                        : engine.max_batch_tokens()),
-      lookup_{std::max(options.draft_max, 0)}, drafts_(options.drafts),
+      lookup_{std::max(options.draft_max, 0)}, drafter_(options.drafter),
       started_(std::chrono::steady_clock::now()) {
   n_vocab_ = engine_.n_vocab();
   n_embd_ = engine_.n_embd();
@@ -282,25 +282,49 @@ void Scheduler::admit(std::vector<Delivery>& out) {
     }
     active_.push_back(std::make_unique<ActiveSequence>(std::move(r), seq->seq, tokenizer_,
                                                        next_order_++, seq->reused, lookup_, n_embd_,
-                                                       std::move(keys), drafts_));
+                                                       std::move(keys)));
     std::lock_guard lock(state_mutex_);
     ++n_active_;
     stats_.cached_prompt_tokens += seq->reused;
   }
 }
 
-void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
-  // Drafts first (speculative decoding): a sequence whose draft model fails ends here.
+std::vector<int64_t> Scheduler::propose_drafts(std::vector<Delivery>& out) {
   std::vector<int64_t> drafts(active_.size(), 0);
-  for (size_t i = active_.size(); i-- > 0;) {
-    Result<int64_t> n = active_[i]->propose();
-    if (n.ok()) {
-      drafts[i] = *n;
-      continue;
-    }
-    finish(i, active_[i]->end(FinishReason::kError, n.status().with_context("drafting")), out);
-    drafts.erase(drafts.begin() + static_cast<std::ptrdiff_t>(i));
+  if (!drafter_) {
+    for (size_t i = 0; i < active_.size(); ++i)
+      drafts[i] = active_[i]->propose();
+    return drafts;
   }
+  std::vector<DraftWant> wants;
+  std::vector<size_t> who;
+  for (size_t i = 0; i < active_.size(); ++i) {
+    active_[i]->set_draft({});
+    if (const int64_t limit = active_[i]->draft_limit(); limit > 0) {
+      wants.push_back({active_[i]->id(), active_[i]->history(), limit});
+      who.push_back(i);
+    }
+  }
+  if (wants.empty())
+    return drafts;
+  Result<std::vector<std::vector<TokenId>>> got = drafter_->draft(wants);
+  if (!got.ok()) {
+    const Status why = got.status().with_context("drafting");
+    for (size_t k = who.size(); k-- > 0;) {
+      finish(who[k], active_[who[k]]->end(FinishReason::kError, why), out);
+      drafts.erase(drafts.begin() + static_cast<std::ptrdiff_t>(who[k]));
+    }
+    return drafts;
+  }
+  for (size_t k = 0; k < who.size(); ++k) {
+    drafts[who[k]] = static_cast<int64_t>((*got)[k].size());
+    active_[who[k]]->set_draft(std::move((*got)[k]));
+  }
+  return drafts;
+}
+
+void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
+  const std::vector<int64_t> drafts = propose_drafts(out);
   if (active_.empty())
     return;
   std::vector<PassWant> wants;
@@ -403,6 +427,8 @@ void Scheduler::run_pass(StepReport& report, std::vector<Delivery>& out) {
 
 void Scheduler::finish(size_t index, SequenceEvent event, std::vector<Delivery>& out) {
   engine_.close_sequence(active_[index]->seq());
+  if (drafter_)
+    drafter_->forget(active_[index]->id());
   {
     std::lock_guard lock(state_mutex_);
     live_.erase(event.id);
@@ -429,10 +455,10 @@ void Scheduler::preempt_newest(std::vector<Delivery>& out) {
 void Scheduler::publish(const StepReport& report, double pass_ms) {
   const KvPageStats kv = engine_.kv_pages();
   BatchEngineStats engine = engine_.stats();
-  const int64_t draft_sessions = drafts_ ? drafts_->sessions() : 0;
+  const int64_t draft_passes = drafter_ ? drafter_->passes() : 0;
   std::lock_guard lock(state_mutex_);
   stats_.kv = kv;
-  stats_.draft_sessions = draft_sessions;
+  stats_.draft_passes = draft_passes;
   stats_.engine = std::move(engine);
   if (report.entries == 0)
     return;

@@ -30,6 +30,7 @@
 
 #include "runtime/batch/batch_decoder.h"
 #include "runtime/serve/active_sequence.h"
+#include "runtime/serve/batch_drafter.h"
 #include "runtime/serve/request.h"
 #include "runtime/tokenizer/tokenizer.h"
 
@@ -55,9 +56,10 @@ struct SchedulerOptions {
   // hold that many more logits rows per sequence (SequenceEngineOptions::draft_max) and
   // drop positions (BatchDecoder::rewind_sequence). 0: off.
   int32_t draft_max = 0;
-  // With draft_max: drafts come from a draft model's sessions instead (draft_pool.h;
-  // llama-server's -md), one per sequence that drafts; must outlive the scheduler.
-  DraftPool* drafts = nullptr;
+  // With draft_max: drafts come from a draft model instead (llama-server's -md), every
+  // decoding sequence's in the same passes of its engine (batch_drafter.h); must outlive
+  // the scheduler.
+  BatchDrafter* drafter = nullptr;
 };
 
 struct SchedulerStats {
@@ -70,7 +72,7 @@ struct SchedulerStats {
   int64_t cached_prompt_tokens = 0; // read from the engine's prefix cache instead
   int64_t draft_tokens = 0;         // drafted tokens checked (SchedulerOptions::draft_max)
   int64_t accepted_draft_tokens = 0; // of those, sampled as drafted
-  int64_t draft_sessions = 0;        // SchedulerOptions::drafts' sessions made
+  int64_t draft_passes = 0;          // the draft model's passes (SchedulerOptions::drafter)
   int64_t generated_tokens = 0;
   int64_t passes = 0;
   double busy_ms = 0; // time inside the engine's passes
@@ -128,6 +130,9 @@ private:
   void apply_budget_changes();
   void apply_cancels(std::vector<Delivery>& out);
   void admit(std::vector<Delivery>& out);
+  // Each active sequence's drafted tokens for the next pass; a sequence whose draft
+  // model fails ends here.
+  std::vector<int64_t> propose_drafts(std::vector<Delivery>& out);
   void run_pass(StepReport& report, std::vector<Delivery>& out);
   void finish(size_t active_index, SequenceEvent event, std::vector<Delivery>& out);
   void preempt_newest(std::vector<Delivery>& out);
@@ -142,7 +147,7 @@ private:
   Status check_one_pass_request(const RequestParams& params) const;
   const int64_t max_active_, max_queued_, pass_tokens_;
   const PromptLookup lookup_;
-  DraftPool* const drafts_;
+  BatchDrafter* const drafter_;
   int64_t n_ctx_ = 0, n_vocab_ = 0, n_embd_ = 0; // read once: the engine is not thread-safe
 
   // The stepping side: held for a whole step, and to apply a budget change outside one.

@@ -97,8 +97,9 @@ std::string prometheus_metrics(ServingEngine& engine, const HttpCounters& http) 
            "Drafted tokens checked by speculative decoding (--draft-max).", st.draft_tokens);
   w.metric("pshard_draft_tokens_accepted_total", "counter", "Drafted tokens sampled as drafted.",
            st.accepted_draft_tokens);
-  w.metric("pshard_draft_sessions", "gauge",
-           "Draft-model sessions made (--model-draft), at most one per slot.", st.draft_sessions);
+  w.metric("pshard_draft_passes_total", "counter",
+           "Passes of the draft model (--model-draft), drafting for every request at once.",
+           st.draft_passes);
   w.metric("pshard_vram_budget_bytes", "gauge", "The VRAM budget in force.", st.vram_budget);
   w.metric("pshard_vram_used_bytes", "gauge", "Device memory held now.", st.vram_bytes);
   w.metric("pshard_vram_peak_bytes", "gauge", "The largest device arena held.", st.peak_vram_bytes);

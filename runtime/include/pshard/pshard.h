@@ -731,10 +731,10 @@ typedef struct pshard_batch_params {
   pshard_kv_type kv_type_k;
   pshard_kv_type kv_type_v;
   /* With draft_max: drafts come from this small model of the same vocabulary instead
-   * (llama-server's -md), as pshard_context_params.draft_model: each decoding request
-   * drafts from a CPU session of its own, n_ctx positions, made when first needed and
-   * kept for a later request that starts the same way (at most n_seq_max sessions). It
-   * must outlive the batch; a vocabulary that differs is refused here. NULL (default). */
+   * (llama-server's -md), as pshard_context_params.draft_model: the draft model runs on
+   * the CPU as a batch of its own — n_seq_max sequences of n_ctx positions, a prefix
+   * cache — drafting for every decoding request in the same passes. It must outlive the
+   * batch; a vocabulary that differs is refused here. NULL (default). */
   pshard_model* draft_model;
   float draft_p_min; /* as pshard_context_params.draft_p_min; default 0.75 */
 } pshard_batch_params;
@@ -883,9 +883,8 @@ typedef struct pshard_batch_stats {
    * ones (the same pixels: a conversation's earlier images) and not encoded again. */
   int64_t images_encoded;
   int64_t images_reused;
-  /* Draft-model sessions made (pshard_batch_params.draft_model): at most n_seq_max, each
-   * holding n_ctx positions of the draft model's KV cache in host memory. */
-  int64_t draft_sessions;
+  /* Passes of the draft model (pshard_batch_params.draft_model), all requests. */
+  int64_t draft_passes;
 } pshard_batch_stats;
 
 PSHARD_API pshard_batch_stats pshard_batch_stats_init(void);

@@ -173,6 +173,8 @@ TEST(CApiDraft, ABatchDraftsForEachSequenceAndKeepsThePlainTokens) {
     EXPECT_EQ(t.size(), 32u);
   EXPECT_EQ(plain.stats.draft_tokens, 0);
   EXPECT_GT(spec.stats.accepted_draft_tokens, 0) << spec.stats.draft_tokens << " drafted";
+  EXPECT_GT(spec.stats.draft_passes, 0);
+  EXPECT_EQ(plain.stats.draft_passes, 0);
 
   // Refused when the batch is made: another vocabulary, a probability past 1.
   pshard_model* other = load(kShared + "llama-2-tiny-random.gguf");

@@ -4,7 +4,8 @@
 // PerSequenceDecoder, and on the emulated GPU under a schedule smaller than the model,
 // with the budget changed while it serves.
 #include "runtime/batch/per_sequence_decoder.h"
-#include "runtime/serve/draft_pool.h"
+#include "runtime/generate/draft_model.h"
+#include "runtime/serve/batch_drafter.h"
 #include "runtime/serve/scheduler.h"
 #include "runtime/serve/sequence_engine.h"
 #include "tests/runtime/executor/executor_test_util.h"
@@ -142,17 +143,22 @@ protected:
     return engine.ok() ? std::move(*engine) : nullptr;
   }
 
-  // Sessions of the noisy MoE upcycle, drafting for the model.
-  std::unique_ptr<DraftPool> draft_pool(float p_min, int64_t max_sessions) {
-    auto m = Model::load(kDraftModel);
-    EXPECT_TRUE(m.ok()) << m.status().to_string();
-    draft_model_ = std::move(*m);
-    return std::make_unique<DraftPool>(
-        [this]() -> Result<std::unique_ptr<Decoder>> {
-          PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(*draft_model_, {256, 1, 16}));
-          return std::unique_ptr<Decoder>(std::move(s));
-        },
-        model_->hparams().n_vocab, p_min, max_sessions);
+  // The noisy MoE upcycle, loaded once.
+  const Model& draft_model() {
+    if (!draft_model_) {
+      auto m = Model::load(kDraftModel);
+      EXPECT_TRUE(m.ok()) << m.status().to_string();
+      draft_model_ = std::move(*m);
+    }
+    return *draft_model_;
+  }
+  // Its batched engine (`max_sequences` of 256 positions, passes of up to 256 tokens)
+  // drafting for the model.
+  std::unique_ptr<BatchDrafter> drafter(float p_min, int64_t max_sequences) {
+    SequenceEngineOptions o = engine_options(256, max_sequences, 0);
+    auto engine = make_sequence_engine(draft_model(), nullptr, o);
+    EXPECT_TRUE(engine.ok()) << engine.status().to_string();
+    return std::make_unique<BatchDrafter>(std::move(*engine), model_->hparams().n_vocab, p_min);
   }
 
   std::unique_ptr<Model> model_;
@@ -282,13 +288,13 @@ TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsEveryAnswer) {
 // prompt lookup and by a draft model.
 TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsSampledAnswers) {
   PSHARD_SKIP_IF_MISSING(kDraftModel);
-  std::unique_ptr<DraftPool> pool = draft_pool(kDefaultDraftPMin, 4);
-  auto run = [&](int32_t draft_max, DraftPool* drafts = nullptr) {
+  std::unique_ptr<BatchDrafter> by_draft_model = drafter(kDefaultDraftPMin, 4);
+  auto run = [&](int32_t draft_max, BatchDrafter* drafts = nullptr) {
     auto engine = make_sequence_engine(*model_, nullptr, engine_options(32, 4, draft_max));
     EXPECT_TRUE(engine.ok()) << engine.status().to_string();
     Scheduler scheduler(
         **engine, *tokenizer_,
-        {.max_active = 4, .pass_tokens = 32, .draft_max = draft_max, .drafts = drafts});
+        {.max_active = 4, .pass_tokens = 32, .draft_max = draft_max, .drafter = drafts});
     Collector got;
     std::vector<RequestId> ids;
     for (size_t i = 0; i < prompts_.size(); ++i) {
@@ -309,69 +315,149 @@ TEST_F(SchedulerOnModel, SpeculativeDecodingKeepsSampledAnswers) {
   EXPECT_EQ(drafted.first, plain.first);
   EXPECT_EQ(plain.second.draft_tokens, 0);
   EXPECT_GT(drafted.second.draft_tokens, 0);
-  const auto by_model = run(6, pool.get());
+  const auto by_model = run(6, by_draft_model.get());
   EXPECT_EQ(by_model.first, plain.first);
   EXPECT_GT(by_model.second.accepted_draft_tokens, 0);
-  EXPECT_EQ(pool->leased(), 0) << "every request gave its session back";
+  EXPECT_EQ(by_draft_model->engine().kv_pages().used_pages, 0)
+      << "every ended request's draft sequence is closed";
 }
 
-// A draft model (draft_pool.h) drafting in place of prompt lookup: every request's tokens
-// and log-probabilities are still those of generate() alone, in a busy batch on cpu and
-// on the emulated GPU under a small budget. The noisy upcycle agrees often but not
-// always, so drafts are both kept and rejected; the pool makes no more sessions than
-// slots and gets every one back.
+// The batched drafter drafts, for several sequences at once, what one session of the
+// draft model drafts for each alone (ModelDrafter, the same p_min), on their prompts and
+// then on histories that take part of a draft and go elsewhere (rewinds); the sequences
+// share passes: one for all prompts, then one per drafted position.
+TEST_F(SchedulerOnModel, TheBatchedDrafterDraftsWhatOneSessionDrafts) {
+  PSHARD_SKIP_IF_MISSING(kDraftModel);
+  std::unique_ptr<BatchDrafter> batched = drafter(0.3f, 6);
+  auto alone = [&](std::span<const TokenId> history) {
+    auto session = CpuSession::create(draft_model(), {256, 1, 16});
+    EXPECT_TRUE(session.ok());
+    ModelDrafter one(**session, model_->hparams().n_vocab, 0.3f);
+    auto d = one.draft(history, 8);
+    EXPECT_TRUE(d.ok()) << d.status().to_string();
+    return *d;
+  };
+  std::vector<std::vector<TokenId>> histories = prompts_;
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    std::vector<DraftWant> wants;
+    for (size_t i = 0; i < histories.size(); ++i)
+      wants.push_back({static_cast<RequestId>(i), histories[i], 8});
+    const int64_t passes_before = batched->passes();
+    auto got = batched->draft(wants);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    size_t longest = 0, total = 0;
+    for (size_t i = 0; i < histories.size(); ++i) {
+      EXPECT_EQ((*got)[i], alone(histories[i])) << "prompt " << i;
+      longest = std::max(longest, (*got)[i].size());
+      total += (*got)[i].size();
+    }
+    EXPECT_GT(total, histories.size()) << "something was drafted";
+    EXPECT_EQ(batched->passes() - passes_before, static_cast<int64_t>(std::max<size_t>(longest, 1)))
+        << "one pass reads every history, then one per drafted position";
+    // The next round: half of each draft kept, then a token of its own.
+    for (size_t i = 0; i < histories.size(); ++i) {
+      const std::vector<TokenId>& d = (*got)[i];
+      histories[i].insert(histories[i].end(), d.begin(), d.begin() + d.size() / 2);
+      histories[i].push_back(static_cast<TokenId>(100 + i));
+    }
+  }
+  for (size_t i = 0; i < histories.size(); ++i)
+    batched->forget(static_cast<RequestId>(i));
+  EXPECT_EQ(batched->engine().kv_pages().used_pages, 0);
+}
+
+// A draft model (batch_drafter.h) drafting in place of prompt lookup: every request's
+// tokens and log-probabilities are still those of generate() alone, in a busy batch on cpu
+// and on the emulated GPU under a small budget. The noisy upcycle agrees often but not
+// always, so drafts are both kept and rejected; the draft model's passes are shared by
+// the sequences.
 TEST_F(SchedulerOnModel, ADraftModelKeepsEveryAnswer) {
   PSHARD_SKIP_IF_MISSING(kDraftModel);
-  std::unique_ptr<DraftPool> pool = draft_pool(/*p_min=*/0.0f, 4);
+  std::unique_ptr<BatchDrafter> by_draft_model = drafter(/*p_min=*/0.0f, 4);
   SequenceEngineOptions o = engine_options(32, 4, 6);
   auto engine = make_sequence_engine(*model_, nullptr, o);
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
   const SchedulerStats st = expect_batch_equals_alone(
-      **engine, {.max_active = 4, .pass_tokens = 32, .draft_max = 6, .drafts = pool.get()});
+      **engine,
+      {.max_active = 4, .pass_tokens = 32, .draft_max = 6, .drafter = by_draft_model.get()});
   std::cout << "cpu, draft model: " << st.accepted_draft_tokens << " of " << st.draft_tokens
-            << " drafted tokens accepted\n";
+            << " drafted tokens accepted, " << st.draft_passes << " passes of the draft model\n";
   EXPECT_GT(st.accepted_draft_tokens, 0);
   EXPECT_LT(st.accepted_draft_tokens, st.draft_tokens);
-  EXPECT_GE(pool->sessions(), 2) << "sequences drafted side by side";
-  EXPECT_LE(pool->sessions(), 4);
-  EXPECT_EQ(pool->leased(), 0);
+  EXPECT_EQ(st.draft_passes, by_draft_model->passes());
+  // Alone, a sequence pays a draft-model pass per drafted token (its text, then one per
+  // further token): fewer passes than tokens checked means the sequences shared them.
+  EXPECT_LT(st.draft_passes, st.draft_tokens) << "sequences shared the draft model's passes";
 
   std::unique_ptr<BatchDecoder> on_emu = small_budget_emu_engine(o);
   ASSERT_TRUE(on_emu);
   const SchedulerStats emu = expect_batch_equals_alone(
-      *on_emu, {.max_active = 3, .pass_tokens = 16, .draft_max = 6, .drafts = pool.get()});
+      *on_emu,
+      {.max_active = 3, .pass_tokens = 16, .draft_max = 6, .drafter = by_draft_model.get()});
   EXPECT_GT(emu.accepted_draft_tokens, 0);
 }
 
-// A draft-model session that cannot be made ends only the request that wanted it, naming
-// why; the others finish.
-TEST_F(SchedulerOnModel, ADraftSessionThatCannotBeMadeEndsItsRequest) {
-  int made = 0;
-  DraftPool pool(
-      [&]() -> Result<std::unique_ptr<Decoder>> {
-        if (made++ > 0)
-          return Status(StatusCode::kOutOfMemory, "no room for another draft session");
-        PSHARD_ASSIGN_OR_RETURN(auto s, CpuSession::create(*model_, {256, 1, 16}));
-        return std::unique_ptr<Decoder>(std::move(s));
-      },
-      model_->hparams().n_vocab, 0.0f, 4);
+// A BatchDecoder that forwards to another and fails its `fail_at`-th decode.
+class FailsOnce final : public BatchDecoder {
+public:
+  FailsOnce(std::unique_ptr<BatchDecoder> inner, int fail_at)
+      : inner_(std::move(inner)), fail_at_(fail_at) {}
+  Result<SeqId> open_sequence() override { return inner_->open_sequence(); }
+  Result<OpenedSequence> open_sequence_with_prefix(std::span<const TokenId> p) override {
+    return inner_->open_sequence_with_prefix(p);
+  }
+  void close_sequence(SeqId s) override { inner_->close_sequence(s); }
+  Status rewind_sequence(SeqId s, std::span<const TokenId> kept) override {
+    return inner_->rewind_sequence(s, kept);
+  }
+  int64_t sequence_length(SeqId s) const override { return inner_->sequence_length(s); }
+  bool can_append(SeqId s, int64_t n) const override { return inner_->can_append(s, n); }
+  Result<BatchLogits> decode(std::span<const BatchEntry> batch) override {
+    if (++calls_ == fail_at_)
+      return internal_error("the draft engine broke");
+    return inner_->decode(batch);
+  }
+  int64_t n_vocab() const override { return inner_->n_vocab(); }
+  int64_t n_ctx() const override { return inner_->n_ctx(); }
+  int64_t max_batch_tokens() const override { return inner_->max_batch_tokens(); }
+  int64_t max_sequences() const override { return inner_->max_sequences(); }
+  KvPageStats kv_pages() const override { return inner_->kv_pages(); }
+
+private:
+  std::unique_ptr<BatchDecoder> inner_;
+  int fail_at_, calls_ = 0;
+};
+
+// A pass of the draft model that fails ends the requests it drafted for, naming why; the
+// scheduler serves on, a later request drafting again from a fresh sequence.
+TEST_F(SchedulerOnModel, AFailedDraftPassEndsItsRequestsAndServingGoesOn) {
+  PSHARD_SKIP_IF_MISSING(kDraftModel);
+  auto draft_engine = make_sequence_engine(draft_model(), nullptr, engine_options(64, 4, 0));
+  ASSERT_TRUE(draft_engine.ok());
+  BatchDrafter by_draft_model(std::make_unique<FailsOnce>(std::move(*draft_engine), 3),
+                              model_->hparams().n_vocab, 0.0f);
   auto engine = make_sequence_engine(*model_, nullptr, engine_options(32, 4, 4));
   ASSERT_TRUE(engine.ok()) << engine.status().to_string();
-  Scheduler scheduler(**engine, *tokenizer_,
-                      {.max_active = 4, .pass_tokens = 32, .draft_max = 4, .drafts = &pool});
+  Scheduler scheduler(
+      **engine, *tokenizer_,
+      {.max_active = 4, .pass_tokens = 32, .draft_max = 4, .drafter = &by_draft_model});
   Collector got;
   const RequestId a = submit_ok(scheduler, greedy_request(prompts_[0], kNew), got.sink());
   const RequestId b = submit_ok(scheduler, greedy_request(prompts_[1], kNew), got.sink());
   step_until_idle(scheduler);
-  const Collector::Run ra = got.run(a), rb = got.run(b);
-  const bool a_failed = ra.finish == FinishReason::kError;
-  const Collector::Run& failed = a_failed ? ra : rb;
-  const Collector::Run& done = a_failed ? rb : ra;
-  EXPECT_EQ(failed.finish, FinishReason::kError);
-  EXPECT_NE(failed.error.message().find("no room for another draft session"), std::string::npos)
-      << failed.error.to_string();
-  EXPECT_EQ(done.finish, FinishReason::kLength);
-  EXPECT_EQ(done.tokens, alone(prompts_[a_failed ? 1 : 0]).tokens);
+  for (RequestId id : {a, b}) {
+    const Collector::Run r = got.run(id);
+    EXPECT_EQ(r.finish, FinishReason::kError);
+    EXPECT_NE(r.error.message().find("the draft engine broke"), std::string::npos)
+        << r.error.to_string();
+    EXPECT_NE(r.error.message().find("drafting"), std::string::npos) << r.error.to_string();
+  }
+  const RequestId c = submit_ok(scheduler, greedy_request(prompts_[2], kNew), got.sink());
+  step_until_idle(scheduler);
+  EXPECT_EQ(got.run(c).finish, FinishReason::kLength);
+  EXPECT_EQ(got.run(c).tokens, alone(prompts_[2]).tokens);
+  EXPECT_GT(scheduler.stats().accepted_draft_tokens, 0);
 }
 
 } // namespace
