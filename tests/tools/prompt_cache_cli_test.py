@@ -2,7 +2,8 @@
 """pshard-run --prompt-cache FILE as a user runs it (llama-cli's flag): the first run
 writes the prompt's state, later runs whose prompts start the same read it and decode only
 the rest, and every answer is the one without a cache — penalties included, which see
-the tokens read from the file; --prompt-cache-ro never writes; a file of another model,
+the tokens read from the file; --prompt-cache-all saves the answer too; --prompt-cache-ro
+never writes; a file of another model,
 or no state file at all, is refused naming it.
 
 usage: prompt_cache_cli_test.py BUILD_DIR SHARED_DIR
@@ -74,6 +75,26 @@ def main(tmp):
           read_from(got) == (n - 1, n) and got.stdout == want.stdout, (got.stdout, want.stdout))
     check("the penalties change the answer (else the check above is empty)",
           want.stdout != plain.stdout, want.stdout)
+
+    # --prompt-cache-all: the answer's state saved too, so a prompt that goes on from the
+    # prompt and its answer reads both and answers as without a cache.
+    saved_all = os.path.join(tmp, "all.state")
+    first = generate(PROMPT, "--prompt-cache", saved_all, "--prompt-cache-all")
+    check("--prompt-cache-all: the answer without a cache", first.returncode == 0 and
+          first.stdout == plain.stdout, (first.stderr, first.stdout))
+    go_on = first.stdout.rstrip("\n") + " and"
+    want = generate(go_on)
+    got = generate(go_on, "--prompt-cache", saved_all)
+    read = read_from(got)
+    check("--prompt-cache-all: the next prompt reads the prompt and most of the answer",
+          read is not None and read[0] >= n + 12 and got.stdout == want.stdout,
+          (got.stderr, got.stdout, want.stdout))
+    p = generate(PROMPT, "--prompt-cache", saved_all, "--prompt-cache-all", "--prompt-cache-ro")
+    check("--prompt-cache-all with --prompt-cache-ro refused", p.returncode != 0 and
+          "--prompt-cache-ro" in p.stderr, p.stderr)
+    p = generate(PROMPT, "--prompt-cache-all")
+    check("--prompt-cache-all alone refused", p.returncode != 0 and "--prompt-cache" in p.stderr,
+          p.stderr)
 
     # Refusals.
     model = os.path.join(tmp, "other.gguf")

@@ -112,9 +112,14 @@ int main(int argc, char** argv) {
   auto* cache = app.add_option("--prompt-cache", o.prompt_cache,
                                "keep the prompt's decoded state in this file between runs: a "
                                "prompt that starts as the saved one decodes only the rest");
-  app.add_flag("--prompt-cache-ro", o.prompt_cache_ro,
-               "with --prompt-cache: read the file, never write it")
-      ->needs(cache);
+  auto* read_only = app.add_flag("--prompt-cache-ro", o.prompt_cache_ro,
+                                 "with --prompt-cache: read the file, never write it")
+                        ->needs(cache);
+  app.add_flag("--prompt-cache-all", o.prompt_cache_all,
+               "with --prompt-cache: save the answer's state too, so a next prompt that goes "
+               "on from it (the prompt, the answer, more) decodes only the more")
+      ->needs(cache)
+      ->excludes(read_only);
   app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->excludes("-p");
   app.add_option("-n,--n-predict", o.n_predict,
                  "tokens to generate (-1: until the context is full)")

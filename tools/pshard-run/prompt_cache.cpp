@@ -51,4 +51,18 @@ Result<size_t> use_prompt_cache(pshard_context* ctx, const std::vector<pshard_to
   return most;
 }
 
+Status save_prompt_cache_all(pshard_context* ctx, const std::vector<pshard_token>& prompt,
+                             const std::vector<pshard_token>& generated, const RunOptions& o) {
+  std::vector<pshard_token> held = prompt;
+  held.insert(held.end(), generated.begin(), generated.end());
+  const auto n_past = static_cast<size_t>(std::max<int64_t>(0, pshard_context_n_past(ctx)));
+  if (n_past > held.size())
+    return internal_error("--prompt-cache-all: the context holds " + std::to_string(n_past) +
+                          " positions, more than the prompt and answer's " +
+                          std::to_string(held.size()));
+  PSHARD_C_CALL(
+      pshard_context_state_save_file(ctx, o.prompt_cache.c_str(), held.data(), n_past));
+  return Status::ok_status();
+}
+
 } // namespace pshard

@@ -53,6 +53,7 @@ struct RunOptions {
   RopeFlags rope;               // --rope-scaling, --rope-scale, --yarn-*: the file's rope keys
   std::string prompt_cache;     // --prompt-cache FILE: the prompt's state kept between runs
   bool prompt_cache_ro = false; // --prompt-cache-ro: read it, never write it
+  bool prompt_cache_all = false; // --prompt-cache-all: the answer saved too
   std::string cache_type_k;     // -ctk: f32, f16, q8_0; empty: the schedule's, or f16
   std::string cache_type_v;     // -ctv
   // --conversation (-cnv): chat on stdin/stdout (conversation.h).

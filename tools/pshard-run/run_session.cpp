@@ -141,6 +141,8 @@ Result<RunResult> run_generation(const RunOptions& o, const std::string& prompt_
   Collector collector{&r, !o.json};
   PSHARD_C_CALL(pshard_context_generate(ctx, r.prompt.data() + held, r.prompt.size() - held, &gp,
                                         on_token, &collector, &r.timings));
+  if (o.prompt_cache_all)
+    PSHARD_RETURN_IF_ERROR(save_prompt_cache_all(ctx, r.prompt, r.generated, o));
 
   size_t len = 0;
   PSHARD_C_CALL(
