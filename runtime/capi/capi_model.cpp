@@ -94,6 +94,21 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
   auto overrides = rope_overrides(rope);
   if (!overrides.ok())
     return fail(overrides.status().with_context("pshard_model_params"));
+  if (p.n_kv_overrides > 0 && !p.kv_overrides)
+    return capi::null_argument("pshard_model_load", "params->kv_overrides");
+  for (size_t i = 0; i < p.n_kv_overrides; ++i) {
+    if (!p.kv_overrides[i])
+      return capi::null_argument("pshard_model_load", "params->kv_overrides[i]");
+    if (Status st = add_kv_override(*overrides, p.kv_overrides[i]); !st.ok())
+      return fail(st);
+  }
+  if (p.schedule_path)
+    for (const auto& [key, value] : overrides->by_key)
+      if (key.find(".rope.") == std::string::npos)
+        return fail(invalid_argument(
+            "--override-kv " + key +
+            " with a schedule: the schedule's plans were made for the "
+            "file's hyperparameters; override only rope.* keys, or run without the schedule"));
   auto model = Model::load(
       gguf_path, p.use_mmap ? gguf::OpenMode::kMapData : gguf::OpenMode::kReadData, *overrides);
   if (!model.ok())

@@ -1,6 +1,7 @@
 #include "runtime/model/hparam_overrides.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace pshard {
 namespace {
@@ -13,6 +14,45 @@ Status positive(const char* flag, double v) {
 }
 
 } // namespace
+
+Status add_kv_override(HParamOverrides& o, std::string_view spec) {
+  const std::string what = "--override-kv " + std::string(spec);
+  const size_t eq = spec.find('='), colon = spec.find(':', eq == spec.npos ? 0 : eq);
+  if (eq == spec.npos || eq == 0 || colon == spec.npos)
+    return invalid_argument(what + ": give KEY=TYPE:VALUE, TYPE int, float, bool or str "
+                                   "(e.g. qwen3moe.expert_used_count=int:4)");
+  const std::string key(spec.substr(0, eq));
+  const std::string_view type = spec.substr(eq + 1, colon - eq - 1);
+  const std::string value(spec.substr(colon + 1));
+  try {
+    size_t used = 0;
+    if (type == "int") {
+      o.by_key[key] = static_cast<int64_t>(std::stoll(value, &used));
+    } else if (type == "float") {
+      const double v = std::stod(value, &used);
+      if (!std::isfinite(v))
+        used = 0;
+      o.by_key[key] = v;
+    } else if (type == "bool") {
+      if (value != "true" && value != "false")
+        return invalid_argument(what + ": a bool is true or false");
+      o.by_key[key] = static_cast<int64_t>(value == "true");
+      used = value.size();
+    } else if (type == "str") {
+      o.by_key[key] = value;
+      used = value.size();
+    } else {
+      return invalid_argument(what + ": the type is int, float, bool or str, not '" +
+                              std::string(type) + "'");
+    }
+    if (used != value.size() || value.empty())
+      throw std::invalid_argument(value);
+  } catch (const std::exception&) { // stoll/stod: not a number, or out of range
+    o.by_key.erase(key);
+    return invalid_argument(what + ": '" + value + "' is not a finite " + std::string(type));
+  }
+  return Status::ok_status();
+}
 
 Result<HParamOverrides> rope_overrides(const RopeFlags& f) {
   HParamOverrides o;

@@ -19,15 +19,26 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace pshard {
 
-// By key suffix ("rope.scaling.factor"): an integer, a number or a string.
+using HParamValue = std::variant<int64_t, double, std::string>; // a bool: 0 or 1
+
 struct HParamOverrides {
-  std::map<std::string, std::variant<int64_t, double, std::string>> values;
-  bool empty() const { return values.empty(); }
+  // By key suffix ("rope.scaling.factor"): an integer, a number or a string.
+  std::map<std::string, HParamValue> values;
+  // llama.cpp's --override-kv, by whole key ("qwen3moe.expert_used_count") until the
+  // architecture is known: read_model_hparams takes those of the model's {arch}.* keys
+  // and refuses, naming it, one of another architecture or one the model never reads.
+  std::map<std::string, HParamValue> by_key;
+  bool empty() const { return values.empty() && by_key.empty(); }
 };
+
+// Parses llama.cpp's --override-kv KEY=TYPE:VALUE (TYPE int, float, bool or str) into
+// o.by_key; kInvalidArgument naming the spec and what is wrong with it.
+Status add_kv_override(HParamOverrides& o, std::string_view spec);
 
 // llama.cpp's RoPE flags; unset (empty, 0, negative for the yarn factors): the file's.
 struct RopeFlags {

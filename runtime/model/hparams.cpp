@@ -356,13 +356,39 @@ RopeParams ModelHParams::rope(const float* freq_factors, int64_t layer) const {
   return local;
 }
 
+namespace {
+
+Result<ModelHParams> read_hparams(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams hp);
+
+} // namespace
+
 Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f, const HParamOverrides* overrides) {
   PSHARD_ASSIGN_OR_RETURN(std::string arch, f.get_string("general.architecture"));
   ModelHParams hp;
   hp.family = find_arch_family(arch);
   if (!hp.family)
     return unsupported(unknown_arch_message(arch));
-  const HParamKeys k(f, *hp.family, overrides);
+  // --override-kv's whole keys become suffixes of this architecture's keys.
+  HParamOverrides resolved = overrides ? *overrides : HParamOverrides{};
+  const std::string prefix = arch + ".";
+  for (const auto& [key, value] : resolved.by_key) {
+    if (!key.starts_with(prefix))
+      return invalid_argument("--override-kv " + key + ": overrides apply to the model's " +
+                              prefix + "* hyperparameters (this is a " + arch + " model)");
+    resolved.values[key.substr(prefix.size())] = value;
+  }
+  const HParamKeys k(f, *hp.family, &resolved);
+  PSHARD_ASSIGN_OR_RETURN(hp, read_hparams(f, k, std::move(hp)));
+  for (const auto& [key, value] : resolved.by_key)
+    if (!k.consulted(key.substr(prefix.size())))
+      return invalid_argument("--override-kv " + key + ": a " + arch +
+                              " model's loader never reads that key, so it would change nothing");
+  return hp;
+}
+
+namespace {
+
+Result<ModelHParams> read_hparams(const gguf::GgufFile& f, const HParamKeys& k, ModelHParams hp) {
   if (f.find("general.name")) {
     PSHARD_ASSIGN_OR_RETURN(hp.name, f.get_string("general.name"));
   }
@@ -405,6 +431,8 @@ Result<ModelHParams> read_model_hparams(const gguf::GgufFile& f, const HParamOve
   PSHARD_RETURN_IF_ERROR(read_pair_separator(f, hp));
   return hp;
 }
+
+} // namespace
 
 Status check_generates(const ModelHParams& hp) {
   return hp.causal ? Status::ok_status() : unsupported(kEmbedsOnlyMessage);

@@ -55,6 +55,12 @@ Status HParamKeys::optional(const std::string& suffix, float* out) const {
 
 Status HParamKeys::optional(const std::string& suffix, bool* out) const {
   const std::string k = key(suffix);
+  if (const Override* o = overridden(suffix)) { // --override-kv's bool: 0 or 1
+    int64_t v = 0;
+    PSHARD_RETURN_IF_ERROR(take(*o, k, &v));
+    *out = v != 0;
+    return Status::ok_status();
+  }
   if (!file_.find(k))
     return Status::ok_status();
   PSHARD_ASSIGN_OR_RETURN(*out, file_.get_bool(k));

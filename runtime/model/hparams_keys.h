@@ -6,6 +6,7 @@
 #include "runtime/model/hparam_overrides.h"
 #include "runtime/model/hparams.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ public:
              const HParamOverrides* overrides = nullptr)
       : file_(file), family_(family), prefix_(std::string(family.name) + "."),
         overrides_(overrides) {}
+
+  // Whether an override of `suffix` was asked for (--override-kv must name a key the
+  // model reads).
+  bool consulted(const std::string& suffix) const { return consulted_.count(suffix) > 0; }
 
   std::string key(const std::string& suffix) const { return prefix_ + suffix; }
   bool has(const std::string& suffix) const {
@@ -36,6 +41,7 @@ public:
 private:
   using Override = std::variant<int64_t, double, std::string>;
   const Override* overridden(const std::string& suffix) const {
+    consulted_.insert(suffix);
     if (!overrides_)
       return nullptr;
     const auto it = overrides_->values.find(suffix);
@@ -46,6 +52,7 @@ private:
   const ArchFamily& family_;
   std::string prefix_;
   const HParamOverrides* overrides_;
+  mutable std::set<std::string> consulted_;
 };
 
 // rope.freq_base, rope.dimension_count, rope.dimension_sections (M-RoPE) and rope.scaling.* (none,

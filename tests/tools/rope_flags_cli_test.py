@@ -2,7 +2,10 @@
 """llama.cpp's RoPE flags in pshard-run and pshard-server (--rope-scaling, --rope-scale,
 --yarn-orig-ctx, ...): a model file without rope.scaling keys given the flags answers,
 log-probabilities equal, as the same model converted with the keys, over a prompt well
-past the original context; bad values are refused naming the flag.
+past the original context; bad values are refused naming the flag. --override-kv
+qwen3moe.expert_used_count=int:1 answers as the file converted with one expert per token,
+in both tools; with a schedule (only rope.* keys there), a key of another architecture or
+a spec that is no KEY=TYPE:VALUE it is refused naming why.
 
 usage: rope_flags_cli_test.py BUILD_DIR SHARED_DIR
 """
@@ -35,6 +38,15 @@ def top(model, *extra):
     return len(d["prompt_tokens"]), [t[0]["logprob"] for t in d["top_logprobs"]]
 
 
+def served_logprobs(model, *flags):
+    """pshard-server's log-probabilities of PROMPT's 6 greedy tokens (else its answer)."""
+    with Server(build, model, "-np", "1", "-c", "512", *flags) as s:
+        _, body = s.json("POST", "/v1/completions", {"prompt": PROMPT, "max_tokens": 6,
+                                                     "temperature": 0, "ignore_eos": True,
+                                                     "logprobs": 1})
+    return body["choices"][0]["logprobs"]["token_logprobs"] if "choices" in body else body
+
+
 def main(tmp):
     shape = ["--arch", "qwen3", "--n-embd", "64", "--n-head", "4", "--n-head-kv", "2",
              "--n-layer", "2", "--ctx", "128", "--tokenizer-from", stories]
@@ -47,11 +59,7 @@ def main(tmp):
     check("pshard-run: the flags answer as the file's keys", isinstance(want, tuple) and
           want[0] > 32 and got == want, (got, want))
     check("and without them otherwise", top(plain) != want, "")
-    with Server(build, plain, "-np", "1", "-c", "512", *YARN) as s:
-        _, body = s.json("POST", "/v1/completions", {"prompt": PROMPT, "max_tokens": 6,
-                                                     "temperature": 0, "ignore_eos": True,
-                                                     "logprobs": 1})
-        served = body["choices"][0]["logprobs"]["token_logprobs"] if "choices" in body else body
+    served = served_logprobs(plain, *YARN)
     check("pshard-server: the flags answer as the file's keys",
           isinstance(want, tuple) and isinstance(served, list) and
           all(abs(a - b) < 1e-5 for a, b in zip(served, want[1])) and len(served) == 6,
@@ -65,6 +73,44 @@ def main(tmp):
         p = run(run_bin, "-m", plain, "-p", "hi", "-n", "1", *flags)
         check(f"{what} refused, naming the flag", p.returncode != 0 and says in p.stderr,
               p.stderr)
+
+    override_kv(tmp)
+
+
+def override_kv(tmp):
+    shape = ["--arch", "qwen3moe", "--n-embd", "64", "--n-head", "4", "--n-head-kv", "2",
+             "--n-layer", "2", "--n-expert", "4", "--tokenizer-from", stories]
+    two, one = os.path.join(tmp, "moe2.gguf"), os.path.join(tmp, "moe1.gguf")
+    run(mk_bin, "-o", two, *shape, "--n-expert-used", "2")
+    run(mk_bin, "-o", one, *shape, "--n-expert-used", "1")
+    one_expert = ["--override-kv", "qwen3moe.expert_used_count=int:1"]
+    want = top(one)
+    check("--override-kv: one expert a token, as the file converted so",
+          isinstance(want, tuple) and top(two, *one_expert) == want, (top(two, *one_expert), want))
+    check("and without it otherwise", top(two) != want, "")
+    served = served_logprobs(two, *one_expert)
+    check("pshard-server --override-kv: as the converted file",
+          isinstance(want, tuple) and isinstance(served, list) and len(served) == 6 and
+          all(abs(a - b) < 1e-5 for a, b in zip(served, want[1])), (served, want))
+    sched = os.path.join(tmp, "moe2.pshard")
+    p = run(os.path.join(build, "tools/pshard-compile/pshard-compile"), "-m", two, "--profile",
+            os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof"), "-o", sched, "-c", "256",
+            "-q")
+    check("compile a schedule", p.returncode == 0, p.stderr)
+    for what, flags, says in [
+            ("with a schedule", ["-s", sched, *one_expert], "schedule"),
+            ("a key of another architecture", ["--override-kv", "llama.expert_used_count=int:1"],
+             "qwen3moe.*"),
+            ("a key the model never reads", ["--override-kv", "qwen3moe.nothing=int:1"],
+             "never reads"),
+            ("no KEY=TYPE:VALUE", ["--override-kv", "qwen3moe.expert_used_count=1"],
+             "KEY=TYPE:VALUE")]:
+        p = run(run_bin, "-m", two, "-p", "hi", "-n", "1", *flags)
+        check(f"--override-kv {what} refused", p.returncode != 0 and says in p.stderr and
+              "--override-kv" in p.stderr, p.stderr)
+    p = run(run_bin, "-m", two, "-s", sched, "-p", "hi", "-n", "1", "--override-kv",
+            "qwen3moe.rope.freq_base=float:20000")
+    check("--override-kv of a rope key with a schedule runs", p.returncode == 0, p.stderr)
 
 
 if not os.path.exists(stories):

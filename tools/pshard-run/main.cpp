@@ -13,6 +13,7 @@
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/cli_image_options.h"
 #include "tools/common/cli_kv_options.h"
+#include "tools/common/cli_override_kv.h"
 #include "tools/common/cli_rope_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
@@ -108,6 +109,7 @@ int main(int argc, char** argv) {
   app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of every pass");
   cli::add_kv_type_options(app, o.cache_type_k, o.cache_type_v);
   cli::add_rope_options(app, o.rope);
+  cli::add_override_kv_option(app, o.override_kv);
   app.add_option("-p,--prompt", o.prompt, "prompt text");
   auto* cache = app.add_option("--prompt-cache", o.prompt_cache,
                                "keep the prompt's decoded state in this file between runs: a "

@@ -1,6 +1,7 @@
 #include "tools/pshard-run/run_session.h"
 
 #include "tools/common/cli_kv_options.h"
+#include "tools/common/cli_override_kv.h"
 #include "tools/common/cli_rope_options.h"
 #include "tools/common/size_parse.h"
 #include "tools/pshard-run/prompt_cache.h"
@@ -50,6 +51,9 @@ Result<RunResult> start_session(const RunOptions& o) {
   mp.image_min_tokens = static_cast<int32_t>(o.image_min_tokens);
   mp.image_max_tokens = static_cast<int32_t>(o.image_max_tokens);
   cli::set_rope_params(mp, o.rope);
+  const std::vector<const char*> overrides = cli::c_strings(o.override_kv);
+  mp.kv_overrides = overrides.data();
+  mp.n_kv_overrides = overrides.size();
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   r.model.reset(model);

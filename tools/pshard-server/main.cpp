@@ -16,6 +16,7 @@
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/cli_image_options.h"
 #include "tools/common/cli_kv_options.h"
+#include "tools/common/cli_override_kv.h"
 #include "tools/common/cli_rope_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
@@ -163,6 +164,7 @@ int main(int argc, char** argv) {
   cli::add_draft_model_options(app, o.draft_model_path, o.draft_p_min);
   cli::add_kv_type_options(app, o.cache_type_k, o.cache_type_v);
   cli::add_rope_options(app, o.rope);
+  cli::add_override_kv_option(app, o.override_kv);
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "port to listen on (0: any free one, printed)")
       ->check(cli::between(0, 65535))

@@ -33,6 +33,7 @@ struct ServerOptions {
   float draft_p_min = kDefaultDraftPMin;  // --draft-p-min
   std::string cache_type_k, cache_type_v; // -ctk / -ctv: KV cache types ("": the default)
   RopeFlags rope; // --rope-scaling, --rope-scale, --yarn-*: the file's rope keys
+  std::vector<std::string> override_kv; // --override-kv KEY=TYPE:VALUE
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string api_key;       // --api-key: required as "Authorization: Bearer KEY"

@@ -2,6 +2,7 @@
 
 #include "tools/common/cli_draft_options.h"
 #include "tools/common/cli_kv_options.h"
+#include "tools/common/cli_override_kv.h"
 #include "tools/common/cli_rope_options.h"
 #include "tools/common/size_parse.h"
 
@@ -21,6 +22,9 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   mp.image_min_tokens = o.image_min_tokens;
   mp.image_max_tokens = o.image_max_tokens;
   cli::set_rope_params(mp, o.rope);
+  const std::vector<const char*> overrides = cli::c_strings(o.override_kv);
+  mp.kv_overrides = overrides.data();
+  mp.n_kv_overrides = overrides.size();
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   e->model_.reset(model);

@@ -125,6 +125,13 @@ typedef struct pshard_model_params {
   float yarn_attn_factor; /* -1: the file's, else 1 */
   float yarn_beta_fast;   /* -1: the file's, else 32 */
   float yarn_beta_slow;   /* -1: the file's, else 1 */
+  /* llama.cpp's --override-kv: "KEY=TYPE:VALUE" strings (TYPE int, float, bool or str),
+   * each read in place of the file's KEY, one of the model's {arch}.* hyperparameters
+   * (e.g. "qwen3moe.expert_used_count=int:4"). A key of another architecture, or one the
+   * model never reads, is refused naming it; with a schedule only rope.* keys (the other
+   * keys change what its plans were made for). NULL/0 (default): none. */
+  const char* const* kv_overrides;
+  size_t n_kv_overrides;
 } pshard_model_params;
 
 PSHARD_API pshard_model_params pshard_model_default_params(void);

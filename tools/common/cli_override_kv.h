@@ -1,0 +1,33 @@
+// llama.cpp's --override-kv KEY=TYPE:VALUE (repeatable), spelled the same in pshard-run
+// and pshard-server: a value standing in for the model file's {arch}.* key while the
+// model loads (runtime/model/hparam_overrides.h), e.g. qwen3moe.expert_used_count=int:4
+// to route each token to fewer experts. Header-only and CLI11-dependent.
+//
+//   cli::add_override_kv_option(app, o.override_kv);
+//   std::vector<const char*> specs = cli::c_strings(o.override_kv);
+//   mp.kv_overrides = specs.data(); mp.n_kv_overrides = specs.size();
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace pshard::cli {
+
+inline void add_override_kv_option(CLI::App& app, std::vector<std::string>& specs) {
+  app.add_option("--override-kv", specs,
+                 "KEY=TYPE:VALUE (TYPE int, float, bool or str; repeat for more): read in "
+                 "place of the model file's KEY, one of its {arch}.* hyperparameters (e.g. "
+                 "qwen3moe.expert_used_count=int:4); with a schedule only rope.* keys")
+      ->take_all();
+}
+
+// Pointers into `strings` (which must outlive them), as the C API takes lists.
+inline std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<const char*> out;
+  for (const std::string& s : strings)
+    out.push_back(s.c_str());
+  return out;
+}
+
+} // namespace pshard::cli
