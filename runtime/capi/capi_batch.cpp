@@ -310,6 +310,7 @@ pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batch_stats* ou
   s.images_encoded = batch->images.misses();
   s.images_reused = batch->images.hits();
   s.draft_passes = st.draft_passes;
+  s.n_progress = st.running.size();
   {
     std::lock_guard lock(core.stats_mutex);
     core.snapshot = st;
@@ -335,6 +336,38 @@ pshard_status pshard_batch_get_plan_stats(pshard_batch* batch, size_t index,
   pshard_plan_stats s = capi::plan_stats(u);
   s.strategy = core.strategies.insert(u.strategy).first->c_str();
   capi::write_out(out, s);
+  return PSHARD_OK;
+}
+
+pshard_seq_progress pshard_seq_progress_init(void) {
+  pshard_seq_progress p{};
+  p.size = sizeof p;
+  return p;
+}
+
+pshard_status pshard_batch_get_progress(pshard_batch* batch, size_t index,
+                                        pshard_seq_progress* out) {
+  if (!batch)
+    return capi::null_argument("pshard_batch_get_progress", "batch");
+  if (!out)
+    return capi::null_argument("pshard_batch_get_progress", "out");
+  capi::BatchCore& core = *batch->core;
+  std::lock_guard lock(core.stats_mutex);
+  const std::vector<SequenceProgress>& running = core.snapshot.running;
+  if (index >= running.size())
+    return fail(out_of_range("progress index " + std::to_string(index) + " is past the " +
+                             std::to_string(running.size()) +
+                             " running requests of the last pshard_batch_get_stats"));
+  const SequenceProgress& r = running[index];
+  pshard_seq_progress p = pshard_seq_progress_init();
+  p.seq_id = r.id;
+  p.n_prompt = r.n_prompt;
+  p.n_prompt_read = r.n_prompt_read;
+  p.n_cached = r.n_cached;
+  p.n_generated = r.n_generated;
+  p.generating = r.generating;
+  p.ms_running = r.ms_running;
+  capi::write_out(out, p);
   return PSHARD_OK;
 }
 

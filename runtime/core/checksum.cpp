@@ -35,7 +35,8 @@ void Checksum64::add(const void* data, size_t n) {
   for (; i + 8 <= n; i += 8)
     lane[0] = step(lane[0], load(p + i));
   uint64_t tail = 0;
-  std::memcpy(&tail, p + i, n - i);
+  if (n > i) // an empty piece may come with a null pointer
+    std::memcpy(&tail, p + i, n - i);
   uint64_t s = step(lane[0], tail);
   s = step(s, lane[1]);
   s = step(s, lane[2]);

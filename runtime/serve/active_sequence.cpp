@@ -43,6 +43,18 @@ int64_t ActiveSequence::propose() {
   return static_cast<int64_t>(draft_.size());
 }
 
+SequenceProgress ActiveSequence::progress() const {
+  SequenceProgress p;
+  p.id = request_.id;
+  p.n_prompt = static_cast<int64_t>(request_.params.prompt.size());
+  p.n_prompt_read = prompt_done_;
+  p.n_cached = reused_;
+  p.n_generated = n_generated_;
+  p.generating = pending_.has_value();
+  p.ms_running = ms_between(admitted_, std::chrono::steady_clock::now());
+  return p;
+}
+
 int64_t ActiveSequence::prompt_left() const {
   return static_cast<int64_t>(request_.params.prompt.size()) - prompt_done_;
 }

@@ -74,6 +74,9 @@ public:
   std::span<const TokenId> tokens(int64_t length) const {
     return std::span<const TokenId>(history_).first(static_cast<size_t>(length));
   }
+  // Where the request stands (GET /slots): its prompt read so far (reused prefix
+  // included), tokens generated, whether it generates yet.
+  SequenceProgress progress() const;
   // The final event of a request that ends for another reason (cancel, error).
   SequenceEvent end(FinishReason reason, Status error = Status());
 

@@ -31,6 +31,14 @@ namespace pshard {
 
 using RequestId = int64_t;
 
+// A running request's progress (Scheduler's stats; the C API's pshard_seq_progress).
+struct SequenceProgress {
+  RequestId id = -1;
+  int64_t n_prompt = 0, n_prompt_read = 0, n_cached = 0, n_generated = 0;
+  bool generating = false;
+  double ms_running = 0; // since it got its sequence
+};
+
 // An image in a request's prompt (vision-language models): the projector's embedding rows
 // of its tokens, fed at its span's prompt positions — placeholders there.
 struct PromptImage {

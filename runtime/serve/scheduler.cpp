@@ -456,9 +456,13 @@ void Scheduler::publish(const StepReport& report, double pass_ms) {
   const KvPageStats kv = engine_.kv_pages();
   BatchEngineStats engine = engine_.stats();
   const int64_t draft_passes = drafter_ ? drafter_->passes() : 0;
+  std::vector<SequenceProgress> running;
+  for (const auto& a : active_)
+    running.push_back(a->progress());
   std::lock_guard lock(state_mutex_);
   stats_.kv = kv;
   stats_.draft_passes = draft_passes;
+  stats_.running = std::move(running);
   stats_.engine = std::move(engine);
   if (report.entries == 0)
     return;

@@ -73,6 +73,7 @@ struct SchedulerStats {
   int64_t draft_tokens = 0;         // drafted tokens checked (SchedulerOptions::draft_max)
   int64_t accepted_draft_tokens = 0; // of those, sampled as drafted
   int64_t draft_passes = 0;          // the draft model's passes (SchedulerOptions::drafter)
+  std::vector<SequenceProgress> running; // as of the last step, in admission order
   int64_t generated_tokens = 0;
   int64_t passes = 0;
   double busy_ms = 0; // time inside the engine's passes

@@ -87,7 +87,9 @@ std::string route_label(const std::string& path) {
                                 "/metrics",
                                 "/tokenize",
                                 "/detokenize",
+                                "/apply-template",
                                 "/budget",
+                                "/slots",
                                 "/v1/models",
                                 "/models",
                                 "/v1/completions",
@@ -119,8 +121,8 @@ ApiError status_error(int status, const httplib::Request& req) {
             " (POST /v1/completions, POST /v1/chat/completions, POST /v1/embeddings, "
             "POST /v1/rerank, "
             "GET /v1/models, "
-            "GET /health, GET /metrics, POST /tokenize, POST /detokenize, "
-            "GET or POST /budget)",
+            "GET /health, GET /metrics, POST /tokenize, POST /detokenize, POST /apply-template, "
+            "GET /slots, GET or POST /budget)",
         "", "not_found");
   case 413:
     return {413, "invalid_request_error", "the request body is larger than 16 MiB", "",
@@ -199,6 +201,10 @@ void HttpApi::install(httplib::Server& svr) {
            [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
   svr.Post("/detokenize",
            [this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); });
+  svr.Post("/apply-template", [this](const httplib::Request& req, httplib::Response& res) {
+    apply_template(req, res);
+  });
+  svr.Get("/slots", [this](const httplib::Request&, httplib::Response& res) { slots(res); });
   svr.Get("/budget",
           [this](const httplib::Request& req, httplib::Response& res) { budget(req, res); });
   svr.Post("/budget",
@@ -292,9 +298,9 @@ void HttpApi::stream(const GenerationRequest& r, std::shared_ptr<RunningRequest>
     bool include_usage, started = false;
     std::shared_ptr<RunningRequest> run;
     std::vector<ChoiceStream> choices;
-    int32_t running = 0;     // choices not yet finished
-    int64_t n_generated = 0; // over the finished ones
-    int64_t n_cached = 0;    // choice 0's, as a whole answer's usage counts it
+    int32_t running = 0;           // choices not yet finished
+    int64_t n_generated = 0;       // over the finished ones
+    int64_t n_cached = 0;          // choice 0's, as a whole answer's usage counts it
     int64_t reasoning_tokens = -1; // over the finished choices; -1: not counted
   };
   auto s = std::make_shared<State>(State{new_header(r.endpoint, engine_.model_id()),
@@ -490,6 +496,13 @@ void HttpApi::tokenize(const httplib::Request& req, httplib::Response& res) cons
   send(res, {{"tokens", tokens}});
 }
 
+void HttpApi::apply_template(const httplib::Request& req, httplib::Response& res) const {
+  auto parsed = parse_generation(req.body, Endpoint::kChat, engine_);
+  if (auto* e = std::get_if<ApiError>(&parsed))
+    return send_error(res, *e);
+  send(res, {{"prompt", std::get<GenerationRequest>(parsed).rendered}});
+}
+
 void HttpApi::detokenize(const httplib::Request& req, httplib::Response& res) const {
   auto parsed = parse_object(req.body);
   if (auto* e = std::get_if<ApiError>(&parsed))
@@ -547,6 +560,32 @@ void HttpApi::budget(const httplib::Request& req, httplib::Response& res) {
              {"vram_used", st.vram_bytes},
              {"budgets", engine_.budgets()},
              {"backend", engine_.backend()}});
+}
+
+void HttpApi::slots(httplib::Response& res) const {
+  pshard_batch_stats st = pshard_batch_stats_init();
+  (void)pshard_batch_get_stats(engine_.batch(), &st);
+  json out = json::array();
+  const int32_t n_slots = pshard_batch_n_seq_max(engine_.batch());
+  for (int32_t i = 0; i < n_slots; ++i) {
+    json slot = {{"id", i}, {"n_ctx", engine_.n_ctx()}};
+    pshard_seq_progress p = pshard_seq_progress_init();
+    if (static_cast<size_t>(i) < st.n_progress &&
+        pshard_batch_get_progress(engine_.batch(), static_cast<size_t>(i), &p) == PSHARD_OK) {
+      slot.update({{"is_processing", true},
+                   {"id_task", p.seq_id},
+                   {"state", p.generating ? "generating" : "reading the prompt"},
+                   {"n_prompt_tokens", p.n_prompt},
+                   {"n_prompt_tokens_processed", p.n_prompt_read},
+                   {"n_prompt_tokens_cache", p.n_cached},
+                   {"n_decoded", p.n_generated},
+                   {"ms_running", p.ms_running}});
+    } else {
+      slot["is_processing"] = false;
+    }
+    out.push_back(std::move(slot));
+  }
+  send(res, out);
 }
 
 } // namespace pshard::server

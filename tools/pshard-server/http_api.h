@@ -53,7 +53,13 @@ private:
   void models(httplib::Response& res) const;
   void tokenize(const httplib::Request& req, httplib::Response& res) const;
   void detokenize(const httplib::Request& req, httplib::Response& res) const;
+  // POST /apply-template (llama-server's): a chat request's prompt as the template renders
+  // it — tools, reasoning switches and all — without running it.
+  void apply_template(const httplib::Request& req, httplib::Response& res) const;
   void budget(const httplib::Request& req, httplib::Response& res);
+  // GET /slots (llama-server's, for monitoring): each of the -np sequences, what the
+  // request running in it has read and generated, or idle.
+  void slots(httplib::Response& res) const;
 
   ServingEngine& engine_;
   std::string api_key_;

@@ -390,6 +390,7 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
     auto text = chat_prompt(body, engine, r.tools ? &*r.tools : nullptr, r.reasoning, r.images);
     if (auto* e = std::get_if<ApiError>(&text))
       return *e;
+    r.rendered = std::get<std::string>(text);
     if (!r.images.empty()) { // the batch counts its tokens once the image is encoded
       r.prompt_text = std::move(std::get<std::string>(text));
       return r;

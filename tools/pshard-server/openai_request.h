@@ -33,6 +33,7 @@ struct GenerationRequest {
   // image's place in it, and the image; pshard_batch_add tokenizes and encodes them, and
   // `prompt` stays empty.
   std::string prompt_text;
+  std::string rendered; // a chat: its prompt as the template renders it (POST /apply-template)
   std::vector<std::shared_ptr<pshard_image>> images;
   int64_t max_tokens = -1; // -1: until the context is full
   int32_t n = 1;           // choices, each its own sequence

@@ -892,6 +892,8 @@ typedef struct pshard_batch_stats {
   int64_t images_reused;
   /* Passes of the draft model (pshard_batch_params.draft_model), all requests. */
   int64_t draft_passes;
+  /* Entries pshard_batch_get_progress reads: the requests running after the last pass. */
+  size_t n_progress;
 } pshard_batch_stats;
 
 PSHARD_API pshard_batch_stats pshard_batch_stats_init(void);
@@ -901,6 +903,23 @@ PSHARD_API pshard_status pshard_batch_get_stats(pshard_batch* batch, pshard_batc
  * (plan index < its n_plans); `strategy` stays valid while the batch lives. */
 PSHARD_API pshard_status pshard_batch_get_plan_stats(pshard_batch* batch, size_t index,
                                                      pshard_plan_stats* out);
+
+/* Where a running request stands (llama-server's GET /slots), of the latest snapshot
+ * (index < its n_progress, in the order the requests got their sequences). */
+typedef struct pshard_seq_progress {
+  size_t size;
+  int64_t seq_id;        /* pshard_seq_id of its sequence */
+  int64_t n_prompt;      /* prompt tokens (an image prompt's placeholders included) */
+  int64_t n_prompt_read; /* of those in its KV cache, the prefix cache's included */
+  int64_t n_cached;      /* read from the prefix cache */
+  int64_t n_generated;
+  bool generating;   /* the prompt is read */
+  double ms_running; /* since it got its sequence */
+} pshard_seq_progress;
+
+PSHARD_API pshard_seq_progress pshard_seq_progress_init(void);
+PSHARD_API pshard_status pshard_batch_get_progress(pshard_batch* batch, size_t index,
+                                                   pshard_seq_progress* out);
 
 /* ---- sequences (requests in a batch) ------------------------------------------ */
 PSHARD_API int64_t pshard_seq_id(const pshard_seq* seq);

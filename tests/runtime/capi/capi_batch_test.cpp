@@ -187,6 +187,44 @@ TEST(CApiBatch, APromptStartingLikeAnEarlierOneReadsTheCache) {
   EXPECT_EQ(answers[1].size(), 8u);
 }
 
+// pshard_batch_get_progress (GET /slots): after a few passes each running request shows
+// its prompt read and its tokens counted, in the order they got sequences; an index past
+// the snapshot is refused; none once they end.
+TEST(CApiBatch, ProgressOfTheRunningRequests) {
+  SKIP_WITHOUT_MODEL();
+  Model model;
+  pshard_batch_params bp = pshard_batch_default_params();
+  bp.n_seq_max = 2;
+  bp.n_batch = 64;
+  bp.n_threads = 1;
+  Batch batch(model.m, bp);
+  pshard_seq* a = add_text(batch.b, "Once upon a time", 20, nullptr);
+  pshard_seq* b = add_text(batch.b, "The little dog ran", 20, nullptr);
+  for (int i = 0; i < 4; ++i)
+    ASSERT_EQ(pshard_batch_step(batch.b, nullptr), PSHARD_OK);
+  pshard_batch_stats st = pshard_batch_stats_init();
+  ASSERT_EQ(pshard_batch_get_stats(batch.b, &st), PSHARD_OK);
+  ASSERT_EQ(st.n_progress, 2u);
+  const int64_t ids[] = {pshard_seq_id(a), pshard_seq_id(b)}, prompts[] = {5, 7}; // with BOS
+  for (size_t i = 0; i < 2; ++i) {
+    pshard_seq_progress p = pshard_seq_progress_init();
+    ASSERT_EQ(pshard_batch_get_progress(batch.b, i, &p), PSHARD_OK);
+    EXPECT_EQ(p.seq_id, ids[i]);
+    EXPECT_EQ(p.n_prompt, prompts[i]);
+    EXPECT_EQ(p.n_prompt_read, p.n_prompt);
+    EXPECT_TRUE(p.generating);
+    EXPECT_EQ(p.n_generated, 4) << "one token a pass, the first with the prompt";
+    EXPECT_GE(p.ms_running, 0);
+  }
+  pshard_seq_progress p = pshard_seq_progress_init();
+  EXPECT_EQ(pshard_batch_get_progress(batch.b, 2, &p), PSHARD_ERROR_OUT_OF_RANGE);
+  batch.run();
+  ASSERT_EQ(pshard_batch_get_stats(batch.b, &st), PSHARD_OK);
+  EXPECT_EQ(st.n_progress, 0u);
+  pshard_seq_free(a);
+  pshard_seq_free(b);
+}
+
 TEST(CApiBatch, StopStringsTopLogprobsAndTokenPieces) {
   SKIP_WITHOUT_MODEL();
   Model model;

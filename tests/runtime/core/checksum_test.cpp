@@ -56,6 +56,12 @@ TEST(Checksum64, LengthOrderAndPiecesCount) {
   EXPECT_NE(sum_of(swapped, {48}), sum_of(b, {48})) << "pieces in another order";
   const std::vector<unsigned char> zeros(64, 0), more_zeros(72, 0);
   EXPECT_NE(sum_of(zeros), sum_of(more_zeros));
+  Checksum64 empty, none;
+  empty.add(nullptr, 0); // an empty vector's data(): counted as a piece, never read
+  EXPECT_NE(empty.value(), none.value());
+  Checksum64 again;
+  again.add(nullptr, 0);
+  EXPECT_EQ(again.value(), empty.value());
 }
 
 } // namespace

@@ -176,6 +176,19 @@ def chat(s):
           all(set(t) == {"token", "logprob", "bytes", "top_logprobs"} and len(t["top_logprobs"]) == 2
               and t["logprob"] <= 0 for t in content), content[:2])
 
+    # POST /apply-template: the prompt the chat above ran, rendered, not run.
+    status, body = s.json("POST", "/apply-template", {"messages": req["messages"]})
+    check("apply-template: chatml's rendering",
+          status == 200 and body == {"prompt": "<|im_start|>user\nTell me a story<|im_end|>\n"
+                                               "<|im_start|>assistant\n"}, body)
+    _, tok = s.json("POST", "/tokenize", {"content": body.get("prompt", ""), "add_special": True})
+    _, ran = s.json("POST", "/v1/chat/completions", dict(req, max_tokens=1))
+    check("apply-template: the prompt a chat completion reads",
+          len(tok.get("tokens", [])) == ran["usage"]["prompt_tokens"], (tok, ran.get("usage")))
+    status, body = s.json("POST", "/apply-template", {"prompt": "no messages"})
+    check("apply-template without messages: 400 naming them",
+          status == 400 and "messages" in body["error"]["message"], body)
+
 
 def busy_batch(s):
     """Eight prompts at once: each answer is the prompt's answer alone."""
@@ -194,6 +207,34 @@ def busy_batch(s):
         status, body = got[p]
         check("busy batch: " + p, status == 200 and body["choices"][0]["text"] == want[p],
               (body, want[p]))
+
+
+def slots(s):
+    """GET /slots: one entry per -np sequence; a request running shows in one of them, its
+    prompt read and its tokens counted; idle again once it ends."""
+    result = {}
+    prompt = "Once upon a time"
+    t = threading.Thread(target=lambda: result.update(r=s.json("POST", "/v1/completions", {
+        "prompt": prompt, "max_tokens": 1500, "temperature": 0, "ignore_eos": True})))
+    t.start()
+    seen = None
+    for _ in range(2000):
+        status, body = s.json("GET", "/slots")
+        busy = [x for x in body if x.get("is_processing")] if status == 200 else []
+        if busy and busy[0]["state"] == "generating" and busy[0]["n_decoded"] > 0:
+            seen = (body, busy[0])
+            break
+    t.join()
+    check("slots: -np entries, a running request in one", seen is not None and
+          len(seen[0]) == 4 and [x["id"] for x in seen[0]] == [0, 1, 2, 3], seen)
+    if seen:
+        slot = seen[1]
+        check("slots: its prompt read and its tokens counted",
+              slot["n_prompt_tokens"] == 5 and slot["n_prompt_tokens_processed"] == 5 and
+              0 < slot["n_decoded"] <= 1500 and slot["n_ctx"] > 0, slot)
+    status, body = s.json("GET", "/slots")
+    check("slots: idle once it ended", status == 200 and
+          not any(x["is_processing"] for x in body), body)
 
 
 def tokenize(s):
@@ -1023,6 +1064,7 @@ def main():
             chat(s)
             choices(s)
             busy_batch(s)
+            slots(s)
             tokenize(s)
             prefix_cache(s)
             metrics(s)
