@@ -48,10 +48,14 @@ double DraftPolicy::expected_rate(int64_t k) const {
   const double tokens =
       k == 0 ? 1.0 : 1.0 + a0 * (1.0 - std::pow(a, static_cast<double>(k))) / (1.0 - a);
   const double ms = pass_ms(k + 1);
-  return ms > 0 ? tokens / ms : tokens;
+  return ms > 0 ? tokens / (ms + static_cast<double>(k) * draft_token_ms_) : tokens;
 }
 
 int64_t DraftPolicy::choose(int64_t available) const {
+  // Drafted passes ran before any one-token pass: their times mean nothing until a plain
+  // pass prices them (a draft model, which always has a draft, would else never get one).
+  if (one_ms_ <= 0 && !untimed_.empty())
+    return 0;
   const int64_t most = std::clamp<int64_t>(available, 0, draft_max_);
   const double plain = expected_rate(0);
   int64_t best = 0;
@@ -77,6 +81,15 @@ void DraftPolicy::observe_pass(int64_t n_tokens, double ms) {
   } else {
     untimed_.emplace_back(n_tokens, ms);
   }
+}
+
+void DraftPolicy::observe_drafting(int64_t n_tokens, double ms) {
+  if (n_tokens < 1 || !(ms >= 0))
+    return;
+  const double per_token = ms / static_cast<double>(n_tokens);
+  draft_token_ms_ = draft_token_ms_ > 0
+                        ? (1 - kTimeWeight) * draft_token_ms_ + kTimeWeight * per_token
+                        : per_token;
 }
 
 void DraftPolicy::observe_draft(int64_t accepted, bool rejected) {

@@ -5,11 +5,14 @@
 // counts of drafted tokens tried and kept — the first of a draft (odds a0) apart from
 // later ones (a) — and a moving average of measured pass times by token count, and
 // checks the k that maximises the expected tokens per second,
-// (1 + a0 (1 + a + ... + a^(k-1))) / time(k + 1), a pass's time being its measured
-// ratio to a one-token pass's times the one-token time now. A token count not yet timed
-// is priced like the largest timed below it, so longer drafts get tried once and kept
-// only if they pay. Acceptance is learnt even while no draft is checked: the token a pass
-// samples is compared with the draft's first.
+// (1 + a0 (1 + a + ... + a^(k-1))) / (time(k + 1) + k d), a pass's time being its
+// measured ratio to a one-token pass's times the one-token time now, and d what drafting
+// a token costs (a draft model's step, measured; prompt lookup's is nothing). With a
+// draft model the choice comes first, so that only tokens worth checking are drafted.
+// A token count not yet timed is priced like the largest timed below it, so longer
+// drafts get tried once and kept only if they pay; a drafted pass before any one-token
+// pass is followed by a plain one, which prices it. Acceptance is learnt even while no
+// draft is checked: the token a pass samples is compared with the draft's first.
 //
 //   DraftPolicy policy(/*draft_max=*/8);
 //   const int64_t k = policy.choose(draft.size());   // check draft[0..k)
@@ -32,6 +35,8 @@ public:
   int64_t choose(int64_t available) const;
   // A pass of `n_tokens` took `ms`.
   void observe_pass(int64_t n_tokens, double ms);
+  // Drafting `n_tokens` took `ms` (a draft model; catching up on the text included).
+  void observe_drafting(int64_t n_tokens, double ms);
   // A draft's first `accepted` tokens were sampled as drafted and then, if `rejected`,
   // one was not. (A drafted token the pass did not check but whose position was sampled
   // anyway — the one after the last checked — counts too: it costs nothing to compare.)
@@ -56,6 +61,7 @@ private:
 
   int64_t draft_max_;
   Odds first_, later_;
+  double draft_token_ms_ = 0; // a moving average; 0: drafting is free (or not timed)
   // Pass times: of one token (a moving average), and of more as ratios to it at the
   // time, so that times measured at a shorter context (or a quieter machine) stay
   // comparable as one-token passes slow down. 0: not timed yet.

@@ -124,23 +124,35 @@ Result<GenerateResult> generate(Decoder& session, const Tokenizer& tokenizer, Sa
     else if (row < proposed.size())
       policy.observe_draft(static_cast<int64_t>(row) + (next == proposed[row]),
                            next != proposed[row]);
+    else if (!draft.empty()) // every checked token kept, nothing more proposed to compare
+      policy.observe_draft(static_cast<int64_t>(row), false);
     if (session.n_past() >= session.n_ctx())
       break;
     // Never past the context or the tokens still wanted (the draft's last row samples one
     // more token).
     const int64_t drafts =
         std::min({max_draft, session.n_ctx() - session.n_past() - 1, limit - i - 2});
+    // The drafted tokens to check: all of a fixed draft; as many as pay of prompt
+    // lookup's (free to draft); a draft model's tokens cost its steps, so it drafts only
+    // as many as the policy would check, and one when none would (unchecked, it is still
+    // compared with the sampled token: the odds stay learnt).
+    int64_t k = 0;
     if (drafts <= 0) {
       proposed.clear();
     } else if (params.drafter) {
-      PSHARD_ASSIGN_OR_RETURN(proposed, params.drafter->draft(history, drafts));
+      const int64_t chosen = params.lookup.adaptive ? policy.choose(drafts) : drafts;
+      const auto t_draft = std::chrono::steady_clock::now();
+      PSHARD_ASSIGN_OR_RETURN(proposed,
+                              params.drafter->draft(history, std::max<int64_t>(1, chosen)));
+      policy.observe_drafting(std::max<int64_t>(1, static_cast<int64_t>(proposed.size())),
+                              ms_since(t_draft));
+      k = chosen > 0 ? static_cast<int64_t>(proposed.size()) : 0;
     } else {
       proposed = draft_from_history(history, params.lookup, drafts);
+      k = params.lookup.adaptive ? policy.choose(static_cast<int64_t>(proposed.size()))
+                                 : static_cast<int64_t>(proposed.size());
     }
-    const auto k = static_cast<size_t>(params.lookup.adaptive
-                                           ? policy.choose(static_cast<int64_t>(proposed.size()))
-                                           : static_cast<int64_t>(proposed.size()));
-    draft.assign(proposed.begin(), proposed.begin() + static_cast<std::ptrdiff_t>(k));
+    draft.assign(proposed.begin(), proposed.begin() + k);
     row = 0;
     ++r.timings.n_decode_passes;
     r.timings.n_drafted += static_cast<int64_t>(draft.size());

@@ -8,9 +8,11 @@
 #include "runtime/model/model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <thread>
 
 namespace pshard {
 namespace {
@@ -140,6 +142,43 @@ TEST_F(DraftModel, ADraftStopsAtTheFirstUnsureToken) {
   EXPECT_FALSE(check_draft_p_min(1.5f).ok());
   EXPECT_FALSE(check_draft_p_min(std::nanf("")).ok());
   EXPECT_TRUE(check_draft_p_min(kDefaultDraftPMin).ok());
+}
+
+// A drafter whose tokens are always wrong and cost 2 ms each (a draft model far slower
+// than the target's passes): after the first draft the adaptive policy asks it for one
+// token a pass (kept unchecked, to go on learning the odds), never a long draft again.
+class SlowWrongDrafter final : public Drafter {
+public:
+  Result<std::vector<TokenId>> draft(std::span<const TokenId> history, int64_t limit) override {
+    limits.push_back(limit);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 * limit));
+    return std::vector<TokenId>(static_cast<size_t>(limit), history.back() == 3 ? 4 : 3);
+  }
+  std::vector<int64_t> limits;
+};
+
+TEST_F(DraftModel, ACostlyDraftModelIsAskedOnlyForWhatPays) {
+  Loaded target = load("stories260K.gguf", 9);
+  const GenerateResult plain = run(target, nullptr, 0.0f);
+  target.session->reset();
+  SlowWrongDrafter drafter;
+  Sampler sampler(SamplerParams{.temperature = 0.0f});
+  GenerateParams gp;
+  gp.n_predict = 24;
+  gp.ignore_eos = true;
+  gp.lookup.draft_max = 8; // adaptive
+  gp.drafter = &drafter;
+  const std::vector<TokenId> prompt =
+      target.tokenizer->encode("Once upon a time, there was a little dog", true, true);
+  auto r = generate(*target.session, *target.tokenizer, sampler, prompt, gp);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->generated,
+            std::vector<TokenId>(plain.generated.begin(), plain.generated.begin() + 24));
+  ASSERT_GT(drafter.limits.size(), 5u);
+  EXPECT_EQ(drafter.limits.front(), 8) << "untimed: the whole draft tried once";
+  for (size_t i = 1; i < drafter.limits.size(); ++i)
+    EXPECT_EQ(drafter.limits[i], 1) << "pass " << i;
+  EXPECT_LE(r->timings.n_drafted, 8) << "nothing checked after the first draft";
 }
 
 TEST_F(DraftModel, AnotherVocabularyIsRefused) {

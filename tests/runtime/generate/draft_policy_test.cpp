@@ -1,6 +1,7 @@
 // The draft policy: explores long drafts before any pass is timed, checks many drafted
 // tokens where passes of several tokens cost little and drafts are accepted, none where
-// they cost more and are rejected, and learns acceptance even while checking none.
+// they cost more and are rejected, fewer where drafting costs (a draft model's steps), and
+// learns acceptance even while checking none.
 // (Where every token costs a whole pass, checking never pays: rate(k) <= rate(0).)
 #include "runtime/generate/draft_policy.h"
 
@@ -47,6 +48,28 @@ TEST(DraftPolicy, ChecksNoneWhereLongPassesCostMoreAndDraftsFail) {
   EXPECT_GT(p.choose(8), 0);
 }
 
+// A draft model's tokens cost its steps: where passes cost alike and drafts mostly hold,
+// free drafting checks the whole draft, a draft token costing half a pass checks fewer,
+// and one costing a whole pass none (every checked token would cost what it gains).
+TEST(DraftPolicy, DraftingCostShortensTheDraft) {
+  auto trained = [] {
+    DraftPolicy p(8);
+    for (int n = 1; n <= 9; ++n)
+      p.observe_pass(n, 10.0 + 0.1 * n);
+    for (int i = 0; i < 20; ++i)
+      p.observe_draft(4, true); // 4 kept, the 5th rejected
+    return p;
+  };
+  DraftPolicy free = trained(), half = trained(), whole = trained();
+  half.observe_drafting(4, 20.0); // 5 ms a token
+  whole.observe_drafting(2, 22.0);
+  EXPECT_EQ(free.choose(8), 8);
+  EXPECT_GT(half.choose(8), 0);
+  EXPECT_LT(half.choose(8), free.choose(8));
+  EXPECT_EQ(whole.choose(8), 0);
+  EXPECT_LT(half.expected_rate(8), free.expected_rate(8));
+}
+
 TEST(DraftPolicy, PricesAnUntimedPassLikeTheLargestTimedBelowIt) {
   DraftPolicy p(8);
   p.observe_pass(1, 10);
@@ -68,7 +91,8 @@ TEST(DraftPolicy, PricesAnUntimedPassLikeTheLargestTimedBelowIt) {
 TEST(DraftPolicy, ADraftedPassBeforeAnyOneTokenPassIsPricedOnceOneIs) {
   DraftPolicy p(8);
   p.observe_pass(9, 90);
-  EXPECT_GT(p.expected_rate(8), 1.0); // untimed: tokens only, so the draft gets tried
+  EXPECT_GT(p.expected_rate(8), 1.0); // untimed: tokens only, so the draft got tried
+  EXPECT_EQ(p.choose(8), 0) << "then a plain pass, to price it";
   p.observe_pass(1, 10);
   EXPECT_DOUBLE_EQ(p.expected_rate(8), (2 - 1.0 / 256) / 90);
 }
