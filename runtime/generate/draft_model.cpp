@@ -25,11 +25,7 @@ Result<std::vector<TokenId>> ModelDrafter::draft(std::span<const TokenId> histor
   limit = std::min<int64_t>(limit, session_.n_ctx() - static_cast<int64_t>(history.size()));
   if (limit <= 0 || history.empty())
     return std::vector<TokenId>{};
-  // The start the session shares with the history, leaving at least one token to decode
-  // for the next token's logits.
-  size_t same = std::mismatch(held_.begin(), held_.end(), history.begin(), history.end()).first -
-                held_.begin();
-  same = std::min(same, history.size() - 1);
+  size_t same = start_to_keep(held_, history);
   if (same < held_.size()) {
     if (!session_.rewinds_anywhere() || !session_.rewind(static_cast<int64_t>(same)).ok()) {
       PSHARD_RETURN_IF_ERROR(session_.rewind(0));

@@ -14,6 +14,7 @@
 #include "runtime/model/decoder.h"
 #include "runtime/tokenizer/tokenizer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -35,6 +36,17 @@ public:
 // --draft-p-min): an unsure guess is rarely accepted, and each one costs a draft-model
 // step and a logits row of the target's pass.
 inline constexpr float kDefaultDraftPMin = 0.75f;
+
+// How much of what a decoder holds (`held`) to keep for `wanted`: the start they share,
+// leaving at least wanted's last token to decode, for its logits (a drafter catching up
+// on a text, a prompt cache read for a prompt).
+inline size_t start_to_keep(std::span<const TokenId> held, std::span<const TokenId> wanted) {
+  if (wanted.empty())
+    return 0;
+  const size_t same =
+      std::mismatch(held.begin(), held.end(), wanted.begin(), wanted.end()).first - held.begin();
+  return std::min(same, wanted.size() - 1);
+}
 
 // kInvalidArgument unless 0 <= p_min <= 1.
 Status check_draft_p_min(float p_min);

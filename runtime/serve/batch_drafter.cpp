@@ -23,10 +23,7 @@ Result<BatchDrafter::Sequence*> BatchDrafter::sync(const DraftWant& want) {
   auto it = seqs_.find(want.key);
   if (it != seqs_.end()) {
     Sequence& s = it->second;
-    size_t same =
-        std::mismatch(s.held.begin(), s.held.end(), history.begin(), history.end()).first -
-        s.held.begin();
-    same = std::min(same, history.size() - 1);
+    const size_t same = start_to_keep(s.held, history);
     if (same < s.held.size()) {
       // A rewind into a page another sequence shares is refused: start that one anew.
       if (engine_->rewind_sequence(s.seq, history.first(same)).ok()) {

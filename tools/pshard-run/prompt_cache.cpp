@@ -1,5 +1,6 @@
 #include "tools/pshard-run/prompt_cache.h"
 
+#include "runtime/generate/draft_model.h"
 #include "tools/common/capi_call.h"
 
 #include <algorithm>
@@ -32,8 +33,7 @@ Result<size_t> use_prompt_cache(pshard_context* ctx, const std::vector<pshard_to
   PSHARD_ASSIGN_OR_RETURN(std::vector<pshard_token> saved, load(ctx, path, prompt.size()));
   // The last prompt token is always fed by generation, for its logits.
   const size_t most = prompt.empty() ? 0 : prompt.size() - 1;
-  const auto differ = std::mismatch(saved.begin(), saved.end(), prompt.begin(), prompt.end());
-  size_t keep = std::min<size_t>(differ.first - saved.begin(), most);
+  size_t keep = start_to_keep(saved, prompt);
   if (keep < saved.size() && pshard_context_rewind(ctx, static_cast<int64_t>(keep)) != PSHARD_OK) {
     // A sliding window's ring or a recurrent state cannot go back that far.
     pshard_context_reset(ctx);
