@@ -72,6 +72,10 @@ pshard_plan_stats plan_stats(const PlanUse& u) {
 
 Status check_draft_model(const pshard_model& target, const pshard_model& draft, float p_min) {
   PSHARD_RETURN_IF_ERROR(check_draft_p_min(p_min));
+  if (draft.model->hparams().has_recurrent_layers()) // it could only start over each pass
+    return unsupported("the draft model has layers that keep a recurrent state (Qwen3-Next, "
+                       "Qwen3.5), which cannot drop its rejected drafts: use a transformer "
+                       "draft model of the same vocabulary");
   return check_draft_vocabulary(*target.tokenizer, *draft.tokenizer);
 }
 

@@ -5,6 +5,7 @@
 // llama-server's -md) likewise, each sequence drafting from a session of its own.
 #include "pshard/pshard.h"
 #include "tests/runtime/capi/capi_test_util.h"
+#include "tools/pshard-mkmodel/model_generator.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -185,6 +186,26 @@ TEST(CApiDraft, ABatchDraftsForEachSequenceAndKeepsThePlainTokens) {
   EXPECT_EQ(pshard_batch_create(draft, &bp, &b), PSHARD_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(pshard_last_error()).find("32000"), std::string::npos)
       << pshard_last_error();
+  // A draft model whose layers keep a recurrent state (it could not drop rejected drafts).
+  pshard::ModelSpec next;
+  next.arch = "qwen3next";
+  next.n_layer = 4; // three recurrent layers, then one of attention
+  next.n_embd = 64;
+  next.n_head = 4;
+  next.n_head_kv = 2;
+  next.n_expert = 4;
+  next.n_expert_used = 2;
+  next.n_ff = 64;
+  next.tokenizer_from = kModel;
+  const std::string recurrent = ::testing::TempDir() + "/draft_qwen3next.gguf";
+  ASSERT_TRUE(pshard::write_model(next, recurrent).ok());
+  pshard_model* stateful = load(recurrent);
+  ASSERT_NE(stateful, nullptr);
+  bp.draft_model = stateful;
+  EXPECT_EQ(pshard_batch_create(draft, &bp, &b), PSHARD_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(pshard_last_error()).find("recurrent state"), std::string::npos)
+      << pshard_last_error();
+  pshard_model_free(stateful);
   bp.draft_model = target;
   bp.draft_p_min = 1.5f;
   EXPECT_EQ(pshard_batch_create(draft, &bp, &b), PSHARD_ERROR_INVALID_ARGUMENT);
