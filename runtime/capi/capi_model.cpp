@@ -109,8 +109,17 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
             "--override-kv " + key +
             " with a schedule: the schedule's plans were made for the "
             "file's hyperparameters; override only rope.* keys, or run without the schedule"));
-  auto model = Model::load(
-      gguf_path, p.use_mmap ? gguf::OpenMode::kMapData : gguf::OpenMode::kReadData, *overrides);
+  if (p.n_lora > 0 && !p.lora_paths)
+    return capi::null_argument("pshard_model_load", "params->lora_paths");
+  std::vector<LoraAdapter> loras;
+  for (size_t i = 0; i < p.n_lora; ++i) {
+    if (!p.lora_paths[i])
+      return capi::null_argument("pshard_model_load", "params->lora_paths[i]");
+    loras.push_back({p.lora_paths[i], p.lora_scales ? p.lora_scales[i] : 1.0f});
+  }
+  auto model = Model::load(gguf_path,
+                           p.use_mmap ? gguf::OpenMode::kMapData : gguf::OpenMode::kReadData,
+                           *overrides, loras);
   if (!model.ok())
     return fail(model.status());
   m->model = std::move(model).value();

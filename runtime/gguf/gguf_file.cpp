@@ -202,6 +202,26 @@ uint64_t GgufFile::tensor_file_offset(const TensorInfo& tensor) const {
   return shards_[tensor.shard].data_offset + tensor.offset;
 }
 
+Result<uint8_t*> GgufFile::writable_tensor_data(const TensorInfo& tensor) {
+  const uint8_t* data = tensor_data(tensor);
+  for (const auto& [address, size] : mappings_) {
+    const auto* begin = static_cast<const uint8_t*>(address);
+    if (!data || data < begin || data + tensor.n_bytes > begin + size)
+      continue;
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t first = reinterpret_cast<uintptr_t>(data) / page * page;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(data) + tensor.n_bytes;
+    if (::mprotect(reinterpret_cast<void*>(first), end - first, PROT_READ | PROT_WRITE) != 0)
+      return Status(StatusCode::kIoError, "tensor '" + tensor.name +
+                                              "': its pages could not be made writable (" +
+                                              std::strerror(errno) + ")");
+    return const_cast<uint8_t*>(data); // the mapping is the file's own, writable now
+  }
+  return invalid_argument("tensor '" + tensor.name +
+                          "' is not in a mapping of the file's own (open it with kMapData or "
+                          "kReadData to change it)");
+}
+
 const uint8_t* GgufFile::tensor_data(const TensorInfo& tensor) const {
   const GgufShard& shard = shards_[tensor.shard];
   if (shard.bytes.empty())

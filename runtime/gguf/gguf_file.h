@@ -157,6 +157,11 @@ public:
   bool has_data() const { return !shards_.front().bytes.empty(); }
   // Start of a tensor's bytes inside its shard's image; nullptr without data.
   const uint8_t* tensor_data(const TensorInfo& tensor) const;
+  // A tensor's bytes to change in place (LoRA adapters merged at load): its pages of the
+  // file's own mapping made writable — copy-on-write for a mapped file, which stays as it
+  // is on disk. kInvalidArgument for a file without its own mapping (parsed from memory,
+  // or opened without data).
+  Result<uint8_t*> writable_tensor_data(const TensorInfo& tensor);
   // The first shard's whole image (the whole model when unsplit; empty without data).
   std::span<const uint8_t> mapped_bytes() const { return shards_.front().bytes; }
 

@@ -7,13 +7,16 @@
 namespace pshard {
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path, gguf::OpenMode data,
-                                           const HParamOverrides& overrides) {
+                                           const HParamOverrides& overrides,
+                                           std::span<const LoraAdapter> loras) {
   if (data == gguf::OpenMode::kMetadataOnly)
     return invalid_argument("a model needs its weights: open it with kMapData or kReadData");
   PSHARD_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path, data));
   auto model = from_file(std::move(file), overrides);
   if (!model.ok())
     return model.status().with_context(path);
+  // In place: the bound weight views see the merged values.
+  PSHARD_RETURN_IF_ERROR(apply_lora_adapters(*(*model)->file_, loras));
   return model;
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/model/decoder.h"
 #include "runtime/model/deepstack.h"
 #include "runtime/model/hparams.h"
+#include "runtime/model/lora_adapter.h"
 #include "runtime/model/kv_types.h"
 #include "runtime/model/sublayer.h"
 #include "runtime/model/weights.h"
@@ -26,9 +27,11 @@ public:
   // `data`: kMapData uses the weights in place from a read-only mapping (the default,
   // llama.cpp's mmap); kReadData copies them into huge-page memory (--no-mmap).
   // `overrides`: metadata that stands in for the file's (hparam_overrides.h: RoPE flags).
+  // `loras`: adapters merged into the weights (lora_adapter.h).
   static Result<std::unique_ptr<Model>> load(const std::string& path,
                                              gguf::OpenMode data = gguf::OpenMode::kMapData,
-                                             const HParamOverrides& overrides = {});
+                                             const HParamOverrides& overrides = {},
+                                             std::span<const LoraAdapter> loras = {});
   // For a file already opened with its data mapped.
   static Result<std::unique_ptr<Model>> from_file(std::unique_ptr<gguf::GgufFile> file,
                                                   const HParamOverrides& overrides = {});

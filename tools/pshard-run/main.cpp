@@ -13,6 +13,7 @@
 #include "tools/common/cli_hybrid_options.h"
 #include "tools/common/cli_image_options.h"
 #include "tools/common/cli_kv_options.h"
+#include "tools/common/cli_lora_options.h"
 #include "tools/common/cli_override_kv.h"
 #include "tools/common/cli_rope_options.h"
 #include "tools/common/llama_compat.h"
@@ -110,6 +111,7 @@ int main(int argc, char** argv) {
   cli::add_kv_type_options(app, o.cache_type_k, o.cache_type_v);
   cli::add_rope_options(app, o.rope);
   cli::add_override_kv_option(app, o.override_kv);
+  cli::add_lora_options(app, o.lora, o.lora_scaled);
   app.add_option("-p,--prompt", o.prompt, "prompt text");
   auto* cache = app.add_option("--prompt-cache", o.prompt_cache,
                                "keep the prompt's decoded state in this file between runs: a "

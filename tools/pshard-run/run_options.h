@@ -52,6 +52,7 @@ struct RunOptions {
   std::string trace_path;       // Chrome/Perfetto trace of every pass
   RopeFlags rope;               // --rope-scaling, --rope-scale, --yarn-*: the file's rope keys
   std::vector<std::string> override_kv; // --override-kv KEY=TYPE:VALUE
+  std::vector<std::string> lora, lora_scaled; // --lora FNAME, --lora-scaled FNAME SCALE
   std::string prompt_cache;     // --prompt-cache FILE: the prompt's state kept between runs
   bool prompt_cache_ro = false; // --prompt-cache-ro: read it, never write it
   bool prompt_cache_all = false; // --prompt-cache-all: the answer saved too

@@ -1,6 +1,7 @@
 #include "tools/pshard-run/run_session.h"
 
 #include "tools/common/cli_kv_options.h"
+#include "tools/common/cli_lora_options.h"
 #include "tools/common/cli_override_kv.h"
 #include "tools/common/cli_rope_options.h"
 #include "tools/common/size_parse.h"
@@ -54,6 +55,10 @@ Result<RunResult> start_session(const RunOptions& o) {
   const std::vector<const char*> overrides = cli::c_strings(o.override_kv);
   mp.kv_overrides = overrides.data();
   mp.n_kv_overrides = overrides.size();
+  PSHARD_ASSIGN_OR_RETURN(const cli::LoraParams loras, cli::lora_params(o.lora, o.lora_scaled));
+  mp.lora_paths = loras.paths.data();
+  mp.lora_scales = loras.scales.data();
+  mp.n_lora = loras.size();
   pshard_model* model = nullptr;
   PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
   r.model.reset(model);

@@ -34,6 +34,7 @@ struct ServerOptions {
   std::string cache_type_k, cache_type_v; // -ctk / -ctv: KV cache types ("": the default)
   RopeFlags rope; // --rope-scaling, --rope-scale, --yarn-*: the file's rope keys
   std::vector<std::string> override_kv; // --override-kv KEY=TYPE:VALUE
+  std::vector<std::string> lora, lora_scaled; // --lora FNAME, --lora-scaled FNAME SCALE
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string api_key;       // --api-key: required as "Authorization: Bearer KEY"

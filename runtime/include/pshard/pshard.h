@@ -132,6 +132,14 @@ typedef struct pshard_model_params {
    * keys change what its plans were made for). NULL/0 (default): none. */
   const char* const* kv_overrides;
   size_t n_kv_overrides;
+  /* LoRA adapters (llama.cpp's --lora / --lora-scaled): n_lora GGUF adapter files, each
+   * merged at load into the weights it updates, W + scale·alpha/rank·B·A (lora_scales
+   * NULL: 1 each). The file stays as it is (the merged pages are copy-on-write), and so
+   * does a schedule's match. An adapter of another architecture, or one naming a matrix
+   * the model lacks or of another shape, is refused naming it. NULL/0 (default): none. */
+  const char* const* lora_paths;
+  const float* lora_scales;
+  size_t n_lora;
 } pshard_model_params;
 
 PSHARD_API pshard_model_params pshard_model_default_params(void);
