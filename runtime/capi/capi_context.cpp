@@ -79,15 +79,6 @@ Status check_draft_model(const pshard_model& target, const pshard_model& draft, 
   return check_draft_vocabulary(*target.tokenizer, *draft.tokenizer);
 }
 
-Result<std::unique_ptr<CpuSession>> make_draft_session(const pshard_model& draft, int64_t n_ctx,
-                                                       int32_t n_threads, int64_t n_batch) {
-  SessionParams dp;
-  dp.n_ctx = n_ctx;
-  dp.n_threads = n_threads;
-  dp.n_batch = n_batch;
-  return CpuSession::create(*draft.model, dp);
-}
-
 } // namespace pshard::capi
 
 extern "C" {
@@ -131,8 +122,11 @@ pshard_status pshard_context_create(pshard_model* model, const pshard_context_pa
   if (p.draft_model) {
     if (Status st = capi::check_draft_model(*model, *p.draft_model, p.draft_p_min); !st.ok())
       return fail(st.with_context("pshard_context_params.draft_model"));
-    auto draft = capi::make_draft_session(*p.draft_model, c->session->n_ctx(),
-                                          c->session->n_threads(), p.n_batch);
+    SessionParams dp; // the draft model's session on the CPU, as large as the context
+    dp.n_ctx = c->session->n_ctx();
+    dp.n_threads = c->session->n_threads();
+    dp.n_batch = p.n_batch;
+    auto draft = CpuSession::create(*p.draft_model->model, dp);
     if (!draft.ok())
       return fail(draft.status().with_context("pshard_context_params.draft_model"));
     c->draft_session = std::move(draft).value();

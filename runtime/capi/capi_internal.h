@@ -71,9 +71,6 @@ Result<RequestParams::Embedding> embedding_request(const pshard_model& model,
 // draft_model): kInvalidArgument unless its vocabulary is the target's and 0 <= p_min <= 1;
 // kUnsupported for a draft model with recurrent layers.
 Status check_draft_model(const pshard_model& target, const pshard_model& draft, float p_min);
-// A CPU session of the draft model to draft with.
-Result<std::unique_ptr<CpuSession>> make_draft_session(const pshard_model& draft, int64_t n_ctx,
-                                                       int32_t n_threads, int64_t n_batch);
 
 // Records the failure for pshard_last_error() and returns its code.
 pshard_status fail(const Status& status);

@@ -2,9 +2,7 @@
 // same in pshard-run and pshard-server: LoRA adapters merged into the model's weights at
 // load (runtime/model/lora_adapter.h). Header-only and CLI11-dependent.
 //
-//   cli::add_lora_options(app, o.lora, o.lora_scaled);
-//   PSHARD_ASSIGN_OR_RETURN(cli::LoraParams lp, cli::lora_params(o.lora, o.lora_scaled));
-//   mp.lora_paths = lp.paths.data(); mp.lora_scales = lp.scales.data(); mp.n_lora = lp.size();
+//   cli::add_lora_options(app, o.lora, o.lora_scaled);   // cli::load_model passes them on
 #pragma once
 
 #include "runtime/core/status.h"

@@ -3,9 +3,7 @@
 // model loads (runtime/model/hparam_overrides.h), e.g. qwen3moe.expert_used_count=int:4
 // to route each token to fewer experts. Header-only and CLI11-dependent.
 //
-//   cli::add_override_kv_option(app, o.override_kv);
-//   std::vector<const char*> specs = cli::c_strings(o.override_kv);
-//   mp.kv_overrides = specs.data(); mp.n_kv_overrides = specs.size();
+//   cli::add_override_kv_option(app, o.override_kv);   // cli::load_model passes them on
 #pragma once
 
 #include <CLI/CLI.hpp>

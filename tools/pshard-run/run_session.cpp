@@ -1,9 +1,7 @@
 #include "tools/pshard-run/run_session.h"
 
 #include "tools/common/cli_kv_options.h"
-#include "tools/common/cli_lora_options.h"
-#include "tools/common/cli_override_kv.h"
-#include "tools/common/cli_rope_options.h"
+#include "tools/common/model_load.h"
 #include "tools/common/size_parse.h"
 #include "tools/pshard-run/prompt_cache.h"
 
@@ -45,23 +43,8 @@ Result<RunResult> start_session(const RunOptions& o) {
     PSHARD_ASSIGN_OR_RETURN(vram, parse_size(o.vram));
   }
   RunResult r;
-  pshard_model_params mp = pshard_model_default_params();
-  mp.schedule_path = o.schedule_path.empty() ? nullptr : o.schedule_path.c_str();
-  mp.use_mmap = !o.no_mmap;
-  mp.mmproj_path = o.mmproj_path.empty() ? nullptr : o.mmproj_path.c_str();
-  mp.image_min_tokens = static_cast<int32_t>(o.image_min_tokens);
-  mp.image_max_tokens = static_cast<int32_t>(o.image_max_tokens);
-  cli::set_rope_params(mp, o.rope);
-  const std::vector<const char*> overrides = cli::c_strings(o.override_kv);
-  mp.kv_overrides = overrides.data();
-  mp.n_kv_overrides = overrides.size();
-  PSHARD_ASSIGN_OR_RETURN(const cli::LoraParams loras, cli::lora_params(o.lora, o.lora_scaled));
-  mp.lora_paths = loras.paths.data();
-  mp.lora_scales = loras.scales.data();
-  mp.n_lora = loras.size();
-  pshard_model* model = nullptr;
-  PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
-  r.model.reset(model);
+  PSHARD_ASSIGN_OR_RETURN(r.model, cli::load_model(o));
+  pshard_model* model = r.model.get();
   std::istringstream warnings(pshard_model_load_warnings(model)); // e.g. an unknown pre-tokenizer
   for (std::string line; std::getline(warnings, line);)
     std::cerr << "pshard-run: warning: " << line << "\n";
@@ -89,12 +72,8 @@ Result<RunResult> start_session(const RunOptions& o) {
   cp.kv_type_k = cli::kv_type_param<pshard_kv_type>(o.cache_type_k); // -ctk / -ctv
   cp.kv_type_v = cli::kv_type_param<pshard_kv_type>(o.cache_type_v);
   if (!o.draft_model_path.empty()) {
-    pshard_model_params dp = pshard_model_default_params();
-    dp.use_mmap = !o.no_mmap;
-    pshard_model* draft = nullptr;
-    PSHARD_C_CALL(pshard_model_load(o.draft_model_path.c_str(), &dp, &draft));
-    r.draft_model.reset(draft);
-    cp.draft_model = draft;
+    PSHARD_ASSIGN_OR_RETURN(r.draft_model, cli::load_draft_model(o.draft_model_path, o.no_mmap));
+    cp.draft_model = r.draft_model.get();
     cp.draft_p_min = o.draft_p_min;
   }
   pshard_context* ctx = nullptr;

@@ -2,9 +2,7 @@
 
 #include "tools/common/cli_draft_options.h"
 #include "tools/common/cli_kv_options.h"
-#include "tools/common/cli_lora_options.h"
-#include "tools/common/cli_override_kv.h"
-#include "tools/common/cli_rope_options.h"
+#include "tools/common/model_load.h"
 #include "tools/common/size_parse.h"
 
 #include <algorithm>
@@ -16,23 +14,8 @@ namespace pshard::server {
 Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions& o) {
   std::unique_ptr<ServingEngine> e(new ServingEngine());
   PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
-  pshard_model_params mp = pshard_model_default_params();
-  mp.schedule_path = o.schedule_path.empty() ? nullptr : o.schedule_path.c_str();
-  mp.use_mmap = !o.no_mmap;
-  mp.mmproj_path = o.mmproj_path.empty() ? nullptr : o.mmproj_path.c_str();
-  mp.image_min_tokens = o.image_min_tokens;
-  mp.image_max_tokens = o.image_max_tokens;
-  cli::set_rope_params(mp, o.rope);
-  const std::vector<const char*> overrides = cli::c_strings(o.override_kv);
-  mp.kv_overrides = overrides.data();
-  mp.n_kv_overrides = overrides.size();
-  PSHARD_ASSIGN_OR_RETURN(const cli::LoraParams loras, cli::lora_params(o.lora, o.lora_scaled));
-  mp.lora_paths = loras.paths.data();
-  mp.lora_scales = loras.scales.data();
-  mp.n_lora = loras.size();
-  pshard_model* model = nullptr;
-  PSHARD_C_CALL(pshard_model_load(o.model_path.c_str(), &mp, &model));
-  e->model_.reset(model);
+  PSHARD_ASSIGN_OR_RETURN(e->model_, cli::load_model(o));
+  pshard_model* model = e->model_.get();
   e->created_ = static_cast<int64_t>(std::time(nullptr));
   e->max_images_ = o.max_images;
   e->model_ids_ = o.aliases;
@@ -86,12 +69,8 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   bp.swa_full = o.swa_full;
   bp.draft_max = cli::draft_max_with(o.draft_model_path, o.draft_max);
   if (!o.draft_model_path.empty()) {
-    pshard_model_params dp = pshard_model_default_params();
-    dp.use_mmap = !o.no_mmap;
-    pshard_model* draft = nullptr;
-    PSHARD_C_CALL(pshard_model_load(o.draft_model_path.c_str(), &dp, &draft));
-    e->draft_model_.reset(draft);
-    bp.draft_model = draft;
+    PSHARD_ASSIGN_OR_RETURN(e->draft_model_, cli::load_draft_model(o.draft_model_path, o.no_mmap));
+    bp.draft_model = e->draft_model_.get();
     bp.draft_p_min = o.draft_p_min;
   }
   bp.kv_type_k = cli::kv_type_param<pshard_kv_type>(o.cache_type_k);

@@ -2,7 +2,7 @@
 // tokens of plain decoding with the passes of speculative decoding, on the CPU and under
 // a schedule on the emulated GPU at every budget; a draft model of another vocabulary is
 // refused when the context is made. A batch's draft model (pshard_batch_params.draft_model,
-// llama-server's -md) likewise, each sequence drafting from a session of its own.
+// llama-server's -md) likewise, drafting for every sequence in shared passes of its own engine.
 #include "pshard/pshard.h"
 #include "tests/runtime/capi/capi_test_util.h"
 #include "tools/pshard-mkmodel/model_generator.h"

@@ -979,7 +979,7 @@ def speculative():
         accepted = s.metric("pshard_draft_tokens_accepted_total")
         check("speculation counted", 0 < accepted < drafted, (accepted, drafted))
     # -md: a draft model (the noisy MoE upcycle, nearly the model's function) drafting for
-    # each request from a session of its own; every draft whole (--draft-p-min 0), so its
+    # every request in shared passes; every draft whole (--draft-p-min 0), so its
     # misses are checked and rejected too. Another vocabulary is refused at start.
     models = os.path.dirname(stories)
     noisy = os.path.join(models, "stories260K-moe4x2-noise10.gguf")
