@@ -101,8 +101,10 @@ def speculative():
     for extra in (["--temp", "0"], ["--temp", "0.8", "--seed", "7"]):
         plain = run(run_bin, "-m", wide, "-p", "Once upon a time", "-n", "48", "--json",
                     "--ignore-eos", *extra)
+        # --draft-fixed: every drafted token checked, so the counts below do not depend on
+        # the pass times the adaptive policy measures (a loaded machine would move them).
         spec = run(run_bin, "-m", wide, "-p", "Once upon a time", "-n", "48", "--json",
-                   "--ignore-eos", "-md", stories, "--draft-p-min", "0", *extra)
+                   "--ignore-eos", "-md", stories, "--draft-p-min", "0", "--draft-fixed", *extra)
         ok = plain.returncode == 0 and spec.returncode == 0
         check(f"-md exit {extra}", ok, spec.stderr)
         if not ok:
@@ -118,7 +120,7 @@ def speculative():
                   t["decode_passes"] <= 6, t)
             # The default --draft-p-min 0.75 stops at the tiny draft model's unsure tokens.
             unsure = run(run_bin, "-m", wide, "-p", "Once upon a time", "-n", "48", "--json",
-                         "--ignore-eos", "-md", stories, *extra)
+                         "--ignore-eos", "-md", stories, "--draft-fixed", *extra)
             u = json.loads(unsure.stdout)
             check("-md --draft-p-min 0.75: same tokens, shorter drafts",
                   u["generated_tokens"] == a["generated_tokens"] and
