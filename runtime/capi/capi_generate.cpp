@@ -4,6 +4,7 @@
 #include "runtime/capi/capi_internal.h"
 #include "runtime/executor/vision_phase.h"
 #include "runtime/generate/generator.h"
+#include "runtime/tokenizer/tokens_containing.h"
 #include "runtime/vision/image_prompt.h"
 
 #include <chrono>
@@ -12,6 +13,31 @@ using namespace pshard;
 using pshard::capi::fail;
 
 namespace pshard::capi {
+
+namespace {
+
+// The tokens that end a DRY repeat: those holding one of the params' breakers, or the
+// defaults' (found once per model).
+Result<std::shared_ptr<const std::vector<bool>>>
+dry_breakers(const pshard_model& model, const pshard_generate_params& p, const char* function) {
+  if (!p.dry_sequence_breakers) {
+    std::call_once(model.dry_breakers_once, [&] {
+      model.default_dry_breakers = std::make_shared<const std::vector<bool>>(
+          tokens_containing(*model.tokenizer, default_dry_sequence_breakers()));
+    });
+    return model.default_dry_breakers;
+  }
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < p.n_dry_sequence_breakers; ++i) {
+    if (!p.dry_sequence_breakers[i])
+      return invalid_argument(std::string(function) + ": dry_sequence_breakers[" +
+                              std::to_string(i) + "] is NULL; pass NUL-terminated strings");
+    texts.emplace_back(p.dry_sequence_breakers[i]);
+  }
+  return std::make_shared<const std::vector<bool>>(tokens_containing(*model.tokenizer, texts));
+}
+
+} // namespace
 
 Result<Sampling> sampling(const pshard_model& model, const pshard_generate_params& p,
                           const char* function) {
@@ -31,6 +57,18 @@ Result<Sampling> sampling(const pshard_model& model, const pshard_generate_param
   sp.presence_penalty = p.presence_penalty;
   for (size_t i = 0; i < p.n_logit_bias; ++i)
     sp.logit_bias.push_back({p.logit_bias[i].token, p.logit_bias[i].bias});
+  sp.typical_p = p.typical_p;
+  sp.top_n_sigma = p.top_n_sigma;
+  sp.xtc_probability = p.xtc_probability;
+  sp.xtc_threshold = p.xtc_threshold;
+  sp.dynatemp_range = p.dynatemp_range;
+  sp.dynatemp_exponent = p.dynatemp_exponent;
+  sp.mirostat = p.mirostat;
+  sp.mirostat_params = {p.mirostat_tau, p.mirostat_eta};
+  sp.dry = {p.dry_multiplier, p.dry_base, p.dry_allowed_length, p.dry_penalty_last_n};
+  if (sp.dry.multiplier != 0.0f) {
+    PSHARD_ASSIGN_OR_RETURN(sp.dry_breakers, dry_breakers(model, p, function));
+  }
   PSHARD_ASSIGN_OR_RETURN(s.filter, token_filter(model, p));
   return s;
 }
@@ -177,6 +215,19 @@ pshard_generate_params pshard_generate_default_params(void) {
   p.lookup_ngram_min = lookup.ngram_min;
   p.lookup_ngram_max = lookup.ngram_max;
   p.lookup_adaptive = lookup.adaptive;
+  p.typical_p = sp.typical_p;
+  p.top_n_sigma = sp.top_n_sigma;
+  p.xtc_probability = sp.xtc_probability;
+  p.xtc_threshold = sp.xtc_threshold;
+  p.dynatemp_range = sp.dynatemp_range;
+  p.dynatemp_exponent = sp.dynatemp_exponent;
+  p.mirostat = sp.mirostat;
+  p.mirostat_tau = sp.mirostat_params.tau;
+  p.mirostat_eta = sp.mirostat_params.eta;
+  p.dry_multiplier = sp.dry.multiplier;
+  p.dry_base = sp.dry.base;
+  p.dry_allowed_length = sp.dry.allowed_length;
+  p.dry_penalty_last_n = sp.dry.penalty_last_n;
   return p;
 }
 

@@ -36,6 +36,9 @@ struct pshard_model {
   // The vocabulary as a trie for grammars, built on first use (any thread).
   mutable std::once_flag token_trie_once;
   mutable std::shared_ptr<const pshard::TokenTrie> token_trie;
+  // The tokens holding a default DRY sequence breaker, found on first use (any thread).
+  mutable std::once_flag dry_breakers_once;
+  mutable std::shared_ptr<const std::vector<bool>> default_dry_breakers;
 };
 
 struct pshard_image {

@@ -1,17 +1,55 @@
 #include "runtime/sampler/sampler.h"
 
+#include "runtime/sampler/sampler_stages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
 namespace pshard {
+
 namespace {
 
-// Higher logit first; equal logits by lower id so the order never depends on
-// the sort algorithm.
-bool more_likely(TokenId a_id, float a_logit, TokenId b_id, float b_logit) {
-  return a_logit > b_logit || (a_logit == b_logit && a_id < b_id);
+// The checks of llama.cpp's other samplers (typical, top-n-sigma, XTC, dynamic
+// temperature, Mirostat, DRY).
+Status validate_extra_samplers(const SamplerParams& p) {
+  auto in_unit = [](float v) { return v >= 0.0f && v <= 1.0f; };
+  auto finite_at_least = [](float v, float low) { return std::isfinite(v) && v >= low; };
+  if (!(p.typical_p > 0.0f && p.typical_p <= 1.0f))
+    return invalid_argument("sampler typical_p must be in (0, 1] (1 = off), got " +
+                            std::to_string(p.typical_p));
+  if (!std::isfinite(p.top_n_sigma))
+    return invalid_argument("sampler top_n_sigma must be finite (<= 0 = off)");
+  if (!in_unit(p.xtc_probability) || !in_unit(p.xtc_threshold))
+    return invalid_argument("sampler xtc_probability and xtc_threshold must be in [0, 1], got " +
+                            std::to_string(p.xtc_probability) + " and " +
+                            std::to_string(p.xtc_threshold));
+  if (!finite_at_least(p.dynatemp_range, 0.0f))
+    return invalid_argument("sampler dynatemp_range must be finite and >= 0 (0 = off), got " +
+                            std::to_string(p.dynatemp_range));
+  if (!(std::isfinite(p.dynatemp_exponent) && p.dynatemp_exponent > 0.0f))
+    return invalid_argument("sampler dynatemp_exponent must be finite and > 0, got " +
+                            std::to_string(p.dynatemp_exponent));
+  if (p.mirostat < 0 || p.mirostat > 2)
+    return invalid_argument("sampler mirostat must be 0 (off), 1 or 2 (the version), got " +
+                            std::to_string(p.mirostat));
+  if (!finite_at_least(p.mirostat_params.tau, 0.0f) ||
+      !finite_at_least(p.mirostat_params.eta, 0.0f))
+    return invalid_argument("sampler mirostat_tau and mirostat_eta must be finite and >= 0");
+  if (!finite_at_least(p.dry.multiplier, 0.0f))
+    return invalid_argument("sampler dry_multiplier must be finite and >= 0 (0 = off), got " +
+                            std::to_string(p.dry.multiplier));
+  if (!finite_at_least(p.dry.base, 1.0f))
+    return invalid_argument("sampler dry_base must be finite and >= 1, got " +
+                            std::to_string(p.dry.base));
+  if (p.dry.allowed_length < 1)
+    return invalid_argument("sampler dry_allowed_length must be >= 1, got " +
+                            std::to_string(p.dry.allowed_length));
+  if (p.dry.penalty_last_n < -1)
+    return invalid_argument("sampler dry_penalty_last_n must be >= -1 (0 = off, -1 = all), got " +
+                            std::to_string(p.dry.penalty_last_n));
+  return Status::ok_status();
 }
 
 } // namespace
@@ -43,7 +81,7 @@ Status validate_sampler_params(const SamplerParams &p) {
       return invalid_argument("sampler logit_bias: token " + std::to_string(b.token) +
                               " bias " + std::to_string(b.bias) +
                               ": tokens must be >= 0 and biases finite or -inf (a ban)");
-  return Status::ok_status();
+  return validate_extra_samplers(p);
 }
 
 Result<Sampler> Sampler::create(const SamplerParams &params) {
@@ -51,11 +89,13 @@ Result<Sampler> Sampler::create(const SamplerParams &params) {
   return Sampler(params);
 }
 
-Sampler::Sampler(const SamplerParams &params) : params_(params), rng_(params.seed) {}
+Sampler::Sampler(const SamplerParams& params)
+    : params_(params), rng_(params.seed), mirostat_mu_(2.0f * params.mirostat_params.tau) {}
 
 void Sampler::reset(uint64_t seed) {
   params_.seed = seed;
   rng_.reseed(seed);
+  mirostat_mu_ = 2.0f * params_.mirostat_params.tau;
 }
 
 TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> history) {
@@ -83,9 +123,25 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
 TokenId Sampler::sample_unfiltered() {
   if (params_.temperature <= 0.0f)
     return argmax();
-  keep_top_k();
-  const double total = compute_probabilities();
-  return draw(total);
+  if (params_.mirostat == 0 && params_.top_n_sigma > 0.0f)
+    keep_top_n_sigma(candidates_, params_.top_n_sigma);
+  if (params_.mirostat != 0) { // Mirostat does its own truncation, over everything
+    const size_t n_vocab = candidates_.size();
+    softmax(candidates_, step_temperature());
+    return params_.mirostat == 1
+               ? mirostat_v1(candidates_, n_vocab, params_.mirostat_params, mirostat_mu_, rng_)
+               : mirostat_v2(candidates_, params_.mirostat_params, mirostat_mu_, rng_);
+  }
+  const bool sorted = keep_top_k();
+  const double total = compute_probabilities(sorted);
+  return draw(candidates_, total, rng_);
+}
+
+double Sampler::step_temperature() const {
+  return params_.dynatemp_range > 0.0f
+             ? dynamic_temperature(candidates_, params_.temperature, params_.dynatemp_range,
+                                   params_.dynatemp_exponent)
+             : params_.temperature;
 }
 
 bool Sampler::apply_filter() {
@@ -104,6 +160,11 @@ void Sampler::fill_penalized(std::span<const float> logits, std::span<const Toke
   for (const LogitBias &b : params_.logit_bias)
     if (static_cast<size_t>(b.token) < candidates_.size())
       candidates_[b.token].logit += b.bias;
+  apply_repetition_penalties(history);
+  dry_.apply(params_.dry, params_.dry_breakers.get(), history, candidates_);
+}
+
+void Sampler::apply_repetition_penalties(std::span<const TokenId> history) {
   const bool penalties = params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
                          params_.presence_penalty != 0.0f;
   if (!penalties || params_.repeat_last_n == 0 || history.empty())
@@ -139,74 +200,73 @@ TokenId Sampler::argmax() const {
   return candidates_[best].id;
 }
 
-void Sampler::keep_top_k() {
-  auto order = [](const Candidate &a, const Candidate &b) {
-    return more_likely(a.id, a.logit, b.id, b.logit);
-  };
+bool Sampler::keep_top_k() {
   const size_t k = static_cast<size_t>(params_.top_k);
-  if (k > 0 && k < candidates_.size()) {
-    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
-                      candidates_.end(), order);
-    candidates_.resize(k);
-  } else {
-    std::sort(candidates_.begin(), candidates_.end(), order);
+  if (k == 0 || k >= candidates_.size())
+    return false;
+  std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
+                    candidates_.end(), more_likely);
+  candidates_.resize(k);
+  return true;
+}
+
+void Sampler::sort_what_the_cuts_keep() {
+  // Typical needs every probability; with no cut at all every token may be drawn, in
+  // sorted order (as a seed has always drawn them).
+  if (params_.typical_p < 1.0f || (params_.top_p >= 1.0f && params_.min_p <= 0.0f)) {
+    sort_most_likely(candidates_);
+    return;
+  }
+  if (params_.min_p > 0.0f) {
+    // What min-p drops goes first: the sorted survivors are a prefix of the sorted whole,
+    // so top-p's cut among them is the one it makes in the whole.
+    double top = 0.0;
+    for (const Candidate& c : candidates_)
+      top = std::max(top, c.prob);
+    const double threshold = params_.min_p * top;
+    std::erase_if(candidates_, [&](const Candidate& c) { return !(c.prob >= threshold); });
+    sort_most_likely(candidates_);
+    return;
+  }
+  // top-p alone: ever longer sorted heads, until one holds the mass.
+  for (size_t m = 64;; m *= 4) {
+    if (m >= candidates_.size()) {
+      sort_most_likely(candidates_);
+      return;
+    }
+    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(m),
+                      candidates_.end(), more_likely);
+    double mass = 0.0;
+    for (size_t i = 0; i < m; ++i)
+      mass += candidates_[i].prob;
+    if (mass >= params_.top_p) {
+      candidates_.resize(m);
+      return;
+    }
   }
 }
 
-double Sampler::compute_probabilities() {
-  const double max_logit = candidates_.front().logit;
-  if (!std::isfinite(max_logit)) {
-    // Every logit is -inf (or the top one is +inf): all mass on the first.
-    candidates_.resize(1);
-    candidates_[0].prob = 1.0;
-    return 1.0;
-  }
-  const double inv_temperature = 1.0 / params_.temperature;
-  double sum = 0.0;
-  for (Candidate &c : candidates_) {
-    c.prob = std::exp((c.logit - max_logit) * inv_temperature);
-    sum += c.prob;
-  }
-  for (Candidate &c : candidates_)
-    c.prob /= sum;
-
-  // top-p: the smallest prefix (most likely first) whose mass reaches top_p.
-  if (params_.top_p < 1.0f) {
-    double cumulative = 0.0;
-    size_t keep = candidates_.size();
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      cumulative += candidates_[i].prob;
-      if (cumulative >= params_.top_p) {
-        keep = i + 1;
-        break;
-      }
-    }
-    candidates_.resize(keep);
-  }
-  // min-p: relative to the most likely token, which is always kept.
-  if (params_.min_p > 0.0f) {
-    const double threshold = params_.min_p * candidates_.front().prob;
-    size_t keep = 1;
-    while (keep < candidates_.size() && candidates_[keep].prob >= threshold)
-      ++keep; // sorted, so the first one below the threshold ends the set
-    candidates_.resize(keep);
+double Sampler::compute_probabilities(bool sorted) {
+  softmax(candidates_, step_temperature());
+  if (!sorted)
+    sort_what_the_cuts_keep();
+  if (params_.typical_p < 1.0f)
+    keep_typical(candidates_, params_.typical_p);
+  if (params_.top_p < 1.0f)
+    keep_top_p(candidates_, params_.top_p);
+  if (params_.min_p > 0.0f)
+    keep_min_p(candidates_, params_.min_p);
+  // XTC's coin is drawn only while it is on and two tokens are left, so with it off every
+  // other draw is as before.
+  if (params_.xtc_probability > 0.0f && candidates_.size() >= 2 &&
+      rng_.next_float() < params_.xtc_probability) {
+    renormalize(candidates_);
+    exclude_top_choices(candidates_, params_.xtc_threshold);
   }
   double total = 0.0;
   for (const Candidate &c : candidates_)
     total += c.prob;
   return total;
-}
-
-TokenId Sampler::draw(double total) {
-  // Scaling the draw by the kept mass renormalises without another pass.
-  const double target = static_cast<double>(rng_.next_float()) * total;
-  double cumulative = 0.0;
-  for (const Candidate &c : candidates_) {
-    cumulative += c.prob;
-    if (target < cumulative)
-      return c.id;
-  }
-  return candidates_.back().id; // rounding left target just past the end
 }
 
 } // namespace pshard

@@ -1,8 +1,10 @@
 // Sampler: picks the next token from a row of logits.
 //
 // The chain, in order: logit biases -> penalties (repetition, frequency, presence) ->
-// the filter, if any -> (temperature <= 0: argmax) -> top-k -> temperature -> softmax ->
-// top-p -> min-p -> renormalise -> draw.
+// DRY -> the filter, if any -> (temperature <= 0: argmax) -> top-n-sigma -> top-k ->
+// temperature (fixed, or dynamic by the entropy) -> softmax -> either Mirostat, or
+// typical -> top-p -> min-p -> XTC -> draw. Each stage is off by default but top-k,
+// top-p and min-p (runtime/sampler/sampler_stages.h, dry_penalty.h, mirostat.h).
 // Draws come from a seeded Pcg32 (runtime/sampler/random.h), so a seed gives
 // the same tokens on every platform.
 //
@@ -18,6 +20,9 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/sampler/candidate.h"
+#include "runtime/sampler/dry_penalty.h"
+#include "runtime/sampler/mirostat.h"
 #include "runtime/sampler/random.h"
 #include "runtime/sampler/token_filter.h"
 #include "runtime/tokenizer/token_id.h"
@@ -49,13 +54,31 @@ struct SamplerParams {
   float presence_penalty = 0.0f;  // 0 = off
   std::vector<LogitBias> logit_bias;
   uint64_t seed = 0;
+  // llama.cpp's other samplers, by its names and defaults (sampler_stages.h says how each
+  // works):
+  float typical_p = 1.0f;         // locally typical sampling; 1 = off
+  float top_n_sigma = 0.0f;       // keep logits within n standard deviations of the top; <= 0 = off
+  float xtc_probability = 0.0f;   // how often XTC drops the top choices; 0 = off
+  float xtc_threshold = 0.1f;     // ... those with probability >= this, but the least likely
+  float dynatemp_range = 0.0f;    // temperature +- this by the entropy; 0 = fixed
+  float dynatemp_exponent = 1.0f; // > 0
+  int32_t mirostat = 0;           // 0 = off, 1 or 2: Mirostat's version (mirostat.h)
+  MirostatParams mirostat_params;
+  DryParams dry;
+  // Per token id: a DRY sequence breaker (runtime/tokenizer/tokens_containing.h makes
+  // it from strings); null: none.
+  std::shared_ptr<const std::vector<bool>> dry_breakers;
 };
 
 // kInvalidArgument naming the field when a parameter is out of its range:
 // temperature finite, top_k >= 0, top_p in (0, 1], min_p in [0, 1],
 // repeat_penalty finite and > 0, repeat_last_n >= -1, frequency and presence penalties
 // finite, logit biases not NaN nor +inf, on tokens >= 0 (checked against the
-// vocabulary when sampling: a token past it is ignored).
+// vocabulary when sampling: a token past it is ignored); typical_p in (0, 1],
+// top_n_sigma finite, XTC's probability and threshold in [0, 1], dynatemp_range finite
+// and >= 0, dynatemp_exponent finite and > 0, mirostat 0, 1 or 2 with tau and eta finite
+// and >= 0, DRY's multiplier finite and >= 0, base finite and >= 1, allowed_length >= 1,
+// penalty_last_n >= -1.
 Status validate_sampler_params(const SamplerParams &params);
 
 class Sampler {
@@ -78,33 +101,36 @@ public:
   // Why the last sample() gave kNoToken under a filter (ok otherwise).
   const Status& filter_status() const { return filter_status_; }
 
-  // Restarts the random sequence, as if constructed with `seed`.
+  // Restarts the random sequence and Mirostat's threshold, as if constructed with `seed`.
   void reset(uint64_t seed);
 
   const SamplerParams &params() const { return params_; }
 
 private:
-  struct Candidate {
-    TokenId id;
-    float logit;
-    double prob;
-  };
-
   void fill_penalized(std::span<const float> logits, std::span<const TokenId> history);
+  // Repetition, frequency and presence penalties over the last repeat_last_n tokens.
+  void apply_repetition_penalties(std::span<const TokenId> history);
   TokenId argmax() const;
   // Keeps only the candidates the filter allows; false when none is left.
   bool apply_filter();
   TokenId sample_unfiltered();
-  // Leaves candidates_ sorted by logit (highest first), cut to top_k.
-  void keep_top_k();
-  // Softmax with temperature, then the top-p and min-p cuts; returns the mass left.
-  double compute_probabilities();
-  TokenId draw(double total);
+  // Cuts candidates_ to the top_k most likely, sorted (highest logit first), and returns
+  // true; false with top-k off, leaving them as they are.
+  bool keep_top_k();
+  // With top-k off: sorts what top-p and min-p will keep (a vocabulary of 150K tokens is
+  // sorted whole only when no cut is on), after the softmax.
+  void sort_what_the_cuts_keep();
+  // Softmax with the step's temperature, then the truncation stages; returns the mass left.
+  double compute_probabilities(bool sorted);
+  // The temperature, or the dynamic one for the candidates as they stand.
+  double step_temperature() const;
 
   SamplerParams params_;
   Pcg32 rng_;
   std::vector<Candidate> candidates_;
   std::vector<TokenId> recent_;
+  DryPenalty dry_;
+  float mirostat_mu_ = 0.0f;
   std::shared_ptr<TokenFilter> filter_;
   Status filter_status_;
 };

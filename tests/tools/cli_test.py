@@ -175,6 +175,34 @@ def structured(tmp):
           not p.stdout.startswith("Once upon a time" + EXPECTED_TEXT[:10]), p.stdout)
     p = run(run_bin, "-m", stories, "-p", "x", "-l", "432")
     check("a malformed -l is refused", p.returncode != 0 and "TOKEN_ID+BIAS" in p.stderr, p.stderr)
+    # llama.cpp's other sampler flags: DRY changes the greedy answer with the defaults'
+    # breakers and with none, an escaped breaker is taken, the stage flags run (the server
+    # tests compare their answers with the server's), and bad values are refused.
+    answers = {}
+    looping = ("Once upon a time, there was a little girl named Lily. Once upon a time, there "
+               "was a little girl named")  # greedy goes on " Lily.", extending the repeat
+    for name, extra in [("plain", []), ("dry", ["--dry-multiplier", "100"]),
+                        ("dry none", ["--dry-multiplier", "100", "--dry-sequence-breaker", "none"]),
+                        ("dry \\n", ["--dry-multiplier", "100", "--dry-sequence-breaker",
+                                     "\\n"])]:
+        p = run(run_bin, "-m", stories, "-p", looping, "-n", "8", "--temp", "0", *extra)
+        check(f"{name} runs", p.returncode == 0, p.stderr)
+        answers[name] = p.stdout
+    check("--dry-multiplier changes the answer", answers["dry"] != answers["plain"], answers)
+    check("--dry-sequence-breaker none and \\n change it too",
+          answers["dry none"] != answers["plain"] and answers["dry \\n"] != answers["plain"],
+          answers)
+    p = run(run_bin, "-m", stories, "-p", "x", "-n", "4", "--temp", "1", "--seed", "1",
+            "--mirostat", "2", "--typical", "0.5", "--xtc-probability", "0.5", "--top-nsigma",
+            "1", "--dynatemp-range", "0.5")
+    check("the stage flags run", p.returncode == 0, p.stderr)
+    for flags, says in [(["--mirostat", "3"], "--mirostat"),
+                        (["--dry-base", "0.5"], "--dry-base"),
+                        (["--dry-sequence-breaker", "\\q"], "unknown escape"),
+                        (["--dry-sequence-breaker", ""], "empty breaker"),
+                        (["--typical", "0"], "typical_p")]:
+        p = run(run_bin, "-m", stories, "-p", "x", "-n", "4", *flags)
+        check(f"{flags} refused", p.returncode != 0 and says in p.stderr, p.stderr)
 
 
 def errors():

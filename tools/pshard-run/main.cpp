@@ -16,6 +16,7 @@
 #include "tools/common/cli_lora_options.h"
 #include "tools/common/cli_override_kv.h"
 #include "tools/common/cli_rope_options.h"
+#include "tools/common/cli_sampler_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/pshard-run/conversation.h"
@@ -73,6 +74,10 @@ Status run(RunOptions o) {
     o.sampling.logit_bias.push_back(b);
     o.logit_bias.push_back({b.token, b.bias});
   }
+  PSHARD_ASSIGN_OR_RETURN(o.dry_breakers, cli::dry_breakers(o.dry_breaker_args));
+  if (o.dry_breakers)
+    for (const std::string& b : *o.dry_breakers)
+      o.dry_breaker_cstrs.push_back(b.c_str());
   PSHARD_RETURN_IF_ERROR(validate_sampler_params(o.sampling));
   if (!o.grammar_file.empty()) {
     PSHARD_ASSIGN_OR_RETURN(o.grammar, read_text_file(o.grammar_file, "grammar file"));
@@ -148,6 +153,7 @@ int main(int argc, char** argv) {
                  "--repeat-last-n tokens (0: off)");
   app.add_option("--presence-penalty", o.sampling.presence_penalty,
                  "subtract this once from the logit of a token that occurs there (0: off)");
+  cli::add_sampler_stage_options(app, o.sampling, o.dry_breaker_args);
   app.add_option("-l,--logit-bias", o.logit_bias_args,
                  "TOKEN_ID+BIAS or TOKEN_ID-BIAS added to that token's logit; -inf bans it "
                  "(repeatable)");

@@ -7,6 +7,7 @@
 #include "runtime/sampler/sampler.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct RunOptions {
   SamplerParams sampling; // logit_bias filled from logit_bias_args by run()
   std::vector<std::string> logit_bias_args; // -l TOKEN(+|-)BIAS, llama.cpp's form
   std::vector<pshard_logit_bias> logit_bias; // the same, for the C API
+  std::vector<std::string> dry_breaker_args; // --dry-sequence-breaker, as typed
+  // The same unescaped (run() fills them): nullopt for the defaults, empty for "none";
+  // and as C strings for the C API.
+  std::optional<std::vector<std::string>> dry_breakers;
+  std::vector<const char*> dry_breaker_cstrs;
   int64_t seed = -1; // -1: a random seed, reported in the output
   bool ignore_eos = false;
   bool parse_special = true; // --no-parse-special: "<s>" etc. in the prompt stay text

@@ -102,6 +102,23 @@ pshard_generate_params generate_params(const RunOptions& o, uint64_t seed) {
   gp.lookup_adaptive = !o.draft_fixed;
   gp.frequency_penalty = o.sampling.frequency_penalty;
   gp.presence_penalty = o.sampling.presence_penalty;
+  gp.typical_p = o.sampling.typical_p;
+  gp.top_n_sigma = o.sampling.top_n_sigma;
+  gp.xtc_probability = o.sampling.xtc_probability;
+  gp.xtc_threshold = o.sampling.xtc_threshold;
+  gp.dynatemp_range = o.sampling.dynatemp_range;
+  gp.dynatemp_exponent = o.sampling.dynatemp_exponent;
+  gp.mirostat = o.sampling.mirostat;
+  gp.mirostat_tau = o.sampling.mirostat_params.tau;
+  gp.mirostat_eta = o.sampling.mirostat_params.eta;
+  gp.dry_multiplier = o.sampling.dry.multiplier;
+  gp.dry_base = o.sampling.dry.base;
+  gp.dry_allowed_length = o.sampling.dry.allowed_length;
+  gp.dry_penalty_last_n = o.sampling.dry.penalty_last_n;
+  if (o.dry_breakers) { // non-null, even when empty: "none" given
+    gp.dry_sequence_breakers = o.dry_breaker_cstrs.data();
+    gp.n_dry_sequence_breakers = o.dry_breaker_cstrs.size();
+  }
   gp.logit_bias = o.logit_bias.data();
   gp.n_logit_bias = o.logit_bias.size();
   gp.grammar = o.grammar.empty() ? nullptr : o.grammar.c_str();

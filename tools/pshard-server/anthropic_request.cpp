@@ -1,6 +1,7 @@
 #include "tools/pshard-server/anthropic_request.h"
 
 #include "tools/pshard-server/chat_translation.h"
+#include "tools/pshard-server/sampler_fields.h"
 
 #include <string>
 
@@ -130,6 +131,7 @@ std::variant<json, ApiError> messages_as_chat(const json& body) {
   copy_fields(body, chat,
               {"model", "max_tokens", "temperature", "top_p", "top_k", "stream", "seed", "min_p",
                "repeat_penalty", "ignore_eos", "grammar", "json_schema"});
+  copy_fields(body, chat, kSamplerStageFields); // llama-server's other samplers
   copy_field(body, "stop_sequences", chat, "stop");
   PSHARD_RETURN_IF_FIELD_ERROR(copy_tools(body, tool_entry, chat));
   if (auto c = body.find("tool_choice"); c != body.end() && c->is_object()) {

@@ -27,7 +27,7 @@ void copy_field(const nlohmann::ordered_json& from, const char* key, nlohmann::o
 }
 
 void copy_fields(const nlohmann::ordered_json& from, nlohmann::ordered_json& to,
-                 std::initializer_list<const char*> keys) {
+                 std::span<const char* const> keys) {
   for (const char* key : keys)
     copy_field(from, key, to, key);
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <variant>
 
@@ -24,7 +25,11 @@ FieldError copy_tools(const nlohmann::ordered_json& body, const ToolEntryReader&
 
 // The fields of `from` named in `keys` that are present and not null, copied into `to`.
 void copy_fields(const nlohmann::ordered_json& from, nlohmann::ordered_json& to,
-                 std::initializer_list<const char*> keys);
+                 std::span<const char* const> keys);
+inline void copy_fields(const nlohmann::ordered_json& from, nlohmann::ordered_json& to,
+                        std::initializer_list<const char*> keys) {
+  copy_fields(from, to, std::span<const char* const>(keys.begin(), keys.size()));
+}
 // One such field under another name (max_output_tokens -> max_tokens).
 void copy_field(const nlohmann::ordered_json& from, const char* key, nlohmann::ordered_json& to,
                 const char* as);

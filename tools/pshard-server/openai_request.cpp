@@ -2,6 +2,7 @@
 
 #include "tools/pshard-server/image_part.h"
 #include "tools/pshard-server/infill.h"
+#include "tools/pshard-server/sampler_fields.h"
 #include "tools/pshard-server/structured_output.h"
 #include "tools/pshard-server/text_space.h"
 #include "tools/pshard-server/tool_calls.h"
@@ -253,6 +254,7 @@ FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest&
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "presence_penalty", presence, -2, 2));
   g.frequency_penalty = static_cast<float>(frequency);
   g.presence_penalty = static_cast<float>(presence);
+  PSHARD_RETURN_IF_FIELD_ERROR(read_sampler_stages(body, g, r.dry_breakers));
   if (top_p == 0) { // OpenAI's top_p 0: only the most likely token
     temperature = 0;
     top_p = 1;

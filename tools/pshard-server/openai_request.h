@@ -43,6 +43,8 @@ struct GenerationRequest {
   pshard_generate_params sampling = pshard_generate_default_params(); // n_predict unused
   StructuredOutput output; // response_format, json_schema or grammar
   std::vector<pshard_logit_bias> logit_bias;
+  // dry_sequence_breakers: nullopt for the defaults (request_runner points sampling at it).
+  std::optional<std::vector<std::string>> dry_breakers;
   std::optional<ToolUse> tools; // chat with `tools` (and tool_choice not "none")
   ReasoningOptions reasoning;   // chat: how the answer's reasoning is sent, thinking on/off
 };

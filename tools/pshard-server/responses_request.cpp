@@ -2,6 +2,7 @@
 
 #include "tools/pshard-server/chat_translation.h"
 #include "tools/pshard-server/reasoning.h"
+#include "tools/pshard-server/sampler_fields.h"
 
 #include <string>
 
@@ -159,6 +160,7 @@ std::variant<json, ApiError> responses_as_chat(const json& body) { // (ordered_j
                "min_p", "repeat_penalty", "frequency_penalty", "presence_penalty", "logit_bias",
                "stop", "reasoning_format", "chat_template_kwargs", "grammar", "json_schema",
                "ignore_eos"});
+  copy_fields(body, chat, kSamplerStageFields); // llama-server's other samplers
   copy_field(body, "max_output_tokens", chat, "max_tokens");
   PSHARD_RETURN_IF_FIELD_ERROR(copy_tools(body, tool_entry, chat));
   if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null())

@@ -495,6 +495,42 @@ typedef struct pshard_generate_params {
    * is the answer after decoding it all. Not decoded. NULL (default): none. */
   const pshard_token* held;
   size_t n_held;
+  /* llama.cpp's other samplers, by its names and defaults. The chain: logit_bias ->
+   * penalties -> DRY -> grammar -> (temperature <= 0: greedy) -> top_n_sigma -> top_k ->
+   * temperature (dynamic with dynatemp_range) -> softmax -> Mirostat, or typical_p ->
+   * top_p -> min_p -> XTC -> draw.
+   * typical_p: locally typical sampling, in (0, 1]; 1 (default): off.
+   * top_n_sigma: keep the logits within n standard deviations of the largest; <= 0
+   * (default): off. xtc_probability (default 0: off): how often "exclude top choices"
+   * drops every token of probability >= xtc_threshold (default 0.1) but the least likely
+   * of them, when two or more are. dynatemp_range (default 0: off): the temperature moves
+   * within temperature +- range, by the normalised entropy to the power dynatemp_exponent
+   * (default 1). mirostat 1 or 2 (default 0: off): Mirostat's version, aiming at a
+   * surprise of mirostat_tau bits (default 5) with learning rate mirostat_eta (default
+   * 0.1); it replaces top_k, top_p, typical_p, min_p and XTC. Out of range:
+   * PSHARD_ERROR_INVALID_ARGUMENT naming the field. */
+  float typical_p;
+  float top_n_sigma;
+  float xtc_probability;
+  float xtc_threshold;
+  float dynatemp_range;
+  float dynatemp_exponent;
+  int32_t mirostat;
+  float mirostat_tau;
+  float mirostat_eta;
+  /* DRY ("don't repeat yourself"): a token that would extend a repeat of n >=
+   * dry_allowed_length (default 2) tokens found in the last dry_penalty_last_n (default
+   * -1: all; 0: off) loses dry_multiplier x dry_base^(n - dry_allowed_length) of its logit
+   * (multiplier default 0: off; base default 1.75, >= 1). A repeat never runs across a
+   * token whose text holds one of the dry_sequence_breakers (NUL-terminated strings;
+   * NULL (default): "\n", ":", "\"", "*"; non-NULL with n_dry_sequence_breakers 0: none).
+   * Copied by the call. */
+  float dry_multiplier;
+  float dry_base;
+  int32_t dry_allowed_length;
+  int32_t dry_penalty_last_n;
+  const char* const* dry_sequence_breakers;
+  size_t n_dry_sequence_breakers;
 } pshard_generate_params;
 
 PSHARD_API pshard_generate_params pshard_generate_default_params(void);

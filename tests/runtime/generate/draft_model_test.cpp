@@ -162,7 +162,9 @@ TEST_F(DraftModel, ACostlyDraftModelIsAskedOnlyForWhatPays) {
   const GenerateResult plain = run(target, nullptr, 0.0f);
   target.session->reset();
   SlowWrongDrafter drafter;
-  Sampler sampler(SamplerParams{.temperature = 0.0f});
+  SamplerParams greedy;
+  greedy.temperature = 0.0f;
+  Sampler sampler(greedy);
   GenerateParams gp;
   gp.n_predict = 24;
   gp.ignore_eos = true;

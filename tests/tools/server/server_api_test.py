@@ -362,6 +362,33 @@ def structured(s):
     check("penalties and logit_bias == pshard-run", status == 200 and
           body["choices"][0]["text"] == want_pen, (body, want_pen))
 
+    # llama-server's other samplers, as pshard-run's flags: DRY on a greedy answer, and
+    # seeded samples through Mirostat, XTC and typical; the same answers on both.
+    looping = ("Once upon a time, there was a little girl named Lily. Once upon a time, there "
+               "was a little girl named")  # greedy goes on " Lily.", extending the repeat
+    want_dry = run_text(build, stories, looping, 16, "--dry-multiplier", "100",
+                        "--dry-sequence-breaker", "\\n")
+    check("DRY changes the answer", want_dry != run_text(build, stories, looping, 16), want_dry)
+    status, body = s.json("POST", "/v1/completions", dict(
+        base, prompt=looping, max_tokens=16, dry_multiplier=100, dry_sequence_breakers=["\n"]))
+    check("DRY == pshard-run", status == 200 and body["choices"][0]["text"] == want_dry,
+          (body, want_dry))
+    for fields, flags in [({"mirostat": 2, "mirostat_tau": 3}, ["--mirostat", "2",
+                                                                "--mirostat-ent", "3"]),
+                          ({"xtc_probability": 0.5, "typical_p": 0.9, "top_n_sigma": 1.5},
+                           ["--xtc-probability", "0.5", "--typical", "0.9", "--top-nsigma",
+                            "1.5"])]:
+        p = run(tool(build, "pshard-run"), "-m", stories, "-p", prompt, "-n", "32", "-t", "1",
+                "--temp", "1.2", "--seed", "7", *flags)
+        want = p.stdout[len(prompt):-1]
+        status, body = s.json("POST", "/v1/completions", dict(
+            base, max_tokens=32, temperature=1.2, seed=7, **fields))
+        check(f"{fields} == pshard-run", p.returncode == 0 and status == 200 and
+              body["choices"][0]["text"] == want, (body, want, p.stderr))
+    status, body = s.json("POST", "/v1/chat/completions", {
+        "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "mirostat": 3})
+    check("mirostat 3 is refused", status == 400 and body["error"]["param"] == "mirostat", body)
+
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The weather in a city",

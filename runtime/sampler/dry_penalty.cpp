@@ -1,0 +1,84 @@
+#include "runtime/sampler/dry_penalty.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pshard {
+namespace {
+
+bool is_breaker(const std::vector<bool>* breakers, TokenId t) {
+  return breakers && t >= 0 && static_cast<size_t>(t) < breakers->size() && (*breakers)[t];
+}
+
+// z[k]: the length of the longest common prefix of s and s[k..] (Gusfield's Z-function),
+// so for the reversed text, how far the text before a position agrees with its end.
+void z_function(std::span<const TokenId> s, std::vector<int32_t>& z) {
+  const auto n = static_cast<int32_t>(s.size());
+  z.assign(s.size(), 0);
+  if (n == 0)
+    return;
+  z[0] = n;
+  for (int32_t k = 1, left = 0, right = 0; k < n; ++k) {
+    if (k < right)
+      z[k] = std::min(right - k, z[k - left]);
+    while (k + z[k] < n && s[z[k]] == s[k + z[k]])
+      ++z[k];
+    if (k + z[k] > right) {
+      left = k;
+      right = k + z[k];
+    }
+  }
+}
+
+} // namespace
+
+const std::vector<std::pair<TokenId, int32_t>>&
+DryPenalty::repeats(const DryParams& p, const std::vector<bool>* breakers,
+                    std::span<const TokenId> history) {
+  hits_.clear();
+  if (p.penalty_last_n == 0 || history.size() < 2)
+    return hits_;
+  const size_t window = p.penalty_last_n < 0
+                            ? history.size()
+                            : std::min(history.size(), static_cast<size_t>(p.penalty_last_n));
+  const std::span<const TokenId> h = history.last(window);
+  const auto n = static_cast<int32_t>(h.size());
+  // A repeat ends at the text's end and cannot reach back past its last breaker.
+  int32_t cap = 0;
+  while (cap < n && !is_breaker(breakers, h[n - 1 - cap]))
+    ++cap;
+  if (cap < p.allowed_length)
+    return hits_;
+  reversed_.assign(h.rbegin(), h.rend());
+  z_function(reversed_, z_);
+  // The token at i follows the text h[..i); in the reversed text that text's end starts at
+  // n - i, so z_[n - i] is how many of its last tokens equal the text's last ones.
+  for (int32_t i = 1; i < n; ++i) {
+    const int32_t length = std::min(z_[n - i], cap);
+    if (length >= p.allowed_length)
+      hits_.emplace_back(h[i], length);
+  }
+  // Each token once, with its longest repeat.
+  std::sort(hits_.begin(), hits_.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first || (a.first == b.first && a.second > b.second);
+  });
+  hits_.erase(std::unique(hits_.begin(), hits_.end(),
+                          [](const auto& a, const auto& b) { return a.first == b.first; }),
+              hits_.end());
+  return hits_;
+}
+
+void DryPenalty::apply(const DryParams& p, const std::vector<bool>* breakers,
+                       std::span<const TokenId> history, std::span<Candidate> by_id) {
+  if (p.multiplier == 0.0f)
+    return;
+  for (const auto& [token, length] : repeats(p, breakers, history)) {
+    if (token < 0 || static_cast<size_t>(token) >= by_id.size())
+      continue;
+    const double penalty = static_cast<double>(p.multiplier) *
+                           std::pow(static_cast<double>(p.base), length - p.allowed_length);
+    by_id[token].logit -= static_cast<float>(std::min(penalty, kMaxDryPenalty));
+  }
+}
+
+} // namespace pshard

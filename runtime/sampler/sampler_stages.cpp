@@ -1,0 +1,139 @@
+#include "runtime/sampler/sampler_stages.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pshard {
+namespace {
+
+// The entropy (nats) of the candidates' probabilities.
+double entropy(std::span<const Candidate> candidates) {
+  double h = 0.0;
+  for (const Candidate& c : candidates)
+    if (c.prob > 0.0)
+      h -= c.prob * std::log(c.prob);
+  return h;
+}
+
+} // namespace
+
+void keep_top_n_sigma(std::vector<Candidate>& candidates, float n) {
+  double max_logit = -INFINITY, sum = 0.0;
+  size_t finite = 0;
+  for (const Candidate& c : candidates)
+    if (std::isfinite(c.logit)) {
+      max_logit = std::max<double>(max_logit, c.logit);
+      sum += c.logit;
+      ++finite;
+    }
+  if (finite < 2)
+    return;
+  const double mean = sum / static_cast<double>(finite);
+  double squares = 0.0;
+  for (const Candidate& c : candidates)
+    if (std::isfinite(c.logit))
+      squares += (c.logit - mean) * (c.logit - mean);
+  const double sigma = std::sqrt(squares / static_cast<double>(finite));
+  const double threshold = max_logit - static_cast<double>(n) * sigma;
+  std::erase_if(candidates, [&](const Candidate& c) { return !(c.logit >= threshold); });
+}
+
+double dynamic_temperature(std::span<const Candidate> candidates, float temperature, float range,
+                           float exponent) {
+  if (candidates.size() < 2)
+    return temperature;
+  std::vector<Candidate> at_one(candidates.begin(), candidates.end());
+  softmax(at_one, 1.0);
+  const double normalized = entropy(at_one) / std::log(static_cast<double>(at_one.size()));
+  const double low = std::max(0.0, static_cast<double>(temperature) - range);
+  const double high = static_cast<double>(temperature) + range;
+  const double t = low + (high - low) * std::pow(std::clamp(normalized, 0.0, 1.0), exponent);
+  return std::max(t, 1e-4);
+}
+
+void softmax(std::vector<Candidate>& candidates, double temperature) {
+  const auto top = std::min_element(candidates.begin(), candidates.end(), more_likely);
+  const double max_logit = top->logit;
+  if (!std::isfinite(max_logit)) {
+    // Every logit is -inf (or the top one is +inf): all mass on the most likely.
+    candidates = {*top};
+    candidates[0].prob = 1.0;
+    return;
+  }
+  const double inv_temperature = 1.0 / temperature;
+  double sum = 0.0;
+  for (Candidate& c : candidates) {
+    c.prob = std::exp((c.logit - max_logit) * inv_temperature);
+    sum += c.prob;
+  }
+  for (Candidate& c : candidates)
+    c.prob /= sum;
+}
+
+void renormalize(std::vector<Candidate>& candidates) {
+  double total = 0.0;
+  for (const Candidate& c : candidates)
+    total += c.prob;
+  if (total > 0.0)
+    for (Candidate& c : candidates)
+      c.prob /= total;
+}
+
+void keep_top_p(std::vector<Candidate>& candidates, float p) {
+  double cumulative = 0.0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    cumulative += candidates[i].prob;
+    if (cumulative >= p) {
+      candidates.resize(i + 1);
+      return;
+    }
+  }
+}
+
+void keep_min_p(std::vector<Candidate>& candidates, float p) {
+  // Relative to the most likely token, which is always kept.
+  const double threshold = p * candidates.front().prob;
+  size_t keep = 1;
+  while (keep < candidates.size() && candidates[keep].prob >= threshold)
+    ++keep; // sorted, so the first one below the threshold ends the set
+  candidates.resize(keep);
+}
+
+void keep_typical(std::vector<Candidate>& candidates, float p) {
+  const double h = entropy(candidates);
+  auto distance = [h](const Candidate& c) {
+    return c.prob > 0.0 ? std::abs(-std::log(c.prob) - h) : INFINITY;
+  };
+  // Closest to the entropy first; ties by the usual order, so the result never depends
+  // on the sort algorithm.
+  std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+    const double da = distance(a), db = distance(b);
+    return da < db || (da == db && more_likely(a, b));
+  });
+  keep_top_p(candidates, p);
+  sort_most_likely(candidates);
+  renormalize(candidates);
+}
+
+void exclude_top_choices(std::vector<Candidate>& candidates, float threshold) {
+  size_t above = 0;
+  while (above < candidates.size() && candidates[above].prob >= threshold)
+    ++above;
+  if (above < 2)
+    return;
+  candidates.erase(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(above - 1));
+  renormalize(candidates);
+}
+
+TokenId draw(std::span<const Candidate> candidates, double total, Pcg32& rng) {
+  const double target = static_cast<double>(rng.next_float()) * total;
+  double cumulative = 0.0;
+  for (const Candidate& c : candidates) {
+    cumulative += c.prob;
+    if (target < cumulative)
+      return c.id;
+  }
+  return candidates.back().id; // rounding left target just past the end
+}
+
+} // namespace pshard

@@ -1,0 +1,68 @@
+#include "tools/pshard-server/sampler_fields.h"
+
+#include <tuple>
+
+namespace pshard::server {
+
+using nlohmann::json;
+
+namespace {
+
+// A float field within [lo, hi], left as it is when absent.
+FieldError read_float(const json& body, const char* key, float& out, double lo, double hi) {
+  double v = out;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, key, v, lo, hi));
+  out = static_cast<float>(v);
+  return std::nullopt;
+}
+
+FieldError read_int(const json& body, const char* key, int32_t& out, int64_t lo, int64_t hi) {
+  int64_t v = out;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, key, v, lo, hi));
+  out = static_cast<int32_t>(v);
+  return std::nullopt;
+}
+
+} // namespace
+
+FieldError read_sampler_stages(const json& body, pshard_generate_params& g,
+                               std::optional<std::vector<std::string>>& dry_breakers) {
+  constexpr double kLarge = 1e9;
+  if (auto e = read_float(body, "typical_p", g.typical_p, 0, 1))
+    return e;
+  if (g.typical_p == 0) // llama-server's 0 would keep one token; pshard's range is (0, 1]
+    return bad_request("'typical_p' must be in (0, 1] (1: off)", "typical_p", "invalid_value");
+  for (auto [key, field, lo, hi] : {std::tuple{"top_n_sigma", &g.top_n_sigma, -kLarge, kLarge},
+                                    {"xtc_probability", &g.xtc_probability, 0.0, 1.0},
+                                    {"xtc_threshold", &g.xtc_threshold, 0.0, 1.0},
+                                    {"dynatemp_range", &g.dynatemp_range, 0.0, kLarge},
+                                    {"dynatemp_exponent", &g.dynatemp_exponent, 1e-6, kLarge},
+                                    {"mirostat_tau", &g.mirostat_tau, 0.0, kLarge},
+                                    {"mirostat_eta", &g.mirostat_eta, 0.0, kLarge},
+                                    {"dry_multiplier", &g.dry_multiplier, 0.0, kLarge},
+                                    {"dry_base", &g.dry_base, 1.0, kLarge}})
+    if (auto e = read_float(body, key, *field, lo, hi))
+      return e;
+  if (auto e = read_int(body, "mirostat", g.mirostat, 0, 2))
+    return e;
+  if (auto e = read_int(body, "dry_allowed_length", g.dry_allowed_length, 1, 1 << 20))
+    return e;
+  if (auto e = read_int(body, "dry_penalty_last_n", g.dry_penalty_last_n, -1, 1 << 30))
+    return e;
+  if (auto it = body.find("dry_sequence_breakers"); it != body.end() && !it->is_null()) {
+    std::vector<std::string> breakers;
+    if (!it->is_array() || it->size() > 32)
+      return bad_request("'dry_sequence_breakers' must be an array of at most 32 strings",
+                         "dry_sequence_breakers", "invalid_type");
+    for (const json& b : *it) {
+      if (!b.is_string() || b.get<std::string>().empty())
+        return bad_request("'dry_sequence_breakers' must hold non-empty strings, got " + b.dump(),
+                           "dry_sequence_breakers", "invalid_value");
+      breakers.push_back(b.get<std::string>());
+    }
+    dry_breakers = std::move(breakers);
+  }
+  return std::nullopt;
+}
+
+} // namespace pshard::server
