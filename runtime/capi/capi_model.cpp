@@ -103,12 +103,8 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
       return fail(st);
   }
   if (p.schedule_path)
-    for (const auto& [key, value] : overrides->by_key)
-      if (key.find(".rope.") == std::string::npos)
-        return fail(invalid_argument(
-            "--override-kv " + key +
-            " with a schedule: the schedule's plans were made for the "
-            "file's hyperparameters; override only rope.* keys, or run without the schedule"));
+    if (Status st = check_overrides_with_schedule(*overrides); !st.ok())
+      return fail(st);
   if (p.n_lora > 0 && !p.lora_paths)
     return capi::null_argument("pshard_model_load", "params->lora_paths");
   std::vector<LoraAdapter> loras;

@@ -133,6 +133,10 @@ public:
   // The model's metadata (a split model's first shard's).
   const std::vector<KeyValue>& metadata() const { return shards_.front().metadata; }
   const Value* find(std::string_view key) const;
+  // llama.cpp's --override-kv for keys read straight from the metadata (the tokenizer's):
+  // find() and the get_* readers see `value` for `key` from now on. In memory only: the
+  // file, metadata() and so the model's fingerprint stay as they are.
+  void override_value(const std::string& key, Value value) { overrides_[key] = std::move(value); }
 
   // Typed getters with errors naming the key and what was found instead.
   // get_uint/get_int accept any integer type whose value fits; get_float any
@@ -179,6 +183,7 @@ private:
 
   std::vector<GgufShard> shards_;
   std::unordered_map<std::string, size_t> metadata_index_; // into the first shard's metadata
+  std::unordered_map<std::string, Value> overrides_;       // override_value(): before the file's
   std::vector<TensorInfo> tensors_;
   std::unordered_map<std::string, size_t> tensor_index_;
   std::vector<std::pair<void*, size_t>> mappings_; // owned mmaps, unmapped in the destructor

@@ -37,6 +37,9 @@ int64_t TensorInfo::n_rows() const {
 }
 
 const Value* GgufFile::find(std::string_view key) const {
+  if (!overrides_.empty())
+    if (auto o = overrides_.find(std::string(key)); o != overrides_.end())
+      return &o->second;
   auto it = metadata_index_.find(std::string(key));
   return it == metadata_index_.end() ? nullptr : &metadata()[it->second].value;
 }

@@ -1,6 +1,10 @@
 #include "runtime/model/hparam_overrides.h"
 
+#include "runtime/tokenizer/tokenizer_keys.h"
+
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace pshard {
@@ -10,6 +14,40 @@ Status positive(const char* flag, double v) {
   if (!(v > 0.0) || !std::isfinite(v))
     return invalid_argument(std::string(flag) + " must be a positive number, got " +
                             std::to_string(v));
+  return Status::ok_status();
+}
+
+} // namespace
+
+namespace {
+
+// A tokenizer key parsed into by_key moves to file_values, typed as the tokenizer reads it.
+Status move_tokenizer_key(HParamOverrides& o, const std::string& key, std::string_view type,
+                          const std::string& what) {
+  const HParamValue parsed = o.by_key[key];
+  o.by_key.erase(key);
+  const auto known = std::find_if(std::begin(kTokenizerScalarKeys), std::end(kTokenizerScalarKeys),
+                                  [&](const TokenizerKey& k) { return k.key == key; });
+  if (known == std::end(kTokenizerScalarKeys)) {
+    std::string names;
+    for (const TokenizerKey& k : kTokenizerScalarKeys)
+      names += (names.empty() ? "" : ", ") + std::string(k.key.substr(15)); // after tokenizer.ggml.
+    return invalid_argument(what + ": of the tokenizer's keys, pshard overrides tokenizer.ggml. " +
+                            names + " (the vocabulary's arrays and the chat template, which " +
+                            "--chat-template replaces, are not overridable)");
+  }
+  const char* wanted = known->kind == TokenizerKeyKind::kFlag      ? "bool"
+                       : known->kind == TokenizerKeyKind::kTokenId ? "int"
+                                                                   : "str";
+  if (type != wanted)
+    return invalid_argument(what + ": " + key + " is read as a " + wanted + "; give " + key + "=" +
+                            wanted + ":VALUE");
+  if (known->kind == TokenizerKeyKind::kFlag)
+    o.file_values[key] = gguf::Value{std::get<int64_t>(parsed) != 0};
+  else if (known->kind == TokenizerKeyKind::kTokenId)
+    o.file_values[key] = gguf::Value{std::get<int64_t>(parsed)};
+  else
+    o.file_values[key] = gguf::Value{std::get<std::string>(parsed)};
   return Status::ok_status();
 }
 
@@ -51,6 +89,18 @@ Status add_kv_override(HParamOverrides& o, std::string_view spec) {
     o.by_key.erase(key);
     return invalid_argument(what + ": '" + value + "' is not a finite " + std::string(type));
   }
+  if (key.starts_with("tokenizer."))
+    return move_tokenizer_key(o, key, type, what);
+  return Status::ok_status();
+}
+
+Status check_overrides_with_schedule(const HParamOverrides& o) {
+  for (const auto& [key, value] : o.by_key)
+    if (key.find(".rope.") == std::string::npos)
+      return invalid_argument(
+          "--override-kv " + key +
+          " with a schedule: the schedule's plans were made for the file's hyperparameters; "
+          "override only rope.* keys (or the tokenizer's), or run without the schedule");
   return Status::ok_status();
 }
 

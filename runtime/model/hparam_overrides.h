@@ -15,6 +15,7 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/gguf/gguf_value.h"
 
 #include <cstdint>
 #include <map>
@@ -33,12 +34,22 @@ struct HParamOverrides {
   // architecture is known: read_model_hparams takes those of the model's {arch}.* keys
   // and refuses, naming it, one of another architecture or one the model never reads.
   std::map<std::string, HParamValue> by_key;
-  bool empty() const { return values.empty() && by_key.empty(); }
+  // --override-kv's tokenizer keys (runtime/tokenizer/tokenizer_keys.h), typed as the
+  // tokenizer reads them: the loader sets them on the opened file (GgufFile::
+  // override_value), so the tokenizer built from it reads them; plans do not depend on them.
+  std::map<std::string, gguf::Value> file_values;
+  bool empty() const { return values.empty() && by_key.empty() && file_values.empty(); }
 };
 
 // Parses llama.cpp's --override-kv KEY=TYPE:VALUE (TYPE int, float, bool or str) into
-// o.by_key; kInvalidArgument naming the spec and what is wrong with it.
+// o.by_key, or a tokenizer key into o.file_values (bools as bool, token ids as int, the
+// pre-tokenizer's name as str); kInvalidArgument naming the spec and what is wrong with it
+// (a tokenizer key it cannot take, or of another type, among them).
 Status add_kv_override(HParamOverrides& o, std::string_view spec);
+
+// With a schedule: only rope.* keys and the tokenizer's may be overridden, since the
+// plans were made for the file's other hyperparameters; kInvalidArgument naming the key.
+Status check_overrides_with_schedule(const HParamOverrides& o);
 
 // llama.cpp's RoPE flags; unset (empty, 0, negative for the yarn factors): the file's.
 struct RopeFlags {

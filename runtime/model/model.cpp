@@ -23,6 +23,8 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, gguf::OpenMo
 Result<std::unique_ptr<Model>> Model::from_file(std::unique_ptr<gguf::GgufFile> file,
                                                 const HParamOverrides& overrides) {
   auto model = std::unique_ptr<Model>(new Model());
+  for (const auto& [key, value] : overrides.file_values)
+    file->override_value(key, value);
   PSHARD_ASSIGN_OR_RETURN(model->hparams_, read_model_hparams(*file, &overrides));
   PSHARD_ASSIGN_OR_RETURN(model->weights_, bind_model_weights(*file, model->hparams_));
   model->sublayers_ = model_sublayers(model->hparams_);

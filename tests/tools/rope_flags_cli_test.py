@@ -5,7 +5,8 @@ log-probabilities equal, as the same model converted with the keys, over a promp
 past the original context; bad values are refused naming the flag. --override-kv
 qwen3moe.expert_used_count=int:1 answers as the file converted with one expert per token,
 in both tools; with a schedule (only rope.* keys there), a key of another architecture or
-a spec that is no KEY=TYPE:VALUE it is refused naming why.
+a spec that is no KEY=TYPE:VALUE it is refused naming why. The tokenizer's keys
+(add_bos_token, eos_token_id) are read in place of the file's, with a schedule too.
 
 usage: rope_flags_cli_test.py BUILD_DIR SHARED_DIR
 """
@@ -75,6 +76,49 @@ def main(tmp):
               p.stderr)
 
     override_kv(tmp)
+    tokenizer_keys(tmp)
+
+
+def tokenizer_keys(tmp):
+    """--override-kv of the tokenizer's keys: read in place of the file's by the tokenizer,
+    in pshard-run (plain and under a schedule) and pshard-server."""
+    def gen(*extra):
+        p = run(run_bin, "-m", stories, "-p", "Once upon a time", "-n", "12", "--temp", "0",
+                "--json", *extra)
+        return json.loads(p.stdout) if p.returncode == 0 else p.stderr
+
+    plain = gen()
+    no_bos = gen("--override-kv", "tokenizer.ggml.add_bos_token=bool:false")
+    check("tokenizer.ggml.add_bos_token=bool:false: the prompt without BOS",
+          isinstance(no_bos, dict) and plain["prompt_tokens"][0] == 1 and
+          no_bos["prompt_tokens"] == plain["prompt_tokens"][1:], no_bos)
+    stop = plain["generated_tokens"][7]
+    eos = ["--override-kv", f"tokenizer.ggml.eos_token_id=int:{stop}"]
+    early = gen(*eos)
+    check("tokenizer.ggml.eos_token_id: generation ends at that token",
+          isinstance(early, dict) and early["generated_tokens"] == plain["generated_tokens"][:7],
+          early)
+    sched = os.path.join(tmp, "stories.pshard")
+    p = run(os.path.join(build, "tools/pshard-compile/pshard-compile"), "-m", stories,
+            "--profile", os.path.join(build, "profiles/laptop-rtx4060-8gb.pshprof"), "-o", sched,
+            "-c", "256", "-q")
+    scheduled = gen("-s", sched, *eos)
+    check("a tokenizer key with a schedule runs, as without",
+          p.returncode == 0 and isinstance(scheduled, dict) and
+          scheduled["generated_tokens"] == early["generated_tokens"], scheduled)
+    with Server(build, stories, "-np", "1", "-c", "128", *eos) as srv:
+        _, body = srv.json("POST", "/v1/completions", {"prompt": "Once upon a time",
+                                                       "max_tokens": 12, "temperature": 0})
+    check("pshard-server: the same end", "choices" in body and
+          body["choices"][0]["finish_reason"] == "stop" and
+          body["usage"]["completion_tokens"] == 7, body)
+    for what, spec, says in [
+            ("an array", "tokenizer.ggml.tokens=str:x", "not overridable"),
+            ("of the wrong type", "tokenizer.ggml.add_bos_token=int:0", "read as a bool"),
+            ("past the vocabulary", "tokenizer.ggml.eos_token_id=int:99999", "out of range")]:
+        p = run(run_bin, "-m", stories, "-p", "hi", "-n", "1", "--override-kv", spec)
+        check(f"a tokenizer key {what} refused", p.returncode != 0 and says in p.stderr,
+              p.stderr)
 
 
 def override_kv(tmp):

@@ -89,6 +89,29 @@ def main(tmp):
         fail("two different images gave the same first-position log-probabilities")
     print(f"image prompt: {n_img} image tokens, {len(text['prompt_tokens'])} prompt tokens, "
           f"generated {text['generated_tokens']}")
+    # The model flags an image prompt takes as a text prompt does: --override-kv (here the
+    # end token: the answer stops where the plain one first had its 2nd token) and DRY.
+    stop = text["generated_tokens"][1]
+    first = text["generated_tokens"].index(stop)
+    p = run(run_bin, "-m", lm, "--mmproj", proj, "--image", a, "-p", "<__media__>What is in "
+            "the picture?", "-n", "6", "--temp", "0", "--json", "-t", "2", "--override-kv",
+            f"tokenizer.ggml.eos_token_id=int:{stop}")
+    if p.returncode != 0 or \
+            json.loads(p.stdout)["generated_tokens"] != text["generated_tokens"][:first]:
+        fail(f"--override-kv with an image: {p.stdout[:300]} {p.stderr}")
+    expect_error("a key the model never reads, with an image",
+                 ["-m", lm, "--mmproj", proj, "--image", a, "--override-kv",
+                  "qwen2vl.nothing=int:1"], "never reads")
+    expect_error("a missing LoRA adapter, with an image",
+                 ["-m", lm, "--mmproj", proj, "--image", a, "--lora",
+                  os.path.join(tmp, "no-lora.gguf")], "no-lora.gguf")
+    dry = generate(lm, proj, a, "<__media__>What is in the picture?", "--dry-multiplier", "1e6",
+                   "--dry-allowed-length", "1", "--dry-sequence-breaker", "none")
+    # The plain answer loops on one token; DRY (every repeat penalised) may not.
+    looped = lambda ids: any(ids[i] == ids[i + 1] == ids[i + 2] for i in range(len(ids) - 2))
+    if dry is not None and (not looped(text["generated_tokens"]) or
+                            looped(dry["generated_tokens"])):
+        fail(f"DRY with an image: {dry['generated_tokens']} after {text['generated_tokens']}")
 
     # Two images: each at its place, in order; their tokens are in the prompt, the second's
     # after the first's and the text between; the order matters.

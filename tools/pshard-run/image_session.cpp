@@ -2,6 +2,7 @@
 
 #include "runtime/backends/emu/emu_device.h"
 #include "runtime/vision/image_prompt.h"
+#include "tools/common/cli_lora_options.h"
 #include "tools/common/hybrid_target.h"
 #include "tools/common/size_parse.h"
 
@@ -63,10 +64,20 @@ Status open_scheduled(const RunOptions& o, int64_t n_ctx, ImageSession& s) {
 
 Result<ImageSession> open_image_session(const RunOptions& o) {
   ImageSession s;
-  PSHARD_ASSIGN_OR_RETURN(HParamOverrides rope, rope_overrides(o.rope));
+  // As pshard_model_load takes them: the RoPE flags, --override-kv, the LoRA adapters.
+  PSHARD_ASSIGN_OR_RETURN(HParamOverrides overrides, rope_overrides(o.rope));
+  for (const std::string& spec : o.override_kv)
+    PSHARD_RETURN_IF_ERROR(add_kv_override(overrides, spec));
+  if (!o.schedule_path.empty())
+    PSHARD_RETURN_IF_ERROR(check_overrides_with_schedule(overrides));
+  PSHARD_ASSIGN_OR_RETURN(const cli::LoraParams lora, cli::lora_params(o.lora, o.lora_scaled));
+  std::vector<LoraAdapter> adapters;
+  for (size_t i = 0; i < lora.size(); ++i)
+    adapters.push_back({lora.paths[i], lora.scales[i]});
   PSHARD_ASSIGN_OR_RETURN(
-      s.model, Model::load(o.model_path,
-                           o.no_mmap ? gguf::OpenMode::kReadData : gguf::OpenMode::kMapData, rope));
+      s.model,
+      Model::load(o.model_path, o.no_mmap ? gguf::OpenMode::kReadData : gguf::OpenMode::kMapData,
+                  overrides, adapters));
   PSHARD_RETURN_IF_ERROR(check_image_prompt_model(s.model->hparams()));
   PSHARD_ASSIGN_OR_RETURN(uint64_t n_ctx, parse_size(o.ctx_size));
   if (o.schedule_path.empty())

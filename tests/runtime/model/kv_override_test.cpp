@@ -2,10 +2,13 @@
 // {arch}.expert_used_count=int:1 runs, bit for bit, as the same file converted with one
 // expert per token, and unlike the file as it is; its fingerprint stays the file's. A
 // spec that is no KEY=TYPE:VALUE, a key of another architecture and a key the model
-// never reads are refused, each naming it.
+// never reads are refused, each naming it. The tokenizer reads its overridden keys (BOS
+// added or not, the end-of-sequence token) with the file's fingerprint unchanged.
 #include "runtime/model/hparam_overrides.h"
 #include "runtime/model/model.h"
 #include "runtime/schedule/model_fingerprint.h"
+#include "runtime/tokenizer/tokenizer.h"
+#include "runtime/tokenizer/vocabulary.h"
 #include "tools/pshard-mkmodel/model_generator.h"
 
 #include <gtest/gtest.h>
@@ -67,6 +70,41 @@ TEST(KvOverride, ExpertsPerTokenRunAsTheFilesKey) {
       two, {"qwen3moe.rope.freq_base=float:20000", "qwen3moe.expert_weights_norm=bool:false"});
   ASSERT_TRUE(more.ok()) << more.status().to_string();
   EXPECT_EQ((*more)->hparams().rope_freq_base, 20000.0f);
+}
+
+TEST(KvOverride, TheTokenizerReadsItsKeysInPlaceOfTheFiles) {
+  const std::string stories = std::string(PSHARD_SHARED_DIR) + "/models/stories260K.gguf";
+  auto as_is = Model::load(stories);
+  auto overridden = load_with(stories, {"tokenizer.ggml.add_bos_token=bool:false",
+                                        "tokenizer.ggml.eos_token_id=int:13",
+                                        "tokenizer.ggml.unknown_token_id=int:-1"});
+  ASSERT_TRUE(as_is.ok() && overridden.ok()) << overridden.status().to_string();
+  auto plain = Tokenizer::from_gguf((*as_is)->file());
+  auto changed = Tokenizer::from_gguf((*overridden)->file());
+  ASSERT_TRUE(plain.ok() && changed.ok());
+  EXPECT_TRUE((*plain)->add_bos_by_default());
+  EXPECT_FALSE((*changed)->add_bos_by_default());
+  EXPECT_NE((*plain)->eos(), 13);
+  EXPECT_EQ((*changed)->eos(), 13);
+  EXPECT_EQ((*changed)->vocabulary().unk_id, kNoToken);
+  // In memory only: the file's metadata and fingerprint, so a schedule's match, stay.
+  EXPECT_EQ(model_fingerprint((*overridden)->file()), model_fingerprint((*as_is)->file()));
+  EXPECT_EQ((*overridden)->file().metadata().size(), (*as_is)->file().metadata().size());
+
+  HParamOverrides o;
+  for (const char* bad : {"tokenizer.ggml.tokens=str:x", "tokenizer.ggml.add_bos_token=int:0",
+                          "tokenizer.ggml.eos_token_id=str:x", "tokenizer.chat_template=str:x"}) {
+    const Status st = add_kv_override(o, bad);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find(bad), std::string::npos) << st.to_string();
+  }
+  EXPECT_TRUE(o.empty()) << "nothing half-added";
+  auto past = load_with(stories, {"tokenizer.ggml.eos_token_id=int:99999"});
+  ASSERT_TRUE(past.ok()); // the model itself does not read it
+  auto refused = Tokenizer::from_gguf((*past)->file());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("eos_token_id = 99999"), std::string::npos)
+      << refused.status().to_string();
 }
 
 TEST(KvOverride, WhatCannotBeAppliedIsRefusedNamingIt) {
