@@ -7,6 +7,8 @@
 #include "tools/pshard-server/choice_stream.h"
 #include "tools/pshard-server/embeddings.h"
 #include "tools/pshard-server/infill.h"
+#include "tools/pshard-server/native_answer.h"
+#include "tools/pshard-server/native_completion.h"
 #include "tools/pshard-server/openai_response.h"
 #include "tools/pshard-server/rerank.h"
 #include "tools/pshard-server/responses_answer.h"
@@ -106,6 +108,7 @@ std::string route_label(const std::string& path) {
                                 "/v1/messages",
                                 "/v1/messages/count_tokens",
                                 "/infill",
+                                "/completion",
                                 "/props"};
   for (const char* k : known)
     if (path == k)
@@ -226,8 +229,12 @@ void HttpApi::install(httplib::Server& svr) {
   svr.Post(
       "/v1/messages/count_tokens",
       [this](const httplib::Request& req, httplib::Response& res) { messages(req, res, true); });
-  svr.Post("/infill",
-           [this](const httplib::Request& req, httplib::Response& res) { infill(req, res); });
+  svr.Post("/infill", [this](const httplib::Request& req, httplib::Response& res) {
+    native_completion(req, res, infill_as_completion);
+  });
+  svr.Post("/completion", [this](const httplib::Request& req, httplib::Response& res) {
+    native_completion(req, res, native_as_completion);
+  });
   for (const char* path : {"/v1/embeddings", "/embeddings"})
     svr.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
       parse_then_run(res, parse_embeddings(req.body, engine_),
@@ -364,11 +371,12 @@ void HttpApi::stream(const GenerationRequest& r, std::shared_ptr<RunningRequest>
       });
 }
 
-void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
+void HttpApi::native_completion(const httplib::Request& req, httplib::Response& res,
+                                AsCompletion as_completion) {
   auto object = parse_object(req.body);
   if (auto* e = std::get_if<ApiError>(&object))
     return send_error(res, *e);
-  auto body = infill_as_completion(engine_, std::move(std::get<json>(object)));
+  auto body = as_completion(engine_, std::move(std::get<json>(object)));
   if (auto* e = std::get_if<ApiError>(&body))
     return send_error(res, *e);
   auto started = start(std::get<json>(body).dump(), Endpoint::kCompletions);
@@ -381,10 +389,10 @@ void HttpApi::infill(const httplib::Request& req, httplib::Response& res) {
     if (auto* e = std::get_if<ApiError>(&done))
       return send_error(res, *e);
     const Completion& c = std::get<std::vector<Completion>>(done).at(0);
-    return send(res, infill_answer(c.text, c.finish, c.n_prompt, c.n_cached, c.n_generated,
+    return send(res, native_answer(c.text, c.finish, c.n_prompt, c.n_cached, c.n_generated,
                                    engine_.model_id(), stop_string_json(r.stop, c.stop_string)));
   }
-  stream_events(res, std::move(run), std::make_shared<InfillStream>(engine_.model_id(), r.stop));
+  stream_events(res, std::move(run), std::make_shared<NativeStream>(engine_.model_id(), r.stop));
 }
 
 void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {

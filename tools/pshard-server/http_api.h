@@ -45,7 +45,12 @@ private:
   void stream(const GenerationRequest& r, std::shared_ptr<RunningRequest> run,
               httplib::Response& res);
   // llama-server's /infill: its body and answer shape ({"content", "stop", ...}).
-  void infill(const httplib::Request& req, httplib::Response& res);
+  // llama-server's own /completion and /infill: the body made a /v1/completions one by
+  // `as_completion`, answered in llama-server's form (native_answer.h).
+  using AsCompletion = std::variant<nlohmann::json, ApiError> (*)(const ServingEngine&,
+                                                                  nlohmann::json);
+  void native_completion(const httplib::Request& req, httplib::Response& res,
+                         AsCompletion as_completion);
   // OpenAI's Responses API, as the chat completion it asks for (responses_request.h).
   void responses(const httplib::Request& req, httplib::Response& res);
   // Anthropic's Messages API, likewise (anthropic_request.h); count_tokens with `count`.

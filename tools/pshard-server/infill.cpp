@@ -1,5 +1,6 @@
 #include "tools/pshard-server/infill.h"
 
+#include "tools/pshard-server/native_completion.h"
 #include "tools/pshard-server/openai_response.h"
 
 #include <algorithm>
@@ -89,43 +90,10 @@ std::variant<json, ApiError> infill_as_completion(const ServingEngine& engine, j
     body.erase(key);
   const auto n_prompt = static_cast<int64_t>(std::get<std::vector<pshard_token>>(prompt).size());
   body["prompt"] = std::move(std::get<std::vector<pshard_token>>(prompt));
-  // n_predict as llama-server takes it: at most what the context has room for.
-  int64_t n_predict = kInfillMaxTokens;
-  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n_predict", n_predict, -1, 1 << 30));
-  body.erase("n_predict");
-  const int64_t room = std::max<int64_t>(engine.n_ctx() - n_prompt, 0);
-  if (!body.contains("max_tokens") || body["max_tokens"].is_null())
-    body["max_tokens"] = n_predict < 0 ? room : std::min(n_predict, room);
+  PSHARD_RETURN_IF_FIELD_ERROR(n_predict_as_max_tokens(engine, body, n_prompt, kInfillMaxTokens));
   int64_t n = 1;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n", n, 1, 1));
   return body;
 }
-
-json infill_answer(const std::string& content, pshard_finish_reason finish, int64_t n_prompt,
-                   int64_t n_cached, int64_t n_generated, const std::string& model,
-                   const json& stopping_word) {
-  return {{"content", content},
-          {"stop", true},
-          {"stop_type", finish == PSHARD_FINISH_LENGTH ? "limit"
-                        : stopping_word.is_null()      ? "eos"
-                                                       : "word"},
-          {"stopping_word", stopping_word.is_null() ? json("") : stopping_word},
-          {"tokens_predicted", n_generated},
-          {"tokens_evaluated", n_prompt},
-          {"tokens_cached", n_cached},
-          {"model", model}};
-}
-
-std::string InfillStream::on_event(const TokenEvent& e) const {
-  std::string out;
-  if (!e.text.empty())
-    out = sse(json{{"content", e.text}, {"stop", false}});
-  if (e.finish != PSHARD_FINISH_NONE)
-    out += sse(infill_answer("", e.finish, e.n_prompt, e.n_cached, e.n_generated, model_,
-                             stop_string_json(stops_, e.stop_string)));
-  return out;
-}
-
-std::string InfillStream::error(const ApiError& e) const { return sse(error_json(e)); }
 
 } // namespace pshard::server

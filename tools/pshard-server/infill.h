@@ -42,26 +42,4 @@ std::variant<nlohmann::json, ApiError> infill_as_completion(const ServingEngine&
                                                             nlohmann::json body);
 inline constexpr int64_t kInfillMaxTokens = 256;
 
-// llama-server's answer: {"content", "stop": true, "stop_type" ("eos", "limit"),
-// "tokens_predicted", "tokens_evaluated", "tokens_cached", "model"}; streamed, chunks of
-// {"content", "stop": false} and that last object with empty content.
-// `stopping_word`: the stop string that ended it ("stop_type": "word"), or null.
-nlohmann::json infill_answer(const std::string& content, pshard_finish_reason finish,
-                             int64_t n_prompt, int64_t n_cached, int64_t n_generated,
-                             const std::string& model, const nlohmann::json& stopping_word);
-
-// That answer streamed: {"content", "stop": false} chunks, the last object at the end.
-class InfillStream {
-public:
-  InfillStream(std::string model, std::vector<std::string> stops)
-      : model_(std::move(model)), stops_(std::move(stops)) {}
-  std::string opening() const { return ""; }
-  std::string on_event(const TokenEvent& e) const;
-  std::string error(const ApiError& e) const;
-
-private:
-  std::string model_;
-  std::vector<std::string> stops_;
-};
-
 } // namespace pshard::server

@@ -148,6 +148,8 @@ chat_prompt(const json& body, const ServingEngine& engine, const ToolUse* tools,
   return *text;
 }
 
+} // namespace
+
 std::variant<std::vector<pshard_token>, ApiError> completion_prompt(const json& body,
                                                                     const ServingEngine& engine) {
   auto it = body.find("prompt");
@@ -188,6 +190,8 @@ std::variant<std::vector<pshard_token>, ApiError> completion_prompt(const json& 
   }
   return ids;
 }
+
+namespace {
 
 // Fields OpenAI has that pshard does not implement: refused, never silently ignored.
 FieldError unsupported_fields(const json& body, Endpoint endpoint) {

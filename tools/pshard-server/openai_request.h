@@ -52,6 +52,11 @@ struct GenerationRequest {
 std::variant<GenerationRequest, ApiError>
 parse_generation(const std::string& body, Endpoint endpoint, const ServingEngine& engine);
 
+// A completion's `prompt` as tokens: text (tokenized with the model's BOS), ["text"], token
+// ids, or with `suffix` the infill prompt; errors name the field.
+std::variant<std::vector<pshard_token>, ApiError> completion_prompt(const nlohmann::json& body,
+                                                                    const ServingEngine& engine);
+
 // A body's optional "model": absent, or this server's model (else 404 model_not_found).
 FieldError read_model(const nlohmann::json& body, const ServingEngine& engine);
 

@@ -389,6 +389,34 @@ def structured(s):
         "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "mirostat": 3})
     check("mirostat 3 is refused", status == 400 and body["error"]["param"] == "mirostat", body)
 
+    # llama-server's own /completion: the same answer in its form, streamed or not.
+    native = {"prompt": looping, "n_predict": 16, "temperature": 0, "dry_multiplier": 100,
+              "dry_sequence_breakers": ["\n"]}
+    status, body = s.json("POST", "/completion", native)
+    check("/completion == pshard-run, in llama-server's form", status == 200 and
+          body.get("content") == want_dry and body["stop"] is True and
+          body["stop_type"] == "limit" and body["tokens_predicted"] == 16, (body, want_dry))
+    status, events, _, _, _ = s.stream("/completion", dict(native, stream=True))
+    check("/completion streamed: the same content, then a stop object", status == 200 and
+          "".join(e["content"] for e in events) == want_dry and events[-1]["stop"] is True and
+          all(e["stop"] is False for e in events[:-1]), events[-2:])
+    _, tok = s.json("POST", "/tokenize", {"content": looping, "add_special": True})
+    status, body = s.json("POST", "/completion", {"prompt": tok["tokens"], "n_predict": 16,
+                                                  "temperature": 0})
+    check("/completion of token ids == of the text", status == 200 and
+          body["content"] == run_text(build, stories, looping, 16), body)
+    _, props = s.json("GET", "/props")
+    n_ctx = props["default_generation_settings"]["n_ctx"]
+    status, body = s.json("POST", "/completion", {"prompt": prompt, "temperature": 0,
+                                                  "ignore_eos": True})
+    check("/completion without n_predict runs until the context is full", status == 200 and
+          body["stop_type"] == "limit" and
+          body["tokens_evaluated"] + body["tokens_predicted"] == n_ctx, (body, n_ctx))
+    for field, value in [("n_probs", 3), ("image_data", [{"data": "x", "id": 1}])]:
+        status, body = s.json("POST", "/completion", {"prompt": prompt, field: value})
+        check(f"/completion {field} refused", status == 400 and
+              body["error"]["param"] == field, body)
+
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The weather in a city",
