@@ -2,6 +2,7 @@
 // token prompts and text prompts with images.
 #include "runtime/batch/cache_key.h"
 #include "runtime/capi/capi_internal.h"
+#include "runtime/capi/sampler_params_c.h"
 #include "runtime/executor/vision_phase.h"
 #include "runtime/generate/generator.h"
 #include "runtime/tokenizer/tokens_containing.h"
@@ -46,26 +47,10 @@ Result<Sampling> sampling(const pshard_model& model, const pshard_generate_param
                             ": `logit_bias` must not be NULL when n_logit_bias > 0");
   Sampling s;
   SamplerParams& sp = s.params;
-  sp.temperature = p.temperature;
-  sp.top_k = p.top_k;
-  sp.top_p = p.top_p;
-  sp.min_p = p.min_p;
-  sp.repeat_penalty = p.repeat_penalty;
-  sp.repeat_last_n = p.repeat_last_n;
+  sampler_from_c(p, sp);
   sp.seed = p.seed;
-  sp.frequency_penalty = p.frequency_penalty;
-  sp.presence_penalty = p.presence_penalty;
   for (size_t i = 0; i < p.n_logit_bias; ++i)
     sp.logit_bias.push_back({p.logit_bias[i].token, p.logit_bias[i].bias});
-  sp.typical_p = p.typical_p;
-  sp.top_n_sigma = p.top_n_sigma;
-  sp.xtc_probability = p.xtc_probability;
-  sp.xtc_threshold = p.xtc_threshold;
-  sp.dynatemp_range = p.dynatemp_range;
-  sp.dynatemp_exponent = p.dynatemp_exponent;
-  sp.mirostat = p.mirostat;
-  sp.mirostat_params = {p.mirostat_tau, p.mirostat_eta};
-  sp.dry = {p.dry_multiplier, p.dry_base, p.dry_allowed_length, p.dry_penalty_last_n};
   if (sp.dry.multiplier != 0.0f) {
     PSHARD_ASSIGN_OR_RETURN(sp.dry_breakers, dry_breakers(model, p, function));
   }
@@ -203,31 +188,13 @@ pshard_generate_params pshard_generate_default_params(void) {
   pshard_generate_params p{};
   p.size = sizeof p;
   p.n_predict = 128;
-  p.temperature = sp.temperature;
-  p.top_k = sp.top_k;
-  p.top_p = sp.top_p;
-  p.min_p = sp.min_p;
-  p.repeat_penalty = sp.repeat_penalty;
-  p.repeat_last_n = sp.repeat_last_n;
+  sampler_to_c(sp, p);
   p.seed = sp.seed;
   const PromptLookup lookup;
   p.draft_max = lookup.draft_max;
   p.lookup_ngram_min = lookup.ngram_min;
   p.lookup_ngram_max = lookup.ngram_max;
   p.lookup_adaptive = lookup.adaptive;
-  p.typical_p = sp.typical_p;
-  p.top_n_sigma = sp.top_n_sigma;
-  p.xtc_probability = sp.xtc_probability;
-  p.xtc_threshold = sp.xtc_threshold;
-  p.dynatemp_range = sp.dynatemp_range;
-  p.dynatemp_exponent = sp.dynatemp_exponent;
-  p.mirostat = sp.mirostat;
-  p.mirostat_tau = sp.mirostat_params.tau;
-  p.mirostat_eta = sp.mirostat_params.eta;
-  p.dry_multiplier = sp.dry.multiplier;
-  p.dry_base = sp.dry.base;
-  p.dry_allowed_length = sp.dry.allowed_length;
-  p.dry_penalty_last_n = sp.dry.penalty_last_n;
   return p;
 }
 

@@ -1,5 +1,6 @@
 #include "tools/pshard-run/run_session.h"
 
+#include "runtime/capi/sampler_params_c.h"
 #include "tools/common/cli_kv_options.h"
 #include "tools/common/model_load.h"
 #include "tools/common/size_parse.h"
@@ -88,33 +89,13 @@ pshard_generate_params generate_params(const RunOptions& o, uint64_t seed) {
   pshard_generate_params gp = pshard_generate_default_params();
   gp.n_predict = o.n_predict;
   gp.ignore_eos = o.ignore_eos;
-  gp.temperature = o.sampling.temperature;
-  gp.top_k = o.sampling.top_k;
-  gp.top_p = o.sampling.top_p;
-  gp.min_p = o.sampling.min_p;
-  gp.repeat_penalty = o.sampling.repeat_penalty;
-  gp.repeat_last_n = o.sampling.repeat_last_n;
+  sampler_to_c(o.sampling, gp);
   gp.seed = seed;
   gp.top_logprobs = o.top_logprobs;
   gp.draft_max = o.draft_max;
   gp.lookup_ngram_min = o.lookup_ngram_min;
   gp.lookup_ngram_max = o.lookup_ngram_max;
   gp.lookup_adaptive = !o.draft_fixed;
-  gp.frequency_penalty = o.sampling.frequency_penalty;
-  gp.presence_penalty = o.sampling.presence_penalty;
-  gp.typical_p = o.sampling.typical_p;
-  gp.top_n_sigma = o.sampling.top_n_sigma;
-  gp.xtc_probability = o.sampling.xtc_probability;
-  gp.xtc_threshold = o.sampling.xtc_threshold;
-  gp.dynatemp_range = o.sampling.dynatemp_range;
-  gp.dynatemp_exponent = o.sampling.dynatemp_exponent;
-  gp.mirostat = o.sampling.mirostat;
-  gp.mirostat_tau = o.sampling.mirostat_params.tau;
-  gp.mirostat_eta = o.sampling.mirostat_params.eta;
-  gp.dry_multiplier = o.sampling.dry.multiplier;
-  gp.dry_base = o.sampling.dry.base;
-  gp.dry_allowed_length = o.sampling.dry.allowed_length;
-  gp.dry_penalty_last_n = o.sampling.dry.penalty_last_n;
   if (o.dry_breakers) { // non-null, even when empty: "none" given
     gp.dry_sequence_breakers = o.dry_breaker_cstrs.data();
     gp.n_dry_sequence_breakers = o.dry_breaker_cstrs.size();
