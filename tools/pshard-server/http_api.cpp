@@ -389,8 +389,8 @@ void HttpApi::native_completion(const httplib::Request& req, httplib::Response& 
     if (auto* e = std::get_if<ApiError>(&done))
       return send_error(res, *e);
     const Completion& c = std::get<std::vector<Completion>>(done).at(0);
-    return send(res, native_answer(c.text, c.finish, c.n_prompt, c.n_cached, c.n_generated,
-                                   engine_.model_id(), stop_string_json(r.stop, c.stop_string)));
+    return send(res, native_answer(c.text, c.finish, native_counts(c), engine_.model_id(),
+                                   stop_string_json(r.stop, c.stop_string)));
   }
   stream_events(res, std::move(run), std::make_shared<NativeStream>(engine_.model_id(), r.stop));
 }

@@ -6,8 +6,29 @@ namespace pshard::server {
 
 using nlohmann::json;
 
-json native_answer(const std::string& content, pshard_finish_reason finish, int64_t n_prompt,
-                   int64_t n_cached, int64_t n_generated, const std::string& model,
+namespace {
+
+json timings(const NativeCounts& c) {
+  const int64_t prompt_n = c.n_prompt - c.n_cached;
+  const double prompt_ms = c.first_token_ms, predicted_ms = c.total_ms - c.first_token_ms;
+  auto per_token = [](double ms, int64_t n) { return n > 0 ? ms / static_cast<double>(n) : 0.0; };
+  auto per_second = [](double ms, int64_t n) {
+    return ms > 0 ? 1e3 * static_cast<double>(n) / ms : 0.0;
+  };
+  return {{"prompt_n", prompt_n},
+          {"prompt_ms", prompt_ms},
+          {"prompt_per_token_ms", per_token(prompt_ms, prompt_n)},
+          {"prompt_per_second", per_second(prompt_ms, prompt_n)},
+          {"predicted_n", c.n_generated},
+          {"predicted_ms", predicted_ms},
+          {"predicted_per_token_ms", per_token(predicted_ms, c.n_generated)},
+          {"predicted_per_second", per_second(predicted_ms, c.n_generated)}};
+}
+
+} // namespace
+
+json native_answer(const std::string& content, pshard_finish_reason finish,
+                   const NativeCounts& counts, const std::string& model,
                    const json& stopping_word) {
   return {{"content", content},
           {"stop", true},
@@ -15,10 +36,11 @@ json native_answer(const std::string& content, pshard_finish_reason finish, int6
                         : stopping_word.is_null()      ? "eos"
                                                        : "word"},
           {"stopping_word", stopping_word.is_null() ? json("") : stopping_word},
-          {"tokens_predicted", n_generated},
-          {"tokens_evaluated", n_prompt},
-          {"tokens_cached", n_cached},
-          {"model", model}};
+          {"tokens_predicted", counts.n_generated},
+          {"tokens_evaluated", counts.n_prompt},
+          {"tokens_cached", counts.n_cached},
+          {"model", model},
+          {"timings", timings(counts)}};
 }
 
 std::string NativeStream::on_event(const TokenEvent& e) const {
@@ -26,7 +48,7 @@ std::string NativeStream::on_event(const TokenEvent& e) const {
   if (!e.text.empty())
     out = sse(json{{"content", e.text}, {"stop", false}});
   if (e.finish != PSHARD_FINISH_NONE)
-    out += sse(native_answer("", e.finish, e.n_prompt, e.n_cached, e.n_generated, model_,
+    out += sse(native_answer("", e.finish, native_counts(e), model_,
                              stop_string_json(stops_, e.stop_string)));
   return out;
 }

@@ -13,13 +13,25 @@
 
 namespace pshard::server {
 
-// llama-server's answer: {"content", "stop": true, "stop_type" ("eos", "limit"),
-// "tokens_predicted", "tokens_evaluated", "tokens_cached", "model"}; streamed, chunks of
-// {"content", "stop": false} and that last object with empty content.
-// `stopping_word`: the stop string that ended it ("stop_type": "word"), or null.
+// What an answer counts: tokens, and the times from the request's admission.
+struct NativeCounts {
+  int64_t n_prompt = 0, n_cached = 0, n_generated = 0;
+  double first_token_ms = 0, total_ms = 0;
+};
+template <typename Event> NativeCounts native_counts(const Event& e) { // TokenEvent, Completion
+  return {e.n_prompt, e.n_cached, e.n_generated, e.first_token_ms, e.total_ms};
+}
+
+// llama-server's answer: {"content", "stop": true, "stop_type" ("eos", "limit", "word"),
+// "stopping_word" (the stop string that ended it, or ""), "tokens_predicted",
+// "tokens_evaluated", "tokens_cached", "model", "timings"}; streamed, chunks of
+// {"content", "stop": false} and that last object with empty content. `stopping_word`:
+// the stop string, or null. timings: llama-server's prompt_n (the prompt tokens not read
+// from the prefix cache), prompt_ms (admission to first token, so a wait in the queue
+// counts), predicted_n, predicted_ms and their per-token and per-second figures.
 nlohmann::json native_answer(const std::string& content, pshard_finish_reason finish,
-                             int64_t n_prompt, int64_t n_cached, int64_t n_generated,
-                             const std::string& model, const nlohmann::json& stopping_word);
+                             const NativeCounts& counts, const std::string& model,
+                             const nlohmann::json& stopping_word);
 
 // That answer streamed: {"content", "stop": false} chunks, the last object at the end.
 class NativeStream {

@@ -90,6 +90,8 @@ bool RunningRequest::on_event(const pshard_seq_event* e, void* user) {
   t.n_cached = e->n_cached;
   t.n_generated = e->n_generated;
   t.stop_string = e->stop_string;
+  t.first_token_ms = e->first_token_ms;
+  t.total_ms = e->total_ms;
   {
     std::lock_guard lock(ch->mutex);
     ch->events.push_back(std::move(t));
@@ -119,6 +121,8 @@ std::variant<std::vector<Completion>, ApiError> complete(RunningRequest& run) {
     c.n_cached = e->n_cached;
     c.n_generated = e->n_generated;
     c.stop_string = e->stop_string;
+    c.first_token_ms = e->first_token_ms;
+    c.total_ms = e->total_ms;
     if (e->finish == PSHARD_FINISH_ERROR || e->finish == PSHARD_FINISH_CANCELLED)
       return finish_error(e->finish, e->error, e->error_message);
     const pshard_finish_reason finish = e->finish;

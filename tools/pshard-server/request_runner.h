@@ -38,6 +38,7 @@ struct TokenEvent {
   int64_t n_cached = 0; // of n_prompt, read from the prefix cache
   int64_t n_generated = 0;
   int32_t stop_string = -1; // a last event a stop string ended: its index in the request's
+  double first_token_ms = 0, total_ms = 0; // from the request's admission (pshard_seq_event)
 };
 
 // The stop string (of a request's `stops`) a last event names, or null.
@@ -80,6 +81,7 @@ struct Completion {
   int64_t n_cached = 0;
   int64_t n_generated = 0;
   int32_t stop_string = -1; // as TokenEvent's
+  double first_token_ms = 0, total_ms = 0;
 };
 
 // Waits for every choice to end; a failure (a last event an error) as the ApiError.

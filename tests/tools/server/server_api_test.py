@@ -396,9 +396,15 @@ def structured(s):
     check("/completion == pshard-run, in llama-server's form", status == 200 and
           body.get("content") == want_dry and body["stop"] is True and
           body["stop_type"] == "limit" and body["tokens_predicted"] == 16, (body, want_dry))
+    t = body.get("timings", {})
+    check("/completion's timings", t.get("predicted_n") == 16 and t["predicted_ms"] > 0 and
+          t["prompt_ms"] > 0 and t["prompt_n"] == body["tokens_evaluated"] - body["tokens_cached"]
+          and abs(t["predicted_per_second"] - 16e3 / t["predicted_ms"]) < 1e-6 *
+          t["predicted_per_second"], t)
     status, events, _, _, _ = s.stream("/completion", dict(native, stream=True))
-    check("/completion streamed: the same content, then a stop object", status == 200 and
-          "".join(e["content"] for e in events) == want_dry and events[-1]["stop"] is True and
+    check("/completion streamed: the same content, then a stop object with timings",
+          status == 200 and "".join(e["content"] for e in events) == want_dry and
+          events[-1]["stop"] is True and events[-1]["timings"]["predicted_n"] == 16 and
           all(e["stop"] is False for e in events[:-1]), events[-2:])
     _, tok = s.json("POST", "/tokenize", {"content": looping, "add_special": True})
     status, body = s.json("POST", "/completion", {"prompt": tok["tokens"], "n_predict": 16,
