@@ -389,10 +389,19 @@ void HttpApi::native_completion(const httplib::Request& req, httplib::Response& 
     if (auto* e = std::get_if<ApiError>(&done))
       return send_error(res, *e);
     const Completion& c = std::get<std::vector<Completion>>(done).at(0);
+    const json probabilities =
+        r.logprobs
+            ? LogprobWriter(engine_, Endpoint::kCompletions).completion_probabilities(c.tokens)
+            : json();
     return send(res, native_answer(c.text, c.finish, native_counts(c), engine_.model_id(),
-                                   stop_string_json(r.stop, c.stop_string)));
+                                   stop_string_json(r.stop, c.stop_string), probabilities));
   }
-  stream_events(res, std::move(run), std::make_shared<NativeStream>(engine_.model_id(), r.stop));
+  std::optional<LogprobWriter> probabilities;
+  if (r.logprobs)
+    probabilities.emplace(engine_, Endpoint::kCompletions);
+  stream_events(
+      res, std::move(run),
+      std::make_shared<NativeStream>(engine_.model_id(), r.stop, std::move(probabilities)));
 }
 
 void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {

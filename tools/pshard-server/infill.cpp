@@ -90,7 +90,8 @@ std::variant<json, ApiError> infill_as_completion(const ServingEngine& engine, j
     body.erase(key);
   const auto n_prompt = static_cast<int64_t>(std::get<std::vector<pshard_token>>(prompt).size());
   body["prompt"] = std::move(std::get<std::vector<pshard_token>>(prompt));
-  PSHARD_RETURN_IF_FIELD_ERROR(n_predict_as_max_tokens(engine, body, n_prompt, kInfillMaxTokens));
+  PSHARD_RETURN_IF_FIELD_ERROR(
+      native_options_as_completion(engine, body, n_prompt, kInfillMaxTokens));
   int64_t n = 1;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n", n, 1, 1));
   return body;

@@ -28,24 +28,32 @@ json timings(const NativeCounts& c) {
 } // namespace
 
 json native_answer(const std::string& content, pshard_finish_reason finish,
-                   const NativeCounts& counts, const std::string& model,
-                   const json& stopping_word) {
-  return {{"content", content},
-          {"stop", true},
-          {"stop_type", finish == PSHARD_FINISH_LENGTH ? "limit"
-                        : stopping_word.is_null()      ? "eos"
-                                                       : "word"},
-          {"stopping_word", stopping_word.is_null() ? json("") : stopping_word},
-          {"tokens_predicted", counts.n_generated},
-          {"tokens_evaluated", counts.n_prompt},
-          {"tokens_cached", counts.n_cached},
-          {"model", model},
-          {"timings", timings(counts)}};
+                   const NativeCounts& counts, const std::string& model, const json& stopping_word,
+                   const json& probabilities) {
+  json answer = {{"content", content},
+                 {"stop", true},
+                 {"stop_type", finish == PSHARD_FINISH_LENGTH ? "limit"
+                               : stopping_word.is_null()      ? "eos"
+                                                              : "word"},
+                 {"stopping_word", stopping_word.is_null() ? json("") : stopping_word},
+                 {"tokens_predicted", counts.n_generated},
+                 {"tokens_evaluated", counts.n_prompt},
+                 {"tokens_cached", counts.n_cached},
+                 {"model", model},
+                 {"timings", timings(counts)}};
+  if (!probabilities.is_null())
+    answer["completion_probabilities"] = probabilities;
+  return answer;
 }
 
 std::string NativeStream::on_event(const TokenEvent& e) const {
   std::string out;
-  if (!e.text.empty())
+  if (probabilities_ && e.token >= 0) // every token, its text whole or not yet
+    out = sse(json{
+        {"content", e.text},
+        {"stop", false},
+        {"completion_probabilities", probabilities_->completion_probabilities(std::span(&e, 1))}});
+  else if (!e.text.empty())
     out = sse(json{{"content", e.text}, {"stop", false}});
   if (e.finish != PSHARD_FINISH_NONE)
     out += sse(native_answer("", e.finish, native_counts(e), model_,

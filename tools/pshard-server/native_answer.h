@@ -5,9 +5,11 @@
 
 #include "pshard/pshard.h"
 #include "tools/pshard-server/api_error.h"
+#include "tools/pshard-server/openai_response.h"
 #include "tools/pshard-server/request_runner.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,15 +31,22 @@ template <typename Event> NativeCounts native_counts(const Event& e) { // TokenE
 // the stop string, or null. timings: llama-server's prompt_n (the prompt tokens not read
 // from the prefix cache), prompt_ms (admission to first token, so a wait in the queue
 // counts), predicted_n, predicted_ms and their per-token and per-second figures.
+// With `probabilities` (n_probs: LogprobWriter::completion_probabilities) not null, it is
+// the answer's "completion_probabilities".
 nlohmann::json native_answer(const std::string& content, pshard_finish_reason finish,
                              const NativeCounts& counts, const std::string& model,
-                             const nlohmann::json& stopping_word);
+                             const nlohmann::json& stopping_word,
+                             const nlohmann::json& probabilities = nullptr);
 
-// That answer streamed: {"content", "stop": false} chunks, the last object at the end.
+// That answer streamed: {"content", "stop": false} chunks, the last object at the end;
+// with `probabilities` (a request with n_probs), each token's chunk carries its
+// completion_probabilities entry.
 class NativeStream {
 public:
-  NativeStream(std::string model, std::vector<std::string> stops)
-      : model_(std::move(model)), stops_(std::move(stops)) {}
+  NativeStream(std::string model, std::vector<std::string> stops,
+               std::optional<LogprobWriter> probabilities = std::nullopt)
+      : model_(std::move(model)), stops_(std::move(stops)),
+        probabilities_(std::move(probabilities)) {}
   std::string opening() const { return ""; }
   std::string on_event(const TokenEvent& e) const;
   std::string error(const ApiError& e) const;
@@ -45,6 +54,7 @@ public:
 private:
   std::string model_;
   std::vector<std::string> stops_;
+  std::optional<LogprobWriter> probabilities_;
 };
 
 } // namespace pshard::server

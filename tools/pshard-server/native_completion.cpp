@@ -8,8 +8,13 @@ namespace pshard::server {
 
 using nlohmann::json;
 
-FieldError n_predict_as_max_tokens(const ServingEngine& engine, json& body, int64_t n_prompt,
-                                   int64_t fallback) {
+FieldError native_options_as_completion(const ServingEngine& engine, json& body, int64_t n_prompt,
+                                        int64_t fallback) {
+  int64_t n_probs = 0;
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n_probs", n_probs, 0, 20));
+  body.erase("n_probs");
+  if (n_probs > 0)
+    body["logprobs"] = n_probs;
   int64_t n_predict = fallback;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n_predict", n_predict, -1, 1 << 30));
   body.erase("n_predict");
@@ -26,12 +31,6 @@ std::variant<json, ApiError> native_as_completion(const ServingEngine& engine, j
                              "' is not taken: send images as image_url parts of a "
                              "/v1/chat/completions message (with --mmproj)",
                          key, "unsupported_parameter");
-  int64_t n_probs = 0;
-  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n_probs", n_probs, 0, 20));
-  if (n_probs > 0)
-    return bad_request("'n_probs' is not taken here: ask /v1/completions with 'logprobs': N "
-                       "for each token's N most likely tokens",
-                       "n_probs", "unsupported_parameter");
   if (body.contains("suffix") && !body["suffix"].is_null())
     return bad_request("'suffix' goes with /v1/completions or /infill", "suffix",
                        "unsupported_parameter");
@@ -41,7 +40,7 @@ std::variant<json, ApiError> native_as_completion(const ServingEngine& engine, j
   const auto& ids = std::get<std::vector<pshard_token>>(prompt);
   const auto n_prompt = static_cast<int64_t>(ids.size());
   body["prompt"] = ids; // tokenized once
-  PSHARD_RETURN_IF_FIELD_ERROR(n_predict_as_max_tokens(engine, body, n_prompt, -1));
+  PSHARD_RETURN_IF_FIELD_ERROR(native_options_as_completion(engine, body, n_prompt, -1));
   int64_t n = 1;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n", n, 1, 1));
   return body;

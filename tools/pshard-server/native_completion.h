@@ -17,8 +17,9 @@ std::variant<nlohmann::json, ApiError> native_as_completion(const ServingEngine&
 
 // llama-server's `n_predict` (absent: `fallback`; -1: until the context is full) as the
 // completion's `max_tokens`, at most what the context has room for after `n_prompt`
-// tokens, as llama-server takes it; an explicit `max_tokens` wins. Shared with /infill.
-FieldError n_predict_as_max_tokens(const ServingEngine& engine, nlohmann::json& body,
-                                   int64_t n_prompt, int64_t fallback);
+// tokens, as llama-server takes it (an explicit `max_tokens` wins), and `n_probs` (the N
+// most likely tokens of each position, at most 20) as its `logprobs`. Shared with /infill.
+FieldError native_options_as_completion(const ServingEngine& engine, nlohmann::json& body,
+                                        int64_t n_prompt, int64_t fallback);
 
 } // namespace pshard::server

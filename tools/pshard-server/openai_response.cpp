@@ -61,23 +61,34 @@ json LogprobWriter::token_bytes(const std::string& piece) const {
   return bytes;
 }
 
-json LogprobWriter::to_json(const std::vector<TokenEvent>& tokens, size_t offset) const {
-  if (endpoint_ == Endpoint::kChat) {
-    json content = json::array();
-    for (const TokenEvent& t : tokens) {
-      const std::string piece = engine_.piece(t.token);
-      json top = json::array();
-      for (const TokenLogprob& alt : t.top) {
-        const std::string p = engine_.piece(alt.id);
-        top.push_back({{"token", p}, {"logprob", alt.logprob}, {"bytes", token_bytes(p)}});
-      }
-      content.push_back({{"token", piece},
-                         {"logprob", t.logprob},
-                         {"bytes", token_bytes(piece)},
-                         {"top_logprobs", top}});
-    }
-    return {{"content", content}};
+json LogprobWriter::entry(pshard_token id, float logprob, bool with_id) const {
+  const std::string piece = engine_.piece(id);
+  json e = {{"token", piece}, {"logprob", logprob}, {"bytes", token_bytes(piece)}};
+  if (with_id)
+    e["id"] = id;
+  return e;
+}
+
+json LogprobWriter::content_json(std::span<const TokenEvent> tokens, bool with_ids) const {
+  json content = json::array();
+  for (const TokenEvent& t : tokens) {
+    json top = json::array();
+    for (const TokenLogprob& alt : t.top)
+      top.push_back(entry(alt.id, alt.logprob, with_ids));
+    json e = entry(t.token, t.logprob, with_ids);
+    e["top_logprobs"] = std::move(top);
+    content.push_back(std::move(e));
   }
+  return content;
+}
+
+json LogprobWriter::completion_probabilities(std::span<const TokenEvent> tokens) const {
+  return content_json(tokens, true);
+}
+
+json LogprobWriter::to_json(const std::vector<TokenEvent>& tokens, size_t offset) const {
+  if (endpoint_ == Endpoint::kChat)
+    return {{"content", content_json(tokens, false)}};
   json out = {{"tokens", json::array()},
               {"token_logprobs", json::array()},
               {"top_logprobs", json::array()},

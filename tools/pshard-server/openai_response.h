@@ -7,6 +7,7 @@
 #include "tools/pshard-server/tool_calls.h"
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 namespace pshard::server {
@@ -45,9 +46,16 @@ public:
       : engine_(engine), endpoint_(endpoint) {}
   // The `logprobs` of a choice holding these tokens; text_offset counts from `offset`.
   nlohmann::json to_json(const std::vector<TokenEvent>& tokens, size_t offset = 0) const;
+  // llama-server's completion_probabilities (its /completion with n_probs): per token
+  // {"id", "token", "logprob", "bytes", "top_logprobs": [{"id", "token", "logprob",
+  // "bytes"}]}.
+  nlohmann::json completion_probabilities(std::span<const TokenEvent> tokens) const;
 
 private:
   nlohmann::json token_bytes(const std::string& piece) const;
+  nlohmann::json entry(pshard_token id, float logprob, bool with_id) const;
+  // Chat's logprobs content, and (with_ids) llama-server's completion_probabilities.
+  nlohmann::json content_json(std::span<const TokenEvent> tokens, bool with_ids) const;
   const ServingEngine& engine_;
   Endpoint endpoint_;
 };

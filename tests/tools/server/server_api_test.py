@@ -418,10 +418,25 @@ def structured(s):
     check("/completion without n_predict runs until the context is full", status == 200 and
           body["stop_type"] == "limit" and
           body["tokens_evaluated"] + body["tokens_predicted"] == n_ctx, (body, n_ctx))
-    for field, value in [("n_probs", 3), ("image_data", [{"data": "x", "id": 1}])]:
-        status, body = s.json("POST", "/completion", {"prompt": prompt, field: value})
-        check(f"/completion {field} refused", status == 400 and
-              body["error"]["param"] == field, body)
+    # n_probs: llama-server's completion_probabilities, the log-probs /v1/completions gives.
+    ask = {"prompt": prompt, "n_predict": 8, "temperature": 0, "n_probs": 3}
+    status, body = s.json("POST", "/completion", ask)
+    _, openai = s.json("POST", "/v1/completions", {"prompt": prompt, "max_tokens": 8,
+                                                   "temperature": 0, "logprobs": 3})
+    probs = body.get("completion_probabilities", [])
+    check("/completion n_probs: each token's id, text, log-prob and 3 alternatives",
+          status == 200 and len(probs) == 8 and
+          [p["logprob"] for p in probs] == openai["choices"][0]["logprobs"]["token_logprobs"] and
+          "".join(p["token"] for p in probs) == body["content"] and
+          all(len(p["top_logprobs"]) == 3 and p["top_logprobs"][0]["id"] == p["id"]
+              for p in probs), (probs[:2], openai))
+    status, events, _, _, _ = s.stream("/completion", dict(ask, stream=True))
+    streamed = [p for e in events for p in e.get("completion_probabilities", [])]
+    check("/completion n_probs streamed: one entry a token, the same",
+          status == 200 and streamed == probs, streamed[:2])
+    status, body = s.json("POST", "/completion", {"prompt": prompt, "image_data": [{"data": "x"}]})
+    check("/completion image_data refused", status == 400 and
+          body["error"]["param"] == "image_data", body)
 
 
 WEATHER = {"type": "function", "function": {
