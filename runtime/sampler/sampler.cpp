@@ -133,6 +133,15 @@ TokenId Sampler::sample_unfiltered() {
                : mirostat_v2(candidates_, params_.mirostat_params, mirostat_mu_, rng_);
   }
   const bool sorted = keep_top_k();
+  if (!sorted && params_.typical_p >= 1.0f && params_.top_p >= 1.0f && params_.min_p <= 0.0f &&
+      params_.xtc_probability == 0.0f) {
+    // No cut at all: every token may be drawn, and finding which needs no whole sort.
+    softmax(candidates_, step_temperature());
+    double total = 0.0;
+    for (const Candidate& c : candidates_)
+      total += c.prob;
+    return draw_in_sorted_order(candidates_, total, rng_);
+  }
   const double total = compute_probabilities(sorted);
   return draw(candidates_, total, rng_);
 }
@@ -211,8 +220,7 @@ bool Sampler::keep_top_k() {
 }
 
 void Sampler::sort_what_the_cuts_keep() {
-  // Typical needs every probability; with no cut at all every token may be drawn, in
-  // sorted order (as a seed has always drawn them).
+  // Typical needs every probability; with no cut but XTC, XTC needs the most likely first.
   if (params_.typical_p < 1.0f || (params_.top_p >= 1.0f && params_.min_p <= 0.0f)) {
     sort_most_likely(candidates_);
     return;

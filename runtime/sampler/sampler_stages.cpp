@@ -136,4 +136,49 @@ TokenId draw(std::span<const Candidate> candidates, double total, Pcg32& rng) {
   return candidates.back().id; // rounding left target just past the end
 }
 
+TokenId draw_in_sorted_order(std::vector<Candidate>& candidates, double total, Pcg32& rng) {
+  double target = static_cast<double>(rng.next_float()) * total; // as draw() takes it
+  auto lo = candidates.begin(), hi = candidates.end();
+  while (hi - lo > 32) {
+    // The median of three as pivot; the part more likely than it comes first.
+    const Candidate a = *lo, b = *(lo + (hi - lo) / 2), c = *(hi - 1);
+    const Candidate pivot = more_likely(a, b) ? (more_likely(b, c)   ? b
+                                                 : more_likely(a, c) ? c
+                                                                     : a)
+                                              : (more_likely(a, c)   ? a
+                                                 : more_likely(b, c) ? c
+                                                                     : b);
+    const auto mid =
+        std::partition(lo, hi, [&](const Candidate& x) { return more_likely(x, pivot); });
+    if (mid == lo) { // the pivot is the most likely left: it comes next in the sorted order
+      std::iter_swap(lo,
+                     std::find_if(lo, hi, [&](const Candidate& x) { return x.id == pivot.id; }));
+      if (target < lo->prob)
+        return lo->id;
+      target -= lo->prob;
+      ++lo;
+      continue;
+    }
+    double mass = 0.0;
+    for (auto it = lo; it != mid; ++it)
+      mass += it->prob;
+    if (target < mass) {
+      hi = mid;
+    } else {
+      target -= mass;
+      lo = mid;
+    }
+  }
+  std::sort(lo, hi, more_likely);
+  double cumulative = 0.0;
+  for (auto it = lo; it != hi; ++it) {
+    cumulative += it->prob;
+    if (target < cumulative)
+      return it->id;
+  }
+  // Rounding left the target just past the part: the next token in the sorted order.
+  return hi == candidates.end() ? (hi - 1)->id
+                                : std::min_element(hi, candidates.end(), more_likely)->id;
+}
+
 } // namespace pshard

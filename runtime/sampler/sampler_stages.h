@@ -51,4 +51,10 @@ void exclude_top_choices(std::vector<Candidate>& candidates, float threshold);
 // by it, so a set cut by the stages above needs no renormalising first).
 TokenId draw(std::span<const Candidate> candidates, double total, Pcg32& rng);
 
+// The token draw() would give for the candidates sorted most likely first, found without
+// sorting them all: the mass of ever smaller parts of the sorted order is taken by
+// partitioning (as quickselect does), and only the last few are sorted. For sampling
+// from a whole vocabulary. Reorders `candidates`.
+TokenId draw_in_sorted_order(std::vector<Candidate>& candidates, double total, Pcg32& rng);
+
 } // namespace pshard

@@ -1,13 +1,15 @@
 // What each sampler stage costs per token on a real vocabulary: finds the tokens holding
 // DRY's default breakers once (what a model pays on its first DRY request), then samples
 // from logits shaped like a model's (normal, a few strong candidates) with the default
-// chain and with each stage added, DRY over 4K- and 32K-token histories, printing
-// medians of per-token microseconds and the ratio to the default chain, measured side
-// by side in rounds.
+// chain and with each stage added, DRY over 4K- and 32K-token histories, and top-k off
+// against what it cost when the whole vocabulary was sorted, printing medians of
+// per-token microseconds and the ratio to the default chain, measured side by side in
+// rounds.
 //
 //   build-test/tests/bench/sampler_bench ../shared/vocab/ggml-vocab-qwen2.gguf
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/sampler/sampler.h"
+#include "runtime/sampler/sampler_stages.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/tokenizer/tokens_containing.h"
 
@@ -109,16 +111,37 @@ int main(int argc, char** argv) {
          p.top_p = 0.9f;
          p.min_p = 0.0f;
        }},
-      {"top-k 0, top-p 1, min-p 0 (whole vocabulary sorted)",
+      {"top-k 0, top-p 1, min-p 0 (no cut)",
        [](SamplerParams& p) {
          p.top_k = 0;
          p.top_p = 1.0f;
          p.min_p = 0.0f;
        }},
   };
+  // What every top-k 0 chain did before (the whole vocabulary sorted), side by side.
+  std::vector<Candidate> scratch;
+  Pcg32 reference_rng(3);
+  auto sorted_whole = [&](std::span<const float> row) {
+    scratch.clear();
+    for (size_t i = 0; i < row.size(); ++i)
+      scratch.push_back({static_cast<TokenId>(i), row[i], 0.0});
+    sort_most_likely(scratch);
+    softmax(scratch, 0.8);
+    keep_top_p(scratch, 0.95f);
+    keep_min_p(scratch, 0.05f);
+    double total = 0;
+    for (const Candidate& c : scratch)
+      total += c.prob;
+    return draw(scratch, total, reference_rng);
+  };
   const int rounds = 5, per_round = 40;
   std::vector<std::vector<double>> us(cases.size());
-  for (int r = 0; r < rounds; ++r)
+  std::vector<double> reference_us;
+  for (int r = 0; r < rounds; ++r) {
+    const auto t_ref = Clock::now();
+    for (int i = 0; i < per_round; ++i)
+      sorted_whole(logits[static_cast<size_t>(i) % logits.size()]);
+    reference_us.push_back(us_since(t_ref) / per_round);
     for (size_t c = 0; c < cases.size(); ++c) {
       SamplerParams p;
       p.seed = 3;
@@ -131,9 +154,12 @@ int main(int argc, char** argv) {
         s.sample(logits[static_cast<size_t>(i) % logits.size()], h);
       us[c].push_back(us_since(t0) / per_round);
     }
+  }
   const double base = median(us[0]);
   std::printf("%-52s %10s %8s\n", "chain", "us/token", "ratio");
   for (size_t c = 0; c < cases.size(); ++c)
     std::printf("%-52s %10.1f %7.2fx\n", cases[c].name, median(us[c]), median(us[c]) / base);
+  std::printf("%-52s %10.1f %7.2fx\n", "before: top-k 0 sorted the whole vocabulary",
+              median(reference_us), median(reference_us) / base);
   return 0;
 }

@@ -231,8 +231,9 @@ TEST(Mirostat, InTheChainItReplacesTopK) {
   EXPECT_EQ(first, again);
 }
 
-// The chain with top-k off as it ran before it learnt to sort only what the cuts keep:
-// everything sorted, the softmax summed in that order, top-p, min-p, one draw.
+// The chain with top-k off as it ran before it learnt to sort only what the cuts keep (and
+// with no cut, nothing): everything sorted, the softmax summed in that order, top-p,
+// min-p, one draw.
 TokenId sorted_whole_draw(const std::vector<float>& logits, const SamplerParams& p, Pcg32& rng) {
   std::vector<Candidate> c;
   for (size_t i = 0; i < logits.size(); ++i)
@@ -252,7 +253,8 @@ TokenId sorted_whole_draw(const std::vector<float>& logits, const SamplerParams&
 TEST(SamplerStages, TopKOffDrawsWhatSortingEverythingDrew) {
   std::mt19937 gen(8);
   std::normal_distribution<float> normal(0.0f, 3.0f);
-  for (auto [top_p, min_p] : {std::pair{0.9f, 0.05f}, {1.0f, 0.1f}, {0.8f, 0.0f}, {0.95f, 0.0f}}) {
+  for (auto [top_p, min_p] :
+       {std::pair{0.9f, 0.05f}, {1.0f, 0.1f}, {0.8f, 0.0f}, {0.95f, 0.0f}, {1.0f, 0.0f}}) {
     SamplerParams p = unrestricted(31);
     p.top_p = top_p;
     p.min_p = min_p;
