@@ -96,15 +96,14 @@ pshard_status pshard_model_load(const char* gguf_path, const pshard_model_params
     return fail(overrides.status().with_context("pshard_model_params"));
   if (p.n_kv_overrides > 0 && !p.kv_overrides)
     return capi::null_argument("pshard_model_load", "params->kv_overrides");
+  std::vector<std::string> kv_specs;
   for (size_t i = 0; i < p.n_kv_overrides; ++i) {
     if (!p.kv_overrides[i])
       return capi::null_argument("pshard_model_load", "params->kv_overrides[i]");
-    if (Status st = add_kv_override(*overrides, p.kv_overrides[i]); !st.ok())
-      return fail(st);
+    kv_specs.emplace_back(p.kv_overrides[i]);
   }
-  if (p.schedule_path)
-    if (Status st = check_overrides_with_schedule(*overrides); !st.ok())
-      return fail(st);
+  if (Status st = add_kv_overrides(*overrides, kv_specs, p.schedule_path != nullptr); !st.ok())
+    return fail(st);
   if (p.n_lora > 0 && !p.lora_paths)
     return capi::null_argument("pshard_model_load", "params->lora_paths");
   std::vector<LoraAdapter> loras;

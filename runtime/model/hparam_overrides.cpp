@@ -104,6 +104,12 @@ Status check_overrides_with_schedule(const HParamOverrides& o) {
   return Status::ok_status();
 }
 
+Status add_kv_overrides(HParamOverrides& o, std::span<const std::string> kv_specs, bool scheduled) {
+  for (const std::string& spec : kv_specs)
+    PSHARD_RETURN_IF_ERROR(add_kv_override(o, spec));
+  return scheduled ? check_overrides_with_schedule(o) : Status::ok_status();
+}
+
 Result<HParamOverrides> rope_overrides(const RopeFlags& f) {
   HParamOverrides o;
   auto& v = o.values;

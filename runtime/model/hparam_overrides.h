@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -50,6 +51,11 @@ Status add_kv_override(HParamOverrides& o, std::string_view spec);
 // With a schedule: only rope.* keys and the tokenizer's may be overridden, since the
 // plans were made for the file's other hyperparameters; kInvalidArgument naming the key.
 Status check_overrides_with_schedule(const HParamOverrides& o);
+
+// Adds each --override-kv spec to `o` (the RoPE flags' overrides), then, for a model that
+// runs under a schedule, checks them against it: as pshard_model_load and pshard-run's
+// image prompts take them.
+Status add_kv_overrides(HParamOverrides& o, std::span<const std::string> kv_specs, bool scheduled);
 
 // llama.cpp's RoPE flags; unset (empty, 0, negative for the yarn factors): the file's.
 struct RopeFlags {

@@ -6,6 +6,7 @@
 #include "runtime/tokenizer/token_id.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 namespace pshard {
@@ -24,6 +25,24 @@ inline bool more_likely(const Candidate& a, const Candidate& b) {
 
 inline void sort_most_likely(std::vector<Candidate>& candidates) {
   std::sort(candidates.begin(), candidates.end(), more_likely);
+}
+
+// Leaves the k most likely candidates, sorted, at the front (k <= size); the rest follow
+// in no order.
+inline void sort_most_likely_head(std::vector<Candidate>& candidates, size_t k) {
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(k),
+                    candidates.end(), more_likely);
+}
+
+// The sum of the candidates' probabilities, in their order.
+template <typename It> double total_mass(It begin, It end) {
+  double total = 0.0;
+  for (It it = begin; it != end; ++it)
+    total += it->prob;
+  return total;
+}
+inline double total_mass(const std::vector<Candidate>& candidates) {
+  return total_mass(candidates.begin(), candidates.end());
 }
 
 } // namespace pshard

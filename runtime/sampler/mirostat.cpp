@@ -38,27 +38,21 @@ double zipf_exponent(const std::vector<Candidate>& candidates, size_t m) {
   return slope_square > 0.0 ? slope_product / slope_square : 0.0;
 }
 
-// Leaves the `k` most likely candidates, sorted, at the front (k <= size).
-void sort_top(std::vector<Candidate>& candidates, size_t k) {
-  const auto end = candidates.begin() + static_cast<std::ptrdiff_t>(k);
-  std::partial_sort(candidates.begin(), end, candidates.end(), more_likely);
-}
-
 TokenId mirostat_v1(std::vector<Candidate>& candidates, size_t n_vocab, const MirostatParams& p,
                     float& mu, Pcg32& rng) {
   constexpr size_t kHead = 100;
-  sort_top(candidates, std::min(kHead, candidates.size()));
+  sort_most_likely_head(candidates, std::min(kHead, candidates.size()));
   const double s = zipf_exponent(candidates, kHead);
   const double e = s - 1.0;
   double k = std::pow(e * std::pow(2.0, static_cast<double>(mu)) /
                           (1.0 - std::pow(static_cast<double>(n_vocab), -e)),
                       1.0 / s);
-  // A flat or degenerate head (s <= 1 or no estimate) gives no finite k: keep everything.
+  // A head with no finite k (s = 1, or no estimate: s = 0) keeps everything.
   if (!std::isfinite(k) || k > static_cast<double>(candidates.size()))
     k = static_cast<double>(candidates.size());
   const size_t keep = std::max<size_t>(1, static_cast<size_t>(k));
   if (keep > kHead)
-    sort_top(candidates, keep);
+    sort_most_likely_head(candidates, keep);
   candidates.resize(keep);
   return draw_and_learn(candidates, p, mu, rng);
 }

@@ -123,8 +123,6 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
 TokenId Sampler::sample_unfiltered() {
   if (params_.temperature <= 0.0f)
     return argmax();
-  if (params_.mirostat == 0 && params_.top_n_sigma > 0.0f)
-    keep_top_n_sigma(candidates_, params_.top_n_sigma);
   if (params_.mirostat != 0) { // Mirostat does its own truncation, over everything
     const size_t n_vocab = candidates_.size();
     softmax(candidates_, step_temperature());
@@ -132,15 +130,14 @@ TokenId Sampler::sample_unfiltered() {
                ? mirostat_v1(candidates_, n_vocab, params_.mirostat_params, mirostat_mu_, rng_)
                : mirostat_v2(candidates_, params_.mirostat_params, mirostat_mu_, rng_);
   }
+  if (params_.top_n_sigma > 0.0f)
+    keep_top_n_sigma(candidates_, params_.top_n_sigma);
   const bool sorted = keep_top_k();
   if (!sorted && params_.typical_p >= 1.0f && params_.top_p >= 1.0f && params_.min_p <= 0.0f &&
       params_.xtc_probability == 0.0f) {
     // No cut at all: every token may be drawn, and finding which needs no whole sort.
     softmax(candidates_, step_temperature());
-    double total = 0.0;
-    for (const Candidate& c : candidates_)
-      total += c.prob;
-    return draw_in_sorted_order(candidates_, total, rng_);
+    return draw_in_sorted_order(candidates_, total_mass(candidates_), rng_);
   }
   const double total = compute_probabilities(sorted);
   return draw(candidates_, total, rng_);
@@ -213,8 +210,7 @@ bool Sampler::keep_top_k() {
   const size_t k = static_cast<size_t>(params_.top_k);
   if (k == 0 || k >= candidates_.size())
     return false;
-  std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(k),
-                    candidates_.end(), more_likely);
+  sort_most_likely_head(candidates_, k);
   candidates_.resize(k);
   return true;
 }
@@ -242,12 +238,9 @@ void Sampler::sort_what_the_cuts_keep() {
       sort_most_likely(candidates_);
       return;
     }
-    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(m),
-                      candidates_.end(), more_likely);
-    double mass = 0.0;
-    for (size_t i = 0; i < m; ++i)
-      mass += candidates_[i].prob;
-    if (mass >= params_.top_p) {
+    sort_most_likely_head(candidates_, m);
+    if (total_mass(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(m)) >=
+        params_.top_p) {
       candidates_.resize(m);
       return;
     }
@@ -271,10 +264,7 @@ double Sampler::compute_probabilities(bool sorted) {
     renormalize(candidates_);
     exclude_top_choices(candidates_, params_.xtc_threshold);
   }
-  double total = 0.0;
-  for (const Candidate &c : candidates_)
-    total += c.prob;
-  return total;
+  return total_mass(candidates_);
 }
 
 } // namespace pshard

@@ -42,9 +42,23 @@ double dynamic_temperature(std::span<const Candidate> candidates, float temperat
                            float exponent) {
   if (candidates.size() < 2)
     return temperature;
-  std::vector<Candidate> at_one(candidates.begin(), candidates.end());
-  softmax(at_one, 1.0);
-  const double normalized = entropy(at_one) / std::log(static_cast<double>(at_one.size()));
+  // The entropy of the softmax at temperature 1 in one pass, with no copy: for
+  // w = exp(l - max), H = log(sum w) - sum(w (l - max)) / sum w.
+  double max_logit = -INFINITY;
+  for (const Candidate& c : candidates)
+    max_logit = std::max<double>(max_logit, c.logit);
+  double normalized = 0.0; // a non-finite top logit: a certain choice
+  if (std::isfinite(max_logit)) {
+    double sum = 0.0, weighted = 0.0;
+    for (const Candidate& c : candidates)
+      if (std::isfinite(c.logit)) {
+        const double l = c.logit - max_logit, w = std::exp(l);
+        sum += w;
+        weighted += w * l;
+      }
+    normalized =
+        (std::log(sum) - weighted / sum) / std::log(static_cast<double>(candidates.size()));
+  }
   const double low = std::max(0.0, static_cast<double>(temperature) - range);
   const double high = static_cast<double>(temperature) + range;
   const double t = low + (high - low) * std::pow(std::clamp(normalized, 0.0, 1.0), exponent);
@@ -71,9 +85,7 @@ void softmax(std::vector<Candidate>& candidates, double temperature) {
 }
 
 void renormalize(std::vector<Candidate>& candidates) {
-  double total = 0.0;
-  for (const Candidate& c : candidates)
-    total += c.prob;
+  const double total = total_mass(candidates);
   if (total > 0.0)
     for (Candidate& c : candidates)
       c.prob /= total;
@@ -159,9 +171,7 @@ TokenId draw_in_sorted_order(std::vector<Candidate>& candidates, double total, P
       ++lo;
       continue;
     }
-    double mass = 0.0;
-    for (auto it = lo; it != mid; ++it)
-      mass += it->prob;
+    const double mass = total_mass(lo, mid);
     if (target < mass) {
       hi = mid;
     } else {

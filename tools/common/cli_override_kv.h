@@ -23,12 +23,4 @@ inline void add_override_kv_option(CLI::App& app, std::vector<std::string>& spec
       ->take_all();
 }
 
-// Pointers into `strings` (which must outlive them), as the C API takes lists.
-inline std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
-  std::vector<const char*> out;
-  for (const std::string& s : strings)
-    out.push_back(s.c_str());
-  return out;
-}
-
 } // namespace pshard::cli

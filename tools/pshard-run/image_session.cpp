@@ -66,10 +66,7 @@ Result<ImageSession> open_image_session(const RunOptions& o) {
   ImageSession s;
   // As pshard_model_load takes them: the RoPE flags, --override-kv, the LoRA adapters.
   PSHARD_ASSIGN_OR_RETURN(HParamOverrides overrides, rope_overrides(o.rope));
-  for (const std::string& spec : o.override_kv)
-    PSHARD_RETURN_IF_ERROR(add_kv_override(overrides, spec));
-  if (!o.schedule_path.empty())
-    PSHARD_RETURN_IF_ERROR(check_overrides_with_schedule(overrides));
+  PSHARD_RETURN_IF_ERROR(add_kv_overrides(overrides, o.override_kv, !o.schedule_path.empty()));
   PSHARD_ASSIGN_OR_RETURN(const cli::LoraParams lora, cli::lora_params(o.lora, o.lora_scaled));
   std::vector<LoraAdapter> adapters;
   for (size_t i = 0; i < lora.size(); ++i)

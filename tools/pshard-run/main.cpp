@@ -76,8 +76,7 @@ Status run(RunOptions o) {
   }
   PSHARD_ASSIGN_OR_RETURN(o.dry_breakers, cli::dry_breakers(o.dry_breaker_args));
   if (o.dry_breakers)
-    for (const std::string& b : *o.dry_breakers)
-      o.dry_breaker_cstrs.push_back(b.c_str());
+    o.dry_breaker_cstrs = c_strings(*o.dry_breakers);
   PSHARD_RETURN_IF_ERROR(validate_sampler_params(o.sampling));
   if (!o.grammar_file.empty()) {
     PSHARD_ASSIGN_OR_RETURN(o.grammar, read_text_file(o.grammar_file, "grammar file"));

@@ -30,10 +30,9 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   gp.top_logprobs = static_cast<int32_t>(r.top_logprobs);
   gp.logit_bias = r.logit_bias.data();
   gp.n_logit_bias = r.logit_bias.size();
-  std::vector<const char*> dry_breakers;
+  const std::vector<const char*> dry_breakers =
+      r.dry_breakers ? c_strings(*r.dry_breakers) : std::vector<const char*>{};
   if (r.dry_breakers) { // copied by pshard_batch_add
-    for (const std::string& b : *r.dry_breakers)
-      dry_breakers.push_back(b.c_str());
     gp.dry_sequence_breakers = dry_breakers.data();
     gp.n_dry_sequence_breakers = dry_breakers.size();
   }
