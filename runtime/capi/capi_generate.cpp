@@ -54,6 +54,12 @@ Result<Sampling> sampling(const pshard_model& model, const pshard_generate_param
   if (sp.dry.multiplier != 0.0f) {
     PSHARD_ASSIGN_OR_RETURN(sp.dry_breakers, dry_breakers(model, p, function));
   }
+  if (p.samplers) {
+    Result<SamplerOrder> order = parse_sampler_names(std::string_view(p.samplers));
+    if (!order.ok())
+      return invalid_argument(std::string(function) + ": samplers: " + order.status().message());
+    sp.order = std::move(*order);
+  }
   PSHARD_ASSIGN_OR_RETURN(s.filter, token_filter(model, p));
   return s;
 }

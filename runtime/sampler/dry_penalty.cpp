@@ -69,15 +69,29 @@ DryPenalty::repeats(const DryParams& p, const std::vector<bool>* breakers,
 }
 
 void DryPenalty::apply(const DryParams& p, const std::vector<bool>* breakers,
-                       std::span<const TokenId> history, std::span<Candidate> by_id) {
+                       std::span<const TokenId> history, std::span<Candidate> candidates,
+                       bool by_id) {
   if (p.multiplier == 0.0f)
     return;
-  for (const auto& [token, length] : repeats(p, breakers, history)) {
-    if (token < 0 || static_cast<size_t>(token) >= by_id.size())
-      continue;
+  const auto& hits = repeats(p, breakers, history);
+  auto penalize = [&](Candidate& c, int32_t length) {
     const double penalty = static_cast<double>(p.multiplier) *
                            std::pow(static_cast<double>(p.base), length - p.allowed_length);
-    by_id[token].logit -= static_cast<float>(std::min(penalty, kMaxDryPenalty));
+    c.logit -= static_cast<float>(std::min(penalty, kMaxDryPenalty));
+  };
+  if (by_id) {
+    for (const auto& [token, length] : hits)
+      if (token >= 0 && static_cast<size_t>(token) < candidates.size())
+        penalize(candidates[token], length);
+    return;
+  }
+  if (hits.empty())
+    return;
+  for (Candidate& c : candidates) {
+    const auto it = std::lower_bound(hits.begin(), hits.end(), c.id,
+                                     [](const auto& hit, TokenId id) { return hit.first < id; });
+    if (it != hits.end() && it->first == c.id)
+      penalize(c, it->second);
   }
 }
 

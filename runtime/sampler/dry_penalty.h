@@ -41,11 +41,12 @@ inline constexpr double kMaxDryPenalty = 1e30;
 
 class DryPenalty {
 public:
-  // Subtracts each token's penalty from by_id[token].logit (by_id is indexed by token
-  // id; tokens past it are skipped). `breakers`, indexed by token id, marks the sequence
-  // breakers (null or shorter: none past its end). O(window) time.
+  // Subtracts each token's penalty from its candidate's logit. With `by_id`, candidates
+  // is indexed by token id (tokens past it are skipped), O(window) time; else it is any
+  // set in any order, each looked up among the repeats. `breakers`, indexed by token id,
+  // marks the sequence breakers (null or shorter: none past its end).
   void apply(const DryParams& params, const std::vector<bool>* breakers,
-             std::span<const TokenId> history, std::span<Candidate> by_id);
+             std::span<const TokenId> history, std::span<Candidate> candidates, bool by_id);
 
   // The longest repeat each token would extend, for those of at least allowed_length
   // (what apply() penalises), as (token, length) sorted by token; exposed for tests.

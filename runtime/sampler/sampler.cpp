@@ -9,81 +9,6 @@
 
 namespace pshard {
 
-namespace {
-
-// The checks of llama.cpp's other samplers (typical, top-n-sigma, XTC, dynamic
-// temperature, Mirostat, DRY).
-Status validate_extra_samplers(const SamplerParams& p) {
-  auto in_unit = [](float v) { return v >= 0.0f && v <= 1.0f; };
-  auto finite_at_least = [](float v, float low) { return std::isfinite(v) && v >= low; };
-  if (!(p.typical_p > 0.0f && p.typical_p <= 1.0f))
-    return invalid_argument("sampler typical_p must be in (0, 1] (1 = off), got " +
-                            std::to_string(p.typical_p));
-  if (!std::isfinite(p.top_n_sigma))
-    return invalid_argument("sampler top_n_sigma must be finite (<= 0 = off)");
-  if (!in_unit(p.xtc_probability) || !in_unit(p.xtc_threshold))
-    return invalid_argument("sampler xtc_probability and xtc_threshold must be in [0, 1], got " +
-                            std::to_string(p.xtc_probability) + " and " +
-                            std::to_string(p.xtc_threshold));
-  if (!finite_at_least(p.dynatemp_range, 0.0f))
-    return invalid_argument("sampler dynatemp_range must be finite and >= 0 (0 = off), got " +
-                            std::to_string(p.dynatemp_range));
-  if (!(std::isfinite(p.dynatemp_exponent) && p.dynatemp_exponent > 0.0f))
-    return invalid_argument("sampler dynatemp_exponent must be finite and > 0, got " +
-                            std::to_string(p.dynatemp_exponent));
-  if (p.mirostat < 0 || p.mirostat > 2)
-    return invalid_argument("sampler mirostat must be 0 (off), 1 or 2 (the version), got " +
-                            std::to_string(p.mirostat));
-  if (!finite_at_least(p.mirostat_params.tau, 0.0f) ||
-      !finite_at_least(p.mirostat_params.eta, 0.0f))
-    return invalid_argument("sampler mirostat_tau and mirostat_eta must be finite and >= 0");
-  if (!finite_at_least(p.dry.multiplier, 0.0f))
-    return invalid_argument("sampler dry_multiplier must be finite and >= 0 (0 = off), got " +
-                            std::to_string(p.dry.multiplier));
-  if (!finite_at_least(p.dry.base, 1.0f))
-    return invalid_argument("sampler dry_base must be finite and >= 1, got " +
-                            std::to_string(p.dry.base));
-  if (p.dry.allowed_length < 1)
-    return invalid_argument("sampler dry_allowed_length must be >= 1, got " +
-                            std::to_string(p.dry.allowed_length));
-  if (p.dry.penalty_last_n < -1)
-    return invalid_argument("sampler dry_penalty_last_n must be >= -1 (0 = off, -1 = all), got " +
-                            std::to_string(p.dry.penalty_last_n));
-  return Status::ok_status();
-}
-
-} // namespace
-
-Status validate_sampler_params(const SamplerParams &p) {
-  if (!std::isfinite(p.temperature))
-    return invalid_argument("sampler temperature must be finite, got " +
-                            std::to_string(p.temperature));
-  if (p.top_k < 0)
-    return invalid_argument("sampler top_k must be >= 0 (0 = off), got " + std::to_string(p.top_k));
-  if (!(p.top_p > 0.0f && p.top_p <= 1.0f))
-    return invalid_argument("sampler top_p must be in (0, 1] (1 = off), got " +
-                            std::to_string(p.top_p));
-  if (!(p.min_p >= 0.0f && p.min_p <= 1.0f))
-    return invalid_argument("sampler min_p must be in [0, 1] (0 = off), got " +
-                            std::to_string(p.min_p));
-  if (!(std::isfinite(p.repeat_penalty) && p.repeat_penalty > 0.0f))
-    return invalid_argument("sampler repeat_penalty must be finite and > 0 (1 = off), got " +
-                            std::to_string(p.repeat_penalty));
-  if (p.repeat_last_n < -1)
-    return invalid_argument("sampler repeat_last_n must be >= -1 (0 = off, -1 = all), got " +
-                            std::to_string(p.repeat_last_n));
-  if (!std::isfinite(p.frequency_penalty))
-    return invalid_argument("sampler frequency_penalty must be finite (0 = off)");
-  if (!std::isfinite(p.presence_penalty))
-    return invalid_argument("sampler presence_penalty must be finite (0 = off)");
-  for (const LogitBias &b : p.logit_bias)
-    if (b.token < 0 || std::isnan(b.bias) || b.bias == std::numeric_limits<float>::infinity())
-      return invalid_argument("sampler logit_bias: token " + std::to_string(b.token) +
-                              " bias " + std::to_string(b.bias) +
-                              ": tokens must be >= 0 and biases finite or -inf (a ban)");
-  return validate_extra_samplers(p);
-}
-
 Result<Sampler> Sampler::create(const SamplerParams &params) {
   PSHARD_RETURN_IF_ERROR(validate_sampler_params(params));
   return Sampler(params);
@@ -101,9 +26,10 @@ void Sampler::reset(uint64_t seed) {
 TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> history) {
   if (logits.empty())
     return kNoToken;
-  fill_penalized(logits, history);
+  history_ = history;
+  fill_penalized(logits);
   if (!filter_)
-    return sample_unfiltered();
+    return sample_unfiltered(true);
   filter_status_ = Status::ok_status();
   TokenId next = params_.temperature <= 0.0f ? argmax() : kNoToken;
   // Greedy: the filter's whole set is needed only when the model's choice is refused.
@@ -114,33 +40,189 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
           "vocabulary cannot spell, or it cannot end and nothing may follow");
       return kNoToken;
     }
-    next = sample_unfiltered();
+    next = sample_unfiltered(false);
   }
   filter_status_ = filter_->accept(next);
   return filter_status_.ok() ? next : kNoToken;
 }
 
-TokenId Sampler::sample_unfiltered() {
+TokenId Sampler::sample_unfiltered(bool whole) {
   if (params_.temperature <= 0.0f)
     return argmax();
-  if (params_.mirostat != 0) { // Mirostat does its own truncation, over everything
-    const size_t n_vocab = candidates_.size();
-    softmax(candidates_, step_temperature());
-    return params_.mirostat == 1
-               ? mirostat_v1(candidates_, n_vocab, params_.mirostat_params, mirostat_mu_, rng_)
-               : mirostat_v2(candidates_, params_.mirostat_params, mirostat_mu_, rng_);
+  return params_.mirostat != 0 ? sample_mirostat(whole) : run_chain(whole);
+}
+
+TokenId Sampler::sample_mirostat(bool whole) {
+  for (size_t i = chain_start_; i < params_.order.size(); ++i)
+    if (params_.order[i] == SamplerStage::kPenalties || params_.order[i] == SamplerStage::kDry)
+      apply_penalty_stage(params_.order[i], whole);
+  // Mirostat does its own truncation, over everything.
+  const size_t n_vocab = candidates_.size();
+  softmax(candidates_, step_temperature());
+  return params_.mirostat == 1
+             ? mirostat_v1(candidates_, n_vocab, params_.mirostat_params, mirostat_mu_, rng_)
+             : mirostat_v2(candidates_, params_.mirostat_params, mirostat_mu_, rng_);
+}
+
+TokenId Sampler::run_chain(bool whole) {
+  ChainState st;
+  st.identity = whole;
+  for (size_t i = chain_start_; i < params_.order.size(); ++i) {
+    const SamplerStage stage = params_.order[i];
+    if (!stage_on(stage))
+      continue;
+    switch (stage) {
+    case SamplerStage::kPenalties:
+    case SamplerStage::kDry:
+      apply_penalty_stage(stage, st.identity);
+      st.probs = st.normalized = false;
+      break;
+    case SamplerStage::kTopNSigma:
+      keep_top_n_sigma(candidates_, params_.top_n_sigma);
+      st.identity = st.normalized = false;
+      break;
+    case SamplerStage::kTopK:
+      if (keep_top_k())
+        st = {false, true, st.probs, false, st.temperature};
+      break;
+    case SamplerStage::kTemperature:
+      st.temperature = step_temperature();
+      st.probs = st.normalized = false;
+      break;
+    case SamplerStage::kTypicalP:
+      typical_stage(st);
+      break;
+    case SamplerStage::kTopP:
+      top_p_stage(st, min_p_follows(i));
+      break;
+    case SamplerStage::kMinP:
+      min_p_stage(st);
+      break;
+    case SamplerStage::kXtc:
+      xtc_stage(st);
+      break;
+    }
   }
-  if (params_.top_n_sigma > 0.0f)
-    keep_top_n_sigma(candidates_, params_.top_n_sigma);
-  const bool sorted = keep_top_k();
-  if (!sorted && params_.typical_p >= 1.0f && params_.top_p >= 1.0f && params_.min_p <= 0.0f &&
-      params_.xtc_probability == 0.0f) {
-    // No cut at all: every token may be drawn, and finding which needs no whole sort.
-    softmax(candidates_, step_temperature());
-    return draw_in_sorted_order(candidates_, total_mass(candidates_), rng_);
+  ensure_probs(st);
+  // With no cut, every token may be drawn, and finding which needs no whole sort.
+  const double total = total_mass(candidates_);
+  return st.sorted ? draw(candidates_, total, rng_)
+                   : draw_in_sorted_order(candidates_, total, rng_);
+}
+
+bool Sampler::stage_on(SamplerStage stage) const {
+  switch (stage) {
+  case SamplerStage::kPenalties:
+    return params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
+           params_.presence_penalty != 0.0f;
+  case SamplerStage::kDry:
+    return params_.dry.multiplier != 0.0f;
+  case SamplerStage::kTopNSigma:
+    return params_.top_n_sigma > 0.0f;
+  case SamplerStage::kTopK:
+    return params_.top_k > 0;
+  case SamplerStage::kTemperature:
+    return true;
+  case SamplerStage::kTypicalP:
+    return params_.typical_p < 1.0f;
+  case SamplerStage::kTopP:
+    return params_.top_p < 1.0f;
+  case SamplerStage::kMinP:
+    return params_.min_p > 0.0f;
+  case SamplerStage::kXtc:
+    return params_.xtc_probability > 0.0f;
   }
-  const double total = compute_probabilities(sorted);
-  return draw(candidates_, total, rng_);
+  return false;
+}
+
+bool Sampler::min_p_follows(size_t i) const {
+  for (size_t j = i + 1; j < params_.order.size(); ++j)
+    if (stage_on(params_.order[j]))
+      return params_.order[j] == SamplerStage::kMinP;
+  return false;
+}
+
+void Sampler::ensure_probs(ChainState& st) {
+  if (st.probs)
+    return;
+  const size_t before = candidates_.size();
+  softmax(candidates_, st.temperature);
+  st.probs = st.normalized = true;
+  if (candidates_.size() != before) // a non-finite top logit leaves it alone
+    st = {false, true, true, true, st.temperature};
+}
+
+void Sampler::typical_stage(ChainState& st) {
+  ensure_probs(st);
+  if (!st.sorted) // so the entropy is summed in one order, whatever came before
+    sort_most_likely(candidates_);
+  if (!st.normalized)
+    renormalize(candidates_);
+  keep_typical(candidates_, params_.typical_p);
+  st = {false, true, true, true, st.temperature};
+}
+
+void Sampler::top_p_stage(ChainState& st, bool min_p_next) {
+  ensure_probs(st);
+  const double target = st.normalized ? params_.top_p : params_.top_p * total_mass(candidates_);
+  if (!st.sorted) {
+    if (min_p_next) {
+      // What min-p drops goes first: the sorted survivors are a prefix of the sorted
+      // whole, so top-p's cut among them is the one it makes in the whole.
+      double top = 0.0;
+      for (const Candidate& c : candidates_)
+        top = std::max(top, c.prob);
+      const double threshold = params_.min_p * top;
+      std::erase_if(candidates_, [&](const Candidate& c) { return !(c.prob >= threshold); });
+      sort_most_likely(candidates_);
+    } else {
+      // Ever longer sorted heads, until one holds the mass.
+      for (size_t m = 64;; m *= 4) {
+        if (m >= candidates_.size()) {
+          sort_most_likely(candidates_);
+          break;
+        }
+        sort_most_likely_head(candidates_, m);
+        if (total_mass(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(m)) >=
+            target) {
+          candidates_.resize(m);
+          break;
+        }
+      }
+    }
+  }
+  keep_top_p(candidates_, target);
+  st = {false, true, true, false, st.temperature};
+}
+
+void Sampler::min_p_stage(ChainState& st) {
+  ensure_probs(st);
+  if (!st.sorted) {
+    double top = 0.0;
+    for (const Candidate& c : candidates_)
+      top = std::max(top, c.prob);
+    const double threshold = params_.min_p * top;
+    std::erase_if(candidates_, [&](const Candidate& c) { return !(c.prob >= threshold); });
+    sort_most_likely(candidates_);
+  }
+  keep_min_p(candidates_, params_.min_p);
+  st = {false, true, true, false, st.temperature};
+}
+
+void Sampler::xtc_stage(ChainState& st) {
+  ensure_probs(st);
+  if (!st.sorted) {
+    sort_most_likely(candidates_);
+    st.sorted = true;
+    st.identity = false;
+  }
+  // XTC's coin is drawn only while two tokens are left, so with it off every other draw
+  // is as before.
+  if (candidates_.size() < 2 || !(rng_.next_float() < params_.xtc_probability))
+    return;
+  renormalize(candidates_);
+  exclude_top_choices(candidates_, params_.xtc_threshold);
+  st.normalized = true;
 }
 
 double Sampler::step_temperature() const {
@@ -156,7 +238,7 @@ bool Sampler::apply_filter() {
   return !candidates_.empty();
 }
 
-void Sampler::fill_penalized(std::span<const float> logits, std::span<const TokenId> history) {
+void Sampler::fill_penalized(std::span<const float> logits) {
   candidates_.resize(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) {
     // NaN would poison every comparison below; treat it as impossible.
@@ -166,33 +248,58 @@ void Sampler::fill_penalized(std::span<const float> logits, std::span<const Toke
   for (const LogitBias &b : params_.logit_bias)
     if (static_cast<size_t>(b.token) < candidates_.size())
       candidates_[b.token].logit += b.bias;
-  apply_repetition_penalties(history);
-  dry_.apply(params_.dry, params_.dry_breakers.get(), history, candidates_);
+  // Greedy runs no other stage, so every penalty applies whatever its place.
+  const bool greedy = params_.temperature <= 0.0f;
+  chain_start_ = 0;
+  for (SamplerStage stage : params_.order) {
+    const bool penalty = stage == SamplerStage::kPenalties || stage == SamplerStage::kDry;
+    if (!penalty && !greedy)
+      break;
+    if (penalty)
+      apply_penalty_stage(stage, true);
+    ++chain_start_;
+  }
 }
 
-void Sampler::apply_repetition_penalties(std::span<const TokenId> history) {
+void Sampler::apply_penalty_stage(SamplerStage stage, bool by_id) {
+  if (stage == SamplerStage::kDry)
+    dry_.apply(params_.dry, params_.dry_breakers.get(), history_, candidates_, by_id);
+  else
+    apply_repetition_penalties(by_id);
+}
+
+void Sampler::apply_repetition_penalties(bool by_id) {
   const bool penalties = params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
                          params_.presence_penalty != 0.0f;
-  if (!penalties || params_.repeat_last_n == 0 || history.empty())
+  if (!penalties || params_.repeat_last_n == 0 || history_.empty())
     return;
   const size_t window = params_.repeat_last_n < 0
-                            ? history.size()
-                            : std::min(history.size(), static_cast<size_t>(params_.repeat_last_n));
-  recent_.assign(history.end() - static_cast<std::ptrdiff_t>(window), history.end());
+                            ? history_.size()
+                            : std::min(history_.size(), static_cast<size_t>(params_.repeat_last_n));
+  recent_.assign(history_.end() - static_cast<std::ptrdiff_t>(window), history_.end());
   std::sort(recent_.begin(), recent_.end());
+  auto penalize = [&](float& logit, size_t count) {
+    logit = logit > 0.0f ? logit / params_.repeat_penalty : logit * params_.repeat_penalty;
+    logit -= static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty;
+  };
+  if (!by_id) {
+    for (Candidate& c : candidates_) {
+      const auto [lo, hi] = std::equal_range(recent_.begin(), recent_.end(), c.id);
+      if (lo != hi)
+        penalize(c.logit, static_cast<size_t>(hi - lo));
+    }
+    return;
+  }
   // Each distinct token once, with how often it occurs in the window.
   for (size_t i = 0; i < recent_.size();) {
     size_t j = i;
     while (j < recent_.size() && recent_[j] == recent_[i])
       ++j;
     const TokenId id = recent_[i];
-    const auto count = static_cast<float>(j - i);
+    const size_t count = j - i;
     i = j;
-    if (id < 0 || static_cast<size_t>(id) >= candidates_.size())
-      continue;
-    float &logit = candidates_[id].logit;
-    logit = logit > 0.0f ? logit / params_.repeat_penalty : logit * params_.repeat_penalty;
-    logit -= count * params_.frequency_penalty + params_.presence_penalty;
+    if (id >= 0 && static_cast<size_t>(id) < candidates_.size())
+      penalize(candidates_[id].logit, count);
   }
 }
 
@@ -213,58 +320,6 @@ bool Sampler::keep_top_k() {
   sort_most_likely_head(candidates_, k);
   candidates_.resize(k);
   return true;
-}
-
-void Sampler::sort_what_the_cuts_keep() {
-  // Typical needs every probability; with no cut but XTC, XTC needs the most likely first.
-  if (params_.typical_p < 1.0f || (params_.top_p >= 1.0f && params_.min_p <= 0.0f)) {
-    sort_most_likely(candidates_);
-    return;
-  }
-  if (params_.min_p > 0.0f) {
-    // What min-p drops goes first: the sorted survivors are a prefix of the sorted whole,
-    // so top-p's cut among them is the one it makes in the whole.
-    double top = 0.0;
-    for (const Candidate& c : candidates_)
-      top = std::max(top, c.prob);
-    const double threshold = params_.min_p * top;
-    std::erase_if(candidates_, [&](const Candidate& c) { return !(c.prob >= threshold); });
-    sort_most_likely(candidates_);
-    return;
-  }
-  // top-p alone: ever longer sorted heads, until one holds the mass.
-  for (size_t m = 64;; m *= 4) {
-    if (m >= candidates_.size()) {
-      sort_most_likely(candidates_);
-      return;
-    }
-    sort_most_likely_head(candidates_, m);
-    if (total_mass(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(m)) >=
-        params_.top_p) {
-      candidates_.resize(m);
-      return;
-    }
-  }
-}
-
-double Sampler::compute_probabilities(bool sorted) {
-  softmax(candidates_, step_temperature());
-  if (!sorted)
-    sort_what_the_cuts_keep();
-  if (params_.typical_p < 1.0f)
-    keep_typical(candidates_, params_.typical_p);
-  if (params_.top_p < 1.0f)
-    keep_top_p(candidates_, params_.top_p);
-  if (params_.min_p > 0.0f)
-    keep_min_p(candidates_, params_.min_p);
-  // XTC's coin is drawn only while it is on and two tokens are left, so with it off every
-  // other draw is as before.
-  if (params_.xtc_probability > 0.0f && candidates_.size() >= 2 &&
-      rng_.next_float() < params_.xtc_probability) {
-    renormalize(candidates_);
-    exclude_top_choices(candidates_, params_.xtc_threshold);
-  }
-  return total_mass(candidates_);
 }
 
 } // namespace pshard

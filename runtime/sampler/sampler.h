@@ -1,12 +1,17 @@
 // Sampler: picks the next token from a row of logits.
 //
-// The chain, in order: logit biases -> penalties (repetition, frequency, presence) ->
-// DRY -> the filter, if any -> (temperature <= 0: argmax) -> top-n-sigma -> top-k ->
-// temperature (fixed, or dynamic by the entropy) -> softmax -> either Mirostat, or
-// typical -> top-p -> min-p -> XTC -> draw. Each stage is off by default but top-k,
-// top-p and min-p (runtime/sampler/sampler_stages.h, dry_penalty.h, mirostat.h).
-// Draws come from a seeded Pcg32 (runtime/sampler/random.h), so a seed gives
-// the same tokens on every platform.
+// The chain: logit biases, then the stages in `order` (runtime/sampler/sampler_order.h),
+// then a draw. pshard's order: penalties (repetition, frequency, presence) -> DRY ->
+// top-n-sigma -> top-k -> temperature (fixed, or dynamic by the entropy) -> typical ->
+// top-p -> min-p -> XTC; llama.cpp's puts the temperature last. A stage whose setting is
+// off does nothing; each is off by default but the penalties' window, top-k, top-p and
+// min-p (runtime/sampler/sampler_stages.h, dry_penalty.h, mirostat.h). The stages that
+// read probabilities (typical, top-p, min-p, XTC) take the softmax of the tokens left at
+// the temperature applied so far (1 before the temperature's stage, as in llama.cpp); a
+// stage left out of the order does not run (no temperature: 1). Two settings override
+// the order: temperature <= 0 takes the argmax after every penalty and DRY, and Mirostat
+// replaces every stage but the penalties and DRY. Draws come from a seeded Pcg32
+// (runtime/sampler/random.h), so a seed gives the same tokens on every platform.
 //
 //   SamplerParams params;
 //   params.seed = 1234;
@@ -15,8 +20,8 @@
 //
 // A Sampler keeps scratch buffers and its generator; use one per sequence and
 // thread. With a TokenFilter (set_filter: a grammar, for one) it samples only among
-// the tokens the filter allows, after the penalty and before the rest of the chain,
-// so the draw is from the model's distribution restricted to them.
+// the tokens the filter allows, after the leading penalties and before the rest of the
+// chain, so the draw is from the model's distribution restricted to them.
 #pragma once
 
 #include "runtime/core/status.h"
@@ -24,6 +29,7 @@
 #include "runtime/sampler/dry_penalty.h"
 #include "runtime/sampler/mirostat.h"
 #include "runtime/sampler/random.h"
+#include "runtime/sampler/sampler_order.h"
 #include "runtime/sampler/token_filter.h"
 #include "runtime/tokenizer/token_id.h"
 
@@ -68,6 +74,7 @@ struct SamplerParams {
   // Per token id: a DRY sequence breaker (runtime/tokenizer/tokens_containing.h makes
   // it from strings); null: none.
   std::shared_ptr<const std::vector<bool>> dry_breakers;
+  SamplerOrder order = default_sampler_order(); // the stages and their order
 };
 
 // kInvalidArgument naming the field when a parameter is out of its range:
@@ -78,7 +85,7 @@ struct SamplerParams {
 // top_n_sigma finite, XTC's probability and threshold in [0, 1], dynatemp_range finite
 // and >= 0, dynatemp_exponent finite and > 0, mirostat 0, 1 or 2 with tau and eta finite
 // and >= 0, DRY's multiplier finite and >= 0, base finite and >= 1, allowed_length >= 1,
-// penalty_last_n >= -1.
+// penalty_last_n >= -1; no stage twice in the order.
 Status validate_sampler_params(const SamplerParams &params);
 
 class Sampler {
@@ -107,27 +114,52 @@ public:
   const SamplerParams &params() const { return params_; }
 
 private:
-  void fill_penalized(std::span<const float> logits, std::span<const TokenId> history);
+  // Where the chain stands as it runs (run_chain).
+  struct ChainState {
+    bool identity = true;    // candidates_ is the whole vocabulary, indexed by token id
+    bool sorted = false;     // most likely first
+    bool probs = false;      // prob holds the softmax at `temperature` (of a superset, maybe)
+    bool normalized = false; // ... of the candidates as they stand, so it sums to 1
+    double temperature = 1.0;
+  };
+
+  // Logits and biases into candidates_, then the penalty stages (penalties, DRY) that lead
+  // the order, or all of them when sampling greedily; chain_start_ is where the rest begin.
+  void fill_penalized(std::span<const float> logits);
+  // The penalties or DRY: by index into candidates_ with `by_id`, else by lookup.
+  void apply_penalty_stage(SamplerStage stage, bool by_id);
   // Repetition, frequency and presence penalties over the last repeat_last_n tokens.
-  void apply_repetition_penalties(std::span<const TokenId> history);
+  void apply_repetition_penalties(bool by_id);
   TokenId argmax() const;
   // Keeps only the candidates the filter allows; false when none is left.
   bool apply_filter();
-  TokenId sample_unfiltered();
+  // `whole`: candidates_ is still the whole vocabulary by token id.
+  TokenId sample_unfiltered(bool whole);
+  TokenId sample_mirostat(bool whole);
+  // The order's stages from chain_start_, then the draw.
+  TokenId run_chain(bool whole);
+  bool stage_on(SamplerStage stage) const;
+  // Whether the next stage after order[i] that is on is min-p.
+  bool min_p_follows(size_t i) const;
   // Cuts candidates_ to the top_k most likely, sorted (highest logit first), and returns
   // true; false with top-k off, leaving them as they are.
   bool keep_top_k();
-  // With top-k off: sorts what top-p and min-p will keep (a vocabulary of 150K tokens is
-  // sorted whole only when no cut is on), after the softmax.
-  void sort_what_the_cuts_keep();
-  // Softmax with the step's temperature, then the truncation stages; returns the mass left.
-  double compute_probabilities(bool sorted);
+  void ensure_probs(ChainState& st);
+  void typical_stage(ChainState& st);
+  // top-p, on sorted candidates or, finding the cut without sorting them all, on unsorted
+  // ones: after min-p's cut when min-p comes next (the two cuts commute), else by ever
+  // longer sorted heads until one holds the mass.
+  void top_p_stage(ChainState& st, bool min_p_next);
+  void min_p_stage(ChainState& st);
+  void xtc_stage(ChainState& st);
   // The temperature, or the dynamic one for the candidates as they stand.
   double step_temperature() const;
 
   SamplerParams params_;
   Pcg32 rng_;
   std::vector<Candidate> candidates_;
+  std::span<const TokenId> history_; // the current sample()'s
+  size_t chain_start_ = 0;
   std::vector<TokenId> recent_;
   DryPenalty dry_;
   float mirostat_mu_ = 0.0f;

@@ -91,7 +91,7 @@ void renormalize(std::vector<Candidate>& candidates) {
       c.prob /= total;
 }
 
-void keep_top_p(std::vector<Candidate>& candidates, float p) {
+void keep_top_p(std::vector<Candidate>& candidates, double p) {
   double cumulative = 0.0;
   for (size_t i = 0; i < candidates.size(); ++i) {
     cumulative += candidates[i].prob;

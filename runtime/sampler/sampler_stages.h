@@ -31,8 +31,9 @@ void softmax(std::vector<Candidate>& candidates, double temperature);
 // Divides every probability by their sum (after a stage dropped some).
 void renormalize(std::vector<Candidate>& candidates);
 
-// top-p: the smallest prefix (most likely first) whose mass reaches p. Sorted in.
-void keep_top_p(std::vector<Candidate>& candidates, float p);
+// top-p: the smallest prefix (most likely first) whose mass reaches p (of a set whose
+// probabilities sum to 1; else scale p by their sum). Sorted in.
+void keep_top_p(std::vector<Candidate>& candidates, double p);
 // min-p: drops the tokens below p x the most likely one's probability. Sorted in.
 void keep_min_p(std::vector<Candidate>& candidates, float p);
 

@@ -196,7 +196,24 @@ def structured(tmp):
             "--mirostat", "2", "--typical", "0.5", "--xtc-probability", "0.5", "--top-nsigma",
             "1", "--dynatemp-range", "0.5")
     check("the stage flags run", p.returncode == 0, p.stderr)
-    for flags, says in [(["--mirostat", "3"], "--mirostat"),
+    # --samplers / --sampling-seq: without the temperature's stage the draws are those at
+    # temperature 1, whichever spelling names the order.
+    free = ["-p", "Once upon a time", "-n", "24", "--top-k", "0", "--top-p", "1", "--min-p", "0",
+            "--seed", "3"]
+    hot = run(run_bin, "-m", stories, *free, "--temp", "1.6")
+    at_one = run(run_bin, "-m", stories, *free, "--temp", "1")
+    untempered = run(run_bin, "-m", stories, *free, "--temp", "1.6", "--samplers", "top_k;top_p")
+    by_letters = run(run_bin, "-m", stories, *free, "--temp", "1.6", "--sampling-seq", "kp")
+    check("--samplers without temperature samples at 1",
+          untempered.returncode == 0 and untempered.stdout == at_one.stdout and
+          untempered.stdout != hot.stdout, (untempered.stderr, untempered.stdout, hot.stdout))
+    check("--sampling-seq kp is --samplers top_k;top_p", by_letters.stdout == untempered.stdout,
+          by_letters.stderr)
+    for flags, says in [(["--samplers", "top_k;top_q"], "unknown sampler 'top_q'"),
+                        (["--sampling-seq", "kz"], "'z'"),
+                        (["--samplers", "temp;temperature"], "twice"),
+                        (["--samplers", "top_k", "--sampler-seq", "k"], "excludes"),
+                        (["--mirostat", "3"], "--mirostat"),
                         (["--dry-base", "0.5"], "--dry-base"),
                         (["--dry-sequence-breaker", "\\q"], "unknown escape"),
                         (["--dry-sequence-breaker", ""], "empty breaker"),

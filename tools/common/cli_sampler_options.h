@@ -1,6 +1,7 @@
 // llama.cpp's sampler flags beyond --temp, --top-k, --top-p and --min-p: typical,
-// top-n-sigma, XTC, dynamic temperature, Mirostat and DRY (runtime/sampler/sampler.h
-// says what each does). Header-only and CLI11-dependent: include it from the mains.
+// top-n-sigma, XTC, dynamic temperature, Mirostat, DRY and the stages' order (--samplers,
+// --sampling-seq; runtime/sampler/sampler.h says what each does). Header-only and CLI11-dependent:
+// include it from the mains.
 //
 //   cli::add_sampler_stage_options(app, o.sampling, o.dry_breaker_args);
 //   PSHARD_ASSIGN_OR_RETURN(o.dry_breakers, cli::dry_breakers(o.dry_breaker_args));
@@ -8,6 +9,7 @@
 
 #include "runtime/core/status.h"
 #include "runtime/sampler/sampler.h"
+#include "runtime/sampler/sampler_order.h"
 #include "tools/common/cli_checks.h"
 
 #include <CLI/CLI.hpp>
@@ -62,6 +64,28 @@ inline void add_sampler_stage_options(CLI::App& app, SamplerParams& s,
                  "DRY: how many last tokens to look for repeats in (-1: all, 0: off)")
       ->check(at_least(-1))
       ->capture_default_str();
+  auto order_flag = [&s](const char* flag, auto parse) {
+    return [&s, flag, parse](const std::string& text) {
+      Result<SamplerOrder> order = parse(text);
+      if (!order.ok())
+        throw CLI::ValidationError(flag, order.status().message());
+      s.order = std::move(*order);
+    };
+  };
+  auto* samplers = app.add_option_function<std::string>(
+      "--samplers",
+      order_flag("--samplers", [](const std::string& t) { return parse_sampler_names(t); }),
+      "the sampler stages in order, separated by ';' (llama.cpp's names; a stage left out "
+      "does not run); llama.cpp's order: "
+      "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature. Default: " +
+          sampler_order_names(default_sampler_order()));
+  app.add_option_function<std::string>(
+         "--sampling-seq,--sampler-seq",
+         order_flag("--sampling-seq",
+                    [](const std::string& t) { return parse_sampler_letters(t); }),
+         "--samplers by letters: e(penalties) d(ry) s(top_n_sigma) k(top_k) y(typ_p) "
+         "p(top_p) m(in_p) x(tc) t(emperature); llama.cpp's order: edskypmxt")
+      ->excludes(samplers);
   app.add_option("--dry-sequence-breaker", dry_breaker_args,
                  "DRY: text that ends a repeat (\\n, \\t, \\\\ and \\\" escapes); repeatable; "
                  "replaces the defaults \\n : \" *; \"none\": no breakers");

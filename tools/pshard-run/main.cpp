@@ -78,6 +78,7 @@ Status run(RunOptions o) {
   if (o.dry_breakers)
     o.dry_breaker_cstrs = c_strings(*o.dry_breakers);
   PSHARD_RETURN_IF_ERROR(validate_sampler_params(o.sampling));
+  o.sampler_names = sampler_order_names(o.sampling.order);
   if (!o.grammar_file.empty()) {
     PSHARD_ASSIGN_OR_RETURN(o.grammar, read_text_file(o.grammar_file, "grammar file"));
   }

@@ -29,6 +29,8 @@ struct RunOptions {
   // and as C strings for the C API.
   std::optional<std::vector<std::string>> dry_breakers;
   std::vector<const char*> dry_breaker_cstrs;
+  // sampling.order as the C API takes it (run() fills it; nullopt: the default order).
+  std::optional<std::string> sampler_names;
   int64_t seed = -1; // -1: a random seed, reported in the output
   bool ignore_eos = false;
   bool parse_special = true; // --no-parse-special: "<s>" etc. in the prompt stay text

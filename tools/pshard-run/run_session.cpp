@@ -100,6 +100,8 @@ pshard_generate_params generate_params(const RunOptions& o, uint64_t seed) {
     gp.dry_sequence_breakers = o.dry_breaker_cstrs.data();
     gp.n_dry_sequence_breakers = o.dry_breaker_cstrs.size();
   }
+  if (o.sampler_names)
+    gp.samplers = o.sampler_names->c_str();
   gp.logit_bias = o.logit_bias.data();
   gp.n_logit_bias = o.logit_bias.size();
   gp.grammar = o.grammar.empty() ? nullptr : o.grammar.c_str();

@@ -258,7 +258,7 @@ FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest&
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "presence_penalty", presence, -2, 2));
   g.frequency_penalty = static_cast<float>(frequency);
   g.presence_penalty = static_cast<float>(presence);
-  PSHARD_RETURN_IF_FIELD_ERROR(read_sampler_stages(body, g, r.dry_breakers));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_sampler_stages(body, g, r.sampler_strings));
   if (top_p == 0) { // OpenAI's top_p 0: only the most likely token
     temperature = 0;
     top_p = 1;

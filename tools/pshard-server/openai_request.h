@@ -7,6 +7,7 @@
 
 #include "tools/pshard-server/api_error.h"
 #include "tools/pshard-server/reasoning.h"
+#include "tools/pshard-server/sampler_fields.h"
 #include "tools/pshard-server/serving_engine.h"
 #include "tools/pshard-server/structured_output.h"
 #include "tools/pshard-server/tool_calls.h"
@@ -43,8 +44,8 @@ struct GenerationRequest {
   pshard_generate_params sampling = pshard_generate_default_params(); // n_predict unused
   StructuredOutput output; // response_format, json_schema or grammar
   std::vector<pshard_logit_bias> logit_bias;
-  // dry_sequence_breakers: nullopt for the defaults (request_runner points sampling at it).
-  std::optional<std::vector<std::string>> dry_breakers;
+  // dry_sequence_breakers and samplers (request_runner points sampling at them).
+  SamplerStrings sampler_strings;
   std::optional<ToolUse> tools; // chat with `tools` (and tool_choice not "none")
   ReasoningOptions reasoning;   // chat: how the answer's reasoning is sent, thinking on/off
 };

@@ -30,12 +30,15 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   gp.top_logprobs = static_cast<int32_t>(r.top_logprobs);
   gp.logit_bias = r.logit_bias.data();
   gp.n_logit_bias = r.logit_bias.size();
+  const SamplerStrings& strings = r.sampler_strings; // copied by pshard_batch_add
   const std::vector<const char*> dry_breakers =
-      r.dry_breakers ? c_strings(*r.dry_breakers) : std::vector<const char*>{};
-  if (r.dry_breakers) { // copied by pshard_batch_add
+      strings.dry_breakers ? c_strings(*strings.dry_breakers) : std::vector<const char*>{};
+  if (strings.dry_breakers) {
     gp.dry_sequence_breakers = dry_breakers.data();
     gp.n_dry_sequence_breakers = dry_breakers.size();
   }
+  if (strings.samplers)
+    gp.samplers = strings.samplers->c_str();
   gp.grammar = r.output.grammar.empty() ? nullptr : r.output.grammar.c_str();
   gp.grammar_trigger = r.output.trigger.empty() ? nullptr : r.output.trigger.c_str();
   if (r.tools) {

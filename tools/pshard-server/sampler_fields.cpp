@@ -1,5 +1,8 @@
 #include "tools/pshard-server/sampler_fields.h"
 
+#include "runtime/sampler/sampler_order.h"
+
+#include <algorithm>
 #include <tuple>
 
 namespace pshard::server {
@@ -23,10 +26,32 @@ FieldError read_int(const json& body, const char* key, int32_t& out, int64_t lo,
   return std::nullopt;
 }
 
+// `samplers` as llama-server takes it: an array of names or a string of letters.
+FieldError read_sampler_order(const json& body, std::optional<std::string>& out) {
+  auto it = body.find("samplers");
+  if (it == body.end() || it->is_null())
+    return std::nullopt;
+  Result<SamplerOrder> order = invalid_argument("");
+  if (it->is_string()) {
+    order = parse_sampler_letters(it->get<std::string>());
+  } else if (it->is_array() && it->size() <= 32 &&
+             std::all_of(it->begin(), it->end(), [](const json& n) { return n.is_string(); })) {
+    order = parse_sampler_names(it->get<std::vector<std::string>>());
+  } else {
+    return bad_request("'samplers' must be an array of sampler names (\"top_k\", \"min_p\", "
+                       "\"temperature\", ...) or a string of their letters (\"kmt\")",
+                       "samplers", "invalid_type");
+  }
+  if (!order.ok())
+    return bad_request("'samplers': " + order.status().message(), "samplers", "invalid_value");
+  out = sampler_order_names(*order);
+  return std::nullopt;
+}
+
 } // namespace
 
 FieldError read_sampler_stages(const json& body, pshard_generate_params& g,
-                               std::optional<std::vector<std::string>>& dry_breakers) {
+                               SamplerStrings& strings) {
   constexpr double kLarge = 1e9;
   if (auto e = read_float(body, "typical_p", g.typical_p, 0, 1))
     return e;
@@ -60,9 +85,9 @@ FieldError read_sampler_stages(const json& body, pshard_generate_params& g,
                            "dry_sequence_breakers", "invalid_value");
       breakers.push_back(b.get<std::string>());
     }
-    dry_breakers = std::move(breakers);
+    strings.dry_breakers = std::move(breakers);
   }
-  return std::nullopt;
+  return read_sampler_order(body, strings.samplers);
 }
 
 } // namespace pshard::server

@@ -1,5 +1,6 @@
 // llama-server's sampler fields beyond OpenAI's: typical_p, top_n_sigma, xtc_*,
-// dynatemp_*, mirostat*, dry_* (runtime/sampler/sampler.h says what each does), read
+// dynatemp_*, mirostat*, dry_* and samplers (runtime/sampler/sampler.h says what each
+// does), read
 // from a completion or chat request into the C API's params. A value out of range is a
 // 400 naming the field.
 #pragma once
@@ -17,15 +18,24 @@ namespace pshard::server {
 
 // Their names, for the APIs translated into a chat request (Responses, Anthropic), which
 // pass them through.
-inline constexpr std::array<const char*, 14> kSamplerStageFields = {
-    "typical_p",          "top_n_sigma",          "xtc_probability", "xtc_threshold",
-    "dynatemp_range",     "dynatemp_exponent",    "mirostat",        "mirostat_tau",
-    "mirostat_eta",       "dry_multiplier",       "dry_base",        "dry_allowed_length",
-    "dry_penalty_last_n", "dry_sequence_breakers"};
+inline constexpr std::array<const char*, 15> kSamplerStageFields = {
+    "typical_p",          "top_n_sigma",           "xtc_probability", "xtc_threshold",
+    "dynatemp_range",     "dynatemp_exponent",     "mirostat",        "mirostat_tau",
+    "mirostat_eta",       "dry_multiplier",        "dry_base",        "dry_allowed_length",
+    "dry_penalty_last_n", "dry_sequence_breakers", "samplers"};
 
-// Reads them into `g`; `dry_breakers` gets dry_sequence_breakers (nullopt when absent: the
-// defaults; at most 32 non-empty strings), which the caller points g at when it submits.
+// The fields the C API takes as strings, which the caller points the params at when it
+// submits; nullopt when absent.
+struct SamplerStrings {
+  // dry_sequence_breakers: at most 32 non-empty strings; nullopt: the defaults.
+  std::optional<std::vector<std::string>> dry_breakers;
+  // samplers (an array of llama.cpp's names, or a string of its letters, "edskypmxt"),
+  // as the C API's ';'-separated names; nullopt: the default order.
+  std::optional<std::string> samplers;
+};
+
+// Reads them into `g` and `strings`.
 FieldError read_sampler_stages(const nlohmann::json& body, pshard_generate_params& g,
-                               std::optional<std::vector<std::string>>& dry_breakers);
+                               SamplerStrings& strings);
 
 } // namespace pshard::server

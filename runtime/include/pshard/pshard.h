@@ -496,9 +496,10 @@ typedef struct pshard_generate_params {
   const pshard_token* held;
   size_t n_held;
   /* llama.cpp's other samplers, by its names and defaults. The chain: logit_bias ->
-   * penalties -> DRY -> grammar -> (temperature <= 0: greedy) -> top_n_sigma -> top_k ->
-   * temperature (dynamic with dynatemp_range) -> softmax -> Mirostat, or typical_p ->
-   * top_p -> min_p -> XTC -> draw.
+   * grammar -> the stages in `samplers`' order (by default penalties -> DRY -> top_n_sigma
+   * -> top_k -> temperature (dynamic with dynatemp_range) -> typical_p -> top_p -> min_p
+   * -> XTC) -> draw; temperature <= 0: greedy after the penalties and DRY; Mirostat
+   * replaces every stage but those two.
    * typical_p: locally typical sampling, in (0, 1]; 1 (default): off.
    * top_n_sigma: keep the logits within n standard deviations of the largest; <= 0
    * (default): off. xtc_probability (default 0: off): how often "exclude top choices"
@@ -531,6 +532,15 @@ typedef struct pshard_generate_params {
   int32_t dry_penalty_last_n;
   const char* const* dry_sequence_breakers;
   size_t n_dry_sequence_breakers;
+  /* The sampler's stages in order, as llama.cpp's --samplers: names separated by ';'
+   * among penalties, dry, top_n_sigma, top_k, typ_p, top_p, min_p, xtc, temperature
+   * (or llama.cpp's other spellings: "top-k", "topk", "nucleus", "temp", ...). A stage
+   * left out does not run (no temperature: 1); those that read probabilities (typ_p,
+   * top_p, min_p, xtc) take the softmax of the tokens left at the temperature applied
+   * before them. "penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature" is
+   * llama.cpp's order. NULL (default): pshard's order, above. An unknown name or a stage
+   * named twice: PSHARD_ERROR_INVALID_ARGUMENT. Copied by the call. */
+  const char* samplers;
 } pshard_generate_params;
 
 PSHARD_API pshard_generate_params pshard_generate_default_params(void);

@@ -1,10 +1,9 @@
 // What each sampler stage costs per token on a real vocabulary: finds the tokens holding
 // DRY's default breakers once (what a model pays on its first DRY request), then samples
 // from logits shaped like a model's (normal, a few strong candidates) with the default
-// chain and with each stage added, DRY over 4K- and 32K-token histories, and top-k off
-// against what it cost when the whole vocabulary was sorted, printing medians of
-// per-token microseconds and the ratio to the default chain, measured side by side in
-// rounds.
+// chain, with each stage added and in other orders, DRY over 4K- and 32K-token histories, and top-k
+// off against what it cost when the whole vocabulary was sorted, printing medians of per-token
+// microseconds and the ratio to the default chain, measured side by side in rounds.
 //
 //   build-test/tests/bench/sampler_bench ../shared/vocab/ggml-vocab-qwen2.gguf
 #include "runtime/gguf/gguf_file.h"
@@ -98,7 +97,19 @@ int main(int argc, char** argv) {
       {"+ dynatemp 0.5", [](SamplerParams& p) { p.dynatemp_range = 0.5f; }},
       {"mirostat 2 (whole vocabulary)", [](SamplerParams& p) { p.mirostat = 2; }},
       {"mirostat 1 (whole vocabulary)", [](SamplerParams& p) { p.mirostat = 1; }},
+      {"llama.cpp's order (temperature last)",
+       [](SamplerParams& p) { p.order = llama_cpp_sampler_order(); }},
       {"top-k 0 (top-p 0.95, min-p 0.05)", [](SamplerParams& p) { p.top_k = 0; }},
+      {"top-k 0, llama.cpp's order",
+       [](SamplerParams& p) {
+         p.top_k = 0;
+         p.order = llama_cpp_sampler_order();
+       }},
+      {"top-k 0, min-p before top-p",
+       [](SamplerParams& p) {
+         p.top_k = 0;
+         p.order = {SamplerStage::kTemperature, SamplerStage::kMinP, SamplerStage::kTopP};
+       }},
       {"top-k 0, top-p 1, min-p 0.1",
        [](SamplerParams& p) {
          p.top_k = 0;

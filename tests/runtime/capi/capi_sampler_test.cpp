@@ -180,6 +180,38 @@ TEST(CApiSampler, EachStageChangesASeededAnswerAndRepeatsIt) {
   }
 }
 
+TEST(CApiSampler, SamplersOrderTheStagesAndLeaveOutTheUnnamed) {
+  SKIP_WITHOUT_MODEL();
+  Model model;
+  pshard_generate_params base = pshard_generate_default_params();
+  base.n_predict = 48;
+  base.temperature = 1.5f;
+  base.top_k = 0;
+  base.top_p = 1;
+  base.min_p = 0;
+  base.seed = 7;
+  base.ignore_eos = true;
+  Answer plain;
+  ASSERT_EQ(model.answer(base, &plain), PSHARD_OK) << pshard_last_error();
+  // pshard's order named is pshard's order.
+  pshard_generate_params named = base;
+  named.samplers = "penalties;dry;top_n_sigma;top_k;temperature;typ_p;top_p;min_p;xtc";
+  Answer same;
+  ASSERT_EQ(model.answer(named, &same), PSHARD_OK) << pshard_last_error();
+  EXPECT_EQ(same.tokens, plain.tokens);
+  // Without the temperature's stage the draws are those at temperature 1, on both paths.
+  pshard_generate_params untempered = base;
+  untempered.samplers = "top-k;Nucleus";
+  pshard_generate_params at_one = base;
+  at_one.temperature = 1.0f;
+  Answer a, b;
+  ASSERT_EQ(model.answer(untempered, &a), PSHARD_OK) << pshard_last_error();
+  ASSERT_EQ(model.answer(at_one, &b), PSHARD_OK);
+  EXPECT_NE(a.tokens, plain.tokens);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(model.batch_answer(untempered).tokens, a.tokens);
+}
+
 TEST(CApiSampler, BadValuesNameTheirField) {
   SKIP_WITHOUT_MODEL();
   Model model;
@@ -196,6 +228,8 @@ TEST(CApiSampler, BadValuesNameTheirField) {
          g.dry_sequence_breakers = kNull;
          g.n_dry_sequence_breakers = 2;
        }},
+      {"samplers", [](pshard_generate_params& g) { g.samplers = "top_k;top_q"; }},
+      {"samplers", [](pshard_generate_params& g) { g.samplers = "top_k;topk"; }},
   };
   for (const auto& [field, set] : bad) {
     pshard_generate_params gp = greedy(4);

@@ -43,7 +43,7 @@ TEST(DryPenalty, ARepeatLosesMultiplierTimesBaseToItsExtraLength) {
   p.allowed_length = 2;
   DryPenalty dry;
   auto c = flat(10);
-  dry.apply(p, nullptr, history, c);
+  dry.apply(p, nullptr, history, c, true);
   for (const Candidate& x : c)
     if (x.id == 4)
       EXPECT_FLOAT_EQ(x.logit, -0.8f * 1.75f);
@@ -52,11 +52,11 @@ TEST(DryPenalty, ARepeatLosesMultiplierTimesBaseToItsExtraLength) {
   // A repeat of 3 is free at allowed_length 4, and costs the multiplier alone at 3.
   p.allowed_length = 4;
   c = flat(10);
-  dry.apply(p, nullptr, history, c);
+  dry.apply(p, nullptr, history, c, true);
   EXPECT_EQ(c[4].logit, 0.0f);
   p.allowed_length = 3;
   c = flat(10);
-  dry.apply(p, nullptr, history, c);
+  dry.apply(p, nullptr, history, c, true);
   EXPECT_FLOAT_EQ(c[4].logit, -0.8f);
 }
 
@@ -121,7 +121,7 @@ TEST(DryPenalty, ALongLoopGetsAFiniteProhibitivePenalty) {
   p.multiplier = 0.8f;
   DryPenalty dry;
   auto c = flat(4);
-  dry.apply(p, nullptr, history, c);
+  dry.apply(p, nullptr, history, c, true);
   EXPECT_TRUE(std::isfinite(c[1].logit));
   EXPECT_LE(c[1].logit, -1e29f);
   EXPECT_EQ(c[2].logit, 0.0f); // 2 would not repeat: the text ends on 2 and 1 follows 2

@@ -385,6 +385,19 @@ def structured(s):
             base, max_tokens=32, temperature=1.2, seed=7, **fields))
         check(f"{fields} == pshard-run", p.returncode == 0 and status == 200 and
               body["choices"][0]["text"] == want, (body, want, p.stderr))
+    # `samplers`: an array of names or a string of letters, as pshard-run's --samplers; the
+    # answer without the temperature's stage is pshard-run's at temperature 1.
+    p = run(tool(build, "pshard-run"), "-m", stories, "-p", prompt, "-n", "32", "-t", "1",
+            "--temp", "1", "--seed", "5", "--top-k", "0", "--top-p", "1", "--min-p", "0.02")
+    want = p.stdout[len(prompt):-1]
+    hot = dict(base, max_tokens=32, temperature=1.7, seed=5, top_k=0, top_p=1, min_p=0.02)
+    for order in [["top_k", "min-p"], "km"]:
+        status, body = s.json("POST", "/v1/completions", dict(hot, samplers=order))
+        check(f"samplers {order!r} == pshard-run at temperature 1", p.returncode == 0 and
+              status == 200 and body["choices"][0]["text"] == want, (body, want, p.stderr))
+    status, body = s.json("POST", "/v1/completions", hot)
+    check("... and the temperature's stage changes it", status == 200 and
+          body["choices"][0]["text"] != want, body)
     status, body = s.json("POST", "/v1/chat/completions", {
         "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "mirostat": 3})
     check("mirostat 3 is refused", status == 400 and body["error"]["param"] == "mirostat", body)
