@@ -203,6 +203,11 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
   }
   r.stop_tokens.assign(p.stop_tokens, p.stop_tokens + p.n_stop_tokens);
   r.logprobs = p.logprobs;
+  if (p.t_max_predict_ms < 0)
+    return fail(invalid_argument("pshard_batch_add: t_max_predict_ms must be >= 0 (0: no "
+                                 "limit), got " +
+                                 std::to_string(p.t_max_predict_ms)));
+  r.max_predict_ms = p.t_max_predict_ms;
   if (p.embed) {
     auto embedding = capi::embedding_request(*batch->model, *p.embed);
     if (!embedding.ok())

@@ -79,11 +79,11 @@ TokenId Sampler::run_chain(bool whole) {
       break;
     case SamplerStage::kTopNSigma:
       keep_top_n_sigma(candidates_, params_.top_n_sigma);
-      st.identity = st.normalized = false;
+      st.cut(st.sorted, false);
       break;
     case SamplerStage::kTopK:
       if (keep_top_k())
-        st = {false, true, st.probs, false, st.temperature};
+        st.cut(true, false);
       break;
     case SamplerStage::kTemperature:
       st.temperature = step_temperature();
@@ -149,7 +149,7 @@ void Sampler::ensure_probs(ChainState& st) {
   softmax(candidates_, st.temperature);
   st.probs = st.normalized = true;
   if (candidates_.size() != before) // a non-finite top logit leaves it alone
-    st = {false, true, true, true, st.temperature};
+    st.cut(true, true);
 }
 
 void Sampler::typical_stage(ChainState& st) {
@@ -159,7 +159,7 @@ void Sampler::typical_stage(ChainState& st) {
   if (!st.normalized)
     renormalize(candidates_);
   keep_typical(candidates_, params_.typical_p);
-  st = {false, true, true, true, st.temperature};
+  st.cut(true, true);
 }
 
 void Sampler::top_p_stage(ChainState& st, bool min_p_next) {
@@ -192,7 +192,7 @@ void Sampler::top_p_stage(ChainState& st, bool min_p_next) {
     }
   }
   keep_top_p(candidates_, target);
-  st = {false, true, true, false, st.temperature};
+  st.cut(true, false);
 }
 
 void Sampler::min_p_stage(ChainState& st) {
@@ -206,15 +206,14 @@ void Sampler::min_p_stage(ChainState& st) {
     sort_most_likely(candidates_);
   }
   keep_min_p(candidates_, params_.min_p);
-  st = {false, true, true, false, st.temperature};
+  st.cut(true, false);
 }
 
 void Sampler::xtc_stage(ChainState& st) {
   ensure_probs(st);
   if (!st.sorted) {
     sort_most_likely(candidates_);
-    st.sorted = true;
-    st.identity = false;
+    st.cut(true, st.normalized);
   }
   // XTC's coin is drawn only while two tokens are left, so with it off every other draw
   // is as before.

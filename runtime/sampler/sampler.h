@@ -121,6 +121,12 @@ private:
     bool probs = false;      // prob holds the softmax at `temperature` (of a superset, maybe)
     bool normalized = false; // ... of the candidates as they stand, so it sums to 1
     double temperature = 1.0;
+    // After a stage that dropped or moved candidates.
+    void cut(bool now_sorted, bool now_normalized) {
+      identity = false;
+      sorted = now_sorted;
+      normalized = now_normalized;
+    }
   };
 
   // Logits and biases into candidates_, then the penalty stages (penalties, DRY) that lead

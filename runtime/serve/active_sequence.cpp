@@ -173,8 +173,10 @@ SequenceEvent ActiveSequence::sample(std::span<const float> logits, int64_t cont
   FinishReason finish = FinishReason::kNone;
   if (piece.stopped)
     finish = FinishReason::kStop;
-  else if ((p.max_tokens >= 0 && n_generated_ >= p.max_tokens) || context_left <= 0)
+  else if ((p.max_tokens >= 0 && n_generated_ >= p.max_tokens) || context_left <= 0 ||
+           past_predict_time())
     finish = FinishReason::kLength;
+  newline_seen_ = newline_seen_ || piece.text.find('\n') != std::string::npos;
   SequenceEvent e = event(finish);
   e.token = t;
   e.text = std::move(piece.text);
@@ -188,6 +190,12 @@ SequenceEvent ActiveSequence::sample(std::span<const float> logits, int64_t cont
   if (finish == FinishReason::kNone)
     pending_ = t;
   return e;
+}
+
+bool ActiveSequence::past_predict_time() const {
+  const int64_t limit = request_.params.max_predict_ms;
+  return limit > 0 && newline_seen_ &&
+         std::chrono::steady_clock::now() - first_token_at_ > std::chrono::milliseconds(limit);
 }
 
 SequenceEvent ActiveSequence::end(FinishReason reason, Status error) {

@@ -81,6 +81,8 @@ public:
   SequenceEvent end(FinishReason reason, Status error = Status());
 
 private:
+  // Whether the request's max_predict_ms has run out (after a newline).
+  bool past_predict_time() const;
   SequenceEvent sample(std::span<const float> logits, int64_t context_left);
   // Embedding requests: the rows of prompt positions [first, prompt_done_) its pooling reads.
   void pool(int64_t first, std::span<const float> hidden);
@@ -97,6 +99,7 @@ private:
   int64_t prompt_done_ = 0;
   int64_t reused_ = 0;
   int64_t n_generated_ = 0;
+  bool newline_seen_ = false; // in the generated text (max_predict_ms counts from then)
   std::optional<TokenId> pending_;
   PromptLookup lookup_;
   std::vector<TokenId> draft_;   // proposed for the next pass

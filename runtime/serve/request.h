@@ -71,6 +71,11 @@ struct RequestParams {
   std::vector<std::string> stop_strings; // end it where the text contains one (cut there)
   bool logprobs = false;                 // each token's log-probability in its event
   int32_t top_logprobs = 0;              // and the N most likely alternatives (implies logprobs)
+  // > 0: once the text holds a newline, the first token after generating has taken this
+  // long (from the first token) ends the request with kLength: llama-server's
+  // t_max_predict_ms, which code completion sets so a suggestion stops at a line's end
+  // when it is slow. 0: no limit.
+  int64_t max_predict_ms = 0;
   // Only tokens this allows are sampled (a grammar: runtime/grammar/token_grammar.h);
   // one filter per request, it keeps the request's position. An end-of-generation token
   // it allows ends the request even with ignore_eos.

@@ -376,6 +376,9 @@ void HttpApi::native_completion(const httplib::Request& req, httplib::Response& 
   auto object = parse_object(req.body);
   if (auto* e = std::get_if<ApiError>(&object))
     return send_error(res, *e);
+  bool return_tokens = false; // llama-server's: the generated ids in "tokens"
+  if (auto e = read_field(std::get<json>(object), "return_tokens", return_tokens))
+    return send_error(res, *e);
   auto body = as_completion(engine_, std::move(std::get<json>(object)));
   if (auto* e = std::get_if<ApiError>(&body))
     return send_error(res, *e);
@@ -393,15 +396,19 @@ void HttpApi::native_completion(const httplib::Request& req, httplib::Response& 
         r.logprobs
             ? LogprobWriter(engine_, Endpoint::kCompletions).completion_probabilities(c.tokens)
             : json();
+    std::vector<pshard_token> tokens;
+    if (return_tokens)
+      for (const TokenEvent& t : c.tokens)
+        tokens.push_back(t.token);
     return send(res, native_answer(c.text, c.finish, native_counts(c), engine_.model_id(),
-                                   stop_string_json(r.stop, c.stop_string), probabilities));
+                                   stop_string_json(r.stop, c.stop_string), probabilities, tokens));
   }
   std::optional<LogprobWriter> probabilities;
   if (r.logprobs)
     probabilities.emplace(engine_, Endpoint::kCompletions);
-  stream_events(
-      res, std::move(run),
-      std::make_shared<NativeStream>(engine_.model_id(), r.stop, std::move(probabilities)));
+  stream_events(res, std::move(run),
+                std::make_shared<NativeStream>(engine_.model_id(), r.stop, std::move(probabilities),
+                                               return_tokens));
 }
 
 void HttpApi::responses(const httplib::Request& req, httplib::Response& res) {

@@ -29,8 +29,9 @@ json timings(const NativeCounts& c) {
 
 json native_answer(const std::string& content, pshard_finish_reason finish,
                    const NativeCounts& counts, const std::string& model, const json& stopping_word,
-                   const json& probabilities) {
+                   const json& probabilities, const std::vector<pshard_token>& tokens) {
   json answer = {{"content", content},
+                 {"tokens", tokens},
                  {"stop", true},
                  {"stop_type", finish == PSHARD_FINISH_LENGTH ? "limit"
                                : stopping_word.is_null()      ? "eos"
@@ -48,13 +49,17 @@ json native_answer(const std::string& content, pshard_finish_reason finish,
 
 std::string NativeStream::on_event(const TokenEvent& e) const {
   std::string out;
-  if (probabilities_ && e.token >= 0) // every token, its text whole or not yet
-    out = sse(json{
-        {"content", e.text},
-        {"stop", false},
-        {"completion_probabilities", probabilities_->completion_probabilities(std::span(&e, 1))}});
-  else if (!e.text.empty())
-    out = sse(json{{"content", e.text}, {"stop", false}});
+  if ((probabilities_ || return_tokens_) && e.token >= 0) { // every token, its text whole or not
+    json chunk = {{"content", e.text},
+                  {"tokens", return_tokens_ ? json::array({e.token}) : json::array()},
+                  {"stop", false}};
+    if (probabilities_)
+      chunk["completion_probabilities"] =
+          probabilities_->completion_probabilities(std::span(&e, 1));
+    out = sse(chunk);
+  } else if (!e.text.empty()) {
+    out = sse(json{{"content", e.text}, {"tokens", json::array()}, {"stop", false}});
+  }
   if (e.finish != PSHARD_FINISH_NONE)
     out += sse(native_answer("", e.finish, native_counts(e), model_,
                              stop_string_json(stops_, e.stop_string)));

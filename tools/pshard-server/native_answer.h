@@ -32,21 +32,25 @@ template <typename Event> NativeCounts native_counts(const Event& e) { // TokenE
 // from the prefix cache), prompt_ms (admission to first token, so a wait in the queue
 // counts), predicted_n, predicted_ms and their per-token and per-second figures.
 // With `probabilities` (n_probs: LogprobWriter::completion_probabilities) not null, it is
-// the answer's "completion_probabilities".
+// the answer's "completion_probabilities". "tokens": `tokens` (the generated ids, with
+// return_tokens; else empty, as llama-server sends it).
 nlohmann::json native_answer(const std::string& content, pshard_finish_reason finish,
                              const NativeCounts& counts, const std::string& model,
                              const nlohmann::json& stopping_word,
-                             const nlohmann::json& probabilities = nullptr);
+                             const nlohmann::json& probabilities = nullptr,
+                             const std::vector<pshard_token>& tokens = {});
 
-// That answer streamed: {"content", "stop": false} chunks, the last object at the end;
-// with `probabilities` (a request with n_probs), each token's chunk carries its
-// completion_probabilities entry.
+// That answer streamed: {"content", "tokens", "stop": false} chunks, the last object at
+// the end; with `probabilities` (a request with n_probs) each token's chunk carries its
+// completion_probabilities entry, with `return_tokens` its id in "tokens" (and every
+// token has its chunk, its text whole or not yet).
 class NativeStream {
 public:
   NativeStream(std::string model, std::vector<std::string> stops,
-               std::optional<LogprobWriter> probabilities = std::nullopt)
+               std::optional<LogprobWriter> probabilities = std::nullopt,
+               bool return_tokens = false)
       : model_(std::move(model)), stops_(std::move(stops)),
-        probabilities_(std::move(probabilities)) {}
+        probabilities_(std::move(probabilities)), return_tokens_(return_tokens) {}
   std::string opening() const { return ""; }
   std::string on_event(const TokenEvent& e) const;
   std::string error(const ApiError& e) const;
@@ -55,6 +59,7 @@ private:
   std::string model_;
   std::vector<std::string> stops_;
   std::optional<LogprobWriter> probabilities_;
+  bool return_tokens_;
 };
 
 } // namespace pshard::server

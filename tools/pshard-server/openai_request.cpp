@@ -277,6 +277,9 @@ FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest&
   int64_t n = 1;
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "n", n, 1, kMaxChoices));
   r.n = static_cast<int32_t>(n);
+  // llama-server's: after a newline, stop once generating has taken this long.
+  PSHARD_RETURN_IF_FIELD_ERROR(
+      read_field(body, "t_max_predict_ms", r.t_max_predict_ms, 0, int64_t{1} << 40));
   PSHARD_RETURN_IF_FIELD_ERROR(read_strings(body, "stop", 16, r.stop));
   for (const std::string& s : r.stop)
     if (s.empty())

@@ -24,6 +24,7 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   sp.stop_strings = stops.data();
   sp.n_stop_strings = stops.size();
   sp.logprobs = r.logprobs;
+  sp.t_max_predict_ms = r.t_max_predict_ms;
   sp.on_event = on_event;
   pshard_generate_params gp = r.sampling;
   gp.n_predict = static_cast<int32_t>(r.max_tokens);

@@ -878,6 +878,12 @@ typedef struct pshard_seq_params {
    * batch's passes beside the others, nothing is generated, and the last event carries
    * the vector (pshard_seq_event.embedding); `generate` is ignored. NULL: generate. */
   const pshard_embed_params* embed;
+  /* > 0: once the generated text holds a newline, the first token after generating has
+   * taken this many milliseconds (from the first token) ends the sequence with
+   * PSHARD_FINISH_LENGTH: llama-server's t_max_predict_ms, which code completion sets so a
+   * slow suggestion stops at a line's end. 0 (default): no limit; < 0:
+   * PSHARD_ERROR_INVALID_ARGUMENT. */
+  int64_t t_max_predict_ms;
 } pshard_seq_params;
 
 PSHARD_API pshard_seq_params pshard_seq_default_params(void);

@@ -365,6 +365,23 @@ TEST(CApiBatch, RefusalsAreStatusCodesWithAMessage) {
   EXPECT_EQ(stats.finished_cancelled, 1);
 }
 
+TEST(CApiBatch, ANegativeTimeLimitIsRefusedByName) {
+  SKIP_WITHOUT_MODEL();
+  Model model;
+  pshard_batch_params p = pshard_batch_default_params();
+  p.n_seq_max = 1;
+  Batch batch(model.m, p);
+  pshard_seq_params sp = pshard_seq_default_params();
+  sp.text = "Once";
+  sp.text_len = 4;
+  sp.t_max_predict_ms = -5;
+  pshard_seq* seq = nullptr;
+  EXPECT_EQ(pshard_batch_add(batch.b, &sp, nullptr, &seq), PSHARD_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(pshard_last_error()).find("t_max_predict_ms"), std::string::npos)
+      << pshard_last_error();
+  EXPECT_EQ(seq, nullptr);
+}
+
 // KV cache types (llama-server's -ctk / -ctv): a batch's sequences answer as a context
 // with the same types, bit for bit, and a Q8_0 cache is in force (its log-probabilities
 // differ from F16's); a value that is no KV type is refused; an older caller's struct

@@ -431,6 +431,27 @@ def structured(s):
     check("/completion without n_predict runs until the context is full", status == 200 and
           body["stop_type"] == "limit" and
           body["tokens_evaluated"] + body["tokens_predicted"] == n_ctx, (body, n_ctx))
+    # t_max_predict_ms (llama.vscode's): after the first newline the answer ends at the first
+    # token past the time limit, a limit; the text up to there is the unlimited answer's.
+    full = body
+    status, cut = s.json("POST", "/completion", {"prompt": prompt, "temperature": 0,
+                                                 "ignore_eos": True, "t_max_predict_ms": 1})
+    check("t_max_predict_ms ends the answer after a newline", status == 200 and
+          "\n" in full["content"] and cut["stop_type"] == "limit" and "\n" in cut["content"] and
+          full["content"].startswith(cut["content"]) and
+          cut["tokens_predicted"] < full["tokens_predicted"], (cut, full["content"]))
+    status, body = s.json("POST", "/completion", {"prompt": prompt, "t_max_predict_ms": -1})
+    check("a negative t_max_predict_ms is refused", status == 400 and
+          body["error"]["param"] == "t_max_predict_ms", body)
+    # return_tokens: the generated ids in "tokens", streamed one a chunk; empty without it.
+    ask = {"prompt": prompt, "n_predict": 12, "temperature": 0}
+    _, plain = s.json("POST", "/completion", ask)
+    status, body = s.json("POST", "/completion", dict(ask, return_tokens=True))
+    _, text = s.json("POST", "/detokenize", {"tokens": body.get("tokens", [])})
+    _, events, _, _, _ = s.stream("/completion", dict(ask, return_tokens=True, stream=True))
+    check("return_tokens: the ids of the content", status == 200 and plain["tokens"] == [] and
+          len(body["tokens"]) == 12 and text["content"].strip() == body["content"].strip() and
+          [t for e in events for t in e["tokens"]] == body["tokens"], (body, text, plain))
     # n_probs: llama-server's completion_probabilities, the log-probs /v1/completions gives.
     ask = {"prompt": prompt, "n_predict": 8, "temperature": 0, "n_probs": 3}
     status, body = s.json("POST", "/completion", ask)
