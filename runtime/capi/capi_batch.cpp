@@ -208,6 +208,7 @@ pshard_status pshard_batch_add(pshard_batch* batch, const pshard_seq_params* par
                                  "limit), got " +
                                  std::to_string(p.t_max_predict_ms)));
   r.max_predict_ms = p.t_max_predict_ms;
+  r.post_sampling_probs = p.post_sampling_probs;
   if (p.embed) {
     auto embedding = capi::embedding_request(*batch->model, *p.embed);
     if (!embedding.ok())

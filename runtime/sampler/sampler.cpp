@@ -27,6 +27,7 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
   if (logits.empty())
     return kNoToken;
   history_ = history;
+  last_greedy_ = params_.temperature <= 0.0f;
   fill_penalized(logits);
   if (!filter_)
     return sample_unfiltered(true);
@@ -59,9 +60,12 @@ TokenId Sampler::sample_mirostat(bool whole) {
   // Mirostat does its own truncation, over everything.
   const size_t n_vocab = candidates_.size();
   softmax(candidates_, step_temperature());
-  return params_.mirostat == 1
-             ? mirostat_v1(candidates_, n_vocab, params_.mirostat_params, mirostat_mu_, rng_)
-             : mirostat_v2(candidates_, params_.mirostat_params, mirostat_mu_, rng_);
+  const TokenId t =
+      params_.mirostat == 1
+          ? mirostat_v1(candidates_, n_vocab, params_.mirostat_params, mirostat_mu_, rng_)
+          : mirostat_v2(candidates_, params_.mirostat_params, mirostat_mu_, rng_);
+  last_total_ = total_mass(candidates_); // renormalised and drawn from
+  return t;
 }
 
 TokenId Sampler::run_chain(bool whole) {
@@ -105,9 +109,29 @@ TokenId Sampler::run_chain(bool whole) {
   }
   ensure_probs(st);
   // With no cut, every token may be drawn, and finding which needs no whole sort.
-  const double total = total_mass(candidates_);
+  const double total = last_total_ = total_mass(candidates_);
   return st.sorted ? draw(candidates_, total, rng_)
                    : draw_in_sorted_order(candidates_, total, rng_);
+}
+
+double Sampler::drawn_distribution(TokenId chosen, size_t n,
+                                   std::vector<std::pair<TokenId, double>>& top) {
+  top.clear();
+  if (last_greedy_) {
+    if (n > 0)
+      top.emplace_back(chosen, 1.0);
+    return 1.0;
+  }
+  // One temperature's softmax of the candidates left: the most likely have the highest
+  // logits.
+  n = std::min(n, candidates_.size());
+  sort_most_likely_head(candidates_, n);
+  for (size_t i = 0; i < n; ++i)
+    top.emplace_back(candidates_[i].id, candidates_[i].prob / last_total_);
+  for (const Candidate& c : candidates_)
+    if (c.id == chosen)
+      return c.prob / last_total_;
+  return 0.0;
 }
 
 bool Sampler::stage_on(SamplerStage stage) const {

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace pshard {
@@ -111,6 +112,12 @@ public:
   // Restarts the random sequence and Mirostat's threshold, as if constructed with `seed`.
   void reset(uint64_t seed);
 
+  // The distribution the last sample() drew `chosen` from, after every stage (what
+  // llama-server calls post-sampling probabilities): chosen's probability, and in `top`
+  // the n most likely tokens of it (fewer when fewer are left), most likely first, with
+  // theirs. Greedy: chosen alone, with 1. Call before the next sample().
+  double drawn_distribution(TokenId chosen, size_t n, std::vector<std::pair<TokenId, double>>& top);
+
   const SamplerParams &params() const { return params_; }
 
 private:
@@ -166,6 +173,8 @@ private:
   std::vector<Candidate> candidates_;
   std::span<const TokenId> history_; // the current sample()'s
   size_t chain_start_ = 0;
+  bool last_greedy_ = false; // what drawn_distribution() reads: the argmax, or
+  double last_total_ = 1.0;  // the candidates' mass the draw was scaled by
   std::vector<TokenId> recent_;
   DryPenalty dry_;
   float mirostat_mu_ = 0.0f;

@@ -4,6 +4,7 @@
 #include "runtime/generate/generator.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pshard {
 namespace {
@@ -183,7 +184,13 @@ SequenceEvent ActiveSequence::sample(std::span<const float> logits, int64_t cont
   e.stop_string = piece.stop_index;
   if (finish == FinishReason::kLength)
     e.text += text_.flush();
-  if (p.logprobs || p.top_logprobs > 0) {
+  if ((p.logprobs || p.top_logprobs > 0) && p.post_sampling_probs) {
+    std::vector<std::pair<TokenId, double>> top;
+    e.logprob = static_cast<float>(
+        std::log(sampler_.drawn_distribution(t, static_cast<size_t>(p.top_logprobs), top)));
+    for (const auto& [id, prob] : top)
+      e.top.push_back({id, static_cast<float>(std::log(prob))});
+  } else if (p.logprobs || p.top_logprobs > 0) {
     e.logprob = static_cast<float>(logits[static_cast<size_t>(t)] - log_sum_exp(logits));
     e.top = top_logprobs(logits, p.top_logprobs);
   }

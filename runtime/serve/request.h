@@ -76,6 +76,10 @@ struct RequestParams {
   // t_max_predict_ms, which code completion sets so a suggestion stops at a line's end
   // when it is slow. 0: no limit.
   int64_t max_predict_ms = 0;
+  // With logprobs: those of the distribution each token was drawn from, after every
+  // sampler stage (Sampler::drawn_distribution; llama-server's post_sampling_probs),
+  // instead of the model's.
+  bool post_sampling_probs = false;
   // Only tokens this allows are sampled (a grammar: runtime/grammar/token_grammar.h);
   // one filter per request, it keeps the request's position. An end-of-generation token
   // it allows ends the request even with ignore_eos.

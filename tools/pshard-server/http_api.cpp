@@ -393,9 +393,9 @@ void HttpApi::native_completion(const httplib::Request& req, httplib::Response& 
       return send_error(res, *e);
     const Completion& c = std::get<std::vector<Completion>>(done).at(0);
     const json probabilities =
-        r.logprobs
-            ? LogprobWriter(engine_, Endpoint::kCompletions).completion_probabilities(c.tokens)
-            : json();
+        r.logprobs ? LogprobWriter(engine_, Endpoint::kCompletions, r.post_sampling_probs)
+                         .completion_probabilities(c.tokens)
+                   : json();
     std::vector<pshard_token> tokens;
     if (return_tokens)
       for (const TokenEvent& t : c.tokens)
@@ -405,7 +405,7 @@ void HttpApi::native_completion(const httplib::Request& req, httplib::Response& 
   }
   std::optional<LogprobWriter> probabilities;
   if (r.logprobs)
-    probabilities.emplace(engine_, Endpoint::kCompletions);
+    probabilities.emplace(engine_, Endpoint::kCompletions, r.post_sampling_probs);
   stream_events(res, std::move(run),
                 std::make_shared<NativeStream>(engine_.model_id(), r.stop, std::move(probabilities),
                                                return_tokens));

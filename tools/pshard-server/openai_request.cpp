@@ -280,6 +280,7 @@ FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest&
   // llama-server's: after a newline, stop once generating has taken this long.
   PSHARD_RETURN_IF_FIELD_ERROR(
       read_field(body, "t_max_predict_ms", r.t_max_predict_ms, 0, int64_t{1} << 40));
+  PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "post_sampling_probs", r.post_sampling_probs));
   PSHARD_RETURN_IF_FIELD_ERROR(read_strings(body, "stop", 16, r.stop));
   for (const std::string& s : r.stop)
     if (s.empty())

@@ -42,6 +42,7 @@ struct GenerationRequest {
   int64_t top_logprobs = 0;
   std::vector<std::string> stop;
   int64_t t_max_predict_ms = 0; // pshard_seq_params.t_max_predict_ms; 0: no limit
+  bool post_sampling_probs = false; // log-probs after the sampler's stages (pshard_seq_params')
   pshard_generate_params sampling = pshard_generate_default_params(); // n_predict unused
   StructuredOutput output; // response_format, json_schema or grammar
   std::vector<pshard_logit_bias> logit_bias;

@@ -1,6 +1,7 @@
 #include "tools/pshard-server/openai_response.h"
 
 #include <atomic>
+#include <cmath>
 #include <ctime>
 #include <random>
 
@@ -61,29 +62,34 @@ json LogprobWriter::token_bytes(const std::string& piece) const {
   return bytes;
 }
 
-json LogprobWriter::entry(pshard_token id, float logprob, bool with_id) const {
+json LogprobWriter::entry(pshard_token id, float logprob, bool with_id, bool as_prob) const {
   const std::string piece = engine_.piece(id);
-  json e = {{"token", piece}, {"logprob", logprob}, {"bytes", token_bytes(piece)}};
+  json e = {{"token", piece}, {"bytes", token_bytes(piece)}};
+  if (as_prob)
+    e["prob"] = std::exp(static_cast<double>(logprob));
+  else
+    e["logprob"] = logprob;
   if (with_id)
     e["id"] = id;
   return e;
 }
 
-json LogprobWriter::content_json(std::span<const TokenEvent> tokens, bool with_ids) const {
+json LogprobWriter::content_json(std::span<const TokenEvent> tokens, bool with_ids,
+                                 bool as_probs) const {
   json content = json::array();
   for (const TokenEvent& t : tokens) {
     json top = json::array();
     for (const TokenLogprob& alt : t.top)
-      top.push_back(entry(alt.id, alt.logprob, with_ids));
-    json e = entry(t.token, t.logprob, with_ids);
-    e["top_logprobs"] = std::move(top);
+      top.push_back(entry(alt.id, alt.logprob, with_ids, as_probs));
+    json e = entry(t.token, t.logprob, with_ids, as_probs);
+    e[as_probs ? "top_probs" : "top_logprobs"] = std::move(top);
     content.push_back(std::move(e));
   }
   return content;
 }
 
 json LogprobWriter::completion_probabilities(std::span<const TokenEvent> tokens) const {
-  return content_json(tokens, true);
+  return content_json(tokens, true, post_sampling_);
 }
 
 json LogprobWriter::to_json(const std::vector<TokenEvent>& tokens, size_t offset) const {

@@ -42,22 +42,26 @@ int64_t reasoning_tokens(const GenerationRequest& r, const Completion& c);
 // Token texts come from the engine (pieces may be parts of a UTF-8 character: `bytes`).
 class LogprobWriter {
 public:
-  LogprobWriter(const ServingEngine& engine, Endpoint endpoint)
-      : engine_(engine), endpoint_(endpoint) {}
+  // `post_sampling`: the tokens carry post-sampling log-probs (post_sampling_probs), which
+  // completion_probabilities gives as llama-server does, probabilities.
+  LogprobWriter(const ServingEngine& engine, Endpoint endpoint, bool post_sampling = false)
+      : engine_(engine), endpoint_(endpoint), post_sampling_(post_sampling) {}
   // The `logprobs` of a choice holding these tokens; text_offset counts from `offset`.
   nlohmann::json to_json(const std::vector<TokenEvent>& tokens, size_t offset = 0) const;
   // llama-server's completion_probabilities (its /completion with n_probs): per token
   // {"id", "token", "logprob", "bytes", "top_logprobs": [{"id", "token", "logprob",
-  // "bytes"}]}.
+  // "bytes"}]}; post-sampling, "prob" and "top_probs" instead.
   nlohmann::json completion_probabilities(std::span<const TokenEvent> tokens) const;
 
 private:
   nlohmann::json token_bytes(const std::string& piece) const;
-  nlohmann::json entry(pshard_token id, float logprob, bool with_id) const;
+  nlohmann::json entry(pshard_token id, float logprob, bool with_id, bool as_prob) const;
   // Chat's logprobs content, and (with_ids) llama-server's completion_probabilities.
-  nlohmann::json content_json(std::span<const TokenEvent> tokens, bool with_ids) const;
+  nlohmann::json content_json(std::span<const TokenEvent> tokens, bool with_ids,
+                              bool as_probs = false) const;
   const ServingEngine& engine_;
   Endpoint endpoint_;
+  bool post_sampling_;
 };
 
 // A chat answer read back: its reasoning (reasoning.h; null when there is none or the

@@ -25,6 +25,7 @@ RunningRequest::start(ServingEngine& engine, const GenerationRequest& r) {
   sp.n_stop_strings = stops.size();
   sp.logprobs = r.logprobs;
   sp.t_max_predict_ms = r.t_max_predict_ms;
+  sp.post_sampling_probs = r.post_sampling_probs;
   sp.on_event = on_event;
   pshard_generate_params gp = r.sampling;
   gp.n_predict = static_cast<int32_t>(r.max_tokens);

@@ -884,6 +884,11 @@ typedef struct pshard_seq_params {
    * slow suggestion stops at a line's end. 0 (default): no limit; < 0:
    * PSHARD_ERROR_INVALID_ARGUMENT. */
   int64_t t_max_predict_ms;
+  /* With logprobs or top_logprobs: the log-probabilities of the distribution each token
+   * was drawn from, after every sampler stage (llama-server's post_sampling_probs: top-k,
+   * top-p, the temperature... applied; greedy: the token alone, log 1 = 0), and at most
+   * as many alternatives as it holds; false (default): the model's. */
+  bool post_sampling_probs;
 } pshard_seq_params;
 
 PSHARD_API pshard_seq_params pshard_seq_default_params(void);

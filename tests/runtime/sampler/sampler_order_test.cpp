@@ -257,6 +257,38 @@ TEST(SamplerOrder, EveryOrderDrawsFromWhatLlamaCppsStagesLeave) {
   EXPECT_GT(checked, 200); // the draws are tested against many kept tokens, not few
 }
 
+TEST(SamplerOrder, TheDrawnDistributionIsWhatTheStagesLeft) {
+  const std::vector<float> logits = {1.0f, 3.0f, -1.0f, 2.0f, 0.0f};
+  SamplerParams p = plain(default_sampler_order());
+  p.top_k = 3;
+  p.temperature = 0.5f;
+  p.seed = 4;
+  auto sampler = Sampler::create(p);
+  ASSERT_TRUE(sampler.ok());
+  std::vector<std::pair<TokenId, double>> top;
+  for (int i = 0; i < 20; ++i) {
+    const TokenId t = sampler->sample(logits, {});
+    const double chosen = sampler->drawn_distribution(t, 5, top);
+    // softmax(logits / 0.5) over tokens 1, 3 and 0: e^6, e^4, e^2 over their sum.
+    const double sum = std::exp(6.0) + std::exp(4.0) + std::exp(2.0);
+    ASSERT_EQ(top.size(), 3u);
+    EXPECT_EQ(top[0].first, 1);
+    EXPECT_EQ(top[1].first, 3);
+    EXPECT_EQ(top[2].first, 0);
+    EXPECT_NEAR(top[0].second, std::exp(6.0) / sum, 1e-6);
+    EXPECT_NEAR(top[2].second, std::exp(2.0) / sum, 1e-6);
+    const auto it =
+        std::find_if(top.begin(), top.end(), [t](const auto& e) { return e.first == t; });
+    ASSERT_NE(it, top.end());
+    EXPECT_EQ(chosen, it->second);
+  }
+  p.temperature = 0.0f;
+  auto greedy = Sampler::create(p);
+  const TokenId t = greedy->sample(logits, {});
+  EXPECT_EQ(greedy->drawn_distribution(t, 3, top), 1.0);
+  EXPECT_EQ(top, (std::vector<std::pair<TokenId, double>>{{1, 1.0}}));
+}
+
 TEST(SamplerOrder, DryByLookupPenalisesAsByTokenId) {
   const std::vector<TokenId> history = {1, 2, 3, 4, 9, 1, 2, 3, 7, 1, 2, 3};
   DryParams p;

@@ -468,6 +468,23 @@ def structured(s):
     streamed = [p for e in events for p in e.get("completion_probabilities", [])]
     check("/completion n_probs streamed: one entry a token, the same",
           status == 200 and streamed == probs, streamed[:2])
+    # post_sampling_probs: the probabilities the token was drawn with, after the stages
+    # (top-k 2: two alternatives summing to 1); the tokens drawn stay the same.
+    ask = {"prompt": prompt, "n_predict": 8, "temperature": 1, "seed": 3, "top_k": 2,
+           "top_p": 1, "min_p": 0, "n_probs": 3}
+    status, body = s.json("POST", "/completion", dict(ask, post_sampling_probs=True))
+    _, model_probs = s.json("POST", "/completion", ask)
+    probs = body.get("completion_probabilities", [])
+    check("post_sampling_probs: each token's prob and top_probs after top-k",
+          status == 200 and body["content"] == model_probs["content"] and len(probs) == 8 and
+          all(len(p["top_probs"]) == 2 and "logprob" not in p and
+              abs(sum(a["prob"] for a in p["top_probs"]) - 1) < 1e-5 and
+              p["prob"] in [a["prob"] for a in p["top_probs"]] for p in probs), probs[:2])
+    status, body = s.json("POST", "/completion", dict(ask, temperature=0, post_sampling_probs=True))
+    probs = body.get("completion_probabilities", [])
+    check("post_sampling_probs greedy: the token alone, probability 1", status == 200 and
+          all(p["prob"] == 1 and [a["id"] for a in p["top_probs"]] == [p["id"]] for p in probs),
+          probs[:2])
     status, body = s.json("POST", "/completion", {"prompt": prompt, "image_data": [{"data": "x"}]})
     check("/completion image_data refused", status == 400 and
           body["error"]["param"] == "image_data", body)
