@@ -1,9 +1,10 @@
-// llama.cpp's sampler flags beyond --temp, --top-k, --top-p and --min-p: typical,
-// top-n-sigma, XTC, dynamic temperature, Mirostat, DRY and the stages' order (--samplers,
-// --sampling-seq; runtime/sampler/sampler.h says what each does). Header-only and CLI11-dependent:
-// include it from the mains.
+// llama.cpp's sampler flags: --temp, --top-k, --top-p, --min-p, the penalties, and
+// typical, top-n-sigma, XTC, dynamic temperature, Mirostat, DRY and the stages' order
+// (--samplers, --sampling-seq; runtime/sampler/sampler.h says what each does). pshard-run
+// samples with them; pshard-server takes them as what a request does not say.
+// Header-only and CLI11-dependent: include it from the mains.
 //
-//   cli::add_sampler_stage_options(app, o.sampling, o.dry_breaker_args);
+//   cli::add_sampler_options(app, o.sampling, o.dry_breaker_args);
 //   PSHARD_ASSIGN_OR_RETURN(o.dry_breakers, cli::dry_breakers(o.dry_breaker_args));
 #pragma once
 
@@ -124,6 +125,25 @@ dry_breakers(const std::vector<std::string>& args) {
     out.push_back(std::move(text));
   }
   return std::optional<std::vector<std::string>>(std::move(out));
+}
+
+// Every flag above, and the basic ones first.
+inline void add_sampler_options(CLI::App& app, SamplerParams& s,
+                                std::vector<std::string>& dry_breaker_args) {
+  app.add_option("--temp", s.temperature, "temperature (0: greedy)")->check(at_least(0));
+  app.add_option("--top-k", s.top_k, "top-k sampling (0: off)")->check(at_least(0));
+  app.add_option("--top-p", s.top_p, "top-p sampling (1: off)")->check(between(0, 1));
+  app.add_option("--min-p", s.min_p, "min-p sampling (0: off)")->check(between(0, 1));
+  app.add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1: off)")
+      ->check(positive());
+  app.add_option("--repeat-last-n", s.repeat_last_n, "tokens the penalty looks back over")
+      ->check(at_least(0));
+  app.add_option("--frequency-penalty", s.frequency_penalty,
+                 "subtract this from a token's logit per occurrence in the last "
+                 "--repeat-last-n tokens (0: off)");
+  app.add_option("--presence-penalty", s.presence_penalty,
+                 "subtract this once from the logit of a token that occurs there (0: off)");
+  add_sampler_stage_options(app, s, dry_breaker_args);
 }
 
 } // namespace pshard::cli

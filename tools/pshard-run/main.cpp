@@ -139,21 +139,7 @@ int main(int argc, char** argv) {
                  "context length in tokens, K suffix allowed (0: model's, at most 4096)");
   app.add_option("-b,--batch-size", o.n_batch, "most tokens per forward pass (without a schedule)")
       ->check(cli::between(1, 1 << 20));
-  app.add_option("--temp", o.sampling.temperature, "temperature (0: greedy)")
-      ->check(cli::at_least(0));
-  app.add_option("--top-k", o.sampling.top_k, "top-k sampling (0: off)")->check(cli::at_least(0));
-  app.add_option("--top-p", o.sampling.top_p, "top-p sampling (1: off)")->check(cli::between(0, 1));
-  app.add_option("--min-p", o.sampling.min_p, "min-p sampling (0: off)")->check(cli::between(0, 1));
-  app.add_option("--repeat-penalty", o.sampling.repeat_penalty, "repetition penalty (1: off)")
-      ->check(cli::positive());
-  app.add_option("--repeat-last-n", o.sampling.repeat_last_n, "tokens the penalty looks back over")
-      ->check(cli::at_least(0));
-  app.add_option("--frequency-penalty", o.sampling.frequency_penalty,
-                 "subtract this from a token's logit per occurrence in the last "
-                 "--repeat-last-n tokens (0: off)");
-  app.add_option("--presence-penalty", o.sampling.presence_penalty,
-                 "subtract this once from the logit of a token that occurs there (0: off)");
-  cli::add_sampler_stage_options(app, o.sampling, o.dry_breaker_args);
+  cli::add_sampler_options(app, o.sampling, o.dry_breaker_args);
   app.add_option("-l,--logit-bias", o.logit_bias_args,
                  "TOKEN_ID+BIAS or TOKEN_ID-BIAS added to that token's logit; -inf bans it "
                  "(repeatable)");

@@ -178,7 +178,10 @@ void HttpApi::install(httplib::Server& svr) {
   });
   // llama-server's /props: what front ends read to size their prompts.
   svr.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
-    send(res, {{"default_generation_settings", {{"n_ctx", engine_.n_ctx()}}},
+    send(res, {{"default_generation_settings",
+                {{"n_ctx", engine_.n_ctx()},
+                 {"params", sampler_settings_json(engine_.default_sampling(),
+                                                  engine_.default_sampler_strings())}}},
                {"total_slots", pshard_batch_n_seq_max(engine_.batch())},
                {"model_alias", engine_.model_id()},
                {"chat_template", engine_.chat_template()},

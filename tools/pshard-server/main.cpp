@@ -19,6 +19,7 @@
 #include "tools/common/cli_lora_options.h"
 #include "tools/common/cli_override_kv.h"
 #include "tools/common/cli_rope_options.h"
+#include "tools/common/cli_sampler_options.h"
 #include "tools/common/llama_compat.h"
 #include "tools/common/llama_flags.h"
 #include "tools/common/size_parse.h"
@@ -188,6 +189,7 @@ int main(int argc, char** argv) {
                  "how POST /v1/embeddings pools a text's rows: mean, cls or last (default: the "
                  "model's pooling_type)")
       ->check(CLI::IsMember({"mean", "cls", "last"}));
+  cli::add_sampler_options(app, o.sampling, o.dry_breaker_args);
   app.add_option("--reasoning-format", o.reasoning_format,
                  "a thinking model's <think>...</think> in a chat answer: deepseek (auto, the "
                  "default) sends it as reasoning_content, none leaves it in content")
@@ -211,5 +213,12 @@ int main(int argc, char** argv) {
   for (const std::string& a : args)
     arg_ptrs.push_back(a.c_str());
   CLI11_PARSE(app, static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  auto dry_breakers = cli::dry_breakers(o.dry_breaker_args);
+  Status sampling = dry_breakers.ok() ? validate_sampler_params(o.sampling) : dry_breakers.status();
+  if (!sampling.ok()) {
+    std::cerr << "pshard-server: " << sampling.message() << "\n";
+    return 2;
+  }
+  o.dry_breakers = std::move(*dry_breakers);
   return serve(o);
 }

@@ -362,6 +362,8 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
   const json& body = std::get<json>(parsed);
   GenerationRequest r;
   r.endpoint = endpoint;
+  r.sampling = engine.default_sampling(); // the server's sampling flags, then the body's
+  r.sampler_strings = engine.default_sampler_strings();
   PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body, endpoint));
   PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
   PSHARD_RETURN_IF_FIELD_ERROR(read_logit_bias(body, engine.n_vocab(), r.logit_bias));

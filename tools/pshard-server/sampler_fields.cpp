@@ -1,5 +1,6 @@
 #include "tools/pshard-server/sampler_fields.h"
 
+#include "runtime/sampler/dry_penalty.h"
 #include "runtime/sampler/sampler_order.h"
 
 #include <algorithm>
@@ -88,6 +89,41 @@ FieldError read_sampler_stages(const json& body, pshard_generate_params& g,
     strings.dry_breakers = std::move(breakers);
   }
   return read_sampler_order(body, strings.samplers);
+}
+
+json sampler_settings_json(const pshard_generate_params& g, const SamplerStrings& strings) {
+  json samplers = json::array();
+  const std::string names =
+      strings.samplers ? *strings.samplers : sampler_order_names(default_sampler_order());
+  for (size_t start = 0; start < names.size();) {
+    const size_t end = std::min(names.find(';', start), names.size());
+    samplers.push_back(names.substr(start, end - start));
+    start = end + 1;
+  }
+  return {{"temperature", g.temperature},
+          {"top_k", g.top_k},
+          {"top_p", g.top_p},
+          {"min_p", g.min_p},
+          {"typical_p", g.typical_p},
+          {"top_n_sigma", g.top_n_sigma},
+          {"xtc_probability", g.xtc_probability},
+          {"xtc_threshold", g.xtc_threshold},
+          {"dynatemp_range", g.dynatemp_range},
+          {"dynatemp_exponent", g.dynatemp_exponent},
+          {"repeat_penalty", g.repeat_penalty},
+          {"repeat_last_n", g.repeat_last_n},
+          {"frequency_penalty", g.frequency_penalty},
+          {"presence_penalty", g.presence_penalty},
+          {"mirostat", g.mirostat},
+          {"mirostat_tau", g.mirostat_tau},
+          {"mirostat_eta", g.mirostat_eta},
+          {"dry_multiplier", g.dry_multiplier},
+          {"dry_base", g.dry_base},
+          {"dry_allowed_length", g.dry_allowed_length},
+          {"dry_penalty_last_n", g.dry_penalty_last_n},
+          {"dry_sequence_breakers",
+           strings.dry_breakers ? *strings.dry_breakers : default_dry_sequence_breakers()},
+          {"samplers", samplers}};
 }
 
 } // namespace pshard::server

@@ -38,4 +38,9 @@ struct SamplerStrings {
 FieldError read_sampler_stages(const nlohmann::json& body, pshard_generate_params& g,
                                SamplerStrings& strings);
 
+// The sampling settings under llama-server's names, as its GET /props shows them in
+// default_generation_settings.params (what its web UI starts its settings from).
+nlohmann::json sampler_settings_json(const pshard_generate_params& g,
+                                     const SamplerStrings& strings);
+
 } // namespace pshard::server

@@ -3,8 +3,10 @@
 
 #include "runtime/generate/draft_model.h"
 #include "runtime/model/hparam_overrides.h"
+#include "runtime/sampler/sampler.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,12 @@ struct ServerOptions {
   std::string budget_file;   // --budget-file: SIGHUP reads the VRAM budget from it
   std::string pooling;       // --pooling: /v1/embeddings' mean, cls or last; empty: the model's
   std::string reasoning_format = "deepseek"; // --reasoning-format: none, deepseek (auto)
+  // llama-server's sampling flags (--temp, --top-k, ..., --samplers): what a request does
+  // not say. dry_breakers: --dry-sequence-breaker unescaped (main fills it; nullopt: the
+  // defaults).
+  SamplerParams sampling;
+  std::vector<std::string> dry_breaker_args;
+  std::optional<std::vector<std::string>> dry_breakers;
 };
 
 } // namespace pshard::server

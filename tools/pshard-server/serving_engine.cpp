@@ -1,5 +1,7 @@
 #include "tools/pshard-server/serving_engine.h"
 
+#include "runtime/capi/sampler_params_c.h"
+#include "runtime/sampler/sampler_order.h"
 #include "tools/common/cli_draft_options.h"
 #include "tools/common/cli_kv_options.h"
 #include "tools/common/model_load.h"
@@ -22,6 +24,11 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   if (e->model_ids_.empty())
     e->model_ids_.push_back(std::filesystem::path(o.model_path).stem().string());
   e->pooling_ = pshard_model_pooling(model);
+  e->default_sampling_ = pshard_generate_default_params();
+  sampler_to_c(o.sampling, e->default_sampling_);
+  e->default_sampler_strings_.dry_breakers = o.dry_breakers;
+  if (o.sampling.order != default_sampler_order())
+    e->default_sampler_strings_.samplers = sampler_order_names(o.sampling.order);
   if (!o.pooling.empty()) { // the C API's names (the server links no runtime library)
     const std::pair<const char*, pshard_pooling> kNames[] = {
         {"mean", PSHARD_POOLING_MEAN}, {"cls", PSHARD_POOLING_CLS}, {"last", PSHARD_POOLING_LAST}};

@@ -9,6 +9,7 @@
 
 #include "tools/common/capi_call.h"
 #include "tools/pshard-server/reasoning.h"
+#include "tools/pshard-server/sampler_fields.h"
 #include "tools/pshard-server/server_options.h"
 #include "tools/pshard-server/tool_format.h"
 
@@ -70,6 +71,11 @@ public:
   // The fill-in-the-middle markers (-1 where the model has none).
   const pshard_fim_tokens& fim() const { return fim_; }
 
+  // What a request does not say of its sampling (the sampling flags, else the C API's
+  // defaults): the params, and the strings the C API takes (sampler_fields.h).
+  const pshard_generate_params& default_sampling() const { return default_sampling_; }
+  const SamplerStrings& default_sampler_strings() const { return default_sampler_strings_; }
+
   // How /v1/embeddings pools (--pooling, else the model's pooling_type); PSHARD_POOLING_MODEL
   // when neither names one.
   pshard_pooling pooling() const { return pooling_; }
@@ -85,6 +91,8 @@ private:
   void step_loop();
 
   ModelHandle model_;
+  pshard_generate_params default_sampling_{};
+  SamplerStrings default_sampler_strings_;
   ModelHandle draft_model_; // -md; freed after the batch that drafts with it
   BatchHandle batch_;
   std::vector<std::string> model_ids_; // never empty

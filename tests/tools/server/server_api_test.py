@@ -1036,6 +1036,36 @@ def llama_server_flags():
     check("-ngl refused at start", p.returncode == 2 and "--vram" in p.stderr, p.stderr)
 
 
+def sampling_flags():
+    """llama-server's sampling flags (what model cards give: --temp, --top-k, ...) are what a
+    request does not say: DRY's greedy answer with no sampling field sent, a request's
+    fields over them, /props showing them; a bad one is refused at start."""
+    looping = ("Once upon a time, there was a little girl named Lily. Once upon a time, there "
+               "was a little girl named")  # greedy goes on " Lily.", extending the repeat
+    want_dry = run_text(build, stories, looping, 16, "--dry-multiplier", "100",
+                        "--dry-sequence-breaker", "\\n")
+    with Server(build, stories, "-np", "1", "--temp", "0", "--dry-multiplier", "100",
+                "--dry-sequence-breaker", "\\n", "--samplers",
+                "penalties;dry;top_k;temperature") as s:
+        status, body = s.json("POST", "/v1/completions", {"prompt": looping, "max_tokens": 16})
+        check("the server's flags sample a request that says nothing", status == 200 and
+              body["choices"][0]["text"] == want_dry, (body, want_dry))
+        status, body = s.json("POST", "/v1/completions", {"prompt": looping, "max_tokens": 16,
+                                                          "dry_multiplier": 0})
+        check("a request's field over the flag", status == 200 and
+              body["choices"][0]["text"] == run_text(build, stories, looping, 16), body)
+        _, props = s.json("GET", "/props")
+        params = props["default_generation_settings"]["params"]
+        check("/props shows the flags", params["temperature"] == 0 and
+              params["dry_multiplier"] == 100 and params["dry_sequence_breakers"] == ["\n"] and
+              params["samplers"] == ["penalties", "dry", "top_k", "temperature"] and
+              abs(params["top_p"] - 0.95) < 1e-6, params)
+    for flags, says in [(["--samplers", "top_q"], "top_q"), (["--top-p", "2"], "--top-p"),
+                        (["--dry-sequence-breaker", "\\q"], "unknown escape")]:
+        p = run(tool(build, "pshard-server"), "-m", stories, "--port", "0", *flags)
+        check(f"{flags} refused at start", p.returncode != 0 and says in p.stderr, p.stderr)
+
+
 def aliases():
     """--alias names the model more than once (repeated or comma-separated): /v1/models lists
     every name, a request may use any and is answered under the first, others are 404s that
@@ -1213,6 +1243,7 @@ def main():
                              ",[SYSTEM_PROMPT],[/SYSTEM_PROMPT],[ARGS],[CALL_ID]")
         aliases()
         llama_server_flags()
+        sampling_flags()
         speculative()
         kv_cache_types(tmp)
         budgets(tmp)
