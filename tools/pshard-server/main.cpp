@@ -190,6 +190,9 @@ int main(int argc, char** argv) {
                  "model's pooling_type)")
       ->check(CLI::IsMember({"mean", "cls", "last"}));
   cli::add_sampler_options(app, o.sampling, o.dry_breaker_args);
+  app.add_option("--seed", o.seed,
+                 "the seed of a request that gives none (-1: a random one each time)")
+      ->check(cli::at_least(-1));
   app.add_option("--reasoning-format", o.reasoning_format,
                  "a thinking model's <think>...</think> in a chat answer: deepseek (auto, the "
                  "default) sends it as reasoning_content, none leaves it in content")

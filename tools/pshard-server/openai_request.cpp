@@ -270,6 +270,7 @@ FieldError read_sampling(const json& body, Endpoint endpoint, GenerationRequest&
   g.top_k = static_cast<int32_t>(top_k);
   g.repeat_last_n = static_cast<int32_t>(last_n);
   g.seed = static_cast<uint64_t>(seed);
+  r.seeded = body.contains("seed") && !body["seed"].is_null() && seed != -1;
 
   r.max_tokens = endpoint == Endpoint::kCompletions ? 16 : -1; // OpenAI's defaults
   PSHARD_RETURN_IF_FIELD_ERROR(read_field(body, "max_tokens", r.max_tokens, 0, 1 << 30));
@@ -366,6 +367,8 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
   r.sampler_strings = engine.default_sampler_strings();
   PSHARD_RETURN_IF_FIELD_ERROR(unsupported_fields(body, endpoint));
   PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
+  if (!r.seeded)
+    r.sampling.seed = engine.unseeded_seed();
   PSHARD_RETURN_IF_FIELD_ERROR(read_logit_bias(body, engine.n_vocab(), r.logit_bias));
   // Schemas are read in their own key order (properties are generated in it), which
   // nlohmann::json's sorted objects would lose.

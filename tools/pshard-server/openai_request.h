@@ -28,6 +28,7 @@ inline constexpr int64_t kMaxChoices = 16;
 struct GenerationRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   bool stream = false;
+  bool seeded = false;        // the body gave a seed (other than llama-server's -1: a random one)
   bool include_usage = false; // stream_options.include_usage
   std::vector<pshard_token> prompt;
   // A chat with an image part (pshard-server --mmproj): the rendered prompt as text, the

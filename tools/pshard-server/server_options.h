@@ -53,6 +53,7 @@ struct ServerOptions {
   // not say. dry_breakers: --dry-sequence-breaker unescaped (main fills it; nullopt: the
   // defaults).
   SamplerParams sampling;
+  int64_t seed = -1; // --seed: a request's that gives none; -1: random each time
   std::vector<std::string> dry_breaker_args;
   std::optional<std::vector<std::string>> dry_breakers;
 };

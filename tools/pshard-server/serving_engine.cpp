@@ -10,8 +10,16 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <random>
 
 namespace pshard::server {
+
+uint64_t ServingEngine::unseeded_seed() const {
+  if (seed_ >= 0)
+    return static_cast<uint64_t>(seed_);
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) | device();
+}
 
 Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions& o) {
   std::unique_ptr<ServingEngine> e(new ServingEngine());
@@ -27,6 +35,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   e->default_sampling_ = pshard_generate_default_params();
   sampler_to_c(o.sampling, e->default_sampling_);
   e->default_sampler_strings_.dry_breakers = o.dry_breakers;
+  e->seed_ = o.seed;
   if (o.sampling.order != default_sampler_order())
     e->default_sampler_strings_.samplers = sampler_order_names(o.sampling.order);
   if (!o.pooling.empty()) { // the C API's names (the server links no runtime library)

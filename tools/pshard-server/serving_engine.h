@@ -75,6 +75,9 @@ public:
   // defaults): the params, and the strings the C API takes (sampler_fields.h).
   const pshard_generate_params& default_sampling() const { return default_sampling_; }
   const SamplerStrings& default_sampler_strings() const { return default_sampler_strings_; }
+  // The seed of a request that gives none (or -1): --seed, else a fresh random one each
+  // time, so a client's "regenerate" gets another answer, as from llama-server and OpenAI.
+  uint64_t unseeded_seed() const;
 
   // How /v1/embeddings pools (--pooling, else the model's pooling_type); PSHARD_POOLING_MODEL
   // when neither names one.
@@ -93,6 +96,7 @@ private:
   ModelHandle model_;
   pshard_generate_params default_sampling_{};
   SamplerStrings default_sampler_strings_;
+  int64_t seed_ = -1;       // --seed
   ModelHandle draft_model_; // -md; freed after the batch that drafts with it
   BatchHandle batch_;
   std::vector<std::string> model_ids_; // never empty

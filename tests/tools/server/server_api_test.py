@@ -1044,9 +1044,19 @@ def sampling_flags():
                "was a little girl named")  # greedy goes on " Lily.", extending the repeat
     want_dry = run_text(build, stories, looping, 16, "--dry-multiplier", "100",
                         "--dry-sequence-breaker", "\\n")
+    hot = {"prompt": "Once upon a time", "max_tokens": 24, "temperature": 1.5, "top_k": 0,
+           "top_p": 1, "min_p": 0}
+    with Server(build, stories, "-np", "1") as s:
+        answers = [s.json("POST", "/v1/completions", dict(hot, **seed))[1]["choices"][0]["text"]
+                   for seed in [{}, {}, {"seed": -1}, {"seed": 5}, {"seed": 5}]]
+        check("a request without a seed (or -1) is sampled anew each time, a seeded one repeats",
+              len(set(answers[:3])) == 3 and answers[3] == answers[4], answers)
     with Server(build, stories, "-np", "1", "--temp", "0", "--dry-multiplier", "100",
                 "--dry-sequence-breaker", "\\n", "--samplers",
-                "penalties;dry;top_k;temperature") as s:
+                "penalties;dry;top_k;temperature", "--seed", "7") as s:
+        answers = [s.json("POST", "/v1/completions", dict(hot, **seed))[1]["choices"][0]["text"]
+                   for seed in [{}, {}, {"seed": 7}]]
+        check("--seed seeds the requests that give none", len(set(answers)) == 1, answers)
         status, body = s.json("POST", "/v1/completions", {"prompt": looping, "max_tokens": 16})
         check("the server's flags sample a request that says nothing", status == 200 and
               body["choices"][0]["text"] == want_dry, (body, want_dry))
