@@ -9,6 +9,21 @@
 
 namespace pshard {
 
+namespace {
+
+// min-p's cut on unsorted candidates (below min_p x the top probability), then the rest
+// sorted most likely first.
+void sort_what_min_p_keeps(std::vector<Candidate>& candidates, float min_p) {
+  double top = 0.0;
+  for (const Candidate& c : candidates)
+    top = std::max(top, c.prob);
+  const double threshold = min_p * top;
+  std::erase_if(candidates, [&](const Candidate& c) { return !(c.prob >= threshold); });
+  sort_most_likely(candidates);
+}
+
+} // namespace
+
 Result<Sampler> Sampler::create(const SamplerParams &params) {
   PSHARD_RETURN_IF_ERROR(validate_sampler_params(params));
   return Sampler(params);
@@ -193,12 +208,7 @@ void Sampler::top_p_stage(ChainState& st, bool min_p_next) {
     if (min_p_next) {
       // What min-p drops goes first: the sorted survivors are a prefix of the sorted
       // whole, so top-p's cut among them is the one it makes in the whole.
-      double top = 0.0;
-      for (const Candidate& c : candidates_)
-        top = std::max(top, c.prob);
-      const double threshold = params_.min_p * top;
-      std::erase_if(candidates_, [&](const Candidate& c) { return !(c.prob >= threshold); });
-      sort_most_likely(candidates_);
+      sort_what_min_p_keeps(candidates_, params_.min_p);
     } else {
       // Ever longer sorted heads, until one holds the mass.
       for (size_t m = 64;; m *= 4) {
@@ -221,14 +231,8 @@ void Sampler::top_p_stage(ChainState& st, bool min_p_next) {
 
 void Sampler::min_p_stage(ChainState& st) {
   ensure_probs(st);
-  if (!st.sorted) {
-    double top = 0.0;
-    for (const Candidate& c : candidates_)
-      top = std::max(top, c.prob);
-    const double threshold = params_.min_p * top;
-    std::erase_if(candidates_, [&](const Candidate& c) { return !(c.prob >= threshold); });
-    sort_most_likely(candidates_);
-  }
+  if (!st.sorted)
+    sort_what_min_p_keeps(candidates_, params_.min_p);
   keep_min_p(candidates_, params_.min_p);
   st.cut(true, false);
 }

@@ -143,17 +143,23 @@ TEST(CApiSampler, DryKeepsAGreedyStoryFromExtendingRepeats) {
   EXPECT_GT(model.repeats_extended(loose, defaults), 0);
 }
 
+// 48 tokens sampled from the whole vocabulary at temperature 1.5, with `seed`.
+pshard_generate_params untruncated(uint64_t seed) {
+  pshard_generate_params p = pshard_generate_default_params();
+  p.n_predict = 48;
+  p.temperature = 1.5f;
+  p.top_k = 0;
+  p.top_p = 1;
+  p.min_p = 0;
+  p.seed = seed;
+  p.ignore_eos = true;
+  return p;
+}
+
 TEST(CApiSampler, EachStageChangesASeededAnswerAndRepeatsIt) {
   SKIP_WITHOUT_MODEL();
   Model model;
-  pshard_generate_params base = pshard_generate_default_params();
-  base.n_predict = 48;
-  base.temperature = 1.5f;
-  base.top_k = 0;
-  base.top_p = 1;
-  base.min_p = 0;
-  base.seed = 42;
-  base.ignore_eos = true;
+  const pshard_generate_params base = untruncated(42);
   Answer plain;
   ASSERT_EQ(model.answer(base, &plain), PSHARD_OK) << pshard_last_error();
   const std::vector<std::pair<const char*, void (*)(pshard_generate_params&)>> stages = {
@@ -183,14 +189,7 @@ TEST(CApiSampler, EachStageChangesASeededAnswerAndRepeatsIt) {
 TEST(CApiSampler, SamplersOrderTheStagesAndLeaveOutTheUnnamed) {
   SKIP_WITHOUT_MODEL();
   Model model;
-  pshard_generate_params base = pshard_generate_default_params();
-  base.n_predict = 48;
-  base.temperature = 1.5f;
-  base.top_k = 0;
-  base.top_p = 1;
-  base.min_p = 0;
-  base.seed = 7;
-  base.ignore_eos = true;
+  const pshard_generate_params base = untruncated(7);
   Answer plain;
   ASSERT_EQ(model.answer(base, &plain), PSHARD_OK) << pshard_last_error();
   // pshard's order named is pshard's order.
