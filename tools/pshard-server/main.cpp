@@ -190,6 +190,10 @@ int main(int argc, char** argv) {
                  "model's pooling_type)")
       ->check(CLI::IsMember({"mean", "cls", "last"}));
   cli::add_sampler_options(app, o.sampling, o.dry_breaker_args);
+  app.add_option("-n,--n-predict", o.n_predict,
+                 "tokens a request generates at most, and when it says nothing (-1: until "
+                 "the context is full, or what the request asks)")
+      ->check(cli::at_least(-1));
   app.add_option("--seed", o.seed,
                  "the seed of a request that gives none (-1: a random one each time)")
       ->check(cli::at_least(-1));

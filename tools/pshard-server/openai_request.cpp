@@ -369,6 +369,8 @@ parse_generation(const std::string& text, Endpoint endpoint, const ServingEngine
   PSHARD_RETURN_IF_FIELD_ERROR(read_sampling(body, endpoint, r));
   if (!r.seeded)
     r.sampling.seed = engine.unseeded_seed();
+  if (const int64_t cap = engine.n_predict(); cap >= 0) // llama-server's -n
+    r.max_tokens = r.max_tokens < 0 ? cap : std::min(r.max_tokens, cap);
   PSHARD_RETURN_IF_FIELD_ERROR(read_logit_bias(body, engine.n_vocab(), r.logit_bias));
   // Schemas are read in their own key order (properties are generated in it), which
   // nlohmann::json's sorted objects would lose.

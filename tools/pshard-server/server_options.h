@@ -54,6 +54,7 @@ struct ServerOptions {
   // defaults).
   SamplerParams sampling;
   int64_t seed = -1; // --seed: a request's that gives none; -1: random each time
+  int64_t n_predict = -1; // -n: a request's tokens at most, and its default; -1: no cap
   std::vector<std::string> dry_breaker_args;
   std::optional<std::vector<std::string>> dry_breakers;
 };

@@ -36,6 +36,7 @@ Result<std::unique_ptr<ServingEngine>> ServingEngine::start(const ServerOptions&
   sampler_to_c(o.sampling, e->default_sampling_);
   e->default_sampler_strings_.dry_breakers = o.dry_breakers;
   e->seed_ = o.seed;
+  e->n_predict_ = o.n_predict;
   if (o.sampling.order != default_sampler_order())
     e->default_sampler_strings_.samplers = sampler_order_names(o.sampling.order);
   if (!o.pooling.empty()) { // the C API's names (the server links no runtime library)

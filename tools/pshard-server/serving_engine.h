@@ -78,6 +78,9 @@ public:
   // The seed of a request that gives none (or -1): --seed, else a fresh random one each
   // time, so a client's "regenerate" gets another answer, as from llama-server and OpenAI.
   uint64_t unseeded_seed() const;
+  // -n: the most tokens a request generates, and what it gets when it asks no number
+  // (-1: no cap).
+  int64_t n_predict() const { return n_predict_; }
 
   // How /v1/embeddings pools (--pooling, else the model's pooling_type); PSHARD_POOLING_MODEL
   // when neither names one.
@@ -97,6 +100,7 @@ private:
   pshard_generate_params default_sampling_{};
   SamplerStrings default_sampler_strings_;
   int64_t seed_ = -1;       // --seed
+  int64_t n_predict_ = -1;  // -n
   ModelHandle draft_model_; // -md; freed after the batch that drafts with it
   BatchHandle batch_;
   std::vector<std::string> model_ids_; // never empty

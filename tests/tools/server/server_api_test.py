@@ -1034,6 +1034,22 @@ def llama_server_flags():
               any("-fa ignored" in line for line in s.log), s.log[:6])
     p = run(tool(build, "pshard-server"), "-m", stories, "-ngl", "99", "--port", "0")
     check("-ngl refused at start", p.returncode == 2 and "--vram" in p.stderr, p.stderr)
+    p = run(tool(build, "pshard-server"), "-m", stories, "--context-shift", "--port", "0")
+    check("--context-shift refused at start", p.returncode == 2 and "-c" in p.stderr, p.stderr)
+    # A model card's command line (Qwen3's: ... -sm row ... -n 32768 --no-context-shift):
+    # -n caps every request and is the default of one that asks no number.
+    with Server(build, stories, "-np", "1", "-sm", "row", "--no-context-shift", "-n", "5") as s:
+        status, body = s.json("POST", "/v1/completions", {"prompt": "Once", "max_tokens": 50,
+                                                          "temperature": 0})
+        check("-n caps max_tokens", status == 200 and body["usage"]["completion_tokens"] == 5 and
+              body["choices"][0]["finish_reason"] == "length", body)
+        status, body = s.json("POST", "/completion", {"prompt": "Once", "temperature": 0,
+                                                      "ignore_eos": True})
+        check("-n is /completion's default", status == 200 and body["tokens_predicted"] == 5,
+              body)
+        check("-sm and --no-context-shift taken with a note",
+              any("--no-context-shift ignored" in line for line in s.log) and
+              any("-sm ignored" in line for line in s.log), s.log[:8])
 
 
 def sampling_flags():
