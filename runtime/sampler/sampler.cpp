@@ -94,7 +94,7 @@ TokenId Sampler::run_chain(bool whole) {
     case SamplerStage::kPenalties:
     case SamplerStage::kDry:
       apply_penalty_stage(stage, st.identity);
-      st.probs = st.normalized = false;
+      st.probs = st.normalized = st.sorted = false; // new logits, maybe in another order
       break;
     case SamplerStage::kTopNSigma:
       keep_top_n_sigma(candidates_, params_.top_n_sigma);

@@ -129,6 +129,15 @@ TEST(SamplerOrder, PenaltiesAfterTopKPenaliseOnlyWhatTopKKept) {
   const auto late = draw_counts(p, logits, history);
   EXPECT_EQ(late.count(2), 0u);
   EXPECT_GT(late.at(1), late.count(0) ? late.at(0) : 0);
+  // A cut after them sees the penalised order: token 0 falls to 4.2, below token 1's 4.5,
+  // and top-p 0.4 keeps token 1 alone (0.43 of the three's mass).
+  SamplerParams then_cut = p;
+  then_cut.order = {S::kTopK, S::kPenalties, S::kTopP};
+  then_cut.top_k = 3;
+  then_cut.frequency_penalty = 0.8f;
+  then_cut.top_p = 0.4f;
+  const std::vector<TokenId> once = {0};
+  EXPECT_EQ(draw_counts(then_cut, logits, once), (std::map<TokenId, int>{{1, 400}}));
   // Greedy ignores the order: every penalty applies, then the argmax.
   p.temperature = 0.0f;
   EXPECT_EQ(draw_counts(p, logits, history, 3), (std::map<TokenId, int>{{1, 3}}));
