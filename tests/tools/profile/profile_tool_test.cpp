@@ -115,7 +115,10 @@ TEST(PshardProfileQuick, NumbersAreSane) {
   EXPECT_FALSE(d.under_load->load_description.empty());
 }
 
-TEST(PshardProfileQuick, TwoThreadsAreNotSlowerOnTheLargestMatmul) {
+// The quick profile is measured while other tests run, so how two threads compare with
+// one is load, not pshard: this checks the cells are there and measured, and prints the
+// ratio (speed is for benchmarks: pshard-profile's full run on an idle machine).
+TEST(PshardProfileQuick, OneAndTwoThreadCellsOfTheLargestMatmul) {
   QUICK_PROFILE_OR_RETURN(quick);
   const fb::ProfileT& d = quick.data();
   if (std::thread::hardware_concurrency() < 2)
@@ -137,9 +140,11 @@ TEST(PshardProfileQuick, TwoThreadsAreNotSlowerOnTheLargestMatmul) {
                " thr=" + std::to_string(p->threads) + " " + std::to_string(p->flops_per_s / 1e9) +
                " GFLOP/s\n";
     }
-  if (one == 0 || two == 0)
-    GTEST_SKIP() << "the profile has no 1- and 2-thread cells";
-  EXPECT_GE(two, 0.75 * one) << cells;
+  ASSERT_GT(one, 0) << "no 1-thread cell of the largest matmul:\n" << cells;
+  ASSERT_GT(two, 0) << "no 2-thread cell of the largest matmul:\n" << cells;
+  EXPECT_TRUE(std::isfinite(one) && std::isfinite(two)) << cells;
+  std::printf("two threads / one on the largest matmul: %.2fx (under the tests' load)\n%s",
+              two / one, cells.c_str());
 }
 
 TEST(PshardProfileQuick, JsonBesideTheOutputAgrees) {
