@@ -193,8 +193,6 @@ void Sampler::ensure_probs(ChainState& st) {
 
 void Sampler::typical_stage(ChainState& st) {
   ensure_probs(st);
-  if (!st.sorted) // so the entropy is summed in one order, whatever came before
-    sort_most_likely(candidates_);
   if (!st.normalized)
     renormalize(candidates_);
   keep_typical(candidates_, params_.typical_p);

@@ -110,6 +110,11 @@ int main(int argc, char** argv) {
          p.top_k = 0;
          p.order = {SamplerStage::kTemperature, SamplerStage::kMinP, SamplerStage::kTopP};
        }},
+      {"top-k 0, typical 0.9",
+       [](SamplerParams& p) {
+         p.top_k = 0;
+         p.typical_p = 0.9f;
+       }},
       {"top-k 0, top-p 1, min-p 0.1",
        [](SamplerParams& p) {
          p.top_k = 0;

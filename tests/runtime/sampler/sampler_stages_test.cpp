@@ -76,6 +76,34 @@ TEST(SamplerStages, TypicalKeepsTheSurprisesNearestTheEntropy) {
   EXPECT_NEAR(counts.at(1) / 4000.0, 0.5, 0.04);
 }
 
+// keep_typical sorts only the tokens nearest the entropy; the set is the one a sort of
+// them all by distance keeps, on sets large enough to need several heads, with ties.
+TEST(SamplerStages, TypicalKeepsWhatSortingEveryTokenByDistanceKept) {
+  std::mt19937 gen(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const auto n = static_cast<size_t>(1 + gen() % (trial % 5 == 0 ? 20000 : 600));
+    std::normal_distribution<float> normal(0.0f, trial % 2 ? 1.0f : 4.0f);
+    std::vector<Candidate> c;
+    for (size_t i = 0; i < n; ++i)
+      c.push_back({static_cast<TokenId>(i), normal(gen), 0.0});
+    for (size_t i = 0; trial % 3 == 0 && i < n; i += 3)
+      c[i].logit = c[0].logit;
+    softmax(c, 1.0);
+    const float p = std::uniform_real_distribution<float>(0.05f, 1.0f)(gen);
+    std::vector<Candidate> want = c;
+    double h = 0.0;
+    for (const Candidate& x : want)
+      h -= x.prob > 0.0 ? x.prob * std::log(x.prob) : 0.0;
+    auto distance = [h](const Candidate& x) { return std::abs(-std::log(x.prob) - h); };
+    std::sort(want.begin(), want.end(), [&](const Candidate& a, const Candidate& b) {
+      return distance(a) < distance(b) || (distance(a) == distance(b) && more_likely(a, b));
+    });
+    keep_top_p(want, p);
+    keep_typical(c, p);
+    ASSERT_EQ(ids(c), ids(want)) << "trial " << trial << ", " << n << " tokens, p " << p;
+  }
+}
+
 TEST(SamplerStages, TopNSigmaKeepsLogitsWithinNDeviationsOfTheTop) {
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 2.0f);
