@@ -4,6 +4,7 @@
 #include "runtime/sampler/dry_penalty.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/sampler/sampler_order.h"
+#include "tests/runtime/sampler/logits_of.h"
 
 #include <algorithm>
 #include <cmath>
@@ -78,13 +79,6 @@ std::map<TokenId, int> draw_counts(const SamplerParams& params, std::span<const 
     ++counts[sampler->sample(logits, history)];
   }
   return counts;
-}
-
-std::vector<float> logits_of(const std::vector<double>& probs) {
-  std::vector<float> out;
-  for (double p : probs)
-    out.push_back(static_cast<float>(std::log(p)));
-  return out;
 }
 
 TEST(SamplerOrder, TheTemperatureLastLeavesTopPToTheUnscaledProbabilities) {

@@ -3,6 +3,7 @@
 #include "runtime/sampler/mirostat.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/sampler/sampler_stages.h"
+#include "tests/runtime/sampler/logits_of.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -20,13 +21,6 @@ std::vector<Candidate> with_probs(const std::vector<double>& probs) {
     c.push_back({static_cast<TokenId>(i), static_cast<float>(std::log(probs[i])), probs[i]});
   sort_most_likely(c);
   return c;
-}
-
-std::vector<float> logits_of(const std::vector<double>& probs) {
-  std::vector<float> logits;
-  for (double p : probs)
-    logits.push_back(static_cast<float>(std::log(p)));
-  return logits;
 }
 
 std::set<TokenId> ids(const std::vector<Candidate>& c) {
