@@ -5,7 +5,7 @@
 #include "runtime/capi/sampler_params_c.h"
 #include "runtime/executor/vision_phase.h"
 #include "runtime/generate/generator.h"
-#include "runtime/tokenizer/tokens_containing.h"
+#include "runtime/sampler/dry_breaker_tokens.h"
 #include "runtime/vision/image_prompt.h"
 
 #include <chrono>
@@ -17,16 +17,16 @@ namespace pshard::capi {
 
 namespace {
 
-// The tokens that end a DRY repeat: those holding one of the params' breakers, or the
-// defaults' (found once per model).
-Result<std::shared_ptr<const std::vector<bool>>>
-dry_breakers(const pshard_model& model, const pshard_generate_params& p, const char* function) {
+// The tokens that end a DRY repeat: those holding one of the params' breakers (or where
+// one begins), or the defaults' (found once per model; one byte each, none spans tokens).
+Result<DryBreakerTokens> dry_breakers(const pshard_model& model, const pshard_generate_params& p,
+                                      const char* function) {
   if (!p.dry_sequence_breakers) {
     std::call_once(model.dry_breakers_once, [&] {
       model.default_dry_breakers = std::make_shared<const std::vector<bool>>(
           tokens_containing(*model.tokenizer, default_dry_sequence_breakers()));
     });
-    return model.default_dry_breakers;
+    return DryBreakerTokens{model.default_dry_breakers, nullptr};
   }
   std::vector<std::string> texts;
   for (size_t i = 0; i < p.n_dry_sequence_breakers; ++i) {
@@ -35,7 +35,7 @@ dry_breakers(const pshard_model& model, const pshard_generate_params& p, const c
                               std::to_string(i) + "] is NULL; pass NUL-terminated strings");
     texts.emplace_back(p.dry_sequence_breakers[i]);
   }
-  return std::make_shared<const std::vector<bool>>(tokens_containing(*model.tokenizer, texts));
+  return dry_breaker_tokens(*model.tokenizer, texts);
 }
 
 } // namespace
@@ -52,7 +52,9 @@ Result<Sampling> sampling(const pshard_model& model, const pshard_generate_param
   for (size_t i = 0; i < p.n_logit_bias; ++i)
     sp.logit_bias.push_back({p.logit_bias[i].token, p.logit_bias[i].bias});
   if (sp.dry.multiplier != 0.0f) {
-    PSHARD_ASSIGN_OR_RETURN(sp.dry_breakers, dry_breakers(model, p, function));
+    PSHARD_ASSIGN_OR_RETURN(DryBreakerTokens breakers, dry_breakers(model, p, function));
+    sp.dry_breakers = std::move(breakers.within);
+    sp.dry_spans = std::move(breakers.spans);
   }
   if (p.samplers) {
     Result<SamplerOrder> order = parse_sampler_names(std::string_view(p.samplers));

@@ -30,11 +30,34 @@ void z_function(std::span<const TokenId> s, std::vector<int32_t>& z) {
   }
 }
 
+// Where a breaker that begins inside h[j] ends: the last of the tokens after it that
+// spell the rest of one (-1: none does, or the text ends before the rest is complete).
+int32_t span_end(const DrySpans& spans, std::span<const TokenId> h, int32_t j) {
+  auto it = std::lower_bound(spans.starts.begin(), spans.starts.end(), h[j],
+                             [](const auto& s, TokenId id) { return s.first < id; });
+  int32_t end = -1;
+  for (; it != spans.starts.end() && it->first == h[j]; ++it) {
+    const std::string& rest = it->second;
+    std::string text;
+    for (auto k = static_cast<size_t>(j) + 1; k < h.size(); ++k) {
+      text += spans.piece(h[k]);
+      if (text.size() >= rest.size()) {
+        if (text.compare(0, rest.size(), rest) == 0)
+          end = std::max(end, static_cast<int32_t>(k));
+        break;
+      }
+      if (rest.compare(0, text.size(), text) != 0)
+        break;
+    }
+  }
+  return end;
+}
+
 } // namespace
 
 const std::vector<std::pair<TokenId, int32_t>>&
 DryPenalty::repeats(const DryParams& p, const std::vector<bool>* breakers,
-                    std::span<const TokenId> history) {
+                    std::span<const TokenId> history, const DrySpans* spans) {
   hits_.clear();
   if (p.penalty_last_n == 0 || history.size() < 2)
     return hits_;
@@ -43,10 +66,18 @@ DryPenalty::repeats(const DryParams& p, const std::vector<bool>* breakers,
                             : std::min(history.size(), static_cast<size_t>(p.penalty_last_n));
   const std::span<const TokenId> h = history.last(window);
   const auto n = static_cast<int32_t>(h.size());
-  // A repeat ends at the text's end and cannot reach back past its last breaker.
+  // A repeat ends at the text's end and cannot reach back past its last breaker: one a
+  // token holds, or one that begins in a token and ends in a later one.
   int32_t cap = 0;
-  while (cap < n && !is_breaker(breakers, h[n - 1 - cap]))
+  while (cap < n && !is_breaker(breakers, h[n - 1 - cap])) {
+    if (spans && !spans->starts.empty()) {
+      if (const int32_t end = span_end(*spans, h, n - 1 - cap); end >= 0) {
+        cap = n - 1 - end;
+        break;
+      }
+    }
     ++cap;
+  }
   if (cap < p.allowed_length)
     return hits_;
   reversed_.assign(h.rbegin(), h.rend());
@@ -70,10 +101,10 @@ DryPenalty::repeats(const DryParams& p, const std::vector<bool>* breakers,
 
 void DryPenalty::apply(const DryParams& p, const std::vector<bool>* breakers,
                        std::span<const TokenId> history, std::span<Candidate> candidates,
-                       bool by_id) {
+                       bool by_id, const DrySpans* spans) {
   if (p.multiplier == 0.0f)
     return;
-  const auto& hits = repeats(p, breakers, history);
+  const auto& hits = repeats(p, breakers, history, spans);
   auto penalize = [&](Candidate& c, int32_t length) {
     const double penalty = static_cast<double>(p.multiplier) *
                            std::pow(static_cast<double>(p.base), length - p.allowed_length);

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +37,16 @@ inline std::vector<std::string> default_dry_sequence_breakers() {
   return {kDefaultDrySequenceBreakers.begin(), kDefaultDrySequenceBreakers.end()};
 }
 
+// Sequence breakers that span tokens (a name the vocabulary spells "Ser" "aph" "ina"):
+// each token whose text ends with a breaker's beginning, sorted by token, with the rest of
+// that breaker (runtime/tokenizer/tokens_containing.h: tokens_starting), and the tokens'
+// texts, to read what follows one. A breaker held whole by one token is in the per-token
+// mask instead.
+struct DrySpans {
+  std::vector<std::pair<TokenId, std::string>> starts;
+  std::function<std::string(TokenId)> piece;
+};
+
 // The largest penalty, so that a long loop's token gets a finite (if prohibitive) logit.
 inline constexpr double kMaxDryPenalty = 1e30;
 
@@ -44,15 +55,18 @@ public:
   // Subtracts each token's penalty from its candidate's logit. With `by_id`, candidates
   // is indexed by token id (tokens past it are skipped), O(window) time; else it is any
   // set in any order, each looked up among the repeats. `breakers`, indexed by token id,
-  // marks the sequence breakers (null or shorter: none past its end).
+  // marks the sequence breakers (null or shorter: none past its end); `spans` (may be
+  // null), those that span tokens.
   void apply(const DryParams& params, const std::vector<bool>* breakers,
-             std::span<const TokenId> history, std::span<Candidate> candidates, bool by_id);
+             std::span<const TokenId> history, std::span<Candidate> candidates, bool by_id,
+             const DrySpans* spans = nullptr);
 
   // The longest repeat each token would extend, for those of at least allowed_length
   // (what apply() penalises), as (token, length) sorted by token; exposed for tests.
   const std::vector<std::pair<TokenId, int32_t>>& repeats(const DryParams& params,
                                                           const std::vector<bool>* breakers,
-                                                          std::span<const TokenId> history);
+                                                          std::span<const TokenId> history,
+                                                          const DrySpans* spans = nullptr);
 
 private:
   std::vector<TokenId> reversed_;

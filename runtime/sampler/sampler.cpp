@@ -288,7 +288,8 @@ void Sampler::fill_penalized(std::span<const float> logits) {
 
 void Sampler::apply_penalty_stage(SamplerStage stage, bool by_id) {
   if (stage == SamplerStage::kDry)
-    dry_.apply(params_.dry, params_.dry_breakers.get(), history_, candidates_, by_id);
+    dry_.apply(params_.dry, params_.dry_breakers.get(), history_, candidates_, by_id,
+               params_.dry_spans.get());
   else
     apply_repetition_penalties(by_id);
 }

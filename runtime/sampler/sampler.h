@@ -72,9 +72,10 @@ struct SamplerParams {
   int32_t mirostat = 0;           // 0 = off, 1 or 2: Mirostat's version (mirostat.h)
   MirostatParams mirostat_params;
   DryParams dry;
-  // Per token id: a DRY sequence breaker (runtime/tokenizer/tokens_containing.h makes
-  // it from strings); null: none.
+  // Per token id: a DRY sequence breaker (runtime/sampler/dry_breaker_tokens.h makes
+  // it from strings); null: none. dry_spans: the breakers that span tokens; null: none.
   std::shared_ptr<const std::vector<bool>> dry_breakers;
+  std::shared_ptr<const DrySpans> dry_spans;
   SamplerOrder order = default_sampler_order(); // the stages and their order
 };
 

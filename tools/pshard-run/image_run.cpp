@@ -2,7 +2,7 @@
 
 #include "runtime/generate/generator.h"
 #include "runtime/grammar/output_constraint.h"
-#include "runtime/tokenizer/tokens_containing.h"
+#include "runtime/sampler/dry_breaker_tokens.h"
 #include "runtime/vision/image_prompt.h"
 #include "runtime/vision/image_prompt_text.h"
 #include "tools/common/size_parse.h"
@@ -61,9 +61,12 @@ Status run_image_prompt(const RunOptions& o, const std::string& prompt, std::ost
   ImagePromptDecoder decoder(*session.decoder, std::move(embeddings), ids.image_pos);
   SamplerParams sampling = o.sampling;
   sampling.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
-  if (sampling.dry.multiplier != 0.0f)
-    sampling.dry_breakers = std::make_shared<const std::vector<bool>>(tokens_containing(
-        *tokenizer, o.dry_breakers ? *o.dry_breakers : default_dry_sequence_breakers()));
+  if (sampling.dry.multiplier != 0.0f) {
+    DryBreakerTokens breakers = dry_breaker_tokens(
+        *tokenizer, o.dry_breakers ? *o.dry_breakers : default_dry_sequence_breakers());
+    sampling.dry_breakers = std::move(breakers.within);
+    sampling.dry_spans = std::move(breakers.spans);
+  }
   PSHARD_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(sampling));
   if (!o.grammar.empty() || !o.json_schema.empty()) {
     PSHARD_ASSIGN_OR_RETURN(auto filter, make_token_filter({o.grammar, o.json_schema, "", {}},

@@ -60,6 +60,42 @@ TEST(DryPenalty, ARepeatLosesMultiplierTimesBaseToItsExtraLength) {
   EXPECT_FLOAT_EQ(c[4].logit, -0.8f);
 }
 
+// A breaker the vocabulary spells over several tokens ("Ser" "aph" "ina", tokens 1 2 3)
+// stops a repeat as one held by a token does; an unfinished or misspelt one does not.
+TEST(DryPenalty, ABreakerSpanningTokensStopsARepeat) {
+  const std::vector<std::string> pieces = {"a", "Ser", "aph", "ina", "b", "c", "x", "", "", "d"};
+  DrySpans spans{{{1, "aphina"}}, [&](TokenId t) { return pieces[static_cast<size_t>(t)]; }};
+  DryParams p;
+  p.multiplier = 1.0f;
+  p.allowed_length = 2;
+  DryPenalty dry;
+  auto longest = [&](const std::vector<TokenId>& h, const DrySpans* s) {
+    int32_t n = 0;
+    for (const auto& [token, length] : dry.repeats(p, nullptr, h, s))
+      n = token == 9 ? length : n;
+    return n;
+  };
+  // "Ser aph ina b c d Ser aph ina b c": d would extend "Ser aph ina b c" (5 tokens).
+  const std::vector<TokenId> whole = {1, 2, 3, 4, 5, 9, 1, 2, 3, 4, 5};
+  EXPECT_EQ(longest(whole, nullptr), 5);
+  EXPECT_EQ(longest(whole, &spans), 2); // only "b c", after the name
+  // "Ser aph x b c": not the name, the repeat runs on.
+  const std::vector<TokenId> misspelt = {1, 2, 6, 4, 5, 9, 1, 2, 6, 4, 5};
+  EXPECT_EQ(longest(misspelt, &spans), 5);
+  // The name not finished at the end: the repeat "... b c Ser aph" stands.
+  const std::vector<TokenId> unfinished = {4, 5, 1, 2, 9, 4, 5, 1, 2};
+  EXPECT_EQ(longest(unfinished, &spans), 4);
+  // Through the sampler: 9 loses multiplier x base^(2 - 2) = 1 instead of base^3.
+  std::vector<float> logits(10, 0.0f);
+  logits[9] = 1.5f;
+  SamplerParams sp;
+  sp.temperature = 0.0f;
+  sp.dry = p;
+  EXPECT_EQ(Sampler(sp).sample(logits, whole), 0); // 1.5 - 1.75^3 < 0
+  sp.dry_spans = std::make_shared<const DrySpans>(spans);
+  EXPECT_EQ(Sampler(sp).sample(logits, whole), 9); // 1.5 - 1 > 0
+}
+
 TEST(DryPenalty, ARepeatNeverRunsAcrossABreaker) {
   std::vector<bool> breakers(10, false);
   breakers[5] = true;

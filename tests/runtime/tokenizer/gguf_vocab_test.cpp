@@ -3,6 +3,7 @@
 // known answer, added tokens, round trips, streaming and speed.
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/tokenizer.h"
+#include "runtime/tokenizer/tokens_containing.h"
 #include "runtime/tokenizer/utf8.h"
 #include "runtime/tokenizer/vocabulary.h"
 
@@ -87,6 +88,34 @@ Loaded load(const std::string &relative, std::string *why_not) {
   if (!why_not_##var.empty())                                                                      \
     GTEST_SKIP() << why_not_##var;                                                                 \
   ASSERT_NE(var.tokenizer, nullptr)
+
+// DRY's breakers that span tokens: where the vocabulary splits a name, the token it begins
+// in is found with the rest of the name; every pair found ends with the name's beginning
+// and does not hold it whole; a one-byte breaker never spans tokens.
+TEST(GgufVocab, TokensStartingFindWhereANameBegins) {
+  LOAD_OR_SKIP(loaded, "vocab/ggml-vocab-qwen2.gguf");
+  const Tokenizer& tok = *loaded.tokenizer;
+  const std::string name = " Seraphina";
+  const std::vector<std::string> texts = {name, "\n"};
+  const auto starts = tokens_starting(tok, texts);
+  ASSERT_FALSE(starts.empty());
+  EXPECT_TRUE(std::is_sorted(starts.begin(), starts.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; }));
+  for (const auto& [id, rest] : starts) {
+    const std::string piece = tok.token_to_piece(id);
+    ASSERT_TRUE(!rest.empty() && rest.size() < name.size()) << id << " " << rest;
+    const std::string begin = name.substr(0, name.size() - rest.size());
+    ASSERT_GE(piece.size(), begin.size()) << id;
+    EXPECT_EQ(piece.substr(piece.size() - begin.size()), begin) << id;
+    EXPECT_EQ(piece.find(name), std::string::npos) << id;
+  }
+  const Ids ids = tok.encode(name, false, false);
+  ASSERT_GE(ids.size(), 2u) << "the name is one token of this vocabulary";
+  const std::string first = tok.token_to_piece(ids[0]);
+  const std::pair<TokenId, std::string> expected{ids[0], name.substr(first.size())};
+  EXPECT_NE(std::find(starts.begin(), starts.end(), expected), starts.end()) << first;
+  EXPECT_TRUE(tokens_starting(tok, std::vector<std::string>{"\n", ":"}).empty());
+}
 
 const std::string kSpmVocabs[] = {"llama-spm", "phi-3"};
 const std::string kByteLevelVocabs[] = {"gpt-2",     "deepseek-llm", "deepseek-coder",

@@ -373,6 +373,16 @@ def structured(s):
         base, prompt=looping, max_tokens=16, dry_multiplier=100, dry_sequence_breakers=["\n"]))
     check("DRY == pshard-run", status == 200 and body["choices"][0]["text"] == want_dry,
           (body, want_dry))
+    # A breaker the vocabulary spells over several tokens stops a repeat too: right after
+    # "girl named" no repeat runs, so the first token is greedy's; a breaker that does not
+    # occur leaves DRY's.
+    greedy_first = run_text(build, stories, looping, 1)
+    for breakers, free in [(["girl named"], True), (["no such words"], False)]:
+        status, body = s.json("POST", "/v1/completions", dict(
+            base, prompt=looping, max_tokens=1, dry_multiplier=100,
+            dry_sequence_breakers=breakers))
+        check(f"DRY breakers {breakers}: the first token is greedy's: {free}", status == 200 and
+              (body["choices"][0]["text"] == greedy_first) == free, (body, greedy_first))
     for fields, flags in [({"mirostat": 2, "mirostat_tau": 3}, ["--mirostat", "2",
                                                                 "--mirostat-ent", "3"]),
                           ({"xtc_probability": 0.5, "typical_p": 0.9, "top_n_sigma": 1.5},
