@@ -34,6 +34,28 @@ inline void sort_most_likely_head(std::vector<Candidate>& candidates, size_t k) 
                     candidates.end(), more_likely);
 }
 
+// Sorts by `less` the shortest head of `v` whose mass (mass(element), summed in order)
+// reaches `target`, by ever longer partial sorts (64, 256, ... elements), and returns its
+// length; when no head does, all of `v` sorted and its size. What top-p and typical
+// sampling keep, found without sorting a whole vocabulary.
+template <typename T, typename Less, typename Mass>
+size_t sort_head_holding(std::vector<T>& v, Less less, Mass mass, double target) {
+  for (size_t m = 64;; m *= 4) {
+    const bool whole = m >= v.size();
+    if (whole)
+      std::sort(v.begin(), v.end(), less);
+    else
+      std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end(), less);
+    const size_t head = whole ? v.size() : m;
+    double cumulative = 0.0;
+    for (size_t i = 0; i < head; ++i)
+      if ((cumulative += mass(v[i])) >= target)
+        return i + 1;
+    if (whole)
+      return v.size();
+  }
+}
+
 // The sum of the candidates' probabilities, in their order.
 template <typename It> double total_mass(It begin, It end) {
   double total = 0.0;

@@ -22,12 +22,13 @@ struct DryBreakerTokens {
 // `tokenizer` must outlive the sampler (it reads the pieces after a breaker's start).
 inline DryBreakerTokens dry_breaker_tokens(const Tokenizer& tokenizer,
                                            std::span<const std::string> texts) {
+  TokensOfTexts tokens = tokens_of_texts(tokenizer, texts);
   DryBreakerTokens out;
-  out.within = std::make_shared<const std::vector<bool>>(tokens_containing(tokenizer, texts));
-  auto starts = tokens_starting(tokenizer, texts);
-  if (!starts.empty())
-    out.spans = std::make_shared<const DrySpans>(DrySpans{
-        std::move(starts), [&tokenizer](TokenId id) { return tokenizer.token_to_piece(id); }});
+  out.within = std::make_shared<const std::vector<bool>>(std::move(tokens.containing));
+  if (!tokens.starting.empty())
+    out.spans = std::make_shared<const DrySpans>(
+        DrySpans{std::move(tokens.starting),
+                 [&tokenizer](TokenId id) { return tokenizer.token_to_piece(id); }});
   return out;
 }
 

@@ -11,6 +11,11 @@ namespace pshard {
 
 namespace {
 
+// The stages that move logits by the history (runtime/sampler/sampler.h's penalties).
+bool is_penalty(SamplerStage stage) {
+  return stage == SamplerStage::kPenalties || stage == SamplerStage::kDry;
+}
+
 // min-p's cut on unsorted candidates (below min_p x the top probability), then the rest
 // sorted most likely first.
 void sort_what_min_p_keeps(std::vector<Candidate>& candidates, float min_p) {
@@ -70,7 +75,7 @@ TokenId Sampler::sample_unfiltered(bool whole) {
 
 TokenId Sampler::sample_mirostat(bool whole) {
   for (size_t i = chain_start_; i < params_.order.size(); ++i)
-    if (params_.order[i] == SamplerStage::kPenalties || params_.order[i] == SamplerStage::kDry)
+    if (is_penalty(params_.order[i]))
       apply_penalty_stage(params_.order[i], whole);
   // Mirostat does its own truncation, over everything.
   const size_t n_vocab = candidates_.size();
@@ -202,26 +207,13 @@ void Sampler::typical_stage(ChainState& st) {
 void Sampler::top_p_stage(ChainState& st, bool min_p_next) {
   ensure_probs(st);
   const double target = st.normalized ? params_.top_p : params_.top_p * total_mass(candidates_);
-  if (!st.sorted) {
-    if (min_p_next) {
-      // What min-p drops goes first: the sorted survivors are a prefix of the sorted
-      // whole, so top-p's cut among them is the one it makes in the whole.
-      sort_what_min_p_keeps(candidates_, params_.min_p);
-    } else {
-      // Ever longer sorted heads, until one holds the mass.
-      for (size_t m = 64;; m *= 4) {
-        if (m >= candidates_.size()) {
-          sort_most_likely(candidates_);
-          break;
-        }
-        sort_most_likely_head(candidates_, m);
-        if (total_mass(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(m)) >=
-            target) {
-          candidates_.resize(m);
-          break;
-        }
-      }
-    }
+  if (!st.sorted && min_p_next) {
+    // What min-p drops goes first: the sorted survivors are a prefix of the sorted whole,
+    // so top-p's cut among them is the one it makes in the whole.
+    sort_what_min_p_keeps(candidates_, params_.min_p);
+  } else if (!st.sorted) {
+    candidates_.resize(sort_head_holding(
+        candidates_, more_likely, [](const Candidate& c) { return c.prob; }, target));
   }
   keep_top_p(candidates_, target);
   st.cut(true, false);
@@ -277,10 +269,9 @@ void Sampler::fill_penalized(std::span<const float> logits) {
   const bool greedy = params_.temperature <= 0.0f;
   chain_start_ = 0;
   for (SamplerStage stage : params_.order) {
-    const bool penalty = stage == SamplerStage::kPenalties || stage == SamplerStage::kDry;
-    if (!penalty && !greedy)
+    if (!is_penalty(stage) && !greedy)
       break;
-    if (penalty)
+    if (is_penalty(stage))
       apply_penalty_stage(stage, true);
     ++chain_start_;
   }
@@ -295,9 +286,7 @@ void Sampler::apply_penalty_stage(SamplerStage stage, bool by_id) {
 }
 
 void Sampler::apply_repetition_penalties(bool by_id) {
-  const bool penalties = params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f ||
-                         params_.presence_penalty != 0.0f;
-  if (!penalties || params_.repeat_last_n == 0 || history_.empty())
+  if (!stage_on(SamplerStage::kPenalties) || params_.repeat_last_n == 0 || history_.empty())
     return;
   const size_t window = params_.repeat_last_n < 0
                             ? history_.size()

@@ -103,11 +103,10 @@ void keep_min_p(std::vector<Candidate>& candidates, float p) {
 }
 
 void keep_typical(std::vector<Candidate>& candidates, float p) {
-  // Each token's distance from the entropy, computed once (a comparison that took two
-  // logs made sorting a 150K vocabulary cost 38 ms), then only the closest sorted: ever
-  // longer heads until one holds the mass, as top-p does.
-  // One log per token: its surprise, for the entropy (in nats, summed in the candidates'
-  // order) and then for its distance.
+  // Each token's distance from the entropy, computed once from one log, its surprise,
+  // which also gives the entropy (in nats, summed in the candidates' order): a comparison
+  // that took two logs made sorting a 150K vocabulary cost 38 ms. Then only the closest
+  // are sorted, as top-p's are.
   thread_local std::vector<std::pair<double, uint32_t>> by_distance;
   by_distance.clear();
   double h = 0.0;
@@ -126,22 +125,8 @@ void keep_typical(std::vector<Candidate>& candidates, float p) {
     return a.first < b.first ||
            (a.first == b.first && more_likely(candidates[a.second], candidates[b.second]));
   };
-  size_t keep = by_distance.size();
-  for (size_t m = 64;; m *= 4) {
-    const size_t head = std::min(m, by_distance.size());
-    std::partial_sort(by_distance.begin(), by_distance.begin() + static_cast<std::ptrdiff_t>(head),
-                      by_distance.end(), closer);
-    double cumulative = 0.0;
-    size_t i = 0;
-    while (i < head && (cumulative += candidates[by_distance[i].second].prob) < p)
-      ++i;
-    if (i < head) {
-      keep = i + 1;
-      break;
-    }
-    if (head == by_distance.size())
-      break;
-  }
+  const size_t keep = sort_head_holding(
+      by_distance, closer, [&](const auto& d) { return candidates[d.second].prob; }, p);
   std::vector<Candidate> kept;
   kept.reserve(keep);
   for (size_t i = 0; i < keep; ++i)

@@ -23,4 +23,12 @@ std::vector<bool> tokens_containing(const Tokenizer& tokenizer, std::span<const 
 std::vector<std::pair<TokenId, std::string>> tokens_starting(const Tokenizer& tokenizer,
                                                              std::span<const std::string> texts);
 
+// Both of the above, in one pass over the vocabulary (what a request's own DRY breakers
+// need).
+struct TokensOfTexts {
+  std::vector<bool> containing;
+  std::vector<std::pair<TokenId, std::string>> starting;
+};
+TokensOfTexts tokens_of_texts(const Tokenizer& tokenizer, std::span<const std::string> texts);
+
 } // namespace pshard

@@ -35,6 +35,7 @@ using ModelHandle = std::unique_ptr<pshard_model, ModelFree>;
 using ContextHandle = std::unique_ptr<pshard_context, ContextFree>;
 using BatchHandle = std::unique_ptr<pshard_batch, BatchFree>;
 using SeqHandle = std::unique_ptr<pshard_seq, SeqFree>;
+using ImageHandle = std::unique_ptr<pshard_image, ImageFree>;
 
 // Pointers into `strings` (which must outlive them), as the C API takes lists.
 inline std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
@@ -43,7 +44,6 @@ inline std::vector<const char*> c_strings(const std::vector<std::string>& string
     out.push_back(s.c_str());
   return out;
 }
-using ImageHandle = std::unique_ptr<pshard_image, ImageFree>;
 
 // A failed C API call's code and pshard_last_error() as a Status (the message reads
 // "<kind>: <message>"; the Status adds the kind back).

@@ -25,13 +25,13 @@ constexpr LlamaCompatFlag kModelFlags[] = {
     {"--n-cpu-moe", 1, false, kPlacement},
     {"-ncmoe", 1, false, kPlacement},
     {"--cpu-moe", 0, false, kPlacement},
+    {"-cmoe", 0, false, kPlacement},
     {"--no-context-shift", 0, true,
      "pshard never shifts the context: a full context ends the answer (finish_reason length)"},
     {"--context-shift", 0, false,
      "pshard does not drop a conversation's oldest tokens to go on; give a larger -c"},
     {"-sm", 1, true, "pshard runs on one GPU: nothing to split"},
     {"--split-mode", 1, true, "pshard runs on one GPU: nothing to split"},
-    {"-cmoe", 0, false, kPlacement},
 };
 constexpr LlamaCompatFlag kServerFlags[] = {
     {"--embedding", 0, true, "POST /v1/embeddings is always served"},

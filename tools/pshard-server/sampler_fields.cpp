@@ -32,17 +32,16 @@ FieldError read_sampler_order(const json& body, std::optional<std::string>& out)
   auto it = body.find("samplers");
   if (it == body.end() || it->is_null())
     return std::nullopt;
-  Result<SamplerOrder> order = invalid_argument("");
-  if (it->is_string()) {
-    order = parse_sampler_letters(it->get<std::string>());
-  } else if (it->is_array() && it->size() <= 32 &&
-             std::all_of(it->begin(), it->end(), [](const json& n) { return n.is_string(); })) {
-    order = parse_sampler_names(it->get<std::vector<std::string>>());
-  } else {
+  const bool names =
+      it->is_array() && it->size() <= 32 &&
+      std::all_of(it->begin(), it->end(), [](const json& n) { return n.is_string(); });
+  if (!names && !it->is_string())
     return bad_request("'samplers' must be an array of sampler names (\"top_k\", \"min_p\", "
                        "\"temperature\", ...) or a string of their letters (\"kmt\")",
                        "samplers", "invalid_type");
-  }
+  const Result<SamplerOrder> order = names
+                                         ? parse_sampler_names(it->get<std::vector<std::string>>())
+                                         : parse_sampler_letters(it->get<std::string>());
   if (!order.ok())
     return bad_request("'samplers': " + order.status().message(), "samplers", "invalid_value");
   out = sampler_order_names(*order);
@@ -92,14 +91,12 @@ FieldError read_sampler_stages(const json& body, pshard_generate_params& g,
 }
 
 json sampler_settings_json(const pshard_generate_params& g, const SamplerStrings& strings) {
+  // `samplers` was read into names pshard takes (read_sampler_order, the --samplers flag).
+  const Result<SamplerOrder> order =
+      strings.samplers ? parse_sampler_names(*strings.samplers) : default_sampler_order();
   json samplers = json::array();
-  const std::string names =
-      strings.samplers ? *strings.samplers : sampler_order_names(default_sampler_order());
-  for (size_t start = 0; start < names.size();) {
-    const size_t end = std::min(names.find(';', start), names.size());
-    samplers.push_back(names.substr(start, end - start));
-    start = end + 1;
-  }
+  for (SamplerStage stage : order.ok() ? *order : default_sampler_order())
+    samplers.push_back(sampler_stage_name(stage));
   return {{"temperature", g.temperature},
           {"top_k", g.top_k},
           {"top_p", g.top_p},
